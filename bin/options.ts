@@ -1,0 +1,51 @@
+/** CLI input: a config file (JSON or YAML) with flags of the same names on top. */
+import * as fs from "node:fs";
+import * as YAML from "yaml";
+import { CONFIG_KEYS, type ConfigKey, type RawConfig } from "../model";
+
+export class UsageError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "UsageError";
+  }
+}
+
+export function readConfigFile(path: string): RawConfig {
+  let text: string;
+  try {
+    text = fs.readFileSync(path, "utf8");
+  } catch (error) {
+    throw new UsageError(`--config ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  let parsed: unknown;
+  try {
+    parsed = YAML.parse(text);
+  } catch (error) {
+    throw new UsageError(`--config ${path}: not JSON or YAML: ${(error as Error).message}`, { cause: error });
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== "object" || Array.isArray(parsed)) throw new UsageError(`--config ${path}: expected a mapping of config keys`);
+  return parsed as RawConfig;
+}
+
+export function configFromFlags(values: Record<string, string | boolean | undefined>, configPath: string | undefined): RawConfig {
+  const raw: RawConfig = configPath !== undefined ? readConfigFile(configPath) : {};
+  for (const key of CONFIG_KEYS) {
+    const value = values[key];
+    if (typeof value === "string") raw[key as ConfigKey] = value;
+  }
+  return raw;
+}
+
+/** Flags for every config key, for node:util parseArgs. */
+export const CONFIG_FLAG_OPTIONS: Record<string, { type: "string" }> = Object.fromEntries(CONFIG_KEYS.map((key) => [key, { type: "string" as const }]));
+
+/** Pulumi config values are strings; lists travel as JSON arrays. */
+export function toPulumiConfig(raw: RawConfig): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (value === undefined || value === null) continue;
+    out[key] = typeof value === "string" ? value : JSON.stringify(value);
+  }
+  return out;
+}

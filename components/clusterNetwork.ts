@@ -1,0 +1,78 @@
+import * as gcp from "@pulumi/gcp";
+import * as pulumi from "@pulumi/pulumi";
+import type { ClusterDesired } from "../model";
+import { instanceLink } from "./links";
+import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
+
+export interface ClusterNetworkArgs {
+  cluster: ClusterDesired;
+}
+
+/**
+ * The cluster stack: per-zone instance groups of the backend nodes, the shared node health check
+ * and its firewall, and one route per node podCIDR.
+ */
+export class ClusterNetwork extends pulumi.ComponentResource {
+  /** zone → instance group self link. */
+  readonly instanceGroups: Record<string, pulumi.Output<string>>;
+  readonly nodeHealthCheck: pulumi.Output<string>;
+  readonly legacyNodeHealthCheck: pulumi.Output<string> | undefined;
+  /** node name → route name, for the routes this stack declares. */
+  readonly routes: Record<string, pulumi.Output<string>>;
+
+  constructor(name: string, args: ClusterNetworkArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("dccm:gcp:ClusterNetwork", name, {}, opts);
+    const { cluster } = args;
+    // GCE names are fixed, so a replacement must delete the old resource before creating the new one.
+    const childOpts: pulumi.CustomResourceOptions = { parent: this, deleteBeforeReplace: true };
+
+    this.instanceGroups = {};
+    for (const group of cluster.instanceGroups) {
+      const resource = new gcp.compute.InstanceGroup(
+        `${name}:ig-${group.zone}`,
+        {
+          project: cluster.project,
+          zone: group.zone,
+          name: group.name,
+          description: group.description,
+          network: cluster.network,
+          instances: group.instances.map((instance) => instanceLink(cluster.project, group.zone, instance)),
+        },
+        childOpts,
+      );
+      this.instanceGroups[group.zone] = resource.selfLink;
+    }
+
+    this.nodeHealthCheck = regionHealthCheck(`${name}:node-hc`, cluster.project, cluster.region, cluster.nodeHealthCheck, childOpts).selfLink;
+    this.legacyNodeHealthCheck = cluster.legacyNodeHealthCheck
+      ? legacyHealthCheck(`${name}:node-legacy-hc`, cluster.project, cluster.nodeHealthCheck, childOpts).selfLink
+      : undefined;
+    firewall(`${name}:node-hc-fw`, cluster.project, cluster.network, cluster.nodeHealthCheckFirewall, childOpts);
+
+    this.routes = {};
+    for (const route of cluster.routes) {
+      const resource = new gcp.compute.Route(
+        `${name}:route-${route.node}`,
+        {
+          project: cluster.project,
+          name: route.name,
+          network: cluster.network,
+          destRange: route.destRange,
+          nextHopInstance: route.nextHopInstance,
+          nextHopInstanceZone: route.nextHopInstanceZone,
+          priority: route.priority,
+          description: route.description,
+        },
+        childOpts,
+      );
+      this.routes[route.node] = resource.name;
+    }
+
+    this.registerOutputs({
+      instanceGroups: this.instanceGroups,
+      nodeHealthCheck: this.nodeHealthCheck,
+      legacyNodeHealthCheck: this.legacyNodeHealthCheck,
+      routes: this.routes,
+    });
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * Self links for references that cross stacks (a Service stack points at the cluster stack's health
+ * check and instance groups by name, since it cannot read another stack's resources).
+ */
+const COMPUTE_V1 = "https://www.googleapis.com/compute/v1";
+
+export function regionalLink(project: string, region: string, collection: string, name: string): string {
+  return `${COMPUTE_V1}/projects/${project}/regions/${region}/${collection}/${name}`;
+}
+
+export function zonalLink(project: string, zone: string, collection: string, name: string): string {
+  return `${COMPUTE_V1}/projects/${project}/zones/${zone}/${collection}/${name}`;
+}
+
+export function globalLink(project: string, collection: string, name: string): string {
+  return `${COMPUTE_V1}/projects/${project}/global/${collection}/${name}`;
+}
+
+export function instanceLink(project: string, zone: string, name: string): string {
+  return zonalLink(project, zone, "instances", name);
+}

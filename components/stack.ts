@@ -1,0 +1,101 @@
+/**
+ * What one Pulumi stack declares for a scope: `all` (cluster and every Service, one stack),
+ * `cluster`, or `service:<namespace>/<name>`. Used by index.ts (CI) and the daemon alike.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { CLUSTER_STACK, serviceStackName, type DesiredState, type Rejection, type ServiceDesired } from "../model";
+import { ClusterNetwork } from "./clusterNetwork";
+import { globalLink, regionalLink, zonalLink } from "./links";
+import { ServiceLoadBalancer, type ClusterRefs, type LoadBalancerResources } from "./serviceLoadBalancer";
+
+export type Scope = { kind: "all" } | { kind: "cluster" } | { kind: "service"; namespace: string; name: string };
+
+export function parseScope(text: string | undefined): Scope {
+  const value = (text ?? "all").trim();
+  if (value === "" || value === "all") return { kind: "all" };
+  if (value === "cluster") return { kind: "cluster" };
+  const match = /^service:([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9]*[a-z0-9])?)$/.exec(value);
+  if (match) return { kind: "service", namespace: match[1], name: match[3] };
+  throw new Error(`dccm:scope: "${value}" is not all, cluster or service:<namespace>/<name>`);
+}
+
+export function scopeStackName(scope: Scope): string {
+  switch (scope.kind) {
+    case "all":
+      return "all";
+    case "cluster":
+      return CLUSTER_STACK;
+    case "service":
+      return serviceStackName(scope.namespace, scope.name);
+  }
+}
+
+export interface LoadBalancerOutput {
+  ingress: string[];
+  resources: LoadBalancerResources;
+}
+
+export interface StackOutputs {
+  loadBalancers: Record<string, pulumi.Output<LoadBalancerOutput>>;
+  instanceGroups: Record<string, pulumi.Output<string>>;
+  routes: Record<string, pulumi.Output<string>>;
+}
+
+/** References to the cluster stack's resources by name, for a Service stack that cannot see them. */
+export function clusterRefsByName(desired: DesiredState): ClusterRefs {
+  const { cluster } = desired;
+  const instanceGroups: Record<string, string> = {};
+  for (const group of cluster.instanceGroups) instanceGroups[group.zone] = zonalLink(cluster.project, group.zone, "instanceGroups", group.name);
+  return {
+    nodeHealthCheck: regionalLink(cluster.project, cluster.region, "healthChecks", cluster.nodeHealthCheck.name),
+    legacyNodeHealthCheck: globalLink(cluster.project, "httpHealthChecks", cluster.nodeHealthCheck.name),
+    instanceGroups,
+  };
+}
+
+function declareService(service: ServiceDesired, desired: DesiredState, refs: ClusterRefs): pulumi.Output<LoadBalancerOutput> {
+  const { cluster } = desired;
+  const lb = new ServiceLoadBalancer(service.key, {
+    service,
+    project: cluster.project,
+    region: cluster.region,
+    network: cluster.network,
+    cluster: refs,
+  });
+  return lb.ingressIPs.apply((ingress) => ({ ingress, resources: lb.resources }));
+}
+
+export interface DeclaredStack {
+  outputs: StackOutputs;
+  /** Rejections of Services in this scope; the caller must fail the run so that nothing is deleted. */
+  rejected: Rejection[];
+}
+
+/**
+ * Declares the scope's valid resources. A single-Service scope whose Service is rejected throws
+ * before declaring anything: declaring nothing would make `up` delete its load balancer.
+ */
+export function declareStack(desired: DesiredState, scope: Scope): DeclaredStack {
+  for (const warning of desired.warnings) void pulumi.log.warn(warning);
+  const outputs: StackOutputs = { loadBalancers: {}, instanceGroups: {}, routes: {} };
+  let refs = clusterRefsByName(desired);
+  if (scope.kind === "all" || scope.kind === "cluster") {
+    const network = new ClusterNetwork(CLUSTER_STACK, { cluster: desired.cluster });
+    outputs.instanceGroups = network.instanceGroups;
+    outputs.routes = network.routes;
+    refs = {
+      nodeHealthCheck: network.nodeHealthCheck,
+      legacyNodeHealthCheck: network.legacyNodeHealthCheck ?? refs.legacyNodeHealthCheck,
+      instanceGroups: network.instanceGroups,
+    };
+  }
+  if (scope.kind === "cluster") return { outputs, rejected: [] };
+
+  const inScope = (key: string): boolean => scope.kind === "all" || key === `${scope.namespace}/${scope.name}`;
+  const rejected = desired.rejected.filter((rejection) => inScope(rejection.service));
+  if (scope.kind === "service" && rejected.length > 0) throw new Error(rejected.map((rejection) => rejection.message).join("\n"));
+  for (const service of desired.services) {
+    if (inScope(service.key)) outputs.loadBalancers[service.key] = declareService(service, desired, refs);
+  }
+  return { outputs, rejected };
+}

@@ -1,0 +1,15 @@
+/** Annotation and label keys read by the model (the stock GCE CCM's, plus dccm's own). */
+export const ANNOTATION_LB_TYPE = "networking.gke.io/load-balancer-type";
+export const ANNOTATION_LB_TYPE_LEGACY = "cloud.google.com/load-balancer-type";
+export const ANNOTATION_ILB_SUBNET = "networking.gke.io/internal-load-balancer-subnet";
+export const ANNOTATION_ILB_GLOBAL_ACCESS = "networking.gke.io/internal-load-balancer-allow-global-access";
+export const ANNOTATION_NETWORK_TIER = "cloud.google.com/network-tier";
+export const ANNOTATION_SOURCE_RANGES = "service.beta.kubernetes.io/load-balancer-source-ranges";
+export const ANNOTATION_BACKEND = "dccm.io/backend";
+
+export const LABEL_EXCLUDE_FROM_LB = "node.kubernetes.io/exclude-from-external-load-balancers";
+export const TAINT_TO_BE_DELETED = "ToBeDeletedByClusterAutoscaler";
+export const LABEL_ZONE = "topology.kubernetes.io/zone";
+export const LABEL_ZONE_LEGACY = "failure-domain.beta.kubernetes.io/zone";
+
+export const DEFAULT_LOAD_BALANCER_CLASS = "dccm.io/gce";

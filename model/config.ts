@@ -1,0 +1,115 @@
+/** Config validation: a plain record (file, flags or Pulumi config) → Config, or errors naming each key. */
+import { DEFAULT_LOAD_BALANCER_CLASS } from "./annotations";
+import { instanceGroupName, isValidGceName, nodeHealthCheckFirewallName, routeName } from "./names";
+import { parseCidr4 } from "./net";
+import type { BackendMode, Config } from "./types";
+
+export const CONFIG_KEYS = [
+  "project",
+  "region",
+  "network",
+  "subnetwork",
+  "nodeTags",
+  "clusterName",
+  "clusterId",
+  "clusterCIDR",
+  "backendMode",
+  "configureRoutes",
+  "loadBalancerClasses",
+] as const;
+
+export type ConfigKey = (typeof CONFIG_KEYS)[number];
+export type RawConfig = Partial<Record<ConfigKey, unknown>>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join("\n  ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+const REQUIRED: readonly ConfigKey[] = ["project", "region", "network", "nodeTags", "clusterName", "clusterId"];
+
+function text(raw: RawConfig, key: ConfigKey, problems: string[]): string | undefined {
+  const value = raw[key];
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value !== "string") {
+    problems.push(`${key}: expected a string, got ${JSON.stringify(value)}`);
+    return undefined;
+  }
+  return value.trim();
+}
+
+function list(raw: RawConfig, key: ConfigKey, problems: string[]): string[] | undefined {
+  const value = raw[key];
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value === "string") return value.split(",").map((item) => item.trim()).filter((item) => item !== "");
+  if (Array.isArray(value) && value.every((item): item is string => typeof item === "string")) return value.map((item) => item.trim());
+  problems.push(`${key}: expected a list of strings or a comma-separated string, got ${JSON.stringify(value)}`);
+  return undefined;
+}
+
+function bool(raw: RawConfig, key: ConfigKey, fallback: boolean, problems: string[]): boolean {
+  const value = raw[key];
+  if (value === undefined || value === null || value === "") return fallback;
+  if (typeof value === "boolean") return value;
+  if (value === "true" || value === "false") return value === "true";
+  problems.push(`${key}: expected true or false, got ${JSON.stringify(value)}`);
+  return fallback;
+}
+
+export function parseConfig(raw: RawConfig): Config {
+  const problems: string[] = [];
+  for (const key of Object.keys(raw)) {
+    if (!(CONFIG_KEYS as readonly string[]).includes(key)) problems.push(`${key}: unknown key (known: ${CONFIG_KEYS.join(", ")})`);
+  }
+  for (const key of REQUIRED) {
+    const value = raw[key];
+    if (value === undefined || value === null || value === "" || (Array.isArray(value) && value.length === 0)) {
+      problems.push(`${key}: required`);
+    }
+  }
+  const project = text(raw, "project", problems) ?? "";
+  const region = text(raw, "region", problems) ?? "";
+  const network = text(raw, "network", problems) ?? "";
+  const subnetwork = text(raw, "subnetwork", problems);
+  const nodeTags = list(raw, "nodeTags", problems) ?? [];
+  const clusterName = text(raw, "clusterName", problems) ?? "";
+  const clusterId = text(raw, "clusterId", problems) ?? "";
+  const clusterCIDR = text(raw, "clusterCIDR", problems);
+  const backendText = text(raw, "backendMode", problems) ?? "backend-service";
+  const configureRoutes = bool(raw, "configureRoutes", true, problems);
+  const loadBalancerClasses = list(raw, "loadBalancerClasses", problems) ?? [DEFAULT_LOAD_BALANCER_CLASS];
+
+  if (project !== "" && !/^[a-z][-a-z0-9]{4,28}[a-z0-9]$|^[a-z][-a-z0-9.:]*[a-z0-9]$/.test(project)) problems.push(`project: "${project}" is not a GCP project ID`);
+  if (region !== "" && !/^[a-z]+-[a-z]+[0-9]+$/.test(region)) problems.push(`region: "${region}" is not a GCP region (like us-central1)`);
+  for (const [key, value] of [["network", network], ["subnetwork", subnetwork]] as const) {
+    if (value !== undefined && value !== "" && !isValidGceName(value)) problems.push(`${key}: "${value}" is not a valid GCE name`);
+  }
+  for (const tag of nodeTags) if (!isValidGceName(tag)) problems.push(`nodeTags: "${tag}" is not a valid network tag`);
+  if (clusterName !== "" && !isValidGceName(routeName(clusterName, "0"))) {
+    problems.push(`clusterName: "${clusterName}" must be lowercase letters, digits and dashes, starting with a letter`);
+  }
+  if (clusterId !== "" && !(isValidGceName(instanceGroupName(clusterId)) && isValidGceName(nodeHealthCheckFirewallName(clusterId)))) {
+    problems.push(`clusterId: "${clusterId}" must be lowercase letters, digits and dashes, at most 46 characters`);
+  }
+  if (clusterCIDR !== undefined) {
+    const parsed = parseCidr4(clusterCIDR);
+    if (!parsed.ok) problems.push(`clusterCIDR: ${parsed.reason}`);
+  }
+  if (backendText !== "backend-service" && backendText !== "target-pool") problems.push(`backendMode: "${backendText}" is not backend-service or target-pool`);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    project,
+    region,
+    network,
+    ...(subnetwork !== undefined ? { subnetwork } : {}),
+    nodeTags,
+    clusterName,
+    clusterId,
+    ...(clusterCIDR !== undefined ? { clusterCIDR } : {}),
+    backendMode: backendText as BackendMode,
+    configureRoutes,
+    loadBalancerClasses,
+  };
+}

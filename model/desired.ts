@@ -1,0 +1,152 @@
+/**
+ * desiredState(snapshot, config): the whole GCP picture of a cluster. Pure and deterministic: the
+ * same nodes and services in any order give byte-identical JSON.
+ */
+import { HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
+import {
+  CLUSTER_STACK,
+  clusterDescription,
+  instanceGroupName,
+  nodeHealthCheckFirewallName,
+  ROUTE_DESCRIPTION,
+  routeName,
+} from "./names";
+import { cidrContains, parseCidr4, type Cidr4 } from "./net";
+import { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
+import { serviceDesired, sharedNodeHealthCheck, type Backends } from "./service";
+import type {
+  ClusterDesired,
+  ClusterSnapshot,
+  Config,
+  DesiredState,
+  InstanceGroupSpec,
+  InstanceRef,
+  NodeInfo,
+  Rejection,
+  RouteSpec,
+  ServiceDesired,
+} from "./types";
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function compareInstances(a: InstanceRef, b: InstanceRef): number {
+  return compareText(a.zone, b.zone) || compareText(a.name, b.name);
+}
+
+interface LocatedNode {
+  node: NodeInfo;
+  instance: InstanceRef;
+}
+
+function locateNodes(nodes: readonly NodeInfo[], config: Config, warnings: string[]): LocatedNode[] {
+  const located: LocatedNode[] = [];
+  for (const node of nodes) {
+    const lookup = nodeInstance(node, config.project);
+    if (lookup.ok) located.push({ node, instance: lookup.instance });
+    else warnings.push(lookup.reason);
+  }
+  // Two Nodes claiming one instance would put it twice in a group; keep the first by name.
+  located.sort((a, b) => compareText(a.node.name, b.node.name));
+  const seen = new Set<string>();
+  return located.filter(({ node, instance }) => {
+    const id = `${instance.zone}/${instance.name}`;
+    if (seen.has(id)) {
+      warnings.push(`node ${node.name}: instance ${id} already belongs to another Node`);
+      return false;
+    }
+    seen.add(id);
+    return true;
+  });
+}
+
+function instanceGroups(backends: readonly InstanceRef[], config: Config): InstanceGroupSpec[] {
+  const byZone = new Map<string, string[]>();
+  for (const instance of backends) {
+    const names = byZone.get(instance.zone) ?? [];
+    names.push(instance.name);
+    byZone.set(instance.zone, names);
+  }
+  return [...byZone.keys()].sort(compareText).map((zone) => ({
+    name: instanceGroupName(config.clusterId),
+    zone,
+    description: clusterDescription(config.clusterId),
+    instances: [...(byZone.get(zone) ?? [])].sort(compareText),
+  }));
+}
+
+function routes(located: readonly LocatedNode[], config: Config, warnings: string[]): RouteSpec[] {
+  if (!config.configureRoutes) return [];
+  let clusterCidr: Cidr4 | undefined;
+  if (config.clusterCIDR !== undefined) {
+    const parsed = parseCidr4(config.clusterCIDR);
+    if (parsed.ok) clusterCidr = parsed.cidr;
+  }
+  const specs: RouteSpec[] = [];
+  for (const { node, instance } of located) {
+    const podCidr = node.podCIDRs.find((cidr) => !cidr.includes(":"));
+    if (podCidr === undefined) continue;
+    const parsed = parseCidr4(podCidr);
+    if (!parsed.ok) {
+      warnings.push(`node ${node.name}: spec.podCIDRs: ${parsed.reason}`);
+      continue;
+    }
+    if (clusterCidr !== undefined && !cidrContains(clusterCidr, parsed.cidr)) {
+      warnings.push(`node ${node.name}: spec.podCIDRs: ${parsed.canonical} is outside clusterCIDR ${config.clusterCIDR}`);
+      continue;
+    }
+    specs.push({
+      name: routeName(config.clusterName, node.uid),
+      node: node.name,
+      destRange: parsed.canonical,
+      nextHopInstance: instance.name,
+      nextHopInstanceZone: instance.zone,
+      priority: 1000,
+      description: ROUTE_DESCRIPTION,
+    });
+  }
+  return specs.sort((a, b) => compareText(a.name, b.name));
+}
+
+export function desiredState(snapshot: ClusterSnapshot, config: Config): DesiredState {
+  const warnings: string[] = [];
+  const located = locateNodes(snapshot.nodes, config, warnings);
+  const backendInstances = located
+    .filter(({ node }) => isBackendNode(node))
+    .map(({ instance }) => instance)
+    .sort(compareInstances);
+  const groups = instanceGroups(backendInstances, config);
+  const backends: Backends = { zones: groups.map((group) => group.zone), instances: backendInstances };
+
+  const services: ServiceDesired[] = [];
+  const rejected: Rejection[] = [];
+  for (const service of snapshot.services) {
+    if (!wantsLoadBalancer(service, config)) continue;
+    const outcome = serviceDesired(service, config, backends);
+    if (outcome.ok) services.push(outcome.desired);
+    else rejected.push(...outcome.rejections);
+  }
+  services.sort((a, b) => compareText(a.key, b.key));
+  rejected.sort((a, b) => compareText(a.service, b.service) || compareText(a.field, b.field) || compareText(a.message, b.message));
+
+  const cluster: ClusterDesired = {
+    stack: CLUSTER_STACK,
+    project: config.project,
+    region: config.region,
+    network: config.network,
+    clusterId: config.clusterId,
+    instanceGroups: groups,
+    nodeHealthCheck: sharedNodeHealthCheck(config),
+    nodeHealthCheckFirewall: {
+      name: nodeHealthCheckFirewallName(config.clusterId),
+      description: clusterDescription(config.clusterId),
+      sourceRanges: [...HEALTH_CHECK_SOURCE_RANGES],
+      targetTags: [...config.nodeTags],
+      allows: [{ protocol: "tcp", ports: ["10256"] }],
+    },
+    legacyNodeHealthCheck: services.some((service) => service.backend === "target-pool" && service.healthCheck.kind === "shared"),
+    routes: routes(located, config, warnings),
+  };
+  return { cluster, services, rejected, warnings: warnings.sort(compareText) };
+}

@@ -1,0 +1,65 @@
+/** GCE resource names, identical to the stock GCE cloud-controller-manager so load balancers can be adopted. */
+
+export const GCE_NAME_PATTERN = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export function isValidGceName(name: string): boolean {
+  return GCE_NAME_PATTERN.test(name);
+}
+
+/** `"a" + service UID without dashes`, cut to 32 characters (cloud-provider's DefaultLoadBalancerName). */
+export function loadBalancerName(serviceUid: string): string {
+  return ("a" + serviceUid.replace(/-/g, "")).slice(0, 32);
+}
+
+/** Name of a second forwarding rule / backend service when a Service mixes protocols. */
+export function protocolSuffixedName(lbName: string, protocol: string): string {
+  return `${lbName}-${protocol.toLowerCase()}`;
+}
+
+export function trafficFirewallName(lbName: string): string {
+  return `k8s-fw-${lbName}`;
+}
+
+export function serviceHealthCheckFirewallName(lbName: string): string {
+  return `k8s-${lbName}-http-hc`;
+}
+
+export function nodeHealthCheckName(clusterId: string): string {
+  return `k8s-${clusterId}-node`;
+}
+
+export function nodeHealthCheckFirewallName(clusterId: string): string {
+  return `k8s-${clusterId}-node-http-hc`;
+}
+
+export function instanceGroupName(clusterId: string): string {
+  return `k8s-ig--${clusterId}`;
+}
+
+export function routeName(clusterName: string, nodeUid: string): string {
+  return `${clusterName.slice(0, 26)}-${nodeUid}`;
+}
+
+export const CLUSTER_STACK = "cluster";
+
+/**
+ * Pulumi stack of one Service. Namespaces and Service names are DNS labels (no dots), so the dots
+ * keep the name unambiguous and within Pulumi's stack-name alphabet.
+ */
+export function serviceStackName(namespace: string, name: string): string {
+  return `service.${namespace}.${name}`;
+}
+
+export function serviceKey(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+export function serviceDescription(key: string): string {
+  return JSON.stringify({ "kubernetes.io/service-name": key });
+}
+
+export function clusterDescription(clusterId: string): string {
+  return JSON.stringify({ "kubernetes.io/cluster-id": clusterId });
+}
+
+export const ROUTE_DESCRIPTION = "k8s-node-route";

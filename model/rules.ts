@@ -1,0 +1,38 @@
+/** Decision predicates of DESIGN.md "Service semantics": pure, table-tested. */
+import { LABEL_EXCLUDE_FROM_LB, LABEL_ZONE, LABEL_ZONE_LEGACY, TAINT_TO_BE_DELETED } from "./annotations";
+import type { Config, InstanceRef, NodeInfo, ServiceInfo } from "./types";
+
+/** strconv.ParseBool's false spellings: the label with one of these values does not exclude. */
+const FALSE_VALUES = new Set(["0", "f", "F", "false", "FALSE", "False"]);
+
+export function wantsLoadBalancer(service: ServiceInfo, config: Pick<Config, "loadBalancerClasses">): boolean {
+  if (service.type !== "LoadBalancer") return false;
+  if (service.deleting) return false;
+  return service.loadBalancerClass === undefined || config.loadBalancerClasses.includes(service.loadBalancerClass);
+}
+
+/** Readiness is deliberately not a criterion: the health check decides, as in the stock CCM. */
+export function isBackendNode(node: NodeInfo): boolean {
+  if (node.deleting) return false;
+  const exclude = node.labels[LABEL_EXCLUDE_FROM_LB];
+  if (exclude !== undefined && !FALSE_VALUES.has(exclude)) return false;
+  return !node.taints.some((taint) => taint.key === TAINT_TO_BE_DELETED);
+}
+
+export type InstanceLookup = { ok: true; instance: InstanceRef } | { ok: false; reason: string };
+
+/** The GCE instance behind a Node: from `gce://project/zone/name`, else the zone label and the node name. */
+export function nodeInstance(node: NodeInfo, project: string): InstanceLookup {
+  if (node.providerID !== undefined && node.providerID !== "") {
+    const match = /^gce:\/\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(node.providerID);
+    if (!match) return { ok: false, reason: `node ${node.name}: spec.providerID "${node.providerID}" is not gce://<project>/<zone>/<name>` };
+    const [, instanceProject, zone, name] = match;
+    if (instanceProject !== project) {
+      return { ok: false, reason: `node ${node.name}: instance is in project ${instanceProject}, not ${project}` };
+    }
+    return { ok: true, instance: { zone, name } };
+  }
+  const zone = node.labels[LABEL_ZONE] ?? node.labels[LABEL_ZONE_LEGACY];
+  if (zone === undefined || zone === "") return { ok: false, reason: `node ${node.name}: no spec.providerID and no ${LABEL_ZONE} label` };
+  return { ok: true, instance: { zone, name: node.name } };
+}

@@ -1,0 +1,269 @@
+/** One LoadBalancer Service → its desired load balancer, or the reasons it is rejected. */
+import {
+  ANNOTATION_BACKEND,
+  ANNOTATION_ILB_GLOBAL_ACCESS,
+  ANNOTATION_ILB_SUBNET,
+  ANNOTATION_LB_TYPE,
+  ANNOTATION_LB_TYPE_LEGACY,
+  ANNOTATION_NETWORK_TIER,
+  ANNOTATION_SOURCE_RANGES,
+} from "./annotations";
+import { healthCheckSpec, HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
+import {
+  isValidGceName,
+  loadBalancerName,
+  clusterDescription,
+  nodeHealthCheckName,
+  protocolSuffixedName,
+  serviceDescription,
+  serviceHealthCheckFirewallName,
+  serviceKey,
+  serviceStackName,
+  trafficFirewallName,
+} from "./names";
+import { looksLikeIPv6, parseCidr4, parseIPv4 } from "./net";
+import { collapsePortRanges, MAX_FORWARDING_RULE_PORTS } from "./ports";
+import type {
+  BackendMode,
+  Config,
+  FrontendSpec,
+  HealthCheckRef,
+  InstanceRef,
+  IpProtocol,
+  LbScheme,
+  NetworkTier,
+  Rejection,
+  ServiceDesired,
+  ServiceInfo,
+} from "./types";
+
+export interface Backends {
+  zones: string[];
+  instances: InstanceRef[];
+}
+
+export type ServiceOutcome = { ok: true; desired: ServiceDesired } | { ok: false; rejections: Rejection[] };
+
+class Problems {
+  readonly list: Rejection[] = [];
+  constructor(private readonly service: string) {}
+  add(field: string, message: string): void {
+    this.list.push({ service: this.service, field, message: `Service ${this.service}: ${field}: ${message}` });
+  }
+}
+
+function annotation(service: ServiceInfo, key: string): string | undefined {
+  const value = service.annotations[key];
+  return value === undefined ? undefined : value.trim();
+}
+
+function readScheme(service: ServiceInfo, problems: Problems): LbScheme {
+  for (const key of [ANNOTATION_LB_TYPE, ANNOTATION_LB_TYPE_LEGACY]) {
+    const value = annotation(service, key);
+    if (value === undefined) continue;
+    if (value.toLowerCase() === "internal") return "INTERNAL";
+    if (value.toLowerCase() === "external" || value === "") return "EXTERNAL";
+    // An unknown type must not silently become a public load balancer.
+    problems.add(`metadata.annotations[${key}]`, `"${value}" is not Internal or External`);
+    return "EXTERNAL";
+  }
+  return "EXTERNAL";
+}
+
+function readTier(service: ServiceInfo, problems: Problems): NetworkTier {
+  const value = annotation(service, ANNOTATION_NETWORK_TIER);
+  if (value === undefined || value.toLowerCase() === "premium") return "PREMIUM";
+  if (value.toLowerCase() === "standard") return "STANDARD";
+  problems.add(`metadata.annotations[${ANNOTATION_NETWORK_TIER}]`, `unknown network tier "${value}" (Premium or Standard)`);
+  return "PREMIUM";
+}
+
+function readBackendMode(service: ServiceInfo, config: Config, problems: Problems): BackendMode {
+  const value = annotation(service, ANNOTATION_BACKEND);
+  if (value === undefined) return config.backendMode;
+  if (value === "target-pool" || value === "backend-service") return value;
+  problems.add(`metadata.annotations[${ANNOTATION_BACKEND}]`, `"${value}" is not target-pool or backend-service`);
+  return config.backendMode;
+}
+
+function readGlobalAccess(service: ServiceInfo, problems: Problems): boolean {
+  const value = annotation(service, ANNOTATION_ILB_GLOBAL_ACCESS);
+  if (value === undefined || value.toLowerCase() === "false") return false;
+  if (value.toLowerCase() === "true") return true;
+  problems.add(`metadata.annotations[${ANNOTATION_ILB_GLOBAL_ACCESS}]`, `"${value}" is not true or false`);
+  return false;
+}
+
+function readSourceRanges(service: ServiceInfo, problems: Problems): string[] {
+  let field = "spec.loadBalancerSourceRanges";
+  let raw = service.loadBalancerSourceRanges;
+  if (raw.length === 0) {
+    const fromAnnotation = annotation(service, ANNOTATION_SOURCE_RANGES);
+    if (fromAnnotation !== undefined && fromAnnotation !== "") {
+      field = `metadata.annotations[${ANNOTATION_SOURCE_RANGES}]`;
+      raw = fromAnnotation.split(",");
+    }
+  }
+  if (raw.length === 0) return ["0.0.0.0/0"];
+  const ranges = new Set<string>();
+  for (const text of raw) {
+    const parsed = parseCidr4(text);
+    if (parsed.ok) ranges.add(parsed.canonical);
+    else problems.add(field, parsed.reason);
+  }
+  return [...ranges].sort();
+}
+
+function readUserIP(service: ServiceInfo, problems: Problems): string | undefined {
+  const value = service.loadBalancerIP?.trim();
+  if (value === undefined || value === "") return undefined;
+  if (looksLikeIPv6(value)) {
+    problems.add("spec.loadBalancerIP", `"${value}" is an IPv6 address; only IPv4 is supported`);
+    return undefined;
+  }
+  if (parseIPv4(value) === undefined) {
+    problems.add("spec.loadBalancerIP", `"${value}" is not an IPv4 address`);
+    return undefined;
+  }
+  return value;
+}
+
+function isPort(value: number | undefined): value is number {
+  return value !== undefined && Number.isInteger(value) && value >= 1 && value <= 65535;
+}
+
+function portSelection(ports: number[], scheme: LbScheme): FrontendSpec["portSelection"] {
+  if (ports.length <= MAX_FORWARDING_RULE_PORTS) return { kind: "ports", ports: ports.map(String) };
+  // Internal forwarding rules cannot take a range; external ones take min-max as the stock CCM does.
+  if (scheme === "INTERNAL") return { kind: "all" };
+  return { kind: "range", portRange: `${ports[0]}-${ports[ports.length - 1]}` };
+}
+
+function readFrontends(service: ServiceInfo, lbName: string, scheme: LbScheme, problems: Problems): FrontendSpec[] {
+  if (service.ports.length === 0) {
+    problems.add("spec.ports", "a LoadBalancer Service needs at least one port");
+    return [];
+  }
+  const byProtocol = new Map<IpProtocol, number[]>();
+  const seen = new Set<string>();
+  service.ports.forEach((port, index) => {
+    const field = `spec.ports[${index}]`;
+    const protocol = (port.protocol === "" ? "TCP" : port.protocol).toUpperCase();
+    if (protocol !== "TCP" && protocol !== "UDP") {
+      problems.add(`${field}.protocol`, `${protocol} is not supported by GCE load balancers (TCP or UDP)`);
+      return;
+    }
+    if (!isPort(port.port)) {
+      problems.add(`${field}.port`, `${port.port} is not a port number (1-65535)`);
+      return;
+    }
+    const id = `${protocol}/${port.port}`;
+    if (seen.has(id)) {
+      problems.add(`${field}.port`, `${id} is listed twice`);
+      return;
+    }
+    seen.add(id);
+    const list = byProtocol.get(protocol) ?? [];
+    list.push(port.port);
+    byProtocol.set(protocol, list);
+  });
+  // The first port's protocol keeps the bare name, as the stock CCM names its only forwarding rule.
+  const protocols = [...byProtocol.keys()];
+  return protocols.map((protocol, index) => {
+    const ports = [...(byProtocol.get(protocol) ?? [])].sort((a, b) => a - b);
+    return {
+      name: index === 0 ? lbName : protocolSuffixedName(lbName, protocol),
+      protocol,
+      ports,
+      portSelection: portSelection(ports, scheme),
+    };
+  });
+}
+
+function readHealthCheck(service: ServiceInfo, config: Config, lbName: string, problems: Problems): HealthCheckRef {
+  const policy = service.externalTrafficPolicy ?? "Cluster";
+  if (policy === "Local") {
+    if (!isPort(service.healthCheckNodePort)) {
+      problems.add("spec.healthCheckNodePort", `externalTrafficPolicy Local needs a healthCheckNodePort (got ${service.healthCheckNodePort ?? "none"})`);
+    }
+    const description = serviceDescription(serviceKey(service.namespace, service.name));
+    return { kind: "dedicated", spec: healthCheckSpec(lbName, service.healthCheckNodePort ?? 0, description) };
+  }
+  if (policy !== "Cluster") problems.add("spec.externalTrafficPolicy", `"${policy}" is not Cluster or Local`);
+  return { kind: "shared", spec: sharedNodeHealthCheck(config) };
+}
+
+export function sharedNodeHealthCheck(config: Pick<Config, "clusterId">): ReturnType<typeof healthCheckSpec> {
+  return healthCheckSpec(nodeHealthCheckName(config.clusterId), 10256, clusterDescription(config.clusterId));
+}
+
+export function serviceDesired(service: ServiceInfo, config: Config, backends: Backends): ServiceOutcome {
+  const key = serviceKey(service.namespace, service.name);
+  const problems = new Problems(key);
+  const lbName = loadBalancerName(service.uid);
+  if (!/^[0-9a-f]{8}(-?[0-9a-f]{4}){3}-?[0-9a-f]{12}$/.test(service.uid)) {
+    problems.add("metadata.uid", `"${service.uid}" is not a UID, so no load balancer name can be derived`);
+  }
+  const scheme = readScheme(service, problems);
+  const networkTier = readTier(service, problems);
+  const backend = readBackendMode(service, config, problems);
+  if (scheme === "INTERNAL" && backend === "target-pool") {
+    problems.add(`metadata.annotations[${ANNOTATION_BACKEND}]`, "internal load balancers cannot use target pools");
+  }
+  const subnetwork = scheme === "INTERNAL" ? annotation(service, ANNOTATION_ILB_SUBNET) ?? config.subnetwork : undefined;
+  if (subnetwork !== undefined && !isValidGceName(subnetwork)) {
+    problems.add(`metadata.annotations[${ANNOTATION_ILB_SUBNET}]`, `"${subnetwork}" is not a valid subnetwork name`);
+  }
+  const allowGlobalAccess = scheme === "INTERNAL" ? readGlobalAccess(service, problems) : false;
+  const sourceRanges = readSourceRanges(service, problems);
+  const userIP = readUserIP(service, problems);
+  const frontends = readFrontends(service, lbName, scheme, problems);
+  const affinity = service.sessionAffinity ?? "None";
+  if (affinity !== "None" && affinity !== "ClientIP") problems.add("spec.sessionAffinity", `"${affinity}" is not None or ClientIP`);
+  const healthCheck = readHealthCheck(service, config, lbName, problems);
+  if (problems.list.length > 0) return { ok: false, rejections: problems.list };
+
+  const description = serviceDescription(key);
+  const desired: ServiceDesired = {
+    key,
+    stack: serviceStackName(service.namespace, service.name),
+    namespace: service.namespace,
+    name: service.name,
+    uid: service.uid,
+    lbName,
+    description,
+    scheme,
+    backend,
+    networkTier: scheme === "INTERNAL" ? "PREMIUM" : networkTier,
+    ...(subnetwork !== undefined ? { subnetwork } : {}),
+    allowGlobalAccess,
+    ...(userIP !== undefined ? { userIP } : {}),
+    frontends,
+    sessionAffinity: affinity === "ClientIP" ? "CLIENT_IP" : "NONE",
+    healthCheck,
+    firewall: {
+      name: trafficFirewallName(lbName),
+      description,
+      sourceRanges,
+      targetTags: [...config.nodeTags],
+      allows: frontends.map((frontend) => ({
+        protocol: frontend.protocol.toLowerCase(),
+        ports: collapsePortRanges(frontend.ports),
+      })),
+    },
+    ...(healthCheck.kind === "dedicated"
+      ? {
+          healthCheckFirewall: {
+            name: serviceHealthCheckFirewallName(lbName),
+            description,
+            sourceRanges: [...HEALTH_CHECK_SOURCE_RANGES],
+            targetTags: [...config.nodeTags],
+            allows: [{ protocol: "tcp", ports: [String(healthCheck.spec.port)] }],
+          },
+        }
+      : {}),
+    backendZones: backend === "backend-service" ? [...backends.zones] : [],
+    backendInstances: backend === "target-pool" ? backends.instances.map((i) => ({ ...i })) : [],
+  };
+  return { ok: true, desired };
+}

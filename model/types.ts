@@ -1,0 +1,205 @@
+/**
+ * Plain data that crosses the watcher → model → components boundary. Only the Node and Service
+ * fields the model reads are kept, so snapshots stay small on big clusters and can be hashed.
+ */
+
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+}
+
+export interface NodeInfo {
+  name: string;
+  uid: string;
+  providerID?: string;
+  labels: Record<string, string>;
+  taints: Taint[];
+  /** metadata.deletionTimestamp is set. */
+  deleting: boolean;
+  podCIDRs: string[];
+}
+
+export type PortProtocol = "TCP" | "UDP" | "SCTP";
+
+export interface ServicePort {
+  name?: string;
+  /** As written in the Service; validated by the model (unknown values are rejected there). */
+  protocol: string;
+  port: number;
+  nodePort?: number;
+}
+
+export interface ServiceInfo {
+  namespace: string;
+  name: string;
+  uid: string;
+  type: string;
+  loadBalancerClass?: string;
+  annotations: Record<string, string>;
+  ports: ServicePort[];
+  externalTrafficPolicy?: string;
+  healthCheckNodePort?: number;
+  loadBalancerIP?: string;
+  loadBalancerSourceRanges: string[];
+  sessionAffinity?: string;
+  /** metadata.deletionTimestamp is set. */
+  deleting: boolean;
+}
+
+export interface ClusterSnapshot {
+  nodes: NodeInfo[];
+  services: ServiceInfo[];
+}
+
+export type BackendMode = "backend-service" | "target-pool";
+
+export interface Config {
+  project: string;
+  region: string;
+  /** VPC network name. */
+  network: string;
+  /** Default subnetwork for internal load balancers. */
+  subnetwork?: string;
+  /** Network tags of the nodes: the target of every firewall. */
+  nodeTags: string[];
+  clusterName: string;
+  clusterId: string;
+  /** Pod CIDR of the cluster; when set, node podCIDRs outside it get no route. */
+  clusterCIDR?: string;
+  /** Default backend kind for external load balancers. */
+  backendMode: BackendMode;
+  /** Declare one route per node podCIDR. */
+  configureRoutes: boolean;
+  /** The loadBalancerClass values handled besides "no class". */
+  loadBalancerClasses: string[];
+}
+
+export type NetworkTier = "PREMIUM" | "STANDARD";
+export type LbScheme = "EXTERNAL" | "INTERNAL";
+export type IpProtocol = "TCP" | "UDP";
+
+export interface HttpHealthCheckSpec {
+  name: string;
+  port: number;
+  requestPath: string;
+  checkIntervalSec: number;
+  timeoutSec: number;
+  healthyThreshold: number;
+  unhealthyThreshold: number;
+  description: string;
+}
+
+export interface FirewallAllow {
+  protocol: string;
+  ports: string[];
+}
+
+export interface FirewallSpec {
+  name: string;
+  description: string;
+  sourceRanges: string[];
+  targetTags: string[];
+  allows: FirewallAllow[];
+}
+
+export interface InstanceRef {
+  /** Zone of the GCE instance. */
+  zone: string;
+  /** GCE instance name. */
+  name: string;
+}
+
+export interface InstanceGroupSpec {
+  name: string;
+  zone: string;
+  description: string;
+  /** Instance names in this zone, sorted. */
+  instances: string[];
+}
+
+export interface RouteSpec {
+  name: string;
+  node: string;
+  destRange: string;
+  nextHopInstance: string;
+  nextHopInstanceZone: string;
+  priority: number;
+  description: string;
+}
+
+export interface ClusterDesired {
+  stack: string;
+  project: string;
+  region: string;
+  network: string;
+  clusterId: string;
+  instanceGroups: InstanceGroupSpec[];
+  nodeHealthCheck: HttpHealthCheckSpec;
+  nodeHealthCheckFirewall: FirewallSpec;
+  /** A legacy HTTP health check of the same name, needed only while a target-pool Service exists. */
+  legacyNodeHealthCheck: boolean;
+  routes: RouteSpec[];
+}
+
+export interface FrontendSpec {
+  /** Name of the forwarding rule and of its backend service. */
+  name: string;
+  protocol: IpProtocol;
+  /** Service ports, sorted, unique. */
+  ports: number[];
+  /** Exactly one of ports (≤ 5), portRange or allPorts is used by GCE. */
+  portSelection: { kind: "ports"; ports: string[] } | { kind: "range"; portRange: string } | { kind: "all" };
+}
+
+export interface HealthCheckRef {
+  /** `shared` is the cluster stack's node health check; `dedicated` belongs to this Service. */
+  kind: "shared" | "dedicated";
+  spec: HttpHealthCheckSpec;
+}
+
+export interface ServiceDesired {
+  /** `<namespace>/<name>`. */
+  key: string;
+  stack: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  lbName: string;
+  description: string;
+  scheme: LbScheme;
+  backend: BackendMode;
+  networkTier: NetworkTier;
+  /** Internal only: the subnetwork for the address and forwarding rules. */
+  subnetwork?: string;
+  allowGlobalAccess: boolean;
+  /** When set, a user-owned static IP: used, never reserved nor released by us. */
+  userIP?: string;
+  frontends: FrontendSpec[];
+  sessionAffinity: "CLIENT_IP" | "NONE";
+  healthCheck: HealthCheckRef;
+  firewall: FirewallSpec;
+  /** Only for ETP=Local: opens healthCheckNodePort to the health checkers. */
+  healthCheckFirewall?: FirewallSpec;
+  /** Zones whose instance group backs this Service (backend-service mode). */
+  backendZones: string[];
+  /** Backend instances (target-pool mode), sorted by zone then name. */
+  backendInstances: InstanceRef[];
+}
+
+export interface Rejection {
+  /** `<namespace>/<name>` */
+  service: string;
+  field: string;
+  message: string;
+}
+
+export interface DesiredState {
+  cluster: ClusterDesired;
+  /** Sorted by key. */
+  services: ServiceDesired[];
+  /** Sorted by service then field. */
+  rejected: Rejection[];
+  /** Things skipped that are not a Service's fault (a node with no known instance…), sorted. */
+  warnings: string[];
+}

@@ -1,0 +1,231 @@
+// In-memory stand-ins for the apiserver's Node API and a Node informer, shared by the unit tests
+// and the benchmark (bench/nodes.ts) when no real apiserver is around. They keep the semantics the
+// controller relies on: resourceVersion bumps on every write, 409 on a stale update or a failed
+// delete precondition, status written only through the status methods, and watch events
+// delivered asynchronously (as from a real watch) to every informer.
+
+import type { CoreV1Event, V1Node, V1NodeAddress, V1NodeCondition } from "@kubernetes/client-node";
+
+import type { NodeInformer } from "./controller";
+import { KubeConflictError, type NodeApi } from "./kube";
+
+type Listener = { verb: "add" | "update" | "delete"; cb: (node: V1Node) => void };
+
+export class MemoryNodeApi implements NodeApi {
+    private readonly nodes = new Map<string, V1Node>();
+    private rv = 1;
+    private readonly informers = new Set<MemoryNodeInformer>();
+    readonly events: CoreV1Event[] = [];
+    /** Counts of calls by method, for assertions and the benchmark. */
+    readonly calls = new Map<string, number>();
+    /** Makes the next N replaceNode calls fail with a conflict (tests the retry). */
+    conflictsToInject = 0;
+
+    /** Creates or replaces a Node as a kubelet would (no conflict check). */
+    put(node: V1Node): V1Node {
+        const name = node.metadata?.name ?? "";
+        const existing = this.nodes.get(name);
+        const stored = this.store({
+            ...clone(node),
+            metadata: { ...clone(node.metadata ?? {}), uid: existing?.metadata?.uid ?? node.metadata?.uid ?? `uid-${name}` },
+        });
+        this.emit(existing === undefined ? "add" : "update", stored);
+        return clone(stored);
+    }
+
+    remove(name: string): void {
+        const existing = this.nodes.get(name);
+        if (existing !== undefined) {
+            this.nodes.delete(name);
+            this.emit("delete", existing);
+        }
+    }
+
+    peek(name: string): V1Node | undefined {
+        const n = this.nodes.get(name);
+        return n === undefined ? undefined : clone(n);
+    }
+
+    list(): V1Node[] {
+        return [...this.nodes.values()].map(clone);
+    }
+
+    informer(): NodeInformer {
+        return new MemoryNodeInformer(this);
+    }
+
+    async getNode(name: string): Promise<V1Node | undefined> {
+        this.count("getNode");
+        return this.peek(name);
+    }
+
+    async replaceNode(node: V1Node): Promise<V1Node> {
+        this.count("replaceNode");
+        const name = node.metadata?.name ?? "";
+        const existing = this.nodes.get(name);
+        if (existing === undefined) {
+            throw Object.assign(new Error(`nodes "${name}" not found`), { code: 404 });
+        }
+        if (this.conflictsToInject > 0) {
+            this.conflictsToInject--;
+            throw new KubeConflictError(`update node ${name}: conflict (injected)`);
+        }
+        if (node.metadata?.resourceVersion !== existing.metadata?.resourceVersion) {
+            throw new KubeConflictError(`update node ${name}: conflict`);
+        }
+        // Like the apiserver: an update of the main resource ignores status.
+        const stored = this.store({ ...clone(node), status: existing.status ?? {} });
+        this.emit("update", stored);
+        return clone(stored);
+    }
+
+    async setNodeAddresses(name: string, addresses: readonly V1NodeAddress[]): Promise<void> {
+        this.count("setNodeAddresses");
+        const existing = this.mustGet(name);
+        const stored = this.store({ ...existing, status: { ...(existing.status ?? {}), addresses: addresses.map((a) => ({ ...a })) } });
+        this.emit("update", stored);
+    }
+
+    async setNodeCondition(name: string, condition: V1NodeCondition): Promise<void> {
+        this.count("setNodeCondition");
+        const existing = this.mustGet(name);
+        const others = (existing.status?.conditions ?? []).filter((c) => c.type !== condition.type);
+        const stored = this.store({ ...existing, status: { ...(existing.status ?? {}), conditions: [...others, { ...condition }] } });
+        this.emit("update", stored);
+    }
+
+    async deleteNode(name: string, pre: { uid: string; resourceVersion: string }): Promise<"deleted" | "gone" | "conflict"> {
+        this.count("deleteNode");
+        const existing = this.nodes.get(name);
+        if (existing === undefined) {
+            return "gone";
+        }
+        if (existing.metadata?.uid !== pre.uid || existing.metadata?.resourceVersion !== pre.resourceVersion) {
+            return "conflict";
+        }
+        this.remove(name);
+        return "deleted";
+    }
+
+    async createEvent(_namespace: string, event: CoreV1Event): Promise<void> {
+        this.count("createEvent");
+        this.events.push(clone(event));
+    }
+
+    async patchEvent(_namespace: string, name: string, patch: { count: number; lastTimestamp: Date; message: string }): Promise<"ok" | "gone"> {
+        this.count("patchEvent");
+        const ev = this.events.find((e) => e.metadata.name === name);
+        if (ev === undefined) {
+            return "gone";
+        }
+        ev.count = patch.count;
+        ev.lastTimestamp = patch.lastTimestamp;
+        ev.message = patch.message;
+        return "ok";
+    }
+
+    /** @internal */
+    attach(inf: MemoryNodeInformer): void {
+        this.informers.add(inf);
+    }
+
+    /** @internal */
+    detach(inf: MemoryNodeInformer): void {
+        this.informers.delete(inf);
+    }
+
+    private mustGet(name: string): V1Node {
+        const n = this.nodes.get(name);
+        if (n === undefined) {
+            throw Object.assign(new Error(`nodes "${name}" not found`), { code: 404 });
+        }
+        return clone(n);
+    }
+
+    private store(node: V1Node): V1Node {
+        const name = node.metadata?.name ?? "";
+        const stored: V1Node = { ...node, metadata: { ...(node.metadata ?? {}), name, resourceVersion: String(++this.rv) } };
+        this.nodes.set(name, stored);
+        return stored;
+    }
+
+    private emit(verb: "add" | "update" | "delete", node: V1Node): void {
+        for (const inf of this.informers) {
+            inf.deliver(verb, clone(node));
+        }
+    }
+
+    private count(method: string): void {
+        this.calls.set(method, (this.calls.get(method) ?? 0) + 1);
+    }
+}
+
+export class MemoryNodeInformer implements NodeInformer {
+    private readonly api: MemoryNodeApi;
+    private readonly cache = new Map<string, V1Node>();
+    private readonly listeners: Listener[] = [];
+    private readonly errorListeners: ((err?: unknown) => void)[] = [];
+    private started = false;
+
+    constructor(api: MemoryNodeApi) {
+        this.api = api;
+    }
+
+    on(verb: "add" | "update" | "delete", cb: (node: V1Node) => void): void;
+    on(verb: "error", cb: (err?: unknown) => void): void;
+    on(verb: "add" | "update" | "delete" | "error", cb: ((node: V1Node) => void) | ((err?: unknown) => void)): void {
+        if (verb === "error") {
+            this.errorListeners.push(cb as (err?: unknown) => void);
+        } else {
+            this.listeners.push({ verb, cb: cb as (node: V1Node) => void });
+        }
+    }
+
+    async start(): Promise<void> {
+        this.started = true;
+        this.api.attach(this);
+        for (const node of this.api.list()) {
+            this.apply("add", node);
+        }
+    }
+
+    async stop(): Promise<void> {
+        this.started = false;
+        this.api.detach(this);
+    }
+
+    get(name: string): V1Node | undefined {
+        return this.cache.get(name);
+    }
+
+    list(): ReadonlyArray<V1Node> {
+        return [...this.cache.values()];
+    }
+
+    /** @internal Watch events arrive on a later tick, as they would over the network. */
+    deliver(verb: "add" | "update" | "delete", node: V1Node): void {
+        setImmediate(() => {
+            if (this.started) {
+                this.apply(verb, node);
+            }
+        });
+    }
+
+    private apply(verb: "add" | "update" | "delete", node: V1Node): void {
+        const name = node.metadata?.name ?? "";
+        if (verb === "delete") {
+            this.cache.delete(name);
+        } else {
+            this.cache.set(name, node);
+        }
+        for (const l of this.listeners) {
+            if (l.verb === verb) {
+                l.cb(node);
+            }
+        }
+    }
+}
+
+function clone<T>(v: T): T {
+    return structuredClone(v);
+}

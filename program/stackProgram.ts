@@ -1,0 +1,72 @@
+/**
+ * The stack program run by `pulumi preview` / `pulumi up`, `dccm render` and the daemon: Pulumi
+ * config (and the snapshot or live cluster it names) → desired state → the scope's resources.
+ */
+import * as fs from "node:fs";
+import * as pulumi from "@pulumi/pulumi";
+import { declareStack, parseScope } from "../components/stack";
+import { CONFIG_KEYS, desiredState, parseConfig, type RawConfig } from "../model";
+import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";
+import { listCluster, loadKubeConfig } from "../watcher/list";
+
+async function readInput(config: pulumi.Config): Promise<DumpContents> {
+  const snapshotPath = config.get("snapshot");
+  if (snapshotPath !== undefined && snapshotPath !== "") {
+    let text: string;
+    try {
+      text = await fs.promises.readFile(snapshotPath, "utf8");
+    } catch (error) {
+      throw new pulumi.RunError(`dccm:snapshot: cannot read ${snapshotPath}: ${(error as Error).message}`);
+    }
+    return snapshotFromKubectlJson(text, snapshotPath);
+  }
+  return listCluster(loadKubeConfig(config.get("kubeconfig")));
+}
+
+function rawConfig(config: pulumi.Config, clusterIdFromCluster: string | undefined): RawConfig {
+  const raw: RawConfig = {};
+  for (const key of CONFIG_KEYS) {
+    const value = config.get(key);
+    if (value === undefined) continue;
+    // Lists may be given as JSON arrays (pulumi config set --path) or comma-separated strings.
+    raw[key] = value.startsWith("[") ? (JSON.parse(value) as unknown) : value;
+  }
+  if (raw.clusterId === undefined && clusterIdFromCluster !== undefined) raw.clusterId = clusterIdFromCluster;
+  return raw;
+}
+
+/** The run failed only because some Services are invalid; everything valid was declared. */
+export class RejectedServicesError extends pulumi.RunError {
+  constructor(readonly messages: string[]) {
+    super(messages.join("\n"));
+    this.name = "RejectedServicesError";
+  }
+}
+
+/** Resolves once every value is known (after creation in `up`), so a later error cannot pre-empt them. */
+function settled(values: pulumi.Output<unknown>[]): Promise<void> {
+  return new Promise((resolve) => {
+    pulumi.all(values).apply(() => resolve());
+  });
+}
+
+export async function stackProgram(): Promise<Record<string, unknown>> {
+  const config = new pulumi.Config("dccm");
+  const scope = parseScope(config.get("scope"));
+  const input = await readInput(config);
+  let settings;
+  try {
+    settings = parseConfig(rawConfig(config, input.clusterId));
+  } catch (error) {
+    throw new pulumi.RunError(`dccm: ${(error as Error).message}`);
+  }
+  const desired = desiredState(input.snapshot, settings);
+  const { outputs, rejected } = declareStack(desired, scope);
+  if (rejected.length > 0) {
+    if (!pulumi.runtime.isDryRun()) await settled([...Object.values(outputs.loadBalancers), ...Object.values(outputs.instanceGroups)]);
+    // A failed program makes the engine skip deletes: a Service that turned invalid keeps its load balancer.
+    throw new RejectedServicesError(rejected.map((rejection) => rejection.message));
+  }
+  return { ...outputs };
+}
+
