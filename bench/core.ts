@@ -1,0 +1,60 @@
+/** desiredState on a big cluster, and the stack program under mocks per declared resource. */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { desiredState, parseConfig } from "../model";
+import { renderProgram } from "../program/render";
+import { stackProgram } from "../program/stackProgram";
+import { BENCH_CONFIG_RAW, generateCluster, toKubectlList } from "./generate";
+import { elapsedMs, median, round } from "./stats";
+
+export interface CoreFigures {
+  desiredNodes: number;
+  desiredServices: number;
+  desiredMedianMs: number;
+  desiredP90Ms: number;
+  desiredJsonBytes: number;
+  renderServices: number;
+  renderResources: number;
+  renderMs: number;
+  renderMsPerResource: number;
+}
+
+export async function benchCore(): Promise<CoreFigures> {
+  const config = parseConfig(BENCH_CONFIG_RAW);
+  const snapshot = generateCluster(5000, 1000);
+  for (let i = 0; i < 3; i++) desiredState(snapshot, config);
+  const samples: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < 21; i++) {
+    const start = process.hrtime.bigint();
+    const desired = desiredState(snapshot, config);
+    samples.push(elapsedMs(start));
+    bytes = JSON.stringify(desired).length;
+  }
+  const sorted = [...samples].sort((a, b) => a - b);
+
+  const renderServices = 200;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-bench-"));
+  const snapshotPath = path.join(dir, "cluster.json");
+  fs.writeFileSync(snapshotPath, JSON.stringify(toKubectlList(generateCluster(300, renderServices))));
+  const pulumiConfig: Record<string, string> = { snapshot: snapshotPath, scope: "all" };
+  for (const [key, value] of Object.entries(BENCH_CONFIG_RAW)) pulumiConfig[key] = typeof value === "string" ? value : JSON.stringify(value);
+  const start = process.hrtime.bigint();
+  const rendered = await renderProgram(stackProgram, pulumiConfig);
+  const renderMs = elapsedMs(start);
+  fs.rmSync(dir, { recursive: true, force: true });
+  if ("error" in rendered) throw new Error("bench: the stack program failed", { cause: rendered.error });
+
+  return {
+    desiredNodes: snapshot.nodes.length,
+    desiredServices: snapshot.services.length,
+    desiredMedianMs: round(median(samples)),
+    desiredP90Ms: round(sorted[Math.floor(sorted.length * 0.9)]),
+    desiredJsonBytes: bytes,
+    renderServices,
+    renderResources: rendered.resources.length,
+    renderMs: round(renderMs, 0),
+    renderMsPerResource: round(renderMs / rendered.resources.length),
+  };
+}
