@@ -6,11 +6,15 @@ import { ConfigError, desiredState, parseConfig, type RawConfig } from "../model
 import { renderProgram } from "../program/render";
 import { RejectedServicesError, stackProgram } from "../program/stackProgram";
 import { snapshotFromKubectlJson, SnapshotError, type DumpContents } from "../watcher/kubectlDump";
+import { runDaemon } from "./daemonCommand";
 import { CONFIG_FLAG_OPTIONS, configFromFlags, toPulumiConfig, UsageError } from "./options";
 
 const USAGE = `usage:
   dccm desired --snapshot FILE [--config FILE] [--<key> VALUE ...]   print the DesiredState JSON
   dccm render  --snapshot FILE [--config FILE] [--<key> VALUE ...]   print every resource the stack program declares
+  dccm daemon  --kubeconfig FILE --config FILE [--state-dir DIR] [--listen HOST:PORT] [--parallelism N]
+               [--drift-interval 10m] [--backend-url URL] [--secrets-provider URL] [--compute-endpoint URL]
+               [--no-leader-election] [--identity NAME] [--log-level LEVEL]   run the controller
 config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes loadBalancerClasses`;
 
 interface Input {
@@ -61,6 +65,8 @@ async function run(argv: string[]): Promise<number> {
       process.stdout.write(`${JSON.stringify(result.resources, null, 2)}\n`);
       return 0;
     }
+    case "daemon":
+      return runDaemon(rest);
     case undefined:
     case "help":
     case "--help":

@@ -1,0 +1,147 @@
+/**
+ * Leader election on a coordination.k8s.io Lease with client-go's timings: a 15 s lease, renewed
+ * every 2 s, given up when it could not be renewed for 10 s. Writes carry the resourceVersion, so
+ * two replicas never both believe they won.
+ */
+import * as k8s from "@kubernetes/client-node";
+import type { Logger } from "pino";
+
+export interface LeaderOptions {
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  now?: () => number;
+}
+
+export const DEFAULT_LEASE = { namespace: "kube-system", name: "dccm", leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+
+function isStatus(error: unknown, code: number): boolean {
+  return error instanceof k8s.ApiException && error.code === code;
+}
+
+/** Pure: may `identity` take or keep this lease at `now`? */
+export function canAcquire(lease: k8s.V1Lease | undefined, identity: string, now: number): boolean {
+  const spec = lease?.spec;
+  if (spec === undefined || spec.holderIdentity === undefined || spec.holderIdentity === null || spec.holderIdentity === "") return true;
+  if (spec.holderIdentity === identity) return true;
+  const renewed = spec.renewTime !== undefined && spec.renewTime !== null ? new Date(spec.renewTime).getTime() : 0;
+  const duration = (spec.leaseDurationSeconds ?? 0) * 1000;
+  return renewed + duration < now;
+}
+
+export class LeaderElector {
+  private readonly api: k8s.CoordinationV1Api;
+  private readonly now: () => number;
+  private lastRenew = 0;
+  private leading = false;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    kubeConfig: k8s.KubeConfig,
+    private readonly options: LeaderOptions,
+    private readonly logger: Logger,
+  ) {
+    this.api = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+    this.now = options.now ?? Date.now;
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** One acquire-or-renew attempt. Returns whether we hold the lease afterwards. */
+  async tryAcquireOrRenew(): Promise<boolean> {
+    const { namespace, name, identity } = this.options;
+    const now = this.now();
+    const spec = (transitions: number, acquired: boolean, previous?: k8s.V1LeaseSpec): k8s.V1LeaseSpec => ({
+      holderIdentity: identity,
+      leaseDurationSeconds: Math.ceil(this.options.leaseDurationMs / 1000),
+      acquireTime: (acquired ? new k8s.V1MicroTime(now) : previous?.acquireTime ?? new k8s.V1MicroTime(now)) as k8s.V1MicroTime,
+      renewTime: new k8s.V1MicroTime(now),
+      leaseTransitions: transitions,
+    });
+    let lease: k8s.V1Lease | undefined;
+    try {
+      lease = await this.api.readNamespacedLease({ name, namespace });
+    } catch (error) {
+      if (!isStatus(error, 404)) throw new Error(`reading Lease ${namespace}/${name}`, { cause: error });
+    }
+    try {
+      if (lease === undefined) {
+        await this.api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: spec(0, true) } });
+      } else {
+        if (!canAcquire(lease, identity, now)) return false;
+        const takingOver = lease.spec?.holderIdentity !== identity;
+        const transitions = (lease.spec?.leaseTransitions ?? 0) + (takingOver ? 1 : 0);
+        await this.api.replaceNamespacedLease({
+          name,
+          namespace,
+          body: { metadata: { ...lease.metadata, name, namespace }, spec: spec(transitions, takingOver, lease.spec) },
+        });
+      }
+    } catch (error) {
+      // 409: another replica wrote first; it wins this round.
+      if (isStatus(error, 409)) return false;
+      throw new Error(`writing Lease ${namespace}/${name}`, { cause: error });
+    }
+    this.lastRenew = now;
+    return true;
+  }
+
+  /**
+   * Resolves once this replica leads. Afterwards it keeps renewing and calls `onLost` if the lease
+   * could not be renewed within the renew deadline.
+   */
+  async acquire(onLost: () => void): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const attempt = (): void => {
+        if (this.stopped) return;
+        this.tryAcquireOrRenew()
+          .catch((error: unknown) => {
+            this.logger.warn({ err: error }, "leader election attempt failed");
+            return false;
+          })
+          .then((held) => {
+            if (this.stopped) return;
+            if (held && !this.leading) {
+              this.leading = true;
+              this.logger.info({ lease: `${this.options.namespace}/${this.options.name}`, identity: this.options.identity }, "became leader");
+              resolve();
+            } else if (!held && this.leading && this.now() - this.lastRenew > this.options.renewDeadlineMs) {
+              this.leading = false;
+              this.logger.error({ lease: `${this.options.namespace}/${this.options.name}` }, "lost leadership");
+              onLost();
+              return;
+            }
+            this.timer = setTimeout(attempt, this.options.retryPeriodMs);
+          })
+          .catch((error: unknown) => this.logger.error({ err: error }, "leader election loop failed"));
+      };
+      attempt();
+    });
+  }
+
+  /** Stops renewing and, if leading, hands the lease back so another replica takes over at once. */
+  async release(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (!this.leading) return;
+    this.leading = false;
+    const { namespace, name, identity } = this.options;
+    try {
+      const lease = await this.api.readNamespacedLease({ name, namespace });
+      if (lease.spec?.holderIdentity !== identity) return;
+      await this.api.replaceNamespacedLease({
+        name,
+        namespace,
+        body: { metadata: lease.metadata, spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: new k8s.V1MicroTime(this.now()) } },
+      });
+    } catch (error) {
+      this.logger.warn({ err: error }, "could not release the Lease");
+    }
+  }
+}

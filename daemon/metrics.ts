@@ -1,0 +1,50 @@
+/** Prometheus metrics of the daemon. */
+import * as prom from "prom-client";
+
+export class DaemonMetrics {
+  readonly registry: prom.Registry;
+  readonly reconciles: prom.Counter<"kind" | "result">;
+  readonly upDuration: prom.Histogram<"kind" | "operation">;
+  readonly driftCorrections: prom.Counter<"kind">;
+  readonly queueDepth: prom.Gauge;
+  readonly watchRestarts: prom.Counter<"resource">;
+  readonly stackRuns: prom.Counter<"stack" | "operation">;
+  readonly leader: prom.Gauge;
+
+  constructor(registry: prom.Registry = new prom.Registry()) {
+    this.registry = registry;
+    this.reconciles = new prom.Counter({
+      name: "dccm_reconciles_total",
+      help: "Reconciles by stack kind (cluster, service) and result (ok, retry, retryAfter, giveUp).",
+      labelNames: ["kind", "result"],
+      registers: [registry],
+    });
+    this.upDuration = new prom.Histogram({
+      name: "dccm_up_duration_seconds",
+      help: "Duration of pulumi operations by stack kind and operation (up, destroy).",
+      labelNames: ["kind", "operation"],
+      buckets: [0.5, 1, 2, 5, 10, 20, 40, 80, 160, 320],
+      registers: [registry],
+    });
+    this.driftCorrections = new prom.Counter({
+      name: "dccm_drift_corrections_total",
+      help: "Drift passes that put something back, by stack kind.",
+      labelNames: ["kind"],
+      registers: [registry],
+    });
+    this.queueDepth = new prom.Gauge({ name: "dccm_queue_depth", help: "Stacks waiting for a worker.", registers: [registry] });
+    this.watchRestarts = new prom.Counter({
+      name: "dccm_watch_restarts_total",
+      help: "Watch restarts after an error, by resource.",
+      labelNames: ["resource"],
+      registers: [registry],
+    });
+    this.stackRuns = new prom.Counter({
+      name: "dccm_stack_runs_total",
+      help: "pulumi operations run, per stack and operation (up, destroy).",
+      labelNames: ["stack", "operation"],
+      registers: [registry],
+    });
+    this.leader = new prom.Gauge({ name: "dccm_leader", help: "1 while this replica holds the Lease.", registers: [registry] });
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * One reconcile of one stack, from the caches (never from an event payload): the cluster stack,
+ * or a Service's stack with its finalizer, status and events.
+ */
+import type { Logger } from "pino";
+import type { Scope } from "../components/stack";
+import { CLUSTER_STACK } from "../model";
+import type { DesiredCache } from "../watcher/desiredCache";
+import { parseServiceStack } from "../watcher/desiredCache";
+import type { ClusterWatcher, ServiceMeta } from "../watcher/informers";
+import type { EventRecorder, EventTarget } from "./events";
+import type { DaemonMetrics } from "./metrics";
+import type { ReconcileResult, WorkItem } from "./queue";
+import { LB_FINALIZER, type ServiceWriter } from "./services";
+import { StackBusyError, type PutBack, type StackRunner } from "./stacks";
+
+export interface ClusterOutputs {
+  instanceGroups: Record<string, string>;
+  routes: Record<string, string>;
+}
+
+export interface ReconcilerDeps {
+  cache: DesiredCache;
+  watcher: Pick<ClusterWatcher, "meta">;
+  runner: Pick<StackRunner, "up" | "destroyAndRemove">;
+  writer: ServiceWriter;
+  events: EventRecorder;
+  metrics: DaemonMetrics;
+  logger: Logger;
+  enqueue: (stack: string, flags?: { refresh?: boolean }) => void;
+  signal: AbortSignal;
+  /** Drift pass period and its jitter (fraction of the period). */
+  driftMs: number;
+  driftJitter: number;
+  /** Stacks found in the backend at start-up. */
+  knownStacks: Iterable<string>;
+  onClusterApplied?: (outputs: ClusterOutputs) => void;
+  onClusterFailed?: (error: unknown) => void;
+}
+
+/** The message chain of an error, short enough for an Event. */
+export function describeError(error: unknown, limit = 1024): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && current !== null && depth < 6; depth++) {
+    if (current instanceof Error) {
+      const lines = current.message.split("\n").map((line) => line.trim());
+      // Pulumi CLI errors carry the whole output: keep the lines that say what failed.
+      const useful = lines.filter((line) => /error|failed|denied|not found|invalid/i.test(line));
+      parts.push((useful.length > 0 ? useful.slice(0, 6) : lines.slice(0, 2)).join(" "));
+      current = current.cause;
+    } else {
+      parts.push(String(current));
+      break;
+    }
+  }
+  const text = [...new Set(parts.filter((part) => part !== ""))].join(": ");
+  return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value, index) => value === b[index]);
+}
+
+function describePutBack(changed: PutBack[]): string {
+  return changed.map((change) => `${change.type.split(":").pop()} ${change.name} (${change.op})`).join(", ");
+}
+
+interface LoadBalancerOutputValue {
+  ingress?: unknown;
+}
+
+export class Reconciler {
+  private readonly applied = new Map<string, string>();
+  private readonly reportedRejection = new Map<string, string>();
+  private readonly knownStacks: Set<string>;
+  private readonly driftTimers = new Map<string, NodeJS.Timeout>();
+  private clusterZones: Set<string> | undefined;
+
+  constructor(private readonly deps: ReconcilerDeps) {
+    this.knownStacks = new Set(deps.knownStacks);
+  }
+
+  async reconcile(item: WorkItem): Promise<ReconcileResult> {
+    const kind = item.key === CLUSTER_STACK ? "cluster" : "service";
+    const result = kind === "cluster" ? await this.reconcileCluster(item) : await this.reconcileService(item);
+    this.deps.metrics.reconciles.inc({ kind, result: result.kind });
+    return result;
+  }
+
+  private armDrift(stack: string): void {
+    if (this.driftTimers.has(stack) || this.deps.signal.aborted) return;
+    const jitter = 1 + (Math.random() * 2 - 1) * this.deps.driftJitter;
+    const timer = setTimeout(() => {
+      this.driftTimers.delete(stack);
+      this.deps.enqueue(stack, { refresh: true });
+    }, Math.max(1, Math.round(this.deps.driftMs * jitter)));
+    timer.unref();
+    this.driftTimers.set(stack, timer);
+  }
+
+  private disarmDrift(stack: string): void {
+    const timer = this.driftTimers.get(stack);
+    if (timer !== undefined) clearTimeout(timer);
+    this.driftTimers.delete(stack);
+  }
+
+  stop(): void {
+    for (const stack of [...this.driftTimers.keys()]) this.disarmDrift(stack);
+  }
+
+  private async runUp(stack: string, scope: Scope, refresh: boolean): Promise<{ outputs: Record<string, unknown>; changed: PutBack[] }> {
+    const kind = stack === CLUSTER_STACK ? "cluster" : "service";
+    const end = this.deps.metrics.upDuration.startTimer({ kind, operation: "up" });
+    this.deps.metrics.stackRuns.inc({ stack, operation: "up" });
+    try {
+      const outcome = await this.deps.runner.up(stack, scope, this.deps.cache.desired(), { refresh, signal: this.deps.signal });
+      this.knownStacks.add(stack);
+      return outcome;
+    } finally {
+      end();
+    }
+  }
+
+  private async reconcileCluster(item: WorkItem): Promise<ReconcileResult> {
+    const view = this.deps.cache.view(CLUSTER_STACK);
+    const hash = view.hash;
+    if (hash === undefined) return { kind: "ok" };
+    if (this.applied.get(CLUSTER_STACK) === hash && !item.refresh) return { kind: "ok" };
+    try {
+      const outcome = await this.runUp(CLUSTER_STACK, { kind: "cluster" }, item.refresh);
+      const outputs: ClusterOutputs = {
+        instanceGroups: (outcome.outputs.instanceGroups ?? {}) as Record<string, string>,
+        routes: (outcome.outputs.routes ?? {}) as Record<string, string>,
+      };
+      this.clusterZones = new Set(Object.keys(outputs.instanceGroups));
+      const drifted = item.refresh && this.applied.get(CLUSTER_STACK) === hash && outcome.changed.length > 0;
+      if (drifted) {
+        this.deps.metrics.driftCorrections.inc({ kind: "cluster" });
+        this.deps.logger.info({ stack: CLUSTER_STACK, putBack: describePutBack(outcome.changed) }, "drift corrected");
+      }
+      this.applied.set(CLUSTER_STACK, hash);
+      this.deps.onClusterApplied?.(outputs);
+      this.armDrift(CLUSTER_STACK);
+      return { kind: "ok" };
+    } catch (error) {
+      this.deps.logger.error({ stack: CLUSTER_STACK, err: describeError(error) }, "cluster stack update failed");
+      this.deps.onClusterFailed?.(error);
+      return { kind: "retry", error };
+    }
+  }
+
+  private async reconcileService(item: WorkItem): Promise<ReconcileResult> {
+    const ref = parseServiceStack(item.key);
+    if (ref === undefined) return { kind: "giveUp", reason: `${item.key} is not a stack dccm manages` };
+    const view = this.deps.cache.view(item.key);
+    const meta = this.deps.watcher.meta(ref.namespace, ref.name);
+    const target: EventTarget = { kind: "Service", namespace: ref.namespace, name: ref.name, uid: meta?.uid ?? "" };
+
+    if (view.service !== undefined && view.hash !== undefined) {
+      if (meta === undefined) return { kind: "ok" };
+      return this.ensure(item, view.service.backendZones, view.hash, meta, target);
+    }
+    if (view.rejections.length > 0 && view.hash !== undefined) {
+      // The load balancer (if any) is left as it is: nothing is deleted because of bad input.
+      if (this.reportedRejection.get(item.key) !== view.hash && meta !== undefined) {
+        this.reportedRejection.set(item.key, view.hash);
+        await this.deps.events.record(target, "Warning", "SyncLoadBalancerFailed", view.rejections.map((r) => r.message).join("; "));
+      }
+      return { kind: "giveUp", reason: "the Service is invalid" };
+    }
+    return this.remove(item, meta, target);
+  }
+
+  private async ensure(item: WorkItem, zones: string[], hash: string, meta: ServiceMeta, target: EventTarget): Promise<ReconcileResult> {
+    const { namespace, name } = meta;
+    if (this.clusterZones === undefined || zones.some((zone) => !this.clusterZones?.has(zone))) {
+      // Backends point at the cluster stack's instance groups: they must exist first.
+      this.deps.enqueue(CLUSTER_STACK);
+      return { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" };
+    }
+    const changed = this.applied.get(item.key) !== hash;
+    if (!changed && !item.refresh) return { kind: "ok" };
+    try {
+      if (!meta.finalizers.includes(LB_FINALIZER) && !(await this.deps.writer.setFinalizer(namespace, name, true))) return { kind: "ok" };
+      if (changed) await this.deps.events.record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
+      const outcome = await this.runUp(item.key, { kind: "service", namespace, name }, item.refresh);
+      const lbs = (outcome.outputs.loadBalancers ?? {}) as Record<string, LoadBalancerOutputValue>;
+      const rawIngress = lbs[`${namespace}/${name}`]?.ingress;
+      const ingress = Array.isArray(rawIngress) ? rawIngress.filter((ip): ip is string => typeof ip === "string") : [];
+      if (item.refresh && !changed && outcome.changed.length > 0) {
+        this.deps.metrics.driftCorrections.inc({ kind: "service" });
+        await this.deps.events.record(target, "Normal", "DriftCorrected", `Put back: ${describePutBack(outcome.changed)}`);
+      }
+      // Compare against the live status: someone may have cleared it.
+      const current = this.deps.watcher.meta(namespace, name)?.ingress ?? meta.ingress;
+      if (!sameList(current, ingress)) await this.deps.writer.setIngress(namespace, name, ingress);
+      this.applied.set(item.key, hash);
+      this.reportedRejection.delete(item.key);
+      if (changed) await this.deps.events.record(target, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
+      this.armDrift(item.key);
+      return { kind: "ok" };
+    } catch (error) {
+      if (this.deps.signal.aborted) return { kind: "giveUp", reason: "shutting down" };
+      if (error instanceof StackBusyError) return { kind: "retryAfter", ms: 5000, reason: "stack locked" };
+      await this.deps.events.record(target, "Warning", "SyncLoadBalancerFailed", `Error syncing load balancer: ${describeError(error)}`);
+      return { kind: "retry", error };
+    }
+  }
+
+  private async remove(item: WorkItem, meta: ServiceMeta | undefined, target: EventTarget): Promise<ReconcileResult> {
+    const ours = meta?.finalizers.includes(LB_FINALIZER) === true;
+    if (!this.knownStacks.has(item.key) && !ours) return { kind: "ok" };
+    this.disarmDrift(item.key);
+    try {
+      if (meta !== undefined) await this.deps.events.record(target, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
+      const end = this.deps.metrics.upDuration.startTimer({ kind: "service", operation: "destroy" });
+      this.deps.metrics.stackRuns.inc({ stack: item.key, operation: "destroy" });
+      try {
+        await this.deps.runner.destroyAndRemove(item.key, { signal: this.deps.signal });
+      } finally {
+        end();
+      }
+      this.knownStacks.delete(item.key);
+      this.applied.delete(item.key);
+      if (meta !== undefined) {
+        // A Service that stopped being ours but still exists loses the IP we published.
+        if (!meta.deleting && meta.ingress.length > 0) await this.deps.writer.setIngress(meta.namespace, meta.name, []);
+        if (ours) await this.deps.writer.setFinalizer(meta.namespace, meta.name, false);
+        await this.deps.events.record(target, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+      }
+      return { kind: "ok" };
+    } catch (error) {
+      if (this.deps.signal.aborted) return { kind: "giveUp", reason: "shutting down" };
+      if (error instanceof StackBusyError) return { kind: "retryAfter", ms: 5000, reason: "stack locked" };
+      if (meta !== undefined) await this.deps.events.record(target, "Warning", "SyncLoadBalancerFailed", `Error deleting load balancer: ${describeError(error)}`);
+      return { kind: "retry", error };
+    }
+  }
+}

@@ -1,0 +1,63 @@
+/** The Service writes the daemon makes: finalizer and load balancer status. */
+import * as k8s from "@kubernetes/client-node";
+
+export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
+
+const mergePatch = (): ReturnType<typeof k8s.setHeaderOptions> => k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+
+export function isConflict(error: unknown): boolean {
+  return error instanceof k8s.ApiException && error.code === 409;
+}
+
+export function isNotFound(error: unknown): boolean {
+  return error instanceof k8s.ApiException && error.code === 404;
+}
+
+export class ServiceWriter {
+  constructor(private readonly core: k8s.CoreV1Api) {}
+
+  /**
+   * Adds or removes our finalizer with the object's resourceVersion, so a concurrent edit of the
+   * list makes the patch fail (409) instead of dropping someone else's finalizer. Returns false
+   * when the Service no longer exists.
+   */
+  async setFinalizer(namespace: string, name: string, present: boolean): Promise<boolean> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      let service: k8s.V1Service;
+      try {
+        service = await this.core.readNamespacedService({ name, namespace });
+      } catch (error) {
+        if (isNotFound(error)) return false;
+        throw new Error(`reading Service ${namespace}/${name}`, { cause: error });
+      }
+      const finalizers = service.metadata?.finalizers ?? [];
+      const has = finalizers.includes(LB_FINALIZER);
+      if (has === present) return true;
+      const next = present ? [...finalizers, LB_FINALIZER] : finalizers.filter((finalizer) => finalizer !== LB_FINALIZER);
+      try {
+        await this.core.patchNamespacedService(
+          { name, namespace, body: { metadata: { finalizers: next, resourceVersion: service.metadata?.resourceVersion } } },
+          mergePatch(),
+        );
+        return true;
+      } catch (error) {
+        if (isNotFound(error)) return false;
+        if (!isConflict(error)) throw new Error(`${present ? "adding" : "removing"} finalizer ${LB_FINALIZER} on Service ${namespace}/${name}`, { cause: error });
+      }
+    }
+    throw new Error(`${present ? "adding" : "removing"} finalizer ${LB_FINALIZER} on Service ${namespace}/${name}: conflicts on 5 attempts`);
+  }
+
+  /** Writes status.loadBalancer.ingress through the status subresource. */
+  async setIngress(namespace: string, name: string, ips: string[]): Promise<void> {
+    try {
+      await this.core.patchNamespacedServiceStatus(
+        { name, namespace, body: { status: { loadBalancer: { ingress: ips.length > 0 ? ips.map((ip) => ({ ip, ipMode: "VIP" })) : null } } } },
+        mergePatch(),
+      );
+    } catch (error) {
+      if (isNotFound(error)) return;
+      throw new Error(`writing status.loadBalancer of Service ${namespace}/${name}`, { cause: error });
+    }
+  }
+}

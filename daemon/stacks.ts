@@ -1,0 +1,152 @@
+/**
+ * Pulumi stacks through the Automation API: one workspace per stack, reused across runs, each
+ * running the same declareStack as index.ts with the desired state captured for that run.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import {
+  ConcurrentUpdateError,
+  LocalWorkspace,
+  StackNotFoundError,
+  type EngineEvent,
+  type InlineProgramArgs,
+  type LocalWorkspaceOptions,
+  type Stack,
+} from "@pulumi/pulumi/automation";
+import { declareStack, type Scope } from "../components/stack";
+import type { DesiredState } from "../model";
+
+export const PROJECT_NAME = "dccm";
+
+export interface StackRunnerOptions {
+  /** PULUMI_BACKEND_URL; `file://<dir>` by default so the daemon needs no account. */
+  backendUrl: string;
+  /** e.g. `passphrase` (PULUMI_CONFIG_PASSPHRASE) or `gcpkms://…`. */
+  secretsProvider?: string;
+  /** Extra environment for the pulumi CLI. */
+  env: Record<string, string>;
+  /** Where workspaces live (one directory per stack). */
+  workDir: string;
+}
+
+export interface PutBack {
+  urn: string;
+  type: string;
+  name: string;
+  op: string;
+}
+
+export interface UpOutcome {
+  outputs: Record<string, unknown>;
+  /** Resources the run changed (create/update/replace/delete), from engine events. */
+  changed: PutBack[];
+}
+
+export class StackBusyError extends Error {
+  constructor(stack: string, options: { cause: unknown }) {
+    super(`stack ${stack} is locked by another update`, options);
+    this.name = "StackBusyError";
+  }
+}
+
+const CHANGING_OPS = new Set(["create", "update", "replace", "delete", "create-replacement", "delete-replaced"]);
+
+function nameFromUrn(urn: string): string {
+  const index = urn.lastIndexOf("::");
+  return index < 0 ? urn : urn.slice(index + 2);
+}
+
+export function localBackendUrl(stateDir: string): string {
+  return `file://${path.resolve(stateDir)}`;
+}
+
+interface Entry {
+  stack: Stack;
+  /** The desired state the next run of this stack's program declares. */
+  desired?: DesiredState;
+}
+
+export class StackRunner {
+  private readonly entries = new Map<string, Promise<Entry>>();
+
+  constructor(private readonly options: StackRunnerOptions) {}
+
+  private workspaceOptions(stackName: string): LocalWorkspaceOptions {
+    const workDir = path.join(this.options.workDir, stackName);
+    fs.mkdirSync(workDir, { recursive: true });
+    return {
+      workDir,
+      projectSettings: { name: PROJECT_NAME, runtime: "nodejs", backend: { url: this.options.backendUrl } },
+      envVars: { PULUMI_BACKEND_URL: this.options.backendUrl, PULUMI_SKIP_UPDATE_CHECK: "true", ...this.options.env },
+      ...(this.options.secretsProvider !== undefined ? { secretsProvider: this.options.secretsProvider } : {}),
+    };
+  }
+
+  private entry(stackName: string, scope: Scope): Promise<Entry> {
+    let entry = this.entries.get(stackName);
+    if (entry === undefined) {
+      const holder: { current?: Entry } = {};
+      const args: InlineProgramArgs = {
+        stackName,
+        projectName: PROJECT_NAME,
+        program: async () => {
+          const desired = holder.current?.desired;
+          if (desired === undefined) throw new Error(`stack ${stackName}: program run without a desired state`);
+          return { ...declareStack(desired, scope).outputs };
+        },
+      };
+      entry = LocalWorkspace.createOrSelectStack(args, this.workspaceOptions(stackName)).then((stack) => {
+        holder.current = { stack };
+        return holder.current;
+      });
+      // A failed creation must not be cached: the next run tries again.
+      entry.catch(() => this.entries.delete(stackName));
+      this.entries.set(stackName, entry);
+    }
+    return entry;
+  }
+
+  async up(stackName: string, scope: Scope, desired: DesiredState, opts: { refresh: boolean; signal?: AbortSignal }): Promise<UpOutcome> {
+    const entry = await this.entry(stackName, scope);
+    entry.desired = desired;
+    const changed: PutBack[] = [];
+    const onEvent = (event: EngineEvent): void => {
+      const metadata = event.resourcePreEvent?.metadata;
+      if (metadata !== undefined && CHANGING_OPS.has(metadata.op)) {
+        changed.push({ urn: metadata.urn, type: metadata.type, name: nameFromUrn(metadata.urn), op: metadata.op });
+      }
+    };
+    try {
+      const result = await entry.stack.up({ refresh: opts.refresh, onEvent, ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
+      const outputs: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(result.outputs)) outputs[key] = value.value;
+      return { outputs, changed };
+    } catch (error) {
+      if (error instanceof ConcurrentUpdateError) throw new StackBusyError(stackName, { cause: error });
+      throw new Error(`pulumi up of stack ${stackName} failed`, { cause: error });
+    }
+  }
+
+  /** Destroys the stack's resources and removes the stack. A stack that does not exist is done. */
+  async destroyAndRemove(stackName: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
+    const workspace = await LocalWorkspace.create(this.workspaceOptions(stackName));
+    try {
+      const stack = await LocalWorkspace.selectStack({ stackName, projectName: PROJECT_NAME, program: async () => ({}) }, this.workspaceOptions(stackName));
+      await stack.destroy({ ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
+      await workspace.removeStack(stackName);
+    } catch (error) {
+      if (error instanceof StackNotFoundError) return;
+      if (error instanceof ConcurrentUpdateError) throw new StackBusyError(stackName, { cause: error });
+      throw new Error(`pulumi destroy of stack ${stackName} failed`, { cause: error });
+    } finally {
+      this.entries.delete(stackName);
+    }
+  }
+
+  /** Names of the stacks in the backend (for orphans left by Services deleted while we were down). */
+  async listStacks(): Promise<string[]> {
+    const workspace = await LocalWorkspace.create(this.workspaceOptions("_list"));
+    const summaries = await workspace.listStacks({ all: false });
+    return summaries.map((summary) => summary.name.split("/").pop() ?? summary.name).sort();
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Keeps the latest desired state of the watched cluster and tells which stacks it changed: each
+ * stack's slice is hashed, so an update that changes nothing a stack declares triggers nothing.
+ */
+import * as crypto from "node:crypto";
+import {
+  CLUSTER_STACK,
+  desiredState,
+  serviceStackName,
+  type ClusterSnapshot,
+  type Config,
+  type DesiredState,
+  type Rejection,
+  type ServiceDesired,
+} from "../model";
+
+export interface StackChange {
+  stack: string;
+  /** undefined for the cluster stack. */
+  service?: { namespace: string; name: string };
+  /** Hash of what the stack declares now; undefined when the stack should no longer exist. */
+  hash: string | undefined;
+}
+
+export function hashOf(value: unknown): string {
+  return crypto.createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 32);
+}
+
+export interface StackView {
+  desired: DesiredState;
+  service?: ServiceDesired;
+  rejections: Rejection[];
+  hash: string | undefined;
+}
+
+export class DesiredCache {
+  private current: DesiredState | undefined;
+  private hashes = new Map<string, string>();
+  private serviceIndex = new Map<string, ServiceDesired>();
+  private rejectionIndex = new Map<string, Rejection[]>();
+
+  constructor(private readonly config: Config) {}
+
+  /** Recomputes from `snapshot` and returns the stacks whose hash changed (appeared, changed or vanished). */
+  update(snapshot: ClusterSnapshot): StackChange[] {
+    const desired = desiredState(snapshot, this.config);
+    const hashes = new Map<string, string>();
+    const services = new Map<string, ServiceDesired>();
+    const rejections = new Map<string, Rejection[]>();
+    const names = new Map<string, { namespace: string; name: string }>();
+    hashes.set(CLUSTER_STACK, hashOf(desired.cluster));
+    for (const service of desired.services) {
+      hashes.set(service.stack, hashOf(service));
+      services.set(service.stack, service);
+      names.set(service.stack, { namespace: service.namespace, name: service.name });
+    }
+    for (const rejection of desired.rejected) {
+      const [namespace, name] = rejection.service.split("/");
+      const stack = serviceStackName(namespace, name);
+      const list = rejections.get(stack) ?? [];
+      list.push(rejection);
+      rejections.set(stack, list);
+      names.set(stack, { namespace, name });
+    }
+    for (const [stack, list] of rejections) hashes.set(stack, hashOf({ rejected: list.map((r) => r.message) }));
+
+    const changes: StackChange[] = [];
+    for (const [stack, hash] of hashes) {
+      if (this.hashes.get(stack) !== hash) changes.push({ stack, ...(names.has(stack) ? { service: names.get(stack) } : {}), hash });
+    }
+    for (const stack of this.hashes.keys()) {
+      if (!hashes.has(stack)) changes.push({ stack, service: parseServiceStack(stack), hash: undefined });
+    }
+    this.current = desired;
+    this.hashes = hashes;
+    this.serviceIndex = services;
+    this.rejectionIndex = rejections;
+    return changes.sort((a, b) => (a.stack < b.stack ? -1 : a.stack > b.stack ? 1 : 0));
+  }
+
+  desired(): DesiredState {
+    if (this.current === undefined) throw new Error("desired state read before the first snapshot");
+    return this.current;
+  }
+
+  view(stack: string): StackView {
+    return {
+      desired: this.desired(),
+      ...(this.serviceIndex.has(stack) ? { service: this.serviceIndex.get(stack) } : {}),
+      rejections: this.rejectionIndex.get(stack) ?? [],
+      hash: this.hashes.get(stack),
+    };
+  }
+
+  stacks(): string[] {
+    return [...this.hashes.keys()].sort();
+  }
+}
+
+/** `service.<namespace>.<name>` → its Service; undefined for other stack names. */
+export function parseServiceStack(stack: string): { namespace: string; name: string } | undefined {
+  const match = /^service\.([a-z0-9-]+)\.([a-z0-9-]+)$/.exec(stack);
+  return match ? { namespace: match[1], name: match[2] } : undefined;
+}
