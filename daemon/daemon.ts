@@ -6,6 +6,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
+import type { PulumiCommand } from "@pulumi/pulumi/automation";
 import type { Logger } from "pino";
 import type { Config } from "../model";
 import { DesiredCache, parseServiceStack } from "../watcher/desiredCache";
@@ -43,6 +44,7 @@ export interface DaemonOptions {
   leaderElection: boolean;
   identity: string;
   metrics?: DaemonMetrics;
+  pulumiCommand?: PulumiCommand;
   onClusterApplied?: (outputs: ClusterOutputs) => void;
 }
 
@@ -96,6 +98,7 @@ export class Daemon {
       ...(options.secretsProvider !== undefined ? { secretsProvider: options.secretsProvider } : {}),
       env: options.pulumiEnv,
       workDir: path.join(options.stateDir, "workspaces"),
+      ...(options.pulumiCommand !== undefined ? { pulumiCommand: options.pulumiCommand } : {}),
     });
     const core = options.kubeConfig.makeApiClient(k8s.CoreV1Api);
     const watcher = new ClusterWatcher(options.kubeConfig, {

@@ -7,6 +7,7 @@ import * as path from "node:path";
 import {
   ConcurrentUpdateError,
   LocalWorkspace,
+  PulumiCommand,
   StackNotFoundError,
   type EngineEvent,
   type InlineProgramArgs,
@@ -27,6 +28,8 @@ export interface StackRunnerOptions {
   env: Record<string, string>;
   /** Where workspaces live (one directory per stack). */
   workDir: string;
+  /** The pulumi CLI; `pulumi` on PATH when absent. */
+  pulumiCommand?: PulumiCommand;
 }
 
 export interface PutBack {
@@ -79,6 +82,7 @@ export class StackRunner {
       projectSettings: { name: PROJECT_NAME, runtime: "nodejs", backend: { url: this.options.backendUrl } },
       envVars: { PULUMI_BACKEND_URL: this.options.backendUrl, PULUMI_SKIP_UPDATE_CHECK: "true", ...this.options.env },
       ...(this.options.secretsProvider !== undefined ? { secretsProvider: this.options.secretsProvider } : {}),
+      ...(this.options.pulumiCommand !== undefined ? { pulumiCommand: this.options.pulumiCommand } : {}),
     };
   }
 
@@ -129,11 +133,10 @@ export class StackRunner {
 
   /** Destroys the stack's resources and removes the stack. A stack that does not exist is done. */
   async destroyAndRemove(stackName: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
-    const workspace = await LocalWorkspace.create(this.workspaceOptions(stackName));
     try {
       const stack = await LocalWorkspace.selectStack({ stackName, projectName: PROJECT_NAME, program: async () => ({}) }, this.workspaceOptions(stackName));
       await stack.destroy({ ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
-      await workspace.removeStack(stackName);
+      await stack.workspace.removeStack(stackName);
     } catch (error) {
       if (error instanceof StackNotFoundError) return;
       if (error instanceof ConcurrentUpdateError) throw new StackBusyError(stackName, { cause: error });

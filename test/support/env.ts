@@ -1,0 +1,65 @@
+/**
+ * The whole offline environment for end-to-end tests: a real kube-apiserver and etcd, the GCE
+ * emulator, and the environment that makes the real Pulumi engine (from .testenv/bin) use it.
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { PulumiCommand } from "@pulumi/pulumi/automation";
+import { pluginBinDir, startGceEmulator, type GceEmulator, type GceEmulatorOptions } from "./gce";
+import { startKube, type KubeEnv } from "./kube";
+import { requireTestenvBinary, testenvBinDir } from "./testenv-paths";
+
+export interface TestEnv {
+  kube: KubeEnv;
+  gce: GceEmulator;
+  /** Temporary directory for Pulumi state, workspaces and PULUMI_HOME. */
+  dir: string;
+  /** `file://` backend under `dir`. */
+  backendUrl: string;
+  /** Environment for the pulumi CLI: emulator plugin and .testenv/bin on PATH, passphrase, home. */
+  pulumiEnv: Record<string, string>;
+  /** The pulumi CLI of .testenv/bin, for the Automation API. */
+  pulumiCommand: PulumiCommand;
+  stop(): Promise<void>;
+}
+
+export const TEST_PASSPHRASE = "dccm-e2e-passphrase";
+
+export async function startTestEnv(opts: { gce?: GceEmulatorOptions; withKube?: boolean } = {}): Promise<TestEnv> {
+  requireTestenvBinary("pulumi");
+  requireTestenvBinary("pulumi-language-nodejs");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-e2e-"));
+  const gce = await startGceEmulator(opts.gce);
+  let kube: KubeEnv | undefined;
+  try {
+    if (opts.withKube !== false) kube = await startKube();
+  } catch (error) {
+    await gce.stop();
+    throw error;
+  }
+  const backendDir = path.join(dir, "backend");
+  fs.mkdirSync(backendDir, { recursive: true });
+  fs.mkdirSync(path.join(dir, "pulumi-home"), { recursive: true });
+  const pulumiEnv: Record<string, string> = {
+    ...gce.env,
+    PATH: [pluginBinDir(), testenvBinDir(), process.env.PATH ?? ""].filter((entry) => entry !== "").join(path.delimiter),
+    PULUMI_HOME: path.join(dir, "pulumi-home"),
+    PULUMI_CONFIG_PASSPHRASE: TEST_PASSPHRASE,
+    PULUMI_BACKEND_URL: `file://${backendDir}`,
+    PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "true",
+  };
+  const pulumiCommand = await PulumiCommand.get({ root: path.dirname(testenvBinDir()), skipVersionCheck: true });
+  return {
+    pulumiCommand,
+    kube: kube as KubeEnv,
+    gce,
+    dir,
+    backendUrl: `file://${backendDir}`,
+    pulumiEnv,
+    async stop(): Promise<void> {
+      await Promise.allSettled([gce.stop(), kube?.stop()]);
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
