@@ -21,7 +21,7 @@ export class DaemonMetrics {
     });
     this.upDuration = new prom.Histogram({
       name: "dccm_up_duration_seconds",
-      help: "Duration of pulumi operations by stack kind and operation (up, destroy).",
+      help: "Duration of pulumi operations by stack kind and operation (up, refresh = up with refresh, destroy).",
       labelNames: ["kind", "operation"],
       buckets: [0.5, 1, 2, 5, 10, 20, 40, 80, 160, 320],
       registers: [registry],
@@ -41,7 +41,7 @@ export class DaemonMetrics {
     });
     this.stackRuns = new prom.Counter({
       name: "dccm_stack_runs_total",
-      help: "pulumi operations run, per stack and operation (up, destroy).",
+      help: "pulumi operations run, per stack and operation (up, refresh = drift pass, destroy).",
       labelNames: ["stack", "operation"],
       registers: [registry],
     });

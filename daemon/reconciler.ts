@@ -109,12 +109,30 @@ export class Reconciler {
     for (const stack of [...this.driftTimers.keys()]) this.disarmDrift(stack);
   }
 
+  /**
+   * A signal for one pulumi run that follows the daemon's: the Automation API never removes the
+   * listener it adds, so giving it the long-lived signal would leak one listener per run.
+   */
+  private async withRunSignal<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    const forward = (): void => controller.abort();
+    this.deps.signal.addEventListener("abort", forward, { once: true });
+    if (this.deps.signal.aborted) controller.abort();
+    try {
+      return await run(controller.signal);
+    } finally {
+      this.deps.signal.removeEventListener("abort", forward);
+    }
+  }
+
   private async runUp(stack: string, scope: Scope, refresh: boolean): Promise<{ outputs: Record<string, unknown>; changed: PutBack[] }> {
     const kind = stack === CLUSTER_STACK ? "cluster" : "service";
-    const end = this.deps.metrics.upDuration.startTimer({ kind, operation: "up" });
-    this.deps.metrics.stackRuns.inc({ stack, operation: "up" });
+    // Drift passes are counted apart, so change-driven runs can be read on their own.
+    const operation = refresh ? "refresh" : "up";
+    const end = this.deps.metrics.upDuration.startTimer({ kind, operation });
+    this.deps.metrics.stackRuns.inc({ stack, operation });
     try {
-      const outcome = await this.deps.runner.up(stack, scope, this.deps.cache.desired(), { refresh, signal: this.deps.signal });
+      const outcome = await this.withRunSignal((signal) => this.deps.runner.up(stack, scope, this.deps.cache.desired(), { refresh, signal }));
       this.knownStacks.add(stack);
       return outcome;
     } finally {
@@ -217,7 +235,7 @@ export class Reconciler {
       const end = this.deps.metrics.upDuration.startTimer({ kind: "service", operation: "destroy" });
       this.deps.metrics.stackRuns.inc({ stack: item.key, operation: "destroy" });
       try {
-        await this.deps.runner.destroyAndRemove(item.key, { signal: this.deps.signal });
+        await this.withRunSignal((signal) => this.deps.runner.destroyAndRemove(item.key, { signal }));
       } finally {
         end();
       }

@@ -1,0 +1,217 @@
+/**
+ * The daemon end to end: a real kube-apiserver, the real Pulumi engine, the GCE emulator.
+ */
+import * as assert from "node:assert/strict";
+import * as path from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import pino from "pino";
+import type * as prom from "prom-client";
+import { Daemon } from "../../daemon/daemon";
+import { LB_FINALIZER } from "../../daemon/services";
+import { StackRunner } from "../../daemon/stacks";
+import { loadBalancerName, parseConfig, type RawConfig } from "../../model";
+import { startTestEnv, type TestEnv } from "../support/env";
+import { eventually } from "../support/wait";
+
+export const E2E_CONFIG: RawConfig = {
+  project: "dccm-test",
+  region: "us-central1",
+  network: "k8s-net",
+  nodeTags: ["k8s-node"],
+  clusterName: "e2e",
+  clusterId: "e2e0cafe",
+};
+
+export async function createNode(core: k8s.CoreV1Api, name: string, zone: string): Promise<void> {
+  await core.createNode({
+    body: {
+      metadata: { name, labels: { "topology.kubernetes.io/zone": zone } },
+      spec: { providerID: `gce://dccm-test/${zone}/${name}` },
+    },
+  });
+}
+
+export function lbService(name: string, extra: Partial<k8s.V1ServiceSpec> = {}, annotations: Record<string, string> = {}): k8s.V1Service {
+  return {
+    metadata: { name, namespace: "default", annotations },
+    spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }], ...extra },
+  };
+}
+
+export async function eventReasons(core: k8s.CoreV1Api, name: string): Promise<{ reason: string; message: string }[]> {
+  const events = await core.listNamespacedEvent({ namespace: "default", fieldSelector: `involvedObject.name=${name},involvedObject.kind=Service` });
+  return events.items
+    .filter((event) => event.reportingComponent === "dccm")
+    .sort((a, b) => (a.firstTimestamp?.getTime() ?? 0) - (b.firstTimestamp?.getTime() ?? 0) || (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""))
+    .map((event) => ({ reason: event.reason ?? "", message: event.message ?? "" }));
+}
+
+export async function counter(registry: prom.Registry, metric: string, labels: Record<string, string>): Promise<number> {
+  const found = registry.getSingleMetric(metric);
+  if (found === undefined) throw new Error(`no metric ${metric}`);
+  const data = await found.get();
+  const entry = data.values.find((value) => Object.entries(labels).every(([key, wanted]) => String(value.labels[key]) === wanted));
+  return entry?.value ?? 0;
+}
+
+describe("dccm daemon", function () {
+  this.timeout(900_000);
+  let env: TestEnv;
+  let core: k8s.CoreV1Api;
+  let daemon: Daemon;
+  let lbIP = "";
+  let webLb = "";
+
+  before(async () => {
+    env = await startTestEnv();
+    core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    env.gce.putInstance("node-a1", { zone: "us-central1-a" });
+    env.gce.putInstance("node-b1", { zone: "us-central1-b" });
+    env.gce.putInstance("node-a2", { zone: "us-central1-a" });
+    await createNode(core, "node-a1", "us-central1-a");
+    await createNode(core, "node-b1", "us-central1-b");
+    daemon = new Daemon({
+      kubeConfig: env.kube.kubeConfig,
+      config: parseConfig(E2E_CONFIG),
+      logger: pino({ level: "warn" }, pino.destination(path.join(env.dir, "daemon.log"))),
+      stateDir: path.join(env.dir, "state"),
+      backendUrl: env.backendUrl,
+      pulumiEnv: env.pulumiEnv,
+      pulumiCommand: env.pulumiCommand,
+      listenHost: "127.0.0.1",
+      listenPort: 0,
+      parallelism: 4,
+      driftMs: 6000,
+      driftJitter: 0,
+      backoffBaseMs: 1000,
+      backoffMaxMs: 10_000,
+      resyncMs: 600_000,
+      debounceMs: 50,
+      leaderElection: true,
+      identity: "dccm-e2e",
+    });
+    await daemon.start(() => assert.fail("leadership lost"));
+  });
+
+  after(async () => {
+    await daemon?.stop();
+    await env?.stop();
+  });
+
+  it("serves /healthz, /readyz and /metrics and holds the Lease", async () => {
+    const base = `http://127.0.0.1:${daemon.address?.port}`;
+    assert.equal((await fetch(`${base}/healthz`)).status, 200);
+    assert.equal((await fetch(`${base}/readyz`)).status, 200);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    assert.match(metrics, /^# HELP dccm_reconciles_total /m);
+    const lease = await env.kube.kubeConfig.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: "dccm", namespace: "kube-system" });
+    assert.equal(lease.spec?.holderIdentity, "dccm-e2e");
+    assert.equal(lease.spec?.leaseDurationSeconds, 15);
+  });
+
+  it("a LoadBalancer Service gets its resources, its ingress IP and Ensuring/Ensured events", async () => {
+    const created = await core.createNamespacedService({ namespace: "default", body: lbService("web") });
+    webLb = loadBalancerName(created.metadata?.uid ?? "");
+    const ingress = await eventually("web's status.loadBalancer.ingress", async () => {
+      const service = await core.readNamespacedService({ name: "web", namespace: "default" });
+      return service.status?.loadBalancer?.ingress?.[0]?.ip;
+    });
+    const address = env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === webLb);
+    assert.equal(address?.properties.address, ingress);
+    lbIP = ingress;
+    const service = await core.readNamespacedService({ name: "web", namespace: "default" });
+    assert.deepEqual(service.metadata?.finalizers, [LB_FINALIZER]);
+    assert.deepEqual(
+      env.gce
+        .listResources()
+        .filter((resource) => resource.name.includes(webLb))
+        .map((resource) => `${resource.kind} ${resource.name}`),
+      [`addresses ${webLb}`, `backendServices ${webLb}`, `firewalls k8s-fw-${webLb}`, `forwardingRules ${webLb}`],
+    );
+    const reasons = (await eventReasons(core, "web")).map((event) => event.reason);
+    assert.deepEqual(reasons, ["EnsuringLoadBalancer", "EnsuredLoadBalancer"]);
+  });
+
+  it("a forwarding rule deleted out of band is restored by the next drift pass, with DriftCorrected", async () => {
+    env.gce.deleteOutOfBand("forwardingRules", webLb);
+    await eventually("the forwarding rule back", () =>
+      env.gce.listResources().some((resource) => resource.kind === "forwardingRules" && resource.name === webLb) ? true : undefined,
+    );
+    const drift = await eventually("a DriftCorrected event", async () => (await eventReasons(core, "web")).find((event) => event.reason === "DriftCorrected"));
+    assert.equal(drift.message, "Put back: ForwardingRule default/web:forwarding-rule-tcp (create)");
+    const rule = env.gce.listResources().find((resource) => resource.kind === "forwardingRules" && resource.name === webLb);
+    assert.equal(rule?.properties.ipAddress, lbIP);
+    assert.equal(await counter(daemon.metrics.registry, "dccm_drift_corrections_total", { kind: "service" }) >= 1, true);
+  });
+
+  it("a new node runs only the cluster stack and joins its zone's instance group", async () => {
+    await daemon.idle();
+    const registry = daemon.metrics.registry;
+    const serviceUps = await counter(registry, "dccm_stack_runs_total", { stack: "service.default.web", operation: "up" });
+    const clusterUps = await counter(registry, "dccm_stack_runs_total", { stack: "cluster", operation: "up" });
+    await createNode(core, "node-a2", "us-central1-a");
+    const group = await eventually("node-a2 in the zone-a instance group", () => {
+      const found = env.gce.listResources().find((resource) => resource.kind === "instanceGroups" && resource.scope === "us-central1-a");
+      const instances = (found?.properties.instances ?? []) as string[];
+      return instances.some((instance) => instance.endsWith("/node-a2")) ? instances : undefined;
+    });
+    assert.deepEqual(
+      group.map((instance) => instance.split("/").slice(-3).join("/")),
+      ["us-central1-a/instances/node-a1", "us-central1-a/instances/node-a2"],
+    );
+    await daemon.idle();
+    assert.equal(await counter(registry, "dccm_stack_runs_total", { stack: "cluster", operation: "up" }), clusterUps + 1);
+    assert.equal(await counter(registry, "dccm_stack_runs_total", { stack: "service.default.web", operation: "up" }), serviceUps);
+  });
+
+  it("50 updates to one Service in a burst cause at most 2 up runs of its stack", async () => {
+    await daemon.idle();
+    const registry = daemon.metrics.registry;
+    const before = await counter(registry, "dccm_stack_runs_total", { stack: "service.default.web", operation: "up" });
+    for (let i = 0; i < 50; i++) {
+      await core.patchNamespacedService(
+        { name: "web", namespace: "default", body: { spec: { loadBalancerSourceRanges: [`10.0.${i}.0/24`] } } },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+    }
+    await eventually("the firewall opened to the last range", () => {
+      const firewall = env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === `k8s-fw-${webLb}`);
+      return JSON.stringify(firewall?.properties.sourceRanges) === JSON.stringify(["10.0.49.0/24"]) ? true : undefined;
+    });
+    await daemon.idle();
+    const runs = (await counter(registry, "dccm_stack_runs_total", { stack: "service.default.web", operation: "up" })) - before;
+    assert.equal(runs >= 1 && runs <= 2, true, `up runs for the burst: ${runs}`);
+  });
+
+  it("one Service whose up fails gets SyncLoadBalancerFailed while one created with it succeeds", async () => {
+    const bad = await core.createNamespacedService({ namespace: "default", body: lbService("bad") });
+    const badLb = loadBalancerName(bad.metadata?.uid ?? "");
+    env.gce.injectFault({ kind: "addresses", name: badLb, operation: "create", status: 403, message: "Quota 'STATIC_ADDRESSES' exceeded", count: 1 });
+    await core.createNamespacedService({ namespace: "default", body: lbService("good") });
+    const failed = await eventually("bad's SyncLoadBalancerFailed", async () =>
+      (await eventReasons(core, "bad")).find((event) => event.reason === "SyncLoadBalancerFailed"),
+    );
+    assert.match(failed.message, /^Error syncing load balancer: .*Quota 'STATIC_ADDRESSES' exceeded/);
+    const goodIP = await eventually("good's ingress", async () => (await core.readNamespacedService({ name: "good", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+    assert.match(goodIP, /^\d+\.\d+\.\d+\.\d+$/);
+    // The fault was for one attempt: the retry with backoff succeeds.
+    await eventually("bad's ingress after the retry", async () => (await core.readNamespacedService({ name: "bad", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+  });
+
+  it("a deleted Service loses every resource, then its finalizer, and its stack is removed", async () => {
+    await core.deleteNamespacedService({ name: "web", namespace: "default" });
+    await eventually("web gone from the API", async () => {
+      try {
+        await core.readNamespacedService({ name: "web", namespace: "default" });
+        return undefined;
+      } catch (error) {
+        return error instanceof k8s.ApiException && error.code === 404 ? true : undefined;
+      }
+    });
+    assert.deepEqual(env.gce.listResources().filter((resource) => resource.name.includes(webLb)), []);
+    const backend = new StackRunner({ backendUrl: env.backendUrl, env: env.pulumiEnv, workDir: path.join(env.dir, "inspect"), pulumiCommand: env.pulumiCommand });
+    assert.deepEqual(await backend.listStacks(), ["cluster", "service.default.bad", "service.default.good"]);
+    const reasons = (await eventReasons(core, "web")).map((event) => event.reason);
+    assert.deepEqual(reasons.slice(-2), ["DeletingLoadBalancer", "DeletedLoadBalancer"]);
+  });
+});
