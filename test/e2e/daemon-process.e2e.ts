@@ -1,0 +1,137 @@
+/**
+ * `dccm daemon` as a process: SIGTERM during an `up` exits 0, releases the Lease and leaves no
+ * lock; SIGKILL during an `up` and a restart converge with no lock left behind.
+ */
+import * as assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as readline from "node:readline";
+import * as k8s from "@kubernetes/client-node";
+import { loadBalancerName } from "../../model";
+import { startTestEnv, type TestEnv } from "../support/env";
+import { repoRoot } from "../support/testenv-paths";
+import { eventually } from "../support/wait";
+import { createNode, E2E_CONFIG, lbService } from "./daemon.e2e";
+
+interface Running {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  port: Promise<number>;
+}
+
+function lockFiles(backendDir: string): string[] {
+  const root = path.join(backendDir, ".pulumi", "locks");
+  if (!fs.existsSync(root)) return [];
+  return (fs.readdirSync(root, { recursive: true }) as string[]).filter((file) => file.endsWith(".json"));
+}
+
+describe("dccm daemon process", function () {
+  this.timeout(900_000);
+  let env: TestEnv;
+  let core: k8s.CoreV1Api;
+  let configPath: string;
+  let backendDir: string;
+  let run = 0;
+
+  function startDaemon(): Running {
+    run++;
+    const log = fs.createWriteStream(path.join(env.dir, `daemon-${run}.log`));
+    const child = spawn(
+      process.execPath,
+      [
+        path.join(repoRoot(), "dist", "bin", "dccm.js"),
+        "daemon",
+        "--kubeconfig",
+        env.kube.kubeconfigPath,
+        "--config",
+        configPath,
+        "--state-dir",
+        path.join(env.dir, "state"),
+        "--listen",
+        "127.0.0.1:0",
+        "--drift-interval",
+        "1h",
+        "--identity",
+        `dccm-process-${run}`,
+      ],
+      // Its own process group, so SIGKILL can take the pulumi CLI down with it.
+      { env: { ...process.env, ...env.pulumiEnv }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    child.stderr?.pipe(log);
+    const port = new Promise<number>((resolve, reject) => {
+      const lines = readline.createInterface({ input: child.stdout as NodeJS.ReadableStream });
+      lines.on("line", (line) => {
+        log.write(`${line}\n`);
+        const entry = JSON.parse(line) as { msg?: string; address?: { port?: number } };
+        if (entry.msg === "serving /healthz, /readyz, /metrics" && entry.address?.port !== undefined) resolve(entry.address.port);
+      });
+      child.once("exit", () => reject(new Error(`daemon exited before serving; see ${path.join(env.dir, `daemon-${run}.log`)}`)));
+    });
+    port.catch(() => undefined);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    return { child, exited, port };
+  }
+
+  async function waitReady(running: Running): Promise<void> {
+    const port = await running.port;
+    await eventually("/readyz 200", async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined), 120_000);
+  }
+
+  async function waitForProviderCreate(baseline: number): Promise<void> {
+    await eventually("the provider's first create call", () => ((env.gce.calls()["POST /emulator/provider/create"] ?? 0) > baseline ? true : undefined), 120_000, 20);
+  }
+
+  before(async () => {
+    env = await startTestEnv();
+    core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    env.gce.putInstance("node-a1", { zone: "us-central1-a" });
+    await createNode(core, "node-a1", "us-central1-a");
+    configPath = path.join(env.dir, "config.json");
+    fs.writeFileSync(configPath, JSON.stringify({ ...E2E_CONFIG, backendUrl: env.backendUrl }));
+    backendDir = env.backendUrl.slice("file://".length);
+  });
+
+  after(async () => {
+    await env?.stop();
+  });
+
+  it("SIGTERM during an up exits 0, releases the Lease and leaves no lock", async () => {
+    const running = startDaemon();
+    await waitReady(running);
+    const baseline = env.gce.calls()["POST /emulator/provider/create"] ?? 0;
+    await core.createNamespacedService({ namespace: "default", body: lbService("term") });
+    await waitForProviderCreate(baseline);
+    running.child.kill("SIGTERM");
+    assert.equal(await running.exited, 0);
+    const lease = await env.kube.kubeConfig.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: "dccm", namespace: "kube-system" });
+    assert.equal(lease.spec?.holderIdentity, "");
+    assert.deepEqual(lockFiles(backendDir), []);
+  });
+
+  it("SIGKILL during an up, then a restart: the stack converges and no lock remains", async () => {
+    const first = startDaemon();
+    await waitReady(first);
+    const baseline = env.gce.calls()["POST /emulator/provider/create"] ?? 0;
+    const created = await core.createNamespacedService({ namespace: "default", body: lbService("killed") });
+    const lb = loadBalancerName(created.metadata?.uid ?? "");
+    await waitForProviderCreate(baseline);
+    process.kill(-(first.child.pid ?? 0), "SIGKILL");
+    await first.exited;
+
+    const second = startDaemon();
+    await waitReady(second);
+    const ip = await eventually("killed's ingress after the restart", async () => (await core.readNamespacedService({ name: "killed", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 240_000);
+    const ours = env.gce.listResources().filter((resource) => resource.name.includes(lb));
+    assert.deepEqual(
+      ours.map((resource) => `${resource.kind} ${resource.name}`),
+      [`addresses ${lb}`, `backendServices ${lb}`, `firewalls k8s-fw-${lb}`, `forwardingRules ${lb}`],
+    );
+    assert.equal(ours.find((resource) => resource.kind === "addresses")?.properties.address, ip);
+    // The Service stopped by SIGTERM in the previous test converges too.
+    await eventually("term's ingress", async () => (await core.readNamespacedService({ name: "term", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 240_000);
+    second.child.kill("SIGTERM");
+    assert.equal(await second.exited, 0);
+    assert.deepEqual(lockFiles(backendDir), []);
+  });
+});
