@@ -104,15 +104,19 @@ export async function runDaemon(argv: string[]): Promise<number> {
   });
   let lost = false;
   const stopped = new Promise<void>((resolve) => {
+    let stopping = false;
     const shutdown = (signal: string): void => {
+      if (stopping) return;
+      stopping = true;
       logger.info({ signal }, "stopping");
       daemon.stop().then(resolve, (error: unknown) => {
         logger.error({ err: error }, "stop failed");
         resolve();
       });
     };
-    process.once("SIGTERM", () => shutdown("SIGTERM"));
-    process.once("SIGINT", () => shutdown("SIGINT"));
+    // `on`, not `once`: execa's signal-exit re-raises a signal once it is the only listener left.
+    process.on("SIGTERM", () => shutdown("SIGTERM"));
+    process.on("SIGINT", () => shutdown("SIGINT"));
     daemon
       .start(() => {
         lost = true;

@@ -311,13 +311,20 @@ export class ComputeClient implements ComputeApi {
     > {
         const timeout = AbortSignal.timeout(this.timeoutMs);
         const signal = outer === undefined ? timeout : AbortSignal.any([outer, timeout]);
+        const headers: Record<string, string> = { accept: "application/json" };
+        if (this.auth !== undefined) {
+            try {
+                Object.assign(headers, await this.auth(url.toString()));
+            } catch (cause) {
+                // Token fetches from the metadata server fail transiently too: retry like a 5xx.
+                this.count(call, "auth");
+                const error = new ComputeError({ call, resource, status: undefined, reason: "auth", detail: errorText(cause), attempts: attempt }, { cause });
+                return { kind: "error", error, retryable: true };
+            }
+        }
         let res: Response;
         let text: string;
         try {
-            const headers: Record<string, string> = { accept: "application/json" };
-            if (this.auth !== undefined) {
-                Object.assign(headers, await this.auth(url.toString()));
-            }
             res = await this.fetchFn(url, { method: "GET", headers, signal });
             text = await res.text();
         } catch (cause) {

@@ -14,10 +14,11 @@ import type { Registry } from "prom-client";
 
 import type { ComputeApi } from "./compute";
 import {
-    applyInitialization,
     desiredAddresses,
     hasUninitializedTaint,
+    initializationMergePatch,
     initializationPatch,
+    type NodeMergePatch,
     type InstanceLookup,
     parseProviderID,
     type ProviderID,
@@ -82,6 +83,7 @@ export interface NodeControllerOptions {
 
 const UPDATE_ATTEMPTS = 5;
 const INFORMER_RESTART_MS = 5_000;
+const JUST_INITIALIZED_MS = 30_000;
 
 export class NodeController {
     private readonly opts: NodeControllerOptions;
@@ -96,6 +98,12 @@ export class NodeController {
     /** Per-Node bookkeeping (in memory: after a restart every Node is simply due once). */
     private readonly lastAddressSync = new Map<string, number>();
     private readonly lastLifecycleCheck = new Map<string, number>();
+    /**
+     * Nodes we just initialized, by name → uid and time. Until the informer delivers our own
+     * update, its cache still shows the taint; re-initializing from that stale copy would cost a
+     * conflict and a fresh read per Node for nothing.
+     */
+    private readonly justInitialized = new Map<string, { uid: string; at: number }>();
     private informer: NodeInformer | undefined;
     private locator: InstanceLocator | undefined;
     private abort: AbortController | undefined;
@@ -194,8 +202,10 @@ export class NodeController {
         const informer = this.informer;
         this.informer = undefined;
         await Promise.all([informer?.stop(), this.queue.stop()]);
+        this.api.close?.();
         this.lastAddressSync.clear();
         this.lastLifecycleCheck.clear();
+        this.justInitialized.clear();
         this.log.info("node controller stopped");
     }
 
@@ -259,6 +269,7 @@ export class NodeController {
         if (node === undefined) {
             this.lastAddressSync.delete(name);
             this.lastLifecycleCheck.delete(name);
+            this.justInitialized.delete(name);
             this.queue.forget(name);
             return OK;
         }
@@ -274,8 +285,14 @@ export class NodeController {
             }
         }
         if (hasUninitializedTaint(node)) {
+            const recent = this.justInitialized.get(name);
+            if (recent !== undefined && recent.uid === node.metadata?.uid && this.now() - recent.at < JUST_INITIALIZED_MS) {
+                // Our update's watch event is on its way and will enqueue the Node again.
+                return OK;
+            }
             return this.initialize(node, pid);
         }
+        this.justInitialized.delete(name);
         const addresses = await this.refreshAddresses(node, pid);
         const route = await this.syncRouteCondition(node);
         return worst(addresses, route);
@@ -305,10 +322,11 @@ export class NodeController {
         }
         const uid = node.metadata?.uid ?? "";
         const resourceVersion = node.metadata?.resourceVersion ?? "";
-        await this.events.record(name, "Normal", "DeletingNode", `Deleting node ${name} because ${decision.reason}`);
         const res = await this.api.deleteNode(name, { uid, resourceVersion });
         switch (res) {
             case "deleted":
+                // Recorded after the fact: a delete refused by its preconditions is no news.
+                await this.events.record(name, "Normal", "DeletingNode", `Deleting node ${name} because ${decision.reason}`);
                 this.metrics.deletions.inc();
                 this.log.info({ node: name, providerID: node.spec?.providerID }, `deleted node: ${decision.reason}`);
                 return OK;
@@ -333,14 +351,15 @@ export class NodeController {
         try {
             // Addresses first: once the taint is gone Pods land on the Node, and they (and
             // kube-proxy) need its IPs. The status subresource cannot ride in the same update.
-            if (!sameAddresses(node.status?.addresses, patch.addresses)) {
-                await this.api.setNodeAddresses(name, patch.addresses);
-            }
-            const outcome = await this.updateWithRetry(node, (current) => applyInitialization(current, patch));
+            // The patch returns the Node at its new resourceVersion: updating from the cache copy
+            // would be a guaranteed conflict plus a re-read.
+            const base = sameAddresses(node.status?.addresses, patch.addresses) ? node : await this.api.setNodeAddresses(name, patch.addresses);
+            const outcome = await this.patchWithRetry(base, (current) => initializationMergePatch(current, patch));
             if (outcome === "gone") {
                 return OK;
             }
             this.lastAddressSync.set(name, this.now());
+            this.justInitialized.set(name, { uid: node.metadata?.uid ?? "", at: this.now() });
             if (outcome === "unchanged") {
                 // A stale cache entry of a Node we already initialized: nothing to announce.
                 return OK;
@@ -355,20 +374,24 @@ export class NodeController {
         return OK;
     }
 
-    /** Read-modify-write with the cache copy first, then fresh reads after each conflict. */
-    private async updateWithRetry(
-        cached: V1Node,
-        mutate: (node: V1Node) => { node: V1Node; changed: boolean },
+    /**
+     * Retry-on-conflict: the patch is computed from the freshest copy we have and carries its
+     * resourceVersion; after a conflict the Node is re-read from the apiserver (not the cache,
+     * which may lag) and the patch recomputed.
+     */
+    private async patchWithRetry(
+        start: V1Node,
+        compute: (node: V1Node) => NodeMergePatch | undefined,
     ): Promise<"updated" | "unchanged" | "gone"> {
-        const name = cached.metadata?.name ?? "";
-        let current: V1Node = cached;
+        const name = start.metadata?.name ?? "";
+        let current: V1Node = start;
         for (let attempt = 1; ; attempt++) {
-            const { node, changed } = mutate(current);
-            if (!changed) {
+            const patch = compute(current);
+            if (patch === undefined) {
                 return "unchanged";
             }
             try {
-                await this.api.replaceNode(node);
+                await this.api.patchNode(name, current.metadata?.resourceVersion ?? "", patch);
                 return "updated";
             } catch (err) {
                 if (!(err instanceof KubeConflictError) || attempt >= UPDATE_ATTEMPTS) {

@@ -115,7 +115,7 @@ function dedupeAddresses(list: readonly V1NodeAddress[]): V1NodeAddress[] {
     });
 }
 
-/** What initialization changes on a Node; applied by applyInitialization on each conflict retry. */
+/** What initialization changes on a Node; turned into a merge patch on each conflict retry. */
 export interface InitializationPatch {
     /** Only set when the Node has no providerID yet (the field is immutable once set). */
     readonly providerID: string | undefined;
@@ -154,34 +154,59 @@ export function initializationPatch(node: V1Node, instance: Instance): Initializ
 }
 
 /**
- * `node` with the patch's spec and metadata changes (status is written separately). Pure: returns
- * a copy; `changed` says whether an update is needed at all.
+ * The spec/metadata half of initialization as a JSON merge patch on `node`, or undefined when
+ * the Node already has it all. A patch (with the Node's resourceVersion as precondition) rather
+ * than a PUT of the whole object: a PUT from our typed client would silently drop fields newer
+ * than the client's Node model.
  */
-export function applyInitialization(node: V1Node, patch: InitializationPatch): { node: V1Node; changed: boolean } {
-    const labels = { ...(node.metadata?.labels ?? {}) };
-    let changed = false;
+export interface NodeMergePatch {
+    /** Only the keys to set; other labels are untouched by a merge patch. */
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly providerID?: string;
+    /** The complete new taint list (lists are replaced by a merge patch); null removes the field. */
+    readonly taints?: readonly V1Taint[] | null;
+}
+
+export function initializationMergePatch(node: V1Node, patch: InitializationPatch): NodeMergePatch | undefined {
+    const current = node.metadata?.labels ?? {};
+    const labels: Record<string, string> = {};
     for (const [k, v] of Object.entries(patch.labels)) {
-        if (labels[k] !== v) {
+        if (current[k] !== v) {
             labels[k] = v;
-            changed = true;
         }
     }
-    const spec = { ...(node.spec ?? {}) };
-    if (patch.providerID !== undefined && (spec.providerID === undefined || spec.providerID === "")) {
-        spec.providerID = patch.providerID;
-        changed = true;
+    const out: { labels?: Record<string, string>; providerID?: string; taints?: V1Taint[] | null } = {};
+    if (Object.keys(labels).length > 0) {
+        out.labels = labels;
     }
-    const taints: V1Taint[] = spec.taints ?? [];
+    const pid = node.spec?.providerID;
+    if (patch.providerID !== undefined && (pid === undefined || pid === "")) {
+        out.providerID = patch.providerID;
+    }
+    const taints = node.spec?.taints ?? [];
     const kept = taints.filter((t) => t.key !== patch.removeTaint);
     if (kept.length !== taints.length) {
-        changed = true;
+        out.taints = kept.length === 0 ? null : kept;
     }
-    if (kept.length === 0) {
+    return Object.keys(out).length === 0 ? undefined : out;
+}
+
+/** What the apiserver makes of a NodeMergePatch (used by the in-memory API and the tests). */
+export function applyNodeMergePatch(node: V1Node, patch: NodeMergePatch): V1Node {
+    const metadata = { ...(node.metadata ?? {}) };
+    if (patch.labels !== undefined) {
+        metadata.labels = { ...(metadata.labels ?? {}), ...patch.labels };
+    }
+    const spec = { ...(node.spec ?? {}) };
+    if (patch.providerID !== undefined) {
+        spec.providerID = patch.providerID;
+    }
+    if (patch.taints === null) {
         delete spec.taints;
-    } else {
-        spec.taints = kept;
+    } else if (patch.taints !== undefined) {
+        spec.taints = patch.taints.map((t) => ({ ...t }));
     }
-    return { node: { ...node, metadata: { ...(node.metadata ?? {}), labels }, spec }, changed };
+    return { ...node, metadata, spec };
 }
 
 /** What looking up a Node's instance found. */

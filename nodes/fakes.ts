@@ -6,7 +6,9 @@
 
 import type { CoreV1Event, V1Node, V1NodeAddress, V1NodeCondition } from "@kubernetes/client-node";
 
+import type { CallOptions, ComputeApi, GetInstanceResult, Instance, Region } from "./compute";
 import type { NodeInformer } from "./controller";
+import { applyNodeMergePatch, type NodeMergePatch } from "./decide";
 import { KubeConflictError, type NodeApi } from "./kube";
 
 type Listener = { verb: "add" | "update" | "delete"; cb: (node: V1Node) => void };
@@ -18,7 +20,7 @@ export class MemoryNodeApi implements NodeApi {
     readonly events: CoreV1Event[] = [];
     /** Counts of calls by method, for assertions and the benchmark. */
     readonly calls = new Map<string, number>();
-    /** Makes the next N replaceNode calls fail with a conflict (tests the retry). */
+    /** Makes the next N patchNode calls fail with a conflict (tests the retry). */
     conflictsToInject = 0;
 
     /** Creates or replaces a Node as a kubelet would (no conflict check). */
@@ -59,31 +61,30 @@ export class MemoryNodeApi implements NodeApi {
         return this.peek(name);
     }
 
-    async replaceNode(node: V1Node): Promise<V1Node> {
-        this.count("replaceNode");
-        const name = node.metadata?.name ?? "";
+    async patchNode(name: string, resourceVersion: string, patch: NodeMergePatch): Promise<V1Node> {
+        this.count("patchNode");
         const existing = this.nodes.get(name);
         if (existing === undefined) {
             throw Object.assign(new Error(`nodes "${name}" not found`), { code: 404 });
         }
         if (this.conflictsToInject > 0) {
             this.conflictsToInject--;
-            throw new KubeConflictError(`update node ${name}: conflict (injected)`);
+            throw new KubeConflictError(`patch node ${name}: conflict (injected)`);
         }
-        if (node.metadata?.resourceVersion !== existing.metadata?.resourceVersion) {
-            throw new KubeConflictError(`update node ${name}: conflict`);
+        if (resourceVersion !== existing.metadata?.resourceVersion) {
+            throw new KubeConflictError(`patch node ${name}: conflict`);
         }
-        // Like the apiserver: an update of the main resource ignores status.
-        const stored = this.store({ ...clone(node), status: existing.status ?? {} });
+        const stored = this.store(applyNodeMergePatch(clone(existing), patch));
         this.emit("update", stored);
         return clone(stored);
     }
 
-    async setNodeAddresses(name: string, addresses: readonly V1NodeAddress[]): Promise<void> {
+    async setNodeAddresses(name: string, addresses: readonly V1NodeAddress[]): Promise<V1Node> {
         this.count("setNodeAddresses");
         const existing = this.mustGet(name);
         const stored = this.store({ ...existing, status: { ...(existing.status ?? {}), addresses: addresses.map((a) => ({ ...a })) } });
         this.emit("update", stored);
+        return clone(stored);
     }
 
     async setNodeCondition(name: string, condition: V1NodeCondition): Promise<void> {
@@ -223,6 +224,68 @@ export class MemoryNodeInformer implements NodeInformer {
                 l.cb(node);
             }
         }
+    }
+}
+
+/** An in-memory ComputeApi that records its calls (get, list, aggregatedList, region). */
+export class MemoryCompute implements ComputeApi {
+    readonly instances: Instance[] = [];
+    readonly calls: string[] = [];
+    /** Errors to throw, by call name (consumed one per call). */
+    readonly failures = new Map<string, Error[]>();
+    /** Delay of aggregatedList, to let lookups pile up behind one call. */
+    listDelayMs = 5;
+
+    add(project: string, zone: string, name: string, ip = "10.0.0.1"): Instance {
+        const inst: Instance = {
+            name, project, zone, machineType: "e2-medium",
+            networkInterfaces: [{ networkIP: ip, accessConfigs: [], ipv6AccessConfigs: [] }],
+        };
+        this.instances.push(inst);
+        return inst;
+    }
+
+    remove(zone: string, name: string): void {
+        const i = this.instances.findIndex((x) => x.zone === zone && x.name === name);
+        if (i >= 0) {
+            this.instances.splice(i, 1);
+        }
+    }
+
+    count(call: string): number {
+        return this.calls.filter((c) => c === call).length;
+    }
+
+    private maybeFail(call: string): void {
+        this.calls.push(call);
+        const errs = this.failures.get(call);
+        const e = errs?.shift();
+        if (e !== undefined) {
+            throw e;
+        }
+    }
+
+    async getInstance(project: string, zone: string, name: string, _opts?: CallOptions): Promise<GetInstanceResult> {
+        this.maybeFail("get");
+        const hit = this.instances.find((i) => i.project === project && i.zone === zone && i.name === name);
+        return hit === undefined ? { kind: "notFound", project, zone, name } : { kind: "found", instance: hit };
+    }
+
+    async listInstances(project: string, zone: string, _opts?: CallOptions): Promise<Instance[]> {
+        this.maybeFail("list");
+        return this.instances.filter((i) => i.project === project && i.zone === zone);
+    }
+
+    async aggregatedListInstances(project: string, _filter?: string, _opts?: CallOptions): Promise<Instance[]> {
+        this.maybeFail("aggregatedList");
+        const snapshot = this.instances.filter((i) => i.project === project);
+        await new Promise((r) => setTimeout(r, this.listDelayMs));
+        return snapshot;
+    }
+
+    async getRegion(_project: string, region: string, _opts?: CallOptions): Promise<Region> {
+        this.maybeFail("region");
+        return { name: region, zones: ["a", "b", "c"].map((z) => `${region}-${z}`) };
     }
 }
 

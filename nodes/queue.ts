@@ -36,7 +36,8 @@ export class WorkQueue {
     private readonly failures = new Map<string, number>();
     private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
     private running = 0;
-    private stopped = true;
+    /** Adds before start() are kept; adds after stop() are dropped (until the next start). */
+    private state: "new" | "running" | "stopped" = "new";
     private idleWaiters: (() => void)[] = [];
 
     constructor(opts: WorkQueueOptions) {
@@ -46,13 +47,13 @@ export class WorkQueue {
     }
 
     start(): void {
-        this.stopped = false;
+        this.state = "running";
         this.pump();
     }
 
     /** Stops taking work, cancels delayed adds and waits for running handlers to finish. */
     async stop(): Promise<void> {
-        this.stopped = true;
+        this.state = "stopped";
         for (const t of this.timers.values()) {
             clearTimeout(t.timer);
         }
@@ -66,7 +67,7 @@ export class WorkQueue {
     }
 
     add(key: string): void {
-        if (this.stopped) {
+        if (this.state === "stopped") {
             return;
         }
         if (this.processing.has(key)) {
@@ -83,7 +84,7 @@ export class WorkQueue {
 
     /** Adds `key` after `ms`; an earlier pending delayed add wins over a later one. */
     addAfter(key: string, ms: number): void {
-        if (this.stopped) {
+        if (this.state === "stopped") {
             return;
         }
         if (ms <= 0) {
@@ -122,14 +123,14 @@ export class WorkQueue {
 
     /** Resolves when nothing is queued or running (delayed adds do not count). */
     idle(): Promise<void> {
-        if (this.running === 0 && (this.stopped || this.length === 0)) {
+        if (this.running === 0 && (this.state !== "running" || this.length === 0)) {
             return Promise.resolve();
         }
         return new Promise((resolve) => this.idleWaiters.push(resolve));
     }
 
     private pump(): void {
-        while (!this.stopped && this.running < this.opts.concurrency && this.length > 0) {
+        while (this.state === "running" && this.running < this.opts.concurrency && this.length > 0) {
             const key = this.pending[this.pendingHead++] as string;
             if (this.pendingHead > 1024 && this.pendingHead * 2 > this.pending.length) {
                 this.pending.splice(0, this.pendingHead);
@@ -140,7 +141,7 @@ export class WorkQueue {
             this.running++;
             void this.run(key);
         }
-        if (this.running === 0 && (this.stopped || this.length === 0)) {
+        if (this.running === 0 && (this.state !== "running" || this.length === 0)) {
             const waiters = this.idleWaiters;
             this.idleWaiters = [];
             for (const w of waiters) {

@@ -75,6 +75,12 @@ describe("dccm daemon process", function () {
 
   async function waitReady(running: Running): Promise<void> {
     const port = await running.port;
+    running.exited.then(
+      (code) => {
+        if (code !== 0 && code !== null) process.stderr.write(fs.readFileSync(path.join(env.dir, `daemon-${run}.log`), "utf8").split("\n").slice(-30).join("\n"));
+      },
+      () => undefined,
+    );
     await eventually("/readyz 200", async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined), 120_000);
   }
 

@@ -89,7 +89,7 @@ describe("stack program on the real engine and the GCE emulator", function () {
       },
     });
     const rule = env.gce.listResources().find((resource) => resource.kind === "forwardingRules");
-    assert.equal(rule?.properties.IPAddress ?? rule?.properties.ipAddress, ip);
+    assert.equal(rule?.properties.ipAddress, ip);
   });
 
   it("a forwarding rule deleted out of band is put back by up with refresh", async () => {

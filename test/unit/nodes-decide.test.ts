@@ -7,8 +7,9 @@ import * as fc from "fast-check";
 
 import type { Instance } from "../../nodes/compute";
 import {
-    applyInitialization,
+    applyNodeMergePatch,
     desiredAddresses,
+    initializationMergePatch,
     initializationPatch,
     type InstanceLookup,
     instanceAddresses,
@@ -140,7 +141,7 @@ describe("nodes/decide", () => {
         });
     });
 
-    describe("initializationPatch + applyInitialization", () => {
+    describe("initializationPatch + initializationMergePatch", () => {
         it("sets providerID, all six labels, addresses and removes only the uninitialized taint", () => {
             const other = { key: "dedicated", value: "gpu", effect: "NoSchedule" };
             const n = node({ taints: [TAINT, other], labels: { keep: "me" }, addresses: [{ type: "Hostname", address: "n1" }] });
@@ -159,14 +160,26 @@ describe("nodes/decide", () => {
                 { type: "ExternalIP", address: "34.1.2.3" },
                 { type: "Hostname", address: "n1" },
             ]);
-            const { node: out, changed } = applyInitialization(n, patch);
-            assert.equal(changed, true);
+            const mp = initializationMergePatch(n, patch);
+            assert.deepEqual(mp, { labels: patch.labels, providerID: "gce://p/us-central1-b/n1", taints: [other] });
+            const out = applyNodeMergePatch(n, mp ?? {});
             assert.equal(out.spec?.providerID, "gce://p/us-central1-b/n1");
             assert.deepEqual(out.spec?.taints, [other]);
             assert.equal(out.metadata?.labels?.["keep"], "me");
             assert.equal(out.metadata?.labels?.["topology.kubernetes.io/zone"], "us-central1-b");
-            assert.equal(out.metadata?.resourceVersion, "7", "keeps resourceVersion for the conflict check");
             assert.deepEqual(n.spec?.taints, [TAINT, other], "input not mutated");
+        });
+
+        it("patches only labels that differ, and removes the taint list when it empties", () => {
+            const n = node({ taints: [TAINT], labels: { "topology.kubernetes.io/zone": "us-central1-b", "failure-domain.beta.kubernetes.io/zone": "us-central1-b" } });
+            const mp = initializationMergePatch(n, initializationPatch(n, instance()));
+            assert.deepEqual(Object.keys(mp?.labels ?? {}).sort(), [
+                "beta.kubernetes.io/instance-type",
+                "failure-domain.beta.kubernetes.io/region",
+                "node.kubernetes.io/instance-type",
+                "topology.kubernetes.io/region",
+            ]);
+            assert.equal(mp?.taints, null);
         });
 
         it("never rewrites an existing providerID (immutable field)", () => {
@@ -184,13 +197,32 @@ describe("nodes/decide", () => {
             assert.equal(patch.labels["node.kubernetes.io/instance-type"], undefined);
         });
 
-        it("is idempotent: applying twice reports no change", () => {
+        it("is idempotent: nothing to patch once applied", () => {
             const n = node({ taints: [TAINT] });
-            const patch = initializationPatch(n, instance());
-            const once = applyInitialization(n, patch).node;
-            const twice = applyInitialization(once, initializationPatch(once, instance()));
-            assert.equal(twice.changed, false);
+            const once = applyNodeMergePatch(n, initializationMergePatch(n, initializationPatch(n, instance())) ?? {});
             assert.equal(once.spec?.taints, undefined, "empty taint list removed");
+            assert.equal(initializationMergePatch(once, initializationPatch(once, instance())), undefined);
+        });
+
+        it("property: for any labels and taints, one patch reaches the fixed point and keeps foreign data", () => {
+            const key = fc.constantFrom("a", "b", "topology.kubernetes.io/zone", "node.kubernetes.io/instance-type", UNINITIALIZED_TAINT);
+            fc.assert(fc.property(
+                fc.dictionary(key, fc.constantFrom("x", "us-central1-b")),
+                fc.array(fc.record({ key, effect: fc.constantFrom("NoSchedule", "NoExecute") })),
+                fc.option(fc.constantFrom("gce://p/us-central1-b/n1", "gce://q/z/n")),
+                (labels, taints, providerID) => {
+                    const n = node({ labels, taints, ...(providerID === null ? {} : { providerID }) });
+                    const patch = initializationPatch(n, instance());
+                    const out = applyNodeMergePatch(n, initializationMergePatch(n, patch) ?? {});
+                    assert.equal(initializationMergePatch(out, patch), undefined);
+                    assert.ok(!(out.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT));
+                    assert.deepEqual((out.spec?.taints ?? []).map((t) => ({ ...t })), taints.filter((t) => t.key !== UNINITIALIZED_TAINT).map((t) => ({ ...t })));
+                    assert.equal(out.spec?.providerID, providerID ?? "gce://p/us-central1-b/n1");
+                    for (const [k, v] of Object.entries(labels)) {
+                        assert.equal(out.metadata?.labels?.[k], patch.labels[k] ?? v);
+                    }
+                },
+            ));
         });
     });
 

@@ -398,7 +398,7 @@ const BY_TOKEN: ReadonlyMap<string, KindSpec> = new Map(
 export const ALL_KINDS: readonly GceKind[] = ALL_SPECS.map((s) => s.kind);
 
 export function isGceKind(s: string): s is GceKind {
-    return KIND_SPECS.has(s as GceKind);
+    return ALL_KINDS.some((k) => k === s);
 }
 
 export function specOf(kind: GceKind): KindSpec {
@@ -556,6 +556,19 @@ export function healthCheckBlocks(): readonly string[] {
     return HEALTH_CHECK_BLOCKS.map(([block]) => block);
 }
 
+const HEALTH_CHECK_DEFAULTS: Readonly<Record<string, Json>> = {
+    checkIntervalSec: 5,
+    timeoutSec: 5,
+    healthyThreshold: 2,
+    unhealthyThreshold: 2,
+};
+const HTTP_HEALTH_CHECK_DEFAULTS: Readonly<Record<string, Json>> = { ...HEALTH_CHECK_DEFAULTS, port: 80, requestPath: "/" };
+const FIREWALL_DEFAULTS: Readonly<Record<string, Json>> = { direction: "INGRESS", priority: 1000, disabled: false };
+
+function lookup(table: Readonly<Record<string, Json>>, field: string): Json | undefined {
+    return Object.hasOwn(table, field) ? table[field] : undefined;
+}
+
 /**
  * GCE's default for an absent input, given the other inputs; undefined when there is no static
  * default (the field is either really absent, or allocated like an address).
@@ -599,27 +612,11 @@ export function defaultFor(kind: GceKind, field: string, props: JsonObject): Jso
         case "targetPools":
             return field === "sessionAffinity" ? "NONE" : undefined;
         case "healthChecks":
-            return (
-                { checkIntervalSec: 5, timeoutSec: 5, healthyThreshold: 2, unhealthyThreshold: 2 } as Record<
-                    string,
-                    Json | undefined
-                >
-            )[field];
+            return lookup(HEALTH_CHECK_DEFAULTS, field);
         case "httpHealthChecks":
-            return (
-                {
-                    port: 80,
-                    requestPath: "/",
-                    checkIntervalSec: 5,
-                    timeoutSec: 5,
-                    healthyThreshold: 2,
-                    unhealthyThreshold: 2,
-                } as Record<string, Json | undefined>
-            )[field];
+            return lookup(HTTP_HEALTH_CHECK_DEFAULTS, field);
         case "firewalls":
-            return ({ direction: "INGRESS", priority: 1000, disabled: false } as Record<string, Json | undefined>)[
-                field
-            ];
+            return lookup(FIREWALL_DEFAULTS, field);
         case "routes":
             return field === "priority" ? 1000 : undefined;
         case "instanceGroups":
@@ -686,14 +683,32 @@ function isPortSpec(s: string): boolean {
     return lo >= 1 && hi <= 65535 && lo <= hi;
 }
 
+/** The port ranges a forwarding rule listens on: ports, portRange, or all ports. */
+export function forwardingRulePorts(props: JsonObject): Array<readonly [number, number]> {
+    const parse = (spec: string): readonly [number, number] => {
+        const [lo, hi] = spec.split("-");
+        return [Number(lo), Number(hi ?? lo)];
+    };
+    if (props.allPorts !== true) {
+        if (Array.isArray(props.ports) && props.ports.length > 0) {
+            return props.ports.filter((p): p is string => typeof p === "string").map(parse);
+        }
+        if (typeof props.portRange === "string" && props.portRange !== "") {
+            return [parse(props.portRange)];
+        }
+    }
+    return [[1, 65535]];
+}
+
 /**
  * Validates inputs (Pulumi names) the way the provider and GCE would. Values containing unknowns
  * are not validated (they are only known at update time). Scope properties are not checked here.
  */
 export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[] {
     const failures: CheckFailure[] = [];
-    const fail = (property: string, reason: string): void => {
-        failures.push({ property, reason });
+    // The engine looks the failing value up by top-level key, so nested paths go in the reason only.
+    const fail = (path: string, reason: string): void => {
+        failures.push({ property: path.replace(/[.[].*$/, ""), reason });
     };
     const known = (k: string): Json | undefined => {
         const v = props[k];
@@ -791,6 +806,20 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
             }
             if (present("backendService") && present("target")) {
                 fail("target", `"target": conflicts with backendService`);
+            }
+            // Which port fields each product accepts (forwarding-rule-concepts#port_specifications).
+            const scheme = known("loadBalancingScheme");
+            if (present("target") && present("ports")) {
+                fail(
+                    "ports",
+                    "Invalid value for field 'resource.ports': ports can only be set on forwarding rules with a backend service (internal or backend service-based external passthrough); a target-pool rule takes portRange",
+                );
+            }
+            if (present("target") && props.allPorts === true) {
+                fail("allPorts", "Invalid value for field 'resource.allPorts': allPorts cannot be set on a forwarding rule with a target pool");
+            }
+            if (scheme === "INTERNAL" && present("portRange")) {
+                fail("portRange", "Invalid value for field 'resource.portRange': portRange cannot be set on an INTERNAL forwarding rule; use ports or allPorts");
             }
             str("ipAddress");
             str("backendService");

@@ -1,0 +1,97 @@
+// Config keys of the node controller (same names as flags: `--computeEndpoint ...`), parsed into
+// NodeControllerOptions fields. Kept here so the daemon's config merges them without knowing
+// their rules; problems name the key, like model/config.ts.
+
+export const NODE_CONFIG_KEYS = [
+    "computeEndpoint",
+    "nodeAddressRefreshPeriod",
+    "nodeLifecyclePeriod",
+    "nodeWorkers",
+    "nodeZones",
+] as const;
+
+export type NodeConfigKey = (typeof NODE_CONFIG_KEYS)[number];
+
+export interface NodeConfig {
+    /** Compute v1 base URL; undefined = compute.googleapis.com with ADC. */
+    readonly computeEndpoint: string | undefined;
+    readonly addressRefreshMs: number;
+    readonly lifecycleCheckMs: number;
+    readonly workers: number;
+    /** Zones searched for Nodes without providerID; undefined = the region's zones. */
+    readonly zones: readonly string[] | undefined;
+}
+
+export const NODE_CONFIG_DEFAULTS = {
+    addressRefreshMs: 5 * 60_000,
+    lifecycleCheckMs: 30_000,
+    workers: 10,
+} as const;
+
+/** Parses the node keys of a raw config record; `problems` gets one line per bad key. */
+export function parseNodeConfig(raw: Readonly<Record<string, unknown>>, problems: string[]): NodeConfig {
+    const endpoint = raw["computeEndpoint"];
+    let computeEndpoint: string | undefined;
+    if (endpoint !== undefined && endpoint !== null && endpoint !== "") {
+        if (typeof endpoint !== "string" || !/^https?:\/\/[^/]+/.test(endpoint)) {
+            problems.push(`computeEndpoint: expected an http(s) URL such as https://compute.googleapis.com/compute/v1/, got ${JSON.stringify(endpoint)}`);
+        } else {
+            computeEndpoint = endpoint.endsWith("/") ? endpoint : `${endpoint}/`;
+        }
+    }
+    const addressRefreshMs = duration(raw, "nodeAddressRefreshPeriod", NODE_CONFIG_DEFAULTS.addressRefreshMs, 1000, problems);
+    const lifecycleCheckMs = duration(raw, "nodeLifecyclePeriod", NODE_CONFIG_DEFAULTS.lifecycleCheckMs, 1000, problems);
+    let workers: number = NODE_CONFIG_DEFAULTS.workers;
+    const w = raw["nodeWorkers"];
+    if (w !== undefined && w !== null && w !== "") {
+        const n = typeof w === "number" ? w : typeof w === "string" ? Number(w) : NaN;
+        if (!Number.isInteger(n) || n < 1 || n > 100) {
+            problems.push(`nodeWorkers: expected an integer from 1 to 100, got ${JSON.stringify(w)}`);
+        } else {
+            workers = n;
+        }
+    }
+    let zones: string[] | undefined;
+    const z = raw["nodeZones"];
+    if (z !== undefined && z !== null && z !== "") {
+        const list = typeof z === "string" ? z.split(",") : Array.isArray(z) ? z : undefined;
+        const clean = list?.map((x) => (typeof x === "string" ? x.trim() : "")).filter((x) => x !== "");
+        if (clean === undefined || clean.length === 0 || clean.some((x) => !/^[a-z]+-[a-z]+[0-9]+-[a-z]$/.test(x))) {
+            problems.push(`nodeZones: expected zone names like us-central1-a (list or comma-separated), got ${JSON.stringify(z)}`);
+        } else {
+            zones = clean;
+        }
+    }
+    return { computeEndpoint, addressRefreshMs, lifecycleCheckMs, workers, zones };
+}
+
+/** "90s", "5m", "1h", "500ms", or a number of milliseconds. */
+export function parseDuration(v: unknown): number | undefined {
+    if (typeof v === "number") {
+        return Number.isFinite(v) && v >= 0 ? v : undefined;
+    }
+    if (typeof v !== "string") {
+        return undefined;
+    }
+    const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(v);
+    if (m === null) {
+        return undefined;
+    }
+    const n = Number(m[1]);
+    const unit = m[2] ?? "ms";
+    const factor = unit === "h" ? 3_600_000 : unit === "m" ? 60_000 : unit === "s" ? 1000 : 1;
+    return Math.round(n * factor);
+}
+
+function duration(raw: Readonly<Record<string, unknown>>, key: NodeConfigKey, fallback: number, min: number, problems: string[]): number {
+    const v = raw[key];
+    if (v === undefined || v === null || v === "") {
+        return fallback;
+    }
+    const ms = parseDuration(v);
+    if (ms === undefined || ms < min) {
+        problems.push(`${key}: expected a duration of at least ${min} ms such as "30s" or "5m", got ${JSON.stringify(v)}`);
+        return fallback;
+    }
+    return ms;
+}

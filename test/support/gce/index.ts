@@ -1,0 +1,163 @@
+// GCE emulator for tests: one in-memory model of the Compute resources dccm uses, with an HTTP
+// face (Compute v1 REST reads + /emulator/ test endpoints) and a Pulumi provider face (the
+// `pulumi-resource-gcp` plugin in ./bin, which the real Pulumi engine runs and which forwards to
+// this emulator).
+//
+//   const gce = await startGceEmulator();              // in mocha `before`
+//   await stack.workspace... envVars: { ...gce.env }   // a Pulumi engine now uses the emulator
+//   gce.putInstance("node-1", { zone: "us-central1-a" });
+//   gce.listResources();                               // [{ kind, project, scope, name, properties }]
+//   await gce.stop();                                  // in mocha `after`
+//
+// How the engine finds the plugin without downloading anything: `env.PATH` starts with
+// test/support/gce/bin, which holds an executable named `pulumi-resource-gcp`. The engine
+// (pulumi 3.248, sdk/go/common/workspace/plugins.go getPluginInfoAndPath) prefers such an
+// "ambient" plugin on $PATH over the plugin cache, whatever version the program asks for,
+// unless PULUMI_IGNORE_AMBIENT_PLUGINS is true (env sets it to false explicitly). It prints
+// the warning "using pulumi-resource-gcp from $PATH at ...".
+
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+import { HttpFace, listen, type ResourceListing, toListing } from "./http";
+import type { JsonObject } from "./json";
+import { kindOf } from "./kinds";
+import { ProviderApi } from "./provider-api";
+import { type FaultSpec, GceError, GceState, type InstanceSpec, type ResourceKey, type StoredResource } from "./state";
+
+export type { ResourceListing } from "./http";
+export type { GceKind } from "./kinds";
+export type { FaultOperation, FaultSpec, InstanceSpec, NetworkInterfaceSpec, ResourceKey, StoredResource } from "./state";
+export { GceError, GceState } from "./state";
+export { ProviderApi } from "./provider-api";
+
+export interface GceEmulatorOptions {
+    /** Default `dccm-test`. */
+    readonly project?: string;
+    /** Default `us-central1`. */
+    readonly region?: string;
+    /** Default `<region>-a`, `-b`, `-c`. */
+    readonly zones?: readonly string[];
+    /** Port for the HTTP face; default a free one. */
+    readonly port?: number;
+    /** Clock for creationTimestamp; default the real clock. */
+    readonly now?: () => Date;
+}
+
+export interface GceEmulator {
+    /** `http://127.0.0.1:PORT` */
+    readonly endpoint: string;
+    /** `${endpoint}/compute/v1/`: the base path for a Compute client. */
+    readonly computeEndpoint: string;
+    /** What a Pulumi engine process needs in its environment to use the emulator. */
+    readonly env: Readonly<Record<string, string>>;
+    readonly state: GceState;
+    readonly project: string;
+    readonly region: string;
+    readonly zones: readonly string[];
+    /** Creates or replaces an instance; zone defaults to the first zone, project to the default. */
+    putInstance(name: string, spec?: InstanceSpec & { readonly zone?: string; readonly project?: string }): StoredResource;
+    /** Everything the emulator holds (instances included), sorted by kind, project, scope, name. */
+    listResources(): ResourceListing[];
+    /**
+     * Deletes a resource behind Pulumi's back (no in-use rules, no faults). `kind` is a GceKind or a
+     * Pulumi type token; project/scope default to the only match in the default project.
+     */
+    deleteOutOfBand(kind: string, name: string, where?: { readonly project?: string; readonly scope?: string }): void;
+    /** Changes properties behind Pulumi's back (null removes one). */
+    patchOutOfBand(
+        kind: string,
+        name: string,
+        patch: JsonObject,
+        where?: { readonly project?: string; readonly scope?: string },
+    ): StoredResource;
+    /** The next matching operation(s) fail with this status and message. */
+    injectFault(fault: FaultSpec): void;
+    /** Counted calls per `METHOD /path/{pattern}` (Compute REST and /emulator/provider/*). */
+    calls(): Record<string, number>;
+    resetCalls(): void;
+    stop(): Promise<void>;
+}
+
+/** Directory holding the `pulumi-resource-gcp` shim (source tree: tsc does not copy it to dist). */
+export function pluginBinDir(): string {
+    // Compiled to dist/test/support/gce/index.js; the repository root is four levels up.
+    return path.resolve(__dirname, "..", "..", "..", "..", "test", "support", "gce", "bin");
+}
+
+/** Absolute path of the compiled plugin program. */
+export function pluginProgram(): string {
+    return path.join(__dirname, "provider.js");
+}
+
+export const PLUGIN_VERSION = "9.37.0";
+
+export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<GceEmulator> {
+    const project = opts.project ?? "dccm-test";
+    const region = opts.region ?? "us-central1";
+    const zones = [...(opts.zones ?? [`${region}-a`, `${region}-b`, `${region}-c`])];
+
+    const shim = path.join(pluginBinDir(), "pulumi-resource-gcp");
+    try {
+        fs.accessSync(shim, fs.constants.X_OK);
+        fs.accessSync(pluginProgram(), fs.constants.R_OK);
+    } catch (cause) {
+        throw new Error(`GCE emulator: the plugin shim ${shim} must be executable and ${pluginProgram()} built (npx tsc)`, {
+            cause,
+        });
+    }
+
+    const handle = await listen(opts.port ?? 0);
+    const state = new GceState({ endpoint: handle.endpoint, project, region, zones, ...(opts.now ? { now: opts.now } : {}) });
+    const face = new HttpFace(state, new ProviderApi(state));
+    handle.server.on("request", face.listener);
+
+    const env: Record<string, string> = {
+        PATH: [pluginBinDir(), process.env.PATH ?? ""].filter((p) => p !== "").join(path.delimiter),
+        DCCM_GCE_EMULATOR_URL: handle.endpoint,
+        PULUMI_IGNORE_AMBIENT_PLUGINS: "false",
+        PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+        PULUMI_SKIP_UPDATE_CHECK: "true",
+    };
+
+    const locate = (kind: string, name: string, where: { project?: string; scope?: string } = {}): ResourceKey => {
+        const k = kindOf(kind);
+        const p = where.project ?? project;
+        const matches = state
+            .list({ kind: k, project: p, ...(where.scope === undefined ? {} : { scope: where.scope }) })
+            .filter((r) => r.name === name);
+        const first = matches[0];
+        if (first === undefined) {
+            throw new GceError(404, `The resource '${k}/${name}' in project ${p} was not found`, "notFound");
+        }
+        if (matches.length > 1) {
+            throw new Error(`${k}/${name} exists in several scopes (${matches.map((m) => m.scope).join(", ")}): pass where.scope`);
+        }
+        return first;
+    };
+
+    let stopped: Promise<void> | undefined;
+    return {
+        endpoint: handle.endpoint,
+        computeEndpoint: `${handle.endpoint}/compute/v1/`,
+        env,
+        state,
+        project,
+        region,
+        zones,
+        putInstance: (name, spec = {}) => {
+            const { zone, project: p, ...rest } = spec;
+            return state.putInstance(p ?? project, zone ?? zones[0] ?? `${region}-a`, name, rest);
+        },
+        listResources: () => state.list().map(toListing),
+        deleteOutOfBand: (kind, name, where) => state.deleteOutOfBand(locate(kind, name, where)),
+        patchOutOfBand: (kind, name, patch, where) => state.patchOutOfBand(locate(kind, name, where), patch),
+        injectFault: (fault) => state.injectFault(fault),
+        calls: () => face.calls(),
+        resetCalls: () => face.resetCalls(),
+        stop: () => {
+            stopped ??= handle.close();
+            return stopped;
+        },
+    };
+}
