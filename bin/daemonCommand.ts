@@ -5,7 +5,7 @@ import { Daemon, defaultIdentity } from "../daemon/daemon";
 import { parseConfig, type RawConfig } from "../model";
 import { loadKubeConfig, readClusterId } from "../watcher/list";
 import * as k8s from "@kubernetes/client-node";
-import { CONFIG_FLAG_OPTIONS, configFromFlags, UsageError } from "./options";
+import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, UsageError } from "./options";
 
 /** Keys of the config file that configure the daemon rather than the GCP picture. */
 export const DAEMON_KEYS = ["computeEndpoint", "stateDir", "listen", "parallelism", "driftInterval", "backendUrl", "secretsProvider", "leaderElection"] as const;
@@ -26,7 +26,7 @@ function splitListen(text: string): { host: string; port: number } {
 }
 
 export async function runDaemon(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags(() => parseArgs({
     args: argv,
     options: {
       kubeconfig: { type: "string" },
@@ -45,7 +45,7 @@ export async function runDaemon(argv: string[]): Promise<number> {
     },
     strict: true,
     allowPositionals: false,
-  });
+  }));
   const logger = pino({
     level: typeof values["log-level"] === "string" ? values["log-level"] : "info",
     base: { component: "dccm" },

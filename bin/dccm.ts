@@ -7,7 +7,7 @@ import { renderProgram } from "../program/render";
 import { RejectedServicesError, stackProgram } from "../program/stackProgram";
 import { snapshotFromKubectlJson, SnapshotError, type DumpContents } from "../watcher/kubectlDump";
 import { runDaemon } from "./daemonCommand";
-import { CONFIG_FLAG_OPTIONS, configFromFlags, toPulumiConfig, UsageError } from "./options";
+import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, toPulumiConfig, UsageError } from "./options";
 
 const USAGE = `usage:
   dccm desired --snapshot FILE [--config FILE] [--<key> VALUE ...]   print the DesiredState JSON
@@ -24,12 +24,9 @@ interface Input {
 }
 
 function readInput(argv: string[]): Input {
-  const { values } = parseArgs({
-    args: argv,
-    options: { snapshot: { type: "string" }, config: { type: "string" }, ...CONFIG_FLAG_OPTIONS },
-    strict: true,
-    allowPositionals: false,
-  });
+  const { values } = parseFlags(() =>
+    parseArgs({ args: argv, options: { snapshot: { type: "string" }, config: { type: "string" }, ...CONFIG_FLAG_OPTIONS }, strict: true, allowPositionals: false }),
+  );
   const snapshotPath = values.snapshot;
   if (typeof snapshotPath !== "string") throw new UsageError("--snapshot FILE is required (the output of kubectl get nodes,services -A -o json)");
   let text: string;

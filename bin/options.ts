@@ -49,3 +49,12 @@ export function toPulumiConfig(raw: RawConfig): Record<string, string> {
   }
   return out;
 }
+
+/** node:util parseArgs with its errors (unknown flag, missing value) turned into usage errors. */
+export function parseFlags<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new UsageError((error as Error).message, { cause: error });
+  }
+}

@@ -60,7 +60,10 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
               name: service.lbName,
               description: service.description,
               addressType: service.scheme,
-              ...(internal ? { subnetwork: service.subnetwork, purpose: "GCE_ENDPOINT" } : { networkTier: service.networkTier }),
+              // An internal IP shared by several forwarding rules (mixed protocols) must say so.
+              ...(internal
+                ? { subnetwork: service.subnetwork, purpose: service.frontends.length > 1 ? "SHARED_LOADBALANCER_VIP" : "GCE_ENDPOINT" }
+                : { networkTier: service.networkTier }),
             },
             childOpts,
           )

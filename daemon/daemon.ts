@@ -99,6 +99,7 @@ export class Daemon {
       env: options.pulumiEnv,
       workDir: path.join(options.stateDir, "workspaces"),
       ...(options.pulumiCommand !== undefined ? { pulumiCommand: options.pulumiCommand } : {}),
+      onAdopted: (stack, urns) => logger.warn({ stack, urns }, "adopted resources a killed run created but did not record"),
     });
     const core = options.kubeConfig.makeApiClient(k8s.CoreV1Api);
     const watcher = new ClusterWatcher(options.kubeConfig, {

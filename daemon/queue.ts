@@ -61,17 +61,23 @@ export class KeyedQueue {
     return state;
   }
 
-  /** Schedules `key`; while it waits or runs, further calls merge into a single next run. */
-  enqueue(key: string, flags: { refresh?: boolean } = {}): void {
+  /**
+   * Schedules `key`; while it waits or runs, further calls merge into a single next run. A pending
+   * backoff is cut short (new input may fix the failure) unless `keepBackoff` is set.
+   */
+  enqueue(key: string, flags: { refresh?: boolean; keepBackoff?: boolean } = {}): void {
     if (this.stopped) return;
     const state = this.state(key);
+    if (flags.keepBackoff === true && state.timer !== undefined) {
+      state.refresh = state.refresh || flags.refresh === true;
+      return;
+    }
     state.refresh = state.refresh || flags.refresh === true;
     if (state.running) {
       state.dirty = true;
       return;
     }
     if (state.queued) return;
-    // An explicit change supersedes a pending backoff timer: the new desired state may fix the failure.
     if (state.timer !== undefined) {
       clearTimeout(state.timer);
       state.timer = undefined;

@@ -27,7 +27,7 @@ export interface ReconcilerDeps {
   events: EventRecorder;
   metrics: DaemonMetrics;
   logger: Logger;
-  enqueue: (stack: string, flags?: { refresh?: boolean }) => void;
+  enqueue: (stack: string, flags?: { refresh?: boolean; keepBackoff?: boolean }) => void;
   signal: AbortSignal;
   /** Drift pass period and its jitter (fraction of the period). */
   driftMs: number;
@@ -194,7 +194,7 @@ export class Reconciler {
     const { namespace, name } = meta;
     if (this.clusterZones === undefined || zones.some((zone) => !this.clusterZones?.has(zone))) {
       // Backends point at the cluster stack's instance groups: they must exist first.
-      this.deps.enqueue(CLUSTER_STACK);
+      this.deps.enqueue(CLUSTER_STACK, { keepBackoff: true });
       return { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" };
     }
     const changed = this.applied.get(item.key) !== hash;

@@ -14,6 +14,7 @@ import {
   type LocalWorkspaceOptions,
   type Stack,
 } from "@pulumi/pulumi/automation";
+import { gceResourceId } from "../components/ids";
 import { declareStack, type Scope } from "../components/stack";
 import type { DesiredState } from "../model";
 
@@ -30,6 +31,8 @@ export interface StackRunnerOptions {
   workDir: string;
   /** The pulumi CLI; `pulumi` on PATH when absent. */
   pulumiCommand?: PulumiCommand;
+  /** Told when pending creates of a killed run were adopted into a stack. */
+  onAdopted?: (stack: string, urns: string[]) => void;
 }
 
 export interface PutBack {
@@ -67,6 +70,37 @@ interface Entry {
   stack: Stack;
   /** The desired state the next run of this stack's program declares. */
   desired?: DesiredState;
+  /** Pending creates left by a killed run were looked for (once per process). */
+  checkedPending: boolean;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A run killed mid-create leaves "pending creates" in the state: the engine would drop them and
+ * create again, which GCE refuses (409) since the names are fixed. Our own state recording the
+ * create is the proof the resource is ours, so it is adopted under its derivable ID instead; the
+ * refresh that follows reads its real state. Returns the adopted URNs.
+ */
+export function adoptPendingCreates(deployment: Record<string, unknown>): string[] {
+  const operations = Array.isArray(deployment.pending_operations) ? deployment.pending_operations : [];
+  const resources = Array.isArray(deployment.resources) ? deployment.resources : [];
+  const adopted: string[] = [];
+  const remaining = operations.filter((operation: unknown) => {
+    if (!isRecord(operation) || operation.type !== "creating" || !isRecord(operation.resource)) return true;
+    const resource = operation.resource;
+    const inputs = isRecord(resource.inputs) ? resource.inputs : {};
+    const id = typeof resource.type === "string" ? gceResourceId(resource.type, inputs) : undefined;
+    if (id === undefined || resource.custom !== true) return true;
+    resources.push({ ...resource, id, outputs: { ...inputs } });
+    adopted.push(String(resource.urn));
+    return false;
+  });
+  deployment.pending_operations = remaining;
+  deployment.resources = resources;
+  return adopted;
 }
 
 export class StackRunner {
@@ -100,7 +134,7 @@ export class StackRunner {
         },
       };
       entry = LocalWorkspace.createOrSelectStack(args, this.workspaceOptions(stackName)).then((stack) => {
-        holder.current = { stack };
+        holder.current = { stack, checkedPending: false };
         return holder.current;
       });
       // A failed creation must not be cached: the next run tries again.
@@ -113,6 +147,13 @@ export class StackRunner {
   async up(stackName: string, scope: Scope, desired: DesiredState, opts: { refresh: boolean; signal?: AbortSignal }): Promise<UpOutcome> {
     const entry = await this.entry(stackName, scope);
     entry.desired = desired;
+    let refresh = opts.refresh;
+    if (!entry.checkedPending) {
+      const adopted = await this.adoptPending(entry.stack);
+      entry.checkedPending = true;
+      // Adopted resources carry their inputs as outputs until a refresh reads them.
+      if (adopted.length > 0) refresh = true;
+    }
     const changed: PutBack[] = [];
     const onEvent = (event: EngineEvent): void => {
       const metadata = event.resourcePreEvent?.metadata;
@@ -121,7 +162,7 @@ export class StackRunner {
       }
     };
     try {
-      const result = await entry.stack.up({ refresh: opts.refresh, onEvent, ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
+      const result = await entry.stack.up({ refresh, onEvent, ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
       const outputs: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(result.outputs)) outputs[key] = value.value;
       return { outputs, changed };
@@ -129,6 +170,27 @@ export class StackRunner {
       if (error instanceof ConcurrentUpdateError) throw new StackBusyError(stackName, { cause: error });
       throw new Error(`pulumi up of stack ${stackName} failed`, { cause: error });
     }
+  }
+
+  private async adoptPending(stack: Stack): Promise<string[]> {
+    let exported: Awaited<ReturnType<Stack["exportStack"]>>;
+    try {
+      exported = await stack.exportStack();
+    } catch (error) {
+      throw new Error(`exporting stack ${stack.name} to look for pending operations`, { cause: error });
+    }
+    const deployment: unknown = exported.deployment;
+    if (!isRecord(deployment)) return [];
+    const adopted = adoptPendingCreates(deployment);
+    if (adopted.length > 0) {
+      try {
+        await stack.importStack({ version: exported.version, deployment });
+      } catch (error) {
+        throw new Error(`importing stack ${stack.name} after adopting ${adopted.length} pending creates`, { cause: error });
+      }
+      this.options.onAdopted?.(stack.name, adopted);
+    }
+    return adopted;
   }
 
   /** Destroys the stack's resources and removes the stack. A stack that does not exist is done. */

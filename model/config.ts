@@ -28,7 +28,7 @@ export class ConfigError extends Error {
   }
 }
 
-const REQUIRED: readonly ConfigKey[] = ["project", "region", "network", "nodeTags", "clusterName", "clusterId"];
+const REQUIRED = ["project", "region", "network", "nodeTags", "clusterName", "clusterId"] as const;
 
 function text(raw: RawConfig, key: ConfigKey, problems: string[]): string | undefined {
   const value = raw[key];
@@ -44,7 +44,7 @@ function list(raw: RawConfig, key: ConfigKey, problems: string[]): string[] | un
   const value = raw[key];
   if (value === undefined || value === null || value === "") return undefined;
   if (typeof value === "string") return value.split(",").map((item) => item.trim()).filter((item) => item !== "");
-  if (Array.isArray(value) && value.every((item): item is string => typeof item === "string")) return value.map((item) => item.trim());
+  if (Array.isArray(value) && value.every((item): item is string => typeof item === "string")) return value.map((item) => item.trim()).filter((item) => item !== "");
   problems.push(`${key}: expected a list of strings or a comma-separated string, got ${JSON.stringify(value)}`);
   return undefined;
 }
@@ -63,12 +63,6 @@ export function parseConfig(raw: RawConfig): Config {
   for (const key of Object.keys(raw)) {
     if (!(CONFIG_KEYS as readonly string[]).includes(key)) problems.push(`${key}: unknown key (known: ${CONFIG_KEYS.join(", ")})`);
   }
-  for (const key of REQUIRED) {
-    const value = raw[key];
-    if (value === undefined || value === null || value === "" || (Array.isArray(value) && value.length === 0)) {
-      problems.push(`${key}: required`);
-    }
-  }
   const project = text(raw, "project", problems) ?? "";
   const region = text(raw, "region", problems) ?? "";
   const network = text(raw, "network", problems) ?? "";
@@ -80,8 +74,18 @@ export function parseConfig(raw: RawConfig): Config {
   const backendText = text(raw, "backendMode", problems) ?? "backend-service";
   const configureRoutes = bool(raw, "configureRoutes", true, problems);
   const loadBalancerClasses = list(raw, "loadBalancerClasses", problems) ?? [DEFAULT_LOAD_BALANCER_CLASS];
+  // Checked after trimming, so "  " or " , " counts as missing.
+  const present: Record<(typeof REQUIRED)[number], boolean> = {
+    project: project !== "",
+    region: region !== "",
+    network: network !== "",
+    nodeTags: nodeTags.length > 0,
+    clusterName: clusterName !== "",
+    clusterId: clusterId !== "",
+  };
+  for (const key of REQUIRED) if (!present[key] && !problems.some((problem) => problem.startsWith(`${key}:`))) problems.push(`${key}: required`);
 
-  if (project !== "" && !/^[a-z][-a-z0-9]{4,28}[a-z0-9]$|^[a-z][-a-z0-9.:]*[a-z0-9]$/.test(project)) problems.push(`project: "${project}" is not a GCP project ID`);
+  if (project !== "" && !/^(?:[a-z][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]$/.test(project)) problems.push(`project: "${project}" is not a GCP project ID`);
   if (region !== "" && !/^[a-z]+-[a-z]+[0-9]+$/.test(region)) problems.push(`region: "${region}" is not a GCP region (like us-central1)`);
   for (const [key, value] of [["network", network], ["subnetwork", subnetwork]] as const) {
     if (value !== undefined && value !== "" && !isValidGceName(value)) problems.push(`${key}: "${value}" is not a valid GCE name`);

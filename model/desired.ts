@@ -8,6 +8,7 @@ import {
   clusterDescription,
   instanceGroupName,
   nodeHealthCheckFirewallName,
+  isValidGceName,
   ROUTE_DESCRIPTION,
   routeName,
 } from "./names";
@@ -96,8 +97,13 @@ function routes(located: readonly LocatedNode[], config: Config, warnings: strin
       warnings.push(`node ${node.name}: spec.podCIDRs: ${parsed.canonical} is outside clusterCIDR ${config.clusterCIDR}`);
       continue;
     }
+    const name = routeName(config.clusterName, node.uid);
+    if (!isValidGceName(name)) {
+      warnings.push(`node ${node.name}: metadata.uid "${node.uid}" does not give a valid route name`);
+      continue;
+    }
     specs.push({
-      name: routeName(config.clusterName, node.uid),
+      name,
       node: node.name,
       destRange: parsed.canonical,
       nextHopInstance: instance.name,
@@ -128,6 +134,22 @@ export function desiredState(snapshot: ClusterSnapshot, config: Config): Desired
     else rejected.push(...outcome.rejections);
   }
   services.sort((a, b) => compareText(a.key, b.key));
+  // UIDs that agree in their first 31 hex digits give one GCE name: the first Service by key keeps it.
+  const owners = new Map<string, string>();
+  const unique = services.filter((service) => {
+    const owner = owners.get(service.lbName);
+    if (owner === undefined) {
+      owners.set(service.lbName, service.key);
+      return true;
+    }
+    rejected.push({
+      service: service.key,
+      field: "metadata.uid",
+      message: `Service ${service.key}: metadata.uid: load balancer name ${service.lbName} is already used by Service ${owner}`,
+    });
+    return false;
+  });
+  services.splice(0, services.length, ...unique);
   rejected.sort((a, b) => compareText(a.service, b.service) || compareText(a.field, b.field) || compareText(a.message, b.message));
 
   const cluster: ClusterDesired = {

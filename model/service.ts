@@ -78,9 +78,10 @@ function readTier(service: ServiceInfo, problems: Problems): NetworkTier {
   return "PREMIUM";
 }
 
-function readBackendMode(service: ServiceInfo, config: Config, problems: Problems): BackendMode {
+function readBackendMode(service: ServiceInfo, config: Config, scheme: LbScheme, problems: Problems): BackendMode {
   const value = annotation(service, ANNOTATION_BACKEND);
-  if (value === undefined) return config.backendMode;
+  // The configured default is for external load balancers: internal ones have no target pools.
+  if (value === undefined) return scheme === "INTERNAL" ? "backend-service" : config.backendMode;
   if (value === "target-pool" || value === "backend-service") return value;
   problems.add(`metadata.annotations[${ANNOTATION_BACKEND}]`, `"${value}" is not target-pool or backend-service`);
   return config.backendMode;
@@ -132,14 +133,17 @@ function isPort(value: number | undefined): value is number {
   return value !== undefined && Number.isInteger(value) && value >= 1 && value <= 65535;
 }
 
-function portSelection(ports: number[], scheme: LbScheme): FrontendSpec["portSelection"] {
+function portSelection(ports: number[], scheme: LbScheme, backend: BackendMode): FrontendSpec["portSelection"] {
+  const range = { kind: "range" as const, portRange: `${ports[0]}-${ports[ports.length - 1]}` };
+  // Target-pool forwarding rules take only a range (the stock CCM writes "80-80" for one port).
+  if (backend === "target-pool") return range;
   if (ports.length <= MAX_FORWARDING_RULE_PORTS) return { kind: "ports", ports: ports.map(String) };
   // Internal forwarding rules cannot take a range; external ones take min-max as the stock CCM does.
   if (scheme === "INTERNAL") return { kind: "all" };
-  return { kind: "range", portRange: `${ports[0]}-${ports[ports.length - 1]}` };
+  return range;
 }
 
-function readFrontends(service: ServiceInfo, lbName: string, scheme: LbScheme, problems: Problems): FrontendSpec[] {
+function readFrontends(service: ServiceInfo, lbName: string, scheme: LbScheme, backend: BackendMode, problems: Problems): FrontendSpec[] {
   if (service.ports.length === 0) {
     problems.add("spec.ports", "a LoadBalancer Service needs at least one port");
     return [];
@@ -175,7 +179,7 @@ function readFrontends(service: ServiceInfo, lbName: string, scheme: LbScheme, p
       name: index === 0 ? lbName : protocolSuffixedName(lbName, protocol),
       protocol,
       ports,
-      portSelection: portSelection(ports, scheme),
+      portSelection: portSelection(ports, scheme, backend),
     };
   });
 }
@@ -206,7 +210,7 @@ export function serviceDesired(service: ServiceInfo, config: Config, backends: B
   }
   const scheme = readScheme(service, problems);
   const networkTier = readTier(service, problems);
-  const backend = readBackendMode(service, config, problems);
+  const backend = readBackendMode(service, config, scheme, problems);
   if (scheme === "INTERNAL" && backend === "target-pool") {
     problems.add(`metadata.annotations[${ANNOTATION_BACKEND}]`, "internal load balancers cannot use target pools");
   }
@@ -217,7 +221,7 @@ export function serviceDesired(service: ServiceInfo, config: Config, backends: B
   const allowGlobalAccess = scheme === "INTERNAL" ? readGlobalAccess(service, problems) : false;
   const sourceRanges = readSourceRanges(service, problems);
   const userIP = readUserIP(service, problems);
-  const frontends = readFrontends(service, lbName, scheme, problems);
+  const frontends = readFrontends(service, lbName, scheme, backend, problems);
   const affinity = service.sessionAffinity ?? "None";
   if (affinity !== "None" && affinity !== "ClientIP") problems.add("spec.sessionAffinity", `"${affinity}" is not None or ClientIP`);
   const healthCheck = readHealthCheck(service, config, lbName, problems);

@@ -4,6 +4,7 @@
  */
 import * as crypto from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
+import { gceResourceId } from "../components/ids";
 import { CLUSTER_STACK, serviceStackName } from "../model";
 
 export interface RenderedResource {
@@ -15,19 +16,6 @@ export interface RenderedResource {
 
 const COMPUTE_V1 = "https://www.googleapis.com/compute/v1";
 
-/** Pulumi type token → where GCE keeps that resource. */
-const COLLECTIONS: Record<string, { scope: "region" | "zone" | "global"; collection: string }> = {
-  "gcp:compute/address:Address": { scope: "region", collection: "addresses" },
-  "gcp:compute/forwardingRule:ForwardingRule": { scope: "region", collection: "forwardingRules" },
-  "gcp:compute/regionBackendService:RegionBackendService": { scope: "region", collection: "backendServices" },
-  "gcp:compute/targetPool:TargetPool": { scope: "region", collection: "targetPools" },
-  "gcp:compute/regionHealthCheck:RegionHealthCheck": { scope: "region", collection: "healthChecks" },
-  "gcp:compute/httpHealthCheck:HttpHealthCheck": { scope: "global", collection: "httpHealthChecks" },
-  "gcp:compute/instanceGroup:InstanceGroup": { scope: "zone", collection: "instanceGroups" },
-  "gcp:compute/firewall:Firewall": { scope: "global", collection: "firewalls" },
-  "gcp:compute/route:Route": { scope: "global", collection: "routes" },
-};
-
 function text(value: unknown): string {
   return typeof value === "string" ? value : "";
 }
@@ -38,12 +26,9 @@ function placeholderIP(name: string, internal: boolean): string {
 }
 
 export function computedState(type: string, inputs: Record<string, unknown>): { id: string; state: Record<string, unknown> } {
-  const place = COLLECTIONS[type];
   const name = text(inputs.name);
-  if (place === undefined) return { id: `${type}::${name}`, state: { ...inputs } };
-  const project = text(inputs.project);
-  const where = place.scope === "region" ? `regions/${text(inputs.region)}` : place.scope === "zone" ? `zones/${text(inputs.zone)}` : "global";
-  const id = `projects/${project}/${where}/${place.collection}/${name}`;
+  const id = gceResourceId(type, inputs);
+  if (id === undefined) return { id: `${type}::${name}`, state: { ...inputs } };
   const state: Record<string, unknown> = { ...inputs, selfLink: `${COMPUTE_V1}/${id}` };
   const internal = inputs.addressType === "INTERNAL" || inputs.loadBalancingScheme === "INTERNAL";
   if (type === "gcp:compute/address:Address" && inputs.address === undefined) state.address = placeholderIP(name, internal);

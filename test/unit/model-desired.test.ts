@@ -26,9 +26,13 @@ function fixtureConfig(): Config {
 }
 
 // ---- The fixture, by hand from DESIGN.md ---------------------------------------------------------
-// Every fixture Service UID is aaaaaaaa-0000-4000-8000-00000000000N: "a" + 32 hex digits is 33
-// characters, and the cut to 32 drops N, so all of them share one LB name (see the collision test).
-const FIXTURE_LB = "aaaaaaaaa00004000800000000000000";
+// <lb> = ("a" + UID without dashes) cut to 32: fixture UIDs are 5ec0000N-7a1b-4c2d-8e3f-a0b1c2d3e4f5,
+// so each Service has its own name (the cut drops only the final "5").
+const WEB_LB = "a5ec000017a1b4c2d8e3fa0b1c2d3e4f";
+const LOCAL_LB = "a5ec000027a1b4c2d8e3fa0b1c2d3e4f";
+const INTERNAL_LB = "a5ec000037a1b4c2d8e3fa0b1c2d3e4f";
+const RESTRICTED_LB = "a5ec000047a1b4c2d8e3fa0b1c2d3e4f";
+const DNS_LB = "a5ec000057a1b4c2d8e3fa0b1c2d3e4f";
 const CLUSTER_DESCRIPTION = "{\"kubernetes.io/cluster-id\":\"c0ffee1234\"}";
 const HC_RANGES = ["130.211.0.0/22", "35.191.0.0/16", "209.85.152.0/22", "209.85.204.0/22"];
 const SHARED_HC: HttpHealthCheckSpec = {
@@ -46,8 +50,8 @@ function describedBy(key: string): string {
     return `{"kubernetes.io/service-name":"${key}"}`;
 }
 
-function firewall(key: string, sourceRanges: string[], allows: FirewallSpec["allows"]): FirewallSpec {
-    return { name: `k8s-fw-${FIXTURE_LB}`, description: describedBy(key), sourceRanges, targetTags: ["k8s-node"], allows };
+function firewall(key: string, lb: string, sourceRanges: string[], allows: FirewallSpec["allows"]): FirewallSpec {
+    return { name: `k8s-fw-${lb}`, description: describedBy(key), sourceRanges, targetTags: ["k8s-node"], allows };
 }
 
 function route(node: string, uid: string, destRange: string, zone: string) {
@@ -93,18 +97,18 @@ const EXPECTED_FIXTURE: DesiredState = {
             stack: "service.db.internal",
             namespace: "db",
             name: "internal",
-            uid: "aaaaaaaa-0000-4000-8000-000000000003",
-            lbName: FIXTURE_LB,
+            uid: "5ec00003-7a1b-4c2d-8e3f-a0b1c2d3e4f5",
+            lbName: INTERNAL_LB,
             description: describedBy("db/internal"),
             scheme: "INTERNAL",
             backend: "backend-service",
             networkTier: "PREMIUM",
             subnetwork: "ilb-subnet",
             allowGlobalAccess: true,
-            frontends: [{ name: FIXTURE_LB, protocol: "TCP", ports: [5432], portSelection: { kind: "ports", ports: ["5432"] } }],
+            frontends: [{ name: INTERNAL_LB, protocol: "TCP", ports: [5432], portSelection: { kind: "ports", ports: ["5432"] } }],
             sessionAffinity: "NONE",
             healthCheck: { kind: "shared", spec: SHARED_HC },
-            firewall: firewall("db/internal", ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["5432"] }]),
+            firewall: firewall("db/internal", INTERNAL_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["5432"] }]),
             backendZones: BACKEND_ZONES,
             backendInstances: [],
         },
@@ -113,19 +117,19 @@ const EXPECTED_FIXTURE: DesiredState = {
             stack: "service.default.local",
             namespace: "default",
             name: "local",
-            uid: "aaaaaaaa-0000-4000-8000-000000000002",
-            lbName: FIXTURE_LB,
+            uid: "5ec00002-7a1b-4c2d-8e3f-a0b1c2d3e4f5",
+            lbName: LOCAL_LB,
             description: describedBy("default/local"),
             scheme: "EXTERNAL",
             backend: "backend-service",
             networkTier: "PREMIUM",
             allowGlobalAccess: false,
-            frontends: [{ name: FIXTURE_LB, protocol: "TCP", ports: [443], portSelection: { kind: "ports", ports: ["443"] } }],
+            frontends: [{ name: LOCAL_LB, protocol: "TCP", ports: [443], portSelection: { kind: "ports", ports: ["443"] } }],
             sessionAffinity: "NONE",
             healthCheck: {
                 kind: "dedicated",
                 spec: {
-                    name: FIXTURE_LB,
+                    name: LOCAL_LB,
                     port: 32000,
                     requestPath: "/healthz",
                     checkIntervalSec: 8,
@@ -135,9 +139,9 @@ const EXPECTED_FIXTURE: DesiredState = {
                     description: describedBy("default/local"),
                 },
             },
-            firewall: firewall("default/local", ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["443"] }]),
+            firewall: firewall("default/local", LOCAL_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["443"] }]),
             healthCheckFirewall: {
-                name: `k8s-${FIXTURE_LB}-http-hc`,
+                name: `k8s-${LOCAL_LB}-http-hc`,
                 description: describedBy("default/local"),
                 sourceRanges: HC_RANGES,
                 targetTags: ["k8s-node"],
@@ -151,17 +155,17 @@ const EXPECTED_FIXTURE: DesiredState = {
             stack: "service.default.restricted",
             namespace: "default",
             name: "restricted",
-            uid: "aaaaaaaa-0000-4000-8000-000000000004",
-            lbName: FIXTURE_LB,
+            uid: "5ec00004-7a1b-4c2d-8e3f-a0b1c2d3e4f5",
+            lbName: RESTRICTED_LB,
             description: describedBy("default/restricted"),
             scheme: "EXTERNAL",
             backend: "backend-service",
             networkTier: "PREMIUM",
             allowGlobalAccess: false,
-            frontends: [{ name: FIXTURE_LB, protocol: "TCP", ports: [22], portSelection: { kind: "ports", ports: ["22"] } }],
+            frontends: [{ name: RESTRICTED_LB, protocol: "TCP", ports: [22], portSelection: { kind: "ports", ports: ["22"] } }],
             sessionAffinity: "CLIENT_IP",
             healthCheck: { kind: "shared", spec: SHARED_HC },
-            firewall: firewall("default/restricted", ["192.0.2.7/32", "198.51.100.0/24"], [{ protocol: "tcp", ports: ["22"] }]),
+            firewall: firewall("default/restricted", RESTRICTED_LB, ["192.0.2.7/32", "198.51.100.0/24"], [{ protocol: "tcp", ports: ["22"] }]),
             backendZones: BACKEND_ZONES,
             backendInstances: [],
         },
@@ -170,17 +174,17 @@ const EXPECTED_FIXTURE: DesiredState = {
             stack: "service.default.web",
             namespace: "default",
             name: "web",
-            uid: "aaaaaaaa-0000-4000-8000-000000000001",
-            lbName: FIXTURE_LB,
+            uid: "5ec00001-7a1b-4c2d-8e3f-a0b1c2d3e4f5",
+            lbName: WEB_LB,
             description: describedBy("default/web"),
             scheme: "EXTERNAL",
             backend: "backend-service",
             networkTier: "PREMIUM",
             allowGlobalAccess: false,
-            frontends: [{ name: FIXTURE_LB, protocol: "TCP", ports: [80, 443, 8080], portSelection: { kind: "ports", ports: ["80", "443", "8080"] } }],
+            frontends: [{ name: WEB_LB, protocol: "TCP", ports: [80, 443, 8080], portSelection: { kind: "ports", ports: ["80", "443", "8080"] } }],
             sessionAffinity: "NONE",
             healthCheck: { kind: "shared", spec: SHARED_HC },
-            firewall: firewall("default/web", ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443", "8080"] }]),
+            firewall: firewall("default/web", WEB_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443", "8080"] }]),
             backendZones: BACKEND_ZONES,
             backendInstances: [],
         },
@@ -189,20 +193,20 @@ const EXPECTED_FIXTURE: DesiredState = {
             stack: "service.kube-system.dns",
             namespace: "kube-system",
             name: "dns",
-            uid: "aaaaaaaa-0000-4000-8000-000000000005",
-            lbName: FIXTURE_LB,
+            uid: "5ec00005-7a1b-4c2d-8e3f-a0b1c2d3e4f5",
+            lbName: DNS_LB,
             description: describedBy("kube-system/dns"),
             scheme: "EXTERNAL",
             backend: "backend-service",
             networkTier: "PREMIUM",
             allowGlobalAccess: false,
             frontends: [
-                { name: FIXTURE_LB, protocol: "TCP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
-                { name: `${FIXTURE_LB}-udp`, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
+                { name: DNS_LB, protocol: "TCP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
+                { name: `${DNS_LB}-udp`, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
             ],
             sessionAffinity: "NONE",
             healthCheck: { kind: "shared", spec: SHARED_HC },
-            firewall: firewall("kube-system/dns", ["0.0.0.0/0"], [
+            firewall: firewall("kube-system/dns", DNS_LB, ["0.0.0.0/0"], [
                 { protocol: "tcp", ports: ["53"] },
                 { protocol: "udp", ports: ["53"] },
             ]),
@@ -263,9 +267,6 @@ describe("model: desiredState", () => {
             const reversed = { nodes: [...snapshot.nodes].reverse(), services: [...snapshot.services].reverse() };
             assert.equal(JSON.stringify(desiredState(reversed, fixtureConfig())), JSON.stringify(desiredState(snapshot, fixtureConfig())));
         });
-        // BUG (fixture + model): the fixture's five load balancers all get the GCE names
-        // aaaaaaaaa00004000800000000000000 / k8s-fw-aaaaaaaaa00004000800000000000000, and desiredState does
-        // not notice: the five stacks would fight over the same address, forwarding rule and firewall.
         it("no two accepted Services share a load balancer name", () => {
             const names = desiredState(fixtureSnapshot(), fixtureConfig()).services.map((service) => service.lbName);
             assert.deepStrictEqual([...new Set(names)].sort(), [...names].sort());
@@ -273,16 +274,20 @@ describe("model: desiredState", () => {
     });
 
     describe("load balancer name collisions", () => {
-        // BUG: two UIDs equal in their first 31 hex digits give one <lb>; both Services are accepted with
-        // identical GCE names. Expected: at most one of them gets the name, the other is rejected.
-        it("two Services whose UIDs give the same <lb> are never both declared", () => {
+        // Two UIDs equal in their first 31 hex digits give one <lb>: the first Service by key keeps it,
+        // the other is rejected.
+        it("two Services whose UIDs give the same <lb>: the first by key keeps it, the other is rejected", () => {
             const a = lbService("default", "a", "aaaaaaaa-0000-4000-8000-000000000001");
             const b = lbService("default", "b", "aaaaaaaa-0000-4000-8000-000000000002");
-            const state = desiredState({ nodes: [], services: [a, b] }, CONFIG);
-            const accepted = state.services.map((service) => service.key);
-            const rejected = [...new Set(state.rejected.map((rejection) => rejection.service))];
-            assert.equal(new Set(state.services.map((service) => service.lbName)).size, state.services.length);
-            assert.deepStrictEqual([...accepted, ...rejected].sort(), ["default/a", "default/b"]);
+            const state = desiredState({ nodes: [], services: [b, a] }, CONFIG);
+            assert.deepStrictEqual(state.services.map((service) => service.key), ["default/a"]);
+            assert.deepStrictEqual(state.rejected, [
+                {
+                    service: "default/b",
+                    field: "metadata.uid",
+                    message: "Service default/b: metadata.uid: load balancer name aaaaaaaaa00004000800000000000000 is already used by Service default/a",
+                },
+            ]);
         });
     });
 

@@ -23,15 +23,19 @@ const CONFIG: Record<string, string> = {
 };
 
 const V1 = "https://www.googleapis.com/compute/v1/projects/dccm-test";
-const LB = "aaaaaaaaa00004000800000000000000";
+// <lb> = ("a" + UID without dashes) cut to 32; fixture UIDs are 5ec0000N-7a1b-4c2d-8e3f-a0b1c2d3e4f5.
+const WEB_LB = "a5ec000017a1b4c2d8e3fa0b1c2d3e4f";
+const INTERNAL_LB = "a5ec000037a1b4c2d8e3fa0b1c2d3e4f";
+const DNS_LB = "a5ec000057a1b4c2d8e3fa0b1c2d3e4f";
 const IG_A = `${V1}/zones/us-central1-a/instanceGroups/k8s-ig--c0ffee1234`;
 const IG_B = `${V1}/zones/us-central1-b/instanceGroups/k8s-ig--c0ffee1234`;
 const NODE_HC = `${V1}/regions/us-central1/healthChecks/k8s-c0ffee1234-node`;
 const CLUSTER_DESCRIPTION = "{\"kubernetes.io/cluster-id\":\"c0ffee1234\"}";
 const HC_RANGES = ["130.211.0.0/22", "35.191.0.0/16", "209.85.152.0/22", "209.85.204.0/22"];
-// computedState's placeholder: 1 + sha256(name)[0..2] % 254 — every fixture LB has the same name.
-const EXTERNAL_IP = "203.0.113.201";
-const INTERNAL_IP = "10.128.0.201";
+// computedState's placeholder for an Address: 1 + sha256(name)[0..2] % 254 as the last octet.
+const WEB_IP = "203.0.113.136";
+const DNS_IP = "203.0.113.224";
+const INTERNAL_IP = "10.128.0.199";
 
 const A = "gcp:compute/address:Address";
 const FW = "gcp:compute/firewall:Firewall";
@@ -146,11 +150,11 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
     "cluster:route-node-b2": route("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b"),
     "cluster:route-node-c1": route("node-c1", "55555555-5555-4555-8555-555555555555", "10.64.5.0/24", "us-central1-c"),
 
-    "default/web:address": { project: "dccm-test", region: "us-central1", name: LB, description: describedBy("default/web"), addressType: "EXTERNAL", networkTier: "PREMIUM" },
+    "default/web:address": { project: "dccm-test", region: "us-central1", name: WEB_LB, description: describedBy("default/web"), addressType: "EXTERNAL", networkTier: "PREMIUM" },
     "default/web:backend-tcp": {
         project: "dccm-test",
         region: "us-central1",
-        name: LB,
+        name: WEB_LB,
         description: describedBy("default/web"),
         protocol: "TCP",
         loadBalancingScheme: "EXTERNAL",
@@ -161,18 +165,18 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
     "default/web:forwarding-rule-tcp": {
         project: "dccm-test",
         region: "us-central1",
-        name: LB,
+        name: WEB_LB,
         description: describedBy("default/web"),
-        ipAddress: EXTERNAL_IP,
+        ipAddress: WEB_IP,
         ipProtocol: "TCP",
         loadBalancingScheme: "EXTERNAL",
         ports: ["80", "443", "8080"],
         networkTier: "PREMIUM",
-        backendService: `${V1}/regions/us-central1/backendServices/${LB}`,
+        backendService: `${V1}/regions/us-central1/backendServices/${WEB_LB}`,
     },
     "default/web:firewall": {
         project: "dccm-test",
-        name: `k8s-fw-${LB}`,
+        name: `k8s-fw-${WEB_LB}`,
         network: "k8s-net",
         description: describedBy("default/web"),
         direction: "INGRESS",
@@ -181,11 +185,11 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
         allows: [{ protocol: "tcp", ports: ["80", "443", "8080"] }],
     },
 
-    "kube-system/dns:address": { project: "dccm-test", region: "us-central1", name: LB, description: describedBy("kube-system/dns"), addressType: "EXTERNAL", networkTier: "PREMIUM" },
+    "kube-system/dns:address": { project: "dccm-test", region: "us-central1", name: DNS_LB, description: describedBy("kube-system/dns"), addressType: "EXTERNAL", networkTier: "PREMIUM" },
     "kube-system/dns:backend-tcp": {
         project: "dccm-test",
         region: "us-central1",
-        name: LB,
+        name: DNS_LB,
         description: describedBy("kube-system/dns"),
         protocol: "TCP",
         loadBalancingScheme: "EXTERNAL",
@@ -196,7 +200,7 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
     "kube-system/dns:backend-udp": {
         project: "dccm-test",
         region: "us-central1",
-        name: `${LB}-udp`,
+        name: `${DNS_LB}-udp`,
         description: describedBy("kube-system/dns"),
         protocol: "UDP",
         loadBalancingScheme: "EXTERNAL",
@@ -207,30 +211,30 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
     "kube-system/dns:forwarding-rule-tcp": {
         project: "dccm-test",
         region: "us-central1",
-        name: LB,
+        name: DNS_LB,
         description: describedBy("kube-system/dns"),
-        ipAddress: EXTERNAL_IP,
+        ipAddress: DNS_IP,
         ipProtocol: "TCP",
         loadBalancingScheme: "EXTERNAL",
         ports: ["53"],
         networkTier: "PREMIUM",
-        backendService: `${V1}/regions/us-central1/backendServices/${LB}`,
+        backendService: `${V1}/regions/us-central1/backendServices/${DNS_LB}`,
     },
     "kube-system/dns:forwarding-rule-udp": {
         project: "dccm-test",
         region: "us-central1",
-        name: `${LB}-udp`,
+        name: `${DNS_LB}-udp`,
         description: describedBy("kube-system/dns"),
-        ipAddress: EXTERNAL_IP,
+        ipAddress: DNS_IP,
         ipProtocol: "UDP",
         loadBalancingScheme: "EXTERNAL",
         ports: ["53"],
         networkTier: "PREMIUM",
-        backendService: `${V1}/regions/us-central1/backendServices/${LB}-udp`,
+        backendService: `${V1}/regions/us-central1/backendServices/${DNS_LB}-udp`,
     },
     "kube-system/dns:firewall": {
         project: "dccm-test",
-        name: `k8s-fw-${LB}`,
+        name: `k8s-fw-${DNS_LB}`,
         network: "k8s-net",
         description: describedBy("kube-system/dns"),
         direction: "INGRESS",
@@ -245,7 +249,7 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
     "db/internal:address": {
         project: "dccm-test",
         region: "us-central1",
-        name: LB,
+        name: INTERNAL_LB,
         description: describedBy("db/internal"),
         addressType: "INTERNAL",
         subnetwork: "ilb-subnet",
@@ -254,7 +258,7 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
     "db/internal:backend-tcp": {
         project: "dccm-test",
         region: "us-central1",
-        name: LB,
+        name: INTERNAL_LB,
         description: describedBy("db/internal"),
         protocol: "TCP",
         loadBalancingScheme: "INTERNAL",
@@ -266,7 +270,7 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
     "db/internal:forwarding-rule-tcp": {
         project: "dccm-test",
         region: "us-central1",
-        name: LB,
+        name: INTERNAL_LB,
         description: describedBy("db/internal"),
         ipAddress: INTERNAL_IP,
         ipProtocol: "TCP",
@@ -275,11 +279,11 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
         network: "k8s-net",
         subnetwork: "ilb-subnet",
         allowGlobalAccess: true,
-        backendService: `${V1}/regions/us-central1/backendServices/${LB}`,
+        backendService: `${V1}/regions/us-central1/backendServices/${INTERNAL_LB}`,
     },
     "db/internal:firewall": {
         project: "dccm-test",
-        name: `k8s-fw-${LB}`,
+        name: `k8s-fw-${INTERNAL_LB}`,
         network: "k8s-net",
         description: describedBy("db/internal"),
         direction: "INGRESS",
@@ -359,8 +363,8 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
         const outputs = result.outputs as { loadBalancers: Record<string, pulumi.Output<unknown>> };
         assert.deepStrictEqual(Object.keys(outputs.loadBalancers), ["default/web"]);
         assert.deepStrictEqual(await value(outputs.loadBalancers["default/web"]), {
-            ingress: [EXTERNAL_IP],
-            resources: { address: LB, forwardingRules: [LB], backendServices: [LB], healthCheck: "k8s-c0ffee1234-node", firewalls: [`k8s-fw-${LB}`] },
+            ingress: [WEB_IP],
+            resources: { address: WEB_LB, forwardingRules: [WEB_LB], backendServices: [WEB_LB], healthCheck: "k8s-c0ffee1234-node", firewalls: [`k8s-fw-${WEB_LB}`] },
         });
     });
 
@@ -421,8 +425,8 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
             assert.equal(computedState(FW, { project: "p", name: "n" }).id, "projects/p/global/firewalls/n");
             assert.equal(computedState("gcp:compute/httpHealthCheck:HttpHealthCheck", { project: "p", name: "n" }).id, "projects/p/global/httpHealthChecks/n");
             assert.equal(computedState(FR, { project: "p", region: "r", name: "n", ipAddress: "192.0.2.1" }).state.ipAddress, "192.0.2.1");
-            assert.equal(computedState(A, { project: "dccm-test", region: "us-central1", name: LB, addressType: "EXTERNAL" }).state.address, EXTERNAL_IP);
-            assert.equal(computedState(A, { project: "dccm-test", region: "us-central1", name: LB, addressType: "INTERNAL" }).state.address, INTERNAL_IP);
+            assert.equal(computedState(A, { project: "dccm-test", region: "us-central1", name: WEB_LB, addressType: "EXTERNAL" }).state.address, WEB_IP);
+            assert.equal(computedState(A, { project: "dccm-test", region: "us-central1", name: INTERNAL_LB, addressType: "INTERNAL" }).state.address, INTERNAL_IP);
             assert.deepStrictEqual(computedState("x:y:Z", { name: "n", a: 1 }), { id: "x:y:Z::n", state: { name: "n", a: 1 } });
         });
     });
