@@ -2,13 +2,14 @@
 import { parseArgs } from "node:util";
 import pino from "pino";
 import { Daemon, defaultIdentity } from "../daemon/daemon";
-import { parseConfig, type RawConfig } from "../model";
+import { ConfigError, parseConfig, type RawConfig } from "../model";
+import { NODE_CONFIG_KEYS, parseNodeConfig } from "../nodes";
 import { loadKubeConfig, readClusterId } from "../watcher/list";
 import * as k8s from "@kubernetes/client-node";
 import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, UsageError } from "./options";
 
 /** Keys of the config file that configure the daemon rather than the GCP picture. */
-export const DAEMON_KEYS = ["computeEndpoint", "stateDir", "listen", "parallelism", "driftInterval", "backendUrl", "secretsProvider", "leaderElection"] as const;
+export const DAEMON_KEYS = ["stateDir", "listen", "parallelism", "driftInterval", "backendUrl", "secretsProvider", "leaderElection"] as const;
 type DaemonKey = (typeof DAEMON_KEYS)[number];
 
 export function parseDuration(text: string, flag: string): number {
@@ -39,6 +40,7 @@ export async function runDaemon(argv: string[]): Promise<number> {
       "secrets-provider": { type: "string" },
       "compute-endpoint": { type: "string" },
       "no-leader-election": { type: "boolean" },
+      "no-node-controller": { type: "boolean" },
       identity: { type: "string" },
       "log-level": { type: "string" },
       ...CONFIG_FLAG_OPTIONS,
@@ -53,12 +55,21 @@ export async function runDaemon(argv: string[]): Promise<number> {
   });
   const raw = configFromFlags(values, typeof values.config === "string" ? values.config : undefined) as RawConfig & Partial<Record<DaemonKey, unknown>>;
   const daemonSettings: Partial<Record<DaemonKey, unknown>> = {};
-  for (const key of DAEMON_KEYS) {
-    if (key in raw) {
-      daemonSettings[key] = raw[key];
-      delete raw[key];
+  const nodeSettings: Record<string, unknown> = {};
+  const rawRecord = raw as Record<string, unknown>;
+  for (const key of NODE_CONFIG_KEYS) {
+    if (key in rawRecord) nodeSettings[key] = rawRecord[key];
+  }
+  for (const key of [...DAEMON_KEYS, ...NODE_CONFIG_KEYS]) {
+    if (key in rawRecord) {
+      if ((DAEMON_KEYS as readonly string[]).includes(key)) daemonSettings[key as DaemonKey] = rawRecord[key];
+      delete rawRecord[key];
     }
   }
+  if (typeof values["compute-endpoint"] === "string") nodeSettings.computeEndpoint = values["compute-endpoint"];
+  const nodeProblems: string[] = [];
+  const nodes = parseNodeConfig(nodeSettings, nodeProblems);
+  if (nodeProblems.length > 0) throw new ConfigError(nodeProblems);
   const setting = (flag: string, key: DaemonKey): string | undefined => {
     const fromFlag = values[flag as keyof typeof values];
     if (typeof fromFlag === "string") return fromFlag;
@@ -78,7 +89,6 @@ export async function runDaemon(argv: string[]): Promise<number> {
   const listen = splitListen(setting("listen", "listen") ?? "0.0.0.0:10258");
   const parallelism = Number(setting("parallelism", "parallelism") ?? "4");
   if (!Number.isInteger(parallelism) || parallelism < 1) throw new UsageError(`--parallelism: expected a whole number ≥ 1`);
-  const computeEndpoint = setting("compute-endpoint", "computeEndpoint");
   const leaderElection = values["no-leader-election"] !== true && daemonSettings.leaderElection !== false;
   const backendUrl = setting("backend-url", "backendUrl") ?? process.env.PULUMI_BACKEND_URL;
 
@@ -101,6 +111,7 @@ export async function runDaemon(argv: string[]): Promise<number> {
     debounceMs: 50,
     leaderElection,
     identity: typeof values.identity === "string" ? values.identity : defaultIdentity(),
+    ...(values["no-node-controller"] === true ? {} : { nodes }),
   });
   let lost = false;
   const stopped = new Promise<void>((resolve) => {

@@ -15,7 +15,9 @@ import { EventRecorder } from "./events";
 import { DEFAULT_LEASE, LeaderElector } from "./leader";
 import { DaemonMetrics } from "./metrics";
 import { KeyedQueue } from "./queue";
-import { Reconciler, describeError, type ClusterOutputs } from "./reconciler";
+import { computeClientFromConfig, NodeController, type NodeConfig } from "../nodes";
+import { Reconciler, describeError } from "./reconciler";
+import { ClusterRouteStatus } from "./routes";
 import { startProbeServer, type ProbeServer } from "./server";
 import { ServiceWriter } from "./services";
 import { localBackendUrl, StackRunner } from "./stacks";
@@ -45,7 +47,8 @@ export interface DaemonOptions {
   identity: string;
   metrics?: DaemonMetrics;
   pulumiCommand?: PulumiCommand;
-  onClusterApplied?: (outputs: ClusterOutputs) => void;
+  /** Node initialization and lifecycle (issue 5); off when undefined. */
+  nodes?: NodeConfig;
 }
 
 export class Daemon {
@@ -60,6 +63,7 @@ export class Daemon {
   private synced = false;
   private debounce: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
+  private nodeController: NodeController | undefined;
 
   constructor(private readonly options: DaemonOptions) {
     this.metrics = options.metrics ?? new DaemonMetrics();
@@ -115,6 +119,23 @@ export class Daemon {
     const cache = new DesiredCache(options.config);
     this.cache = cache;
     const knownStacks = await runner.listStacks();
+    const routeStatus = new ClusterRouteStatus(() => new Set(cache.desired().cluster.routes.map((route) => route.node)));
+    if (options.nodes !== undefined) {
+      this.nodeController = new NodeController({
+        project: options.config.project,
+        region: options.config.region,
+        ...(options.nodes.zones !== undefined ? { zones: options.nodes.zones } : {}),
+        compute: computeClientFromConfig({ ...(options.nodes.computeEndpoint !== undefined ? { computeEndpoint: options.nodes.computeEndpoint } : {}), registry: metrics.registry }),
+        kubeConfig: options.kubeConfig,
+        routes: routeStatus,
+        logger: logger.child({ controller: "nodes" }),
+        registry: metrics.registry,
+        addressRefreshMs: options.nodes.addressRefreshMs,
+        lifecycleCheckMs: options.nodes.lifecycleCheckMs,
+        workers: options.nodes.workers,
+        identity: options.identity,
+      });
+    }
     const reconciler = new Reconciler({
       cache,
       watcher,
@@ -128,7 +149,14 @@ export class Daemon {
       driftMs: options.driftMs,
       driftJitter: options.driftJitter,
       knownStacks,
-      ...(options.onClusterApplied !== undefined ? { onClusterApplied: options.onClusterApplied } : {}),
+      onClusterApplied: (outputs) => {
+        routeStatus.applied(outputs);
+        this.nodeController?.onRoutesChanged();
+      },
+      onClusterFailed: (error) => {
+        routeStatus.failed(describeError(error));
+        this.nodeController?.onRoutesChanged();
+      },
     });
     this.reconciler = reconciler;
     this.queue = new KeyedQueue((item) => reconciler.reconcile(item), {
@@ -149,6 +177,7 @@ export class Daemon {
     for (const change of changes) this.queue.enqueue(change.stack);
     // Stacks whose Service vanished while we were down: the reconciler destroys them.
     for (const stack of knownStacks) if (parseServiceStack(stack) !== undefined && !cache.stacks().includes(stack)) this.queue.enqueue(stack);
+    await this.nodeController?.start();
     this.synced = true;
     logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length }, "initial lists synced");
 
@@ -184,7 +213,7 @@ export class Daemon {
       this.abort.abort();
       if (this.debounce !== undefined) clearTimeout(this.debounce);
       this.reconciler?.stop();
-      await this.queue?.drain();
+      await Promise.all([this.queue?.drain(), this.nodeController?.stop()]);
       await this.watcher?.stop();
       await this.leader?.release();
       await this.server?.close();

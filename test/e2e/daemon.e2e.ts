@@ -10,6 +10,7 @@ import { Daemon } from "../../daemon/daemon";
 import { LB_FINALIZER } from "../../daemon/services";
 import { StackRunner } from "../../daemon/stacks";
 import { loadBalancerName, parseConfig, type RawConfig } from "../../model";
+import { parseNodeConfig } from "../../nodes";
 import { startTestEnv, type TestEnv } from "../support/env";
 import { eventually } from "../support/wait";
 
@@ -89,6 +90,7 @@ describe("dccm daemon", function () {
       debounceMs: 50,
       leaderElection: true,
       identity: "dccm-e2e",
+      nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint, nodeLifecyclePeriod: "2s" }, []),
     });
     await daemon.start(() => assert.fail("leadership lost"));
   });
@@ -213,5 +215,33 @@ describe("dccm daemon", function () {
     assert.deepEqual(await backend.listStacks(), ["cluster", "service.default.bad", "service.default.good"]);
     const reasons = (await eventReasons(core, "web")).map((event) => event.reason);
     assert.deepEqual(reasons.slice(-2), ["DeletingLoadBalancer", "DeletedLoadBalancer"]);
+  });
+
+  it("the node controller initializes a tainted Node and reports its route once the cluster stack made it", async () => {
+    env.gce.putInstance("node-a3", { zone: "us-central1-a", machineType: "e2-standard-4" });
+    await core.createNode({
+      body: {
+        metadata: { name: "node-a3" },
+        spec: { podCIDR: "10.64.3.0/24", podCIDRs: ["10.64.3.0/24"], taints: [{ key: "node.cloudprovider.kubernetes.io/uninitialized", value: "true", effect: "NoSchedule" }] },
+      },
+    });
+    let last: k8s.V1Node | undefined;
+    const node = await eventually(() => `node-a3 initialized with its route condition; last seen ${JSON.stringify({ spec: last?.spec, labels: last?.metadata?.labels, conditions: last?.status?.conditions })}`, async () => {
+      const read = await core.readNode({ name: "node-a3" });
+      last = read;
+      const condition = read.status?.conditions?.find((entry) => entry.type === "NetworkUnavailable");
+      const tainted = (read.spec?.taints ?? []).some((taint) => taint.key === "node.cloudprovider.kubernetes.io/uninitialized");
+      return !tainted && condition?.reason === "RouteCreated" ? read : undefined;
+    });
+    assert.equal(node.spec?.providerID, "gce://dccm-test/us-central1-a/node-a3");
+    // The apiserver's TaintNodesByCondition admission adds not-ready; ours is gone.
+    assert.deepEqual((node.spec?.taints ?? []).map((taint) => taint.key), ["node.kubernetes.io/not-ready"]);
+    assert.equal(node.metadata?.labels?.["topology.kubernetes.io/zone"], "us-central1-a");
+    assert.equal(node.metadata?.labels?.["node.kubernetes.io/instance-type"], "e2-standard-4");
+    const condition = node.status?.conditions?.find((entry) => entry.type === "NetworkUnavailable");
+    assert.equal(condition?.status, "False");
+    const route = env.gce.listResources().find((resource) => resource.kind === "routes");
+    assert.equal(route?.properties.destRange, "10.64.3.0/24");
+    assert.equal(String(route?.properties.nextHopInstance).endsWith("/zones/us-central1-a/instances/node-a3"), true);
   });
 });
