@@ -44,6 +44,7 @@ export async function runDaemon(argv: string[]): Promise<number> {
       identity: { type: "string" },
       "log-level": { type: "string" },
       ...CONFIG_FLAG_OPTIONS,
+      ...Object.fromEntries(NODE_CONFIG_KEYS.filter((key) => key !== "computeEndpoint").map((key) => [key, { type: "string" as const }])),
     },
     strict: true,
     allowPositionals: false,
@@ -65,6 +66,10 @@ export async function runDaemon(argv: string[]): Promise<number> {
       if ((DAEMON_KEYS as readonly string[]).includes(key)) daemonSettings[key as DaemonKey] = rawRecord[key];
       delete rawRecord[key];
     }
+  }
+  for (const key of NODE_CONFIG_KEYS) {
+    const fromFlag = (values as Record<string, unknown>)[key];
+    if (typeof fromFlag === "string") nodeSettings[key] = fromFlag;
   }
   if (typeof values["compute-endpoint"] === "string") nodeSettings.computeEndpoint = values["compute-endpoint"];
   const nodeProblems: string[] = [];
