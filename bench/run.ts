@@ -1,11 +1,19 @@
 /** `npm run bench`: prints figures as it goes; the last line is one JSON object of all figures. */
 import { benchCore } from "./core";
+import { benchDaemon } from "./daemon";
+import { benchNodeInit } from "./nodes";
 
 async function main(): Promise<void> {
   const figures: Record<string, number> = {};
   const core = await benchCore();
   process.stderr.write(`core: ${JSON.stringify(core)}\n`);
   Object.assign(figures, core);
+  const daemon = await benchDaemon();
+  process.stderr.write(`daemon: ${JSON.stringify(daemon)}\n`);
+  Object.assign(figures, daemon);
+  const nodes = await benchNodeInit();
+  process.stderr.write(`nodes: ${JSON.stringify(nodes)}\n`);
+  for (const [key, value] of Object.entries(nodes)) if (typeof value === "number") figures[key] = value;
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }
 

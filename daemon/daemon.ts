@@ -47,6 +47,7 @@ export interface DaemonOptions {
   identity: string;
   metrics?: DaemonMetrics;
   pulumiCommand?: PulumiCommand;
+  onRunStart?: (stack: string, operation: "up" | "refresh" | "destroy") => void;
   /** Node initialization and lifecycle (issue 5); off when undefined. */
   nodes?: NodeConfig;
 }
@@ -153,6 +154,7 @@ export class Daemon {
         routeStatus.applied(outputs);
         this.nodeController?.onRoutesChanged();
       },
+      ...(options.onRunStart !== undefined ? { onRunStart: options.onRunStart } : {}),
       onClusterFailed: (error) => {
         routeStatus.failed(describeError(error));
         this.nodeController?.onRoutesChanged();

@@ -36,6 +36,8 @@ export interface ReconcilerDeps {
   knownStacks: Iterable<string>;
   onClusterApplied?: (outputs: ClusterOutputs) => void;
   onClusterFailed?: (error: unknown) => void;
+  /** Observability hook: a pulumi operation starts (benchmarks measure event-to-up latency with it). */
+  onRunStart?: (stack: string, operation: "up" | "refresh" | "destroy") => void;
 }
 
 /** The message chain of an error, short enough for an Event. */
@@ -129,6 +131,7 @@ export class Reconciler {
     const kind = stack === CLUSTER_STACK ? "cluster" : "service";
     // Drift passes are counted apart, so change-driven runs can be read on their own.
     const operation = refresh ? "refresh" : "up";
+    this.deps.onRunStart?.(stack, operation);
     const end = this.deps.metrics.upDuration.startTimer({ kind, operation });
     this.deps.metrics.stackRuns.inc({ stack, operation });
     try {
@@ -234,6 +237,7 @@ export class Reconciler {
       if (meta !== undefined) await this.deps.events.record(target, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
       const end = this.deps.metrics.upDuration.startTimer({ kind: "service", operation: "destroy" });
       this.deps.metrics.stackRuns.inc({ stack: item.key, operation: "destroy" });
+      this.deps.onRunStart?.(item.key, "destroy");
       try {
         await this.withRunSignal((signal) => this.deps.runner.destroyAndRemove(item.key, { signal }));
       } finally {

@@ -1,0 +1,107 @@
+/**
+ * The daemon on the offline environment: latency from a Service event to the start of its stack's
+ * `up` (and to its ingress IP), and `up` runs per burst of 50 updates to one Service.
+ */
+import * as path from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import pino from "pino";
+import { Daemon } from "../daemon/daemon";
+import { parseConfig } from "../model";
+import { startTestEnv } from "../test/support/env";
+import { eventually } from "../test/support/wait";
+import { elapsedMs, median, round } from "./stats";
+
+export interface DaemonFigures {
+  eventToUpMedianMs: number;
+  eventToIngressMedianMs: number;
+  upRunsPerBurstMedian: number;
+  burstUpdates: number;
+}
+
+const SAMPLES = 5;
+const BURSTS = 3;
+const BURST_UPDATES = 50;
+
+export async function benchDaemon(): Promise<DaemonFigures> {
+  const env = await startTestEnv();
+  const starts = new Map<string, bigint>();
+  const upRuns = new Map<string, number>();
+  const waiting = new Map<string, () => void>();
+  const daemon = new Daemon({
+    kubeConfig: env.kube.kubeConfig,
+    config: parseConfig({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "bench", clusterId: "b3nch" }),
+    logger: pino({ level: "error" }, pino.destination(path.join(env.dir, "daemon.log"))),
+    stateDir: path.join(env.dir, "state"),
+    backendUrl: env.backendUrl,
+    pulumiEnv: env.pulumiEnv,
+    pulumiCommand: env.pulumiCommand,
+    listenHost: "127.0.0.1",
+    listenPort: 0,
+    parallelism: 4,
+    driftMs: 3_600_000,
+    driftJitter: 0,
+    backoffBaseMs: 1000,
+    backoffMaxMs: 10_000,
+    resyncMs: 3_600_000,
+    debounceMs: 50,
+    leaderElection: false,
+    identity: "bench",
+    onRunStart: (stack, operation) => {
+      if (operation !== "up") return;
+      if (!starts.has(stack)) starts.set(stack, process.hrtime.bigint());
+      upRuns.set(stack, (upRuns.get(stack) ?? 0) + 1);
+      waiting.get(stack)?.();
+    },
+  });
+  const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+  try {
+    env.gce.putInstance("node-1", { zone: "us-central1-a" });
+    await core.createNode({ body: { metadata: { name: "node-1", labels: { "topology.kubernetes.io/zone": "us-central1-a" } }, spec: { providerID: "gce://dccm-test/us-central1-a/node-1" } } });
+    await daemon.start(() => undefined);
+    await eventually("the cluster stack", () => (upRuns.get("cluster") !== undefined ? true : undefined));
+    await daemon.idle();
+
+    const toUp: number[] = [];
+    const toIngress: number[] = [];
+    for (let i = 0; i < SAMPLES; i++) {
+      const name = `lat-${i}`;
+      const stack = `service.default.${name}`;
+      const upStarted = new Promise<void>((resolve) => waiting.set(stack, resolve));
+      const start = process.hrtime.bigint();
+      await core.createNamespacedService({ namespace: "default", body: { metadata: { name }, spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] } } });
+      await upStarted;
+      toUp.push(elapsedMs(start));
+      await eventually(`${name}'s ingress`, async () => (await core.readNamespacedServiceStatus({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 120_000, 20);
+      toIngress.push(elapsedMs(start));
+      await daemon.idle();
+    }
+
+    const runsPerBurst: number[] = [];
+    for (let burst = 0; burst < BURSTS; burst++) {
+      await daemon.idle();
+      const before = upRuns.get("service.default.lat-0") ?? 0;
+      for (let i = 0; i < BURST_UPDATES; i++) {
+        await core.patchNamespacedService(
+          { name: "lat-0", namespace: "default", body: { spec: { loadBalancerSourceRanges: [`10.${burst}.${i}.0/24`] } } },
+          k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+        );
+      }
+      const last = `10.${burst}.${BURST_UPDATES - 1}.0/24`;
+      await eventually("the burst's last range applied", () => {
+        const firewall = env.gce.listResources().find((resource) => resource.kind === "firewalls" && JSON.stringify(resource.properties.sourceRanges) === JSON.stringify([last]));
+        return firewall !== undefined ? true : undefined;
+      });
+      await daemon.idle();
+      runsPerBurst.push((upRuns.get("service.default.lat-0") ?? 0) - before);
+    }
+    return {
+      eventToUpMedianMs: round(median(toUp), 0),
+      eventToIngressMedianMs: round(median(toIngress), 0),
+      upRunsPerBurstMedian: median(runsPerBurst),
+      burstUpdates: BURST_UPDATES,
+    };
+  } finally {
+    await daemon.stop();
+    await env.stop();
+  }
+}
