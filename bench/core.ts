@@ -33,6 +33,8 @@ export async function benchCore(): Promise<CoreFigures> {
     bytes = JSON.stringify(desired).length;
   }
   const sorted = [...samples].sort((a, b) => a - b);
+  const last = desiredState(snapshot, config);
+  if (last.rejected.length > 0) throw new Error(`bench: the generated cluster has rejected Services: ${last.rejected[0].message}`);
 
   const renderServices = 200;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-bench-"));

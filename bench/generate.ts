@@ -1,9 +1,9 @@
 /** Synthetic clusters for the benchmarks: deterministic, shaped like a big production cluster. */
 import type { ClusterSnapshot, NodeInfo, ServiceInfo } from "../model";
 
+/** The index leads: load balancer names keep only the first 31 hex digits of a UID. */
 function uid(prefix: number, index: number): string {
-  const hex = index.toString(16).padStart(12, "0");
-  return `${prefix.toString(16).padStart(8, "0")}-0000-4000-8000-${hex}`;
+  return `${index.toString(16).padStart(8, "0")}-${prefix.toString(16).padStart(4, "0")}-4000-8000-000000000000`;
 }
 
 export function generateCluster(nodeCount: number, serviceCount: number, zones: string[] = ["us-central1-a", "us-central1-b", "us-central1-c"]): ClusterSnapshot {
