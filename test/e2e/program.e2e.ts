@@ -1,0 +1,115 @@
+/**
+ * index.ts as CI runs it: `pulumi up` of the project through the CLI and its Node.js language host
+ * (not an inline program), with config dccm:* and a kubectl-style snapshot file.
+ */
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
+import { loadBalancerName } from "../../model";
+import { startTestEnv, type TestEnv } from "../support/env";
+import { repoRoot } from "../support/testenv-paths";
+
+const WEB_UID = "c1000001-7a1b-4c2d-8e3f-a0b1c2d3e4f5";
+const API_UID = "c1000002-7a1b-4c2d-8e3f-a0b1c2d3e4f5";
+const WEB_LB = loadBalancerName(WEB_UID);
+const API_LB = loadBalancerName(API_UID);
+
+function dump(apiProtocol: string): unknown {
+  const service = (name: string, uid: string, protocol: string): unknown => ({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name, namespace: "default", uid },
+    spec: { type: "LoadBalancer", ports: [{ protocol, port: 443 }] },
+  });
+  return {
+    apiVersion: "v1",
+    kind: "List",
+    items: [
+      { apiVersion: "v1", kind: "Node", metadata: { name: "node-1", uid: "c0000001-0000-4000-8000-000000000001" }, spec: { providerID: "gce://dccm-test/us-central1-a/node-1" } },
+      service("web", WEB_UID, "TCP"),
+      service("api", API_UID, apiProtocol),
+    ],
+  };
+}
+
+describe("index.ts through the pulumi CLI and language host", function () {
+  this.timeout(600_000);
+  let env: TestEnv;
+  let stack: Stack;
+  let snapshotPath: string;
+
+  before(async () => {
+    env = await startTestEnv({ withKube: false });
+    env.gce.putInstance("node-1", { zone: "us-central1-a" });
+    const project = path.join(env.dir, "project");
+    fs.mkdirSync(project);
+    // The project points at the built program; the language host finds @pulumi/pulumi through node_modules.
+    fs.writeFileSync(path.join(project, "Pulumi.yaml"), `name: dccm\nruntime: nodejs\nmain: ${path.join(repoRoot(), "dist", "index.js")}\n`);
+    fs.symlinkSync(path.join(repoRoot(), "node_modules"), path.join(project, "node_modules"));
+    snapshotPath = path.join(env.dir, "cluster.json");
+    stack = await LocalWorkspace.createOrSelectStack(
+      { stackName: "ci", workDir: project },
+      { envVars: env.pulumiEnv, pulumiCommand: env.pulumiCommand },
+    );
+    await stack.setAllConfig({
+      "dccm:snapshot": { value: snapshotPath },
+      "dccm:project": { value: "dccm-test" },
+      "dccm:region": { value: "us-central1" },
+      "dccm:network": { value: "k8s-net" },
+      "dccm:nodeTags": { value: '["k8s-node"]' },
+      "dccm:clusterName": { value: "ci" },
+      "dccm:clusterId": { value: "c1c1" },
+    });
+  });
+
+  after(async () => {
+    await env?.stop();
+  });
+
+  function names(): string[] {
+    return env.gce
+      .listResources()
+      .filter((resource) => resource.kind !== "instances")
+      .map((resource) => `${resource.kind} ${resource.name}`);
+  }
+
+  // Sorted by kind then name, as the emulator lists them (web's UID sorts before api's).
+  const everything = [
+    `addresses ${WEB_LB}`,
+    `addresses ${API_LB}`,
+    `backendServices ${WEB_LB}`,
+    `backendServices ${API_LB}`,
+    "firewalls k8s-c1c1-node-http-hc",
+    `firewalls k8s-fw-${WEB_LB}`,
+    `firewalls k8s-fw-${API_LB}`,
+    `forwardingRules ${WEB_LB}`,
+    `forwardingRules ${API_LB}`,
+    "healthChecks k8s-c1c1-node",
+    "instanceGroups k8s-ig--c1c1",
+  ];
+
+  it("up of scope all creates the cluster's and both Services' resources and exports their IPs", async () => {
+    fs.writeFileSync(snapshotPath, JSON.stringify(dump("TCP")));
+    const result = await stack.up();
+    assert.deepEqual(names(), everything);
+    const loadBalancers = result.outputs.loadBalancers.value as Record<string, { ingress: string[] }>;
+    assert.deepEqual(Object.keys(loadBalancers), ["default/api", "default/web"]);
+    const webAddress = env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === WEB_LB);
+    assert.deepEqual(loadBalancers["default/web"].ingress, [webAddress?.properties.address]);
+  });
+
+  it("a Service turned invalid fails the run with its message and keeps its load balancer", async () => {
+    fs.writeFileSync(snapshotPath, JSON.stringify(dump("SCTP")));
+    await assert.rejects(stack.up(), (error: Error) => {
+      assert.match(error.message, /Service default\/api: spec\.ports\[0\]\.protocol: SCTP is not supported by GCE load balancers \(TCP or UDP\)/);
+      return true;
+    });
+    assert.deepEqual(names(), everything);
+  });
+
+  it("destroy leaves the emulator empty", async () => {
+    await stack.destroy();
+    assert.deepEqual(names(), []);
+  });
+});
