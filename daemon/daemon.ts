@@ -11,10 +11,11 @@ import type { Logger } from "pino";
 import type { Config } from "../model";
 import { DesiredCache, parseServiceStack } from "../watcher/desiredCache";
 import { ClusterWatcher } from "../watcher/informers";
-import { EventRecorder } from "./events";
+import { EventRecorder } from "../controller/events";
+import { KeepAliveAgents } from "../controller/kube";
+import { KeyedQueue } from "../controller/queue";
 import { DEFAULT_LEASE, LeaderElector } from "./leader";
 import { DaemonMetrics } from "./metrics";
-import { KeyedQueue } from "./queue";
 import { computeClientFromConfig, NodeController, type NodeConfig } from "../nodes";
 import { Reconciler, describeError } from "./reconciler";
 import { ClusterRouteStatus } from "./routes";
@@ -106,7 +107,7 @@ export class Daemon {
       ...(options.pulumiCommand !== undefined ? { pulumiCommand: options.pulumiCommand } : {}),
       onAdopted: (stack, urns) => logger.warn({ stack, urns }, "adopted resources a killed run created but did not record"),
     });
-    const core = options.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    const core = new KeepAliveAgents(options.kubeConfig).makeApiClient(k8s.CoreV1Api);
     const watcher = new ClusterWatcher(options.kubeConfig, {
       resyncMs: options.resyncMs,
       restartBackoffBaseMs: 1000,

@@ -8,9 +8,9 @@ import { CLUSTER_STACK } from "../model";
 import type { DesiredCache } from "../watcher/desiredCache";
 import { parseServiceStack } from "../watcher/desiredCache";
 import type { ClusterWatcher, ServiceMeta } from "../watcher/informers";
-import type { EventRecorder, EventTarget } from "./events";
+import type { EventRecorder, EventTarget } from "../controller/events";
+import type { ReconcileResult, WorkItem } from "../controller/queue";
 import type { DaemonMetrics } from "./metrics";
-import type { ReconcileResult, WorkItem } from "./queue";
 import { LB_FINALIZER, type ServiceWriter } from "./services";
 import { StackBusyError, type PutBack, type StackRunner } from "./stacks";
 

@@ -28,11 +28,11 @@ import {
     sameAddresses,
     shouldDeleteNode,
 } from "./decide";
-import { NodeEventRecorder } from "./events";
+import { EventRecorder, type EventTarget } from "../controller/events";
+import { KeyedQueue, OK, type QueueOptions, type ReconcileResult } from "../controller/queue";
 import { KubeConflictError, KubeNodeApi, type NodeApi } from "./kube";
 import { InstanceLocator } from "./locate";
 import { type NodeMetrics, nodeMetrics } from "./metrics";
-import { OK, type ReconcileResult, WorkQueue } from "./queue";
 
 /** Route state per Node, implemented by the daemon from the cluster stack's outputs. */
 export interface RouteStatusSource {
@@ -81,6 +81,9 @@ export interface NodeControllerOptions {
     readonly now?: () => number;
 }
 
+/** source.component of our Node events. */
+export const EVENT_COMPONENT = "dccm-node-controller";
+
 const UPDATE_ATTEMPTS = 5;
 const INFORMER_RESTART_MS = 5_000;
 const JUST_INITIALIZED_MS = 30_000;
@@ -90,11 +93,11 @@ export class NodeController {
     private readonly api: NodeApi;
     private readonly log: Logger;
     private readonly metrics: NodeMetrics;
-    private readonly events: NodeEventRecorder;
+    private readonly events: EventRecorder;
     private readonly now: () => number;
     private readonly addressRefreshMs: number;
     private readonly lifecycleCheckMs: number;
-    private readonly queue: WorkQueue;
+    private readonly queue: KeyedQueue;
     /** Per-Node bookkeeping (in memory: after a restart every Node is simply due once). */
     private readonly lastAddressSync = new Map<string, number>();
     private readonly lastLifecycleCheck = new Map<string, number>();
@@ -130,17 +133,18 @@ export class NodeController {
         if (opts.identity !== undefined) {
             eventOpts.reportingInstance = opts.identity;
         }
-        this.events = new NodeEventRecorder(this.api, this.log, eventOpts);
+        this.events = new EventRecorder(this.api, this.log, EVENT_COMPONENT, eventOpts);
         this.addressRefreshMs = opts.addressRefreshMs ?? 5 * 60_000;
         this.lifecycleCheckMs = opts.lifecycleCheckMs ?? 30_000;
-        const queueOpts: ConstructorParameters<typeof WorkQueue>[0] = {
-            concurrency: opts.workers ?? 10,
-            handler: (name) => this.reconcileSafely(name),
-            onResult: (name, result, failures) => this.logResult(name, result, failures),
-            ...(opts.baseBackoffMs === undefined ? {} : { baseBackoffMs: opts.baseBackoffMs }),
-            ...(opts.maxBackoffMs === undefined ? {} : { maxBackoffMs: opts.maxBackoffMs }),
+        const queueOpts: QueueOptions = {
+            parallelism: opts.workers ?? 10,
+            // Nothing runs before start(); the queue is started again after each stop().
+            paused: true,
+            onResult: (item, result, failures) => this.logResult(item.key, result, failures),
+            ...(opts.baseBackoffMs === undefined ? {} : { backoffBaseMs: opts.baseBackoffMs }),
+            ...(opts.maxBackoffMs === undefined ? {} : { backoffMaxMs: opts.maxBackoffMs }),
         };
-        this.queue = new WorkQueue(queueOpts);
+        this.queue = new KeyedQueue((item) => this.reconcileSafely(item.key), queueOpts);
     }
 
     /** Starts watching Nodes and reconciling. Resolves once the informer's first list is in. */
@@ -164,7 +168,7 @@ export class NodeController {
         const enqueue = (node: V1Node): void => {
             const name = node.metadata?.name;
             if (name !== undefined) {
-                this.queue.add(name);
+                this.queue.enqueue(name);
             }
         };
         informer.on("add", enqueue);
@@ -201,7 +205,7 @@ export class NodeController {
         this.abort?.abort(new Error("node controller stopping"));
         const informer = this.informer;
         this.informer = undefined;
-        await Promise.all([informer?.stop(), this.queue.stop()]);
+        await Promise.all([informer?.stop(), this.queue.drain()]);
         this.api.close?.();
         this.lastAddressSync.clear();
         this.lastLifecycleCheck.clear();
@@ -247,7 +251,7 @@ export class NodeController {
         for (const node of this.informer?.list() ?? []) {
             const name = node.metadata?.name;
             if (name !== undefined && pred(node)) {
-                this.queue.add(name);
+                this.queue.enqueue(name);
             }
         }
     }
@@ -326,7 +330,7 @@ export class NodeController {
         switch (res) {
             case "deleted":
                 // Recorded after the fact: a delete refused by its preconditions is no news.
-                await this.events.record(name, "Normal", "DeletingNode", `Deleting node ${name} because ${decision.reason}`);
+                await this.events.record(nodeTarget(name), "Normal", "DeletingNode", `Deleting node ${name} because ${decision.reason}`);
                 this.metrics.deletions.inc();
                 this.log.info({ node: name, providerID: node.spec?.providerID }, `deleted node: ${decision.reason}`);
                 return OK;
@@ -370,7 +374,7 @@ export class NodeController {
         }
         this.metrics.initializations.inc({ result: "ok" });
         this.log.info({ node: name, providerID: patch.providerID ?? node.spec?.providerID, zone: lookup.instance.zone }, "node initialized");
-        await this.events.record(name, "Normal", "Synced", "Node synced successfully");
+        await this.events.record(nodeTarget(name), "Normal", "Synced", "Node synced successfully");
         return OK;
     }
 
@@ -454,7 +458,7 @@ export class NodeController {
             return { kind: "retry", error: err instanceof Error ? err : new Error(String(err)) };
         }
         if (change.warning !== undefined) {
-            await this.events.record(name, "Warning", "FailedToCreateRoute", change.warning);
+            await this.events.record(nodeTarget(name), "Warning", "FailedToCreateRoute", change.warning);
         }
         return OK;
     }
@@ -484,6 +488,11 @@ export class NodeController {
                 return;
         }
     }
+}
+
+/** Node events carry the Node's name as involvedObject.uid, as kubelet's do: `kubectl describe node` matches on it. */
+function nodeTarget(name: string): EventTarget {
+    return { kind: "Node", name, uid: name };
 }
 
 /** The most urgent of several results: retry before retryAfter before giveUp before ok. */

@@ -1,133 +1,19 @@
-/** The daemon's pure parts: queue semantics, Lease decisions, stack hashes, pending-create adoption. */
+/** The daemon's pure parts: Lease decisions, stack hashes, pending-create adoption, Service events. (Queue semantics: controller-queue.test.ts.) */
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { V1MicroTime, type V1Lease } from "@kubernetes/client-node";
+import { type CoreV1Event, V1MicroTime, type V1Lease } from "@kubernetes/client-node";
+import pino from "pino";
+import { EventRecorder, type EventPatch, type EventSink } from "../../controller/events";
 import { parseDuration } from "../../bin/daemonCommand";
 import { canAcquire } from "../../daemon/leader";
 import { clearStaleLocks } from "../../daemon/locks";
-import { backoffMs, KeyedQueue, type ReconcileResult, type WorkItem } from "../../daemon/queue";
 import { describeError } from "../../daemon/reconciler";
 import { ClusterRouteStatus } from "../../daemon/routes";
 import { adoptPendingCreates } from "../../daemon/stacks";
 import { parseConfig, type ClusterSnapshot, type ServiceInfo } from "../../model";
 import { DesiredCache, parseServiceStack } from "../../watcher/desiredCache";
-
-function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve: (value: T) => void = () => undefined;
-  const promise = new Promise<T>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
-
-describe("daemon: KeyedQueue", () => {
-  it("backoff doubles from the base and stops at the maximum", () => {
-    assert.deepEqual([0, 1, 2, 3, 4, 7, 8, 40].map((failures) => backoffMs(failures, 5000, 300_000)), [0, 5000, 10_000, 20_000, 40_000, 300_000, 300_000, 300_000]);
-  });
-
-  it("never runs one key twice at once; enqueues during a run coalesce into exactly one more run", async () => {
-    const gates: { resolve: (value: ReconcileResult) => void }[] = [];
-    const runs: WorkItem[] = [];
-    let concurrent = 0;
-    let maxConcurrent = 0;
-    const queue = new KeyedQueue(
-      async (item) => {
-        runs.push(item);
-        concurrent++;
-        maxConcurrent = Math.max(maxConcurrent, concurrent);
-        const gate = deferred<ReconcileResult>();
-        gates.push(gate);
-        const result = await gate.promise;
-        concurrent--;
-        return result;
-      },
-      { parallelism: 4, backoffBaseMs: 5000, backoffMaxMs: 300_000 },
-    );
-    queue.enqueue("a");
-    for (let i = 0; i < 50; i++) queue.enqueue("a", { refresh: i === 10 });
-    assert.equal(runs.length, 1);
-    gates[0].resolve({ kind: "ok" });
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(runs, [
-      { key: "a", refresh: false },
-      { key: "a", refresh: true },
-    ]);
-    gates[1].resolve({ kind: "ok" });
-    await queue.idle();
-    assert.equal(runs.length, 2);
-    assert.equal(maxConcurrent, 1);
-  });
-
-  it("bounds parallelism across keys", async () => {
-    const gates: (() => void)[] = [];
-    let running = 0;
-    let peak = 0;
-    const queue = new KeyedQueue(
-      async () => {
-        running++;
-        peak = Math.max(peak, running);
-        await new Promise<void>((resolve) => gates.push(resolve));
-        running--;
-        return { kind: "ok" };
-      },
-      { parallelism: 2, backoffBaseMs: 1, backoffMaxMs: 1 },
-    );
-    for (const key of ["a", "b", "c", "d", "e"]) queue.enqueue(key);
-    assert.equal(running, 2);
-    assert.equal(queue.depth(), 3);
-    while (gates.length > 0 || running > 0) {
-      gates.shift()?.();
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    await queue.idle();
-    assert.equal(peak, 2);
-  });
-
-  it("retries a failure after its backoff; keepBackoff does not cut the wait short, a plain enqueue does", async () => {
-    const results: ReconcileResult[] = [{ kind: "retry", error: new Error("boom") }, { kind: "ok" }, { kind: "ok" }];
-    const seen: number[] = [];
-    const outcomes: string[] = [];
-    const queue = new KeyedQueue(
-      async () => {
-        seen.push(Date.now());
-        return results.shift() ?? { kind: "ok" };
-      },
-      { parallelism: 1, backoffBaseMs: 60_000, backoffMaxMs: 60_000, onResult: (item, result, failures) => outcomes.push(`${item.key}:${result.kind}:${failures}`) },
-    );
-    queue.enqueue("a");
-    await queue.idle();
-    assert.deepEqual(outcomes, ["a:retry:1"]);
-    assert.equal(queue.isBusy("a"), true);
-    queue.enqueue("a", { keepBackoff: true });
-    await queue.idle();
-    assert.equal(seen.length, 1);
-    queue.enqueue("a");
-    await queue.idle();
-    assert.deepEqual(outcomes, ["a:retry:1", "a:ok:0"]);
-    assert.equal(queue.isBusy("a"), false);
-  });
-
-  it("drain waits for the running item and takes no more work", async () => {
-    const gate = deferred<ReconcileResult>();
-    const keys: string[] = [];
-    const queue = new KeyedQueue(
-      async (item) => {
-        keys.push(item.key);
-        return gate.promise;
-      },
-      { parallelism: 1, backoffBaseMs: 1, backoffMaxMs: 1 },
-    );
-    queue.enqueue("a");
-    queue.enqueue("b");
-    const drained = queue.drain();
-    queue.enqueue("c");
-    gate.resolve({ kind: "ok" });
-    await drained;
-    assert.deepEqual(keys, ["a"]);
-  });
-});
 
 describe("daemon: Lease decisions (canAcquire)", () => {
   const now = Date.parse("2026-11-22T10:00:00Z");
@@ -256,5 +142,69 @@ describe("daemon: small pieces", () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/** The apiserver's Event writes in memory; `expire` makes the next patch find the Event gone. */
+class MemoryEvents implements EventSink {
+  readonly created: { namespace: string; event: CoreV1Event }[] = [];
+  readonly patched: { namespace: string; name: string; patch: EventPatch }[] = [];
+  expire = false;
+  failCreate = false;
+
+  async createEvent(namespace: string, event: CoreV1Event): Promise<void> {
+    if (this.failCreate) throw new Error("apiserver down");
+    this.created.push({ namespace, event });
+  }
+
+  async patchEvent(namespace: string, name: string, patch: EventPatch): Promise<"ok" | "gone"> {
+    if (this.expire) return "gone";
+    this.patched.push({ namespace, name, patch });
+    return "ok";
+  }
+}
+
+describe("daemon: Service events (controller/events EventRecorder)", () => {
+  const target = { kind: "Service" as const, namespace: "shop", name: "web", uid: "10000000-0000-4000-8000-000000000001" };
+
+  it("creates an Event in the Service's namespace with its uid, the component given, and dccm as reporter", async () => {
+    const sink = new MemoryEvents();
+    const now = Date.parse("2026-11-22T10:00:00Z");
+    await new EventRecorder(sink, pino({ level: "silent" }), "dccm-service-controller", { reportingInstance: "replica-1", now: () => now }).record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
+    assert.equal(sink.created.length, 1);
+    const { namespace, event } = sink.created[0];
+    assert.equal(namespace, "shop");
+    assert.equal(event.metadata.namespace, "shop");
+    assert.match(event.metadata.name ?? "", /^web\.[0-9a-f]+$/);
+    assert.deepEqual(event.involvedObject, { apiVersion: "v1", kind: "Service", name: "web", uid: target.uid, namespace: "shop" });
+    assert.deepEqual([event.type, event.reason, event.message, event.count], ["Normal", "EnsuringLoadBalancer", "Ensuring load balancer", 1]);
+    assert.deepEqual([event.firstTimestamp, event.lastTimestamp], [new Date(now), new Date(now)]);
+    assert.equal(event.source?.component, "dccm-service-controller");
+    assert.equal(event.reportingComponent, "dccm");
+    assert.equal(event.reportingInstance, "replica-1");
+  });
+
+  it("bumps the count of a repeat within 10 minutes, creates anew after that or when the Event expired, and never throws", async () => {
+    const sink = new MemoryEvents();
+    let now = Date.parse("2026-11-22T10:00:00Z");
+    const recorder = new EventRecorder(sink, pino({ level: "silent" }), "dccm-service-controller", { now: () => now });
+    const warn = (): Promise<void> => recorder.record(target, "Warning", "SyncLoadBalancerFailed", "quota");
+    await warn();
+    now += 60_000;
+    await warn();
+    assert.equal(sink.created.length, 1);
+    assert.deepEqual(sink.patched, [{ namespace: "shop", name: sink.created[0].event.metadata.name, patch: { count: 2, lastTimestamp: new Date(now), message: "quota" } }]);
+    await recorder.record({ ...target, name: "api" }, "Warning", "SyncLoadBalancerFailed", "quota");
+    assert.equal(sink.created.length, 2, "another Service's event is its own");
+    now += 10 * 60_000;
+    await warn();
+    assert.equal(sink.created.length, 3, "outside the window");
+    sink.expire = true;
+    now += 1000;
+    await warn();
+    assert.equal(sink.created.length, 4, "the Event expired");
+    assert.notEqual(sink.created[3].event.metadata.name, sink.created[2].event.metadata.name);
+    sink.failCreate = true;
+    await recorder.record(target, "Normal", "Other", "x");
   });
 });

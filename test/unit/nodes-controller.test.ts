@@ -118,6 +118,8 @@ describe("nodes/controller NodeController", () => {
         const ev = api.events.find((e) => e.reason === "Synced");
         assert.equal(ev?.involvedObject.kind, "Node");
         assert.equal(ev?.involvedObject.name, "n1");
+        assert.equal(ev?.involvedObject.uid, "n1", "kubelet's convention: the Node's name");
+        assert.equal(ev?.involvedObject.namespace, undefined);
         assert.equal(ev?.reportingComponent, "dccm");
         assert.equal(ev?.reportingInstance, "test-replica");
         assert.equal(ev?.source?.component, "dccm-node-controller");
