@@ -22,7 +22,7 @@ export interface ClusterOutputs {
 export interface ReconcilerDeps {
   cache: DesiredCache;
   watcher: Pick<ClusterWatcher, "meta">;
-  runner: Pick<StackRunner, "up" | "destroyAndRemove">;
+  runner: Pick<StackRunner, "up" | "destroyAndRemove" | "inspect">;
   writer: ServiceWriter;
   events: EventRecorder;
   metrics: DaemonMetrics;
@@ -72,8 +72,23 @@ interface LoadBalancerOutputValue {
   ingress?: unknown;
 }
 
+function ingressOf(outputs: Record<string, unknown>, namespace: string, name: string): string[] {
+  const lbs = (outputs.loadBalancers ?? {}) as Record<string, LoadBalancerOutputValue>;
+  const raw = lbs[`${namespace}/${name}`]?.ingress;
+  return Array.isArray(raw) ? raw.filter((ip): ip is string => typeof ip === "string") : [];
+}
+
+function clusterOutputs(outputs: Record<string, unknown>): ClusterOutputs {
+  return {
+    instanceGroups: (outputs.instanceGroups ?? {}) as Record<string, string>,
+    routes: (outputs.routes ?? {}) as Record<string, string>,
+  };
+}
+
 export class Reconciler {
   private readonly applied = new Map<string, string>();
+  /** Stacks read once since start: their last applied hash is known (or known to be absent). */
+  private readonly inspected = new Set<string>();
   private readonly reportedRejection = new Map<string, string>();
   private readonly knownStacks: Set<string>;
   private readonly driftTimers = new Map<string, NodeJS.Timeout>();
@@ -127,7 +142,22 @@ export class Reconciler {
     }
   }
 
-  private async runUp(stack: string, scope: Scope, refresh: boolean): Promise<{ outputs: Record<string, unknown>; changed: PutBack[] }> {
+  /**
+   * The first time a stack is seen after a start, its state is read instead of running `up`: the
+   * hash it records says whether it already declares the current desired state (after a restart,
+   * 1,000 unchanged Services cost 1,000 reads, not 1,000 `up`s). Returns the recorded outputs.
+   */
+  private async inspectOnce(stack: string, scope: Scope): Promise<Record<string, unknown> | undefined> {
+    if (this.inspected.has(stack)) return undefined;
+    const inspection = await this.deps.runner.inspect(stack, scope);
+    this.inspected.add(stack);
+    if (inspection.hash === undefined) return undefined;
+    this.applied.set(stack, inspection.hash);
+    this.knownStacks.add(stack);
+    return inspection.outputs;
+  }
+
+  private async runUp(stack: string, scope: Scope, refresh: boolean, hash: string): Promise<{ outputs: Record<string, unknown>; changed: PutBack[] }> {
     const kind = stack === CLUSTER_STACK ? "cluster" : "service";
     // Drift passes are counted apart, so change-driven runs can be read on their own.
     const operation = refresh ? "refresh" : "up";
@@ -135,7 +165,7 @@ export class Reconciler {
     const end = this.deps.metrics.upDuration.startTimer({ kind, operation });
     this.deps.metrics.stackRuns.inc({ stack, operation });
     try {
-      const outcome = await this.withRunSignal((signal) => this.deps.runner.up(stack, scope, this.deps.cache.desired(), { refresh, signal }));
+      const outcome = await this.withRunSignal((signal) => this.deps.runner.up(stack, scope, this.deps.cache.desired(), { refresh, hash, signal }));
       this.knownStacks.add(stack);
       return outcome;
     } finally {
@@ -149,26 +179,32 @@ export class Reconciler {
     if (hash === undefined) return { kind: "ok" };
     if (this.applied.get(CLUSTER_STACK) === hash && !item.refresh) return { kind: "ok" };
     try {
-      const outcome = await this.runUp(CLUSTER_STACK, { kind: "cluster" }, item.refresh);
-      const outputs: ClusterOutputs = {
-        instanceGroups: (outcome.outputs.instanceGroups ?? {}) as Record<string, string>,
-        routes: (outcome.outputs.routes ?? {}) as Record<string, string>,
-      };
-      this.clusterZones = new Set(Object.keys(outputs.instanceGroups));
+      const recorded = await this.inspectOnce(CLUSTER_STACK, { kind: "cluster" });
+      if (recorded !== undefined && this.applied.get(CLUSTER_STACK) === hash && !item.refresh) {
+        this.clusterApplied(clusterOutputs(recorded));
+        return { kind: "ok" };
+      }
+      const outcome = await this.runUp(CLUSTER_STACK, { kind: "cluster" }, item.refresh, hash);
+      const outputs = clusterOutputs(outcome.outputs);
       const drifted = item.refresh && this.applied.get(CLUSTER_STACK) === hash && outcome.changed.length > 0;
       if (drifted) {
         this.deps.metrics.driftCorrections.inc({ kind: "cluster" });
         this.deps.logger.info({ stack: CLUSTER_STACK, putBack: describePutBack(outcome.changed) }, "drift corrected");
       }
       this.applied.set(CLUSTER_STACK, hash);
-      this.deps.onClusterApplied?.(outputs);
-      this.armDrift(CLUSTER_STACK);
+      this.clusterApplied(outputs);
       return { kind: "ok" };
     } catch (error) {
       this.deps.logger.error({ stack: CLUSTER_STACK, err: describeError(error) }, "cluster stack update failed");
       this.deps.onClusterFailed?.(error);
       return { kind: "retry", error };
     }
+  }
+
+  private clusterApplied(outputs: ClusterOutputs): void {
+    this.clusterZones = new Set(Object.keys(outputs.instanceGroups));
+    this.deps.onClusterApplied?.(outputs);
+    this.armDrift(CLUSTER_STACK);
   }
 
   private async reconcileService(item: WorkItem): Promise<ReconcileResult> {
@@ -200,15 +236,22 @@ export class Reconciler {
       this.deps.enqueue(CLUSTER_STACK, { keepBackoff: true });
       return { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" };
     }
-    const changed = this.applied.get(item.key) !== hash;
-    if (!changed && !item.refresh) return { kind: "ok" };
+    const scope: Scope = { kind: "service", namespace, name };
+    if (this.applied.get(item.key) === hash && !item.refresh) return { kind: "ok" };
     try {
+      const recorded = await this.inspectOnce(item.key, scope);
+      const changed = this.applied.get(item.key) !== hash;
+      if (!changed && !item.refresh) {
+        // Unchanged since the last run before a restart: only the status may need writing.
+        const ingress = ingressOf(recorded ?? {}, namespace, name);
+        if (!sameList(this.deps.watcher.meta(namespace, name)?.ingress ?? meta.ingress, ingress)) await this.deps.writer.setIngress(namespace, name, ingress);
+        this.armDrift(item.key);
+        return { kind: "ok" };
+      }
       if (!meta.finalizers.includes(LB_FINALIZER) && !(await this.deps.writer.setFinalizer(namespace, name, true))) return { kind: "ok" };
       if (changed) await this.deps.events.record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
-      const outcome = await this.runUp(item.key, { kind: "service", namespace, name }, item.refresh);
-      const lbs = (outcome.outputs.loadBalancers ?? {}) as Record<string, LoadBalancerOutputValue>;
-      const rawIngress = lbs[`${namespace}/${name}`]?.ingress;
-      const ingress = Array.isArray(rawIngress) ? rawIngress.filter((ip): ip is string => typeof ip === "string") : [];
+      const outcome = await this.runUp(item.key, scope, item.refresh, hash);
+      const ingress = ingressOf(outcome.outputs, namespace, name);
       if (item.refresh && !changed && outcome.changed.length > 0) {
         this.deps.metrics.driftCorrections.inc({ kind: "service" });
         await this.deps.events.record(target, "Normal", "DriftCorrected", `Put back: ${describePutBack(outcome.changed)}`);
@@ -245,6 +288,7 @@ export class Reconciler {
       }
       this.knownStacks.delete(item.key);
       this.applied.delete(item.key);
+      this.inspected.delete(item.key);
       if (meta !== undefined) {
         // A Service that stopped being ours but still exists loses the IP we published.
         if (!meta.deleting && meta.ingress.length > 0) await this.deps.writer.setIngress(meta.namespace, meta.name, []);

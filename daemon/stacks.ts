@@ -70,8 +70,27 @@ interface Entry {
   stack: Stack;
   /** The desired state the next run of this stack's program declares. */
   desired?: DesiredState;
-  /** Pending creates left by a killed run were looked for (once per process). */
-  checkedPending: boolean;
+  /** Recorded as the stack output `dccmDesiredHash`, so a restarted daemon can skip unchanged stacks. */
+  hash?: string;
+  /** Pending creates left by a killed run were adopted; the next up must refresh. */
+  needsRefresh: boolean;
+}
+
+export const HASH_OUTPUT = "dccmDesiredHash";
+
+export interface Inspection {
+  /** The desired-state hash the last successful up applied, if any. */
+  hash: string | undefined;
+  outputs: Record<string, unknown>;
+  /** URNs of pending creates of a killed run, adopted into the state. */
+  adopted: string[];
+}
+
+/** The root stack resource's outputs in an exported deployment. */
+export function stackOutputs(deployment: Record<string, unknown>): Record<string, unknown> {
+  const resources = Array.isArray(deployment.resources) ? deployment.resources : [];
+  const root = resources.find((resource: unknown) => isRecord(resource) && resource.type === "pulumi:pulumi:Stack");
+  return isRecord(root) && isRecord(root.outputs) ? root.outputs : {};
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -130,11 +149,11 @@ export class StackRunner {
         program: async () => {
           const desired = holder.current?.desired;
           if (desired === undefined) throw new Error(`stack ${stackName}: program run without a desired state`);
-          return { ...declareStack(desired, scope).outputs };
+          return { ...declareStack(desired, scope).outputs, ...(holder.current?.hash !== undefined ? { [HASH_OUTPUT]: holder.current.hash } : {}) };
         },
       };
       entry = LocalWorkspace.createOrSelectStack(args, this.workspaceOptions(stackName)).then((stack) => {
-        holder.current = { stack, checkedPending: false };
+        holder.current = { stack, needsRefresh: false };
         return holder.current;
       });
       // A failed creation must not be cached: the next run tries again.
@@ -144,16 +163,41 @@ export class StackRunner {
     return entry;
   }
 
-  async up(stackName: string, scope: Scope, desired: DesiredState, opts: { refresh: boolean; signal?: AbortSignal }): Promise<UpOutcome> {
+  /**
+   * Reads the stack once (one `stack export`): adopts pending creates a killed run left, and
+   * returns the hash and outputs of the last successful up, so unchanged stacks need no up.
+   */
+  async inspect(stackName: string, scope: Scope): Promise<Inspection> {
+    const entry = await this.entry(stackName, scope);
+    let exported: Awaited<ReturnType<Stack["exportStack"]>>;
+    try {
+      exported = await entry.stack.exportStack();
+    } catch (error) {
+      throw new Error(`exporting stack ${stackName}`, { cause: error });
+    }
+    const deployment: unknown = exported.deployment;
+    if (!isRecord(deployment)) return { hash: undefined, outputs: {}, adopted: [] };
+    const adopted = adoptPendingCreates(deployment);
+    if (adopted.length > 0) {
+      try {
+        await entry.stack.importStack({ version: exported.version, deployment });
+      } catch (error) {
+        throw new Error(`importing stack ${stackName} after adopting ${adopted.length} pending creates`, { cause: error });
+      }
+      // Adopted resources carry their inputs as outputs until a refresh reads them.
+      entry.needsRefresh = true;
+      this.options.onAdopted?.(stackName, adopted);
+    }
+    const outputs = stackOutputs(deployment);
+    const hash = outputs[HASH_OUTPUT];
+    return { hash: adopted.length === 0 && typeof hash === "string" ? hash : undefined, outputs, adopted };
+  }
+
+  async up(stackName: string, scope: Scope, desired: DesiredState, opts: { refresh: boolean; hash?: string; signal?: AbortSignal }): Promise<UpOutcome> {
     const entry = await this.entry(stackName, scope);
     entry.desired = desired;
-    let refresh = opts.refresh;
-    if (!entry.checkedPending) {
-      const adopted = await this.adoptPending(entry.stack);
-      entry.checkedPending = true;
-      // Adopted resources carry their inputs as outputs until a refresh reads them.
-      if (adopted.length > 0) refresh = true;
-    }
+    entry.hash = opts.hash;
+    const refresh = opts.refresh || entry.needsRefresh;
     const changed: PutBack[] = [];
     const onEvent = (event: EngineEvent): void => {
       const metadata = event.resourcePreEvent?.metadata;
@@ -163,6 +207,7 @@ export class StackRunner {
     };
     try {
       const result = await entry.stack.up({ refresh, onEvent, ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
+      entry.needsRefresh = false;
       const outputs: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(result.outputs)) outputs[key] = value.value;
       return { outputs, changed };
@@ -170,27 +215,6 @@ export class StackRunner {
       if (error instanceof ConcurrentUpdateError) throw new StackBusyError(stackName, { cause: error });
       throw new Error(`pulumi up of stack ${stackName} failed`, { cause: error });
     }
-  }
-
-  private async adoptPending(stack: Stack): Promise<string[]> {
-    let exported: Awaited<ReturnType<Stack["exportStack"]>>;
-    try {
-      exported = await stack.exportStack();
-    } catch (error) {
-      throw new Error(`exporting stack ${stack.name} to look for pending operations`, { cause: error });
-    }
-    const deployment: unknown = exported.deployment;
-    if (!isRecord(deployment)) return [];
-    const adopted = adoptPendingCreates(deployment);
-    if (adopted.length > 0) {
-      try {
-        await stack.importStack({ version: exported.version, deployment });
-      } catch (error) {
-        throw new Error(`importing stack ${stack.name} after adopting ${adopted.length} pending creates`, { cause: error });
-      }
-      this.options.onAdopted?.(stack.name, adopted);
-    }
-    return adopted;
   }
 
   /** Destroys the stack's resources and removes the stack. A stack that does not exist is done. */

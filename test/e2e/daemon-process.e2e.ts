@@ -136,6 +136,10 @@ describe("dccm daemon process", function () {
     assert.equal(ours.find((resource) => resource.kind === "addresses")?.properties.address, ip);
     // The Service stopped by SIGTERM in the previous test converges too.
     await eventually("term's ingress", async () => (await core.readNamespacedService({ name: "term", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 240_000);
+    // The cluster stack records the hash it applied: after a restart it is read, not run again.
+    const metrics = await (await fetch(`http://127.0.0.1:${await second.port}/metrics`)).text();
+    assert.deepEqual(metrics.split("\n").filter((line) => line.startsWith('dccm_stack_runs_total{stack="cluster"')), []);
+    assert.match(metrics, /^dccm_stack_runs_total\{stack="service\.default\.killed",operation="(up|refresh)"\} [1-9]/m);
     second.child.kill("SIGTERM");
     assert.equal(await second.exited, 0);
     assert.deepEqual(lockFiles(backendDir), []);

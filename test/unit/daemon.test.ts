@@ -11,7 +11,7 @@ import { canAcquire } from "../../daemon/leader";
 import { clearStaleLocks } from "../../daemon/locks";
 import { describeError } from "../../daemon/reconciler";
 import { ClusterRouteStatus } from "../../daemon/routes";
-import { adoptPendingCreates } from "../../daemon/stacks";
+import { adoptPendingCreates, HASH_OUTPUT, stackOutputs } from "../../daemon/stacks";
 import { parseConfig, type ClusterSnapshot, type ServiceInfo } from "../../model";
 import { DesiredCache, parseServiceStack } from "../../watcher/desiredCache";
 
@@ -206,5 +206,18 @@ describe("daemon: Service events (controller/events EventRecorder)", () => {
     assert.notEqual(sink.created[3].event.metadata.name, sink.created[2].event.metadata.name);
     sink.failCreate = true;
     await recorder.record(target, "Normal", "Other", "x");
+  });
+});
+
+describe("daemon: stackOutputs", () => {
+  it("reads the root stack resource's outputs, including the recorded desired-state hash", () => {
+    const deployment = {
+      resources: [
+        { urn: "urn:pulumi:cluster::dccm::pulumi:pulumi:Stack::dccm-cluster", type: "pulumi:pulumi:Stack", outputs: { [HASH_OUTPUT]: "abc", instanceGroups: { "us-central1-a": "link" } } },
+        { urn: "urn:x", type: "gcp:compute/firewall:Firewall", outputs: { name: "f" } },
+      ],
+    };
+    assert.deepEqual(stackOutputs(deployment), { dccmDesiredHash: "abc", instanceGroups: { "us-central1-a": "link" } });
+    assert.deepEqual(stackOutputs({}), {});
   });
 });
