@@ -1,4 +1,4 @@
-// NodeController against the in-memory Node API and Compute fakes (nodes/fakes.ts): the whole
+// NodeController against the in-memory Node API and Compute fakes (test/support/nodes-fakes.ts): the whole
 // reconcile path (informer → queue → lookup → writes → events/metrics) without processes.
 
 import * as assert from "node:assert/strict";
@@ -10,7 +10,7 @@ import { Registry } from "prom-client";
 
 import { NodeController, type RouteStatusSource } from "../../nodes/controller";
 import type { RouteStatus } from "../../nodes/decide";
-import { MemoryCompute, MemoryNodeApi } from "../../nodes/fakes";
+import { MemoryCompute, MemoryNodeApi } from "../support/nodes-fakes";
 
 const TAINT = { key: "node.cloudprovider.kubernetes.io/uninitialized", value: "true", effect: "NoSchedule" };
 

@@ -3,7 +3,7 @@
 
 import * as assert from "node:assert/strict";
 
-import { MemoryCompute as FakeCompute } from "../../nodes/fakes";
+import { MemoryCompute as FakeCompute } from "../support/nodes-fakes";
 import { InstanceLocator } from "../../nodes/locate";
 
 describe("nodes/locate InstanceLocator", () => {

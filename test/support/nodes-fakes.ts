@@ -6,10 +6,10 @@
 
 import type { CoreV1Event, V1Node, V1NodeAddress, V1NodeCondition } from "@kubernetes/client-node";
 
-import type { CallOptions, ComputeApi, GetInstanceResult, Instance, Region } from "./compute";
-import type { NodeInformer } from "./controller";
-import { applyNodeMergePatch, type NodeMergePatch } from "./decide";
-import { KubeConflictError, type NodeApi } from "./kube";
+import type { CallOptions, ComputeApi, GetInstanceResult, Instance, Region } from "../../nodes/compute";
+import type { NodeInformer } from "../../nodes/controller";
+import { applyNodeMergePatch, type NodeMergePatch } from "../../nodes/decide";
+import { KubeConflictError, type NodeApi } from "../../nodes/kube";
 
 type Listener = { verb: "add" | "update" | "delete"; cb: (node: V1Node) => void };
 
