@@ -2,12 +2,10 @@
  * The daemon on the offline environment: latency from a Service event to the start of its stack's
  * `up` (and to its ingress IP), and `up` runs per burst of 50 updates to one Service.
  */
-import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import pino from "pino";
 import { Daemon } from "../daemon/daemon";
 import { parseConfig } from "../model";
-import { startTestEnv } from "../test/support/env";
+import { daemonOptions, startTestEnv } from "../test/support/env";
 import { eventually } from "../test/support/wait";
 import { elapsedMs, median, round } from "./stats";
 
@@ -24,35 +22,21 @@ const BURST_UPDATES = 50;
 
 export async function benchDaemon(): Promise<DaemonFigures> {
   const env = await startTestEnv();
-  const starts = new Map<string, bigint>();
   const upRuns = new Map<string, number>();
   const waiting = new Map<string, () => void>();
-  const daemon = new Daemon({
-    kubeConfig: env.kube.kubeConfig,
-    config: parseConfig({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "bench", clusterId: "b3nch" }),
-    logger: pino({ level: "error" }, pino.destination(path.join(env.dir, "daemon.log"))),
-    stateDir: path.join(env.dir, "state"),
-    backendUrl: env.backendUrl,
-    pulumiEnv: env.pulumiEnv,
-    pulumiCommand: env.pulumiCommand,
-    listenHost: "127.0.0.1",
-    listenPort: 0,
-    parallelism: 4,
-    driftMs: 3_600_000,
-    driftJitter: 0,
-    backoffBaseMs: 1000,
-    backoffMaxMs: 10_000,
-    resyncMs: 3_600_000,
-    debounceMs: 50,
-    leaderElection: false,
-    identity: "bench",
-    onRunStart: (stack, operation) => {
-      if (operation !== "up") return;
-      if (!starts.has(stack)) starts.set(stack, process.hrtime.bigint());
-      upRuns.set(stack, (upRuns.get(stack) ?? 0) + 1);
-      waiting.get(stack)?.();
-    },
-  });
+  const daemon = new Daemon(
+    daemonOptions(env, parseConfig({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "bench", clusterId: "b3nch" }), {
+      logLevel: "error",
+      resyncMs: 3_600_000,
+      leaderElection: false,
+      identity: "bench",
+      onRunStart: (stack, operation) => {
+        if (operation !== "up") return;
+        upRuns.set(stack, (upRuns.get(stack) ?? 0) + 1);
+        waiting.get(stack)?.();
+      },
+    }),
+  );
   const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
   try {
     env.gce.putInstance("node-1", { zone: "us-central1-a" });

@@ -4,14 +4,13 @@
 import * as assert from "node:assert/strict";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import pino from "pino";
 import type * as prom from "prom-client";
 import { Daemon } from "../../daemon/daemon";
 import { LB_FINALIZER } from "../../daemon/services";
 import { StackRunner } from "../../daemon/stacks";
 import { loadBalancerName, parseConfig, type RawConfig } from "../../model";
 import { parseNodeConfig } from "../../nodes";
-import { startTestEnv, type TestEnv } from "../support/env";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
 import { eventually } from "../support/wait";
 
 export const E2E_CONFIG: RawConfig = {
@@ -71,27 +70,12 @@ describe("dccm daemon", function () {
     env.gce.putInstance("node-a2", { zone: "us-central1-a" });
     await createNode(core, "node-a1", "us-central1-a");
     await createNode(core, "node-b1", "us-central1-b");
-    daemon = new Daemon({
-      kubeConfig: env.kube.kubeConfig,
-      config: parseConfig(E2E_CONFIG),
-      logger: pino({ level: "warn" }, pino.destination(path.join(env.dir, "daemon.log"))),
-      stateDir: path.join(env.dir, "state"),
-      backendUrl: env.backendUrl,
-      pulumiEnv: env.pulumiEnv,
-      pulumiCommand: env.pulumiCommand,
-      listenHost: "127.0.0.1",
-      listenPort: 0,
-      parallelism: 4,
-      driftMs: 6000,
-      driftJitter: 0,
-      backoffBaseMs: 1000,
-      backoffMaxMs: 10_000,
-      resyncMs: 600_000,
-      debounceMs: 50,
-      leaderElection: true,
-      identity: "dccm-e2e",
-      nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint, nodeLifecyclePeriod: "2s" }, []),
-    });
+    daemon = new Daemon(
+      daemonOptions(env, parseConfig(E2E_CONFIG), {
+        driftMs: 6000,
+        nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint, nodeLifecyclePeriod: "2s" }, []),
+      }),
+    );
     await daemon.start(() => assert.fail("leadership lost"));
   });
 

@@ -6,6 +6,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
+import pino from "pino";
+import type { DaemonOptions } from "../../daemon/daemon";
+import type { Config } from "../../model";
 import { pluginBinDir, startGceEmulator, type GceEmulator, type GceEmulatorOptions } from "./gce";
 import { startKube, type KubeEnv } from "./kube";
 import { requireTestenvBinary, testenvBinDir } from "./testenv-paths";
@@ -22,6 +25,35 @@ export interface TestEnv {
   /** The pulumi CLI of .testenv/bin, for the Automation API. */
   pulumiCommand: PulumiCommand;
   stop(): Promise<void>;
+}
+
+/**
+ * Daemon options for the offline environment (real apiserver, engine, emulator) with test-speed
+ * timings; callers override what they measure.
+ */
+export function daemonOptions(env: TestEnv, config: Config, overrides: Partial<DaemonOptions> & { logLevel?: string }): DaemonOptions {
+  const { logLevel, ...rest } = overrides;
+  return {
+    kubeConfig: env.kube.kubeConfig,
+    config,
+    logger: pino({ level: logLevel ?? "warn" }, pino.destination(path.join(env.dir, "daemon.log"))),
+    stateDir: path.join(env.dir, "state"),
+    backendUrl: env.backendUrl,
+    pulumiEnv: env.pulumiEnv,
+    pulumiCommand: env.pulumiCommand,
+    listenHost: "127.0.0.1",
+    listenPort: 0,
+    parallelism: 4,
+    driftMs: 3_600_000,
+    driftJitter: 0,
+    backoffBaseMs: 1000,
+    backoffMaxMs: 10_000,
+    resyncMs: 600_000,
+    debounceMs: 50,
+    leaderElection: true,
+    identity: "dccm-e2e",
+    ...rest,
+  };
 }
 
 export const TEST_PASSPHRASE = "dccm-e2e-passphrase";
