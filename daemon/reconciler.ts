@@ -149,6 +149,11 @@ export class Reconciler {
    */
   private async inspectOnce(stack: string, scope: Scope): Promise<Record<string, unknown> | undefined> {
     if (this.inspected.has(stack)) return undefined;
+    // A stack the backend did not have at start has nothing recorded: no read needed.
+    if (!this.knownStacks.has(stack)) {
+      this.inspected.add(stack);
+      return undefined;
+    }
     const inspection = await this.deps.runner.inspect(stack, scope);
     this.inspected.add(stack);
     if (inspection.hash === undefined) return undefined;
