@@ -39,6 +39,8 @@ export interface StackOutputs {
   loadBalancers: Record<string, pulumi.Output<LoadBalancerOutput>>;
   instanceGroups: Record<string, pulumi.Output<string>>;
   routes: Record<string, pulumi.Output<string>>;
+  /** Self link of the legacy HTTP health check target pools use, while one is declared. */
+  legacyNodeHealthCheck?: pulumi.Output<string>;
 }
 
 /** References to the cluster stack's resources by name, for a Service stack that cannot see them. */
@@ -83,6 +85,7 @@ export function declareStack(desired: DesiredState, scope: Scope): DeclaredStack
     const network = new ClusterNetwork(CLUSTER_STACK, { cluster: desired.cluster });
     outputs.instanceGroups = network.instanceGroups;
     outputs.routes = network.routes;
+    if (network.legacyNodeHealthCheck !== undefined) outputs.legacyNodeHealthCheck = network.legacyNodeHealthCheck;
     refs = {
       nodeHealthCheck: network.nodeHealthCheck,
       legacyNodeHealthCheck: network.legacyNodeHealthCheck ?? refs.legacyNodeHealthCheck,

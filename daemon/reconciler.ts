@@ -4,7 +4,7 @@
  */
 import type { Logger } from "pino";
 import type { Scope } from "../components/stack";
-import { CLUSTER_STACK } from "../model";
+import { CLUSTER_STACK, type ServiceDesired } from "../model";
 import type { DesiredCache } from "../watcher/desiredCache";
 import { parseServiceStack } from "../watcher/desiredCache";
 import type { ClusterWatcher, ServiceMeta } from "../watcher/informers";
@@ -17,6 +17,7 @@ import { StackBusyError, type PutBack, type StackRunner } from "./stacks";
 export interface ClusterOutputs {
   instanceGroups: Record<string, string>;
   routes: Record<string, string>;
+  legacyNodeHealthCheck?: string;
 }
 
 export interface ReconcilerDeps {
@@ -82,6 +83,7 @@ function clusterOutputs(outputs: Record<string, unknown>): ClusterOutputs {
   return {
     instanceGroups: (outputs.instanceGroups ?? {}) as Record<string, string>,
     routes: (outputs.routes ?? {}) as Record<string, string>,
+    ...(typeof outputs.legacyNodeHealthCheck === "string" ? { legacyNodeHealthCheck: outputs.legacyNodeHealthCheck } : {}),
   };
 }
 
@@ -92,7 +94,8 @@ export class Reconciler {
   private readonly reportedRejection = new Map<string, string>();
   private readonly knownStacks: Set<string>;
   private readonly driftTimers = new Map<string, NodeJS.Timeout>();
-  private clusterZones: Set<string> | undefined;
+  /** What the cluster stack last applied that Service stacks point at. */
+  private clusterState: { zones: Set<string>; legacyHealthCheck: boolean } | undefined;
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.knownStacks = new Set(deps.knownStacks);
@@ -207,7 +210,7 @@ export class Reconciler {
   }
 
   private clusterApplied(outputs: ClusterOutputs): void {
-    this.clusterZones = new Set(Object.keys(outputs.instanceGroups));
+    this.clusterState = { zones: new Set(Object.keys(outputs.instanceGroups)), legacyHealthCheck: outputs.legacyNodeHealthCheck !== undefined };
     this.deps.onClusterApplied?.(outputs);
     this.armDrift(CLUSTER_STACK);
   }
@@ -221,7 +224,7 @@ export class Reconciler {
 
     if (view.service !== undefined && view.hash !== undefined) {
       if (meta === undefined) return { kind: "ok" };
-      return this.ensure(item, view.service.backendZones, view.hash, meta, target);
+      return this.ensure(item, view.service, view.hash, meta, target);
     }
     if (view.rejections.length > 0 && view.hash !== undefined) {
       // The load balancer (if any) is left as it is: nothing is deleted because of bad input.
@@ -234,9 +237,17 @@ export class Reconciler {
     return this.remove(item, meta, target);
   }
 
-  private async ensure(item: WorkItem, zones: string[], hash: string, meta: ServiceMeta, target: EventTarget): Promise<ReconcileResult> {
+  /** Does the cluster stack hold what this Service's load balancer points at? */
+  private clusterReadyFor(service: ServiceDesired): boolean {
+    const applied = this.clusterState;
+    if (applied === undefined) return false;
+    if (service.backendZones.some((zone) => !applied.zones.has(zone))) return false;
+    return !(service.backend === "target-pool" && service.healthCheck.kind === "shared" && !applied.legacyHealthCheck);
+  }
+
+  private async ensure(item: WorkItem, service: ServiceDesired, hash: string, meta: ServiceMeta, target: EventTarget): Promise<ReconcileResult> {
     const { namespace, name } = meta;
-    if (this.clusterZones === undefined || zones.some((zone) => !this.clusterZones?.has(zone))) {
+    if (!this.clusterReadyFor(service)) {
       // Backends point at the cluster stack's instance groups: they must exist first.
       this.deps.enqueue(CLUSTER_STACK, { keepBackoff: true });
       return { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" };

@@ -228,4 +228,27 @@ describe("dccm daemon", function () {
     assert.equal(route?.properties.destRange, "10.64.3.0/24");
     assert.equal(String(route?.properties.nextHopInstance).endsWith("/zones/us-central1-a/instances/node-a3"), true);
   });
+
+  it("a target-pool Service gets a pool of the backend nodes and the legacy health check; a new node joins its pool", async () => {
+    const created = await core.createNamespacedService({ namespace: "default", body: lbService("pool", {}, { "dccm.io/backend": "target-pool" }) });
+    const lb = loadBalancerName(created.metadata?.uid ?? "");
+    await eventually("pool's ingress", async () => (await core.readNamespacedService({ name: "pool", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+    const poolMembers = (): string[] => {
+      const pool = env.gce.listResources().find((resource) => resource.kind === "targetPools" && resource.name === lb);
+      return ((pool?.properties.instances ?? []) as string[]).map((instance) => instance.split("/").slice(-3).join("/")).sort();
+    };
+    assert.deepEqual(poolMembers(), [
+      "us-central1-a/instances/node-a1",
+      "us-central1-a/instances/node-a2",
+      "us-central1-a/instances/node-a3",
+      "us-central1-b/instances/node-b1",
+    ]);
+    const legacy = env.gce.listResources().find((resource) => resource.kind === "httpHealthChecks");
+    assert.deepEqual([legacy?.name, legacy?.properties.port, legacy?.properties.requestPath], ["k8s-e2e0cafe-node", 10256, "/healthz"]);
+    const rule = env.gce.listResources().find((resource) => resource.kind === "forwardingRules" && resource.name === lb);
+    assert.equal(rule?.properties.portRange, "80-80");
+    env.gce.putInstance("node-b2", { zone: "us-central1-b" });
+    await createNode(core, "node-b2", "us-central1-b");
+    await eventually("node-b2 in the target pool", () => (poolMembers().includes("us-central1-b/instances/node-b2") ? true : undefined));
+  });
 });

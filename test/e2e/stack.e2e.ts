@@ -3,8 +3,11 @@
  * backend) against the GCE emulator: up, drift put back by refresh, destroy.
  */
 import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
 import * as path from "node:path";
-import { CLUSTER_STACK, desiredState, parseConfig, serviceStackName, type ClusterSnapshot } from "../../model";
+import { CLUSTER_STACK, desiredState, parseConfig, serviceStackName, type ClusterSnapshot, type RawConfig } from "../../model";
+import { snapshotFromKubectlJson } from "../../watcher/kubectlDump";
+import { repoRoot } from "../support/testenv-paths";
 import { StackRunner } from "../../daemon/stacks";
 import { startTestEnv, type TestEnv } from "../support/env";
 
@@ -108,5 +111,35 @@ describe("stack program on the real engine and the GCE emulator", function () {
     await runner.destroyAndRemove(CLUSTER_STACK);
     assert.deepEqual(gceResources(), []);
     assert.deepEqual(await runner.listStacks(), []);
+  });
+
+  it("every Service of the issue's fixture cluster applies on the emulator with GCE's rules", async () => {
+    const fixtures = path.join(repoRoot(), "test", "fixtures");
+    const { snapshot: fixture } = snapshotFromKubectlJson(fs.readFileSync(path.join(fixtures, "cluster.json"), "utf8"), "cluster.json");
+    const fixtureDesired = desiredState(fixture, parseConfig(JSON.parse(fs.readFileSync(path.join(fixtures, "config.json"), "utf8")) as RawConfig));
+    for (const [name, zone] of [["node-a1", "a"], ["node-a2", "a"], ["node-b1", "b"], ["node-b2", "b"], ["node-c1", "c"]]) env.gce.putInstance(name, { zone: `us-central1-${zone}` });
+    await runner.up(CLUSTER_STACK, { kind: "cluster" }, fixtureDesired, { refresh: false });
+    const ingress: Record<string, unknown> = {};
+    for (const service of fixtureDesired.services) {
+      const outcome = await runner.up(service.stack, { kind: "service", namespace: service.namespace, name: service.name }, fixtureDesired, { refresh: false });
+      ingress[service.key] = (outcome.outputs.loadBalancers as Record<string, { ingress: string[] }>)[service.key].ingress;
+    }
+    const held = env.gce.listResources().filter((resource) => resource.kind !== "instances");
+    const count = (kind: string): number => held.filter((resource) => resource.kind === kind).length;
+    // web, local, internal, restricted, dns (two protocols): 5 addresses, 6 backend services and forwarding rules.
+    assert.deepEqual(
+      ["addresses", "backendServices", "forwardingRules", "firewalls", "healthChecks", "instanceGroups", "routes"].map((kind) => `${kind}=${count(kind)}`),
+      ["addresses=5", "backendServices=6", "forwardingRules=6", "firewalls=7", "healthChecks=2", "instanceGroups=2", "routes=5"],
+    );
+    const internal = held.find((resource) => resource.kind === "forwardingRules" && resource.properties.loadBalancingScheme === "INTERNAL");
+    assert.equal(internal?.properties.allowGlobalAccess, true);
+    assert.equal(String(internal?.properties.subnetwork).endsWith("/subnetworks/ilb-subnet"), true);
+    const dnsRules = held.filter((resource) => resource.kind === "forwardingRules" && String(resource.properties.description).includes("kube-system/dns"));
+    assert.deepEqual(dnsRules.map((rule) => rule.properties.ipProtocol).sort(), ["TCP", "UDP"]);
+    assert.equal(dnsRules[0].properties.ipAddress, dnsRules[1].properties.ipAddress);
+    assert.deepEqual(ingress["kube-system/dns"], [dnsRules[0].properties.ipAddress]);
+    for (const service of [...fixtureDesired.services].reverse()) await runner.destroyAndRemove(service.stack);
+    await runner.destroyAndRemove(CLUSTER_STACK);
+    assert.deepEqual(gceResources(), []);
   });
 });
