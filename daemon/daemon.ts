@@ -130,7 +130,7 @@ export class Daemon {
         compute: computeClientFromConfig({ ...(options.nodes.computeEndpoint !== undefined ? { computeEndpoint: options.nodes.computeEndpoint } : {}), registry: metrics.registry }),
         kubeConfig: options.kubeConfig,
         routes: routeStatus,
-        logger: logger.child({ controller: "nodes" }),
+        logger,
         registry: metrics.registry,
         addressRefreshMs: options.nodes.addressRefreshMs,
         lifecycleCheckMs: options.nodes.lifecycleCheckMs,
