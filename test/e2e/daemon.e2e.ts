@@ -251,4 +251,21 @@ describe("dccm daemon", function () {
     await createNode(core, "node-b2", "us-central1-b");
     await eventually("node-b2 in the target pool", () => (poolMembers().includes("us-central1-b/instances/node-b2") ? true : undefined));
   });
+
+  it("a Service that stops being a LoadBalancer loses its resources, its ingress and the finalizer, and stays", async () => {
+    const good = await core.readNamespacedService({ name: "good", namespace: "default" });
+    const lb = loadBalancerName(good.metadata?.uid ?? "");
+    assert.equal(env.gce.listResources().some((resource) => resource.name.includes(lb)), true);
+    await core.patchNamespacedService(
+      { name: "good", namespace: "default", body: { spec: { type: "ClusterIP" } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+    const after = await eventually("good without finalizer", async () => {
+      const read = await core.readNamespacedService({ name: "good", namespace: "default" });
+      return (read.metadata?.finalizers ?? []).length === 0 ? read : undefined;
+    });
+    assert.deepEqual(after.status?.loadBalancer?.ingress ?? [], []);
+    assert.deepEqual(env.gce.listResources().filter((resource) => resource.name.includes(lb)), []);
+    assert.deepEqual((await eventReasons(core, "good")).map((event) => event.reason).slice(-2), ["DeletingLoadBalancer", "DeletedLoadBalancer"]);
+  });
 });
