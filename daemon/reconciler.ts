@@ -89,6 +89,8 @@ function clusterOutputs(outputs: Record<string, unknown>): ClusterOutputs {
 
 export class Reconciler {
   private readonly applied = new Map<string, string>();
+  /** The ingress IPs last written for each Service stack. */
+  private readonly published = new Map<string, string[]>();
   /** Stacks read once since start: their last applied hash is known (or known to be absent). */
   private readonly inspected = new Set<string>();
   private readonly reportedRejection = new Map<string, string>();
@@ -253,13 +255,19 @@ export class Reconciler {
       return { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" };
     }
     const scope: Scope = { kind: "service", namespace, name };
-    if (this.applied.get(item.key) === hash && !item.refresh) return { kind: "ok" };
     try {
+      if (this.applied.get(item.key) === hash && !item.refresh) {
+        // Nothing to apply; a status someone changed is written back from what we published.
+        const published = this.published.get(item.key);
+        if (published !== undefined && !sameList(meta.ingress, published)) await this.deps.writer.setIngress(namespace, name, published);
+        return { kind: "ok" };
+      }
       const recorded = await this.inspectOnce(item.key, scope);
       const changed = this.applied.get(item.key) !== hash;
       if (!changed && !item.refresh) {
         // Unchanged since the last run before a restart: only the status may need writing.
         const ingress = ingressOf(recorded ?? {}, namespace, name);
+        this.published.set(item.key, ingress);
         if (!sameList(this.deps.watcher.meta(namespace, name)?.ingress ?? meta.ingress, ingress)) await this.deps.writer.setIngress(namespace, name, ingress);
         this.armDrift(item.key);
         return { kind: "ok" };
@@ -274,6 +282,7 @@ export class Reconciler {
       }
       // Compare against the live status: someone may have cleared it.
       const current = this.deps.watcher.meta(namespace, name)?.ingress ?? meta.ingress;
+      this.published.set(item.key, ingress);
       if (!sameList(current, ingress)) await this.deps.writer.setIngress(namespace, name, ingress);
       this.applied.set(item.key, hash);
       this.reportedRejection.delete(item.key);
@@ -305,6 +314,7 @@ export class Reconciler {
       this.knownStacks.delete(item.key);
       this.applied.delete(item.key);
       this.inspected.delete(item.key);
+      this.published.delete(item.key);
       if (meta !== undefined) {
         // A Service that stopped being ours but still exists loses the IP we published.
         if (!meta.deleting && meta.ingress.length > 0) await this.deps.writer.setIngress(meta.namespace, meta.name, []);

@@ -130,6 +130,18 @@ describe("dccm daemon", function () {
     assert.equal(await counter(daemon.metrics.registry, "dccm_drift_corrections_total", { kind: "service" }) >= 1, true);
   });
 
+  it("a load balancer status cleared by someone else is written back without an up", async () => {
+    await daemon.idle();
+    const ups = await counter(daemon.metrics.registry, "dccm_stack_runs_total", { stack: "service.default.web", operation: "up" });
+    await core.patchNamespacedServiceStatus(
+      { name: "web", namespace: "default", body: { status: { loadBalancer: { ingress: null } } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+    const ip = await eventually("web's ingress written back", async () => (await core.readNamespacedServiceStatus({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+    assert.equal(ip, lbIP);
+    assert.equal(await counter(daemon.metrics.registry, "dccm_stack_runs_total", { stack: "service.default.web", operation: "up" }), ups);
+  });
+
   it("a new node runs only the cluster stack and joins its zone's instance group", async () => {
     await daemon.idle();
     const registry = daemon.metrics.registry;
