@@ -21,7 +21,7 @@ import { Reconciler, describeError } from "./reconciler";
 import { ClusterRouteStatus } from "./routes";
 import { startProbeServer, type ProbeServer } from "./server";
 import { ServiceWriter } from "./services";
-import { localBackendUrl, StackRunner } from "./stacks";
+import { clusterProjectName, localBackendUrl, StackRunner } from "./stacks";
 import { clearStaleLocks } from "./locks";
 
 export interface DaemonOptions {
@@ -105,6 +105,7 @@ export class Daemon {
       env: options.pulumiEnv,
       workDir: path.join(options.stateDir, "workspaces"),
       ...(options.pulumiCommand !== undefined ? { pulumiCommand: options.pulumiCommand } : {}),
+      projectName: clusterProjectName(options.config.clusterId),
       onAdopted: (stack, urns) => logger.warn({ stack, urns }, "adopted resources a killed run created but did not record"),
     });
     const core = new KeepAliveAgents(options.kubeConfig).makeApiClient(k8s.CoreV1Api);

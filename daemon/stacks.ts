@@ -20,6 +20,14 @@ import type { DesiredState } from "../model";
 
 export const PROJECT_NAME = "dccm";
 
+/**
+ * The daemon's Pulumi project is per cluster: a daemon pointed at the wrong cluster with a shared
+ * backend then sees no stacks of the other cluster, so it can never destroy them as orphans.
+ */
+export function clusterProjectName(clusterId: string): string {
+  return `${PROJECT_NAME}-${clusterId}`;
+}
+
 export interface StackRunnerOptions {
   /** PULUMI_BACKEND_URL; `file://<dir>` by default so the daemon needs no account. */
   backendUrl: string;
@@ -31,6 +39,8 @@ export interface StackRunnerOptions {
   workDir: string;
   /** The pulumi CLI; `pulumi` on PATH when absent. */
   pulumiCommand?: PulumiCommand;
+  /** Pulumi project of the stacks; `dccm` when absent. */
+  projectName?: string;
   /** Told when pending creates of a killed run were adopted into a stack. */
   onAdopted?: (stack: string, urns: string[]) => void;
 }
@@ -125,14 +135,18 @@ export function adoptPendingCreates(deployment: Record<string, unknown>): string
 export class StackRunner {
   private readonly entries = new Map<string, Promise<Entry>>();
 
-  constructor(private readonly options: StackRunnerOptions) {}
+  private readonly projectName: string;
+
+  constructor(private readonly options: StackRunnerOptions) {
+    this.projectName = options.projectName ?? PROJECT_NAME;
+  }
 
   private workspaceOptions(stackName: string): LocalWorkspaceOptions {
     const workDir = path.join(this.options.workDir, stackName);
     fs.mkdirSync(workDir, { recursive: true });
     return {
       workDir,
-      projectSettings: { name: PROJECT_NAME, runtime: "nodejs", backend: { url: this.options.backendUrl } },
+      projectSettings: { name: this.projectName, runtime: "nodejs", backend: { url: this.options.backendUrl } },
       envVars: { PULUMI_BACKEND_URL: this.options.backendUrl, PULUMI_SKIP_UPDATE_CHECK: "true", ...this.options.env },
       ...(this.options.secretsProvider !== undefined ? { secretsProvider: this.options.secretsProvider } : {}),
       ...(this.options.pulumiCommand !== undefined ? { pulumiCommand: this.options.pulumiCommand } : {}),
@@ -145,7 +159,7 @@ export class StackRunner {
       const holder: { current?: Entry } = {};
       const args: InlineProgramArgs = {
         stackName,
-        projectName: PROJECT_NAME,
+        projectName: this.projectName,
         program: async () => {
           const desired = holder.current?.desired;
           if (desired === undefined) throw new Error(`stack ${stackName}: program run without a desired state`);
@@ -220,7 +234,7 @@ export class StackRunner {
   /** Destroys the stack's resources and removes the stack. A stack that does not exist is done. */
   async destroyAndRemove(stackName: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
     try {
-      const stack = await LocalWorkspace.selectStack({ stackName, projectName: PROJECT_NAME, program: async () => ({}) }, this.workspaceOptions(stackName));
+      const stack = await LocalWorkspace.selectStack({ stackName, projectName: this.projectName, program: async () => ({}) }, this.workspaceOptions(stackName));
       await stack.destroy({ ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
       await stack.workspace.removeStack(stackName);
     } catch (error) {

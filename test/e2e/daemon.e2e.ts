@@ -207,7 +207,7 @@ describe("dccm daemon", function () {
       }
     });
     assert.deepEqual(env.gce.listResources().filter((resource) => resource.name.includes(webLb)), []);
-    const backend = new StackRunner({ backendUrl: env.backendUrl, env: env.pulumiEnv, workDir: path.join(env.dir, "inspect"), pulumiCommand: env.pulumiCommand });
+    const backend = new StackRunner({ backendUrl: env.backendUrl, env: env.pulumiEnv, workDir: path.join(env.dir, "inspect"), pulumiCommand: env.pulumiCommand, projectName: "dccm-e2e0cafe" });
     assert.deepEqual(await backend.listStacks(), ["cluster", "service.default.bad", "service.default.good"]);
     const reasons = (await eventReasons(core, "web")).map((event) => event.reason);
     assert.deepEqual(reasons.slice(-2), ["DeletingLoadBalancer", "DeletedLoadBalancer"]);
