@@ -7,6 +7,31 @@ import { ClusterNetwork } from "../../components/clusterNetwork";
 import { ServiceLoadBalancer, type ClusterRefs } from "../../components/serviceLoadBalancer";
 import { parseScope, scopeStackName } from "../../components/stack";
 import type { ClusterDesired, FirewallSpec, HttpHealthCheckSpec, ServiceDesired } from "../../model/types";
+import {
+    backendServiceInputs,
+    CLUSTER_DESCRIPTION,
+    externalAddressInputs,
+    externalServiceDesired,
+    firewallInputs,
+    fixtureCluster,
+    forwardingRuleInputs,
+    healthCheckFirewall,
+    httpHealthCheck,
+    IG_A,
+    IG_B,
+    instanceGroupInputs,
+    instanceUrl,
+    legacyHealthCheckInputs,
+    NETWORK,
+    NODE_HC,
+    NODE_HC_FIREWALL,
+    PROJECT,
+    REGION,
+    regionHealthCheckInputs,
+    route,
+    routeInputs,
+    serviceFirewall,
+} from "../support/builders";
 
 // ---- Mock harness -----------------------------------------------------------------------------------
 
@@ -119,21 +144,7 @@ function urn(stackTypeChain: string, name: string): string {
 
 // ---- Shared expectations ----------------------------------------------------------------------------
 
-const PROJECT = "dccm-test";
-const REGION = "us-central1";
-const NETWORK = "k8s-net";
-const CLUSTER_DESCRIPTION = "{\"kubernetes.io/cluster-id\":\"c0ffee1234\"}";
-const HC_RANGES = ["130.211.0.0/22", "35.191.0.0/16", "209.85.152.0/22", "209.85.204.0/22"];
-const SHARED_HC: HttpHealthCheckSpec = {
-    name: "k8s-c0ffee1234-node",
-    port: 10256,
-    requestPath: "/healthz",
-    checkIntervalSec: 8,
-    timeoutSec: 1,
-    healthyThreshold: 1,
-    unhealthyThreshold: 3,
-    description: CLUSTER_DESCRIPTION,
-};
+// PROJECT, REGION, NETWORK, the cluster's names, specs and Pulumi inputs: test/support/builders.ts.
 
 const T = {
     address: "gcp:compute/address:Address",
@@ -147,50 +158,12 @@ const T = {
     route: "gcp:compute/route:Route",
 } as const;
 
-const INSTANCE = (zone: string, name: string) => `https://www.googleapis.com/compute/v1/projects/dccm-test/zones/${zone}/instances/${name}`;
-
 describe("components (Pulumi mocks)", () => {
     describe("ClusterNetwork", () => {
-        const cluster: ClusterDesired = {
-            stack: "cluster",
-            project: PROJECT,
-            region: REGION,
-            network: NETWORK,
-            clusterId: "c0ffee1234",
-            instanceGroups: [
-                { name: "k8s-ig--c0ffee1234", zone: "us-central1-a", description: CLUSTER_DESCRIPTION, instances: ["node-a1", "node-a2"] },
-                { name: "k8s-ig--c0ffee1234", zone: "us-central1-b", description: CLUSTER_DESCRIPTION, instances: ["node-b1"] },
-            ],
-            nodeHealthCheck: SHARED_HC,
-            nodeHealthCheckFirewall: {
-                name: "k8s-c0ffee1234-node-http-hc",
-                description: CLUSTER_DESCRIPTION,
-                sourceRanges: HC_RANGES,
-                targetTags: ["k8s-node"],
-                allows: [{ protocol: "tcp", ports: ["10256"] }],
-            },
-            legacyNodeHealthCheck: false,
-            routes: [
-                {
-                    name: "prod-11111111-1111-4111-8111-111111111111",
-                    node: "node-a1",
-                    destRange: "10.64.1.0/24",
-                    nextHopInstance: "node-a1",
-                    nextHopInstanceZone: "us-central1-a",
-                    priority: 1000,
-                    description: "k8s-node-route",
-                },
-                {
-                    name: "prod-44444444-4444-4444-8444-444444444444",
-                    node: "node-b2",
-                    destRange: "10.64.4.0/24",
-                    nextHopInstance: "vm-b2",
-                    nextHopInstanceZone: "us-central1-b",
-                    priority: 1000,
-                    description: "k8s-node-route",
-                },
-            ],
-        };
+        const cluster: ClusterDesired = fixtureCluster([
+            route("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a"),
+            route("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b", "vm-b2"),
+        ]);
 
         let captured: Captured<ClusterNetwork>;
         before(async () => {
@@ -229,63 +202,18 @@ describe("components (Pulumi mocks)", () => {
         it("exact inputs of every resource", () => {
             const resources = byName(captured.registered);
             assert.deepStrictEqual(resources.get("cluster")?.inputs, {});
-            assert.deepStrictEqual(resources.get("cluster:ig-us-central1-a")?.inputs, {
-                project: PROJECT,
-                zone: "us-central1-a",
-                name: "k8s-ig--c0ffee1234",
-                description: CLUSTER_DESCRIPTION,
-                network: NETWORK,
-                instances: [INSTANCE("us-central1-a", "node-a1"), INSTANCE("us-central1-a", "node-a2")],
-            });
-            assert.deepStrictEqual(resources.get("cluster:ig-us-central1-b")?.inputs, {
-                project: PROJECT,
-                zone: "us-central1-b",
-                name: "k8s-ig--c0ffee1234",
-                description: CLUSTER_DESCRIPTION,
-                network: NETWORK,
-                instances: [INSTANCE("us-central1-b", "node-b1")],
-            });
-            assert.deepStrictEqual(resources.get("cluster:node-hc")?.inputs, {
-                project: PROJECT,
-                region: REGION,
-                name: "k8s-c0ffee1234-node",
-                description: CLUSTER_DESCRIPTION,
-                checkIntervalSec: 8,
-                timeoutSec: 1,
-                healthyThreshold: 1,
-                unhealthyThreshold: 3,
-                httpHealthCheck: { port: 10256, requestPath: "/healthz" },
-            });
-            assert.deepStrictEqual(resources.get("cluster:node-hc-fw")?.inputs, {
-                project: PROJECT,
-                name: "k8s-c0ffee1234-node-http-hc",
-                network: NETWORK,
-                description: CLUSTER_DESCRIPTION,
-                direction: "INGRESS",
-                sourceRanges: HC_RANGES,
-                targetTags: ["k8s-node"],
-                allows: [{ protocol: "tcp", ports: ["10256"] }],
-            });
-            assert.deepStrictEqual(resources.get("cluster:route-node-a1")?.inputs, {
-                project: PROJECT,
-                name: "prod-11111111-1111-4111-8111-111111111111",
-                network: NETWORK,
-                destRange: "10.64.1.0/24",
-                nextHopInstance: "node-a1",
-                nextHopInstanceZone: "us-central1-a",
-                priority: 1000,
-                description: "k8s-node-route",
-            });
-            assert.deepStrictEqual(resources.get("cluster:route-node-b2")?.inputs, {
-                project: PROJECT,
-                name: "prod-44444444-4444-4444-8444-444444444444",
-                network: NETWORK,
-                destRange: "10.64.4.0/24",
-                nextHopInstance: "vm-b2",
-                nextHopInstanceZone: "us-central1-b",
-                priority: 1000,
-                description: "k8s-node-route",
-            });
+            assert.deepStrictEqual(resources.get("cluster:ig-us-central1-a")?.inputs, instanceGroupInputs("us-central1-a", ["node-a1", "node-a2"]));
+            assert.deepStrictEqual(resources.get("cluster:ig-us-central1-b")?.inputs, instanceGroupInputs("us-central1-b", ["node-b1"]));
+            assert.deepStrictEqual(resources.get("cluster:node-hc")?.inputs, regionHealthCheckInputs("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION));
+            assert.deepStrictEqual(resources.get("cluster:node-hc-fw")?.inputs, firewallInputs(NODE_HC_FIREWALL));
+            assert.deepStrictEqual(
+                resources.get("cluster:route-node-a1")?.inputs,
+                routeInputs("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a"),
+            );
+            assert.deepStrictEqual(
+                resources.get("cluster:route-node-b2")?.inputs,
+                routeInputs("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b", "vm-b2"),
+            );
         });
 
         it("outputs: instance group and health check self links, route names", async () => {
@@ -311,17 +239,7 @@ describe("components (Pulumi mocks)", () => {
                     [T.httpHealthCheck, "cluster:node-legacy-hc", true],
                 ]);
                 assertParented(legacy, "dccm:gcp:ClusterNetwork");
-                assert.deepStrictEqual(byName(legacy.registered).get("cluster:node-legacy-hc")?.inputs, {
-                    project: PROJECT,
-                    name: "k8s-c0ffee1234-node",
-                    description: CLUSTER_DESCRIPTION,
-                    port: 10256,
-                    requestPath: "/healthz",
-                    checkIntervalSec: 8,
-                    timeoutSec: 1,
-                    healthyThreshold: 1,
-                    unhealthyThreshold: 3,
-                });
+                assert.deepStrictEqual(byName(legacy.registered).get("cluster:node-legacy-hc")?.inputs, legacyHealthCheckInputs("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION));
                 assert.ok(legacy.component.legacyNodeHealthCheck !== undefined);
                 assert.equal(await value(legacy.component.legacyNodeHealthCheck), selfLink(T.httpHealthCheck, "k8s-c0ffee1234-node"));
             });
@@ -333,114 +251,27 @@ describe("components (Pulumi mocks)", () => {
         const LB = "a1b4e28ba2fa141d2883f0016d3cca42";
         const KEY = "default/web";
         const DESCRIPTION = "{\"kubernetes.io/service-name\":\"default/web\"}";
-        const IG_A = "https://www.googleapis.com/compute/v1/projects/dccm-test/zones/us-central1-a/instanceGroups/k8s-ig--c0ffee1234";
-        const IG_B = "https://www.googleapis.com/compute/v1/projects/dccm-test/zones/us-central1-b/instanceGroups/k8s-ig--c0ffee1234";
         const REFS: ClusterRefs = {
-            nodeHealthCheck: "https://www.googleapis.com/compute/v1/projects/dccm-test/regions/us-central1/healthChecks/k8s-c0ffee1234-node",
+            nodeHealthCheck: NODE_HC,
             legacyNodeHealthCheck: "https://www.googleapis.com/compute/v1/projects/dccm-test/global/httpHealthChecks/k8s-c0ffee1234-node",
             instanceGroups: { "us-central1-a": IG_A, "us-central1-b": IG_B },
         };
-        const FIREWALL: FirewallSpec = {
-            name: `k8s-fw-${LB}`,
-            description: DESCRIPTION,
-            sourceRanges: ["0.0.0.0/0"],
-            targetTags: ["k8s-node"],
-            allows: [{ protocol: "tcp", ports: ["80", "443"] }],
-        };
-        const DEDICATED_HC: HttpHealthCheckSpec = { ...SHARED_HC, name: LB, port: 32000, description: DESCRIPTION };
-        const HC_FIREWALL: FirewallSpec = {
-            name: `k8s-${LB}-http-hc`,
-            description: DESCRIPTION,
-            sourceRanges: HC_RANGES,
-            targetTags: ["k8s-node"],
-            allows: [{ protocol: "tcp", ports: ["32000"] }],
-        };
+        const FIREWALL: FirewallSpec = serviceFirewall(KEY, LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443"] }]);
+        const DEDICATED_HC: HttpHealthCheckSpec = httpHealthCheck(LB, 32000, DESCRIPTION);
+        const HC_FIREWALL: FirewallSpec = healthCheckFirewall(`k8s-${LB}-http-hc`, 32000, DESCRIPTION);
 
         function service(over: Partial<ServiceDesired> = {}): ServiceDesired {
-            return {
-                key: KEY,
-                stack: "service.default.web",
-                namespace: "default",
-                name: "web",
-                uid: UID,
-                lbName: LB,
-                description: DESCRIPTION,
-                scheme: "EXTERNAL",
-                backend: "backend-service",
-                networkTier: "PREMIUM",
-                allowGlobalAccess: false,
-                frontends: [{ name: LB, protocol: "TCP", ports: [80, 443], portSelection: { kind: "ports", ports: ["80", "443"] } }],
-                sessionAffinity: "NONE",
-                healthCheck: { kind: "shared", spec: SHARED_HC },
-                firewall: FIREWALL,
-                backendZones: ["us-central1-a", "us-central1-b"],
-                backendInstances: [],
-                ...over,
-            };
+            return externalServiceDesired("default", "web", UID, LB, [80, 443], over);
         }
 
         function build(desired: ServiceDesired): Promise<Captured<ServiceLoadBalancer>> {
             return capture((opts) => new ServiceLoadBalancer(KEY, { service: desired, project: PROJECT, region: REGION, network: NETWORK, cluster: REFS }, opts));
         }
 
-        const externalAddress = (over: Record<string, unknown> = {}) => ({
-            project: PROJECT,
-            region: REGION,
-            name: LB,
-            description: DESCRIPTION,
-            addressType: "EXTERNAL",
-            networkTier: "PREMIUM",
-            ...over,
-        });
-        const backendService = (over: Record<string, unknown> = {}) => ({
-            project: PROJECT,
-            region: REGION,
-            name: LB,
-            description: DESCRIPTION,
-            protocol: "TCP",
-            loadBalancingScheme: "EXTERNAL",
-            sessionAffinity: "NONE",
-            healthChecks: REFS.nodeHealthCheck,
-            backends: [
-                { group: IG_A, balancingMode: "CONNECTION" },
-                { group: IG_B, balancingMode: "CONNECTION" },
-            ],
-            ...over,
-        });
-        const forwardingRule = (over: Record<string, unknown> = {}) => ({
-            project: PROJECT,
-            region: REGION,
-            name: LB,
-            description: DESCRIPTION,
-            ipAddress: EXTERNAL_IP,
-            ipProtocol: "TCP",
-            loadBalancingScheme: "EXTERNAL",
-            ports: ["80", "443"],
-            networkTier: "PREMIUM",
-            backendService: selfLink(T.backendService, LB),
-            ...over,
-        });
-        const firewallInputs = (spec: FirewallSpec) => ({
-            project: PROJECT,
-            name: spec.name,
-            network: NETWORK,
-            description: spec.description,
-            direction: "INGRESS",
-            sourceRanges: spec.sourceRanges,
-            targetTags: spec.targetTags,
-            allows: spec.allows,
-        });
-        const regionHealthCheckInputs = {
-            project: PROJECT,
-            region: REGION,
-            name: LB,
-            description: DESCRIPTION,
-            checkIntervalSec: 8,
-            timeoutSec: 1,
-            healthyThreshold: 1,
-            unhealthyThreshold: 3,
-            httpHealthCheck: { port: 32000, requestPath: "/healthz" },
-        };
+        const externalAddress = (over: Record<string, unknown> = {}) => externalAddressInputs(LB, DESCRIPTION, over);
+        const backendService = (over: Record<string, unknown> = {}) => backendServiceInputs(LB, DESCRIPTION, NODE_HC, over);
+        const forwardingRule = (over: Record<string, unknown> = {}) => forwardingRuleInputs(LB, DESCRIPTION, EXTERNAL_IP, ["80", "443"], selfLink(T.backendService, LB), over);
+        const dedicatedHealthCheckInputs = regionHealthCheckInputs(LB, 32000, DESCRIPTION);
         const COMPONENT: [string, string, boolean] = ["dccm:gcp:ServiceLoadBalancer", KEY, false];
 
         /** All resources, with inputs, exactly; parenting checked. */
@@ -501,7 +332,7 @@ describe("components (Pulumi mocks)", () => {
             const captured = await build(service({ healthCheck: { kind: "dedicated", spec: DEDICATED_HC }, healthCheckFirewall: HC_FIREWALL }));
             assertResources(captured, {
                 "default/web:address": [T.address, externalAddress()],
-                "default/web:hc": [T.regionHealthCheck, regionHealthCheckInputs],
+                "default/web:hc": [T.regionHealthCheck, dedicatedHealthCheckInputs],
                 "default/web:backend-tcp": [T.backendService, backendService({ healthChecks: selfLink(T.regionHealthCheck, LB) })],
                 "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule()],
                 "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
@@ -638,7 +469,7 @@ describe("components (Pulumi mocks)", () => {
                 description: DESCRIPTION,
                 sessionAffinity: "NONE",
                 healthChecks,
-                instances: [INSTANCE("us-central1-a", "node-a1"), INSTANCE("us-central1-b", "node-b1")],
+                instances: [instanceUrl("us-central1-a", "node-a1"), instanceUrl("us-central1-b", "node-b1")],
             });
             const { ports: _ports, backendService: _bs, ...ruleBase } = forwardingRule();
             const targetPoolRule = { ...ruleBase, portRange: "80-443", target: selfLink(T.targetPool, LB) };
@@ -665,20 +496,7 @@ describe("components (Pulumi mocks)", () => {
                 const captured = await build(targetPoolService({ healthCheck: { kind: "dedicated", spec: DEDICATED_HC }, healthCheckFirewall: HC_FIREWALL }));
                 assertResources(captured, {
                     "default/web:address": [T.address, externalAddress()],
-                    "default/web:hc": [
-                        T.httpHealthCheck,
-                        {
-                            project: PROJECT,
-                            name: LB,
-                            description: DESCRIPTION,
-                            port: 32000,
-                            requestPath: "/healthz",
-                            checkIntervalSec: 8,
-                            timeoutSec: 1,
-                            healthyThreshold: 1,
-                            unhealthyThreshold: 3,
-                        },
-                    ],
+                    "default/web:hc": [T.httpHealthCheck, legacyHealthCheckInputs(LB, 32000, DESCRIPTION)],
                     "default/web:target-pool": [T.targetPool, targetPool(selfLink(T.httpHealthCheck, LB))],
                     "default/web:forwarding-rule-tcp": [T.forwardingRule, targetPoolRule],
                     "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],

@@ -14,6 +14,7 @@ import { ClusterRouteStatus } from "../../daemon/routes";
 import { adoptPendingCreates, HASH_OUTPUT, stackOutputs } from "../../daemon/stacks";
 import { parseConfig, type ClusterSnapshot, type ServiceInfo } from "../../model";
 import { DesiredCache, parseServiceStack } from "../../watcher/desiredCache";
+import { lbService } from "../support/builders";
 
 describe("daemon: Lease decisions (canAcquire)", () => {
   const now = Date.parse("2026-11-22T10:00:00Z");
@@ -36,7 +37,7 @@ describe("daemon: Lease decisions (canAcquire)", () => {
 const CONFIG = parseConfig({ project: "dccm-test", region: "us-central1", network: "net", nodeTags: ["n"], clusterName: "c", clusterId: "cid" });
 
 function svc(name: string, uid: string, extra: Partial<ServiceInfo> = {}): ServiceInfo {
-  return { namespace: "default", name, uid, type: "LoadBalancer", annotations: {}, ports: [{ protocol: "TCP", port: 80 }], loadBalancerSourceRanges: [], deleting: false, ...extra };
+  return lbService("default", name, uid, extra);
 }
 
 describe("daemon: DesiredCache (per-stack hashes)", () => {

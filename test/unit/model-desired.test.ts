@@ -9,12 +9,25 @@ import { parseConfig } from "../../model/config";
 import { desiredState } from "../../model/desired";
 import { isValidGceName } from "../../model/names";
 import { nodeInstance } from "../../model/rules";
-import type { ClusterSnapshot, Config, DesiredState, FirewallSpec, HttpHealthCheckSpec, NodeInfo, ServiceDesired, ServiceInfo } from "../../model/types";
+import type { ClusterSnapshot, Config, DesiredState, NodeInfo, ServiceInfo } from "../../model/types";
 import { snapshotFromKubectlJson } from "../../watcher/kubectlDump";
+import {
+    CLUSTER_DESCRIPTION,
+    CONFIG,
+    describedBy,
+    EXCLUDE,
+    fixtureCluster,
+    gceNode as node,
+    healthCheckFirewall,
+    httpHealthCheck,
+    lbService,
+    route,
+    serviceFirewall,
+    SHARED_HC,
+    ZONE,
+} from "../support/builders";
 
 const FIXTURES = path.resolve(__dirname, "../../../test/fixtures");
-const ZONE = "topology.kubernetes.io/zone";
-const EXCLUDE = "node.kubernetes.io/exclude-from-external-load-balancers";
 
 function fixtureSnapshot(): ClusterSnapshot {
     const file = path.join(FIXTURES, "cluster.json");
@@ -33,63 +46,19 @@ const LOCAL_LB = "a5ec000027a1b4c2d8e3fa0b1c2d3e4f";
 const INTERNAL_LB = "a5ec000037a1b4c2d8e3fa0b1c2d3e4f";
 const RESTRICTED_LB = "a5ec000047a1b4c2d8e3fa0b1c2d3e4f";
 const DNS_LB = "a5ec000057a1b4c2d8e3fa0b1c2d3e4f";
-const CLUSTER_DESCRIPTION = "{\"kubernetes.io/cluster-id\":\"c0ffee1234\"}";
-const HC_RANGES = ["130.211.0.0/22", "35.191.0.0/16", "209.85.152.0/22", "209.85.204.0/22"];
-const SHARED_HC: HttpHealthCheckSpec = {
-    name: "k8s-c0ffee1234-node",
-    port: 10256,
-    requestPath: "/healthz",
-    checkIntervalSec: 8,
-    timeoutSec: 1,
-    healthyThreshold: 1,
-    unhealthyThreshold: 3,
-    description: CLUSTER_DESCRIPTION,
-};
-
-function describedBy(key: string): string {
-    return `{"kubernetes.io/service-name":"${key}"}`;
-}
-
-function firewall(key: string, lb: string, sourceRanges: string[], allows: FirewallSpec["allows"]): FirewallSpec {
-    return { name: `k8s-fw-${lb}`, description: describedBy(key), sourceRanges, targetTags: ["k8s-node"], allows };
-}
-
-function route(node: string, uid: string, destRange: string, zone: string) {
-    return { name: `prod-${uid}`, node, destRange, nextHopInstance: node, nextHopInstanceZone: zone, priority: 1000, description: "k8s-node-route" };
-}
 
 const BACKEND_ZONES = ["us-central1-a", "us-central1-b"];
 
 const EXPECTED_FIXTURE: DesiredState = {
-    cluster: {
-        stack: "cluster",
-        project: "dccm-test",
-        region: "us-central1",
-        network: "k8s-net",
-        clusterId: "c0ffee1234",
-        // node-b2 has the exclude label, node-c1 the autoscaler taint: zone c has no backend, so no group.
-        instanceGroups: [
-            { name: "k8s-ig--c0ffee1234", zone: "us-central1-a", description: CLUSTER_DESCRIPTION, instances: ["node-a1", "node-a2"] },
-            { name: "k8s-ig--c0ffee1234", zone: "us-central1-b", description: CLUSTER_DESCRIPTION, instances: ["node-b1"] },
-        ],
-        nodeHealthCheck: SHARED_HC,
-        nodeHealthCheckFirewall: {
-            name: "k8s-c0ffee1234-node-http-hc",
-            description: CLUSTER_DESCRIPTION,
-            sourceRanges: HC_RANGES,
-            targetTags: ["k8s-node"],
-            allows: [{ protocol: "tcp", ports: ["10256"] }],
-        },
-        legacyNodeHealthCheck: false,
-        // Routes carry pod traffic: every node with a podCIDR inside 10.64.0.0/14 gets one, backend or not.
-        routes: [
-            route("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a"),
-            route("node-a2", "22222222-2222-4222-8222-222222222222", "10.64.2.0/24", "us-central1-a"),
-            route("node-b1", "33333333-3333-4333-8333-333333333333", "10.64.3.0/24", "us-central1-b"),
-            route("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b"),
-            route("node-c1", "55555555-5555-4555-8555-555555555555", "10.64.5.0/24", "us-central1-c"),
-        ],
-    },
+    // Instance groups, shared health check and its firewall: see FIXTURE_INSTANCE_GROUPS and fixtureCluster.
+    // Routes carry pod traffic: every node with a podCIDR inside 10.64.0.0/14 gets one, backend or not.
+    cluster: fixtureCluster([
+        route("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a"),
+        route("node-a2", "22222222-2222-4222-8222-222222222222", "10.64.2.0/24", "us-central1-a"),
+        route("node-b1", "33333333-3333-4333-8333-333333333333", "10.64.3.0/24", "us-central1-b"),
+        route("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b"),
+        route("node-c1", "55555555-5555-4555-8555-555555555555", "10.64.5.0/24", "us-central1-c"),
+    ]),
     // Sorted by key; default/foreign (foreign class) and default/plain (ClusterIP) are ignored; default/broken is rejected.
     services: [
         {
@@ -108,7 +77,7 @@ const EXPECTED_FIXTURE: DesiredState = {
             frontends: [{ name: INTERNAL_LB, protocol: "TCP", ports: [5432], portSelection: { kind: "ports", ports: ["5432"] } }],
             sessionAffinity: "NONE",
             healthCheck: { kind: "shared", spec: SHARED_HC },
-            firewall: firewall("db/internal", INTERNAL_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["5432"] }]),
+            firewall: serviceFirewall("db/internal", INTERNAL_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["5432"] }]),
             backendZones: BACKEND_ZONES,
             backendInstances: [],
         },
@@ -126,27 +95,9 @@ const EXPECTED_FIXTURE: DesiredState = {
             allowGlobalAccess: false,
             frontends: [{ name: LOCAL_LB, protocol: "TCP", ports: [443], portSelection: { kind: "ports", ports: ["443"] } }],
             sessionAffinity: "NONE",
-            healthCheck: {
-                kind: "dedicated",
-                spec: {
-                    name: LOCAL_LB,
-                    port: 32000,
-                    requestPath: "/healthz",
-                    checkIntervalSec: 8,
-                    timeoutSec: 1,
-                    healthyThreshold: 1,
-                    unhealthyThreshold: 3,
-                    description: describedBy("default/local"),
-                },
-            },
-            firewall: firewall("default/local", LOCAL_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["443"] }]),
-            healthCheckFirewall: {
-                name: `k8s-${LOCAL_LB}-http-hc`,
-                description: describedBy("default/local"),
-                sourceRanges: HC_RANGES,
-                targetTags: ["k8s-node"],
-                allows: [{ protocol: "tcp", ports: ["32000"] }],
-            },
+            healthCheck: { kind: "dedicated", spec: httpHealthCheck(LOCAL_LB, 32000, describedBy("default/local")) },
+            firewall: serviceFirewall("default/local", LOCAL_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["443"] }]),
+            healthCheckFirewall: healthCheckFirewall(`k8s-${LOCAL_LB}-http-hc`, 32000, describedBy("default/local")),
             backendZones: BACKEND_ZONES,
             backendInstances: [],
         },
@@ -165,7 +116,7 @@ const EXPECTED_FIXTURE: DesiredState = {
             frontends: [{ name: RESTRICTED_LB, protocol: "TCP", ports: [22], portSelection: { kind: "ports", ports: ["22"] } }],
             sessionAffinity: "CLIENT_IP",
             healthCheck: { kind: "shared", spec: SHARED_HC },
-            firewall: firewall("default/restricted", RESTRICTED_LB, ["192.0.2.7/32", "198.51.100.0/24"], [{ protocol: "tcp", ports: ["22"] }]),
+            firewall: serviceFirewall("default/restricted", RESTRICTED_LB, ["192.0.2.7/32", "198.51.100.0/24"], [{ protocol: "tcp", ports: ["22"] }]),
             backendZones: BACKEND_ZONES,
             backendInstances: [],
         },
@@ -184,7 +135,7 @@ const EXPECTED_FIXTURE: DesiredState = {
             frontends: [{ name: WEB_LB, protocol: "TCP", ports: [80, 443, 8080], portSelection: { kind: "ports", ports: ["80", "443", "8080"] } }],
             sessionAffinity: "NONE",
             healthCheck: { kind: "shared", spec: SHARED_HC },
-            firewall: firewall("default/web", WEB_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443", "8080"] }]),
+            firewall: serviceFirewall("default/web", WEB_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443", "8080"] }]),
             backendZones: BACKEND_ZONES,
             backendInstances: [],
         },
@@ -206,7 +157,7 @@ const EXPECTED_FIXTURE: DesiredState = {
             ],
             sessionAffinity: "NONE",
             healthCheck: { kind: "shared", spec: SHARED_HC },
-            firewall: firewall("kube-system/dns", DNS_LB, ["0.0.0.0/0"], [
+            firewall: serviceFirewall("kube-system/dns", DNS_LB, ["0.0.0.0/0"], [
                 { protocol: "tcp", ports: ["53"] },
                 { protocol: "udp", ports: ["53"] },
             ]),
@@ -229,29 +180,7 @@ const EXPECTED_FIXTURE: DesiredState = {
     warnings: [],
 };
 
-// ---- Small builders -------------------------------------------------------------------------------
-
-const CONFIG: Config = {
-    project: "dccm-test",
-    region: "us-central1",
-    network: "k8s-net",
-    subnetwork: "k8s-subnet",
-    nodeTags: ["k8s-node"],
-    clusterName: "prod",
-    clusterId: "c0ffee1234",
-    clusterCIDR: "10.64.0.0/14",
-    backendMode: "backend-service",
-    configureRoutes: true,
-    loadBalancerClasses: ["dccm.io/gce"],
-};
-
-function node(name: string, uid: string, zone: string, podCIDRs: string[], over: Partial<NodeInfo> = {}): NodeInfo {
-    return { name, uid, providerID: `gce://dccm-test/${zone}/${name}`, labels: { [ZONE]: zone }, taints: [], deleting: false, podCIDRs, ...over };
-}
-
-function lbService(namespace: string, name: string, uid: string, over: Partial<ServiceInfo> = {}): ServiceInfo {
-    return { namespace, name, uid, type: "LoadBalancer", annotations: {}, ports: [{ protocol: "TCP", port: 80 }], loadBalancerSourceRanges: [], deleting: false, ...over };
-}
+// ---- Small builders (node, lbService and CONFIG: test/support/builders.ts) ----------------------------
 
 const U1 = "11111111-1111-4111-8111-111111111111";
 const U2 = "22222222-2222-4222-8222-222222222222";
@@ -397,7 +326,7 @@ describe("model: desiredState", () => {
             ];
             delete nodes[6].providerID;
             const state = desiredState({ nodes, services: [] }, CONFIG);
-            const description = "{\"kubernetes.io/cluster-id\":\"c0ffee1234\"}";
+            const description = CLUSTER_DESCRIPTION;
             assert.deepStrictEqual(state.cluster.instanceGroups, [
                 { name: "k8s-ig--c0ffee1234", zone: "us-central1-a", description, instances: ["x-a"] },
                 { name: "k8s-ig--c0ffee1234", zone: "us-central1-b", description, instances: ["a-b", "z-b"] },

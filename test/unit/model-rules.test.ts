@@ -23,9 +23,8 @@ import { cidrContains, formatIPv4, parseCidr4, parseIPv4, type CidrParse } from 
 import { collapsePortRanges, MAX_FORWARDING_RULE_PORTS } from "../../model/ports";
 import { isBackendNode, nodeInstance, wantsLoadBalancer, type InstanceLookup } from "../../model/rules";
 import type { NodeInfo, ServiceInfo } from "../../model/types";
+import { EXCLUDE, lbService, ZONE } from "../support/builders";
 
-const EXCLUDE = "node.kubernetes.io/exclude-from-external-load-balancers";
-const ZONE = "topology.kubernetes.io/zone";
 const LEGACY_ZONE = "failure-domain.beta.kubernetes.io/zone";
 
 function node(over: Partial<NodeInfo> = {}): NodeInfo {
@@ -33,17 +32,7 @@ function node(over: Partial<NodeInfo> = {}): NodeInfo {
 }
 
 function service(over: Partial<ServiceInfo> = {}): ServiceInfo {
-    return {
-        namespace: "default",
-        name: "web",
-        uid: "1b4e28ba-2fa1-41d2-883f-0016d3cca427",
-        type: "LoadBalancer",
-        annotations: {},
-        ports: [{ protocol: "TCP", port: 80 }],
-        loadBalancerSourceRanges: [],
-        deleting: false,
-        ...over,
-    };
+    return lbService("default", "web", "1b4e28ba-2fa1-41d2-883f-0016d3cca427", over);
 }
 
 describe("model/names", () => {

@@ -2,10 +2,21 @@
 import * as assert from "node:assert/strict";
 
 import { desiredState } from "../../model/desired";
-import type { Config, DesiredState, FirewallSpec, HttpHealthCheckSpec, NodeInfo, Rejection, ServiceDesired, ServiceInfo } from "../../model/types";
+import type { Config, DesiredState, FirewallSpec, NodeInfo, Rejection, ServiceDesired, ServiceInfo } from "../../model/types";
+import {
+    CONFIG,
+    EXCLUDE,
+    externalServiceDesired,
+    gceNode,
+    healthCheckFirewall,
+    httpHealthCheck,
+    lbService,
+    NODE_HC_FIREWALL,
+    serviceFirewall,
+    SHARED_HC,
+    ZONE,
+} from "../support/builders";
 
-const EXCLUDE = "node.kubernetes.io/exclude-from-external-load-balancers";
-const ZONE = "topology.kubernetes.io/zone";
 const A_LB_TYPE = "networking.gke.io/load-balancer-type";
 const A_LB_TYPE_LEGACY = "cloud.google.com/load-balancer-type";
 const A_SUBNET = "networking.gke.io/internal-load-balancer-subnet";
@@ -14,33 +25,10 @@ const A_TIER = "cloud.google.com/network-tier";
 const A_RANGES = "service.beta.kubernetes.io/load-balancer-source-ranges";
 const A_BACKEND = "dccm.io/backend";
 
-const CONFIG: Config = {
-    project: "dccm-test",
-    region: "us-central1",
-    network: "k8s-net",
-    subnetwork: "k8s-subnet",
-    nodeTags: ["k8s-node"],
-    clusterName: "prod",
-    clusterId: "c0ffee1234",
-    clusterCIDR: "10.64.0.0/14",
-    backendMode: "backend-service",
-    configureRoutes: true,
-    loadBalancerClasses: ["dccm.io/gce"],
-};
-
 let nodeCount = 0;
 function node(name: string, zone: string, over: Partial<NodeInfo> = {}): NodeInfo {
     nodeCount += 1;
-    return {
-        name,
-        uid: `00000000-0000-4000-8000-0000000000${nodeCount.toString().padStart(2, "0")}`,
-        providerID: `gce://dccm-test/${zone}/${name}`,
-        labels: { [ZONE]: zone },
-        taints: [],
-        deleting: false,
-        podCIDRs: [],
-        ...over,
-    };
+    return gceNode(name, `00000000-0000-4000-8000-0000000000${nodeCount.toString().padStart(2, "0")}`, zone, [], over);
 }
 
 /** Two backend nodes in zones a and b; the others are excluded one way or another. */
@@ -55,66 +43,18 @@ const NODES: NodeInfo[] = [
 const UID = "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9";
 const LB = "a0f1e2d3c4b5a49788695a4b3c2d1e0f";
 const DESCRIPTION = "{\"kubernetes.io/service-name\":\"default/svc\"}";
-const HC_RANGES = ["130.211.0.0/22", "35.191.0.0/16", "209.85.152.0/22", "209.85.204.0/22"];
 
 function svc(over: Partial<ServiceInfo> = {}): ServiceInfo {
-    return {
-        namespace: "default",
-        name: "svc",
-        uid: UID,
-        type: "LoadBalancer",
-        annotations: {},
-        ports: [{ name: "http", protocol: "TCP", port: 80, nodePort: 30080 }],
-        loadBalancerSourceRanges: [],
-        deleting: false,
-        ...over,
-    };
+    return lbService("default", "svc", UID, { ports: [{ name: "http", protocol: "TCP", port: 80, nodePort: 30080 }], ...over });
 }
 
-const SHARED_HC: HttpHealthCheckSpec = {
-    name: "k8s-c0ffee1234-node",
-    port: 10256,
-    requestPath: "/healthz",
-    checkIntervalSec: 8,
-    timeoutSec: 1,
-    healthyThreshold: 1,
-    unhealthyThreshold: 3,
-    description: "{\"kubernetes.io/cluster-id\":\"c0ffee1234\"}",
-};
-
 function trafficFirewall(over: Partial<FirewallSpec> = {}): FirewallSpec {
-    return {
-        name: `k8s-fw-${LB}`,
-        description: DESCRIPTION,
-        sourceRanges: ["0.0.0.0/0"],
-        targetTags: ["k8s-node"],
-        allows: [{ protocol: "tcp", ports: ["80"] }],
-        ...over,
-    };
+    return { ...serviceFirewall("default/svc", LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80"] }]), ...over };
 }
 
 /** What DESIGN.md says the base Service (external, one TCP port, ETP Cluster) becomes. */
 function expected(over: Partial<ServiceDesired> = {}): ServiceDesired {
-    return {
-        key: "default/svc",
-        stack: "service.default.svc",
-        namespace: "default",
-        name: "svc",
-        uid: UID,
-        lbName: LB,
-        description: DESCRIPTION,
-        scheme: "EXTERNAL",
-        backend: "backend-service",
-        networkTier: "PREMIUM",
-        allowGlobalAccess: false,
-        frontends: [{ name: LB, protocol: "TCP", ports: [80], portSelection: { kind: "ports", ports: ["80"] } }],
-        sessionAffinity: "NONE",
-        healthCheck: { kind: "shared", spec: SHARED_HC },
-        firewall: trafficFirewall(),
-        backendZones: ["us-central1-a", "us-central1-b"],
-        backendInstances: [],
-        ...over,
-    };
+    return externalServiceDesired("default", "svc", UID, LB, [80], over);
 }
 
 function run(services: ServiceInfo[], config: Partial<Config> = {}): DesiredState {
@@ -215,39 +155,15 @@ describe("model: Service semantics (DESIGN.md)", () => {
             accepted(
                 svc({ externalTrafficPolicy: "Local", healthCheckNodePort: 32000 }),
                 expected({
-                    healthCheck: {
-                        kind: "dedicated",
-                        spec: {
-                            name: LB,
-                            port: 32000,
-                            requestPath: "/healthz",
-                            checkIntervalSec: 8,
-                            timeoutSec: 1,
-                            healthyThreshold: 1,
-                            unhealthyThreshold: 3,
-                            description: DESCRIPTION,
-                        },
-                    },
-                    healthCheckFirewall: {
-                        name: `k8s-${LB}-http-hc`,
-                        description: DESCRIPTION,
-                        sourceRanges: HC_RANGES,
-                        targetTags: ["k8s-node"],
-                        allows: [{ protocol: "tcp", ports: ["32000"] }],
-                    },
+                    healthCheck: { kind: "dedicated", spec: httpHealthCheck(LB, 32000, DESCRIPTION) },
+                    healthCheckFirewall: healthCheckFirewall(`k8s-${LB}-http-hc`, 32000, DESCRIPTION),
                 }),
             );
         });
         it("the cluster's shared check and its firewall: 8/1/1/3, port 10256 from the four Google ranges", () => {
             const state = run([]);
             assert.deepStrictEqual(state.cluster.nodeHealthCheck, SHARED_HC);
-            assert.deepStrictEqual(state.cluster.nodeHealthCheckFirewall, {
-                name: "k8s-c0ffee1234-node-http-hc",
-                description: "{\"kubernetes.io/cluster-id\":\"c0ffee1234\"}",
-                sourceRanges: HC_RANGES,
-                targetTags: ["k8s-node"],
-                allows: [{ protocol: "tcp", ports: ["10256"] }],
-            });
+            assert.deepStrictEqual(state.cluster.nodeHealthCheckFirewall, NODE_HC_FIREWALL);
         });
         const legacy: [string, ServiceInfo[], boolean][] = [
             ["no Service", [], false],

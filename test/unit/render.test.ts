@@ -6,6 +6,22 @@ import * as pulumi from "@pulumi/pulumi";
 
 import { computedState, renderProgram, stackOf, type RenderedResource, type RenderResult } from "../../program/render";
 import { RejectedServicesError, stackProgram } from "../../program/stackProgram";
+import {
+    backendServiceInputs,
+    CLUSTER_DESCRIPTION,
+    describedBy,
+    externalAddressInputs,
+    firewallInputs,
+    forwardingRuleInputs,
+    IG_B,
+    instanceGroupInputs,
+    NODE_HC,
+    NODE_HC_FIREWALL,
+    regionHealthCheckInputs,
+    routeInputs,
+    serviceFirewall,
+    V1,
+} from "../support/builders";
 
 const SNAPSHOT = path.resolve(__dirname, "../../../test/fixtures/cluster.json");
 
@@ -22,16 +38,10 @@ const CONFIG: Record<string, string> = {
     scope: "all",
 };
 
-const V1 = "https://www.googleapis.com/compute/v1/projects/dccm-test";
 // <lb> = ("a" + UID without dashes) cut to 32; fixture UIDs are 5ec0000N-7a1b-4c2d-8e3f-a0b1c2d3e4f5.
 const WEB_LB = "a5ec000017a1b4c2d8e3fa0b1c2d3e4f";
 const INTERNAL_LB = "a5ec000037a1b4c2d8e3fa0b1c2d3e4f";
 const DNS_LB = "a5ec000057a1b4c2d8e3fa0b1c2d3e4f";
-const IG_A = `${V1}/zones/us-central1-a/instanceGroups/k8s-ig--c0ffee1234`;
-const IG_B = `${V1}/zones/us-central1-b/instanceGroups/k8s-ig--c0ffee1234`;
-const NODE_HC = `${V1}/regions/us-central1/healthChecks/k8s-c0ffee1234-node`;
-const CLUSTER_DESCRIPTION = "{\"kubernetes.io/cluster-id\":\"c0ffee1234\"}";
-const HC_RANGES = ["130.211.0.0/22", "35.191.0.0/16", "209.85.152.0/22", "209.85.204.0/22"];
 // computedState's placeholder for an Address: 1 + sha256(name)[0..2] % 254 as the last octet.
 const WEB_IP = "203.0.113.136";
 const DNS_IP = "203.0.113.224";
@@ -86,165 +96,36 @@ const BROKEN_MESSAGES = [
     "Service default/broken: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)",
 ];
 
-function route(node: string, uid: string, destRange: string, zone: string): Record<string, unknown> {
-    return {
-        project: "dccm-test",
-        name: `prod-${uid}`,
-        network: "k8s-net",
-        destRange,
-        nextHopInstance: node,
-        nextHopInstanceZone: zone,
-        priority: 1000,
-        description: "k8s-node-route",
-    };
-}
-
-const describedBy = (key: string) => `{"kubernetes.io/service-name":"${key}"}`;
-const BACKENDS = [
-    { group: IG_A, balancingMode: "CONNECTION" },
-    { group: IG_B, balancingMode: "CONNECTION" },
-];
+const backendServiceUrl = (name: string) => `${V1}/regions/us-central1/backendServices/${name}`;
 
 /** Exact inputs: the cluster resources and the web, dns and internal Services. */
 const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
-    "cluster:ig-us-central1-a": {
-        project: "dccm-test",
-        zone: "us-central1-a",
-        name: "k8s-ig--c0ffee1234",
-        description: CLUSTER_DESCRIPTION,
-        network: "k8s-net",
-        instances: [`${V1}/zones/us-central1-a/instances/node-a1`, `${V1}/zones/us-central1-a/instances/node-a2`],
-    },
-    "cluster:ig-us-central1-b": {
-        project: "dccm-test",
-        zone: "us-central1-b",
-        name: "k8s-ig--c0ffee1234",
-        description: CLUSTER_DESCRIPTION,
-        network: "k8s-net",
-        instances: [`${V1}/zones/us-central1-b/instances/node-b1`],
-    },
-    "cluster:node-hc": {
-        project: "dccm-test",
-        region: "us-central1",
-        name: "k8s-c0ffee1234-node",
-        description: CLUSTER_DESCRIPTION,
-        checkIntervalSec: 8,
-        timeoutSec: 1,
-        healthyThreshold: 1,
-        unhealthyThreshold: 3,
-        httpHealthCheck: { port: 10256, requestPath: "/healthz" },
-    },
-    "cluster:node-hc-fw": {
-        project: "dccm-test",
-        name: "k8s-c0ffee1234-node-http-hc",
-        network: "k8s-net",
-        description: CLUSTER_DESCRIPTION,
-        direction: "INGRESS",
-        sourceRanges: HC_RANGES,
-        targetTags: ["k8s-node"],
-        allows: [{ protocol: "tcp", ports: ["10256"] }],
-    },
-    "cluster:route-node-a1": route("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a"),
-    "cluster:route-node-a2": route("node-a2", "22222222-2222-4222-8222-222222222222", "10.64.2.0/24", "us-central1-a"),
-    "cluster:route-node-b1": route("node-b1", "33333333-3333-4333-8333-333333333333", "10.64.3.0/24", "us-central1-b"),
-    "cluster:route-node-b2": route("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b"),
-    "cluster:route-node-c1": route("node-c1", "55555555-5555-4555-8555-555555555555", "10.64.5.0/24", "us-central1-c"),
+    "cluster:ig-us-central1-a": instanceGroupInputs("us-central1-a", ["node-a1", "node-a2"]),
+    "cluster:ig-us-central1-b": instanceGroupInputs("us-central1-b", ["node-b1"]),
+    "cluster:node-hc": regionHealthCheckInputs("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION),
+    "cluster:node-hc-fw": firewallInputs(NODE_HC_FIREWALL),
+    "cluster:route-node-a1": routeInputs("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a"),
+    "cluster:route-node-a2": routeInputs("node-a2", "22222222-2222-4222-8222-222222222222", "10.64.2.0/24", "us-central1-a"),
+    "cluster:route-node-b1": routeInputs("node-b1", "33333333-3333-4333-8333-333333333333", "10.64.3.0/24", "us-central1-b"),
+    "cluster:route-node-b2": routeInputs("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b"),
+    "cluster:route-node-c1": routeInputs("node-c1", "55555555-5555-4555-8555-555555555555", "10.64.5.0/24", "us-central1-c"),
 
-    "default/web:address": { project: "dccm-test", region: "us-central1", name: WEB_LB, description: describedBy("default/web"), addressType: "EXTERNAL", networkTier: "PREMIUM" },
-    "default/web:backend-tcp": {
-        project: "dccm-test",
-        region: "us-central1",
-        name: WEB_LB,
-        description: describedBy("default/web"),
-        protocol: "TCP",
-        loadBalancingScheme: "EXTERNAL",
-        sessionAffinity: "NONE",
-        healthChecks: NODE_HC,
-        backends: BACKENDS,
-    },
-    "default/web:forwarding-rule-tcp": {
-        project: "dccm-test",
-        region: "us-central1",
-        name: WEB_LB,
-        description: describedBy("default/web"),
-        ipAddress: WEB_IP,
-        ipProtocol: "TCP",
-        loadBalancingScheme: "EXTERNAL",
-        ports: ["80", "443", "8080"],
-        networkTier: "PREMIUM",
-        backendService: `${V1}/regions/us-central1/backendServices/${WEB_LB}`,
-    },
-    "default/web:firewall": {
-        project: "dccm-test",
-        name: `k8s-fw-${WEB_LB}`,
-        network: "k8s-net",
-        description: describedBy("default/web"),
-        direction: "INGRESS",
-        sourceRanges: ["0.0.0.0/0"],
-        targetTags: ["k8s-node"],
-        allows: [{ protocol: "tcp", ports: ["80", "443", "8080"] }],
-    },
+    "default/web:address": externalAddressInputs(WEB_LB, describedBy("default/web")),
+    "default/web:backend-tcp": backendServiceInputs(WEB_LB, describedBy("default/web"), NODE_HC),
+    "default/web:forwarding-rule-tcp": forwardingRuleInputs(WEB_LB, describedBy("default/web"), WEB_IP, ["80", "443", "8080"], backendServiceUrl(WEB_LB)),
+    "default/web:firewall": firewallInputs(serviceFirewall("default/web", WEB_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443", "8080"] }])),
 
-    "kube-system/dns:address": { project: "dccm-test", region: "us-central1", name: DNS_LB, description: describedBy("kube-system/dns"), addressType: "EXTERNAL", networkTier: "PREMIUM" },
-    "kube-system/dns:backend-tcp": {
-        project: "dccm-test",
-        region: "us-central1",
-        name: DNS_LB,
-        description: describedBy("kube-system/dns"),
-        protocol: "TCP",
-        loadBalancingScheme: "EXTERNAL",
-        sessionAffinity: "NONE",
-        healthChecks: NODE_HC,
-        backends: BACKENDS,
-    },
-    "kube-system/dns:backend-udp": {
-        project: "dccm-test",
-        region: "us-central1",
-        name: `${DNS_LB}-udp`,
-        description: describedBy("kube-system/dns"),
-        protocol: "UDP",
-        loadBalancingScheme: "EXTERNAL",
-        sessionAffinity: "NONE",
-        healthChecks: NODE_HC,
-        backends: BACKENDS,
-    },
-    "kube-system/dns:forwarding-rule-tcp": {
-        project: "dccm-test",
-        region: "us-central1",
-        name: DNS_LB,
-        description: describedBy("kube-system/dns"),
-        ipAddress: DNS_IP,
-        ipProtocol: "TCP",
-        loadBalancingScheme: "EXTERNAL",
-        ports: ["53"],
-        networkTier: "PREMIUM",
-        backendService: `${V1}/regions/us-central1/backendServices/${DNS_LB}`,
-    },
-    "kube-system/dns:forwarding-rule-udp": {
-        project: "dccm-test",
-        region: "us-central1",
-        name: `${DNS_LB}-udp`,
-        description: describedBy("kube-system/dns"),
-        ipAddress: DNS_IP,
-        ipProtocol: "UDP",
-        loadBalancingScheme: "EXTERNAL",
-        ports: ["53"],
-        networkTier: "PREMIUM",
-        backendService: `${V1}/regions/us-central1/backendServices/${DNS_LB}-udp`,
-    },
-    "kube-system/dns:firewall": {
-        project: "dccm-test",
-        name: `k8s-fw-${DNS_LB}`,
-        network: "k8s-net",
-        description: describedBy("kube-system/dns"),
-        direction: "INGRESS",
-        sourceRanges: ["0.0.0.0/0"],
-        targetTags: ["k8s-node"],
-        allows: [
+    "kube-system/dns:address": externalAddressInputs(DNS_LB, describedBy("kube-system/dns")),
+    "kube-system/dns:backend-tcp": backendServiceInputs(DNS_LB, describedBy("kube-system/dns"), NODE_HC),
+    "kube-system/dns:backend-udp": backendServiceInputs(`${DNS_LB}-udp`, describedBy("kube-system/dns"), NODE_HC, { protocol: "UDP" }),
+    "kube-system/dns:forwarding-rule-tcp": forwardingRuleInputs(DNS_LB, describedBy("kube-system/dns"), DNS_IP, ["53"], backendServiceUrl(DNS_LB)),
+    "kube-system/dns:forwarding-rule-udp": forwardingRuleInputs(`${DNS_LB}-udp`, describedBy("kube-system/dns"), DNS_IP, ["53"], backendServiceUrl(`${DNS_LB}-udp`), { ipProtocol: "UDP" }),
+    "kube-system/dns:firewall": firewallInputs(
+        serviceFirewall("kube-system/dns", DNS_LB, ["0.0.0.0/0"], [
             { protocol: "tcp", ports: ["53"] },
             { protocol: "udp", ports: ["53"] },
-        ],
-    },
+        ]),
+    ),
 
     "db/internal:address": {
         project: "dccm-test",
@@ -255,18 +136,7 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
         subnetwork: "ilb-subnet",
         purpose: "GCE_ENDPOINT",
     },
-    "db/internal:backend-tcp": {
-        project: "dccm-test",
-        region: "us-central1",
-        name: INTERNAL_LB,
-        description: describedBy("db/internal"),
-        protocol: "TCP",
-        loadBalancingScheme: "INTERNAL",
-        sessionAffinity: "NONE",
-        healthChecks: NODE_HC,
-        network: "k8s-net",
-        backends: BACKENDS,
-    },
+    "db/internal:backend-tcp": backendServiceInputs(INTERNAL_LB, describedBy("db/internal"), NODE_HC, { loadBalancingScheme: "INTERNAL", network: "k8s-net" }),
     "db/internal:forwarding-rule-tcp": {
         project: "dccm-test",
         region: "us-central1",
@@ -279,18 +149,9 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
         network: "k8s-net",
         subnetwork: "ilb-subnet",
         allowGlobalAccess: true,
-        backendService: `${V1}/regions/us-central1/backendServices/${INTERNAL_LB}`,
+        backendService: backendServiceUrl(INTERNAL_LB),
     },
-    "db/internal:firewall": {
-        project: "dccm-test",
-        name: `k8s-fw-${INTERNAL_LB}`,
-        network: "k8s-net",
-        description: describedBy("db/internal"),
-        direction: "INGRESS",
-        sourceRanges: ["0.0.0.0/0"],
-        targetTags: ["k8s-node"],
-        allows: [{ protocol: "tcp", ports: ["5432"] }],
-    },
+    "db/internal:firewall": firewallInputs(serviceFirewall("db/internal", INTERNAL_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["5432"] }])),
 };
 
 function list(resources: RenderedResource[]): [string, string, string][] {
