@@ -2,12 +2,16 @@
 import { benchCore } from "./core";
 import { benchDaemon } from "./daemon";
 import { benchNodeInit } from "./nodes";
+import { benchWatcher } from "./watcher";
 
 async function main(): Promise<void> {
   const figures: Record<string, number> = {};
   const core = await benchCore();
   process.stderr.write(`core: ${JSON.stringify(core)}\n`);
   Object.assign(figures, core);
+  const watcher = await benchWatcher();
+  process.stderr.write(`watcher: ${JSON.stringify(watcher)}\n`);
+  Object.assign(figures, watcher);
   const daemon = await benchDaemon();
   process.stderr.write(`daemon: ${JSON.stringify(daemon)}\n`);
   Object.assign(figures, daemon);
