@@ -12,7 +12,7 @@ import { loadBalancerName } from "../../model";
 import { startTestEnv, type TestEnv } from "../support/env";
 import { repoRoot } from "../support/testenv-paths";
 import { eventually } from "../support/wait";
-import { createNode, E2E_CONFIG, lbService } from "./daemon.e2e";
+import { createNode, E2E_CONFIG, lbService } from "../support/cluster";
 
 interface Running {
   child: ChildProcess;
@@ -54,6 +54,9 @@ describe("dccm daemon process", function () {
         "1h",
         "--identity",
         `dccm-process-${run}`,
+        // The node controller must talk to the emulator, never to Google.
+        "--compute-endpoint",
+        env.gce.computeEndpoint,
       ],
       // Its own process group, so SIGKILL can take the pulumi CLI down with it.
       { env: { ...process.env, ...env.pulumiEnv }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
@@ -84,6 +87,16 @@ describe("dccm daemon process", function () {
     await eventually("/readyz 200", async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined), 120_000);
   }
 
+  /** The cluster stack applied (its Service stacks wait for it), so a kill can only hit a Service's up. */
+  async function waitClusterApplied(running: Running): Promise<void> {
+    const port = await running.port;
+    await eventually(
+      "the cluster stack applied",
+      async () => (/^dccm_reconciles_total\{kind="cluster",result="ok"\} [1-9]/m.test(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()) ? true : undefined),
+      120_000,
+    );
+  }
+
   async function waitForProviderCreate(baseline: number): Promise<void> {
     await eventually("the provider's first create call", () => ((env.gce.calls()["POST /emulator/provider/create"] ?? 0) > baseline ? true : undefined), 120_000, 20);
   }
@@ -105,6 +118,7 @@ describe("dccm daemon process", function () {
   it("SIGTERM during an up exits 0, releases the Lease and leaves no lock", async () => {
     const running = startDaemon();
     await waitReady(running);
+    await waitClusterApplied(running);
     const baseline = env.gce.calls()["POST /emulator/provider/create"] ?? 0;
     await core.createNamespacedService({ namespace: "default", body: lbService("term") });
     await waitForProviderCreate(baseline);
@@ -118,6 +132,7 @@ describe("dccm daemon process", function () {
   it("SIGKILL during an up, then a restart: the stack converges and no lock remains", async () => {
     const first = startDaemon();
     await waitReady(first);
+    await waitClusterApplied(first);
     const baseline = env.gce.calls()["POST /emulator/provider/create"] ?? 0;
     const created = await core.createNamespacedService({ namespace: "default", body: lbService("killed") });
     const lb = loadBalancerName(created.metadata?.uid ?? "");

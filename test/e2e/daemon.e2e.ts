@@ -4,55 +4,14 @@
 import * as assert from "node:assert/strict";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import type * as prom from "prom-client";
 import { Daemon } from "../../daemon/daemon";
 import { LB_FINALIZER } from "../../daemon/services";
 import { StackRunner } from "../../daemon/stacks";
-import { loadBalancerName, parseConfig, type RawConfig } from "../../model";
+import { loadBalancerName, parseConfig } from "../../model";
 import { parseNodeConfig } from "../../nodes";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
+import { counter, createNode, E2E_CONFIG, eventReasons, lbService } from "../support/cluster";
 import { eventually } from "../support/wait";
-
-export const E2E_CONFIG: RawConfig = {
-  project: "dccm-test",
-  region: "us-central1",
-  network: "k8s-net",
-  nodeTags: ["k8s-node"],
-  clusterName: "e2e",
-  clusterId: "e2e0cafe",
-};
-
-export async function createNode(core: k8s.CoreV1Api, name: string, zone: string): Promise<void> {
-  await core.createNode({
-    body: {
-      metadata: { name, labels: { "topology.kubernetes.io/zone": zone } },
-      spec: { providerID: `gce://dccm-test/${zone}/${name}` },
-    },
-  });
-}
-
-export function lbService(name: string, extra: Partial<k8s.V1ServiceSpec> = {}, annotations: Record<string, string> = {}): k8s.V1Service {
-  return {
-    metadata: { name, namespace: "default", annotations },
-    spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }], ...extra },
-  };
-}
-
-export async function eventReasons(core: k8s.CoreV1Api, name: string): Promise<{ reason: string; message: string }[]> {
-  const events = await core.listNamespacedEvent({ namespace: "default", fieldSelector: `involvedObject.name=${name},involvedObject.kind=Service` });
-  return events.items
-    .filter((event) => event.reportingComponent === "dccm")
-    .sort((a, b) => (a.firstTimestamp?.getTime() ?? 0) - (b.firstTimestamp?.getTime() ?? 0) || (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""))
-    .map((event) => ({ reason: event.reason ?? "", message: event.message ?? "" }));
-}
-
-export async function counter(registry: prom.Registry, metric: string, labels: Record<string, string>): Promise<number> {
-  const found = registry.getSingleMetric(metric);
-  if (found === undefined) throw new Error(`no metric ${metric}`);
-  const data = await found.get();
-  const entry = data.values.find((value) => Object.entries(labels).every(([key, wanted]) => String(value.labels[key]) === wanted));
-  return entry?.value ?? 0;
-}
 
 describe("dccm daemon", function () {
   this.timeout(900_000);
