@@ -22,7 +22,7 @@ import { ClusterRouteStatus } from "./routes";
 import { startProbeServer, type ProbeServer } from "./server";
 import { ServiceWriter } from "./services";
 import { clusterProjectName, localBackendUrl, StackRunner } from "./stacks";
-import { clearStaleLocks } from "./locks";
+import { clearStaleLocks, removeTruncatedAttrs } from "./locks";
 
 export interface DaemonOptions {
   kubeConfig: k8s.KubeConfig;
@@ -97,7 +97,9 @@ export class Daemon {
     if (backendUrl.startsWith("file://")) {
       fs.mkdirSync(backendUrl.slice("file://".length), { recursive: true });
       // As the only leader, a lock left by a killed run of ours is stale.
-      for (const removed of clearStaleLocks(backendUrl.slice("file://".length))) logger.warn({ lock: removed }, "removed a stale stack lock");
+      const backendDir = backendUrl.slice("file://".length);
+      for (const removed of clearStaleLocks(backendDir)) logger.warn({ lock: removed }, "removed a stale stack lock");
+      for (const removed of removeTruncatedAttrs(backendDir)) logger.warn({ file: removed }, "removed a truncated backend metadata file");
     }
     const runner = new StackRunner({
       backendUrl,

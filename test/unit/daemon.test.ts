@@ -8,7 +8,7 @@ import pino from "pino";
 import { EventRecorder, type EventPatch, type EventSink } from "../../controller/events";
 import { parseDuration } from "../../bin/daemonCommand";
 import { canAcquire } from "../../daemon/leader";
-import { clearStaleLocks } from "../../daemon/locks";
+import { clearStaleLocks, removeTruncatedAttrs } from "../../daemon/locks";
 import { describeError } from "../../daemon/reconciler";
 import { ClusterRouteStatus } from "../../daemon/routes";
 import { adoptPendingCreates, HASH_OUTPUT, stackOutputs } from "../../daemon/stacks";
@@ -220,5 +220,24 @@ describe("daemon: stackOutputs", () => {
     };
     assert.deepEqual(stackOutputs(deployment), { dccmDesiredHash: "abc", instanceGroups: { "us-central1-a": "link" } });
     assert.deepEqual(stackOutputs({}), {});
+  });
+});
+
+describe("daemon: removeTruncatedAttrs", () => {
+  it("removes .attrs sidecars that are not JSON (a killed write) and keeps valid ones and checkpoints", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-attrs-"));
+    try {
+      const stacks = path.join(dir, ".pulumi", "stacks", "dccm-c");
+      fs.mkdirSync(stacks, { recursive: true });
+      fs.writeFileSync(path.join(stacks, "a.json"), "{}");
+      fs.writeFileSync(path.join(stacks, "a.json.attrs"), '{"user.content_type":"application/json"}');
+      fs.writeFileSync(path.join(stacks, "b.json"), "{}");
+      fs.writeFileSync(path.join(stacks, "b.json.attrs"), "");
+      fs.writeFileSync(path.join(stacks, "c.json.attrs"), '{"user.cont');
+      assert.deepEqual(removeTruncatedAttrs(dir), [path.join(".pulumi", "stacks", "dccm-c", "b.json.attrs"), path.join(".pulumi", "stacks", "dccm-c", "c.json.attrs")]);
+      assert.deepEqual(fs.readdirSync(stacks).sort(), ["a.json", "a.json.attrs", "b.json"]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
