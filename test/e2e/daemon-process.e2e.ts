@@ -139,6 +139,11 @@ describe("dccm daemon process", function () {
     await waitForProviderCreate(baseline);
     process.kill(-(first.child.pid ?? 0), "SIGKILL");
     await first.exited;
+    // A kill can also land inside the blob library's in-place write of a checkpoint's metadata
+    // sidecar; make that happen for sure: an empty .attrs makes every read of the stack fail (EOF).
+    const attrs = path.join(backendDir, ".pulumi", "stacks", "dccm-e2e0cafe", "service.default.killed.json.attrs");
+    assert.equal(fs.existsSync(attrs), true);
+    fs.writeFileSync(attrs, "");
 
     const second = startDaemon();
     await waitReady(second);
