@@ -3,7 +3,7 @@
  * `cluster`, or `service:<namespace>/<name>`. Used by index.ts (CI) and the daemon alike.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { CLUSTER_STACK, serviceStackName, type DesiredState, type Rejection, type ServiceDesired } from "../model";
+import { CLUSTER_STACK, type DesiredState, type Rejection, type ServiceDesired } from "../model";
 import { ClusterNetwork } from "./clusterNetwork";
 import { globalLink, regionalLink, zonalLink } from "./links";
 import { ServiceLoadBalancer, type ClusterRefs, type LoadBalancerResources } from "./serviceLoadBalancer";
@@ -17,17 +17,6 @@ export function parseScope(text: string | undefined): Scope {
   const match = /^service:([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9]*[a-z0-9])?)$/.exec(value);
   if (match) return { kind: "service", namespace: match[1], name: match[3] };
   throw new Error(`dccm:scope: "${value}" is not all, cluster or service:<namespace>/<name>`);
-}
-
-export function scopeStackName(scope: Scope): string {
-  switch (scope.kind) {
-    case "all":
-      return "all";
-    case "cluster":
-      return CLUSTER_STACK;
-    case "service":
-      return serviceStackName(scope.namespace, scope.name);
-  }
 }
 
 export interface LoadBalancerOutput {

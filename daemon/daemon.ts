@@ -8,7 +8,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { PulumiCommand } from "@pulumi/pulumi/automation";
 import type { Logger } from "pino";
-import type { Config } from "../model";
+import { serviceStackName, type Config } from "../model";
 import { DesiredCache, parseServiceStack } from "../watcher/desiredCache";
 import { ClusterWatcher } from "../watcher/informers";
 import { EventRecorder } from "../controller/events";
@@ -95,9 +95,9 @@ export class Daemon {
 
     const backendUrl = options.backendUrl ?? localBackendUrl(path.join(options.stateDir, "backend"));
     if (backendUrl.startsWith("file://")) {
-      fs.mkdirSync(backendUrl.slice("file://".length), { recursive: true });
-      // As the only leader, a lock left by a killed run of ours is stale.
       const backendDir = backendUrl.slice("file://".length);
+      fs.mkdirSync(backendDir, { recursive: true });
+      // As the only leader, a lock left by a killed run of ours is stale.
       for (const removed of clearStaleLocks(backendDir)) logger.warn({ lock: removed }, "removed a stale stack lock");
       for (const removed of removeTruncatedAttrs(backendDir)) logger.warn({ file: removed }, "removed a truncated backend metadata file");
     }
@@ -182,7 +182,8 @@ export class Daemon {
     const changes = cache.update(watcher.snapshot());
     for (const change of changes) this.queue.enqueue(change.stack);
     // Stacks whose Service vanished while we were down: the reconciler destroys them.
-    for (const stack of knownStacks) if (parseServiceStack(stack) !== undefined && !cache.stacks().includes(stack)) this.queue.enqueue(stack);
+    const wanted = new Set(cache.stacks());
+    for (const stack of knownStacks) if (parseServiceStack(stack) !== undefined && !wanted.has(stack)) this.queue.enqueue(stack);
     await this.nodeController?.start();
     this.synced = true;
     logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length }, "initial lists synced");
@@ -190,7 +191,7 @@ export class Daemon {
     watcher.on("change", () => this.scheduleRecompute());
     watcher.on("serviceMeta", (key: string) => {
       const [namespace, name] = key.split("/");
-      this.queue?.enqueue(`service.${namespace}.${name}`);
+      this.queue?.enqueue(serviceStackName(namespace, name));
     });
     watcher.on("resync", () => {
       // Everything is looked at again; stacks with unchanged desired state cost nothing.

@@ -4,6 +4,7 @@
  * two replicas never both believe they won.
  */
 import * as k8s from "@kubernetes/client-node";
+import { KeepAliveAgents, kubeStatusCode } from "../controller/kube";
 import type { Logger } from "pino";
 
 export interface LeaderOptions {
@@ -18,9 +19,6 @@ export interface LeaderOptions {
 
 export const DEFAULT_LEASE = { namespace: "kube-system", name: "dccm", leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
-function isStatus(error: unknown, code: number): boolean {
-  return error instanceof k8s.ApiException && error.code === code;
-}
 
 /** Pure: may `identity` take or keep this lease at `now`? */
 export function canAcquire(lease: k8s.V1Lease | undefined, identity: string, now: number): boolean {
@@ -45,7 +43,7 @@ export class LeaderElector {
     private readonly options: LeaderOptions,
     private readonly logger: Logger,
   ) {
-    this.api = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+    this.api = new KeepAliveAgents(kubeConfig).makeApiClient(k8s.CoordinationV1Api);
     this.now = options.now ?? Date.now;
   }
 
@@ -68,7 +66,7 @@ export class LeaderElector {
     try {
       lease = await this.api.readNamespacedLease({ name, namespace });
     } catch (error) {
-      if (!isStatus(error, 404)) throw new Error(`reading Lease ${namespace}/${name}`, { cause: error });
+      if (kubeStatusCode(error) !== 404) throw new Error(`reading Lease ${namespace}/${name}`, { cause: error });
     }
     try {
       if (lease === undefined) {
@@ -85,7 +83,7 @@ export class LeaderElector {
       }
     } catch (error) {
       // 409: another replica wrote first; it wins this round.
-      if (isStatus(error, 409)) return false;
+      if (kubeStatusCode(error) === 409) return false;
       throw new Error(`writing Lease ${namespace}/${name}`, { cause: error });
     }
     this.lastRenew = now;

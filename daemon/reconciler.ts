@@ -163,7 +163,6 @@ export class Reconciler {
     this.inspected.add(stack);
     if (inspection.hash === undefined) return undefined;
     this.applied.set(stack, inspection.hash);
-    this.knownStacks.add(stack);
     return inspection.outputs;
   }
 
@@ -239,7 +238,7 @@ export class Reconciler {
     return this.remove(item, meta, target);
   }
 
-  /** Does the cluster stack hold what this Service's load balancer points at? */
+  /** Does the cluster stack hold what this Service's load balancer points at (instance groups, legacy health check)? */
   private clusterReadyFor(service: ServiceDesired): boolean {
     const applied = this.clusterState;
     if (applied === undefined) return false;
@@ -250,7 +249,6 @@ export class Reconciler {
   private async ensure(item: WorkItem, service: ServiceDesired, hash: string, meta: ServiceMeta, target: EventTarget): Promise<ReconcileResult> {
     const { namespace, name } = meta;
     if (!this.clusterReadyFor(service)) {
-      // Backends point at the cluster stack's instance groups: they must exist first.
       this.deps.enqueue(CLUSTER_STACK, { keepBackoff: true });
       return { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" };
     }
@@ -259,42 +257,48 @@ export class Reconciler {
       if (this.applied.get(item.key) === hash && !item.refresh) {
         // Nothing to apply; a status someone changed is written back from what we published.
         const published = this.published.get(item.key);
-        if (published !== undefined && !sameList(meta.ingress, published)) await this.deps.writer.setIngress(namespace, name, published);
+        if (published !== undefined) await this.publish(item.key, meta, published);
         return { kind: "ok" };
       }
       const recorded = await this.inspectOnce(item.key, scope);
       const changed = this.applied.get(item.key) !== hash;
       if (!changed && !item.refresh) {
         // Unchanged since the last run before a restart: only the status may need writing.
-        const ingress = ingressOf(recorded ?? {}, namespace, name);
-        this.published.set(item.key, ingress);
-        if (!sameList(this.deps.watcher.meta(namespace, name)?.ingress ?? meta.ingress, ingress)) await this.deps.writer.setIngress(namespace, name, ingress);
+        await this.publish(item.key, meta, ingressOf(recorded ?? {}, namespace, name));
         this.armDrift(item.key);
         return { kind: "ok" };
       }
       if (!meta.finalizers.includes(LB_FINALIZER) && !(await this.deps.writer.setFinalizer(namespace, name, true))) return { kind: "ok" };
       if (changed) await this.deps.events.record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
       const outcome = await this.runUp(item.key, scope, item.refresh, hash);
-      const ingress = ingressOf(outcome.outputs, namespace, name);
       if (item.refresh && !changed && outcome.changed.length > 0) {
         this.deps.metrics.driftCorrections.inc({ kind: "service" });
         await this.deps.events.record(target, "Normal", "DriftCorrected", `Put back: ${describePutBack(outcome.changed)}`);
       }
-      // Compare against the live status: someone may have cleared it.
-      const current = this.deps.watcher.meta(namespace, name)?.ingress ?? meta.ingress;
-      this.published.set(item.key, ingress);
-      if (!sameList(current, ingress)) await this.deps.writer.setIngress(namespace, name, ingress);
+      await this.publish(item.key, meta, ingressOf(outcome.outputs, namespace, name));
       this.applied.set(item.key, hash);
       this.reportedRejection.delete(item.key);
       if (changed) await this.deps.events.record(target, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
       this.armDrift(item.key);
       return { kind: "ok" };
     } catch (error) {
-      if (this.deps.signal.aborted) return { kind: "giveUp", reason: "shutting down" };
-      if (error instanceof StackBusyError) return { kind: "retryAfter", ms: 5000, reason: "stack locked" };
-      await this.deps.events.record(target, "Warning", "SyncLoadBalancerFailed", `Error syncing load balancer: ${describeError(error)}`);
-      return { kind: "retry", error };
+      return this.failed(error, target, "Error syncing load balancer");
     }
+  }
+
+  /** Records the IPs we publish and writes them when the live status (read now) differs. */
+  private async publish(stack: string, meta: ServiceMeta, ingress: string[]): Promise<void> {
+    this.published.set(stack, ingress);
+    const live = this.deps.watcher.meta(meta.namespace, meta.name)?.ingress ?? meta.ingress;
+    if (!sameList(live, ingress)) await this.deps.writer.setIngress(meta.namespace, meta.name, ingress);
+  }
+
+  /** The result of a failed run; the Service (when it still exists) is told why. */
+  private async failed(error: unknown, target: EventTarget | undefined, prefix: string): Promise<ReconcileResult> {
+    if (this.deps.signal.aborted) return { kind: "giveUp", reason: "shutting down" };
+    if (error instanceof StackBusyError) return { kind: "retryAfter", ms: 5000, reason: "stack locked" };
+    if (target !== undefined) await this.deps.events.record(target, "Warning", "SyncLoadBalancerFailed", `${prefix}: ${describeError(error)}`);
+    return { kind: "retry", error };
   }
 
   private async remove(item: WorkItem, meta: ServiceMeta | undefined, target: EventTarget): Promise<ReconcileResult> {
@@ -323,10 +327,7 @@ export class Reconciler {
       }
       return { kind: "ok" };
     } catch (error) {
-      if (this.deps.signal.aborted) return { kind: "giveUp", reason: "shutting down" };
-      if (error instanceof StackBusyError) return { kind: "retryAfter", ms: 5000, reason: "stack locked" };
-      if (meta !== undefined) await this.deps.events.record(target, "Warning", "SyncLoadBalancerFailed", `Error deleting load balancer: ${describeError(error)}`);
-      return { kind: "retry", error };
+      return this.failed(error, meta !== undefined ? target : undefined, "Error deleting load balancer");
     }
   }
 }

@@ -1,17 +1,10 @@
 /** The Service writes the daemon makes: finalizer and load balancer status. */
 import * as k8s from "@kubernetes/client-node";
+import { kubeStatusCode } from "../controller/kube";
 
 export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 
 const mergePatch = (): ReturnType<typeof k8s.setHeaderOptions> => k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
-
-export function isConflict(error: unknown): boolean {
-  return error instanceof k8s.ApiException && error.code === 409;
-}
-
-export function isNotFound(error: unknown): boolean {
-  return error instanceof k8s.ApiException && error.code === 404;
-}
 
 export class ServiceWriter {
   constructor(private readonly core: k8s.CoreV1Api) {}
@@ -27,7 +20,7 @@ export class ServiceWriter {
       try {
         service = await this.core.readNamespacedService({ name, namespace });
       } catch (error) {
-        if (isNotFound(error)) return false;
+        if (kubeStatusCode(error) === 404) return false;
         throw new Error(`reading Service ${namespace}/${name}`, { cause: error });
       }
       const finalizers = service.metadata?.finalizers ?? [];
@@ -41,8 +34,8 @@ export class ServiceWriter {
         );
         return true;
       } catch (error) {
-        if (isNotFound(error)) return false;
-        if (!isConflict(error)) throw new Error(`${present ? "adding" : "removing"} finalizer ${LB_FINALIZER} on Service ${namespace}/${name}`, { cause: error });
+        if (kubeStatusCode(error) === 404) return false;
+        if (kubeStatusCode(error) !== 409) throw new Error(`${present ? "adding" : "removing"} finalizer ${LB_FINALIZER} on Service ${namespace}/${name}`, { cause: error });
       }
     }
     throw new Error(`${present ? "adding" : "removing"} finalizer ${LB_FINALIZER} on Service ${namespace}/${name}: conflicts on 5 attempts`);
@@ -56,7 +49,7 @@ export class ServiceWriter {
         mergePatch(),
       );
     } catch (error) {
-      if (isNotFound(error)) return;
+      if (kubeStatusCode(error) === 404) return;
       throw new Error(`writing status.loadBalancer of Service ${namespace}/${name}`, { cause: error });
     }
   }

@@ -234,7 +234,9 @@ export class StackRunner {
   /** Destroys the stack's resources and removes the stack. A stack that does not exist is done. */
   async destroyAndRemove(stackName: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
     try {
-      const stack = await LocalWorkspace.selectStack({ stackName, projectName: this.projectName, program: async () => ({}) }, this.workspaceOptions(stackName));
+      // A stack this process already opened needs no second `stack select`.
+      const open = this.entries.get(stackName);
+      const stack = open !== undefined ? (await open).stack : await LocalWorkspace.selectStack({ stackName, projectName: this.projectName, program: async () => ({}) }, this.workspaceOptions(stackName));
       await stack.destroy({ ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
       await stack.workspace.removeStack(stackName);
     } catch (error) {

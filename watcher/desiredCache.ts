@@ -16,8 +16,6 @@ import {
 
 export interface StackChange {
   stack: string;
-  /** undefined for the cluster stack. */
-  service?: { namespace: string; name: string };
   /** Hash of what the stack declares now; undefined when the stack should no longer exist. */
   hash: string | undefined;
 }
@@ -47,12 +45,10 @@ export class DesiredCache {
     const hashes = new Map<string, string>();
     const services = new Map<string, ServiceDesired>();
     const rejections = new Map<string, Rejection[]>();
-    const names = new Map<string, { namespace: string; name: string }>();
     hashes.set(CLUSTER_STACK, hashOf(desired.cluster));
     for (const service of desired.services) {
       hashes.set(service.stack, hashOf(service));
       services.set(service.stack, service);
-      names.set(service.stack, { namespace: service.namespace, name: service.name });
     }
     for (const rejection of desired.rejected) {
       const [namespace, name] = rejection.service.split("/");
@@ -60,16 +56,15 @@ export class DesiredCache {
       const list = rejections.get(stack) ?? [];
       list.push(rejection);
       rejections.set(stack, list);
-      names.set(stack, { namespace, name });
     }
     for (const [stack, list] of rejections) hashes.set(stack, hashOf({ rejected: list.map((r) => r.message) }));
 
     const changes: StackChange[] = [];
     for (const [stack, hash] of hashes) {
-      if (this.hashes.get(stack) !== hash) changes.push({ stack, ...(names.has(stack) ? { service: names.get(stack) } : {}), hash });
+      if (this.hashes.get(stack) !== hash) changes.push({ stack, hash });
     }
     for (const stack of this.hashes.keys()) {
-      if (!hashes.has(stack)) changes.push({ stack, service: parseServiceStack(stack), hash: undefined });
+      if (!hashes.has(stack)) changes.push({ stack, hash: undefined });
     }
     this.current = desired;
     this.hashes = hashes;

@@ -1,5 +1,6 @@
 /** A one-shot read of the live cluster, for the stack program run from CI without a snapshot file. */
 import * as k8s from "@kubernetes/client-node";
+import { kubeStatusCode } from "../controller/kube";
 import type { ClusterSnapshot } from "../model";
 import { CLUSTER_ID_CONFIGMAP, clusterIdFromConfigMap } from "./clusterId";
 import type { DumpContents } from "./kubectlDump";
@@ -12,17 +13,13 @@ export function loadKubeConfig(kubeconfigPath?: string): k8s.KubeConfig {
   return kubeConfig;
 }
 
-function statusCode(error: unknown): number | undefined {
-  if (error instanceof k8s.ApiException) return error.code;
-  return undefined;
-}
 
 export async function readClusterId(core: k8s.CoreV1Api): Promise<string | undefined> {
   try {
     const configMap = await core.readNamespacedConfigMap(CLUSTER_ID_CONFIGMAP);
     return clusterIdFromConfigMap(configMap);
   } catch (error) {
-    if (statusCode(error) === 404) return undefined;
+    if (kubeStatusCode(error) === 404) return undefined;
     throw new Error(`reading ConfigMap ${CLUSTER_ID_CONFIGMAP.namespace}/${CLUSTER_ID_CONFIGMAP.name}`, { cause: error });
   }
 }

@@ -9,16 +9,10 @@ import { CLUSTER_STACK, desiredState, parseConfig, serviceStackName, type Cluste
 import { snapshotFromKubectlJson } from "../../watcher/kubectlDump";
 import { repoRoot } from "../support/testenv-paths";
 import { StackRunner } from "../../daemon/stacks";
+import { E2E_CONFIG } from "../support/cluster";
 import { startTestEnv, type TestEnv } from "../support/env";
 
-const config = parseConfig({
-  project: "dccm-test",
-  region: "us-central1",
-  network: "k8s-net",
-  nodeTags: ["k8s-node"],
-  clusterName: "e2e",
-  clusterId: "e2e0cafe",
-});
+const config = parseConfig(E2E_CONFIG);
 
 const SERVICE_UID = "0b0e2e00-1111-4222-8333-444455556666";
 const LB = "a0b0e2e0011114222833344445555666";

@@ -60,7 +60,7 @@ describe("daemon: DesiredCache (per-stack hashes)", () => {
     const node2 = { ...node, name: "n2", uid: "00000000-0000-4000-8000-000000000002", providerID: "gce://dccm-test/us-central1-a/n2" };
     assert.deepEqual(cache.update({ nodes: [node, node2], services: [web] }).map((change) => change.stack), ["cluster"]);
     const gone = cache.update({ nodes: [node, node2], services: [] });
-    assert.deepEqual(gone, [{ stack: "service.default.web", service: { namespace: "default", name: "web" }, hash: undefined }]);
+    assert.deepEqual(gone, [{ stack: "service.default.web", hash: undefined }]);
   });
 
   it("a rejected Service has a view with its rejections and no ServiceDesired", () => {
