@@ -1,7 +1,7 @@
 /** `dccm daemon --kubeconfig FILE --config FILE`: the main job. */
 import { parseArgs } from "node:util";
 import pino from "pino";
-import { Daemon, defaultIdentity } from "../daemon/daemon";
+import { Daemon, DEFAULT_MAX_ORPHAN_DESTROYS, defaultIdentity } from "../daemon/daemon";
 import { ConfigError, parseConfig, type RawConfig } from "../model";
 import { NODE_CONFIG_KEYS, parseNodeConfig } from "../nodes";
 import { loadKubeConfig, readClusterId } from "../watcher/list";
@@ -9,7 +9,7 @@ import * as k8s from "@kubernetes/client-node";
 import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, UsageError } from "./options";
 
 /** Keys of the config file that configure the daemon rather than the GCP picture. */
-export const DAEMON_KEYS = ["stateDir", "listen", "parallelism", "driftInterval", "backendUrl", "secretsProvider", "leaderElection"] as const;
+export const DAEMON_KEYS = ["stateDir", "listen", "parallelism", "driftInterval", "backendUrl", "secretsProvider", "leaderElection", "operationTimeout"] as const;
 type DaemonKey = (typeof DAEMON_KEYS)[number];
 
 export function parseDuration(text: string, flag: string): number {
@@ -43,6 +43,8 @@ export async function runDaemon(argv: string[]): Promise<number> {
       "no-node-controller": { type: "boolean" },
       identity: { type: "string" },
       "log-level": { type: "string" },
+      "operation-timeout": { type: "string" },
+      "confirm-orphan-destroys": { type: "string" },
       ...CONFIG_FLAG_OPTIONS,
       ...Object.fromEntries(NODE_CONFIG_KEYS.filter((key) => key !== "computeEndpoint").map((key) => [key, { type: "string" as const }])),
     },
@@ -96,6 +98,8 @@ export async function runDaemon(argv: string[]): Promise<number> {
   if (!Number.isInteger(parallelism) || parallelism < 1) throw new UsageError(`--parallelism: expected a whole number ≥ 1`);
   const leaderElection = values["no-leader-election"] !== true && daemonSettings.leaderElection !== false;
   const backendUrl = setting("backend-url", "backendUrl") ?? process.env.PULUMI_BACKEND_URL;
+  const confirmOrphanDestroys = Number(values["confirm-orphan-destroys"] ?? "0");
+  if (!Number.isInteger(confirmOrphanDestroys) || confirmOrphanDestroys < 0) throw new UsageError(`--confirm-orphan-destroys: expected a whole number ≥ 0`);
 
   const daemon = new Daemon({
     kubeConfig,
@@ -109,6 +113,9 @@ export async function runDaemon(argv: string[]): Promise<number> {
     listenPort: listen.port,
     parallelism,
     driftMs: parseDuration(setting("drift-interval", "driftInterval") ?? "10m", "--drift-interval"),
+    operationTimeoutMs: parseDuration(setting("operation-timeout", "operationTimeout") ?? "20m", "--operation-timeout"),
+    maxOrphanDestroys: DEFAULT_MAX_ORPHAN_DESTROYS,
+    confirmOrphanDestroys,
     driftJitter: 0.1,
     backoffBaseMs: 5000,
     backoffMaxMs: 300_000,

@@ -15,7 +15,7 @@ export const EVENT_NAMESPACE = "default";
 export const REPORTING_COMPONENT = "dccm";
 
 export interface EventTarget {
-  kind: "Service" | "Node";
+  kind: "Service" | "Node" | "Namespace";
   /** Absent for cluster-scoped objects. */
   namespace?: string;
   name: string;

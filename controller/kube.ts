@@ -135,3 +135,9 @@ function apiMessage(err: ApiException<unknown>): string {
   if (typeof body === "object" && body !== null && typeof (body as { message?: unknown }).message === "string") return (body as { message: string }).message;
   return err.message.slice(0, 300);
 }
+
+/** `HTTP <code>: <apiserver message>` of a failed API call (never the raw response body); undefined for other errors. */
+export function kubeErrorText(err: unknown): string | undefined {
+  if (!(err instanceof ApiException)) return undefined;
+  return `HTTP ${(err as ApiException<unknown>).code}: ${apiMessage(err as ApiException<unknown>)}`;
+}

@@ -23,6 +23,7 @@ import { startProbeServer, type ProbeServer } from "./server";
 import { ServiceWriter } from "./services";
 import { clusterProjectName, localBackendUrl, StackRunner } from "./stacks";
 import { clearStaleLocks, removeTruncatedAttrs } from "./locks";
+import { holdOrphanDestroys } from "./ownership";
 
 export interface DaemonOptions {
   kubeConfig: k8s.KubeConfig;
@@ -51,7 +52,16 @@ export interface DaemonOptions {
   onRunStart?: (stack: string, operation: "up" | "refresh" | "destroy") => void;
   /** Node initialization and lifecycle (issue 5); off when undefined. */
   nodes?: NodeConfig;
+  /** Deadline of one pulumi operation (up, refresh, destroy); past it the run is cancelled and retried. */
+  operationTimeoutMs: number;
+  /** Destroys of stacks whose Service is absent, above which they wait for an operator (see holdOrphanDestroys). */
+  maxOrphanDestroys: number;
+  /** How many held orphan destroys an operator allowed (`--confirm-orphan-destroys N`). */
+  confirmOrphanDestroys: number;
 }
+
+/** Above this many stacks with an absent Service at once, destroys wait for an operator. */
+export const DEFAULT_MAX_ORPHAN_DESTROYS = 5;
 
 export class Daemon {
   readonly metrics: DaemonMetrics;
@@ -101,7 +111,10 @@ export class Daemon {
       for (const removed of clearStaleLocks(backendDir)) logger.warn({ lock: removed }, "removed a stale stack lock");
       for (const removed of removeTruncatedAttrs(backendDir)) logger.warn({ file: removed }, "removed a truncated backend metadata file");
     }
+    const core = new KeepAliveAgents(options.kubeConfig).makeApiClient(k8s.CoreV1Api);
+    const clusterUid = await readClusterUid(core);
     const runner = new StackRunner({
+      clusterUid,
       backendUrl,
       ...(options.secretsProvider !== undefined ? { secretsProvider: options.secretsProvider } : {}),
       env: options.pulumiEnv,
@@ -110,7 +123,6 @@ export class Daemon {
       projectName: clusterProjectName(options.config.clusterId),
       onAdopted: (stack, urns) => logger.warn({ stack, urns }, "adopted resources a killed run created but did not record"),
     });
-    const core = new KeepAliveAgents(options.kubeConfig).makeApiClient(k8s.CoreV1Api);
     const watcher = new ClusterWatcher(options.kubeConfig, {
       resyncMs: options.resyncMs,
       restartBackoffBaseMs: 1000,
@@ -123,6 +135,7 @@ export class Daemon {
     this.watcher = watcher;
     const cache = new DesiredCache(options.config);
     this.cache = cache;
+    const events = new EventRecorder(core, logger, "dccm-service-controller");
     const knownStacks = await runner.listStacks();
     const routeStatus = new ClusterRouteStatus(() => new Set(cache.desired().cluster.routes.map((route) => route.node)));
     if (options.nodes !== undefined) {
@@ -146,7 +159,7 @@ export class Daemon {
       watcher,
       runner,
       writer: new ServiceWriter(core),
-      events: new EventRecorder(core, logger, "dccm-service-controller"),
+      events,
       metrics,
       logger,
       enqueue: (stack, flags) => this.queue?.enqueue(stack, flags),
@@ -154,6 +167,9 @@ export class Daemon {
       driftMs: options.driftMs,
       driftJitter: options.driftJitter,
       knownStacks,
+      loadBalancerClasses: options.config.loadBalancerClasses,
+      clusterUid,
+      operationTimeoutMs: options.operationTimeoutMs,
       onClusterApplied: (outputs) => {
         routeStatus.applied(outputs);
         this.nodeController?.onRoutesChanged();
@@ -165,6 +181,8 @@ export class Daemon {
       },
     });
     this.reconciler = reconciler;
+    // Before anything runs: a cluster stack recording another cluster's identity stops the start.
+    await reconciler.verifyClusterStack();
     this.queue = new KeyedQueue((item) => reconciler.reconcile(item), {
       parallelism: options.parallelism,
       backoffBaseMs: options.backoffBaseMs,
@@ -181,9 +199,25 @@ export class Daemon {
     if (this.abort.signal.aborted) return;
     const changes = cache.update(watcher.snapshot());
     for (const change of changes) this.queue.enqueue(change.stack);
-    // Stacks whose Service vanished while we were down: the reconciler destroys them.
+    // Stacks whose Service changed while we were down: the reconciler decides what goes.
     const wanted = new Set(cache.stacks());
-    for (const stack of knownStacks) if (parseServiceStack(stack) !== undefined && !wanted.has(stack)) this.queue.enqueue(stack);
+    const unwanted = knownStacks.filter((stack) => parseServiceStack(stack) !== undefined && !wanted.has(stack));
+    const absent = unwanted.filter((stack) => {
+      const ref = parseServiceStack(stack);
+      return ref !== undefined && watcher.meta(ref.namespace, ref.name) === undefined;
+    });
+    const serviceStacks = knownStacks.filter((stack) => parseServiceStack(stack) !== undefined).length;
+    const held = holdOrphanDestroys(absent.length, serviceStacks, options.maxOrphanDestroys, options.confirmOrphanDestroys);
+    metrics.destroysHeld.set(held ? absent.length : 0);
+    if (held) {
+      const message =
+        `${absent.length} of ${serviceStacks} Service stacks have no Service in this cluster; destroying none of them until an operator confirms ` +
+        `with --confirm-orphan-destroys ${absent.length} (an empty or wrong cluster looks the same as every Service deleted)`;
+      logger.error({ stacks: absent }, message);
+      await events.record({ kind: "Namespace", namespace: "kube-system", name: "kube-system", uid: clusterUid }, "Warning", "OrphanDestroysHeld", message);
+    }
+    const heldSet = new Set(held ? absent : []);
+    for (const stack of unwanted) if (!heldSet.has(stack)) this.queue.enqueue(stack);
     await this.nodeController?.start();
     this.synced = true;
     logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length }, "initial lists synced");
@@ -227,6 +261,19 @@ export class Daemon {
     })();
     return this.stopping;
   }
+}
+
+/** The cluster's identity: the UID of its kube-system Namespace, which no copied config file carries. */
+async function readClusterUid(core: k8s.CoreV1Api): Promise<string> {
+  let namespace: k8s.V1Namespace;
+  try {
+    namespace = await core.readNamespace({ name: "kube-system" });
+  } catch (error) {
+    throw new Error("reading Namespace kube-system (its UID identifies the cluster the stacks belong to)", { cause: error });
+  }
+  const uid = namespace.metadata?.uid;
+  if (uid === undefined || uid === "") throw new Error("Namespace kube-system has no metadata.uid");
+  return uid;
 }
 
 export function defaultIdentity(): string {

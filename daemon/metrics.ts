@@ -10,6 +10,9 @@ export class DaemonMetrics {
   readonly watchRestarts: prom.Counter<"resource">;
   readonly stackRuns: prom.Counter<"stack" | "operation">;
   readonly leader: prom.Gauge;
+  readonly foreignStacks: prom.Counter<"kind">;
+  readonly operationTimeouts: prom.Counter<"kind" | "operation">;
+  readonly destroysHeld: prom.Gauge;
 
   constructor(registry: prom.Registry = new prom.Registry()) {
     this.registry = registry;
@@ -46,5 +49,22 @@ export class DaemonMetrics {
       registers: [registry],
     });
     this.leader = new prom.Gauge({ name: "dccm_leader", help: "1 while this replica holds the Lease.", registers: [registry] });
+    this.foreignStacks = new prom.Counter({
+      name: "dccm_foreign_stacks_total",
+      help: "Reconciles refused because the stack records another cluster's identity (kube-system Namespace UID), by stack kind.",
+      labelNames: ["kind"],
+      registers: [registry],
+    });
+    this.operationTimeouts = new prom.Counter({
+      name: "dccm_operation_timeouts_total",
+      help: "pulumi operations cancelled by the operation timeout, by stack kind and operation.",
+      labelNames: ["kind", "operation"],
+      registers: [registry],
+    });
+    this.destroysHeld = new prom.Gauge({
+      name: "dccm_destroys_held",
+      help: "Stacks whose Service is absent, held from destruction until an operator confirms (--confirm-orphan-destroys).",
+      registers: [registry],
+    });
   }
 }

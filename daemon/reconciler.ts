@@ -9,8 +9,10 @@ import type { DesiredCache } from "../watcher/desiredCache";
 import { parseServiceStack } from "../watcher/desiredCache";
 import type { ClusterWatcher, ServiceMeta } from "../watcher/informers";
 import type { EventRecorder, EventTarget } from "../controller/events";
+import { kubeErrorText } from "../controller/kube";
 import type { ReconcileResult, WorkItem } from "../controller/queue";
 import type { DaemonMetrics } from "./metrics";
+import { planRemoval } from "./ownership";
 import { LB_FINALIZER, type ServiceWriter } from "./services";
 import { StackBusyError, type PutBack, type StackRunner } from "./stacks";
 
@@ -23,8 +25,8 @@ export interface ClusterOutputs {
 export interface ReconcilerDeps {
   cache: DesiredCache;
   watcher: Pick<ClusterWatcher, "meta">;
-  runner: Pick<StackRunner, "up" | "destroyAndRemove" | "inspect">;
-  writer: ServiceWriter;
+  runner: Pick<StackRunner, "up" | "destroy" | "removeStack" | "inspect" | "ensureStack">;
+  writer: Pick<ServiceWriter, "setFinalizer" | "setIngress">;
   events: EventRecorder;
   metrics: DaemonMetrics;
   logger: Logger;
@@ -35,6 +37,12 @@ export interface ReconcilerDeps {
   driftJitter: number;
   /** Stacks found in the backend at start-up. */
   knownStacks: Iterable<string>;
+  /** The loadBalancerClass values handled besides "no class": Services of other classes are never touched. */
+  loadBalancerClasses: readonly string[];
+  /** This cluster's identity (UID of its kube-system Namespace); stacks recording another one are refused. */
+  clusterUid: string;
+  /** Deadline of one pulumi operation; past it the run is cancelled and retried. */
+  operationTimeoutMs: number;
   onClusterApplied?: (outputs: ClusterOutputs) => void;
   onClusterFailed?: (error: unknown) => void;
   /** Observability hook: a pulumi operation starts (benchmarks measure event-to-up latency with it). */
@@ -46,6 +54,12 @@ export function describeError(error: unknown, limit = 1024): string {
   const parts: string[] = [];
   let current: unknown = error;
   for (let depth = 0; current !== undefined && current !== null && depth < 6; depth++) {
+    const apiText = kubeErrorText(current);
+    if (apiText !== undefined) {
+      // An apiserver error's message is its raw response: keep the status and the API's own message.
+      parts.push(apiText);
+      break;
+    }
     if (current instanceof Error) {
       const lines = current.message.split("\n").map((line) => line.trim());
       // Pulumi CLI errors carry the whole output: keep the lines that say what failed.
@@ -87,12 +101,31 @@ function clusterOutputs(outputs: Record<string, unknown>): ClusterOutputs {
   };
 }
 
+/** A stack recording another cluster's identity: this daemon is pointed at the wrong cluster. */
+export class ForeignStackError extends Error {
+  constructor(stack: string, recorded: string, ours: string) {
+    super(
+      `stack ${stack} belongs to the cluster whose kube-system Namespace has UID ${recorded}, and this cluster's is ${ours}: ` +
+        "refusing to touch it (check --kubeconfig, clusterId and the backend)",
+    );
+    this.name = "ForeignStackError";
+  }
+}
+
+/** A run cancelled by its deadline (the operation timeout), told apart from a shutdown. */
+export class OperationTimeoutError extends Error {
+  constructor(stack: string, operation: string, ms: number, options: { cause: unknown }) {
+    super(`${operation} of stack ${stack} did not finish within ${Math.round(ms / 1000)} s and was cancelled`, options);
+    this.name = "OperationTimeoutError";
+  }
+}
+
 export class Reconciler {
   private readonly applied = new Map<string, string>();
   /** The ingress IPs last written for each Service stack. */
   private readonly published = new Map<string, string[]>();
-  /** Stacks read once since start: their last applied hash is known (or known to be absent). */
-  private readonly inspected = new Set<string>();
+  /** Stacks read once since start, with the outputs they recorded (their last applied hash is in `applied`). */
+  private readonly inspected = new Map<string, Record<string, unknown>>();
   private readonly reportedRejection = new Map<string, string>();
   private readonly knownStacks: Set<string>;
   private readonly driftTimers = new Map<string, NodeJS.Timeout>();
@@ -105,7 +138,16 @@ export class Reconciler {
 
   async reconcile(item: WorkItem): Promise<ReconcileResult> {
     const kind = item.key === CLUSTER_STACK ? "cluster" : "service";
-    const result = kind === "cluster" ? await this.reconcileCluster(item) : await this.reconcileService(item);
+    let result: ReconcileResult;
+    try {
+      result = kind === "cluster" ? await this.reconcileCluster(item) : await this.reconcileService(item);
+    } catch (error) {
+      if (!(error instanceof ForeignStackError)) throw error;
+      // Never retried: nothing changes by trying again, and the stack must not be touched.
+      this.deps.metrics.foreignStacks.inc({ kind });
+      this.deps.logger.error({ stack: item.key, err: error.message }, "refusing a stack of another cluster");
+      result = { kind: "giveUp", reason: error.message };
+    }
     this.deps.metrics.reconciles.inc({ kind, result: result.kind });
     return result;
   }
@@ -135,14 +177,25 @@ export class Reconciler {
    * A signal for one pulumi run that follows the daemon's: the Automation API never removes the
    * listener it adds, so giving it the long-lived signal would leak one listener per run.
    */
-  private async withRunSignal<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  private async withRunSignal<T>(stack: string, operation: string, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const controller = new AbortController();
     const forward = (): void => controller.abort();
     this.deps.signal.addEventListener("abort", forward, { once: true });
     if (this.deps.signal.aborted) controller.abort();
+    let timedOut = false;
+    // A hung engine run would hold its stack forever: past the deadline it is cancelled like a shutdown.
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.deps.operationTimeoutMs);
     try {
       return await run(controller.signal);
+    } catch (error) {
+      if (!timedOut) throw error;
+      this.deps.metrics.operationTimeouts.inc({ kind: stack === CLUSTER_STACK ? "cluster" : "service", operation });
+      throw new OperationTimeoutError(stack, operation, this.deps.operationTimeoutMs, { cause: error });
     } finally {
+      clearTimeout(deadline);
       this.deps.signal.removeEventListener("abort", forward);
     }
   }
@@ -152,18 +205,25 @@ export class Reconciler {
    * hash it records says whether it already declares the current desired state (after a restart,
    * 1,000 unchanged Services cost 1,000 reads, not 1,000 `up`s). Returns the recorded outputs.
    */
-  private async inspectOnce(stack: string, scope: Scope): Promise<Record<string, unknown> | undefined> {
-    if (this.inspected.has(stack)) return undefined;
+  private async inspectOnce(stack: string, scope: Scope): Promise<Record<string, unknown>> {
+    const known = this.inspected.get(stack);
+    if (known !== undefined) return known;
     // A stack the backend did not have at start has nothing recorded: no read needed.
     if (!this.knownStacks.has(stack)) {
-      this.inspected.add(stack);
-      return undefined;
+      this.inspected.set(stack, {});
+      return {};
     }
     const inspection = await this.deps.runner.inspect(stack, scope);
-    this.inspected.add(stack);
-    if (inspection.hash === undefined) return undefined;
-    this.applied.set(stack, inspection.hash);
+    // A stack without a recorded identity was never applied, or by a dccm older than the check.
+    if (inspection.clusterUid !== undefined && inspection.clusterUid !== this.deps.clusterUid) throw new ForeignStackError(stack, inspection.clusterUid, this.deps.clusterUid);
+    this.inspected.set(stack, inspection.outputs);
+    if (inspection.hash !== undefined) this.applied.set(stack, inspection.hash);
     return inspection.outputs;
+  }
+
+  /** Reads the cluster stack before anything runs; throws ForeignStackError when it is another cluster's. */
+  async verifyClusterStack(): Promise<void> {
+    if (this.knownStacks.has(CLUSTER_STACK)) await this.inspectOnce(CLUSTER_STACK, { kind: "cluster" });
   }
 
   private async runUp(stack: string, scope: Scope, refresh: boolean, hash: string): Promise<{ outputs: Record<string, unknown>; changed: PutBack[] }> {
@@ -174,11 +234,16 @@ export class Reconciler {
     const end = this.deps.metrics.upDuration.startTimer({ kind, operation });
     this.deps.metrics.stackRuns.inc({ stack, operation });
     try {
-      const outcome = await this.withRunSignal((signal) => this.deps.runner.up(stack, scope, this.deps.cache.desired(), { refresh, hash, signal }));
+      const outcome = await this.withRunSignal(stack, operation, (signal) => this.deps.runner.up(stack, scope, this.deps.cache.desired(), { refresh, hash, signal }));
       this.knownStacks.add(stack);
+      const seconds = Math.round(end() * 10) / 10;
+      // One line per run that changed something; unchanged drift passes stay at debug.
+      const log = outcome.changed.length > 0 ? this.deps.logger.info.bind(this.deps.logger) : this.deps.logger.debug.bind(this.deps.logger);
+      log({ stack, operation, seconds, changed: describePutBack(outcome.changed) }, outcome.changed.length > 0 ? "stack updated" : "stack unchanged");
       return outcome;
-    } finally {
+    } catch (error) {
       end();
+      throw error;
     }
   }
 
@@ -189,7 +254,7 @@ export class Reconciler {
     if (this.applied.get(CLUSTER_STACK) === hash && !item.refresh) return { kind: "ok" };
     try {
       const recorded = await this.inspectOnce(CLUSTER_STACK, { kind: "cluster" });
-      if (recorded !== undefined && this.applied.get(CLUSTER_STACK) === hash && !item.refresh) {
+      if (this.applied.get(CLUSTER_STACK) === hash && !item.refresh) {
         this.clusterApplied(clusterOutputs(recorded));
         return { kind: "ok" };
       }
@@ -204,6 +269,7 @@ export class Reconciler {
       this.clusterApplied(outputs);
       return { kind: "ok" };
     } catch (error) {
+      if (error instanceof ForeignStackError) throw error;
       this.deps.logger.error({ stack: CLUSTER_STACK, err: describeError(error) }, "cluster stack update failed");
       this.deps.onClusterFailed?.(error);
       return { kind: "retry", error };
@@ -233,7 +299,7 @@ export class Reconciler {
         this.reportedRejection.set(item.key, view.hash);
         await this.deps.events.record(target, "Warning", "SyncLoadBalancerFailed", view.rejections.map((r) => r.message).join("; "));
       }
-      return { kind: "giveUp", reason: "the Service is invalid" };
+      return { kind: "giveUp", reason: `the Service is invalid: ${view.rejections.map((r) => r.message).join("; ")}` };
     }
     return this.remove(item, meta, target);
   }
@@ -264,11 +330,17 @@ export class Reconciler {
       const changed = this.applied.get(item.key) !== hash;
       if (!changed && !item.refresh) {
         // Unchanged since the last run before a restart: only the status may need writing.
-        await this.publish(item.key, meta, ingressOf(recorded ?? {}, namespace, name));
+        await this.publish(item.key, meta, ingressOf(recorded, namespace, name));
         this.armDrift(item.key);
         return { kind: "ok" };
       }
-      if (!meta.finalizers.includes(LB_FINALIZER) && !(await this.deps.writer.setFinalizer(namespace, name, true))) return { kind: "ok" };
+      if (!meta.finalizers.includes(LB_FINALIZER)) {
+        // The stack exists before the finalizer does: whoever finds our finalizer later also finds
+        // the proof that the Service was ours (the stack is the last thing a removal deletes).
+        await this.deps.runner.ensureStack(item.key, scope);
+        this.knownStacks.add(item.key);
+        if (!(await this.deps.writer.setFinalizer(namespace, name, true))) return { kind: "ok" };
+      }
       if (changed) await this.deps.events.record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
       const outcome = await this.runUp(item.key, scope, item.refresh, hash);
       if (item.refresh && !changed && outcome.changed.length > 0) {
@@ -282,6 +354,7 @@ export class Reconciler {
       this.armDrift(item.key);
       return { kind: "ok" };
     } catch (error) {
+      if (error instanceof ForeignStackError) throw error;
       return this.failed(error, target, "Error syncing load balancer");
     }
   }
@@ -290,7 +363,7 @@ export class Reconciler {
   private async publish(stack: string, meta: ServiceMeta, ingress: string[]): Promise<void> {
     this.published.set(stack, ingress);
     const live = this.deps.watcher.meta(meta.namespace, meta.name)?.ingress ?? meta.ingress;
-    if (!sameList(live, ingress)) await this.deps.writer.setIngress(meta.namespace, meta.name, ingress);
+    if (!sameList(live, ingress)) await this.deps.writer.setIngress(meta.namespace, meta.name, ingress, meta.uid);
   }
 
   /** The result of a failed run; the Service (when it still exists) is told why. */
@@ -302,32 +375,52 @@ export class Reconciler {
   }
 
   private async remove(item: WorkItem, meta: ServiceMeta | undefined, target: EventTarget): Promise<ReconcileResult> {
-    const ours = meta?.finalizers.includes(LB_FINALIZER) === true;
-    if (!this.knownStacks.has(item.key) && !ours) return { kind: "ok" };
+    const plan = planRemoval(meta, this.knownStacks.has(item.key), LB_FINALIZER, this.deps.loadBalancerClasses);
+    if (!plan.destroy && !plan.removeFinalizer) {
+      this.forget(item.key);
+      return { kind: "ok" };
+    }
     this.disarmDrift(item.key);
+    const announce = plan.announce && meta !== undefined;
     try {
-      if (meta !== undefined) await this.deps.events.record(target, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
-      const end = this.deps.metrics.upDuration.startTimer({ kind: "service", operation: "destroy" });
-      this.deps.metrics.stackRuns.inc({ stack: item.key, operation: "destroy" });
-      this.deps.onRunStart?.(item.key, "destroy");
-      try {
-        await this.withRunSignal((signal) => this.deps.runner.destroyAndRemove(item.key, { signal }));
-      } finally {
-        end();
+      if (plan.destroy) {
+        // Proof before deletion: a stack recording another cluster's identity is refused here.
+        const ref = parseServiceStack(item.key);
+        if (ref !== undefined) await this.inspectOnce(item.key, { kind: "service", ...ref });
+        if (announce) await this.deps.events.record(target, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
+        const end = this.deps.metrics.upDuration.startTimer({ kind: "service", operation: "destroy" });
+        this.deps.metrics.stackRuns.inc({ stack: item.key, operation: "destroy" });
+        this.deps.onRunStart?.(item.key, "destroy");
+        let seconds: number;
+        try {
+          await this.withRunSignal(item.key, "destroy", (signal) => this.deps.runner.destroy(item.key, { signal }));
+        } finally {
+          seconds = Math.round(end() * 10) / 10;
+        }
+        this.deps.logger.info({ stack: item.key, operation: "destroy", seconds }, "load balancer deleted");
       }
-      this.knownStacks.delete(item.key);
-      this.applied.delete(item.key);
-      this.inspected.delete(item.key);
-      this.published.delete(item.key);
       if (meta !== undefined) {
-        // A Service that stopped being ours but still exists loses the IP we published.
-        if (!meta.deleting && meta.ingress.length > 0) await this.deps.writer.setIngress(meta.namespace, meta.name, []);
-        if (ours) await this.deps.writer.setFinalizer(meta.namespace, meta.name, false);
-        await this.deps.events.record(target, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+        // A Service that stopped being a LoadBalancer but still exists loses the IP we published.
+        if (plan.clearIngress) await this.deps.writer.setIngress(meta.namespace, meta.name, [], meta.uid);
+        if (announce) await this.deps.events.record(target, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+        if (plan.removeFinalizer) await this.deps.writer.setFinalizer(meta.namespace, meta.name, false);
       }
+      // Last: until here, the stack is what proves a retry (or the next start) may finish the job.
+      if (plan.destroy) await this.deps.runner.removeStack(item.key);
+      this.forget(item.key);
       return { kind: "ok" };
     } catch (error) {
-      return this.failed(error, meta !== undefined ? target : undefined, "Error deleting load balancer");
+      if (error instanceof ForeignStackError) throw error;
+      return this.failed(error, announce ? target : undefined, "Error deleting load balancer");
     }
+  }
+
+  /** Drops everything known of a stack that no longer exists. */
+  private forget(stack: string): void {
+    this.knownStacks.delete(stack);
+    this.applied.delete(stack);
+    this.inspected.delete(stack);
+    this.published.delete(stack);
+    this.reportedRejection.delete(stack);
   }
 }

@@ -41,15 +41,31 @@ export class ServiceWriter {
     throw new Error(`${present ? "adding" : "removing"} finalizer ${LB_FINALIZER} on Service ${namespace}/${name}: conflicts on 5 attempts`);
   }
 
-  /** Writes status.loadBalancer.ingress through the status subresource. */
-  async setIngress(namespace: string, name: string, ips: string[]): Promise<void> {
+  /**
+   * Writes status.loadBalancer.ingress through the status subresource, after reading the Service
+   * again: the cache may be behind a change of type (the apiserver refuses a load balancer status on
+   * a ClusterIP Service) or a delete and re-create under the same name (another `uid`). Returns
+   * whether it wrote.
+   */
+  async setIngress(namespace: string, name: string, ips: string[], uid: string): Promise<boolean> {
+    let service: k8s.V1Service;
+    try {
+      service = await this.core.readNamespacedService({ name, namespace });
+    } catch (error) {
+      if (kubeStatusCode(error) === 404) return false;
+      throw new Error(`reading Service ${namespace}/${name}`, { cause: error });
+    }
+    if (service.metadata?.uid !== uid) return false;
+    if (ips.length > 0 && service.spec?.type !== "LoadBalancer") return false;
+    if ((service.status?.loadBalancer?.ingress ?? []).length === 0 && ips.length === 0) return false;
     try {
       await this.core.patchNamespacedServiceStatus(
-        { name, namespace, body: { status: { loadBalancer: { ingress: ips.length > 0 ? ips.map((ip) => ({ ip, ipMode: "VIP" })) : null } } } },
+        { name, namespace, body: { metadata: { uid }, status: { loadBalancer: { ingress: ips.length > 0 ? ips.map((ip) => ({ ip, ipMode: "VIP" })) : null } } } },
         mergePatch(),
       );
+      return true;
     } catch (error) {
-      if (kubeStatusCode(error) === 404) return;
+      if (kubeStatusCode(error) === 404) return false;
       throw new Error(`writing status.loadBalancer of Service ${namespace}/${name}`, { cause: error });
     }
   }

@@ -43,6 +43,12 @@ export interface StackRunnerOptions {
   projectName?: string;
   /** Told when pending creates of a killed run were adopted into a stack. */
   onAdopted?: (stack: string, urns: string[]) => void;
+  /**
+   * Identity of the cluster (UID of its kube-system Namespace), recorded by every run as the output
+   * `dccmClusterUid`: a copied config file cannot fake it, so a daemon pointed at another cluster
+   * can tell the stacks are not its own.
+   */
+  clusterUid?: string;
 }
 
 export interface PutBack {
@@ -87,6 +93,7 @@ interface Entry {
 }
 
 export const HASH_OUTPUT = "dccmDesiredHash";
+export const CLUSTER_UID_OUTPUT = "dccmClusterUid";
 
 export interface Inspection {
   /** The desired-state hash the last successful up applied, if any. */
@@ -94,6 +101,8 @@ export interface Inspection {
   outputs: Record<string, unknown>;
   /** URNs of pending creates of a killed run, adopted into the state. */
   adopted: string[];
+  /** The cluster identity the last successful up recorded (absent: never applied, or an older dccm). */
+  clusterUid: string | undefined;
 }
 
 /** The root stack resource's outputs in an exported deployment. */
@@ -163,7 +172,11 @@ export class StackRunner {
         program: async () => {
           const desired = holder.current?.desired;
           if (desired === undefined) throw new Error(`stack ${stackName}: program run without a desired state`);
-          return { ...declareStack(desired, scope).outputs, ...(holder.current?.hash !== undefined ? { [HASH_OUTPUT]: holder.current.hash } : {}) };
+          return {
+            ...declareStack(desired, scope).outputs,
+            ...(holder.current?.hash !== undefined ? { [HASH_OUTPUT]: holder.current.hash } : {}),
+            ...(this.options.clusterUid !== undefined ? { [CLUSTER_UID_OUTPUT]: this.options.clusterUid } : {}),
+          };
         },
       };
       entry = LocalWorkspace.createOrSelectStack(args, this.workspaceOptions(stackName)).then((stack) => {
@@ -177,34 +190,55 @@ export class StackRunner {
     return entry;
   }
 
+  /** Creates the stack in the backend if it is not there yet (before our finalizer goes on a Service). */
+  async ensureStack(stackName: string, scope: Scope): Promise<void> {
+    await this.entry(stackName, scope);
+  }
+
+  /**
+   * Exports the stack and adopts the pending creates a killed run left (see adoptPendingCreates),
+   * importing the repaired state back.
+   */
+  private async exportAdopting(stackName: string, stack: Stack): Promise<{ deployment: Record<string, unknown> | undefined; adopted: string[] }> {
+    let exported: Awaited<ReturnType<Stack["exportStack"]>>;
+    try {
+      exported = await stack.exportStack();
+    } catch (error) {
+      throw new Error(`exporting stack ${stackName}`, { cause: error });
+    }
+    const deployment: unknown = exported.deployment;
+    if (!isRecord(deployment)) return { deployment: undefined, adopted: [] };
+    const adopted = adoptPendingCreates(deployment);
+    if (adopted.length > 0) {
+      try {
+        await stack.importStack({ version: exported.version, deployment });
+      } catch (error) {
+        throw new Error(`importing stack ${stackName} after adopting ${adopted.length} pending creates`, { cause: error });
+      }
+      this.options.onAdopted?.(stackName, adopted);
+    }
+    return { deployment, adopted };
+  }
+
   /**
    * Reads the stack once (one `stack export`): adopts pending creates a killed run left, and
    * returns the hash and outputs of the last successful up, so unchanged stacks need no up.
    */
   async inspect(stackName: string, scope: Scope): Promise<Inspection> {
     const entry = await this.entry(stackName, scope);
-    let exported: Awaited<ReturnType<Stack["exportStack"]>>;
-    try {
-      exported = await entry.stack.exportStack();
-    } catch (error) {
-      throw new Error(`exporting stack ${stackName}`, { cause: error });
-    }
-    const deployment: unknown = exported.deployment;
-    if (!isRecord(deployment)) return { hash: undefined, outputs: {}, adopted: [] };
-    const adopted = adoptPendingCreates(deployment);
-    if (adopted.length > 0) {
-      try {
-        await entry.stack.importStack({ version: exported.version, deployment });
-      } catch (error) {
-        throw new Error(`importing stack ${stackName} after adopting ${adopted.length} pending creates`, { cause: error });
-      }
-      // Adopted resources carry their inputs as outputs until a refresh reads them.
-      entry.needsRefresh = true;
-      this.options.onAdopted?.(stackName, adopted);
-    }
+    const { deployment, adopted } = await this.exportAdopting(stackName, entry.stack);
+    if (deployment === undefined) return { hash: undefined, outputs: {}, adopted: [], clusterUid: undefined };
+    // Adopted resources carry their inputs as outputs until a refresh reads them.
+    if (adopted.length > 0) entry.needsRefresh = true;
     const outputs = stackOutputs(deployment);
     const hash = outputs[HASH_OUTPUT];
-    return { hash: adopted.length === 0 && typeof hash === "string" ? hash : undefined, outputs, adopted };
+    const clusterUid = outputs[CLUSTER_UID_OUTPUT];
+    return {
+      hash: adopted.length === 0 && typeof hash === "string" ? hash : undefined,
+      outputs,
+      adopted,
+      clusterUid: typeof clusterUid === "string" ? clusterUid : undefined,
+    };
   }
 
   async up(stackName: string, scope: Scope, desired: DesiredState, opts: { refresh: boolean; hash?: string; signal?: AbortSignal }): Promise<UpOutcome> {
@@ -231,21 +265,54 @@ export class StackRunner {
     }
   }
 
-  /** Destroys the stack's resources and removes the stack. A stack that does not exist is done. */
-  async destroyAndRemove(stackName: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
+  private async openForDestroy(stackName: string): Promise<Stack | undefined> {
+    // A stack this process already opened needs no second `stack select`.
+    const open = this.entries.get(stackName);
     try {
-      // A stack this process already opened needs no second `stack select`.
-      const open = this.entries.get(stackName);
-      const stack = open !== undefined ? (await open).stack : await LocalWorkspace.selectStack({ stackName, projectName: this.projectName, program: async () => ({}) }, this.workspaceOptions(stackName));
-      await stack.destroy({ ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
-      await stack.workspace.removeStack(stackName);
+      return open !== undefined ? (await open).stack : await LocalWorkspace.selectStack({ stackName, projectName: this.projectName, program: async () => ({}) }, this.workspaceOptions(stackName));
     } catch (error) {
-      if (error instanceof StackNotFoundError) return;
+      if (error instanceof StackNotFoundError) return undefined;
+      throw new Error(`selecting stack ${stackName}`, { cause: error });
+    }
+  }
+
+  /**
+   * Destroys the stack's resources; the stack itself stays (removeStack), so a run cut short after
+   * this still finds the proof that the Service was ours. `absent`: there is no such stack.
+   */
+  async destroy(stackName: string, opts: { signal?: AbortSignal } = {}): Promise<"destroyed" | "absent"> {
+    const stack = await this.openForDestroy(stackName);
+    if (stack === undefined) return "absent";
+    try {
+      // A killed run's pending creates reached GCE but not the state: without adoption, destroy
+      // would forget them and leak the resources.
+      await this.exportAdopting(stackName, stack);
+      await stack.destroy({ ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
+      return "destroyed";
+    } catch (error) {
+      this.entries.delete(stackName);
+      if (error instanceof StackNotFoundError) return "absent";
       if (error instanceof ConcurrentUpdateError) throw new StackBusyError(stackName, { cause: error });
       throw new Error(`pulumi destroy of stack ${stackName} failed`, { cause: error });
-    } finally {
-      this.entries.delete(stackName);
     }
+  }
+
+  /** Removes the (destroyed) stack from the backend and its workspace folder. */
+  async removeStack(stackName: string): Promise<void> {
+    const stack = await this.openForDestroy(stackName);
+    this.entries.delete(stackName);
+    try {
+      if (stack !== undefined) await stack.workspace.removeStack(stackName);
+    } catch (error) {
+      if (!(error instanceof StackNotFoundError)) throw new Error(`removing stack ${stackName}`, { cause: error });
+    }
+    fs.rmSync(path.join(this.options.workDir, stackName), { recursive: true, force: true });
+  }
+
+  /** destroy, then removeStack. */
+  async destroyAndRemove(stackName: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
+    await this.destroy(stackName, opts);
+    await this.removeStack(stackName);
   }
 
   /** Names of the stacks in the backend (for orphans left by Services deleted while we were down). */

@@ -13,6 +13,9 @@ export interface ServiceMeta {
   namespace: string;
   name: string;
   uid: string;
+  type: string;
+  /** Decides ownership before anything else: another class is another controller's. */
+  loadBalancerClass?: string;
   finalizers: string[];
   ingress: string[];
   deleting: boolean;
@@ -31,6 +34,8 @@ export function serviceMeta(service: k8s.V1Service): ServiceMeta {
     namespace: service.metadata?.namespace ?? "default",
     name: service.metadata?.name ?? "",
     uid: service.metadata?.uid ?? "",
+    type: service.spec?.type ?? "ClusterIP",
+    ...(typeof service.spec?.loadBalancerClass === "string" && service.spec.loadBalancerClass !== "" ? { loadBalancerClass: service.spec.loadBalancerClass } : {}),
     finalizers: [...(service.metadata?.finalizers ?? [])],
     ingress: (service.status?.loadBalancer?.ingress ?? []).map((entry) => entry.ip ?? entry.hostname ?? "").filter((ip) => ip !== ""),
     deleting: service.metadata?.deletionTimestamp !== undefined && service.metadata?.deletionTimestamp !== null,

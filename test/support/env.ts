@@ -52,6 +52,9 @@ export function daemonOptions(env: TestEnv, config: Config, overrides: Partial<D
     debounceMs: 50,
     leaderElection: true,
     identity: "dccm-e2e",
+    operationTimeoutMs: 600_000,
+    maxOrphanDestroys: 5,
+    confirmOrphanDestroys: 0,
     ...rest,
   };
 }
