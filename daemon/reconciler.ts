@@ -101,6 +101,10 @@ function clusterOutputs(outputs: Record<string, unknown>): ClusterOutputs {
   };
 }
 
+function clusterStateOf(outputs: ClusterOutputs): { zones: Set<string>; legacyHealthCheck: boolean } {
+  return { zones: new Set(Object.keys(outputs.instanceGroups)), legacyHealthCheck: outputs.legacyNodeHealthCheck !== undefined };
+}
+
 /** A stack recording another cluster's identity: this daemon is pointed at the wrong cluster. */
 export class ForeignStackError extends Error {
   constructor(stack: string, recorded: string, ours: string) {
@@ -258,6 +262,10 @@ export class Reconciler {
         this.clusterApplied(clusterOutputs(recorded));
         return { kind: "ok" };
       }
+      // After a restart, what the cluster stack recorded still exists in GCE: Service stacks may
+      // point at it even while this run fails (one bad Node or a rate-limited API must not stop
+      // every load balancer).
+      if (this.clusterState === undefined && recorded.instanceGroups !== undefined) this.clusterState = clusterStateOf(clusterOutputs(recorded));
       const outcome = await this.runUp(CLUSTER_STACK, { kind: "cluster" }, item.refresh, hash);
       const outputs = clusterOutputs(outcome.outputs);
       const drifted = item.refresh && this.applied.get(CLUSTER_STACK) === hash && outcome.changed.length > 0;
@@ -277,7 +285,7 @@ export class Reconciler {
   }
 
   private clusterApplied(outputs: ClusterOutputs): void {
-    this.clusterState = { zones: new Set(Object.keys(outputs.instanceGroups)), legacyHealthCheck: outputs.legacyNodeHealthCheck !== undefined };
+    this.clusterState = clusterStateOf(outputs);
     this.deps.onClusterApplied?.(outputs);
     this.armDrift(CLUSTER_STACK);
   }

@@ -141,8 +141,45 @@ export function adoptPendingCreates(deployment: Record<string, unknown>): string
   return adopted;
 }
 
+const PROCESS_ERROR_EVENTS = ["uncaughtException", "unhandledRejection"] as const;
+
+/**
+ * The Automation API's inline-program server adds process-wide `uncaughtException` and
+ * `unhandledRejection` listeners for each run and removes them only when the program run returns
+ * (@pulumi/pulumi automation/server.js, LanguageServer.run): a run whose engine was cancelled or
+ * killed never returns, and each leaves two listeners behind (seen: 31 after ~30 runs). While no
+ * run is in flight none of them can be legitimate, so the set in place before the first run is
+ * restored then.
+ */
+type Listener = (...args: unknown[]) => void;
+// The plain EventEmitter view: process's typed overloads take one event name at a time.
+const processEvents: NodeJS.EventEmitter = process;
+
+class ProcessListenerGuard {
+  private active = 0;
+  private baseline: Map<string, Set<Listener>> | undefined;
+
+  async around<T>(run: () => Promise<T>): Promise<T> {
+    if (this.active++ === 0) {
+      this.baseline = new Map(PROCESS_ERROR_EVENTS.map((event) => [event, new Set(processEvents.listeners(event) as Listener[])]));
+    }
+    try {
+      return await run();
+    } finally {
+      if (--this.active === 0 && this.baseline !== undefined) {
+        for (const event of PROCESS_ERROR_EVENTS) {
+          const keep = this.baseline.get(event) ?? new Set();
+          for (const listener of processEvents.listeners(event) as Listener[]) if (!keep.has(listener)) processEvents.off(event, listener);
+        }
+        this.baseline = undefined;
+      }
+    }
+  }
+}
+
 export class StackRunner {
   private readonly entries = new Map<string, Promise<Entry>>();
+  private readonly listeners = new ProcessListenerGuard();
 
   private readonly projectName: string;
 
@@ -254,7 +291,7 @@ export class StackRunner {
       }
     };
     try {
-      const result = await entry.stack.up({ refresh, onEvent, ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
+      const result = await this.listeners.around(() => entry.stack.up({ refresh, onEvent, ...(opts.signal !== undefined ? { signal: opts.signal } : {}) }));
       entry.needsRefresh = false;
       const outputs: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(result.outputs)) outputs[key] = value.value;

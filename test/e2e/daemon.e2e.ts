@@ -20,6 +20,7 @@ describe("dccm daemon", function () {
   let daemon: Daemon;
   let lbIP = "";
   let webLb = "";
+  let errorListeners = 0;
 
   before(async () => {
     env = await startTestEnv();
@@ -29,6 +30,7 @@ describe("dccm daemon", function () {
     env.gce.putInstance("node-a2", { zone: "us-central1-a" });
     await createNode(core, "node-a1", "us-central1-a");
     await createNode(core, "node-b1", "us-central1-b");
+    errorListeners = process.listenerCount("uncaughtException") + process.listenerCount("unhandledRejection");
     daemon = new Daemon(
       daemonOptions(env, parseConfig(E2E_CONFIG), {
         driftMs: 6000,
@@ -238,5 +240,11 @@ describe("dccm daemon", function () {
     assert.deepEqual(after.status?.loadBalancer?.ingress ?? [], []);
     assert.deepEqual(env.gce.listResources().filter((resource) => resource.name.includes(lb)), []);
     assert.deepEqual((await eventReasons(core, "good")).map((event) => event.reason).slice(-2), ["DeletingLoadBalancer", "DeletedLoadBalancer"]);
+  });
+
+  it("leaves no process error listener of its pulumi runs behind", async () => {
+    await daemon.idle();
+    assert.ok((await counter(daemon.metrics.registry, "dccm_stack_runs_total", { stack: "cluster", operation: "up" })) > 0);
+    assert.equal(process.listenerCount("uncaughtException") + process.listenerCount("unhandledRejection"), errorListeners);
   });
 });

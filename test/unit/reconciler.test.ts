@@ -111,7 +111,9 @@ function meta(name: string, over: Partial<ServiceMeta> = {}): ServiceMeta {
   return { namespace: "default", name, uid: `uid-${name}`, type: "LoadBalancer", finalizers: [LB_FINALIZER], ingress: ["34.1.2.3"], deleting: false, ...over };
 }
 
-function harness(options: { services?: ServiceInfo[]; metas?: ServiceMeta[]; knownStacks?: string[]; recorded?: Record<string, string> } = {}): Harness {
+function harness(
+  options: { services?: ServiceInfo[]; metas?: ServiceMeta[]; knownStacks?: string[]; recorded?: Record<string, string>; outputs?: Record<string, Record<string, unknown>>; failUp?: Set<string> } = {},
+): Harness {
   const calls: string[] = [];
   const cache = new DesiredCache(CONFIG);
   cache.update({ nodes: [gceNode("n1", "u1", "us-central1-a", [])], services: options.services ?? [] });
@@ -122,13 +124,14 @@ function harness(options: { services?: ServiceInfo[]; metas?: ServiceMeta[]; kno
     async inspect(stack: string, _scope: Scope): Promise<Inspection> {
       calls.push(`inspect ${stack}`);
       const uid = options.recorded?.[stack];
-      return { hash: undefined, outputs: {}, adopted: [], clusterUid: uid };
+      return { hash: undefined, outputs: options.outputs?.[stack] ?? {}, adopted: [], clusterUid: uid };
     },
     async ensureStack(stack: string): Promise<void> {
       calls.push(`ensureStack ${stack}`);
     },
     async up(stack: string, _scope: Scope, _desired: DesiredState): Promise<UpOutcome> {
       calls.push(`up ${stack}`);
+      if (options.failUp?.has(stack) === true) throw new Error("googleapi: Error 429: Rate Limit Exceeded");
       return { outputs: stack === "cluster" ? { instanceGroups: { "us-central1-a": "ig-a" }, routes: {} } : {}, changed: [] };
     },
     async destroy(stack: string): Promise<"destroyed" | "absent"> {
@@ -249,5 +252,20 @@ describe("daemon/reconciler: removal and ownership", () => {
     h.metas.set("default/bad", meta("bad", { finalizers: [], ingress: [] }));
     assert.equal((await h.reconciler.reconcile(key)).kind, "giveUp");
     assert.deepEqual(reasons(h), ["bad SyncLoadBalancerFailed", "bad SyncLoadBalancerFailed"]);
+  });
+
+  it("after a restart, a failing cluster stack does not hold back Services: they use what it recorded", async () => {
+    const service = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
+    const h = harness({
+      services: [service],
+      metas: [meta("web", { ingress: [] })],
+      knownStacks: ["cluster"],
+      recorded: { cluster: OUR_UID },
+      outputs: { cluster: { instanceGroups: { "us-central1-a": "ig-a" }, routes: {} } },
+      failUp: new Set(["cluster"]),
+    });
+    assert.equal((await h.reconciler.reconcile({ key: "cluster", refresh: false })).kind, "retry");
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
+    assert.deepEqual(h.calls, ["inspect cluster", "up cluster", "up service.default.web"]);
   });
 });
