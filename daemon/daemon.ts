@@ -107,8 +107,6 @@ export class Daemon {
     if (backendUrl.startsWith("file://")) {
       const backendDir = backendUrl.slice("file://".length);
       fs.mkdirSync(backendDir, { recursive: true });
-      // As the only leader, a lock left by a killed run of ours is stale.
-      for (const removed of clearStaleLocks(backendDir)) logger.warn({ lock: removed }, "removed a stale stack lock");
       for (const removed of removeTruncatedAttrs(backendDir)) logger.warn({ file: removed }, "removed a truncated backend metadata file");
     }
     const core = new KeepAliveAgents(options.kubeConfig).makeApiClient(k8s.CoreV1Api);
@@ -183,6 +181,11 @@ export class Daemon {
     this.reconciler = reconciler;
     // Before anything runs: a cluster stack recording another cluster's identity stops the start.
     await reconciler.verifyClusterStack();
+    if (backendUrl.startsWith("file://")) {
+      // As the only leader of the cluster the stacks belong to, a lock left by a killed run of ours
+      // is stale (checked after the identity: another cluster's daemon must not break our locks).
+      for (const removed of clearStaleLocks(backendUrl.slice("file://".length))) logger.warn({ lock: removed }, "removed a stale stack lock");
+    }
     this.queue = new KeyedQueue((item) => reconciler.reconcile(item), {
       parallelism: options.parallelism,
       backoffBaseMs: options.backoffBaseMs,

@@ -245,6 +245,9 @@ export class StackRunner {
     }
     const deployment: unknown = exported.deployment;
     if (!isRecord(deployment)) return { deployment: undefined, adopted: [] };
+    // Another cluster's stack is never written, not even to repair it.
+    const recorded = stackOutputs(deployment)[CLUSTER_UID_OUTPUT];
+    if (typeof recorded === "string" && this.options.clusterUid !== undefined && recorded !== this.options.clusterUid) return { deployment, adopted: [] };
     const adopted = adoptPendingCreates(deployment);
     if (adopted.length > 0) {
       try {
