@@ -96,7 +96,7 @@ export class Daemon {
     const backendUrl = options.backendUrl ?? localBackendUrl(path.join(options.stateDir, "backend"));
     if (backendUrl.startsWith("file://")) {
       const backendDir = backendUrl.slice("file://".length);
-      fs.mkdirSync(backendDir, { recursive: true });
+      fs.mkdirSync(backendDir, { recursive: true, mode: 0o700 });
       // As the only leader, a lock left by a killed run of ours is stale.
       for (const removed of clearStaleLocks(backendDir)) logger.warn({ lock: removed }, "removed a stale stack lock");
       for (const removed of removeTruncatedAttrs(backendDir)) logger.warn({ file: removed }, "removed a truncated backend metadata file");
