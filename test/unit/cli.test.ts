@@ -477,4 +477,52 @@ describe("bin/dccm (child process)", function () {
             assert.deepStrictEqual([run.status, run.stderr], [2, `dccm: --log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent\n${USAGE}`]);
         });
     });
+
+    describe("malformed objects in the snapshot: one line each, naming the object and the field; everything else proceeds", () => {
+        const MALFORMED_STDERR =
+            BROKEN_STDERR +
+            "Service default/null-port: spec.ports[1]: expected an object, got null\n" +
+            "Service default/numeric-annotation: metadata.annotations[cloud.google.com/network-tier]: expected a string, got 5\n";
+        let snapshot = "";
+        before(() => {
+            const list = JSON.parse(fs.readFileSync(SNAPSHOT, "utf8")) as { items: unknown[] };
+            list.items.push(
+                {
+                    apiVersion: "v1",
+                    kind: "Service",
+                    metadata: { name: "null-port", namespace: "default", uid: "5ec00010-7a1b-4c2d-8e3f-a0b1c2d3e4f5" },
+                    spec: { type: "LoadBalancer", ports: [{ protocol: "TCP", port: 80 }, null] },
+                },
+                {
+                    apiVersion: "v1",
+                    kind: "Service",
+                    metadata: { name: "numeric-annotation", namespace: "default", uid: "5ec00011-7a1b-4c2d-8e3f-a0b1c2d3e4f5", annotations: { "cloud.google.com/network-tier": 5 } },
+                    spec: { type: "LoadBalancer", ports: [{ protocol: "TCP", port: 80 }] },
+                },
+                {
+                    apiVersion: "v1",
+                    kind: "Node",
+                    metadata: { name: "node-bad", uid: "99999999-9999-4999-8999-999999999999", labels: { "topology.kubernetes.io/zone": "us-central1-a" } },
+                    spec: { providerID: "gce://dccm-test/us-central1-a/node-bad", taints: [null] },
+                },
+            );
+            snapshot = tmpFile("malformed.json", JSON.stringify(list));
+        });
+        it("desired: exit 0, one stderr line per malformed Service, the rest exactly as without them", () => {
+            const run = dccm("desired", "--snapshot", snapshot, "--config", CONFIG);
+            assert.equal(run.stderr, MALFORMED_STDERR);
+            assert.equal(run.status, 0);
+            const parsed = JSON.parse(run.stdout) as DesiredState;
+            const clean = inProcessDesired(JSON.parse(fs.readFileSync(CONFIG, "utf8")) as Record<string, unknown>);
+            assert.deepStrictEqual(parsed.services, clean.services);
+            assert.deepStrictEqual(parsed.cluster, clean.cluster);
+            assert.deepStrictEqual(parsed.warnings, [...clean.warnings, "node node-bad: spec.taints[0]: expected an object, got null; the Node is left out"].sort());
+        });
+        it("render: exit 0, the rejections and the Node's warning on stderr, the same resources as without them", () => {
+            const run = dccm("render", "--snapshot", snapshot, "--config", CONFIG);
+            assert.equal(run.stderr, `${MALFORMED_STDERR}warning: [runtime] node node-bad: spec.taints[0]: expected an object, got null; the Node is left out\n`);
+            assert.equal(run.status, 0);
+            assert.equal(run.stdout, dccm("render", "--snapshot", SNAPSHOT, "--config", CONFIG).stdout);
+        });
+    });
 });
