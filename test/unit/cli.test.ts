@@ -82,7 +82,11 @@ interface Run {
 }
 
 function dccm(...args: string[]): Run {
-    const result = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    return dccmWithEnv(process.env, ...args);
+}
+
+function dccmWithEnv(env: NodeJS.ProcessEnv, ...args: string[]): Run {
+    const result = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000, env });
     if (result.error) throw result.error;
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -419,6 +423,40 @@ describe("bin/dccm (child process)", function () {
             const resources = JSON.parse(run.stdout) as { name: string; inputs: Record<string, unknown> }[];
             const firewall = resources.find((r) => r.name === "default/web:firewall")?.inputs;
             assert.deepStrictEqual([firewall?.project, firewall?.network, firewall?.targetTags], ["my-gcp-project", "k8s-net", ["k8s-node"]]);
+        });
+        describe("daemon (stopped before it talks to the cluster)", () => {
+            // A kubeconfig that is never dialled: the config carries clusterId, and config checks come first.
+            const kubeconfig = (): string =>
+                tmpFile(
+                    "kubeconfig.yaml",
+                    "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n" +
+                        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+                );
+            const noPassphrase = (): NodeJS.ProcessEnv => {
+                const env = { ...process.env };
+                delete env.PULUMI_CONFIG_PASSPHRASE;
+                delete env.PULUMI_CONFIG_PASSPHRASE_FILE;
+                return env;
+            };
+            it("accepts every key of examples/dccm.yaml: the next check (the passphrase) is the one that stops it", () => {
+                const run = dccmWithEnv(noPassphrase(), "daemon", "--kubeconfig", kubeconfig(), "--config", EXAMPLE_CONFIG);
+                assert.deepStrictEqual(
+                    [run.status, run.stderr],
+                    [2, `dccm: set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) or --secrets-provider (e.g. gcpkms://…) so stacks can be encrypted\n${USAGE}`],
+                );
+            });
+            it("refuses a key no command knows, named, exit 2", () => {
+                const file = tmpFile("typo-daemon.yaml", `${fs.readFileSync(EXAMPLE_CONFIG, "utf8")}lisen: 127.0.0.1:10258\n`);
+                const run = dccmWithEnv(noPassphrase(), "daemon", "--kubeconfig", kubeconfig(), "--config", file);
+                assert.equal(run.status, 2);
+                assert.equal(
+                    run.stderr,
+                    "dccm: invalid configuration:\n" +
+                        "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
+                        "loadBalancerClasses; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection; " +
+                        "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
+                );
+            });
         });
         for (const command of ["desired", "render"]) {
             it(`${command}: a key no command knows is still refused, named, exit 2`, () => {
