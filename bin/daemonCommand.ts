@@ -2,21 +2,29 @@
 import { parseArgs } from "node:util";
 import pino from "pino";
 import { Daemon, DEFAULT_MAX_ORPHAN_DESTROYS, defaultIdentity } from "../daemon/daemon";
-import { ConfigError, parseConfig, type RawConfig } from "../model";
+import { CONFIG_KEYS, ConfigError, DEFAULT_LOAD_BALANCER_CLASS, type ConfigKey } from "../model";
 import { NODE_CONFIG_KEYS, parseNodeConfig } from "../nodes";
+import { DEFAULT_COMPUTE_ENDPOINT } from "../nodes/compute";
+import { NODE_CONFIG_DEFAULTS } from "../nodes/config";
 import { loadKubeConfig, readClusterId } from "../watcher/list";
 import * as k8s from "@kubernetes/client-node";
-import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, UsageError } from "./options";
+import { configFromFlags, parseFlags, parseModelConfig, splitConfig, UsageError, type DaemonKey } from "./options";
 
-/** Keys of the config file that configure the daemon rather than the GCP picture. */
-export const DAEMON_KEYS = ["stateDir", "listen", "parallelism", "driftInterval", "backendUrl", "secretsProvider", "leaderElection", "operationTimeout"] as const;
-type DaemonKey = (typeof DAEMON_KEYS)[number];
+export { DAEMON_KEYS } from "./options";
 
 export function parseDuration(text: string, flag: string): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text.trim());
   if (!match) throw new UsageError(`${flag}: "${text}" is not a duration like 30s, 10m or 1h`);
   const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] as "ms" | "s" | "m" | "h"];
   return Math.round(Number(match[1]) * factor);
+}
+
+/** The shortest exact spelling parseDuration reads back: 300000 → "5m". */
+export function formatDuration(ms: number): string {
+  for (const [unit, factor] of [["h", 3_600_000], ["m", 60_000], ["s", 1000]] as const) {
+    if (ms >= factor && ms % factor === 0) return `${ms / factor}${unit}`;
+  }
+  return `${ms}ms`;
 }
 
 function splitListen(text: string): { host: string; port: number } {
@@ -26,94 +34,164 @@ function splitListen(text: string): { host: string; port: number } {
   return { host: text.slice(0, index) || "0.0.0.0", port };
 }
 
+export const DAEMON_DEFAULTS = { stateDir: "/var/lib/dccm", listen: "0.0.0.0:10258", parallelism: "4", driftInterval: "10m", operationTimeout: "20m", logLevel: "info" } as const;
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+interface DaemonFlag {
+  /** Without the leading dashes. */
+  readonly name: string;
+  /** Placeholder of the value; none for a switch. */
+  readonly value?: string;
+  /** The config file key the flag overrides, when it is not spelled like the flag. */
+  readonly key?: string;
+  readonly help: string;
+}
+
+/** Flags of the daemon itself. parseArgs and the help text are both made from these lists, so they cannot differ. */
+export const DAEMON_FLAGS: readonly DaemonFlag[] = [
+  { name: "kubeconfig", value: "FILE", help: "the cluster (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster service account)" },
+  { name: "config", value: "FILE", help: "YAML or JSON file of the keys below (one file serves every dccm command)" },
+  { name: "state-dir", value: "DIR", key: "stateDir", help: `stack workspaces and the default backend, mode 0700 (default ${DAEMON_DEFAULTS.stateDir})` },
+  { name: "listen", value: "HOST:PORT", key: "listen", help: `/healthz, /readyz and /metrics, GET and HEAD only (default ${DAEMON_DEFAULTS.listen})` },
+  { name: "parallelism", value: "N", key: "parallelism", help: `stacks run at once (default ${DAEMON_DEFAULTS.parallelism})` },
+  { name: "drift-interval", value: "DURATION", key: "driftInterval", help: `up --refresh of every stack this often, ±10 % (default ${DAEMON_DEFAULTS.driftInterval})` },
+  { name: "backend-url", value: "URL", key: "backendUrl", help: "Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)" },
+  {
+    name: "secrets-provider",
+    value: "URL",
+    key: "secretsProvider",
+    help: "stack encryption, e.g. gcpkms://… (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE or $PULUMI_CONFIG_PASSPHRASE_FILE)",
+  },
+  { name: "compute-endpoint", value: "URL", key: "computeEndpoint", help: `Compute API of the node controller (default ${DEFAULT_COMPUTE_ENDPOINT}, credentials from ADC)` },
+  { name: "operation-timeout", value: "DURATION", key: "operationTimeout", help: `a pulumi run (up, refresh, destroy) still going after this is cancelled and retried (default ${DAEMON_DEFAULTS.operationTimeout})` },
+  {
+    name: "confirm-orphan-destroys",
+    value: "N",
+    help: `allow up to N held destroys of stacks whose Service is absent (held when more than ${DEFAULT_MAX_ORPHAN_DESTROYS}, or more than half, at once; default 0)`,
+  },
+  { name: "no-leader-election", key: "leaderElection: false", help: "no Lease kube-system/dccm: run a single replica only" },
+  { name: "no-node-controller", help: "run the service controller only (Node initialization, addresses and lifecycle are left to another controller)" },
+  { name: "identity", value: "NAME", help: "holder identity in the Lease (default <hostname>_<pid>)" },
+  { name: "log-level", value: "LEVEL", help: `${LOG_LEVELS.slice(0, -1).join(", ")} or ${LOG_LEVELS[LOG_LEVELS.length - 1]} (default ${DAEMON_DEFAULTS.logLevel})` },
+];
+
+/** The node controller's keys other than computeEndpoint (a daemon flag above), as flags of the same names. */
+export const NODE_FLAGS: readonly DaemonFlag[] = [
+  { name: "nodeAddressRefreshPeriod", value: "DURATION", help: `Node addresses are refreshed this often (default ${formatDuration(NODE_CONFIG_DEFAULTS.addressRefreshMs)})` },
+  { name: "nodeLifecyclePeriod", value: "DURATION", help: `NotReady Nodes are checked this often (default ${formatDuration(NODE_CONFIG_DEFAULTS.lifecycleCheckMs)})` },
+  { name: "nodeWorkers", value: "N", help: `Nodes reconciled at once, 1 to 100 (default ${NODE_CONFIG_DEFAULTS.workers})` },
+  { name: "nodeZones", value: "ZONE,…", help: "zones searched for Nodes without spec.providerID (default: the region's zones)" },
+];
+
+const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag, "name" | "key">> = {
+  project: { value: "ID", help: "GCP project of every resource (required)" },
+  region: { value: "REGION", help: "region of the load balancers (required)" },
+  network: { value: "NAME", help: "VPC network of the nodes (required)" },
+  subnetwork: { value: "NAME", help: "default subnetwork of internal load balancers" },
+  nodeTags: { value: "TAG,…", help: "network tags of the nodes: the target of every firewall (required)" },
+  clusterName: { value: "NAME", help: "routes are named <clusterName cut to 26>-<node UID> (required)" },
+  clusterId: { value: "ID", help: "names the instance groups and the node health check (required unless ConfigMap kube-system/ingress-uid has it)" },
+  clusterCIDR: { value: "CIDR", help: "pod range: a node podCIDR outside it gets no route" },
+  backendMode: { value: "MODE", help: "backend-service or target-pool, for external load balancers (default backend-service)" },
+  configureRoutes: { value: "BOOL", help: "one route per node podCIDR (default true)" },
+  loadBalancerClasses: { value: "CLASS,…", help: `loadBalancerClass values handled besides none (default ${DEFAULT_LOAD_BALANCER_CLASS})` },
+};
+
+/** The GCP picture's keys (the same for dccm desired and dccm render), as flags of the same names. */
+export const GCP_FLAGS: readonly DaemonFlag[] = CONFIG_KEYS.map((key) => ({ name: key, ...GCP_FLAG_HELP[key] }));
+
+const FLAG_COLUMN = 39;
+
+function helpLine(flag: DaemonFlag): string {
+  const left = `  --${flag.name}${flag.value !== undefined ? ` ${flag.value}` : ""}`;
+  return `${left.padEnd(FLAG_COLUMN)}${flag.key !== undefined ? `[${flag.key}] ` : ""}${flag.help}`;
+}
+
+export const DAEMON_HELP = [
+  "usage: dccm daemon [--kubeconfig FILE] [--config FILE] [FLAG ...]",
+  "runs the service controller and the node controller. Durations: 500ms, 30s, 10m, 1h.",
+  "daemon flags (a flag wins over the config file key in brackets):",
+  ...DAEMON_FLAGS.map(helpLine),
+  `${"  -h, --help".padEnd(FLAG_COLUMN)}print this help`,
+  "node controller flags (each wins over the config file key of the same name):",
+  ...NODE_FLAGS.map(helpLine),
+  "GCP flags (each wins over the config file key of the same name; dccm desired and dccm render read them too):",
+  ...GCP_FLAGS.map(helpLine),
+].join("\n");
+
+function daemonFlagOptions(): Record<string, { type: "string" | "boolean"; short?: string }> {
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = { help: { type: "boolean", short: "h" } };
+  for (const flag of [...DAEMON_FLAGS, ...NODE_FLAGS, ...GCP_FLAGS]) options[flag.name] = { type: flag.value !== undefined ? "string" : "boolean" };
+  return options;
+}
+
 export async function runDaemon(argv: string[]): Promise<number> {
-  const { values } = parseFlags(() => parseArgs({
-    args: argv,
-    options: {
-      kubeconfig: { type: "string" },
-      config: { type: "string" },
-      "state-dir": { type: "string" },
-      listen: { type: "string" },
-      parallelism: { type: "string" },
-      "drift-interval": { type: "string" },
-      "backend-url": { type: "string" },
-      "secrets-provider": { type: "string" },
-      "compute-endpoint": { type: "string" },
-      "no-leader-election": { type: "boolean" },
-      "no-node-controller": { type: "boolean" },
-      identity: { type: "string" },
-      "log-level": { type: "string" },
-      "operation-timeout": { type: "string" },
-      "confirm-orphan-destroys": { type: "string" },
-      ...CONFIG_FLAG_OPTIONS,
-      ...Object.fromEntries(NODE_CONFIG_KEYS.filter((key) => key !== "computeEndpoint").map((key) => [key, { type: "string" as const }])),
-    },
-    strict: true,
-    allowPositionals: false,
-  }));
+  const { values } = parseFlags(() => parseArgs({ args: argv, options: daemonFlagOptions(), strict: true, allowPositionals: false }));
+  if (values.help === true) {
+    process.stdout.write(`${DAEMON_HELP}\n`);
+    return 0;
+  }
+  // Before anything is written: state, backend and the pulumi CLI's files (it inherits the umask) stay the owner's.
+  process.umask(0o077);
+  const flag = (name: string): string | undefined => {
+    const value = values[name];
+    return typeof value === "string" ? value : undefined;
+  };
+  const logLevel = flag("log-level") ?? DAEMON_DEFAULTS.logLevel;
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new UsageError(`--log-level: "${logLevel}" is not one of ${LOG_LEVELS.join(", ")}`);
   const logger = pino({
-    level: typeof values["log-level"] === "string" ? values["log-level"] : "info",
+    level: logLevel,
     base: { component: "dccm" },
     redact: { paths: ["*.passphrase", "*.PULUMI_CONFIG_PASSPHRASE", "*.env", "*.token"], censor: "[redacted]" },
   });
-  const raw = configFromFlags(values, typeof values.config === "string" ? values.config : undefined) as RawConfig & Partial<Record<DaemonKey, unknown>>;
-  const daemonSettings: Partial<Record<DaemonKey, unknown>> = {};
-  const nodeSettings: Record<string, unknown> = {};
-  const rawRecord = raw as Record<string, unknown>;
+  const shared = splitConfig(configFromFlags(values, flag("config")));
+  const raw = shared.model;
+  const daemonSettings = shared.daemon;
+  const nodeSettings: Record<string, unknown> = { ...shared.node };
   for (const key of NODE_CONFIG_KEYS) {
-    if (key in rawRecord) nodeSettings[key] = rawRecord[key];
+    const fromFlag = flag(key === "computeEndpoint" ? "compute-endpoint" : key);
+    if (fromFlag !== undefined) nodeSettings[key] = fromFlag;
   }
-  for (const key of [...DAEMON_KEYS, ...NODE_CONFIG_KEYS]) {
-    if (key in rawRecord) {
-      if ((DAEMON_KEYS as readonly string[]).includes(key)) daemonSettings[key as DaemonKey] = rawRecord[key];
-      delete rawRecord[key];
-    }
-  }
-  for (const key of NODE_CONFIG_KEYS) {
-    const fromFlag = (values as Record<string, unknown>)[key];
-    if (typeof fromFlag === "string") nodeSettings[key] = fromFlag;
-  }
-  if (typeof values["compute-endpoint"] === "string") nodeSettings.computeEndpoint = values["compute-endpoint"];
   const nodeProblems: string[] = [];
   const nodes = parseNodeConfig(nodeSettings, nodeProblems);
   if (nodeProblems.length > 0) throw new ConfigError(nodeProblems);
-  const setting = (flag: string, key: DaemonKey): string | undefined => {
-    const fromFlag = values[flag as keyof typeof values];
-    if (typeof fromFlag === "string") return fromFlag;
+  const setting = (name: string, key: DaemonKey): string | undefined => {
+    const fromFlag = flag(name);
+    if (fromFlag !== undefined) return fromFlag;
     const fromFile = daemonSettings[key];
     return fromFile === undefined || fromFile === null ? undefined : String(fromFile);
   };
-  const kubeConfig = loadKubeConfig(typeof values.kubeconfig === "string" ? values.kubeconfig : undefined);
+  const kubeConfig = loadKubeConfig(flag("kubeconfig"));
   if (raw.clusterId === undefined) {
     const clusterId = await readClusterId(kubeConfig.makeApiClient(k8s.CoreV1Api));
     if (clusterId !== undefined) raw.clusterId = clusterId;
   }
-  const config = parseConfig(raw);
+  const config = parseModelConfig(shared);
   const secretsProvider = setting("secrets-provider", "secretsProvider");
   if (secretsProvider === undefined && process.env.PULUMI_CONFIG_PASSPHRASE === undefined && process.env.PULUMI_CONFIG_PASSPHRASE_FILE === undefined) {
     throw new UsageError("set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) or --secrets-provider (e.g. gcpkms://…) so stacks can be encrypted");
   }
-  const listen = splitListen(setting("listen", "listen") ?? "0.0.0.0:10258");
-  const parallelism = Number(setting("parallelism", "parallelism") ?? "4");
+  const listen = splitListen(setting("listen", "listen") ?? DAEMON_DEFAULTS.listen);
+  const parallelism = Number(setting("parallelism", "parallelism") ?? DAEMON_DEFAULTS.parallelism);
   if (!Number.isInteger(parallelism) || parallelism < 1) throw new UsageError(`--parallelism: expected a whole number ≥ 1`);
   const leaderElection = values["no-leader-election"] !== true && daemonSettings.leaderElection !== false;
   const backendUrl = setting("backend-url", "backendUrl") ?? process.env.PULUMI_BACKEND_URL;
-  const confirmOrphanDestroys = Number(values["confirm-orphan-destroys"] ?? "0");
+  const confirmOrphanDestroys = Number(flag("confirm-orphan-destroys") ?? "0");
   if (!Number.isInteger(confirmOrphanDestroys) || confirmOrphanDestroys < 0) throw new UsageError(`--confirm-orphan-destroys: expected a whole number ≥ 0`);
 
   const daemon = new Daemon({
     kubeConfig,
     config,
     logger,
-    stateDir: setting("state-dir", "stateDir") ?? "/var/lib/dccm",
+    stateDir: setting("state-dir", "stateDir") ?? DAEMON_DEFAULTS.stateDir,
     ...(backendUrl !== undefined ? { backendUrl } : {}),
     ...(secretsProvider !== undefined ? { secretsProvider } : {}),
     pulumiEnv: {},
     listenHost: listen.host,
     listenPort: listen.port,
     parallelism,
-    driftMs: parseDuration(setting("drift-interval", "driftInterval") ?? "10m", "--drift-interval"),
-    operationTimeoutMs: parseDuration(setting("operation-timeout", "operationTimeout") ?? "20m", "--operation-timeout"),
+    driftMs: parseDuration(setting("drift-interval", "driftInterval") ?? DAEMON_DEFAULTS.driftInterval, "--drift-interval"),
+    operationTimeoutMs: parseDuration(setting("operation-timeout", "operationTimeout") ?? DAEMON_DEFAULTS.operationTimeout, "--operation-timeout"),
     maxOrphanDestroys: DEFAULT_MAX_ORPHAN_DESTROYS,
     confirmOrphanDestroys,
     driftJitter: 0.1,
@@ -122,7 +200,7 @@ export async function runDaemon(argv: string[]): Promise<number> {
     resyncMs: 10 * 60_000,
     debounceMs: 50,
     leaderElection,
-    identity: typeof values.identity === "string" ? values.identity : defaultIdentity(),
+    identity: flag("identity") ?? defaultIdentity(),
     ...(values["no-node-controller"] === true ? {} : { nodes }),
   });
   let lost = false;

@@ -2,31 +2,40 @@
 /** The `dccm` command: desired, render (and daemon, the main job). */
 import * as fs from "node:fs";
 import { parseArgs } from "node:util";
-import { ConfigError, desiredState, parseConfig, type RawConfig } from "../model";
+import * as path from "node:path";
+import { CONFIG_KEYS, ConfigError, desiredState, type Config, type RawConfig } from "../model";
 import { renderProgram } from "../program/render";
 import { RejectedServicesError, stackProgram } from "../program/stackProgram";
 import { snapshotFromKubectlJson, SnapshotError, type DumpContents } from "../watcher/kubectlDump";
 import { runDaemon } from "./daemonCommand";
-import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, toPulumiConfig, UsageError } from "./options";
+import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig, splitConfig, toPulumiConfig, UsageError } from "./options";
 
 const USAGE = `usage:
   dccm desired --snapshot FILE [--config FILE] [--<key> VALUE ...]   print the DesiredState JSON
   dccm render  --snapshot FILE [--config FILE] [--<key> VALUE ...]   print every resource the stack program declares
-  dccm daemon  --kubeconfig FILE --config FILE [--state-dir DIR] [--listen HOST:PORT] [--parallelism N]
-               [--drift-interval 10m] [--backend-url URL] [--secrets-provider URL] [--compute-endpoint URL]
-               [--no-leader-election] [--identity NAME] [--log-level LEVEL]   run the controller
-config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes loadBalancerClasses`;
+  dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)
+  dccm help                                                          print this text
+one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys
+config keys (file or flags): ${CONFIG_KEYS.join(" ")}`;
 
 interface Input {
   snapshotPath: string;
   dump: DumpContents;
+  /** The GCP keys only: the daemon's and node controller's keys of a shared file are left out. */
   raw: RawConfig;
+  config: Config;
 }
 
-function readInput(argv: string[]): Input {
+function readInput(argv: string[]): Input | "help" {
   const { values } = parseFlags(() =>
-    parseArgs({ args: argv, options: { snapshot: { type: "string" }, config: { type: "string" }, ...CONFIG_FLAG_OPTIONS }, strict: true, allowPositionals: false }),
+    parseArgs({
+      args: argv,
+      options: { snapshot: { type: "string" }, config: { type: "string" }, help: { type: "boolean", short: "h" }, ...CONFIG_FLAG_OPTIONS },
+      strict: true,
+      allowPositionals: false,
+    }),
   );
+  if (values.help === true) return "help";
   const snapshotPath = values.snapshot;
   if (typeof snapshotPath !== "string") throw new UsageError("--snapshot FILE is required (the output of kubectl get nodes,services -A -o json)");
   let text: string;
@@ -36,9 +45,10 @@ function readInput(argv: string[]): Input {
     throw new UsageError(`--snapshot ${snapshotPath}: ${(error as Error).message}`, { cause: error });
   }
   const dump = snapshotFromKubectlJson(text, snapshotPath);
-  const raw = configFromFlags(values, typeof values.config === "string" ? values.config : undefined);
+  const shared = splitConfig(configFromFlags(values, typeof values.config === "string" ? values.config : undefined));
+  const raw = shared.model;
   if (raw.clusterId === undefined && dump.clusterId !== undefined) raw.clusterId = dump.clusterId;
-  return { snapshotPath, dump, raw };
+  return { snapshotPath, dump, raw, config: parseModelConfig(shared) };
 }
 
 async function run(argv: string[]): Promise<number> {
@@ -46,16 +56,19 @@ async function run(argv: string[]): Promise<number> {
   switch (command) {
     case "desired": {
       const input = readInput(rest);
-      const desired = desiredState(input.dump.snapshot, parseConfig(input.raw));
+      if (input === "help") return help();
+      const desired = desiredState(input.dump.snapshot, input.config);
       for (const rejection of desired.rejected) process.stderr.write(`${rejection.message}\n`);
       process.stdout.write(`${JSON.stringify(desired, null, 2)}\n`);
       return 0;
     }
     case "render": {
       const input = readInput(rest);
-      const desired = desiredState(input.dump.snapshot, parseConfig(input.raw));
+      if (input === "help") return help();
+      const desired = desiredState(input.dump.snapshot, input.config);
       for (const rejection of desired.rejected) process.stderr.write(`${rejection.message}\n`);
-      const config = { ...toPulumiConfig(input.raw), snapshot: input.snapshotPath, scope: "all" };
+      // Absolute: the program resolves a relative dccm:snapshot against a Pulumi project directory, not our cwd.
+      const config = { ...toPulumiConfig(input.raw), snapshot: path.resolve(input.snapshotPath), scope: "all" };
       const result = await renderProgram(stackProgram, config);
       // The program fails on purpose when Services are rejected (so `up` deletes nothing); they were reported above.
       if ("error" in result && !(result.error instanceof RejectedServicesError)) throw result.error;
@@ -65,13 +78,20 @@ async function run(argv: string[]): Promise<number> {
     case "daemon":
       return runDaemon(rest);
     case undefined:
+      process.stdout.write(`${USAGE}\n`);
+      return 2;
     case "help":
     case "--help":
-      process.stdout.write(`${USAGE}\n`);
-      return command === undefined ? 2 : 0;
+    case "-h":
+      return help();
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+function help(): number {
+  process.stdout.write(`${USAGE}\n`);
+  return 0;
 }
 
 run(process.argv.slice(2)).then(

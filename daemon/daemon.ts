@@ -106,7 +106,7 @@ export class Daemon {
     const backendUrl = options.backendUrl ?? localBackendUrl(path.join(options.stateDir, "backend"));
     if (backendUrl.startsWith("file://")) {
       const backendDir = backendUrl.slice("file://".length);
-      fs.mkdirSync(backendDir, { recursive: true });
+      fs.mkdirSync(backendDir, { recursive: true, mode: 0o700 });
       for (const removed of removeTruncatedAttrs(backendDir)) logger.warn({ file: removed }, "removed a truncated backend metadata file");
     }
     const core = new KeepAliveAgents(options.kubeConfig).makeApiClient(k8s.CoreV1Api);

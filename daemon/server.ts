@@ -1,4 +1,4 @@
-/** /healthz, /readyz and /metrics. */
+/** /healthz, /readyz and /metrics: GET and HEAD only, nothing else on this listener. */
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import type * as prom from "prom-client";
@@ -8,21 +8,37 @@ export interface ProbeServer {
   close(): Promise<void>;
 }
 
+const PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
+const ALLOWED_METHODS = "GET, HEAD";
+
+function reply(request: http.IncomingMessage, response: http.ServerResponse, status: number, headers: http.OutgoingHttpHeaders, body: string): void {
+  // HEAD gets the headers GET would, and no body (node drops it, but say so).
+  response.writeHead(status, headers).end(request.method === "HEAD" ? undefined : body);
+}
+
 export async function startProbeServer(host: string, port: number, registry: prom.Registry, ready: () => boolean): Promise<ProbeServer> {
   const server = http.createServer((request, response) => {
-    const url = request.url ?? "/";
-    if (url === "/healthz") {
-      response.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
-    } else if (url === "/readyz") {
+    // The query string does not select anything; a probe with `?verbose` still gets its answer.
+    const pathname = (request.url ?? "/").split("?")[0];
+    const text = { "content-type": "text/plain" };
+    if (!PATHS.has(pathname)) {
+      reply(request, response, 404, text, "not found\n");
+      return;
+    }
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      reply(request, response, 405, { ...text, allow: ALLOWED_METHODS }, "method not allowed\n");
+      return;
+    }
+    if (pathname === "/healthz") {
+      reply(request, response, 200, text, "ok\n");
+    } else if (pathname === "/readyz") {
       const isReady = ready();
-      response.writeHead(isReady ? 200 : 503, { "content-type": "text/plain" }).end(isReady ? "ok\n" : "not ready\n");
-    } else if (url === "/metrics") {
-      registry.metrics().then(
-        (body) => response.writeHead(200, { "content-type": registry.contentType }).end(body),
-        (error: unknown) => response.writeHead(500).end(String(error)),
-      );
+      reply(request, response, isReady ? 200 : 503, text, isReady ? "ok\n" : "not ready\n");
     } else {
-      response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+      registry.metrics().then(
+        (body) => reply(request, response, 200, { "content-type": registry.contentType }, body),
+        (error: unknown) => reply(request, response, 500, text, `${String(error)}\n`),
+      );
     }
   });
   await new Promise<void>((resolve, reject) => {

@@ -189,7 +189,7 @@ export class StackRunner {
 
   private workspaceOptions(stackName: string): LocalWorkspaceOptions {
     const workDir = path.join(this.options.workDir, stackName);
-    fs.mkdirSync(workDir, { recursive: true });
+    fs.mkdirSync(workDir, { recursive: true, mode: 0o700 });
     return {
       workDir,
       projectSettings: { name: this.projectName, runtime: "nodejs", backend: { url: this.options.backendUrl } },

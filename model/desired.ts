@@ -15,6 +15,7 @@ import {
 import { cidrContains, parseCidr4, type Cidr4 } from "./net";
 import { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
 import { serviceDesired, sharedNodeHealthCheck, type Backends } from "./service";
+import { malformedNode, malformedService } from "./shape";
 import type {
   ClusterDesired,
   ClusterSnapshot,
@@ -44,6 +45,11 @@ interface LocatedNode {
 function locateNodes(nodes: readonly NodeInfo[], config: Config, warnings: string[]): LocatedNode[] {
   const located: LocatedNode[] = [];
   for (const node of nodes) {
+    const malformed = malformedNode(node);
+    if (malformed !== undefined) {
+      warnings.push(malformed);
+      continue;
+    }
     const lookup = nodeInstance(node, config.project);
     if (lookup.ok) located.push({ node, instance: lookup.instance });
     else warnings.push(lookup.reason);
@@ -128,6 +134,11 @@ export function desiredState(snapshot: ClusterSnapshot, config: Config): Desired
   const services: ServiceDesired[] = [];
   const rejected: Rejection[] = [];
   for (const service of snapshot.services) {
+    const malformed = malformedService(service, config);
+    if (malformed !== undefined) {
+      rejected.push(malformed);
+      continue;
+    }
     if (!wantsLoadBalancer(service, config)) continue;
     const outcome = serviceDesired(service, config, backends);
     if (outcome.ok) services.push(outcome.desired);

@@ -23,6 +23,7 @@ import {
 } from "./names";
 import { looksLikeIPv6, parseCidr4, parseIPv4 } from "./net";
 import { collapsePortRanges, MAX_FORWARDING_RULE_PORTS } from "./ports";
+import { malformedServiceFields } from "./shape";
 import type {
   BackendMode,
   Config,
@@ -53,8 +54,9 @@ class Problems {
 }
 
 function annotation(service: ServiceInfo, key: string): string | undefined {
-  const value = service.annotations[key];
-  return value === undefined ? undefined : value.trim();
+  const value: unknown = service.annotations[key];
+  // malformedServiceFields rejects a non-string value before any annotation is read; never throw here.
+  return typeof value === "string" ? value.trim() : undefined;
 }
 
 function readScheme(service: ServiceInfo, problems: Problems): LbScheme {
@@ -202,6 +204,8 @@ export function sharedNodeHealthCheck(config: Pick<Config, "clusterId">): Return
 }
 
 export function serviceDesired(service: ServiceInfo, config: Config, backends: Backends): ServiceOutcome {
+  const malformed = malformedServiceFields(service);
+  if (malformed !== undefined) return { ok: false, rejections: [malformed] };
   const key = serviceKey(service.namespace, service.name);
   const problems = new Problems(key);
   const lbName = loadBalancerName(service.uid);

@@ -3,15 +3,26 @@
  * config (and the snapshot or live cluster it names) → desired state → the scope's resources.
  */
 import * as fs from "node:fs";
+import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { declareStack, parseScope } from "../components/stack";
 import { CONFIG_KEYS, desiredState, parseConfig, type RawConfig } from "../model";
 import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";
 import { listCluster, loadKubeConfig } from "../watcher/list";
 
+/**
+ * A relative `dccm:snapshot` is relative to the Pulumi project (where Pulumi.yaml and the stack's
+ * config live), not to the language host's cwd, which is the program's directory. Outside the
+ * language host (render's mocks) there is no project directory and the cwd is the reference.
+ */
+export function snapshotFile(snapshot: string, projectDirectory: string): string {
+  return path.isAbsolute(projectDirectory) ? path.resolve(projectDirectory, snapshot) : path.resolve(snapshot);
+}
+
 async function readInput(config: pulumi.Config): Promise<DumpContents> {
-  const snapshotPath = config.get("snapshot");
-  if (snapshotPath !== undefined && snapshotPath !== "") {
+  const snapshot = config.get("snapshot");
+  if (snapshot !== undefined && snapshot !== "") {
+    const snapshotPath = snapshotFile(snapshot, pulumi.runtime.getRootDirectory());
     let text: string;
     try {
       text = await fs.promises.readFile(snapshotPath, "utf8");

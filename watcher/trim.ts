@@ -41,46 +41,80 @@ function isSet(value: unknown): boolean {
   return value !== undefined && value !== null && value !== "";
 }
 
+/** JSON `null` means absent, as the apiserver reads it. */
+function isPresent(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A value kept as written although it may not have the declared type: trimming never throws and
+ * never guesses, so a malformed field reaches the model, which names it (model/shape.ts) and sets
+ * only that object aside.
+ */
+function asWritten<T>(value: unknown): T {
+  return value as T;
+}
+
+/** `null` or absent → empty; an object → a copy; anything else as written. */
+function copyRecord(value: unknown): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  return isObject(value) ? asWritten<Record<string, string>>({ ...value }) : asWritten<Record<string, string>>(value);
+}
+
+/** `null` or absent → empty; an array → its items through `each`; anything else as written. */
+function mapList<T>(value: unknown, each: (item: unknown) => T): T[] {
+  if (value === undefined || value === null) return [];
+  return Array.isArray(value) ? value.map(each) : asWritten<T[]>(value);
+}
+
 export function trimNode(node: NodeLike): NodeInfo {
-  const meta = node.metadata ?? {};
-  const spec = node.spec ?? {};
-  const podCIDRs = spec.podCIDRs !== undefined && spec.podCIDRs.length > 0 ? spec.podCIDRs : isSet(spec.podCIDR) ? [spec.podCIDR ?? ""] : [];
+  const meta: Record<string, unknown> = isObject(node.metadata) ? node.metadata : {};
+  const spec: Record<string, unknown> = isObject(node.spec) ? node.spec : {};
+  const podCIDRs = Array.isArray(spec.podCIDRs) && spec.podCIDRs.length > 0 ? spec.podCIDRs : isSet(spec.podCIDR) ? [spec.podCIDR] : spec.podCIDRs;
   return {
-    name: meta.name ?? "",
-    uid: meta.uid ?? "",
-    ...(isSet(spec.providerID) ? { providerID: spec.providerID } : {}),
-    labels: { ...(meta.labels ?? {}) },
-    taints: (spec.taints ?? []).map(
-      (taint): Taint => ({ key: taint.key ?? "", ...(taint.value !== undefined ? { value: taint.value } : {}), effect: taint.effect ?? "" }),
+    name: asWritten(meta.name ?? ""),
+    uid: asWritten(meta.uid ?? ""),
+    ...(isSet(spec.providerID) ? { providerID: asWritten<string>(spec.providerID) } : {}),
+    labels: copyRecord(meta.labels),
+    taints: mapList(spec.taints, (taint): Taint =>
+      isObject(taint)
+        ? { key: asWritten(taint.key ?? ""), ...(isPresent(taint.value) ? { value: asWritten<string>(taint.value) } : {}), effect: asWritten(taint.effect ?? "") }
+        : asWritten<Taint>(taint),
     ),
     deleting: isSet(meta.deletionTimestamp),
-    podCIDRs: [...podCIDRs],
+    podCIDRs: mapList(podCIDRs, (cidr) => asWritten<string>(cidr)),
   };
 }
 
 export function trimService(service: ServiceLike): ServiceInfo {
-  const meta = service.metadata ?? {};
-  const spec = service.spec ?? {};
+  const meta: Record<string, unknown> = isObject(service.metadata) ? service.metadata : {};
+  const spec: Record<string, unknown> = isObject(service.spec) ? service.spec : {};
   return {
-    namespace: meta.namespace ?? "default",
-    name: meta.name ?? "",
-    uid: meta.uid ?? "",
-    type: spec.type ?? "ClusterIP",
-    ...(isSet(spec.loadBalancerClass) ? { loadBalancerClass: spec.loadBalancerClass } : {}),
-    annotations: { ...(meta.annotations ?? {}) },
-    ports: (spec.ports ?? []).map(
-      (port): ServicePort => ({
-        ...(port.name !== undefined ? { name: port.name } : {}),
-        protocol: port.protocol ?? "TCP",
-        port: port.port ?? 0,
-        ...(port.nodePort !== undefined ? { nodePort: port.nodePort } : {}),
-      }),
+    namespace: asWritten(meta.namespace ?? "default"),
+    name: asWritten(meta.name ?? ""),
+    uid: asWritten(meta.uid ?? ""),
+    type: asWritten(spec.type ?? "ClusterIP"),
+    ...(isSet(spec.loadBalancerClass) ? { loadBalancerClass: asWritten<string>(spec.loadBalancerClass) } : {}),
+    annotations: copyRecord(meta.annotations),
+    ports: mapList(spec.ports, (port): ServicePort =>
+      isObject(port)
+        ? {
+            ...(isPresent(port.name) ? { name: asWritten<string>(port.name) } : {}),
+            protocol: asWritten(port.protocol ?? "TCP"),
+            port: asWritten(port.port ?? 0),
+            ...(isPresent(port.nodePort) ? { nodePort: asWritten<number>(port.nodePort) } : {}),
+          }
+        : asWritten<ServicePort>(port),
     ),
-    ...(isSet(spec.externalTrafficPolicy) ? { externalTrafficPolicy: spec.externalTrafficPolicy } : {}),
-    ...(spec.healthCheckNodePort !== undefined ? { healthCheckNodePort: spec.healthCheckNodePort } : {}),
-    ...(isSet(spec.loadBalancerIP) ? { loadBalancerIP: spec.loadBalancerIP } : {}),
-    loadBalancerSourceRanges: [...(spec.loadBalancerSourceRanges ?? [])],
-    ...(isSet(spec.sessionAffinity) ? { sessionAffinity: spec.sessionAffinity } : {}),
+    ...(isSet(spec.externalTrafficPolicy) ? { externalTrafficPolicy: asWritten<string>(spec.externalTrafficPolicy) } : {}),
+    ...(isPresent(spec.healthCheckNodePort) ? { healthCheckNodePort: asWritten<number>(spec.healthCheckNodePort) } : {}),
+    ...(isSet(spec.loadBalancerIP) ? { loadBalancerIP: asWritten<string>(spec.loadBalancerIP) } : {}),
+    loadBalancerSourceRanges: mapList(spec.loadBalancerSourceRanges, (range) => asWritten<string>(range)),
+    ...(isSet(spec.sessionAffinity) ? { sessionAffinity: asWritten<string>(spec.sessionAffinity) } : {}),
     deleting: isSet(meta.deletionTimestamp),
   };
 }

@@ -47,13 +47,14 @@ describe("index.ts through the pulumi CLI and language host", function () {
     // The project points at the built program; the language host finds @pulumi/pulumi through node_modules.
     fs.writeFileSync(path.join(project, "Pulumi.yaml"), `name: dccm\nruntime: nodejs\nmain: ${path.join(repoRoot(), "dist", "index.js")}\n`);
     fs.symlinkSync(path.join(repoRoot(), "node_modules"), path.join(project, "node_modules"));
-    snapshotPath = path.join(env.dir, "cluster.json");
+    // Next to Pulumi.yaml and named relatively, as CI does: the language host's cwd is elsewhere (the program's directory).
+    snapshotPath = path.join(project, "cluster.json");
     stack = await LocalWorkspace.createOrSelectStack(
       { stackName: "ci", workDir: project },
       { envVars: env.pulumiEnv, pulumiCommand: env.pulumiCommand },
     );
     await stack.setAllConfig({
-      "dccm:snapshot": { value: snapshotPath },
+      "dccm:snapshot": { value: "cluster.json" },
       "dccm:project": { value: "dccm-test" },
       "dccm:region": { value: "us-central1" },
       "dccm:network": { value: "k8s-net" },

@@ -6,7 +6,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 
-import { parseConfig } from "../../model/config";
+import * as YAML from "yaml";
+import { splitConfig } from "../../bin/options";
+import { CONFIG_KEYS, parseConfig } from "../../model/config";
 import { desiredState } from "../../model/desired";
 import type { DesiredState } from "../../model/types";
 import { snapshotFromKubectlJson } from "../../watcher/kubectlDump";
@@ -16,14 +18,60 @@ const CLI = path.resolve(__dirname, "../../bin/dccm.js");
 const SNAPSHOT = path.join(ROOT, "test/fixtures/cluster.json");
 const CONFIG = path.join(ROOT, "test/fixtures/config.json");
 
-/** The usage text, as `dccm help` prints it (other commands are being added to it). */
-let USAGE = "";
-const USAGE_LINES = [
+/** The usage text, exactly as `dccm help` prints it. */
+const USAGE = [
     "usage:",
     "  dccm desired --snapshot FILE [--config FILE] [--<key> VALUE ...]   print the DesiredState JSON",
     "  dccm render  --snapshot FILE [--config FILE] [--<key> VALUE ...]   print every resource the stack program declares",
+    "  dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)",
+    "  dccm help                                                          print this text",
+    "one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys",
     "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes loadBalancerClasses",
-];
+    "",
+].join("\n");
+
+/** `dccm daemon --help`, exactly: every flag the daemon accepts, with its config key and default. */
+const DAEMON_HELP = [
+    "usage: dccm daemon [--kubeconfig FILE] [--config FILE] [FLAG ...]",
+    "runs the service controller and the node controller. Durations: 500ms, 30s, 10m, 1h.",
+    "daemon flags (a flag wins over the config file key in brackets):",
+    "  --kubeconfig FILE                    the cluster (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster service account)",
+    "  --config FILE                        YAML or JSON file of the keys below (one file serves every dccm command)",
+    "  --state-dir DIR                      [stateDir] stack workspaces and the default backend, mode 0700 (default /var/lib/dccm)",
+    "  --listen HOST:PORT                   [listen] /healthz, /readyz and /metrics, GET and HEAD only (default 0.0.0.0:10258)",
+    "  --parallelism N                      [parallelism] stacks run at once (default 4)",
+    "  --drift-interval DURATION            [driftInterval] up --refresh of every stack this often, ±10 % (default 10m)",
+    "  --backend-url URL                    [backendUrl] Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)",
+    "  --secrets-provider URL               [secretsProvider] stack encryption, e.g. gcpkms://… (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE or $PULUMI_CONFIG_PASSPHRASE_FILE)",
+    "  --compute-endpoint URL               [computeEndpoint] Compute API of the node controller (default https://compute.googleapis.com/compute/v1/, credentials from ADC)",
+    "  --operation-timeout DURATION         [operationTimeout] a pulumi run (up, refresh, destroy) still going after this is cancelled and retried (default 20m)",
+    "  --confirm-orphan-destroys N          allow up to N held destroys of stacks whose Service is absent (held when more than 5, or more than half, at once; default 0)",
+    "  --no-leader-election                 [leaderElection: false] no Lease kube-system/dccm: run a single replica only",
+    "  --no-node-controller                 run the service controller only (Node initialization, addresses and lifecycle are left to another controller)",
+    "  --identity NAME                      holder identity in the Lease (default <hostname>_<pid>)",
+    "  --log-level LEVEL                    fatal, error, warn, info, debug, trace or silent (default info)",
+    "  -h, --help                           print this help",
+    "node controller flags (each wins over the config file key of the same name):",
+    "  --nodeAddressRefreshPeriod DURATION  Node addresses are refreshed this often (default 5m)",
+    "  --nodeLifecyclePeriod DURATION       NotReady Nodes are checked this often (default 30s)",
+    "  --nodeWorkers N                      Nodes reconciled at once, 1 to 100 (default 10)",
+    "  --nodeZones ZONE,…                   zones searched for Nodes without spec.providerID (default: the region's zones)",
+    "GCP flags (each wins over the config file key of the same name; dccm desired and dccm render read them too):",
+    "  --project ID                         GCP project of every resource (required)",
+    "  --region REGION                      region of the load balancers (required)",
+    "  --network NAME                       VPC network of the nodes (required)",
+    "  --subnetwork NAME                    default subnetwork of internal load balancers",
+    "  --nodeTags TAG,…                     network tags of the nodes: the target of every firewall (required)",
+    "  --clusterName NAME                   routes are named <clusterName cut to 26>-<node UID> (required)",
+    "  --clusterId ID                       names the instance groups and the node health check (required unless ConfigMap kube-system/ingress-uid has it)",
+    "  --clusterCIDR CIDR                   pod range: a node podCIDR outside it gets no route",
+    "  --backendMode MODE                   backend-service or target-pool, for external load balancers (default backend-service)",
+    "  --configureRoutes BOOL               one route per node podCIDR (default true)",
+    "  --loadBalancerClasses CLASS,…        loadBalancerClass values handled besides none (default dccm.io/gce)",
+    "",
+].join("\n");
+
+const EXAMPLE_CONFIG = path.join(ROOT, "examples/dccm.yaml");
 
 const BROKEN_STDERR =
     "Service default/broken: spec.loadBalancerSourceRanges: \"10.0.0.0/33\" is not a CIDR (expected a.b.c.d/n)\n" +
@@ -36,7 +84,11 @@ interface Run {
 }
 
 function dccm(...args: string[]): Run {
-    const result = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    return dccmWithEnv(process.env, ...args);
+}
+
+function dccmWithEnv(env: NodeJS.ProcessEnv, ...args: string[]): Run {
+    const result = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000, env });
     if (result.error) throw result.error;
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -63,7 +115,6 @@ describe("bin/dccm (child process)", function () {
 
     before(() => {
         tmp = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-cli-test-"));
-        USAGE = dccm("help").stdout;
     });
     after(() => {
         fs.rmSync(tmp, { recursive: true, force: true });
@@ -252,7 +303,9 @@ describe("bin/dccm (child process)", function () {
             assert.equal(
                 run.stderr,
                 "dccm: invalid configuration:\n" +
-                    "  zone: unknown key (known: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, loadBalancerClasses)\n" +
+                    "  zone: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
+                    "loadBalancerClasses; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+                    "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n" +
                     "  project: required\n" +
                     "  backendMode: \"pool\" is not backend-service or target-pool\n",
             );
@@ -305,12 +358,6 @@ describe("bin/dccm (child process)", function () {
             assert.equal(run.status, 2);
             assert.equal(run.stderr, `dccm: unknown command "deploy"\n${USAGE}`);
         });
-        it("the usage names desired, render and every config key", () => {
-            const lines = USAGE.split("\n");
-            assert.equal(lines[0], USAGE_LINES[0]);
-            for (const line of USAGE_LINES.slice(1)) assert.ok(lines.includes(line), line);
-            assert.equal(USAGE.endsWith(`${USAGE_LINES[3]}\n`), true);
-        });
         it("no command → usage on stdout, exit 2; help → exit 0", () => {
             const none = dccm();
             assert.equal(none.status, 2);
@@ -333,6 +380,189 @@ describe("bin/dccm (child process)", function () {
             const run = dccm("desired", "--snapshot", SNAPSHOT, "--bogus", "1");
             assert.equal(run.stderr, `dccm: ${message}\n${USAGE}`);
             assert.equal(run.status, 2);
+        });
+    });
+
+    describe("one config file serves every command (examples/dccm.yaml)", () => {
+        const modelKeys = (): Record<string, unknown> => {
+            const all = YAML.parse(fs.readFileSync(EXAMPLE_CONFIG, "utf8")) as Record<string, unknown>;
+            return Object.fromEntries(Object.entries(all).filter(([key]) => (CONFIG_KEYS as readonly string[]).includes(key)));
+        };
+        it("the file holds daemon and node controller keys, and splitConfig sorts each to its reader with nothing unknown", () => {
+            const shared = splitConfig(YAML.parse(fs.readFileSync(EXAMPLE_CONFIG, "utf8")) as Record<string, unknown>);
+            assert.deepStrictEqual(shared, {
+                model: {
+                    project: "my-gcp-project",
+                    region: "us-central1",
+                    network: "k8s-net",
+                    subnetwork: "k8s-subnet",
+                    nodeTags: ["k8s-node"],
+                    clusterName: "prod",
+                    clusterId: "c0ffee1234",
+                    clusterCIDR: "10.64.0.0/14",
+                },
+                daemon: { stateDir: "/var/lib/dccm", listen: "0.0.0.0:10258", parallelism: 4, driftInterval: "10m" },
+                node: { nodeAddressRefreshPeriod: "5m", nodeLifecyclePeriod: "30s" },
+                unknown: [],
+            });
+        });
+        it("desired --config examples/dccm.yaml: exit 0, the daemon's keys ignored, the DesiredState of the GCP keys", () => {
+            const run = dccm("desired", "--snapshot", SNAPSHOT, "--config", EXAMPLE_CONFIG);
+            assert.equal(run.stderr, BROKEN_STDERR);
+            assert.equal(run.status, 0);
+            assert.equal(run.stdout, `${JSON.stringify(inProcessDesired(modelKeys()), null, 2)}\n`);
+        });
+        it("render --config examples/dccm.yaml: exit 0, the rejections and the program's warnings only", () => {
+            const run = dccm("render", "--snapshot", SNAPSHOT, "--config", EXAMPLE_CONFIG);
+            assert.equal(
+                run.stderr,
+                BROKEN_STDERR +
+                    ["node-a1", "node-a2", "node-b1", "node-b2", "node-c1"]
+                        .map((node) => `warning: [runtime] node ${node}: instance is in project dccm-test, not my-gcp-project\n`)
+                        .join(""),
+            );
+            assert.equal(run.status, 0);
+            const resources = JSON.parse(run.stdout) as { name: string; inputs: Record<string, unknown> }[];
+            const firewall = resources.find((r) => r.name === "default/web:firewall")?.inputs;
+            assert.deepStrictEqual([firewall?.project, firewall?.network, firewall?.targetTags], ["my-gcp-project", "k8s-net", ["k8s-node"]]);
+        });
+        describe("daemon (stopped before it talks to the cluster)", () => {
+            // A kubeconfig that is never dialled: the config carries clusterId, and config checks come first.
+            const kubeconfig = (): string =>
+                tmpFile(
+                    "kubeconfig.yaml",
+                    "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n" +
+                        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+                );
+            const noPassphrase = (): NodeJS.ProcessEnv => {
+                const env = { ...process.env };
+                delete env.PULUMI_CONFIG_PASSPHRASE;
+                delete env.PULUMI_CONFIG_PASSPHRASE_FILE;
+                return env;
+            };
+            it("accepts every key of examples/dccm.yaml: the next check (the passphrase) is the one that stops it", () => {
+                const run = dccmWithEnv(noPassphrase(), "daemon", "--kubeconfig", kubeconfig(), "--config", EXAMPLE_CONFIG);
+                assert.deepStrictEqual(
+                    [run.status, run.stderr],
+                    [2, `dccm: set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) or --secrets-provider (e.g. gcpkms://…) so stacks can be encrypted\n${USAGE}`],
+                );
+            });
+            it("refuses a key no command knows, named, exit 2", () => {
+                const file = tmpFile("typo-daemon.yaml", `${fs.readFileSync(EXAMPLE_CONFIG, "utf8")}lisen: 127.0.0.1:10258\n`);
+                const run = dccmWithEnv(noPassphrase(), "daemon", "--kubeconfig", kubeconfig(), "--config", file);
+                assert.equal(run.status, 2);
+                assert.equal(
+                    run.stderr,
+                    "dccm: invalid configuration:\n" +
+                        "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
+                        "loadBalancerClasses; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+                        "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
+                );
+            });
+        });
+        for (const command of ["desired", "render"]) {
+            it(`${command}: a key no command knows is still refused, named, exit 2`, () => {
+                const file = tmpFile(`typo-${command}.yaml`, `${fs.readFileSync(EXAMPLE_CONFIG, "utf8")}lisen: 127.0.0.1:10258\n`);
+                const run = dccm(command, "--snapshot", SNAPSHOT, "--config", file);
+                assert.equal(run.status, 2);
+                assert.equal(run.stdout, "");
+                assert.equal(
+                    run.stderr,
+                    "dccm: invalid configuration:\n" +
+                        "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
+                        "loadBalancerClasses; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+                        "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
+                );
+            });
+        }
+    });
+
+    describe("help", () => {
+        it("dccm help and dccm --help print the usage, exit 0", () => {
+            for (const args of [["help"], ["--help"], ["-h"]]) {
+                const run = dccm(...args);
+                assert.deepStrictEqual([run.status, run.stdout, run.stderr], [0, USAGE, ""], args.join(" "));
+            }
+        });
+        it("desired --help and render --help print the usage, exit 0", () => {
+            for (const command of ["desired", "render"]) {
+                const run = dccm(command, "--help");
+                assert.deepStrictEqual([run.status, run.stdout, run.stderr], [0, USAGE, ""], command);
+            }
+        });
+        it("dccm daemon --help (and -h) prints every flag with its key and default, exit 0", () => {
+            for (const flag of ["--help", "-h"]) {
+                const run = dccm("daemon", flag);
+                assert.deepStrictEqual([run.status, run.stderr], [0, ""], flag);
+                assert.equal(run.stdout, DAEMON_HELP);
+            }
+        });
+        it("every flag the daemon's help lists is accepted by its parser (all at once, then --help)", () => {
+            const args: string[] = [];
+            for (const line of DAEMON_HELP.split("\n")) {
+                const match = /^ {2}(--[A-Za-z-]+)(?: (\S+))? {2,}/.exec(line);
+                if (match === null || match[1] === "--help") continue;
+                args.push(match[1], ...(match[2] !== undefined ? [match[1] === "--log-level" ? "debug" : "x"] : []));
+            }
+            assert.equal(args.filter((arg) => arg.startsWith("--")).length, 30);
+            const run = dccm("daemon", ...args, "--help");
+            assert.deepStrictEqual([run.status, run.stderr, run.stdout], [0, "", DAEMON_HELP]);
+        });
+        it("daemon: a flag the help does not list is refused, exit 2", () => {
+            const run = dccm("daemon", "--loglevel", "debug");
+            assert.deepStrictEqual([run.status, run.stderr], [2, `dccm: Unknown option '--loglevel'\n${USAGE}`]);
+        });
+        it("daemon: --log-level takes only pino's levels, exit 2 naming them", () => {
+            const run = dccm("daemon", "--log-level", "loud");
+            assert.deepStrictEqual([run.status, run.stderr], [2, `dccm: --log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent\n${USAGE}`]);
+        });
+    });
+
+    describe("malformed objects in the snapshot: one line each, naming the object and the field; everything else proceeds", () => {
+        const MALFORMED_STDERR =
+            BROKEN_STDERR +
+            "Service default/null-port: spec.ports[1]: expected an object, got null\n" +
+            "Service default/numeric-annotation: metadata.annotations[cloud.google.com/network-tier]: expected a string, got 5\n";
+        let snapshot = "";
+        before(() => {
+            const list = JSON.parse(fs.readFileSync(SNAPSHOT, "utf8")) as { items: unknown[] };
+            list.items.push(
+                {
+                    apiVersion: "v1",
+                    kind: "Service",
+                    metadata: { name: "null-port", namespace: "default", uid: "5ec00010-7a1b-4c2d-8e3f-a0b1c2d3e4f5" },
+                    spec: { type: "LoadBalancer", ports: [{ protocol: "TCP", port: 80 }, null] },
+                },
+                {
+                    apiVersion: "v1",
+                    kind: "Service",
+                    metadata: { name: "numeric-annotation", namespace: "default", uid: "5ec00011-7a1b-4c2d-8e3f-a0b1c2d3e4f5", annotations: { "cloud.google.com/network-tier": 5 } },
+                    spec: { type: "LoadBalancer", ports: [{ protocol: "TCP", port: 80 }] },
+                },
+                {
+                    apiVersion: "v1",
+                    kind: "Node",
+                    metadata: { name: "node-bad", uid: "99999999-9999-4999-8999-999999999999", labels: { "topology.kubernetes.io/zone": "us-central1-a" } },
+                    spec: { providerID: "gce://dccm-test/us-central1-a/node-bad", taints: [null] },
+                },
+            );
+            snapshot = tmpFile("malformed.json", JSON.stringify(list));
+        });
+        it("desired: exit 0, one stderr line per malformed Service, the rest exactly as without them", () => {
+            const run = dccm("desired", "--snapshot", snapshot, "--config", CONFIG);
+            assert.equal(run.stderr, MALFORMED_STDERR);
+            assert.equal(run.status, 0);
+            const parsed = JSON.parse(run.stdout) as DesiredState;
+            const clean = inProcessDesired(JSON.parse(fs.readFileSync(CONFIG, "utf8")) as Record<string, unknown>);
+            assert.deepStrictEqual(parsed.services, clean.services);
+            assert.deepStrictEqual(parsed.cluster, clean.cluster);
+            assert.deepStrictEqual(parsed.warnings, [...clean.warnings, "node node-bad: spec.taints[0]: expected an object, got null; the Node is left out"].sort());
+        });
+        it("render: exit 0, the rejections and the Node's warning on stderr, the same resources as without them", () => {
+            const run = dccm("render", "--snapshot", snapshot, "--config", CONFIG);
+            assert.equal(run.stderr, `${MALFORMED_STDERR}warning: [runtime] node node-bad: spec.taints[0]: expected an object, got null; the Node is left out\n`);
+            assert.equal(run.status, 0);
+            assert.equal(run.stdout, dccm("render", "--snapshot", SNAPSHOT, "--config", CONFIG).stdout);
         });
     });
 });

@@ -9,7 +9,8 @@ import { parseConfig } from "../../model/config";
 import { desiredState } from "../../model/desired";
 import { isValidGceName } from "../../model/names";
 import { nodeInstance } from "../../model/rules";
-import type { ClusterSnapshot, Config, DesiredState, NodeInfo, ServiceInfo } from "../../model/types";
+import { describeValue } from "../../model/shape";
+import type { ClusterSnapshot, Config, DesiredState, NodeInfo, Rejection, ServiceInfo } from "../../model/types";
 import { snapshotFromKubectlJson } from "../../watcher/kubectlDump";
 import {
     CLUSTER_DESCRIPTION,
@@ -603,6 +604,181 @@ describe("model: desiredState", () => {
                 }),
                 { numRuns: 300 },
             );
+        });
+
+        describe("malformed input: arbitrary JSON where a string, number, boolean, object or array is expected", () => {
+            type Kind = "a string" | "a number" | "a boolean" | "an object" | "an array";
+            interface Place<T> {
+                field: string;
+                kind: Kind;
+                optional: boolean;
+                /** The object with the value at this place replaced. */
+                put: (target: T, value: unknown) => T;
+            }
+            const hasKind = (kind: Kind, value: unknown): boolean =>
+                ({
+                    "a string": typeof value === "string",
+                    "a number": typeof value === "number",
+                    "a boolean": typeof value === "boolean",
+                    "an object": typeof value === "object" && value !== null && !Array.isArray(value),
+                    "an array": Array.isArray(value),
+                })[kind];
+            const wrongValue = (kind: Kind): fc.Arbitrary<unknown> =>
+                fc.oneof(fc.constant(null), fc.jsonValue({ maxDepth: 2 })).filter((value) => !hasKind(kind, value));
+            const at = <T>(field: string, kind: Kind, optional: boolean, put: (target: T, value: unknown) => T): Place<T> => ({ field, kind, optional, put });
+            const expectation = (place: { field: string; kind: Kind; optional: boolean }, value: unknown): string =>
+                `${place.field}: expected ${place.kind}${place.optional ? " or nothing" : ""}, got ${describeValue(value)}`;
+            const SELECTION_FIELDS = ["metadata.deletionTimestamp", "spec.type", "spec.loadBalancerClass"];
+
+            function servicePlaces(service: ServiceInfo): Place<ServiceInfo>[] {
+                const put = (over: Record<string, unknown>): ServiceInfo => ({ ...service, ...over }) as unknown as ServiceInfo;
+                const places: Place<ServiceInfo>[] = [
+                    at("metadata.uid", "a string", false, (_s, v) => put({ uid: v })),
+                    at("metadata.deletionTimestamp", "a boolean", false, (_s, v) => put({ deleting: v })),
+                    at("spec.type", "a string", false, (_s, v) => put({ type: v })),
+                    at("spec.loadBalancerClass", "a string", true, (_s, v) => put({ loadBalancerClass: v })),
+                    at("metadata.annotations", "an object", false, (_s, v) => put({ annotations: v })),
+                    at("metadata.annotations[example.com/json]", "a string", false, (_s, v) => put({ annotations: { ...service.annotations, "example.com/json": v } })),
+                    at("spec.ports", "an array", false, (_s, v) => put({ ports: v })),
+                    at("spec.externalTrafficPolicy", "a string", true, (_s, v) => put({ externalTrafficPolicy: v })),
+                    at("spec.healthCheckNodePort", "a number", true, (_s, v) => put({ healthCheckNodePort: v })),
+                    at("spec.loadBalancerIP", "a string", true, (_s, v) => put({ loadBalancerIP: v })),
+                    at("spec.loadBalancerSourceRanges", "an array", false, (_s, v) => put({ loadBalancerSourceRanges: v })),
+                    at("spec.sessionAffinity", "a string", true, (_s, v) => put({ sessionAffinity: v })),
+                ];
+                for (const key of Object.keys(service.annotations)) {
+                    places.push(at(`metadata.annotations[${key}]`, "a string", false, (_s, v) => put({ annotations: { ...service.annotations, [key]: v } })));
+                }
+                service.ports.forEach((port, index) => {
+                    const withPort = (value: unknown): ServiceInfo => put({ ports: service.ports.map((p, i) => (i === index ? value : p)) });
+                    places.push(
+                        at(`spec.ports[${index}]`, "an object", false, (_s, v) => withPort(v)),
+                        at(`spec.ports[${index}].name`, "a string", true, (_s, v) => withPort({ ...port, name: v })),
+                        at(`spec.ports[${index}].protocol`, "a string", false, (_s, v) => withPort({ ...port, protocol: v })),
+                        at(`spec.ports[${index}].port`, "a number", false, (_s, v) => withPort({ ...port, port: v })),
+                        at(`spec.ports[${index}].nodePort`, "a number", true, (_s, v) => withPort({ ...port, nodePort: v })),
+                    );
+                });
+                service.loadBalancerSourceRanges.forEach((_range, index) => {
+                    places.push(
+                        at(`spec.loadBalancerSourceRanges[${index}]`, "a string", false, (_s, v) =>
+                            put({ loadBalancerSourceRanges: service.loadBalancerSourceRanges.map((r, i) => (i === index ? v : r)) }),
+                        ),
+                    );
+                });
+                return places;
+            }
+
+            function nodePlaces(node: NodeInfo): Place<NodeInfo>[] {
+                const put = (over: Record<string, unknown>): NodeInfo => ({ ...node, ...over }) as unknown as NodeInfo;
+                const places: Place<NodeInfo>[] = [
+                    at("metadata.uid", "a string", false, (_n, v) => put({ uid: v })),
+                    at("metadata.deletionTimestamp", "a boolean", false, (_n, v) => put({ deleting: v })),
+                    at("metadata.labels", "an object", false, (_n, v) => put({ labels: v })),
+                    at("metadata.labels[example.com/json]", "a string", false, (_n, v) => put({ labels: { ...node.labels, "example.com/json": v } })),
+                    at("spec.providerID", "a string", true, (_n, v) => put({ providerID: v })),
+                    at("spec.taints", "an array", false, (_n, v) => put({ taints: v })),
+                    at("spec.podCIDRs", "an array", false, (_n, v) => put({ podCIDRs: v })),
+                ];
+                node.taints.forEach((taint, index) => {
+                    const withTaint = (value: unknown): NodeInfo => put({ taints: node.taints.map((t, i) => (i === index ? value : t)) });
+                    places.push(
+                        at(`spec.taints[${index}]`, "an object", false, (_n, v) => withTaint(v)),
+                        at(`spec.taints[${index}].key`, "a string", false, (_n, v) => withTaint({ ...taint, key: v })),
+                        at(`spec.taints[${index}].value`, "a string", true, (_n, v) => withTaint({ ...taint, value: v })),
+                        at(`spec.taints[${index}].effect`, "a string", false, (_n, v) => withTaint({ ...taint, effect: v })),
+                    );
+                });
+                node.podCIDRs.forEach((_cidr, index) => {
+                    places.push(at(`spec.podCIDRs[${index}]`, "a string", false, (_n, v) => put({ podCIDRs: node.podCIDRs.map((c, i) => (i === index ? v : c)) })));
+                });
+                return places;
+            }
+
+            function compareRejections(a: Rejection, b: Rejection): number {
+                const text = (r: Rejection): string => `${r.service}\u0000${r.field}\u0000${r.message}`;
+                return text(a) < text(b) ? -1 : text(a) > text(b) ? 1 : 0;
+            }
+
+            /** A snapshot, one of its Services, one place in it and a JSON value of the wrong kind for that place. */
+            const corruptServiceArb = fc
+                .tuple(snapshotArb.filter((snapshot) => snapshot.services.length > 0), configArb)
+                .chain(([snapshot, config]) =>
+                    fc.integer({ min: 0, max: snapshot.services.length - 1 }).chain((index) =>
+                        fc.constantFrom(...servicePlaces(snapshot.services[index])).chain((place) =>
+                            wrongValue(place.kind).map((value) => ({ snapshot, config, index, place, value })),
+                        ),
+                    ),
+                );
+
+            it("the generator reaches every kind of place, and both rejected and ignored Services", () => {
+                const seen = new Set<string>();
+                for (const { snapshot, config, index, place } of fc.sample(corruptServiceArb, { numRuns: 600, seed: 7 })) {
+                    seen.add(place.field.replace(/\[\d+\]/g, "[i]").replace(/annotations\[.*\]/, "annotations[key]"));
+                    seen.add(SELECTION_FIELDS.includes(place.field) || wanted(snapshot.services[index], config) ? "rejected" : "ignored");
+                }
+                assert.deepStrictEqual([...seen].sort(), [
+                    "ignored",
+                    "metadata.annotations",
+                    "metadata.annotations[key]",
+                    "metadata.deletionTimestamp",
+                    "metadata.uid",
+                    "rejected",
+                    "spec.externalTrafficPolicy",
+                    "spec.healthCheckNodePort",
+                    "spec.loadBalancerClass",
+                    "spec.loadBalancerIP",
+                    "spec.loadBalancerSourceRanges",
+                    "spec.loadBalancerSourceRanges[i]",
+                    "spec.ports",
+                    "spec.ports[i]",
+                    "spec.ports[i].name",
+                    "spec.ports[i].nodePort",
+                    "spec.ports[i].port",
+                    "spec.ports[i].protocol",
+                    "spec.sessionAffinity",
+                    "spec.type",
+                ]);
+            });
+
+            it("a Service with arbitrary JSON in one place: no throw; exactly one rejection naming it and the field (when ours or undecidable); every other Service as if it were absent", () => {
+                fc.assert(
+                    fc.property(corruptServiceArb, ({ snapshot, config, index, place, value }) => {
+                        const original = snapshot.services[index];
+                        const services = snapshot.services.map((service, i) => (i === index ? place.put(service, value) : service));
+                        const state = desiredState({ nodes: snapshot.nodes, services }, config);
+                        const absent = desiredState({ nodes: snapshot.nodes, services: snapshot.services.filter((_s, i) => i !== index) }, config);
+                        const key = `${original.namespace}/${original.name}`;
+                        if (SELECTION_FIELDS.includes(place.field) || wanted(original, config)) {
+                            const rejection = { service: key, field: place.field, message: `Service ${key}: ${expectation(place, value)}` };
+                            assert.deepStrictEqual(state, { ...absent, rejected: [...absent.rejected, rejection].sort(compareRejections) });
+                        } else {
+                            assert.deepStrictEqual(state, absent);
+                        }
+                    }),
+                    { numRuns: 400 },
+                );
+            });
+
+            it("a Node with arbitrary JSON in one place: no throw; left out with one warning naming it and the field; the rest as if it were absent", () => {
+                const corruptNodeArb = fc
+                    .tuple(snapshotArb.filter((snapshot) => snapshot.nodes.length > 0), configArb)
+                    .chain(([snapshot, config]) =>
+                        fc.integer({ min: 0, max: snapshot.nodes.length - 1 }).chain((index) =>
+                            fc.constantFrom(...nodePlaces(snapshot.nodes[index])).chain((place) => wrongValue(place.kind).map((value) => ({ snapshot, config, index, place, value }))),
+                        ),
+                    );
+                fc.assert(
+                    fc.property(corruptNodeArb, ({ snapshot, config, index, place, value }) => {
+                        const nodes = snapshot.nodes.map((n, i) => (i === index ? place.put(n, value) : n));
+                        const state = desiredState({ nodes, services: snapshot.services }, config);
+                        const absent = desiredState({ nodes: snapshot.nodes.filter((_n, i) => i !== index), services: snapshot.services }, config);
+                        const warning = `node ${snapshot.nodes[index].name}: ${expectation(place, value)}; the Node is left out`;
+                        assert.deepStrictEqual(state, { ...absent, warnings: [...absent.warnings, warning].sort() });
+                    }),
+                    { numRuns: 300 },
+                );
+            });
         });
     });
 });

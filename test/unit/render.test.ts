@@ -5,7 +5,7 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 
 import { computedState, renderProgram, stackOf, type RenderedResource, type RenderResult } from "../../program/render";
-import { RejectedServicesError, stackProgram } from "../../program/stackProgram";
+import { RejectedServicesError, snapshotFile, stackProgram } from "../../program/stackProgram";
 import {
     backendServiceInputs,
     CLUSTER_DESCRIPTION,
@@ -276,6 +276,19 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
         ];
         for (const [name, stack] of cases) {
             it(`stackOf(${JSON.stringify(name)}) → ${stack}`, () => assert.equal(stackOf(name), stack));
+        }
+        // getRootDirectory() is the directory of Pulumi.yaml under the language host, "" or the placeholder "rootDirectory" elsewhere.
+        const snapshotCases: [string, string, string][] = [
+            ["cluster.json", "/ci/project", "/ci/project/cluster.json"],
+            ["dumps/cluster.json", "/ci/project", "/ci/project/dumps/cluster.json"],
+            ["../cluster.json", "/ci/project", "/ci/cluster.json"],
+            ["/abs/cluster.json", "/ci/project", "/abs/cluster.json"],
+            ["cluster.json", "", path.join(process.cwd(), "cluster.json")],
+            ["cluster.json", "rootDirectory", path.join(process.cwd(), "cluster.json")],
+            ["/abs/cluster.json", "", "/abs/cluster.json"],
+        ];
+        for (const [snapshot, projectDirectory, expected] of snapshotCases) {
+            it(`snapshotFile(${JSON.stringify(snapshot)}, ${JSON.stringify(projectDirectory)}) → ${expected}`, () => assert.equal(snapshotFile(snapshot, projectDirectory), expected));
         }
         it("computedState: regional, zonal and global self links; placeholder IPs only when not given", () => {
             assert.deepStrictEqual(computedState(BS, { project: "p", region: "r", name: "n" }), {
