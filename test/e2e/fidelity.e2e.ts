@@ -8,6 +8,7 @@ import * as assert from "node:assert/strict";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
+import { describeError } from "../../daemon/reconciler";
 import { StackRunner } from "../../daemon/stacks";
 import { CLUSTER_STACK, desiredState, loadBalancerName, parseConfig, type ClusterSnapshot, type ServiceInfo } from "../../model";
 import type { ResourceListing } from "../support/gce";
@@ -157,7 +158,7 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
     });
     await assert.rejects(upService("shared"), (error: Error) => {
       assert.match(
-        error.message,
+        describeError(error, 4096),
         /Service default\/shared: spec\.loadBalancerIP: an internal Service with both TCP and UDP ports needs one IP shared by two forwarding rules, which GCE allows only on an address reserved with purpose SHARED_LOADBALANCER_VIP/,
       );
       return true;
