@@ -1,7 +1,7 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
 import type { ClusterDesired } from "../model";
-import { instanceLink } from "./links";
+import { instanceLink, networkUrl } from "./links";
 import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 
 export interface ClusterNetworkArgs {
@@ -35,7 +35,7 @@ export class ClusterNetwork extends pulumi.ComponentResource {
           zone: group.zone,
           name: group.name,
           description: group.description,
-          network: cluster.network,
+          network: networkUrl(cluster.project, cluster.network),
           instances: group.instances.map((instance) => instanceLink(cluster.project, group.zone, instance)),
         },
         childOpts,

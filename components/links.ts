@@ -19,3 +19,14 @@ export function globalLink(project: string, collection: string, name: string): s
 export function instanceLink(project: string, zone: string, name: string): string {
   return zonalLink(project, zone, "instances", name);
 }
+
+/**
+ * The network as a relative URL. InstanceGroup sends `network` to GCE verbatim
+ * (terraform-provider-google-beta resource_compute_instance_group.go, resourceComputeInstanceGroupCreate:
+ * `instanceGroup.Network = v.(string)`), and GCE refuses a bare name there. The other resources
+ * dccm declares expand a bare name themselves (ParseNetworkFieldValue), so they keep it: a changed
+ * input there would only be noise in existing stacks' diffs.
+ */
+export function networkUrl(project: string, network: string): string {
+  return network.includes("/") ? network : `projects/${project}/global/networks/${network}`;
+}

@@ -60,12 +60,16 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
               name: service.lbName,
               description: service.description,
               addressType: service.scheme,
-              // An internal IP shared by several forwarding rules (mixed protocols) must say so.
-              ...(internal
-                ? { subnetwork: service.subnetwork, purpose: service.frontends.length > 1 ? "SHARED_LOADBALANCER_VIP" : "GCE_ENDPOINT" }
-                : { networkTier: service.networkTier }),
+              // Every internal address is reserved as SHARED_LOADBALANCER_VIP, even for one protocol:
+              // GCE lets several INTERNAL forwarding rules share an IP only through such an address,
+              // and `purpose` forces a replacement (a new IP) once set, so a Service that gains a
+              // second protocol must already hold one.
+              ...(internal ? { subnetwork: service.subnetwork, purpose: "SHARED_LOADBALANCER_VIP" } : { networkTier: service.networkTier }),
             },
-            childOpts,
+            // Stacks of earlier dccm versions hold single-protocol internal addresses with purpose
+            // GCE_ENDPOINT: replacing them would change the Service's IP on upgrade, which users
+            // must never see, so an existing address keeps its purpose (see README "Known limits").
+            { ...childOpts, ignoreChanges: ["purpose"] },
           )
         : undefined;
     const ipAddress: pulumi.Input<string> = address !== undefined ? address.address : (service.userIP ?? "");
@@ -99,11 +103,33 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
     }
 
     const backendServices: string[] = [];
+    const protocols = service.frontends.map((frontend) => frontend.protocol);
     const forwardingRules = service.frontends.map((frontend) => {
       const suffix = frontend.protocol.toLowerCase();
+      // The first frontend keeps the bare GCE name whatever its protocol, but its Pulumi name carries
+      // the protocol: a Service switched from TCP to UDP would make the engine create `backend-udp`
+      // (same GCE name) before deleting `backend-tcp`, and GCE answers 409 alreadyExists forever.
+      // Aliasing the other protocol's Pulumi name (only when no frontend of that protocol is still
+      // declared) turns the switch into a change of the same resources.
+      const aliases: pulumi.Input<pulumi.Alias>[] =
+        frontend.name === service.lbName ? otherProtocols(protocols).map((other) => ({ name: `${name}:backend-${other.toLowerCase()}` })) : [];
+      const ruleAliases: pulumi.Input<pulumi.Alias>[] =
+        frontend.name === service.lbName
+          ? otherProtocols(protocols).map((other) => ({ name: `${name}:forwarding-rule-${other.toLowerCase()}` }))
+          : [];
       let target: { target: pulumi.Input<string> } | { backendService: pulumi.Input<string> };
+      let replaceWith: pulumi.Resource[];
       if (targetPool !== undefined) {
         target = { target: targetPool.selfLink };
+        // A target pool's sessionAffinity and description force its replacement, but a forwarding
+        // rule's target is updated in place (terraform-provider-google-beta resource_compute_forwarding_rule.go
+        // `target` has no ForceNew; setTarget). With delete-before-replace (the pool's name is fixed)
+        // the engine would delete the pool while the rule still points at it: resourceInUseByAnotherResource
+        // on every retry. So the rule is replaced with the pool: deleted first, created after. Re-pointing
+        // the rule instead would need a second pool under another name, which the stock CCM's naming
+        // (and adoption of its load balancers) does not allow. The IP stays: it is the reserved address
+        // `<lb>` (or the user's loadBalancerIP), which outlives the rule.
+        replaceWith = [targetPool];
       } else {
         const backendService = new gcp.compute.RegionBackendService(
           `${name}:backend-${suffix}`,
@@ -122,10 +148,14 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
               balancingMode: "CONNECTION",
             })),
           },
-          childOpts,
+          // A new protocol replaces the backend service (delete first: the name is fixed) rather than
+          // updating it under a forwarding rule of the old protocol; its forwarding rule, whose
+          // backendService forces a replacement, is deleted before it and created after it.
+          { ...childOpts, aliases, replaceOnChanges: ["protocol"] },
         );
         backendServices.push(frontend.name);
         target = { backendService: backendService.selfLink };
+        replaceWith = [backendService];
       }
       return new gcp.compute.ForwardingRule(
         `${name}:forwarding-rule-${suffix}`,
@@ -143,7 +173,7 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
             : { networkTier: service.networkTier }),
           ...target,
         },
-        childOpts,
+        { ...childOpts, aliases: ruleAliases, replaceWith },
       );
     });
 
@@ -167,6 +197,11 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
     };
     this.registerOutputs({ ingressIPs: this.ingressIPs, resources: this.resources });
   }
+}
+
+/** TCP/UDP minus the protocols still declared: the Pulumi names a first frontend may inherit. */
+function otherProtocols(declared: readonly string[]): string[] {
+  return ["TCP", "UDP"].filter((protocol) => !declared.includes(protocol));
 }
 
 function instanceGroupLink(cluster: ClusterRefs, zone: string): pulumi.Input<string> {

@@ -226,6 +226,15 @@ export function serviceDesired(service: ServiceInfo, config: Config, backends: B
   const sourceRanges = readSourceRanges(service, problems);
   const userIP = readUserIP(service, problems);
   const frontends = readFrontends(service, lbName, scheme, backend, problems);
+  if (scheme === "INTERNAL" && userIP !== undefined && frontends.length > 1) {
+    // GCE lets several INTERNAL forwarding rules share an IP only through an address reserved with
+    // purpose SHARED_LOADBALANCER_VIP (cloud.google.com/load-balancing/docs/internal#multiple-forwarding-rules);
+    // dccm cannot prove a user IP is one, and reserves such an address itself when the field is unset.
+    problems.add(
+      "spec.loadBalancerIP",
+      `an internal Service with both TCP and UDP ports needs one IP shared by two forwarding rules, which GCE allows only on an address reserved with purpose SHARED_LOADBALANCER_VIP; leave spec.loadBalancerIP unset so that dccm reserves one (got "${userIP}")`,
+    );
+  }
   const affinity = service.sessionAffinity ?? "None";
   if (affinity !== "None" && affinity !== "ClientIP") problems.add("spec.sessionAffinity", `"${affinity}" is not None or ClientIP`);
   const healthCheck = readHealthCheck(service, config, lbName, problems);

@@ -139,7 +139,7 @@ export function instanceUrl(zone: string, name: string): string {
 }
 
 export function instanceGroupInputs(zone: string, instances: string[]): Record<string, unknown> {
-    return { project: PROJECT, zone, name: "k8s-ig--c0ffee1234", description: CLUSTER_DESCRIPTION, network: NETWORK, instances: instances.map((name) => instanceUrl(zone, name)) };
+    return { project: PROJECT, zone, name: "k8s-ig--c0ffee1234", description: CLUSTER_DESCRIPTION, network: `projects/${PROJECT}/global/networks/${NETWORK}`, instances: instances.map((name) => instanceUrl(zone, name)) };
 }
 
 /** A regional health check on `port` /healthz, 8/1/1/3. */

@@ -9,7 +9,7 @@ import { PulumiCommand } from "@pulumi/pulumi/automation";
 import pino from "pino";
 import type { DaemonOptions } from "../../daemon/daemon";
 import type { Config } from "../../model";
-import { pluginBinDir, startGceEmulator, type GceEmulator, type GceEmulatorOptions } from "./gce";
+import { pluginBinDir, startGceEmulator, type GceEmulator, type GceEmulatorOptions, type NetworkSpec } from "./gce";
 import { startKube, type KubeEnv } from "./kube";
 import { requireTestenvBinary, testenvBinDir } from "./testenv-paths";
 
@@ -61,11 +61,29 @@ export function daemonOptions(env: TestEnv, config: Config, overrides: Partial<D
 
 export const TEST_PASSPHRASE = "dccm-e2e-passphrase";
 
+/**
+ * The VPC of the e2e cluster (config network `k8s-net`): custom mode, as production clusters
+ * usually are, with the nodes' subnetwork and the one internal Services of the fixtures name.
+ * Instances are seeded on it, so that the instance groups (on `k8s-net`) hold instances of their
+ * own network, as GCE requires.
+ */
+export const E2E_NETWORKS: readonly NetworkSpec[] = [
+  { name: "default", autoCreateSubnetworks: true },
+  {
+    name: "k8s-net",
+    autoCreateSubnetworks: false,
+    subnetworks: [
+      { name: "k8s-subnet", ipCidrRange: "10.128.0.0/20" },
+      { name: "ilb-subnet", ipCidrRange: "10.129.0.0/20" },
+    ],
+  },
+];
+
 export async function startTestEnv(opts: { gce?: GceEmulatorOptions; withKube?: boolean } = {}): Promise<TestEnv> {
   requireTestenvBinary("pulumi");
   requireTestenvBinary("pulumi-language-nodejs");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-e2e-"));
-  const gce = await startGceEmulator(opts.gce);
+  const gce = await startGceEmulator({ networks: E2E_NETWORKS, instanceNetwork: "k8s-net", ...opts.gce });
   let kube: KubeEnv | undefined;
   try {
     if (opts.withKube !== false) kube = await startKube();

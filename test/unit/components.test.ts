@@ -48,6 +48,12 @@ interface Construction {
     /** The component itself for children; undefined for the component. */
     parent: pulumi.Resource | undefined;
     deleteBeforeReplace: boolean | undefined;
+    ignoreChanges: string[] | undefined;
+    replaceOnChanges: string[] | undefined;
+    /** Names of the aliases (this harness declares aliases by name only). */
+    aliases: string[];
+    /** Pulumi names of the resources whose replacement replaces this one. */
+    replaceWith: string[];
 }
 
 interface Captured<T> {
@@ -95,11 +101,16 @@ async function capture<T extends pulumi.Resource>(build: (opts: pulumi.Component
     const component = build({
         transformations: [
             (args) => {
+                constructedNames.set(args.resource, args.name);
                 constructions.push({
                     type: args.type,
                     name: args.name,
                     parent: args.opts.parent,
                     deleteBeforeReplace: (args.opts as pulumi.CustomResourceOptions).deleteBeforeReplace,
+                    ignoreChanges: args.opts.ignoreChanges,
+                    replaceOnChanges: args.opts.replaceOnChanges,
+                    aliases: (args.opts.aliases ?? []).map((alias) => (typeof alias === "object" && alias !== null && "name" in alias ? String(alias.name) : String(alias))),
+                    replaceWith: ((args.opts as pulumi.CustomResourceOptions).replaceWith ?? []).map((resource) => nameOf(resource)),
                 });
                 return undefined;
             },
@@ -107,6 +118,12 @@ async function capture<T extends pulumi.Resource>(build: (opts: pulumi.Component
     });
     await pulumi.runtime.disconnect();
     return { component, registered, constructions, urns: [...monitor.getRegisteredResources().keys()].sort() };
+}
+
+/** The Pulumi name a resource was constructed with (recorded by the transformation below). */
+const constructedNames = new WeakMap<pulumi.Resource, string>();
+function nameOf(resource: pulumi.Resource): string {
+    return constructedNames.get(resource) ?? "<unknown>";
 }
 
 function value<T>(output: pulumi.Output<T>): Promise<T> {
@@ -359,7 +376,7 @@ describe("components (Pulumi mocks)", () => {
             assertResources(captured, {
                 "default/web:address": [
                     T.address,
-                    { project: PROJECT, region: REGION, name: LB, description: DESCRIPTION, addressType: "INTERNAL", subnetwork: "ilb-subnet", purpose: "GCE_ENDPOINT" },
+                    { project: PROJECT, region: REGION, name: LB, description: DESCRIPTION, addressType: "INTERNAL", subnetwork: "ilb-subnet", purpose: "SHARED_LOADBALANCER_VIP" },
                 ],
                 "default/web:backend-tcp": [T.backendService, backendService({ loadBalancingScheme: "INTERNAL", network: NETWORK })],
                 "default/web:forwarding-rule-tcp": [T.forwardingRule, internalRule],
@@ -377,9 +394,6 @@ describe("components (Pulumi mocks)", () => {
             assert.equal("ports" in rule || "portRange" in rule, false);
         });
 
-        // BUG: components/serviceLoadBalancer.ts declares the internal address with purpose GCE_ENDPOINT
-        // always; GCE lets several internal forwarding rules share an IP only when its purpose is
-        // SHARED_LOADBALANCER_VIP, so the second (UDP) rule of a mixed internal Service fails.
         it("internal mixed TCP/UDP: the shared address has purpose SHARED_LOADBALANCER_VIP", async () => {
             const captured = await build(
                 service({
@@ -524,6 +538,63 @@ describe("components (Pulumi mocks)", () => {
                 assert.equal(resources.get("default/web:forwarding-rule-tcp")?.inputs.target, selfLink(T.targetPool, LB));
                 assert.equal(captured.registered.filter((r) => r.type === T.targetPool).length, 1);
                 assert.equal(captured.registered.filter((r) => r.type === T.address).length, 1);
+            });
+        });
+
+        describe("options that keep replacements convergent", () => {
+            /** [name, ignoreChanges, replaceOnChanges, aliases, replaceWith] of every custom resource. */
+            function options(captured: Captured<ServiceLoadBalancer>): [string, string[] | undefined, string[] | undefined, string[], string[]][] {
+                return captured.constructions
+                    .filter((c) => c.type !== "dccm:gcp:ServiceLoadBalancer")
+                    .map((c): [string, string[] | undefined, string[] | undefined, string[], string[]] => [c.name, c.ignoreChanges, c.replaceOnChanges, c.aliases, c.replaceWith])
+                    .sort((a, b) => a[0].localeCompare(b[0]));
+            }
+
+            it("backend service: the forwarding rule is replaced with it, a protocol change replaces it, and a single UDP frontend inherits the TCP names", async () => {
+                const captured = await build(service({ frontends: [{ name: LB, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } }] }));
+                assert.deepStrictEqual(options(captured), [
+                    ["default/web:address", ["purpose"], undefined, [], []],
+                    ["default/web:backend-udp", undefined, ["protocol"], ["default/web:backend-tcp"], []],
+                    ["default/web:firewall", undefined, undefined, [], []],
+                    ["default/web:forwarding-rule-udp", undefined, undefined, ["default/web:forwarding-rule-tcp"], ["default/web:backend-udp"]],
+                ]);
+            });
+
+            it("mixed TCP/UDP: no aliases (both protocols' names are declared)", async () => {
+                const captured = await build(
+                    service({
+                        frontends: [
+                            { name: LB, protocol: "TCP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
+                            { name: `${LB}-udp`, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
+                        ],
+                    }),
+                );
+                assert.deepStrictEqual(
+                    options(captured).filter(([name]) => name.includes("backend") || name.includes("forwarding")),
+                    [
+                        ["default/web:backend-tcp", undefined, ["protocol"], [], []],
+                        ["default/web:backend-udp", undefined, ["protocol"], [], []],
+                        ["default/web:forwarding-rule-tcp", undefined, undefined, [], ["default/web:backend-tcp"]],
+                        ["default/web:forwarding-rule-udp", undefined, undefined, [], ["default/web:backend-udp"]],
+                    ],
+                );
+            });
+
+            it("target pool: the forwarding rule is replaced with the pool (sessionAffinity/description force the pool's replacement)", async () => {
+                const captured = await build(
+                    service({
+                        backend: "target-pool",
+                        frontends: [{ name: LB, protocol: "TCP", ports: [80], portSelection: { kind: "range", portRange: "80-80" } }],
+                        backendZones: [],
+                        backendInstances: [{ zone: "us-central1-a", name: "node-a1" }],
+                    }),
+                );
+                assert.deepStrictEqual(options(captured), [
+                    ["default/web:address", ["purpose"], undefined, [], []],
+                    ["default/web:firewall", undefined, undefined, [], []],
+                    ["default/web:forwarding-rule-tcp", undefined, undefined, ["default/web:forwarding-rule-udp"], ["default/web:target-pool"]],
+                    ["default/web:target-pool", undefined, undefined, [], []],
+                ]);
             });
         });
 

@@ -71,7 +71,7 @@ describe("GCE emulator", function () {
     function createLoadBalancer(name: string): void {
         gce.state.create(ADDRESS, { ...regional, name, addressType: "INTERNAL" });
         gce.state.create(HEALTH_CHECK, { ...regional, name, httpHealthCheck: { port: 10256, requestPath: "/healthz" } });
-        gce.state.create(BACKEND_SERVICE, { ...regional, name, healthChecks: name, loadBalancingScheme: "INTERNAL" });
+        gce.state.create(BACKEND_SERVICE, { ...regional, name, healthChecks: `regions/${REGION}/healthChecks/${name}`, loadBalancingScheme: "INTERNAL", protocol: "TCP" });
         gce.state.create(FORWARDING_RULE, {
             ...regional,
             name,
@@ -109,7 +109,7 @@ describe("GCE emulator", function () {
 
         it("accepts only names matching ^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$, naming the field", function () {
             for (const good of ["a", "a1", "k8s-fw-a1b2", `a${"b".repeat(62)}`]) {
-                assert.equal(gce.state.create(FIREWALL, { project: PROJECT, name: good, network: "default", allows: [{ protocol: "tcp" }] }).name, good);
+                assert.equal(gce.state.create(FIREWALL, { project: PROJECT, name: good, network: "default", allows: [{ protocol: "tcp" }], sourceRanges: ["0.0.0.0/0"] }).name, good);
             }
             for (const bad of ["", "1a", "A", "a_b", "a-", `a${"b".repeat(63)}`, "-a"]) {
                 const e = gceError(() => gce.state.create(ADDRESS, { ...regional, name: bad }));
@@ -175,7 +175,7 @@ describe("GCE emulator", function () {
         });
 
         it("refuses references to resources that do not exist: 404", function () {
-            const e = gceError(() => gce.state.create(BACKEND_SERVICE, { ...regional, name: "bs", healthChecks: "missing" }));
+            const e = gceError(() => gce.state.create(BACKEND_SERVICE, { ...regional, name: "bs", protocol: "TCP", healthChecks: `regions/${REGION}/healthChecks/missing` }));
             assert.deepEqual([e.status, e.reason, e.message], [
                 404,
                 "notFound",
@@ -190,8 +190,9 @@ describe("GCE emulator", function () {
             gce.state.create(BACKEND_SERVICE, {
                 ...regional,
                 name: "lb-2",
-                healthChecks: "lb-1",
-                backends: [{ group: "zones/us-central1-a/instanceGroups/k8s-ig--c1" }],
+                protocol: "TCP",
+                healthChecks: `regions/${REGION}/healthChecks/lb-1`,
+                backends: [{ group: "zones/us-central1-a/instanceGroups/k8s-ig--c1", balancingMode: "CONNECTION" }],
             });
             gce.state.create(HTTP_HEALTH_CHECK, { project: PROJECT, name: "k8s-c1-node" });
             gce.state.create(TARGET_POOL, { ...regional, name: "tp", healthChecks: "k8s-c1-node", instances: ["us-central1-a/node-1"] });
@@ -263,7 +264,11 @@ describe("GCE emulator", function () {
                 gce.state.create(FORWARDING_RULE, { ...regional, name: "i", loadBalancingScheme: "INTERNAL", allPorts: true }).properties.ipAddress,
                 "10.128.0.5",
             );
-            assert.equal(gce.state.create(FORWARDING_RULE, { ...regional, name: "l", ipAddress: "192.0.2.9" }).properties.ipAddress, "192.0.2.9");
+            // An internal rule may name an unreserved IP of its subnetwork (ephemeral with a chosen IP).
+            assert.equal(
+                gce.state.create(FORWARDING_RULE, { ...regional, name: "l", loadBalancingScheme: "INTERNAL", allPorts: true, ipAddress: "10.128.0.99" }).properties.ipAddress,
+                "10.128.0.99",
+            );
         });
 
         it("refuses to update an immutable field: 400", function () {
@@ -329,15 +334,17 @@ describe("GCE emulator", function () {
 
         it("diff: no change when references are spelled differently", function () {
             createLoadBalancer("lb-0");
-            gce.state.create(ADDRESS, { ...regional, name: "lb-1" });
+            gce.state.create(ADDRESS, { ...regional, name: "lb-1", addressType: "INTERNAL" });
             const fr = create(FORWARDING_RULE, {
                 ...regional,
                 name: "lb-1",
                 ipAddress: "lb-1",
+                loadBalancingScheme: "INTERNAL",
+                ports: ["81"],
                 backendService: link(`regions/${REGION}/backendServices/lb-0`),
             });
             assert.deepEqual(
-                diff(FORWARDING_RULE, fr, { ipAddress: "203.0.113.1", backendService: `https://www.googleapis.com/compute/v1/projects/${PROJECT}/regions/${REGION}/backendServices/lb-0` }),
+                diff(FORWARDING_RULE, fr, { ipAddress: "10.128.0.3", loadBalancingScheme: "INTERNAL", ports: ["81"], backendService: `https://www.googleapis.com/compute/v1/projects/${PROJECT}/regions/${REGION}/backendServices/lb-0` }),
                 { changes: false, diffs: [], replaces: [], deleteBeforeReplace: false },
             );
             const fw = create(FIREWALL, { project: PROJECT, name: "fw", network: "default", allows: [{ protocol: "tcp", ports: ["80", "443"] }], sourceRanges: ["10.0.0.0/8", "0.0.0.0/0"] });
@@ -360,8 +367,8 @@ describe("GCE emulator", function () {
             const fr = create(FORWARDING_RULE, { ...regional, name: "fr", target: "tp", portRange: "80" });
             const ig = create(INSTANCE_GROUP, { project: PROJECT, zone: "us-central1-a", name: "ig", instances: ["node-1"] });
             const hc = create(HEALTH_CHECK, { ...regional, name: "hc", httpHealthCheck: { port: 10256 } });
-            const bs = create(BACKEND_SERVICE, { ...regional, name: "bs", loadBalancingScheme: "EXTERNAL", healthChecks: "hc" });
-            const fw = create(FIREWALL, { project: PROJECT, name: "fw", network: "default", allows: [{ protocol: "tcp" }] });
+            const bs = create(BACKEND_SERVICE, { ...regional, name: "bs", loadBalancingScheme: "EXTERNAL", protocol: "TCP", healthChecks: `regions/${REGION}/healthChecks/hc` });
+            const fw = create(FIREWALL, { project: PROJECT, name: "fw", network: "default", allows: [{ protocol: "tcp" }], sourceRanges: ["0.0.0.0/0"] });
             const rt = create(ROUTE, { project: PROJECT, name: "rt", network: "default", destRange: "10.4.0.0/24", nextHopInstance: "node-1", nextHopInstanceZone: "us-central1-a" });
             assert.deepEqual(diff(ROUTE, rt, { nextHopInstance: link("zones/us-central1-a/instances/node-1") }), {
                 changes: false,
@@ -385,16 +392,18 @@ describe("GCE emulator", function () {
             assert.deepEqual(diff(INSTANCE_GROUP, ig, { network: "other" }), replace("network"));
             assert.deepEqual(diff(HEALTH_CHECK, hc, { checkIntervalSec: 8 }), update("checkIntervalSec"));
             assert.deepEqual(diff(HEALTH_CHECK, hc, { httpHealthCheck: { port: 10257 } }), update("httpHealthCheck"));
+            // A change of type is an update in the provider (resource_compute_region_health_check.go: no ForceNew).
             assert.deepEqual(diff(HEALTH_CHECK, hc, { httpHealthCheck: null, tcpHealthCheck: { port: 10256 } }), {
                 changes: true,
                 diffs: ["httpHealthCheck", "tcpHealthCheck"],
-                replaces: ["httpHealthCheck", "tcpHealthCheck"],
-                deleteBeforeReplace: true,
+                replaces: [],
+                deleteBeforeReplace: false,
             });
             assert.deepEqual(diff(BACKEND_SERVICE, bs, { loadBalancingScheme: "INTERNAL" }), replace("loadBalancingScheme"));
             assert.deepEqual(diff(BACKEND_SERVICE, bs, { sessionAffinity: "CLIENT_IP" }), update("sessionAffinity"));
             assert.deepEqual(diff(FIREWALL, fw, { sourceRanges: ["10.0.0.0/8"] }), update("sourceRanges"));
-            assert.deepEqual(diff(FIREWALL, fw, { network: "other" }), replace("network"));
+            assert.deepEqual(diff(FIREWALL, fw, { network: "other" }), update("network"));
+            assert.deepEqual(diff(FIREWALL, fw, { direction: "EGRESS" }), replace("direction"));
             assert.deepEqual(diff(ROUTE, rt, { priority: 900 }), replace("priority"));
             assert.deepEqual(diff(ADDRESS, ad, { labels: { a: "b" } }), update("labels"));
             assert.deepEqual(diff(ADDRESS, ad, { description: "x" }), replace("description"));
@@ -591,7 +600,7 @@ describe("GCE emulator", function () {
 
         it("serves the managed collections at their REST paths, with REST field names", async function () {
             createLoadBalancer("lb-1");
-            gce.state.create(FIREWALL, { project: PROJECT, name: "fw", network: "default", allows: [{ protocol: "tcp", ports: ["80"] }] });
+            gce.state.create(FIREWALL, { project: PROJECT, name: "fw", network: "default", allows: [{ protocol: "tcp", ports: ["80"] }], sourceRanges: ["0.0.0.0/0"] });
             const fr = await getJson(`${gce.computeEndpoint}projects/${PROJECT}/regions/${REGION}/forwardingRules/lb-1`);
             assert.equal(fr.status, 200);
             assert.ok(typeof fr.body === "object" && fr.body !== null && !Array.isArray(fr.body));
@@ -618,7 +627,7 @@ describe("GCE emulator", function () {
                 body: JSON.stringify({ networkInterfaces: [{ networkIP: "10.128.0.9" }] }),
             });
             assert.equal(put.status, 200);
-            gce.state.create(FIREWALL, { project: PROJECT, name: "fw", network: "default", allows: [{ protocol: "tcp" }] });
+            gce.state.create(FIREWALL, { project: PROJECT, name: "fw", network: "default", allows: [{ protocol: "tcp" }], sourceRanges: ["0.0.0.0/0"] });
             const patched = await getJson(`${gce.endpoint}/emulator/resources/firewalls/${PROJECT}/global/fw`, {
                 method: "PATCH",
                 body: JSON.stringify({ priority: 10, description: null }),

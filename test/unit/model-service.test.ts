@@ -424,6 +424,16 @@ describe("model: Service semantics (DESIGN.md)", () => {
             ["out-of-range loadBalancerIP", { loadBalancerIP: "203.0.113.256" }, [["spec.loadBalancerIP", "Service default/svc: spec.loadBalancerIP: \"203.0.113.256\" is not an IPv4 address"]]],
             ["IPv6 loadBalancerIP", { loadBalancerIP: "2001:db8::1" }, [["spec.loadBalancerIP", "Service default/svc: spec.loadBalancerIP: \"2001:db8::1\" is an IPv6 address; only IPv4 is supported"]]],
             [
+                "internal with TCP and UDP ports and a loadBalancerIP (GCE needs a SHARED_LOADBALANCER_VIP address for two internal rules on one IP)",
+                { loadBalancerIP: "10.128.0.9", annotations: { [A_LB_TYPE]: "Internal" }, ports: [{ protocol: "TCP", port: 53 }, { protocol: "UDP", port: 53 }] },
+                [
+                    [
+                        "spec.loadBalancerIP",
+                        'Service default/svc: spec.loadBalancerIP: an internal Service with both TCP and UDP ports needs one IP shared by two forwarding rules, which GCE allows only on an address reserved with purpose SHARED_LOADBALANCER_VIP; leave spec.loadBalancerIP unset so that dccm reserves one (got "10.128.0.9")',
+                    ],
+                ],
+            ],
+            [
                 "duplicate port",
                 { ports: [{ protocol: "TCP", port: 80 }, { protocol: "TCP", port: 80 }] },
                 [["spec.ports[1].port", "Service default/svc: spec.ports[1].port: TCP/80 is listed twice"]],

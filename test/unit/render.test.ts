@@ -134,7 +134,7 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
         description: describedBy("db/internal"),
         addressType: "INTERNAL",
         subnetwork: "ilb-subnet",
-        purpose: "GCE_ENDPOINT",
+        purpose: "SHARED_LOADBALANCER_VIP",
     },
     "db/internal:backend-tcp": backendServiceInputs(INTERNAL_LB, describedBy("db/internal"), NODE_HC, { loadBalancingScheme: "INTERNAL", network: "k8s-net" }),
     "db/internal:forwarding-rule-tcp": {

@@ -23,11 +23,11 @@ import { HttpFace, listen, type ResourceListing, toListing } from "./http";
 import type { JsonObject } from "./json";
 import { kindOf } from "./kinds";
 import { ProviderApi } from "./provider-api";
-import { type FaultSpec, GceError, GceState, type InstanceSpec, type ResourceKey, type StoredResource } from "./state";
+import { type FaultSpec, GceError, GceState, type InstanceSpec, type NetworkSpec, type ResourceKey, type StoredResource } from "./state";
 
 export type { ResourceListing } from "./http";
 export type { GceKind } from "./kinds";
-export type { FaultOperation, FaultSpec, InstanceSpec, NetworkInterfaceSpec, ResourceKey, StoredResource } from "./state";
+export type { FaultOperation, FaultSpec, InstanceSpec, NetworkInterfaceSpec, NetworkSpec, ResourceKey, StoredResource, SubnetworkSpec } from "./state";
 export { GceError, GceState } from "./state";
 export { ProviderApi } from "./provider-api";
 
@@ -42,6 +42,10 @@ export interface GceEmulatorOptions {
     readonly port?: number;
     /** Clock for creationTimestamp; default the real clock. */
     readonly now?: () => Date;
+    /** VPC networks; default the `default` auto-mode network of a new project. */
+    readonly networks?: readonly NetworkSpec[];
+    /** Network of seeded instances that name none; default `default`. */
+    readonly instanceNetwork?: string;
 }
 
 export interface GceEmulator {
@@ -57,6 +61,8 @@ export interface GceEmulator {
     readonly zones: readonly string[];
     /** Creates or replaces an instance; zone defaults to the first zone, project to the default. */
     putInstance(name: string, spec?: InstanceSpec & { readonly zone?: string; readonly project?: string }): StoredResource;
+    /** Creates or replaces a VPC network and its subnetworks. */
+    putNetwork(spec: NetworkSpec): void;
     /** Everything the emulator holds (instances included), sorted by kind, project, scope, name. */
     listResources(): ResourceListing[];
     /**
@@ -108,7 +114,15 @@ export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<G
     }
 
     const handle = await listen(opts.port ?? 0);
-    const state = new GceState({ endpoint: handle.endpoint, project, region, zones, ...(opts.now ? { now: opts.now } : {}) });
+    const state = new GceState({
+        endpoint: handle.endpoint,
+        project,
+        region,
+        zones,
+        ...(opts.now ? { now: opts.now } : {}),
+        ...(opts.networks ? { networks: opts.networks } : {}),
+        ...(opts.instanceNetwork ? { instanceNetwork: opts.instanceNetwork } : {}),
+    });
     const face = new HttpFace(state, new ProviderApi(state));
     handle.server.on("request", face.listener);
 
@@ -149,6 +163,7 @@ export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<G
             const { zone, project: p, ...rest } = spec;
             return state.putInstance(p ?? project, zone ?? zones[0] ?? `${region}-a`, name, rest);
         },
+        putNetwork: (spec) => state.putNetwork(spec),
         listResources: () => state.list().map(toListing),
         deleteOutOfBand: (kind, name, where) => state.deleteOutOfBand(locate(kind, name, where)),
         patchOutOfBand: (kind, name, patch, where) => state.patchOutOfBand(locate(kind, name, where), patch),

@@ -66,6 +66,7 @@ const ALL_SPECS: readonly KindSpec[] = [
             "description",
             "ipCollection",
             "ipVersion",
+            "ipv6EndpointType",
             "labels",
             "network",
             "networkTier",
@@ -79,6 +80,7 @@ const ALL_SPECS: readonly KindSpec[] = [
             "description",
             "ipCollection",
             "ipVersion",
+            "ipv6EndpointType",
             "network",
             "networkTier",
             "prefixLength",
@@ -122,9 +124,10 @@ const ALL_SPECS: readonly KindSpec[] = [
             "subnetwork",
             "target",
         ],
+        // allowGlobalAccess is absent on purpose: the provider patches it in place
+        // (resource_compute_forwarding_rule.go, resourceComputeForwardingRuleUpdate, "allow_global_access").
         immutable: [
             "allPorts",
-            "allowGlobalAccess",
             "allowPscGlobalAccess",
             "backendService",
             "description",
@@ -195,7 +198,9 @@ const ALL_SPECS: readonly KindSpec[] = [
             "timeoutSec",
             "tlsSettings",
         ],
-        immutable: ["loadBalancingScheme"],
+        // resource_compute_region_backend_service.go: load_balancing_scheme and network are ForceNew;
+        // protocol, session_affinity, backends, health_checks are updated in place.
+        immutable: ["loadBalancingScheme", "network"],
         refs: {
             healthChecks: { collection: "healthChecks", scope: "region" },
             network: NETWORK,
@@ -220,7 +225,9 @@ const ALL_SPECS: readonly KindSpec[] = [
             "securityPolicy",
             "sessionAffinity",
         ],
-        immutable: ["backupPool", "description", "failoverRatio", "securityPolicy", "sessionAffinity"],
+        // resource_compute_target_pool.go: description, failover_ratio, session_affinity are ForceNew;
+        // backup_pool is set in place (setBackup), as are instances and health_checks.
+        immutable: ["description", "failoverRatio", "securityPolicy", "sessionAffinity"],
         refs: {
             backupPool: { collection: "targetPools", scope: "region" },
             healthChecks: { collection: "httpHealthChecks", scope: "global" },
@@ -243,6 +250,7 @@ const ALL_SPECS: readonly KindSpec[] = [
             "grpcHealthCheck",
             "grpcTlsHealthCheck",
             "healthyThreshold",
+            "http2HealthCheck",
             "httpHealthCheck",
             "httpsHealthCheck",
             "logConfig",
@@ -251,7 +259,8 @@ const ALL_SPECS: readonly KindSpec[] = [
             "timeoutSec",
             "unhealthyThreshold",
         ],
-        // The type (which of the *HealthCheck blocks is set) is immutable; see healthCheckType().
+        // resource_compute_region_health_check.go: no ForceNew besides name/project/region; a change of
+        // type (another *_health_check block) is an update (PUT with the new type).
         immutable: [],
         refs: {},
         setFields: [],
@@ -288,7 +297,8 @@ const ALL_SPECS: readonly KindSpec[] = [
         restKind: "compute#instanceGroup",
         scope: "zone",
         inputs: ["deletionPolicy", "description", "instances", "namedPorts", "network"],
-        immutable: ["network"],
+        // resource_compute_instance_group.go schema: description and network are ForceNew.
+        immutable: ["description", "network"],
         refs: { instances: { collection: "instances", scope: "zone" }, network: NETWORK },
         setFields: ["instances"],
         labels: false,
@@ -319,7 +329,8 @@ const ALL_SPECS: readonly KindSpec[] = [
             "targetServiceAccounts",
             "targetTags",
         ],
-        immutable: ["network"],
+        // resource_compute_firewall.go schema: direction is ForceNew; network is not (PATCH in place).
+        immutable: ["direction"],
         refs: { network: NETWORK },
         setFields: [
             "destinationRanges",
@@ -597,15 +608,16 @@ export function defaultFor(kind: GceKind, field: string, props: JsonObject): Jso
             return undefined;
         }
         case "backendServices": {
-            const scheme = props.loadBalancingScheme ?? "INTERNAL";
             if (field === "loadBalancingScheme") {
                 return "INTERNAL";
             }
             if (field === "sessionAffinity") {
                 return "NONE";
             }
+            // backendServices resource reference, `protocol`: "The default is HTTP" whatever the
+            // scheme, so a passthrough backend service that omits it is refused (see validateInputs).
             if (field === "protocol") {
-                return typeof scheme === "string" && scheme.endsWith("_MANAGED") ? "HTTP" : "TCP";
+                return "HTTP";
             }
             return undefined;
         }
@@ -653,6 +665,9 @@ const BS_AFFINITIES = [
     "STRONG_COOKIE_AFFINITY",
 ];
 const TP_AFFINITIES = ["NONE", "CLIENT_IP", "CLIENT_IP_PROTO"];
+const PASSTHROUGH_PROTOCOLS = ["TCP", "UDP", "UNSPECIFIED"];
+const INTERNAL_AFFINITIES = ["NONE", "CLIENT_IP", "CLIENT_IP_PROTO", "CLIENT_IP_PORT_PROTO", "CLIENT_IP_NO_DESTINATION"];
+const EXTERNAL_PASSTHROUGH_AFFINITIES = ["NONE", "CLIENT_IP", "CLIENT_IP_PROTO", "CLIENT_IP_PORT_PROTO"];
 const TIERS = ["PREMIUM", "STANDARD", "FIXED_STANDARD", "STANDARD_OVERRIDES_FIXED_STANDARD"];
 
 /** `a.b.c.d`, `a.b.c.d/n`, or the IPv6 equivalents. */
@@ -771,6 +786,21 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
     switch (kind) {
         case "addresses": {
             oneOf("addressType", ["EXTERNAL", "INTERNAL"]);
+            // addresses resource reference: purpose and subnetwork apply to INTERNAL addresses only
+            // (an EXTERNAL regional address takes no subnetwork and no GCE_ENDPOINT/VIP purpose);
+            // "Internal IP addresses are always Premium Tier" (networkTier).
+            const internalAddress = (known("addressType") ?? "EXTERNAL") === "INTERNAL";
+            const purpose = str("purpose");
+            if (!internalAddress && purpose !== undefined && ["GCE_ENDPOINT", "SHARED_LOADBALANCER_VIP", "DNS_RESOLVER"].includes(purpose)) {
+                fail("purpose", `Invalid value for field 'resource.purpose': '${purpose}'. Purpose ${purpose} is only valid for an INTERNAL address.`);
+            }
+            if (!internalAddress && present("subnetwork")) {
+                fail("subnetwork", `Invalid value for field 'resource.subnetwork': '${String(known("subnetwork") ?? "")}'. A subnetwork can only be specified for an INTERNAL address.`);
+            }
+            const tier = str("networkTier");
+            if (internalAddress && tier !== undefined && tier !== "PREMIUM") {
+                fail("networkTier", `Invalid value for field 'resource.networkTier': '${tier}'. An INTERNAL address is always PREMIUM tier.`);
+            }
             oneOf("networkTier", TIERS);
             oneOf("ipVersion", ["IPV4", "IPV6", "UNSPECIFIED_VERSION"]);
             const address = str("address");
@@ -821,6 +851,11 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
             if (scheme === "INTERNAL" && present("portRange")) {
                 fail("portRange", "Invalid value for field 'resource.portRange': portRange cannot be set on an INTERNAL forwarding rule; use ports or allPorts");
             }
+            // forwardingRules resource reference, allowGlobalAccess: "used along with the backendService
+            // field for internal load balancing".
+            if (props.allowGlobalAccess === true && (scheme ?? "EXTERNAL") !== "INTERNAL") {
+                fail("allowGlobalAccess", `Invalid value for field 'resource.allowGlobalAccess': 'true'. Global access is only supported for INTERNAL forwarding rules.`);
+            }
             str("ipAddress");
             str("backendService");
             str("target");
@@ -832,6 +867,35 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
             oneOf("protocol", BS_PROTOCOLS);
             oneOf("sessionAffinity", BS_AFFINITIES);
             str("healthChecks");
+            const bsScheme = known("loadBalancingScheme") ?? "INTERNAL";
+            if (bsScheme === "INTERNAL" || bsScheme === "EXTERNAL") {
+                // Passthrough (internal, and backend service-based external) load balancers:
+                // cloud.google.com/load-balancing/docs/internal and .../network/networklb-backend-service:
+                // protocol TCP, UDP or UNSPECIFIED (GCE's default HTTP is refused), a health check
+                // is required, backends balance by CONNECTION (GCE's default UTILIZATION is refused),
+                // and only the 5-tuple family of session affinities applies.
+                const protocol = known("protocol") ?? "HTTP";
+                if (typeof protocol === "string" && !PASSTHROUGH_PROTOCOLS.includes(protocol)) {
+                    fail("protocol", `Invalid value for field 'resource.protocol': '${protocol}'. A backend service with loadBalancingScheme ${bsScheme} must use protocol TCP, UDP or UNSPECIFIED.`);
+                }
+                if (!present("healthChecks")) {
+                    fail("healthChecks", `Invalid value for field 'resource.healthChecks': ''. A backend service with loadBalancingScheme ${bsScheme} requires a health check.`);
+                }
+                const affinity = known("sessionAffinity");
+                const allowed = bsScheme === "INTERNAL" ? INTERNAL_AFFINITIES : EXTERNAL_PASSTHROUGH_AFFINITIES;
+                if (typeof affinity === "string" && BS_AFFINITIES.includes(affinity) && !allowed.includes(affinity)) {
+                    fail("sessionAffinity", `Invalid value for field 'resource.sessionAffinity': '${affinity}'. Session affinity ${affinity} is not supported by a backend service with loadBalancingScheme ${bsScheme}.`);
+                }
+                const list = known("backends");
+                if (Array.isArray(list)) {
+                    list.forEach((b, i) => {
+                        const mode = isJsonObject(b) ? (b.balancingMode ?? "UTILIZATION") : undefined;
+                        if (typeof mode === "string" && mode !== "CONNECTION") {
+                            fail(`backends[${i}].balancingMode`, `Invalid value for field 'resource.backends[${i}].balancingMode': '${mode}'. Balancing mode must be CONNECTION for a backend service with loadBalancingScheme ${bsScheme}.`);
+                        }
+                    });
+                }
+            }
             int("timeoutSec", 1, 2_147_483_647);
             int("connectionDrainingTimeoutSec", 0, 3600);
             const backends = known("backends");
@@ -891,6 +955,13 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
             if (path !== undefined && !path.startsWith("/")) {
                 fail("requestPath", `requestPath must start with "/", got ${path}`);
             }
+            // httpHealthChecks resource reference, timeoutSec: "It is invalid for timeoutSec to have
+            // greater value than checkIntervalSec" (both default to 5).
+            const interval = known("checkIntervalSec");
+            const timeout = known("timeoutSec");
+            if (typeof timeout === "number" && timeout > (typeof interval === "number" ? interval : 5)) {
+                fail("timeoutSec", `timeoutSec (${timeout}) must be less than or equal to checkIntervalSec`);
+            }
             break;
         }
         case "instanceGroups": {
@@ -935,6 +1006,11 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
                 }
             }
             oneOf("direction", ["INGRESS", "EGRESS"]);
+            // resource_compute_firewall.go: "For INGRESS traffic, one of 'source_ranges', 'source_tags'
+            // or 'source_service_accounts' is required" (GCE refuses the rule otherwise).
+            if ((known("direction") ?? "INGRESS") === "INGRESS" && !["sourceRanges", "sourceTags", "sourceServiceAccounts"].some(present)) {
+                fail("sourceRanges", "Invalid value for field 'resource.sourceRanges': ''. An INGRESS firewall rule requires one of sourceRanges, sourceTags or sourceServiceAccounts.");
+            }
             int("priority", 0, 65535);
             cidrs("sourceRanges");
             cidrs("destinationRanges");
@@ -949,6 +1025,10 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
                 const dest = str("destRange");
                 if (dest !== undefined && !isCidr(dest)) {
                     fail("destRange", `invalid value for destRange (must be a valid CIDR range), got ${dest}`);
+                } else if (dest !== undefined && net.isIP(dest.split("/")[0] ?? "") === 6) {
+                    // routes resource reference, destRange: IPv6 static routes take only some next hops
+                    // (not the instance next hops dccm uses); the emulator refuses every IPv6 range.
+                    fail("destRange", `Invalid value for field 'resource.destRange': '${dest}'. IPv6 destination ranges are not supported for this route.`);
                 }
             }
             if (!present("network")) {

@@ -9,8 +9,6 @@ import {
     type CheckFailure,
     defaultFor,
     type GceKind,
-    healthCheckBlocks,
-    healthCheckType,
     isAllocated,
     type KindSpec,
     scopeProperty,
@@ -190,14 +188,6 @@ export class ProviderApi {
             }
         }
         const replaces = diffs.filter((f) => identity.includes(f) || spec.immutable.includes(f));
-        if (kind === "healthChecks") {
-            const blocks = healthCheckBlocks();
-            const unknownBlock = blocks.some((b) => containsUnknown(news[b]));
-            const newType = healthCheckType(news);
-            if (!unknownBlock && newType !== undefined && newType !== olds.type) {
-                replaces.push(...diffs.filter((f) => blocks.includes(f) && !replaces.includes(f)));
-            }
-        }
         const sameKey = replaces.length > 0 && !replaces.some((f) => identity.includes(f));
         return { changes: diffs.length > 0, diffs, replaces, deleteBeforeReplace: sameKey };
     }

@@ -14,6 +14,7 @@ import {
     type GceKind,
     healthCheckType,
     invalidNameMessage,
+    isCidr,
     kindOf,
     kindOfPath,
     NAME_RE,
@@ -133,6 +134,70 @@ export interface GceStateOptions {
     readonly zones: readonly string[];
     /** Clock for creationTimestamp. Default: the real clock. */
     readonly now?: () => Date;
+    /**
+     * VPC networks of the default project. Default: the `default` auto-mode network a new project
+     * has, with its subnetwork `default` (10.128.0.0/20) in the region.
+     */
+    readonly networks?: readonly NetworkSpec[];
+    /** The network of seeded instances whose interfaces name none. Default `default`. */
+    readonly instanceNetwork?: string;
+}
+
+export interface SubnetworkSpec {
+    readonly name: string;
+    /** Default: the emulator's region. */
+    readonly region?: string;
+    /** The primary IPv4 range, `10.128.0.0/20`. */
+    readonly ipCidrRange: string;
+    /** An internal IPv6 range (dual-stack subnet), `fd20:0:0:0::/64`. */
+    readonly ipv6CidrRange?: string;
+}
+
+export interface NetworkSpec {
+    readonly name: string;
+    /** Default: the emulator's project. */
+    readonly project?: string;
+    /**
+     * Auto mode: GCE creates one subnetwork named like the network per region (the emulator: in its
+     * region, 10.128.0.0/20). Custom mode: only the listed subnetworks exist, and internal addresses
+     * and forwarding rules must name one.
+     */
+    readonly autoCreateSubnetworks: boolean;
+    readonly subnetworks?: readonly SubnetworkSpec[];
+}
+
+interface StoredNetwork {
+    readonly project: string;
+    readonly name: string;
+    readonly autoCreateSubnetworks: boolean;
+}
+
+interface StoredSubnetwork {
+    readonly project: string;
+    readonly region: string;
+    readonly name: string;
+    /** Self link of its network. */
+    readonly network: string;
+    readonly ipCidrRange: string;
+    readonly ipv6CidrRange: string | undefined;
+    readonly pool: IpPool;
+}
+
+/** The usable addresses of a subnet range: GCE reserves the first two and the last two. */
+function usableRange(cidr: string): readonly [string, string] {
+    const [base, bits] = cidr.split("/");
+    const size = 2 ** (32 - Number(bits));
+    const start = Math.floor(ipToInt(base ?? "0.0.0.0") / size) * size;
+    return [intToIp(start + 2), intToIp(start + size - 3)];
+}
+
+function inRange(ip: string, cidr: string): boolean {
+    const [base, bits] = cidr.split("/");
+    if (net.isIP(ip) !== 4 || base === undefined) {
+        return false;
+    }
+    const size = 2 ** (32 - Number(bits));
+    return Math.floor(ipToInt(ip) / size) === Math.floor(ipToInt(base) / size);
 }
 
 /** A region's name from one of its zones' names (`us-central1-a` → `us-central1`). */
@@ -250,6 +315,10 @@ export class GceState {
         ["198.51.100.1", "198.51.100.254"],
     ]);
     private readonly internalPool = new IpPool("INTERNAL", [["10.128.0.2", "10.128.15.254"]]);
+    private readonly networks = new Map<string, StoredNetwork>();
+    private readonly subnetworks = new Map<string, StoredSubnetwork>();
+    private readonly initialNetworks: readonly NetworkSpec[];
+    private readonly instanceNetwork: string;
 
     constructor(opts: GceStateOptions) {
         this.endpoint = opts.endpoint.replace(/\/+$/, "");
@@ -257,6 +326,103 @@ export class GceState {
         this.region = opts.region;
         this.zones = [...opts.zones];
         this.now = opts.now ?? (() => new Date());
+        this.initialNetworks = opts.networks ?? [{ name: "default", autoCreateSubnetworks: true }];
+        this.instanceNetwork = opts.instanceNetwork ?? "default";
+        this.initialNetworks.forEach((n) => this.putNetwork(n));
+    }
+
+    // ---- networks ----------------------------------------------------------------------------
+
+    /** Creates (or replaces) a VPC network and its subnetworks (test seeding, like instances). */
+    putNetwork(spec: NetworkSpec): void {
+        const project = spec.project ?? this.project;
+        if (!NAME_RE.test(spec.name)) {
+            throw new GceError(400, invalidNameMessage(spec.name), "invalid");
+        }
+        this.networks.set(`${project}/${spec.name}`, { project, name: spec.name, autoCreateSubnetworks: spec.autoCreateSubnetworks });
+        const subnets: SubnetworkSpec[] = [...(spec.subnetworks ?? [])];
+        if (spec.autoCreateSubnetworks && !subnets.some((s) => (s.region ?? this.region) === this.region)) {
+            subnets.push({ name: spec.name, region: this.region, ipCidrRange: "10.128.0.0/20" });
+        }
+        const networkLink = `${this.endpoint}/compute/v1/projects/${project}/global/networks/${spec.name}`;
+        for (const sub of subnets) {
+            const region = sub.region ?? this.region;
+            if (!isCidr(sub.ipCidrRange) || net.isIP(sub.ipCidrRange.split("/")[0] ?? "") !== 4) {
+                throw new Error(`putNetwork: subnetwork ${sub.name} needs an IPv4 ipCidrRange, got ${sub.ipCidrRange}`);
+            }
+            this.subnetworks.set(`${project}/${region}/${sub.name}`, {
+                project,
+                region,
+                name: sub.name,
+                network: networkLink,
+                ipCidrRange: sub.ipCidrRange,
+                ipv6CidrRange: sub.ipv6CidrRange,
+                pool: new IpPool(`subnetwork ${sub.name}`, [usableRange(sub.ipCidrRange)]),
+            });
+        }
+    }
+
+    private networkOf(link: string): StoredNetwork | undefined {
+        const p = parseResourcePath(link);
+        return p === undefined || p.collection !== "networks" ? undefined : this.networks.get(`${p.project}/${p.name}`);
+    }
+
+    private subnetworkOf(link: string): StoredSubnetwork | undefined {
+        const p = parseResourcePath(link);
+        return p === undefined || p.collection !== "subnetworks" ? undefined : this.subnetworks.get(`${p.project}/${p.scope}/${p.name}`);
+    }
+
+    /** A network reference must name an existing network (GCE answers 404 otherwise). */
+    private requireNetwork(link: Json | undefined): void {
+        if (typeof link === "string" && this.networkOf(link) === undefined) {
+            const p = parseResourcePath(link);
+            throw notFound(p === undefined ? link : `projects/${p.project}/global/networks/${p.name}`);
+        }
+    }
+
+    private requireSubnetwork(link: Json | undefined, networkLink: Json | undefined): StoredSubnetwork | undefined {
+        if (typeof link !== "string") {
+            return undefined;
+        }
+        const sub = this.subnetworkOf(link);
+        if (sub === undefined) {
+            const p = parseResourcePath(link);
+            throw notFound(p === undefined ? link : `projects/${p.project}/regions/${p.scope}/subnetworks/${p.name}`);
+        }
+        if (typeof networkLink === "string" && networkLink !== sub.network) {
+            throw new GceError(
+                400,
+                `Invalid value for field 'resource.subnetwork': '${link}'. Subnetwork should belong to network '${networkLink}', but it belongs to '${sub.network}'.`,
+                "invalid",
+            );
+        }
+        return sub;
+    }
+
+    /**
+     * The subnetwork an internal IP comes from: the named one, or the network's (default: the
+     * project's \`default\`) subnetwork in the region. A custom-mode network has no implicit one:
+     * internal addresses and forwarding rules there must name their subnetwork.
+     */
+    private internalSubnet(key: ResourceKey, props: JsonObject, field: "IPAddress" | "address"): StoredSubnetwork | undefined {
+        const named = this.requireSubnetwork(props.subnetwork, props.network);
+        if (named !== undefined) {
+            return named;
+        }
+        const networkLink = typeof props.network === "string" ? props.network : `${this.endpoint}/compute/v1/projects/${key.project}/global/networks/default`;
+        const network = this.networkOf(networkLink);
+        if (network === undefined) {
+            this.requireNetwork(networkLink);
+            return undefined;
+        }
+        if (!network.autoCreateSubnetworks) {
+            throw new GceError(
+                400,
+                `Invalid value for field 'resource.subnetwork': ''. Network '${networkLink}' is a custom mode network: an internal ${field === "address" ? "address" : "forwarding rule"} must specify a subnetwork.`,
+                "invalid",
+            );
+        }
+        return [...this.subnetworks.values()].find((s) => s.network === networkLink && s.region === key.scope);
     }
 
     // ---- addressing --------------------------------------------------------------------------
@@ -393,6 +559,7 @@ export class GceState {
             throw new GceError(400, invalidNameMessage(key.name), "invalid");
         }
         this.validate(key.kind, props);
+        this.requireUrls(key.kind, props);
         this.checkFault(key.kind, key.name, "create");
         if (this.resources.has(keyString(key))) {
             throw new GceError(409, `The resource '${this.path(key)}' already exists`, "alreadyExists");
@@ -410,6 +577,7 @@ export class GceState {
     update(key: ResourceKey, props: JsonObject): StoredResource {
         const prev = this.get(key);
         this.validate(key.kind, props);
+        this.requireUrls(key.kind, props);
         this.checkFault(key.kind, key.name, "update");
         const newKey = this.keyOf(key.kind, { ...props, name: props.name ?? key.name });
         if (keyString(newKey) !== keyString(key)) {
@@ -480,6 +648,9 @@ export class GceState {
         this.faults = [];
         this.externalPool.reset();
         this.internalPool.reset();
+        this.networks.clear();
+        this.subnetworks.clear();
+        this.initialNetworks.forEach((n) => this.putNetwork(n));
     }
 
     /** Creates or replaces an instance (test seeding). */
@@ -493,13 +664,16 @@ export class GceState {
         const machineType = spec.machineType ?? "e2-standard-2";
         const inUse = this.ipsInUse(prev === undefined ? undefined : key);
         const nics: Json[] = (spec.networkInterfaces ?? [{}]).map((nic, i) => {
-            const networkIP = nic.networkIP ?? this.internalPool.allocate(inUse);
+            const network = normalizeRef(nic.network ?? this.instanceNetwork, { collection: "networks", scope: "global" }, ctx);
+            const subnet = [...this.subnetworks.values()].find((s) => s.network === network && s.region === regionOfZone(zone));
+            const networkIP = nic.networkIP ?? (subnet?.pool ?? this.internalPool).allocate(inUse);
             inUse.add(networkIP);
             const out: JsonObject = {
                 name: `nic${i}`,
-                network: normalizeRef(nic.network ?? "default", { collection: "networks", scope: "global" }, ctx),
+                network,
                 networkIP,
             };
+
             if (nic.ipv6Address !== undefined) {
                 out.ipv6Address = nic.ipv6Address;
             }
@@ -537,6 +711,34 @@ export class GceState {
 
     // ---- rules -------------------------------------------------------------------------------
 
+    /**
+     * References the provider sends to GCE verbatim must be URLs (full or partial); GCE refuses a
+     * bare name there. InstanceGroup.network: resource_compute_instance_group.go,
+     * resourceComputeInstanceGroupCreate (`instanceGroup.Network = v.(string)`); RegionBackendService
+     * health_checks and backend.group: resource_compute_region_backend_service.go,
+     * expandComputeRegionBackendServiceHealthChecks / ...BackendGroup (no ParseXFieldValue). Every
+     * other reference dccm sends goes through an expander that turns a name into a URL
+     * (ParseNetworkFieldValue, ParseSubnetworkFieldValue, ParseRegionalFieldValue, the target
+     * pool's and instance group's instance and health check converters), so the emulator accepts
+     * names there.
+     */
+    private requireUrls(kind: GceKind, props: JsonObject): void {
+        const url = (field: string, v: Json | undefined): void => {
+            if (typeof v === "string" && v !== "" && !containsUnknown(v) && !v.includes("/")) {
+                throw new GceError(400, `Invalid value for field 'resource.${field}': '${v}'. The URL is malformed.`, "invalid");
+            }
+        };
+        if (kind === "instanceGroups") {
+            url("network", props.network);
+        }
+        if (kind === "backendServices") {
+            url("healthChecks[0]", props.healthChecks);
+            if (Array.isArray(props.backends)) {
+                props.backends.forEach((b, i) => url(`backends[${i}].group`, isJsonObject(b) ? b.group : undefined));
+            }
+        }
+    }
+
     private validate(kind: GceKind, props: JsonObject): void {
         const failure = validateInputs(kind, props)[0];
         if (failure !== undefined) {
@@ -557,12 +759,6 @@ export class GceState {
             }
             return !this.sameValue(kind, field, nv, stored[field], ctx);
         });
-        if (kind === "healthChecks") {
-            const t = healthCheckType(news);
-            if (t !== undefined && t !== stored.type) {
-                changed.push("type");
-            }
-        }
         return changed;
     }
 
@@ -740,6 +936,168 @@ export class GceState {
         }
     }
 
+    /**
+     * A forwarding rule's scheme must be its backend service's (forwarding-rule-concepts: an
+     * internal passthrough rule points at an INTERNAL backend service, an external one at EXTERNAL).
+     */
+    private requireSameScheme(props: JsonObject): void {
+        if (typeof props.backendService !== "string") {
+            return;
+        }
+        const key = this.keyOfPath(props.backendService);
+        const bs = key === undefined ? undefined : this.resources.get(keyString(key));
+        const ruleScheme = props.loadBalancingScheme ?? "EXTERNAL";
+        const bsScheme = bs?.properties.loadBalancingScheme ?? "INTERNAL";
+        if (bs !== undefined && bsScheme !== ruleScheme) {
+            throw new GceError(
+                400,
+                `Invalid value for field 'resource.loadBalancingScheme': '${String(ruleScheme)}'. The forwarding rule's load balancing scheme must match the scheme of backend service '${this.path(bs)}' (${String(bsScheme)}).`,
+                "invalid",
+            );
+        }
+    }
+
+    /**
+     * Where a forwarding rule's IP may come from (cloud.google.com/load-balancing/docs/forwarding-rule-concepts,
+     * "IP address specifications"): ephemeral (unset), or a static address reserved in the project
+     * and region with the rule's type; an internal rule may also name an unreserved IP of its
+     * subnetwork. Several INTERNAL rules share one IP only through an address with purpose
+     * SHARED_LOADBALANCER_VIP, at most 10 (load-balancing/docs/internal/multiple-forwarding-rules-same-ip).
+     * The tier of an external rule must be its address's. An external IP the project does not hold is
+     * refused with GCE's text "Invalid IP address specified." (as reported in hashicorp/terraform#19231).
+     */
+    private requireUsableIp(key: ResourceKey, props: JsonObject, scheme: string, subnet: StoredSubnetwork | undefined, ephemeral: boolean): void {
+        const ip = props.ipAddress;
+        if (typeof ip !== "string") {
+            return;
+        }
+        const internal = scheme.startsWith("INTERNAL");
+        const reserved = [...this.resources.values()].find(
+            (r) => r.kind === "addresses" && r.project === key.project && r.scope === key.scope && r.properties.address === ip,
+        );
+        if (!ephemeral) {
+            if (reserved === undefined) {
+                if (!internal) {
+                    throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${ip}'. Invalid IP address specified.`, "invalid");
+                }
+                if (subnet !== undefined && !inRange(ip, subnet.ipCidrRange)) {
+                    throw new GceError(
+                        400,
+                        `Invalid value for field 'resource.IPAddress': '${ip}'. The specified IP address is not within the subnetwork's range ${subnet.ipCidrRange}.`,
+                        "invalid",
+                    );
+                }
+            } else {
+                const addressType = reserved.properties.addressType ?? "EXTERNAL";
+                if ((addressType === "INTERNAL") !== internal) {
+                    throw new GceError(
+                        400,
+                        `Invalid value for field 'resource.IPAddress': '${ip}'. Address '${this.path(reserved)}' is ${String(addressType)} and cannot be used by a forwarding rule with loadBalancingScheme ${scheme}.`,
+                        "invalid",
+                    );
+                }
+                const ruleTier = props.networkTier ?? "PREMIUM";
+                const addressTier = reserved.properties.networkTier ?? "PREMIUM";
+                if (!internal && ruleTier !== addressTier) {
+                    throw new GceError(
+                        400,
+                        `Invalid value for field 'resource.networkTier': '${String(ruleTier)}'. The network tier of the forwarding rule must be the same as the network tier of its IP address '${this.path(reserved)}' (${String(addressTier)}).`,
+                        "invalid",
+                    );
+                }
+            }
+        }
+        if (!internal) {
+            return;
+        }
+        const sharing = [...this.resources.values()].filter(
+            (r) =>
+                r.kind === "forwardingRules" &&
+                r.project === key.project &&
+                r.scope === key.scope &&
+                r.name !== key.name &&
+                r.properties.ipAddress === ip &&
+                String(r.properties.loadBalancingScheme ?? "").startsWith("INTERNAL"),
+        );
+        const first = sharing[0];
+        if (first === undefined) {
+            return;
+        }
+        if (reserved?.properties.purpose !== "SHARED_LOADBALANCER_VIP") {
+            throw new GceError(
+                400,
+                `Invalid value for field 'resource.IPAddress': '${ip}'. IP address is already in use by forwarding rule '${this.path(first)}'; internal forwarding rules can share an IP address only if it is reserved with purpose SHARED_LOADBALANCER_VIP.`,
+                "invalid",
+            );
+        }
+        if (sharing.length >= 10) {
+            throw new GceError(
+                400,
+                `Invalid value for field 'resource.IPAddress': '${ip}'. An address with purpose SHARED_LOADBALANCER_VIP can be used by at most 10 forwarding rules.`,
+                "invalid",
+            );
+        }
+    }
+
+    /**
+     * An EXTERNAL regional backend service takes a regional health check
+     * (load-balancing/docs/network/networklb-backend-service: "regional health check").
+     */
+    private requireRegionalCheck(props: JsonObject): void {
+        const link = props.healthChecks;
+        if ((props.loadBalancingScheme ?? "INTERNAL") !== "EXTERNAL" || typeof link !== "string") {
+            return;
+        }
+        if (parseResourcePath(link)?.scopeType !== "region") {
+            throw new GceError(
+                400,
+                `Invalid value for field 'resource.healthChecks[0]': '${link}'. A regional backend service with loadBalancingScheme EXTERNAL requires a regional health check.`,
+                "invalid",
+            );
+        }
+    }
+
+    /** Target pools take legacy HTTP health checks only (targetPools resource reference, healthChecks). */
+    private requireLegacyCheck(link: Json | undefined): void {
+        if (typeof link === "string" && parseResourcePath(link)?.collection !== "httpHealthChecks") {
+            throw new GceError(
+                400,
+                `Invalid value for field 'resource.healthChecks[0]': '${link}'. A target pool accepts only legacy HTTP health checks (httpHealthChecks).`,
+                "invalid",
+            );
+        }
+    }
+
+    /**
+     * An instance of an unmanaged group must exist, be in the group's zone and in the group's
+     * network (instanceGroups.addInstances: "instances ... must be in the same zone and network").
+     */
+    private requireGroupMember(key: ResourceKey, network: Json | undefined, link: Json, index: number): void {
+        if (typeof link !== "string") {
+            return;
+        }
+        const member = this.keyOfPath(link);
+        if (member !== undefined && member.scope !== key.scope) {
+            throw new GceError(
+                400,
+                `Invalid value for field 'resource.instances[${index}]': '${link}'. Instance must be in zone '${key.scope}' of the instance group.`,
+                "invalid",
+            );
+        }
+        this.requireExists(link);
+        const instance = member === undefined ? undefined : this.resources.get(keyString(member));
+        const nics = instance?.properties.networkInterfaces;
+        const nic = Array.isArray(nics) ? nics[0] : undefined;
+        const instanceNetwork = isJsonObject(nic) ? nic.network : undefined;
+        if (typeof network === "string" && typeof instanceNetwork === "string" && instanceNetwork !== network) {
+            throw new GceError(
+                400,
+                `Invalid value for field 'resource.instances[${index}]': '${link}'. Instance is in network '${instanceNetwork}', not in the network of the instance group '${network}'.`,
+                "invalid",
+            );
+        }
+    }
+
     private ipsInUse(except?: ResourceKey): Set<string> {
         const used = new Set<string>();
         for (const r of this.resources.values()) {
@@ -803,18 +1161,33 @@ export class GceState {
         }
 
         switch (key.kind) {
-            case "addresses":
+            case "addresses": {
+                this.requireNetwork(props.network);
+                const internal = props.addressType === "INTERNAL";
+                const subnet = internal ? this.internalSubnet(key, props, "address") : this.requireSubnetwork(props.subnetwork, props.network);
                 if (props.address === undefined) {
                     props.address =
                         prev?.properties.address ??
-                        (props.addressType === "INTERNAL" ? this.internalPool : this.externalPool).allocate(
+                        (internal ? (subnet?.pool ?? this.internalPool) : this.externalPool).allocate(
                             this.ipsInUse(prev === undefined ? undefined : key),
                         );
+                } else if (internal && subnet !== undefined && typeof props.address === "string" && !inRange(props.address, subnet.ipCidrRange)) {
+                    throw new GceError(
+                        400,
+                        `Invalid value for field 'resource.address': '${props.address}'. The specified IP address is not within the subnetwork's range ${subnet.ipCidrRange}.`,
+                        "invalid",
+                    );
                 }
                 break;
+            }
             case "forwardingRules": {
                 this.requireExists(props.backendService);
                 this.requireExists(props.target);
+                this.requireNetwork(props.network);
+                const scheme = typeof props.loadBalancingScheme === "string" ? props.loadBalancingScheme : "EXTERNAL";
+                const internal = scheme.startsWith("INTERNAL");
+                const subnet = internal ? this.internalSubnet(key, props, "IPAddress") : this.requireSubnetwork(props.subnetwork, props.network);
+                this.requireSameScheme(props);
                 this.requireNoPortConflict(key, props);
                 const ip = props.ipAddress;
                 if (typeof ip === "string" && net.isIP(ip) === 0) {
@@ -825,18 +1198,21 @@ export class GceState {
                     }
                     props.ipAddress = resolved;
                 } else if (ip === undefined) {
-                    const scheme = props.loadBalancingScheme;
-                    const internal = typeof scheme === "string" && scheme.startsWith("INTERNAL");
                     props.ipAddress =
                         prev?.properties.ipAddress ??
-                        (internal ? this.internalPool : this.externalPool).allocate(
+                        (internal ? (subnet?.pool ?? this.internalPool) : this.externalPool).allocate(
                             this.ipsInUse(prev === undefined ? undefined : key),
                         );
+                }
+                if (prev === undefined || prev.properties.ipAddress !== props.ipAddress) {
+                    this.requireUsableIp(key, props, scheme, subnet, ip === undefined);
                 }
                 break;
             }
             case "backendServices":
                 this.requireExists(props.healthChecks);
+                this.requireNetwork(props.network);
+                this.requireRegionalCheck(props);
                 if (Array.isArray(props.backends)) {
                     for (const b of props.backends) {
                         if (isJsonObject(b)) {
@@ -846,11 +1222,11 @@ export class GceState {
                 }
                 break;
             case "targetPools":
+                // Instances of a target pool need not exist: GCE stores the URLs and the provider
+                // accepts any (resource_compute_target_pool.go convertInstancesToUrls only builds URLs).
                 this.requireExists(props.healthChecks);
                 this.requireExists(props.backupPool);
-                if (Array.isArray(props.instances)) {
-                    props.instances.forEach((i) => this.requireExists(i));
-                }
+                this.requireLegacyCheck(props.healthChecks);
                 break;
             case "healthChecks": {
                 const t = healthCheckType(props);
@@ -860,12 +1236,17 @@ export class GceState {
                 break;
             }
             case "instanceGroups":
+                this.requireNetwork(props.network);
                 if (Array.isArray(props.instances)) {
-                    props.instances.forEach((i) => this.requireExists(i));
+                    props.instances.forEach((i, index) => this.requireGroupMember(key, props.network, i, index));
                 }
                 props.size = Array.isArray(props.instances) ? props.instances.length : 0;
                 break;
+            case "firewalls":
+                this.requireNetwork(props.network);
+                break;
             case "routes":
+                this.requireNetwork(props.network);
                 this.requireExists(props.nextHopInstance);
                 break;
             default:
