@@ -43,6 +43,7 @@ export async function runDaemon(argv: string[]): Promise<number> {
       "no-node-controller": { type: "boolean" },
       identity: { type: "string" },
       "log-level": { type: "string" },
+      "shutdown-timeout": { type: "string" },
       ...CONFIG_FLAG_OPTIONS,
       ...Object.fromEntries(NODE_CONFIG_KEYS.filter((key) => key !== "computeEndpoint").map((key) => [key, { type: "string" as const }])),
     },
@@ -118,13 +119,22 @@ export async function runDaemon(argv: string[]): Promise<number> {
     identity: typeof values.identity === "string" ? values.identity : defaultIdentity(),
     ...(values["no-node-controller"] === true ? {} : { nodes }),
   });
+  // Checked before start, so a bad value is a usage error rather than a surprise at SIGTERM.
+  const shutdownTimeoutMs = parseDuration(typeof values["shutdown-timeout"] === "string" ? values["shutdown-timeout"] : "30s", "--shutdown-timeout");
   let lost = false;
   const stopped = new Promise<void>((resolve) => {
     let stopping = false;
     const shutdown = (signal: string): void => {
       if (stopping) return;
       stopping = true;
-      logger.info({ signal }, "stopping");
+      logger.info({ signal, shutdownTimeoutMs }, "stopping");
+      // A hard bound on the whole shutdown, including anything that would keep the process alive
+      // after stop() (a connection, a timer): past it we exit anyway and say so. Unref'd, so a
+      // clean shutdown exits at once.
+      setTimeout(() => {
+        logger.error({ signal, shutdownTimeoutMs }, "shutdown did not finish within the deadline; exiting");
+        process.exit(1);
+      }, shutdownTimeoutMs).unref();
       daemon.stop().then(resolve, (error: unknown) => {
         logger.error({ err: error }, "stop failed");
         resolve();
