@@ -208,6 +208,7 @@ export class Daemon {
     // Stacks whose Service vanished while we were down: the reconciler destroys them.
     const wanted = new Set(cache.stacks());
     for (const stack of knownStacks) if (parseServiceStack(stack) !== undefined && !wanted.has(stack)) this.queue.enqueue(stack);
+    if (this.abort.signal.aborted) return;
     await this.nodeController?.start();
     this.synced = true;
     logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length }, "initial lists synced");
@@ -240,6 +241,8 @@ export class Daemon {
     this.debounce = undefined;
     this.reconciler?.stop();
     this.queue?.drain().catch((error: unknown) => this.options.logger.error({ err: error }, "draining the queue after losing leadership failed"));
+    // Node initialization writes to Nodes: also only the leader's job.
+    this.nodeController?.stop().catch((error: unknown) => this.options.logger.error({ err: error }, "stopping the node controller after losing leadership failed"));
     this.metrics.leader.set(0);
   }
 
@@ -248,7 +251,6 @@ export class Daemon {
     await this.queue?.idle();
   }
 
-  /** Stops taking work, aborts running `up`s (the CLI cancels cleanly and unlocks), releases the Lease. */
   /**
    * Stops taking work, aborts running `up`s (the CLI cancels cleanly and unlocks), releases the
    * Lease, and closes everything that could keep the process alive: watches, API connections,
