@@ -220,6 +220,9 @@ export class StackRunner {
       }
     };
     try {
+      // The Automation API only listens for an abort once the CLI runs: an abort that came while
+      // the workspace was being prepared would be missed and the whole `up` would run.
+      opts.signal?.throwIfAborted();
       const result = await entry.stack.up({ refresh, onEvent, ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
       entry.needsRefresh = false;
       const outputs: Record<string, unknown> = {};
@@ -237,6 +240,7 @@ export class StackRunner {
       // A stack this process already opened needs no second `stack select`.
       const open = this.entries.get(stackName);
       const stack = open !== undefined ? (await open).stack : await LocalWorkspace.selectStack({ stackName, projectName: this.projectName, program: async () => ({}) }, this.workspaceOptions(stackName));
+      opts.signal?.throwIfAborted();
       await stack.destroy({ ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
       await stack.workspace.removeStack(stackName);
     } catch (error) {
