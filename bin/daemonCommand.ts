@@ -34,7 +34,7 @@ function splitListen(text: string): { host: string; port: number } {
   return { host: text.slice(0, index) || "0.0.0.0", port };
 }
 
-export const DAEMON_DEFAULTS = { stateDir: "/var/lib/dccm", listen: "0.0.0.0:10258", parallelism: "4", driftInterval: "10m", operationTimeout: "20m", logLevel: "info" } as const;
+export const DAEMON_DEFAULTS = { stateDir: "/var/lib/dccm", listen: "0.0.0.0:10258", parallelism: "4", driftInterval: "10m", operationTimeout: "20m", shutdownTimeout: "30s", logLevel: "info" } as const;
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 interface DaemonFlag {
@@ -64,6 +64,7 @@ export const DAEMON_FLAGS: readonly DaemonFlag[] = [
   },
   { name: "compute-endpoint", value: "URL", key: "computeEndpoint", help: `Compute API of the node controller (default ${DEFAULT_COMPUTE_ENDPOINT}, credentials from ADC)` },
   { name: "operation-timeout", value: "DURATION", key: "operationTimeout", help: `a pulumi run (up, refresh, destroy) still going after this is cancelled and retried (default ${DAEMON_DEFAULTS.operationTimeout})` },
+  { name: "shutdown-timeout", value: "DURATION", help: `on SIGTERM, exit 1 if stopping takes longer than this (default ${DAEMON_DEFAULTS.shutdownTimeout})` },
   {
     name: "confirm-orphan-destroys",
     value: "N",
@@ -203,13 +204,22 @@ export async function runDaemon(argv: string[]): Promise<number> {
     identity: flag("identity") ?? defaultIdentity(),
     ...(values["no-node-controller"] === true ? {} : { nodes }),
   });
+  // Checked before start, so a bad value is a usage error rather than a surprise at SIGTERM.
+  const shutdownTimeoutMs = parseDuration(flag("shutdown-timeout") ?? DAEMON_DEFAULTS.shutdownTimeout, "--shutdown-timeout");
   let lost = false;
   const stopped = new Promise<void>((resolve) => {
     let stopping = false;
     const shutdown = (signal: string): void => {
       if (stopping) return;
       stopping = true;
-      logger.info({ signal }, "stopping");
+      logger.info({ signal, shutdownTimeoutMs }, "stopping");
+      // A hard bound on the whole shutdown, including anything that would keep the process alive
+      // after stop() (a connection, a timer): past it we exit anyway and say so. Unref'd, so a
+      // clean shutdown exits at once.
+      setTimeout(() => {
+        logger.error({ signal, shutdownTimeoutMs }, "shutdown did not finish within the deadline; exiting");
+        process.exit(1);
+      }, shutdownTimeoutMs).unref();
       daemon.stop().then(resolve, (error: unknown) => {
         logger.error({ err: error }, "stop failed");
         resolve();

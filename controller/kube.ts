@@ -21,6 +21,18 @@ import {
 const AGENT_MAX_AGE_MS = 10 * 60_000;
 
 /**
+ * Bound on one API call (connect, send, and reading the whole response). Without one, a call on a
+ * blackholed connection (no RST) never returns and whatever awaits it hangs with it. Watches do
+ * not go through these clients (client-node's Watch makes its own request), so they stay open.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+export interface KeepAliveAgentsOptions {
+  /** Per-call deadline; the call rejects with an AbortError when it passes. */
+  requestTimeoutMs?: number;
+}
+
+/**
  * @kubernetes/client-node 1.x gives every request a new https.Agent, so every call pays a TCP and
  * TLS handshake on both ends: measured, that was most of the CPU when initializing 500 Nodes, and
  * reusing one keep-alive agent doubled node-init throughput. This middleware swaps in one
@@ -31,8 +43,15 @@ const AGENT_MAX_AGE_MS = 10 * 60_000;
 export class KeepAliveAgents {
   private current: { agent: https.Agent; createdAt: number } | undefined;
   private pending: Promise<https.Agent | undefined> | undefined;
+  private readonly requestTimeoutMs: number;
+  private readonly retired = new Set<https.Agent>();
 
-  constructor(private readonly kubeConfig: KubeConfig) {}
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    options: KeepAliveAgentsOptions = {},
+  ) {
+    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  }
 
   /** Like KubeConfig.makeApiClient, with every call of the client going through the keep-alive agent. */
   makeApiClient<T extends ApiType>(apiClientType: ApiConstructor<T>): T {
@@ -56,6 +75,12 @@ export class KeepAliveAgents {
         new Observable(
           this.agent().then((agent) => {
             if (agent !== undefined) ctx.setAgent(agent);
+            // The same middleware sets the deadline: a second static middleware would be reordered
+            // on every call (see makeApiClient). node-fetch honours the signal while it reads the
+            // body too, so a response that stalls half-way is bounded as well.
+            const deadline = AbortSignal.timeout(this.requestTimeoutMs);
+            const callerSignal = ctx.getSignal();
+            ctx.setSignal(callerSignal === undefined ? deadline : AbortSignal.any([callerSignal, deadline]));
             return ctx;
           }),
         ),
@@ -63,10 +88,15 @@ export class KeepAliveAgents {
     };
   }
 
-  /** Closes pooled connections; the clients stay usable (the pool is rebuilt on demand). */
+  /**
+   * Closes every connection, pooled or in use (a call in flight fails), including those of agents
+   * retired by a rotation; the clients stay usable (the pool is rebuilt on demand).
+   */
   destroy(): void {
     this.current?.agent.destroy();
     this.current = undefined;
+    for (const agent of this.retired) agent.destroy();
+    this.retired.clear();
   }
 
   private async agent(): Promise<https.Agent | undefined> {
@@ -98,7 +128,11 @@ export class KeepAliveAgents {
     this.current = { agent, createdAt: Date.now() };
     if (old !== undefined) {
       // Let requests in flight on the old agent finish before closing its sockets.
-      setTimeout(() => old.agent.destroy(), 60_000).unref();
+      this.retired.add(old.agent);
+      setTimeout(() => {
+        this.retired.delete(old.agent);
+        old.agent.destroy();
+      }, 60_000).unref();
     }
     return agent;
   }

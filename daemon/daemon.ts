@@ -76,6 +76,10 @@ export class Daemon {
   private debounce: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
   private nodeController: NodeController | undefined;
+  /** Set once the first snapshot went into the DesiredCache; watch events before it are covered by it. */
+  private cacheFilled = false;
+  private agents: KeepAliveAgents | undefined;
+  private leadershipLost = false;
 
   constructor(private readonly options: DaemonOptions) {
     this.metrics = options.metrics ?? new DaemonMetrics();
@@ -96,7 +100,8 @@ export class Daemon {
       this.leader = new LeaderElector(options.kubeConfig, { ...DEFAULT_LEASE, identity: options.identity }, logger);
       metrics.leader.set(0);
       await this.leader.acquire(() => {
-        metrics.leader.set(0);
+        // Nothing of ours may act past this point: stop first, tell the caller after.
+        this.loseLeadership();
         onLost();
       });
     }
@@ -109,7 +114,8 @@ export class Daemon {
       fs.mkdirSync(backendDir, { recursive: true, mode: 0o700 });
       for (const removed of removeTruncatedAttrs(backendDir)) logger.warn({ file: removed }, "removed a truncated backend metadata file");
     }
-    const core = new KeepAliveAgents(options.kubeConfig).makeApiClient(k8s.CoreV1Api);
+    this.agents = new KeepAliveAgents(options.kubeConfig);
+    const core = this.agents.makeApiClient(k8s.CoreV1Api);
     const clusterUid = await readClusterUid(core);
     const runner = new StackRunner({
       clusterUid,
@@ -198,9 +204,27 @@ export class Daemon {
       },
     });
 
+    // Listen before the first list: a change that lands anywhere between the lists and the end of
+    // start-up must reach the DesiredCache. Until the cache is first filled the handlers do
+    // nothing, because the first fill reads the watcher's cache as it is then.
+    watcher.on("change", () => this.scheduleRecompute());
+    watcher.on("serviceMeta", (key: string) => {
+      if (!this.cacheFilled) return;
+      const [namespace, name] = key.split("/");
+      this.queue?.enqueue(serviceStackName(namespace, name));
+    });
+    watcher.on("resync", () => {
+      if (!this.cacheFilled) return;
+      // Recompute, so a change whose event went missing is acted on; then look at every stack
+      // again (stacks with unchanged desired state cost nothing).
+      this.recompute();
+      for (const stack of cache.stacks()) this.queue?.enqueue(stack);
+    });
+
     await watcher.start();
     if (this.abort.signal.aborted) return;
     const changes = cache.update(watcher.snapshot());
+    this.cacheFilled = true;
     for (const change of changes) this.queue.enqueue(change.stack);
     // Stacks whose Service changed while we were down: the reconciler decides what goes.
     const wanted = new Set(cache.stacks());
@@ -221,19 +245,10 @@ export class Daemon {
     }
     const heldSet = new Set(held ? absent : []);
     for (const stack of unwanted) if (!heldSet.has(stack)) this.queue.enqueue(stack);
+    if (this.abort.signal.aborted) return;
     await this.nodeController?.start();
     this.synced = true;
     logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length }, "initial lists synced");
-
-    watcher.on("change", () => this.scheduleRecompute());
-    watcher.on("serviceMeta", (key: string) => {
-      const [namespace, name] = key.split("/");
-      this.queue?.enqueue(serviceStackName(namespace, name));
-    });
-    watcher.on("resync", () => {
-      // Everything is looked at again; stacks with unchanged desired state cost nothing.
-      for (const stack of cache.stacks()) this.queue?.enqueue(stack);
-    });
   }
 
   private scheduleRecompute(): void {
@@ -241,9 +256,31 @@ export class Daemon {
     // Bursts of watch events cost one recompute; workers then read the cache, not the events.
     this.debounce = setTimeout(() => {
       this.debounce = undefined;
-      if (this.watcher === undefined || this.queue === undefined || this.cache === undefined) return;
-      for (const change of this.cache.update(this.watcher.snapshot())) this.queue.enqueue(change.stack);
+      this.recompute();
     }, this.options.debounceMs);
+  }
+
+  private recompute(): void {
+    if (!this.cacheFilled || this.watcher === undefined || this.queue === undefined || this.cache === undefined) return;
+    for (const change of this.cache.update(this.watcher.snapshot())) this.queue.enqueue(change.stack);
+  }
+
+  /**
+   * The Lease is gone (a standby may already act): abort running `up`s, stop the queue taking
+   * work and report leader 0, synchronously, before anyone else is told. stop() then waits for
+   * the aborted runs.
+   */
+  private loseLeadership(): void {
+    if (this.leadershipLost) return;
+    this.leadershipLost = true;
+    this.abort.abort();
+    if (this.debounce !== undefined) clearTimeout(this.debounce);
+    this.debounce = undefined;
+    this.reconciler?.stop();
+    this.queue?.drain().catch((error: unknown) => this.options.logger.error({ err: error }, "draining the queue after losing leadership failed"));
+    // Node initialization writes to Nodes: also only the leader's job.
+    this.nodeController?.stop().catch((error: unknown) => this.options.logger.error({ err: error }, "stopping the node controller after losing leadership failed"));
+    this.metrics.leader.set(0);
   }
 
   /** For tests and benchmarks: resolves when no stack is queued or running. */
@@ -251,15 +288,20 @@ export class Daemon {
     await this.queue?.idle();
   }
 
-  /** Stops taking work, aborts running `up`s (the CLI cancels cleanly and unlocks), releases the Lease. */
+  /**
+   * Stops taking work, aborts running `up`s (the CLI cancels cleanly and unlocks), releases the
+   * Lease, and closes everything that could keep the process alive: watches, API connections,
+   * timers and the probe server's connections.
+   */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.abort.abort();
       if (this.debounce !== undefined) clearTimeout(this.debounce);
+      this.debounce = undefined;
       this.reconciler?.stop();
-      await Promise.all([this.queue?.drain(), this.nodeController?.stop()]);
-      await this.watcher?.stop();
+      await Promise.all([this.queue?.drain(), this.nodeController?.stop(), this.watcher?.stop()]);
       await this.leader?.release();
+      this.agents?.destroy();
       await this.server?.close();
     })();
     return this.stopping;

@@ -2,6 +2,11 @@
  * Leader election on a coordination.k8s.io Lease with client-go's timings: a 15 s lease, renewed
  * every 2 s, given up when it could not be renewed for 10 s. Writes carry the resourceVersion, so
  * two replicas never both believe they won.
+ *
+ * As in client-go, losing is decided by a clock, not by a request's outcome: a timer armed at each
+ * successful renew fires at the renew deadline. A renew request on a blackholed connection (no
+ * RST) may never fail on its own; each one also carries a deadline so the next attempt can run.
+ * The renew deadline is shorter than the lease, so we stop acting before a standby may take over.
  */
 import * as k8s from "@kubernetes/client-node";
 import { KeepAliveAgents, kubeStatusCode } from "../controller/kube";
@@ -14,6 +19,8 @@ export interface LeaderOptions {
   leaseDurationMs: number;
   renewDeadlineMs: number;
   retryPeriodMs: number;
+  /** Deadline of each Lease request. Default: half the renew deadline. */
+  requestTimeoutMs?: number;
   now?: () => number;
 }
 
@@ -31,11 +38,13 @@ export function canAcquire(lease: k8s.V1Lease | undefined, identity: string, now
 }
 
 export class LeaderElector {
+  private readonly agents: KeepAliveAgents;
   private readonly api: k8s.CoordinationV1Api;
   private readonly now: () => number;
   private lastRenew = 0;
   private leading = false;
   private timer: NodeJS.Timeout | undefined;
+  private deadlineTimer: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(
@@ -43,7 +52,8 @@ export class LeaderElector {
     private readonly options: LeaderOptions,
     private readonly logger: Logger,
   ) {
-    this.api = new KeepAliveAgents(kubeConfig).makeApiClient(k8s.CoordinationV1Api);
+    this.agents = new KeepAliveAgents(kubeConfig, { requestTimeoutMs: options.requestTimeoutMs ?? Math.max(1, Math.floor(options.renewDeadlineMs / 2)) });
+    this.api = this.agents.makeApiClient(k8s.CoordinationV1Api);
     this.now = options.now ?? Date.now;
   }
 
@@ -91,8 +101,9 @@ export class LeaderElector {
   }
 
   /**
-   * Resolves once this replica leads. Afterwards it keeps renewing and calls `onLost` if the lease
-   * could not be renewed within the renew deadline.
+   * Resolves once this replica leads. Afterwards it keeps renewing; if no renew succeeds within
+   * the renew deadline it stops renewing and calls `onLost` at once (from a timer, so a request
+   * that hangs cannot delay it). An attempt still running then has no effect.
    */
   async acquire(onLost: () => void): Promise<void> {
     await new Promise<void>((resolve) => {
@@ -105,15 +116,13 @@ export class LeaderElector {
           })
           .then((held) => {
             if (this.stopped) return;
-            if (held && !this.leading) {
-              this.leading = true;
-              this.logger.info({ lease: `${this.options.namespace}/${this.options.name}`, identity: this.options.identity }, "became leader");
-              resolve();
-            } else if (!held && this.leading && this.now() - this.lastRenew > this.options.renewDeadlineMs) {
-              this.leading = false;
-              this.logger.error({ lease: `${this.options.namespace}/${this.options.name}` }, "lost leadership");
-              onLost();
-              return;
+            if (held) {
+              this.armRenewDeadline(onLost);
+              if (!this.leading) {
+                this.leading = true;
+                this.logger.info({ lease: `${this.options.namespace}/${this.options.name}`, identity: this.options.identity }, "became leader");
+                resolve();
+              }
             }
             this.timer = setTimeout(attempt, this.options.retryPeriodMs);
           })
@@ -123,11 +132,33 @@ export class LeaderElector {
     });
   }
 
+  /** (Re)arms the timer that ends leadership one renew deadline after the last successful renew. */
+  private armRenewDeadline(onLost: () => void): void {
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+    const remaining = Math.max(0, this.lastRenew + this.options.renewDeadlineMs - this.now());
+    this.deadlineTimer = setTimeout(() => {
+      this.deadlineTimer = undefined;
+      if (this.stopped || !this.leading) return;
+      // Like client-go, a replica that lost the lease does not try again: it stops, and a
+      // restarted process competes afresh.
+      this.stopped = true;
+      this.leading = false;
+      if (this.timer !== undefined) clearTimeout(this.timer);
+      this.agents.destroy();
+      this.logger.error({ lease: `${this.options.namespace}/${this.options.name}`, renewDeadlineMs: this.options.renewDeadlineMs }, "lost leadership: no renew succeeded within the renew deadline");
+      onLost();
+    }, remaining);
+  }
+
   /** Stops renewing and, if leading, hands the lease back so another replica takes over at once. */
   async release(): Promise<void> {
     this.stopped = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
-    if (!this.leading) return;
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+    if (!this.leading) {
+      this.agents.destroy();
+      return;
+    }
     this.leading = false;
     const { namespace, name, identity } = this.options;
     try {
@@ -140,6 +171,8 @@ export class LeaderElector {
       });
     } catch (error) {
       this.logger.warn({ err: error }, "could not release the Lease");
+    } finally {
+      this.agents.destroy();
     }
   }
 }

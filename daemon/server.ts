@@ -47,6 +47,11 @@ export async function startProbeServer(host: string, port: number, registry: pro
   });
   return {
     address: server.address() as AddressInfo,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // close() alone waits for keep-alive and in-flight connections (a scraper's), without bound.
+        server.closeAllConnections();
+      }),
   };
 }

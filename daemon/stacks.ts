@@ -294,6 +294,9 @@ export class StackRunner {
       }
     };
     try {
+      // The Automation API only listens for an abort once the CLI runs: an abort that came while
+      // the workspace was being prepared would be missed and the whole `up` would run.
+      opts.signal?.throwIfAborted();
       const result = await this.listeners.around(() => entry.stack.up({ refresh, onEvent, ...(opts.signal !== undefined ? { signal: opts.signal } : {}) }));
       entry.needsRefresh = false;
       const outputs: Record<string, unknown> = {};
@@ -327,6 +330,8 @@ export class StackRunner {
       // A killed run's pending creates reached GCE but not the state: without adoption, destroy
       // would forget them and leak the resources.
       await this.exportAdopting(stackName, stack);
+      // As for up: an abort before the CLI runs would otherwise be missed.
+      opts.signal?.throwIfAborted();
       await stack.destroy({ ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
       return "destroyed";
     } catch (error) {

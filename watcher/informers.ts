@@ -6,6 +6,7 @@ import { EventEmitter } from "node:events";
 import { isDeepStrictEqual } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import type { ClusterSnapshot, NodeInfo, ServiceInfo } from "../model";
+import { KeepAliveAgents } from "../controller/kube";
 import { trimNode, trimService } from "./trim";
 
 /** What the daemon needs of a Service besides the model's view. */
@@ -22,10 +23,17 @@ export interface ServiceMeta {
 }
 
 export interface WatcherOptions {
-  /** Full relist period, so a missed event heals. */
+  /**
+   * Period of the `resync` event: consumers look at everything again from the cache. Watches are
+   * not restarted for it (aborting a live watch is what a failure looks like to the informer).
+   */
   resyncMs: number;
   restartBackoffBaseMs: number;
   restartBackoffMaxMs: number;
+  /** A watch that stayed up this long counts as healthy: its next failure starts the backoff over. Default 60 s. */
+  healthyAfterMs?: number;
+  /** Deadline of each list call (watches have none: they are long-lived by design). Default 60 s. */
+  listTimeoutMs?: number;
   onWatchRestart?: (resource: "nodes" | "services", error: unknown) => void;
 }
 
@@ -44,14 +52,28 @@ export function serviceMeta(service: k8s.V1Service): ServiceMeta {
 
 type Resource = "nodes" | "services";
 
+type CachingInformer = k8s.Informer<k8s.KubernetesObject> & k8s.ObjectCache<k8s.KubernetesObject>;
+
+/** One informer and its restart bookkeeping. */
+interface Watched {
+  resource: Resource;
+  informer: CachingInformer;
+  /** Consecutive failures without a healthy span in between; drives the backoff. */
+  failures: number;
+  /** Since when the watch has been (re)connected without an error. */
+  upSince: number | undefined;
+  /** The one pending restart, if any. */
+  restartTimer: NodeJS.Timeout | undefined;
+}
+
 /** Emits `change` (no payload: consumers read the cache) whenever the trimmed snapshot changed. */
 export class ClusterWatcher extends EventEmitter {
   private readonly nodes = new Map<string, NodeInfo>();
   private readonly services = new Map<string, ServiceInfo>();
   private readonly metas = new Map<string, ServiceMeta>();
-  private readonly informers: { resource: Resource; informer: k8s.Informer<k8s.KubernetesObject> & k8s.ObjectCache<k8s.KubernetesObject> }[] = [];
-  private readonly restartFailures = new Map<Resource, number>();
+  private readonly watched: Watched[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
+  private agents: KeepAliveAgents | undefined;
   private stopped = false;
 
   constructor(
@@ -63,7 +85,8 @@ export class ClusterWatcher extends EventEmitter {
 
   /** Resolves once both initial lists are in the cache. */
   async start(): Promise<void> {
-    const core = this.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    this.agents = new KeepAliveAgents(this.kubeConfig, { requestTimeoutMs: this.options.listTimeoutMs ?? 60_000 });
+    const core = this.agents.makeApiClient(k8s.CoreV1Api);
     const nodeInformer = k8s.makeInformer<k8s.V1Node>(this.kubeConfig, "/api/v1/nodes", () => core.listNode());
     const serviceInformer = k8s.makeInformer<k8s.V1Service>(this.kubeConfig, "/api/v1/services", () => core.listServiceForAllNamespaces());
     for (const verb of [k8s.ADD, k8s.UPDATE] as const) {
@@ -72,50 +95,61 @@ export class ClusterWatcher extends EventEmitter {
     }
     nodeInformer.on(k8s.DELETE, (node) => this.removeNode(node.metadata?.name ?? ""));
     serviceInformer.on(k8s.DELETE, (service) => this.removeService(`${service.metadata?.namespace}/${service.metadata?.name}`));
-    this.informers.push(
-      { resource: "nodes", informer: nodeInformer as unknown as (typeof this.informers)[number]["informer"] },
-      { resource: "services", informer: serviceInformer as unknown as (typeof this.informers)[number]["informer"] },
+    this.watched.push(
+      { resource: "nodes", informer: nodeInformer as unknown as CachingInformer, failures: 0, upSince: undefined, restartTimer: undefined },
+      { resource: "services", informer: serviceInformer as unknown as CachingInformer, failures: 0, upSince: undefined, restartTimer: undefined },
     );
-    for (const { resource, informer } of this.informers) {
-      informer.on(k8s.ERROR, (error) => this.restart(resource, informer, error));
-      informer.on(k8s.CONNECT, () => this.restartFailures.set(resource, 0));
+    for (const watched of this.watched) {
+      watched.informer.on(k8s.ERROR, (error) => this.restart(watched, error));
+      // A CONNECT comes before the list and the watch, so it proves nothing about health: it only
+      // starts the span that restart() measures. A watch the server ends normally reconnects with
+      // a CONNECT and no error, which keeps the span going.
+      watched.informer.on(k8s.CONNECT, () => {
+        watched.upSince ??= Date.now();
+      });
     }
     await Promise.all([nodeInformer.start(), serviceInformer.start()]);
     this.scheduleResync();
   }
 
-  private restart(resource: Resource, informer: { start(): Promise<void> }, error: unknown): void {
+  /**
+   * Restarts a failed watch after a backoff. The informer does not restart after an error, and
+   * there is no live watch to abort when its error arrives, so at most one restart is pending per
+   * resource and nothing else ever calls start() on a running informer.
+   */
+  private restart(watched: Watched, error: unknown): void {
+    // Our own stop() aborts the watches: that error is not a failure.
     if (this.stopped) return;
-    const failures = (this.restartFailures.get(resource) ?? 0) + 1;
-    this.restartFailures.set(resource, failures);
-    this.options.onWatchRestart?.(resource, error);
-    const delay = Math.min(this.options.restartBackoffMaxMs, this.options.restartBackoffBaseMs * 2 ** Math.min(failures - 1, 20));
-    this.later(delay, () => {
-      informer.start().catch((startError: unknown) => this.restart(resource, informer, startError));
+    if (watched.restartTimer !== undefined) return;
+    const healthyAfterMs = this.options.healthyAfterMs ?? 60_000;
+    if (watched.upSince !== undefined && Date.now() - watched.upSince >= healthyAfterMs) watched.failures = 0;
+    watched.upSince = undefined;
+    watched.failures++;
+    this.options.onWatchRestart?.(watched.resource, error);
+    const delay = Math.min(this.options.restartBackoffMaxMs, this.options.restartBackoffBaseMs * 2 ** Math.min(watched.failures - 1, 20));
+    watched.restartTimer = this.later(delay, () => {
+      watched.restartTimer = undefined;
+      watched.informer.start().catch((startError: unknown) => this.restart(watched, startError));
     });
   }
 
   private scheduleResync(): void {
     this.later(this.options.resyncMs, () => {
-      for (const { resource, informer } of this.informers) {
-        // A relist replaces the cache; objects whose trimmed form is unchanged are dropped on arrival.
-        informer
-          .stop()
-          .then(() => informer.start())
-          .catch((error: unknown) => this.restart(resource, informer, error));
-      }
+      // The informers keep the cache current through their watches (and relist on their own when
+      // a watch cannot resume); a resync only has consumers look at all of it again.
       this.emit("resync");
       this.scheduleResync();
     });
   }
 
-  private later(ms: number, fn: () => void): void {
+  private later(ms: number, fn: () => void): NodeJS.Timeout {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       if (!this.stopped) fn();
     }, ms);
     timer.unref();
     this.timers.add(timer);
+    return timer;
   }
 
   private putNode(node: k8s.V1Node): void {
@@ -158,10 +192,13 @@ export class ClusterWatcher extends EventEmitter {
     return this.nodes.size;
   }
 
+  /** Aborts the watches and closes the list connections; no restart follows. */
   async stop(): Promise<void> {
     this.stopped = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
-    await Promise.all(this.informers.map(({ informer }) => informer.stop()));
+    for (const watched of this.watched) watched.restartTimer = undefined;
+    await Promise.all(this.watched.map(({ informer }) => informer.stop()));
+    this.agents?.destroy();
   }
 }

@@ -1,10 +1,12 @@
 /**
  * `dccm daemon` as a process: SIGTERM during an `up` exits 0, releases the Lease and leaves no
- * lock; SIGKILL during an `up` and a restart converge with no lock left behind.
+ * lock; SIGTERM with several `up`s in flight and a probe connection open ends within the shutdown
+ * deadline; SIGKILL during an `up` and a restart converge with no lock left behind.
  */
 import * as assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as path from "node:path";
 import * as readline from "node:readline";
 import * as k8s from "@kubernetes/client-node";
@@ -127,6 +129,43 @@ describe("dccm daemon process", function () {
     const lease = await env.kube.kubeConfig.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: "dccm", namespace: "kube-system" });
     assert.equal(lease.spec?.holderIdentity, "");
     assert.deepEqual(lockFiles(backendDir), []);
+  });
+
+  it("SIGTERM with three ups in flight and a scraper mid-request exits 0 within the shutdown deadline, leaving no lock", async () => {
+    const running = startDaemon();
+    await waitReady(running);
+    await waitClusterApplied(running);
+    const port = await running.port;
+    const names = ["inflight-1", "inflight-2", "inflight-3"];
+    await Promise.all(names.map((name) => core.createNamespacedService({ namespace: "default", body: lbService(name) })));
+    await eventually(
+      "three Service ups started",
+      async () => {
+        const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+        return names.every((name) => new RegExp(`^dccm_stack_runs_total\\{stack="service\\.default\\.${name}",operation="up"\\} [1-9]`, "m").test(metrics)) ? true : undefined;
+      },
+      120_000,
+      50,
+    );
+    // A request whose headers never end: server.close() alone waits for it (until headersTimeout).
+    const scraper = net.connect(port, "127.0.0.1");
+    await new Promise<void>((resolve, reject) => {
+      scraper.once("connect", () => resolve());
+      scraper.once("error", reject);
+    });
+    scraper.on("error", () => undefined);
+    scraper.write("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    const signalledAt = Date.now();
+    running.child.kill("SIGTERM");
+    const code = await running.exited;
+    const elapsed = Date.now() - signalledAt;
+    scraper.destroy();
+    assert.equal(code, 0);
+    // The default --shutdown-timeout; a clean stop is far below it.
+    assert.equal(elapsed < 30_000, true, `exited ${elapsed} ms after SIGTERM`);
+    assert.deepEqual(lockFiles(backendDir), []);
+    const lease = await env.kube.kubeConfig.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: "dccm", namespace: "kube-system" });
+    assert.equal(lease.spec?.holderIdentity, "");
   });
 
   it("SIGKILL during an up, then a restart: the stack converges and no lock remains", async () => {

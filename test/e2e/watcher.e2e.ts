@@ -93,4 +93,27 @@ describe("watcher: watch failures", function () {
     assert.deepEqual(names, ["before", "during-outage"]);
     assert.equal(restarts.filter((resource) => resource === "nodes").length >= 1, true);
   });
+
+  it("a resync restarts no watch, and changes keep arriving after several resync periods", async () => {
+    const resyncRestarts: string[] = [];
+    const resyncing = new ClusterWatcher(kube.kubeConfig, {
+      resyncMs: 400,
+      restartBackoffBaseMs: 50,
+      restartBackoffMaxMs: 200,
+      onWatchRestart: (resource) => resyncRestarts.push(resource),
+    });
+    let resyncs = 0;
+    resyncing.on("resync", () => resyncs++);
+    try {
+      await resyncing.start();
+      await eventually("five resync periods", () => (resyncs >= 5 ? true : undefined), 30_000, 50);
+      await kube.kubeConfig.makeApiClient(k8s.CoreV1Api).createNode({ body: { metadata: { name: "after-resyncs" } } });
+      await eventually("after-resyncs through the watch", () => (resyncing.snapshot().nodes.some((node) => node.name === "after-resyncs") ? true : undefined), 30_000, 50);
+      await eventually("two more resync periods", () => (resyncs >= 7 ? true : undefined), 30_000, 50);
+      assert.deepEqual(resyncRestarts, []);
+      assert.deepEqual(resyncing.snapshot().nodes.map((node) => node.name).sort(), ["after-resyncs", "before", "during-outage"]);
+    } finally {
+      await resyncing.stop();
+    }
+  });
 });

@@ -45,6 +45,7 @@ const DAEMON_HELP = [
     "  --secrets-provider URL               [secretsProvider] stack encryption, e.g. gcpkms://… (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE or $PULUMI_CONFIG_PASSPHRASE_FILE)",
     "  --compute-endpoint URL               [computeEndpoint] Compute API of the node controller (default https://compute.googleapis.com/compute/v1/, credentials from ADC)",
     "  --operation-timeout DURATION         [operationTimeout] a pulumi run (up, refresh, destroy) still going after this is cancelled and retried (default 20m)",
+    "  --shutdown-timeout DURATION          on SIGTERM, exit 1 if stopping takes longer than this (default 30s)",
     "  --confirm-orphan-destroys N          allow up to N held destroys of stacks whose Service is absent (held when more than 5, or more than half, at once; default 0)",
     "  --no-leader-election                 [leaderElection: false] no Lease kube-system/dccm: run a single replica only",
     "  --no-node-controller                 run the service controller only (Node initialization, addresses and lifecycle are left to another controller)",
@@ -504,7 +505,7 @@ describe("bin/dccm (child process)", function () {
                 if (match === null || match[1] === "--help") continue;
                 args.push(match[1], ...(match[2] !== undefined ? [match[1] === "--log-level" ? "debug" : "x"] : []));
             }
-            assert.equal(args.filter((arg) => arg.startsWith("--")).length, 30);
+            assert.equal(args.filter((arg) => arg.startsWith("--")).length, 31);
             const run = dccm("daemon", ...args, "--help");
             assert.deepStrictEqual([run.status, run.stderr, run.stdout], [0, "", DAEMON_HELP]);
         });
