@@ -8,7 +8,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { PulumiCommand } from "@pulumi/pulumi/automation";
 import type { Logger } from "pino";
-import { serviceStackName, type Config } from "../model";
+import { CLUSTER_STACK, serviceStackName, type Config } from "../model";
 import { DesiredCache, parseServiceStack } from "../watcher/desiredCache";
 import { ClusterWatcher } from "../watcher/informers";
 import { EventRecorder } from "../controller/events";
@@ -170,7 +170,9 @@ export class Daemon {
       backoffBaseMs: options.backoffBaseMs,
       backoffMaxMs: options.backoffMaxMs,
       onDepth: (depth) => metrics.queueDepth.set(depth),
+      onBackoff: (stacks) => metrics.backoffKeys.set(stacks),
       onResult: (item, result, failures) => {
+        if (result.kind === "retry") metrics.retries.inc({ kind: item.key === CLUSTER_STACK ? "cluster" : "service" });
         if (result.kind === "retry") logger.warn({ stack: item.key, failures, err: describeError(result.error) }, "reconcile failed; will retry");
         else if (result.kind === "giveUp") logger.info({ stack: item.key, reason: result.reason }, "reconcile ended without retry");
         else if (result.kind === "retryAfter") logger.debug({ stack: item.key, ms: result.ms, reason: result.reason }, "reconcile deferred");
@@ -180,7 +182,7 @@ export class Daemon {
     await watcher.start();
     if (this.abort.signal.aborted) return;
     const changes = cache.update(watcher.snapshot());
-    for (const change of changes) this.queue.enqueue(change.stack);
+    for (const change of changes) this.queue.enqueue(change.stack, { changed: true });
     // Stacks whose Service vanished while we were down: the reconciler destroys them.
     const wanted = new Set(cache.stacks());
     for (const stack of knownStacks) if (parseServiceStack(stack) !== undefined && !wanted.has(stack)) this.queue.enqueue(stack);
@@ -205,7 +207,7 @@ export class Daemon {
     this.debounce = setTimeout(() => {
       this.debounce = undefined;
       if (this.watcher === undefined || this.queue === undefined || this.cache === undefined) return;
-      for (const change of this.cache.update(this.watcher.snapshot())) this.queue.enqueue(change.stack);
+      for (const change of this.cache.update(this.watcher.snapshot())) this.queue.enqueue(change.stack, { changed: true });
     }, this.options.debounceMs);
   }
 
