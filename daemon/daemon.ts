@@ -109,6 +109,7 @@ export class Daemon {
       ...(options.pulumiCommand !== undefined ? { pulumiCommand: options.pulumiCommand } : {}),
       projectName: clusterProjectName(options.config.clusterId),
       onAdopted: (stack, urns) => logger.warn({ stack, urns }, "adopted resources a killed run created but did not record"),
+      onCliUnguarded: (reason) => logger.warn({ reason }, "the pulumi CLI runs without a parent-death signal"),
     });
     const core = new KeepAliveAgents(options.kubeConfig).makeApiClient(k8s.CoreV1Api);
     const watcher = new ClusterWatcher(options.kubeConfig, {
