@@ -107,4 +107,28 @@ describe("dccm daemon under delete churn", function () {
     assert.equal(await daemons.stop(daemon), 0);
     assert.deepEqual(lockFiles(daemons.backendDir), []);
   });
+
+  it("Compute failing for 40 s: the cluster stack backs off 5 s, 10 s, 20 s (±10 %) instead of re-running", async () => {
+    daemon = daemons.start();
+    await daemons.waitReady(daemon);
+    await daemons.waitClusterApplied(daemon);
+    const clusterUps = (): Promise<number> => daemons.metric(daemon, 'dccm_stack_runs_total{stack="cluster",operation="up"}');
+    const before = await clusterUps();
+    // A new zone: the cluster stack must create an instance group, and the Service (whose backend
+    // spans that zone) waits for it, nudging the cluster stack every second.
+    env.gce.putInstance("node-b1", { zone: "us-central1-b" });
+    for (const operation of ["create", "update", "delete", "read"] as const) env.gce.injectFault({ kind: "instanceGroups", operation, status: 503, message: "Compute is down", count: 1_000_000 });
+    await createNode(core, "node-b1", "us-central1-b");
+    await core.createNamespacedService({ namespace: "default", body: lbService("waiting") });
+    await eventually("the first failing cluster run", async () => ((await clusterUps()) > before ? true : undefined), 60_000, 20);
+    const windowStart = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 40_000));
+    const runs = (await clusterUps()) - before;
+    const windowMs = Date.now() - windowStart;
+    env.gce.state.clearFaults();
+    // Runs start at 0 and then no sooner than 4.5, 13.5, 31.5, 67.5 s (5 s doubling, -10 % jitter):
+    // at most 4 in a 40 s window, whatever nudges the stack; at least 2 (the first retry is due by 5.5 s).
+    assert.ok(runs >= 2 && runs <= 4, `${runs} cluster runs in ${windowMs} ms`);
+    assert.ok((await daemons.metric(daemon, 'dccm_reconcile_retries_total{kind="cluster"}')) >= runs - 1);
+  });
 });
