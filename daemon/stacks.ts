@@ -248,6 +248,9 @@ export class StackRunner {
       // A stack this process already opened needs no second `stack select`.
       const open = this.entries.get(stackName);
       const stack = open !== undefined ? (await open).stack : await LocalWorkspace.selectStack({ stackName, projectName: this.projectName, program: async () => ({}) }, await this.workspaceOptions(stackName));
+      // A run killed mid-create left resources GCE holds but the state only lists as pending: a
+      // destroy would drop them and leak them. Adopted, they are destroyed with the rest.
+      await this.adoptBeforeDestroy(stackName, stack);
       await stack.destroy({ ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
       await stack.workspace.removeStack(stackName);
     } catch (error) {
@@ -257,6 +260,20 @@ export class StackRunner {
     } finally {
       this.entries.delete(stackName);
     }
+  }
+
+  private async adoptBeforeDestroy(stackName: string, stack: Stack): Promise<void> {
+    const exported = await stack.exportStack();
+    const deployment: unknown = exported.deployment;
+    if (!isRecord(deployment)) return;
+    const adopted = adoptPendingCreates(deployment);
+    if (adopted.length === 0) return;
+    try {
+      await stack.importStack({ version: exported.version, deployment });
+    } catch (error) {
+      throw new Error(`importing stack ${stackName} after adopting ${adopted.length} pending creates before its destroy`, { cause: error });
+    }
+    this.options.onAdopted?.(stackName, adopted);
   }
 
   /** Names of the stacks in the backend (for orphans left by Services deleted while we were down). */

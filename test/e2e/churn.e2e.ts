@@ -108,10 +108,21 @@ describe("dccm daemon under delete churn", function () {
     assert.deepEqual(lockFiles(daemons.backendDir), []);
   });
 
-  it("Compute failing for 40 s: the cluster stack backs off 5 s, 10 s, 20 s (±10 %) instead of re-running", async () => {
+  it("a daemon killed during a first up, the Service deleted while it is down: the restart destroys what the killed up created", async () => {
     daemon = daemons.start();
     await daemons.waitReady(daemon);
     await daemons.waitClusterApplied(daemon);
+    const baseline = await providerCalls("create");
+    const created = await core.createNamespacedService({ namespace: "default", body: lbService("interrupted") });
+    await eventually("the first create call of interrupted's up", async () => ((await providerCalls("create")) > baseline ? true : undefined), 120_000, 20);
+    await daemons.kill(daemon);
+    await core.deleteNamespacedService({ name: "interrupted", namespace: "default" });
+    daemon = daemons.start();
+    await daemons.waitReady(daemon);
+    await assertNothingLeft("interrupted", created.metadata?.uid ?? "");
+  });
+
+  it("Compute failing for 40 s: the cluster stack backs off 5 s, 10 s, 20 s (±10 %) instead of re-running", async () => {
     const clusterUps = (): Promise<number> => daemons.metric(daemon, 'dccm_stack_runs_total{stack="cluster",operation="up"}');
     const before = await clusterUps();
     // A new zone: the cluster stack must create an instance group, and the Service (whose backend
