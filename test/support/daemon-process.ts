@@ -16,6 +16,22 @@ export interface RunningDaemon {
   exited: Promise<number | null>;
   port: Promise<number>;
   logPath: string;
+  /** Date.now() at spawn. */
+  startedAt: number;
+}
+
+/** The first log line of a daemon with this message: its time (ms since the epoch), if any. */
+export function logTime(logPath: string, message: string): number | undefined {
+  for (const line of fs.readFileSync(logPath, "utf8").split("\n")) {
+    if (!line.includes(message)) continue;
+    try {
+      const entry = JSON.parse(line) as { msg?: string; time?: number };
+      if (entry.msg === message && typeof entry.time === "number") return entry.time;
+    } catch {
+      // Not a log line of ours.
+    }
+  }
+  return undefined;
 }
 
 export function lockFiles(backendDir: string): string[] {
@@ -93,7 +109,8 @@ export class DaemonProcesses {
     return this.env.backendUrl.slice("file://".length);
   }
 
-  start(extraEnv: Record<string, string> = {}): RunningDaemon {
+  /** `identity`: the Lease holder name (default a new one per start, i.e. another replica taking over). */
+  start(options: { identity?: string; logLevel?: string } = {}): RunningDaemon {
     this.run++;
     const logPath = path.join(this.env.dir, `daemon-${this.run}.log`);
     const log = fs.createWriteStream(logPath);
@@ -113,14 +130,16 @@ export class DaemonProcesses {
         "--drift-interval",
         "1h",
         "--identity",
-        `dccm-process-${this.run}`,
+        options.identity ?? `dccm-process-${this.run}`,
+        "--log-level",
+        options.logLevel ?? "info",
         // The node controller must talk to the emulator, never to Google.
         "--compute-endpoint",
         this.env.gce.computeEndpoint,
         ...this.extraArgs,
       ],
       // Its own process group, so cleanup can take everything it started down with it.
-      { env: { ...process.env, ...this.env.pulumiEnv, ...extraEnv }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+      { env: { ...process.env, ...this.env.pulumiEnv }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
     );
     child.stderr?.pipe(log);
     const port = new Promise<number>((resolve, reject) => {
@@ -138,7 +157,7 @@ export class DaemonProcesses {
     });
     port.catch(() => undefined);
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    const running: RunningDaemon = { child, pid: child.pid ?? 0, exited, port, logPath };
+    const running: RunningDaemon = { child, pid: child.pid ?? 0, exited, port, logPath, startedAt: Date.now() };
     this.started.push(running);
     return running;
   }
