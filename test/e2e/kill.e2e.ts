@@ -9,7 +9,9 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { loadBalancerName } from "../../model";
 import { createNode, E2E_CONFIG, lbService } from "../support/cluster";
-import { alive, DaemonProcesses, descendants, lockFiles, type ProcessInfo } from "../support/daemon-process";
+import { alive, DaemonProcesses, descendants, lockFiles, type ProcessInfo, type RunningDaemon } from "../support/daemon-process";
+import { declaredResources, gceViolations, serviceLeftovers } from "../support/invariants";
+import { startDelayProxy, type DelayProxy } from "../support/delay-proxy";
 import { startTestEnv, type TestEnv } from "../support/env";
 import { eventually } from "../support/wait";
 
@@ -18,6 +20,8 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
   let env: TestEnv;
   let core: k8s.CoreV1Api;
   let daemons: DaemonProcesses;
+  let slowCreates: DelayProxy;
+  let victimUid = "";
 
   before(async () => {
     env = await startTestEnv();
@@ -27,37 +31,51 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
     const configPath = path.join(env.dir, "config.json");
     fs.writeFileSync(configPath, JSON.stringify({ ...E2E_CONFIG, backendUrl: env.backendUrl }));
     daemons = new DaemonProcesses(env, configPath);
+    // GCE creates take seconds, during which the CLI waits and prints nothing: an orphan CLI then
+    // lives on (it only dies of SIGPIPE at its next write to the dead daemon's pipe).
+    slowCreates = await startDelayProxy(env.gce.endpoint, (method, url) => (method === "POST" && (url.startsWith("/emulator/provider/create") || url.startsWith("/emulator/provider/delete")) ? 5000 : 0));
   });
 
   after(async () => {
     daemons?.killAll();
+    await slowCreates?.close();
     await env?.stop();
   });
 
-  it("leaves no pulumi process of it alive 1 s later, and a restart converges with no lock", async () => {
-    const first = daemons.start();
-    await daemons.waitReady(first);
-    await daemons.waitClusterApplied(first);
-    const baseline = env.gce.calls()["POST /emulator/provider/create"] ?? 0;
-    const created = await core.createNamespacedService({ namespace: "default", body: lbService("victim") });
-    const lb = loadBalancerName(created.metadata?.uid ?? "");
-    await eventually("the provider's first create call", () => ((env.gce.calls()["POST /emulator/provider/create"] ?? 0) > baseline ? true : undefined), 120_000, 20);
+  /** SIGKILL of the daemon alone; every process it started must be gone within 1 s. */
+  async function killAndAssertNoSurvivor(running: RunningDaemon): Promise<void> {
     // Everything the daemon started, read before the kill (after it, orphans have a new parent).
-    const started: ProcessInfo[] = descendants(first.pid);
+    const started: ProcessInfo[] = descendants(running.pid);
     assert.ok(
       started.some((info) => info.comm === "pulumi"),
-      `the kill must land during an up: descendants ${started.map((info) => info.comm).join(", ")}`,
+      `the kill must land during a pulumi run: descendants ${started.map((info) => info.comm).join(", ")}`,
     );
-    await daemons.kill(first);
+    await daemons.kill(running);
     const killedAt = Date.now();
     const survivors = (): ProcessInfo[] => started.filter((info) => alive(info.pid));
+    const goneAfter = new Map<number, number>();
     await eventually(
       () => `no process of the killed daemon; alive: ${survivors().map((info) => `${info.comm}(${info.pid})`).join(", ")}`,
-      () => (survivors().length === 0 ? true : undefined),
+      () => {
+        for (const info of started) if (!goneAfter.has(info.pid) && !alive(info.pid)) goneAfter.set(info.pid, Date.now() - killedAt);
+        return survivors().length === 0 ? true : undefined;
+      },
       1000,
-      20,
+      10,
     );
-    process.stdout.write(`      every process of the killed daemon gone ${Date.now() - killedAt} ms after the kill (${started.map((info) => info.comm).join(", ")})\n`);
+    process.stdout.write(`      gone after the kill: ${started.map((info) => `${info.cmdline.slice(0, 60)} ${goneAfter.get(info.pid) ?? 0} ms`).join(", ")}\n`);
+  }
+
+  it("leaves no pulumi process of it alive 1 s later, and a restart converges with no lock", async () => {
+    const first = daemons.start({ env: { DCCM_GCE_EMULATOR_URL: slowCreates.url } });
+    await daemons.waitReady(first);
+    await daemons.waitClusterApplied(first);
+    const createHeld = slowCreates.held();
+    const created = await core.createNamespacedService({ namespace: "default", body: lbService("victim") });
+    victimUid = created.metadata?.uid ?? "";
+    const lb = loadBalancerName(victimUid);
+    await createHeld;
+    await killAndAssertNoSurvivor(first);
 
     const restartedAt = Date.now();
     const second = daemons.start();
@@ -70,6 +88,22 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
       [`addresses ${lb}`, `backendServices ${lb}`, `firewalls k8s-fw-${lb}`, `forwardingRules ${lb}`],
     );
     assert.equal(ours.find((resource) => resource.kind === "addresses")?.properties.address, ip);
+    assert.equal(await daemons.stop(second), 0);
+    assert.deepEqual(lockFiles(daemons.backendDir), []);
+  });
+
+  it("during a destroy too (no inline program ties that CLI to the daemon), and a restart finishes the delete", async () => {
+    const first = daemons.start({ env: { DCCM_GCE_EMULATOR_URL: slowCreates.url } });
+    await daemons.waitReady(first);
+    const deleteHeld = slowCreates.held();
+    await core.deleteNamespacedService({ name: "victim", namespace: "default" });
+    await deleteHeld;
+    await killAndAssertNoSurvivor(first);
+    const second = daemons.start();
+    await daemons.waitReady(second);
+    await eventually("victim deleted", async () => ((await core.listNamespacedService({ namespace: "default" })).items.length === 1 ? true : undefined), 240_000);
+    assert.deepEqual(serviceLeftovers(env.gce.listResources(), "default", "victim", victimUid), []);
+    assert.deepEqual(gceViolations(env.gce.listResources(), declaredResources(daemons.backendDir)), []);
     assert.equal(await daemons.stop(second), 0);
     assert.deepEqual(lockFiles(daemons.backendDir), []);
   });

@@ -55,6 +55,8 @@ export interface ProcessInfo {
   ppid: number;
   comm: string;
   state: string;
+  /** The command line, for messages. */
+  cmdline: string;
 }
 
 /** One /proc/<pid>/stat, or undefined when the process is gone. */
@@ -69,7 +71,13 @@ export function processInfo(pid: number): ProcessInfo | undefined {
   const open = stat.indexOf("(");
   const close = stat.lastIndexOf(")");
   const [state, ppid] = stat.slice(close + 2).split(" ");
-  return { pid, ppid: Number(ppid), comm: stat.slice(open + 1, close), state: state ?? "?" };
+  let cmdline = "";
+  try {
+    cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+  } catch {
+    // Gone meanwhile.
+  }
+  return { pid, ppid: Number(ppid), comm: stat.slice(open + 1, close), state: state ?? "?", cmdline };
 }
 
 /** Alive means not gone and not a zombie (an orphan's zombie waits for a reaper; it runs nothing). */
@@ -110,7 +118,7 @@ export class DaemonProcesses {
   }
 
   /** `identity`: the Lease holder name (default a new one per start, i.e. another replica taking over). */
-  start(options: { identity?: string; logLevel?: string } = {}): RunningDaemon {
+  start(options: { identity?: string; logLevel?: string; env?: Record<string, string> } = {}): RunningDaemon {
     this.run++;
     const logPath = path.join(this.env.dir, `daemon-${this.run}.log`);
     const log = fs.createWriteStream(logPath);
@@ -139,7 +147,7 @@ export class DaemonProcesses {
         ...this.extraArgs,
       ],
       // Its own process group, so cleanup can take everything it started down with it.
-      { env: { ...process.env, ...this.env.pulumiEnv }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+      { env: { ...process.env, ...this.env.pulumiEnv, ...options.env }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
     );
     child.stderr?.pipe(log);
     const port = new Promise<number>((resolve, reject) => {
