@@ -213,3 +213,39 @@ export class DaemonProcesses {
     }
   }
 }
+
+/** How long a process of a killed daemon may outlive it: the CLI (the only writer of the stack) 1 s; its plugins (they write no state, and exit once their engine is gone) 5 s. */
+export const CLI_GRACE_MS = 1000;
+export const PLUGIN_GRACE_MS = 5000;
+
+export interface KillReport {
+  /** Processes that outlived their grace, as `cmdline (pid) alive after N ms`. */
+  violations: string[];
+  /** `cmdline N ms` for every process the daemon had started. */
+  deaths: string[];
+}
+
+/**
+ * SIGKILLs the daemon process alone (what an OOM kill does) and watches what it had started die.
+ * `sawCli`: whether a pulumi CLI was running at the kill.
+ */
+export async function killAndWatch(daemons: DaemonProcesses, running: RunningDaemon): Promise<KillReport & { sawCli: boolean }> {
+  const started = descendants(running.pid);
+  await daemons.kill(running);
+  const killedAt = Date.now();
+  const goneAfter = new Map<number, number>();
+  const graceOf = (info: ProcessInfo): number => (info.comm === "pulumi" ? CLI_GRACE_MS : PLUGIN_GRACE_MS);
+  for (;;) {
+    const elapsed = Date.now() - killedAt;
+    for (const info of started) if (!goneAfter.has(info.pid) && !alive(info.pid)) goneAfter.set(info.pid, elapsed);
+    const pending = started.filter((info) => !goneAfter.has(info.pid));
+    if (pending.length === 0 || pending.every((info) => elapsed > graceOf(info))) break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const label = (info: ProcessInfo): string => `${info.cmdline.slice(0, 70)} (${info.pid})`;
+  return {
+    sawCli: started.some((info) => info.comm === "pulumi"),
+    violations: started.filter((info) => !goneAfter.has(info.pid)).map((info) => `${label(info)} alive ${graceOf(info)} ms after the kill`),
+    deaths: started.map((info) => `${label(info)} ${goneAfter.get(info.pid) ?? "alive"} ms`),
+  };
+}
