@@ -104,7 +104,7 @@ describe(`chaos (seed ${SEED}: ${KILLS} kills, ${CYCLES} churn cycles, ${FAULT_M
   /** Processes of killed daemons that outlived their grace (asserted after each phase, so one does not hide the rest). */
   const orphans: string[] = [];
 
-  /** SIGKILL of the daemon process alone; its pulumi CLI must be gone 1 s later, its plugins 5 s later. */
+  /** SIGKILL of the daemon process alone; its pulumi CLI must be gone 1 s later, its plugins 3 s later. */
   async function killDaemon(): Promise<void> {
     const report = await killAndWatch(daemons, daemon);
     orphans.push(...report.violations);

@@ -33,7 +33,7 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
     daemons = new DaemonProcesses(env, configPath);
     // GCE creates take seconds, during which the CLI waits and prints nothing: an orphan CLI then
     // lives on (it only dies of SIGPIPE at its next write to the dead daemon's pipe).
-    slowCreates = await startDelayProxy(env.gce.endpoint, (method, url) => (method === "POST" && (url.startsWith("/emulator/provider/create") || url.startsWith("/emulator/provider/delete")) ? 5000 : 0));
+    slowCreates = await startDelayProxy(env.gce.endpoint, (method, url) => (method === "POST" && (url.startsWith("/emulator/provider/create") || url.startsWith("/emulator/provider/delete")) ? 8000 : 0));
   });
 
   after(async () => {
@@ -42,7 +42,7 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
     await env?.stop();
   });
 
-  /** SIGKILL of the daemon alone: its CLI must be gone within 1 s, its plugins within 5 s. */
+  /** SIGKILL of the daemon alone: its CLI must be gone within 1 s, its plugins within 3 s. */
   async function killAndAssertNoSurvivor(running: RunningDaemon): Promise<void> {
     const report = await killAndWatch(daemons, running);
     process.stdout.write(`      gone after the kill: ${report.deaths.join(", ")}\n`);
@@ -50,7 +50,7 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
     assert.deepEqual(report.violations, []);
   }
 
-  it("leaves no pulumi CLI of it alive 1 s later (nor a plugin 5 s later), and a restart converges with no lock", async () => {
+  it("leaves no pulumi CLI of it alive 1 s later (nor a plugin 3 s later), and a restart converges with no lock", async () => {
     const first = daemons.start({ env: { DCCM_GCE_EMULATOR_URL: slowCreates.url } });
     await daemons.waitReady(first);
     await daemons.waitClusterApplied(first);

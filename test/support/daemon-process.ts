@@ -214,9 +214,9 @@ export class DaemonProcesses {
   }
 }
 
-/** How long a process of a killed daemon may outlive it: the CLI (the only writer of the stack) 1 s; its plugins (they write no state, and exit once their engine is gone) 5 s. */
+/** How long a process of a killed daemon may outlive it: the CLI (the only writer of the stack) 1 s; its plugins (they write no state, and exit once their engine is gone) 3 s. */
 export const CLI_GRACE_MS = 1000;
-export const PLUGIN_GRACE_MS = 5000;
+export const PLUGIN_GRACE_MS = 3000;
 
 export interface KillReport {
   /** Processes that outlived their grace, as `cmdline (pid) alive after N ms`. */
