@@ -6,9 +6,13 @@
  *   enqueues while it runs coalesce into exactly one more run afterwards (bursts of watch events
  *   cost one reconcile), and their flags are merged into that run.
  * - At most `parallelism` keys run at a time.
- * - Per-key exponential backoff on `retry`, a fixed delay on `retryAfter`; `ok` and `giveUp`
- *   forget the failures. A plain enqueue cuts a pending backoff short (new input may fix the
- *   failure); `keepBackoff` does not.
+ * - Per-key exponential backoff with jitter on `retry`, a fixed delay on `retryAfter`; `ok` and
+ *   `giveUp` forget the failures. The backoff survives re-enqueues: a drift pass, a resync, a
+ *   metadata event or a dependent's nudge only merge their flags into the run the timer will
+ *   start (against a failing, rate-limited API, every run they started would make it worse).
+ *   Only an enqueue flagged `changed` (a new desired state, which may fix the failure) runs at
+ *   once, whether the key waits out a backoff or fails while it arrived. It does not forget the
+ *   failures: if the new state fails too, the backoff goes on growing.
  * - drain() stops taking work and waits for the runs in progress; start() resumes after it (the
  *   node controller is stopped and started again when leadership moves).
  */
@@ -29,8 +33,27 @@ export interface WorkItem {
 export interface EnqueueFlags {
   /** Ask for a refreshing run (the daemon's drift pass); merged across coalesced enqueues. */
   refresh?: boolean;
-  /** While the key waits out a backoff, only merge the flags: the retry keeps its time. */
+  /** The key's desired state changed: run without waiting out a backoff. */
+  changed?: boolean;
+  /**
+   * @deprecated Every enqueue without `changed` keeps the backoff now; accepted and ignored so
+   * existing callers compile.
+   */
   keepBackoff?: boolean;
+}
+
+/** A pending retry; the daemon uses real timers, tests a fake clock. */
+export interface RetryTimer {
+  cancel(): void;
+}
+
+export type ScheduleRetry = (ms: number, run: () => void) => RetryTimer;
+
+function realTimer(ms: number, run: () => void): RetryTimer {
+  const timer = setTimeout(run, ms);
+  // A pending retry must not keep a stopping process alive.
+  timer.unref();
+  return { cancel: () => clearTimeout(timer) };
 }
 
 export type Worker = (item: WorkItem) => Promise<ReconcileResult>;
@@ -42,6 +65,17 @@ export interface QueueOptions {
   backoffBaseMs?: number;
   /** Default 5 min. */
   backoffMaxMs?: number;
+  /**
+   * Each backoff is spread uniformly over ±this fraction (capped at the maximum), so keys that
+   * failed together (one API outage) do not retry in lockstep. Default 0.1; 0 for none.
+   */
+  backoffJitter?: number;
+  /** Uniform in [0, 1); injectable for tests. Default Math.random. */
+  random?: () => number;
+  /** Starts a retry timer; injectable for tests. Default: an unref'd setTimeout. */
+  scheduleRetry?: ScheduleRetry;
+  /** Number of keys waiting out a failure backoff (not a retryAfter), after every change. */
+  onBackoff?: (keys: number) => void;
   /** Enqueues are kept but nothing runs until start(). Default false: runs from construction. */
   paused?: boolean;
   /** Observes every run (logs, metrics); `failures` is the key's consecutive failure count after it. Must not throw. */
@@ -55,14 +89,24 @@ interface KeyState {
   running: boolean;
   /** Enqueued again while running: run once more afterwards. */
   dirty: boolean;
+  /** An enqueue since the last run started carried a new desired state. */
+  changed: boolean;
   refresh: boolean;
   failures: number;
-  timer?: NodeJS.Timeout;
+  timer?: RetryTimer;
+  /** The timer waits out a failure backoff (counted by onBackoff), not a retryAfter. */
+  timerIsBackoff: boolean;
 }
 
 export function backoffMs(failures: number, baseMs: number, maxMs: number): number {
   if (failures <= 0) return 0;
   return Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 30));
+}
+
+/** backoffMs spread over ±jitter by `random` (uniform in [0, 1)), never above the maximum. */
+export function jitteredBackoffMs(failures: number, baseMs: number, maxMs: number, jitter: number, random: number): number {
+  const plain = backoffMs(failures, baseMs, maxMs);
+  return Math.min(maxMs, Math.round(plain * (1 + jitter * (2 * random - 1))));
 }
 
 export class KeyedQueue {
@@ -76,6 +120,10 @@ export class KeyedQueue {
   private idleWaiters: (() => void)[] = [];
   private readonly backoffBaseMs: number;
   private readonly backoffMaxMs: number;
+  private readonly backoffJitter: number;
+  private readonly random: () => number;
+  private readonly scheduleRetry: ScheduleRetry;
+  private backingOff = 0;
 
   constructor(
     private readonly worker: Worker,
@@ -84,6 +132,9 @@ export class KeyedQueue {
     this.phase = options.paused === true ? "paused" : "running";
     this.backoffBaseMs = options.backoffBaseMs ?? 1000;
     this.backoffMaxMs = options.backoffMaxMs ?? 300_000;
+    this.backoffJitter = options.backoffJitter ?? 0.1;
+    this.random = options.random ?? Math.random;
+    this.scheduleRetry = options.scheduleRetry ?? realTimer;
   }
 
   /** Runs the queued keys: after construction with `paused`, or again after drain(). */
@@ -94,27 +145,42 @@ export class KeyedQueue {
   }
 
   /**
-   * Schedules `key`; while it waits or runs, further calls merge into a single next run. Dropped
+   * Schedules `key`; while it waits or runs, further calls merge into a single next run. A key
+   * waiting out a backoff or a retryAfter runs when its timer fires unless `changed`. Dropped
    * after drain() until the next start().
    */
   enqueue(key: string, flags: EnqueueFlags = {}): void {
     if (this.phase === "stopped") return;
     const state = this.state(key);
     state.refresh = state.refresh || flags.refresh === true;
-    if (flags.keepBackoff === true && state.timer !== undefined) return;
+    state.changed = state.changed || flags.changed === true;
     if (state.running) {
       state.dirty = true;
       return;
     }
     if (state.queued) return;
     if (state.timer !== undefined) {
-      clearTimeout(state.timer);
-      state.timer = undefined;
+      if (flags.changed !== true) return;
+      this.cancelTimer(state);
     }
+    this.makeReady(key, state);
+  }
+
+  private makeReady(key: string, state: KeyState): void {
     state.queued = true;
     this.ready.push(key);
     this.report();
     this.pump();
+  }
+
+  private cancelTimer(state: KeyState): void {
+    state.timer?.cancel();
+    state.timer = undefined;
+    if (state.timerIsBackoff) {
+      state.timerIsBackoff = false;
+      this.backingOff--;
+      this.reportBackoff();
+    }
   }
 
   /** Clears a key's failure count (its object is gone: a new one starts with no backoff). */
@@ -145,10 +211,10 @@ export class KeyedQueue {
   async drain(): Promise<void> {
     this.phase = "stopped";
     for (const [key, state] of this.states) {
-      if (state.timer !== undefined) clearTimeout(state.timer);
-      state.timer = undefined;
+      this.cancelTimer(state);
       state.queued = false;
       state.dirty = false;
+      state.changed = false;
       state.refresh = false;
       state.failures = 0;
       this.prune(key, state);
@@ -175,7 +241,7 @@ export class KeyedQueue {
   private state(key: string): KeyState {
     let state = this.states.get(key);
     if (state === undefined) {
-      state = { queued: false, running: false, dirty: false, refresh: false, failures: 0 };
+      state = { queued: false, running: false, dirty: false, changed: false, refresh: false, failures: 0, timerIsBackoff: false };
       this.states.set(key, state);
     }
     return state;
@@ -193,6 +259,14 @@ export class KeyedQueue {
     }
   }
 
+  private reportBackoff(): void {
+    try {
+      this.options.onBackoff?.(this.backingOff);
+    } catch {
+      // As report().
+    }
+  }
+
   private pump(): void {
     while (this.phase === "running" && this.running < this.options.parallelism && this.depth() > 0) {
       const key = this.ready[this.readyHead++] as string;
@@ -205,6 +279,8 @@ export class KeyedQueue {
       state.running = true;
       const item: WorkItem = { key, refresh: state.refresh };
       state.refresh = false;
+      // Only a change that arrives from now on may cut this run's backoff short.
+      state.changed = false;
       this.running++;
       this.report();
       // runOne never rejects; the worker starts synchronously, so callers see it running at once.
@@ -235,21 +311,36 @@ export class KeyedQueue {
       // Observers are best effort; a broken logger must not wedge the queue.
     }
     // When the key runs again without new input; undefined: only when enqueued.
-    const retryIn = result.kind === "retry" ? backoffMs(state.failures, this.backoffBaseMs, this.backoffMaxMs) : result.kind === "retryAfter" ? result.ms : undefined;
+    const retryIn =
+      result.kind === "retry"
+        ? jitteredBackoffMs(state.failures, this.backoffBaseMs, this.backoffMaxMs, this.backoffJitter, this.random())
+        : result.kind === "retryAfter"
+          ? result.ms
+          : undefined;
     if (this.phase !== "stopped") {
-      if (state.dirty) {
-        state.dirty = false;
-        // The extra run also carries the refresh wish of the run that failed.
-        if (retryIn !== undefined) state.refresh = state.refresh || item.refresh;
-        this.enqueue(item.key);
+      const again = state.dirty;
+      state.dirty = false;
+      // A failed or deferred run also hands its refresh wish to the next one.
+      if (retryIn !== undefined) state.refresh = state.refresh || item.refresh;
+      if (again && (retryIn === undefined || state.changed)) {
+        this.makeReady(item.key, state);
       } else if (retryIn !== undefined) {
-        state.refresh = state.refresh || item.refresh;
-        state.timer = setTimeout(() => {
+        // Enqueues during the run (without a change) merged into the run this timer starts.
+        state.timerIsBackoff = result.kind === "retry";
+        if (state.timerIsBackoff) {
+          this.backingOff++;
+          this.reportBackoff();
+        }
+        state.timer = this.scheduleRetry(retryIn, () => {
+          if (state.timer === undefined) return;
           state.timer = undefined;
-          this.enqueue(item.key);
-        }, retryIn);
-        // A pending retry must not keep a stopping process alive.
-        state.timer.unref();
+          if (state.timerIsBackoff) {
+            state.timerIsBackoff = false;
+            this.backingOff--;
+            this.reportBackoff();
+          }
+          if (this.phase !== "stopped") this.makeReady(item.key, state);
+        });
       }
     }
     this.prune(item.key, state);

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { PulumiCommand } from "@pulumi/pulumi/automation";
 import type { Logger } from "pino";
-import { serviceStackName, type Config } from "../model";
+import { CLUSTER_STACK, serviceStackName, type Config } from "../model";
 import { DesiredCache, parseServiceStack } from "../watcher/desiredCache";
 import { ClusterWatcher } from "../watcher/informers";
 import { EventRecorder } from "../controller/events";
@@ -126,6 +126,7 @@ export class Daemon {
       ...(options.pulumiCommand !== undefined ? { pulumiCommand: options.pulumiCommand } : {}),
       projectName: clusterProjectName(options.config.clusterId),
       onAdopted: (stack, urns) => logger.warn({ stack, urns }, "adopted resources a killed run created but did not record"),
+      onCliUnguarded: (reason) => logger.warn({ reason }, "the pulumi CLI runs without a parent-death signal"),
     });
     const watcher = new ClusterWatcher(options.kubeConfig, {
       resyncMs: options.resyncMs,
@@ -197,7 +198,9 @@ export class Daemon {
       backoffBaseMs: options.backoffBaseMs,
       backoffMaxMs: options.backoffMaxMs,
       onDepth: (depth) => metrics.queueDepth.set(depth),
+      onBackoff: (stacks) => metrics.backoffKeys.set(stacks),
       onResult: (item, result, failures) => {
+        if (result.kind === "retry") metrics.retries.inc({ kind: item.key === CLUSTER_STACK ? "cluster" : "service" });
         if (result.kind === "retry") logger.warn({ stack: item.key, failures, err: describeError(result.error) }, "reconcile failed; will retry");
         else if (result.kind === "giveUp") logger.info({ stack: item.key, reason: result.reason }, "reconcile ended without retry");
         else if (result.kind === "retryAfter") logger.debug({ stack: item.key, ms: result.ms, reason: result.reason }, "reconcile deferred");
@@ -225,7 +228,7 @@ export class Daemon {
     if (this.abort.signal.aborted) return;
     const changes = cache.update(watcher.snapshot());
     this.cacheFilled = true;
-    for (const change of changes) this.queue.enqueue(change.stack);
+    for (const change of changes) this.queue.enqueue(change.stack, { changed: true });
     // Stacks whose Service changed while we were down: the reconciler decides what goes.
     const wanted = new Set(cache.stacks());
     const unwanted = knownStacks.filter((stack) => parseServiceStack(stack) !== undefined && !wanted.has(stack));
@@ -262,7 +265,7 @@ export class Daemon {
 
   private recompute(): void {
     if (!this.cacheFilled || this.watcher === undefined || this.queue === undefined || this.cache === undefined) return;
-    for (const change of this.cache.update(this.watcher.snapshot())) this.queue.enqueue(change.stack);
+    for (const change of this.cache.update(this.watcher.snapshot())) this.queue.enqueue(change.stack, { changed: true });
   }
 
   /**

@@ -13,6 +13,8 @@ export class DaemonMetrics {
   readonly foreignStacks: prom.Counter<"kind">;
   readonly operationTimeouts: prom.Counter<"kind" | "operation">;
   readonly destroysHeld: prom.Gauge;
+  readonly retries: prom.Counter<"kind">;
+  readonly backoffKeys: prom.Gauge;
 
   constructor(registry: prom.Registry = new prom.Registry()) {
     this.registry = registry;
@@ -46,6 +48,17 @@ export class DaemonMetrics {
       name: "dccm_stack_runs_total",
       help: "pulumi operations run, per stack and operation (up, refresh = drift pass, destroy).",
       labelNames: ["stack", "operation"],
+      registers: [registry],
+    });
+    this.retries = new prom.Counter({
+      name: "dccm_reconcile_retries_total",
+      help: "Failed reconciles scheduled for a retry after an exponential backoff, by stack kind (cluster, service).",
+      labelNames: ["kind"],
+      registers: [registry],
+    });
+    this.backoffKeys = new prom.Gauge({
+      name: "dccm_queue_backoff_stacks",
+      help: "Stacks waiting out a failure backoff (only a change to their desired state runs them sooner).",
       registers: [registry],
     });
     this.leader = new prom.Gauge({ name: "dccm_leader", help: "1 while this replica holds the Lease.", registers: [registry] });

@@ -15,6 +15,7 @@ import {
   type Stack,
 } from "@pulumi/pulumi/automation";
 import { gceResourceId } from "../components/ids";
+import { guardedPulumiCommand } from "./pulumiCli";
 import { declareStack, type Scope } from "../components/stack";
 import type { DesiredState } from "../model";
 
@@ -49,6 +50,8 @@ export interface StackRunnerOptions {
    * can tell the stacks are not its own.
    */
   clusterUid?: string;
+  /** Told once when the CLI cannot be tied to the daemon's life (daemon/pulumiCli.ts). */
+  onCliUnguarded?: (reason: string) => void;
 }
 
 export interface PutBack {
@@ -182,20 +185,28 @@ export class StackRunner {
   private readonly listeners = new ProcessListenerGuard();
 
   private readonly projectName: string;
+  /** The CLI every workspace runs: dies with the daemon (never rejects). */
+  private readonly pulumiCommand: Promise<PulumiCommand | undefined>;
 
   constructor(private readonly options: StackRunnerOptions) {
     this.projectName = options.projectName ?? PROJECT_NAME;
+    this.pulumiCommand = guardedPulumiCommand(options.pulumiCommand, {
+      dir: path.join(options.workDir, ".pulumi-cli"),
+      searchPath: options.env.PATH ?? process.env.PATH,
+      onUnguarded: (reason) => options.onCliUnguarded?.(reason),
+    });
   }
 
-  private workspaceOptions(stackName: string): LocalWorkspaceOptions {
+  private async workspaceOptions(stackName: string): Promise<LocalWorkspaceOptions> {
     const workDir = path.join(this.options.workDir, stackName);
     fs.mkdirSync(workDir, { recursive: true, mode: 0o700 });
+    const pulumiCommand = await this.pulumiCommand;
     return {
       workDir,
       projectSettings: { name: this.projectName, runtime: "nodejs", backend: { url: this.options.backendUrl } },
       envVars: { PULUMI_BACKEND_URL: this.options.backendUrl, PULUMI_SKIP_UPDATE_CHECK: "true", ...this.options.env },
       ...(this.options.secretsProvider !== undefined ? { secretsProvider: this.options.secretsProvider } : {}),
-      ...(this.options.pulumiCommand !== undefined ? { pulumiCommand: this.options.pulumiCommand } : {}),
+      ...(pulumiCommand !== undefined ? { pulumiCommand } : {}),
     };
   }
 
@@ -216,7 +227,7 @@ export class StackRunner {
           };
         },
       };
-      entry = LocalWorkspace.createOrSelectStack(args, this.workspaceOptions(stackName)).then((stack) => {
+      entry = this.workspaceOptions(stackName).then((options) => LocalWorkspace.createOrSelectStack(args, options)).then((stack) => {
         holder.current = { stack, needsRefresh: false };
         return holder.current;
       });
@@ -312,7 +323,7 @@ export class StackRunner {
     // A stack this process already opened needs no second `stack select`.
     const open = this.entries.get(stackName);
     try {
-      return open !== undefined ? (await open).stack : await LocalWorkspace.selectStack({ stackName, projectName: this.projectName, program: async () => ({}) }, this.workspaceOptions(stackName));
+      return open !== undefined ? (await open).stack : await LocalWorkspace.selectStack({ stackName, projectName: this.projectName, program: async () => ({}) }, await this.workspaceOptions(stackName));
     } catch (error) {
       if (error instanceof StackNotFoundError) return undefined;
       throw new Error(`selecting stack ${stackName}`, { cause: error });
@@ -362,7 +373,7 @@ export class StackRunner {
 
   /** Names of the stacks in the backend (for orphans left by Services deleted while we were down). */
   async listStacks(): Promise<string[]> {
-    const workspace = await LocalWorkspace.create(this.workspaceOptions("_list"));
+    const workspace = await LocalWorkspace.create(await this.workspaceOptions("_list"));
     const summaries = await workspace.listStacks({ all: false });
     return summaries.map((summary) => summary.name.split("/").pop() ?? summary.name).sort();
   }

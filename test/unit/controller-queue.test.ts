@@ -1,11 +1,12 @@
 // controller/queue KeyedQueue, shared by the daemon (keyed by stack) and the node controller
 // (keyed by Node name): coalescing with merged flags, one run per key at a time, bounded
-// parallelism, per-key backoff, keepBackoff, drain and restart.
+// parallelism, per-key backoff that survives re-enqueues (only a changed desired state cuts it
+// short), drain and restart.
 
 import * as assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 
-import { backoffMs, KeyedQueue, OK, type ReconcileResult, type WorkItem } from "../../controller/queue";
+import { backoffMs, jitteredBackoffMs, KeyedQueue, OK, type EnqueueFlags, type ReconcileResult, type ScheduleRetry, type WorkItem } from "../../controller/queue";
 
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve: (value: T) => void = () => undefined;
@@ -78,7 +79,7 @@ describe("controller/queue KeyedQueue (the daemon's use)", () => {
     assert.equal(peak, 2);
   });
 
-  it("retries a failure after its backoff; keepBackoff does not cut the wait short, a plain enqueue does", async () => {
+  it("retries a failure after its backoff; a plain enqueue does not cut the wait short, a changed one does", async () => {
     const results: ReconcileResult[] = [{ kind: "retry", error: new Error("boom") }, { kind: "ok" }, { kind: "ok" }];
     const seen: number[] = [];
     const outcomes: string[] = [];
@@ -94,9 +95,10 @@ describe("controller/queue KeyedQueue (the daemon's use)", () => {
     assert.deepEqual(outcomes, ["a:retry:1"]);
     assert.equal(queue.isBusy("a"), true);
     queue.enqueue("a", { keepBackoff: true });
+    queue.enqueue("a");
     await queue.idle();
     assert.equal(seen.length, 1);
-    queue.enqueue("a");
+    queue.enqueue("a", { changed: true });
     await queue.idle();
     assert.deepEqual(outcomes, ["a:retry:1", "a:ok:0"]);
     assert.equal(queue.isBusy("a"), false);
@@ -192,7 +194,7 @@ describe("controller/queue KeyedQueue (the node controller's use)", () => {
         times.push(Date.now());
         return ++n <= 3 ? { kind: "retry", error: new Error(`fail ${n}`) } : OK;
       },
-      { parallelism: 1, backoffBaseMs: 10, onResult: (_item, r, failures) => seen.push([r.kind, failures]) },
+      { parallelism: 1, backoffBaseMs: 10, backoffJitter: 0, onResult: (_item, r, failures) => seen.push([r.kind, failures]) },
     );
     q.enqueue("k");
     for (let i = 0; i < 100 && n < 4; i++) {
@@ -262,7 +264,7 @@ describe("controller/queue KeyedQueue (shared)", () => {
     await q.drain();
   });
 
-  it("an enqueue during a failing run re-runs at once with the failed run's refresh; retryAfter keeps the failure count", async () => {
+  it("a changed enqueue during a failing run re-runs at once with the failed run's refresh; retryAfter keeps the failure count", async () => {
     const gate = deferred<ReconcileResult>();
     const runs: WorkItem[] = [];
     const outcomes: string[] = [];
@@ -276,9 +278,9 @@ describe("controller/queue KeyedQueue (shared)", () => {
     );
     q.enqueue("a", { refresh: true });
     await q.idle();
-    q.enqueue("a");
-    assert.equal(runs.length, 2, "a plain enqueue cuts the 60 s backoff short");
-    q.enqueue("a");
+    q.enqueue("a", { changed: true });
+    assert.equal(runs.length, 2, "a changed enqueue cuts the 60 s backoff short");
+    q.enqueue("a", { changed: true });
     gate.resolve({ kind: "retry", error: new Error("y") });
     await q.idle();
     assert.deepEqual(runs, [
@@ -300,5 +302,136 @@ describe("controller/queue KeyedQueue (shared)", () => {
     q.enqueue("a");
     await q.idle();
     assert.equal(runs, 2);
+  });
+});
+
+/** Retry timers the test fires by hand: exact delays, no sleeping. */
+class FakeRetries {
+  readonly pending: { ms: number; run: () => void; cancelled: boolean }[] = [];
+  readonly schedule: ScheduleRetry = (ms, run) => {
+    const timer = { ms, run, cancelled: false };
+    this.pending.push(timer);
+    return { cancel: () => void (timer.cancelled = true) };
+  };
+
+  /** Delays of the timers still armed. */
+  armed(): number[] {
+    return this.pending.filter((timer) => !timer.cancelled).map((timer) => timer.ms);
+  }
+
+  /** Fires the one armed timer. */
+  fire(): void {
+    const live = this.pending.filter((timer) => !timer.cancelled);
+    assert.equal(live.length, 1, `expected one armed retry timer, found ${live.length}`);
+    const [timer] = live;
+    timer.cancelled = true;
+    timer.run();
+  }
+}
+
+type Step = { enqueue: EnqueueFlags } | { enqueueDuringRun: EnqueueFlags } | { fire: true };
+
+describe("controller/queue KeyedQueue backoff survives re-enqueues (issue 8)", () => {
+  it("jitter spreads a backoff over ±jitter and never above the maximum", () => {
+    assert.deepEqual(
+      [
+        [1, 0],
+        [1, 0.5],
+        [1, 0.999],
+        [3, 0],
+        [7, 0.999],
+        [7, 0],
+      ].map(([failures, random]) => jitteredBackoffMs(failures, 5000, 300_000, 0.2, random)),
+      [4000, 5000, 5998, 16_000, 300_000, 240_000],
+    );
+  });
+
+  const table: { name: string; steps: Step[]; runs: number; armed: number[] }[] = [
+    { name: "failures back off base, 2·base, 4·base when only the timer triggers", steps: [{ fire: true }, { fire: true }], runs: 3, armed: [8000] },
+    { name: "a plain enqueue (resync, meta event) during a backoff only waits", steps: [{ enqueue: {} }, { enqueue: {} }], runs: 1, armed: [2000] },
+    { name: "a refresh (drift) enqueue during a backoff only merges its flag", steps: [{ enqueue: { refresh: true } }, { fire: true }], runs: 2, armed: [4000] },
+    { name: "keepBackoff (the old flag) waits as well", steps: [{ enqueue: { keepBackoff: true } }], runs: 1, armed: [2000] },
+    { name: "a changed enqueue runs at once; its failure goes on growing the backoff", steps: [{ enqueue: { changed: true } }], runs: 2, armed: [4000] },
+    { name: "a plain enqueue during the failing run (a dependent's nudge) does not re-run it at once", steps: [{ enqueueDuringRun: {} }], runs: 2, armed: [4000] },
+    { name: "a changed enqueue during the failing run re-runs it at once", steps: [{ enqueueDuringRun: { changed: true } }], runs: 3, armed: [8000] },
+  ];
+  for (const row of table) {
+    it(row.name, async () => {
+      const retries = new FakeRetries();
+      let runs = 0;
+      let duringRun: EnqueueFlags | undefined;
+      const failures: number[] = [];
+      const queue: KeyedQueue = new KeyedQueue(
+        async () => {
+          runs++;
+          if (duringRun !== undefined) queue.enqueue("cluster", duringRun);
+          duringRun = undefined;
+          return { kind: "retry", error: new Error("compute is down") };
+        },
+        { parallelism: 1, backoffBaseMs: 2000, backoffMaxMs: 300_000, backoffJitter: 0, scheduleRetry: retries.schedule, onResult: (_item, _result, count) => failures.push(count) },
+      );
+      queue.enqueue("cluster");
+      await queue.idle();
+      for (const step of row.steps) {
+        if ("fire" in step) retries.fire();
+        else if ("enqueue" in step) queue.enqueue("cluster", step.enqueue);
+        else {
+          duringRun = step.enqueueDuringRun;
+          retries.fire();
+        }
+        await queue.idle();
+      }
+      assert.equal(runs, row.runs);
+      assert.deepEqual(failures, Array.from({ length: runs }, (_, index) => index + 1));
+      assert.deepEqual(retries.armed(), row.armed);
+      await queue.drain();
+      assert.deepEqual(retries.armed(), []);
+    });
+  }
+
+  it("the refresh of enqueues merged during a backoff reaches the retry; success forgets the failures", async () => {
+    const retries = new FakeRetries();
+    const items: WorkItem[] = [];
+    const results: ReconcileResult[] = [{ kind: "retry", error: new Error("quota") }, OK, { kind: "retry", error: new Error("quota") }];
+    const queue = new KeyedQueue(
+      async (item) => {
+        items.push(item);
+        return results.shift() ?? OK;
+      },
+      { parallelism: 1, backoffBaseMs: 5000, backoffJitter: 0.1, random: () => 0.75, scheduleRetry: retries.schedule },
+    );
+    queue.enqueue("a");
+    await queue.idle();
+    queue.enqueue("a", { refresh: true });
+    await queue.idle();
+    assert.deepEqual(retries.armed(), [5250]);
+    retries.fire();
+    await queue.idle();
+    queue.enqueue("a", { changed: true });
+    await queue.idle();
+    assert.deepEqual(items, [
+      { key: "a", refresh: false },
+      { key: "a", refresh: true },
+      { key: "a", refresh: false },
+    ]);
+    assert.deepEqual(retries.armed(), [5250], "after a success the next failure starts again at the base");
+    await queue.drain();
+  });
+
+  it("reports how many keys wait out a failure backoff (a retryAfter is not one)", async () => {
+    const retries = new FakeRetries();
+    const reported: number[] = [];
+    const queue = new KeyedQueue(
+      async (item): Promise<ReconcileResult> => (item.key === "later" ? { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" } : { kind: "retry", error: new Error("down") }),
+      { parallelism: 2, backoffBaseMs: 5000, backoffJitter: 0, scheduleRetry: retries.schedule, onBackoff: (keys) => reported.push(keys) },
+    );
+    queue.enqueue("a");
+    queue.enqueue("b");
+    queue.enqueue("later");
+    await queue.idle();
+    queue.enqueue("a", { changed: true });
+    await queue.idle();
+    await queue.drain();
+    assert.deepEqual(reported, [1, 2, 1, 2, 1, 0]);
   });
 });

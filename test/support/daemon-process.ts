@@ -1,0 +1,251 @@
+/**
+ * `dccm daemon` run as a process against the offline environment, for tests that kill it: start,
+ * readiness, metrics, its descendant processes (the pulumi CLI and its plugins) and backend locks.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as readline from "node:readline";
+import type { TestEnv } from "./env";
+import { repoRoot } from "./testenv-paths";
+import { eventually } from "./wait";
+
+export interface RunningDaemon {
+  child: ChildProcess;
+  pid: number;
+  exited: Promise<number | null>;
+  port: Promise<number>;
+  logPath: string;
+  /** Date.now() at spawn. */
+  startedAt: number;
+}
+
+/** The first log line of a daemon with this message: its time (ms since the epoch), if any. */
+export function logTime(logPath: string, message: string): number | undefined {
+  for (const line of fs.readFileSync(logPath, "utf8").split("\n")) {
+    if (!line.includes(message)) continue;
+    try {
+      const entry = JSON.parse(line) as { msg?: string; time?: number };
+      if (entry.msg === message && typeof entry.time === "number") return entry.time;
+    } catch {
+      // Not a log line of ours.
+    }
+  }
+  return undefined;
+}
+
+export function lockFiles(backendDir: string): string[] {
+  const root = path.join(backendDir, ".pulumi", "locks");
+  if (!fs.existsSync(root)) return [];
+  return (fs.readdirSync(root, { recursive: true }) as string[]).filter((file) => file.endsWith(".json"));
+}
+
+/** Stack names in a file backend (`<project>/<stack>.json` checkpoints). */
+export function backendStacks(backendDir: string): string[] {
+  const root = path.join(backendDir, ".pulumi", "stacks");
+  if (!fs.existsSync(root)) return [];
+  return (fs.readdirSync(root, { recursive: true }) as string[])
+    .filter((file) => file.endsWith(".json"))
+    .map((file) => path.basename(file, ".json"))
+    .sort();
+}
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  comm: string;
+  state: string;
+  /** The command line, for messages. */
+  cmdline: string;
+}
+
+/** One /proc/<pid>/stat, or undefined when the process is gone. */
+export function processInfo(pid: number): ProcessInfo | undefined {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // comm is in parentheses and may hold spaces or parentheses: split at the last ')'.
+  const open = stat.indexOf("(");
+  const close = stat.lastIndexOf(")");
+  const [state, ppid] = stat.slice(close + 2).split(" ");
+  let cmdline = "";
+  try {
+    cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+  } catch {
+    // Gone meanwhile.
+  }
+  return { pid, ppid: Number(ppid), comm: stat.slice(open + 1, close), state: state ?? "?", cmdline };
+}
+
+/** Alive means not gone and not a zombie (an orphan's zombie waits for a reaper; it runs nothing). */
+export function alive(pid: number): boolean {
+  const info = processInfo(pid);
+  return info !== undefined && info.state !== "Z";
+}
+
+/** Every live descendant of `root`. */
+export function descendants(root: number): ProcessInfo[] {
+  const all = fs
+    .readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map((entry) => processInfo(Number(entry)))
+    .filter((info): info is ProcessInfo => info !== undefined && info.state !== "Z");
+  const found: ProcessInfo[] = [];
+  let frontier = new Set([root]);
+  while (frontier.size > 0) {
+    const next = all.filter((info) => frontier.has(info.ppid));
+    found.push(...next);
+    frontier = new Set(next.map((info) => info.pid));
+  }
+  return found;
+}
+
+export class DaemonProcesses {
+  private run = 0;
+  private readonly started: RunningDaemon[] = [];
+
+  constructor(
+    private readonly env: TestEnv,
+    private readonly configPath: string,
+    private readonly extraArgs: string[] = [],
+  ) {}
+
+  get backendDir(): string {
+    return this.env.backendUrl.slice("file://".length);
+  }
+
+  /** `identity`: the Lease holder name (default a new one per start, i.e. another replica taking over). */
+  start(options: { identity?: string; logLevel?: string; env?: Record<string, string> } = {}): RunningDaemon {
+    this.run++;
+    const logPath = path.join(this.env.dir, `daemon-${this.run}.log`);
+    const log = fs.createWriteStream(logPath);
+    const child = spawn(
+      process.execPath,
+      [
+        path.join(repoRoot(), "dist", "bin", "dccm.js"),
+        "daemon",
+        "--kubeconfig",
+        this.env.kube.kubeconfigPath,
+        "--config",
+        this.configPath,
+        "--state-dir",
+        path.join(this.env.dir, "state"),
+        "--listen",
+        "127.0.0.1:0",
+        "--drift-interval",
+        "1h",
+        "--identity",
+        options.identity ?? `dccm-process-${this.run}`,
+        "--log-level",
+        options.logLevel ?? "info",
+        // The node controller must talk to the emulator, never to Google.
+        "--compute-endpoint",
+        this.env.gce.computeEndpoint,
+        ...this.extraArgs,
+      ],
+      // Its own process group, so cleanup can take everything it started down with it.
+      { env: { ...process.env, ...this.env.pulumiEnv, ...options.env }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    child.stderr?.pipe(log);
+    const port = new Promise<number>((resolve, reject) => {
+      const lines = readline.createInterface({ input: child.stdout as NodeJS.ReadableStream });
+      lines.on("line", (line) => {
+        log.write(`${line}\n`);
+        try {
+          const entry = JSON.parse(line) as { msg?: string; address?: { port?: number } };
+          if (entry.msg === "serving /healthz, /readyz, /metrics" && entry.address?.port !== undefined) resolve(entry.address.port);
+        } catch {
+          // Not a log line of ours.
+        }
+      });
+      child.once("exit", () => reject(new Error(`daemon exited before serving; see ${logPath}`)));
+    });
+    port.catch(() => undefined);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const running: RunningDaemon = { child, pid: child.pid ?? 0, exited, port, logPath, startedAt: Date.now() };
+    this.started.push(running);
+    return running;
+  }
+
+  async waitReady(running: RunningDaemon, timeoutMs = 120_000): Promise<void> {
+    const port = await running.port;
+    await eventually("/readyz 200", async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined), timeoutMs);
+  }
+
+  async metrics(running: RunningDaemon): Promise<string> {
+    return (await fetch(`http://127.0.0.1:${await running.port}/metrics`)).text();
+  }
+
+  /** The value of one sample of the daemon's /metrics (0 when absent). */
+  async metric(running: RunningDaemon, sample: string): Promise<number> {
+    const text = await this.metrics(running);
+    const line = text.split("\n").find((candidate) => candidate.startsWith(`${sample} `));
+    return line === undefined ? 0 : Number(line.slice(sample.length + 1));
+  }
+
+  /** The cluster stack applied (Service stacks wait for it). */
+  async waitClusterApplied(running: RunningDaemon, timeoutMs = 120_000): Promise<void> {
+    await eventually("the cluster stack applied", async () => ((await this.metric(running, 'dccm_reconciles_total{kind="cluster",result="ok"}')) > 0 ? true : undefined), timeoutMs);
+  }
+
+  /** SIGKILL of the daemon process alone: what an OOM kill or a node loss does to it. */
+  async kill(running: RunningDaemon): Promise<void> {
+    process.kill(running.pid, "SIGKILL");
+    await running.exited;
+  }
+
+  async stop(running: RunningDaemon): Promise<number | null> {
+    running.child.kill("SIGTERM");
+    return running.exited;
+  }
+
+  /** Kills every process group this helper started (cleanup after a failed test). */
+  killAll(): void {
+    for (const running of this.started) {
+      try {
+        process.kill(-running.pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+}
+
+/** How long a process of a killed daemon may outlive it: the CLI (the only writer of the stack) 1 s; its plugins (they write no state, and exit once their engine is gone) 3 s. */
+export const CLI_GRACE_MS = 1000;
+export const PLUGIN_GRACE_MS = 3000;
+
+export interface KillReport {
+  /** Processes that outlived their grace, as `cmdline (pid) alive after N ms`. */
+  violations: string[];
+  /** `cmdline N ms` for every process the daemon had started. */
+  deaths: string[];
+}
+
+/**
+ * SIGKILLs the daemon process alone (what an OOM kill does) and watches what it had started die.
+ * `sawCli`: whether a pulumi CLI was running at the kill.
+ */
+export async function killAndWatch(daemons: DaemonProcesses, running: RunningDaemon): Promise<KillReport & { sawCli: boolean }> {
+  const started = descendants(running.pid);
+  await daemons.kill(running);
+  const killedAt = Date.now();
+  const goneAfter = new Map<number, number>();
+  const graceOf = (info: ProcessInfo): number => (info.comm === "pulumi" ? CLI_GRACE_MS : PLUGIN_GRACE_MS);
+  for (;;) {
+    const elapsed = Date.now() - killedAt;
+    for (const info of started) if (!goneAfter.has(info.pid) && !alive(info.pid)) goneAfter.set(info.pid, elapsed);
+    const pending = started.filter((info) => !goneAfter.has(info.pid));
+    if (pending.length === 0 || pending.every((info) => elapsed > graceOf(info))) break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const label = (info: ProcessInfo): string => `${info.cmdline.slice(0, 70)} (${info.pid})`;
+  return {
+    sawCli: started.some((info) => info.comm === "pulumi"),
+    violations: started.filter((info) => !goneAfter.has(info.pid)).map((info) => `${label(info)} alive ${graceOf(info)} ms after the kill`),
+    deaths: started.map((info) => `${label(info)} ${goneAfter.get(info.pid) ?? "alive"} ms`),
+  };
+}
