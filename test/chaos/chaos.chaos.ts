@@ -15,9 +15,9 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { createNode, E2E_CONFIG, lbService } from "../support/cluster";
-import { alive, DaemonProcesses, descendants, killAndWatch, lockFiles, type RunningDaemon } from "../support/daemon-process";
-import { startTestEnv, type TestEnv } from "../support/env";
+import { createNode, lbService } from "../support/cluster";
+import { alive, DaemonProcesses, descendants, killAndWatch, lockFiles, type RunningDaemon, processCluster } from "../support/daemon-process";
+import { type TestEnv } from "../support/env";
 import { declaredResources, gceViolations, serviceViolations } from "../support/invariants";
 import { eventually } from "../support/wait";
 import { maxRunsInWindow, mulberry32 } from "./schedule";
@@ -50,13 +50,7 @@ describe(`chaos (seed ${SEED}: ${KILLS} kills, ${CYCLES} churn cycles, ${FAULT_M
   const timings: string[] = [];
 
   before(async () => {
-    env = await startTestEnv();
-    core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
-    env.gce.putInstance("node-a1", { zone: "us-central1-a" });
-    await createNode(core, "node-a1", "us-central1-a");
-    const configPath = path.join(env.dir, "config.json");
-    fs.writeFileSync(configPath, JSON.stringify({ ...E2E_CONFIG, backendUrl: env.backendUrl }));
-    daemons = new DaemonProcesses(env, configPath);
+    ({ env, core, daemons } = await processCluster());
     daemon = daemons.start();
     await daemons.waitReady(daemon);
     await daemons.waitClusterApplied(daemon);

@@ -9,9 +9,9 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { createNode, E2E_CONFIG, lbService } from "../support/cluster";
-import { DaemonProcesses, lockFiles, logTime, type RunningDaemon } from "../support/daemon-process";
-import { startTestEnv, type TestEnv } from "../support/env";
+import { lbService } from "../support/cluster";
+import { DaemonProcesses, lockFiles, logTime, type RunningDaemon, processCluster } from "../support/daemon-process";
+import { type TestEnv } from "../support/env";
 import { declaredResources, gceViolations, serviceViolations } from "../support/invariants";
 import { eventually } from "../support/wait";
 
@@ -27,13 +27,7 @@ describe("convergence after a SIGKILL (5 Services)", function () {
   let created = 0;
 
   before(async () => {
-    env = await startTestEnv();
-    core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
-    env.gce.putInstance("node-a1", { zone: "us-central1-a" });
-    await createNode(core, "node-a1", "us-central1-a");
-    const configPath = path.join(env.dir, "config.json");
-    fs.writeFileSync(configPath, JSON.stringify({ ...E2E_CONFIG, backendUrl: env.backendUrl }));
-    daemons = new DaemonProcesses(env, configPath);
+    ({ env, core, daemons } = await processCluster());
     daemon = daemons.start({ identity: "dccm-replica-a" });
     await daemons.waitReady(daemon);
     await daemons.waitClusterApplied(daemon);

@@ -8,11 +8,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { loadBalancerName } from "../../model";
-import { createNode, E2E_CONFIG, lbService } from "../support/cluster";
-import { DaemonProcesses, killAndWatch, lockFiles, type RunningDaemon } from "../support/daemon-process";
+import { lbService } from "../support/cluster";
+import { DaemonProcesses, killAndWatch, lockFiles, type RunningDaemon, processCluster } from "../support/daemon-process";
 import { declaredResources, gceViolations, serviceLeftovers } from "../support/invariants";
 import { startDelayProxy, type DelayProxy } from "../support/delay-proxy";
-import { startTestEnv, type TestEnv } from "../support/env";
+import { type TestEnv } from "../support/env";
 import { eventually } from "../support/wait";
 
 describe("dccm daemon killed with SIGKILL during an up", function () {
@@ -24,13 +24,7 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
   let victimUid = "";
 
   before(async () => {
-    env = await startTestEnv();
-    core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
-    env.gce.putInstance("node-a1", { zone: "us-central1-a" });
-    await createNode(core, "node-a1", "us-central1-a");
-    const configPath = path.join(env.dir, "config.json");
-    fs.writeFileSync(configPath, JSON.stringify({ ...E2E_CONFIG, backendUrl: env.backendUrl }));
-    daemons = new DaemonProcesses(env, configPath);
+    ({ env, core, daemons } = await processCluster());
     // GCE creates take seconds, during which the CLI waits and prints nothing: an orphan CLI then
     // lives on (it only dies of SIGPIPE at its next write to the dead daemon's pipe).
     slowCreates = await startDelayProxy(env.gce.endpoint, (method, url) => (method === "POST" && (url.startsWith("/emulator/provider/create") || url.startsWith("/emulator/provider/delete")) ? 8000 : 0));

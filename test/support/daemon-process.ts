@@ -6,7 +6,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as readline from "node:readline";
-import type { TestEnv } from "./env";
+import * as k8s from "@kubernetes/client-node";
+import { createNode, E2E_CONFIG } from "./cluster";
+import { startTestEnv, type TestEnv } from "./env";
 import { repoRoot } from "./testenv-paths";
 import { eventually } from "./wait";
 
@@ -248,4 +250,18 @@ export async function killAndWatch(daemons: DaemonProcesses, running: RunningDae
     violations: started.filter((info) => !goneAfter.has(info.pid)).map((info) => `${label(info)} alive ${graceOf(info)} ms after the kill`),
     deaths: started.map((info) => `${label(info)} ${goneAfter.get(info.pid) ?? "alive"} ms`),
   };
+}
+
+/**
+ * The offline environment with one Node (node-a1, its VM in us-central1-a) and a config file for
+ * daemon processes: the e2e config with the environment's backend.
+ */
+export async function processCluster(): Promise<{ env: TestEnv; core: k8s.CoreV1Api; daemons: DaemonProcesses }> {
+  const env = await startTestEnv();
+  const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+  env.gce.putInstance("node-a1", { zone: "us-central1-a" });
+  await createNode(core, "node-a1", "us-central1-a");
+  const configPath = path.join(env.dir, "config.json");
+  fs.writeFileSync(configPath, JSON.stringify({ ...E2E_CONFIG, backendUrl: env.backendUrl }));
+  return { env, core, daemons: new DaemonProcesses(env, configPath) };
 }
