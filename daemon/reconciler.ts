@@ -255,7 +255,8 @@ export class Reconciler {
     const view = this.deps.cache.view(CLUSTER_STACK);
     const hash = view.hash;
     if (hash === undefined) return { kind: "ok" };
-    if (this.applied.get(CLUSTER_STACK) === hash && !item.refresh) return { kind: "ok" };
+    // Known applied but not yet published to the Service stacks (read at start): go on and publish it.
+    if (this.applied.get(CLUSTER_STACK) === hash && !item.refresh && this.clusterState !== undefined) return { kind: "ok" };
     try {
       const recorded = await this.inspectOnce(CLUSTER_STACK, { kind: "cluster" });
       if (this.applied.get(CLUSTER_STACK) === hash && !item.refresh) {

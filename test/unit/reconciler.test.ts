@@ -112,7 +112,7 @@ function meta(name: string, over: Partial<ServiceMeta> = {}): ServiceMeta {
 }
 
 function harness(
-  options: { services?: ServiceInfo[]; metas?: ServiceMeta[]; knownStacks?: string[]; recorded?: Record<string, string>; outputs?: Record<string, Record<string, unknown>>; failUp?: Set<string> } = {},
+  options: { services?: ServiceInfo[]; metas?: ServiceMeta[]; knownStacks?: string[]; recorded?: Record<string, string>; outputs?: Record<string, Record<string, unknown>>; failUp?: Set<string>; hashes?: (cache: DesiredCache) => Record<string, string> } = {},
 ): Harness {
   const calls: string[] = [];
   const cache = new DesiredCache(CONFIG);
@@ -124,7 +124,7 @@ function harness(
     async inspect(stack: string, _scope: Scope): Promise<Inspection> {
       calls.push(`inspect ${stack}`);
       const uid = options.recorded?.[stack];
-      return { hash: undefined, outputs: options.outputs?.[stack] ?? {}, adopted: [], clusterUid: uid };
+      return { hash: options.hashes?.(cache)[stack], outputs: options.outputs?.[stack] ?? {}, adopted: [], clusterUid: uid };
     },
     async ensureStack(stack: string): Promise<void> {
       calls.push(`ensureStack ${stack}`);
@@ -267,5 +267,21 @@ describe("daemon/reconciler: removal and ownership", () => {
     assert.equal((await h.reconciler.reconcile({ key: "cluster", refresh: false })).kind, "retry");
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
     assert.deepEqual(h.calls, ["inspect cluster", "up cluster", "up service.default.web"]);
+  });
+
+  it("after a restart, an unchanged cluster stack read by verifyClusterStack still releases the Services waiting for it", async () => {
+    const service = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
+    const h = harness({
+      services: [service],
+      metas: [meta("web", { ingress: [] })],
+      knownStacks: ["cluster"],
+      recorded: { cluster: OUR_UID },
+      outputs: { cluster: { instanceGroups: { "us-central1-a": "ig-a" }, routes: {} } },
+      hashes: (cache) => ({ cluster: cache.view("cluster").hash ?? "" }),
+    });
+    await h.reconciler.verifyClusterStack();
+    assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
+    assert.deepEqual(h.calls, ["inspect cluster", "up service.default.web"]);
   });
 });
