@@ -35,11 +35,6 @@ export interface EnqueueFlags {
   refresh?: boolean;
   /** The key's desired state changed: run without waiting out a backoff. */
   changed?: boolean;
-  /**
-   * @deprecated Every enqueue without `changed` keeps the backoff now; accepted and ignored so
-   * existing callers compile.
-   */
-  keepBackoff?: boolean;
 }
 
 /** A pending retry; the daemon uses real timers, tests a fake clock. */

@@ -229,8 +229,21 @@ export class Daemon {
     const changes = cache.update(watcher.snapshot());
     this.cacheFilled = true;
     for (const change of changes) this.queue.enqueue(change.stack, { changed: true });
-    // Stacks whose Service changed while we were down: the reconciler decides what goes.
-    const wanted = new Set(cache.stacks());
+    await this.enqueueUnwanted(knownStacks, watcher, events, clusterUid);
+    if (this.abort.signal.aborted) return;
+    await this.nodeController?.start();
+    this.synced = true;
+    logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length }, "initial lists synced");
+  }
+
+  /**
+   * Stacks in the backend whose Service the model no longer wants (changed or deleted while we were
+   * down): the reconciler decides what goes, except that destroys for absent Services are held when
+   * there are too many at once (holdOrphanDestroys).
+   */
+  private async enqueueUnwanted(knownStacks: string[], watcher: ClusterWatcher, events: EventRecorder, clusterUid: string): Promise<void> {
+    const { options, metrics } = this;
+    const wanted = new Set(this.cache?.stacks() ?? []);
     const unwanted = knownStacks.filter((stack) => parseServiceStack(stack) !== undefined && !wanted.has(stack));
     const absent = unwanted.filter((stack) => {
       const ref = parseServiceStack(stack);
@@ -243,15 +256,11 @@ export class Daemon {
       const message =
         `${absent.length} of ${serviceStacks} Service stacks have no Service in this cluster; destroying none of them until an operator confirms ` +
         `with --confirm-orphan-destroys ${absent.length} (an empty or wrong cluster looks the same as every Service deleted)`;
-      logger.error({ stacks: absent }, message);
+      options.logger.error({ stacks: absent }, message);
       await events.record({ kind: "Namespace", namespace: "kube-system", name: "kube-system", uid: clusterUid }, "Warning", "OrphanDestroysHeld", message);
     }
     const heldSet = new Set(held ? absent : []);
-    for (const stack of unwanted) if (!heldSet.has(stack)) this.queue.enqueue(stack);
-    if (this.abort.signal.aborted) return;
-    await this.nodeController?.start();
-    this.synced = true;
-    logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length }, "initial lists synced");
+    for (const stack of unwanted) if (!heldSet.has(stack)) this.queue?.enqueue(stack);
   }
 
   private scheduleRecompute(): void {

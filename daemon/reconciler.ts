@@ -10,7 +10,7 @@ import { parseServiceStack } from "../watcher/desiredCache";
 import type { ClusterWatcher, ServiceMeta } from "../watcher/informers";
 import type { EventRecorder, EventTarget } from "../controller/events";
 import { kubeErrorText } from "../controller/kube";
-import type { ReconcileResult, WorkItem } from "../controller/queue";
+import type { EnqueueFlags, ReconcileResult, WorkItem } from "../controller/queue";
 import type { DaemonMetrics } from "./metrics";
 import { planRemoval } from "./ownership";
 import { LB_FINALIZER, type ServiceWriter } from "./services";
@@ -30,7 +30,7 @@ export interface ReconcilerDeps {
   events: EventRecorder;
   metrics: DaemonMetrics;
   logger: Logger;
-  enqueue: (stack: string, flags?: { refresh?: boolean; keepBackoff?: boolean }) => void;
+  enqueue: (stack: string, flags?: EnqueueFlags) => void;
   signal: AbortSignal;
   /** Drift pass period and its jitter (fraction of the period). */
   driftMs: number;
@@ -324,7 +324,8 @@ export class Reconciler {
   private async ensure(item: WorkItem, service: ServiceDesired, hash: string, meta: ServiceMeta, target: EventTarget): Promise<ReconcileResult> {
     const { namespace, name } = meta;
     if (!this.clusterReadyFor(service)) {
-      this.deps.enqueue(CLUSTER_STACK, { keepBackoff: true });
+      // A nudge, not a change: a failing cluster stack keeps its backoff.
+      this.deps.enqueue(CLUSTER_STACK);
       return { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" };
     }
     const scope: Scope = { kind: "service", namespace, name };

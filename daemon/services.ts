@@ -9,6 +9,16 @@ const mergePatch = (): ReturnType<typeof k8s.setHeaderOptions> => k8s.setHeaderO
 export class ServiceWriter {
   constructor(private readonly core: k8s.CoreV1Api) {}
 
+  /** The live Service; undefined when it no longer exists. */
+  private async read(namespace: string, name: string): Promise<k8s.V1Service | undefined> {
+    try {
+      return await this.core.readNamespacedService({ name, namespace });
+    } catch (error) {
+      if (kubeStatusCode(error) === 404) return undefined;
+      throw new Error(`reading Service ${namespace}/${name}`, { cause: error });
+    }
+  }
+
   /**
    * Adds or removes our finalizer with the object's resourceVersion, so a concurrent edit of the
    * list makes the patch fail (409) instead of dropping someone else's finalizer. Returns false
@@ -16,13 +26,8 @@ export class ServiceWriter {
    */
   async setFinalizer(namespace: string, name: string, present: boolean): Promise<boolean> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      let service: k8s.V1Service;
-      try {
-        service = await this.core.readNamespacedService({ name, namespace });
-      } catch (error) {
-        if (kubeStatusCode(error) === 404) return false;
-        throw new Error(`reading Service ${namespace}/${name}`, { cause: error });
-      }
+      const service = await this.read(namespace, name);
+      if (service === undefined) return false;
       const finalizers = service.metadata?.finalizers ?? [];
       const has = finalizers.includes(LB_FINALIZER);
       if (has === present) return true;
@@ -48,14 +53,8 @@ export class ServiceWriter {
    * whether it wrote.
    */
   async setIngress(namespace: string, name: string, ips: string[], uid: string): Promise<boolean> {
-    let service: k8s.V1Service;
-    try {
-      service = await this.core.readNamespacedService({ name, namespace });
-    } catch (error) {
-      if (kubeStatusCode(error) === 404) return false;
-      throw new Error(`reading Service ${namespace}/${name}`, { cause: error });
-    }
-    if (service.metadata?.uid !== uid) return false;
+    const service = await this.read(namespace, name);
+    if (service === undefined || service.metadata?.uid !== uid) return false;
     if (ips.length > 0 && service.spec?.type !== "LoadBalancer") return false;
     if ((service.status?.loadBalancer?.ingress ?? []).length === 0 && ips.length === 0) return false;
     try {

@@ -6,6 +6,7 @@
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 import { LB_FINALIZER } from "../../daemon/services";
@@ -118,7 +119,7 @@ describe("safety: what dccm never touches", function () {
     );
     await eventually("web-a's forwarding rule with port 443", async () => {
       const rule = env.gce.listResources().find((resource) => resource.kind === "forwardingRules" && resource.name === lbA);
-      return JSON.stringify(rule?.properties.ports ?? rule?.properties.portRange ?? "").includes("443") ? true : undefined;
+      return isDeepStrictEqual(rule?.properties.ports, ["80", "443"]) ? true : undefined;
     });
     await core.deleteNamespacedService({ name: "web-a", namespace: "default" });
     await eventually("web-a gone", async () => ((await readService(core, "web-a")) === undefined ? true : undefined));

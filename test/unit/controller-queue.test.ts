@@ -94,7 +94,7 @@ describe("controller/queue KeyedQueue (the daemon's use)", () => {
     await queue.idle();
     assert.deepEqual(outcomes, ["a:retry:1"]);
     assert.equal(queue.isBusy("a"), true);
-    queue.enqueue("a", { keepBackoff: true });
+    queue.enqueue("a", { refresh: true });
     queue.enqueue("a");
     await queue.idle();
     assert.equal(seen.length, 1);
@@ -350,7 +350,6 @@ describe("controller/queue KeyedQueue backoff survives re-enqueues (issue 8)", (
     { name: "failures back off base, 2·base, 4·base when only the timer triggers", steps: [{ fire: true }, { fire: true }], runs: 3, armed: [8000] },
     { name: "a plain enqueue (resync, meta event) during a backoff only waits", steps: [{ enqueue: {} }, { enqueue: {} }], runs: 1, armed: [2000] },
     { name: "a refresh (drift) enqueue during a backoff only merges its flag", steps: [{ enqueue: { refresh: true } }, { fire: true }], runs: 2, armed: [4000] },
-    { name: "keepBackoff (the old flag) waits as well", steps: [{ enqueue: { keepBackoff: true } }], runs: 1, armed: [2000] },
     { name: "a changed enqueue runs at once; its failure goes on growing the backoff", steps: [{ enqueue: { changed: true } }], runs: 2, armed: [4000] },
     { name: "a plain enqueue during the failing run (a dependent's nudge) does not re-run it at once", steps: [{ enqueueDuringRun: {} }], runs: 2, armed: [4000] },
     { name: "a changed enqueue during the failing run re-runs it at once", steps: [{ enqueueDuringRun: { changed: true } }], runs: 3, armed: [8000] },
