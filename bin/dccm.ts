@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The `dccm` command: desired, render (and daemon, the main job). */
+/** The `dccm` command: desired, render, daemon (the main job) and gc. */
 import * as fs from "node:fs";
 import { parseArgs } from "node:util";
 import * as path from "node:path";
@@ -8,12 +8,14 @@ import { renderProgram } from "../program/render";
 import { RejectedServicesError, stackProgram } from "../program/stackProgram";
 import { snapshotFromKubectlJson, SnapshotError, type DumpContents } from "../watcher/kubectlDump";
 import { runDaemon } from "./daemonCommand";
+import { runGc } from "./gcCommand";
 import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig, splitConfig, toPulumiConfig, UsageError } from "./options";
 
 const USAGE = `usage:
   dccm desired --snapshot FILE [--config FILE] [--<key> VALUE ...]   print the DesiredState JSON
   dccm render  --snapshot FILE [--config FILE] [--<key> VALUE ...]   print every resource the stack program declares
   dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)
+  dccm gc      --dry-run | --yes | RESOURCE ... [FLAG ...]           list leaked GCE resources, delete proven ones (dccm gc --help)
   dccm help                                                          print this text
 one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys
 config keys (file or flags): ${CONFIG_KEYS.join(" ")}`;
@@ -77,6 +79,8 @@ async function run(argv: string[]): Promise<number> {
     }
     case "daemon":
       return runDaemon(rest);
+    case "gc":
+      return runGc(rest);
     case undefined:
       process.stdout.write(`${USAGE}\n`);
       return 2;

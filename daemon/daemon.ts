@@ -24,6 +24,8 @@ import { ServiceWriter } from "./services";
 import { clusterProjectName, localBackendUrl, StackRunner } from "./stacks";
 import { clearStaleLocks, removeTruncatedAttrs } from "./locks";
 import { holdOrphanDestroys } from "./ownership";
+import { ConfigMapLedger } from "../leaks/ledger";
+import { daemonLeakMonitor, type LeakMonitor } from "../leaks/monitor";
 
 export interface DaemonOptions {
   kubeConfig: k8s.KubeConfig;
@@ -58,6 +60,8 @@ export interface DaemonOptions {
   maxOrphanDestroys: number;
   /** How many held orphan destroys an operator allowed (`--confirm-orphan-destroys N`). */
   confirmOrphanDestroys: number;
+  /** Leak checks at start-up and every drift interval (leaks/monitor.ts); off when undefined. */
+  leakCheck?: { computeEndpoint?: string };
 }
 
 /** Above this many stacks with an absent Service at once, destroys wait for an operator. */
@@ -80,6 +84,7 @@ export class Daemon {
   private cacheFilled = false;
   private agents: KeepAliveAgents | undefined;
   private leadershipLost = false;
+  private leakMonitor: LeakMonitor | undefined;
 
   constructor(private readonly options: DaemonOptions) {
     this.metrics = options.metrics ?? new DaemonMetrics();
@@ -141,6 +146,7 @@ export class Daemon {
     const cache = new DesiredCache(options.config);
     this.cache = cache;
     const events = new EventRecorder(core, logger, "dccm-service-controller");
+    const ledger = new ConfigMapLedger(core, options.config.clusterId);
     const knownStacks = await runner.listStacks();
     const routeStatus = new ClusterRouteStatus(() => new Set(cache.desired().cluster.routes.map((route) => route.node)));
     if (options.nodes !== undefined) {
@@ -164,6 +170,7 @@ export class Daemon {
       watcher,
       runner,
       writer: new ServiceWriter(core),
+      ledger,
       events,
       metrics,
       logger,
@@ -234,6 +241,25 @@ export class Daemon {
     await this.nodeController?.start();
     this.synced = true;
     logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length }, "initial lists synced");
+    if (options.leakCheck !== undefined) {
+      this.leakMonitor = daemonLeakMonitor({
+        config: options.config,
+        computeEndpoint: options.leakCheck.computeEndpoint,
+        registry: metrics.registry,
+        runner,
+        ledger,
+        snapshot: () => watcher.snapshot(),
+        events,
+        metrics,
+        logger,
+        clusterUid,
+        periodMs: options.driftMs,
+        jitter: options.driftJitter,
+        signal: this.abort.signal,
+        settled: () => this.idle(),
+      });
+      this.leakMonitor.start();
+    }
   }
 
   /**
@@ -311,7 +337,7 @@ export class Daemon {
       if (this.debounce !== undefined) clearTimeout(this.debounce);
       this.debounce = undefined;
       this.reconciler?.stop();
-      await Promise.all([this.queue?.drain(), this.nodeController?.stop(), this.watcher?.stop()]);
+      await Promise.all([this.queue?.drain(), this.nodeController?.stop(), this.watcher?.stop(), this.leakMonitor?.stop()]);
       await this.leader?.release();
       this.agents?.destroy();
       await this.server?.close();
@@ -321,7 +347,7 @@ export class Daemon {
 }
 
 /** The cluster's identity: the UID of its kube-system Namespace, which no copied config file carries. */
-async function readClusterUid(core: k8s.CoreV1Api): Promise<string> {
+export async function readClusterUid(core: k8s.CoreV1Api): Promise<string> {
   let namespace: k8s.V1Namespace;
   try {
     namespace = await core.readNamespace({ name: "kube-system" });

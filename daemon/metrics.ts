@@ -15,6 +15,8 @@ export class DaemonMetrics {
   readonly destroysHeld: prom.Gauge;
   readonly retries: prom.Counter<"kind">;
   readonly backoffKeys: prom.Gauge;
+  readonly leakedResources: prom.Gauge<"kind" | "proof">;
+  readonly leakChecks: prom.Counter<"result">;
 
   constructor(registry: prom.Registry = new prom.Registry()) {
     this.registry = registry;
@@ -77,6 +79,18 @@ export class DaemonMetrics {
     this.destroysHeld = new prom.Gauge({
       name: "dccm_destroys_held",
       help: "Stacks whose Service is absent, held from destruction until an operator confirms (--confirm-orphan-destroys).",
+      registers: [registry],
+    });
+    this.leakedResources = new prom.Gauge({
+      name: "dccm_leaked_resources",
+      help: "GCE resources of this cluster no stack owns, at the last leak check, by collection and proof (proven: dccm gc may delete them; unproven: never deleted).",
+      labelNames: ["kind", "proof"],
+      registers: [registry],
+    });
+    this.leakChecks = new prom.Counter({
+      name: "dccm_leak_checks_total",
+      help: "Leak checks (start-up and every drift interval), by result (ok, failed).",
+      labelNames: ["result"],
       registers: [registry],
     });
   }

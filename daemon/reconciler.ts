@@ -15,6 +15,7 @@ import type { DaemonMetrics } from "./metrics";
 import { planRemoval } from "./ownership";
 import { LB_FINALIZER, type ServiceWriter } from "./services";
 import { StackBusyError, type PutBack, type StackRunner } from "./stacks";
+import type { LedgerWriter } from "../leaks/ledger";
 
 export interface ClusterOutputs {
   instanceGroups: Record<string, string>;
@@ -27,6 +28,8 @@ export interface ReconcilerDeps {
   watcher: Pick<ClusterWatcher, "meta">;
   runner: Pick<StackRunner, "up" | "destroy" | "removeStack" | "inspect" | "ensureStack">;
   writer: Pick<ServiceWriter, "setFinalizer" | "setIngress">;
+  /** The load balancer ledger (leaks/ledger.ts): the proof `dccm gc` needs that a leaked load balancer was ours. */
+  ledger?: LedgerWriter;
   events: EventRecorder;
   metrics: DaemonMetrics;
   logger: Logger;
@@ -352,6 +355,8 @@ export class Reconciler {
         if (!(await this.deps.writer.setFinalizer(namespace, name, true))) return { kind: "ok" };
       }
       if (changed) await this.deps.events.record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
+      // Ledger before anything is created under the name: without an entry a leak is never provably ours.
+      await this.deps.ledger?.record(service.lbName, { key: `${namespace}/${name}`, uid: meta.uid });
       const outcome = await this.runUp(item.key, scope, item.refresh, hash);
       if (item.refresh && !changed && outcome.changed.length > 0) {
         this.deps.metrics.driftCorrections.inc({ kind: "service" });
@@ -402,12 +407,15 @@ export class Reconciler {
         this.deps.metrics.stackRuns.inc({ stack: item.key, operation: "destroy" });
         this.deps.onRunStart?.(item.key, "destroy");
         let seconds: number;
+        let destroyed: "destroyed" | "absent";
         try {
-          await this.withRunSignal(item.key, "destroy", (signal) => this.deps.runner.destroy(item.key, { signal }));
+          destroyed = await this.withRunSignal(item.key, "destroy", (signal) => this.deps.runner.destroy(item.key, { signal }));
         } finally {
           seconds = Math.round(end() * 10) / 10;
         }
         this.deps.logger.info({ stack: item.key, operation: "destroy", seconds }, "load balancer deleted");
+        // Only after our stack was destroyed (not found absent): until then a leak under these names stays provably ours.
+        if (ref !== undefined && destroyed === "destroyed") await this.deps.ledger?.forget(`${ref.namespace}/${ref.name}`);
       }
       if (meta !== undefined) {
         // A Service that stopped being a LoadBalancer but still exists loses the IP we published.

@@ -13,6 +13,7 @@ import {
   type InlineProgramArgs,
   type LocalWorkspaceOptions,
   type Stack,
+  type Workspace,
 } from "@pulumi/pulumi/automation";
 import { gceResourceId } from "../components/ids";
 import { guardedPulumiCommand } from "./pulumiCli";
@@ -371,9 +372,17 @@ export class StackRunner {
     await this.removeStack(stackName);
   }
 
+  /**
+   * A workspace over this project's stacks for reading them (listStacks, exportStack): it creates,
+   * selects and repairs no stack (the leak detector and `dccm gc` read through it).
+   */
+  async readOnlyWorkspace(): Promise<Workspace> {
+    return LocalWorkspace.create(await this.workspaceOptions("_list"));
+  }
+
   /** Names of the stacks in the backend (for orphans left by Services deleted while we were down). */
   async listStacks(): Promise<string[]> {
-    const workspace = await LocalWorkspace.create(await this.workspaceOptions("_list"));
+    const workspace = await this.readOnlyWorkspace();
     const summaries = await workspace.listStacks({ all: false });
     return summaries.map((summary) => summary.name.split("/").pop() ?? summary.name).sort();
   }

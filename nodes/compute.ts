@@ -1,17 +1,42 @@
-// A small typed client for the parts of the Compute Engine v1 REST API the node controller needs:
-// instances get / list / aggregatedList and regions get. It speaks plain HTTP through fetch so the
+// A small typed client for the parts of the Compute Engine v1 REST API dccm calls itself: instances
+// get / list / aggregatedList and regions get (the node controller), and list / get / delete of the
+// collections dccm manages (the leak detector and `dccm gc`, leaks/). It speaks plain HTTP through fetch so the
 // same code runs against compute.googleapis.com and against the GCE emulator's HTTP face
 // (`computeEndpoint`), and it exposes exactly the outcomes callers must tell apart: an instance
 // that exists, an instance that is definitively gone (404 naming that instance), and everything
 // else (a ComputeError saying which call on which resource failed, and how).
+
+import { randomUUID } from "node:crypto";
 
 import { GoogleAuth } from "google-auth-library";
 import { Counter, type Registry } from "prom-client";
 
 export const DEFAULT_COMPUTE_ENDPOINT = "https://compute.googleapis.com/compute/v1/";
 export const COMPUTE_READONLY_SCOPE = "https://www.googleapis.com/auth/compute.readonly";
+/** Needed to delete (`dccm gc`); the daemon only ever reads with its own client. */
+export const COMPUTE_SCOPE = "https://www.googleapis.com/auth/compute";
 
-export type ComputeCall = "instances.get" | "instances.list" | "instances.aggregatedList" | "regions.get";
+/** The collections dccm manages, by the prefix of their Compute API methods. */
+export type CollectionCall =
+    | "addresses"
+    | "forwardingRules"
+    | "regionBackendServices"
+    | "targetPools"
+    | "regionHealthChecks"
+    | "httpHealthChecks"
+    | "instanceGroups"
+    | "firewalls"
+    | "routes";
+
+export type ComputeCall =
+    | "instances.get"
+    | "instances.list"
+    | "instances.aggregatedList"
+    | "regions.get"
+    | `${CollectionCall}.${"list" | "get" | "delete"}`
+    | "regionOperations.wait"
+    | "zoneOperations.wait"
+    | "globalOperations.wait";
 
 /** The instance fields the node controller uses; everything else in the API response is dropped. */
 export interface Instance {
@@ -58,6 +83,19 @@ export interface ComputeApi {
     getRegion(project: string, region: string, opts?: CallOptions): Promise<Region>;
 }
 
+/** list / get / delete of a managed collection, by its API path (`projects/p/regions/r/forwardingRules`). */
+export interface ComputeResourceApi {
+    /** Every item of a collection (all pages), as the API returned them. */
+    listCollection(call: `${CollectionCall}.list`, collectionPath: string, opts?: CallOptions): Promise<unknown[]>;
+    /** The resource, or undefined when a 404 names it (it does not exist). */
+    getResource(call: `${CollectionCall}.get`, resourcePath: string, opts?: CallOptions): Promise<unknown>;
+    /**
+     * Deletes the resource and waits for its operation: `absent` when a 404 names it. GCE's refusals
+     * (`resourceInUseByAnotherResource`, synchronous or in the operation) are ComputeErrors.
+     */
+    deleteResource(call: `${CollectionCall}.delete`, resourcePath: string, opts?: CallOptions): Promise<"deleted" | "absent">;
+}
+
 /**
  * A Compute call that failed for good (after retries, or at once for non-retryable statuses).
  * `status` is the HTTP status, or undefined when no response arrived (network error, timeout).
@@ -100,6 +138,14 @@ export class ComputeError extends Error {
     get isPermissionDenied(): boolean {
         return this.status === 401 || this.status === 403;
     }
+
+    /**
+     * GCE refused a delete because another resource uses this one: reason `resourceInUseByAnotherResource`
+     * in an HTTP error, code `RESOURCE_IN_USE_BY_ANOTHER_RESOURCE` in a failed operation.
+     */
+    get isInUse(): boolean {
+        return this.reason === "resourceInUseByAnotherResource" || this.reason === "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE";
+    }
 }
 
 export interface RetryPolicy {
@@ -122,9 +168,11 @@ export interface ComputeClientOptions {
     /**
      * Where credentials come from. Default: none for an http://127.0.0.1 / localhost endpoint (the
      * emulator), otherwise Application Default Credentials (which include the metadata server)
-     * with the compute.readonly scope.
+     * with `scopes`.
      */
     readonly auth?: AuthHeaders | "none";
+    /** OAuth scopes of Application Default Credentials. Default: compute.readonly. */
+    readonly scopes?: readonly string[];
     readonly retry?: Partial<RetryPolicy>;
     /** Bound on one HTTP attempt. Default 30 s. */
     readonly timeoutMs?: number;
@@ -141,8 +189,13 @@ export interface ComputeClientOptions {
 const PAGE_SIZE = 500;
 // A runaway nextPageToken loop (a server bug) must not pin a worker forever.
 const MAX_PAGES = 1000;
+// operations.wait returns after about 2 minutes even when the operation still runs; deletes of the
+// resources dccm manages take seconds, so this many waits means something is stuck.
+const MAX_OPERATION_WAITS = 15;
 
-export class ComputeClient implements ComputeApi {
+type Method = "GET" | "DELETE" | "POST";
+
+export class ComputeClient implements ComputeApi, ComputeResourceApi {
     private readonly endpoint: string;
     private readonly auth: AuthHeaders | undefined;
     private readonly retry: RetryPolicy;
@@ -164,7 +217,7 @@ export class ComputeClient implements ComputeApi {
             // The emulator takes no credentials, and looking for ADC on a test machine would fail.
             this.auth = undefined;
         } else {
-            this.auth = googleAuthHeaders();
+            this.auth = googleAuthHeaders(opts.scopes ?? [COMPUTE_READONLY_SCOPE]);
         }
         this.retry = { ...DEFAULT_RETRY, ...opts.retry };
         this.timeoutMs = opts.timeoutMs ?? 30_000;
@@ -177,7 +230,7 @@ export class ComputeClient implements ComputeApi {
 
     async getInstance(project: string, zone: string, name: string, opts?: CallOptions): Promise<GetInstanceResult> {
         const resource = `projects/${project}/zones/${zone}/instances/${name}`;
-        const res = await this.request("instances.get", resource, resource, {}, opts, true);
+        const res = await this.request("instances.get", "GET", resource, {}, opts, true);
         if (res.kind === "notFound") {
             return { kind: "notFound", project, zone, name };
         }
@@ -218,7 +271,7 @@ export class ComputeClient implements ComputeApi {
 
     async getRegion(project: string, region: string, opts?: CallOptions): Promise<Region> {
         const resource = `projects/${project}/regions/${region}`;
-        const res = await this.request("regions.get", resource, resource, {}, opts, false);
+        const res = await this.request("regions.get", "GET", resource, {}, opts, false);
         if (res.kind === "notFound") {
             // Unreachable (allowNotFound=false), kept for the type checker.
             throw new ComputeError({ call: "regions.get", resource, status: 404, reason: "notFound", detail: "region not found", attempts: 1 });
@@ -226,6 +279,63 @@ export class ComputeClient implements ComputeApi {
         const zones = arrayField(res.body, "zones").filter((z): z is string => typeof z === "string").map(lastSegment);
         const name = stringField(res.body, "name") ?? region;
         return { name, zones };
+    }
+
+    async listCollection(call: `${CollectionCall}.list`, collectionPath: string, opts?: CallOptions): Promise<unknown[]> {
+        const out: unknown[] = [];
+        await this.paginate(call, collectionPath, {}, opts, (body) => {
+            out.push(...arrayField(body, "items"));
+        });
+        return out;
+    }
+
+    async getResource(call: `${CollectionCall}.get`, resourcePath: string, opts?: CallOptions): Promise<unknown> {
+        const res = await this.request(call, "GET", resourcePath, {}, opts, true);
+        return res.kind === "notFound" ? undefined : res.body;
+    }
+
+    async deleteResource(call: `${CollectionCall}.delete`, resourcePath: string, opts?: CallOptions): Promise<"deleted" | "absent"> {
+        // One request ID for every retry of this delete: GCE answers a repeat with the first
+        // request's operation instead of acting twice (forwardingRules.delete, query parameter requestId).
+        const res = await this.request(call, "DELETE", resourcePath, { requestId: randomUUID() }, opts, true);
+        if (res.kind === "notFound") {
+            return "absent";
+        }
+        await this.waitOperation(call, resourcePath, res.body, opts);
+        return "deleted";
+    }
+
+    /**
+     * Compute mutations answer with an Operation (status PENDING, RUNNING or DONE); it is done when
+     * DONE, and failed when DONE with `error.errors` (Compute API reference, Operation resource).
+     * Until DONE, `<operation>/wait` is called: it returns when the operation is done or after
+     * about two minutes (regionOperations.wait, zoneOperations.wait, globalOperations.wait).
+     */
+    private async waitOperation(call: ComputeCall, resource: string, first: unknown, opts: CallOptions | undefined): Promise<void> {
+        let op = first;
+        for (let waits = 0; ; waits++) {
+            const status = stringField(op, "status");
+            if (status === "DONE") {
+                const failure = operationFailure(op);
+                if (failure !== undefined) {
+                    throw new ComputeError({ call, resource, status: failure.status, reason: failure.reason, detail: failure.message, attempts: 1 });
+                }
+                return;
+            }
+            const path = operationPath(op);
+            if (path === undefined) {
+                throw new ComputeError({ call, resource, status: 200, reason: "badResponse", detail: "the response is not an Operation with a selfLink", attempts: 1 });
+            }
+            if (waits >= MAX_OPERATION_WAITS) {
+                throw new ComputeError({ call, resource, status: undefined, reason: "timeout", detail: `operation ${path.path} still ${status ?? "unknown"} after ${waits} waits`, attempts: 1 });
+            }
+            const res = await this.request(path.call, "POST", `${path.path}/wait`, {}, opts, false);
+            if (res.kind === "notFound") {
+                // Unreachable (allowNotFound=false), kept for the type checker.
+                throw new ComputeError({ call: path.call, resource: path.path, status: 404, reason: "notFound", detail: "operation not found", attempts: 1 });
+            }
+            op = res.body;
+        }
     }
 
     private async paginate(
@@ -241,7 +351,7 @@ export class ComputeClient implements ComputeApi {
             if (pageToken !== undefined) {
                 q["pageToken"] = pageToken;
             }
-            const res = await this.request(call, resource, resource, q, opts, false);
+            const res = await this.request(call, "GET", resource, q, opts, false);
             if (res.kind === "notFound") {
                 throw new ComputeError({ call, resource, status: 404, reason: "notFound", detail: "not found", attempts: 1 });
             }
@@ -255,18 +365,19 @@ export class ComputeClient implements ComputeApi {
     }
 
     /**
-     * One logical call: retries 429, 5xx, network errors and timeouts (all calls here are
-     * idempotent reads) with exponential backoff and full jitter, honouring Retry-After.
+     * One logical call: retries 429, 5xx, network errors and timeouts (reads, waits and deletes
+     * carrying one request ID are all idempotent) with exponential backoff and full jitter,
+     * honouring Retry-After. The resource path is also what errors name.
      */
     private async request(
         call: ComputeCall,
+        method: Method,
         resource: string,
-        path: string,
         query: Record<string, string>,
         opts: CallOptions | undefined,
         allowNotFound: boolean,
     ): Promise<{ kind: "ok"; body: unknown } | { kind: "notFound" }> {
-        const url = new URL(path, this.endpoint);
+        const url = new URL(resource, this.endpoint);
         for (const [k, v] of Object.entries(query)) {
             url.searchParams.set(k, v);
         }
@@ -274,7 +385,7 @@ export class ComputeClient implements ComputeApi {
         let lastError: ComputeError | undefined;
         for (let attempt = 1; attempt <= this.retry.attempts; attempt++) {
             signal?.throwIfAborted();
-            const outcome = await this.attempt(call, resource, url, attempt, signal);
+            const outcome = await this.attempt(call, method, resource, url, attempt, signal);
             if (outcome.kind === "ok") {
                 return { kind: "ok", body: outcome.body };
             }
@@ -300,6 +411,7 @@ export class ComputeClient implements ComputeApi {
 
     private async attempt(
         call: ComputeCall,
+        method: Method,
         resource: string,
         url: URL,
         attempt: number,
@@ -325,7 +437,7 @@ export class ComputeClient implements ComputeApi {
         let res: Response;
         let text: string;
         try {
-            res = await this.fetchFn(url, { method: "GET", headers, signal });
+            res = await this.fetchFn(url, { method, headers, signal });
             text = await res.text();
         } catch (cause) {
             if (outer?.aborted === true) {
@@ -354,7 +466,7 @@ export class ComputeClient implements ComputeApi {
         const error = new ComputeError({
             call, resource, status: res.status, reason: g.reason, detail: g.message ?? (text.slice(0, 200) || res.statusText), attempts: attempt,
         });
-        if (res.status === 404 && isInstanceNotFound(call, resource, g.message)) {
+        if (res.status === 404 && namesResource(resource, g.message)) {
             return { kind: "notFound", error };
         }
         const retryable = res.status === 429 || res.status >= 500;
@@ -404,9 +516,9 @@ export function computeCallsCounter(registry: Registry): Counter<"call" | "code"
     });
 }
 
-function googleAuthHeaders(): AuthHeaders {
+function googleAuthHeaders(scopes: readonly string[]): AuthHeaders {
     // ADC covers GOOGLE_APPLICATION_CREDENTIALS, gcloud credentials and the metadata server.
-    const auth = new GoogleAuth({ scopes: [COMPUTE_READONLY_SCOPE] });
+    const auth = new GoogleAuth({ scopes: [...scopes] });
     return async (url) => {
         let headers: Headers;
         try {
@@ -423,14 +535,12 @@ function googleAuthHeaders(): AuthHeaders {
 }
 
 /**
- * Google returns 404 both for a missing instance and for a missing zone or project. Only the
- * first means "this instance is gone", so the body must name the instance we asked for. Bodies
- * without a message (seen from some proxies) are taken at the status code's word.
+ * Google returns 404 both for a missing resource and for a missing zone, region or project. Only
+ * the first means "this resource is gone", so the body must name the resource we asked for.
+ * Bodies without a message (seen from some proxies) are taken at the status code's word. Callers
+ * decide which calls may answer "absent" at all (request's allowNotFound).
  */
-function isInstanceNotFound(call: ComputeCall, resource: string, message: string | undefined): boolean {
-    if (call !== "instances.get") {
-        return false;
-    }
+function namesResource(resource: string, message: string | undefined): boolean {
     if (message === undefined) {
         return true;
     }
@@ -463,6 +573,32 @@ function parseGoogleError(text: string): { message?: string; reason?: string } {
     } catch {
         return {};
     }
+}
+
+/** A DONE operation's failure: its first error, with the HTTP status it maps to. */
+function operationFailure(op: unknown): { status: number | undefined; reason: string; message: string } | undefined {
+    const error = isRecord(op) ? op["error"] : undefined;
+    const first = arrayField(error, "errors")[0];
+    if (!isRecord(first)) {
+        return undefined;
+    }
+    const status = isRecord(op) && typeof op["httpErrorStatusCode"] === "number" ? op["httpErrorStatusCode"] : undefined;
+    return {
+        status,
+        reason: typeof first["code"] === "string" ? first["code"] : "operationFailed",
+        message: typeof first["message"] === "string" ? first["message"] : "the operation failed",
+    };
+}
+
+/** The path of an operation from its selfLink, and the wait call of its scope. */
+function operationPath(op: unknown): { path: string; call: ComputeCall } | undefined {
+    const link = stringField(op, "selfLink");
+    const m = link === undefined ? null : /(projects\/[^/]+\/(regions\/[^/]+|zones\/[^/]+|global)\/operations\/[^/?#]+)$/.exec(link);
+    if (m?.[1] === undefined || m[2] === undefined) {
+        return undefined;
+    }
+    const call: ComputeCall = m[2].startsWith("regions/") ? "regionOperations.wait" : m[2].startsWith("zones/") ? "zoneOperations.wait" : "globalOperations.wait";
+    return { path: m[1], call };
 }
 
 function parseRetryAfter(v: string | null): number | undefined {

@@ -1,12 +1,13 @@
-// The GCE emulator's HTTP face on 127.0.0.1: a read-only slice of Compute v1 REST (instances,
-// regions, zones and the collections dccm manages) plus test-only endpoints under /emulator/
+// The GCE emulator's HTTP face on 127.0.0.1: a slice of Compute v1 REST (reads of instances,
+// regions, zones and the collections dccm manages; deletes of those collections, answered with
+// Operations) plus test-only endpoints under /emulator/
 // (list, out-of-band change/delete, instance seeding, fault injection, call counts, and the
 // provider API the plugin process forwards to).
 
 import * as http from "node:http";
 
 import { isJsonObject, type Json, type JsonObject, toJson } from "./json";
-import { type GceKind, isGceKind, kindOf, specOf } from "./kinds";
+import { type GceKind, isGceKind, kindOf, scopePath, specOf } from "./kinds";
 import { PROVIDER_OPERATIONS, type ProviderApi } from "./provider-api";
 import {
     type FaultOperation,
@@ -123,6 +124,11 @@ function applyFilter(items: readonly StoredResource[], query: URLSearchParams): 
 export class HttpFace {
     private readonly routes: Route[] = [];
     private readonly callCounts = new Map<string, number>();
+    /** Operations by path (`projects/P/regions/R/operations/N`), for GET and wait. */
+    private readonly operations = new Map<string, JsonObject>();
+    /** The operation each delete `requestId` produced, so a retried request is not acted on twice. */
+    private readonly requests = new Map<string, JsonObject>();
+    private nextOperation = 1;
 
     constructor(
         private readonly state: GceState,
@@ -143,6 +149,41 @@ export class HttpFace {
 
     resetCalls(): void {
         this.callCounts.clear();
+    }
+
+    /**
+     * The Operation a Compute mutation answers with (Compute API reference, "Operation resource":
+     * kind compute#operation, name, operationType, targetLink, targetId, status, progress, the times,
+     * selfLink, and region or zone for scoped operations). The emulator applies changes at once, so
+     * the operation is DONE when returned; real GCE may answer PENDING or RUNNING, which clients
+     * wait out with `<operation>/wait`.
+     */
+    private operation(key: ResourceKey, targetId: Json | undefined, operationType: string): JsonObject {
+        const spec = specOf(key.kind);
+        const name = `operation-${this.nextOperation++}`;
+        const path = `projects/${key.project}/${scopePath(spec.scope, key.scope)}/operations/${name}`;
+        const now = new Date().toISOString();
+        const op: JsonObject = {
+            kind: "compute#operation",
+            id: String(9_000_000_000_000_000_000n + BigInt(this.nextOperation)),
+            name,
+            operationType,
+            targetLink: this.state.selfLink(key),
+            ...(typeof targetId === "string" ? { targetId } : {}),
+            status: "DONE",
+            progress: 100,
+            insertTime: now,
+            startTime: now,
+            endTime: now,
+            selfLink: `${this.state.endpoint}/compute/v1/${path}`,
+        };
+        if (spec.scope === "region") {
+            op.region = this.state.scopeLink(key.project, "region", key.scope);
+        } else if (spec.scope === "zone") {
+            op.zone = this.state.scopeLink(key.project, "zone", key.scope);
+        }
+        this.operations.set(path, op);
+        return op;
     }
 
     /** The Compute REST representation of a stored resource. */
@@ -433,8 +474,57 @@ export class HttpFace {
                 st.checkFault(kind, key.name, "get");
                 return ok(this.toRest(st.get(key)));
             };
+            // {collection}.delete (e.g. forwardingRules.delete, DELETE .../regions/{region}/forwardingRules/{name}):
+            // 404 when absent, GCE's 400 resourceInUseByAnotherResource while another resource uses it
+            // (GceState.delete), else an Operation. A repeated `requestId` gets the first request's
+            // operation back without acting again ("Specify a unique request ID so that if you must
+            // retry your request, the server will know to ignore the request if it has already been
+            // completed", the requestId query parameter of every Compute delete method).
+            const deleteRoute = (ctx: RouteContext): Reply => {
+                const requestId = ctx.query.get("requestId");
+                if (requestId !== null) {
+                    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(requestId) || /^[0-]+$/.test(requestId)) {
+                        throw badRequest(`Invalid value for field 'requestId': '${requestId}'. The request ID must be a valid UUID other than the zero UUID.`);
+                    }
+                    const earlier = this.requests.get(requestId);
+                    if (earlier !== undefined) {
+                        return ok(earlier);
+                    }
+                }
+                const key: ResourceKey = {
+                    kind,
+                    project: this.param(ctx, "project"),
+                    scope: scopeOf(ctx),
+                    name: this.param(ctx, "name"),
+                };
+                const targetId = st.get(key).properties.id;
+                st.delete(key);
+                const op = this.operation(key, targetId, "delete");
+                if (requestId !== null) {
+                    this.requests.set(requestId, op);
+                }
+                return ok(op);
+            };
             this.addAliased("GET", `${base}/${scopeSeg}/${collection}/{name}`, `${listPattern}/{name}`, getRoute);
+            this.addAliased("DELETE", `${base}/${scopeSeg}/${collection}/{name}`, `${listPattern}/{name}`, deleteRoute);
             this.addAliased("GET", `${base}/${scopeSeg}/${collection}`, listPattern, listRoute);
+        }
+
+        // regionOperations / zoneOperations / globalOperations get and wait: the stored operation,
+        // 404 for one this emulator never returned (they are all DONE, so wait returns at once).
+        for (const scopeSeg of ["regions/{scope}", "zones/{scope}", "global"] as const) {
+            const display = scopeSeg === "regions/{scope}" ? "regions/{region}" : scopeSeg === "zones/{scope}" ? "zones/{zone}" : "global";
+            const find = (ctx: RouteContext): Reply => {
+                const where = scopeSeg === "global" ? "global" : `${scopeSeg.split("/")[0]}/${this.param(ctx, "scope")}`;
+                const path = `projects/${this.param(ctx, "project")}/${where}/operations/${this.param(ctx, "operation")}`;
+                const op = this.operations.get(path);
+                if (op === undefined) {
+                    throw notFound(path);
+                }
+                return ok(op);
+            };
+            this.addAliased("GET", `${base}/${scopeSeg}/operations/{operation}`, `${base}/${display}/operations/{operation}`, find);
+            this.addAliased("POST", `${base}/${scopeSeg}/operations/{operation}/wait`, `${base}/${display}/operations/{operation}/wait`, find);
         }
         this.addAliased(
             "POST",
@@ -562,6 +652,8 @@ export class HttpFace {
         this.route("POST", "/emulator/reset", false, () => {
             st.reset();
             this.resetCalls();
+            this.operations.clear();
+            this.requests.clear();
             return ok({});
         });
         for (const op of PROVIDER_OPERATIONS) {

@@ -1,0 +1,165 @@
+/**
+ * `dccm gc`: lists the GCE resources of this cluster that no stack owns, with why each is taken for
+ * this cluster's (leaks/classify.ts), and deletes the proven ones an operator confirms.
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parseArgs } from "node:util";
+import * as k8s from "@kubernetes/client-node";
+import { readClusterUid } from "../daemon/daemon";
+import { clusterProjectName, localBackendUrl, StackRunner } from "../daemon/stacks";
+import { describeError } from "../daemon/reconciler";
+import { ConfigError, CLUSTER_STACK } from "../model";
+import { parseNodeConfig } from "../nodes";
+import { COMPUTE_SCOPE, ComputeClient, DEFAULT_COMPUTE_ENDPOINT } from "../nodes/compute";
+import { clusterFacts, detectLeaks } from "../leaks/detector";
+import { deleteObserved } from "../leaks/gce";
+import { formatLeaks, formatOutcomes, gcHeader, planGc, type DeleteOutcome, type GcRequest } from "../leaks/gc";
+import { ConfigMapLedger } from "../leaks/ledger";
+import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
+import { DAEMON_DEFAULTS } from "./daemonCommand";
+import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig, splitConfig, UsageError } from "./options";
+
+export const GC_HELP = [
+  "usage: dccm gc [--kubeconfig FILE] [--config FILE] [FLAG ...] --dry-run | --yes | RESOURCE ...",
+  "lists the GCE resources of this cluster that no stack owns and says why each is taken for this cluster's;",
+  "deletes only proven ones (dccm's ledger in the cluster, or the cluster ID in name and description), and only",
+  "those confirmed: --yes for all of them, or each RESOURCE (kind/scope/name, as --dry-run prints it).",
+  "  --dry-run                            print the leaks, delete nothing",
+  "  --yes                                delete every proven leak",
+  "  --kubeconfig FILE                    the cluster (default: $KUBECONFIG, else ~/.kube/config)",
+  "  --config FILE                        the config file of dccm daemon (GCP keys, stateDir, backendUrl, computeEndpoint)",
+  `  --state-dir DIR                      [stateDir] where the daemon's default backend is (default ${DAEMON_DEFAULTS.stateDir})`,
+  "  --backend-url URL                    [backendUrl] the daemon's Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)",
+  `  --compute-endpoint URL               [computeEndpoint] Compute API (default ${DEFAULT_COMPUTE_ENDPOINT}, credentials from ADC)`,
+  "  -h, --help                           print this help",
+  "and the GCP flags of dccm daemon --help (--project, --clusterId, ...).",
+].join("\n");
+
+export async function runGc(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(() =>
+    parseArgs({
+      args: argv,
+      options: {
+        help: { type: "boolean", short: "h" },
+        "dry-run": { type: "boolean" },
+        yes: { type: "boolean" },
+        kubeconfig: { type: "string" },
+        config: { type: "string" },
+        "state-dir": { type: "string" },
+        "backend-url": { type: "string" },
+        "compute-endpoint": { type: "string" },
+        ...CONFIG_FLAG_OPTIONS,
+      },
+      strict: true,
+      allowPositionals: true,
+    }),
+  );
+  if (values.help === true) {
+    process.stdout.write(`${GC_HELP}\n`);
+    return 0;
+  }
+  const request = gcRequest(values["dry-run"] === true, values.yes === true, positionals);
+  const flag = (name: string): string | undefined => {
+    const value = values[name as keyof typeof values];
+    return typeof value === "string" ? value : undefined;
+  };
+  const shared = splitConfig(configFromFlags(values, flag("config")));
+  const nodeSettings: Record<string, unknown> = { ...shared.node };
+  const endpointFlag = flag("compute-endpoint");
+  if (endpointFlag !== undefined) nodeSettings.computeEndpoint = endpointFlag;
+  const nodeProblems: string[] = [];
+  const computeEndpoint = parseNodeConfig(nodeSettings, nodeProblems).computeEndpoint;
+  if (nodeProblems.length > 0) throw new ConfigError(nodeProblems);
+  const kubeConfig = loadKubeConfig(flag("kubeconfig"));
+  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  if (shared.model.clusterId === undefined) {
+    const clusterId = await readClusterId(core);
+    if (clusterId !== undefined) shared.model.clusterId = clusterId;
+  }
+  const config = parseModelConfig(shared);
+  const fromFile = (key: "stateDir" | "backendUrl"): string | undefined => {
+    const value = shared.daemon[key];
+    return value === undefined || value === null ? undefined : String(value);
+  };
+  const stateDir = flag("state-dir") ?? fromFile("stateDir") ?? DAEMON_DEFAULTS.stateDir;
+  const backendUrl = flag("backend-url") ?? fromFile("backendUrl") ?? process.env.PULUMI_BACKEND_URL ?? localBackendUrl(path.join(stateDir, "backend"));
+  const secretsProvider = shared.daemon.secretsProvider;
+
+  process.umask(0o077);
+  const clusterUid = await readClusterUid(core);
+  // Our own workspaces: the daemon's state directory is only ever read (through the backend).
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-gc-"));
+  try {
+    const runner = new StackRunner({
+      clusterUid,
+      backendUrl,
+      ...(typeof secretsProvider === "string" ? { secretsProvider } : {}),
+      env: {},
+      workDir,
+      projectName: clusterProjectName(config.clusterId),
+    });
+    const compute = new ComputeClient({ ...(computeEndpoint !== undefined ? { endpoint: computeEndpoint } : {}), scopes: [COMPUTE_SCOPE] });
+    const detection = await detectLeaks({
+      compute,
+      project: config.project,
+      region: config.region,
+      config: { clusterId: config.clusterId, clusterName: config.clusterName, configureRoutes: config.configureRoutes },
+      clusterUid,
+      ledger: new ConfigMapLedger(core, config.clusterId),
+      workspace: () => runner.readOnlyWorkspace(),
+      cluster: async () => clusterFacts((await listCluster(kubeConfig)).snapshot, config.loadBalancerClasses),
+    });
+    // Without a cluster stack applied by this cluster, the backend is empty, another one, or not
+    // yet written: every load balancer would look leaked.
+    if (!detection.ownership.stacks.includes(CLUSTER_STACK) || detection.ownership.clusterStackUid !== clusterUid) {
+      process.stderr.write(
+        `dccm gc: the backend ${backendUrl} has no stack "${CLUSTER_STACK}" of this cluster in project ${clusterProjectName(config.clusterId)} ` +
+          `(${detection.ownership.stacks.includes(CLUSTER_STACK) ? "it records no cluster identity yet" : "no such stack"}): ` +
+          "without it every resource would look leaked, so nothing is listed or deleted (check --backend-url, --state-dir and clusterId)\n",
+      );
+      return 1;
+    }
+    const out = (lines: string[]): void => {
+      process.stdout.write(`${lines.join("\n")}\n`);
+    };
+    out([gcHeader({ clusterId: config.clusterId, clusterUid, project: config.project, stacks: detection.ownership.stacks.length, ledgerEntries: detection.ledgerEntries })]);
+    const plan = planGc(detection.leaks, request);
+    if (plan.kind === "print") {
+      out(formatLeaks(detection.leaks));
+      return 0;
+    }
+    if (plan.kind === "refuse") {
+      process.stderr.write(`dccm gc: nothing deleted:\n${plan.problems.map((problem) => `  ${problem}`).join("\n")}\n`);
+      return 1;
+    }
+    const outcomes: DeleteOutcome[] = [];
+    for (const leak of plan.leaks) {
+      try {
+        outcomes.push({ leak, result: await deleteObserved(compute, config.project, leak.resource) });
+      } catch (error) {
+        // GCE refuses what another resource still uses (resourceInUseByAnotherResource): the rest go on.
+        outcomes.push({ leak, result: "failed", error: describeError(error) });
+      }
+    }
+    out(formatOutcomes(outcomes, detection.leaks.filter((leak) => leak.proof === "unproven").length));
+    return outcomes.some((outcome) => outcome.result === "failed") ? 1 : 0;
+  } finally {
+    fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+function gcRequest(dryRun: boolean, yes: boolean, ids: readonly string[]): GcRequest {
+  const chosen = [dryRun, yes, ids.length > 0].filter(Boolean).length;
+  if (chosen === 0) {
+    throw new UsageError("dccm gc deletes only what you confirm: --dry-run to see the leaks, then --yes (every proven leak) or the resources by name (dccm gc --help)");
+  }
+  if (chosen > 1) throw new UsageError("dccm gc: --dry-run, --yes and RESOURCE names exclude each other");
+  if (dryRun) return { kind: "dryRun" };
+  if (yes) return { kind: "all" };
+  for (const id of ids) {
+    if (!/^[A-Za-z]+\/[a-z0-9-]+\/[a-z0-9-]+$/.test(id)) throw new UsageError(`dccm gc: "${id}" is not a resource as --dry-run prints it (kind/scope/name)`);
+  }
+  return { kind: "named", ids };
+}

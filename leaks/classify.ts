@@ -1,0 +1,293 @@
+/**
+ * Leaks: GCE resources that look like this cluster's and that no stack owns. Pure (no I/O): which
+ * observed resources are candidates, and which of them dccm can prove it made.
+ *
+ * Names alone prove nothing: the stock CCM and other clusters in the project use the same name
+ * forms, and a load balancer's resources carry only a Service key (`ns/name`), which another
+ * cluster's Service of the same name carries too. So:
+ *
+ * - cluster resources (`k8s-ig--<id>`, `k8s-<id>-node`, `k8s-<id>-node-http-hc`) are proven when
+ *   the name is for our clusterId AND the description is dccm's for it
+ *   (`{"kubernetes.io/cluster-id":"<id>"}`; the stock CCM describes its node health check with a
+ *   service-name key instead);
+ * - load balancer resources (named from a Service UID) are proven when the ledger kept in this
+ *   cluster (ConfigMap kube-system/dccm-load-balancers, written before a Service stack's first
+ *   `up`) records the load balancer name for our clusterId AND the description names the Service
+ *   the ledger records. A cluster that never ran dccm for that Service has no such entry;
+ * - routes are never proven: their names and descriptions name neither cluster nor owner.
+ *
+ * Everything else that only looks like ours is `unproven`: reported, never deleted.
+ */
+import {
+  clusterDescription,
+  instanceGroupName,
+  loadBalancerName,
+  nodeHealthCheckFirewallName,
+  nodeHealthCheckName,
+  protocolSuffixedName,
+  ROUTE_DESCRIPTION,
+  serviceDescription,
+  serviceHealthCheckFirewallName,
+  trafficFirewallName,
+} from "../model";
+
+/** The collections dccm creates resources in, in an order that deletes users before what they use. */
+export const LEAK_KINDS = [
+  "forwardingRules",
+  "targetPools",
+  "backendServices",
+  "healthChecks",
+  "httpHealthChecks",
+  "addresses",
+  "instanceGroups",
+  "firewalls",
+  "routes",
+] as const;
+export type LeakKind = (typeof LEAK_KINDS)[number];
+
+export function isLeakKind(value: string): value is LeakKind {
+  return (LEAK_KINDS as readonly string[]).includes(value);
+}
+
+/** A GCE resource as listed: its collection, region / zone / "global", name and description. */
+export interface ObservedResource {
+  kind: LeakKind;
+  scope: string;
+  name: string;
+  /** "" when the resource has none. */
+  description: string;
+}
+
+/** `kind/scope/name`: how leaks are printed, named on the `dccm gc` command line and matched against stack ownership. */
+export function resourceId(resource: Pick<ObservedResource, "kind" | "scope" | "name">): string {
+  return `${resource.kind}/${resource.scope}/${resource.name}`;
+}
+
+/** One entry of the ledger: a load balancer name dccm was about to create resources under. */
+export interface LedgerEntry {
+  /** The clusterId of the daemon that wrote it (several dccm daemons may share one cluster). */
+  clusterId: string;
+  /** `namespace/name` of the Service. */
+  service: string;
+  uid: string;
+}
+
+/** What the cluster says about candidates (evidence only: nothing here proves a leak). */
+export interface ClusterFacts {
+  /** Every Service, by `namespace/name`: its UID, and whether another controller's class owns it. */
+  services: ReadonlyMap<string, { uid: string; foreign: boolean }>;
+  /** Node UID → Node name. */
+  nodes: ReadonlyMap<string, string>;
+}
+
+export interface LeakConfig {
+  clusterId: string;
+  clusterName: string;
+  configureRoutes: boolean;
+}
+
+export type Proof = "proven" | "unproven";
+
+export interface Leak {
+  resource: ObservedResource;
+  proof: Proof;
+  /** Why it is taken for this cluster's and, when unproven, what proof is missing. */
+  why: string;
+}
+
+const LB_SHAPE = "a[0-9a-f]{31}";
+/** Load balancer names by the shape of a resource name, per kind (the look-alike rule only). */
+const LB_NAME_SHAPES: Partial<Record<LeakKind, RegExp[]>> = {
+  forwardingRules: [new RegExp(`^(${LB_SHAPE})(?:-tcp|-udp)?$`)],
+  backendServices: [new RegExp(`^(${LB_SHAPE})(?:-tcp|-udp)?$`)],
+  targetPools: [new RegExp(`^(${LB_SHAPE})$`)],
+  healthChecks: [new RegExp(`^(${LB_SHAPE})$`)],
+  httpHealthChecks: [new RegExp(`^(${LB_SHAPE})$`)],
+  addresses: [new RegExp(`^(${LB_SHAPE})$`)],
+  firewalls: [new RegExp(`^k8s-fw-(${LB_SHAPE})$`), new RegExp(`^k8s-(${LB_SHAPE})-http-hc$`)],
+};
+
+/** Every `kind/name` the resources of one load balancer can have (model/names.ts). */
+export function loadBalancerFamily(lb: string): Array<[LeakKind, string]> {
+  const protocols = [lb, protocolSuffixedName(lb, "TCP"), protocolSuffixedName(lb, "UDP")];
+  return [
+    ["addresses", lb],
+    ...protocols.map((name): [LeakKind, string] => ["forwardingRules", name]),
+    ...protocols.map((name): [LeakKind, string] => ["backendServices", name]),
+    ["targetPools", lb],
+    ["healthChecks", lb],
+    ["httpHealthChecks", lb],
+    ["firewalls", trafficFirewallName(lb)],
+    ["firewalls", serviceHealthCheckFirewallName(lb)],
+  ];
+}
+
+function familyIndex(lbNames: Iterable<string>): Map<string, string> {
+  const index = new Map<string, string>();
+  for (const lb of lbNames) for (const [kind, name] of loadBalancerFamily(lb)) index.set(`${kind}/${name}`, lb);
+  return index;
+}
+
+function lbNameByShape(resource: ObservedResource): string | undefined {
+  for (const shape of LB_NAME_SHAPES[resource.kind] ?? []) {
+    const match = shape.exec(resource.name);
+    if (match?.[1] !== undefined) return match[1];
+  }
+  return undefined;
+}
+
+/** The Service key a description names (`{"kubernetes.io/service-name":"ns/name"}`), if any. */
+export function describedService(description: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(description);
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined;
+    const key = (parsed as Record<string, unknown>)["kubernetes.io/service-name"];
+    return typeof key === "string" ? key : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isClusterNamed(resource: ObservedResource, clusterId: string): boolean {
+  switch (resource.kind) {
+    case "instanceGroups":
+      return resource.name === instanceGroupName(clusterId);
+    case "healthChecks":
+    case "httpHealthChecks":
+      return resource.name === nodeHealthCheckName(clusterId);
+    case "firewalls":
+      return resource.name === nodeHealthCheckFirewallName(clusterId);
+    default:
+      return false;
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The leaks among `observed`, sorted in deletion order (LEAK_KINDS, then scope and name). `owned`
+ * holds the resourceId of every resource a stack of this cluster records: those are never leaks.
+ * `ledger` is this cluster's ledger (every entry; entries of other clusterIds are another dccm's).
+ */
+export function classifyLeaks(
+  observed: readonly ObservedResource[],
+  owned: ReadonlySet<string>,
+  ledger: ReadonlyMap<string, LedgerEntry>,
+  cluster: ClusterFacts,
+  config: LeakConfig,
+): Leak[] {
+  const ours = new Map([...ledger].filter(([, entry]) => entry.clusterId === config.clusterId));
+  const ledgerIndex = familyIndex(ours.keys());
+  // Another dccm of this cluster (another clusterId) reports its own load balancers.
+  const othersIndex = familyIndex([...ledger].filter(([, entry]) => entry.clusterId !== config.clusterId).map(([lb]) => lb));
+  const liveByLb = new Map<string, string>();
+  for (const [key, service] of cluster.services) if (!service.foreign) liveByLb.set(loadBalancerName(service.uid), key);
+  const liveIndex = familyIndex(liveByLb.keys());
+  const liveLbOf = new Map([...cluster.services].map(([key, service]) => [key, loadBalancerName(service.uid)]));
+
+  const leaks: Leak[] = [];
+  for (const resource of observed) {
+    if (owned.has(resourceId(resource))) continue;
+    const leak = classifyOne(resource);
+    if (leak !== undefined) leaks.push(leak);
+  }
+  return leaks.sort(compareLeaks);
+
+  function classifyOne(resource: ObservedResource): Leak | undefined {
+    const { clusterId } = config;
+    const quoted = JSON.stringify(resource.description);
+    if (isClusterNamed(resource, clusterId)) {
+      if (resource.description === clusterDescription(clusterId)) {
+        return { resource, proof: "proven", why: `named for cluster ${clusterId} and described as its resource` };
+      }
+      return { resource, proof: "unproven", why: `named for cluster ${clusterId}, but its description ${quoted} is not dccm's for that cluster` };
+    }
+    const familyKey = `${resource.kind}/${resource.name}`;
+    const lb = ledgerIndex.get(familyKey);
+    if (lb !== undefined) {
+      const entry = ours.get(lb);
+      if (entry === undefined) return undefined;
+      if (resource.description !== serviceDescription(entry.service)) {
+        return {
+          resource,
+          proof: "unproven",
+          why: `dccm's ledger records load balancer ${lb} for Service ${entry.service}, but its description ${quoted} does not name that Service`,
+        };
+      }
+      const live = liveLbOf.get(entry.service) === lb;
+      return {
+        resource,
+        proof: "proven",
+        why:
+          `dccm's ledger records load balancer ${lb} for Service ${entry.service} and its description names that Service` +
+          (live ? " (the Service still exists: dccm re-creates what is deleted, under the same name)" : ""),
+      };
+    }
+    if (othersIndex.has(familyKey)) return undefined;
+    const liveLb = liveIndex.get(familyKey);
+    if (liveLb !== undefined) {
+      return {
+        resource,
+        proof: "unproven",
+        why: `named for Service ${liveByLb.get(liveLb) ?? "?"} of this cluster, but dccm's ledger has no entry for load balancer ${liveLb}: another controller (the stock CCM, for one) may have made it`,
+      };
+    }
+    const shaped = lbNameByShape(resource);
+    const key = describedService(resource.description);
+    // A Service of another controller's class, named for its own UID, is that controller's.
+    if (shaped !== undefined && key !== undefined && liveLbOf.has(key) && liveLbOf.get(key) !== shaped) {
+      return {
+        resource,
+        proof: "unproven",
+        why: `its description names Service ${key} of this cluster, but ${shaped} is not that Service's load balancer name and dccm's ledger has no entry for it: a Service of the same name in another cluster looks the same`,
+      };
+    }
+    if (resource.kind === "routes" && config.configureRoutes && resource.description === ROUTE_DESCRIPTION) {
+      const prefix = `${config.clusterName.slice(0, 26)}-`;
+      const uid = resource.name.startsWith(prefix) ? resource.name.slice(prefix.length) : "";
+      const node = UUID.test(uid) ? cluster.nodes.get(uid) : undefined;
+      if (node !== undefined) {
+        return {
+          resource,
+          proof: "unproven",
+          why: `named for Node ${node} of this cluster, but a route's name and description name no cluster, so dccm cannot prove it made it`,
+        };
+      }
+    }
+    return undefined;
+  }
+}
+
+function compareLeaks(a: Leak, b: Leak): number {
+  const kinds = LEAK_KINDS.indexOf(a.resource.kind) - LEAK_KINDS.indexOf(b.resource.kind);
+  if (kinds !== 0) return kinds;
+  return a.resource.scope.localeCompare(b.resource.scope) || a.resource.name.localeCompare(b.resource.name);
+}
+
+/** Counts by kind and proof, every combination present (zeros included), for the gauge. */
+export function leakCounts(leaks: readonly Leak[]): Array<{ kind: LeakKind; proof: Proof; count: number }> {
+  const counts: Array<{ kind: LeakKind; proof: Proof; count: number }> = [];
+  for (const kind of LEAK_KINDS) {
+    for (const proof of ["proven", "unproven"] as const) {
+      counts.push({ kind, proof, count: leaks.filter((leak) => leak.resource.kind === kind && leak.proof === proof).length });
+    }
+  }
+  return counts;
+}
+
+/** Longest Event message we write (the apiserver keeps 1 KiB of an event.k8s.io note). */
+const MESSAGE_LIMIT = 1024;
+
+/** The Warning event's message: counts, then every leak's id and proof, cut to the Event limit. */
+export function leakMessage(leaks: readonly Leak[]): string {
+  const proven = leaks.filter((leak) => leak.proof === "proven").length;
+  const head =
+    `${leaks.length} GCE resource${leaks.length === 1 ? "" : "s"} of this cluster owned by no stack ` +
+    `(${proven} proven, ${leaks.length - proven} unproven; dccm gc --dry-run says why, dccm gc deletes only proven ones): `;
+  const items = leaks.map((leak) => `${resourceId(leak.resource)} (${leak.proof})`);
+  let text = head + items.join(", ");
+  for (let shown = items.length - 1; text.length > MESSAGE_LIMIT && shown >= 0; shown--) {
+    text = `${head}${items.slice(0, shown).join(", ")}${shown > 0 ? ", " : ""}… and ${items.length - shown} more`;
+  }
+  return text;
+}

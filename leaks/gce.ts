@@ -1,0 +1,67 @@
+/**
+ * The leak detector's Compute adapter: lists the collections dccm creates resources in (the
+ * region's regional ones, its zones' instance groups, the global ones), and gets or deletes one
+ * resource. Names and descriptions are all the classification reads.
+ */
+import type { CallOptions, CollectionCall, ComputeApi, ComputeResourceApi } from "../nodes/compute";
+import { LEAK_KINDS, type LeakKind, type ObservedResource } from "./classify";
+
+const COLLECTIONS: Record<LeakKind, { call: CollectionCall; scope: "region" | "zone" | "global" }> = {
+  forwardingRules: { call: "forwardingRules", scope: "region" },
+  targetPools: { call: "targetPools", scope: "region" },
+  backendServices: { call: "regionBackendServices", scope: "region" },
+  healthChecks: { call: "regionHealthChecks", scope: "region" },
+  httpHealthChecks: { call: "httpHealthChecks", scope: "global" },
+  addresses: { call: "addresses", scope: "region" },
+  instanceGroups: { call: "instanceGroups", scope: "zone" },
+  firewalls: { call: "firewalls", scope: "global" },
+  routes: { call: "routes", scope: "global" },
+};
+
+export type LeakCompute = Pick<ComputeApi, "getRegion"> & ComputeResourceApi;
+
+function scopePath(kind: LeakKind, scope: string): string {
+  switch (COLLECTIONS[kind].scope) {
+    case "region":
+      return `regions/${scope}`;
+    case "zone":
+      return `zones/${scope}`;
+    case "global":
+      return "global";
+  }
+}
+
+/** `projects/p/regions/r/forwardingRules/n`: the API path of a resource. */
+export function resourcePath(project: string, resource: Pick<ObservedResource, "kind" | "scope" | "name">): string {
+  return `projects/${project}/${scopePath(resource.kind, resource.scope)}/${resource.kind}/${resource.name}`;
+}
+
+function observed(kind: LeakKind, scope: string, item: unknown): ObservedResource | undefined {
+  if (typeof item !== "object" || item === null) return undefined;
+  const { name, description } = item as Record<string, unknown>;
+  if (typeof name !== "string") return undefined;
+  return { kind, scope, name, description: typeof description === "string" ? description : "" };
+}
+
+/** Every resource of the collections dccm uses, in the region, its zones and globally. */
+export async function listObserved(compute: LeakCompute, project: string, region: string, opts?: CallOptions): Promise<ObservedResource[]> {
+  const zones = (await compute.getRegion(project, region, opts)).zones;
+  const lists = LEAK_KINDS.flatMap((kind) => {
+    const scopes = COLLECTIONS[kind].scope === "region" ? [region] : COLLECTIONS[kind].scope === "zone" ? zones : ["global"];
+    return scopes.map(async (scope) => {
+      const collection = `projects/${project}/${scopePath(kind, scope)}/${kind}`;
+      const items = await compute.listCollection(`${COLLECTIONS[kind].call}.list`, collection, opts);
+      return items.map((item) => observed(kind, scope, item)).filter((resource): resource is ObservedResource => resource !== undefined);
+    });
+  });
+  return (await Promise.all(lists)).flat();
+}
+
+/** Whether the resource still exists (a run may have deleted it since the listing). */
+export async function exists(compute: LeakCompute, project: string, resource: ObservedResource, opts?: CallOptions): Promise<boolean> {
+  return (await compute.getResource(`${COLLECTIONS[resource.kind].call}.get`, resourcePath(project, resource), opts)) !== undefined;
+}
+
+export async function deleteObserved(compute: LeakCompute, project: string, resource: ObservedResource, opts?: CallOptions): Promise<"deleted" | "absent"> {
+  return compute.deleteResource(`${COLLECTIONS[resource.kind].call}.delete`, resourcePath(project, resource), opts);
+}

@@ -1,0 +1,142 @@
+/**
+ * The daemon's leak checks: once the start-up runs settled, then every drift interval (with the
+ * drift jitter, on an unref'd timer like the stacks' drift passes). Each check sets
+ * `dccm_leaked_resources{kind,proof}` and, when there are leaks, records a Warning
+ * `LeakedResources` on Namespace kube-system. It never deletes anything: that is `dccm gc`.
+ */
+import type { Logger } from "pino";
+import type { EventRecorder } from "../controller/events";
+import type { Config, ClusterSnapshot } from "../model";
+import type { DaemonMetrics } from "../daemon/metrics";
+import { describeError, ForeignStackError } from "../daemon/reconciler";
+import type { StackRunner } from "../daemon/stacks";
+import { computeClientFromConfig } from "../nodes/compute";
+import type { Registry } from "prom-client";
+import { leakCounts, leakMessage, resourceId, type Leak } from "./classify";
+import { clusterFacts, detectLeaks, type Detection } from "./detector";
+import type { ConfigMapLedger } from "./ledger";
+
+export const LEAK_EVENT_REASON = "LeakedResources";
+
+export interface LeakMonitorOptions {
+  detect: (signal: AbortSignal) => Promise<Detection>;
+  events: Pick<EventRecorder, "record">;
+  /** UID of Namespace kube-system, the object the Warning is about. */
+  clusterUid: string;
+  metrics: Pick<DaemonMetrics, "leakedResources" | "leakChecks">;
+  logger: Logger;
+  periodMs: number;
+  /** Fraction of the period, as the drift passes'. */
+  jitter: number;
+  /** The daemon's: aborted on shutdown or lost leadership. */
+  signal: AbortSignal;
+  /** Resolves once the start-up runs are done, so the first check does not race them. */
+  settled: () => Promise<void>;
+}
+
+export class LeakMonitor {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+
+  constructor(private readonly options: LeakMonitorOptions) {}
+
+  start(): void {
+    this.running = this.options
+      .settled()
+      .then(
+        () => this.check(),
+        (error: unknown) => this.options.logger.warn({ err: describeError(error) }, "waiting for the start-up runs before the first leak check failed"),
+      )
+      .finally(() => this.arm());
+  }
+
+  private arm(): void {
+    if (this.options.signal.aborted) return;
+    const jitter = 1 + (Math.random() * 2 - 1) * this.options.jitter;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.running = this.check().finally(() => this.arm());
+    }, Math.max(1, Math.round(this.options.periodMs * jitter)));
+    this.timer.unref();
+  }
+
+  /** One check; undefined when it failed or the daemon stopped meanwhile. Never throws. */
+  async check(): Promise<Leak[] | undefined> {
+    const { signal, metrics, logger } = this.options;
+    if (signal.aborted) return undefined;
+    let leaks: Leak[];
+    try {
+      leaks = (await this.options.detect(signal)).leaks;
+    } catch (error) {
+      if (signal.aborted) return undefined;
+      metrics.leakChecks.inc({ result: "failed" });
+      // A stack of another cluster: nothing it says about ownership can be trusted, and it is worth more than a warning.
+      const log = error instanceof ForeignStackError ? logger.error.bind(logger) : logger.warn.bind(logger);
+      log({ err: describeError(error) }, "leak check failed; the next one is due after the drift interval");
+      return undefined;
+    }
+    if (signal.aborted) return undefined;
+    for (const { kind, proof, count } of leakCounts(leaks)) metrics.leakedResources.set({ kind, proof }, count);
+    metrics.leakChecks.inc({ result: "ok" });
+    if (leaks.length > 0) {
+      logger.warn({ leaks: leaks.map((leak) => ({ resource: resourceId(leak.resource), proof: leak.proof, why: leak.why })) }, "GCE resources of this cluster owned by no stack");
+      await this.options.events.record(
+        { kind: "Namespace", namespace: "kube-system", name: "kube-system", uid: this.options.clusterUid },
+        "Warning",
+        LEAK_EVENT_REASON,
+        leakMessage(leaks),
+      );
+    }
+    return leaks;
+  }
+
+  /** Stops the timer; resolves when a check in flight has ended (it stops at its next stack export). */
+  async stop(): Promise<void> {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running?.catch(() => undefined);
+  }
+}
+
+/** The daemon's monitor, from the pieces the daemon has. */
+export function daemonLeakMonitor(args: {
+  config: Config;
+  computeEndpoint: string | undefined;
+  registry: Registry;
+  runner: Pick<StackRunner, "readOnlyWorkspace">;
+  ledger: Pick<ConfigMapLedger, "read">;
+  snapshot: () => ClusterSnapshot;
+  events: Pick<EventRecorder, "record">;
+  metrics: Pick<DaemonMetrics, "leakedResources" | "leakChecks">;
+  logger: Logger;
+  clusterUid: string;
+  periodMs: number;
+  jitter: number;
+  signal: AbortSignal;
+  settled: () => Promise<void>;
+}): LeakMonitor {
+  const { config } = args;
+  const compute = computeClientFromConfig({ ...(args.computeEndpoint !== undefined ? { computeEndpoint: args.computeEndpoint } : {}), registry: args.registry });
+  return new LeakMonitor({
+    detect: (signal) =>
+      detectLeaks({
+        compute,
+        project: config.project,
+        region: config.region,
+        config: { clusterId: config.clusterId, clusterName: config.clusterName, configureRoutes: config.configureRoutes },
+        clusterUid: args.clusterUid,
+        ledger: args.ledger,
+        workspace: () => args.runner.readOnlyWorkspace(),
+        cluster: () => clusterFacts(args.snapshot(), config.loadBalancerClasses),
+        signal,
+      }),
+    events: args.events,
+    clusterUid: args.clusterUid,
+    metrics: args.metrics,
+    logger: args.logger,
+    periodMs: args.periodMs,
+    jitter: args.jitter,
+    signal: args.signal,
+    settled: args.settled,
+  });
+}

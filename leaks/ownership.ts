@@ -1,0 +1,86 @@
+/**
+ * What the stacks own: the GCE resources recorded in each stack's exported deployment (resources
+ * and the pending creates of a killed run, which reached GCE or may have), read after GCE was
+ * listed, so anything a running `up` created before the listing is found in its stack.
+ */
+import type { Workspace } from "@pulumi/pulumi/automation";
+import { gceResourceId } from "../components/ids";
+import { CLUSTER_STACK } from "../model";
+import { ForeignStackError } from "../daemon/reconciler";
+import { CLUSTER_UID_OUTPUT, stackOutputs } from "../daemon/stacks";
+import { isLeakKind, resourceId } from "./classify";
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** `projects/p/regions/r/forwardingRules/n` (a Pulumi ID or self link) → `forwardingRules/r/n`. */
+export function resourceIdOfPath(path: string): string | undefined {
+  const match = /(?:^|\/)projects\/[^/]+\/(?:(global)|regions\/([^/]+)|zones\/([^/]+))\/([^/]+)\/([^/?#]+)$/.exec(path);
+  if (match === null) return undefined;
+  const [, global, region, zone, collection, name] = match;
+  if (collection === undefined || name === undefined || !isLeakKind(collection)) return undefined;
+  const scope = global ?? region ?? zone;
+  return scope === undefined ? undefined : resourceId({ kind: collection, scope, name });
+}
+
+/** The resourceIds one exported deployment records, and the cluster identity it records. */
+export function deploymentOwnership(deployment: unknown): { owned: string[]; clusterUid: string | undefined } {
+  if (!isRecord(deployment)) return { owned: [], clusterUid: undefined };
+  const owned = new Set<string>();
+  const take = (resource: unknown): void => {
+    if (!isRecord(resource) || typeof resource.type !== "string") return;
+    const inputs = isRecord(resource.inputs) ? resource.inputs : {};
+    // Both spellings: the ID the provider returned, and the one its inputs derive (components/ids.ts).
+    for (const path of [resource.id, gceResourceId(resource.type, inputs)]) {
+      const id = typeof path === "string" ? resourceIdOfPath(path) : undefined;
+      if (id !== undefined) owned.add(id);
+    }
+  };
+  for (const resource of Array.isArray(deployment.resources) ? deployment.resources : []) take(resource);
+  for (const operation of Array.isArray(deployment.pending_operations) ? deployment.pending_operations : []) {
+    if (isRecord(operation)) take(operation.resource);
+  }
+  const recorded = stackOutputs(deployment)[CLUSTER_UID_OUTPUT];
+  return { owned: [...owned].sort(), clusterUid: typeof recorded === "string" ? recorded : undefined };
+}
+
+export interface Ownership {
+  /** resourceIds of every GCE resource a stack of this project records. */
+  owned: Set<string>;
+  stacks: string[];
+  /** The cluster identity the cluster stack records; undefined when it has none (absent, never applied). */
+  clusterStackUid: string | undefined;
+}
+
+const EXPORTS_AT_ONCE = 2;
+
+/**
+ * Exports every stack of the project. A stack recording another cluster's identity means the
+ * backend or config is another cluster's: nothing it says can be trusted, so this throws
+ * ForeignStackError rather than return a partial answer.
+ */
+export async function readOwnership(workspace: Pick<Workspace, "listStacks" | "exportStack">, clusterUid: string, signal?: AbortSignal): Promise<Ownership> {
+  const stacks = (await workspace.listStacks({ all: false })).map((summary) => summary.name.split("/").pop() ?? summary.name).sort();
+  const owned = new Set<string>();
+  let clusterStackUid: string | undefined;
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < stacks.length) {
+      signal?.throwIfAborted();
+      const stack = stacks[next++] as string;
+      let deployment: unknown;
+      try {
+        deployment = (await workspace.exportStack(stack)).deployment;
+      } catch (error) {
+        throw new Error(`exporting stack ${stack}`, { cause: error });
+      }
+      const read = deploymentOwnership(deployment);
+      if (read.clusterUid !== undefined && read.clusterUid !== clusterUid) throw new ForeignStackError(stack, read.clusterUid, clusterUid);
+      for (const id of read.owned) owned.add(id);
+      if (stack === CLUSTER_STACK) clusterStackUid = read.clusterUid;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(EXPORTS_AT_ONCE, stacks.length) }, worker));
+  return { owned, stacks, clusterStackUid };
+}
