@@ -4,6 +4,7 @@
 // fails its row here.
 import * as assert from "node:assert/strict";
 
+import { startGceEmulator, type GceEmulator } from "../support/gce";
 import { ProviderApi } from "../support/gce/provider-api";
 import type { JsonObject } from "../support/gce/json";
 import { GceError, GceState, type NetworkSpec } from "../support/gce/state";
@@ -434,4 +435,107 @@ describe("GCE emulator rules (one row per rule)", () => {
             assert.equal(state.create(T.forwardingRule, internalRule()).properties.ipAddress, "10.130.0.5");
         });
     });
+});
+
+/**
+ * Compute deletes over the HTTP face (the leak detector's `dccm gc` calls them). Sources: the
+ * Compute API reference of each `{collection}.delete` (DELETE on the resource, answered with an
+ * Operation; query parameter `requestId`: "the server will know to ignore the request if it has
+ * already been completed", "a valid UUID with the exception that zero UUID is not supported"), the
+ * Operation resource (status PENDING, RUNNING or DONE; targetLink), and GCE's 400
+ * resourceInUseByAnotherResource for a resource another one uses (state.ts, GceState.delete).
+ */
+describe("GCE emulator rules: Compute DELETE over HTTP (one row per rule)", function () {
+    let gce: GceEmulator;
+    const P = `projects/${PROJECT}/regions/${REGION}`;
+    const url = (rel: string, query = ""): string => `${gce.computeEndpoint}${rel}${query}`;
+    const call = async (method: string, rel: string, query = ""): Promise<{ status: number; body: JsonObject }> => {
+        const res = await fetch(url(rel, query), { method });
+        return { status: res.status, body: (await res.json()) as JsonObject };
+    };
+    const REQUEST_ID = "6f1c2b3a-4d5e-4f60-8172-93a4b5c6d7e8";
+
+    beforeEach(async () => {
+        gce = await startGceEmulator({ networks: NETWORKS });
+        gce.state.create(T.address, { ...regional, name: "lb" });
+        gce.state.create(T.forwardingRule, { ...regional, name: "lb", ipAddress: `${P}/addresses/lb`, portRange: "80" });
+    });
+    afterEach(async () => gce?.stop());
+
+    const ROWS: ReadonlyArray<{ rule: string; run: () => Promise<void> }> = [
+        {
+            rule: "DELETE answers an Operation (DONE in the emulator) naming its target",
+            run: async () => {
+                const { status, body } = await call("DELETE", `${P}/forwardingRules/lb`);
+                assert.equal(status, 200);
+                const { id: _id, targetId: _targetId, insertTime: _i, startTime: _s, endTime: _e, ...rest } = body;
+                assert.deepEqual(rest, {
+                    kind: "compute#operation",
+                    name: "operation-1",
+                    operationType: "delete",
+                    targetLink: `${gce.endpoint}/compute/v1/${P}/forwardingRules/lb`,
+                    status: "DONE",
+                    progress: 100,
+                    selfLink: `${gce.endpoint}/compute/v1/${P}/operations/operation-1`,
+                    region: `${gce.endpoint}/compute/v1/${P}`,
+                });
+                assert.deepEqual(gce.listResources().filter((r) => r.kind === "forwardingRules"), []);
+            },
+        },
+        {
+            rule: "DELETE of a resource another uses: 400 resourceInUseByAnotherResource naming the user; it stays",
+            run: async () => {
+                const { status, body } = await call("DELETE", `${P}/addresses/lb`);
+                assert.deepEqual([status, body], [400, { error: { code: 400, message: `The address resource '${P}/addresses/lb' is already being used by '${P}/forwardingRules/lb'`, errors: [{ reason: "resourceInUseByAnotherResource" }] } }]);
+                assert.equal(gce.listResources().filter((r) => r.kind === "addresses").length, 1);
+            },
+        },
+        {
+            rule: "DELETE of a resource that does not exist: 404 naming it",
+            run: async () => {
+                const { status, body } = await call("DELETE", `${P}/targetPools/nothing`);
+                assert.deepEqual([status, body], [404, { error: { code: 404, message: `The resource '${P}/targetPools/nothing' was not found`, errors: [{ reason: "notFound" }] } }]);
+            },
+        },
+        {
+            rule: "a repeated requestId gets the first request's operation back, and nothing is done twice",
+            run: async () => {
+                const first = await call("DELETE", `${P}/forwardingRules/lb`, `?requestId=${REQUEST_ID}`);
+                gce.state.create(T.forwardingRule, { ...regional, name: "lb", ipAddress: `${P}/addresses/lb`, portRange: "80" });
+                const again = await call("DELETE", `${P}/forwardingRules/lb`, `?requestId=${REQUEST_ID}`);
+                assert.deepEqual(again, first);
+                assert.equal(gce.listResources().filter((r) => r.kind === "forwardingRules").length, 1);
+            },
+        },
+        {
+            rule: "a requestId that is not a UUID, or the zero UUID: 400",
+            run: async () => {
+                for (const id of ["retry-1", "00000000-0000-0000-0000-000000000000"]) {
+                    const { status, body } = await call("DELETE", `${P}/forwardingRules/lb`, `?requestId=${id}`);
+                    assert.deepEqual([status, body], [
+                        400,
+                        { error: { code: 400, message: `Invalid value for field 'requestId': '${id}'. The request ID must be a valid UUID other than the zero UUID.`, errors: [{ reason: "invalid" }] } },
+                    ]);
+                }
+            },
+        },
+        {
+            rule: "regionOperations get and wait return the operation; one never returned is 404",
+            run: async () => {
+                const { body } = await call("DELETE", `${P}/forwardingRules/lb`);
+                assert.deepEqual(await call("GET", `${P}/operations/operation-1`), { status: 200, body });
+                assert.deepEqual(await call("POST", `${P}/operations/operation-1/wait`), { status: 200, body });
+                assert.equal((await call("GET", `${P}/operations/operation-9`)).status, 404);
+            },
+        },
+        {
+            rule: "a delete fault fails the DELETE with the injected status",
+            run: async () => {
+                gce.injectFault({ kind: "forwardingRules", name: "lb", operation: "delete", status: 503, message: "backend error" });
+                assert.deepEqual(await call("DELETE", `${P}/forwardingRules/lb`), { status: 503, body: { error: { code: 503, message: "backend error", errors: [{ reason: "backendError" }] } } });
+                assert.equal((await call("DELETE", `${P}/forwardingRules/lb`)).status, 200);
+            },
+        },
+    ];
+    for (const row of ROWS) it(row.rule, row.run);
 });

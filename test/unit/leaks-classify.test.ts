@@ -1,0 +1,347 @@
+/**
+ * Tier 1: which GCE resources no stack owns are this cluster's, and which of them dccm can prove it
+ * made (leaks/classify.ts): one row per rule, the Event text, and fast-check properties of the two
+ * promises gc relies on.
+ */
+import * as assert from "node:assert/strict";
+import * as fc from "fast-check";
+import {
+  classifyLeaks,
+  LEAK_KINDS,
+  leakCounts,
+  leakMessage,
+  loadBalancerFamily,
+  resourceId,
+  type ClusterFacts,
+  type Leak,
+  type LeakConfig,
+  type LeakKind,
+  type LedgerEntry,
+  type ObservedResource,
+} from "../../leaks/classify";
+import { clusterDescription, loadBalancerName, ROUTE_DESCRIPTION, serviceDescription } from "../../model";
+
+const CLUSTER_ID = "c0ffee1234";
+const CONFIG: LeakConfig = { clusterId: CLUSTER_ID, clusterName: "kubernetes-prod", configureRoutes: true };
+const REGION = "us-central1";
+
+const WEB_UID = "3f6e1d2a-8b4c-4d5e-9f01-23456789abcd";
+const GONE_UID = "9a8b7c6d-5e4f-4321-8fed-cba987654321";
+const STOCK_UID = "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9";
+const TEAM_B_UID = "77777777-8888-4999-aaaa-bbbbbbbbbbbb";
+const NODE_UID = "12345678-9abc-4def-8123-456789abcdef";
+const WEB_LB = "a3f6e1d2a8b4c4d5e9f0123456789abc";
+const GONE_LB = loadBalancerName(GONE_UID);
+const STOCK_LB = loadBalancerName(STOCK_UID);
+const TEAM_B_LB = loadBalancerName(TEAM_B_UID);
+/** A load balancer name no Service of this cluster has: another cluster's Service. */
+const ELSEWHERE_LB = "a0123456789abcdef0123456789abcde";
+
+const LEDGER: ReadonlyMap<string, LedgerEntry> = new Map([
+  [WEB_LB, { clusterId: CLUSTER_ID, service: "default/web", uid: WEB_UID }],
+  [GONE_LB, { clusterId: CLUSTER_ID, service: "default/gone", uid: GONE_UID }],
+  // Another dccm of this cluster (its own clusterId and backend) reports its own.
+  [TEAM_B_LB, { clusterId: "beef0000", service: "default/team-b", uid: TEAM_B_UID }],
+]);
+
+const CLUSTER: ClusterFacts = {
+  services: new Map([
+    ["default/web", { uid: WEB_UID, foreign: false }],
+    ["default/stock", { uid: STOCK_UID, foreign: false }],
+    ["default/team-b", { uid: TEAM_B_UID, foreign: true }],
+  ]),
+  nodes: new Map([[NODE_UID, "node-1"]]),
+};
+
+function res(kind: LeakKind, scope: string, name: string, description: string): ObservedResource {
+  return { kind, scope, name, description };
+}
+
+const WEB = serviceDescription("default/web");
+const GONE = serviceDescription("default/gone");
+const OURS = clusterDescription(CLUSTER_ID);
+
+interface Row {
+  rule: string;
+  resource: ObservedResource;
+  owned?: boolean;
+  /** undefined: not a leak (owned, or nothing ties it to this cluster). */
+  expect?: Pick<Leak, "proof" | "why">;
+}
+
+const ROWS: Row[] = [
+  { rule: "a resource a stack owns is never a leak", resource: res("forwardingRules", REGION, WEB_LB, WEB), owned: true },
+  { rule: "a cluster resource a stack owns is never a leak", resource: res("instanceGroups", "us-central1-a", `k8s-ig--${CLUSTER_ID}`, OURS), owned: true },
+  {
+    rule: "ledger entry + description naming its Service: proven (the Service still exists)",
+    resource: res("forwardingRules", REGION, `${WEB_LB}-udp`, WEB),
+    expect: {
+      proof: "proven",
+      why: `dccm's ledger records load balancer ${WEB_LB} for Service default/web and its description names that Service (the Service still exists: dccm re-creates what is deleted, under the same name)`,
+    },
+  },
+  {
+    rule: "ledger entry of a deleted Service + its description: proven",
+    resource: res("addresses", REGION, GONE_LB, GONE),
+    expect: { proof: "proven", why: `dccm's ledger records load balancer ${GONE_LB} for Service default/gone and its description names that Service` },
+  },
+  {
+    rule: "every name of the load balancer's family is covered: the health check firewall",
+    resource: res("firewalls", "global", `k8s-${GONE_LB}-http-hc`, GONE),
+    expect: { proof: "proven", why: `dccm's ledger records load balancer ${GONE_LB} for Service default/gone and its description names that Service` },
+  },
+  {
+    rule: "ledger entry, description naming another Service: unproven",
+    resource: res("firewalls", "global", `k8s-fw-${GONE_LB}`, serviceDescription("default/other")),
+    expect: {
+      proof: "unproven",
+      why: `dccm's ledger records load balancer ${GONE_LB} for Service default/gone, but its description "{\\"kubernetes.io/service-name\\":\\"default/other\\"}" does not name that Service`,
+    },
+  },
+  {
+    rule: "ledger entry, no description: unproven",
+    resource: res("backendServices", REGION, `${WEB_LB}-tcp`, ""),
+    expect: { proof: "unproven", why: `dccm's ledger records load balancer ${WEB_LB} for Service default/web, but its description "" does not name that Service` },
+  },
+  {
+    rule: "named and described for our cluster ID: proven",
+    resource: res("instanceGroups", "us-central1-c", `k8s-ig--${CLUSTER_ID}`, OURS),
+    expect: { proof: "proven", why: `named for cluster ${CLUSTER_ID} and described as its resource` },
+  },
+  {
+    rule: "the node health check firewall named and described for our cluster ID: proven",
+    resource: res("firewalls", "global", `k8s-${CLUSTER_ID}-node-http-hc`, OURS),
+    expect: { proof: "proven", why: `named for cluster ${CLUSTER_ID} and described as its resource` },
+  },
+  {
+    rule: "named for our cluster ID, described the stock CCM's way: unproven",
+    resource: res("httpHealthChecks", "global", `k8s-${CLUSTER_ID}-node`, serviceDescription(`k8s-${CLUSTER_ID}-node`)),
+    expect: {
+      proof: "unproven",
+      why: `named for cluster ${CLUSTER_ID}, but its description "{\\"kubernetes.io/service-name\\":\\"k8s-${CLUSTER_ID}-node\\"}" is not dccm's for that cluster`,
+    },
+  },
+  {
+    rule: "named for our cluster ID, described for another cluster: unproven",
+    resource: res("healthChecks", REGION, `k8s-${CLUSTER_ID}-node`, clusterDescription("0ther")),
+    expect: { proof: "unproven", why: `named for cluster ${CLUSTER_ID}, but its description "{\\"kubernetes.io/cluster-id\\":\\"0ther\\"}" is not dccm's for that cluster` },
+  },
+  { rule: "another cluster ID's instance group: not this cluster's", resource: res("instanceGroups", "us-central1-a", "k8s-ig--0ther", clusterDescription("0ther")) },
+  {
+    rule: "named for a Service of this cluster that dccm has no ledger entry for: unproven (the stock CCM's?)",
+    resource: res("forwardingRules", REGION, STOCK_LB, serviceDescription("default/stock")),
+    expect: {
+      proof: "unproven",
+      why: `named for Service default/stock of this cluster, but dccm's ledger has no entry for load balancer ${STOCK_LB}: another controller (the stock CCM, for one) may have made it`,
+    },
+  },
+  { rule: "another dccm's load balancer (other clusterId in the ledger, other class): not ours to report", resource: res("forwardingRules", REGION, TEAM_B_LB, serviceDescription("default/team-b")) },
+  {
+    rule: "a look-alike: a load balancer name nothing here has, described for a Service of this cluster: unproven",
+    resource: res("forwardingRules", REGION, ELSEWHERE_LB, WEB),
+    expect: {
+      proof: "unproven",
+      why: `its description names Service default/web of this cluster, but ${ELSEWHERE_LB} is not that Service's load balancer name and dccm's ledger has no entry for it: a Service of the same name in another cluster looks the same`,
+    },
+  },
+  { rule: "a load balancer of another cluster's Service this cluster does not have: not this cluster's", resource: res("forwardingRules", REGION, ELSEWHERE_LB, serviceDescription("default/nowhere")) },
+  { rule: "a name of no load balancer shape, described for a Service here: not this cluster's", resource: res("forwardingRules", REGION, "my-own-rule", WEB) },
+  {
+    rule: "a route named for a Node of this cluster: unproven (routes name no cluster)",
+    resource: res("routes", "global", `kubernetes-prod-${NODE_UID}`, ROUTE_DESCRIPTION),
+    expect: { proof: "unproven", why: "named for Node node-1 of this cluster, but a route's name and description name no cluster, so dccm cannot prove it made it" },
+  },
+  { rule: "a route named for a Node this cluster does not have: not this cluster's", resource: res("routes", "global", "kubernetes-prod-00000000-0000-4000-8000-000000000000", ROUTE_DESCRIPTION) },
+  { rule: "a route of another description: not this cluster's", resource: res("routes", "global", `kubernetes-prod-${NODE_UID}`, "my route") },
+];
+
+describe("leaks/classify: one row per rule", () => {
+  for (const row of ROWS) {
+    it(row.rule, () => {
+      const owned = new Set(row.owned === true ? [resourceId(row.resource)] : []);
+      const leaks = classifyLeaks([row.resource], owned, LEDGER, CLUSTER, CONFIG);
+      assert.deepEqual(
+        leaks.map((leak) => ({ proof: leak.proof, why: leak.why })),
+        row.expect === undefined ? [] : [row.expect],
+      );
+    });
+  }
+
+  it("the load balancer name of the fixture Service is the stock CCM's (a + UID without dashes, 32 characters)", () => {
+    assert.equal(loadBalancerName(WEB_UID), WEB_LB);
+  });
+
+  it("routes are not looked at when dccm does not configure routes", () => {
+    const route = res("routes", "global", `kubernetes-prod-${NODE_UID}`, ROUTE_DESCRIPTION);
+    assert.deepEqual(classifyLeaks([route], new Set(), LEDGER, CLUSTER, { ...CONFIG, configureRoutes: false }), []);
+  });
+
+  it("a ledger entry written under another clusterId proves nothing for ours", () => {
+    const ledger = new Map([[GONE_LB, { clusterId: "0ther", service: "default/gone", uid: GONE_UID }]]);
+    assert.deepEqual(classifyLeaks([res("addresses", REGION, GONE_LB, GONE)], new Set(), ledger, CLUSTER, CONFIG), []);
+  });
+
+  it("all rows at once: sorted in deletion order (users first), then scope and name", () => {
+    const leaks = classifyLeaks(
+      ROWS.map((row) => row.resource),
+      new Set(ROWS.filter((row) => row.owned === true).map((row) => resourceId(row.resource))),
+      LEDGER,
+      CLUSTER,
+      CONFIG,
+    );
+    assert.deepEqual(
+      leaks.map((leak) => resourceId(leak.resource)),
+      [
+        `forwardingRules/${REGION}/${ELSEWHERE_LB}`,
+        `forwardingRules/${REGION}/${STOCK_LB}`,
+        `forwardingRules/${REGION}/${WEB_LB}-udp`,
+        `backendServices/${REGION}/${WEB_LB}-tcp`,
+        `healthChecks/${REGION}/k8s-${CLUSTER_ID}-node`,
+        `httpHealthChecks/global/k8s-${CLUSTER_ID}-node`,
+        `addresses/${REGION}/${GONE_LB}`,
+        `instanceGroups/us-central1-c/k8s-ig--${CLUSTER_ID}`,
+        `firewalls/global/k8s-${GONE_LB}-http-hc`,
+        `firewalls/global/k8s-${CLUSTER_ID}-node-http-hc`,
+        `firewalls/global/k8s-fw-${GONE_LB}`,
+        `routes/global/kubernetes-prod-${NODE_UID}`,
+      ].sort((a, b) => LEAK_KINDS.indexOf(a.split("/")[0] as LeakKind) - LEAK_KINDS.indexOf(b.split("/")[0] as LeakKind) || a.localeCompare(b)),
+    );
+    assert.deepEqual(
+      leakCounts(leaks).filter((count) => count.count > 0),
+      [
+        { kind: "forwardingRules", proof: "proven", count: 1 },
+        { kind: "forwardingRules", proof: "unproven", count: 2 },
+        { kind: "backendServices", proof: "unproven", count: 1 },
+        { kind: "healthChecks", proof: "unproven", count: 1 },
+        { kind: "httpHealthChecks", proof: "unproven", count: 1 },
+        { kind: "addresses", proof: "proven", count: 1 },
+        { kind: "instanceGroups", proof: "proven", count: 1 },
+        { kind: "firewalls", proof: "proven", count: 2 },
+        { kind: "firewalls", proof: "unproven", count: 1 },
+        { kind: "routes", proof: "unproven", count: 1 },
+      ],
+    );
+    assert.equal(leakCounts(leaks).length, LEAK_KINDS.length * 2);
+  });
+});
+
+describe("leaks/classify: the Warning event's message", () => {
+  const leak = (kind: LeakKind, name: string, proof: Leak["proof"]): Leak => ({ resource: res(kind, REGION, name, ""), proof, why: "w" });
+
+  it("counts, then each resource with its proof", () => {
+    assert.equal(
+      leakMessage([leak("forwardingRules", "a1", "proven"), leak("addresses", "a1", "unproven")]),
+      "2 GCE resources of this cluster owned by no stack (1 proven, 1 unproven; dccm gc --dry-run says why, dccm gc deletes only proven ones): " +
+        "forwardingRules/us-central1/a1 (proven), addresses/us-central1/a1 (unproven)",
+    );
+    assert.equal(
+      leakMessage([leak("targetPools", "a2", "proven")]),
+      "1 GCE resource of this cluster owned by no stack (1 proven, 0 unproven; dccm gc --dry-run says why, dccm gc deletes only proven ones): targetPools/us-central1/a2 (proven)",
+    );
+  });
+
+  it("cut to 1024 characters, saying how many more there are", () => {
+    const many = Array.from({ length: 40 }, (_, i) => leak("forwardingRules", `${WEB_LB.slice(0, 30)}${String(i).padStart(2, "0")}`, "proven"));
+    const message = leakMessage(many);
+    assert.ok(message.length <= 1024, `${message.length}`);
+    const shown = message.split(": ")[1]?.split(", ").filter((item) => item.endsWith("(proven)")).length ?? 0;
+    assert.ok(message.endsWith(`… and ${40 - shown} more`), message.slice(-40));
+    assert.equal(shown, 12);
+    assert.ok(message.endsWith("(proven), … and 28 more"));
+  });
+});
+
+describe("leaks/classify: properties (fast-check)", () => {
+  const uids = [WEB_UID, GONE_UID, STOCK_UID, TEAM_B_UID, "deadbeef-0000-4000-8000-000000000000"];
+  const lbs = uids.map(loadBalancerName);
+  const keys = ["default/web", "default/gone", "default/stock", "default/team-b", "kube-system/dns"];
+  const ids = [CLUSTER_ID, "0ther"];
+
+  const nameArb = fc.oneof(
+    fc.constantFrom(...lbs).chain((lb) => fc.constantFrom(...loadBalancerFamily(lb).map(([, name]) => name))),
+    fc.constantFrom(...ids).chain((id) => fc.constantFrom(`k8s-ig--${id}`, `k8s-${id}-node`, `k8s-${id}-node-http-hc`)),
+    fc.constantFrom(`kubernetes-prod-${NODE_UID}`, ELSEWHERE_LB, `${ELSEWHERE_LB}-udp`, `k8s-fw-${ELSEWHERE_LB}`),
+    fc.stringMatching(/^[a-z][-a-z0-9]{0,40}$/),
+  );
+  const descriptionArb = fc.oneof(
+    fc.constantFrom(...ids).map(clusterDescription),
+    fc.constantFrom(...keys).map(serviceDescription),
+    fc.constantFrom("", ROUTE_DESCRIPTION, '{"kubernetes.io/service-name":', "null"),
+    fc.string(),
+  );
+  const resourceArb = fc.record({
+    kind: fc.constantFrom(...LEAK_KINDS),
+    scope: fc.constantFrom(REGION, "us-central1-a", "global"),
+    name: nameArb,
+    description: descriptionArb,
+  });
+  const ledgerArb = fc
+    .array(fc.record({ lb: fc.constantFrom(...lbs, ELSEWHERE_LB), clusterId: fc.constantFrom(...ids), service: fc.constantFrom(...keys), uid: fc.constantFrom(...uids) }))
+    .map((entries) => new Map(entries.map((entry) => [entry.lb, { clusterId: entry.clusterId, service: entry.service, uid: entry.uid }])));
+  const clusterArb = fc
+    .record({
+      services: fc.array(fc.record({ key: fc.constantFrom(...keys), uid: fc.constantFrom(...uids), foreign: fc.boolean() })),
+      nodes: fc.boolean(),
+    })
+    .map(
+      ({ services, nodes }): ClusterFacts => ({
+        services: new Map(services.map((service) => [service.key, { uid: service.uid, foreign: service.foreign }])),
+        nodes: new Map(nodes ? [[NODE_UID, "node-1"]] : []),
+      }),
+    );
+  const worldArb = fc.record({
+    resources: fc.array(resourceArb, { maxLength: 30 }),
+    ownedMask: fc.array(fc.boolean(), { minLength: 30, maxLength: 30 }),
+    ledger: ledgerArb,
+    cluster: clusterArb,
+  });
+
+  /** The proof, written out plainly: name and description for our cluster ID, or our ledger's entry and its Service's description. */
+  function hasProof(resource: ObservedResource, ledger: ReadonlyMap<string, LedgerEntry>): boolean {
+    const clusterNames: Array<[LeakKind, string]> = [
+      ["instanceGroups", `k8s-ig--${CLUSTER_ID}`],
+      ["healthChecks", `k8s-${CLUSTER_ID}-node`],
+      ["httpHealthChecks", `k8s-${CLUSTER_ID}-node`],
+      ["firewalls", `k8s-${CLUSTER_ID}-node-http-hc`],
+    ];
+    if (clusterNames.some(([kind, name]) => kind === resource.kind && name === resource.name)) return resource.description === OURS;
+    return [...ledger].some(
+      ([lb, entry]) =>
+        entry.clusterId === CLUSTER_ID &&
+        loadBalancerFamily(lb).some(([kind, name]) => kind === resource.kind && name === resource.name) &&
+        resource.description === serviceDescription(entry.service),
+    );
+  }
+
+  it("never classifies as proven a resource whose name and description lack our proof", () => {
+    fc.assert(
+      fc.property(worldArb, ({ resources, ledger, cluster }) => {
+        for (const leak of classifyLeaks(resources, new Set(), ledger, cluster, CONFIG)) {
+          if (leak.proof === "proven") assert.ok(hasProof(leak.resource, ledger), `${resourceId(leak.resource)} ${JSON.stringify(leak.resource.description)}`);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("a resource a stack owns is never a leak, whatever else is true of it", () => {
+    fc.assert(
+      fc.property(worldArb, ({ resources, ownedMask, ledger, cluster }) => {
+        const owned = new Set(resources.filter((_, i) => ownedMask[i] === true).map(resourceId));
+        for (const leak of classifyLeaks(resources, owned, ledger, cluster, CONFIG)) assert.ok(!owned.has(resourceId(leak.resource)), resourceId(leak.resource));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("without a ledger entry of ours, no load balancer resource is proven (a look-alike name and description are not enough)", () => {
+    fc.assert(
+      fc.property(worldArb, ({ resources, ledger, cluster }) => {
+        const others = new Map([...ledger].filter(([, entry]) => entry.clusterId !== CLUSTER_ID));
+        const proven = classifyLeaks(resources, new Set(), others, cluster, CONFIG).filter((leak) => leak.proof === "proven");
+        for (const leak of proven) assert.match(leak.why, /^named for cluster c0ffee1234 and described as its resource$/);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
