@@ -153,13 +153,13 @@ export async function runGc(argv: string[]): Promise<number> {
 function gcRequest(dryRun: boolean, yes: boolean, ids: readonly string[]): GcRequest {
   const chosen = [dryRun, yes, ids.length > 0].filter(Boolean).length;
   if (chosen === 0) {
-    throw new UsageError("dccm gc deletes only what you confirm: --dry-run to see the leaks, then --yes (every proven leak) or the resources by name (dccm gc --help)");
+    throw new UsageError("gc deletes only what you confirm: --dry-run to see the leaks, then --yes (every proven leak) or the resources by name (dccm gc --help)");
   }
-  if (chosen > 1) throw new UsageError("dccm gc: --dry-run, --yes and RESOURCE names exclude each other");
+  if (chosen > 1) throw new UsageError("gc: --dry-run, --yes and RESOURCE names exclude each other");
   if (dryRun) return { kind: "dryRun" };
   if (yes) return { kind: "all" };
   for (const id of ids) {
-    if (!/^[A-Za-z]+\/[a-z0-9-]+\/[a-z0-9-]+$/.test(id)) throw new UsageError(`dccm gc: "${id}" is not a resource as --dry-run prints it (kind/scope/name)`);
+    if (!/^[A-Za-z]+\/[a-z0-9-]+\/[a-z0-9-]+$/.test(id)) throw new UsageError(`gc: "${id}" is not a resource as --dry-run prints it (kind/scope/name)`);
   }
   return { kind: "named", ids };
 }

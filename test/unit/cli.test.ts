@@ -24,6 +24,7 @@ const USAGE = [
     "  dccm desired --snapshot FILE [--config FILE] [--<key> VALUE ...]   print the DesiredState JSON",
     "  dccm render  --snapshot FILE [--config FILE] [--<key> VALUE ...]   print every resource the stack program declares",
     "  dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)",
+    "  dccm gc      --dry-run | --yes | RESOURCE ... [FLAG ...]           list leaked GCE resources, delete proven ones (dccm gc --help)",
     "  dccm help                                                          print this text",
     "one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys",
     "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes loadBalancerClasses",
