@@ -62,7 +62,7 @@ export const DAEMON_FLAGS: readonly DaemonFlag[] = [
     key: "secretsProvider",
     help: "stack encryption, e.g. gcpkms://… (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE or $PULUMI_CONFIG_PASSPHRASE_FILE)",
   },
-  { name: "compute-endpoint", value: "URL", key: "computeEndpoint", help: `Compute API of the node controller (default ${DEFAULT_COMPUTE_ENDPOINT}, credentials from ADC)` },
+  { name: "compute-endpoint", value: "URL", key: "computeEndpoint", help: `Compute API of the node controller and the leak check (default ${DEFAULT_COMPUTE_ENDPOINT}, credentials from ADC)` },
   { name: "operation-timeout", value: "DURATION", key: "operationTimeout", help: `a pulumi run (up, refresh, destroy) still going after this is cancelled and retried (default ${DAEMON_DEFAULTS.operationTimeout})` },
   { name: "shutdown-timeout", value: "DURATION", help: `on SIGTERM, exit 1 if stopping takes longer than this (default ${DAEMON_DEFAULTS.shutdownTimeout})` },
   {
@@ -203,6 +203,8 @@ export async function runDaemon(argv: string[]): Promise<number> {
     leaderElection,
     identity: flag("identity") ?? defaultIdentity(),
     ...(values["no-node-controller"] === true ? {} : { nodes }),
+    // Through the node controller's Compute endpoint, with or without the node controller.
+    leakCheck: nodes.computeEndpoint !== undefined ? { computeEndpoint: nodes.computeEndpoint } : {},
   });
   // Checked before start, so a bad value is a usage error rather than a surprise at SIGTERM.
   const shutdownTimeoutMs = parseDuration(flag("shutdown-timeout") ?? DAEMON_DEFAULTS.shutdownTimeout, "--shutdown-timeout");

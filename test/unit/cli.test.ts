@@ -44,7 +44,7 @@ const DAEMON_HELP = [
     "  --drift-interval DURATION            [driftInterval] up --refresh of every stack this often, ±10 % (default 10m)",
     "  --backend-url URL                    [backendUrl] Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)",
     "  --secrets-provider URL               [secretsProvider] stack encryption, e.g. gcpkms://… (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE or $PULUMI_CONFIG_PASSPHRASE_FILE)",
-    "  --compute-endpoint URL               [computeEndpoint] Compute API of the node controller (default https://compute.googleapis.com/compute/v1/, credentials from ADC)",
+    "  --compute-endpoint URL               [computeEndpoint] Compute API of the node controller and the leak check (default https://compute.googleapis.com/compute/v1/, credentials from ADC)",
     "  --operation-timeout DURATION         [operationTimeout] a pulumi run (up, refresh, destroy) still going after this is cancelled and retried (default 20m)",
     "  --shutdown-timeout DURATION          on SIGTERM, exit 1 if stopping takes longer than this (default 30s)",
     "  --confirm-orphan-destroys N          allow up to N held destroys of stacks whose Service is absent (held when more than 5, or more than half, at once; default 0)",
