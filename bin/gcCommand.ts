@@ -10,7 +10,7 @@ import * as k8s from "@kubernetes/client-node";
 import { readClusterUid } from "../daemon/daemon";
 import { clusterProjectName, localBackendUrl, StackRunner } from "../daemon/stacks";
 import { describeError } from "../daemon/reconciler";
-import { ConfigError, CLUSTER_STACK } from "../model";
+import { ConfigError, CLUSTER_STACK, type Config } from "../model";
 import { parseNodeConfig } from "../nodes";
 import { COMPUTE_SCOPE, ComputeClient, DEFAULT_COMPUTE_ENDPOINT } from "../nodes/compute";
 import { clusterFacts, detectLeaks } from "../leaks/detector";
@@ -88,6 +88,23 @@ export async function runGc(argv: string[]): Promise<number> {
   const secretsProvider = shared.daemon.secretsProvider;
 
   process.umask(0o077);
+  try {
+    return await checkAndDelete(kubeConfig, core, config, request, { backendUrl, computeEndpoint, secretsProvider: typeof secretsProvider === "string" ? secretsProvider : undefined });
+  } catch (error) {
+    // The cluster, the backend or Compute failed us (or a stack is another cluster's): say which, no stack trace.
+    process.stderr.write(`dccm gc: ${describeError(error)}\n`);
+    return 1;
+  }
+}
+
+async function checkAndDelete(
+  kubeConfig: k8s.KubeConfig,
+  core: k8s.CoreV1Api,
+  config: Config,
+  request: GcRequest,
+  where: { backendUrl: string; computeEndpoint: string | undefined; secretsProvider: string | undefined },
+): Promise<number> {
+  const { backendUrl, computeEndpoint, secretsProvider } = where;
   const clusterUid = await readClusterUid(core);
   // Our own workspaces: the daemon's state directory is only ever read (through the backend).
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-gc-"));
@@ -95,7 +112,7 @@ export async function runGc(argv: string[]): Promise<number> {
     const runner = new StackRunner({
       clusterUid,
       backendUrl,
-      ...(typeof secretsProvider === "string" ? { secretsProvider } : {}),
+      ...(secretsProvider !== undefined ? { secretsProvider } : {}),
       env: {},
       workDir,
       projectName: clusterProjectName(config.clusterId),

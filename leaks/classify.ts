@@ -220,7 +220,7 @@ export function classifyLeaks(
         proof: "proven",
         why:
           `dccm's ledger records load balancer ${lb} for Service ${entry.service} and its description names that Service` +
-          (live ? " (the Service still exists: dccm re-creates what is deleted, under the same name)" : ""),
+          (live ? " (the Service still exists: if its load balancer uses this, deleting it takes that down until dccm creates it again)" : ""),
       };
     }
     if (othersIndex.has(familyKey)) return undefined;

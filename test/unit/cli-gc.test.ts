@@ -101,6 +101,17 @@ describe("bin/dccm gc (child process, before it talks to the cluster)", function
         assert.match(run.stderr, /^dccm: invalid configuration:\n {2}lisen: unknown key \(GCP keys: /);
     });
 
+    it("a cluster it cannot reach: exit 1, saying what failed, nothing on stdout", () => {
+        const run = dccm("gc", "--dry-run", "--kubeconfig", kubeconfig, "--config", EXAMPLE_CONFIG);
+        assert.deepStrictEqual(run, {
+            status: 1,
+            stdout: "",
+            stderr:
+                "dccm gc: reading Namespace kube-system (its UID identifies the cluster the stacks belong to): " +
+                "request to https://127.0.0.1:1/api/v1/namespaces/kube-system failed, reason: connect ECONNREFUSED 127.0.0.1:1\n",
+        });
+    });
+
     it("a computeEndpoint that is not a URL: exit 2, named", () => {
         const run = dccm("gc", "--dry-run", "--kubeconfig", kubeconfig, "--config", EXAMPLE_CONFIG, "--compute-endpoint", "compute");
         assert.deepStrictEqual(run, {

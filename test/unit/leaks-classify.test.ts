@@ -77,7 +77,7 @@ const ROWS: Row[] = [
     resource: res("forwardingRules", REGION, `${WEB_LB}-udp`, WEB),
     expect: {
       proof: "proven",
-      why: `dccm's ledger records load balancer ${WEB_LB} for Service default/web and its description names that Service (the Service still exists: dccm re-creates what is deleted, under the same name)`,
+      why: `dccm's ledger records load balancer ${WEB_LB} for Service default/web and its description names that Service (the Service still exists: if its load balancer uses this, deleting it takes that down until dccm creates it again)`,
     },
   },
   {
