@@ -48,6 +48,11 @@ export interface ReconcilerDeps {
    * absent when the daemon has no Compute access (node controller off).
    */
   observeInstances?: () => Promise<void>;
+  /**
+   * Checks a changed Service's spec.loadBalancerIP against GCE (daemon/requestedIp.ts): a message
+   * when it must be refused, undefined when fine or when Compute could not say.
+   */
+  verifyRequestedIp?: (service: ServiceDesired) => Promise<string | undefined>;
   /** What the applied Service stacks point at in the cluster stack changed (see ObservedCloud). */
   onReferencesChanged?: (references: ClusterReferences) => void;
   onClusterApplied?: (outputs: ClusterOutputs) => void;
@@ -378,6 +383,11 @@ export class Reconciler {
         await this.publish(item.key, meta, ingressOf(recorded, namespace, name));
         this.armDrift(item.key);
         return { kind: "ok" };
+      }
+      if (changed && service.userIP !== undefined) {
+        const refusal = await this.deps.verifyRequestedIp?.(service);
+        // Retried with backoff: reserving the address is what the user is told to do next.
+        if (refusal !== undefined) return this.failed(new Error(refusal), target, "Error syncing load balancer");
       }
       if (!meta.finalizers.includes(LB_FINALIZER)) {
         // The stack exists before the finalizer does: whoever finds our finalizer later also finds

@@ -397,3 +397,48 @@ describe("daemon/instances: planGoneInstances", () => {
     });
   }
 });
+
+describe("daemon/reconciler: spec.loadBalancerIP checked before the up (issue 19.4)", () => {
+  const withIp = lbService("default", "web", "11111111-2222-4333-8444-555555555555", { loadBalancerIP: "203.0.113.77" });
+  it("a refused IP: a Warning naming the field, no stack, no finalizer, no up, and a retry", async () => {
+    const asked: string[] = [];
+    const h = harness({
+      services: [withIp],
+      metas: [meta("web", { finalizers: [], ingress: [] })],
+      deps: () => ({
+        verifyRequestedIp: async (service) => {
+          asked.push(`${service.key} ${service.userIP ?? ""}`);
+          return "Service default/web: spec.loadBalancerIP: 203.0.113.77 is not ours";
+        },
+      }),
+    });
+    await h.reconciler.reconcile({ key: "cluster", refresh: false });
+    const result = await h.reconciler.reconcile({ key: "service.default.web", refresh: false });
+    assert.equal(result.kind, "retry");
+    assert.deepEqual(asked, ["default/web 203.0.113.77"]);
+    assert.deepEqual(h.calls, ["up cluster"]);
+    assert.deepEqual(
+      h.events.created.map((event) => [event.reason, event.message]),
+      [["SyncLoadBalancerFailed", "Error syncing load balancer: Service default/web: spec.loadBalancerIP: 203.0.113.77 is not ours"]],
+    );
+  });
+  it("an accepted IP (or one Compute could not check) goes on to the up; a Service without one is not asked about", async () => {
+    const asked: string[] = [];
+    const plain = lbService("default", "plain", "22222222-2222-4333-8444-555555555555");
+    const h = harness({
+      services: [withIp, plain],
+      metas: [meta("web", { finalizers: [], ingress: [] }), meta("plain", { finalizers: [], ingress: [] })],
+      deps: () => ({
+        verifyRequestedIp: async (service) => {
+          asked.push(service.key);
+          return undefined;
+        },
+      }),
+    });
+    await h.reconciler.reconcile({ key: "cluster", refresh: false });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.plain", refresh: false }), { kind: "ok" });
+    assert.deepEqual(asked, ["default/web"]);
+    assert.deepEqual(h.calls.filter((call) => call.startsWith("up ")), ["up cluster", "up service.default.web", "up service.default.plain"]);
+  });
+});
