@@ -50,3 +50,37 @@ export function checkRequestedIp(
       `reserve it first (gcloud compute addresses create NAME --region ${where.region} --addresses ${requested})`,
   };
 }
+
+/** The two Compute reads the check needs. */
+export interface AddressReader {
+  regionalAddresses(project: string, region: string, signal?: AbortSignal): Promise<ObservedAddress[]>;
+  /** The IP of a regional forwarding rule, undefined when there is no such rule. */
+  forwardingRuleIp(project: string, region: string, name: string, signal?: AbortSignal): Promise<string | undefined>;
+}
+
+/**
+ * The reconciler's verifyRequestedIp over Compute. When Compute cannot answer, the check is skipped
+ * (logged): the `up` still fails on an IP GCE refuses, only with the provider's words.
+ */
+export function requestedIpVerifier(
+  reader: AddressReader,
+  where: { project: string; region: string },
+  onUnchecked: (service: string, error: unknown) => void,
+  signal?: AbortSignal,
+): (service: ServiceDesired) => Promise<string | undefined> {
+  return async (service) => {
+    if (service.userIP === undefined || service.scheme !== "EXTERNAL") return undefined;
+    let addresses: ObservedAddress[];
+    let ruleIps: string[];
+    try {
+      addresses = await reader.regionalAddresses(where.project, where.region, signal);
+      const ips = await Promise.all(service.frontends.map((frontend) => reader.forwardingRuleIp(where.project, where.region, frontend.name, signal)));
+      ruleIps = ips.filter((ip): ip is string => ip !== undefined);
+    } catch (error) {
+      onUnchecked(service.key, error);
+      return undefined;
+    }
+    const check = checkRequestedIp(service, where, addresses, ruleIps);
+    return check !== undefined && !check.ok ? check.message : undefined;
+  };
+}
