@@ -8,7 +8,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { PulumiCommand } from "@pulumi/pulumi/automation";
 import type { Logger } from "pino";
-import { CLUSTER_STACK, serviceStackName, type Config } from "../model";
+import { CLUSTER_STACK, instanceGroupName, serviceStackName, type Config, type ObservedCloud } from "../model";
 import { DesiredCache, parseServiceStack } from "../watcher/desiredCache";
 import { ClusterWatcher } from "../watcher/informers";
 import { EventRecorder } from "../controller/events";
@@ -26,6 +26,8 @@ import { clearStaleLocks, removeTruncatedAttrs } from "./locks";
 import { holdOrphanDestroys } from "./ownership";
 import { ConfigMapLedger } from "../leaks/ledger";
 import { daemonLeakMonitor, type LeakMonitor } from "../leaks/monitor";
+import { InstancePresence, sameInstances } from "./instances";
+import { InstanceLocator } from "../nodes/locate";
 
 export interface DaemonOptions {
   kubeConfig: k8s.KubeConfig;
@@ -149,12 +151,26 @@ export class Daemon {
     const ledger = new ConfigMapLedger(core, options.config.clusterId);
     const knownStacks = await runner.listStacks();
     const routeStatus = new ClusterRouteStatus(() => new Set(cache.desired().cluster.routes.map((route) => route.node)));
+    let presence: InstancePresence | undefined;
     if (options.nodes !== undefined) {
+      const compute = computeClientFromConfig({ ...(options.nodes.computeEndpoint !== undefined ? { computeEndpoint: options.nodes.computeEndpoint } : {}), registry: metrics.registry });
+      presence = new InstancePresence({
+        project: options.config.project,
+        locator: new InstanceLocator(compute, {
+          project: options.config.project,
+          region: options.config.region,
+          signal: this.abort.signal,
+          ...(options.nodes.zones !== undefined ? { zones: options.nodes.zones } : {}),
+        }),
+        events,
+        logger,
+        instanceGroupName: instanceGroupName(options.config.clusterId),
+      });
       this.nodeController = new NodeController({
         project: options.config.project,
         region: options.config.region,
         ...(options.nodes.zones !== undefined ? { zones: options.nodes.zones } : {}),
-        compute: computeClientFromConfig({ ...(options.nodes.computeEndpoint !== undefined ? { computeEndpoint: options.nodes.computeEndpoint } : {}), registry: metrics.registry }),
+        compute,
         kubeConfig: options.kubeConfig,
         routes: routeStatus,
         logger,
@@ -182,6 +198,18 @@ export class Daemon {
       loadBalancerClasses: options.config.loadBalancerClasses,
       clusterUid,
       operationTimeoutMs: options.operationTimeoutMs,
+      ...(presence !== undefined
+        ? {
+            observeInstances: async () => {
+              const previous = cache.lastObserved().goneInstances;
+              const gone = await presence.check(cache.locatedNodes(), previous);
+              metrics.nodesWithoutInstance.set(gone.length);
+              if (!sameInstances(gone, previous)) this.observe({ ...cache.lastObserved(), goneInstances: gone });
+            },
+          }
+        : {}),
+      onReferencesChanged: (references) =>
+        this.observe({ ...cache.lastObserved(), referencedZones: references.zones, legacyHealthCheckReferenced: references.legacyHealthCheck }),
       onClusterApplied: (outputs) => {
         routeStatus.applied(outputs);
         this.nodeController?.onRoutesChanged();
@@ -301,6 +329,12 @@ export class Daemon {
   private recompute(): void {
     if (!this.cacheFilled || this.watcher === undefined || this.queue === undefined || this.cache === undefined) return;
     for (const change of this.cache.update(this.watcher.snapshot())) this.queue.enqueue(change.stack, { changed: true });
+  }
+
+  /** A new observation of GCE or of the applied stacks: the stacks whose desired state it changes run. */
+  private observe(observed: ObservedCloud): void {
+    if (this.cache === undefined) return;
+    for (const change of this.cache.observe(observed)) this.queue?.enqueue(change.stack, { changed: true });
   }
 
   /**

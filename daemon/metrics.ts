@@ -17,6 +17,7 @@ export class DaemonMetrics {
   readonly backoffKeys: prom.Gauge;
   readonly leakedResources: prom.Gauge<"kind" | "proof">;
   readonly leakChecks: prom.Counter<"result">;
+  readonly nodesWithoutInstance: prom.Gauge;
 
   constructor(registry: prom.Registry = new prom.Registry()) {
     this.registry = registry;
@@ -61,6 +62,11 @@ export class DaemonMetrics {
     this.backoffKeys = new prom.Gauge({
       name: "dccm_queue_backoff_stacks",
       help: "Stacks waiting out a failure backoff (only a change to their desired state runs them sooner).",
+      registers: [registry],
+    });
+    this.nodesWithoutInstance = new prom.Gauge({
+      name: "dccm_nodes_without_instance",
+      help: "Nodes whose GCE instance Compute reports gone (404), left out of instance groups and routes.",
       registers: [registry],
     });
     this.leader = new prom.Gauge({ name: "dccm_leader", help: "1 while this replica holds the Lease.", registers: [registry] });

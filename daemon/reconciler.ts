@@ -46,6 +46,18 @@ export interface ReconcilerDeps {
   clusterUid: string;
   /** Deadline of one pulumi operation; past it the run is cancelled and retried. */
   operationTimeoutMs: number;
+  /**
+   * Asks GCE which Nodes' instances are gone before a cluster run (the desired state may change);
+   * absent when the daemon has no Compute access (node controller off).
+   */
+  observeInstances?: () => Promise<void>;
+  /**
+   * Checks a changed Service's spec.loadBalancerIP against GCE (daemon/requestedIp.ts): a message
+   * when it must be refused, undefined when fine or when Compute could not say.
+   */
+  verifyRequestedIp?: (service: ServiceDesired) => Promise<string | undefined>;
+  /** What the applied Service stacks point at in the cluster stack changed (see ObservedCloud). */
+  onReferencesChanged?: (references: ClusterReferences) => void;
   onClusterApplied?: (outputs: ClusterOutputs) => void;
   onClusterFailed?: (error: unknown) => void;
   /** Observability hook: a pulumi operation starts (benchmarks measure event-to-up latency with it). */
@@ -108,6 +120,27 @@ function clusterStateOf(outputs: ClusterOutputs): { zones: Set<string>; legacyHe
   return { zones: new Set(Object.keys(outputs.instanceGroups)), legacyHealthCheck: outputs.legacyNodeHealthCheck !== undefined };
 }
 
+/** What Service stacks, as last applied, point at in the cluster stack. */
+export interface ClusterReferences {
+  zones: string[];
+  legacyHealthCheck: boolean;
+}
+
+function referencesOf(service: ServiceDesired): ClusterReferences {
+  return { zones: [...service.backendZones], legacyHealthCheck: service.backend === "target-pool" && service.healthCheck.kind === "shared" };
+}
+
+/** The union over stacks, zones sorted: the cluster stack keeps all of it until no stack names it. */
+export function unionReferences(references: Iterable<ClusterReferences>): ClusterReferences {
+  const zones = new Set<string>();
+  let legacyHealthCheck = false;
+  for (const reference of references) {
+    for (const zone of reference.zones) zones.add(zone);
+    legacyHealthCheck ||= reference.legacyHealthCheck;
+  }
+  return { zones: [...zones].sort(), legacyHealthCheck };
+}
+
 /** A stack recording another cluster's identity: this daemon is pointed at the wrong cluster. */
 export class ForeignStackError extends Error {
   constructor(stack: string, recorded: string, ours: string) {
@@ -138,6 +171,9 @@ export class Reconciler {
   private readonly driftTimers = new Map<string, NodeJS.Timeout>();
   /** What the cluster stack last applied that Service stacks point at. */
   private clusterState: { zones: Set<string>; legacyHealthCheck: boolean } | undefined;
+  /** What each Service stack, as last applied, points at; failed runs keep the previous entry. */
+  private readonly references = new Map<string, ClusterReferences>();
+  private toldReferences: ClusterReferences = { zones: [], legacyHealthCheck: false };
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.knownStacks = new Set(deps.knownStacks);
@@ -255,11 +291,14 @@ export class Reconciler {
   }
 
   private async reconcileCluster(item: WorkItem): Promise<ReconcileResult> {
-    const view = this.deps.cache.view(CLUSTER_STACK);
-    const hash = view.hash;
-    if (hash === undefined) return { kind: "ok" };
+    const before = this.deps.cache.view(CLUSTER_STACK).hash;
+    if (before === undefined) return { kind: "ok" };
     // Known applied but not yet published to the Service stacks (read at start): go on and publish it.
-    if (this.applied.get(CLUSTER_STACK) === hash && !item.refresh && this.clusterState !== undefined) return { kind: "ok" };
+    if (this.applied.get(CLUSTER_STACK) === before && !item.refresh && this.clusterState !== undefined) return { kind: "ok" };
+    // A Node whose VM is gone would make every write of its group fail: ask before running.
+    await this.deps.observeInstances?.();
+    const hash = this.deps.cache.view(CLUSTER_STACK).hash;
+    if (hash === undefined) return { kind: "ok" };
     try {
       const recorded = await this.inspectOnce(CLUSTER_STACK, { kind: "cluster" });
       if (this.applied.get(CLUSTER_STACK) === hash && !item.refresh) {
@@ -343,9 +382,15 @@ export class Reconciler {
       const changed = this.applied.get(item.key) !== hash;
       if (!changed && !item.refresh) {
         // Unchanged since the last run before a restart: only the status may need writing.
+        this.referenced(item.key, referencesOf(service));
         await this.publish(item.key, meta, ingressOf(recorded, namespace, name));
         this.armDrift(item.key);
         return { kind: "ok" };
+      }
+      if (changed && service.userIP !== undefined) {
+        const refusal = await this.deps.verifyRequestedIp?.(service);
+        // Retried with backoff: reserving the address is what the user is told to do next.
+        if (refusal !== undefined) return this.failed(new Error(refusal), target, "Error syncing load balancer");
       }
       if (!meta.finalizers.includes(LB_FINALIZER)) {
         // The stack exists before the finalizer does: whoever finds our finalizer later also finds
@@ -362,6 +407,7 @@ export class Reconciler {
         this.deps.metrics.driftCorrections.inc({ kind: "service" });
         await this.deps.events.record(target, "Normal", "DriftCorrected", `Put back: ${describePutBack(outcome.changed)}`);
       }
+      this.referenced(item.key, referencesOf(service));
       await this.publish(item.key, meta, ingressOf(outcome.outputs, namespace, name));
       this.applied.set(item.key, hash);
       this.reportedRejection.delete(item.key);
@@ -433,8 +479,19 @@ export class Reconciler {
     }
   }
 
+  /** Records what a Service stack now points at; the cluster stack is told when the union changes. */
+  private referenced(stack: string, references: ClusterReferences | undefined): void {
+    if (references === undefined) this.references.delete(stack);
+    else this.references.set(stack, references);
+    const union = unionReferences(this.references.values());
+    if (union.legacyHealthCheck === this.toldReferences.legacyHealthCheck && sameList(union.zones, this.toldReferences.zones)) return;
+    this.toldReferences = union;
+    this.deps.onReferencesChanged?.(union);
+  }
+
   /** Drops everything known of a stack that no longer exists. */
   private forget(stack: string): void {
+    if (this.references.has(stack)) this.referenced(stack, undefined);
     this.knownStacks.delete(stack);
     this.applied.delete(stack);
     this.inspected.delete(stack);

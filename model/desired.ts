@@ -1,6 +1,6 @@
 /**
- * desiredState(snapshot, config): the whole GCP picture of a cluster. Pure and deterministic: the
- * same nodes and services in any order give byte-identical JSON.
+ * desiredState(snapshot, config, observed): the whole GCP picture of a cluster. Pure and
+ * deterministic: the same nodes and services in any order give byte-identical JSON.
  */
 import { HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
 import {
@@ -16,6 +16,7 @@ import { cidrContains, parseCidr4, type Cidr4 } from "./net";
 import { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
 import { serviceDesired, sharedNodeHealthCheck, type Backends } from "./service";
 import { malformedNode, malformedService } from "./shape";
+import { NOTHING_OBSERVED } from "./types";
 import type {
   ClusterDesired,
   ClusterSnapshot,
@@ -24,6 +25,7 @@ import type {
   InstanceGroupSpec,
   InstanceRef,
   NodeInfo,
+  ObservedCloud,
   Rejection,
   RouteSpec,
   ServiceDesired,
@@ -37,12 +39,13 @@ function compareInstances(a: InstanceRef, b: InstanceRef): number {
   return compareText(a.zone, b.zone) || compareText(a.name, b.name);
 }
 
-interface LocatedNode {
+export interface LocatedNode {
   node: NodeInfo;
   instance: InstanceRef;
 }
 
-function locateNodes(nodes: readonly NodeInfo[], config: Config, warnings: string[]): LocatedNode[] {
+/** The Nodes whose GCE instance is known (valid, in our project, one Node per instance), sorted by Node name. */
+export function locateNodes(nodes: readonly NodeInfo[], config: Config, warnings: string[] = []): LocatedNode[] {
   const located: LocatedNode[] = [];
   for (const node of nodes) {
     const malformed = malformedNode(node);
@@ -68,8 +71,9 @@ function locateNodes(nodes: readonly NodeInfo[], config: Config, warnings: strin
   });
 }
 
-function instanceGroups(backends: readonly InstanceRef[], config: Config): InstanceGroupSpec[] {
+function instanceGroups(backends: readonly InstanceRef[], config: Config, referencedZones: readonly string[]): InstanceGroupSpec[] {
   const byZone = new Map<string, string[]>();
+  for (const zone of referencedZones) byZone.set(zone, []);
   for (const instance of backends) {
     const names = byZone.get(instance.zone) ?? [];
     names.push(instance.name);
@@ -121,15 +125,26 @@ function routes(located: readonly LocatedNode[], config: Config, warnings: strin
   return specs.sort((a, b) => compareText(a.name, b.name));
 }
 
-export function desiredState(snapshot: ClusterSnapshot, config: Config): DesiredState {
+function instanceId(instance: InstanceRef): string {
+  return `${instance.zone}/${instance.name}`;
+}
+
+export function desiredState(snapshot: ClusterSnapshot, config: Config, observed: ObservedCloud = NOTHING_OBSERVED): DesiredState {
   const warnings: string[] = [];
-  const located = locateNodes(snapshot.nodes, config, warnings);
+  const gone = new Set(observed.goneInstances.map(instanceId));
+  const located = locateNodes(snapshot.nodes, config, warnings).filter(({ node, instance }) => {
+    if (!gone.has(instanceId(instance))) return true;
+    // A group naming a deleted VM cannot be written at all: one such Node would stop every Node's changes.
+    warnings.push(`node ${node.name}: instance ${instanceId(instance)} does not exist in GCE; left out of instance groups and routes`);
+    return false;
+  });
   const backendInstances = located
     .filter(({ node }) => isBackendNode(node))
     .map(({ instance }) => instance)
     .sort(compareInstances);
-  const groups = instanceGroups(backendInstances, config);
-  const backends: Backends = { zones: groups.map((group) => group.zone), instances: backendInstances };
+  const backendZones = [...new Set(backendInstances.map((instance) => instance.zone))].sort(compareText);
+  const backends: Backends = { zones: backendZones, instances: backendInstances };
+  const groups = instanceGroups(backendInstances, config, observed.referencedZones);
 
   const services: ServiceDesired[] = [];
   const rejected: Rejection[] = [];
@@ -178,7 +193,8 @@ export function desiredState(snapshot: ClusterSnapshot, config: Config): Desired
       targetTags: [...config.nodeTags],
       allows: [{ protocol: "tcp", ports: ["10256"] }],
     },
-    legacyNodeHealthCheck: services.some((service) => service.backend === "target-pool" && service.healthCheck.kind === "shared"),
+    legacyNodeHealthCheck:
+      observed.legacyHealthCheckReferenced || services.some((service) => service.backend === "target-pool" && service.healthCheck.kind === "shared"),
     routes: routes(located, config, warnings),
   };
   return { cluster, services, rejected, warnings: warnings.sort(compareText) };

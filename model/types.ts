@@ -194,6 +194,24 @@ export interface Rejection {
   message: string;
 }
 
+/**
+ * What the daemon observed in GCE and in its own applied stacks, beside the cluster's objects. An
+ * empty observation (the CLI, CI) gives the plain desired state.
+ */
+export interface ObservedCloud {
+  /** Instances Compute answered 404 for: their Nodes are left out of instance groups and routes. */
+  goneInstances: readonly InstanceRef[];
+  /**
+   * Zones whose instance group a Service stack's applied backends still name: the group stays
+   * (emptied) until no load balancer points at it, since GCE refuses to delete a group in use.
+   */
+  referencedZones: readonly string[];
+  /** A target pool applied by a Service stack still names the legacy node health check. */
+  legacyHealthCheckReferenced: boolean;
+}
+
+export const NOTHING_OBSERVED: ObservedCloud = { goneInstances: [], referencedZones: [], legacyHealthCheckReferenced: false };
+
 export interface DesiredState {
   cluster: ClusterDesired;
   /** Sorted by key. */

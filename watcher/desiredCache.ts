@@ -6,13 +6,16 @@ import * as crypto from "node:crypto";
 import {
   CLUSTER_STACK,
   desiredState,
+  NOTHING_OBSERVED,
   serviceStackName,
   type ClusterSnapshot,
   type Config,
   type DesiredState,
+  type ObservedCloud,
   type Rejection,
   type ServiceDesired,
 } from "../model";
+import { locateNodes, type LocatedNode } from "../model/desired";
 
 export interface StackChange {
   stack: string;
@@ -36,12 +39,35 @@ export class DesiredCache {
   private hashes = new Map<string, string>();
   private serviceIndex = new Map<string, ServiceDesired>();
   private rejectionIndex = new Map<string, Rejection[]>();
+  private snapshot: ClusterSnapshot | undefined;
+  private observed: ObservedCloud = NOTHING_OBSERVED;
 
   constructor(private readonly config: Config) {}
 
   /** Recomputes from `snapshot` and returns the stacks whose hash changed (appeared, changed or vanished). */
   update(snapshot: ClusterSnapshot): StackChange[] {
-    const desired = desiredState(snapshot, this.config);
+    this.snapshot = snapshot;
+    return this.recompute();
+  }
+
+  /** Recomputes with a new observation of GCE and of the applied stacks (before the first snapshot: kept for it). */
+  observe(observed: ObservedCloud): StackChange[] {
+    this.observed = observed;
+    return this.snapshot === undefined ? [] : this.recompute();
+  }
+
+  lastObserved(): ObservedCloud {
+    return this.observed;
+  }
+
+  /** Every Node whose instance is known, gone or not: what the daemon asks Compute about. */
+  locatedNodes(): LocatedNode[] {
+    return this.snapshot === undefined ? [] : locateNodes(this.snapshot.nodes, this.config);
+  }
+
+  private recompute(): StackChange[] {
+    if (this.snapshot === undefined) throw new Error("desired state computed before the first snapshot");
+    const desired = desiredState(this.snapshot, this.config, this.observed);
     const hashes = new Map<string, string>();
     const services = new Map<string, ServiceDesired>();
     const rejections = new Map<string, Rejection[]>();

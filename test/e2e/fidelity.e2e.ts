@@ -12,7 +12,8 @@ import { describeError } from "../../daemon/reconciler";
 import { StackRunner } from "../../daemon/stacks";
 import { CLUSTER_STACK, desiredState, loadBalancerName, parseConfig, type ClusterSnapshot, type ServiceInfo } from "../../model";
 import type { ResourceListing } from "../support/gce";
-import { createNode, E2E_CONFIG, eventReasons, lbService } from "../support/cluster";
+import { counter, createNode, E2E_CONFIG, eventReasons, lbService } from "../support/cluster";
+import { parseNodeConfig } from "../../nodes";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
 import { eventually } from "../support/wait";
 
@@ -198,6 +199,30 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
       const status = await core.readNamespacedServiceStatus({ name: "unowned", namespace: "default" });
       assert.equal(status.status?.loadBalancer?.ingress, undefined);
       assert.equal(env.gce.listResources().some((resource) => resource.kind === "forwardingRules"), false);
+    });
+
+    it("with Compute access, such an IP is refused before any run, in dccm's words; once reserved, it is used", async () => {
+      await daemon?.stop();
+      const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+      daemon = new Daemon(daemonOptions(env, config, { nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint }, []) }));
+      await daemon.start(() => assert.fail("leadership lost"));
+      await core.createNamespacedService({ namespace: "default", body: lbService("asks-ip", { loadBalancerIP: "203.0.113.78" }) });
+      const failure = await eventually("a SyncLoadBalancerFailed event", async () =>
+        (await eventReasons(core, "asks-ip")).find((event) => event.reason === "SyncLoadBalancerFailed"),
+      );
+      assert.equal(
+        failure.message,
+        "Error syncing load balancer: Service default/asks-ip: spec.loadBalancerIP: 203.0.113.78 is neither a static address reserved in project dccm-test " +
+          "region us-central1 nor the current IP of the load balancer; reserve it first (gcloud compute addresses create NAME --region us-central1 --addresses 203.0.113.78)",
+      );
+      assert.equal(await counter(daemon.metrics.registry, "dccm_stack_runs_total", { stack: "service.default.asks-ip", operation: "up" }), 0);
+      // The user reserves it, as the event says; the next retry uses it and never releases it.
+      env.gce.state.create("addresses", { project: "dccm-test", region: "us-central1", name: "user-reserved", address: "203.0.113.78" });
+      const ip = await eventually("asks-ip's ingress", async () => (await core.readNamespacedServiceStatus({ name: "asks-ip", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+      assert.equal(ip, "203.0.113.78");
+      await core.deleteNamespacedService({ name: "asks-ip", namespace: "default" });
+      await eventually("asks-ip gone", async () => ((await core.listNamespacedService({ namespace: "default" })).items.some((svc) => svc.metadata?.name === "asks-ip") ? undefined : true));
+      assert.equal(env.gce.listResources().some((resource) => resource.kind === "addresses" && resource.name === "user-reserved"), true);
     });
   });
 });

@@ -346,6 +346,58 @@ describe("model: desiredState", () => {
         });
     });
 
+    describe("what the daemon observed (gone instances, groups and health check still referenced)", () => {
+        const NOTHING = { goneInstances: [], referencedZones: [], legacyHealthCheckReferenced: false };
+        const TARGET_POOL = { "dccm.io/backend": "target-pool" };
+        const nodes = [node("n1", U1, "us-central1-a", ["10.64.1.0/24"]), node("n2", U2, "us-central1-b", ["10.64.2.0/24"]), node("n3", U3, "us-central1-b", ["10.64.3.0/24"])];
+        it("nothing observed gives exactly the plain desired state", () => {
+            const services = [lbService("default", "web", "5ec00001-7a1b-4c2d-8e3f-a0b1c2d3e4f5")];
+            assert.deepStrictEqual(desiredState({ nodes, services }, CONFIG, NOTHING), desiredState({ nodes, services }, CONFIG));
+        });
+        it("a Node whose instance is gone leaves the groups, the routes and the Services' backends, with a warning naming it", () => {
+            const services = [lbService("default", "web", "5ec00001-7a1b-4c2d-8e3f-a0b1c2d3e4f5")];
+            const state = desiredState({ nodes, services }, CONFIG, { ...NOTHING, goneInstances: [{ zone: "us-central1-b", name: "n2" }] });
+            assert.deepStrictEqual(state.cluster.instanceGroups.map((group) => [group.zone, group.instances]), [["us-central1-a", ["n1"]], ["us-central1-b", ["n3"]]]);
+            assert.deepStrictEqual(state.cluster.routes.map((r) => r.node), ["n1", "n3"]);
+            assert.deepStrictEqual(state.warnings, ["node n2: instance us-central1-b/n2 does not exist in GCE; left out of instance groups and routes"]);
+            assert.deepStrictEqual(state.services[0].backendZones, ["us-central1-a", "us-central1-b"]);
+        });
+        it("the last Node of a zone gone: the zone leaves the Services' backends, and its group goes unless still referenced", () => {
+            const services = [lbService("default", "web", "5ec00001-7a1b-4c2d-8e3f-a0b1c2d3e4f5")];
+            const gone = [{ zone: "us-central1-a", name: "n1" }];
+            const dropped = desiredState({ nodes, services }, CONFIG, { ...NOTHING, goneInstances: gone });
+            assert.deepStrictEqual(dropped.cluster.instanceGroups.map((group) => group.zone), ["us-central1-b"]);
+            assert.deepStrictEqual(dropped.services[0].backendZones, ["us-central1-b"]);
+            const kept = desiredState({ nodes, services }, CONFIG, { ...NOTHING, goneInstances: gone, referencedZones: ["us-central1-a", "us-central1-b"] });
+            assert.deepStrictEqual(kept.cluster.instanceGroups.map((group) => [group.zone, group.instances]), [["us-central1-a", []], ["us-central1-b", ["n2", "n3"]]]);
+            assert.deepStrictEqual(kept.services[0].backendZones, ["us-central1-b"]);
+        });
+        it("a referenced zone with no Node at all keeps an empty group of the cluster's name and description", () => {
+            const state = desiredState({ nodes: [], services: [] }, CONFIG, { ...NOTHING, referencedZones: ["us-central1-c"] });
+            assert.deepStrictEqual(state.cluster.instanceGroups, [{ name: "k8s-ig--c0ffee1234", zone: "us-central1-c", description: CLUSTER_DESCRIPTION, instances: [] }]);
+        });
+        it("the legacy node health check stays while an applied target pool names it, though no Service wants one now", () => {
+            assert.equal(desiredState({ nodes, services: [] }, CONFIG, NOTHING).cluster.legacyNodeHealthCheck, false);
+            assert.equal(desiredState({ nodes, services: [] }, CONFIG, { ...NOTHING, legacyHealthCheckReferenced: true }).cluster.legacyNodeHealthCheck, true);
+            const pool = [lbService("default", "pool", "5ec00002-7a1b-4c2d-8e3f-a0b1c2d3e4f5", { annotations: TARGET_POOL })];
+            assert.equal(desiredState({ nodes, services: pool }, CONFIG, NOTHING).cluster.legacyNodeHealthCheck, true);
+        });
+        it("property: a gone instance is in no group, no route and no target pool; every other located Node keeps its place", () => {
+            fc.assert(
+                fc.property(fc.subarray(nodes.map((n) => n.name)), (goneNames) => {
+                    const goneInstances = nodes.filter((n) => goneNames.includes(n.name)).map((n) => ({ zone: n.labels[ZONE], name: n.name }));
+                    const pool = [lbService("default", "pool", "5ec00002-7a1b-4c2d-8e3f-a0b1c2d3e4f5", { annotations: TARGET_POOL })];
+                    const state = desiredState({ nodes, services: pool }, CONFIG, { ...NOTHING, goneInstances });
+                    const grouped = state.cluster.instanceGroups.flatMap((group) => group.instances).sort();
+                    const expected = nodes.map((n) => n.name).filter((name) => !goneNames.includes(name)).sort();
+                    assert.deepStrictEqual(grouped, expected);
+                    assert.deepStrictEqual(state.cluster.routes.map((r) => r.node).sort(), expected);
+                    assert.deepStrictEqual(state.services[0].backendInstances.map((i) => i.name).sort(), expected);
+                }),
+            );
+        });
+    });
+
     describe("properties (fast-check)", () => {
         const FALSE_VALUES = ["0", "f", "F", "false", "FALSE", "False"];
         const zones = fc.constantFrom("us-central1-a", "us-central1-b", "us-central1-c", "");

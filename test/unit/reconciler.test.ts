@@ -13,7 +13,8 @@ import { LB_FINALIZER } from "../../daemon/services";
 import type { Inspection, UpOutcome } from "../../daemon/stacks";
 import type { Scope } from "../../components/stack";
 import type { DesiredState } from "../../model";
-import type { ServiceInfo } from "../../model/types";
+import type { NodeInfo, ServiceInfo } from "../../model/types";
+import { planGoneInstances, type CheckedNode } from "../../daemon/instances";
 import type { ServiceMeta } from "../../watcher/informers";
 import { DesiredCache } from "../../watcher/desiredCache";
 import { CONFIG, gceNode, lbService } from "../support/builders";
@@ -105,6 +106,8 @@ interface Harness {
   metrics: DaemonMetrics;
   metas: Map<string, ServiceMeta>;
   cache: DesiredCache;
+  /** The instance groups (zone: instances) of each cluster `up`, in order. */
+  clusterRuns: string[][];
 }
 
 function meta(name: string, over: Partial<ServiceMeta> = {}): ServiceMeta {
@@ -112,11 +115,22 @@ function meta(name: string, over: Partial<ServiceMeta> = {}): ServiceMeta {
 }
 
 function harness(
-  options: { services?: ServiceInfo[]; metas?: ServiceMeta[]; knownStacks?: string[]; recorded?: Record<string, string>; outputs?: Record<string, Record<string, unknown>>; failUp?: Set<string>; hashes?: (cache: DesiredCache) => Record<string, string> } = {},
+  options: {
+    services?: ServiceInfo[];
+    nodes?: NodeInfo[];
+    metas?: ServiceMeta[];
+    knownStacks?: string[];
+    recorded?: Record<string, string>;
+    outputs?: Record<string, Record<string, unknown>>;
+    failUp?: Set<string>;
+    hashes?: (cache: DesiredCache) => Record<string, string>;
+    deps?: (cache: DesiredCache) => Partial<ReconcilerDeps>;
+  } = {},
 ): Harness {
   const calls: string[] = [];
+  const clusterRuns: string[][] = [];
   const cache = new DesiredCache(CONFIG);
-  cache.update({ nodes: [gceNode("n1", "u1", "us-central1-a", [])], services: options.services ?? [] });
+  cache.update({ nodes: options.nodes ?? [gceNode("n1", "u1", "us-central1-a", [])], services: options.services ?? [] });
   const metas = new Map((options.metas ?? []).map((m) => [`${m.namespace}/${m.name}`, m]));
   const events = new MemoryEvents();
   const metrics = new DaemonMetrics();
@@ -129,10 +143,12 @@ function harness(
     async ensureStack(stack: string): Promise<void> {
       calls.push(`ensureStack ${stack}`);
     },
-    async up(stack: string, _scope: Scope, _desired: DesiredState): Promise<UpOutcome> {
+    async up(stack: string, _scope: Scope, desired: DesiredState): Promise<UpOutcome> {
       calls.push(`up ${stack}`);
+      if (stack === "cluster") clusterRuns.push(desired.cluster.instanceGroups.map((group) => `${group.zone}: ${group.instances.join(",")}`));
       if (options.failUp?.has(stack) === true) throw new Error("googleapi: Error 429: Rate Limit Exceeded");
-      return { outputs: stack === "cluster" ? { instanceGroups: { "us-central1-a": "ig-a" }, routes: {} } : {}, changed: [] };
+      const groups = Object.fromEntries(desired.cluster.instanceGroups.map((group) => [group.zone, `ig-${group.zone}`]));
+      return { outputs: stack === "cluster" ? { instanceGroups: groups, routes: {} } : {}, changed: [] };
     },
     async destroy(stack: string): Promise<"destroyed" | "absent"> {
       calls.push(`destroy ${stack}`);
@@ -167,8 +183,9 @@ function harness(
     loadBalancerClasses: CLASSES,
     clusterUid: OUR_UID,
     operationTimeoutMs: 600_000,
+    ...(options.deps?.(cache) ?? {}),
   });
-  return { reconciler, calls, events, metrics, metas, cache };
+  return { reconciler, calls, events, metrics, metas, cache, clusterRuns };
 }
 
 const reasons = (h: Harness): string[] => h.events.created.map((event) => `${event.involvedObject.name} ${event.reason}`);
@@ -283,5 +300,145 @@ describe("daemon/reconciler: removal and ownership", () => {
     assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
     assert.deepEqual(h.calls, ["inspect cluster", "up service.default.web"]);
+  });
+});
+
+describe("daemon/reconciler: the cluster stack keeps what applied Service stacks point at (issue 19.5)", () => {
+  const web = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
+  const twoZones = [gceNode("n1", "u1", "us-central1-a", []), gceNode("n2", "u2", "us-central1-b", [])];
+  /** The daemon's wiring: a change of what Service stacks point at recomputes the desired state. */
+  const observeReferences = (cache: DesiredCache): Partial<ReconcilerDeps> => ({
+    onReferencesChanged: (references) => {
+      cache.observe({ ...cache.lastObserved(), referencedZones: references.zones, legacyHealthCheckReferenced: references.legacyHealthCheck });
+    },
+  });
+
+  it("a zone scaled to zero: its group is emptied first, and deleted only after the Service stack dropped the zone", async () => {
+    const h = harness({ services: [web], nodes: twoZones, metas: [meta("web")], deps: observeReferences });
+    const cluster = { key: "cluster", refresh: false };
+    const service = { key: "service.default.web", refresh: false };
+    assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
+    assert.deepEqual(await h.reconciler.reconcile(service), { kind: "ok" });
+    assert.deepEqual(h.cache.lastObserved().referencedZones, ["us-central1-a", "us-central1-b"]);
+    h.cache.update({ nodes: [twoZones[0]], services: [web] });
+    assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
+    assert.deepEqual(await h.reconciler.reconcile(service), { kind: "ok" });
+    assert.deepEqual(h.cache.lastObserved().referencedZones, ["us-central1-a"]);
+    assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
+    assert.deepEqual(h.clusterRuns, [["us-central1-a: n1", "us-central1-b: n2"], ["us-central1-a: n1", "us-central1-b: "], ["us-central1-a: n1"]]);
+  });
+
+  it("a failed Service run keeps what the stack pointed at before; its removal releases it", async () => {
+    const failUp = new Set<string>();
+    const h = harness({ services: [web], nodes: twoZones, metas: [meta("web")], failUp, deps: observeReferences });
+    await h.reconciler.reconcile({ key: "cluster", refresh: false });
+    await h.reconciler.reconcile({ key: "service.default.web", refresh: false });
+    h.cache.update({ nodes: [twoZones[0]], services: [web] });
+    failUp.add("service.default.web");
+    assert.equal((await h.reconciler.reconcile({ key: "service.default.web", refresh: false })).kind, "retry");
+    assert.deepEqual(h.cache.lastObserved().referencedZones, ["us-central1-a", "us-central1-b"]);
+    h.metas.set("default/web", meta("web", { deleting: true }));
+    h.cache.update({ nodes: [twoZones[0]], services: [] });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
+    assert.deepEqual(h.cache.lastObserved().referencedZones, []);
+    assert.deepEqual(h.calls.slice(-3), ["destroy service.default.web", "setFinalizer default/web false", "removeStack service.default.web"]);
+  });
+
+  it("asks GCE which instances are gone before a cluster run, and runs what that observation gives", async () => {
+    const seen: string[] = [];
+    const h = harness({
+      nodes: twoZones,
+      deps: (cache) => ({
+        observeInstances: async () => {
+          seen.push(cache.locatedNodes().map((located) => located.node.name).join(","));
+          cache.observe({ ...cache.lastObserved(), goneInstances: [{ zone: "us-central1-b", name: "n2" }] });
+        },
+      }),
+    });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
+    // Applied and unchanged: no run, so no question either.
+    assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
+    assert.deepEqual(seen, ["n1,n2"]);
+    assert.deepEqual(h.clusterRuns, [["us-central1-a: n1"]]);
+  });
+});
+
+describe("daemon/instances: planGoneInstances", () => {
+  const located = (name: string, zone = "us-central1-a"): CheckedNode["located"] => ({ node: gceNode(name, `uid-${name}`, zone, []), instance: { zone, name } });
+  const notFound = (name: string, zone = "us-central1-a"): CheckedNode["lookup"] => ({ kind: "notFound", scope: "instance", project: "dccm-test", zone, name });
+  const found: CheckedNode["lookup"] = { kind: "found", instance: { name: "x", zone: "us-central1-a", project: "dccm-test", networkInterfaces: [] } as never };
+  const error: CheckedNode["lookup"] = { kind: "error", error: new Error("googleapi: Error 503") };
+  const table: Array<[string, Array<{ zone: string; name: string }>, CheckedNode[], string[], string[]]> = [
+    ["found: present", [], [{ located: located("a"), lookup: found }], [], []],
+    ["a 404 naming the instance: gone, and newly so", [], [{ located: located("a"), lookup: notFound("a") }], ["us-central1-a/a"], ["a"]],
+    ["a 404 for another zone of that name proves nothing", [], [{ located: located("a"), lookup: notFound("a", "us-central1-b") }], [], []],
+    ["a name search that found nothing proves nothing", [], [{ located: located("a"), lookup: { kind: "notFound", scope: "region", name: "a", zones: ["us-central1-a"] } }], [], []],
+    ["an error keeps a present instance present", [], [{ located: located("a"), lookup: error }], [], []],
+    ["an error keeps a gone instance gone, without a second event", [{ zone: "us-central1-a", name: "a" }], [{ located: located("a"), lookup: error }], ["us-central1-a/a"], []],
+    ["still 404: gone, no second event", [{ zone: "us-central1-a", name: "a" }], [{ located: located("a"), lookup: notFound("a") }], ["us-central1-a/a"], []],
+    ["found again: back in", [{ zone: "us-central1-a", name: "a" }], [{ located: located("a"), lookup: found }], [], []],
+    [
+      "sorted by zone then name",
+      [],
+      [
+        { located: located("b", "us-central1-b"), lookup: notFound("b", "us-central1-b") },
+        { located: located("z"), lookup: notFound("z") },
+        { located: located("c"), lookup: notFound("c") },
+      ],
+      ["us-central1-a/c", "us-central1-a/z", "us-central1-b/b"],
+      ["b", "z", "c"],
+    ],
+  ];
+  for (const [title, previous, checked, gone, newlyGone] of table) {
+    it(title, () => {
+      const plan = planGoneInstances(previous, checked);
+      assert.deepEqual(plan.gone.map((i) => `${i.zone}/${i.name}`), gone);
+      assert.deepEqual(plan.newlyGone.map((l) => l.node.name), newlyGone);
+    });
+  }
+});
+
+describe("daemon/reconciler: spec.loadBalancerIP checked before the up (issue 19.4)", () => {
+  const withIp = lbService("default", "web", "11111111-2222-4333-8444-555555555555", { loadBalancerIP: "203.0.113.77" });
+  it("a refused IP: a Warning naming the field, no stack, no finalizer, no up, and a retry", async () => {
+    const asked: string[] = [];
+    const h = harness({
+      services: [withIp],
+      metas: [meta("web", { finalizers: [], ingress: [] })],
+      deps: () => ({
+        verifyRequestedIp: async (service) => {
+          asked.push(`${service.key} ${service.userIP ?? ""}`);
+          return "Service default/web: spec.loadBalancerIP: 203.0.113.77 is not ours";
+        },
+      }),
+    });
+    await h.reconciler.reconcile({ key: "cluster", refresh: false });
+    const result = await h.reconciler.reconcile({ key: "service.default.web", refresh: false });
+    assert.equal(result.kind, "retry");
+    assert.deepEqual(asked, ["default/web 203.0.113.77"]);
+    assert.deepEqual(h.calls, ["up cluster"]);
+    assert.deepEqual(
+      h.events.created.map((event) => [event.reason, event.message]),
+      [["SyncLoadBalancerFailed", "Error syncing load balancer: Service default/web: spec.loadBalancerIP: 203.0.113.77 is not ours"]],
+    );
+  });
+  it("an accepted IP (or one Compute could not check) goes on to the up; a Service without one is not asked about", async () => {
+    const asked: string[] = [];
+    const plain = lbService("default", "plain", "22222222-2222-4333-8444-555555555555");
+    const h = harness({
+      services: [withIp, plain],
+      metas: [meta("web", { finalizers: [], ingress: [] }), meta("plain", { finalizers: [], ingress: [] })],
+      deps: () => ({
+        verifyRequestedIp: async (service) => {
+          asked.push(service.key);
+          return undefined;
+        },
+      }),
+    });
+    await h.reconciler.reconcile({ key: "cluster", refresh: false });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.plain", refresh: false }), { kind: "ok" });
+    assert.deepEqual(asked, ["default/web"]);
+    assert.deepEqual(h.calls.filter((call) => call.startsWith("up ")), ["up cluster", "up service.default.web", "up service.default.plain"]);
   });
 });

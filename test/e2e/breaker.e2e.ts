@@ -1,0 +1,90 @@
+/**
+ * The orphan-destroy circuit breaker (issue 16.1), end to end: Services gone while the daemon was
+ * down (as after an etcd restore or a wiped namespace) are not destroyed at start-up beyond the
+ * limit until an operator confirms, with an Event, a metric and nothing deleted meanwhile.
+ */
+import * as assert from "node:assert/strict";
+import * as k8s from "@kubernetes/client-node";
+import { Daemon } from "../../daemon/daemon";
+import { loadBalancerName, parseConfig } from "../../model";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
+import { counter, createNode, E2E_CONFIG, lbService } from "../support/cluster";
+import { eventually } from "../support/wait";
+
+describe("safety: the orphan-destroy circuit breaker", function () {
+  this.timeout(900_000);
+  let env: TestEnv;
+  let core: k8s.CoreV1Api;
+  let daemon: Daemon | undefined;
+  const lbNames: string[] = [];
+  const config = parseConfig(E2E_CONFIG);
+
+  const forwardingRules = (): string[] =>
+    env.gce
+      .listResources()
+      .filter((resource) => resource.kind === "forwardingRules")
+      .map((resource) => resource.name)
+      .sort();
+
+  before(async () => {
+    env = await startTestEnv();
+    core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    env.gce.putInstance("node-a1", { zone: "us-central1-a" });
+    await createNode(core, "node-a1", "us-central1-a");
+  });
+
+  after(async () => {
+    await daemon?.stop();
+    await env?.stop();
+  });
+
+  it("two Services gone while the daemon was down, limit 1: nothing destroyed, a Warning and dccm_destroys_held 2", async () => {
+    daemon = new Daemon(daemonOptions(env, config, {}));
+    await daemon.start(() => assert.fail("leadership lost"));
+    for (const name of ["one", "two"]) {
+      const created = await core.createNamespacedService({ namespace: "default", body: lbService(name) });
+      lbNames.push(loadBalancerName(created.metadata?.uid ?? ""));
+    }
+    for (const name of ["one", "two"]) {
+      await eventually(`${name}'s ingress`, async () => (await core.readNamespacedServiceStatus({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+    }
+    await daemon.stop();
+    // Gone without a trace: no finalizer left to say they were being deleted.
+    for (const name of ["one", "two"]) {
+      await core.patchNamespacedService(
+        { name, namespace: "default", body: { metadata: { finalizers: null } } },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+      await core.deleteNamespacedService({ name, namespace: "default" });
+    }
+
+    daemon = new Daemon(daemonOptions(env, config, { maxOrphanDestroys: 1 }));
+    await daemon.start(() => assert.fail("leadership lost"));
+    await daemon.idle();
+    assert.deepEqual(forwardingRules(), [...lbNames].sort());
+    assert.equal(await counter(daemon.metrics.registry, "dccm_destroys_held", {}), 2);
+    assert.equal(await counter(daemon.metrics.registry, "dccm_stack_runs_total", { operation: "destroy" }), 0);
+    const events = await core.listEventForAllNamespaces({ fieldSelector: "involvedObject.kind=Namespace,involvedObject.name=kube-system,reason=OrphanDestroysHeld" });
+    assert.deepEqual(
+      events.items.map((event) => [event.type, event.message]),
+      [
+        [
+          "Warning",
+          "2 of 2 Service stacks have no Service in this cluster; destroying none of them until an operator confirms with " +
+            "--confirm-orphan-destroys 2 (an empty or wrong cluster looks the same as every Service deleted)",
+        ],
+      ],
+    );
+  });
+
+  it("the operator confirms 2: both load balancers are destroyed and the hold is lifted", async () => {
+    await daemon?.stop();
+    daemon = new Daemon(daemonOptions(env, config, { maxOrphanDestroys: 1, confirmOrphanDestroys: 2 }));
+    await daemon.start(() => assert.fail("leadership lost"));
+    await daemon.idle();
+    assert.deepEqual(forwardingRules(), []);
+    assert.equal(await counter(daemon.metrics.registry, "dccm_destroys_held", {}), 0);
+    assert.equal(await counter(daemon.metrics.registry, "dccm_stack_runs_total", { stack: "service.default.one", operation: "destroy" }), 1);
+    assert.equal(await counter(daemon.metrics.registry, "dccm_stack_runs_total", { stack: "service.default.two", operation: "destroy" }), 1);
+  });
+});
