@@ -5,13 +5,13 @@
  * `LeakedResources` on Namespace kube-system. It never deletes anything: that is `dccm gc`.
  */
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import type { EventRecorder } from "../controller/events";
 import type { Config, ClusterSnapshot } from "../model";
 import type { DaemonMetrics } from "../daemon/metrics";
 import { describeError, ForeignStackError } from "../daemon/reconciler";
 import type { StackRunner } from "../daemon/stacks";
 import { computeClientFromConfig } from "../nodes/compute";
-import type { Registry } from "prom-client";
 import { leakCounts, leakMessage, resourceId, type Leak } from "./classify";
 import { clusterFacts, detectLeaks, type Detection } from "./detector";
 import type { ConfigMapLedger } from "./ledger";
