@@ -8,7 +8,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { PulumiCommand } from "@pulumi/pulumi/automation";
 import type { Logger } from "pino";
-import { CLUSTER_STACK, instanceGroupName, serviceStackName, type Config, type ObservedCloud } from "../model";
+import { CLUSTER_STACK, instanceGroupName, serviceStackName, type Config, type ObservedCloud, type ServiceDesired } from "../model";
 import { DesiredCache, parseServiceStack } from "../watcher/desiredCache";
 import { ClusterWatcher } from "../watcher/informers";
 import { EventRecorder } from "../controller/events";
@@ -27,6 +27,7 @@ import { holdOrphanDestroys } from "./ownership";
 import { ConfigMapLedger } from "../leaks/ledger";
 import { daemonLeakMonitor, type LeakMonitor } from "../leaks/monitor";
 import { InstancePresence, sameInstances } from "./instances";
+import { computeAddressReader, requestedIpVerifier } from "./requestedIp";
 import { InstanceLocator } from "../nodes/locate";
 
 export interface DaemonOptions {
@@ -152,8 +153,15 @@ export class Daemon {
     const knownStacks = await runner.listStacks();
     const routeStatus = new ClusterRouteStatus(() => new Set(cache.desired().cluster.routes.map((route) => route.node)));
     let presence: InstancePresence | undefined;
+    let verifyRequestedIp: ((service: ServiceDesired) => Promise<string | undefined>) | undefined;
     if (options.nodes !== undefined) {
       const compute = computeClientFromConfig({ ...(options.nodes.computeEndpoint !== undefined ? { computeEndpoint: options.nodes.computeEndpoint } : {}), registry: metrics.registry });
+      verifyRequestedIp = requestedIpVerifier(
+        computeAddressReader(compute),
+        { project: options.config.project, region: options.config.region },
+        (service, error) => logger.warn({ service, err: describeError(error) }, "could not check spec.loadBalancerIP against Compute; the run goes on"),
+        this.abort.signal,
+      );
       presence = new InstancePresence({
         project: options.config.project,
         locator: new InstanceLocator(compute, {
@@ -208,6 +216,7 @@ export class Daemon {
             },
           }
         : {}),
+      ...(verifyRequestedIp !== undefined ? { verifyRequestedIp } : {}),
       onReferencesChanged: (references) =>
         this.observe({ ...cache.lastObserved(), referencedZones: references.zones, legacyHealthCheckReferenced: references.legacyHealthCheck }),
       onClusterApplied: (outputs) => {

@@ -7,6 +7,7 @@
  * the subnetwork, as the stock CCM's ILB path does.
  */
 import { ANNOTATION_NETWORK_TIER, type ServiceDesired } from "../model";
+import type { ComputeClient } from "../nodes/compute";
 
 export interface ObservedAddress {
   name: string;
@@ -82,5 +83,32 @@ export function requestedIpVerifier(
     }
     const check = checkRequestedIp(service, where, addresses, ruleIps);
     return check !== undefined && !check.ok ? check.message : undefined;
+  };
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+/** AddressReader over the Compute client (addresses.list, forwardingRules.get). */
+export function computeAddressReader(compute: Pick<ComputeClient, "listCollection" | "getResource">): AddressReader {
+  return {
+    async regionalAddresses(project, region, signal) {
+      const items = await compute.listCollection("addresses.list", `projects/${project}/regions/${region}/addresses`, signal !== undefined ? { signal } : {});
+      return items.flatMap((item): ObservedAddress[] => {
+        if (typeof item !== "object" || item === null) return [];
+        const fields = item as Record<string, unknown>;
+        const name = text(fields.name);
+        const address = text(fields.address);
+        if (name === undefined || address === undefined) return [];
+        const addressType = text(fields.addressType);
+        const networkTier = text(fields.networkTier);
+        return [{ name, address, ...(addressType !== undefined ? { addressType } : {}), ...(networkTier !== undefined ? { networkTier } : {}) }];
+      });
+    },
+    async forwardingRuleIp(project, region, name, signal) {
+      const rule = await compute.getResource("forwardingRules.get", `projects/${project}/regions/${region}/forwardingRules/${name}`, signal !== undefined ? { signal } : {});
+      return typeof rule === "object" && rule !== null ? text((rule as Record<string, unknown>).IPAddress) : undefined;
+    },
   };
 }
