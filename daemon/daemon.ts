@@ -20,7 +20,7 @@ import { computeClientFromConfig, NodeController, type NodeConfig } from "../nod
 import { Reconciler, describeError } from "./reconciler";
 import { ClusterRouteStatus } from "./routes";
 import { startProbeServer, type ProbeServer } from "./server";
-import { ServiceWriter } from "./services";
+import { LB_FINALIZER, ServiceWriter } from "./services";
 import { clusterProjectName, localBackendUrl, StackRunner } from "./stacks";
 import { clearStaleLocks, removeTruncatedAttrs } from "./locks";
 import { holdOrphanDestroys } from "./ownership";
@@ -324,6 +324,13 @@ export class Daemon {
     }
     const heldSet = new Set(held ? absent : []);
     for (const stack of unwanted) if (!heldSet.has(stack)) this.queue?.enqueue(stack);
+    // A Service with our finalizer but no stack and no desired state (deleted while we were down,
+    // its stack gone): nothing else would ever look at it, and it would stay Terminating.
+    const known = new Set(knownStacks);
+    for (const meta of watcher.serviceMetas()) {
+      const stack = serviceStackName(meta.namespace, meta.name);
+      if (meta.finalizers.includes(LB_FINALIZER) && !wanted.has(stack) && !known.has(stack)) this.queue?.enqueue(stack);
+    }
   }
 
   private scheduleRecompute(): void {

@@ -188,6 +188,11 @@ export class ClusterWatcher extends EventEmitter {
     return this.metas.get(`${namespace}/${name}`);
   }
 
+  /** Every Service's metadata, as the watch cache holds it now. */
+  serviceMetas(): ServiceMeta[] {
+    return [...this.metas.values()];
+  }
+
   nodeCount(): number {
     return this.nodes.size;
   }

@@ -1,10 +1,15 @@
 /**
  * The orphan-destroy circuit breaker (issue 16.1), end to end: Services gone while the daemon was
  * down (as after an etcd restore or a wiped namespace) are not destroyed at start-up beyond the
- * limit until an operator confirms, with an Event, a metric and nothing deleted meanwhile.
+ * limit until an operator confirms, with an Event, a metric and nothing deleted meanwhile. And a
+ * Service deleted while the daemon was down, whose stack is gone too, does not stay Terminating.
  */
 import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
+import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { Daemon } from "../../daemon/daemon";
 import { loadBalancerName, parseConfig } from "../../model";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
@@ -86,5 +91,28 @@ describe("safety: the orphan-destroy circuit breaker", function () {
     assert.equal(await counter(daemon.metrics.registry, "dccm_destroys_held", {}), 0);
     assert.equal(await counter(daemon.metrics.registry, "dccm_stack_runs_total", { stack: "service.default.one", operation: "destroy" }), 1);
     assert.equal(await counter(daemon.metrics.registry, "dccm_stack_runs_total", { stack: "service.default.two", operation: "destroy" }), 1);
+  });
+
+  it("a Service deleted while the daemon was down, its stack removed out of band: its finalizer goes, GCE is left alone", async () => {
+    const created = await core.createNamespacedService({ namespace: "default", body: lbService("three") });
+    const lb = loadBalancerName(created.metadata?.uid ?? "");
+    await eventually("three's ingress", async () => (await core.readNamespacedServiceStatus({ name: "three", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+    await daemon?.stop();
+    const workspace = await LocalWorkspace.create({
+      workDir: fs.mkdtempSync(path.join(os.tmpdir(), "dccm-breaker-oob-")),
+      projectSettings: { name: `dccm-${config.clusterId}`, runtime: "nodejs", backend: { url: env.backendUrl } },
+      envVars: env.pulumiEnv,
+      pulumiCommand: env.pulumiCommand,
+    });
+    await workspace.removeStack("service.default.three", { force: true });
+    await core.deleteNamespacedService({ name: "three", namespace: "default" });
+    assert.notEqual((await core.readNamespacedService({ name: "three", namespace: "default" })).metadata?.deletionTimestamp, undefined);
+
+    daemon = new Daemon(daemonOptions(env, config, {}));
+    await daemon.start(() => assert.fail("leadership lost"));
+    await eventually("three gone", async () => ((await core.listNamespacedService({ namespace: "default" })).items.some((svc) => svc.metadata?.name === "three") ? undefined : true));
+    // Without its stack nothing proves the resources are ours: they stay, for the leak check to report.
+    assert.deepEqual(forwardingRules(), [lb]);
+    assert.equal(await counter(daemon.metrics.registry, "dccm_stack_runs_total", { operation: "destroy" }), 0);
   });
 });
