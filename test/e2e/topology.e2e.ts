@@ -104,4 +104,21 @@ describe("dccm daemon: Nodes and zones coming and going", function () {
     // The Node itself is the node lifecycle's to delete (it is not NotReady here): it stays.
     assert.equal((await core.readNode({ name: "node-a2" })).metadata?.name, "node-a2");
   });
+
+  it("after a restart, a cluster stack that keeps failing (429 on instance groups) holds back no Service", async () => {
+    await daemon.stop();
+    // While dccm is down a Node joins, so the cluster stack must run after the restart; GCE rate-limits that write.
+    env.gce.putInstance("node-a4", { zone: "us-central1-a" });
+    await createNode(core, "node-a4", "us-central1-a");
+    env.gce.injectFault({ kind: "instanceGroups", operation: "update", status: 429, message: "Rate Limit Exceeded", count: 1000 });
+    daemon = new Daemon(
+      daemonOptions(env, parseConfig(E2E_CONFIG), { nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint, nodeLifecyclePeriod: "1h" }, []) }),
+    );
+    await daemon.start(() => assert.fail("leadership lost"));
+    await core.createNamespacedService({ namespace: "default", body: lbService("late") });
+    const ip = await eventually("late's ingress", async () => (await core.readNamespacedServiceStatus({ name: "late", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+    assert.match(ip, /^\d+\.\d+\.\d+\.\d+$/);
+    assert.equal((await clusterRetries()) >= 1, true);
+    assert.deepEqual(groupMembers("us-central1-a"), ["node-a1", "node-a3"]);
+  });
 });
