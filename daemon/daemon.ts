@@ -24,6 +24,7 @@ import { ServiceWriter } from "./services";
 import { clusterProjectName, localBackendUrl, StackRunner } from "./stacks";
 import { clearStaleLocks, removeTruncatedAttrs } from "./locks";
 import { holdOrphanDestroys } from "./ownership";
+import { PhaseTimer } from "./phases";
 
 export interface DaemonOptions {
   kubeConfig: k8s.KubeConfig;
@@ -93,6 +94,9 @@ export class Daemon {
   async start(onLost: () => void): Promise<void> {
     const { options, metrics } = this;
     const logger = options.logger;
+    // Since the process started: loading the modules and reading the configuration.
+    const phases = new PhaseTimer();
+    phases.mark("load");
     this.server = await startProbeServer(options.listenHost, options.listenPort, metrics.registry, () => this.synced);
     logger.info({ address: this.server.address }, "serving /healthz, /readyz, /metrics");
 
@@ -106,6 +110,7 @@ export class Daemon {
       });
     }
     metrics.leader.set(1);
+    phases.mark("lease");
     if (this.abort.signal.aborted) return;
 
     const backendUrl = options.backendUrl ?? localBackendUrl(path.join(options.stateDir, "backend"));
@@ -117,6 +122,7 @@ export class Daemon {
     this.agents = new KeepAliveAgents(options.kubeConfig);
     const core = this.agents.makeApiClient(k8s.CoreV1Api);
     const clusterUid = await readClusterUid(core);
+    phases.mark("clusterUid");
     const runner = new StackRunner({
       clusterUid,
       backendUrl,
@@ -127,6 +133,7 @@ export class Daemon {
       projectName: clusterProjectName(options.config.clusterId),
       onAdopted: (stack, urns) => logger.warn({ stack, urns }, "adopted resources a killed run created but did not record"),
       onCliUnguarded: (reason) => logger.warn({ reason }, "the pulumi CLI runs without a parent-death signal"),
+      onCheckpointUnsure: (stack, reason) => logger.info({ stack, reason }, "reading the stack through the pulumi CLI"),
     });
     const watcher = new ClusterWatcher(options.kubeConfig, {
       resyncMs: options.resyncMs,
@@ -142,6 +149,7 @@ export class Daemon {
     this.cache = cache;
     const events = new EventRecorder(core, logger, "dccm-service-controller");
     const knownStacks = await runner.listStacks();
+    phases.mark("listStacks");
     const routeStatus = new ClusterRouteStatus(() => new Set(cache.desired().cluster.routes.map((route) => route.node)));
     if (options.nodes !== undefined) {
       this.nodeController = new NodeController({
@@ -193,6 +201,7 @@ export class Daemon {
       // is stale (checked after the identity: another cluster's daemon must not break our locks).
       for (const removed of clearStaleLocks(backendUrl.slice("file://".length))) logger.warn({ lock: removed }, "removed a stale stack lock");
     }
+    phases.mark("identityCheck");
     this.queue = new KeyedQueue((item) => reconciler.reconcile(item), {
       parallelism: options.parallelism,
       backoffBaseMs: options.backoffBaseMs,
@@ -225,6 +234,7 @@ export class Daemon {
     });
 
     await watcher.start();
+    phases.mark("lists");
     if (this.abort.signal.aborted) return;
     const changes = cache.update(watcher.snapshot());
     this.cacheFilled = true;
@@ -233,7 +243,8 @@ export class Daemon {
     if (this.abort.signal.aborted) return;
     await this.nodeController?.start();
     this.synced = true;
-    logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length }, "initial lists synced");
+    phases.mark("enqueue");
+    logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length, phases: phases.phases }, "initial lists synced");
   }
 
   /**
