@@ -25,6 +25,7 @@ import { clusterProjectName, localBackendUrl, StackRunner } from "./stacks";
 import { clearStaleLocks, removeTruncatedAttrs } from "./locks";
 import { holdOrphanDestroys } from "./ownership";
 import { PhaseTimer } from "./phases";
+import { readClusterUid } from "./identity";
 
 export interface DaemonOptions {
   kubeConfig: k8s.KubeConfig;
@@ -121,7 +122,7 @@ export class Daemon {
     }
     this.agents = new KeepAliveAgents(options.kubeConfig);
     const core = this.agents.makeApiClient(k8s.CoreV1Api);
-    const clusterUid = await readClusterUid(core);
+    const clusterUid = await readClusterUid(options.kubeConfig);
     phases.mark("clusterUid");
     const runner = new StackRunner({
       clusterUid,
@@ -329,19 +330,6 @@ export class Daemon {
     })();
     return this.stopping;
   }
-}
-
-/** The cluster's identity: the UID of its kube-system Namespace, which no copied config file carries. */
-async function readClusterUid(core: k8s.CoreV1Api): Promise<string> {
-  let namespace: k8s.V1Namespace;
-  try {
-    namespace = await core.readNamespace({ name: "kube-system" });
-  } catch (error) {
-    throw new Error("reading Namespace kube-system (its UID identifies the cluster the stacks belong to)", { cause: error });
-  }
-  const uid = namespace.metadata?.uid;
-  if (uid === undefined || uid === "") throw new Error("Namespace kube-system has no metadata.uid");
-  return uid;
 }
 
 export function defaultIdentity(): string {
