@@ -18,6 +18,7 @@ import {
 } from "@pulumi/pulumi/automation";
 import { gceResourceId } from "../components/ids";
 import { FileBackend } from "./checkpoints";
+import { TwoStepInterrupt } from "./interrupt";
 import { guardedPulumiCommand } from "./pulumiCli";
 import { declareStack, type Scope } from "../components/stack";
 import type { DesiredState } from "../model";
@@ -60,6 +61,14 @@ export interface StackRunnerOptions {
    * export` (daemon/checkpoints.ts). Default true; false: always through the CLI.
    */
   readCheckpoints?: boolean;
+  /**
+   * How long a cancelled run (deadline or shutdown) may take to end cleanly before the CLI is
+   * interrupted again, which terminates it (daemon/interrupt.ts). Default 20 s: within the daemon's
+   * shutdown timeout (30 s), so a stopping daemon still sees its CLI unlock.
+   */
+  terminateAfterMs?: number;
+  /** Told when a cancelled run did not end within terminateAfterMs and is terminated. */
+  onTerminate?: (stack: string, operation: "up" | "destroy", afterMs: number) => void;
   /** Told when a checkpoint (or `*`: the stack list) could not be read with certainty and the CLI reads it. */
   onCheckpointUnsure?: (stack: string, reason: string) => void;
 }
@@ -103,9 +112,17 @@ interface Entry {
   hash?: string;
   /** Pending creates left by a killed run were adopted; the next up must refresh. */
   needsRefresh: boolean;
+  /**
+   * The last run failed: it may have ended with creates whose outcome the engine never learned (a
+   * run terminated at its deadline, daemon/interrupt.ts), recorded as pending. The next up adopts
+   * them first, as after a kill: the engine would otherwise drop them and create again, which GCE
+   * refuses (409) when the operation completed after all.
+   */
+  mayHavePending: boolean;
 }
 
 export const HASH_OUTPUT = "dccmDesiredHash";
+export const DEFAULT_TERMINATE_AFTER_MS = 20_000;
 export const CLUSTER_UID_OUTPUT = "dccmClusterUid";
 
 export interface Inspection {
@@ -253,7 +270,7 @@ export class StackRunner {
         },
       };
       entry = this.workspaceOptions(stackName).then((options) => LocalWorkspace.createOrSelectStack(args, options)).then((stack) => {
-        holder.current = { stack: this.readsOwnResults(stackName, stack), needsRefresh: false };
+        holder.current = { stack: this.readsOwnResults(stackName, stack), needsRefresh: false, mayHavePending: false };
         return holder.current;
       });
       // A failed creation must not be cached: the next run tries again.
@@ -381,6 +398,12 @@ export class StackRunner {
     const entry = await this.entry(stackName, scope);
     entry.desired = desired;
     entry.hash = opts.hash;
+    if (entry.mayHavePending) {
+      // On a file:// backend this reads the checkpoint file: no CLI run unless there is something to adopt.
+      const { adopted } = await this.exportAdopting(stackName, entry.stack);
+      if (adopted.length > 0) entry.needsRefresh = true;
+      entry.mayHavePending = false;
+    }
     const refresh = opts.refresh || entry.needsRefresh;
     const changed: PutBack[] = [];
     const onEvent = (event: EngineEvent): void => {
@@ -389,19 +412,29 @@ export class StackRunner {
         changed.push({ urn: metadata.urn, type: metadata.type, name: nameFromUrn(metadata.urn), op: metadata.op });
       }
     };
+    const interrupt = this.interrupt(stackName, "up", opts.signal);
     try {
       // The Automation API only listens for an abort once the CLI runs: an abort that came while
       // the workspace was being prepared would be missed and the whole `up` would run.
-      opts.signal?.throwIfAborted();
-      const result = await this.listeners.around(() => entry.stack.up({ refresh, onEvent, ...(opts.signal !== undefined ? { signal: opts.signal } : {}) }));
+      interrupt.signal.throwIfAborted();
+      const result = await this.listeners.around(() => entry.stack.up({ refresh, onEvent, signal: interrupt.signal }));
       entry.needsRefresh = false;
       const outputs: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(result.outputs)) outputs[key] = value.value;
       return { outputs, changed };
     } catch (error) {
       if (error instanceof ConcurrentUpdateError) throw new StackBusyError(stackName, { cause: error });
+      entry.mayHavePending = true;
       throw new Error(`pulumi up of stack ${stackName} failed`, { cause: error });
+    } finally {
+      interrupt.dispose();
     }
+  }
+
+  /** The cancellation of one run: the caller's abort cancels it, and terminates it if it does not end (daemon/interrupt.ts). */
+  private interrupt(stackName: string, operation: "up" | "destroy", signal: AbortSignal | undefined): TwoStepInterrupt {
+    const terminateAfterMs = this.options.terminateAfterMs ?? DEFAULT_TERMINATE_AFTER_MS;
+    return new TwoStepInterrupt(signal, terminateAfterMs, () => this.options.onTerminate?.(stackName, operation, terminateAfterMs));
   }
 
   private async openForDestroy(stackName: string): Promise<Stack | undefined> {
@@ -424,19 +457,22 @@ export class StackRunner {
   async destroy(stackName: string, opts: { signal?: AbortSignal } = {}): Promise<"destroyed" | "absent"> {
     const stack = await this.openForDestroy(stackName);
     if (stack === undefined) return "absent";
+    const interrupt = this.interrupt(stackName, "destroy", opts.signal);
     try {
       // A killed run's pending creates reached GCE but not the state: without adoption, destroy
       // would forget them and leak the resources.
       await this.exportAdopting(stackName, stack);
       // As for up: an abort before the CLI runs would otherwise be missed.
-      opts.signal?.throwIfAborted();
-      await stack.destroy({ ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
+      interrupt.signal.throwIfAborted();
+      await stack.destroy({ signal: interrupt.signal });
       return "destroyed";
     } catch (error) {
       this.entries.delete(stackName);
       if (error instanceof StackNotFoundError) return "absent";
       if (error instanceof ConcurrentUpdateError) throw new StackBusyError(stackName, { cause: error });
       throw new Error(`pulumi destroy of stack ${stackName} failed`, { cause: error });
+    } finally {
+      interrupt.dispose();
     }
   }
 
