@@ -6,6 +6,7 @@ import * as path from "node:path";
 import * as zlib from "node:zlib";
 import fc from "fast-check";
 import { FileBackend, layoutVersion, parseCheckpoint, stackNamesOf, type CheckpointRead } from "../../daemon/checkpoints";
+import { holdsSecret } from "../../daemon/stacks";
 
 const DEPLOYMENT = {
   manifest: { time: "2026-11-23T11:22:36Z", magic: "m", version: "v3.248.0" },
@@ -146,4 +147,18 @@ describe("checkpoints: FileBackend", () => {
     fs.rmSync(path.join(dir, ".pulumi"), { recursive: true });
     assert.deepEqual(backend.listStacks("dccm-c"), []);
   });
+});
+
+describe("checkpoints: holdsSecret (an up's outputs from the checkpoint only when none is a secret)", () => {
+  const secret = { "4dabf18193072939515e22adc298c6dd": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:abc" };
+  const asset = { "4dabf18193072939515e22adc298c6dd": "c44067f5952c0a294b673a41bacd8c17", text: "x" };
+  const cases: [string, unknown, boolean][] = [
+    ["plain outputs", { dccmDesiredHash: "abc", loadBalancers: { "default/web": { ingress: ["34.1.2.3"] } } }, false],
+    ["a secret at the top", { token: secret }, true],
+    ["a secret deep in a map", { loadBalancers: { "default/web": { resources: { key: secret } } } }, true],
+    ["a secret in a list", { list: ["a", secret] }, true],
+    ["another signature (an asset)", { file: asset }, false],
+    ["nothing", {}, false],
+  ];
+  for (const [name, outputs, expected] of cases) it(name, () => assert.equal(holdsSecret(outputs), expected));
 });
