@@ -7,7 +7,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
-import { readClusterUid } from "../daemon/daemon";
+import { readClusterUid } from "../daemon/identity";
 import { clusterProjectName, localBackendUrl, StackRunner } from "../daemon/stacks";
 import { describeError } from "../daemon/reconciler";
 import { ConfigError, CLUSTER_STACK, type Config } from "../model";
@@ -105,7 +105,7 @@ async function checkAndDelete(
   where: { backendUrl: string; computeEndpoint: string | undefined; secretsProvider: string | undefined },
 ): Promise<number> {
   const { backendUrl, computeEndpoint, secretsProvider } = where;
-  const clusterUid = await readClusterUid(core);
+  const clusterUid = await readClusterUid(kubeConfig);
   // Our own workspaces: the daemon's state directory is only ever read (through the backend).
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-gc-"));
   try {

@@ -29,6 +29,8 @@ import { daemonLeakMonitor, type LeakMonitor } from "../leaks/monitor";
 import { InstancePresence, sameInstances } from "./instances";
 import { computeAddressReader, requestedIpVerifier } from "./requestedIp";
 import { InstanceLocator } from "../nodes/locate";
+import { PhaseTimer } from "./phases";
+import { readClusterUid } from "./identity";
 
 export interface DaemonOptions {
   kubeConfig: k8s.KubeConfig;
@@ -101,6 +103,9 @@ export class Daemon {
   async start(onLost: () => void): Promise<void> {
     const { options, metrics } = this;
     const logger = options.logger;
+    // Since the process started: loading the modules and reading the configuration.
+    const phases = new PhaseTimer();
+    phases.mark("load");
     this.server = await startProbeServer(options.listenHost, options.listenPort, metrics.registry, () => this.synced);
     logger.info({ address: this.server.address }, "serving /healthz, /readyz, /metrics");
 
@@ -114,6 +119,7 @@ export class Daemon {
       });
     }
     metrics.leader.set(1);
+    phases.mark("lease");
     if (this.abort.signal.aborted) return;
 
     const backendUrl = options.backendUrl ?? localBackendUrl(path.join(options.stateDir, "backend"));
@@ -124,7 +130,8 @@ export class Daemon {
     }
     this.agents = new KeepAliveAgents(options.kubeConfig);
     const core = this.agents.makeApiClient(k8s.CoreV1Api);
-    const clusterUid = await readClusterUid(core);
+    const clusterUid = await readClusterUid(options.kubeConfig);
+    phases.mark("clusterUid");
     const runner = new StackRunner({
       clusterUid,
       backendUrl,
@@ -135,6 +142,8 @@ export class Daemon {
       projectName: clusterProjectName(options.config.clusterId),
       onAdopted: (stack, urns) => logger.warn({ stack, urns }, "adopted resources a killed run created but did not record"),
       onCliUnguarded: (reason) => logger.warn({ reason }, "the pulumi CLI runs without a parent-death signal"),
+      onCheckpointUnsure: (stack, reason) => logger.info({ stack, reason }, "reading the stack through the pulumi CLI"),
+      onTerminate: (stack, operation, afterMs) => logger.warn({ stack, operation, afterMs }, "a cancelled pulumi run did not end; terminating it"),
     });
     const watcher = new ClusterWatcher(options.kubeConfig, {
       resyncMs: options.resyncMs,
@@ -151,6 +160,7 @@ export class Daemon {
     const events = new EventRecorder(core, logger, "dccm-service-controller");
     const ledger = new ConfigMapLedger(core, options.config.clusterId);
     const knownStacks = await runner.listStacks();
+    phases.mark("listStacks");
     const routeStatus = new ClusterRouteStatus(() => new Set(cache.desired().cluster.routes.map((route) => route.node)));
     let presence: InstancePresence | undefined;
     let verifyRequestedIp: ((service: ServiceDesired) => Promise<string | undefined>) | undefined;
@@ -237,6 +247,7 @@ export class Daemon {
       // is stale (checked after the identity: another cluster's daemon must not break our locks).
       for (const removed of clearStaleLocks(backendUrl.slice("file://".length))) logger.warn({ lock: removed }, "removed a stale stack lock");
     }
+    phases.mark("identityCheck");
     this.queue = new KeyedQueue((item) => reconciler.reconcile(item), {
       parallelism: options.parallelism,
       backoffBaseMs: options.backoffBaseMs,
@@ -269,6 +280,7 @@ export class Daemon {
     });
 
     await watcher.start();
+    phases.mark("lists");
     if (this.abort.signal.aborted) return;
     const changes = cache.update(watcher.snapshot());
     this.cacheFilled = true;
@@ -277,7 +289,8 @@ export class Daemon {
     if (this.abort.signal.aborted) return;
     await this.nodeController?.start();
     this.synced = true;
-    logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length }, "initial lists synced");
+    phases.mark("enqueue");
+    logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length, phases: phases.phases }, "initial lists synced");
     if (options.leakCheck !== undefined) {
       this.leakMonitor = daemonLeakMonitor({
         config: options.config,
@@ -394,19 +407,6 @@ export class Daemon {
     })();
     return this.stopping;
   }
-}
-
-/** The cluster's identity: the UID of its kube-system Namespace, which no copied config file carries. */
-export async function readClusterUid(core: k8s.CoreV1Api): Promise<string> {
-  let namespace: k8s.V1Namespace;
-  try {
-    namespace = await core.readNamespace({ name: "kube-system" });
-  } catch (error) {
-    throw new Error("reading Namespace kube-system (its UID identifies the cluster the stacks belong to)", { cause: error });
-  }
-  const uid = namespace.metadata?.uid;
-  if (uid === undefined || uid === "") throw new Error("Namespace kube-system has no metadata.uid");
-  return uid;
 }
 
 export function defaultIdentity(): string {

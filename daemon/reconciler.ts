@@ -169,6 +169,8 @@ export class Reconciler {
   private readonly reportedRejection = new Map<string, string>();
   private readonly knownStacks: Set<string>;
   private readonly driftTimers = new Map<string, NodeJS.Timeout>();
+  /** Service stacks deferred until the cluster stack applies: they run as soon as it has. */
+  private readonly waitingForCluster = new Set<string>();
   /** What the cluster stack last applied that Service stacks point at. */
   private clusterState: { zones: Set<string>; legacyHealthCheck: boolean } | undefined;
   /** What each Service stack, as last applied, points at; failed runs keep the previous entry. */
@@ -331,6 +333,9 @@ export class Reconciler {
     this.clusterState = clusterStateOf(outputs);
     this.deps.onClusterApplied?.(outputs);
     this.armDrift(CLUSTER_STACK);
+    // Flagged as a change: a deferred Service must not sit out its retryAfter once it can run.
+    for (const stack of this.waitingForCluster) this.deps.enqueue(stack, { changed: true });
+    this.waitingForCluster.clear();
   }
 
   private async reconcileService(item: WorkItem): Promise<ReconcileResult> {
@@ -368,6 +373,7 @@ export class Reconciler {
     if (!this.clusterReadyFor(service)) {
       // A nudge, not a change: a failing cluster stack keeps its backoff.
       this.deps.enqueue(CLUSTER_STACK);
+      this.waitingForCluster.add(item.key);
       return { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" };
     }
     const scope: Scope = { kind: "service", namespace, name };

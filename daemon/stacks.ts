@@ -12,10 +12,14 @@ import {
   type EngineEvent,
   type InlineProgramArgs,
   type LocalWorkspaceOptions,
+  type OutputMap,
   type Stack,
+  type UpdateSummary,
   type Workspace,
 } from "@pulumi/pulumi/automation";
 import { gceResourceId } from "../components/ids";
+import { FileBackend } from "./checkpoints";
+import { TwoStepInterrupt } from "./interrupt";
 import { guardedPulumiCommand } from "./pulumiCli";
 import { declareStack, type Scope } from "../components/stack";
 import type { DesiredState } from "../model";
@@ -53,6 +57,21 @@ export interface StackRunnerOptions {
   clusterUid?: string;
   /** Told once when the CLI cannot be tied to the daemon's life (daemon/pulumiCli.ts). */
   onCliUnguarded?: (reason: string) => void;
+  /**
+   * Read a file:// backend's checkpoints directly instead of through `pulumi stack ls` / `stack
+   * export` (daemon/checkpoints.ts). Default true; false: always through the CLI.
+   */
+  readCheckpoints?: boolean;
+  /**
+   * How long a cancelled run (deadline or shutdown) may take to end cleanly before the CLI is
+   * interrupted again, which terminates it (daemon/interrupt.ts). Default 20 s: within the daemon's
+   * shutdown timeout (30 s), so a stopping daemon still sees its CLI unlock.
+   */
+  terminateAfterMs?: number;
+  /** Told when a cancelled run did not end within terminateAfterMs and is terminated. */
+  onTerminate?: (stack: string, operation: "up" | "destroy", afterMs: number) => void;
+  /** Told when a checkpoint (or `*`: the stack list) could not be read with certainty and the CLI reads it. */
+  onCheckpointUnsure?: (stack: string, reason: string) => void;
 }
 
 export interface PutBack {
@@ -94,9 +113,17 @@ interface Entry {
   hash?: string;
   /** Pending creates left by a killed run were adopted; the next up must refresh. */
   needsRefresh: boolean;
+  /**
+   * The last run failed: it may have ended with creates whose outcome the engine never learned (a
+   * run terminated at its deadline, daemon/interrupt.ts), recorded as pending. The next up adopts
+   * them first, as after a kill: the engine would otherwise drop them and create again, which GCE
+   * refuses (409) when the operation completed after all.
+   */
+  mayHavePending: boolean;
 }
 
 export const HASH_OUTPUT = "dccmDesiredHash";
+export const DEFAULT_TERMINATE_AFTER_MS = 20_000;
 export const CLUSTER_UID_OUTPUT = "dccmClusterUid";
 
 export interface Inspection {
@@ -118,6 +145,18 @@ export function stackOutputs(deployment: Record<string, unknown>): Record<string
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The signature key of a serialized secret in a checkpoint (sdk/go/common/resource/sig: Secret). */
+const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
+const SIG_KEY = "4dabf18193072939515e22adc298c6dd";
+
+/** Whether a checkpoint value holds a (ciphertext) secret anywhere. */
+export function holdsSecret(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(holdsSecret);
+  if (!isRecord(value)) return false;
+  if (value[SIG_KEY] === SECRET_SIG) return true;
+  return Object.values(value).some(holdsSecret);
 }
 
 /**
@@ -186,11 +225,14 @@ export class StackRunner {
   private readonly listeners = new ProcessListenerGuard();
 
   private readonly projectName: string;
+  /** The file:// backend read directly (daemon/checkpoints.ts); undefined for other backends. */
+  private readonly files: FileBackend | undefined;
   /** The CLI every workspace runs: dies with the daemon (never rejects). */
   private readonly pulumiCommand: Promise<PulumiCommand | undefined>;
 
   constructor(private readonly options: StackRunnerOptions) {
     this.projectName = options.projectName ?? PROJECT_NAME;
+    this.files = options.readCheckpoints === false ? undefined : FileBackend.fromUrl(options.backendUrl);
     this.pulumiCommand = guardedPulumiCommand(options.pulumiCommand, {
       dir: path.join(options.workDir, ".pulumi-cli"),
       searchPath: options.env.PATH ?? process.env.PATH,
@@ -229,7 +271,7 @@ export class StackRunner {
         },
       };
       entry = this.workspaceOptions(stackName).then((options) => LocalWorkspace.createOrSelectStack(args, options)).then((stack) => {
-        holder.current = { stack, needsRefresh: false };
+        holder.current = { stack: this.readsOwnResults(stackName, stack), needsRefresh: false, mayHavePending: false };
         return holder.current;
       });
       // A failed creation must not be cached: the next run tries again.
@@ -239,49 +281,109 @@ export class StackRunner {
     return entry;
   }
 
+  /**
+   * On a file:// backend, the results of a run come from the checkpoint it just wrote. The
+   * Automation API ends every up with two `stack output` runs and, like refresh and destroy, one
+   * `stack history` run (@pulumi/pulumi automation/stack.js): three CLI starts after the engine is
+   * done, 1-2 s each on a busy 2-core machine, on the path from a Service change to its ingress.
+   * The outputs are the root stack resource's in the checkpoint (what `stack output` prints); an
+   * output holding a secret, or a checkpoint that cannot be read with certainty, goes to the CLI
+   * as before. The history summary is not used by dccm: none is returned, as for a stack without
+   * history.
+   */
+  private readsOwnResults(stackName: string, stack: Stack): Stack {
+    if (this.files === undefined) return stack;
+    const cliOutputs = stack.outputs.bind(stack);
+    stack.outputs = async (): Promise<OutputMap> => {
+      const deployment = this.readCheckpoint(stackName)?.deployment;
+      if (deployment === undefined) return cliOutputs();
+      const outputs = stackOutputs(deployment);
+      if (holdsSecret(outputs)) return cliOutputs();
+      return Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { value, secret: false }]));
+    };
+    stack.info = async (): Promise<UpdateSummary | undefined> => undefined;
+    return stack;
+  }
+
   /** Creates the stack in the backend if it is not there yet (before our finalizer goes on a Service). */
   async ensureStack(stackName: string, scope: Scope): Promise<void> {
     await this.entry(stackName, scope);
   }
 
   /**
-   * Exports the stack and adopts the pending creates a killed run left (see adoptPendingCreates),
-   * importing the repaired state back.
+   * Adopts the pending creates a killed run left in `deployment` (see adoptPendingCreates) and,
+   * when there were any, imports the repaired state back (`openStack` is only called then).
    */
-  private async exportAdopting(stackName: string, stack: Stack): Promise<{ deployment: Record<string, unknown> | undefined; adopted: string[] }> {
-    let exported: Awaited<ReturnType<Stack["exportStack"]>>;
-    try {
-      exported = await stack.exportStack();
-    } catch (error) {
-      throw new Error(`exporting stack ${stackName}`, { cause: error });
-    }
-    const deployment: unknown = exported.deployment;
-    if (!isRecord(deployment)) return { deployment: undefined, adopted: [] };
+  private async adoptInto(stackName: string, openStack: () => Promise<Stack>, read: { version: number; features?: string[] }, deployment: Record<string, unknown>): Promise<string[]> {
     // Another cluster's stack is never written, not even to repair it.
     const recorded = stackOutputs(deployment)[CLUSTER_UID_OUTPUT];
-    if (typeof recorded === "string" && this.options.clusterUid !== undefined && recorded !== this.options.clusterUid) return { deployment, adopted: [] };
+    if (typeof recorded === "string" && this.options.clusterUid !== undefined && recorded !== this.options.clusterUid) return [];
     const adopted = adoptPendingCreates(deployment);
     if (adopted.length > 0) {
       try {
-        await stack.importStack({ version: exported.version, deployment });
+        // A version 4 deployment goes back with the features it declares.
+        const state = { version: read.version, ...(read.features !== undefined ? { features: read.features } : {}), deployment };
+        await (await openStack()).importStack(state);
       } catch (error) {
         throw new Error(`importing stack ${stackName} after adopting ${adopted.length} pending creates`, { cause: error });
       }
       this.options.onAdopted?.(stackName, adopted);
     }
-    return { deployment, adopted };
+    return adopted;
   }
 
   /**
-   * Reads the stack once (one `stack export`): adopts pending creates a killed run left, and
-   * returns the hash and outputs of the last successful up, so unchanged stacks need no up.
+   * The stack's deployment from its checkpoint file, when the backend is a file:// one that can be
+   * read with certainty (daemon/checkpoints.ts); undefined when the CLI must export it.
+   */
+  private readCheckpoint(stackName: string): { version: number; features?: string[]; deployment: Record<string, unknown> | undefined } | undefined {
+    const read = this.files?.readCheckpoint(this.projectName, stackName);
+    if (read === undefined) return undefined;
+    if (read.kind === "read") return read;
+    if (read.kind === "unsure") this.options.onCheckpointUnsure?.(stackName, read.reason);
+    return undefined;
+  }
+
+  /**
+   * Reads the stack (its checkpoint file, or one `stack export`) and adopts the pending creates a
+   * killed run left, importing the repaired state back.
+   */
+  private async exportAdopting(stackName: string, stack: Stack): Promise<{ deployment: Record<string, unknown> | undefined; adopted: string[] }> {
+    let read: { version: number; features?: string[]; deployment: unknown } | undefined = this.readCheckpoint(stackName);
+    if (read === undefined) {
+      try {
+        // The CLI prints `features` with a version 4 deployment; the Automation API types only version and deployment.
+        const exported: { version: number; features?: unknown; deployment: unknown } = await stack.exportStack();
+        const features = Array.isArray(exported.features) ? exported.features.filter((feature): feature is string => typeof feature === "string") : undefined;
+        read = { version: exported.version, ...(features !== undefined ? { features } : {}), deployment: exported.deployment };
+      } catch (error) {
+        throw new Error(`exporting stack ${stackName}`, { cause: error });
+      }
+    }
+    const deployment = read.deployment;
+    if (!isRecord(deployment)) return { deployment: undefined, adopted: [] };
+    return { deployment, adopted: await this.adoptInto(stackName, () => Promise.resolve(stack), read, deployment) };
+  }
+
+  /**
+   * Reads the stack once: adopts pending creates a killed run left, and returns the hash and
+   * outputs of the last successful up, so unchanged stacks need no up. On a file:// backend an
+   * unchanged stack costs no CLI run: its checkpoint file is read, and the stack is only selected
+   * (`stack select`) when a repair must be imported or when it runs.
    */
   async inspect(stackName: string, scope: Scope): Promise<Inspection> {
-    const entry = await this.entry(stackName, scope);
-    const { deployment, adopted } = await this.exportAdopting(stackName, entry.stack);
+    const file = this.readCheckpoint(stackName);
+    let read: { deployment: Record<string, unknown> | undefined; adopted: string[] };
+    if (file === undefined) {
+      read = await this.exportAdopting(stackName, (await this.entry(stackName, scope)).stack);
+    } else {
+      const deployment = file.deployment;
+      read = { deployment, adopted: deployment === undefined ? [] : await this.adoptInto(stackName, async () => (await this.entry(stackName, scope)).stack, file, deployment) };
+    }
+    const { deployment, adopted } = read;
     if (deployment === undefined) return { hash: undefined, outputs: {}, adopted: [], clusterUid: undefined };
     // Adopted resources carry their inputs as outputs until a refresh reads them.
-    if (adopted.length > 0) entry.needsRefresh = true;
+    if (adopted.length > 0) (await this.entry(stackName, scope)).needsRefresh = true;
     const outputs = stackOutputs(deployment);
     const hash = outputs[HASH_OUTPUT];
     const clusterUid = outputs[CLUSTER_UID_OUTPUT];
@@ -297,6 +399,12 @@ export class StackRunner {
     const entry = await this.entry(stackName, scope);
     entry.desired = desired;
     entry.hash = opts.hash;
+    if (entry.mayHavePending) {
+      // On a file:// backend this reads the checkpoint file: no CLI run unless there is something to adopt.
+      const { adopted } = await this.exportAdopting(stackName, entry.stack);
+      if (adopted.length > 0) entry.needsRefresh = true;
+      entry.mayHavePending = false;
+    }
     const refresh = opts.refresh || entry.needsRefresh;
     const changed: PutBack[] = [];
     const onEvent = (event: EngineEvent): void => {
@@ -305,26 +413,38 @@ export class StackRunner {
         changed.push({ urn: metadata.urn, type: metadata.type, name: nameFromUrn(metadata.urn), op: metadata.op });
       }
     };
+    const interrupt = this.interrupt(stackName, "up", opts.signal);
     try {
       // The Automation API only listens for an abort once the CLI runs: an abort that came while
       // the workspace was being prepared would be missed and the whole `up` would run.
-      opts.signal?.throwIfAborted();
-      const result = await this.listeners.around(() => entry.stack.up({ refresh, onEvent, ...(opts.signal !== undefined ? { signal: opts.signal } : {}) }));
+      interrupt.signal.throwIfAborted();
+      const result = await this.listeners.around(() => entry.stack.up({ refresh, onEvent, signal: interrupt.signal }));
       entry.needsRefresh = false;
       const outputs: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(result.outputs)) outputs[key] = value.value;
       return { outputs, changed };
     } catch (error) {
       if (error instanceof ConcurrentUpdateError) throw new StackBusyError(stackName, { cause: error });
+      entry.mayHavePending = true;
       throw new Error(`pulumi up of stack ${stackName} failed`, { cause: error });
+    } finally {
+      interrupt.dispose();
     }
+  }
+
+  /** The cancellation of one run: the caller's abort cancels it, and terminates it if it does not end (daemon/interrupt.ts). */
+  private interrupt(stackName: string, operation: "up" | "destroy", signal: AbortSignal | undefined): TwoStepInterrupt {
+    const terminateAfterMs = this.options.terminateAfterMs ?? DEFAULT_TERMINATE_AFTER_MS;
+    return new TwoStepInterrupt(signal, terminateAfterMs, () => this.options.onTerminate?.(stackName, operation, terminateAfterMs));
   }
 
   private async openForDestroy(stackName: string): Promise<Stack | undefined> {
     // A stack this process already opened needs no second `stack select`.
     const open = this.entries.get(stackName);
     try {
-      return open !== undefined ? (await open).stack : await LocalWorkspace.selectStack({ stackName, projectName: this.projectName, program: async () => ({}) }, await this.workspaceOptions(stackName));
+      return open !== undefined
+        ? (await open).stack
+        : this.readsOwnResults(stackName, await LocalWorkspace.selectStack({ stackName, projectName: this.projectName, program: async () => ({}) }, await this.workspaceOptions(stackName)));
     } catch (error) {
       if (error instanceof StackNotFoundError) return undefined;
       throw new Error(`selecting stack ${stackName}`, { cause: error });
@@ -338,19 +458,22 @@ export class StackRunner {
   async destroy(stackName: string, opts: { signal?: AbortSignal } = {}): Promise<"destroyed" | "absent"> {
     const stack = await this.openForDestroy(stackName);
     if (stack === undefined) return "absent";
+    const interrupt = this.interrupt(stackName, "destroy", opts.signal);
     try {
       // A killed run's pending creates reached GCE but not the state: without adoption, destroy
       // would forget them and leak the resources.
       await this.exportAdopting(stackName, stack);
       // As for up: an abort before the CLI runs would otherwise be missed.
-      opts.signal?.throwIfAborted();
-      await stack.destroy({ ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
+      interrupt.signal.throwIfAborted();
+      await stack.destroy({ signal: interrupt.signal });
       return "destroyed";
     } catch (error) {
       this.entries.delete(stackName);
       if (error instanceof StackNotFoundError) return "absent";
       if (error instanceof ConcurrentUpdateError) throw new StackBusyError(stackName, { cause: error });
       throw new Error(`pulumi destroy of stack ${stackName} failed`, { cause: error });
+    } finally {
+      interrupt.dispose();
     }
   }
 
@@ -382,6 +505,9 @@ export class StackRunner {
 
   /** Names of the stacks in the backend (for orphans left by Services deleted while we were down). */
   async listStacks(): Promise<string[]> {
+    const listed = this.files?.listStacks(this.projectName);
+    if (Array.isArray(listed)) return listed;
+    if (listed !== undefined) this.options.onCheckpointUnsure?.("*", listed.unsure);
     const workspace = await this.readOnlyWorkspace();
     const summaries = await workspace.listStacks({ all: false });
     return summaries.map((summary) => summary.name.split("/").pop() ?? summary.name).sort();

@@ -29,6 +29,7 @@ import {
     shouldDeleteNode,
 } from "./decide";
 import { EventRecorder, type EventTarget } from "../controller/events";
+import { KeepAliveAgents } from "../controller/kube";
 import { KeyedQueue, OK, type QueueOptions, type ReconcileResult } from "../controller/queue";
 import { KubeConflictError, KubeNodeApi, type NodeApi } from "./kube";
 import { InstanceLocator } from "./locate";
@@ -76,6 +77,11 @@ export interface NodeControllerOptions {
     /** Retry backoff per Node (doubles per failure). Defaults 1 s → 5 min. */
     readonly baseBackoffMs?: number;
     readonly maxBackoffMs?: number;
+    /**
+     * Deadline of the informer's Node list (as the daemon's watcher: 60 s). Without one, a list on a
+     * blackholed connection never returns and start() never resolves. The watch itself has none.
+     */
+    readonly listTimeoutMs?: number;
     /** Event reportingInstance. Default: hostname. */
     readonly identity?: string;
     readonly now?: () => number;
@@ -86,6 +92,8 @@ export const EVENT_COMPONENT = "dccm-node-controller";
 
 const UPDATE_ATTEMPTS = 5;
 const INFORMER_RESTART_MS = 5_000;
+/** The daemon's list deadline (README: "lists 60 s"). */
+const LIST_TIMEOUT_MS = 60_000;
 const JUST_INITIALIZED_MS = 30_000;
 
 export class NodeController {
@@ -113,6 +121,8 @@ export class NodeController {
     private tickers: NodeJS.Timeout[] = [];
     private restartTimer: NodeJS.Timeout | undefined;
     private running = false;
+    /** Connections of the informer's list calls (each carries the list deadline). */
+    private listAgents: KeepAliveAgents | undefined;
 
     constructor(opts: NodeControllerOptions) {
         this.opts = opts;
@@ -207,6 +217,8 @@ export class NodeController {
         this.informer = undefined;
         await Promise.all([informer?.stop(), this.queue.drain()]);
         this.api.close?.();
+        this.listAgents?.destroy();
+        this.listAgents = undefined;
         this.lastAddressSync.clear();
         this.lastLifecycleCheck.clear();
         this.justInitialized.clear();
@@ -228,7 +240,9 @@ export class NodeController {
             return this.opts.informerFactory();
         }
         const kc = this.opts.kubeConfig as KubeConfig;
-        const core = kc.makeApiClient(CoreV1Api);
+        this.listAgents?.destroy();
+        this.listAgents = new KeepAliveAgents(kc, { requestTimeoutMs: this.opts.listTimeoutMs ?? LIST_TIMEOUT_MS });
+        const core = this.listAgents.makeApiClient(CoreV1Api);
         return makeInformer<V1Node>(kc, "/api/v1/nodes", () => core.listNode());
     }
 

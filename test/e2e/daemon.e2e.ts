@@ -169,7 +169,18 @@ describe("dccm daemon", function () {
     });
     assert.deepEqual(env.gce.listResources().filter((resource) => resource.name.includes(webLb)), []);
     const backend = new StackRunner({ backendUrl: env.backendUrl, env: env.pulumiEnv, workDir: path.join(env.dir, "inspect"), pulumiCommand: env.pulumiCommand, projectName: "dccm-e2e0cafe" });
-    assert.deepEqual(await backend.listStacks(), ["cluster", "service.default.bad", "service.default.good"]);
+    // The stack goes last, after the finalizer: the Service may be gone from the API a moment before.
+    const expected = ["cluster", "service.default.bad", "service.default.good"];
+    let stacks: string[] = [];
+    await eventually(
+      () => `the stack removed; stacks: ${stacks.join(", ")}`,
+      async () => {
+        stacks = await backend.listStacks();
+        return JSON.stringify(stacks) === JSON.stringify(expected) ? true : undefined;
+      },
+      30_000,
+      50,
+    );
     const reasons = (await eventReasons(core, "web")).map((event) => event.reason);
     assert.deepEqual(reasons.slice(-2), ["DeletingLoadBalancer", "DeletedLoadBalancer"]);
   });

@@ -8,7 +8,9 @@ import * as path from "node:path";
 import { CLUSTER_STACK, desiredState, parseConfig, serviceStackName, type ClusterSnapshot, type RawConfig } from "../../model";
 import { snapshotFromKubectlJson } from "../../watcher/kubectlDump";
 import { repoRoot } from "../support/testenv-paths";
-import { StackRunner } from "../../daemon/stacks";
+import { PulumiCommand } from "@pulumi/pulumi/automation";
+import { FileBackend } from "../../daemon/checkpoints";
+import { PROJECT_NAME, StackRunner, type StackRunnerOptions } from "../../daemon/stacks";
 import { E2E_CONFIG } from "../support/cluster";
 import { startTestEnv, type TestEnv } from "../support/env";
 
@@ -87,6 +89,56 @@ describe("stack program on the real engine and the GCE emulator", function () {
     });
     const rule = env.gce.listResources().find((resource) => resource.kind === "forwardingRules");
     assert.equal(rule?.properties.ipAddress, ip);
+  });
+
+  it("read from the file backend, the stacks are what the CLI says they are, and reading them runs no CLI command", async () => {
+    const options = (workDir: string, extra: Partial<StackRunnerOptions> = {}): StackRunnerOptions => ({
+      backendUrl: env.backendUrl,
+      env: env.pulumiEnv,
+      workDir: path.join(env.dir, workDir),
+      pulumiCommand: env.pulumiCommand,
+      ...extra,
+    });
+    const viaCli = new StackRunner(options("workspaces-cli", { readCheckpoints: false }));
+    // A restarted daemon whose CLI records every command and can only print its version.
+    const fakeRoot = path.join(env.dir, "fake-pulumi");
+    const commandLog = path.join(fakeRoot, "commands");
+    fs.mkdirSync(path.join(fakeRoot, "bin"), { recursive: true });
+    fs.writeFileSync(
+      path.join(fakeRoot, "bin", "pulumi"),
+      `#!/bin/sh\necho "$1 $2" >> '${commandLog}'\n[ "$1" = version ] && { echo v3.248.0; exit 0; }\nexit 1\n`,
+      { mode: 0o755 },
+    );
+    const restarted = new StackRunner(options("workspaces-restarted", { pulumiCommand: await PulumiCommand.get({ root: fakeRoot, skipVersionCheck: true }) }));
+    const scopes = [
+      { stack: CLUSTER_STACK, scope: { kind: "cluster" as const } },
+      { stack: serviceStack, scope: { kind: "service" as const, namespace: "default", name: "web" } },
+    ];
+    assert.deepEqual(await restarted.listStacks(), [CLUSTER_STACK, serviceStack]);
+    assert.deepEqual(await viaCli.listStacks(), [CLUSTER_STACK, serviceStack]);
+    for (const { stack, scope } of scopes) {
+      assert.deepEqual(await restarted.inspect(stack, scope), await viaCli.inspect(stack, scope));
+    }
+    assert.deepEqual(fs.readFileSync(commandLog, "utf8").split("\n").filter((line) => line !== "" && !line.startsWith("version ")), []);
+    // The outputs of an up come from the checkpoint it wrote: the same as `stack output` prints.
+    const fromFile = await runner.up(serviceStack, scopes[1].scope, desired, { refresh: false });
+    const fromCli = await viaCli.up(serviceStack, scopes[1].scope, desired, { refresh: false });
+    assert.deepEqual(fromFile.outputs, fromCli.outputs);
+    assert.deepEqual(Object.keys(fromFile.outputs).sort(), ["instanceGroups", "loadBalancers", "routes"]);
+  });
+
+  it("a gzipped checkpoint (PULUMI_DIY_BACKEND_GZIP) is read as the CLI reads it", async () => {
+    const gzip = new StackRunner({ backendUrl: env.backendUrl, env: { ...env.pulumiEnv, PULUMI_DIY_BACKEND_GZIP: "true" }, workDir: path.join(env.dir, "workspaces-gzip"), pulumiCommand: env.pulumiCommand });
+    const scope = { kind: "service" as const, namespace: "default", name: "web" };
+    const outcome = await gzip.up(serviceStack, scope, desired, { refresh: false });
+    // The CLI replaced the plain checkpoint (backups aside): one checkpoint, gzipped.
+    const checkpoints = fs.readdirSync(path.join(env.backendUrl.slice("file://".length), ".pulumi", "stacks", PROJECT_NAME)).filter((file) => /^service\.default\.web\.json(\.gz|\.zst)?$/.test(file));
+    assert.deepEqual(checkpoints, [`${serviceStack}.json.gz`]);
+    const read = new FileBackend(env.backendUrl.slice("file://".length)).readCheckpoint(PROJECT_NAME, serviceStack);
+    assert.equal(read.kind, "read");
+    const viaCli = new StackRunner({ backendUrl: env.backendUrl, env: env.pulumiEnv, workDir: path.join(env.dir, "workspaces-cli-gzip"), pulumiCommand: env.pulumiCommand, readCheckpoints: false });
+    assert.deepEqual(await gzip.inspect(serviceStack, scope), await viaCli.inspect(serviceStack, scope));
+    assert.deepEqual(outcome.outputs, (await viaCli.up(serviceStack, scope, desired, { refresh: false })).outputs);
   });
 
   it("a forwarding rule deleted out of band is put back by up with refresh", async () => {

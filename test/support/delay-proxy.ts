@@ -11,12 +11,18 @@ export interface DelayProxy {
   readonly url: string;
   /** Resolves when a held request arrives. */
   held(): Promise<void>;
+  /**
+   * Forwards every request held now, at once: a slow GCE operation completes after all, even when
+   * the client that sent it has given up (its answer then goes nowhere).
+   */
+  release(): void;
   close(): Promise<void>;
 }
 
 export async function startDelayProxy(target: string, hold: (method: string, path: string) => number): Promise<DelayProxy> {
   const waiters: (() => void)[] = [];
-  const timers = new Set<NodeJS.Timeout>();
+  /** Held requests: their timer and what forwards them. */
+  const timers = new Map<NodeJS.Timeout, () => void>();
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -27,6 +33,8 @@ export async function startDelayProxy(target: string, hold: (method: string, pat
           answer.pipe(response);
         });
         upstream.on("error", () => response.destroy());
+        // The client may be gone (released late): its answer is dropped.
+        response.on("error", () => undefined);
         upstream.end(Buffer.concat(chunks));
       };
       const ms = hold(request.method ?? "GET", request.url ?? "/");
@@ -39,7 +47,7 @@ export async function startDelayProxy(target: string, hold: (method: string, pat
         timers.delete(timer);
         forward();
       }, ms);
-      timers.add(timer);
+      timers.set(timer, forward);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -47,8 +55,15 @@ export async function startDelayProxy(target: string, hold: (method: string, pat
   return {
     url: `http://127.0.0.1:${port}`,
     held: () => new Promise<void>((resolve) => waiters.push(resolve)),
+    release: () => {
+      for (const [timer, forward] of [...timers]) {
+        clearTimeout(timer);
+        timers.delete(timer);
+        forward();
+      }
+    },
     close: async () => {
-      for (const timer of timers) clearTimeout(timer);
+      for (const timer of timers.keys()) clearTimeout(timer);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -108,6 +108,8 @@ interface Harness {
   cache: DesiredCache;
   /** The instance groups (zone: instances) of each cluster `up`, in order. */
   clusterRuns: string[][];
+  /** Every enqueue the reconciler asked for, as `stack` or `stack changed`. */
+  enqueued: string[];
 }
 
 function meta(name: string, over: Partial<ServiceMeta> = {}): ServiceMeta {
@@ -129,6 +131,7 @@ function harness(
 ): Harness {
   const calls: string[] = [];
   const clusterRuns: string[][] = [];
+  const enqueued: string[] = [];
   const cache = new DesiredCache(CONFIG);
   cache.update({ nodes: options.nodes ?? [gceNode("n1", "u1", "us-central1-a", [])], services: options.services ?? [] });
   const metas = new Map((options.metas ?? []).map((m) => [`${m.namespace}/${m.name}`, m]));
@@ -175,7 +178,7 @@ function harness(
     events: new EventRecorder(events, pino({ level: "silent" }), "dccm-service-controller"),
     metrics,
     logger: pino({ level: "silent" }),
-    enqueue: () => undefined,
+    enqueue: (stack, flags) => enqueued.push(flags?.changed === true ? `${stack} changed` : stack),
     signal: new AbortController().signal,
     driftMs: 3_600_000,
     driftJitter: 0,
@@ -185,7 +188,7 @@ function harness(
     operationTimeoutMs: 600_000,
     ...(options.deps?.(cache) ?? {}),
   });
-  return { reconciler, calls, events, metrics, metas, cache, clusterRuns };
+  return { reconciler, calls, events, metrics, metas, cache, clusterRuns, enqueued };
 }
 
 const reasons = (h: Harness): string[] => h.events.created.map((event) => `${event.involvedObject.name} ${event.reason}`);
@@ -300,6 +303,19 @@ describe("daemon/reconciler: removal and ownership", () => {
     assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
     assert.deepEqual(h.calls, ["inspect cluster", "up service.default.web"]);
+  });
+
+  it("a Service that ran before the cluster stack applied is run again as soon as it has, not after its retryAfter", async () => {
+    const service = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
+    const h = harness({ services: [service], metas: [meta("web", { ingress: [] })] });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" });
+    assert.deepEqual(h.enqueued, ["cluster"]);
+    assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
+    assert.deepEqual(h.enqueued, ["cluster", "service.default.web changed"]);
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: true }), { kind: "ok" });
+    assert.deepEqual(h.enqueued, ["cluster", "service.default.web changed"], "a later cluster run wakes no one");
+    assert.deepEqual(h.calls, ["up cluster", "up service.default.web", "up cluster"]);
   });
 });
 
