@@ -180,8 +180,8 @@ describe("dccm daemon process", function () {
     await first.exited;
     // A kill can also land inside the blob library's in-place write of a checkpoint's metadata
     // sidecar; make that happen for sure: an empty .attrs makes every read of the stack fail (EOF).
+    // (The kill may itself have landed while the sidecar was absent: it is written empty either way.)
     const attrs = path.join(backendDir, ".pulumi", "stacks", "dccm-e2e0cafe", "service.default.killed.json.attrs");
-    assert.equal(fs.existsSync(attrs), true);
     fs.writeFileSync(attrs, "");
 
     const second = startDaemon();
