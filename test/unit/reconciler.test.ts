@@ -125,6 +125,8 @@ function harness(
     recorded?: Record<string, string>;
     outputs?: Record<string, Record<string, unknown>>;
     failUp?: Set<string>;
+    /** What each `up` reports it changed. */
+    changed?: UpOutcome["changed"];
     hashes?: (cache: DesiredCache) => Record<string, string>;
     deps?: (cache: DesiredCache) => Partial<ReconcilerDeps>;
   } = {},
@@ -151,7 +153,7 @@ function harness(
       if (stack === "cluster") clusterRuns.push(desired.cluster.instanceGroups.map((group) => `${group.zone}: ${group.instances.join(",")}`));
       if (options.failUp?.has(stack) === true) throw new Error("googleapi: Error 429: Rate Limit Exceeded");
       const groups = Object.fromEntries(desired.cluster.instanceGroups.map((group) => [group.zone, `ig-${group.zone}`]));
-      return { outputs: stack === "cluster" ? { instanceGroups: groups, routes: {} } : {}, changed: [] };
+      return { outputs: stack === "cluster" ? { instanceGroups: groups, routes: {} } : {}, changed: options.changed ?? [] };
     },
     async destroy(stack: string): Promise<"destroyed" | "absent"> {
       calls.push(`destroy ${stack}`);
@@ -456,5 +458,40 @@ describe("daemon/reconciler: spec.loadBalancerIP checked before the up (issue 19
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.plain", refresh: false }), { kind: "ok" });
     assert.deepEqual(asked, ["default/web"]);
     assert.deepEqual(h.calls.filter((call) => call.startsWith("up ")), ["up cluster", "up service.default.web", "up service.default.plain"]);
+  });
+});
+
+describe("daemon/reconciler: one info line per operation (issue 19.7)", () => {
+  function capture(): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
+    const lines: Array<Record<string, unknown>> = [];
+    const stream = { write: (line: string): void => void lines.push(JSON.parse(line) as Record<string, unknown>) };
+    return { logger: pino({ level: "info" }, stream), lines };
+  }
+  const pick = (lines: Array<Record<string, unknown>>): unknown[] => lines.map(({ msg, stack, operation, changed }) => ({ msg, stack, operation, ...(changed !== undefined ? { changed } : {}) }));
+
+  it("an up that changed something logs the stack, the operation and what changed; one that changed nothing stays at debug", async () => {
+    const { logger, lines } = capture();
+    const web = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
+    const h = harness({
+      services: [web],
+      metas: [meta("web", { finalizers: [], ingress: [] })],
+      changed: [{ urn: "urn:pulumi:s::p::gcp:compute/forwardingRule:ForwardingRule::default/web:forwarding-rule-tcp", type: "gcp:compute/forwardingRule:ForwardingRule", name: "default/web:forwarding-rule-tcp", op: "create" }],
+      deps: () => ({ logger }),
+    });
+    await h.reconciler.reconcile({ key: "cluster", refresh: false });
+    await h.reconciler.reconcile({ key: "service.default.web", refresh: false });
+    assert.deepEqual(pick(lines), [
+      { msg: "stack updated", stack: "cluster", operation: "up", changed: "ForwardingRule default/web:forwarding-rule-tcp (create)" },
+      { msg: "stack updated", stack: "service.default.web", operation: "up", changed: "ForwardingRule default/web:forwarding-rule-tcp (create)" },
+    ]);
+    assert.equal(typeof lines[1].seconds, "number");
+  });
+
+  it("a deleted load balancer logs one line with the stack and how long the destroy took", async () => {
+    const { logger, lines } = capture();
+    const h = harness({ metas: [meta("web", { deleting: true })], knownStacks: ["service.default.web"], recorded: { "service.default.web": OUR_UID }, deps: () => ({ logger }) });
+    await h.reconciler.reconcile({ key: "service.default.web", refresh: false });
+    assert.deepEqual(pick(lines), [{ msg: "load balancer deleted", stack: "service.default.web", operation: "destroy" }]);
+    assert.equal(typeof lines[0].seconds, "number");
   });
 });
