@@ -16,7 +16,7 @@ import { KeepAliveAgents } from "../controller/kube";
 import { KeyedQueue } from "../controller/queue";
 import { DEFAULT_LEASE, LeaderElector } from "./leader";
 import { DaemonMetrics } from "./metrics";
-import { computeClientFromConfig, NodeController, type NodeConfig } from "../nodes";
+import { computeClientFromConfig, NodeController, type ComputeClient, type NodeConfig } from "../nodes";
 import { Reconciler, describeError } from "./reconciler";
 import { ClusterRouteStatus } from "./routes";
 import { startProbeServer, type ProbeServer } from "./server";
@@ -162,10 +162,22 @@ export class Daemon {
     const knownStacks = await runner.listStacks();
     phases.mark("listStacks");
     const routeStatus = new ClusterRouteStatus(() => new Set(cache.desired().cluster.routes.map((route) => route.node)));
+    // One Compute client per endpoint: the node controller, the daemon's own checks and the leak
+    // check share its connections and its dccm_compute_calls_total.
+    const computeClients = new Map<string, ComputeClient>();
+    const computeFor = (endpoint: string | undefined): ComputeClient => {
+      const key = endpoint ?? "";
+      let client = computeClients.get(key);
+      if (client === undefined) {
+        client = computeClientFromConfig({ ...(endpoint !== undefined ? { computeEndpoint: endpoint } : {}), registry: metrics.registry });
+        computeClients.set(key, client);
+      }
+      return client;
+    };
     let presence: InstancePresence | undefined;
     let verifyRequestedIp: ((service: ServiceDesired) => Promise<string | undefined>) | undefined;
     if (options.nodes !== undefined) {
-      const compute = computeClientFromConfig({ ...(options.nodes.computeEndpoint !== undefined ? { computeEndpoint: options.nodes.computeEndpoint } : {}), registry: metrics.registry });
+      const compute = computeFor(options.nodes.computeEndpoint);
       verifyRequestedIp = requestedIpVerifier(
         computeAddressReader(compute),
         { project: options.config.project, region: options.config.region },
@@ -294,8 +306,7 @@ export class Daemon {
     if (options.leakCheck !== undefined) {
       this.leakMonitor = daemonLeakMonitor({
         config: options.config,
-        computeEndpoint: options.leakCheck.computeEndpoint,
-        registry: metrics.registry,
+        compute: computeFor(options.leakCheck.computeEndpoint),
         runner,
         ledger,
         snapshot: () => watcher.snapshot(),

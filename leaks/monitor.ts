@@ -5,15 +5,14 @@
  * `LeakedResources` on Namespace kube-system. It never deletes anything: that is `dccm gc`.
  */
 import type { Logger } from "pino";
-import type { Registry } from "prom-client";
 import type { EventRecorder } from "../controller/events";
 import type { Config, ClusterSnapshot } from "../model";
 import type { DaemonMetrics } from "../daemon/metrics";
 import { describeError, ForeignStackError } from "../daemon/reconciler";
 import type { StackRunner } from "../daemon/stacks";
-import { computeClientFromConfig } from "../nodes/compute";
 import { leakCounts, leakMessage, resourceId, type Leak } from "./classify";
 import { clusterFacts, detectLeaks, type Detection } from "./detector";
+import type { LeakCompute } from "./gce";
 import type { ConfigMapLedger } from "./ledger";
 
 export const LEAK_EVENT_REASON = "LeakedResources";
@@ -101,8 +100,8 @@ export class LeakMonitor {
 /** The daemon's monitor, from the pieces the daemon has. */
 export function daemonLeakMonitor(args: {
   config: Config;
-  computeEndpoint: string | undefined;
-  registry: Registry;
+  /** The daemon's Compute client (shared with the node controller). */
+  compute: LeakCompute;
   runner: Pick<StackRunner, "readOnlyWorkspace">;
   ledger: Pick<ConfigMapLedger, "read">;
   snapshot: () => ClusterSnapshot;
@@ -116,7 +115,7 @@ export function daemonLeakMonitor(args: {
   settled: () => Promise<void>;
 }): LeakMonitor {
   const { config } = args;
-  const compute = computeClientFromConfig({ ...(args.computeEndpoint !== undefined ? { computeEndpoint: args.computeEndpoint } : {}), registry: args.registry });
+  const { compute } = args;
   return new LeakMonitor({
     detect: (signal) =>
       detectLeaks({

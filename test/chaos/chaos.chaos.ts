@@ -20,21 +20,13 @@ import { alive, DaemonProcesses, descendants, killAndWatch, lockFiles, type Runn
 import { type TestEnv } from "../support/env";
 import { declaredResources, gceViolations, serviceViolations } from "../support/invariants";
 import { eventually } from "../support/wait";
-import { maxRunsInWindow, mulberry32 } from "./schedule";
+import { intFromEnv, maxRunsInWindow, mulberry32 } from "./schedule";
 
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name}: expected a whole number ≥ 0, got ${JSON.stringify(raw)}`);
-  return value;
-}
-
-const KILLS = intFromEnv("DCCM_CHAOS_KILLS", 15);
-const CYCLES = intFromEnv("DCCM_CHAOS_CYCLES", 30);
-const FAULT_MS = intFromEnv("DCCM_CHAOS_FAULT_MS", 60_000);
-const SETTLE_MS = intFromEnv("DCCM_CHAOS_SETTLE_MS", 300_000);
-const SEED = intFromEnv("DCCM_CHAOS_SEED", Date.now() % 2 ** 31);
+const KILLS = intFromEnv("DCCM_CHAOS_KILLS", 15, 0);
+const CYCLES = intFromEnv("DCCM_CHAOS_CYCLES", 30, 0);
+const FAULT_MS = intFromEnv("DCCM_CHAOS_FAULT_MS", 60_000, 0);
+const SETTLE_MS = intFromEnv("DCCM_CHAOS_SETTLE_MS", 300_000, 0);
+const SEED = intFromEnv("DCCM_CHAOS_SEED", Date.now() % 2 ** 31, 0);
 /** What dccm daemon uses (bin/daemonCommand.ts) and the queue's default jitter. */
 const BACKOFF = { baseMs: 5000, maxMs: 300_000, jitter: 0.1 };
 

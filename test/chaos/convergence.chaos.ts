@@ -19,17 +19,10 @@ import { DaemonProcesses, lockFiles, type RunningDaemon, processCluster } from "
 import { type TestEnv } from "../support/env";
 import { declaredResources, gceViolations, serviceViolations } from "../support/invariants";
 import { eventually } from "../support/wait";
+import { intFromEnv } from "./schedule";
 
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name}: expected a whole number ≥ 1, got ${JSON.stringify(raw)}`);
-  return value;
-}
-
-const KILLS = intFromEnv("DCCM_CONVERGENCE_KILLS", 5);
-const TAKEOVERS = intFromEnv("DCCM_CONVERGENCE_TAKEOVERS", 3);
+const KILLS = intFromEnv("DCCM_CONVERGENCE_KILLS", 5, 1);
+const TAKEOVERS = intFromEnv("DCCM_CONVERGENCE_TAKEOVERS", 3, 1);
 
 /** One restart: ms from the new process's spawn to the converged state, and where it went. */
 interface Sample {

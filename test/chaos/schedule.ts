@@ -1,6 +1,15 @@
 /** Pure helpers of the chaos suite: a seeded random source and the backoff's bound on runs. */
 import { jitteredBackoffMs } from "../../controller/queue";
 
+/** A size from the environment: a whole number ≥ `min`, or `fallback` when unset. */
+export function intFromEnv(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name}: expected a whole number ≥ ${min}, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
 /** A small seeded PRNG (mulberry32): a failing run is replayed with the seed it printed. */
 export function mulberry32(seed: number): () => number {
   let state = seed >>> 0;

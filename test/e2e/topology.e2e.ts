@@ -115,9 +115,10 @@ describe("dccm daemon: Nodes and zones coming and going", function () {
       daemonOptions(env, parseConfig(E2E_CONFIG), { nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint, nodeLifecyclePeriod: "1h" }, []) }),
     );
     await daemon.start(() => assert.fail("leadership lost"));
-    await core.createNamespacedService({ namespace: "default", body: lbService("late") });
+    const late = await core.createNamespacedService({ namespace: "default", body: lbService("late") });
     const ip = await eventually("late's ingress", async () => (await core.readNamespacedServiceStatus({ name: "late", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
-    assert.match(ip, /^\d+\.\d+\.\d+\.\d+$/);
+    const lateLb = loadBalancerName(late.metadata?.uid ?? "");
+    assert.equal(env.gce.listResources().find((r) => r.kind === "addresses" && r.name === lateLb)?.properties.address, ip);
     assert.equal((await clusterRetries()) >= 1, true);
     assert.deepEqual(groupMembers("us-central1-a"), ["node-a1", "node-a3"]);
   });
