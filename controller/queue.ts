@@ -16,6 +16,8 @@
  * - drain() stops taking work and waits for the runs in progress; start() resumes after it (the
  *   node controller is stopped and started again when leadership moves).
  */
+import { jitteredBackoffMs } from "./backoff";
+
 export type ReconcileResult =
   | { readonly kind: "ok" }
   | { readonly kind: "retry"; readonly error: unknown }
@@ -91,17 +93,6 @@ interface KeyState {
   timer?: RetryTimer;
   /** The timer waits out a failure backoff (counted by onBackoff), not a retryAfter. */
   timerIsBackoff: boolean;
-}
-
-export function backoffMs(failures: number, baseMs: number, maxMs: number): number {
-  if (failures <= 0) return 0;
-  return Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 30));
-}
-
-/** backoffMs spread over ±jitter by `random` (uniform in [0, 1)), never above the maximum. */
-export function jitteredBackoffMs(failures: number, baseMs: number, maxMs: number, jitter: number, random: number): number {
-  const plain = backoffMs(failures, baseMs, maxMs);
-  return Math.min(maxMs, Math.round(plain * (1 + jitter * (2 * random - 1))));
 }
 
 export class KeyedQueue {

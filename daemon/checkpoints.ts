@@ -17,6 +17,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as zlib from "node:zlib";
 import * as YAML from "yaml";
+import { isRecord } from "../controller/guards";
 
 /**
  * The checkpoint versions this reader knows: 3 (apitype.CheckpointV3), and 4, the same deployment
@@ -36,9 +37,6 @@ export type CheckpointRead =
 
 const ENCODINGS = [".json", ".json.gz", ".json.zst"] as const;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Pure: the diy layout version `.pulumi/meta.yaml` declares (0, the legacy layout, when it has none). */
 export function layoutVersion(metaYaml: string): number | undefined {

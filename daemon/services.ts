@@ -1,8 +1,12 @@
 /** The Service writes the daemon makes: finalizer and load balancer status. */
 import * as k8s from "@kubernetes/client-node";
 import { kubeStatusCode } from "../controller/kube";
+import { retryOnConflict, type ConflictAttempt } from "../controller/retry";
 
 export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
+
+/** Each attempt reads the Service again: 5 writes losing the race in a row means a hot object. */
+const FINALIZER_ATTEMPTS = 5;
 
 const mergePatch = (): ReturnType<typeof k8s.setHeaderOptions> => k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
 
@@ -25,25 +29,25 @@ export class ServiceWriter {
    * when the Service no longer exists.
    */
   async setFinalizer(namespace: string, name: string, present: boolean): Promise<boolean> {
-    for (let attempt = 0; attempt < 5; attempt++) {
+    const what = `${present ? "adding" : "removing"} finalizer ${LB_FINALIZER} on Service ${namespace}/${name}`;
+    return retryOnConflict(what, FINALIZER_ATTEMPTS, async (): Promise<ConflictAttempt<boolean>> => {
       const service = await this.read(namespace, name);
-      if (service === undefined) return false;
+      if (service === undefined) return { kind: "done", value: false };
       const finalizers = service.metadata?.finalizers ?? [];
-      const has = finalizers.includes(LB_FINALIZER);
-      if (has === present) return true;
+      if (finalizers.includes(LB_FINALIZER) === present) return { kind: "done", value: true };
       const next = present ? [...finalizers, LB_FINALIZER] : finalizers.filter((finalizer) => finalizer !== LB_FINALIZER);
       try {
         await this.core.patchNamespacedService(
           { name, namespace, body: { metadata: { finalizers: next, resourceVersion: service.metadata?.resourceVersion } } },
           mergePatch(),
         );
-        return true;
+        return { kind: "done", value: true };
       } catch (error) {
-        if (kubeStatusCode(error) === 404) return false;
-        if (kubeStatusCode(error) !== 409) throw new Error(`${present ? "adding" : "removing"} finalizer ${LB_FINALIZER} on Service ${namespace}/${name}`, { cause: error });
+        if (kubeStatusCode(error) === 404) return { kind: "done", value: false };
+        if (kubeStatusCode(error) === 409) return { kind: "conflict", error };
+        throw new Error(what, { cause: error });
       }
-    }
-    throw new Error(`${present ? "adding" : "removing"} finalizer ${LB_FINALIZER} on Service ${namespace}/${name}: conflicts on 5 attempts`);
+    });
   }
 
   /**

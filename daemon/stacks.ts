@@ -20,9 +20,9 @@ import {
 import { gceResourceId } from "../components/ids";
 import { FileBackend } from "./checkpoints";
 import { TwoStepInterrupt } from "./interrupt";
-import { guardedPulumiCommand } from "./pulumiCli";
 import { declareStack, type Scope } from "../components/stack";
 import type { DesiredState } from "../model";
+import { isRecord } from "../controller/guards";
 
 export const PROJECT_NAME = "dccm";
 
@@ -55,8 +55,6 @@ export interface StackRunnerOptions {
    * can tell the stacks are not its own.
    */
   clusterUid?: string;
-  /** Told once when the CLI cannot be tied to the daemon's life (daemon/pulumiCli.ts). */
-  onCliUnguarded?: (reason: string) => void;
   /**
    * Read a file:// backend's checkpoints directly instead of through `pulumi stack ls` / `stack
    * export` (daemon/checkpoints.ts). Default true; false: always through the CLI.
@@ -143,9 +141,6 @@ export function stackOutputs(deployment: Record<string, unknown>): Record<string
   return isRecord(root) && isRecord(root.outputs) ? root.outputs : {};
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The signature key of a serialized secret in a checkpoint (sdk/go/common/resource/sig: Secret). */
 const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
@@ -227,17 +222,17 @@ export class StackRunner {
   private readonly projectName: string;
   /** The file:// backend read directly (daemon/checkpoints.ts); undefined for other backends. */
   private readonly files: FileBackend | undefined;
-  /** The CLI every workspace runs: dies with the daemon (never rejects). */
+  /**
+   * The CLI every workspace runs, checked once (never rejects): without it each workspace would
+   * run its own `pulumi version`. When `pulumi` cannot be run, the workspaces are left to fail
+   * with the Automation API's own error.
+   */
   private readonly pulumiCommand: Promise<PulumiCommand | undefined>;
 
   constructor(private readonly options: StackRunnerOptions) {
     this.projectName = options.projectName ?? PROJECT_NAME;
     this.files = options.readCheckpoints === false ? undefined : FileBackend.fromUrl(options.backendUrl);
-    this.pulumiCommand = guardedPulumiCommand(options.pulumiCommand, {
-      dir: path.join(options.workDir, ".pulumi-cli"),
-      searchPath: options.env.PATH ?? process.env.PATH,
-      onUnguarded: (reason) => options.onCliUnguarded?.(reason),
-    });
+    this.pulumiCommand = options.pulumiCommand !== undefined ? Promise.resolve(options.pulumiCommand) : PulumiCommand.get().catch(() => undefined);
   }
 
   private async workspaceOptions(stackName: string): Promise<LocalWorkspaceOptions> {

@@ -9,10 +9,8 @@ import { CLUSTER_STACK } from "../model";
 import { ForeignStackError } from "../daemon/reconciler";
 import { CLUSTER_UID_OUTPUT, stackOutputs } from "../daemon/stacks";
 import { isLeakKind, resourceId } from "./classify";
+import { isRecord } from "../controller/guards";
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** `projects/p/regions/r/forwardingRules/n` (a Pulumi ID or self link) → `forwardingRules/r/n`. */
 export function resourceIdOfPath(path: string): string | undefined {

@@ -8,6 +8,7 @@ import * as k8s from "@kubernetes/client-node";
 import type { ClusterSnapshot, NodeInfo, ServiceInfo } from "../model";
 import { KeepAliveAgents } from "../controller/kube";
 import { trimNode, trimService } from "./trim";
+import { backoffMs } from "../controller/backoff";
 
 /** What the daemon needs of a Service besides the model's view. */
 export interface ServiceMeta {
@@ -126,7 +127,7 @@ export class ClusterWatcher extends EventEmitter {
     watched.upSince = undefined;
     watched.failures++;
     this.options.onWatchRestart?.(watched.resource, error);
-    const delay = Math.min(this.options.restartBackoffMaxMs, this.options.restartBackoffBaseMs * 2 ** Math.min(watched.failures - 1, 20));
+    const delay = backoffMs(watched.failures, this.options.restartBackoffBaseMs, this.options.restartBackoffMaxMs);
     watched.restartTimer = this.later(delay, () => {
       watched.restartTimer = undefined;
       watched.informer.start().catch((startError: unknown) => this.restart(watched, startError));

@@ -2,6 +2,7 @@
 import type { ClusterSnapshot } from "../model";
 import { clusterIdFromConfigMap, type ConfigMapLike } from "./clusterId";
 import { trimNode, trimService, type NodeLike, type ServiceLike } from "./trim";
+import { isRecord } from "../controller/guards";
 
 export class SnapshotError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -16,9 +17,6 @@ export interface DumpContents {
   clusterId?: string;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 export function snapshotFromKubectlJson(text: string, source: string): DumpContents {
   let parsed: unknown;

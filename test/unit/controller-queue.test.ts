@@ -6,7 +6,8 @@
 import * as assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 
-import { backoffMs, jitteredBackoffMs, KeyedQueue, OK, type EnqueueFlags, type ReconcileResult, type ScheduleRetry, type WorkItem } from "../../controller/queue";
+import { backoffMs, fullJitterBackoffMs, jitteredBackoffMs } from "../../controller/backoff";
+import { KeyedQueue, OK, type EnqueueFlags, type ReconcileResult, type ScheduleRetry, type WorkItem } from "../../controller/queue";
 
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve: (value: T) => void = () => undefined;
