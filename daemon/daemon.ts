@@ -31,6 +31,7 @@ import { computeAddressReader, requestedIpVerifier } from "./requestedIp";
 import { InstanceLocator } from "../nodes/locate";
 import { PhaseTimer } from "./phases";
 import { readClusterUid } from "./identity";
+import { newProcessMarker, PROCESS_OWNER_VARIABLE, Reaper } from "./reaper";
 
 export interface DaemonOptions {
   kubeConfig: k8s.KubeConfig;
@@ -90,6 +91,8 @@ export class Daemon {
   private agents: KeepAliveAgents | undefined;
   private leadershipLost = false;
   private leakMonitor: LeakMonitor | undefined;
+  /** Kills this daemon's pulumi processes if it dies (daemon/reaper.ts). */
+  private reaper: Reaper | undefined;
 
   constructor(private readonly options: DaemonOptions) {
     this.metrics = options.metrics ?? new DaemonMetrics();
@@ -132,16 +135,23 @@ export class Daemon {
     const core = this.agents.makeApiClient(k8s.CoreV1Api);
     const clusterUid = await readClusterUid(options.kubeConfig);
     phases.mark("clusterUid");
+    const marker = newProcessMarker();
+    this.reaper = new Reaper({
+      marker,
+      onExit: (code, signal) => logger.warn({ code, signal }, "the reaper of pulumi processes exited; starting it again"),
+    });
+    this.reaper.start();
     const runner = new StackRunner({
       clusterUid,
       backendUrl,
       ...(options.secretsProvider !== undefined ? { secretsProvider: options.secretsProvider } : {}),
-      env: options.pulumiEnv,
+      // Every pulumi process (the CLI, and the plugins it hands its environment on to) carries
+      // the marker the reaper kills by if the daemon dies.
+      env: { ...options.pulumiEnv, [PROCESS_OWNER_VARIABLE]: marker },
       workDir: path.join(options.stateDir, "workspaces"),
       ...(options.pulumiCommand !== undefined ? { pulumiCommand: options.pulumiCommand } : {}),
       projectName: clusterProjectName(options.config.clusterId),
       onAdopted: (stack, urns) => logger.warn({ stack, urns }, "adopted resources a killed run created but did not record"),
-      onCliUnguarded: (reason) => logger.warn({ reason }, "the pulumi CLI runs without a parent-death signal"),
       onCheckpointUnsure: (stack, reason) => logger.info({ stack, reason }, "reading the stack through the pulumi CLI"),
       onTerminate: (stack, operation, afterMs) => logger.warn({ stack, operation, afterMs }, "a cancelled pulumi run did not end; terminating it"),
     });
@@ -415,6 +425,8 @@ export class Daemon {
       await this.leader?.release();
       this.agents?.destroy();
       await this.server?.close();
+      // Last: no run is left, so the reaper only checks that nothing of ours outlives the daemon.
+      this.reaper?.stop();
     })();
     return this.stopping;
   }

@@ -216,8 +216,12 @@ export class DaemonProcesses {
   }
 }
 
-/** How long a process of a killed daemon may outlive it: the CLI (the only writer of the stack) 1 s; its plugins (they write no state, and exit once their engine is gone) 3 s. */
-export const CLI_GRACE_MS = 1000;
+/**
+ * How long a process of a killed daemon may outlive it: 1 s, the CLI (the only writer of the
+ * stack), its plugins (still calling GCE) and the reaper alike (daemon/reaper.ts).
+ */
+export const KILL_GRACE_MS = 1000;
+/** How long a provider plugin may outlive a CLI the daemon terminated (the second interrupt). */
 export const PLUGIN_GRACE_MS = 3000;
 
 export interface KillReport {
@@ -236,18 +240,17 @@ export async function killAndWatch(daemons: DaemonProcesses, running: RunningDae
   await daemons.kill(running);
   const killedAt = Date.now();
   const goneAfter = new Map<number, number>();
-  const graceOf = (info: ProcessInfo): number => (info.comm === "pulumi" ? CLI_GRACE_MS : PLUGIN_GRACE_MS);
   for (;;) {
     const elapsed = Date.now() - killedAt;
     for (const info of started) if (!goneAfter.has(info.pid) && !alive(info.pid)) goneAfter.set(info.pid, elapsed);
     const pending = started.filter((info) => !goneAfter.has(info.pid));
-    if (pending.length === 0 || pending.every((info) => elapsed > graceOf(info))) break;
+    if (pending.length === 0 || elapsed > KILL_GRACE_MS) break;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   const label = (info: ProcessInfo): string => `${info.cmdline.slice(0, 70)} (${info.pid})`;
   return {
     sawCli: started.some((info) => info.comm === "pulumi"),
-    violations: started.filter((info) => !goneAfter.has(info.pid)).map((info) => `${label(info)} alive ${graceOf(info)} ms after the kill`),
+    violations: started.filter((info) => !goneAfter.has(info.pid)).map((info) => `${label(info)} alive ${KILL_GRACE_MS} ms after the kill`),
     deaths: started.map((info) => `${label(info)} ${goneAfter.get(info.pid) ?? "alive"} ms`),
   };
 }
