@@ -119,8 +119,9 @@ export class Reaper {
       if (this.child !== child) return;
       this.child = undefined;
       if (this.stopped) return;
-      this.options.onExit(code, signal);
+      // Started again before anyone is told: a daemon dying now still has a reaper.
       this.start();
+      this.options.onExit(code, signal);
     });
     // Neither the process nor the pipe may keep a stopping daemon alive.
     child.unref();
