@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { readClusterUid } from "../daemon/identity";
 import { clusterProjectName, localBackendUrl, StackRunner } from "../daemon/stacks";
-import { describeError } from "../daemon/reconciler";
+import { describeError } from "../controller/errors";
 import { ConfigError, CLUSTER_STACK, type Config } from "../model";
 import { parseNodeConfig } from "../nodes";
 import { COMPUTE_SCOPE, ComputeClient, DEFAULT_COMPUTE_ENDPOINT } from "../nodes/compute";

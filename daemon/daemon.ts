@@ -17,7 +17,8 @@ import { KeyedQueue } from "../controller/queue";
 import { DEFAULT_LEASE, LeaderElector } from "./leader";
 import { DaemonMetrics } from "./metrics";
 import { computeClientFromConfig, NodeController, type ComputeClient, type NodeConfig } from "../nodes";
-import { Reconciler, describeError } from "./reconciler";
+import { describeError } from "../controller/errors";
+import { Reconciler } from "./reconciler";
 import { ClusterRouteStatus } from "./routes";
 import { startProbeServer, type ProbeServer } from "./server";
 import { LB_FINALIZER, ServiceWriter } from "./services";
@@ -277,6 +278,7 @@ export class Daemon {
       onDepth: (depth) => metrics.queueDepth.set(depth),
       onBackoff: (stacks) => metrics.backoffKeys.set(stacks),
       onResult: (item, result, failures) => {
+        metrics.reconciles.inc({ kind: item.key === CLUSTER_STACK ? "cluster" : "service", result: result.kind });
         if (result.kind === "retry") metrics.retries.inc({ kind: item.key === CLUSTER_STACK ? "cluster" : "service" });
         if (result.kind === "retry") logger.warn({ stack: item.key, failures, err: describeError(result.error) }, "reconcile failed; will retry");
         else if (result.kind === "giveUp") logger.info({ stack: item.key, reason: result.reason }, "reconcile ended without retry");

@@ -1,6 +1,6 @@
 /** Route status for the node controller, from the cluster stack's last run. */
 import type { RouteStatus, RouteStatusSource } from "../nodes";
-import type { ClusterOutputs } from "./reconciler";
+import type { ClusterOutputs } from "./clusterController";
 
 export class ClusterRouteStatus implements RouteStatusSource {
   private routes: Record<string, string> = {};

@@ -6,7 +6,7 @@
 import type { Workspace } from "@pulumi/pulumi/automation";
 import { gceResourceId } from "../components/ids";
 import { CLUSTER_STACK } from "../model";
-import { ForeignStackError } from "../daemon/reconciler";
+import { ForeignStackError } from "../daemon/stackRuns";
 import { CLUSTER_UID_OUTPUT, stackOutputs } from "../daemon/stacks";
 import { isLeakKind, resourceId } from "./classify";
 import { isRecord } from "../controller/guards";

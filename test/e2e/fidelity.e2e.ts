@@ -8,7 +8,7 @@ import * as assert from "node:assert/strict";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
-import { describeError } from "../../daemon/reconciler";
+import { describeError } from "../../controller/errors";
 import { StackRunner } from "../../daemon/stacks";
 import { CLUSTER_STACK, desiredState, loadBalancerName, parseConfig, type ClusterSnapshot, type ServiceInfo } from "../../model";
 import type { ResourceListing } from "../support/gce";

@@ -9,7 +9,7 @@ import { EventRecorder, type EventPatch, type EventSink } from "../../controller
 import { parseDuration } from "../../bin/daemonCommand";
 import { canAcquire } from "../../daemon/leader";
 import { clearStaleLocks, removeTruncatedAttrs } from "../../daemon/locks";
-import { describeError } from "../../daemon/reconciler";
+import { describeError } from "../../controller/errors";
 import { ClusterRouteStatus } from "../../daemon/routes";
 import { adoptPendingCreates, HASH_OUTPUT, stackOutputs } from "../../daemon/stacks";
 import { parseConfig, type ClusterSnapshot, type ServiceInfo } from "../../model";

@@ -1,0 +1,28 @@
+/** Errors as people read them: in Events, logs and the reconcile results of every controller. */
+import { kubeErrorText } from "./kube";
+
+/** The message chain of an error, short enough for an Event. */
+export function describeError(error: unknown, limit = 1024): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && current !== null && depth < 6; depth++) {
+    const apiText = kubeErrorText(current);
+    if (apiText !== undefined) {
+      // An apiserver error's message is its raw response: keep the status and the API's own message.
+      parts.push(apiText);
+      break;
+    }
+    if (current instanceof Error) {
+      const lines = current.message.split("\n").map((line) => line.trim());
+      // Pulumi CLI errors carry the whole output: keep the lines that say what failed.
+      const useful = lines.filter((line) => /error|failed|denied|not found|invalid/i.test(line));
+      parts.push((useful.length > 0 ? useful.slice(0, 6) : lines.slice(0, 2)).join(" "));
+      current = current.cause;
+    } else {
+      parts.push(String(current));
+      break;
+    }
+  }
+  const text = [...new Set(parts.filter((part) => part !== ""))].join(": ");
+  return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
+}

@@ -1,0 +1,177 @@
+/**
+ * The cluster stack's controller: instance groups, routes and the legacy node health check. A pure
+ * plan per sync (planClusterSync) and a thin executor; Service stacks wait for what it applied.
+ */
+import type { Logger } from "pino";
+import { CLUSTER_STACK, type ServiceDesired } from "../model";
+import type { DesiredCache } from "../watcher/desiredCache";
+import { isRecord } from "../controller/guards";
+import { describeError } from "../controller/errors";
+import type { EnqueueFlags, ReconcileResult, WorkItem } from "../controller/queue";
+import type { DaemonMetrics } from "./metrics";
+import { describePutBack, ForeignStackError, type DriftTimers, type StackRecord, type StackRecords, type StackRuns } from "./stackRuns";
+
+export interface ClusterOutputs {
+  instanceGroups: Record<string, string>;
+  routes: Record<string, string>;
+  legacyNodeHealthCheck?: string;
+}
+
+function stringMap(value: unknown): Record<string, string> {
+  if (!isRecord(value)) return {};
+  return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
+}
+
+/** The cluster stack's outputs, checked: anything not of the recorded shape is left out. */
+export function clusterOutputs(outputs: Record<string, unknown>): ClusterOutputs {
+  return {
+    instanceGroups: stringMap(outputs.instanceGroups),
+    routes: stringMap(outputs.routes),
+    ...(typeof outputs.legacyNodeHealthCheck === "string" ? { legacyNodeHealthCheck: outputs.legacyNodeHealthCheck } : {}),
+  };
+}
+
+export type ClusterSyncAction =
+  /** Nothing to apply, and what was applied is already published to the Service stacks. */
+  | { kind: "none" }
+  /** Ask GCE which Nodes' instances are gone first: the desired state may change. */
+  | { kind: "observeInstances" }
+  /** Read what the stack recorded (once after a start). */
+  | { kind: "inspect" }
+  /** The stack already declares the desired state: publish what it recorded. */
+  | { kind: "publishRecorded" }
+  /** Run `up` for `hash`; `drift`: a drift pass of an applied state (what it changed was put back). */
+  | { kind: "apply"; hash: string; drift: boolean };
+
+export interface ClusterSyncInput {
+  hash: string | undefined;
+  refresh: boolean;
+  /** What the stack applied was published since the start. */
+  published: boolean;
+  /** Instances were asked about in this sync, or cannot be (no Compute access). */
+  instancesObserved: boolean;
+}
+
+export function planClusterSync(record: StackRecord, input: ClusterSyncInput): ClusterSyncAction {
+  if (input.hash === undefined) return { kind: "none" };
+  const unchanged = record.applied === input.hash && !input.refresh;
+  if (unchanged && input.published) return { kind: "none" };
+  // A Node whose VM is gone would make every write of its group fail: ask before running.
+  if (!input.instancesObserved) return { kind: "observeInstances" };
+  if (record.recorded === undefined) return { kind: "inspect" };
+  if (unchanged) return { kind: "publishRecorded" };
+  return { kind: "apply", hash: input.hash, drift: input.refresh && record.applied === input.hash };
+}
+
+export interface ClusterControllerDeps {
+  cache: Pick<DesiredCache, "view">;
+  records: StackRecords;
+  runs: StackRuns;
+  drift: DriftTimers;
+  metrics: DaemonMetrics;
+  logger: Logger;
+  enqueue: (stack: string, flags?: EnqueueFlags) => void;
+  /** Asks GCE which Nodes' instances are gone; absent without Compute access (node controller off). */
+  observeInstances?: () => Promise<void>;
+  onClusterApplied?: (outputs: ClusterOutputs) => void;
+  onClusterFailed?: (error: unknown) => void;
+}
+
+/** What the cluster stack last applied that Service stacks point at. */
+interface AppliedCluster {
+  zones: Set<string>;
+  legacyHealthCheck: boolean;
+}
+
+function appliedClusterOf(outputs: ClusterOutputs): AppliedCluster {
+  return { zones: new Set(Object.keys(outputs.instanceGroups)), legacyHealthCheck: outputs.legacyNodeHealthCheck !== undefined };
+}
+
+export class ClusterController {
+  private applied: AppliedCluster | undefined;
+  /** Service stacks deferred until the cluster stack applies: they run as soon as it has. */
+  private readonly waiting = new Set<string>();
+
+  constructor(private readonly deps: ClusterControllerDeps) {}
+
+  /** Does the cluster stack hold what this Service's load balancer points at (instance groups, legacy health check)? */
+  readyFor(service: ServiceDesired): boolean {
+    const applied = this.applied;
+    if (applied === undefined) return false;
+    if (service.backendZones.some((zone) => !applied.zones.has(zone))) return false;
+    return !(service.backend === "target-pool" && service.healthCheck.kind === "shared" && !applied.legacyHealthCheck);
+  }
+
+  /** A Service stack that must wait: it is enqueued again, as a change, once the cluster stack applies. */
+  wait(stack: string): void {
+    // A nudge, not a change: a failing cluster stack keeps its backoff.
+    this.deps.enqueue(CLUSTER_STACK);
+    this.waiting.add(stack);
+  }
+
+  async sync(item: WorkItem): Promise<ReconcileResult> {
+    const record = this.deps.records.get(CLUSTER_STACK);
+    let instancesObserved = this.deps.observeInstances === undefined;
+    try {
+      for (;;) {
+        const action = planClusterSync(record, { hash: this.deps.cache.view(CLUSTER_STACK).hash, refresh: item.refresh, published: this.applied !== undefined, instancesObserved });
+        switch (action.kind) {
+          case "none":
+            return { kind: "ok" };
+          case "observeInstances":
+            await this.deps.observeInstances?.();
+            instancesObserved = true;
+            continue;
+          case "inspect":
+            await this.deps.runs.inspectOnce(CLUSTER_STACK, { kind: "cluster" }, record);
+            continue;
+          case "publishRecorded":
+            this.published(clusterOutputs(record.recorded ?? {}));
+            return { kind: "ok" };
+          case "apply":
+            return await this.apply(item, record, action.hash, action.drift);
+        }
+      }
+    } catch (error) {
+      return this.failed(error);
+    }
+  }
+
+  /** Reads the cluster stack before anything runs; throws ForeignStackError when it is another cluster's. */
+  async verify(): Promise<void> {
+    const record = this.deps.records.get(CLUSTER_STACK);
+    if (record.known) await this.deps.runs.inspectOnce(CLUSTER_STACK, { kind: "cluster" }, record);
+  }
+
+  private async apply(item: WorkItem, record: StackRecord, hash: string, drift: boolean): Promise<ReconcileResult> {
+    // After a restart, what the cluster stack recorded still exists in GCE: Service stacks may
+    // point at it even while this run fails (one bad Node or a rate-limited API must not stop
+    // every load balancer).
+    if (this.applied === undefined && record.recorded?.instanceGroups !== undefined) this.applied = appliedClusterOf(clusterOutputs(record.recorded));
+    const outcome = await this.deps.runs.up(CLUSTER_STACK, { kind: "cluster" }, record, item.refresh, hash);
+    if (drift && outcome.changed.length > 0) {
+      this.deps.metrics.driftCorrections.inc({ kind: "cluster" });
+      this.deps.logger.info({ stack: CLUSTER_STACK, putBack: describePutBack(outcome.changed) }, "drift corrected");
+    }
+    record.applied = hash;
+    this.published(clusterOutputs(outcome.outputs));
+    return { kind: "ok" };
+  }
+
+  private published(outputs: ClusterOutputs): void {
+    this.applied = appliedClusterOf(outputs);
+    this.deps.onClusterApplied?.(outputs);
+    this.deps.drift.arm(CLUSTER_STACK);
+    // Flagged as a change: a deferred Service must not sit out its retryAfter once it can run.
+    for (const stack of this.waiting) this.deps.enqueue(stack, { changed: true });
+    this.waiting.clear();
+  }
+
+  private failed(error: unknown): ReconcileResult {
+    // Never retried: the caller refuses the stack (see Reconciler).
+    if (error instanceof ForeignStackError) throw error;
+    this.deps.logger.error({ stack: CLUSTER_STACK, err: describeError(error) }, "cluster stack update failed");
+    this.deps.onClusterFailed?.(error);
+    return { kind: "retry", error };
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * The Service stacks' controller, in cloud-provider's shape: a pure plan per sync
+ * (planServiceSync: what the record, the desired state and the observed Service call for) and a
+ * thin executor doing the I/O — the stack, the finalizer, the status and the events.
+ */
+import type { Logger } from "pino";
+import type { Scope } from "../components/stack";
+import type { Rejection, ServiceDesired } from "../model";
+import type { DesiredCache } from "../watcher/desiredCache";
+import type { ClusterWatcher, ServiceMeta } from "../watcher/informers";
+import { isRecord } from "../controller/guards";
+import { describeError } from "../controller/errors";
+import type { EventRecorder, EventTarget } from "../controller/events";
+import type { ReconcileResult, WorkItem } from "../controller/queue";
+import type { LedgerWriter } from "../leaks/ledger";
+import type { ClusterController } from "./clusterController";
+import type { DaemonMetrics } from "./metrics";
+import { planRemoval, type RemovalPlan } from "./ownership";
+import { LB_FINALIZER, type ServiceWriter } from "./services";
+import { describePutBack, ForeignStackError, type ClusterReferences, type DriftTimers, type StackRecord, type StackRecords, type StackRuns } from "./stackRuns";
+import { StackBusyError, type StackRunner } from "./stacks";
+
+/** A Service stack's outputs, checked: the ingress IPs of its one load balancer (none when not of that shape). */
+export function ingressOf(outputs: Record<string, unknown>, namespace: string, name: string): string[] {
+  const loadBalancers = outputs.loadBalancers;
+  if (!isRecord(loadBalancers)) return [];
+  const entry = loadBalancers[`${namespace}/${name}`];
+  const raw = isRecord(entry) ? entry.ingress : undefined;
+  return Array.isArray(raw) ? raw.filter((ip): ip is string => typeof ip === "string") : [];
+}
+
+function referencesOf(service: ServiceDesired): ClusterReferences {
+  return { zones: [...service.backendZones], legacyHealthCheck: service.backend === "target-pool" && service.healthCheck.kind === "shared" };
+}
+
+/** The union over stacks, zones sorted: the cluster stack keeps all of it until no stack names it. */
+export function unionReferences(references: Iterable<ClusterReferences>): ClusterReferences {
+  const zones = new Set<string>();
+  let legacyHealthCheck = false;
+  for (const reference of references) {
+    for (const zone of reference.zones) zones.add(zone);
+    legacyHealthCheck ||= reference.legacyHealthCheck;
+  }
+  return { zones: [...zones].sort(), legacyHealthCheck };
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value, index) => value === b[index]);
+}
+
+/** How a step that fails is told: the prefix of its Warning, and whether the Service is told at all. */
+interface Failure {
+  prefix: "Error syncing load balancer" | "Error deleting load balancer";
+  tell: boolean;
+}
+
+export type ServiceSyncAction =
+  /** Nothing to do (the Service's object is not in the cache yet, or nothing of ours is left). */
+  | { kind: "none" }
+  /** Everything known of the stack is dropped: nothing of ours exists. */
+  | { kind: "forget" }
+  /** Invalid: nothing runs and nothing is deleted; `tell`: this object and spec were not told yet. */
+  | { kind: "reject"; message: string; tell: boolean; token: string }
+  /** The cluster stack does not hold what this load balancer points at yet. */
+  | { kind: "waitForCluster" }
+  /** Read what the stack recorded (once after a start), then plan again. */
+  | { kind: "inspect"; failure: Failure }
+  /** The stack declares the desired state: write the status back if someone changed it. */
+  | { kind: "publish"; ingress: string[] | undefined; restored: boolean }
+  | { kind: "apply"; hash: string; changed: boolean; verifyIp: boolean; addFinalizer: boolean }
+  | { kind: "remove"; removal: RemovalPlan; failure: Failure };
+
+export interface ServiceSyncInput {
+  namespace: string;
+  name: string;
+  service: ServiceDesired | undefined;
+  hash: string | undefined;
+  rejections: readonly Rejection[];
+  /** The Service object as the cache has it; undefined when gone. */
+  meta: ServiceMeta | undefined;
+  refresh: boolean;
+  clusterReady: boolean;
+  loadBalancerClasses: readonly string[];
+}
+
+export function planServiceSync(record: StackRecord, input: ServiceSyncInput): ServiceSyncAction {
+  const { service, hash, meta } = input;
+  if (service !== undefined && hash !== undefined) {
+    if (meta === undefined) return { kind: "none" };
+    if (!input.clusterReady) return { kind: "waitForCluster" };
+    if (record.applied === hash && !input.refresh) return { kind: "publish", ingress: record.published, restored: false };
+    if (record.recorded === undefined) return { kind: "inspect", failure: { prefix: "Error syncing load balancer", tell: true } };
+    const changed = record.applied !== hash;
+    // Unchanged since the last run before a restart: only the status may need writing.
+    if (!changed && !input.refresh) return { kind: "publish", ingress: ingressOf(record.recorded, input.namespace, input.name), restored: true };
+    return { kind: "apply", hash, changed, verifyIp: changed && service.userIP !== undefined, addFinalizer: !meta.finalizers.includes(LB_FINALIZER) };
+  }
+  if (input.rejections.length > 0 && hash !== undefined) {
+    // Per object and spec: a Service deleted and created again unchanged is a new object, told again.
+    const token = `${meta?.uid ?? ""} ${hash}`;
+    return { kind: "reject", message: input.rejections.map((rejection) => rejection.message).join("; "), tell: meta !== undefined && record.toldRejection !== token, token };
+  }
+  const removal = planRemoval(meta, record.known, LB_FINALIZER, input.loadBalancerClasses);
+  if (!removal.destroy && !removal.removeFinalizer) return { kind: "forget" };
+  const failure: Failure = { prefix: "Error deleting load balancer", tell: removal.announce && meta !== undefined };
+  // Proof before deletion: a stack recording another cluster's identity is refused by the read.
+  if (removal.destroy && record.recorded === undefined) return { kind: "inspect", failure };
+  return { kind: "remove", removal, failure };
+}
+
+export interface ServiceControllerDeps {
+  cache: Pick<DesiredCache, "view">;
+  watcher: Pick<ClusterWatcher, "meta">;
+  runner: Pick<StackRunner, "removeStack" | "ensureStack">;
+  writer: Pick<ServiceWriter, "setFinalizer" | "setIngress">;
+  /** The load balancer ledger (leaks/ledger.ts): the proof `dccm gc` needs that a leaked load balancer was ours. */
+  ledger?: LedgerWriter;
+  events: EventRecorder;
+  metrics: DaemonMetrics;
+  logger: Logger;
+  signal: AbortSignal;
+  records: StackRecords;
+  runs: StackRuns;
+  drift: DriftTimers;
+  cluster: Pick<ClusterController, "readyFor" | "wait">;
+  /** The loadBalancerClass values handled besides "no class": Services of other classes are never touched. */
+  loadBalancerClasses: readonly string[];
+  /** Checks a changed Service's spec.loadBalancerIP against GCE: a message when it must be refused. */
+  verifyRequestedIp?: (service: ServiceDesired) => Promise<string | undefined>;
+  /** What the applied Service stacks point at in the cluster stack changed (see ObservedCloud). */
+  onReferencesChanged?: (references: ClusterReferences) => void;
+}
+
+/** One sync's context: the stack, its record and the Service it is for. */
+interface Sync {
+  item: WorkItem;
+  record: StackRecord;
+  namespace: string;
+  name: string;
+  scope: Scope;
+  target: EventTarget;
+}
+
+export class ServiceController {
+  private toldReferences: ClusterReferences = { zones: [], legacyHealthCheck: false };
+
+  constructor(private readonly deps: ServiceControllerDeps) {}
+
+  async sync(item: WorkItem, namespace: string, name: string): Promise<ReconcileResult> {
+    const meta = this.deps.watcher.meta(namespace, name);
+    const sync: Sync = {
+      item,
+      record: this.deps.records.get(item.key),
+      namespace,
+      name,
+      scope: { kind: "service", namespace, name },
+      target: { kind: "Service", namespace, name, uid: meta?.uid ?? "" },
+    };
+    for (;;) {
+      const view = this.deps.cache.view(item.key);
+      const action = planServiceSync(sync.record, {
+        namespace,
+        name,
+        service: view.service,
+        hash: view.hash,
+        rejections: view.rejections,
+        meta,
+        refresh: item.refresh,
+        clusterReady: view.service !== undefined && this.deps.cluster.readyFor(view.service),
+        loadBalancerClasses: this.deps.loadBalancerClasses,
+      });
+      if (action.kind !== "inspect") return this.execute(action, sync, view.service, meta);
+      try {
+        await this.deps.runs.inspectOnce(item.key, sync.scope, sync.record);
+      } catch (error) {
+        return this.failed(error, sync, action.failure);
+      }
+    }
+  }
+
+  private async execute(action: Exclude<ServiceSyncAction, { kind: "inspect" }>, sync: Sync, service: ServiceDesired | undefined, meta: ServiceMeta | undefined): Promise<ReconcileResult> {
+    switch (action.kind) {
+      case "none":
+        return { kind: "ok" };
+      case "forget":
+        this.forget(sync.item.key);
+        return { kind: "ok" };
+      case "reject":
+        // The load balancer (if any) is left as it is: nothing is deleted because of bad input.
+        if (action.tell) {
+          sync.record.toldRejection = action.token;
+          await this.deps.events.record(sync.target, "Warning", "SyncLoadBalancerFailed", action.message);
+        }
+        return { kind: "giveUp", reason: `the Service is invalid: ${action.message}` };
+      case "waitForCluster":
+        this.deps.cluster.wait(sync.item.key);
+        return { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" };
+      case "publish":
+        if (meta === undefined || service === undefined) return { kind: "ok" };
+        return this.guarded(sync, { prefix: "Error syncing load balancer", tell: true }, async () => {
+          if (action.restored) this.referenced(sync.record, referencesOf(service));
+          if (action.ingress !== undefined) await this.publish(sync.record, meta, action.ingress);
+          if (action.restored) this.deps.drift.arm(sync.item.key);
+          return { kind: "ok" };
+        });
+      case "apply":
+        if (meta === undefined || service === undefined) return { kind: "ok" };
+        return this.guarded(sync, { prefix: "Error syncing load balancer", tell: true }, () => this.apply(action, sync, service, meta));
+      case "remove":
+        return this.guarded(sync, action.failure, () => this.remove(action.removal, sync, meta));
+    }
+  }
+
+  private async apply(action: Extract<ServiceSyncAction, { kind: "apply" }>, sync: Sync, service: ServiceDesired, meta: ServiceMeta): Promise<ReconcileResult> {
+    const { item, record, target } = sync;
+    if (action.verifyIp) {
+      const refusal = await this.deps.verifyRequestedIp?.(service);
+      // Retried with backoff: reserving the address is what the user is told to do next.
+      if (refusal !== undefined) return this.failed(new Error(refusal), sync, { prefix: "Error syncing load balancer", tell: true });
+    }
+    if (action.addFinalizer) {
+      // The stack exists before the finalizer does: whoever finds our finalizer later also finds
+      // the proof that the Service was ours (the stack is the last thing a removal deletes).
+      await this.deps.runner.ensureStack(item.key, sync.scope);
+      record.known = true;
+      if (!(await this.deps.writer.setFinalizer(meta.namespace, meta.name, true))) return { kind: "ok" };
+    }
+    if (action.changed) await this.deps.events.record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
+    // Ledger before anything is created under the name: without an entry a leak is never provably ours.
+    await this.deps.ledger?.record(service.lbName, { key: `${meta.namespace}/${meta.name}`, uid: meta.uid });
+    const outcome = await this.deps.runs.up(item.key, sync.scope, record, item.refresh, action.hash);
+    if (item.refresh && !action.changed && outcome.changed.length > 0) {
+      this.deps.metrics.driftCorrections.inc({ kind: "service" });
+      await this.deps.events.record(target, "Normal", "DriftCorrected", `Put back: ${describePutBack(outcome.changed)}`);
+    }
+    this.referenced(record, referencesOf(service));
+    await this.publish(record, meta, ingressOf(outcome.outputs, meta.namespace, meta.name));
+    record.applied = action.hash;
+    record.toldRejection = undefined;
+    if (action.changed) await this.deps.events.record(target, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
+    this.deps.drift.arm(item.key);
+    return { kind: "ok" };
+  }
+
+  private async remove(removal: RemovalPlan, sync: Sync, meta: ServiceMeta | undefined): Promise<ReconcileResult> {
+    const { item, target } = sync;
+    this.deps.drift.disarm(item.key);
+    const announce = removal.announce && meta !== undefined;
+    if (removal.destroy) {
+      if (announce) await this.deps.events.record(target, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
+      const destroyed = await this.deps.runs.destroy(item.key);
+      // Only after our stack was destroyed (not found absent): until then a leak under these names stays provably ours.
+      if (destroyed === "destroyed") await this.deps.ledger?.forget(`${sync.namespace}/${sync.name}`);
+    }
+    if (meta !== undefined) {
+      // A Service that stopped being a LoadBalancer but still exists loses the IP we published.
+      if (removal.clearIngress) await this.deps.writer.setIngress(meta.namespace, meta.name, [], meta.uid);
+      if (announce) await this.deps.events.record(target, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+      if (removal.removeFinalizer) await this.deps.writer.setFinalizer(meta.namespace, meta.name, false);
+    }
+    // Last: until here, the stack is what proves a retry (or the next start) may finish the job.
+    if (removal.destroy) await this.deps.runner.removeStack(item.key);
+    this.forget(item.key);
+    return { kind: "ok" };
+  }
+
+  /** Runs a step; a failure becomes a typed result (a stack of another cluster is never handled here). */
+  private async guarded(sync: Sync, failure: Failure, step: () => Promise<ReconcileResult>): Promise<ReconcileResult> {
+    try {
+      return await step();
+    } catch (error) {
+      return this.failed(error, sync, failure);
+    }
+  }
+
+  /** The result of a failed step; the Service (when it still exists and is to be told) is told why. */
+  private async failed(error: unknown, sync: Sync, failure: Failure): Promise<ReconcileResult> {
+    if (error instanceof ForeignStackError) throw error;
+    if (this.deps.signal.aborted) return { kind: "giveUp", reason: "shutting down" };
+    if (error instanceof StackBusyError) return { kind: "retryAfter", ms: 5000, reason: "stack locked" };
+    if (failure.tell) await this.deps.events.record(sync.target, "Warning", "SyncLoadBalancerFailed", `${failure.prefix}: ${describeError(error)}`);
+    return { kind: "retry", error };
+  }
+
+  /** Records the IPs we publish and writes them when the live status (read now) differs. */
+  private async publish(record: StackRecord, meta: ServiceMeta, ingress: string[]): Promise<void> {
+    record.published = ingress;
+    const live = this.deps.watcher.meta(meta.namespace, meta.name)?.ingress ?? meta.ingress;
+    if (!sameList(live, ingress)) await this.deps.writer.setIngress(meta.namespace, meta.name, ingress, meta.uid);
+  }
+
+  /** Records what a Service stack now points at; the cluster stack is told when the union changes. */
+  private referenced(record: StackRecord | undefined, references: ClusterReferences | undefined): void {
+    if (record !== undefined) record.references = references;
+    const union = unionReferences(this.deps.records.references());
+    if (union.legacyHealthCheck === this.toldReferences.legacyHealthCheck && sameList(union.zones, this.toldReferences.zones)) return;
+    this.toldReferences = union;
+    this.deps.onReferencesChanged?.(union);
+  }
+
+  /** Drops everything known of a stack that no longer exists. */
+  private forget(stack: string): void {
+    const hadReferences = this.deps.records.get(stack).references !== undefined;
+    this.deps.records.forget(stack);
+    if (hadReferences) this.referenced(undefined, undefined);
+  }
+}

@@ -1,0 +1,225 @@
+/**
+ * What the cluster and Service controllers share about their stacks: one record per stack (what
+ * the backend holds, what was applied and published), the pulumi runs with their deadline,
+ * metrics and log line, and the drift timers.
+ */
+import type { Logger } from "pino";
+import type { Scope } from "../components/stack";
+import { CLUSTER_STACK } from "../model";
+import type { DesiredCache } from "../watcher/desiredCache";
+import type { EnqueueFlags } from "../controller/queue";
+import type { DaemonMetrics } from "./metrics";
+import type { PutBack, StackRunner } from "./stacks";
+
+export type StackKind = "cluster" | "service";
+
+export function stackKind(stack: string): StackKind {
+  return stack === CLUSTER_STACK ? "cluster" : "service";
+}
+
+/** What Service stacks, as last applied, point at in the cluster stack. */
+export interface ClusterReferences {
+  zones: string[];
+  legacyHealthCheck: boolean;
+}
+
+/** Everything the daemon knows of one stack; dropped when the stack is gone. */
+export interface StackRecord {
+  /** The backend holds this stack (found at start, or created since). */
+  known: boolean;
+  /** Outputs the stack records: read once after a start, then those of each successful run. */
+  recorded?: Record<string, unknown>;
+  /** Hash of the desired state the stack last applied. */
+  applied?: string;
+  /** The ingress IPs last written for a Service stack. */
+  published?: string[];
+  /** `<uid> <hash>` of the invalid Service last told why (one Warning per object and spec). */
+  toldRejection?: string;
+  /** What the Service stack, as last applied, points at; failed runs keep the previous one. */
+  references?: ClusterReferences;
+}
+
+export class StackRecords {
+  private readonly records = new Map<string, StackRecord>();
+
+  constructor(knownStacks: Iterable<string>) {
+    for (const stack of knownStacks) this.records.set(stack, { known: true });
+  }
+
+  get(stack: string): StackRecord {
+    let record = this.records.get(stack);
+    if (record === undefined) {
+      record = { known: false };
+      this.records.set(stack, record);
+    }
+    return record;
+  }
+
+  forget(stack: string): void {
+    this.records.delete(stack);
+  }
+
+  /** Every Service stack's references (the cluster stack keeps their union). */
+  references(): ClusterReferences[] {
+    return [...this.records.values()].flatMap((record) => (record.references !== undefined ? [record.references] : []));
+  }
+}
+
+/** A stack recording another cluster's identity: this daemon is pointed at the wrong cluster. */
+export class ForeignStackError extends Error {
+  constructor(stack: string, recorded: string, ours: string) {
+    super(
+      `stack ${stack} belongs to the cluster whose kube-system Namespace has UID ${recorded}, and this cluster's is ${ours}: ` +
+        "refusing to touch it (check --kubeconfig, clusterId and the backend)",
+    );
+    this.name = "ForeignStackError";
+  }
+}
+
+/** A run cancelled by its deadline (the operation timeout), told apart from a shutdown. */
+export class OperationTimeoutError extends Error {
+  constructor(stack: string, operation: string, ms: number, options: { cause: unknown }) {
+    super(`${operation} of stack ${stack} did not finish within ${Math.round(ms / 1000)} s and was cancelled`, options);
+    this.name = "OperationTimeoutError";
+  }
+}
+
+export function describePutBack(changed: PutBack[]): string {
+  return changed.map((change) => `${change.type.split(":").pop()} ${change.name} (${change.op})`).join(", ");
+}
+
+export interface StackRunsDeps {
+  cache: Pick<DesiredCache, "desired">;
+  runner: Pick<StackRunner, "up" | "destroy" | "inspect">;
+  metrics: DaemonMetrics;
+  logger: Logger;
+  signal: AbortSignal;
+  operationTimeoutMs: number;
+  /** This cluster's identity (UID of its kube-system Namespace); stacks recording another one are refused. */
+  clusterUid: string;
+  onRunStart?: (stack: string, operation: "up" | "refresh" | "destroy") => void;
+}
+
+export interface UpResult {
+  outputs: Record<string, unknown>;
+  changed: PutBack[];
+}
+
+/** The pulumi operations of the controllers, each under the operation deadline, timed and logged once. */
+export class StackRuns {
+  constructor(private readonly deps: StackRunsDeps) {}
+
+  /**
+   * The first time a stack is seen after a start, its state is read instead of running `up`: the
+   * hash it records says whether it already declares the current desired state (after a restart,
+   * 1,000 unchanged Services cost 1,000 reads, not 1,000 `up`s). A stack the backend did not have
+   * at start has nothing recorded: no read.
+   */
+  async inspectOnce(stack: string, scope: Scope, record: StackRecord): Promise<Record<string, unknown>> {
+    if (record.recorded !== undefined) return record.recorded;
+    if (!record.known) {
+      record.recorded = {};
+      return record.recorded;
+    }
+    const inspection = await this.deps.runner.inspect(stack, scope);
+    // A stack without a recorded identity was never applied, or by a dccm older than the check.
+    if (inspection.clusterUid !== undefined && inspection.clusterUid !== this.deps.clusterUid) throw new ForeignStackError(stack, inspection.clusterUid, this.deps.clusterUid);
+    record.recorded = inspection.outputs;
+    if (inspection.hash !== undefined) record.applied = inspection.hash;
+    return inspection.outputs;
+  }
+
+  async up(stack: string, scope: Scope, record: StackRecord, refresh: boolean, hash: string): Promise<UpResult> {
+    const kind = stackKind(stack);
+    // Drift passes are counted apart, so change-driven runs can be read on their own.
+    const operation = refresh ? "refresh" : "up";
+    this.deps.onRunStart?.(stack, operation);
+    const end = this.deps.metrics.upDuration.startTimer({ kind, operation });
+    this.deps.metrics.stackRuns.inc({ stack, operation });
+    try {
+      const outcome = await this.withDeadline(stack, operation, (signal) => this.deps.runner.up(stack, scope, this.deps.cache.desired(), { refresh, hash, signal }));
+      record.known = true;
+      record.recorded = outcome.outputs;
+      const seconds = Math.round(end() * 10) / 10;
+      // One line per run that changed something; unchanged drift passes stay at debug.
+      const log = outcome.changed.length > 0 ? this.deps.logger.info.bind(this.deps.logger) : this.deps.logger.debug.bind(this.deps.logger);
+      log({ stack, operation, seconds, changed: describePutBack(outcome.changed) }, outcome.changed.length > 0 ? "stack updated" : "stack unchanged");
+      return outcome;
+    } catch (error) {
+      end();
+      throw error;
+    }
+  }
+
+  async destroy(stack: string): Promise<"destroyed" | "absent"> {
+    const end = this.deps.metrics.upDuration.startTimer({ kind: "service", operation: "destroy" });
+    this.deps.metrics.stackRuns.inc({ stack, operation: "destroy" });
+    this.deps.onRunStart?.(stack, "destroy");
+    let seconds: number;
+    let destroyed: "destroyed" | "absent";
+    try {
+      destroyed = await this.withDeadline(stack, "destroy", (signal) => this.deps.runner.destroy(stack, { signal }));
+    } finally {
+      seconds = Math.round(end() * 10) / 10;
+    }
+    this.deps.logger.info({ stack, operation: "destroy", seconds }, "load balancer deleted");
+    return destroyed;
+  }
+
+  /**
+   * A signal for one pulumi run that follows the daemon's: the Automation API never removes the
+   * listener it adds, so giving it the long-lived signal would leak one listener per run.
+   */
+  private async withDeadline<T>(stack: string, operation: string, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    const forward = (): void => controller.abort();
+    this.deps.signal.addEventListener("abort", forward, { once: true });
+    if (this.deps.signal.aborted) controller.abort();
+    let timedOut = false;
+    // A hung engine run would hold its stack forever: past the deadline it is cancelled like a shutdown.
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.deps.operationTimeoutMs);
+    try {
+      return await run(controller.signal);
+    } catch (error) {
+      if (!timedOut) throw error;
+      this.deps.metrics.operationTimeouts.inc({ kind: stackKind(stack), operation });
+      throw new OperationTimeoutError(stack, operation, this.deps.operationTimeoutMs, { cause: error });
+    } finally {
+      clearTimeout(deadline);
+      this.deps.signal.removeEventListener("abort", forward);
+    }
+  }
+}
+
+/** One drift pass per stack every period (± jitter): an enqueue flagged `refresh`. */
+export class DriftTimers {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+
+  constructor(
+    private readonly options: { periodMs: number; jitter: number; signal: AbortSignal; enqueue: (stack: string, flags?: EnqueueFlags) => void },
+  ) {}
+
+  arm(stack: string): void {
+    if (this.timers.has(stack) || this.options.signal.aborted) return;
+    const jitter = 1 + (Math.random() * 2 - 1) * this.options.jitter;
+    const timer = setTimeout(() => {
+      this.timers.delete(stack);
+      this.options.enqueue(stack, { refresh: true });
+    }, Math.max(1, Math.round(this.options.periodMs * jitter)));
+    timer.unref();
+    this.timers.set(stack, timer);
+  }
+
+  disarm(stack: string): void {
+    const timer = this.timers.get(stack);
+    if (timer !== undefined) clearTimeout(timer);
+    this.timers.delete(stack);
+  }
+
+  stop(): void {
+    for (const stack of [...this.timers.keys()]) this.disarm(stack);
+  }
+}
