@@ -3,7 +3,7 @@
 // addresses current, deletes NotReady Nodes whose instance is definitively gone, and mirrors the
 // cluster stack's route state into the NetworkUnavailable condition.
 //
-// Shape (see DEVELOPERS guide): informer handlers only enqueue the Node name; one worker per name
+// Shape (docs/ARCHITECTURE.md#queue-and-backoff): informer handlers only enqueue the Node name; one worker per name
 // reconciles from the informer cache (never from the event payload); decisions come from the
 // pure functions in decide.ts; this file only sequences lookups and writes and turns outcomes
 // into typed ReconcileResults for the queue.

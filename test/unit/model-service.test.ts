@@ -1,4 +1,4 @@
-// One table per rule of DESIGN.md "Service semantics", through desiredState on a small cluster.
+// One table per rule of docs/ARCHITECTURE.md#service-semantics, through desiredState on a small cluster.
 import * as assert from "node:assert/strict";
 
 import { desiredState } from "../../model/desired";
@@ -52,7 +52,7 @@ function trafficFirewall(over: Partial<FirewallSpec> = {}): FirewallSpec {
     return { ...serviceFirewall("default/svc", LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80"] }]), ...over };
 }
 
-/** What DESIGN.md says the base Service (external, one TCP port, ETP Cluster) becomes. */
+/** What docs/ARCHITECTURE.md#service-semantics says the base Service (external, one TCP port, ETP Cluster) becomes. */
 function expected(over: Partial<ServiceDesired> = {}): ServiceDesired {
     return externalServiceDesired("default", "svc", UID, LB, [80], over);
 }
@@ -79,7 +79,7 @@ function rejected(service: ServiceInfo, want: [string, string][], config: Partia
     );
 }
 
-describe("model: Service semantics (DESIGN.md)", () => {
+describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", () => {
     describe("handled: type LoadBalancer with no class or one of ours; others ignored", () => {
         const cases: [string, Partial<ServiceInfo>, Partial<Config>, boolean][] = [
             ["LoadBalancer, no class", {}, {}, true],
