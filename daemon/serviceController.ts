@@ -66,7 +66,7 @@ export type ServiceSyncAction =
   /** Read what the stack recorded (once after a start), then plan again. */
   | { kind: "inspect"; failure: Failure }
   /** The stack declares the desired state: write the status back if someone changed it. */
-  | { kind: "publish"; ingress: string[] | undefined; restored: boolean }
+  | { kind: "publish"; ingress: string[]; restored: boolean }
   | { kind: "apply"; hash: string; changed: boolean; verifyIp: boolean; addFinalizer: boolean }
   | { kind: "remove"; removal: RemovalPlan; failure: Failure };
 
@@ -88,7 +88,7 @@ export function planServiceSync(record: StackRecord, input: ServiceSyncInput): S
   if (service !== undefined && hash !== undefined) {
     if (meta === undefined) return { kind: "none" };
     if (!input.clusterReady) return { kind: "waitForCluster" };
-    if (record.applied === hash && !input.refresh) return { kind: "publish", ingress: record.published, restored: false };
+    if (record.applied === hash && !input.refresh && record.published !== undefined) return { kind: "publish", ingress: record.published, restored: false };
     if (record.recorded === undefined) return { kind: "inspect", failure: { prefix: "Error syncing load balancer", tell: true } };
     const changed = record.applied !== hash;
     // Unchanged since the last run before a restart: only the status may need writing.
@@ -199,7 +199,7 @@ export class ServiceController {
         if (meta === undefined || service === undefined) return { kind: "ok" };
         return this.guarded(sync, { prefix: "Error syncing load balancer", tell: true }, async () => {
           if (action.restored) this.referenced(sync.record, referencesOf(service));
-          if (action.ingress !== undefined) await this.publish(sync.record, meta, action.ingress);
+          await this.publish(sync.record, meta, action.ingress);
           if (action.restored) this.deps.drift.arm(sync.item.key);
           return { kind: "ok" };
         });

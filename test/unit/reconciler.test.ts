@@ -308,6 +308,38 @@ describe("daemon/reconciler: removal and ownership", () => {
     assert.deepEqual(h.calls, ["inspect cluster", "up service.default.web"]);
   });
 
+  it("after a restart, an unchanged Service stack restores its status from what it recorded, reports its zones and gets its drift pass, with no up", async () => {
+    const service = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
+    const told: unknown[] = [];
+    let drifted: (stack: string) => void = () => undefined;
+    const driftPass = new Promise<string>((resolve) => (drifted = resolve));
+    const h = harness({
+      services: [service],
+      metas: [meta("web", { ingress: [] })],
+      knownStacks: ["cluster", "service.default.web"],
+      recorded: { cluster: OUR_UID, "service.default.web": OUR_UID },
+      outputs: {
+        cluster: { instanceGroups: { "us-central1-a": "ig-a" }, routes: {} },
+        "service.default.web": { loadBalancers: { "default/web": { ingress: ["34.1.2.3"] } } },
+      },
+      hashes: (cache) => ({ cluster: cache.view("cluster").hash ?? "", "service.default.web": cache.view("service.default.web").hash ?? "" }),
+      deps: () => ({
+        driftMs: 1,
+        onReferencesChanged: (references) => told.push(references),
+        enqueue: (stack, flags) => {
+          if (flags?.refresh === true && stack !== "cluster") drifted(stack);
+        },
+      }),
+    });
+    await h.reconciler.verifyClusterStack();
+    assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
+    assert.deepEqual(h.calls, ["inspect cluster", "inspect service.default.web", "setIngress default/web [34.1.2.3]"]);
+    assert.deepEqual(told, [{ zones: ["us-central1-a"], legacyHealthCheck: false }]);
+    assert.equal(await driftPass, "service.default.web");
+    h.reconciler.stop();
+  });
+
   it("a Service that ran before the cluster stack applied is run again as soon as it has, not after its retryAfter", async () => {
     const service = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
     const h = harness({ services: [service], metas: [meta("web", { ingress: [] })] });

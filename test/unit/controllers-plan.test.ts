@@ -1,0 +1,130 @@
+/**
+ * The daemon controllers' pure decisions (daemon/clusterController.ts planClusterSync,
+ * daemon/serviceController.ts planServiceSync) and the checked parsing of stack outputs: one row
+ * per branch the executors take.
+ */
+import * as assert from "node:assert/strict";
+import { clusterOutputs, planClusterSync, type ClusterSyncAction, type ClusterSyncInput } from "../../daemon/clusterController";
+import { LB_FINALIZER } from "../../daemon/services";
+import { ingressOf, planServiceSync, unionReferences, type ServiceSyncAction, type ServiceSyncInput } from "../../daemon/serviceController";
+import type { StackRecord } from "../../daemon/stackRuns";
+import type { ServiceDesired } from "../../model";
+import type { ServiceMeta } from "../../watcher/informers";
+import { DesiredCache } from "../../watcher/desiredCache";
+import { CONFIG, gceNode, lbService } from "../support/builders";
+
+describe("daemon/clusterController: planClusterSync", () => {
+  const base: ClusterSyncInput = { hash: "h2", refresh: false, published: true, instancesObserved: true };
+  const cases: Array<[string, StackRecord, Partial<ClusterSyncInput>, ClusterSyncAction]> = [
+    ["no cluster stack wanted (no Nodes yet)", { known: false }, { hash: undefined }, { kind: "none" }],
+    ["applied and published: nothing", { known: true, recorded: {}, applied: "h2" }, {}, { kind: "none" }],
+    ["applied and published, instances not asked yet: still nothing (no Compute call)", { known: true, recorded: {}, applied: "h2" }, { instancesObserved: false }, { kind: "none" }],
+    ["a new desired state: ask GCE about instances first", { known: true, recorded: {}, applied: "h1" }, { instancesObserved: false }, { kind: "observeInstances" }],
+    ["after a restart, not read yet: read it", { known: true, applied: undefined }, { published: false }, { kind: "inspect" }],
+    ["after a restart, the stack already declares it: publish what it recorded", { known: true, recorded: {}, applied: "h2" }, { published: false }, { kind: "publishRecorded" }],
+    ["a change: apply", { known: true, recorded: {}, applied: "h1" }, {}, { kind: "apply", hash: "h2", drift: false }],
+    ["a drift pass of the applied state", { known: true, recorded: {}, applied: "h2" }, { refresh: true }, { kind: "apply", hash: "h2", drift: true }],
+    ["a drift pass merged with a change is not counted as drift", { known: true, recorded: {}, applied: "h1" }, { refresh: true }, { kind: "apply", hash: "h2", drift: false }],
+  ];
+  for (const [title, record, input, expected] of cases) it(title, () => assert.deepEqual(planClusterSync(record, { ...base, ...input }), expected));
+});
+
+describe("daemon/clusterController: clusterOutputs (checked)", () => {
+  const cases: Array<[string, Record<string, unknown>, ReturnType<typeof clusterOutputs>]> = [
+    ["the recorded shape", { instanceGroups: { "us-central1-a": "ig-a" }, routes: { n1: "r1" }, legacyNodeHealthCheck: "hc" }, { instanceGroups: { "us-central1-a": "ig-a" }, routes: { n1: "r1" }, legacyNodeHealthCheck: "hc" }],
+    ["nothing recorded", {}, { instanceGroups: {}, routes: {} }],
+    ["values of another type are left out", { instanceGroups: { a: "ig-a", b: 3, c: null }, routes: ["r1"], legacyNodeHealthCheck: 7 }, { instanceGroups: { a: "ig-a" }, routes: {} }],
+  ];
+  for (const [title, outputs, expected] of cases) it(title, () => assert.deepEqual(clusterOutputs(outputs), expected));
+});
+
+describe("daemon/serviceController: ingressOf (checked)", () => {
+  const cases: Array<[string, Record<string, unknown>, string[]]> = [
+    ["the Service's IPs", { loadBalancers: { "default/web": { ingress: ["34.1.2.3", "34.1.2.4"] } } }, ["34.1.2.3", "34.1.2.4"]],
+    ["another Service's entry only", { loadBalancers: { "default/other": { ingress: ["34.1.2.3"] } } }, []],
+    ["no loadBalancers output", {}, []],
+    ["loadBalancers not an object", { loadBalancers: ["x"] }, []],
+    ["non-string IPs are left out", { loadBalancers: { "default/web": { ingress: ["34.1.2.3", 5, null] } } }, ["34.1.2.3"]],
+    ["ingress not a list", { loadBalancers: { "default/web": { ingress: "34.1.2.3" } } }, []],
+  ];
+  for (const [title, outputs, expected] of cases) it(title, () => assert.deepEqual(ingressOf(outputs, "default", "web"), expected));
+});
+
+describe("daemon/serviceController: unionReferences", () => {
+  it("unions zones (sorted, once each) and the legacy health check", () => {
+    assert.deepEqual(
+      unionReferences([
+        { zones: ["us-central1-b"], legacyHealthCheck: false },
+        { zones: ["us-central1-a", "us-central1-b"], legacyHealthCheck: true },
+      ]),
+      { zones: ["us-central1-a", "us-central1-b"], legacyHealthCheck: true },
+    );
+    assert.deepEqual(unionReferences([]), { zones: [], legacyHealthCheck: false });
+  });
+});
+
+describe("daemon/serviceController: planServiceSync", () => {
+  const cache = new DesiredCache(CONFIG);
+  cache.update({
+    nodes: [gceNode("n1", "u1", "us-central1-a", [])],
+    services: [lbService("default", "web", "11111111-2222-4333-8444-555555555555"), lbService("default", "pinned", "22222222-2222-4333-8444-555555555556", { loadBalancerIP: "34.9.9.9" })],
+  });
+  const web = cache.view("service.default.web").service as ServiceDesired;
+  const pinned = cache.view("service.default.pinned").service as ServiceDesired;
+  const meta = (over: Partial<ServiceMeta> = {}): ServiceMeta => ({ namespace: "default", name: "web", uid: "uid-1", type: "LoadBalancer", finalizers: [LB_FINALIZER], ingress: [], deleting: false, ...over });
+  const base: ServiceSyncInput = { namespace: "default", name: "web", service: web, hash: "h2", rejections: [], meta: meta(), refresh: false, clusterReady: true, loadBalancerClasses: ["dccm.io/gce"] };
+  const recorded = { loadBalancers: { "default/web": { ingress: ["34.1.2.3"] } } };
+  const syncing = { prefix: "Error syncing load balancer", tell: true } as const;
+  const cases: Array<[string, StackRecord, Partial<ServiceSyncInput>, ServiceSyncAction]> = [
+    ["desired, but the object is not in the cache yet: nothing", { known: false }, { meta: undefined }, { kind: "none" }],
+    ["the cluster stack does not hold its zones yet: wait", { known: false }, { clusterReady: false }, { kind: "waitForCluster" }],
+    ["applied: the published status is written back if changed", { known: true, recorded: {}, applied: "h2", published: ["34.1.2.3"] }, {}, { kind: "publish", ingress: ["34.1.2.3"], restored: false }],
+    ["read after a restart, never published since: restore the status from what it recorded", { known: true, recorded, applied: "h2" }, {}, { kind: "publish", ingress: ["34.1.2.3"], restored: true }],
+    ["known but not read since the start: read it", { known: true }, {}, { kind: "inspect", failure: syncing }],
+    ["read, recording an older state: apply", { known: true, recorded, applied: "h1" }, {}, { kind: "apply", hash: "h2", changed: true, verifyIp: false, addFinalizer: false }],
+    ["a new Service: stack and finalizer first, then apply", { known: false, recorded: {} }, { meta: meta({ finalizers: [] }) }, { kind: "apply", hash: "h2", changed: true, verifyIp: false, addFinalizer: true }],
+    ["a change", { known: true, recorded, applied: "h1" }, {}, { kind: "apply", hash: "h2", changed: true, verifyIp: false, addFinalizer: false }],
+    ["a drift pass", { known: true, recorded, applied: "h2" }, { refresh: true }, { kind: "apply", hash: "h2", changed: false, verifyIp: false, addFinalizer: false }],
+    ["a changed loadBalancerIP is checked against GCE", { known: true, recorded, applied: "h1" }, { service: pinned }, { kind: "apply", hash: "h2", changed: true, verifyIp: true, addFinalizer: false }],
+    ["an unchanged loadBalancerIP on a drift pass is not", { known: true, recorded, applied: "h2" }, { service: pinned, refresh: true }, { kind: "apply", hash: "h2", changed: false, verifyIp: false, addFinalizer: false }],
+    [
+      "invalid, not told yet",
+      { known: false },
+      { service: undefined, rejections: [{ service: "default/web", field: "spec.ports[0].protocol", message: "SCTP is not supported" }] },
+      { kind: "reject", message: "SCTP is not supported", tell: true, token: "uid-1 h2" },
+    ],
+    [
+      "invalid, this object and spec told already",
+      { known: false, toldRejection: "uid-1 h2" },
+      { service: undefined, rejections: [{ service: "default/web", field: "spec.ports[0].protocol", message: "SCTP is not supported" }] },
+      { kind: "reject", message: "SCTP is not supported", tell: false, token: "uid-1 h2" },
+    ],
+    [
+      "invalid, deleted and created again unchanged before the sync (another uid): told again",
+      { known: false, toldRejection: "uid-1 h2" },
+      { service: undefined, meta: meta({ uid: "uid-2" }), rejections: [{ service: "default/web", field: "spec.ports[0].protocol", message: "SCTP is not supported" }] },
+      { kind: "reject", message: "SCTP is not supported", tell: true, token: "uid-2 h2" },
+    ],
+    ["gone, nothing of ours: forget", { known: false }, { service: undefined, hash: undefined, meta: undefined }, { kind: "forget" }],
+    ["gone, a stack not read since the start: read it first (proof of ownership)", { known: true }, { service: undefined, hash: undefined, meta: undefined }, { kind: "inspect", failure: { prefix: "Error deleting load balancer", tell: false } }],
+    [
+      "gone, its stack read: destroy and remove it",
+      { known: true, recorded },
+      { service: undefined, hash: undefined, meta: undefined },
+      { kind: "remove", removal: { destroy: true, clearIngress: false, removeFinalizer: false, announce: false }, failure: { prefix: "Error deleting load balancer", tell: false } },
+    ],
+    [
+      "being deleted with our finalizer and stack: destroy, told",
+      { known: true, recorded },
+      { service: undefined, hash: undefined, meta: meta({ deleting: true }) },
+      { kind: "remove", removal: { destroy: true, clearIngress: false, removeFinalizer: true, announce: true }, failure: { prefix: "Error deleting load balancer", tell: true } },
+    ],
+    [
+      "being deleted, our finalizer but no stack: only the finalizer goes",
+      { known: false },
+      { service: undefined, hash: undefined, meta: meta({ deleting: true }) },
+      { kind: "remove", removal: { destroy: false, clearIngress: false, removeFinalizer: true, announce: true }, failure: { prefix: "Error deleting load balancer", tell: true } },
+    ],
+  ];
+  for (const [title, record, input, expected] of cases) it(title, () => assert.deepEqual(planServiceSync(record, { ...base, ...input }), expected));
+});
