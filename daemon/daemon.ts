@@ -18,7 +18,9 @@ import { DEFAULT_LEASE, LeaderElector } from "./leader";
 import { DaemonMetrics } from "./metrics";
 import { computeClientFromConfig, NodeController, type ComputeClient, type NodeConfig } from "../nodes";
 import { describeError } from "../controller/errors";
+import { resultObserver } from "../controller/results";
 import { Reconciler } from "./reconciler";
+import { stackKind } from "./stackRuns";
 import { ClusterRouteStatus } from "./routes";
 import { startProbeServer, type ProbeServer } from "./server";
 import { LB_FINALIZER, ServiceWriter } from "./services";
@@ -277,13 +279,15 @@ export class Daemon {
       backoffMaxMs: options.backoffMaxMs,
       onDepth: (depth) => metrics.queueDepth.set(depth),
       onBackoff: (stacks) => metrics.backoffKeys.set(stacks),
-      onResult: (item, result, failures) => {
-        metrics.reconciles.inc({ kind: item.key === CLUSTER_STACK ? "cluster" : "service", result: result.kind });
-        if (result.kind === "retry") metrics.retries.inc({ kind: item.key === CLUSTER_STACK ? "cluster" : "service" });
-        if (result.kind === "retry") logger.warn({ stack: item.key, failures, err: describeError(result.error) }, "reconcile failed; will retry");
-        else if (result.kind === "giveUp") logger.info({ stack: item.key, reason: result.reason }, "reconcile ended without retry");
-        else if (result.kind === "retryAfter") logger.debug({ stack: item.key, ms: result.ms, reason: result.reason }, "reconcile deferred");
-      },
+      onResult: resultObserver({
+        logger,
+        keyField: "stack",
+        kindOf: stackKind,
+        // An invalid Service waits for its owner: routine, told on the Service already.
+        giveUpLevel: "info",
+        reconciles: metrics.reconciles,
+        retries: metrics.retries,
+      }),
     });
 
     // Listen before the first list: a change that lands anywhere between the lists and the end of

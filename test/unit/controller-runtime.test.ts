@@ -2,7 +2,9 @@
 import * as assert from "node:assert/strict";
 import fc from "fast-check";
 import { backoffMs, fullJitterBackoffMs, jitteredBackoffMs } from "../../controller/backoff";
+import pino from "pino";
 import { isRecord } from "../../controller/guards";
+import { resultObserver } from "../../controller/results";
 import { ConflictRetriesExhaustedError, retryOnConflict, type ConflictAttempt } from "../../controller/retry";
 
 describe("controller/backoff", () => {
@@ -72,4 +74,51 @@ describe("controller/guards isRecord", () => {
     ["undefined", undefined, false],
   ];
   for (const [title, value, expected] of cases) it(title, () => assert.equal(isRecord(value), expected));
+});
+
+describe("controller/results resultObserver", () => {
+  function observe(giveUpLevel: "info" | "error"): { lines: Record<string, unknown>[]; counted: string[]; observer: ReturnType<typeof resultObserver> } {
+    const lines: Record<string, unknown>[] = [];
+    const counted: string[] = [];
+    const logger = pino({ level: "debug", base: undefined, timestamp: false }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const observer = resultObserver({
+      logger,
+      keyField: "stack",
+      kindOf: (key) => (key === "cluster" ? "cluster" : "service"),
+      giveUpLevel,
+      reconciles: { inc: (labels) => counted.push(`reconciles ${labels.kind} ${labels.result}`) },
+      retries: { inc: (labels) => counted.push(`retries ${labels.kind}`) },
+    });
+    return { lines, counted, observer };
+  }
+
+  it("logs each result once at its level, escalates from the third failure, and counts it", () => {
+    const { lines, counted, observer } = observe("info");
+    observer({ key: "service.default.web", refresh: false }, { kind: "ok" }, 0);
+    observer({ key: "service.default.web", refresh: false }, { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" }, 0);
+    observer({ key: "cluster", refresh: false }, { kind: "retry", error: new Error("googleapi: Error 429: Rate Limit Exceeded") }, 2);
+    observer({ key: "cluster", refresh: false }, { kind: "retry", error: new Error("googleapi: Error 429: Rate Limit Exceeded") }, 3);
+    observer({ key: "service.default.bad", refresh: false }, { kind: "giveUp", reason: "the Service is invalid: SCTP is not supported" }, 0);
+    assert.deepEqual(lines, [
+      { level: 20, stack: "service.default.web", ms: 1000, reason: "waiting for the cluster stack", msg: "reconcile deferred" },
+      { level: 40, stack: "cluster", failures: 2, err: "googleapi: Error 429: Rate Limit Exceeded", msg: "reconcile failed; will retry" },
+      { level: 50, stack: "cluster", failures: 3, err: "googleapi: Error 429: Rate Limit Exceeded", msg: "reconcile failing; will retry" },
+      { level: 30, stack: "service.default.bad", reason: "the Service is invalid: SCTP is not supported", msg: "reconcile ended without retry" },
+    ]);
+    assert.deepEqual(counted, [
+      "reconciles service ok",
+      "reconciles service retryAfter",
+      "reconciles cluster retry",
+      "retries cluster",
+      "reconciles cluster retry",
+      "retries cluster",
+      "reconciles service giveUp",
+    ]);
+  });
+
+  it("a give-up is an error where the controller says so", () => {
+    const { lines, observer } = observe("error");
+    observer({ key: "node-1", refresh: false }, { kind: "giveUp", reason: "no providerID" }, 0);
+    assert.deepEqual(lines, [{ level: 50, stack: "node-1", reason: "no providerID", msg: "reconcile ended without retry" }]);
+  });
 });
