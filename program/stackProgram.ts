@@ -27,7 +27,7 @@ async function readInput(config: pulumi.Config): Promise<DumpContents> {
     try {
       text = await fs.promises.readFile(snapshotPath, "utf8");
     } catch (error) {
-      throw new pulumi.RunError(`dccm:snapshot: cannot read ${snapshotPath}: ${(error as Error).message}`);
+      throw new ProgramInputError(`dccm:snapshot: cannot read ${snapshotPath}: ${errorMessage(error)}`, { cause: error });
     }
     return snapshotFromKubectlJson(text, snapshotPath);
   }
@@ -44,6 +44,22 @@ function rawConfig(config: pulumi.Config, clusterIdFromCluster: string | undefin
   }
   if (raw.clusterId === undefined && clusterIdFromCluster !== undefined) raw.clusterId = clusterIdFromCluster;
   return raw;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Bad program input (config, snapshot): a RunError, which the engine prints without a stack trace,
+ * keeping what caused it.
+ */
+export class ProgramInputError extends pulumi.RunError {
+  constructor(message: string, options: { cause: unknown }) {
+    super(message);
+    this.name = "ProgramInputError";
+    this.cause = options.cause;
+  }
 }
 
 /** The run failed only because some Services are invalid; everything valid was declared. */
@@ -69,7 +85,7 @@ export async function stackProgram(): Promise<Record<string, unknown>> {
   try {
     settings = parseConfig(rawConfig(config, input.clusterId));
   } catch (error) {
-    throw new pulumi.RunError(`dccm: ${(error as Error).message}`);
+    throw new ProgramInputError(`dccm: ${errorMessage(error)}`, { cause: error });
   }
   const desired = desiredState(input.snapshot, settings);
   const { outputs, rejected } = declareStack(desired, scope);

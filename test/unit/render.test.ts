@@ -253,12 +253,14 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
         const error = errorOf(result);
         assert.ok(error instanceof pulumi.RunError);
         assert.equal((error as Error).message, "dccm: invalid configuration:\n  clusterId: required");
+        assert.equal(((error as Error).cause as Error).name, "ConfigError", "the cause is kept");
     });
 
     it("an unreadable snapshot: fails naming the file", async () => {
         const result = await renderProgram(stackProgram, { ...CONFIG, snapshot: "/nonexistent/cluster.json" });
         assert.deepStrictEqual(result.resources, []);
         assert.equal((errorOf(result) as Error).message, "dccm:snapshot: cannot read /nonexistent/cluster.json: ENOENT: no such file or directory, open '/nonexistent/cluster.json'");
+        assert.equal(((errorOf(result) as Error).cause as NodeJS.ErrnoException).code, "ENOENT", "the cause is kept");
     });
 
     it("a bad scope: fails naming the value", async () => {
