@@ -42,161 +42,180 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
 
   constructor(name: string, args: ServiceLoadBalancerArgs, opts?: pulumi.ComponentResourceOptions) {
     super("dccm:gcp:ServiceLoadBalancer", name, {}, opts);
-    const { service, project, region, network, cluster } = args;
+    const { service } = args;
     // GCE names are fixed, so a replacement must delete the old resource before creating the new one.
-    const childOpts: pulumi.CustomResourceOptions = { parent: this, deleteBeforeReplace: true };
-    const internal = service.scheme === "INTERNAL";
-    const dedicated = service.healthCheck.kind === "dedicated";
-    const targetPoolMode = service.backend === "target-pool";
-
-    // A user-owned loadBalancerIP is used as is; it is never reserved, so never released.
-    const address =
-      service.userIP === undefined
-        ? new gcp.compute.Address(
-            `${name}:address`,
-            {
-              project,
-              region,
-              name: service.lbName,
-              description: service.description,
-              addressType: service.scheme,
-              // Every internal address is reserved as SHARED_LOADBALANCER_VIP, even for one protocol:
-              // GCE lets several INTERNAL forwarding rules share an IP only through such an address,
-              // and `purpose` forces a replacement (a new IP) once set, so a Service that gains a
-              // second protocol must already hold one.
-              ...(internal ? { subnetwork: service.subnetwork, purpose: "SHARED_LOADBALANCER_VIP" } : { networkTier: service.networkTier }),
-            },
-            // Stacks of earlier dccm versions hold single-protocol internal addresses with purpose
-            // GCE_ENDPOINT: replacing them would change the Service's IP on upgrade, which users
-            // must never see, so an existing address keeps its purpose (see README "Known limits").
-            { ...childOpts, ignoreChanges: ["purpose"] },
-          )
-        : undefined;
+    const children: Children = { name, args, opts: { parent: this, deleteBeforeReplace: true } };
+    const address = declareAddress(children);
     const ipAddress: pulumi.Input<string> = address !== undefined ? address.address : (service.userIP ?? "");
-
-    let healthCheckLink: pulumi.Input<string>;
-    if (targetPoolMode) {
-      healthCheckLink = dedicated
-        ? legacyHealthCheck(`${name}:hc`, project, service.healthCheck.spec, childOpts).selfLink
-        : cluster.legacyNodeHealthCheck;
-    } else {
-      healthCheckLink = dedicated
-        ? regionHealthCheck(`${name}:hc`, project, region, service.healthCheck.spec, childOpts).selfLink
-        : cluster.nodeHealthCheck;
-    }
-
-    let targetPool: gcp.compute.TargetPool | undefined;
-    if (targetPoolMode) {
-      targetPool = new gcp.compute.TargetPool(
-        `${name}:target-pool`,
-        {
-          project,
-          region,
-          name: service.lbName,
-          description: service.description,
-          sessionAffinity: service.sessionAffinity,
-          healthChecks: healthCheckLink,
-          instances: service.backendInstances.map((instance) => instanceLink(project, instance.zone, instance.name)),
-        },
-        childOpts,
-      );
-    }
-
-    const backendServices: string[] = [];
+    const healthCheck = declareHealthCheck(children);
+    const targetPool = service.backend === "target-pool" ? declareTargetPool(children, healthCheck) : undefined;
     const protocols = service.frontends.map((frontend) => frontend.protocol);
-    const forwardingRules = service.frontends.map((frontend) => {
-      const suffix = frontend.protocol.toLowerCase();
-      // The first frontend keeps the bare GCE name whatever its protocol, but its Pulumi name carries
-      // the protocol: a Service switched from TCP to UDP would make the engine create `backend-udp`
-      // (same GCE name) before deleting `backend-tcp`, and GCE answers 409 alreadyExists forever.
-      // Aliasing the other protocol's Pulumi name (only when no frontend of that protocol is still
-      // declared) turns the switch into a change of the same resources.
-      const aliases: pulumi.Input<pulumi.Alias>[] =
-        frontend.name === service.lbName ? otherProtocols(protocols).map((other) => ({ name: `${name}:backend-${other.toLowerCase()}` })) : [];
-      const ruleAliases: pulumi.Input<pulumi.Alias>[] =
-        frontend.name === service.lbName
-          ? otherProtocols(protocols).map((other) => ({ name: `${name}:forwarding-rule-${other.toLowerCase()}` }))
-          : [];
-      let target: { target: pulumi.Input<string> } | { backendService: pulumi.Input<string> };
-      let replaceWith: pulumi.Resource[];
-      if (targetPool !== undefined) {
-        target = { target: targetPool.selfLink };
-        // A target pool's sessionAffinity and description force its replacement, but a forwarding
-        // rule's target is updated in place (terraform-provider-google-beta resource_compute_forwarding_rule.go
-        // `target` has no ForceNew; setTarget). With delete-before-replace (the pool's name is fixed)
-        // the engine would delete the pool while the rule still points at it: resourceInUseByAnotherResource
-        // on every retry. So the rule is replaced with the pool: deleted first, created after. Re-pointing
-        // the rule instead would need a second pool under another name, which the stock CCM's naming
-        // (and adoption of its load balancers) does not allow. The IP stays: it is the reserved address
-        // `<lb>` (or the user's loadBalancerIP), which outlives the rule.
-        replaceWith = [targetPool];
-      } else {
-        const backendService = new gcp.compute.RegionBackendService(
-          `${name}:backend-${suffix}`,
-          {
-            project,
-            region,
-            name: frontend.name,
-            description: service.description,
-            protocol: frontend.protocol,
-            loadBalancingScheme: service.scheme,
-            sessionAffinity: service.sessionAffinity,
-            healthChecks: healthCheckLink,
-            ...(internal ? { network } : {}),
-            backends: service.backendZones.map((zone) => ({
-              group: instanceGroupLink(cluster, zone),
-              balancingMode: "CONNECTION",
-            })),
-          },
-          // A new protocol replaces the backend service (delete first: the name is fixed) rather than
-          // updating it under a forwarding rule of the old protocol; its forwarding rule, whose
-          // backendService forces a replacement, is deleted before it and created after it.
-          { ...childOpts, aliases, replaceOnChanges: ["protocol"] },
-        );
-        backendServices.push(frontend.name);
-        target = { backendService: backendService.selfLink };
-        replaceWith = [backendService];
-      }
-      return new gcp.compute.ForwardingRule(
-        `${name}:forwarding-rule-${suffix}`,
-        {
-          project,
-          region,
-          name: frontend.name,
-          description: service.description,
-          ipAddress,
-          ipProtocol: frontend.protocol,
-          loadBalancingScheme: service.scheme,
-          ...portFields(frontend),
-          ...(internal
-            ? { network, subnetwork: service.subnetwork, allowGlobalAccess: service.allowGlobalAccess }
-            : { networkTier: service.networkTier }),
-          ...target,
-        },
-        { ...childOpts, aliases: ruleAliases, replaceWith },
-      );
-    });
+    const frontends = service.frontends.map((frontend) => declareFrontend(children, frontend, protocols, ipAddress, healthCheck, targetPool));
+    const firewalls = declareFirewalls(children);
 
-    const firewalls = [service.firewall.name];
-    firewall(`${name}:firewall`, project, network, service.firewall, childOpts);
-    if (service.healthCheckFirewall !== undefined) {
-      firewall(`${name}:hc-firewall`, project, network, service.healthCheckFirewall, childOpts);
-      firewalls.push(service.healthCheckFirewall.name);
-    }
-
-    this.ingressIPs = pulumi
-      .all(forwardingRules.map((rule) => rule.ipAddress))
-      .apply((ips) => [...new Set(ips)].sort());
+    this.ingressIPs = pulumi.all(frontends.map((frontend) => frontend.rule.ipAddress)).apply((ips) => [...new Set(ips)].sort());
     this.resources = {
       ...(address !== undefined ? { address: service.lbName } : {}),
       forwardingRules: service.frontends.map((frontend) => frontend.name),
-      backendServices,
+      backendServices: frontends.flatMap((frontend) => (frontend.backendService !== undefined ? [frontend.backendService] : [])),
       ...(targetPool !== undefined ? { targetPool: service.lbName } : {}),
       healthCheck: service.healthCheck.spec.name,
       firewalls,
     };
     this.registerOutputs({ ingressIPs: this.ingressIPs, resources: this.resources });
   }
+}
+
+/** What every child of one ServiceLoadBalancer is declared with. */
+interface Children {
+  /** The component's name: children are named `<name>:<part>`. */
+  name: string;
+  args: ServiceLoadBalancerArgs;
+  opts: pulumi.CustomResourceOptions;
+}
+
+/** A user-owned loadBalancerIP is used as is; it is never reserved, so never released. */
+function declareAddress({ name, args, opts }: Children): gcp.compute.Address | undefined {
+  const { service, project, region } = args;
+  if (service.userIP !== undefined) return undefined;
+  return new gcp.compute.Address(
+    `${name}:address`,
+    {
+      project,
+      region,
+      name: service.lbName,
+      description: service.description,
+      addressType: service.scheme,
+      // Every internal address is reserved as SHARED_LOADBALANCER_VIP, even for one protocol:
+      // GCE lets several INTERNAL forwarding rules share an IP only through such an address,
+      // and `purpose` forces a replacement (a new IP) once set, so a Service that gains a
+      // second protocol must already hold one.
+      ...(service.scheme === "INTERNAL" ? { subnetwork: service.subnetwork, purpose: "SHARED_LOADBALANCER_VIP" } : { networkTier: service.networkTier }),
+    },
+    // Stacks of earlier dccm versions hold single-protocol internal addresses with purpose
+    // GCE_ENDPOINT: replacing them would change the Service's IP on upgrade, which users
+    // must never see, so an existing address keeps its purpose (see README "Known limits").
+    { ...opts, ignoreChanges: ["purpose"] },
+  );
+}
+
+/** The dedicated health check (ETP=Local) or the cluster's shared one, legacy in target-pool mode. */
+function declareHealthCheck({ name, args, opts }: Children): pulumi.Input<string> {
+  const { service, project, region, cluster } = args;
+  const dedicated = service.healthCheck.kind === "dedicated";
+  if (service.backend === "target-pool") return dedicated ? legacyHealthCheck(`${name}:hc`, project, service.healthCheck.spec, opts).selfLink : cluster.legacyNodeHealthCheck;
+  return dedicated ? regionHealthCheck(`${name}:hc`, project, region, service.healthCheck.spec, opts).selfLink : cluster.nodeHealthCheck;
+}
+
+function declareTargetPool({ name, args, opts }: Children, healthCheck: pulumi.Input<string>): gcp.compute.TargetPool {
+  const { service, project, region } = args;
+  return new gcp.compute.TargetPool(
+    `${name}:target-pool`,
+    {
+      project,
+      region,
+      name: service.lbName,
+      description: service.description,
+      sessionAffinity: service.sessionAffinity,
+      healthChecks: healthCheck,
+      instances: service.backendInstances.map((instance) => instanceLink(project, instance.zone, instance.name)),
+    },
+    opts,
+  );
+}
+
+/** One frontend: its forwarding rule, and its backend service unless the load balancer uses a target pool. */
+function declareFrontend(
+  children: Children,
+  frontend: FrontendSpec,
+  protocols: readonly string[],
+  ipAddress: pulumi.Input<string>,
+  healthCheck: pulumi.Input<string>,
+  targetPool: gcp.compute.TargetPool | undefined,
+): { rule: gcp.compute.ForwardingRule; backendService?: string } {
+  const { name, args, opts } = children;
+  const { service, project, region, network } = args;
+  const internal = service.scheme === "INTERNAL";
+  const suffix = frontend.protocol.toLowerCase();
+  // The first frontend keeps the bare GCE name whatever its protocol, but its Pulumi name carries
+  // the protocol: a Service switched from TCP to UDP would make the engine create `backend-udp`
+  // (same GCE name) before deleting `backend-tcp`, and GCE answers 409 alreadyExists forever.
+  // Aliasing the other protocol's Pulumi name (only when no frontend of that protocol is still
+  // declared) turns the switch into a change of the same resources.
+  const inherited = frontend.name === service.lbName ? otherProtocols(protocols).map((other) => other.toLowerCase()) : [];
+  let target: { target: pulumi.Input<string> } | { backendService: pulumi.Input<string> };
+  let replaceWith: pulumi.Resource[];
+  let backendService: string | undefined;
+  if (targetPool !== undefined) {
+    target = { target: targetPool.selfLink };
+    // A target pool's sessionAffinity and description force its replacement, but a forwarding
+    // rule's target is updated in place (terraform-provider-google-beta resource_compute_forwarding_rule.go
+    // `target` has no ForceNew; setTarget). With delete-before-replace (the pool's name is fixed)
+    // the engine would delete the pool while the rule still points at it: resourceInUseByAnotherResource
+    // on every retry. So the rule is replaced with the pool: deleted first, created after. Re-pointing
+    // the rule instead would need a second pool under another name, which the stock CCM's naming
+    // (and adoption of its load balancers) does not allow. The IP stays: it is the reserved address
+    // `<lb>` (or the user's loadBalancerIP), which outlives the rule.
+    replaceWith = [targetPool];
+  } else {
+    const backend = declareBackendService(children, frontend, healthCheck, inherited);
+    backendService = frontend.name;
+    target = { backendService: backend.selfLink };
+    replaceWith = [backend];
+  }
+  const rule = new gcp.compute.ForwardingRule(
+    `${name}:forwarding-rule-${suffix}`,
+    {
+      project,
+      region,
+      name: frontend.name,
+      description: service.description,
+      ipAddress,
+      ipProtocol: frontend.protocol,
+      loadBalancingScheme: service.scheme,
+      ...portFields(frontend),
+      ...(internal ? { network, subnetwork: service.subnetwork, allowGlobalAccess: service.allowGlobalAccess } : { networkTier: service.networkTier }),
+      ...target,
+    },
+    { ...opts, aliases: inherited.map((other) => ({ name: `${name}:forwarding-rule-${other}` })), replaceWith },
+  );
+  return { rule, ...(backendService !== undefined ? { backendService } : {}) };
+}
+
+/** A frontend's backend service: the Service's backend instance groups behind the health check. */
+function declareBackendService({ name, args, opts }: Children, frontend: FrontendSpec, healthCheck: pulumi.Input<string>, inherited: string[]): gcp.compute.RegionBackendService {
+  const { service, project, region, network } = args;
+  return new gcp.compute.RegionBackendService(
+    `${name}:backend-${frontend.protocol.toLowerCase()}`,
+    {
+      project,
+      region,
+      name: frontend.name,
+      description: service.description,
+      protocol: frontend.protocol,
+      loadBalancingScheme: service.scheme,
+      sessionAffinity: service.sessionAffinity,
+      healthChecks: healthCheck,
+      ...(service.scheme === "INTERNAL" ? { network } : {}),
+      backends: service.backendZones.map((zone) => ({
+        group: instanceGroupLink(args.cluster, zone),
+        balancingMode: "CONNECTION",
+      })),
+    },
+    // A new protocol replaces the backend service (delete first: the name is fixed) rather than
+    // updating it under a forwarding rule of the old protocol; its forwarding rule, whose
+    // backendService forces a replacement, is deleted before it and created after it.
+    { ...opts, aliases: inherited.map((other) => ({ name: `${name}:backend-${other}` })), replaceOnChanges: ["protocol"] },
+  );
+}
+
+/** The traffic firewall, and the health-check firewall when the Service has its own. Returns their GCE names. */
+function declareFirewalls({ name, args, opts }: Children): string[] {
+  const { service, project, network } = args;
+  firewall(`${name}:firewall`, project, network, service.firewall, opts);
+  if (service.healthCheckFirewall === undefined) return [service.firewall.name];
+  firewall(`${name}:hc-firewall`, project, network, service.healthCheckFirewall, opts);
+  return [service.firewall.name, service.healthCheckFirewall.name];
 }
 
 /** TCP/UDP minus the protocols still declared: the Pulumi names a first frontend may inherit. */
