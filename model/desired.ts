@@ -129,23 +129,19 @@ function instanceId(instance: InstanceRef): string {
   return `${instance.zone}/${instance.name}`;
 }
 
-export function desiredState(snapshot: ClusterSnapshot, config: Config, observed: ObservedCloud = NOTHING_OBSERVED): DesiredState {
-  const warnings: string[] = [];
+/** Nodes with their GCE instance, less those whose instance GCE says is gone. */
+function presentNodes(snapshot: ClusterSnapshot, config: Config, observed: ObservedCloud, warnings: string[]): LocatedNode[] {
   const gone = new Set(observed.goneInstances.map(instanceId));
-  const located = locateNodes(snapshot.nodes, config, warnings).filter(({ node, instance }) => {
+  return locateNodes(snapshot.nodes, config, warnings).filter(({ node, instance }) => {
     if (!gone.has(instanceId(instance))) return true;
     // A group naming a deleted VM cannot be written at all: one such Node would stop every Node's changes.
     warnings.push(`node ${node.name}: instance ${instanceId(instance)} does not exist in GCE; left out of instance groups and routes`);
     return false;
   });
-  const backendInstances = located
-    .filter(({ node }) => isBackendNode(node))
-    .map(({ instance }) => instance)
-    .sort(compareInstances);
-  const backendZones = [...new Set(backendInstances.map((instance) => instance.zone))].sort(compareText);
-  const backends: Backends = { zones: backendZones, instances: backendInstances };
-  const groups = instanceGroups(backendInstances, config, observed.referencedZones);
+}
 
+/** Every Service that wants a load balancer, sorted by key, and those refused with why. */
+function desiredServices(snapshot: ClusterSnapshot, config: Config, backends: Backends): { services: ServiceDesired[]; rejected: Rejection[] } {
   const services: ServiceDesired[] = [];
   const rejected: Rejection[] = [];
   for (const service of snapshot.services) {
@@ -175,16 +171,26 @@ export function desiredState(snapshot: ClusterSnapshot, config: Config, observed
     });
     return false;
   });
-  services.splice(0, services.length, ...unique);
   rejected.sort((a, b) => compareText(a.service, b.service) || compareText(a.field, b.field) || compareText(a.message, b.message));
+  return { services: unique, rejected };
+}
 
+export function desiredState(snapshot: ClusterSnapshot, config: Config, observed: ObservedCloud = NOTHING_OBSERVED): DesiredState {
+  const warnings: string[] = [];
+  const located = presentNodes(snapshot, config, observed, warnings);
+  const backendInstances = located
+    .filter(({ node }) => isBackendNode(node))
+    .map(({ instance }) => instance)
+    .sort(compareInstances);
+  const backendZones = [...new Set(backendInstances.map((instance) => instance.zone))].sort(compareText);
+  const { services, rejected } = desiredServices(snapshot, config, { zones: backendZones, instances: backendInstances });
   const cluster: ClusterDesired = {
     stack: CLUSTER_STACK,
     project: config.project,
     region: config.region,
     network: config.network,
     clusterId: config.clusterId,
-    instanceGroups: groups,
+    instanceGroups: instanceGroups(backendInstances, config, observed.referencedZones),
     nodeHealthCheck: sharedNodeHealthCheck(config),
     nodeHealthCheckFirewall: {
       name: nodeHealthCheckFirewallName(config.clusterId),

@@ -203,12 +203,8 @@ export function sharedNodeHealthCheck(config: Pick<Config, "clusterId">): Return
   return healthCheckSpec(nodeHealthCheckName(config.clusterId), 10256, clusterDescription(config.clusterId));
 }
 
-export function serviceDesired(service: ServiceInfo, config: Config, backends: Backends): ServiceOutcome {
-  const malformed = malformedServiceFields(service);
-  if (malformed !== undefined) return { ok: false, rejections: [malformed] };
-  const key = serviceKey(service.namespace, service.name);
-  const problems = new Problems(key);
-  const lbName = loadBalancerName(service.uid);
+/** What a Service's spec and annotations say, each field read (and checked) once; problems are collected. */
+function readServiceFields(service: ServiceInfo, config: Config, lbName: string, problems: Problems) {
   if (!/^[0-9a-f]{8}(-?[0-9a-f]{4}){3}-?[0-9a-f]{12}$/.test(service.uid)) {
     problems.add("metadata.uid", `"${service.uid}" is not a UID, so no load balancer name can be derived`);
   }
@@ -238,6 +234,16 @@ export function serviceDesired(service: ServiceInfo, config: Config, backends: B
   const affinity = service.sessionAffinity ?? "None";
   if (affinity !== "None" && affinity !== "ClientIP") problems.add("spec.sessionAffinity", `"${affinity}" is not None or ClientIP`);
   const healthCheck = readHealthCheck(service, config, lbName, problems);
+  return { scheme, networkTier, backend, subnetwork, allowGlobalAccess, sourceRanges, userIP, frontends, affinity, healthCheck };
+}
+
+export function serviceDesired(service: ServiceInfo, config: Config, backends: Backends): ServiceOutcome {
+  const malformed = malformedServiceFields(service);
+  if (malformed !== undefined) return { ok: false, rejections: [malformed] };
+  const key = serviceKey(service.namespace, service.name);
+  const problems = new Problems(key);
+  const lbName = loadBalancerName(service.uid);
+  const { scheme, networkTier, backend, subnetwork, allowGlobalAccess, sourceRanges, userIP, frontends, affinity, healthCheck } = readServiceFields(service, config, lbName, problems);
   if (problems.list.length > 0) return { ok: false, rejections: problems.list };
 
   const description = serviceDescription(key);
