@@ -176,85 +176,109 @@ export function classifyLeaks(
   cluster: ClusterFacts,
   config: LeakConfig,
 ): Leak[] {
-  const ours = new Map([...ledger].filter(([, entry]) => entry.clusterId === config.clusterId));
-  const ledgerIndex = familyIndex(ours.keys());
-  // Another dccm of this cluster (another clusterId) reports its own load balancers.
-  const othersIndex = familyIndex([...ledger].filter(([, entry]) => entry.clusterId !== config.clusterId).map(([lb]) => lb));
-  const liveByLb = new Map<string, string>();
-  for (const [key, service] of cluster.services) if (!service.foreign) liveByLb.set(loadBalancerName(service.uid), key);
-  const liveIndex = familyIndex(liveByLb.keys());
-  const liveLbOf = new Map([...cluster.services].map(([key, service]) => [key, loadBalancerName(service.uid)]));
-
+  const classifier = new LeakClassifier(ledger, cluster, config);
   const leaks: Leak[] = [];
   for (const resource of observed) {
     if (owned.has(resourceId(resource))) continue;
-    const leak = classifyOne(resource);
+    const leak = classifier.classify(resource);
     if (leak !== undefined) leaks.push(leak);
   }
   return leaks.sort(compareLeaks);
+}
 
-  function classifyOne(resource: ObservedResource): Leak | undefined {
-    const { clusterId } = config;
-    const quoted = JSON.stringify(resource.description);
-    if (isClusterNamed(resource, clusterId)) {
-      if (resource.description === clusterDescription(clusterId)) {
-        return { resource, proof: "proven", why: `named for cluster ${clusterId} and described as its resource` };
-      }
-      return { resource, proof: "unproven", why: `named for cluster ${clusterId}, but its description ${quoted} is not dccm's for that cluster` };
-    }
+/** The indexes one classification pass looks resources up in, and one rule per kind of proof. */
+class LeakClassifier {
+  /** This cluster's ledger entries (another clusterId is another dccm, which reports its own). */
+  private readonly ours: Map<string, LedgerEntry>;
+  private readonly ledgerIndex: Map<string, string>;
+  private readonly othersIndex: Map<string, string>;
+  /** Load balancer name → Service key, for the Services of ours that exist. */
+  private readonly liveByLb = new Map<string, string>();
+  private readonly liveIndex: Map<string, string>;
+  /** Service key → its load balancer name, for every Service that exists. */
+  private readonly liveLbOf: Map<string, string>;
+
+  constructor(
+    ledger: ReadonlyMap<string, LedgerEntry>,
+    private readonly cluster: ClusterFacts,
+    private readonly config: LeakConfig,
+  ) {
+    this.ours = new Map([...ledger].filter(([, entry]) => entry.clusterId === config.clusterId));
+    this.ledgerIndex = familyIndex(this.ours.keys());
+    this.othersIndex = familyIndex([...ledger].filter(([, entry]) => entry.clusterId !== config.clusterId).map(([lb]) => lb));
+    for (const [key, service] of cluster.services) if (!service.foreign) this.liveByLb.set(loadBalancerName(service.uid), key);
+    this.liveIndex = familyIndex(this.liveByLb.keys());
+    this.liveLbOf = new Map([...cluster.services].map(([key, service]) => [key, loadBalancerName(service.uid)]));
+  }
+
+  classify(resource: ObservedResource): Leak | undefined {
+    if (isClusterNamed(resource, this.config.clusterId)) return this.clusterResource(resource);
     const familyKey = `${resource.kind}/${resource.name}`;
-    const lb = ledgerIndex.get(familyKey);
-    if (lb !== undefined) {
-      const entry = ours.get(lb);
-      if (entry === undefined) return undefined;
-      if (resource.description !== serviceDescription(entry.service)) {
-        return {
-          resource,
-          proof: "unproven",
-          why: `dccm's ledger records load balancer ${lb} for Service ${entry.service}, but its description ${quoted} does not name that Service`,
-        };
-      }
-      const live = liveLbOf.get(entry.service) === lb;
-      return {
-        resource,
-        proof: "proven",
-        why:
-          `dccm's ledger records load balancer ${lb} for Service ${entry.service} and its description names that Service` +
-          (live ? " (the Service still exists: if its load balancer uses this, deleting it takes that down until dccm creates it again)" : ""),
-      };
-    }
-    if (othersIndex.has(familyKey)) return undefined;
-    const liveLb = liveIndex.get(familyKey);
+    const lb = this.ledgerIndex.get(familyKey);
+    if (lb !== undefined) return this.ledgerRecorded(resource, lb);
+    if (this.othersIndex.has(familyKey)) return undefined;
+    const liveLb = this.liveIndex.get(familyKey);
     if (liveLb !== undefined) {
       return {
         resource,
         proof: "unproven",
-        why: `named for Service ${liveByLb.get(liveLb) ?? "?"} of this cluster, but dccm's ledger has no entry for load balancer ${liveLb}: another controller (the stock CCM, for one) may have made it`,
+        why: `named for Service ${this.liveByLb.get(liveLb) ?? "?"} of this cluster, but dccm's ledger has no entry for load balancer ${liveLb}: another controller (the stock CCM, for one) may have made it`,
       };
     }
-    const shaped = lbNameByShape(resource);
-    const key = describedService(resource.description);
-    // A Service of another controller's class, named for its own UID, is that controller's.
-    if (shaped !== undefined && key !== undefined && liveLbOf.has(key) && liveLbOf.get(key) !== shaped) {
+    return this.serviceLookAlike(resource) ?? this.nodeRoute(resource);
+  }
+
+  private clusterResource(resource: ObservedResource): Leak {
+    const { clusterId } = this.config;
+    if (resource.description === clusterDescription(clusterId)) {
+      return { resource, proof: "proven", why: `named for cluster ${clusterId} and described as its resource` };
+    }
+    return { resource, proof: "unproven", why: `named for cluster ${clusterId}, but its description ${JSON.stringify(resource.description)} is not dccm's for that cluster` };
+  }
+
+  private ledgerRecorded(resource: ObservedResource, lb: string): Leak | undefined {
+    const entry = this.ours.get(lb);
+    if (entry === undefined) return undefined;
+    if (resource.description !== serviceDescription(entry.service)) {
       return {
         resource,
         proof: "unproven",
-        why: `its description names Service ${key} of this cluster, but ${shaped} is not that Service's load balancer name and dccm's ledger has no entry for it: a Service of the same name in another cluster looks the same`,
+        why: `dccm's ledger records load balancer ${lb} for Service ${entry.service}, but its description ${JSON.stringify(resource.description)} does not name that Service`,
       };
     }
-    if (resource.kind === "routes" && config.configureRoutes && resource.description === ROUTE_DESCRIPTION) {
-      const prefix = `${config.clusterName.slice(0, 26)}-`;
-      const uid = resource.name.startsWith(prefix) ? resource.name.slice(prefix.length) : "";
-      const node = UUID.test(uid) ? cluster.nodes.get(uid) : undefined;
-      if (node !== undefined) {
-        return {
-          resource,
-          proof: "unproven",
-          why: `named for Node ${node} of this cluster, but a route's name and description name no cluster, so dccm cannot prove it made it`,
-        };
-      }
-    }
-    return undefined;
+    const live = this.liveLbOf.get(entry.service) === lb;
+    return {
+      resource,
+      proof: "proven",
+      why:
+        `dccm's ledger records load balancer ${lb} for Service ${entry.service} and its description names that Service` +
+        (live ? " (the Service still exists: if its load balancer uses this, deleting it takes that down until dccm creates it again)" : ""),
+    };
+  }
+
+  /** A Service of another controller's class, named for its own UID, is that controller's. */
+  private serviceLookAlike(resource: ObservedResource): Leak | undefined {
+    const shaped = lbNameByShape(resource);
+    const key = describedService(resource.description);
+    if (shaped === undefined || key === undefined || !this.liveLbOf.has(key) || this.liveLbOf.get(key) === shaped) return undefined;
+    return {
+      resource,
+      proof: "unproven",
+      why: `its description names Service ${key} of this cluster, but ${shaped} is not that Service's load balancer name and dccm's ledger has no entry for it: a Service of the same name in another cluster looks the same`,
+    };
+  }
+
+  private nodeRoute(resource: ObservedResource): Leak | undefined {
+    if (resource.kind !== "routes" || !this.config.configureRoutes || resource.description !== ROUTE_DESCRIPTION) return undefined;
+    const prefix = `${this.config.clusterName.slice(0, 26)}-`;
+    const uid = resource.name.startsWith(prefix) ? resource.name.slice(prefix.length) : "";
+    const node = UUID.test(uid) ? this.cluster.nodes.get(uid) : undefined;
+    if (node === undefined) return undefined;
+    return {
+      resource,
+      proof: "unproven",
+      why: `named for Node ${node} of this cluster, but a route's name and description name no cluster, so dccm cannot prove it made it`,
+    };
   }
 }
 
