@@ -14,6 +14,7 @@ import { ConfigError, CLUSTER_STACK, type Config } from "../model";
 import { parseNodeConfig } from "../nodes";
 import { COMPUTE_SCOPE, ComputeClient, DEFAULT_COMPUTE_ENDPOINT } from "../nodes/compute";
 import { clusterFacts, detectLeaks } from "../leaks/detector";
+import type { Leak } from "../leaks/classify";
 import { deleteObserved } from "../leaks/gce";
 import { formatLeaks, formatOutcomes, gcHeader, planGc, type DeleteOutcome, type GcRequest } from "../leaks/gc";
 import { ConfigMapLedger } from "../leaks/ledger";
@@ -97,6 +98,20 @@ export async function runGc(argv: string[]): Promise<number> {
   }
 }
 
+/** Deletes each leak in turn; one that fails does not stop the others. */
+async function deleteLeaks(compute: ComputeClient, project: string, leaks: readonly Leak[]): Promise<DeleteOutcome[]> {
+  const outcomes: DeleteOutcome[] = [];
+  for (const leak of leaks) {
+    try {
+      outcomes.push({ leak, result: await deleteObserved(compute, project, leak.resource) });
+    } catch (error) {
+      // GCE refuses what another resource still uses (resourceInUseByAnotherResource): the rest go on.
+      outcomes.push({ leak, result: "failed", error: describeError(error) });
+    }
+  }
+  return outcomes;
+}
+
 async function checkAndDelete(
   kubeConfig: k8s.KubeConfig,
   core: k8s.CoreV1Api,
@@ -151,15 +166,7 @@ async function checkAndDelete(
       process.stderr.write(`dccm gc: nothing deleted:\n${plan.problems.map((problem) => `  ${problem}`).join("\n")}\n`);
       return 1;
     }
-    const outcomes: DeleteOutcome[] = [];
-    for (const leak of plan.leaks) {
-      try {
-        outcomes.push({ leak, result: await deleteObserved(compute, config.project, leak.resource) });
-      } catch (error) {
-        // GCE refuses what another resource still uses (resourceInUseByAnotherResource): the rest go on.
-        outcomes.push({ leak, result: "failed", error: describeError(error) });
-      }
-    }
+    const outcomes = await deleteLeaks(compute, config.project, plan.leaks);
     out(formatOutcomes(outcomes, detection.leaks.filter((leak) => leak.proof === "unproven").length));
     return outcomes.some((outcome) => outcome.result === "failed") ? 1 : 0;
   } finally {
