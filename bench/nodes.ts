@@ -13,7 +13,7 @@ import { ComputeClient } from "../nodes/compute";
 import { type NodeControllerOptions, NodeController } from "../nodes/controller";
 import { UNINITIALIZED_TAINT } from "../nodes/decide";
 import { MemoryNodeApi } from "../test/support/nodes-fakes";
-import { type GceEmulator, startGceEmulator } from "../test/support/gce";
+import { type GceEmulator, startGceEmulator } from "../emulator/gce";
 import { type KubeEnv, startKube } from "../test/support/kube";
 import { elapsedMs, round } from "./stats";
 

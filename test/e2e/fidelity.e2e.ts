@@ -11,7 +11,7 @@ import { Daemon } from "../../daemon/daemon";
 import { describeError } from "../../controller/errors";
 import { StackRunner } from "../../daemon/stacks";
 import { CLUSTER_STACK, desiredState, loadBalancerName, parseConfig, type ClusterSnapshot, type ServiceInfo } from "../../model";
-import type { ResourceListing } from "../support/gce";
+import type { ResourceListing } from "../../emulator/gce";
 import { counter, createNode, E2E_CONFIG, eventReasons, lbService } from "../support/cluster";
 import { parseNodeConfig } from "../../nodes";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";

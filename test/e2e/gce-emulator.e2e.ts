@@ -1,4 +1,4 @@
-// End-to-end check of the GCE emulator (test/support/gce) under the REAL Pulumi engine
+// End-to-end check of the GCE emulator (emulator/gce) under the REAL Pulumi engine
 // (.testenv/bin/pulumi, built by `bash scripts/testenv`): the engine picks the emulator's
 // `pulumi-resource-gcp` plugin from $PATH for @pulumi/gcp 9.37.0 resources, creates a load
 // balancer's resources in the emulator (after a preview full of unknowns), leaves them alone when
@@ -15,8 +15,8 @@ import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 
-import { type GceEmulator, type ResourceListing, startGceEmulator } from "../support/gce";
-import type { JsonObject } from "../support/gce/json";
+import { type GceEmulator, type ResourceListing, startGceEmulator } from "../../emulator/gce";
+import type { JsonObject } from "../../emulator/gce/json";
 import { requireTestenvBinary, testenvBinDir } from "../support/testenv-paths";
 
 const PROJECT = "dccm-test";

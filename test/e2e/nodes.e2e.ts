@@ -1,5 +1,5 @@
 // Node controller end to end: a real etcd + kube-apiserver (test/support/kube.ts) and the GCE
-// emulator's Compute REST face (test/support/gce). No kubelet runs, so the tests create Node
+// emulator's Compute REST face (emulator/gce). No kubelet runs, so the tests create Node
 // objects themselves (taint, NotReady condition through the status subresource). The controller
 // runs as a user bound to exactly the ClusterRole documented in nodes/README.md.
 
@@ -25,7 +25,7 @@ import * as YAML from "yaml";
 import { ComputeClient } from "../../nodes/compute";
 import { NodeController, type NodeControllerOptions, type RouteStatusSource } from "../../nodes/controller";
 import type { RouteStatus } from "../../nodes/decide";
-import { type GceEmulator, startGceEmulator } from "../support/gce";
+import { type GceEmulator, startGceEmulator } from "../../emulator/gce";
 import { type KubeEnv, makeUserKubeconfig, startKube } from "../support/kube";
 import { repoRoot } from "../support/testenv-paths";
 

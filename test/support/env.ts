@@ -9,7 +9,7 @@ import { PulumiCommand } from "@pulumi/pulumi/automation";
 import pino from "pino";
 import type { DaemonOptions } from "../../daemon/daemon";
 import type { Config } from "../../model";
-import { pluginBinDir, startGceEmulator, type GceEmulator, type GceEmulatorOptions, type NetworkSpec } from "./gce";
+import { pluginBinDir, startGceEmulator, type GceEmulator, type GceEmulatorOptions, type NetworkSpec } from "../../emulator/gce";
 import { startKube, type KubeEnv } from "./kube";
 import { requireTestenvBinary, testenvBinDir } from "./testenv-paths";
 

@@ -7,8 +7,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
 import { loadBalancerName, serviceDescription } from "../../model";
-import type { ResourceListing } from "./gce";
-import { specOfToken } from "./gce/kinds";
+import type { ResourceListing } from "../../emulator/gce";
+import { specOfToken } from "../../emulator/gce/kinds";
 
 export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 

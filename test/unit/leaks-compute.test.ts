@@ -6,7 +6,7 @@
 import * as assert from "node:assert/strict";
 import { ComputeClient, ComputeError } from "../../nodes/compute";
 import { deleteObserved, exists, listObserved } from "../../leaks/gce";
-import { startGceEmulator, type GceEmulator } from "../support/gce";
+import { startGceEmulator, type GceEmulator } from "../../emulator/gce";
 
 const ENDPOINT = "http://127.0.0.1:1/compute/v1/";
 const FR = "projects/p/regions/us-central1/forwardingRules/a1";

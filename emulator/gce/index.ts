@@ -1,4 +1,4 @@
-// GCE emulator for tests: one in-memory model of the Compute resources dccm uses, with an HTTP
+// GCE emulator: one in-memory model of the Compute resources dccm uses, with an HTTP
 // face (Compute v1 REST reads + /emulator/ test endpoints) and a Pulumi provider face (the
 // `pulumi-resource-gcp` plugin in ./bin, which the real Pulumi engine runs and which forwards to
 // this emulator).
@@ -10,7 +10,7 @@
 //   await gce.stop();                                  // in mocha `after`
 //
 // How the engine finds the plugin without downloading anything: `env.PATH` starts with
-// test/support/gce/bin, which holds an executable named `pulumi-resource-gcp`. The engine
+// emulator/gce/bin, which holds an executable named `pulumi-resource-gcp`. The engine
 // (pulumi 3.248, sdk/go/common/workspace/plugins.go getPluginInfoAndPath) prefers such an
 // "ambient" plugin on $PATH over the plugin cache, whatever version the program asks for,
 // unless PULUMI_IGNORE_AMBIENT_PLUGINS is true (env sets it to false explicitly). It prints
@@ -87,8 +87,8 @@ export interface GceEmulator {
 
 /** Directory holding the `pulumi-resource-gcp` shim (source tree: tsc does not copy it to dist). */
 export function pluginBinDir(): string {
-    // Compiled to dist/test/support/gce/index.js; the repository root is four levels up.
-    return path.resolve(__dirname, "..", "..", "..", "..", "test", "support", "gce", "bin");
+    // Compiled to dist/emulator/gce/index.js; the repository root is three levels up.
+    return path.resolve(__dirname, "..", "..", "..", "emulator", "gce", "bin");
 }
 
 /** Absolute path of the compiled plugin program. */

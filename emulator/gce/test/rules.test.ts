@@ -1,13 +1,13 @@
-// Tier 1: the GCE emulator's rules, one row each: what real GCE (and the provider @pulumi/gcp
-// bridges) accepts, refuses with which message, replaces or updates in place. The source of each
-// rule is cited next to it in test/support/gce/kinds.ts and state.ts; a change that loosens a rule
-// fails its row here.
+// The GCE emulator's rules (`npm run test:emulator`), one row each: what real GCE (and the
+// provider @pulumi/gcp bridges) accepts, refuses with which message, replaces or updates in place.
+// The source of each rule is cited next to it in emulator/gce/kinds.ts and state.ts; a change
+// that loosens a rule fails its row here.
 import * as assert from "node:assert/strict";
 
-import { startGceEmulator, type GceEmulator } from "../support/gce";
-import { ProviderApi } from "../support/gce/provider-api";
-import type { JsonObject } from "../support/gce/json";
-import { GceError, GceState, type NetworkSpec } from "../support/gce/state";
+import { startGceEmulator, type GceEmulator } from "../index";
+import { ProviderApi } from "../provider-api";
+import type { JsonObject } from "../json";
+import { GceError, GceState, type NetworkSpec } from "../state";
 
 const ENDPOINT = "http://gce.test";
 const PROJECT = "dccm-test";

@@ -1,6 +1,7 @@
-// Unit tests of the GCE emulator (test/support/gce): GCE's rules on its one model (names,
-// conflicts, resources in use, immutable fields, IP allocation), the Compute REST face, fault
-// injection, the provider operations, and the provider plugin as a real process over gRPC.
+// Tests of the GCE emulator (emulator/gce; `npm run test:emulator`): GCE's rules on its one
+// model (names, conflicts, resources in use, immutable fields, IP allocation), the Compute REST
+// face, fault injection, the provider operations, and the provider plugin as a real process over
+// gRPC.
 
 import * as assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -14,8 +15,8 @@ import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 
-import { type GceEmulator, GceError, type GceKind, pluginBinDir, ProviderApi, startGceEmulator } from "../support/gce";
-import { type Json, type JsonObject, SECRET_SIG, SIG_KEY, toJson, toJsonObject, UNKNOWN } from "../support/gce/json";
+import { type GceEmulator, GceError, type GceKind, pluginBinDir, ProviderApi, startGceEmulator } from "../index";
+import { type Json, type JsonObject, SECRET_SIG, SIG_KEY, toJson, toJsonObject, UNKNOWN } from "../json";
 
 const PROJECT = "dccm-test";
 const REGION = "us-central1";
@@ -865,7 +866,7 @@ describe("GCE emulator", function () {
     describe("standalone", function () {
         it("main.js prints { endpoint, computeEndpoint, env } and serves until SIGTERM", async function () {
             this.timeout(30_000);
-            const c = spawn(process.execPath, [path.join(__dirname, "..", "support", "gce", "main.js"), "--project", "p1", "--zones", "europe-west1-b"], {
+            const c = spawn(process.execPath, [path.join(__dirname, "..", "main.js"), "--project", "p1", "--zones", "europe-west1-b"], {
                 stdio: ["ignore", "pipe", "inherit"],
             });
             const exited = new Promise<number | null>((resolve) => c.once("exit", (code) => resolve(code)));

@@ -1,4 +1,4 @@
-// Standalone GCE emulator: `node dist/test/support/gce/main.js [--project P] [--region R]
+// Standalone GCE emulator: `node dist/emulator/gce/main.js [--project P] [--region R]
 // [--zones a,b,c] [--port N]` prints one JSON line `{ endpoint, computeEndpoint, env }` on stdout
 // and serves until SIGTERM or SIGINT.
 
