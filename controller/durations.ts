@@ -62,3 +62,16 @@ export function durationSetting(value: unknown, name: string, bounds: DurationBo
   if (ms > MAX_DURATION_MS) return { ok: false, problem: `${name}: expected a duration of at most ${formatDuration(MAX_DURATION_MS)}, got ${JSON.stringify(value)}` };
   return { ok: true, ms };
 }
+
+/**
+ * An optional duration setting, as every caller reads one: `fallback` when unset (undefined, null
+ * or "", as the model's keys), else its value; a bad value adds its problem and gives `fallback`,
+ * so that every other setting is still checked.
+ */
+export function optionalDuration(value: unknown, name: string, fallback: number, problems: string[], bounds: DurationBounds = {}): number {
+  if (value === undefined || value === null || value === "") return fallback;
+  const read = durationSetting(value, name, bounds);
+  if (read.ok) return read.ms;
+  problems.push(read.problem);
+  return fallback;
+}

@@ -13,7 +13,7 @@
  */
 import type { Logger } from "pino";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { durationSetting } from "../controller/durations";
+import { optionalDuration } from "../controller/durations";
 import { CONFIG_KEYS, ConfigError, parseConfig, type Config, type ConfigKey, type RawConfig } from "../model";
 import { NODE_CONFIG_KEYS, parseNodeConfig, type NodeConfig, type NodeConfigKey } from "../nodes/config";
 import type { DaemonOptions } from "./daemon";
@@ -174,20 +174,12 @@ function wholeNumber(value: unknown, name: string, min: number, fallback: number
   return fallback;
 }
 
-function duration(value: unknown, name: string, fallback: number, problems: string[]): number {
-  if (value === undefined || value === null || value === "") return fallback;
-  const read = durationSetting(value, name);
-  if (read.ok) return read.ms;
-  problems.push(read.problem);
-  return fallback;
-}
-
 export function readCommandLine(flags: DaemonFlagValues): Checked<CommandLine> {
   const problems: string[] = [];
   const level = stringFlag(flags, "log-level") ?? DAEMON_DEFAULTS.logLevel;
   const logLevel = isLogLevel(level) ? level : undefined;
   if (logLevel === undefined) problems.push(`--log-level: "${level}" is not one of ${LOG_LEVELS.join(", ")}`);
-  const shutdownTimeoutMs = duration(stringFlag(flags, "shutdown-timeout"), "--shutdown-timeout", DAEMON_DEFAULTS.shutdownTimeoutMs, problems);
+  const shutdownTimeoutMs = optionalDuration(stringFlag(flags, "shutdown-timeout"), "--shutdown-timeout", DAEMON_DEFAULTS.shutdownTimeoutMs, problems);
   const confirmOrphanDestroys = wholeNumber(stringFlag(flags, "confirm-orphan-destroys"), "--confirm-orphan-destroys", 0, DAEMON_DEFAULTS.confirmOrphanDestroys, problems);
   if (problems.length > 0 || logLevel === undefined) return { ok: false, problems };
   return {
@@ -314,12 +306,12 @@ export function daemonSettings(input: SettingsInput, fromCluster?: { readonly cl
   const parallelismSetting = daemonValue(input, shared, "parallelism");
   const parallelism = wholeNumber(parallelismSetting.value, parallelismSetting.name, 1, DAEMON_DEFAULTS.parallelism, problems);
   const driftSetting = daemonValue(input, shared, "driftInterval");
-  const driftMs = duration(driftSetting.value, driftSetting.name, DAEMON_DEFAULTS.driftMs, problems);
+  const driftMs = optionalDuration(driftSetting.value, driftSetting.name, DAEMON_DEFAULTS.driftMs, problems);
   const backendUrl = text(daemonValue(input, shared, "backendUrl"), problems) ?? input.env.PULUMI_BACKEND_URL;
   const secretsProvider = text(daemonValue(input, shared, "secretsProvider"), problems);
   const leader = leaderElection(input, shared, problems);
   const timeoutSetting = daemonValue(input, shared, "operationTimeout");
-  const operationTimeoutMs = duration(timeoutSetting.value, timeoutSetting.name, DAEMON_DEFAULTS.operationTimeoutMs, problems);
+  const operationTimeoutMs = optionalDuration(timeoutSetting.value, timeoutSetting.name, DAEMON_DEFAULTS.operationTimeoutMs, problems);
 
   const nodes = parseNodeConfig(nodeRaw(input, shared), problems);
 

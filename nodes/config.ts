@@ -3,7 +3,7 @@
 // daemon's config (daemon/config.ts) merges them into its problem list without knowing their
 // rules; problems name the key, like model/config.ts. Durations follow controller/durations.ts.
 
-import { durationSetting } from "../controller/durations";
+import { optionalDuration } from "../controller/durations";
 
 export const NODE_CONFIG_KEYS = [
     "computeEndpoint",
@@ -45,8 +45,9 @@ export function parseNodeConfig(raw: Readonly<Record<string, unknown>>, problems
             computeEndpoint = endpoint.endsWith("/") ? endpoint : `${endpoint}/`;
         }
     }
-    const addressRefreshMs = duration(raw, "nodeAddressRefreshPeriod", NODE_CONFIG_DEFAULTS.addressRefreshMs, problems);
-    const lifecycleCheckMs = duration(raw, "nodeLifecyclePeriod", NODE_CONFIG_DEFAULTS.lifecycleCheckMs, problems);
+    const bounds = { minMs: NODE_DURATION_MIN_MS };
+    const addressRefreshMs = optionalDuration(raw["nodeAddressRefreshPeriod"], "nodeAddressRefreshPeriod", NODE_CONFIG_DEFAULTS.addressRefreshMs, problems, bounds);
+    const lifecycleCheckMs = optionalDuration(raw["nodeLifecyclePeriod"], "nodeLifecyclePeriod", NODE_CONFIG_DEFAULTS.lifecycleCheckMs, problems, bounds);
     let workers: number = NODE_CONFIG_DEFAULTS.workers;
     const w = raw["nodeWorkers"];
     if (w !== undefined && w !== null && w !== "") {
@@ -69,17 +70,4 @@ export function parseNodeConfig(raw: Readonly<Record<string, unknown>>, problems
         }
     }
     return { computeEndpoint, addressRefreshMs, lifecycleCheckMs, workers, zones };
-}
-
-function duration(raw: Readonly<Record<string, unknown>>, key: NodeConfigKey, fallback: number, problems: string[]): number {
-    const v = raw[key];
-    if (v === undefined || v === null || v === "") {
-        return fallback;
-    }
-    const read = durationSetting(v, key, { minMs: NODE_DURATION_MIN_MS });
-    if (!read.ok) {
-        problems.push(read.problem);
-        return fallback;
-    }
-    return read.ms;
 }

@@ -3,7 +3,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import fc from "fast-check";
-import { durationSetting, formatDuration, MAX_DURATION_MS, parseDuration } from "../../controller/durations";
+import { durationSetting, formatDuration, MAX_DURATION_MS, optionalDuration, parseDuration } from "../../controller/durations";
 
 const ROOT = path.resolve(__dirname, "../../..");
 const UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
@@ -128,6 +128,24 @@ describe("controller/durations durationSetting", () => {
     });
   }
   it("596h is below Node's timer limit (2^31−1 ms)", () => assert.ok(MAX_DURATION_MS <= 2 ** 31 - 1 && MAX_DURATION_MS + 3_600_000 > 2 ** 31 - 1));
+});
+
+describe("controller/durations optionalDuration", () => {
+  const cases: [unknown, number, string[]][] = [
+    [undefined, 7, []],
+    [null, 7, []],
+    ["", 7, []],
+    ["2s", 2000, []],
+    ["2", 7, ['k: expected a duration such as 30s, 10m or 1h30m, got "2"']],
+    ["0.5s", 7, ['k: expected a duration of at least 1s, got "0.5s"']],
+  ];
+  for (const [value, ms, problems] of cases) {
+    it(`${JSON.stringify(value)} → ${ms}${problems.length > 0 ? ", a problem" : ""}`, () => {
+      const found = ["an earlier problem"];
+      assert.equal(optionalDuration(value, "k", 7, found, { minMs: 1000 }), ms);
+      assert.deepEqual(found, ["an earlier problem", ...problems]);
+    });
+  }
 });
 
 describe("every duration the docs and examples write parses to the value they mean", () => {
