@@ -19,7 +19,7 @@ import { deleteObserved } from "../leaks/gce";
 import { formatLeaks, formatOutcomes, gcHeader, planGc, type DeleteOutcome, type GcRequest } from "../leaks/gc";
 import { ConfigMapLedger } from "../leaks/ledger";
 import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
-import { DAEMON_DEFAULTS } from "./daemonCommand";
+import { DAEMON_DEFAULTS } from "../daemon/config";
 import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig, splitConfig, UsageError } from "./options";
 
 export const GC_HELP = [

@@ -35,6 +35,7 @@ import { InstanceLocator } from "../nodes/locate";
 import { PhaseTimer } from "./phases";
 import { readClusterUid } from "./identity";
 import { newProcessMarker, PROCESS_OWNER_VARIABLE, Reaper } from "./reaper";
+import { WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "./config";
 
 export interface DaemonOptions {
   kubeConfig: k8s.KubeConfig;
@@ -72,9 +73,6 @@ export interface DaemonOptions {
   /** Leak checks at start-up and every drift interval (leaks/monitor.ts); off when undefined. */
   leakCheck?: { computeEndpoint?: string };
 }
-
-/** Above this many stacks with an absent Service at once, destroys wait for an operator. */
-export const DEFAULT_MAX_ORPHAN_DESTROYS = 5;
 
 export class Daemon {
   readonly metrics: DaemonMetrics;
@@ -160,8 +158,8 @@ export class Daemon {
     });
     const watcher = new ClusterWatcher(options.kubeConfig, {
       resyncMs: options.resyncMs,
-      restartBackoffBaseMs: 1000,
-      restartBackoffMaxMs: 60_000,
+      restartBackoffBaseMs: WATCH_RESTART_BACKOFF_BASE_MS,
+      restartBackoffMaxMs: WATCH_RESTART_BACKOFF_MAX_MS,
       onWatchRestart: (resource, error) => {
         metrics.watchRestarts.inc({ resource });
         logger.warn({ resource, err: describeError(error) }, "watch failed; restarting");

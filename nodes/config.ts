@@ -1,6 +1,9 @@
-// Config keys of the node controller (same names as flags: `--computeEndpoint ...`), parsed into
-// NodeControllerOptions fields. Kept here so the daemon's config merges them without knowing
-// their rules; problems name the key, like model/config.ts.
+// Config keys of the node controller (flags of the same names, `--nodeWorkers 4`, except
+// computeEndpoint: `--compute-endpoint`), parsed into NodeControllerOptions fields. Kept here so the
+// daemon's config (daemon/config.ts) merges them into its problem list without knowing their
+// rules; problems name the key, like model/config.ts. Durations follow controller/durations.ts.
+
+import { optionalDuration } from "../controller/durations";
 
 export const NODE_CONFIG_KEYS = [
     "computeEndpoint",
@@ -28,6 +31,9 @@ export const NODE_CONFIG_DEFAULTS = {
     workers: 10,
 } as const;
 
+/** Below a second, the periodic refresh and lifecycle passes would hammer Compute and the apiserver. */
+export const NODE_DURATION_MIN_MS = 1000;
+
 /** Parses the node keys of a raw config record; `problems` gets one line per bad key. */
 export function parseNodeConfig(raw: Readonly<Record<string, unknown>>, problems: string[]): NodeConfig {
     const endpoint = raw["computeEndpoint"];
@@ -39,8 +45,9 @@ export function parseNodeConfig(raw: Readonly<Record<string, unknown>>, problems
             computeEndpoint = endpoint.endsWith("/") ? endpoint : `${endpoint}/`;
         }
     }
-    const addressRefreshMs = duration(raw, "nodeAddressRefreshPeriod", NODE_CONFIG_DEFAULTS.addressRefreshMs, 1000, problems);
-    const lifecycleCheckMs = duration(raw, "nodeLifecyclePeriod", NODE_CONFIG_DEFAULTS.lifecycleCheckMs, 1000, problems);
+    const bounds = { minMs: NODE_DURATION_MIN_MS };
+    const addressRefreshMs = optionalDuration(raw["nodeAddressRefreshPeriod"], "nodeAddressRefreshPeriod", NODE_CONFIG_DEFAULTS.addressRefreshMs, problems, bounds);
+    const lifecycleCheckMs = optionalDuration(raw["nodeLifecyclePeriod"], "nodeLifecyclePeriod", NODE_CONFIG_DEFAULTS.lifecycleCheckMs, problems, bounds);
     let workers: number = NODE_CONFIG_DEFAULTS.workers;
     const w = raw["nodeWorkers"];
     if (w !== undefined && w !== null && w !== "") {
@@ -63,35 +70,4 @@ export function parseNodeConfig(raw: Readonly<Record<string, unknown>>, problems
         }
     }
     return { computeEndpoint, addressRefreshMs, lifecycleCheckMs, workers, zones };
-}
-
-/** "90s", "5m", "1h", "500ms", or a number of milliseconds. */
-export function parseDuration(v: unknown): number | undefined {
-    if (typeof v === "number") {
-        return Number.isFinite(v) && v >= 0 ? v : undefined;
-    }
-    if (typeof v !== "string") {
-        return undefined;
-    }
-    const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(v);
-    if (m === null) {
-        return undefined;
-    }
-    const n = Number(m[1]);
-    const unit = m[2] ?? "ms";
-    const factor = unit === "h" ? 3_600_000 : unit === "m" ? 60_000 : unit === "s" ? 1000 : 1;
-    return Math.round(n * factor);
-}
-
-function duration(raw: Readonly<Record<string, unknown>>, key: NodeConfigKey, fallback: number, min: number, problems: string[]): number {
-    const v = raw[key];
-    if (v === undefined || v === null || v === "") {
-        return fallback;
-    }
-    const ms = parseDuration(v);
-    if (ms === undefined || ms < min) {
-        problems.push(`${key}: expected a duration of at least ${min} ms such as "30s" or "5m", got ${JSON.stringify(v)}`);
-        return fallback;
-    }
-    return ms;
 }

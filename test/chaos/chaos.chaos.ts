@@ -21,14 +21,15 @@ import { type TestEnv } from "../support/env";
 import { declaredResources, gceViolations, serviceViolations } from "../support/invariants";
 import { eventually } from "../support/wait";
 import { intFromEnv, maxRunsInWindow, mulberry32 } from "./schedule";
+import { STACK_BACKOFF_BASE_MS, STACK_BACKOFF_MAX_MS } from "../../daemon/config";
 
 const KILLS = intFromEnv("DCCM_CHAOS_KILLS", 15, 0);
 const CYCLES = intFromEnv("DCCM_CHAOS_CYCLES", 30, 0);
 const FAULT_MS = intFromEnv("DCCM_CHAOS_FAULT_MS", 60_000, 0);
 const SETTLE_MS = intFromEnv("DCCM_CHAOS_SETTLE_MS", 300_000, 0);
 const SEED = intFromEnv("DCCM_CHAOS_SEED", Date.now() % 2 ** 31, 0);
-/** What dccm daemon uses (bin/daemonCommand.ts) and the queue's default jitter. */
-const BACKOFF = { baseMs: 5000, maxMs: 300_000, jitter: 0.1 };
+/** What dccm daemon uses (daemon/config.ts) and the queue's default jitter. */
+const BACKOFF = { baseMs: STACK_BACKOFF_BASE_MS, maxMs: STACK_BACKOFF_MAX_MS, jitter: 0.1 };
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -6,7 +6,6 @@ import * as path from "node:path";
 import { type CoreV1Event, V1MicroTime, type V1Lease } from "@kubernetes/client-node";
 import pino from "pino";
 import { EventRecorder, type EventPatch, type EventSink } from "../../controller/events";
-import { parseDuration } from "../../bin/daemonCommand";
 import { canAcquire } from "../../daemon/leader";
 import { clearStaleLocks, removeTruncatedAttrs } from "../../daemon/locks";
 import { describeError } from "../../controller/errors";
@@ -123,11 +122,6 @@ describe("daemon: small pieces", () => {
     status.applied({ instanceGroups: {}, routes: { n1: "c-1" } });
     assert.equal(status.routeStatus("n1"), "created");
     assert.equal(status.routeStatus("n2"), "pending");
-  });
-
-  it("parseDuration", () => {
-    assert.deepEqual(["500ms", "30s", "10m", "1h", "1.5s"].map((text) => parseDuration(text, "--x")), [500, 30_000, 600_000, 3_600_000, 1500]);
-    assert.throws(() => parseDuration("10", "--drift-interval"), { message: '--drift-interval: "10" is not a duration like 30s, 10m or 1h' });
   });
 
   it("clearStaleLocks removes lock files under .pulumi/locks only", () => {

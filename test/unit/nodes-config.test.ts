@@ -2,7 +2,7 @@
 
 import * as assert from "node:assert/strict";
 
-import { parseDuration, parseNodeConfig } from "../../nodes/config";
+import { parseNodeConfig } from "../../nodes/config";
 
 describe("nodes/config parseNodeConfig", () => {
     it("defaults", () => {
@@ -32,29 +32,43 @@ describe("nodes/config parseNodeConfig", () => {
         });
     });
 
-    const bad: [string, Record<string, unknown>][] = [
-        ["computeEndpoint", { computeEndpoint: "compute.googleapis.com" }],
-        ["nodeAddressRefreshPeriod", { nodeAddressRefreshPeriod: "soon" }],
-        ["nodeLifecyclePeriod", { nodeLifecyclePeriod: "10ms" }],
-        ["nodeWorkers", { nodeWorkers: "0" }],
-        ["nodeWorkers", { nodeWorkers: 2.5 }],
-        ["nodeZones", { nodeZones: "us-central1" }],
+    const bad: [Record<string, unknown>, string][] = [
+        [{ computeEndpoint: "compute.googleapis.com" }, 'computeEndpoint: expected an http(s) URL such as https://compute.googleapis.com/compute/v1/, got "compute.googleapis.com"'],
+        [{ nodeAddressRefreshPeriod: "soon" }, 'nodeAddressRefreshPeriod: expected a duration such as 30s, 10m or 1h30m, got "soon"'],
+        [{ nodeLifecyclePeriod: "10ms" }, 'nodeLifecyclePeriod: expected a duration of at least 1s, got "10ms"'],
+        [{ nodeLifecyclePeriod: "597h" }, 'nodeLifecyclePeriod: expected a duration of at most 596h, got "597h"'],
+        // One grammar with the daemon's flags (controller/durations.ts): a unit is required, no blank inside.
+        [{ nodeLifecyclePeriod: 30_000 }, "nodeLifecyclePeriod: expected a duration such as 30s, 10m or 1h30m, got 30000"],
+        [{ nodeLifecyclePeriod: "30000" }, 'nodeLifecyclePeriod: expected a duration such as 30s, 10m or 1h30m, got "30000"'],
+        [{ nodeAddressRefreshPeriod: "5 m" }, 'nodeAddressRefreshPeriod: expected a duration such as 30s, 10m or 1h30m, got "5 m"'],
+        [{ nodeWorkers: "0" }, 'nodeWorkers: expected an integer from 1 to 100, got "0"'],
+        [{ nodeWorkers: 2.5 }, "nodeWorkers: expected an integer from 1 to 100, got 2.5"],
+        [{ nodeZones: "us-central1" }, 'nodeZones: expected zone names like us-central1-a (list or comma-separated), got "us-central1"'],
     ];
-    for (const [key, raw] of bad) {
-        it(`rejects ${JSON.stringify(raw)} naming ${key}`, () => {
+    for (const [raw, problem] of bad) {
+        it(`rejects ${JSON.stringify(raw)}: ${problem}`, () => {
             const problems: string[] = [];
-            parseNodeConfig(raw, problems);
-            assert.equal(problems.length, 1);
-            assert.ok(problems[0]?.startsWith(`${key}: `), problems[0]);
+            const config = parseNodeConfig(raw, problems);
+            assert.deepEqual(problems, [problem]);
+            // The bad key falls back to its default; the others are untouched.
+            assert.deepEqual(config, parseNodeConfig({}, []));
         });
     }
 
-    it("parseDuration", () => {
-        assert.equal(parseDuration("500ms"), 500);
-        assert.equal(parseDuration("1.5s"), 1500);
-        assert.equal(parseDuration("1h"), 3_600_000);
-        assert.equal(parseDuration(250), 250);
-        assert.equal(parseDuration("5 minutes"), undefined);
-        assert.equal(parseDuration(-1), undefined);
+    it("durations: several terms, fractions and blanks around", () => {
+        const problems: string[] = [];
+        const c = parseNodeConfig({ nodeAddressRefreshPeriod: "1h30m", nodeLifecyclePeriod: " 1.5s " }, problems);
+        assert.deepEqual(problems, []);
+        assert.deepEqual([c.addressRefreshMs, c.lifecycleCheckMs], [5_400_000, 1500]);
+    });
+
+    it("every problem is reported, in key order", () => {
+        const problems: string[] = [];
+        parseNodeConfig({ nodeZones: "x", nodeWorkers: "many", nodeLifecyclePeriod: "1" }, problems);
+        assert.deepEqual(problems, [
+            'nodeLifecyclePeriod: expected a duration such as 30s, 10m or 1h30m, got "1"',
+            'nodeWorkers: expected an integer from 1 to 100, got "many"',
+            'nodeZones: expected zone names like us-central1-a (list or comma-separated), got "x"',
+        ]);
     });
 });

@@ -1,0 +1,382 @@
+/**
+ * The daemon's settings: every flag and config-file key of `dccm daemon`, its default and its
+ * validation, and the tunables it passes on. Pure: (flags, config file, environment) → settings,
+ * or one list of problems in the shape of the model's (`ConfigError`), GCP keys, daemon keys and
+ * node controller keys alike, each naming the flag or key as the user wrote it.
+ *
+ * Two stages, so that a typo costs no API call:
+ * - the command line (readCommandLine): flags no config key sets. A bad value is a usage error,
+ *   reported with the usage before the config file is read, like an unknown flag.
+ * - the settings (daemonSettings): keys of the config file with the flags that override them.
+ *   When neither sets clusterId, everything else is checked first (`needsClusterId`), then the
+ *   cluster's ConfigMap kube-system/ingress-uid is read once (resolveDaemonSettings).
+ */
+import type { Logger } from "pino";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { optionalDuration } from "../controller/durations";
+import { CONFIG_KEYS, ConfigError, parseConfig, type Config, type ConfigKey, type RawConfig } from "../model";
+import { NODE_CONFIG_KEYS, parseNodeConfig, type NodeConfig, type NodeConfigKey } from "../nodes/config";
+import type { DaemonOptions } from "./daemon";
+
+// Tunables: fixed for every deployment, named here so tests, benchmarks and the docs can cite them.
+
+/** A failed stack run is retried after 5 s: GCE's transient refusals (rate limits, a resource still being created) mostly clear by then. */
+export const STACK_BACKOFF_BASE_MS = 5000;
+/** Doubling stops at 5 min: a stack that keeps failing costs a dozen pulumi runs an hour, and a fix is picked up within minutes. */
+export const STACK_BACKOFF_MAX_MS = 300_000;
+/** Drift passes and leak checks are spread ±10 % so that stacks started together do not refresh together for ever. */
+export const DRIFT_JITTER = 0.1;
+/** Every 10 min the desired state is recomputed from the watch cache and every stack looked at: a lost watch event costs at most that. */
+export const RESYNC_MS = 10 * 60_000;
+/** Watch events within 50 ms (a rollout touching many Nodes) cost one recompute of the desired state. */
+export const DEBOUNCE_MS = 50;
+/** Above this many stacks with an absent Service at once, destroys wait for an operator (--confirm-orphan-destroys). */
+export const DEFAULT_MAX_ORPHAN_DESTROYS = 5;
+/** A failed watch restarts after 1 s: an apiserver restart is caught at once. */
+export const WATCH_RESTART_BACKOFF_BASE_MS = 1000;
+/** ...doubling to 1 min, so an apiserver that stays down is not hammered. */
+export const WATCH_RESTART_BACKOFF_MAX_MS = 60_000;
+
+/** pino's levels. */
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const DAEMON_DEFAULTS = {
+  stateDir: "/var/lib/dccm",
+  listen: "0.0.0.0:10258",
+  parallelism: 4,
+  driftMs: 10 * 60_000,
+  operationTimeoutMs: 20 * 60_000,
+  shutdownTimeoutMs: 30_000,
+  confirmOrphanDestroys: 0,
+  logLevel: "info",
+} as const satisfies Record<string, string | number>;
+
+/** Keys of the config file that configure the daemon rather than the GCP picture. */
+export const DAEMON_KEYS = ["stateDir", "listen", "parallelism", "driftInterval", "backendUrl", "secretsProvider", "leaderElection", "operationTimeout"] as const;
+export type DaemonKey = (typeof DAEMON_KEYS)[number];
+
+/** The daemon's own flags (bin/daemonCommand.ts DAEMON_FLAGS has their help, in this order). */
+export const DAEMON_FLAG_NAMES = [
+  "kubeconfig",
+  "config",
+  "state-dir",
+  "listen",
+  "parallelism",
+  "drift-interval",
+  "backend-url",
+  "secrets-provider",
+  "compute-endpoint",
+  "operation-timeout",
+  "shutdown-timeout",
+  "confirm-orphan-destroys",
+  "no-leader-election",
+  "no-node-controller",
+  "identity",
+  "log-level",
+] as const;
+export type DaemonFlagName = (typeof DAEMON_FLAG_NAMES)[number];
+
+/** The node controller's keys that are flags of the same name (computeEndpoint is --compute-endpoint). */
+export type NodeFlagName = Exclude<NodeConfigKey, "computeEndpoint">;
+export const NODE_FLAG_NAMES: readonly NodeFlagName[] = NODE_CONFIG_KEYS.filter((key): key is NodeFlagName => key !== "computeEndpoint");
+
+/** The flag of each daemon key; the flag wins. `--no-leader-election` is `leaderElection: false`. */
+export const DAEMON_KEY_FLAGS = {
+  stateDir: "state-dir",
+  listen: "listen",
+  parallelism: "parallelism",
+  driftInterval: "drift-interval",
+  backendUrl: "backend-url",
+  secretsProvider: "secrets-provider",
+  leaderElection: "no-leader-election",
+  operationTimeout: "operation-timeout",
+} as const satisfies Record<DaemonKey, DaemonFlagName>;
+
+/** The config key a daemon flag overrides, if any (for the help text). */
+export function configKeyOfFlag(flag: DaemonFlagName): DaemonKey | NodeConfigKey | undefined {
+  if (flag === "compute-endpoint") return "computeEndpoint";
+  return DAEMON_KEYS.find((key) => DAEMON_KEY_FLAGS[key] === flag);
+}
+
+/** Every flag `dccm daemon` takes, as node:util parseArgs returns them (a switch is a boolean). */
+export type DaemonFlagValues = { readonly [name in DaemonFlagName | NodeFlagName | ConfigKey]?: string | boolean };
+
+/** One config file, sorted by the part of dccm that reads each key. */
+export interface SharedConfig {
+  /** The GCP picture: what `desired`, `render` and the daemon's model read. */
+  model: RawConfig;
+  daemon: Partial<Record<DaemonKey, unknown>>;
+  node: Record<string, unknown>;
+  /** One line per key no part of dccm knows. */
+  unknown: string[];
+}
+
+/**
+ * One file serves every subcommand: each takes its part and ignores the others' keys, but a key
+ * that no subcommand reads is a typo and is named.
+ */
+export function splitConfig(raw: Readonly<Record<string, unknown>>): SharedConfig {
+  const shared: SharedConfig = { model: {}, daemon: {}, node: {}, unknown: [] };
+  for (const [key, value] of Object.entries(raw)) {
+    if ((CONFIG_KEYS as readonly string[]).includes(key)) shared.model[key as ConfigKey] = value;
+    else if ((DAEMON_KEYS as readonly string[]).includes(key)) shared.daemon[key as DaemonKey] = value;
+    else if ((NODE_CONFIG_KEYS as readonly string[]).includes(key)) shared.node[key] = value;
+    else {
+      shared.unknown.push(
+        `${key}: unknown key (GCP keys: ${CONFIG_KEYS.join(", ")}; daemon keys: ${DAEMON_KEYS.join(", ")}; node controller keys: ${NODE_CONFIG_KEYS.join(", ")})`,
+      );
+    }
+  }
+  return shared;
+}
+
+/** parseConfig with its problems added to `problems` instead of thrown. */
+export function collectModelConfig(raw: RawConfig, problems: string[]): Config | undefined {
+  try {
+    return parseConfig(raw);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+    return undefined;
+  }
+}
+
+/** The flags no config key sets. */
+export interface CommandLine {
+  readonly kubeconfig: string | undefined;
+  readonly configFile: string | undefined;
+  readonly shutdownTimeoutMs: number;
+  readonly confirmOrphanDestroys: number;
+  readonly nodeController: boolean;
+  /** undefined: `<hostname>_<pid>` (defaultIdentity, daemon/daemon.ts). */
+  readonly identity: string | undefined;
+  readonly logLevel: LogLevel;
+}
+
+export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problems: readonly string[] };
+
+function stringFlag(flags: DaemonFlagValues, name: DaemonFlagName | NodeFlagName | ConfigKey): string | undefined {
+  const value = flags[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+function isLogLevel(text: string): text is LogLevel {
+  return (LOG_LEVELS as readonly string[]).includes(text);
+}
+
+/** A whole number ≥ min, from a flag or a YAML number; "" is unset. */
+function wholeNumber(value: unknown, name: string, min: number, fallback: number, problems: string[]): number {
+  if (value === undefined || value === null || value === "") return fallback;
+  const n = typeof value === "number" ? value : typeof value === "string" ? Number(value) : NaN;
+  if (Number.isInteger(n) && n >= min) return n;
+  problems.push(`${name}: expected a whole number ≥ ${min}, got ${JSON.stringify(value)}`);
+  return fallback;
+}
+
+export function readCommandLine(flags: DaemonFlagValues): Checked<CommandLine> {
+  const problems: string[] = [];
+  const level = stringFlag(flags, "log-level") ?? DAEMON_DEFAULTS.logLevel;
+  const logLevel = isLogLevel(level) ? level : undefined;
+  if (logLevel === undefined) problems.push(`--log-level: "${level}" is not one of ${LOG_LEVELS.join(", ")}`);
+  const shutdownTimeoutMs = optionalDuration(stringFlag(flags, "shutdown-timeout"), "--shutdown-timeout", DAEMON_DEFAULTS.shutdownTimeoutMs, problems);
+  const confirmOrphanDestroys = wholeNumber(stringFlag(flags, "confirm-orphan-destroys"), "--confirm-orphan-destroys", 0, DAEMON_DEFAULTS.confirmOrphanDestroys, problems);
+  if (problems.length > 0 || logLevel === undefined) return { ok: false, problems };
+  return {
+    ok: true,
+    value: {
+      kubeconfig: stringFlag(flags, "kubeconfig"),
+      configFile: stringFlag(flags, "config"),
+      shutdownTimeoutMs,
+      confirmOrphanDestroys,
+      nodeController: flags["no-node-controller"] !== true,
+      identity: stringFlag(flags, "identity"),
+      logLevel,
+    },
+  };
+}
+
+export interface DaemonSettings extends CommandLine {
+  readonly config: Config;
+  readonly nodes: NodeConfig;
+  readonly stateDir: string;
+  readonly listen: { readonly host: string; readonly port: number };
+  readonly parallelism: number;
+  readonly driftMs: number;
+  readonly operationTimeoutMs: number;
+  /** The flag, the key, then $PULUMI_BACKEND_URL; undefined: file://<stateDir>/backend. */
+  readonly backendUrl: string | undefined;
+  readonly secretsProvider: string | undefined;
+  readonly leaderElection: boolean;
+}
+
+export interface SettingsInput {
+  readonly commandLine: CommandLine;
+  readonly flags: DaemonFlagValues;
+  /** The config file's mapping; {} without --config. */
+  readonly file: Readonly<Record<string, unknown>>;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+export type SettingsResult =
+  | { readonly kind: "ok"; readonly settings: DaemonSettings }
+  | { readonly kind: "invalid"; readonly problems: readonly string[] }
+  /** Everything else is valid; clusterId is to be read from the cluster. */
+  | { readonly kind: "needsClusterId" };
+
+/** A daemon key's value and the name to report it by: its flag's when the flag is given (the flag wins), else the key's. */
+function daemonValue(input: SettingsInput, shared: SharedConfig, key: DaemonKey): { value: unknown; name: string } {
+  const flag = DAEMON_KEY_FLAGS[key];
+  const fromFlag = input.flags[flag];
+  if (typeof fromFlag === "string") return { value: fromFlag, name: `--${flag}` };
+  return { value: shared.daemon[key], name: key };
+}
+
+/** A path or URL; a YAML number (a directory named 2024) is taken as written. */
+function text(input: { value: unknown; name: string }, problems: string[]): string | undefined {
+  const { value, name } = input;
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value === "string") return value;
+  if (typeof value === "number") return String(value);
+  problems.push(`${name}: expected a string, got ${JSON.stringify(value)}`);
+  return undefined;
+}
+
+function splitListen(value: string, name: string, problems: string[]): { host: string; port: number } | undefined {
+  const index = value.lastIndexOf(":");
+  const port = Number(value.slice(index + 1));
+  if (index < 0 || !Number.isInteger(port) || port < 0 || port > 65535) {
+    problems.push(`${name}: "${value}" is not HOST:PORT`);
+    return undefined;
+  }
+  return { host: value.slice(0, index) || "0.0.0.0", port };
+}
+
+function leaderElection(input: SettingsInput, shared: SharedConfig, problems: string[]): boolean {
+  if (input.flags["no-leader-election"] === true) return false;
+  const value = shared.daemon.leaderElection;
+  if (value === undefined || value === null || value === "") return true;
+  if (typeof value === "boolean") return value;
+  if (value === "true" || value === "false") return value === "true";
+  problems.push(`leaderElection: expected true or false, got ${JSON.stringify(value)}`);
+  return true;
+}
+
+/** The GCP keys of the file with the GCP flags on top. */
+function modelRaw(input: SettingsInput, shared: SharedConfig): RawConfig {
+  const raw: RawConfig = { ...shared.model };
+  for (const key of CONFIG_KEYS) {
+    const value = stringFlag(input.flags, key);
+    if (value !== undefined) raw[key] = value;
+  }
+  return raw;
+}
+
+/** The node controller's keys of the file with their flags on top. */
+function nodeRaw(input: SettingsInput, shared: SharedConfig): Record<string, unknown> {
+  const raw: Record<string, unknown> = { ...shared.node };
+  for (const key of NODE_FLAG_NAMES) {
+    const value = stringFlag(input.flags, key);
+    if (value !== undefined) raw[key] = value;
+  }
+  const endpoint = stringFlag(input.flags, "compute-endpoint");
+  if (endpoint !== undefined) raw.computeEndpoint = endpoint;
+  return raw;
+}
+
+// Stands in for a clusterId the cluster has yet to supply, so every other key is checked first.
+const PENDING_CLUSTER_ID = "pending";
+
+/**
+ * Every setting of the daemon, or every problem: unknown keys, then the GCP keys, the daemon's
+ * keys and the node controller's, in that order. `fromCluster` is what ConfigMap
+ * kube-system/ingress-uid said, once asked (asked only when neither the file nor a flag sets clusterId).
+ */
+export function daemonSettings(input: SettingsInput, fromCluster?: { readonly clusterId: string | undefined }): SettingsResult {
+  const shared = splitConfig(input.file);
+  const problems = [...shared.unknown];
+  const raw = modelRaw(input, shared);
+  const pending = raw.clusterId === undefined && fromCluster === undefined;
+  if (raw.clusterId === undefined && fromCluster?.clusterId !== undefined) raw.clusterId = fromCluster.clusterId;
+  const config = collectModelConfig(pending ? { ...raw, clusterId: PENDING_CLUSTER_ID } : raw, problems);
+
+  const stateDir = text(daemonValue(input, shared, "stateDir"), problems) ?? DAEMON_DEFAULTS.stateDir;
+  const listenSetting = daemonValue(input, shared, "listen");
+  const listen = splitListen(text(listenSetting, problems) ?? DAEMON_DEFAULTS.listen, listenSetting.name, problems);
+  const parallelismSetting = daemonValue(input, shared, "parallelism");
+  const parallelism = wholeNumber(parallelismSetting.value, parallelismSetting.name, 1, DAEMON_DEFAULTS.parallelism, problems);
+  const driftSetting = daemonValue(input, shared, "driftInterval");
+  const driftMs = optionalDuration(driftSetting.value, driftSetting.name, DAEMON_DEFAULTS.driftMs, problems);
+  const backendUrl = text(daemonValue(input, shared, "backendUrl"), problems) ?? input.env.PULUMI_BACKEND_URL;
+  const secretsProvider = text(daemonValue(input, shared, "secretsProvider"), problems);
+  const leader = leaderElection(input, shared, problems);
+  const timeoutSetting = daemonValue(input, shared, "operationTimeout");
+  const operationTimeoutMs = optionalDuration(timeoutSetting.value, timeoutSetting.name, DAEMON_DEFAULTS.operationTimeoutMs, problems);
+
+  const nodes = parseNodeConfig(nodeRaw(input, shared), problems);
+
+  if (problems.length > 0 || config === undefined || listen === undefined) return { kind: "invalid", problems };
+  if (pending) return { kind: "needsClusterId" };
+  return {
+    kind: "ok",
+    settings: {
+      ...input.commandLine,
+      config,
+      nodes,
+      stateDir,
+      listen,
+      parallelism,
+      driftMs,
+      operationTimeoutMs,
+      backendUrl,
+      secretsProvider,
+      leaderElection: leader,
+    },
+  };
+}
+
+/** daemonSettings, asking the cluster for clusterId only when needed and everything else is valid; throws ConfigError listing every problem. */
+export async function resolveDaemonSettings(input: SettingsInput, readClusterId: () => Promise<string | undefined>): Promise<DaemonSettings> {
+  let result = daemonSettings(input);
+  if (result.kind === "needsClusterId") result = daemonSettings(input, { clusterId: await readClusterId() });
+  if (result.kind === "ok") return result.settings;
+  // needsClusterId cannot come back once the cluster was asked: clusterId is then set or missing.
+  throw new ConfigError(result.kind === "invalid" ? [...result.problems] : ["clusterId: required"]);
+}
+
+/** Why stacks could not be encrypted, or undefined when they can. */
+export function encryptionProblem(settings: Pick<DaemonSettings, "secretsProvider">, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (settings.secretsProvider !== undefined || env.PULUMI_CONFIG_PASSPHRASE !== undefined || env.PULUMI_CONFIG_PASSPHRASE_FILE !== undefined) return undefined;
+  return "set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) or --secrets-provider (e.g. gcpkms://…) so stacks can be encrypted";
+}
+
+/** The Daemon's options: the settings, the tunables above, and what the caller built (cluster access, logger, identity). */
+export function daemonOptions(settings: DaemonSettings, runtime: { readonly kubeConfig: KubeConfig; readonly logger: Logger; readonly identity: string }): DaemonOptions {
+  return {
+    kubeConfig: runtime.kubeConfig,
+    config: settings.config,
+    logger: runtime.logger,
+    stateDir: settings.stateDir,
+    backendUrl: settings.backendUrl,
+    secretsProvider: settings.secretsProvider,
+    pulumiEnv: {},
+    listenHost: settings.listen.host,
+    listenPort: settings.listen.port,
+    parallelism: settings.parallelism,
+    driftMs: settings.driftMs,
+    operationTimeoutMs: settings.operationTimeoutMs,
+    maxOrphanDestroys: DEFAULT_MAX_ORPHAN_DESTROYS,
+    confirmOrphanDestroys: settings.confirmOrphanDestroys,
+    driftJitter: DRIFT_JITTER,
+    backoffBaseMs: STACK_BACKOFF_BASE_MS,
+    backoffMaxMs: STACK_BACKOFF_MAX_MS,
+    resyncMs: RESYNC_MS,
+    debounceMs: DEBOUNCE_MS,
+    leaderElection: settings.leaderElection,
+    identity: runtime.identity,
+    nodes: settings.nodeController ? settings.nodes : undefined,
+    // Through the node controller's Compute endpoint, with or without the node controller.
+    leakCheck: settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
+  };
+}
+
