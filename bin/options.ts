@@ -28,14 +28,14 @@ export function readConfigFile(path: string): RawConfig {
   }
   if (parsed === null || parsed === undefined) return {};
   if (typeof parsed !== "object" || Array.isArray(parsed)) throw new UsageError(`--config ${path}: expected a mapping of config keys`);
-  return parsed as RawConfig;
+  return parsed;
 }
 
 export function configFromFlags(values: Record<string, string | boolean | undefined>, configPath: string | undefined): RawConfig {
   const raw: RawConfig = configPath !== undefined ? readConfigFile(configPath) : {};
   for (const key of CONFIG_KEYS) {
     const value = values[key];
-    if (typeof value === "string") raw[key as ConfigKey] = value;
+    if (typeof value === "string") raw[key] = value;
   }
   return raw;
 }

@@ -255,7 +255,7 @@ export class KeyedQueue {
 
   private pump(): void {
     while (this.phase === "running" && this.running < this.options.parallelism && this.depth() > 0) {
-      const key = this.ready[this.readyHead++] as string;
+      const key = this.ready[this.readyHead++];
       if (this.readyHead > 1024 && this.readyHead * 2 > this.ready.length) {
         this.ready = this.ready.slice(this.readyHead);
         this.readyHead = 0;

@@ -71,7 +71,7 @@ export function parseCheckpoint(text: string): CheckpointRead {
   }
   const latest = parsed.checkpoint.latest;
   if (latest !== undefined && latest !== null && !isRecord(latest)) return { kind: "unsure", reason: "the checkpoint's `latest` is not an object" };
-  return { kind: "read", version, ...(features !== undefined ? { features: features as string[] } : {}), deployment: isRecord(latest) ? latest : undefined };
+  return { kind: "read", version, ...(features !== undefined ? { features: features } : {}), deployment: isRecord(latest) ? latest : undefined };
 }
 
 /**

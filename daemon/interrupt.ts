@@ -33,9 +33,9 @@ export class TwoStepInterrupt {
     // Kept as well as registered: the listener is what sends the CLI its interrupt.
     signal.addEventListener = function (...args: Parameters<AbortSignal["addEventListener"]>): void {
       const [type, listener] = args;
-      if (type === "abort" && typeof listener === "function") interrupts.push(listener as AbortListener);
+      if (type === "abort" && typeof listener === "function") interrupts.push(listener);
       add(...args);
-    } as AbortSignal["addEventListener"];
+    };
     this.signal = signal;
     if (caller?.aborted === true) this.cancel();
     else caller?.addEventListener("abort", this.follow, { once: true });

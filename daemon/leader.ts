@@ -68,7 +68,7 @@ export class LeaderElector {
     const spec = (transitions: number, acquired: boolean, previous?: k8s.V1LeaseSpec): k8s.V1LeaseSpec => ({
       holderIdentity: identity,
       leaseDurationSeconds: Math.ceil(this.options.leaseDurationMs / 1000),
-      acquireTime: (acquired ? new k8s.V1MicroTime(now) : previous?.acquireTime ?? new k8s.V1MicroTime(now)) as k8s.V1MicroTime,
+      acquireTime: (acquired ? new k8s.V1MicroTime(now) : previous?.acquireTime ?? new k8s.V1MicroTime(now)),
       renewTime: new k8s.V1MicroTime(now),
       leaseTransitions: transitions,
     });

@@ -66,7 +66,7 @@ export async function readOwnership(workspace: Pick<Workspace, "listStacks" | "e
   const worker = async (): Promise<void> => {
     while (next < stacks.length) {
       signal?.throwIfAborted();
-      const stack = stacks[next++] as string;
+      const stack = stacks[next++];
       let deployment: unknown;
       try {
         deployment = (await workspace.exportStack(stack)).deployment;

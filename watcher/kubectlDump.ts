@@ -36,9 +36,9 @@ export function snapshotFromKubectlJson(text: string, source: string): DumpConte
     const kind = typeof item.kind === "string" ? item.kind : listKind.replace(/List$/, "");
     const meta = isRecord(item.metadata) ? item.metadata : {};
     if (typeof meta.name !== "string" || meta.name === "") throw new SnapshotError(`${source}: items[${index}] (${kind || "unknown kind"}) has no metadata.name`);
-    if (kind === "Node") snapshot.nodes.push(trimNode(item as NodeLike));
-    else if (kind === "Service") snapshot.services.push(trimService(item as ServiceLike));
-    else if (kind === "ConfigMap") clusterId = clusterIdFromConfigMap(item as ConfigMapLike) ?? clusterId;
+    if (kind === "Node") snapshot.nodes.push(trimNode(item));
+    else if (kind === "Service") snapshot.services.push(trimService(item));
+    else if (kind === "ConfigMap") clusterId = clusterIdFromConfigMap(item) ?? clusterId;
   });
   return { snapshot, ...(clusterId !== undefined ? { clusterId } : {}) };
 }

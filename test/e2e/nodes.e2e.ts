@@ -78,7 +78,7 @@ function documentedClusterRole(): V1ClusterRole {
     const docs = YAML.parseAllDocuments(block).map((d) => d.toJS() as { kind?: string });
     const role = docs.find((d) => d.kind === "ClusterRole");
     assert.ok(role !== undefined, "the yaml block has a ClusterRole");
-    return role as V1ClusterRole;
+    return role;
 }
 
 describe("node controller (kube-apiserver + GCE emulator)", function () {
@@ -140,7 +140,7 @@ describe("node controller (kube-apiserver + GCE emulator)", function () {
             project: g.project,
             region: g.region,
             compute: new ComputeClient({ endpoint: g.computeEndpoint, registry, retry: { attempts: 2, baseDelayMs: 50 } }),
-            kubeConfig: controllerKube as KubeConfig,
+            kubeConfig: controllerKube,
             routes,
             logger: pino({ level: process.env["NODES_E2E_LOG"] ?? "silent" }),
             registry,

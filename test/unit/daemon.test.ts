@@ -64,7 +64,7 @@ describe("daemon: DesiredCache (per-stack hashes)", () => {
 
   it("a rejected Service has a view with its rejections and no ServiceDesired", () => {
     const cache = new DesiredCache(CONFIG);
-    cache.update({ nodes: [node], services: [svc("bad", "30000000-0000-4000-8000-000000000003", { ports: [{ protocol: "SCTP", port: 9 }] })] } as ClusterSnapshot);
+    cache.update({ nodes: [node], services: [svc("bad", "30000000-0000-4000-8000-000000000003", { ports: [{ protocol: "SCTP", port: 9 }] })] });
     const view = cache.view("service.default.bad");
     assert.equal(view.service, undefined);
     assert.deepEqual(view.rejections.map((rejection) => rejection.message), ["Service default/bad: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)"]);

@@ -348,9 +348,9 @@ describe("leaks/gc: the plan", () => {
     assert.deepEqual(
       formatOutcomes(
         [
-          { leak: LEAKS[0] as Leak, result: "deleted" },
-          { leak: LEAKS[2] as Leak, result: "failed", error: "compute addresses.delete …: HTTP 400: in use" },
-          { leak: LEAKS[3] as Leak, result: "absent" },
+          { leak: LEAKS[0], result: "deleted" },
+          { leak: LEAKS[2], result: "failed", error: "compute addresses.delete …: HTTP 400: in use" },
+          { leak: LEAKS[3], result: "absent" },
         ],
         1,
       ),

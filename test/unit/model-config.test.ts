@@ -30,7 +30,7 @@ const KNOWN = "project, region, network, subnetwork, nodeTags, clusterName, clus
 /** parseConfig must throw a ConfigError listing exactly these problems, in this order. */
 function problems(raw: RawConfig | Record<string, unknown>, want: string[]): void {
     assert.throws(
-        () => parseConfig(raw as RawConfig),
+        () => parseConfig(raw),
         (error: unknown) => {
             assert.ok(error instanceof ConfigError, `not a ConfigError: ${String(error)}`);
             assert.equal(error.name, "ConfigError");
@@ -44,7 +44,7 @@ function problems(raw: RawConfig | Record<string, unknown>, want: string[]): voi
 function without(key: string): RawConfig {
     const raw: Record<string, unknown> = { ...BASE };
     delete raw[key];
-    return raw as RawConfig;
+    return raw;
 }
 
 describe("model: parseConfig", () => {
@@ -153,7 +153,7 @@ describe("model: parseConfig", () => {
         ];
         for (const [what, over, want] of cases) {
             it(what, () => {
-                assert.deepStrictEqual(parseConfig({ ...BASE, ...over } as RawConfig), { ...DEFAULTS, ...want });
+                assert.deepStrictEqual(parseConfig({ ...BASE, ...over }), { ...DEFAULTS, ...want });
             });
         }
     });

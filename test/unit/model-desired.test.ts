@@ -683,7 +683,7 @@ describe("model: desiredState", () => {
             const SELECTION_FIELDS = ["metadata.deletionTimestamp", "spec.type", "spec.loadBalancerClass"];
 
             function servicePlaces(service: ServiceInfo): Place<ServiceInfo>[] {
-                const put = (over: Record<string, unknown>): ServiceInfo => ({ ...service, ...over }) as unknown as ServiceInfo;
+                const put = (over: Record<string, unknown>): ServiceInfo => ({ ...service, ...over });
                 const places: Place<ServiceInfo>[] = [
                     at("metadata.uid", "a string", false, (_s, v) => put({ uid: v })),
                     at("metadata.deletionTimestamp", "a boolean", false, (_s, v) => put({ deleting: v })),
@@ -722,7 +722,7 @@ describe("model: desiredState", () => {
             }
 
             function nodePlaces(node: NodeInfo): Place<NodeInfo>[] {
-                const put = (over: Record<string, unknown>): NodeInfo => ({ ...node, ...over }) as unknown as NodeInfo;
+                const put = (over: Record<string, unknown>): NodeInfo => ({ ...node, ...over });
                 const places: Place<NodeInfo>[] = [
                     at("metadata.uid", "a string", false, (_n, v) => put({ uid: v })),
                     at("metadata.deletionTimestamp", "a boolean", false, (_n, v) => put({ deleting: v })),

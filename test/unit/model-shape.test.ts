@@ -16,7 +16,7 @@ const NODE_B = gceNode("n-b", "00000000-0000-4000-8000-000000000002", "us-centra
 
 /** A Service object with one field replaced by a JSON value of the wrong type, as a hand-edited snapshot could have it. */
 function malformed(over: Record<string, unknown>): ServiceInfo {
-    return { ...lbService("default", "x", BAD_UID), ...over } as unknown as ServiceInfo;
+    return { ...lbService("default", "x", BAD_UID), ...over };
 }
 
 describe("model: malformed input", () => {
@@ -112,7 +112,7 @@ describe("model: malformed input", () => {
         const withoutB = desiredState({ nodes: [NODE_A], services: [service] }, CONFIG);
         for (const [name, over, problem] of cases) {
             it(`${name} → node n-b: ${problem}`, () => {
-                const bad = { ...NODE_B, ...over } as unknown as NodeInfo;
+                const bad = { ...NODE_B, ...over };
                 const state = desiredState({ nodes: [bad, NODE_A], services: [service] }, CONFIG);
                 assert.deepStrictEqual(state, { ...withoutB, warnings: [`node n-b: ${problem}; the Node is left out`] });
             });

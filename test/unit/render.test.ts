@@ -252,8 +252,8 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
         assert.deepStrictEqual(result.resources, []);
         const error = errorOf(result);
         assert.ok(error instanceof pulumi.RunError);
-        assert.equal((error as Error).message, "dccm: invalid configuration:\n  clusterId: required");
-        assert.equal(((error as Error).cause as Error).name, "ConfigError", "the cause is kept");
+        assert.equal((error).message, "dccm: invalid configuration:\n  clusterId: required");
+        assert.equal(((error).cause as Error).name, "ConfigError", "the cause is kept");
     });
 
     it("an unreadable snapshot: fails naming the file", async () => {
