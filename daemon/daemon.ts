@@ -19,7 +19,7 @@ import { DaemonMetrics } from "./metrics";
 import { computeClientFromConfig, NodeController, type ComputeClient, type NodeConfig } from "../nodes";
 import { describeError } from "../controller/errors";
 import { resultObserver } from "../controller/results";
-import { Reconciler } from "./reconciler";
+import { Reconciler, type ReconcilerDeps } from "./reconciler";
 import { stackKind } from "./stackRuns";
 import { ClusterRouteStatus } from "./routes";
 import { startProbeServer, type ProbeServer } from "./server";
@@ -74,6 +74,22 @@ export interface DaemonOptions {
   leakCheck?: { computeEndpoint?: string };
 }
 
+/** What start-up builds once and its steps share. */
+interface StartParts {
+  core: k8s.CoreV1Api;
+  clusterUid: string;
+  backendUrl: string;
+  runner: StackRunner;
+  watcher: ClusterWatcher;
+  cache: DesiredCache;
+  events: EventRecorder;
+  ledger: ConfigMapLedger;
+  knownStacks: string[];
+}
+
+/** The reconciler's checks through Compute; none without Compute access. */
+type ComputeChecks = Pick<ReconcilerDeps, "observeInstances" | "verifyRequestedIp">;
+
 export class Daemon {
   readonly metrics: DaemonMetrics;
   private readonly abort = new AbortController();
@@ -94,6 +110,7 @@ export class Daemon {
   private leakMonitor: LeakMonitor | undefined;
   /** Kills this daemon's pulumi processes if it dies (daemon/reaper.ts). */
   private reaper: Reaper | undefined;
+  private readonly computeClients = new Map<string, ComputeClient>();
 
   constructor(private readonly options: DaemonOptions) {
     this.metrics = options.metrics ?? new DaemonMetrics();
@@ -105,16 +122,60 @@ export class Daemon {
 
   /** Starts serving probes, waits for the Lease, then runs until stop(). `onLost` is told if leadership is lost. */
   async start(onLost: () => void): Promise<void> {
-    const { options, metrics } = this;
-    const logger = options.logger;
+    const { options } = this;
     // Since the process started: loading the modules and reading the configuration.
     const phases = new PhaseTimer();
     phases.mark("load");
-    this.server = await startProbeServer(options.listenHost, options.listenPort, metrics.registry, () => this.synced);
-    logger.info({ address: this.server.address }, "serving /healthz, /readyz, /metrics");
+    await this.serveAndLead(onLost);
+    phases.mark("lease");
+    if (this.abort.signal.aborted) return;
 
+    const backendUrl = this.prepareBackend();
+    this.agents = new KeepAliveAgents(options.kubeConfig);
+    const core = this.agents.makeApiClient(k8s.CoreV1Api);
+    const clusterUid = await readClusterUid(options.kubeConfig);
+    phases.mark("clusterUid");
+    const runner = this.startRunner(clusterUid, backendUrl);
+    const watcher = this.newWatcher();
+    const cache = new DesiredCache(options.config);
+    this.cache = cache;
+    const events = new EventRecorder(core, options.logger, "dccm-service-controller");
+    const ledger = new ConfigMapLedger(core, options.config.clusterId);
+    const knownStacks = await runner.listStacks();
+    phases.mark("listStacks");
+    const parts: StartParts = { core, clusterUid, backendUrl, runner, watcher, cache, events, ledger, knownStacks };
+    const routeStatus = new ClusterRouteStatus(() => new Set(cache.desired().cluster.routes.map((route) => route.node)));
+    const reconciler = this.newReconciler(parts, routeStatus, this.computeChecks(parts, routeStatus));
+    this.reconciler = reconciler;
+    // Before anything runs: a cluster stack recording another cluster's identity stops the start.
+    await reconciler.verifyClusterStack();
+    this.clearStaleLocks(backendUrl);
+    phases.mark("identityCheck");
+    this.queue = this.newQueue(reconciler);
+    this.listen(watcher, cache);
+
+    await watcher.start();
+    phases.mark("lists");
+    if (this.abort.signal.aborted) return;
+    const changes = cache.update(watcher.snapshot());
+    this.cacheFilled = true;
+    for (const change of changes) this.queue.enqueue(change.stack, { changed: true });
+    await this.enqueueUnwanted(knownStacks, watcher, events, clusterUid);
+    if (this.abort.signal.aborted) return;
+    await this.nodeController?.start();
+    this.synced = true;
+    phases.mark("enqueue");
+    options.logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length, phases: phases.phases }, "initial lists synced");
+    if (options.leakCheck !== undefined) this.startLeakMonitor(parts, options.leakCheck.computeEndpoint);
+  }
+
+  /** Probes first (a pod waiting for the Lease is alive, not ready), then the Lease. */
+  private async serveAndLead(onLost: () => void): Promise<void> {
+    const { options, metrics } = this;
+    this.server = await startProbeServer(options.listenHost, options.listenPort, metrics.registry, () => this.synced);
+    options.logger.info({ address: this.server.address }, "serving /healthz, /readyz, /metrics");
     if (options.leaderElection) {
-      this.leader = new LeaderElector(options.kubeConfig, { ...DEFAULT_LEASE, identity: options.identity }, logger);
+      this.leader = new LeaderElector(options.kubeConfig, { ...DEFAULT_LEASE, identity: options.identity }, options.logger);
       metrics.leader.set(0);
       await this.leader.acquire(() => {
         // Nothing of ours may act past this point: stop first, tell the caller after.
@@ -123,26 +184,40 @@ export class Daemon {
       });
     }
     metrics.leader.set(1);
-    phases.mark("lease");
-    if (this.abort.signal.aborted) return;
+  }
 
+  /** The backend's URL; a file:// backend is created, and metadata files a kill truncated are removed. */
+  private prepareBackend(): string {
+    const { options } = this;
     const backendUrl = options.backendUrl ?? localBackendUrl(path.join(options.stateDir, "backend"));
     if (backendUrl.startsWith("file://")) {
       const backendDir = backendUrl.slice("file://".length);
       fs.mkdirSync(backendDir, { recursive: true, mode: 0o700 });
-      for (const removed of removeTruncatedAttrs(backendDir)) logger.warn({ file: removed }, "removed a truncated backend metadata file");
+      for (const removed of removeTruncatedAttrs(backendDir)) options.logger.warn({ file: removed }, "removed a truncated backend metadata file");
     }
-    this.agents = new KeepAliveAgents(options.kubeConfig);
-    const core = this.agents.makeApiClient(k8s.CoreV1Api);
-    const clusterUid = await readClusterUid(options.kubeConfig);
-    phases.mark("clusterUid");
+    return backendUrl;
+  }
+
+  /**
+   * As the only leader of the cluster the stacks belong to, a lock left by a killed run of ours is
+   * stale (called after the identity check: another cluster's daemon must not break our locks).
+   */
+  private clearStaleLocks(backendUrl: string): void {
+    if (!backendUrl.startsWith("file://")) return;
+    for (const removed of clearStaleLocks(backendUrl.slice("file://".length))) this.options.logger.warn({ lock: removed }, "removed a stale stack lock");
+  }
+
+  /** The reaper first, then the runner whose every pulumi process carries the reaper's marker. */
+  private startRunner(clusterUid: string, backendUrl: string): StackRunner {
+    const { options } = this;
+    const logger = options.logger;
     const marker = newProcessMarker();
     this.reaper = new Reaper({
       marker,
       onExit: (code, signal) => logger.warn({ code, signal }, "the reaper of pulumi processes exited; starting it again"),
     });
     this.reaper.start();
-    const runner = new StackRunner({
+    return new StackRunner({
       clusterUid,
       backendUrl,
       ...(options.secretsProvider !== undefined ? { secretsProvider: options.secretsProvider } : {}),
@@ -156,100 +231,104 @@ export class Daemon {
       onCheckpointUnsure: (stack, reason) => logger.info({ stack, reason }, "reading the stack through the pulumi CLI"),
       onTerminate: (stack, operation, afterMs) => logger.warn({ stack, operation, afterMs }, "a cancelled pulumi run did not end; terminating it"),
     });
-    const watcher = new ClusterWatcher(options.kubeConfig, {
+  }
+
+  private newWatcher(): ClusterWatcher {
+    const { options, metrics } = this;
+    this.watcher = new ClusterWatcher(options.kubeConfig, {
       resyncMs: options.resyncMs,
       restartBackoffBaseMs: WATCH_RESTART_BACKOFF_BASE_MS,
       restartBackoffMaxMs: WATCH_RESTART_BACKOFF_MAX_MS,
       onWatchRestart: (resource, error) => {
         metrics.watchRestarts.inc({ resource });
-        logger.warn({ resource, err: describeError(error) }, "watch failed; restarting");
+        options.logger.warn({ resource, err: describeError(error) }, "watch failed; restarting");
       },
     });
-    this.watcher = watcher;
-    const cache = new DesiredCache(options.config);
-    this.cache = cache;
-    const events = new EventRecorder(core, logger, "dccm-service-controller");
-    const ledger = new ConfigMapLedger(core, options.config.clusterId);
-    const knownStacks = await runner.listStacks();
-    phases.mark("listStacks");
-    const routeStatus = new ClusterRouteStatus(() => new Set(cache.desired().cluster.routes.map((route) => route.node)));
-    // One Compute client per endpoint: the node controller, the daemon's own checks and the leak
-    // check share its connections and its dccm_compute_calls_total.
-    const computeClients = new Map<string, ComputeClient>();
-    const computeFor = (endpoint: string | undefined): ComputeClient => {
-      const key = endpoint ?? "";
-      let client = computeClients.get(key);
-      if (client === undefined) {
-        client = computeClientFromConfig({ ...(endpoint !== undefined ? { computeEndpoint: endpoint } : {}), registry: metrics.registry });
-        computeClients.set(key, client);
-      }
-      return client;
-    };
-    let presence: InstancePresence | undefined;
-    let verifyRequestedIp: ((service: ServiceDesired) => Promise<string | undefined>) | undefined;
-    if (options.nodes !== undefined) {
-      const compute = computeFor(options.nodes.computeEndpoint);
-      verifyRequestedIp = requestedIpVerifier(
-        computeAddressReader(compute),
-        { project: options.config.project, region: options.config.region },
-        (service, error) => logger.warn({ service, err: describeError(error) }, "could not check spec.loadBalancerIP against Compute; the run goes on"),
-        this.abort.signal,
-      );
-      presence = new InstancePresence({
-        project: options.config.project,
-        locator: new InstanceLocator(compute, {
-          project: options.config.project,
-          region: options.config.region,
-          signal: this.abort.signal,
-          ...(options.nodes.zones !== undefined ? { zones: options.nodes.zones } : {}),
-        }),
-        events,
-        logger,
-        instanceGroupName: instanceGroupName(options.config.clusterId),
-      });
-      this.nodeController = new NodeController({
+    return this.watcher;
+  }
+
+  /** One Compute client per endpoint: the node controller, the daemon's own checks and the leak check share its connections and its dccm_compute_calls_total. */
+  private computeFor(endpoint: string | undefined): ComputeClient {
+    const key = endpoint ?? "";
+    let client = this.computeClients.get(key);
+    if (client === undefined) {
+      client = computeClientFromConfig({ ...(endpoint !== undefined ? { computeEndpoint: endpoint } : {}), registry: this.metrics.registry });
+      this.computeClients.set(key, client);
+    }
+    return client;
+  }
+
+  /** With Compute access (the node controller on): the checks before runs, and the node controller. */
+  private computeChecks(parts: StartParts, routeStatus: ClusterRouteStatus): ComputeChecks {
+    const { options, metrics } = this;
+    if (options.nodes === undefined) return {};
+    const logger = options.logger;
+    const compute = this.computeFor(options.nodes.computeEndpoint);
+    const verifyRequestedIp = requestedIpVerifier(
+      computeAddressReader(compute),
+      { project: options.config.project, region: options.config.region },
+      (service, error) => logger.warn({ service, err: describeError(error) }, "could not check spec.loadBalancerIP against Compute; the run goes on"),
+      this.abort.signal,
+    );
+    const presence = new InstancePresence({
+      project: options.config.project,
+      locator: new InstanceLocator(compute, {
         project: options.config.project,
         region: options.config.region,
+        signal: this.abort.signal,
         ...(options.nodes.zones !== undefined ? { zones: options.nodes.zones } : {}),
-        compute,
-        kubeConfig: options.kubeConfig,
-        routes: routeStatus,
-        logger,
-        registry: metrics.registry,
-        addressRefreshMs: options.nodes.addressRefreshMs,
-        lifecycleCheckMs: options.nodes.lifecycleCheckMs,
-        workers: options.nodes.workers,
-        identity: options.identity,
-      });
-    }
-    const reconciler = new Reconciler({
-      cache,
-      watcher,
-      runner,
-      writer: new ServiceWriter(core),
-      ledger,
-      events,
-      metrics,
+      }),
+      events: parts.events,
       logger,
+      instanceGroupName: instanceGroupName(options.config.clusterId),
+    });
+    this.nodeController = new NodeController({
+      project: options.config.project,
+      region: options.config.region,
+      ...(options.nodes.zones !== undefined ? { zones: options.nodes.zones } : {}),
+      compute,
+      kubeConfig: options.kubeConfig,
+      routes: routeStatus,
+      logger,
+      registry: metrics.registry,
+      addressRefreshMs: options.nodes.addressRefreshMs,
+      lifecycleCheckMs: options.nodes.lifecycleCheckMs,
+      workers: options.nodes.workers,
+      identity: options.identity,
+    });
+    const cache = parts.cache;
+    return {
+      verifyRequestedIp,
+      observeInstances: async () => {
+        const previous = cache.lastObserved().goneInstances;
+        const gone = await presence.check(cache.locatedNodes(), previous);
+        metrics.nodesWithoutInstance.set(gone.length);
+        if (!sameInstances(gone, previous)) this.observe({ ...cache.lastObserved(), goneInstances: gone });
+      },
+    };
+  }
+
+  private newReconciler(parts: StartParts, routeStatus: ClusterRouteStatus, checks: ComputeChecks): Reconciler {
+    const { options, metrics } = this;
+    const { cache } = parts;
+    return new Reconciler({
+      cache,
+      watcher: parts.watcher,
+      runner: parts.runner,
+      writer: new ServiceWriter(parts.core),
+      ledger: parts.ledger,
+      events: parts.events,
+      metrics,
+      logger: options.logger,
       enqueue: (stack, flags) => this.queue?.enqueue(stack, flags),
       signal: this.abort.signal,
       driftMs: options.driftMs,
       driftJitter: options.driftJitter,
-      knownStacks,
+      knownStacks: parts.knownStacks,
       loadBalancerClasses: options.config.loadBalancerClasses,
-      clusterUid,
+      clusterUid: parts.clusterUid,
       operationTimeoutMs: options.operationTimeoutMs,
-      ...(presence !== undefined
-        ? {
-            observeInstances: async () => {
-              const previous = cache.lastObserved().goneInstances;
-              const gone = await presence.check(cache.locatedNodes(), previous);
-              metrics.nodesWithoutInstance.set(gone.length);
-              if (!sameInstances(gone, previous)) this.observe({ ...cache.lastObserved(), goneInstances: gone });
-            },
-          }
-        : {}),
-      ...(verifyRequestedIp !== undefined ? { verifyRequestedIp } : {}),
+      ...checks,
       onReferencesChanged: (references) =>
         this.observe({ ...cache.lastObserved(), referencedZones: references.zones, legacyHealthCheckReferenced: references.legacyHealthCheck }),
       onClusterApplied: (outputs) => {
@@ -262,23 +341,18 @@ export class Daemon {
         this.nodeController?.onRoutesChanged();
       },
     });
-    this.reconciler = reconciler;
-    // Before anything runs: a cluster stack recording another cluster's identity stops the start.
-    await reconciler.verifyClusterStack();
-    if (backendUrl.startsWith("file://")) {
-      // As the only leader of the cluster the stacks belong to, a lock left by a killed run of ours
-      // is stale (checked after the identity: another cluster's daemon must not break our locks).
-      for (const removed of clearStaleLocks(backendUrl.slice("file://".length))) logger.warn({ lock: removed }, "removed a stale stack lock");
-    }
-    phases.mark("identityCheck");
-    this.queue = new KeyedQueue((item) => reconciler.reconcile(item), {
+  }
+
+  private newQueue(reconciler: Reconciler): KeyedQueue {
+    const { options, metrics } = this;
+    return new KeyedQueue((item) => reconciler.reconcile(item), {
       parallelism: options.parallelism,
       backoffBaseMs: options.backoffBaseMs,
       backoffMaxMs: options.backoffMaxMs,
       onDepth: (depth) => metrics.queueDepth.set(depth),
       onBackoff: (stacks) => metrics.backoffKeys.set(stacks),
       onResult: resultObserver({
-        logger,
+        logger: options.logger,
         keyField: "stack",
         kindOf: stackKind,
         // An invalid Service waits for its owner: routine, told on the Service already.
@@ -287,10 +361,14 @@ export class Daemon {
         retries: metrics.retries,
       }),
     });
+  }
 
-    // Listen before the first list: a change that lands anywhere between the lists and the end of
-    // start-up must reach the DesiredCache. Until the cache is first filled the handlers do
-    // nothing, because the first fill reads the watcher's cache as it is then.
+  /**
+   * Listen before the first list: a change that lands anywhere between the lists and the end of
+   * start-up must reach the DesiredCache. Until the cache is first filled the handlers do nothing,
+   * because the first fill reads the watcher's cache as it is then.
+   */
+  private listen(watcher: ClusterWatcher, cache: DesiredCache): void {
     watcher.on("change", () => this.scheduleRecompute());
     watcher.on("serviceMeta", (key: string) => {
       if (!this.cacheFilled) return;
@@ -304,37 +382,26 @@ export class Daemon {
       this.recompute();
       for (const stack of cache.stacks()) this.queue?.enqueue(stack);
     });
+  }
 
-    await watcher.start();
-    phases.mark("lists");
-    if (this.abort.signal.aborted) return;
-    const changes = cache.update(watcher.snapshot());
-    this.cacheFilled = true;
-    for (const change of changes) this.queue.enqueue(change.stack, { changed: true });
-    await this.enqueueUnwanted(knownStacks, watcher, events, clusterUid);
-    if (this.abort.signal.aborted) return;
-    await this.nodeController?.start();
-    this.synced = true;
-    phases.mark("enqueue");
-    logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length, phases: phases.phases }, "initial lists synced");
-    if (options.leakCheck !== undefined) {
-      this.leakMonitor = daemonLeakMonitor({
-        config: options.config,
-        compute: computeFor(options.leakCheck.computeEndpoint),
-        runner,
-        ledger,
-        snapshot: () => watcher.snapshot(),
-        events,
-        metrics,
-        logger,
-        clusterUid,
-        periodMs: options.driftMs,
-        jitter: options.driftJitter,
-        signal: this.abort.signal,
-        settled: () => this.idle(),
-      });
-      this.leakMonitor.start();
-    }
+  private startLeakMonitor(parts: StartParts, computeEndpoint: string | undefined): void {
+    const { options, metrics } = this;
+    this.leakMonitor = daemonLeakMonitor({
+      config: options.config,
+      compute: this.computeFor(computeEndpoint),
+      runner: parts.runner,
+      ledger: parts.ledger,
+      snapshot: () => parts.watcher.snapshot(),
+      events: parts.events,
+      metrics,
+      logger: options.logger,
+      clusterUid: parts.clusterUid,
+      periodMs: options.driftMs,
+      jitter: options.driftJitter,
+      signal: this.abort.signal,
+      settled: () => this.idle(),
+    });
+    this.leakMonitor.start();
   }
 
   /**
