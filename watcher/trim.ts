@@ -8,6 +8,7 @@ export interface ObjectMetaLike {
   name?: string;
   namespace?: string;
   uid?: string;
+  resourceVersion?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   deletionTimestamp?: unknown;
@@ -19,7 +20,11 @@ export interface NodeLike {
     providerID?: string;
     podCIDR?: string;
     podCIDRs?: string[];
-    taints?: { key?: string; value?: string; effect?: string }[];
+    taints?: { key?: string; value?: string; effect?: string; timeAdded?: unknown }[];
+  };
+  status?: {
+    addresses?: { type?: string; address?: string }[];
+    conditions?: { type?: string; status?: string; reason?: string; message?: string; lastTransitionTime?: unknown }[];
   };
 }
 
@@ -116,5 +121,107 @@ export function trimService(service: ServiceLike): ServiceInfo {
     loadBalancerSourceRanges: mapList(spec.loadBalancerSourceRanges, (range) => asWritten<string>(range)),
     ...(isSet(spec.sessionAffinity) ? { sessionAffinity: asWritten<string>(spec.sessionAffinity) } : {}),
     deleting: isSet(meta.deletionTimestamp),
+  };
+}
+
+/** A taint as the node controller writes it back: `timeAdded` is a NoExecute taint's eviction clock. */
+export interface NodeTaint {
+  readonly key: string;
+  readonly value?: string;
+  readonly effect: string;
+  /** RFC 3339, as the apiserver sent it (client-node hands Dates after a list, strings after a watch event). */
+  readonly timeAdded?: string;
+}
+
+export interface NodeAddress {
+  readonly type: string;
+  readonly address: string;
+}
+
+/** The parts of a condition the node controller compares and keeps. */
+export interface NodeConditionState {
+  readonly status: string;
+  readonly reason?: string;
+  readonly message?: string;
+  /** RFC 3339. */
+  readonly lastTransitionTime?: string;
+}
+
+/**
+ * What the node controller reads of a Node (initialization, lifecycle, route condition), kept by
+ * the watcher beside the model's NodeInfo: heartbeats, images, capacity and the kubelet's other
+ * conditions are dropped on arrival.
+ */
+export interface WatchedNode {
+  readonly name: string;
+  readonly uid: string;
+  /** The precondition of every write decided from this copy. */
+  readonly resourceVersion: string;
+  readonly deleting: boolean;
+  readonly providerID?: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly taints: readonly NodeTaint[];
+  readonly addresses: readonly NodeAddress[];
+  /** Status of the Ready condition; undefined until the kubelet reported one. */
+  readonly ready?: string;
+  readonly networkUnavailable?: NodeConditionState;
+}
+
+function rfc3339(value: unknown): string | undefined {
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.toISOString();
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+function stringOr(value: unknown, fallback: string): string {
+  return typeof value === "string" ? value : fallback;
+}
+
+function objectItems(value: unknown): Record<string, unknown>[] {
+  return Array.isArray(value) ? value.filter(isObject) : [];
+}
+
+function nodeTaint(taint: Record<string, unknown>): NodeTaint {
+  const timeAdded = rfc3339(taint.timeAdded);
+  return {
+    key: stringOr(taint.key, ""),
+    ...(typeof taint.value === "string" ? { value: taint.value } : {}),
+    effect: stringOr(taint.effect, ""),
+    ...(timeAdded === undefined ? {} : { timeAdded }),
+  };
+}
+
+function conditionState(condition: Record<string, unknown>): NodeConditionState {
+  const lastTransitionTime = rfc3339(condition.lastTransitionTime);
+  return {
+    status: stringOr(condition.status, ""),
+    ...(typeof condition.reason === "string" ? { reason: condition.reason } : {}),
+    ...(typeof condition.message === "string" ? { message: condition.message } : {}),
+    ...(lastTransitionTime === undefined ? {} : { lastTransitionTime }),
+  };
+}
+
+/**
+ * The node controller's view of a Node. Unlike trimNode it keeps only well-typed values (the
+ * controller writes them back); `shared` lends its labels, so the watcher stores them once.
+ */
+export function trimWatchedNode(node: NodeLike, shared?: Pick<NodeInfo, "labels">): WatchedNode {
+  const meta: Record<string, unknown> = isObject(node.metadata) ? node.metadata : {};
+  const spec: Record<string, unknown> = isObject(node.spec) ? node.spec : {};
+  const status: Record<string, unknown> = isObject(node.status) ? node.status : {};
+  const conditions = objectItems(status.conditions);
+  const ready = conditions.find((c) => c.type === "Ready")?.status;
+  const networkUnavailable = conditions.find((c) => c.type === "NetworkUnavailable");
+  const labels = shared !== undefined && isObject(shared.labels) ? shared.labels : isObject(meta.labels) ? asWritten<Record<string, string>>({ ...meta.labels }) : {};
+  return {
+    name: stringOr(meta.name, ""),
+    uid: stringOr(meta.uid, ""),
+    resourceVersion: stringOr(meta.resourceVersion, ""),
+    deleting: isSet(meta.deletionTimestamp),
+    ...(typeof spec.providerID === "string" && spec.providerID !== "" ? { providerID: spec.providerID } : {}),
+    labels,
+    taints: objectItems(spec.taints).map(nodeTaint),
+    addresses: objectItems(status.addresses).map((a) => ({ type: stringOr(a.type, ""), address: stringOr(a.address, "") })),
+    ...(typeof ready === "string" ? { ready } : {}),
+    ...(networkUnavailable === undefined ? {} : { networkUnavailable: conditionState(networkUnavailable) }),
   };
 }

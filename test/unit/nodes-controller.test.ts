@@ -1,5 +1,5 @@
 // NodeController against the in-memory Node API and Compute fakes (test/support/nodes-fakes.ts): the whole
-// reconcile path (informer → queue → lookup → writes → events/metrics) without processes.
+// reconcile path (Node cache → queue → lookup → writes → events/metrics) without processes.
 
 import * as assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
@@ -10,7 +10,7 @@ import { Registry } from "prom-client";
 
 import { NodeController, type RouteStatusSource } from "../../nodes/controller";
 import type { RouteStatus } from "../../nodes/decide";
-import { MemoryCompute, MemoryNodeApi } from "../support/nodes-fakes";
+import { MemoryCompute, MemoryNodeApi, type MemoryNodeSource } from "../support/nodes-fakes";
 
 const TAINT = { key: "node.cloudprovider.kubernetes.io/uninitialized", value: "true", effect: "NoSchedule" };
 
@@ -62,6 +62,7 @@ describe("nodes/controller NodeController", () => {
     let routes: Routes;
     let clock: number;
     let ctrl: NodeController | undefined;
+    let source: MemoryNodeSource | undefined;
 
     beforeEach(() => {
         api = new MemoryNodeApi();
@@ -75,6 +76,8 @@ describe("nodes/controller NodeController", () => {
     afterEach(async () => {
         await ctrl?.stop();
         ctrl = undefined;
+        source?.close();
+        source = undefined;
     });
 
     async function start(extra: Partial<ConstructorParameters<typeof NodeController>[0]> = {}): Promise<NodeController> {
@@ -83,7 +86,7 @@ describe("nodes/controller NodeController", () => {
             region: "us-central1",
             compute,
             api,
-            informerFactory: () => api.informer(),
+            nodeSource: (source = api.source()),
             routes,
             logger: pino({ level: process.env["NODES_TEST_LOG"] ?? "silent" }),
             registry,
