@@ -3,6 +3,7 @@
  * client-node objects and `kubectl get -o json` items are trimmed by the same code.
  */
 import type { NodeInfo, ServiceInfo, ServicePort, Taint } from "../model";
+import { isRecord } from "../controller/guards";
 
 export interface ObjectMetaLike {
   name?: string;
@@ -51,9 +52,6 @@ function isPresent(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * A value kept as written although it may not have the declared type: trimming never throws and
@@ -67,7 +65,7 @@ function asWritten<T>(value: unknown): T {
 /** `null` or absent → empty; an object → a copy; anything else as written. */
 function copyRecord(value: unknown): Record<string, string> {
   if (value === undefined || value === null) return {};
-  return isObject(value) ? asWritten<Record<string, string>>({ ...value }) : asWritten<Record<string, string>>(value);
+  return isRecord(value) ? asWritten<Record<string, string>>({ ...value }) : asWritten<Record<string, string>>(value);
 }
 
 /** `null` or absent → empty; an array → its items through `each`; anything else as written. */
@@ -77,8 +75,8 @@ function mapList<T>(value: unknown, each: (item: unknown) => T): T[] {
 }
 
 export function trimNode(node: NodeLike): NodeInfo {
-  const meta: Record<string, unknown> = isObject(node.metadata) ? node.metadata : {};
-  const spec: Record<string, unknown> = isObject(node.spec) ? node.spec : {};
+  const meta: Record<string, unknown> = isRecord(node.metadata) ? node.metadata : {};
+  const spec: Record<string, unknown> = isRecord(node.spec) ? node.spec : {};
   const podCIDRs = Array.isArray(spec.podCIDRs) && spec.podCIDRs.length > 0 ? spec.podCIDRs : isSet(spec.podCIDR) ? [spec.podCIDR] : spec.podCIDRs;
   return {
     name: asWritten(meta.name ?? ""),
@@ -86,7 +84,7 @@ export function trimNode(node: NodeLike): NodeInfo {
     ...(isSet(spec.providerID) ? { providerID: asWritten<string>(spec.providerID) } : {}),
     labels: copyRecord(meta.labels),
     taints: mapList(spec.taints, (taint): Taint =>
-      isObject(taint)
+      isRecord(taint)
         ? { key: asWritten(taint.key ?? ""), ...(isPresent(taint.value) ? { value: asWritten<string>(taint.value) } : {}), effect: asWritten(taint.effect ?? "") }
         : asWritten<Taint>(taint),
     ),
@@ -96,8 +94,8 @@ export function trimNode(node: NodeLike): NodeInfo {
 }
 
 export function trimService(service: ServiceLike): ServiceInfo {
-  const meta: Record<string, unknown> = isObject(service.metadata) ? service.metadata : {};
-  const spec: Record<string, unknown> = isObject(service.spec) ? service.spec : {};
+  const meta: Record<string, unknown> = isRecord(service.metadata) ? service.metadata : {};
+  const spec: Record<string, unknown> = isRecord(service.spec) ? service.spec : {};
   return {
     namespace: asWritten(meta.namespace ?? "default"),
     name: asWritten(meta.name ?? ""),
@@ -106,7 +104,7 @@ export function trimService(service: ServiceLike): ServiceInfo {
     ...(isSet(spec.loadBalancerClass) ? { loadBalancerClass: asWritten<string>(spec.loadBalancerClass) } : {}),
     annotations: copyRecord(meta.annotations),
     ports: mapList(spec.ports, (port): ServicePort =>
-      isObject(port)
+      isRecord(port)
         ? {
             ...(isPresent(port.name) ? { name: asWritten<string>(port.name) } : {}),
             protocol: asWritten(port.protocol ?? "TCP"),
@@ -177,7 +175,7 @@ function stringOr(value: unknown, fallback: string): string {
 }
 
 function objectItems(value: unknown): Record<string, unknown>[] {
-  return Array.isArray(value) ? value.filter(isObject) : [];
+  return Array.isArray(value) ? value.filter(isRecord) : [];
 }
 
 function nodeTaint(taint: Record<string, unknown>): NodeTaint {
@@ -205,13 +203,13 @@ function conditionState(condition: Record<string, unknown>): NodeConditionState 
  * controller writes them back); `shared` lends its labels, so the watcher stores them once.
  */
 export function trimWatchedNode(node: NodeLike, shared?: Pick<NodeInfo, "labels">): WatchedNode {
-  const meta: Record<string, unknown> = isObject(node.metadata) ? node.metadata : {};
-  const spec: Record<string, unknown> = isObject(node.spec) ? node.spec : {};
-  const status: Record<string, unknown> = isObject(node.status) ? node.status : {};
+  const meta: Record<string, unknown> = isRecord(node.metadata) ? node.metadata : {};
+  const spec: Record<string, unknown> = isRecord(node.spec) ? node.spec : {};
+  const status: Record<string, unknown> = isRecord(node.status) ? node.status : {};
   const conditions = objectItems(status.conditions);
   const ready = conditions.find((c) => c.type === "Ready")?.status;
   const networkUnavailable = conditions.find((c) => c.type === "NetworkUnavailable");
-  const labels = shared !== undefined && isObject(shared.labels) ? shared.labels : isObject(meta.labels) ? asWritten<Record<string, string>>({ ...meta.labels }) : {};
+  const labels = shared !== undefined && isRecord(shared.labels) ? shared.labels : isRecord(meta.labels) ? asWritten<Record<string, string>>({ ...meta.labels }) : {};
   return {
     name: stringOr(meta.name, ""),
     uid: stringOr(meta.uid, ""),
