@@ -181,10 +181,11 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
   private putNode(node: k8s.V1Node, kind: "added" | "updated"): void {
     const trimmed = trimNode(node);
     const same = isDeepStrictEqual(this.nodes.get(trimmed.name), trimmed);
+    // The stored NodeInfo, whose labels the WatchedNode shares.
     const kept = same ? (this.nodes.get(trimmed.name) ?? trimmed) : trimmed;
     if (!same) this.nodes.set(trimmed.name, trimmed);
-    // The node controller sees every event, as from its own informer: its writes carry the
-    // resourceVersion, and a NotReady Node's heartbeats are what bring it back.
+    // The node controller sees every event, as from an informer of its own: even one that changed
+    // nothing here moved the resourceVersion its next write must carry.
     const watched = trimWatchedNode(node, kept);
     this.watchedNodeMap.set(watched.name, watched);
     this.notifyNodes({ kind, node: watched });
