@@ -29,7 +29,28 @@ export interface RouteStatusSource {
     routeStatus(nodeName: string): RouteStatus;
 }
 
-export interface NodeControllerOptions {
+/**
+ * Where the controller's Nodes come from and where its writes go: a kubeConfig provides both
+ * defaults; without one, both are injected.
+ */
+export type NodeClusterAccess =
+    | {
+          /** Source of the default NodeApi and of the standalone Node watch. */
+          readonly kubeConfig: KubeConfig;
+          readonly api?: NodeApi;
+          /**
+           * The daemon's Node cache (its ClusterWatcher), already started by its owner: the
+           * controller only subscribes. Without it the controller watches Nodes itself with a
+           * nodes-only ClusterWatcher, made afresh on every start() (a fresh cache after a
+           * leadership change).
+           */
+          readonly nodeSource?: NodeSource;
+      }
+    | { readonly kubeConfig?: undefined; readonly api: NodeApi; readonly nodeSource: NodeSource };
+
+export type NodeControllerOptions = NodeClusterAccess & NodeControllerSettings;
+
+export interface NodeControllerSettings {
     /** GCP project of the cluster's instances (name lookups and the aggregated list). */
     readonly project: string;
     /** Region whose zones are searched when a Node has no providerID. */
@@ -37,15 +58,6 @@ export interface NodeControllerOptions {
     /** Zones to search by name; default: the region's zones from regions.get. */
     readonly zones?: readonly string[];
     readonly compute: ComputeApi;
-    /** Source of the default NodeApi and of the standalone Node watch; not needed when both are injected. */
-    readonly kubeConfig?: KubeConfig;
-    readonly api?: NodeApi;
-    /**
-     * The daemon's Node cache (its ClusterWatcher), already started by its owner: the controller
-     * only subscribes. Without it the controller watches Nodes itself with a nodes-only
-     * ClusterWatcher, made afresh on every start() (a fresh cache after a leadership change).
-     */
-    readonly nodeSource?: NodeSource;
     readonly routes?: RouteStatusSource;
     readonly logger: Logger;
     readonly registry: Registry;
@@ -99,13 +111,7 @@ export class NodeController {
 
     constructor(opts: NodeControllerOptions) {
         this.opts = opts;
-        if (opts.api === undefined && opts.kubeConfig === undefined) {
-            throw new Error("NodeController needs kubeConfig or api");
-        }
-        if (opts.nodeSource === undefined && opts.kubeConfig === undefined) {
-            throw new Error("NodeController needs kubeConfig or nodeSource");
-        }
-        this.api = opts.api ?? new KubeNodeApi(opts.kubeConfig as KubeConfig);
+        this.api = opts.kubeConfig === undefined ? opts.api : (opts.api ?? new KubeNodeApi(opts.kubeConfig));
         this.log = opts.logger.child({ controller: "nodes" });
         this.metrics = nodeMetrics(opts.registry);
         this.now = opts.now ?? Date.now;
@@ -132,8 +138,7 @@ export class NodeController {
             return;
         }
         const abort = new AbortController();
-        const ownWatch = this.opts.nodeSource === undefined ? this.standaloneWatch() : undefined;
-        const source = this.opts.nodeSource ?? (ownWatch as ClusterWatcher);
+        const { source, ownWatch } = this.nodeSource(this.opts);
         const unsubscribe = source.subscribeNodes((event) => this.queue.enqueue(event.node.name));
         const tickers = [
             setInterval(() => this.enqueueAll(() => true), this.addressRefreshMs),
@@ -182,15 +187,22 @@ export class NodeController {
         return this.queue.idle();
     }
 
-    /** A nodes-only ClusterWatcher: the daemon's watch code and restart policy, for a controller running alone. */
-    private standaloneWatch(): ClusterWatcher {
-        return new ClusterWatcher(this.opts.kubeConfig as KubeConfig, {
+    /** The shared Node cache; else a nodes-only ClusterWatcher: the daemon's watch code and restart policy. */
+    private nodeSource(access: NodeClusterAccess): { source: NodeSource; ownWatch: ClusterWatcher | undefined } {
+        if (access.kubeConfig === undefined) {
+            return { source: access.nodeSource, ownWatch: undefined };
+        }
+        if (access.nodeSource !== undefined) {
+            return { source: access.nodeSource, ownWatch: undefined };
+        }
+        const ownWatch = new ClusterWatcher(access.kubeConfig, {
             resources: ["nodes"],
             restartBackoffBaseMs: WATCH_RESTART_BACKOFF.baseMs,
             restartBackoffMaxMs: WATCH_RESTART_BACKOFF.maxMs,
             ...(this.opts.listTimeoutMs === undefined ? {} : { listTimeoutMs: this.opts.listTimeoutMs }),
             onWatchRestart: (_resource, err, delayMs) => this.log.warn({ err }, `node watch failed; restarting in ${delayMs} ms`),
         });
+        return { source: ownWatch, ownWatch };
     }
 
     private syncContext(signal: AbortSignal): SyncContext {
