@@ -293,6 +293,20 @@ describe("nodes/controller NodeController", () => {
         await waitFor("initialized", () => api.peek("n1")?.spec?.taints === undefined);
     });
 
+    it("stop() only unsubscribes from the shared Node source: its other readers keep hearing, the stopped controller does not", async () => {
+        const c = await start();
+        const heard: string[] = [];
+        source?.subscribeNodes((event) => heard.push(`${event.kind} ${event.node.name}`));
+        await c.stop();
+        compute.add("p", "us-central1-a", "n1");
+        api.put(tainted("n1"));
+        await waitFor("the other reader heard n1", () => heard.length === 1);
+        assert.deepEqual(heard, ["added n1"]);
+        await delay(20);
+        assert.deepEqual(api.peek("n1")?.spec?.taints, [TAINT], "nobody initialized it");
+        assert.equal(compute.calls.length, 0);
+    });
+
     it("aggregates repeated events into one with a count", async () => {
         api.put(plain("n1", "gce://p/us-central1-a/n1", "True"));
         compute.add("p", "us-central1-a", "n1");
