@@ -90,8 +90,11 @@ interface Watched {
 /** Emits `change` (no payload: consumers read the cache) whenever the trimmed snapshot changed. */
 export class ClusterWatcher extends EventEmitter implements NodeSource {
   private readonly nodes = new Map<string, NodeInfo>();
-  /** The node controller's view of each Node (labels shared with `nodes`). */
-  private readonly watchedNodeMap = new Map<string, WatchedNode>();
+  /**
+   * The node controller's view of each Node (labels shared with `nodes`): kept from the first
+   * subscription or read on, so a daemon without the node controller stores none.
+   */
+  private watchedNodeMap: Map<string, WatchedNode> | undefined;
   private readonly nodeListeners = new Set<(event: NodeEvent) => void>();
   private readonly services = new Map<string, ServiceInfo>();
   private readonly metas = new Map<string, ServiceMeta>();
@@ -181,22 +184,38 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
   private putNode(node: k8s.V1Node, kind: "added" | "updated"): void {
     const trimmed = trimNode(node);
     const same = isDeepStrictEqual(this.nodes.get(trimmed.name), trimmed);
-    // The stored NodeInfo, whose labels the WatchedNode shares.
-    const kept = same ? (this.nodes.get(trimmed.name) ?? trimmed) : trimmed;
     if (!same) this.nodes.set(trimmed.name, trimmed);
-    // The node controller sees every event, as from an informer of its own: even one that changed
-    // nothing here moved the resourceVersion its next write must carry.
-    const watched = trimWatchedNode(node, kept);
-    this.watchedNodeMap.set(watched.name, watched);
-    this.notifyNodes({ kind, node: watched });
+    if (this.watchedNodeMap !== undefined) {
+      // The node controller sees every event, as from an informer of its own: even one that
+      // changed nothing here moved the resourceVersion its next write must carry.
+      const watched = trimWatchedNode(node, this.nodes.get(trimmed.name));
+      this.watchedNodeMap.set(watched.name, watched);
+      this.notifyNodes({ kind, node: watched });
+    }
     if (!same) this.emit("change");
   }
 
   private removeNode(name: string): void {
-    const watched = this.watchedNodeMap.get(name);
-    this.watchedNodeMap.delete(name);
-    if (watched !== undefined) this.notifyNodes({ kind: "deleted", node: watched });
+    const watched = this.watchedNodeMap?.get(name);
+    if (watched !== undefined) {
+      this.watchedNodeMap?.delete(name);
+      this.notifyNodes({ kind: "deleted", node: watched });
+    }
     if (this.nodes.delete(name)) this.emit("change");
+  }
+
+  /** The views, built from the informer's cache on first use (before start() that is empty). */
+  private watchedNodeViews(): Map<string, WatchedNode> {
+    if (this.watchedNodeMap === undefined) {
+      const informer = this.watched.find((watched) => watched.resource === "nodes")?.informer;
+      const views = new Map<string, WatchedNode>();
+      for (const object of informer?.list() ?? []) {
+        const view = trimWatchedNode(object as k8s.V1Node, this.nodes.get(object.metadata?.name ?? ""));
+        views.set(view.name, view);
+      }
+      this.watchedNodeMap = views;
+    }
+    return this.watchedNodeMap;
   }
 
   private notifyNodes(event: NodeEvent): void {
@@ -204,6 +223,7 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
   }
 
   subscribeNodes(listener: (event: NodeEvent) => void): () => void {
+    this.watchedNodeViews();
     this.nodeListeners.add(listener);
     return () => {
       this.nodeListeners.delete(listener);
@@ -211,11 +231,11 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
   }
 
   watchedNode(name: string): WatchedNode | undefined {
-    return this.watchedNodeMap.get(name);
+    return this.watchedNodeViews().get(name);
   }
 
   watchedNodes(): WatchedNode[] {
-    return [...this.watchedNodeMap.values()];
+    return [...this.watchedNodeViews().values()];
   }
 
   private putService(service: k8s.V1Service): void {

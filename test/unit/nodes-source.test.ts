@@ -150,6 +150,30 @@ describe("watcher/informers ClusterWatcher: the Node subscription", function () 
         assert.deepEqual(api.paths, ["GET /api/v1/nodes", "GET /api/v1/nodes watch"], "Nodes only: no Service list");
     });
 
+    it("a watcher nobody subscribed to keeps no views; the first reader gets them from the informer's cache", async () => {
+        watcher = new ClusterWatcher(kubeConfigFor(api.url), { resources: ["nodes"], restartBackoffBaseMs: 1000, restartBackoffMaxMs: 1000 });
+        const w = watcher;
+        await w.start();
+        await api.watching();
+        const changed = new Promise<void>((resolve) => w.once("change", () => resolve()));
+        api.send("ADDED", node("n2", "11", { ready: "Unknown" }));
+        await changed;
+        assert.equal((w as unknown as { watchedNodeMap: unknown }).watchedNodeMap, undefined, "no views before a reader");
+        assert.deepEqual(w.watchedNodes().map((n) => `${n.name}@${n.resourceVersion} ${n.ready ?? ""}`), ["n1@5 False", "n2@11 Unknown"]);
+        assert.equal(w.watchedNode("n2")?.labels, w.snapshot().nodes.find((n) => n.name === "n2")?.labels, "labels stored once");
+        const events: string[] = [];
+        const arrived = new Promise<void>((resolve) =>
+            w.subscribeNodes((event) => {
+                events.push(`${event.kind} ${event.node.name}@${event.node.resourceVersion}`);
+                resolve();
+            }),
+        );
+        api.send("MODIFIED", node("n2", "12", { ready: "True" }));
+        await arrived;
+        assert.deepEqual(events, ["updated n2@12"]);
+        assert.equal(w.watchedNode("n2")?.ready, "True");
+    });
+
     it("an unsubscribed listener hears nothing more", async () => {
         watcher = new ClusterWatcher(kubeConfigFor(api.url), { resources: ["nodes"], restartBackoffBaseMs: 1000, restartBackoffMaxMs: 1000 });
         const w = watcher;
