@@ -210,7 +210,7 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
       const informer = this.watched.find((watched) => watched.resource === "nodes")?.informer;
       const views = new Map<string, WatchedNode>();
       for (const object of informer?.list() ?? []) {
-        const view = trimWatchedNode(object as k8s.V1Node, this.nodes.get(object.metadata?.name ?? ""));
+        const view = trimWatchedNode(object, this.nodes.get(object.metadata?.name ?? ""));
         views.set(view.name, view);
       }
       this.watchedNodeMap = views;
