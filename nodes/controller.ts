@@ -14,6 +14,7 @@ import type { Registry } from "prom-client";
 
 import { EventRecorder } from "../controller/events";
 import { KeyedQueue, OK, type QueueOptions, type ReconcileResult } from "../controller/queue";
+import { resultObserver } from "../controller/results";
 import { ClusterWatcher, type NodeSource, WATCH_RESTART_BACKOFF } from "../watcher/informers";
 import type { ComputeApi } from "./compute";
 import { NODE_CONFIG_DEFAULTS } from "./config";
@@ -125,7 +126,7 @@ export class NodeController {
             parallelism: opts.workers ?? NODE_CONFIG_DEFAULTS.workers,
             // Nothing runs before start(); the queue is started again after each stop().
             paused: true,
-            onResult: (item, result, failures) => this.logResult(item.key, result, failures),
+            onResult: resultObserver({ logger: this.log, keyField: "node", kindOf: () => "node", giveUpLevel: "error" }),
             ...(opts.baseBackoffMs === undefined ? {} : { backoffBaseMs: opts.baseBackoffMs }),
             ...(opts.maxBackoffMs === undefined ? {} : { backoffMaxMs: opts.maxBackoffMs }),
         };
@@ -280,24 +281,5 @@ export class NodeController {
             this.states.set(name, state);
         }
         return state;
-    }
-
-    private logResult(name: string, result: ReconcileResult, failures: number): void {
-        switch (result.kind) {
-            case "ok":
-            case "retryAfter":
-                return;
-            case "retry":
-                // The first few failures are usually transient (a conflict, a 503 burst).
-                if (failures >= 3) {
-                    this.log.error({ node: name, err: result.error, failures }, "node reconcile failing");
-                } else {
-                    this.log.warn({ node: name, err: result.error, failures }, "node reconcile failed; will retry");
-                }
-                return;
-            case "giveUp":
-                this.log.error({ node: name, reason: result.reason }, "node reconcile gave up");
-                return;
-        }
     }
 }
