@@ -120,13 +120,13 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
       nodeInformer.on(k8s.ADD, (node) => this.putNode(node, "added"));
       nodeInformer.on(k8s.UPDATE, (node) => this.putNode(node, "updated"));
       nodeInformer.on(k8s.DELETE, (node) => this.removeNode(node.metadata?.name ?? ""));
-      this.watched.push({ resource: "nodes", informer: nodeInformer as unknown as CachingInformer, failures: 0, upSince: undefined, restartTimer: undefined });
+      this.watched.push({ resource: "nodes", informer: nodeInformer, failures: 0, upSince: undefined, restartTimer: undefined });
     }
     if (resources.includes("services")) {
       const serviceInformer = k8s.makeInformer<k8s.V1Service>(this.kubeConfig, "/api/v1/services", () => core.listServiceForAllNamespaces());
       for (const verb of [k8s.ADD, k8s.UPDATE] as const) serviceInformer.on(verb, (service) => this.putService(service));
       serviceInformer.on(k8s.DELETE, (service) => this.removeService(`${service.metadata?.namespace}/${service.metadata?.name}`));
-      this.watched.push({ resource: "services", informer: serviceInformer as unknown as CachingInformer, failures: 0, upSince: undefined, restartTimer: undefined });
+      this.watched.push({ resource: "services", informer: serviceInformer, failures: 0, upSince: undefined, restartTimer: undefined });
     }
     for (const watched of this.watched) {
       watched.informer.on(k8s.ERROR, (error) => this.restart(watched, error));

@@ -217,7 +217,7 @@ export function computeCallsCounter(registry: Registry): Counter<"call" | "code"
     const name = "dccm_compute_calls_total";
     const existing = registry.getSingleMetric(name);
     if (existing instanceof Counter) {
-        return existing as Counter<"call" | "code">;
+        return existing;
     }
     return new Counter({
         name,

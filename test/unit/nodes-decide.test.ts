@@ -291,7 +291,7 @@ describe("nodes/decide", () => {
             );
             fc.assert(fc.property(
                 fc.option(fc.tuple(seg, seg, seg)),
-                fc.option(fc.constantFrom("True", "False", "Unknown") as fc.Arbitrary<"True" | "False" | "Unknown">),
+                fc.option(fc.constantFrom<"True" | "False" | "Unknown">("True", "False", "Unknown")),
                 lookupArb,
                 (p, ready, lookup) => {
                     const providerID = p === null ? undefined : `gce://${p[0]}/${p[1]}/${p[2]}`;
