@@ -15,7 +15,7 @@ import type { Registry } from "prom-client";
 import { EventRecorder } from "../controller/events";
 import { KeyedQueue, OK, type QueueOptions, type ReconcileResult } from "../controller/queue";
 import { resultObserver } from "../controller/results";
-import { ClusterWatcher, type NodeSource, WATCH_RESTART_BACKOFF } from "../watcher/informers";
+import { ClusterWatcher, type NodeSource, WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "../watcher/informers";
 import type { ComputeApi } from "./compute";
 import { NODE_CONFIG_DEFAULTS } from "./config";
 import type { RouteStatus } from "./decide";
@@ -198,8 +198,8 @@ export class NodeController {
         }
         const ownWatch = new ClusterWatcher(access.kubeConfig, {
             resources: ["nodes"],
-            restartBackoffBaseMs: WATCH_RESTART_BACKOFF.baseMs,
-            restartBackoffMaxMs: WATCH_RESTART_BACKOFF.maxMs,
+            restartBackoffBaseMs: WATCH_RESTART_BACKOFF_BASE_MS,
+            restartBackoffMaxMs: WATCH_RESTART_BACKOFF_MAX_MS,
             ...(this.opts.listTimeoutMs === undefined ? {} : { listTimeoutMs: this.opts.listTimeoutMs }),
             onWatchRestart: (_resource, err, delayMs) => this.log.warn({ err }, `node watch failed; restarting in ${delayMs} ms`),
         });

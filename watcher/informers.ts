@@ -41,8 +41,10 @@ export interface WatcherOptions {
   resources?: readonly Resource[];
 }
 
-/** The restart backoff of the daemon's watches, also used by a node controller watching on its own. */
-export const WATCH_RESTART_BACKOFF = { baseMs: 1000, maxMs: 60_000 } as const;
+/** A failed watch restarts after 1 s: an apiserver restart is caught at once (the daemon's watches, and a node controller watching on its own)... */
+export const WATCH_RESTART_BACKOFF_BASE_MS = 1000;
+/** ...doubling to 1 min, so an apiserver that stays down is not hammered. */
+export const WATCH_RESTART_BACKOFF_MAX_MS = 60_000;
 
 /** A Node watch event as the node controller sees it: the object is the trimmed WatchedNode. */
 export interface NodeEvent {
