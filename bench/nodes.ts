@@ -60,7 +60,7 @@ export async function benchNodeInit(opts: { workers?: number } = {}): Promise<No
     const registry = new Registry();
     let computeCalls = 0;
     const compute = new ComputeClient({ endpoint: gce.computeEndpoint, registry, onAttempt: () => { computeCalls++; } });
-    const common: Omit<NodeControllerOptions, "api" | "kubeConfig" | "informerFactory"> = {
+    const common: Omit<NodeControllerOptions, "api" | "kubeConfig" | "nodeSource"> = {
       project: gce.project,
       region: gce.region,
       compute,
@@ -87,7 +87,7 @@ export async function benchNodeInit(opts: { workers?: number } = {}): Promise<No
       for (const name of names) {
         api.put({ ...tainted(name), status: { addresses: [{ type: "Hostname", address: name }] } });
       }
-      controller = new NodeController({ ...common, api, informerFactory: () => api.informer() });
+      controller = new NodeController({ ...common, api, nodeSource: api.source() });
       remaining = async () => api.list().filter((n) => (n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT)).length;
     }
 

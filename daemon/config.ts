@@ -32,10 +32,8 @@ export const RESYNC_MS = 10 * 60_000;
 export const DEBOUNCE_MS = 50;
 /** Above this many stacks with an absent Service at once, destroys wait for an operator (--confirm-orphan-destroys). */
 export const DEFAULT_MAX_ORPHAN_DESTROYS = 5;
-/** A failed watch restarts after 1 s: an apiserver restart is caught at once. */
-export const WATCH_RESTART_BACKOFF_BASE_MS = 1000;
-/** ...doubling to 1 min, so an apiserver that stays down is not hammered. */
-export const WATCH_RESTART_BACKOFF_MAX_MS = 60_000;
+// The watch restart backoff is the watcher's (one definition, shared with the node controller).
+export { WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "../watcher/informers";
 
 /** pino's levels. */
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;

@@ -288,6 +288,8 @@ export class Daemon {
       ...(options.nodes.zones !== undefined ? { zones: options.nodes.zones } : {}),
       compute,
       kubeConfig: options.kubeConfig,
+      // The daemon's one Node watch, started before the controller.
+      nodeSource: parts.watcher,
       routes: routeStatus,
       logger,
       registry: metrics.registry,

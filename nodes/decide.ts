@@ -3,17 +3,18 @@
 // No I/O here: the controller (controller.ts) feeds these functions data and performs the writes,
 // so every rule below is table-tested in test/unit/nodes-decide.test.ts.
 
-import type { V1Node, V1NodeAddress, V1NodeCondition, V1Taint } from "@kubernetes/client-node";
+import type { V1Node, V1NodeCondition } from "@kubernetes/client-node";
 
+import { LABEL_ZONE, LABEL_ZONE_LEGACY } from "../model/annotations";
+import type { NodeAddress, NodeTaint, WatchedNode } from "../watcher/trim";
 import type { Instance } from "./compute";
 
 export const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized";
 
-export const LABEL_ZONE = "topology.kubernetes.io/zone";
 export const LABEL_REGION = "topology.kubernetes.io/region";
 export const LABEL_INSTANCE_TYPE = "node.kubernetes.io/instance-type";
-// Older schedulers, PV node affinities and user manifests still select on these.
-export const LABEL_ZONE_LEGACY = "failure-domain.beta.kubernetes.io/zone";
+// Older schedulers, PV node affinities and user manifests still select on these (the zone twins
+// are the model's: model/annotations.ts).
 export const LABEL_REGION_LEGACY = "failure-domain.beta.kubernetes.io/region";
 export const LABEL_INSTANCE_TYPE_LEGACY = "beta.kubernetes.io/instance-type";
 
@@ -49,21 +50,16 @@ export function regionOfZone(zone: string): string {
     return i <= 0 ? zone : zone.slice(0, i);
 }
 
-export function hasUninitializedTaint(node: V1Node): boolean {
-    return (node.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT);
-}
-
-/** The Ready condition's status, or undefined when the kubelet has not reported one yet. */
-export function readyStatus(node: V1Node): string | undefined {
-    return node.status?.conditions?.find((c) => c.type === "Ready")?.status;
+export function hasUninitializedTaint(node: WatchedNode): boolean {
+    return node.taints.some((t) => t.key === UNINITIALIZED_TAINT);
 }
 
 /**
  * Addresses GCE reports for an instance, in the order consumers rely on (the first InternalIP is
  * the node IP for most tools): nic0 first, then the other NICs, IPv4 before IPv6.
  */
-export function instanceAddresses(instance: Instance): V1NodeAddress[] {
-    const out: V1NodeAddress[] = [];
+export function instanceAddresses(instance: Instance): NodeAddress[] {
+    const out: NodeAddress[] = [];
     for (const nic of instance.networkInterfaces) {
         if (nic.networkIP !== undefined) {
             out.push({ type: "InternalIP", address: nic.networkIP });
@@ -89,21 +85,21 @@ export function instanceAddresses(instance: Instance): V1NodeAddress[] {
 }
 
 /** Cloud addresses plus the kubelet's Hostname entries (GCE does not know the node's hostname). */
-export function desiredAddresses(node: V1Node, instance: Instance): V1NodeAddress[] {
+export function desiredAddresses(node: WatchedNode, instance: Instance): NodeAddress[] {
     const cloud = instanceAddresses(instance);
-    const hostnames = (node.status?.addresses ?? [])
+    const hostnames = node.addresses
         .filter((a) => a.type === "Hostname")
         .map((a) => ({ type: a.type, address: a.address }));
     return dedupeAddresses([...cloud, ...hostnames]);
 }
 
-export function sameAddresses(a: readonly V1NodeAddress[] | undefined, b: readonly V1NodeAddress[] | undefined): boolean {
+export function sameAddresses(a: readonly NodeAddress[] | undefined, b: readonly NodeAddress[] | undefined): boolean {
     const x = a ?? [];
     const y = b ?? [];
     return x.length === y.length && x.every((v, i) => v.type === y[i]?.type && v.address === y[i]?.address);
 }
 
-function dedupeAddresses(list: readonly V1NodeAddress[]): V1NodeAddress[] {
+function dedupeAddresses(list: readonly NodeAddress[]): NodeAddress[] {
     const seen = new Set<string>();
     return list.filter((a) => {
         const k = `${a.type}/${a.address}`;
@@ -121,7 +117,7 @@ export interface InitializationPatch {
     readonly providerID: string | undefined;
     readonly labels: Readonly<Record<string, string>>;
     /** Full desired `status.addresses` (written through the status subresource). */
-    readonly addresses: readonly V1NodeAddress[];
+    readonly addresses: readonly NodeAddress[];
     readonly removeTaint: string;
 }
 
@@ -130,7 +126,7 @@ export interface InitializationPatch {
  * zone rather than taken from config, so a Node found through its providerID in another region
  * still gets labels that are true.
  */
-export function initializationPatch(node: V1Node, instance: Instance): InitializationPatch {
+export function initializationPatch(node: WatchedNode, instance: Instance): InitializationPatch {
     const region = regionOfZone(instance.zone);
     const labels: Record<string, string> = {
         [LABEL_ZONE]: instance.zone,
@@ -142,7 +138,7 @@ export function initializationPatch(node: V1Node, instance: Instance): Initializ
         labels[LABEL_INSTANCE_TYPE] = instance.machineType;
         labels[LABEL_INSTANCE_TYPE_LEGACY] = instance.machineType;
     }
-    const current = node.spec?.providerID;
+    const current = node.providerID;
     return {
         providerID: current === undefined || current === ""
             ? formatProviderID({ project: instance.project, zone: instance.zone, name: instance.name })
@@ -164,26 +160,26 @@ export interface NodeMergePatch {
     readonly labels?: Readonly<Record<string, string>>;
     readonly providerID?: string;
     /** The complete new taint list (lists are replaced by a merge patch); null removes the field. */
-    readonly taints?: readonly V1Taint[] | null;
+    readonly taints?: readonly NodeTaint[] | null;
 }
 
-export function initializationMergePatch(node: V1Node, patch: InitializationPatch): NodeMergePatch | undefined {
-    const current = node.metadata?.labels ?? {};
+export function initializationMergePatch(node: WatchedNode, patch: InitializationPatch): NodeMergePatch | undefined {
+    const current = node.labels;
     const labels: Record<string, string> = {};
     for (const [k, v] of Object.entries(patch.labels)) {
         if (current[k] !== v) {
             labels[k] = v;
         }
     }
-    const out: { labels?: Record<string, string>; providerID?: string; taints?: V1Taint[] | null } = {};
+    const out: { labels?: Record<string, string>; providerID?: string; taints?: NodeTaint[] | null } = {};
     if (Object.keys(labels).length > 0) {
         out.labels = labels;
     }
-    const pid = node.spec?.providerID;
+    const pid = node.providerID;
     if (patch.providerID !== undefined && (pid === undefined || pid === "")) {
         out.providerID = patch.providerID;
     }
-    const taints = node.spec?.taints ?? [];
+    const taints = node.taints;
     const kept = taints.filter((t) => t.key !== patch.removeTaint);
     if (kept.length !== taints.length) {
         out.taints = kept.length === 0 ? null : kept;
@@ -204,7 +200,7 @@ export function applyNodeMergePatch(node: V1Node, patch: NodeMergePatch): V1Node
     if (patch.taints === null) {
         delete spec.taints;
     } else if (patch.taints !== undefined) {
-        spec.taints = patch.taints.map((t) => ({ ...t }));
+        spec.taints = patch.taints.map(({ timeAdded, ...t }) => (timeAdded === undefined ? { ...t } : { ...t, timeAdded: new Date(timeAdded) }));
     }
     return { ...node, metadata, spec };
 }
@@ -230,18 +226,18 @@ export type DeleteDecision =
  * search — the stock CCM deletes Nodes in zones it was not told about), timeouts, permission
  * errors, ambiguous names.
  */
-export function shouldDeleteNode(node: V1Node, lookup: InstanceLookup): DeleteDecision {
-    if (node.metadata?.deletionTimestamp !== undefined && node.metadata.deletionTimestamp !== null) {
+export function shouldDeleteNode(node: WatchedNode, lookup: InstanceLookup): DeleteDecision {
+    if (node.deleting) {
         return { delete: false, reason: "already being deleted" };
     }
-    const ready = readyStatus(node);
+    const ready = node.ready;
     if (ready === undefined) {
         return { delete: false, reason: "no Ready condition reported yet" };
     }
     if (ready === "True") {
         return { delete: false, reason: "node is Ready" };
     }
-    const pid = parseProviderID(node.spec?.providerID);
+    const pid = parseProviderID(node.providerID);
     if (pid === undefined) {
         return { delete: false, reason: "no gce:// providerID: cannot tell which instance is its own" };
     }
@@ -277,14 +273,14 @@ export interface RouteConditionChange {
  * already right (or the route is still pending): writing only on change keeps
  * lastTransitionTime meaningful and spares the apiserver.
  */
-export function routeCondition(node: V1Node, status: RouteStatus, now: Date): RouteConditionChange | undefined {
+export function routeCondition(node: WatchedNode, status: RouteStatus, now: Date): RouteConditionChange | undefined {
     if (status === "pending") {
         return undefined;
     }
     const want = status === "created"
         ? { status: "False", reason: "RouteCreated", message: "RouteController created a route" }
         : { status: "True", reason: "NoRouteCreated", message: `Could not create a route: ${status.failed}` };
-    const current = node.status?.conditions?.find((c) => c.type === CONDITION_NETWORK_UNAVAILABLE);
+    const current = node.networkUnavailable;
     if (current !== undefined && current.status === want.status && current.reason === want.reason && current.message === want.message) {
         return undefined;
     }
@@ -295,14 +291,13 @@ export function routeCondition(node: V1Node, status: RouteStatus, now: Date): Ro
         lastHeartbeatTime: now,
         lastTransitionTime: transitioned ? now : toDate(current.lastTransitionTime) ?? now,
     };
-    return typeof status === "string" ? { condition } : { condition, warning: `Could not create route for node ${node.metadata?.name ?? ""}: ${status.failed}` };
+    return typeof status === "string" ? { condition } : { condition, warning: `Could not create route for node ${node.name}: ${status.failed}` };
 }
 
-/** Informer objects carry Dates after a list but ISO strings after a watch event. */
-function toDate(v: Date | string | undefined): Date | undefined {
+function toDate(v: string | undefined): Date | undefined {
     if (v === undefined) {
         return undefined;
     }
-    const d = v instanceof Date ? v : new Date(v);
+    const d = new Date(v);
     return Number.isNaN(d.getTime()) ? undefined : d;
 }

@@ -2,6 +2,6 @@
 
 export { ComputeClient, ComputeError, computeClientFromConfig, type ComputeApi, type Instance } from "./compute";
 export { NODE_CONFIG_KEYS, parseNodeConfig, type NodeConfig } from "./config";
-export { NodeController, type NodeControllerOptions, type NodeInformer, type RouteStatusSource } from "./controller";
+export { NodeController, type NodeControllerOptions, type RouteStatusSource } from "./controller";
 export type { RouteStatus } from "./decide";
 export { KubeNodeApi, type NodeApi } from "./kube";

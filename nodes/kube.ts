@@ -10,12 +10,12 @@ import {
     type V1Node,
     type V1NodeAddress,
     type V1NodeCondition,
-    type V1Taint,
     setHeaderOptions,
 } from "@kubernetes/client-node";
 
 import { CoreV1EventSink, type EventPatch, type EventSink } from "../controller/events";
 import { KeepAliveAgents, kubeError, kubeStatusCode } from "../controller/kube";
+import type { NodeTaint } from "../watcher/trim";
 import type { NodeMergePatch } from "./decide";
 
 /** The Node writes, plus the Event writes of the shared recorder (controller/events.ts). */
@@ -147,15 +147,14 @@ export class KubeNodeApi implements NodeApi {
     }
 }
 
-/** Patch bodies are sent as-is (type `any`), so Dates must be made strings here. */
-function serializeTaint(t: V1Taint): Record<string, string> {
+/** Patch bodies are sent as-is (type `any`); Kubernetes times have whole seconds. */
+function serializeTaint(t: NodeTaint): Record<string, string> {
     const out: Record<string, string> = { key: t.key, effect: t.effect };
     if (t.value !== undefined) {
         out["value"] = t.value;
     }
-    const added: Date | string | undefined = t.timeAdded;
-    if (added !== undefined) {
-        out["timeAdded"] = added instanceof Date ? added.toISOString().replace(/\.\d{3}Z$/, "Z") : added;
+    if (t.timeAdded !== undefined) {
+        out["timeAdded"] = t.timeAdded.replace(/\.\d{3}Z$/, "Z");
     }
     return out;
 }

@@ -25,7 +25,7 @@ export function nodeMetrics(registry: Registry): NodeMetrics {
 function counter<L extends string>(registry: Registry, name: string, help: string, labelNames: L[]): Counter<L> {
     const existing = registry.getSingleMetric(name);
     if (existing instanceof Counter) {
-        return existing as Counter<L>;
+        return existing;
     }
     return new Counter<L>({ name, help, labelNames, registers: [registry] });
 }

@@ -7,7 +7,7 @@ import { isDeepStrictEqual } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import type { ClusterSnapshot, NodeInfo, ServiceInfo } from "../model";
 import { KeepAliveAgents } from "../controller/kube";
-import { trimNode, trimService } from "./trim";
+import { trimNode, trimService, trimWatchedNode, type WatchedNode } from "./trim";
 import { backoffMs } from "../controller/backoff";
 
 /** What the daemon needs of a Service besides the model's view. */
@@ -27,15 +27,37 @@ export interface WatcherOptions {
   /**
    * Period of the `resync` event: consumers look at everything again from the cache. Watches are
    * not restarted for it (aborting a live watch is what a failure looks like to the informer).
+   * Undefined: no resync events.
    */
-  resyncMs: number;
+  resyncMs?: number;
   restartBackoffBaseMs: number;
   restartBackoffMaxMs: number;
   /** A watch that stayed up this long counts as healthy: its next failure starts the backoff over. Default 60 s. */
   healthyAfterMs?: number;
   /** Deadline of each list call (watches have none: they are long-lived by design). Default 60 s. */
   listTimeoutMs?: number;
-  onWatchRestart?: (resource: "nodes" | "services", error: unknown) => void;
+  onWatchRestart?: (resource: "nodes" | "services", error: unknown, delayMs: number) => void;
+  /** What to watch. Default both; the node controller alone (tests, the benchmark) watches only Nodes. */
+  resources?: readonly Resource[];
+}
+
+/** A failed watch restarts after 1 s: an apiserver restart is caught at once (the daemon's watches, and a node controller watching on its own)... */
+export const WATCH_RESTART_BACKOFF_BASE_MS = 1000;
+/** ...doubling to 1 min, so an apiserver that stays down is not hammered. */
+export const WATCH_RESTART_BACKOFF_MAX_MS = 60_000;
+
+/** A Node watch event as the node controller sees it: the object is the trimmed WatchedNode. */
+export interface NodeEvent {
+  readonly kind: "added" | "updated" | "deleted";
+  readonly node: WatchedNode;
+}
+
+/** The Node cache the node controller reads: one watch, shared with the Service and cluster stacks. */
+export interface NodeSource {
+  /** Every add, update and delete from now on (after the cache holds it); returns the unsubscribe. */
+  subscribeNodes(listener: (event: NodeEvent) => void): () => void;
+  watchedNode(name: string): WatchedNode | undefined;
+  watchedNodes(): WatchedNode[];
 }
 
 export function serviceMeta(service: k8s.V1Service): ServiceMeta {
@@ -51,7 +73,7 @@ export function serviceMeta(service: k8s.V1Service): ServiceMeta {
   };
 }
 
-type Resource = "nodes" | "services";
+export type Resource = "nodes" | "services";
 
 type CachingInformer = k8s.Informer<k8s.KubernetesObject> & k8s.ObjectCache<k8s.KubernetesObject>;
 
@@ -68,8 +90,14 @@ interface Watched {
 }
 
 /** Emits `change` (no payload: consumers read the cache) whenever the trimmed snapshot changed. */
-export class ClusterWatcher extends EventEmitter {
+export class ClusterWatcher extends EventEmitter implements NodeSource {
   private readonly nodes = new Map<string, NodeInfo>();
+  /**
+   * The node controller's view of each Node (labels shared with `nodes`): kept from the first
+   * subscription or read on, so a daemon without the node controller stores none.
+   */
+  private watchedNodeMap: Map<string, WatchedNode> | undefined;
+  private readonly nodeListeners = new Set<(event: NodeEvent) => void>();
   private readonly services = new Map<string, ServiceInfo>();
   private readonly metas = new Map<string, ServiceMeta>();
   private readonly watched: Watched[] = [];
@@ -84,22 +112,24 @@ export class ClusterWatcher extends EventEmitter {
     super();
   }
 
-  /** Resolves once both initial lists are in the cache. */
+  /** Resolves once the initial lists are in the cache. */
   async start(): Promise<void> {
     this.agents = new KeepAliveAgents(this.kubeConfig, { requestTimeoutMs: this.options.listTimeoutMs ?? 60_000 });
     const core = this.agents.makeApiClient(k8s.CoreV1Api);
-    const nodeInformer = k8s.makeInformer<k8s.V1Node>(this.kubeConfig, "/api/v1/nodes", () => core.listNode());
-    const serviceInformer = k8s.makeInformer<k8s.V1Service>(this.kubeConfig, "/api/v1/services", () => core.listServiceForAllNamespaces());
-    for (const verb of [k8s.ADD, k8s.UPDATE] as const) {
-      nodeInformer.on(verb, (node) => this.putNode(node));
-      serviceInformer.on(verb, (service) => this.putService(service));
+    const resources = this.options.resources ?? ["nodes", "services"];
+    if (resources.includes("nodes")) {
+      const nodeInformer = k8s.makeInformer<k8s.V1Node>(this.kubeConfig, "/api/v1/nodes", () => core.listNode());
+      nodeInformer.on(k8s.ADD, (node) => this.putNode(node, "added"));
+      nodeInformer.on(k8s.UPDATE, (node) => this.putNode(node, "updated"));
+      nodeInformer.on(k8s.DELETE, (node) => this.removeNode(node.metadata?.name ?? ""));
+      this.watched.push({ resource: "nodes", informer: nodeInformer, failures: 0, upSince: undefined, restartTimer: undefined });
     }
-    nodeInformer.on(k8s.DELETE, (node) => this.removeNode(node.metadata?.name ?? ""));
-    serviceInformer.on(k8s.DELETE, (service) => this.removeService(`${service.metadata?.namespace}/${service.metadata?.name}`));
-    this.watched.push(
-      { resource: "nodes", informer: nodeInformer as unknown as CachingInformer, failures: 0, upSince: undefined, restartTimer: undefined },
-      { resource: "services", informer: serviceInformer as unknown as CachingInformer, failures: 0, upSince: undefined, restartTimer: undefined },
-    );
+    if (resources.includes("services")) {
+      const serviceInformer = k8s.makeInformer<k8s.V1Service>(this.kubeConfig, "/api/v1/services", () => core.listServiceForAllNamespaces());
+      for (const verb of [k8s.ADD, k8s.UPDATE] as const) serviceInformer.on(verb, (service) => this.putService(service));
+      serviceInformer.on(k8s.DELETE, (service) => this.removeService(`${service.metadata?.namespace}/${service.metadata?.name}`));
+      this.watched.push({ resource: "services", informer: serviceInformer, failures: 0, upSince: undefined, restartTimer: undefined });
+    }
     for (const watched of this.watched) {
       watched.informer.on(k8s.ERROR, (error) => this.restart(watched, error));
       // A CONNECT comes before the list and the watch, so it proves nothing about health: it only
@@ -109,8 +139,8 @@ export class ClusterWatcher extends EventEmitter {
         watched.upSince ??= Date.now();
       });
     }
-    await Promise.all([nodeInformer.start(), serviceInformer.start()]);
-    this.scheduleResync();
+    await Promise.all(this.watched.map(({ informer }) => informer.start()));
+    if (this.options.resyncMs !== undefined) this.scheduleResync(this.options.resyncMs);
   }
 
   /**
@@ -126,20 +156,20 @@ export class ClusterWatcher extends EventEmitter {
     if (watched.upSince !== undefined && Date.now() - watched.upSince >= healthyAfterMs) watched.failures = 0;
     watched.upSince = undefined;
     watched.failures++;
-    this.options.onWatchRestart?.(watched.resource, error);
     const delay = backoffMs(watched.failures, this.options.restartBackoffBaseMs, this.options.restartBackoffMaxMs);
+    this.options.onWatchRestart?.(watched.resource, error, delay);
     watched.restartTimer = this.later(delay, () => {
       watched.restartTimer = undefined;
       watched.informer.start().catch((startError: unknown) => this.restart(watched, startError));
     });
   }
 
-  private scheduleResync(): void {
-    this.later(this.options.resyncMs, () => {
+  private scheduleResync(resyncMs: number): void {
+    this.later(resyncMs, () => {
       // The informers keep the cache current through their watches (and relist on their own when
       // a watch cannot resume); a resync only has consumers look at all of it again.
       this.emit("resync");
-      this.scheduleResync();
+      this.scheduleResync(resyncMs);
     });
   }
 
@@ -153,15 +183,61 @@ export class ClusterWatcher extends EventEmitter {
     return timer;
   }
 
-  private putNode(node: k8s.V1Node): void {
+  private putNode(node: k8s.V1Node, kind: "added" | "updated"): void {
     const trimmed = trimNode(node);
-    if (isDeepStrictEqual(this.nodes.get(trimmed.name), trimmed)) return;
-    this.nodes.set(trimmed.name, trimmed);
-    this.emit("change");
+    const same = isDeepStrictEqual(this.nodes.get(trimmed.name), trimmed);
+    if (!same) this.nodes.set(trimmed.name, trimmed);
+    if (this.watchedNodeMap !== undefined) {
+      // The node controller sees every event, as from an informer of its own: even one that
+      // changed nothing here moved the resourceVersion its next write must carry.
+      const watched = trimWatchedNode(node, this.nodes.get(trimmed.name));
+      this.watchedNodeMap.set(watched.name, watched);
+      this.notifyNodes({ kind, node: watched });
+    }
+    if (!same) this.emit("change");
   }
 
   private removeNode(name: string): void {
+    const watched = this.watchedNodeMap?.get(name);
+    if (watched !== undefined) {
+      this.watchedNodeMap?.delete(name);
+      this.notifyNodes({ kind: "deleted", node: watched });
+    }
     if (this.nodes.delete(name)) this.emit("change");
+  }
+
+  /** The views, built from the informer's cache on first use (before start() that is empty). */
+  private watchedNodeViews(): Map<string, WatchedNode> {
+    if (this.watchedNodeMap === undefined) {
+      const informer = this.watched.find((watched) => watched.resource === "nodes")?.informer;
+      const views = new Map<string, WatchedNode>();
+      for (const object of informer?.list() ?? []) {
+        const view = trimWatchedNode(object, this.nodes.get(object.metadata?.name ?? ""));
+        views.set(view.name, view);
+      }
+      this.watchedNodeMap = views;
+    }
+    return this.watchedNodeMap;
+  }
+
+  private notifyNodes(event: NodeEvent): void {
+    for (const listener of this.nodeListeners) listener(event);
+  }
+
+  subscribeNodes(listener: (event: NodeEvent) => void): () => void {
+    this.watchedNodeViews();
+    this.nodeListeners.add(listener);
+    return () => {
+      this.nodeListeners.delete(listener);
+    };
+  }
+
+  watchedNode(name: string): WatchedNode | undefined {
+    return this.watchedNodeViews().get(name);
+  }
+
+  watchedNodes(): WatchedNode[] {
+    return [...this.watchedNodeViews().values()];
   }
 
   private putService(service: k8s.V1Service): void {

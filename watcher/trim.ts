@@ -3,11 +3,13 @@
  * client-node objects and `kubectl get -o json` items are trimmed by the same code.
  */
 import type { NodeInfo, ServiceInfo, ServicePort, Taint } from "../model";
+import { isRecord } from "../controller/guards";
 
 export interface ObjectMetaLike {
   name?: string;
   namespace?: string;
   uid?: string;
+  resourceVersion?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   deletionTimestamp?: unknown;
@@ -19,7 +21,11 @@ export interface NodeLike {
     providerID?: string;
     podCIDR?: string;
     podCIDRs?: string[];
-    taints?: { key?: string; value?: string; effect?: string }[];
+    taints?: { key?: string; value?: string; effect?: string; timeAdded?: unknown }[];
+  };
+  status?: {
+    addresses?: { type?: string; address?: string }[];
+    conditions?: { type?: string; status?: string; reason?: string; message?: string; lastTransitionTime?: unknown }[];
   };
 }
 
@@ -46,9 +52,6 @@ function isPresent(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * A value kept as written although it may not have the declared type: trimming never throws and
@@ -62,7 +65,7 @@ function asWritten<T>(value: unknown): T {
 /** `null` or absent → empty; an object → a copy; anything else as written. */
 function copyRecord(value: unknown): Record<string, string> {
   if (value === undefined || value === null) return {};
-  return isObject(value) ? asWritten<Record<string, string>>({ ...value }) : asWritten<Record<string, string>>(value);
+  return isRecord(value) ? asWritten<Record<string, string>>({ ...value }) : asWritten<Record<string, string>>(value);
 }
 
 /** `null` or absent → empty; an array → its items through `each`; anything else as written. */
@@ -72,8 +75,8 @@ function mapList<T>(value: unknown, each: (item: unknown) => T): T[] {
 }
 
 export function trimNode(node: NodeLike): NodeInfo {
-  const meta: Record<string, unknown> = isObject(node.metadata) ? node.metadata : {};
-  const spec: Record<string, unknown> = isObject(node.spec) ? node.spec : {};
+  const meta: Record<string, unknown> = isRecord(node.metadata) ? node.metadata : {};
+  const spec: Record<string, unknown> = isRecord(node.spec) ? node.spec : {};
   const podCIDRs = Array.isArray(spec.podCIDRs) && spec.podCIDRs.length > 0 ? spec.podCIDRs : isSet(spec.podCIDR) ? [spec.podCIDR] : spec.podCIDRs;
   return {
     name: asWritten(meta.name ?? ""),
@@ -81,7 +84,7 @@ export function trimNode(node: NodeLike): NodeInfo {
     ...(isSet(spec.providerID) ? { providerID: asWritten<string>(spec.providerID) } : {}),
     labels: copyRecord(meta.labels),
     taints: mapList(spec.taints, (taint): Taint =>
-      isObject(taint)
+      isRecord(taint)
         ? { key: asWritten(taint.key ?? ""), ...(isPresent(taint.value) ? { value: asWritten<string>(taint.value) } : {}), effect: asWritten(taint.effect ?? "") }
         : asWritten<Taint>(taint),
     ),
@@ -91,8 +94,8 @@ export function trimNode(node: NodeLike): NodeInfo {
 }
 
 export function trimService(service: ServiceLike): ServiceInfo {
-  const meta: Record<string, unknown> = isObject(service.metadata) ? service.metadata : {};
-  const spec: Record<string, unknown> = isObject(service.spec) ? service.spec : {};
+  const meta: Record<string, unknown> = isRecord(service.metadata) ? service.metadata : {};
+  const spec: Record<string, unknown> = isRecord(service.spec) ? service.spec : {};
   return {
     namespace: asWritten(meta.namespace ?? "default"),
     name: asWritten(meta.name ?? ""),
@@ -101,7 +104,7 @@ export function trimService(service: ServiceLike): ServiceInfo {
     ...(isSet(spec.loadBalancerClass) ? { loadBalancerClass: asWritten<string>(spec.loadBalancerClass) } : {}),
     annotations: copyRecord(meta.annotations),
     ports: mapList(spec.ports, (port): ServicePort =>
-      isObject(port)
+      isRecord(port)
         ? {
             ...(isPresent(port.name) ? { name: asWritten<string>(port.name) } : {}),
             protocol: asWritten(port.protocol ?? "TCP"),
@@ -116,5 +119,107 @@ export function trimService(service: ServiceLike): ServiceInfo {
     loadBalancerSourceRanges: mapList(spec.loadBalancerSourceRanges, (range) => asWritten<string>(range)),
     ...(isSet(spec.sessionAffinity) ? { sessionAffinity: asWritten<string>(spec.sessionAffinity) } : {}),
     deleting: isSet(meta.deletionTimestamp),
+  };
+}
+
+/** A taint as the node controller writes it back: `timeAdded` is a NoExecute taint's eviction clock. */
+export interface NodeTaint {
+  readonly key: string;
+  readonly value?: string;
+  readonly effect: string;
+  /** RFC 3339, as the apiserver sent it (client-node hands Dates after a list, strings after a watch event). */
+  readonly timeAdded?: string;
+}
+
+export interface NodeAddress {
+  readonly type: string;
+  readonly address: string;
+}
+
+/** The parts of a condition the node controller compares and keeps. */
+export interface NodeConditionState {
+  readonly status: string;
+  readonly reason?: string;
+  readonly message?: string;
+  /** RFC 3339. */
+  readonly lastTransitionTime?: string;
+}
+
+/**
+ * What the node controller reads of a Node (initialization, lifecycle, route condition), kept by
+ * the watcher beside the model's NodeInfo: heartbeats, images, capacity and the kubelet's other
+ * conditions are dropped on arrival.
+ */
+export interface WatchedNode {
+  readonly name: string;
+  readonly uid: string;
+  /** The precondition of every write decided from this copy. */
+  readonly resourceVersion: string;
+  readonly deleting: boolean;
+  readonly providerID?: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly taints: readonly NodeTaint[];
+  readonly addresses: readonly NodeAddress[];
+  /** Status of the Ready condition; undefined until the kubelet reported one. */
+  readonly ready?: string;
+  readonly networkUnavailable?: NodeConditionState;
+}
+
+function rfc3339(value: unknown): string | undefined {
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.toISOString();
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+function stringOr(value: unknown, fallback: string): string {
+  return typeof value === "string" ? value : fallback;
+}
+
+function objectItems(value: unknown): Record<string, unknown>[] {
+  return Array.isArray(value) ? value.filter(isRecord) : [];
+}
+
+function nodeTaint(taint: Record<string, unknown>): NodeTaint {
+  const timeAdded = rfc3339(taint.timeAdded);
+  return {
+    key: stringOr(taint.key, ""),
+    ...(typeof taint.value === "string" ? { value: taint.value } : {}),
+    effect: stringOr(taint.effect, ""),
+    ...(timeAdded === undefined ? {} : { timeAdded }),
+  };
+}
+
+function conditionState(condition: Record<string, unknown>): NodeConditionState {
+  const lastTransitionTime = rfc3339(condition.lastTransitionTime);
+  return {
+    status: stringOr(condition.status, ""),
+    ...(typeof condition.reason === "string" ? { reason: condition.reason } : {}),
+    ...(typeof condition.message === "string" ? { message: condition.message } : {}),
+    ...(lastTransitionTime === undefined ? {} : { lastTransitionTime }),
+  };
+}
+
+/**
+ * The node controller's view of a Node. Unlike trimNode it keeps only well-typed values (the
+ * controller writes them back); `shared` lends its labels, so the watcher stores them once.
+ */
+export function trimWatchedNode(node: NodeLike, shared?: Pick<NodeInfo, "labels">): WatchedNode {
+  const meta: Record<string, unknown> = isRecord(node.metadata) ? node.metadata : {};
+  const spec: Record<string, unknown> = isRecord(node.spec) ? node.spec : {};
+  const status: Record<string, unknown> = isRecord(node.status) ? node.status : {};
+  const conditions = objectItems(status.conditions);
+  const ready = conditions.find((c) => c.type === "Ready")?.status;
+  const networkUnavailable = conditions.find((c) => c.type === "NetworkUnavailable");
+  const labels = shared !== undefined && isRecord(shared.labels) ? shared.labels : isRecord(meta.labels) ? asWritten<Record<string, string>>({ ...meta.labels }) : {};
+  return {
+    name: stringOr(meta.name, ""),
+    uid: stringOr(meta.uid, ""),
+    resourceVersion: stringOr(meta.resourceVersion, ""),
+    deleting: isSet(meta.deletionTimestamp),
+    ...(typeof spec.providerID === "string" && spec.providerID !== "" ? { providerID: spec.providerID } : {}),
+    labels,
+    taints: objectItems(spec.taints).map(nodeTaint),
+    addresses: objectItems(status.addresses).map((a) => ({ type: stringOr(a.type, ""), address: stringOr(a.address, "") })),
+    ...(typeof ready === "string" ? { ready } : {}),
+    ...(networkUnavailable === undefined ? {} : { networkUnavailable: conditionState(networkUnavailable) }),
   };
 }

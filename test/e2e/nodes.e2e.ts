@@ -134,13 +134,20 @@ describe("node controller (kube-apiserver + GCE emulator)", function () {
         return gce;
     }
 
+    function controllerKubeConfig(): KubeConfig {
+        if (controllerKube === undefined) {
+            throw new Error("makeUserKubeconfig() did not complete in before()");
+        }
+        return controllerKube;
+    }
+
     async function startController(extra: Partial<NodeControllerOptions> = {}): Promise<NodeController> {
         const g = emulator();
         ctrl = new NodeController({
             project: g.project,
             region: g.region,
             compute: new ComputeClient({ endpoint: g.computeEndpoint, registry, retry: { attempts: 2, baseDelayMs: 50 } }),
-            kubeConfig: controllerKube,
+            kubeConfig: controllerKubeConfig(),
             routes,
             logger: pino({ level: process.env["NODES_E2E_LOG"] ?? "silent" }),
             registry,

@@ -1,22 +1,24 @@
-// In-memory stand-ins for the apiserver's Node API and a Node informer, shared by the unit tests
-// and the benchmark (bench/nodes.ts) when no real apiserver is around. They keep the semantics the
-// controller relies on: resourceVersion bumps on every write, 409 on a stale update or a failed
-// delete precondition, status written only through the status methods, and watch events
-// delivered asynchronously (as from a real watch) to every informer.
+// In-memory stand-ins for the apiserver's Node API and the daemon's Node cache (a NodeSource, as
+// ClusterWatcher is one), shared by the unit tests and the benchmark (bench/nodes.ts) when no real
+// apiserver is around. They keep the semantics the controller relies on: resourceVersion bumps on
+// every write, 409 on a stale update or a failed delete precondition, status written only through
+// the status methods, Nodes trimmed by the watcher's own trimWatchedNode, and watch events
+// delivered asynchronously (as from a real watch) to every source.
 
 import type { CoreV1Event, V1Node, V1NodeAddress, V1NodeCondition } from "@kubernetes/client-node";
 
 import type { CallOptions, ComputeApi, GetInstanceResult, Instance, Region } from "../../nodes/compute";
-import type { NodeInformer } from "../../nodes/controller";
 import { applyNodeMergePatch, type NodeMergePatch } from "../../nodes/decide";
 import { KubeConflictError, type NodeApi } from "../../nodes/kube";
+import type { NodeEvent, NodeSource } from "../../watcher/informers";
+import { trimNode, trimWatchedNode, type WatchedNode } from "../../watcher/trim";
 
-type Listener = { verb: "add" | "update" | "delete"; cb: (node: V1Node) => void };
+type Verb = "add" | "update" | "delete";
 
 export class MemoryNodeApi implements NodeApi {
     private readonly nodes = new Map<string, V1Node>();
     private rv = 1;
-    private readonly informers = new Set<MemoryNodeInformer>();
+    private readonly sources = new Set<MemoryNodeSource>();
     readonly events: CoreV1Event[] = [];
     /** Counts of calls by method, for assertions and the benchmark. */
     readonly calls = new Map<string, number>();
@@ -52,8 +54,9 @@ export class MemoryNodeApi implements NodeApi {
         return [...this.nodes.values()].map(clone);
     }
 
-    informer(): NodeInformer {
-        return new MemoryNodeInformer(this);
+    /** A Node cache filled from what the API holds now and kept current until close(). */
+    source(): MemoryNodeSource {
+        return new MemoryNodeSource(this);
     }
 
     async getNode(name: string): Promise<V1Node | undefined> {
@@ -126,13 +129,13 @@ export class MemoryNodeApi implements NodeApi {
     }
 
     /** @internal */
-    attach(inf: MemoryNodeInformer): void {
-        this.informers.add(inf);
+    attach(source: MemoryNodeSource): void {
+        this.sources.add(source);
     }
 
     /** @internal */
-    detach(inf: MemoryNodeInformer): void {
-        this.informers.delete(inf);
+    detach(source: MemoryNodeSource): void {
+        this.sources.delete(source);
     }
 
     private mustGet(name: string): V1Node {
@@ -150,9 +153,9 @@ export class MemoryNodeApi implements NodeApi {
         return stored;
     }
 
-    private emit(verb: "add" | "update" | "delete", node: V1Node): void {
-        for (const inf of this.informers) {
-            inf.deliver(verb, clone(node));
+    private emit(verb: Verb, node: V1Node): void {
+        for (const source of this.sources) {
+            source.deliver(verb, clone(node));
         }
     }
 
@@ -161,68 +164,61 @@ export class MemoryNodeApi implements NodeApi {
     }
 }
 
-export class MemoryNodeInformer implements NodeInformer {
+/** The daemon's Node cache in memory: what ClusterWatcher's Node subscription offers, trimmed alike. */
+export class MemoryNodeSource implements NodeSource {
     private readonly api: MemoryNodeApi;
-    private readonly cache = new Map<string, V1Node>();
-    private readonly listeners: Listener[] = [];
-    private readonly errorListeners: ((err?: unknown) => void)[] = [];
-    private started = false;
+    private readonly cache = new Map<string, WatchedNode>();
+    private readonly listeners = new Set<(event: NodeEvent) => void>();
+    private open = true;
 
     constructor(api: MemoryNodeApi) {
         this.api = api;
-    }
-
-    on(verb: "add" | "update" | "delete", cb: (node: V1Node) => void): void;
-    on(verb: "error", cb: (err?: unknown) => void): void;
-    on(verb: "add" | "update" | "delete" | "error", cb: ((node: V1Node) => void) | ((err?: unknown) => void)): void {
-        if (verb === "error") {
-            this.errorListeners.push(cb as (err?: unknown) => void);
-        } else {
-            this.listeners.push({ verb, cb: cb as (node: V1Node) => void });
-        }
-    }
-
-    async start(): Promise<void> {
-        this.started = true;
-        this.api.attach(this);
-        for (const node of this.api.list()) {
+        api.attach(this);
+        for (const node of api.list()) {
             this.apply("add", node);
         }
     }
 
-    async stop(): Promise<void> {
-        this.started = false;
-        this.api.detach(this);
+    subscribeNodes(listener: (event: NodeEvent) => void): () => void {
+        this.listeners.add(listener);
+        return () => {
+            this.listeners.delete(listener);
+        };
     }
 
-    get(name: string): V1Node | undefined {
+    watchedNode(name: string): WatchedNode | undefined {
         return this.cache.get(name);
     }
 
-    list(): ReadonlyArray<V1Node> {
+    watchedNodes(): WatchedNode[] {
         return [...this.cache.values()];
     }
 
+    close(): void {
+        this.open = false;
+        this.api.detach(this);
+    }
+
     /** @internal Watch events arrive on a later tick, as they would over the network. */
-    deliver(verb: "add" | "update" | "delete", node: V1Node): void {
+    deliver(verb: Verb, node: V1Node): void {
         setImmediate(() => {
-            if (this.started) {
+            if (this.open) {
                 this.apply(verb, node);
             }
         });
     }
 
-    private apply(verb: "add" | "update" | "delete", node: V1Node): void {
-        const name = node.metadata?.name ?? "";
+    private apply(verb: Verb, node: V1Node): void {
+        // As ClusterWatcher: the labels are the model's NodeInfo's.
+        const watched = trimWatchedNode(node, trimNode(node));
         if (verb === "delete") {
-            this.cache.delete(name);
+            this.cache.delete(watched.name);
         } else {
-            this.cache.set(name, node);
+            this.cache.set(watched.name, watched);
         }
-        for (const l of this.listeners) {
-            if (l.verb === verb) {
-                l.cb(node);
-            }
+        const kind = verb === "add" ? "added" : verb === "update" ? "updated" : "deleted";
+        for (const listener of this.listeners) {
+            listener({ kind, node: watched });
         }
     }
 }

@@ -96,7 +96,7 @@ describe("API call deadlines against a hung apiserver", function () {
       assert.deepEqual(hung.paths, ["GET /api/v1/nodes"]);
       assert.deepEqual(
         lines.map((line) => `${String(line.msg)}: ${String((line.err as { message?: unknown } | undefined)?.message)}`),
-        ["node watch failed; restarting in 5000 ms: The user aborted a request."],
+        ["node watch failed; restarting in 1000 ms: The user aborted a request."],
       );
     } finally {
       await controller.stop();

@@ -1,5 +1,5 @@
 // NodeController against the in-memory Node API and Compute fakes (test/support/nodes-fakes.ts): the whole
-// reconcile path (informer → queue → lookup → writes → events/metrics) without processes.
+// reconcile path (Node cache → queue → lookup → writes → events/metrics) without processes.
 
 import * as assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
@@ -10,7 +10,7 @@ import { Registry } from "prom-client";
 
 import { NodeController, type RouteStatusSource } from "../../nodes/controller";
 import type { RouteStatus } from "../../nodes/decide";
-import { MemoryCompute, MemoryNodeApi } from "../support/nodes-fakes";
+import { MemoryCompute, MemoryNodeApi, type MemoryNodeSource } from "../support/nodes-fakes";
 
 const TAINT = { key: "node.cloudprovider.kubernetes.io/uninitialized", value: "true", effect: "NoSchedule" };
 
@@ -62,6 +62,7 @@ describe("nodes/controller NodeController", () => {
     let routes: Routes;
     let clock: number;
     let ctrl: NodeController | undefined;
+    let source: MemoryNodeSource | undefined;
 
     beforeEach(() => {
         api = new MemoryNodeApi();
@@ -75,6 +76,8 @@ describe("nodes/controller NodeController", () => {
     afterEach(async () => {
         await ctrl?.stop();
         ctrl = undefined;
+        source?.close();
+        source = undefined;
     });
 
     async function start(extra: Partial<ConstructorParameters<typeof NodeController>[0]> = {}): Promise<NodeController> {
@@ -83,7 +86,7 @@ describe("nodes/controller NodeController", () => {
             region: "us-central1",
             compute,
             api,
-            informerFactory: () => api.informer(),
+            nodeSource: (source = api.source()),
             routes,
             logger: pino({ level: process.env["NODES_TEST_LOG"] ?? "silent" }),
             registry,
@@ -288,6 +291,20 @@ describe("nodes/controller NodeController", () => {
         api.put(tainted("n1"));
         await c.start();
         await waitFor("initialized", () => api.peek("n1")?.spec?.taints === undefined);
+    });
+
+    it("stop() only unsubscribes from the shared Node source: its other readers keep hearing, the stopped controller does not", async () => {
+        const c = await start();
+        const heard: string[] = [];
+        source?.subscribeNodes((event) => heard.push(`${event.kind} ${event.node.name}`));
+        await c.stop();
+        compute.add("p", "us-central1-a", "n1");
+        api.put(tainted("n1"));
+        await waitFor("the other reader heard n1", () => heard.length === 1);
+        assert.deepEqual(heard, ["added n1"]);
+        await delay(20);
+        assert.deepEqual(api.peek("n1")?.spec?.taints, [TAINT], "nobody initialized it");
+        assert.equal(compute.calls.length, 0);
     });
 
     it("aggregates repeated events into one with a count", async () => {

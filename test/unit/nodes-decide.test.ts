@@ -20,6 +20,7 @@ import {
     shouldDeleteNode,
     UNINITIALIZED_TAINT,
 } from "../../nodes/decide";
+import { trimWatchedNode, type WatchedNode } from "../../watcher/trim";
 
 const TAINT = { key: UNINITIALIZED_TAINT, value: "true", effect: "NoSchedule" };
 
@@ -51,6 +52,11 @@ function node(opts: {
         },
         status: { conditions, addresses: opts.addresses ?? [] },
     };
+}
+
+/** The node controller reads Nodes as the watch cache trims them. */
+function view(n: V1Node): WatchedNode {
+    return trimWatchedNode(n);
 }
 
 function instance(over: Partial<Instance> = {}): Instance {
@@ -133,7 +139,7 @@ describe("nodes/decide", () => {
 
         it("keeps the kubelet's Hostname, drops its guessed InternalIP", () => {
             const n = node({ addresses: [{ type: "InternalIP", address: "192.168.1.1" }, { type: "Hostname", address: "n1.c.p.internal" }] });
-            assert.deepEqual(desiredAddresses(n, instance()), [
+            assert.deepEqual(desiredAddresses(view(n), instance()), [
                 { type: "InternalIP", address: "10.0.0.5" },
                 { type: "ExternalIP", address: "34.1.2.3" },
                 { type: "Hostname", address: "n1.c.p.internal" },
@@ -145,7 +151,7 @@ describe("nodes/decide", () => {
         it("sets providerID, all six labels, addresses and removes only the uninitialized taint", () => {
             const other = { key: "dedicated", value: "gpu", effect: "NoSchedule" };
             const n = node({ taints: [TAINT, other], labels: { keep: "me" }, addresses: [{ type: "Hostname", address: "n1" }] });
-            const patch = initializationPatch(n, instance());
+            const patch = initializationPatch(view(n), instance());
             assert.equal(patch.providerID, "gce://p/us-central1-b/n1");
             assert.deepEqual(patch.labels, {
                 "topology.kubernetes.io/zone": "us-central1-b",
@@ -160,7 +166,7 @@ describe("nodes/decide", () => {
                 { type: "ExternalIP", address: "34.1.2.3" },
                 { type: "Hostname", address: "n1" },
             ]);
-            const mp = initializationMergePatch(n, patch);
+            const mp = initializationMergePatch(view(n), patch);
             assert.deepEqual(mp, { labels: patch.labels, providerID: "gce://p/us-central1-b/n1", taints: [other] });
             const out = applyNodeMergePatch(n, mp ?? {});
             assert.equal(out.spec?.providerID, "gce://p/us-central1-b/n1");
@@ -172,7 +178,7 @@ describe("nodes/decide", () => {
 
         it("patches only labels that differ, and removes the taint list when it empties", () => {
             const n = node({ taints: [TAINT], labels: { "topology.kubernetes.io/zone": "us-central1-b", "failure-domain.beta.kubernetes.io/zone": "us-central1-b" } });
-            const mp = initializationMergePatch(n, initializationPatch(n, instance()));
+            const mp = initializationMergePatch(view(n), initializationPatch(view(n), instance()));
             assert.deepEqual(Object.keys(mp?.labels ?? {}).sort(), [
                 "beta.kubernetes.io/instance-type",
                 "failure-domain.beta.kubernetes.io/region",
@@ -184,24 +190,24 @@ describe("nodes/decide", () => {
 
         it("never rewrites an existing providerID (immutable field)", () => {
             const n = node({ providerID: "gce://p/us-central1-b/n1", taints: [TAINT] });
-            assert.equal(initializationPatch(n, instance()).providerID, undefined);
+            assert.equal(initializationPatch(view(n), instance()).providerID, undefined);
         });
 
         it("region comes from the instance's zone", () => {
-            const patch = initializationPatch(node(), instance({ zone: "europe-west4-a" }));
+            const patch = initializationPatch(view(node()), instance({ zone: "europe-west4-a" }));
             assert.equal(patch.labels["topology.kubernetes.io/region"], "europe-west4");
         });
 
         it("no instance-type labels when the machine type is unknown", () => {
-            const patch = initializationPatch(node(), instance({ machineType: "" }));
+            const patch = initializationPatch(view(node()), instance({ machineType: "" }));
             assert.equal(patch.labels["node.kubernetes.io/instance-type"], undefined);
         });
 
         it("is idempotent: nothing to patch once applied", () => {
             const n = node({ taints: [TAINT] });
-            const once = applyNodeMergePatch(n, initializationMergePatch(n, initializationPatch(n, instance())) ?? {});
+            const once = applyNodeMergePatch(n, initializationMergePatch(view(n), initializationPatch(view(n), instance())) ?? {});
             assert.equal(once.spec?.taints, undefined, "empty taint list removed");
-            assert.equal(initializationMergePatch(once, initializationPatch(once, instance())), undefined);
+            assert.equal(initializationMergePatch(view(once), initializationPatch(view(once), instance())), undefined);
         });
 
         it("property: for any labels and taints, one patch reaches the fixed point and keeps foreign data", () => {
@@ -212,9 +218,9 @@ describe("nodes/decide", () => {
                 fc.option(fc.constantFrom("gce://p/us-central1-b/n1", "gce://q/z/n")),
                 (labels, taints, providerID) => {
                     const n = node({ labels, taints, ...(providerID === null ? {} : { providerID }) });
-                    const patch = initializationPatch(n, instance());
-                    const out = applyNodeMergePatch(n, initializationMergePatch(n, patch) ?? {});
-                    assert.equal(initializationMergePatch(out, patch), undefined);
+                    const patch = initializationPatch(view(n), instance());
+                    const out = applyNodeMergePatch(n, initializationMergePatch(view(n), patch) ?? {});
+                    assert.equal(initializationMergePatch(view(out), patch), undefined);
                     assert.ok(!(out.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT));
                     assert.deepEqual((out.spec?.taints ?? []).map((t) => ({ ...t })), taints.filter((t) => t.key !== UNINITIALIZED_TAINT).map((t) => ({ ...t })));
                     assert.equal(out.spec?.providerID, providerID ?? "gce://p/us-central1-b/n1");
@@ -268,7 +274,7 @@ describe("nodes/decide", () => {
         ];
         for (const c of cases) {
             it(c.name, () => {
-                const d = shouldDeleteNode(c.node, c.lookup);
+                const d = shouldDeleteNode(view(c.node), c.lookup);
                 assert.equal(d.delete, c.want, d.reason);
                 assert.ok(d.reason.length > 0);
             });
@@ -285,12 +291,12 @@ describe("nodes/decide", () => {
             );
             fc.assert(fc.property(
                 fc.option(fc.tuple(seg, seg, seg)),
-                fc.option(fc.constantFrom("True", "False", "Unknown") as fc.Arbitrary<"True" | "False" | "Unknown">),
+                fc.option(fc.constantFrom<"True" | "False" | "Unknown">("True", "False", "Unknown")),
                 lookupArb,
                 (p, ready, lookup) => {
                     const providerID = p === null ? undefined : `gce://${p[0]}/${p[1]}/${p[2]}`;
                     const n = node({ ...(providerID === undefined ? {} : { providerID }), ...(ready === null ? {} : { ready }) });
-                    const d = shouldDeleteNode(n, lookup);
+                    const d = shouldDeleteNode(view(n), lookup);
                     const expected = p !== null && ready !== null && ready !== "True" && lookup.kind === "notFound" &&
                         lookup.scope === "instance" && lookup.project === p[0] && lookup.zone === p[1] && lookup.name === p[2];
                     assert.equal(d.delete, expected);
@@ -335,7 +341,7 @@ describe("nodes/decide", () => {
         ];
         for (const c of cases) {
             it(c.name, () => {
-                const got = routeCondition(c.node, c.status, now);
+                const got = routeCondition(view(c.node), c.status, now);
                 if (c.want === undefined) {
                     assert.equal(got, undefined);
                     return;
@@ -352,7 +358,7 @@ describe("nodes/decide", () => {
 
         it("accepts ISO strings from watch events as lastTransitionTime", () => {
             const n = node({ conditions: [{ type: "NetworkUnavailable", status: "True", reason: "NoRouteCreated", message: "x", lastTransitionTime: "2024-12-31T00:00:00Z" as unknown as Date }] });
-            const got = routeCondition(n, { failed: "y" }, now);
+            const got = routeCondition(view(n), { failed: "y" }, now);
             assert.deepEqual(got?.condition.lastTransitionTime, earlier);
         });
     });
