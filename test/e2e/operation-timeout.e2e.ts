@@ -14,7 +14,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { loadBalancerName } from "../../model";
 import { eventReasons, lbService } from "../support/cluster";
-import { DaemonProcesses, descendants, lockFiles, PLUGIN_GRACE_MS, processCluster, type RunningDaemon } from "../support/daemon-process";
+import { DaemonProcesses, descendants, isReaper, lockFiles, PLUGIN_GRACE_MS, processCluster, type RunningDaemon } from "../support/daemon-process";
 import { startDelayProxy, type DelayProxy } from "../support/delay-proxy";
 import { type TestEnv } from "../support/env";
 import { declaredResources, gceViolations } from "../support/invariants";
@@ -76,7 +76,7 @@ describe("dccm daemon: a hung pulumi up is cancelled at --operation-timeout", fu
     // The failed run waits out its backoff (5 s) before the retry: its CLI has ended and unlocked.
     assert.deepEqual(lockFiles(daemons.backendDir), []);
     assert.deepEqual(descendants(running.pid).filter((process) => process.comm === "pulumi"), []);
-    await eventually("the provider plugin gone too", () => (descendants(running.pid).length === 0 ? true : undefined), PLUGIN_GRACE_MS, 20);
+    await eventually("the provider plugin gone too", () => (descendants(running.pid).filter((process) => !isReaper(process)).length === 0 ? true : undefined), PLUGIN_GRACE_MS, 20);
     // The CLI did not end on the deadline's interrupt (it waits for the hung create): it was terminated.
     assert.deepEqual(logLines(running.logPath, "a cancelled pulumi run did not end; terminating it"), [{ stack: "service.default.stuck", operation: "up", afterMs: 20_000 }]);
     // GCE finishes the creates the engine gave up on, after all: the retry must adopt them (a

@@ -89,6 +89,11 @@ export function alive(pid: number): boolean {
 }
 
 /** Every live descendant of `root`. */
+/** The daemon's reaper (daemon/reaper.ts) lives as long as the daemon: it is none of its runs. */
+export function isReaper(info: ProcessInfo): boolean {
+  return info.cmdline.includes("reaperMain.js");
+}
+
 export function descendants(root: number): ProcessInfo[] {
   const all = fs
     .readdirSync("/proc")
