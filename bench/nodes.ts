@@ -36,12 +36,14 @@ function tainted(name: string): V1Node {
 
 async function inBatches(n: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < n) {
-      const i = next++;
-      await fn(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        const i = next++;
+        await fn(i);
+      }
+    }),
+  );
 }
 
 export async function benchNodeInit(opts: { workers?: number } = {}): Promise<NodeInitFigures> {
@@ -59,7 +61,13 @@ export async function benchNodeInit(opts: { workers?: number } = {}): Promise<No
 
     const registry = new Registry();
     let computeCalls = 0;
-    const compute = new ComputeClient({ endpoint: gce.computeEndpoint, registry, onAttempt: () => { computeCalls++; } });
+    const compute = new ComputeClient({
+      endpoint: gce.computeEndpoint,
+      registry,
+      onAttempt: () => {
+        computeCalls++;
+      },
+    });
     const common: Omit<NodeControllerOptions, "api" | "kubeConfig" | "nodeSource"> = {
       project: gce.project,
       region: gce.region,
@@ -93,8 +101,7 @@ export async function benchNodeInit(opts: { workers?: number } = {}): Promise<No
 
     // Progress comes from the controller's own counter (bumped right after the taint-removing
     // update succeeded) so that polling does not load the apiserver being measured.
-    const initialized = async (): Promise<number> =>
-      (await registry.getSingleMetric("dccm_node_initializations_total")?.get())?.values.find((v) => v.labels["result"] === "ok")?.value ?? 0;
+    const initialized = async (): Promise<number> => (await registry.getSingleMetric("dccm_node_initializations_total")?.get())?.values.find((v) => v.labels["result"] === "ok")?.value ?? 0;
     const start = process.hrtime.bigint();
     await controller.start();
     const deadline = Date.now() + TIMEOUT_MS;
@@ -109,7 +116,9 @@ export async function benchNodeInit(opts: { workers?: number } = {}): Promise<No
     if (left !== 0) {
       throw new Error(`nodes bench: the controller counted ${NODES} initializations but ${left} Nodes still carry the taint`);
     }
-    process.stderr.write(`nodes bench: ${NODES} Nodes initialized in ${round(ms, 0)} ms against ${kube === undefined ? "in-memory Node API" : "kube-apiserver"} + GCE emulator; ${computeCalls} Compute calls\n`);
+    process.stderr.write(
+      `nodes bench: ${NODES} Nodes initialized in ${round(ms, 0)} ms against ${kube === undefined ? "in-memory Node API" : "kube-apiserver"} + GCE emulator; ${computeCalls} Compute calls\n`,
+    );
     return {
       nodeInitPerSecond: round(NODES / (ms / 1000), 1),
       computeCallsPerNode: round(computeCalls / NODES, 3),

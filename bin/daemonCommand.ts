@@ -131,9 +131,7 @@ export async function runDaemon(argv: string[]): Promise<number> {
   // Loaded only when needed, so configuration problems come first.
   let kubeConfig: k8s.KubeConfig | undefined;
   const kube = (): k8s.KubeConfig => (kubeConfig ??= loadKubeConfig(commandLine.value.kubeconfig));
-  const settings = await resolveDaemonSettings({ commandLine: commandLine.value, flags, file, env: process.env }, () =>
-    readClusterId(kube().makeApiClient(k8s.CoreV1Api)),
-  );
+  const settings = await resolveDaemonSettings({ commandLine: commandLine.value, flags, file, env: process.env }, () => readClusterId(kube().makeApiClient(k8s.CoreV1Api)));
   const noEncryption = encryptionProblem(settings, process.env);
   if (noEncryption !== undefined) throw new UsageError(noEncryption);
   const logger = daemonLogger(settings.logLevel);

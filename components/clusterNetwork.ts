@@ -44,9 +44,7 @@ export class ClusterNetwork extends pulumi.ComponentResource {
     }
 
     this.nodeHealthCheck = regionHealthCheck(`${name}:node-hc`, cluster.project, cluster.region, cluster.nodeHealthCheck, childOpts).selfLink;
-    this.legacyNodeHealthCheck = cluster.legacyNodeHealthCheck
-      ? legacyHealthCheck(`${name}:node-legacy-hc`, cluster.project, cluster.nodeHealthCheck, childOpts).selfLink
-      : undefined;
+    this.legacyNodeHealthCheck = cluster.legacyNodeHealthCheck ? legacyHealthCheck(`${name}:node-legacy-hc`, cluster.project, cluster.nodeHealthCheck, childOpts).selfLink : undefined;
     firewall(`${name}:node-hc-fw`, cluster.project, cluster.network, cluster.nodeHealthCheckFirewall, childOpts);
 
     this.routes = {};

@@ -3,13 +3,7 @@ import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
 import type { FirewallSpec, HttpHealthCheckSpec } from "../model";
 
-export function regionHealthCheck(
-  name: string,
-  project: string,
-  region: string,
-  spec: HttpHealthCheckSpec,
-  opts: pulumi.CustomResourceOptions,
-): gcp.compute.RegionHealthCheck {
+export function regionHealthCheck(name: string, project: string, region: string, spec: HttpHealthCheckSpec, opts: pulumi.CustomResourceOptions): gcp.compute.RegionHealthCheck {
   return new gcp.compute.RegionHealthCheck(
     name,
     {

@@ -298,11 +298,7 @@ export class KeyedQueue {
     }
     // When the key runs again without new input; undefined: only when enqueued.
     const retryIn =
-      result.kind === "retry"
-        ? jitteredBackoffMs(state.failures, this.backoffBaseMs, this.backoffMaxMs, this.backoffJitter, this.random())
-        : result.kind === "retryAfter"
-          ? result.ms
-          : undefined;
+      result.kind === "retry" ? jitteredBackoffMs(state.failures, this.backoffBaseMs, this.backoffMaxMs, this.backoffJitter, this.random()) : result.kind === "retryAfter" ? result.ms : undefined;
     if (this.phase !== "stopped") {
       const again = state.dirty;
       state.dirty = false;

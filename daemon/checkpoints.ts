@@ -37,7 +37,6 @@ export type CheckpointRead =
 
 const ENCODINGS = [".json", ".json.gz", ".json.zst"] as const;
 
-
 /** Pure: the diy layout version `.pulumi/meta.yaml` declares (0, the legacy layout, when it has none). */
 export function layoutVersion(metaYaml: string): number | undefined {
   let parsed: unknown;

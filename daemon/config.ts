@@ -121,9 +121,7 @@ export function splitConfig(raw: Readonly<Record<string, unknown>>): SharedConfi
     else if ((DAEMON_KEYS as readonly string[]).includes(key)) shared.daemon[key as DaemonKey] = value;
     else if ((NODE_CONFIG_KEYS as readonly string[]).includes(key)) shared.node[key] = value;
     else {
-      shared.unknown.push(
-        `${key}: unknown key (GCP keys: ${CONFIG_KEYS.join(", ")}; daemon keys: ${DAEMON_KEYS.join(", ")}; node controller keys: ${NODE_CONFIG_KEYS.join(", ")})`,
-      );
+      shared.unknown.push(`${key}: unknown key (GCP keys: ${CONFIG_KEYS.join(", ")}; daemon keys: ${DAEMON_KEYS.join(", ")}; node controller keys: ${NODE_CONFIG_KEYS.join(", ")})`);
     }
   }
   return shared;
@@ -377,4 +375,3 @@ export function daemonOptions(settings: DaemonSettings, runtime: { readonly kube
     leakCheck: settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
   };
 }
-

@@ -331,8 +331,7 @@ export class Daemon {
       clusterUid: parts.clusterUid,
       operationTimeoutMs: options.operationTimeoutMs,
       ...checks,
-      onReferencesChanged: (references) =>
-        this.observe({ ...cache.lastObserved(), referencedZones: references.zones, legacyHealthCheckReferenced: references.legacyHealthCheck }),
+      onReferencesChanged: (references) => this.observe({ ...cache.lastObserved(), referencedZones: references.zones, legacyHealthCheckReferenced: references.legacyHealthCheck }),
       onClusterApplied: (outputs) => {
         routeStatus.applied(outputs);
         this.nodeController?.onRoutesChanged();
@@ -508,4 +507,3 @@ export class Daemon {
 export function defaultIdentity(): string {
   return `${os.hostname()}_${process.pid}`;
 }
-

@@ -26,7 +26,6 @@ export interface LeaderOptions {
 
 export const DEFAULT_LEASE = { namespace: "kube-system", name: "dccm", leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
-
 /** Pure: may `identity` take or keep this lease at `now`? */
 export function canAcquire(lease: k8s.V1Lease | undefined, identity: string, now: number): boolean {
   const spec = lease?.spec;
@@ -68,7 +67,7 @@ export class LeaderElector {
     const spec = (transitions: number, acquired: boolean, previous?: k8s.V1LeaseSpec): k8s.V1LeaseSpec => ({
       holderIdentity: identity,
       leaseDurationSeconds: Math.ceil(this.options.leaseDurationMs / 1000),
-      acquireTime: (acquired ? new k8s.V1MicroTime(now) : previous?.acquireTime ?? new k8s.V1MicroTime(now)),
+      acquireTime: acquired ? new k8s.V1MicroTime(now) : (previous?.acquireTime ?? new k8s.V1MicroTime(now)),
       renewTime: new k8s.V1MicroTime(now),
       leaseTransitions: transitions,
     });

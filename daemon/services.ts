@@ -37,10 +37,7 @@ export class ServiceWriter {
       if (finalizers.includes(LB_FINALIZER) === present) return { kind: "done", value: true };
       const next = present ? [...finalizers, LB_FINALIZER] : finalizers.filter((finalizer) => finalizer !== LB_FINALIZER);
       try {
-        await this.core.patchNamespacedService(
-          { name, namespace, body: { metadata: { finalizers: next, resourceVersion: service.metadata?.resourceVersion } } },
-          mergePatch(),
-        );
+        await this.core.patchNamespacedService({ name, namespace, body: { metadata: { finalizers: next, resourceVersion: service.metadata?.resourceVersion } } }, mergePatch());
         return { kind: "done", value: true };
       } catch (error) {
         if (kubeStatusCode(error) === 404) return { kind: "done", value: false };

@@ -69,8 +69,7 @@ export class StackRecords {
 export class ForeignStackError extends Error {
   constructor(stack: string, recorded: string, ours: string) {
     super(
-      `stack ${stack} belongs to the cluster whose kube-system Namespace has UID ${recorded}, and this cluster's is ${ours}: ` +
-        "refusing to touch it (check --kubeconfig, clusterId and the backend)",
+      `stack ${stack} belongs to the cluster whose kube-system Namespace has UID ${recorded}, and this cluster's is ${ours}: ` + "refusing to touch it (check --kubeconfig, clusterId and the backend)",
     );
     this.name = "ForeignStackError";
   }
@@ -198,17 +197,18 @@ export class StackRuns {
 export class DriftTimers {
   private readonly timers = new Map<string, NodeJS.Timeout>();
 
-  constructor(
-    private readonly options: { periodMs: number; jitter: number; signal: AbortSignal; enqueue: (stack: string, flags?: EnqueueFlags) => void },
-  ) {}
+  constructor(private readonly options: { periodMs: number; jitter: number; signal: AbortSignal; enqueue: (stack: string, flags?: EnqueueFlags) => void }) {}
 
   arm(stack: string): void {
     if (this.timers.has(stack) || this.options.signal.aborted) return;
     const jitter = 1 + (Math.random() * 2 - 1) * this.options.jitter;
-    const timer = setTimeout(() => {
-      this.timers.delete(stack);
-      this.options.enqueue(stack, { refresh: true });
-    }, Math.max(1, Math.round(this.options.periodMs * jitter)));
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(stack);
+        this.options.enqueue(stack, { refresh: true });
+      },
+      Math.max(1, Math.round(this.options.periodMs * jitter)),
+    );
     timer.unref();
     this.timers.set(stack, timer);
   }

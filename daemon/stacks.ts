@@ -141,7 +141,6 @@ export function stackOutputs(deployment: Record<string, unknown>): Record<string
   return isRecord(root) && isRecord(root.outputs) ? root.outputs : {};
 }
 
-
 /** The signature key of a serialized secret in a checkpoint (sdk/go/common/resource/sig: Secret). */
 const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
 const SIG_KEY = "4dabf18193072939515e22adc298c6dd";
@@ -265,10 +264,12 @@ export class StackRunner {
           };
         },
       };
-      entry = this.workspaceOptions(stackName).then((options) => LocalWorkspace.createOrSelectStack(args, options)).then((stack) => {
-        holder.current = { stack: this.readsOwnResults(stackName, stack), needsRefresh: false, mayHavePending: false };
-        return holder.current;
-      });
+      entry = this.workspaceOptions(stackName)
+        .then((options) => LocalWorkspace.createOrSelectStack(args, options))
+        .then((stack) => {
+          holder.current = { stack: this.readsOwnResults(stackName, stack), needsRefresh: false, mayHavePending: false };
+          return holder.current;
+        });
       // A failed creation must not be cached: the next run tries again.
       entry.catch(() => this.entries.delete(stackName));
       this.entries.set(stackName, entry);

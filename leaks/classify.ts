@@ -32,17 +32,7 @@ import {
 } from "../model";
 
 /** The collections dccm creates resources in, in an order that deletes users before what they use. */
-export const LEAK_KINDS = [
-  "forwardingRules",
-  "targetPools",
-  "backendServices",
-  "healthChecks",
-  "httpHealthChecks",
-  "addresses",
-  "instanceGroups",
-  "firewalls",
-  "routes",
-] as const;
+export const LEAK_KINDS = ["forwardingRules", "targetPools", "backendServices", "healthChecks", "httpHealthChecks", "addresses", "instanceGroups", "firewalls", "routes"] as const;
 export type LeakKind = (typeof LEAK_KINDS)[number];
 
 export function isLeakKind(value: string): value is LeakKind {
@@ -169,13 +159,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  * holds the resourceId of every resource a stack of this cluster records: those are never leaks.
  * `ledger` is this cluster's ledger (every entry; entries of other clusterIds are another dccm's).
  */
-export function classifyLeaks(
-  observed: readonly ObservedResource[],
-  owned: ReadonlySet<string>,
-  ledger: ReadonlyMap<string, LedgerEntry>,
-  cluster: ClusterFacts,
-  config: LeakConfig,
-): Leak[] {
+export function classifyLeaks(observed: readonly ObservedResource[], owned: ReadonlySet<string>, ledger: ReadonlyMap<string, LedgerEntry>, cluster: ClusterFacts, config: LeakConfig): Leak[] {
   const classifier = new LeakClassifier(ledger, cluster, config);
   const leaks: Leak[] = [];
   for (const resource of observed) {

@@ -53,10 +53,13 @@ export class LeakMonitor {
   private arm(): void {
     if (this.options.signal.aborted) return;
     const jitter = 1 + (Math.random() * 2 - 1) * this.options.jitter;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.running = this.check().finally(() => this.arm());
-    }, Math.max(1, Math.round(this.options.periodMs * jitter)));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.running = this.check().finally(() => this.arm());
+      },
+      Math.max(1, Math.round(this.options.periodMs * jitter)),
+    );
     this.timer.unref();
   }
 
@@ -80,12 +83,7 @@ export class LeakMonitor {
     metrics.leakChecks.inc({ result: "ok" });
     if (leaks.length > 0) {
       logger.warn({ leaks: leaks.map((leak) => ({ resource: resourceId(leak.resource), proof: leak.proof, why: leak.why })) }, "GCE resources of this cluster owned by no stack");
-      await this.options.events.record(
-        { kind: "Namespace", namespace: "kube-system", name: "kube-system", uid: this.options.clusterUid },
-        "Warning",
-        LEAK_EVENT_REASON,
-        leakMessage(leaks),
-      );
+      await this.options.events.record({ kind: "Namespace", namespace: "kube-system", name: "kube-system", uid: this.options.clusterUid }, "Warning", LEAK_EVENT_REASON, leakMessage(leaks));
     }
     return leaks;
   }

@@ -11,7 +11,6 @@ import { CLUSTER_UID_OUTPUT, stackOutputs } from "../daemon/stacks";
 import { isLeakKind, resourceId } from "./classify";
 import { isRecord } from "../controller/guards";
 
-
 /** `projects/p/regions/r/forwardingRules/n` (a Pulumi ID or self link) → `forwardingRules/r/n`. */
 export function resourceIdOfPath(path: string): string | undefined {
   const match = /(?:^|\/)projects\/[^/]+\/(?:(global)|regions\/([^/]+)|zones\/([^/]+))\/([^/]+)\/([^/?#]+)$/.exec(path);

@@ -4,19 +4,7 @@ import { instanceGroupName, isValidGceName, nodeHealthCheckFirewallName, routeNa
 import { parseCidr4 } from "./net";
 import type { BackendMode, Config } from "./types";
 
-export const CONFIG_KEYS = [
-  "project",
-  "region",
-  "network",
-  "subnetwork",
-  "nodeTags",
-  "clusterName",
-  "clusterId",
-  "clusterCIDR",
-  "backendMode",
-  "configureRoutes",
-  "loadBalancerClasses",
-] as const;
+export const CONFIG_KEYS = ["project", "region", "network", "subnetwork", "nodeTags", "clusterName", "clusterId", "clusterCIDR", "backendMode", "configureRoutes", "loadBalancerClasses"] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 export type RawConfig = Partial<Record<ConfigKey, unknown>>;
@@ -43,7 +31,11 @@ function text(raw: RawConfig, key: ConfigKey, problems: string[]): string | unde
 function list(raw: RawConfig, key: ConfigKey, problems: string[]): string[] | undefined {
   const value = raw[key];
   if (value === undefined || value === null || value === "") return undefined;
-  if (typeof value === "string") return value.split(",").map((item) => item.trim()).filter((item) => item !== "");
+  if (typeof value === "string")
+    return value
+      .split(",")
+      .map((item) => item.trim())
+      .filter((item) => item !== "");
   if (Array.isArray(value) && value.every((item): item is string => typeof item === "string")) return value.map((item) => item.trim()).filter((item) => item !== "");
   problems.push(`${key}: expected a list of strings or a comma-separated string, got ${JSON.stringify(value)}`);
   return undefined;
@@ -87,7 +79,10 @@ export function parseConfig(raw: RawConfig): Config {
 
   if (project !== "" && !/^(?:[a-z][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]$/.test(project)) problems.push(`project: "${project}" is not a GCP project ID`);
   if (region !== "" && !/^[a-z]+-[a-z]+[0-9]+$/.test(region)) problems.push(`region: "${region}" is not a GCP region (like us-central1)`);
-  for (const [key, value] of [["network", network], ["subnetwork", subnetwork]] as const) {
+  for (const [key, value] of [
+    ["network", network],
+    ["subnetwork", subnetwork],
+  ] as const) {
     if (value !== undefined && value !== "" && !isValidGceName(value)) problems.push(`${key}: "${value}" is not a valid GCE name`);
   }
   for (const tag of nodeTags) if (!isValidGceName(tag)) problems.push(`nodeTags: "${tag}" is not a valid network tag`);

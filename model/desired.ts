@@ -3,33 +3,13 @@
  * deterministic: the same nodes and services in any order give byte-identical JSON.
  */
 import { HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
-import {
-  CLUSTER_STACK,
-  clusterDescription,
-  instanceGroupName,
-  nodeHealthCheckFirewallName,
-  isValidGceName,
-  ROUTE_DESCRIPTION,
-  routeName,
-} from "./names";
+import { CLUSTER_STACK, clusterDescription, instanceGroupName, nodeHealthCheckFirewallName, isValidGceName, ROUTE_DESCRIPTION, routeName } from "./names";
 import { cidrContains, parseCidr4, type Cidr4 } from "./net";
 import { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
 import { serviceDesired, sharedNodeHealthCheck, type Backends } from "./service";
 import { malformedNode, malformedService } from "./shape";
 import { NOTHING_OBSERVED } from "./types";
-import type {
-  ClusterDesired,
-  ClusterSnapshot,
-  Config,
-  DesiredState,
-  InstanceGroupSpec,
-  InstanceRef,
-  NodeInfo,
-  ObservedCloud,
-  Rejection,
-  RouteSpec,
-  ServiceDesired,
-} from "./types";
+import type { ClusterDesired, ClusterSnapshot, Config, DesiredState, InstanceGroupSpec, InstanceRef, NodeInfo, ObservedCloud, Rejection, RouteSpec, ServiceDesired } from "./types";
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -199,8 +179,7 @@ export function desiredState(snapshot: ClusterSnapshot, config: Config, observed
       targetTags: [...config.nodeTags],
       allows: [{ protocol: "tcp", ports: ["10256"] }],
     },
-    legacyNodeHealthCheck:
-      observed.legacyHealthCheckReferenced || services.some((service) => service.backend === "target-pool" && service.healthCheck.kind === "shared"),
+    legacyNodeHealthCheck: observed.legacyHealthCheckReferenced || services.some((service) => service.backend === "target-pool" && service.healthCheck.kind === "shared"),
     routes: routes(located, config, warnings),
   };
   return { cluster, services, rejected, warnings: warnings.sort(compareText) };

@@ -24,19 +24,7 @@ import {
 import { looksLikeIPv6, parseCidr4, parseIPv4 } from "./net";
 import { collapsePortRanges, MAX_FORWARDING_RULE_PORTS } from "./ports";
 import { malformedServiceFields } from "./shape";
-import type {
-  BackendMode,
-  Config,
-  FrontendSpec,
-  HealthCheckRef,
-  InstanceRef,
-  IpProtocol,
-  LbScheme,
-  NetworkTier,
-  Rejection,
-  ServiceDesired,
-  ServiceInfo,
-} from "./types";
+import type { BackendMode, Config, FrontendSpec, HealthCheckRef, InstanceRef, IpProtocol, LbScheme, NetworkTier, Rejection, ServiceDesired, ServiceInfo } from "./types";
 
 export interface Backends {
   zones: string[];
@@ -214,7 +202,7 @@ function readServiceFields(service: ServiceInfo, config: Config, lbName: string,
   if (scheme === "INTERNAL" && backend === "target-pool") {
     problems.add(`metadata.annotations[${ANNOTATION_BACKEND}]`, "internal load balancers cannot use target pools");
   }
-  const subnetwork = scheme === "INTERNAL" ? annotation(service, ANNOTATION_ILB_SUBNET) ?? config.subnetwork : undefined;
+  const subnetwork = scheme === "INTERNAL" ? (annotation(service, ANNOTATION_ILB_SUBNET) ?? config.subnetwork) : undefined;
   if (subnetwork !== undefined && !isValidGceName(subnetwork)) {
     problems.add(`metadata.annotations[${ANNOTATION_ILB_SUBNET}]`, `"${subnetwork}" is not a valid subnetwork name`);
   }

@@ -7,25 +7,23 @@ import { Counter, type Registry } from "prom-client";
 import { computeCallsCounter } from "./compute";
 
 export interface NodeMetrics {
-    readonly initializations: Counter<"result">;
-    readonly deletions: Counter<string>;
-    readonly computeCalls: Counter<"call" | "code">;
+  readonly initializations: Counter<"result">;
+  readonly deletions: Counter<string>;
+  readonly computeCalls: Counter<"call" | "code">;
 }
 
 export function nodeMetrics(registry: Registry): NodeMetrics {
-    return {
-        initializations: counter(registry, "dccm_node_initializations_total",
-            "Node initializations attempted, by result (ok, error).", ["result"]),
-        deletions: counter(registry, "dccm_node_deletions_total",
-            "Nodes deleted because their GCE instance no longer exists.", []),
-        computeCalls: computeCallsCounter(registry),
-    };
+  return {
+    initializations: counter(registry, "dccm_node_initializations_total", "Node initializations attempted, by result (ok, error).", ["result"]),
+    deletions: counter(registry, "dccm_node_deletions_total", "Nodes deleted because their GCE instance no longer exists.", []),
+    computeCalls: computeCallsCounter(registry),
+  };
 }
 
 function counter<L extends string>(registry: Registry, name: string, help: string, labelNames: L[]): Counter<L> {
-    const existing = registry.getSingleMetric(name);
-    if (existing instanceof Counter) {
-        return existing;
-    }
-    return new Counter<L>({ name, help, labelNames, registers: [registry] });
+  const existing = registry.getSingleMetric(name);
+  if (existing instanceof Counter) {
+    return existing;
+  }
+  return new Counter<L>({ name, help, labelNames, registers: [registry] });
 }

@@ -57,10 +57,7 @@ export type RenderResult = { resources: RenderedResource[] } & ({ outputs: Recor
  * Runs `program` with `config` (keys without the `dccm:` prefix) under mocks and returns every
  * custom resource it registered, sorted by stack, type and name.
  */
-export async function renderProgram(
-  program: () => Promise<Record<string, unknown>>,
-  config: Record<string, string>,
-): Promise<RenderResult> {
+export async function renderProgram(program: () => Promise<Record<string, unknown>>, config: Record<string, string>): Promise<RenderResult> {
   const resources: RenderedResource[] = [];
   await pulumi.runtime.setMocks(
     {

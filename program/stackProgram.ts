@@ -96,4 +96,3 @@ export async function stackProgram(): Promise<Record<string, unknown>> {
   }
   return { ...outputs };
 }
-

@@ -17,7 +17,6 @@ export interface DumpContents {
   clusterId?: string;
 }
 
-
 export function snapshotFromKubectlJson(text: string, source: string): DumpContents {
   let parsed: unknown;
   try {

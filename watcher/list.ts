@@ -13,7 +13,6 @@ export function loadKubeConfig(kubeconfigPath?: string): k8s.KubeConfig {
   return kubeConfig;
 }
 
-
 export async function readClusterId(core: k8s.CoreV1Api): Promise<string | undefined> {
   try {
     const configMap = await core.readNamespacedConfigMap(CLUSTER_ID_CONFIGMAP);

@@ -52,7 +52,6 @@ function isPresent(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
 
-
 /**
  * A value kept as written although it may not have the declared type: trimming never throws and
  * never guesses, so a malformed field reaches the model, which names it (model/shape.ts) and sets

@@ -9,786 +9,764 @@ import * as http from "node:http";
 import { isJsonObject, type Json, type JsonObject, toJson } from "./json";
 import { type GceKind, isGceKind, kindOf, scopePath, specOf } from "./kinds";
 import { PROVIDER_OPERATIONS, type ProviderApi } from "./provider-api";
-import {
-    type FaultOperation,
-    GceError,
-    type GceState,
-    type InstanceSpec,
-    notFound,
-    regionOfZone,
-    type ResourceKey,
-    type StoredResource,
-} from "./state";
+import { type FaultOperation, GceError, type GceState, type InstanceSpec, notFound, regionOfZone, type ResourceKey, type StoredResource } from "./state";
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const DEFAULT_MAX_RESULTS = 500;
 
 /** One row of GET /emulator/resources. */
 export interface ResourceListing {
-    readonly kind: GceKind;
-    readonly project: string;
-    readonly scope: string;
-    readonly name: string;
-    readonly properties: JsonObject;
+  readonly kind: GceKind;
+  readonly project: string;
+  readonly scope: string;
+  readonly name: string;
+  readonly properties: JsonObject;
 }
 
 interface RouteContext {
-    readonly params: Readonly<Record<string, string>>;
-    readonly query: URLSearchParams;
-    readonly body: Json | undefined;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  readonly body: Json | undefined;
 }
 
 interface Reply {
-    readonly status: number;
-    readonly body: Json;
+  readonly status: number;
+  readonly body: Json;
 }
 
 interface Route {
-    readonly method: string;
-    /** `/compute/v1/projects/{project}/zones/{zone}/instances/{name}`: what calls are counted under. */
-    readonly pattern: string;
-    readonly re: RegExp;
-    readonly names: readonly string[];
-    readonly counted: boolean;
-    readonly handle: (ctx: RouteContext) => Reply;
+  readonly method: string;
+  /** `/compute/v1/projects/{project}/zones/{zone}/instances/{name}`: what calls are counted under. */
+  readonly pattern: string;
+  readonly re: RegExp;
+  readonly names: readonly string[];
+  readonly counted: boolean;
+  readonly handle: (ctx: RouteContext) => Reply;
 }
 
 function compile(pattern: string): { re: RegExp; names: string[] } {
-    const names: string[] = [];
-    const source = pattern
-        .split("/")
-        .map((seg) => {
-            const m = /^\{(\w+)\}$/.exec(seg);
-            if (m?.[1] !== undefined) {
-                names.push(m[1]);
-                return "([^/]+)";
-            }
-            return seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-        })
-        .join("/");
-    return { re: new RegExp(`^${source}$`), names };
+  const names: string[] = [];
+  const source = pattern
+    .split("/")
+    .map((seg) => {
+      const m = /^\{(\w+)\}$/.exec(seg);
+      if (m?.[1] !== undefined) {
+        names.push(m[1]);
+        return "([^/]+)";
+      }
+      return seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    })
+    .join("/");
+  return { re: new RegExp(`^${source}$`), names };
 }
 
 function ok(body: Json): Reply {
-    return { status: 200, body };
+  return { status: 200, body };
 }
 
 function badRequest(message: string): GceError {
-    return new GceError(400, message, "invalid");
+  return new GceError(400, message, "invalid");
 }
 
 /** Plain `{ kind, project, scope, name, properties }` rows, sorted. */
 export function toListing(r: StoredResource): ResourceListing {
-    return { kind: r.kind, project: r.project, scope: r.scope, name: r.name, properties: r.properties };
+  return { kind: r.kind, project: r.project, scope: r.scope, name: r.name, properties: r.properties };
 }
 
 /** GCE's `maxResults`/`pageToken` paging over an already sorted list. */
 function page<T>(items: readonly T[], query: URLSearchParams): { items: T[]; nextPageToken: string | undefined } {
-    const rawMax = query.get("maxResults");
-    let max = DEFAULT_MAX_RESULTS;
-    if (rawMax !== null) {
-        if (!/^\d+$/.test(rawMax) || Number(rawMax) < 1 || Number(rawMax) > 500) {
-            throw badRequest(`Invalid value for field 'maxResults': '${rawMax}'. Must be in the range [0, 500].`);
-        }
-        max = Number(rawMax);
+  const rawMax = query.get("maxResults");
+  let max = DEFAULT_MAX_RESULTS;
+  if (rawMax !== null) {
+    if (!/^\d+$/.test(rawMax) || Number(rawMax) < 1 || Number(rawMax) > 500) {
+      throw badRequest(`Invalid value for field 'maxResults': '${rawMax}'. Must be in the range [0, 500].`);
     }
-    const token = query.get("pageToken");
-    let offset = 0;
-    if (token !== null && token !== "") {
-        const decoded = Buffer.from(token, "base64url").toString("utf8");
-        const m = /^offset:(\d+)$/.exec(decoded);
-        if (m?.[1] === undefined) {
-            throw badRequest(`Invalid value for field 'pageToken': '${token}'. Invalid page token.`);
-        }
-        offset = Number(m[1]);
+    max = Number(rawMax);
+  }
+  const token = query.get("pageToken");
+  let offset = 0;
+  if (token !== null && token !== "") {
+    const decoded = Buffer.from(token, "base64url").toString("utf8");
+    const m = /^offset:(\d+)$/.exec(decoded);
+    if (m?.[1] === undefined) {
+      throw badRequest(`Invalid value for field 'pageToken': '${token}'. Invalid page token.`);
     }
-    const slice = items.slice(offset, offset + max);
-    const next = offset + max < items.length ? Buffer.from(`offset:${offset + max}`).toString("base64url") : undefined;
-    return { items: slice, nextPageToken: next };
+    offset = Number(m[1]);
+  }
+  const slice = items.slice(offset, offset + max);
+  const next = offset + max < items.length ? Buffer.from(`offset:${offset + max}`).toString("base64url") : undefined;
+  return { items: slice, nextPageToken: next };
 }
 
 /** Supports the one filter shape worth supporting here: `name = "x"` / `name eq x`. */
 function applyFilter(items: readonly StoredResource[], query: URLSearchParams): StoredResource[] {
-    const filter = query.get("filter");
-    if (filter === null || filter.trim() === "") {
-        return [...items];
-    }
-    const m = /^\(?\s*name\s*(?:=|eq)\s*"?([^")\s]+)"?\s*\)?$/.exec(filter.trim());
-    if (m?.[1] === undefined) {
-        throw badRequest(`Invalid value for field 'filter': '${filter}'. The GCE emulator supports only name = "x".`);
-    }
-    const name = m[1];
-    return items.filter((r) => r.name === name);
+  const filter = query.get("filter");
+  if (filter === null || filter.trim() === "") {
+    return [...items];
+  }
+  const m = /^\(?\s*name\s*(?:=|eq)\s*"?([^")\s]+)"?\s*\)?$/.exec(filter.trim());
+  if (m?.[1] === undefined) {
+    throw badRequest(`Invalid value for field 'filter': '${filter}'. The GCE emulator supports only name = "x".`);
+  }
+  const name = m[1];
+  return items.filter((r) => r.name === name);
 }
 
 export class HttpFace {
-    private readonly routes: Route[] = [];
-    private readonly callCounts = new Map<string, number>();
-    /** Operations by path (`projects/P/regions/R/operations/N`), for GET and wait. */
-    private readonly operations = new Map<string, JsonObject>();
-    /** The operation each delete `requestId` produced, so a retried request is not acted on twice. */
-    private readonly requests = new Map<string, JsonObject>();
-    private nextOperation = 1;
+  private readonly routes: Route[] = [];
+  private readonly callCounts = new Map<string, number>();
+  /** Operations by path (`projects/P/regions/R/operations/N`), for GET and wait. */
+  private readonly operations = new Map<string, JsonObject>();
+  /** The operation each delete `requestId` produced, so a retried request is not acted on twice. */
+  private readonly requests = new Map<string, JsonObject>();
+  private nextOperation = 1;
 
-    constructor(
-        private readonly state: GceState,
-        private readonly provider: ProviderApi,
-    ) {
-        this.defineComputeRoutes();
-        this.defineEmulatorRoutes();
+  constructor(
+    private readonly state: GceState,
+    private readonly provider: ProviderApi,
+  ) {
+    this.defineComputeRoutes();
+    this.defineEmulatorRoutes();
+  }
+
+  /** Counted calls, `"GET /compute/v1/projects/{project}/zones/{zone}/instances/{name}": 2`, keys sorted. */
+  calls(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const k of [...this.callCounts.keys()].sort()) {
+      out[k] = this.callCounts.get(k) ?? 0;
     }
+    return out;
+  }
 
-    /** Counted calls, `"GET /compute/v1/projects/{project}/zones/{zone}/instances/{name}": 2`, keys sorted. */
-    calls(): Record<string, number> {
-        const out: Record<string, number> = {};
-        for (const k of [...this.callCounts.keys()].sort()) {
-            out[k] = this.callCounts.get(k) ?? 0;
-        }
-        return out;
+  resetCalls(): void {
+    this.callCounts.clear();
+  }
+
+  /**
+   * The Operation a Compute mutation answers with (Compute API reference, "Operation resource":
+   * kind compute#operation, name, operationType, targetLink, targetId, status, progress, the times,
+   * selfLink, and region or zone for scoped operations). The emulator applies changes at once, so
+   * the operation is DONE when returned; real GCE may answer PENDING or RUNNING, which clients
+   * wait out with `<operation>/wait`.
+   */
+  private operation(key: ResourceKey, targetId: Json | undefined, operationType: string): JsonObject {
+    const spec = specOf(key.kind);
+    const name = `operation-${this.nextOperation++}`;
+    const path = `projects/${key.project}/${scopePath(spec.scope, key.scope)}/operations/${name}`;
+    const now = new Date().toISOString();
+    const op: JsonObject = {
+      kind: "compute#operation",
+      id: String(9_000_000_000_000_000_000n + BigInt(this.nextOperation)),
+      name,
+      operationType,
+      targetLink: this.state.selfLink(key),
+      ...(typeof targetId === "string" ? { targetId } : {}),
+      status: "DONE",
+      progress: 100,
+      insertTime: now,
+      startTime: now,
+      endTime: now,
+      selfLink: `${this.state.endpoint}/compute/v1/${path}`,
+    };
+    if (spec.scope === "region") {
+      op.region = this.state.scopeLink(key.project, "region", key.scope);
+    } else if (spec.scope === "zone") {
+      op.zone = this.state.scopeLink(key.project, "zone", key.scope);
     }
+    this.operations.set(path, op);
+    return op;
+  }
 
-    resetCalls(): void {
-        this.callCounts.clear();
+  /** The Compute REST representation of a stored resource. */
+  toRest(r: StoredResource): JsonObject {
+    if (r.kind === "instances") {
+      return r.properties;
     }
-
-    /**
-     * The Operation a Compute mutation answers with (Compute API reference, "Operation resource":
-     * kind compute#operation, name, operationType, targetLink, targetId, status, progress, the times,
-     * selfLink, and region or zone for scoped operations). The emulator applies changes at once, so
-     * the operation is DONE when returned; real GCE may answer PENDING or RUNNING, which clients
-     * wait out with `<operation>/wait`.
-     */
-    private operation(key: ResourceKey, targetId: Json | undefined, operationType: string): JsonObject {
-        const spec = specOf(key.kind);
-        const name = `operation-${this.nextOperation++}`;
-        const path = `projects/${key.project}/${scopePath(spec.scope, key.scope)}/operations/${name}`;
-        const now = new Date().toISOString();
-        const op: JsonObject = {
-            kind: "compute#operation",
-            id: String(9_000_000_000_000_000_000n + BigInt(this.nextOperation)),
-            name,
-            operationType,
-            targetLink: this.state.selfLink(key),
-            ...(typeof targetId === "string" ? { targetId } : {}),
-            status: "DONE",
-            progress: 100,
-            insertTime: now,
-            startTime: now,
-            endTime: now,
-            selfLink: `${this.state.endpoint}/compute/v1/${path}`,
-        };
-        if (spec.scope === "region") {
-            op.region = this.state.scopeLink(key.project, "region", key.scope);
-        } else if (spec.scope === "zone") {
-            op.zone = this.state.scopeLink(key.project, "zone", key.scope);
-        }
-        this.operations.set(path, op);
-        return op;
+    const spec = specOf(r.kind);
+    const { project: _project, deletionPolicy: _deletionPolicy, ...p } = r.properties;
+    const out: JsonObject = { kind: spec.restKind, ...p };
+    if (spec.scope === "region") {
+      out.region = this.state.scopeLink(r.project, "region", r.scope);
+    } else if (spec.scope === "zone") {
+      out.zone = this.state.scopeLink(r.project, "zone", r.scope);
     }
-
-    /** The Compute REST representation of a stored resource. */
-    toRest(r: StoredResource): JsonObject {
-        if (r.kind === "instances") {
-            return r.properties;
+    const rename = (from: string, to: string): void => {
+      if (from in out) {
+        const v = out[from];
+        delete out[from];
+        if (v !== undefined) {
+          out[to] = v;
         }
-        const spec = specOf(r.kind);
-        const { project: _project, deletionPolicy: _deletionPolicy, ...p } = r.properties;
-        const out: JsonObject = { kind: spec.restKind, ...p };
-        if (spec.scope === "region") {
-            out.region = this.state.scopeLink(r.project, "region", r.scope);
-        } else if (spec.scope === "zone") {
-            out.zone = this.state.scopeLink(r.project, "zone", r.scope);
+      }
+    };
+    switch (r.kind) {
+      case "forwardingRules":
+        rename("ipAddress", "IPAddress");
+        rename("ipProtocol", "IPProtocol");
+        break;
+      case "firewalls":
+        for (const [from, to] of [
+          ["allows", "allowed"],
+          ["denies", "denied"],
+        ] as const) {
+          const rules = out[from];
+          if (Array.isArray(rules)) {
+            out[from] = rules.map((rule) => {
+              if (!isJsonObject(rule)) {
+                return rule;
+              }
+              const { protocol, ...rest } = rule;
+              return protocol === undefined ? rest : { IPProtocol: protocol, ...rest };
+            });
+          }
+          rename(from, to);
         }
-        const rename = (from: string, to: string): void => {
-            if (from in out) {
-                const v = out[from];
-                delete out[from];
-                if (v !== undefined) {
-                    out[to] = v;
-                }
-            }
-        };
-        switch (r.kind) {
-            case "forwardingRules":
-                rename("ipAddress", "IPAddress");
-                rename("ipProtocol", "IPProtocol");
-                break;
-            case "firewalls":
-                for (const [from, to] of [
-                    ["allows", "allowed"],
-                    ["denies", "denied"],
-                ] as const) {
-                    const rules = out[from];
-                    if (Array.isArray(rules)) {
-                        out[from] = rules.map((rule) => {
-                            if (!isJsonObject(rule)) {
-                                return rule;
-                            }
-                            const { protocol, ...rest } = rule;
-                            return protocol === undefined ? rest : { IPProtocol: protocol, ...rest };
-                        });
-                    }
-                    rename(from, to);
-                }
-                break;
-            case "backendServices":
-            case "targetPools":
-                if (typeof out.healthChecks === "string") {
-                    out.healthChecks = [out.healthChecks];
-                }
-                break;
-            case "instanceGroups":
-                delete out.instances;
-                break;
-            default:
-                break;
+        break;
+      case "backendServices":
+      case "targetPools":
+        if (typeof out.healthChecks === "string") {
+          out.healthChecks = [out.healthChecks];
         }
-        return out;
+        break;
+      case "instanceGroups":
+        delete out.instances;
+        break;
+      default:
+        break;
     }
+    return out;
+  }
 
-    /** The Node request listener. */
-    readonly listener = (req: http.IncomingMessage, res: http.ServerResponse): void => {
-        this.serve(req, res).catch((e: unknown) => {
-            // serve() answers every request itself; this only fires when the socket is gone.
-            if (!res.headersSent) {
-                res.statusCode = 500;
-                res.end(String(e));
-            }
+  /** The Node request listener. */
+  readonly listener = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    this.serve(req, res).catch((e: unknown) => {
+      // serve() answers every request itself; this only fires when the socket is gone.
+      if (!res.headersSent) {
+        res.statusCode = 500;
+        res.end(String(e));
+      }
+    });
+  };
+
+  private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    let reply: Reply;
+    try {
+      const url = new URL(req.url ?? "/", "http://127.0.0.1");
+      const method = req.method ?? "GET";
+      const path = url.pathname.replace(/\/+$/, "") || "/";
+      const candidates = this.routes.filter((r) => r.re.test(path));
+      const route = candidates.find((r) => r.method === method);
+      if (route === undefined) {
+        reply =
+          candidates.length > 0
+            ? { status: 405, body: new GceError(405, `Method ${method} not allowed on ${path}`, "httpMethodNotAllowed").toBody() }
+            : { status: 404, body: new GceError(404, `The requested URL ${path} was not found on this server.`, "notFound").toBody() };
+      } else {
+        if (route.counted) {
+          const key = `${route.method} ${route.pattern}`;
+          this.callCounts.set(key, (this.callCounts.get(key) ?? 0) + 1);
+        }
+        const m = route.re.exec(path);
+        const params: Record<string, string> = {};
+        route.names.forEach((n, i) => {
+          params[n] = decodeURIComponent(m?.[i + 1] ?? "");
         });
+        const body = await readBody(req);
+        reply = route.handle({ params, query: url.searchParams, body });
+      }
+    } catch (e) {
+      const err = e instanceof GceError ? e : new GceError(500, e instanceof Error ? e.message : String(e), "backendError", { cause: e });
+      reply = { status: err.status, body: err.toBody() };
+    }
+    const text = JSON.stringify(reply.body);
+    res.writeHead(reply.status, {
+      "content-type": "application/json; charset=UTF-8",
+      "content-length": Buffer.byteLength(text),
+    });
+    res.end(text);
+  }
+
+  private route(method: string, pattern: string, counted: boolean, handle: (ctx: RouteContext) => Reply): void {
+    const { re, names } = compile(pattern);
+    this.routes.push({ method, pattern, re, names, counted, handle });
+  }
+
+  private param(ctx: RouteContext, name: string): string {
+    const v = ctx.params[name];
+    if (v === undefined) {
+      throw new Error(`route parameter ${name} missing`);
+    }
+    return v;
+  }
+
+  private defineComputeRoutes(): void {
+    const base = "/compute/v1/projects/{project}";
+    const st = this.state;
+
+    this.route("GET", `${base}/zones/{zone}/instances/{name}`, true, (ctx) => {
+      const key: ResourceKey = {
+        kind: "instances",
+        project: this.param(ctx, "project"),
+        scope: this.param(ctx, "zone"),
+        name: this.param(ctx, "name"),
+      };
+      st.checkFault("instances", key.name, "get");
+      return ok(this.toRest(st.get(key)));
+    });
+    this.route("GET", `${base}/zones/{zone}/instances`, true, (ctx) => {
+      const project = this.param(ctx, "project");
+      const zone = this.param(ctx, "zone");
+      st.checkFault("instances", undefined, "get");
+      const all = applyFilter(st.list({ kind: "instances", project, scope: zone }), ctx.query);
+      const p = page(all, ctx.query);
+      const body: JsonObject = {
+        kind: "compute#instanceList",
+        id: `projects/${project}/zones/${zone}/instances`,
+      };
+      if (p.items.length > 0) {
+        body.items = p.items.map((r) => this.toRest(r));
+      }
+      body.selfLink = `${st.scopeLink(project, "zone", zone)}/instances`;
+      if (p.nextPageToken !== undefined) {
+        body.nextPageToken = p.nextPageToken;
+      }
+      return ok(body);
+    });
+    this.route("GET", `${base}/aggregated/instances`, true, (ctx) => {
+      const project = this.param(ctx, "project");
+      st.checkFault("instances", undefined, "get");
+      const all = applyFilter(st.list({ kind: "instances", project }), ctx.query);
+      const p = page(all, ctx.query);
+      const zones = [...new Set([...st.zones, ...all.map((r) => r.scope)])].sort();
+      const items: JsonObject = {};
+      for (const zone of zones) {
+        const scope = `zones/${zone}`;
+        const inZone = p.items.filter((r) => r.scope === zone);
+        items[scope] =
+          inZone.length > 0
+            ? { instances: inZone.map((r) => this.toRest(r)) }
+            : {
+                warning: {
+                  code: "NO_RESULTS_ON_PAGE",
+                  message: `There are no results for scope '${scope}' on this page.`,
+                  data: [{ key: "scope", value: scope }],
+                },
+              };
+      }
+      const body: JsonObject = {
+        kind: "compute#instanceAggregatedList",
+        id: `projects/${project}/aggregated/instances`,
+        items,
+        selfLink: `${st.endpoint}/compute/v1/projects/${project}/aggregated/instances`,
+      };
+      if (p.nextPageToken !== undefined) {
+        body.nextPageToken = p.nextPageToken;
+      }
+      return ok(body);
+    });
+
+    const regionBody = (project: string, region: string): JsonObject => ({
+      kind: "compute#region",
+      name: region,
+      description: region,
+      status: "UP",
+      zones: st.zones.filter((z) => regionOfZone(z) === region).map((z) => st.scopeLink(project, "zone", z)),
+      selfLink: st.scopeLink(project, "region", region),
+    });
+    const zoneBody = (project: string, zone: string): JsonObject => ({
+      kind: "compute#zone",
+      name: zone,
+      description: zone,
+      status: "UP",
+      region: st.scopeLink(project, "region", regionOfZone(zone)),
+      selfLink: st.scopeLink(project, "zone", zone),
+    });
+    const regions = (): string[] => [...new Set([st.region, ...st.zones.map(regionOfZone)])].sort();
+
+    this.route("GET", `${base}/regions/{region}`, true, (ctx) => {
+      const project = this.param(ctx, "project");
+      const region = this.param(ctx, "region");
+      if (!regions().includes(region)) {
+        throw notFound(`projects/${project}/regions/${region}`);
+      }
+      return ok(regionBody(project, region));
+    });
+    this.route("GET", `${base}/regions`, true, (ctx) => {
+      const project = this.param(ctx, "project");
+      return ok({
+        kind: "compute#regionList",
+        id: `projects/${project}/regions`,
+        items: regions().map((r) => regionBody(project, r)),
+        selfLink: `${st.endpoint}/compute/v1/projects/${project}/regions`,
+      });
+    });
+    this.route("GET", `${base}/zones/{zone}`, true, (ctx) => {
+      const project = this.param(ctx, "project");
+      const zone = this.param(ctx, "zone");
+      if (!st.zones.includes(zone)) {
+        throw notFound(`projects/${project}/zones/${zone}`);
+      }
+      return ok(zoneBody(project, zone));
+    });
+    this.route("GET", `${base}/zones`, true, (ctx) => {
+      const project = this.param(ctx, "project");
+      return ok({
+        kind: "compute#zoneList",
+        id: `projects/${project}/zones`,
+        items: [...st.zones].sort().map((z) => zoneBody(project, z)),
+        selfLink: `${st.endpoint}/compute/v1/projects/${project}/zones`,
+      });
+    });
+
+    // The managed collections: get and list at their REST paths.
+    const collections: ReadonlyArray<readonly [GceKind, string, string]> = [
+      ["addresses", "regions/{scope}", "addresses"],
+      ["forwardingRules", "regions/{scope}", "forwardingRules"],
+      ["backendServices", "regions/{scope}", "backendServices"],
+      ["targetPools", "regions/{scope}", "targetPools"],
+      ["healthChecks", "regions/{scope}", "healthChecks"],
+      ["instanceGroups", "zones/{scope}", "instanceGroups"],
+      ["httpHealthChecks", "global", "httpHealthChecks"],
+      ["firewalls", "global", "firewalls"],
+      ["routes", "global", "routes"],
+    ];
+    for (const [kind, scopeSeg, collection] of collections) {
+      const spec = specOf(kind);
+      const scopeOf = (ctx: RouteContext): string => (spec.scope === "global" ? "global" : this.param(ctx, "scope"));
+      const displayScope = scopeSeg.replace("{scope}", spec.scope === "zone" ? "{zone}" : "{region}");
+      const listPattern = `${base}/${displayScope}/${collection}`;
+      const listRoute = (ctx: RouteContext): Reply => {
+        const project = this.param(ctx, "project");
+        const scope = scopeOf(ctx);
+        st.checkFault(kind, undefined, "get");
+        const all = applyFilter(st.list({ kind, project, scope }), ctx.query);
+        const p = page(all, ctx.query);
+        const prefix = spec.scope === "global" ? "global" : `${spec.scope}s/${scope}`;
+        const body: JsonObject = {
+          kind: `${spec.restKind}List`,
+          id: `projects/${project}/${prefix}/${collection}`,
+        };
+        if (p.items.length > 0) {
+          body.items = p.items.map((r) => this.toRest(r));
+        }
+        body.selfLink = `${st.endpoint}/compute/v1/projects/${project}/${prefix}/${collection}`;
+        if (p.nextPageToken !== undefined) {
+          body.nextPageToken = p.nextPageToken;
+        }
+        return ok(body);
+      };
+      const getRoute = (ctx: RouteContext): Reply => {
+        const key: ResourceKey = {
+          kind,
+          project: this.param(ctx, "project"),
+          scope: scopeOf(ctx),
+          name: this.param(ctx, "name"),
+        };
+        st.checkFault(kind, key.name, "get");
+        return ok(this.toRest(st.get(key)));
+      };
+      // {collection}.delete (e.g. forwardingRules.delete, DELETE .../regions/{region}/forwardingRules/{name}):
+      // 404 when absent, GCE's 400 resourceInUseByAnotherResource while another resource uses it
+      // (GceState.delete), else an Operation. A repeated `requestId` gets the first request's
+      // operation back without acting again ("Specify a unique request ID so that if you must
+      // retry your request, the server will know to ignore the request if it has already been
+      // completed", the requestId query parameter of every Compute delete method).
+      const deleteRoute = (ctx: RouteContext): Reply => {
+        const requestId = ctx.query.get("requestId");
+        if (requestId !== null) {
+          if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(requestId) || /^[0-]+$/.test(requestId)) {
+            throw badRequest(`Invalid value for field 'requestId': '${requestId}'. The request ID must be a valid UUID other than the zero UUID.`);
+          }
+          const earlier = this.requests.get(requestId);
+          if (earlier !== undefined) {
+            return ok(earlier);
+          }
+        }
+        const key: ResourceKey = {
+          kind,
+          project: this.param(ctx, "project"),
+          scope: scopeOf(ctx),
+          name: this.param(ctx, "name"),
+        };
+        const targetId = st.get(key).properties.id;
+        st.delete(key);
+        const op = this.operation(key, targetId, "delete");
+        if (requestId !== null) {
+          this.requests.set(requestId, op);
+        }
+        return ok(op);
+      };
+      this.addAliased("GET", `${base}/${scopeSeg}/${collection}/{name}`, `${listPattern}/{name}`, getRoute);
+      this.addAliased("DELETE", `${base}/${scopeSeg}/${collection}/{name}`, `${listPattern}/{name}`, deleteRoute);
+      this.addAliased("GET", `${base}/${scopeSeg}/${collection}`, listPattern, listRoute);
+    }
+
+    // regionOperations / zoneOperations / globalOperations get and wait: the stored operation,
+    // 404 for one this emulator never returned (they are all DONE, so wait returns at once).
+    for (const scopeSeg of ["regions/{scope}", "zones/{scope}", "global"] as const) {
+      const display = scopeSeg === "regions/{scope}" ? "regions/{region}" : scopeSeg === "zones/{scope}" ? "zones/{zone}" : "global";
+      const find = (ctx: RouteContext): Reply => {
+        const where = scopeSeg === "global" ? "global" : `${scopeSeg.split("/")[0]}/${this.param(ctx, "scope")}`;
+        const path = `projects/${this.param(ctx, "project")}/${where}/operations/${this.param(ctx, "operation")}`;
+        const op = this.operations.get(path);
+        if (op === undefined) {
+          throw notFound(path);
+        }
+        return ok(op);
+      };
+      this.addAliased("GET", `${base}/${scopeSeg}/operations/{operation}`, `${base}/${display}/operations/{operation}`, find);
+      this.addAliased("POST", `${base}/${scopeSeg}/operations/{operation}/wait`, `${base}/${display}/operations/{operation}/wait`, find);
+    }
+    this.addAliased("POST", `${base}/zones/{scope}/instanceGroups/{name}/listInstances`, `${base}/zones/{zone}/instanceGroups/{name}/listInstances`, (ctx) => {
+      const key: ResourceKey = {
+        kind: "instanceGroups",
+        project: this.param(ctx, "project"),
+        scope: this.param(ctx, "scope"),
+        name: this.param(ctx, "name"),
+      };
+      st.checkFault("instanceGroups", key.name, "get");
+      const group = st.get(key);
+      const members = Array.isArray(group.properties.instances) ? group.properties.instances : [];
+      const p = page(members, ctx.query);
+      const body: JsonObject = {
+        kind: "compute#instanceGroupsListInstances",
+        id: `${st.path(key)}/listInstances`,
+      };
+      if (p.items.length > 0) {
+        body.items = p.items.map((instance) => {
+          const ik = typeof instance === "string" ? st.keyOfPath(instance) : undefined;
+          const live = ik === undefined ? undefined : st.find(ik);
+          return { instance, status: typeof live?.properties.status === "string" ? live.properties.status : "UNKNOWN" };
+        });
+      }
+      if (p.nextPageToken !== undefined) {
+        body.nextPageToken = p.nextPageToken;
+      }
+      return ok(body);
+    });
+  }
+
+  /** A counted route whose regex uses `{scope}` but is counted under a pattern naming it region/zone. */
+  private addAliased(method: string, matchPattern: string, countPattern: string, handle: (ctx: RouteContext) => Reply): void {
+    const { re, names } = compile(matchPattern);
+    this.routes.push({ method, pattern: countPattern, re, names, counted: true, handle });
+  }
+
+  private defineEmulatorRoutes(): void {
+    const st = this.state;
+    const keyFrom = (ctx: RouteContext): ResourceKey => {
+      const rawKind = this.param(ctx, "kind");
+      let kind: GceKind;
+      try {
+        kind = kindOf(rawKind);
+      } catch (cause) {
+        throw new GceError(400, `unknown kind ${rawKind}`, "invalid", { cause });
+      }
+      return { kind, project: this.param(ctx, "project"), scope: this.param(ctx, "scope"), name: this.param(ctx, "name") };
+    };
+    const objectBody = (ctx: RouteContext, what: string): JsonObject => {
+      if (!isJsonObject(ctx.body)) {
+        throw badRequest(`${what}: the request body must be a JSON object`);
+      }
+      return ctx.body;
     };
 
-    private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-        let reply: Reply;
-        try {
-            const url = new URL(req.url ?? "/", "http://127.0.0.1");
-            const method = req.method ?? "GET";
-            const path = url.pathname.replace(/\/+$/, "") || "/";
-            const candidates = this.routes.filter((r) => r.re.test(path));
-            const route = candidates.find((r) => r.method === method);
-            if (route === undefined) {
-                reply =
-                    candidates.length > 0
-                        ? { status: 405, body: new GceError(405, `Method ${method} not allowed on ${path}`, "httpMethodNotAllowed").toBody() }
-                        : { status: 404, body: new GceError(404, `The requested URL ${path} was not found on this server.`, "notFound").toBody() };
-            } else {
-                if (route.counted) {
-                    const key = `${route.method} ${route.pattern}`;
-                    this.callCounts.set(key, (this.callCounts.get(key) ?? 0) + 1);
-                }
-                const m = route.re.exec(path);
-                const params: Record<string, string> = {};
-                route.names.forEach((n, i) => {
-                    params[n] = decodeURIComponent(m?.[i + 1] ?? "");
-                });
-                const body = await readBody(req);
-                reply = route.handle({ params, query: url.searchParams, body });
-            }
-        } catch (e) {
-            const err = e instanceof GceError ? e : new GceError(500, e instanceof Error ? e.message : String(e), "backendError", { cause: e });
-            reply = { status: err.status, body: err.toBody() };
-        }
-        const text = JSON.stringify(reply.body);
-        res.writeHead(reply.status, {
-            "content-type": "application/json; charset=UTF-8",
-            "content-length": Buffer.byteLength(text),
+    this.route("GET", "/emulator/resources", false, (ctx) => {
+      const kind = ctx.query.get("kind");
+      if (kind !== null && !isGceKind(kind)) {
+        throw badRequest(`unknown kind ${kind}`);
+      }
+      return ok(st.list(kind === null ? {} : { kind }).map((r) => toJson(toListing(r))));
+    });
+    this.route("GET", "/emulator/resources/{kind}/{project}/{scope}/{name}", false, (ctx) => ok(toJson(toListing(st.get(keyFrom(ctx))))));
+    this.route("PATCH", "/emulator/resources/{kind}/{project}/{scope}/{name}", false, (ctx) => ok(toJson(toListing(st.patchOutOfBand(keyFrom(ctx), objectBody(ctx, "PATCH"))))));
+    this.route("DELETE", "/emulator/resources/{kind}/{project}/{scope}/{name}", false, (ctx) => {
+      st.deleteOutOfBand(keyFrom(ctx));
+      return ok({});
+    });
+    this.route("PUT", "/emulator/instances/{project}/{zone}/{name}", false, (ctx) => {
+      const spec = parseInstanceSpec(ctx.body === undefined ? {} : objectBody(ctx, "PUT instance"));
+      const r = st.putInstance(this.param(ctx, "project"), this.param(ctx, "zone"), this.param(ctx, "name"), spec);
+      return ok(r.properties);
+    });
+    this.route("DELETE", "/emulator/instances/{project}/{zone}/{name}", false, (ctx) => {
+      st.deleteOutOfBand({
+        kind: "instances",
+        project: this.param(ctx, "project"),
+        scope: this.param(ctx, "zone"),
+        name: this.param(ctx, "name"),
+      });
+      return ok({});
+    });
+    this.route("POST", "/emulator/faults", false, (ctx) => {
+      const b = objectBody(ctx, "POST /emulator/faults");
+      const { kind, name, operation, status, message, reason, count } = b;
+      if (typeof kind !== "string" || typeof operation !== "string" || typeof status !== "number" || typeof message !== "string") {
+        throw badRequest("a fault needs kind, operation, status and message");
+      }
+      if (!isFaultOperation(operation)) {
+        throw badRequest(`unknown fault operation ${operation}`);
+      }
+      try {
+        st.injectFault({
+          kind,
+          operation,
+          status,
+          message,
+          ...(typeof name === "string" ? { name } : {}),
+          ...(typeof reason === "string" ? { reason } : {}),
+          ...(typeof count === "number" ? { count } : {}),
         });
-        res.end(text);
+      } catch (cause) {
+        throw new GceError(400, cause instanceof Error ? cause.message : String(cause), "invalid", { cause });
+      }
+      return ok({});
+    });
+    this.route("DELETE", "/emulator/faults", false, () => {
+      st.clearFaults();
+      return ok({});
+    });
+    this.route("GET", "/emulator/calls", false, () => ok(this.calls()));
+    this.route("DELETE", "/emulator/calls", false, () => {
+      this.resetCalls();
+      return ok({});
+    });
+    this.route("POST", "/emulator/reset", false, () => {
+      st.reset();
+      this.resetCalls();
+      this.operations.clear();
+      this.requests.clear();
+      return ok({});
+    });
+    for (const op of PROVIDER_OPERATIONS) {
+      this.route("POST", `/emulator/provider/${op}`, true, (ctx) => ok(this.provider.dispatch(op, objectBody(ctx, `provider ${op}`))));
     }
-
-    private route(method: string, pattern: string, counted: boolean, handle: (ctx: RouteContext) => Reply): void {
-        const { re, names } = compile(pattern);
-        this.routes.push({ method, pattern, re, names, counted, handle });
-    }
-
-    private param(ctx: RouteContext, name: string): string {
-        const v = ctx.params[name];
-        if (v === undefined) {
-            throw new Error(`route parameter ${name} missing`);
-        }
-        return v;
-    }
-
-    private defineComputeRoutes(): void {
-        const base = "/compute/v1/projects/{project}";
-        const st = this.state;
-
-        this.route("GET", `${base}/zones/{zone}/instances/{name}`, true, (ctx) => {
-            const key: ResourceKey = {
-                kind: "instances",
-                project: this.param(ctx, "project"),
-                scope: this.param(ctx, "zone"),
-                name: this.param(ctx, "name"),
-            };
-            st.checkFault("instances", key.name, "get");
-            return ok(this.toRest(st.get(key)));
-        });
-        this.route("GET", `${base}/zones/{zone}/instances`, true, (ctx) => {
-            const project = this.param(ctx, "project");
-            const zone = this.param(ctx, "zone");
-            st.checkFault("instances", undefined, "get");
-            const all = applyFilter(st.list({ kind: "instances", project, scope: zone }), ctx.query);
-            const p = page(all, ctx.query);
-            const body: JsonObject = {
-                kind: "compute#instanceList",
-                id: `projects/${project}/zones/${zone}/instances`,
-            };
-            if (p.items.length > 0) {
-                body.items = p.items.map((r) => this.toRest(r));
-            }
-            body.selfLink = `${st.scopeLink(project, "zone", zone)}/instances`;
-            if (p.nextPageToken !== undefined) {
-                body.nextPageToken = p.nextPageToken;
-            }
-            return ok(body);
-        });
-        this.route("GET", `${base}/aggregated/instances`, true, (ctx) => {
-            const project = this.param(ctx, "project");
-            st.checkFault("instances", undefined, "get");
-            const all = applyFilter(st.list({ kind: "instances", project }), ctx.query);
-            const p = page(all, ctx.query);
-            const zones = [...new Set([...st.zones, ...all.map((r) => r.scope)])].sort();
-            const items: JsonObject = {};
-            for (const zone of zones) {
-                const scope = `zones/${zone}`;
-                const inZone = p.items.filter((r) => r.scope === zone);
-                items[scope] =
-                    inZone.length > 0
-                        ? { instances: inZone.map((r) => this.toRest(r)) }
-                        : {
-                              warning: {
-                                  code: "NO_RESULTS_ON_PAGE",
-                                  message: `There are no results for scope '${scope}' on this page.`,
-                                  data: [{ key: "scope", value: scope }],
-                              },
-                          };
-            }
-            const body: JsonObject = {
-                kind: "compute#instanceAggregatedList",
-                id: `projects/${project}/aggregated/instances`,
-                items,
-                selfLink: `${st.endpoint}/compute/v1/projects/${project}/aggregated/instances`,
-            };
-            if (p.nextPageToken !== undefined) {
-                body.nextPageToken = p.nextPageToken;
-            }
-            return ok(body);
-        });
-
-        const regionBody = (project: string, region: string): JsonObject => ({
-            kind: "compute#region",
-            name: region,
-            description: region,
-            status: "UP",
-            zones: st.zones.filter((z) => regionOfZone(z) === region).map((z) => st.scopeLink(project, "zone", z)),
-            selfLink: st.scopeLink(project, "region", region),
-        });
-        const zoneBody = (project: string, zone: string): JsonObject => ({
-            kind: "compute#zone",
-            name: zone,
-            description: zone,
-            status: "UP",
-            region: st.scopeLink(project, "region", regionOfZone(zone)),
-            selfLink: st.scopeLink(project, "zone", zone),
-        });
-        const regions = (): string[] => [...new Set([st.region, ...st.zones.map(regionOfZone)])].sort();
-
-        this.route("GET", `${base}/regions/{region}`, true, (ctx) => {
-            const project = this.param(ctx, "project");
-            const region = this.param(ctx, "region");
-            if (!regions().includes(region)) {
-                throw notFound(`projects/${project}/regions/${region}`);
-            }
-            return ok(regionBody(project, region));
-        });
-        this.route("GET", `${base}/regions`, true, (ctx) => {
-            const project = this.param(ctx, "project");
-            return ok({
-                kind: "compute#regionList",
-                id: `projects/${project}/regions`,
-                items: regions().map((r) => regionBody(project, r)),
-                selfLink: `${st.endpoint}/compute/v1/projects/${project}/regions`,
-            });
-        });
-        this.route("GET", `${base}/zones/{zone}`, true, (ctx) => {
-            const project = this.param(ctx, "project");
-            const zone = this.param(ctx, "zone");
-            if (!st.zones.includes(zone)) {
-                throw notFound(`projects/${project}/zones/${zone}`);
-            }
-            return ok(zoneBody(project, zone));
-        });
-        this.route("GET", `${base}/zones`, true, (ctx) => {
-            const project = this.param(ctx, "project");
-            return ok({
-                kind: "compute#zoneList",
-                id: `projects/${project}/zones`,
-                items: [...st.zones].sort().map((z) => zoneBody(project, z)),
-                selfLink: `${st.endpoint}/compute/v1/projects/${project}/zones`,
-            });
-        });
-
-        // The managed collections: get and list at their REST paths.
-        const collections: ReadonlyArray<readonly [GceKind, string, string]> = [
-            ["addresses", "regions/{scope}", "addresses"],
-            ["forwardingRules", "regions/{scope}", "forwardingRules"],
-            ["backendServices", "regions/{scope}", "backendServices"],
-            ["targetPools", "regions/{scope}", "targetPools"],
-            ["healthChecks", "regions/{scope}", "healthChecks"],
-            ["instanceGroups", "zones/{scope}", "instanceGroups"],
-            ["httpHealthChecks", "global", "httpHealthChecks"],
-            ["firewalls", "global", "firewalls"],
-            ["routes", "global", "routes"],
-        ];
-        for (const [kind, scopeSeg, collection] of collections) {
-            const spec = specOf(kind);
-            const scopeOf = (ctx: RouteContext): string => (spec.scope === "global" ? "global" : this.param(ctx, "scope"));
-            const displayScope = scopeSeg.replace("{scope}", spec.scope === "zone" ? "{zone}" : "{region}");
-            const listPattern = `${base}/${displayScope}/${collection}`;
-            const listRoute = (ctx: RouteContext): Reply => {
-                const project = this.param(ctx, "project");
-                const scope = scopeOf(ctx);
-                st.checkFault(kind, undefined, "get");
-                const all = applyFilter(st.list({ kind, project, scope }), ctx.query);
-                const p = page(all, ctx.query);
-                const prefix = spec.scope === "global" ? "global" : `${spec.scope}s/${scope}`;
-                const body: JsonObject = {
-                    kind: `${spec.restKind}List`,
-                    id: `projects/${project}/${prefix}/${collection}`,
-                };
-                if (p.items.length > 0) {
-                    body.items = p.items.map((r) => this.toRest(r));
-                }
-                body.selfLink = `${st.endpoint}/compute/v1/projects/${project}/${prefix}/${collection}`;
-                if (p.nextPageToken !== undefined) {
-                    body.nextPageToken = p.nextPageToken;
-                }
-                return ok(body);
-            };
-            const getRoute = (ctx: RouteContext): Reply => {
-                const key: ResourceKey = {
-                    kind,
-                    project: this.param(ctx, "project"),
-                    scope: scopeOf(ctx),
-                    name: this.param(ctx, "name"),
-                };
-                st.checkFault(kind, key.name, "get");
-                return ok(this.toRest(st.get(key)));
-            };
-            // {collection}.delete (e.g. forwardingRules.delete, DELETE .../regions/{region}/forwardingRules/{name}):
-            // 404 when absent, GCE's 400 resourceInUseByAnotherResource while another resource uses it
-            // (GceState.delete), else an Operation. A repeated `requestId` gets the first request's
-            // operation back without acting again ("Specify a unique request ID so that if you must
-            // retry your request, the server will know to ignore the request if it has already been
-            // completed", the requestId query parameter of every Compute delete method).
-            const deleteRoute = (ctx: RouteContext): Reply => {
-                const requestId = ctx.query.get("requestId");
-                if (requestId !== null) {
-                    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(requestId) || /^[0-]+$/.test(requestId)) {
-                        throw badRequest(`Invalid value for field 'requestId': '${requestId}'. The request ID must be a valid UUID other than the zero UUID.`);
-                    }
-                    const earlier = this.requests.get(requestId);
-                    if (earlier !== undefined) {
-                        return ok(earlier);
-                    }
-                }
-                const key: ResourceKey = {
-                    kind,
-                    project: this.param(ctx, "project"),
-                    scope: scopeOf(ctx),
-                    name: this.param(ctx, "name"),
-                };
-                const targetId = st.get(key).properties.id;
-                st.delete(key);
-                const op = this.operation(key, targetId, "delete");
-                if (requestId !== null) {
-                    this.requests.set(requestId, op);
-                }
-                return ok(op);
-            };
-            this.addAliased("GET", `${base}/${scopeSeg}/${collection}/{name}`, `${listPattern}/{name}`, getRoute);
-            this.addAliased("DELETE", `${base}/${scopeSeg}/${collection}/{name}`, `${listPattern}/{name}`, deleteRoute);
-            this.addAliased("GET", `${base}/${scopeSeg}/${collection}`, listPattern, listRoute);
-        }
-
-        // regionOperations / zoneOperations / globalOperations get and wait: the stored operation,
-        // 404 for one this emulator never returned (they are all DONE, so wait returns at once).
-        for (const scopeSeg of ["regions/{scope}", "zones/{scope}", "global"] as const) {
-            const display = scopeSeg === "regions/{scope}" ? "regions/{region}" : scopeSeg === "zones/{scope}" ? "zones/{zone}" : "global";
-            const find = (ctx: RouteContext): Reply => {
-                const where = scopeSeg === "global" ? "global" : `${scopeSeg.split("/")[0]}/${this.param(ctx, "scope")}`;
-                const path = `projects/${this.param(ctx, "project")}/${where}/operations/${this.param(ctx, "operation")}`;
-                const op = this.operations.get(path);
-                if (op === undefined) {
-                    throw notFound(path);
-                }
-                return ok(op);
-            };
-            this.addAliased("GET", `${base}/${scopeSeg}/operations/{operation}`, `${base}/${display}/operations/{operation}`, find);
-            this.addAliased("POST", `${base}/${scopeSeg}/operations/{operation}/wait`, `${base}/${display}/operations/{operation}/wait`, find);
-        }
-        this.addAliased(
-            "POST",
-            `${base}/zones/{scope}/instanceGroups/{name}/listInstances`,
-            `${base}/zones/{zone}/instanceGroups/{name}/listInstances`,
-            (ctx) => {
-                const key: ResourceKey = {
-                    kind: "instanceGroups",
-                    project: this.param(ctx, "project"),
-                    scope: this.param(ctx, "scope"),
-                    name: this.param(ctx, "name"),
-                };
-                st.checkFault("instanceGroups", key.name, "get");
-                const group = st.get(key);
-                const members = Array.isArray(group.properties.instances) ? group.properties.instances : [];
-                const p = page(members, ctx.query);
-                const body: JsonObject = {
-                    kind: "compute#instanceGroupsListInstances",
-                    id: `${st.path(key)}/listInstances`,
-                };
-                if (p.items.length > 0) {
-                    body.items = p.items.map((instance) => {
-                        const ik = typeof instance === "string" ? st.keyOfPath(instance) : undefined;
-                        const live = ik === undefined ? undefined : st.find(ik);
-                        return { instance, status: typeof live?.properties.status === "string" ? live.properties.status : "UNKNOWN" };
-                    });
-                }
-                if (p.nextPageToken !== undefined) {
-                    body.nextPageToken = p.nextPageToken;
-                }
-                return ok(body);
-            },
-        );
-    }
-
-    /** A counted route whose regex uses `{scope}` but is counted under a pattern naming it region/zone. */
-    private addAliased(method: string, matchPattern: string, countPattern: string, handle: (ctx: RouteContext) => Reply): void {
-        const { re, names } = compile(matchPattern);
-        this.routes.push({ method, pattern: countPattern, re, names, counted: true, handle });
-    }
-
-    private defineEmulatorRoutes(): void {
-        const st = this.state;
-        const keyFrom = (ctx: RouteContext): ResourceKey => {
-            const rawKind = this.param(ctx, "kind");
-            let kind: GceKind;
-            try {
-                kind = kindOf(rawKind);
-            } catch (cause) {
-                throw new GceError(400, `unknown kind ${rawKind}`, "invalid", { cause });
-            }
-            return { kind, project: this.param(ctx, "project"), scope: this.param(ctx, "scope"), name: this.param(ctx, "name") };
-        };
-        const objectBody = (ctx: RouteContext, what: string): JsonObject => {
-            if (!isJsonObject(ctx.body)) {
-                throw badRequest(`${what}: the request body must be a JSON object`);
-            }
-            return ctx.body;
-        };
-
-        this.route("GET", "/emulator/resources", false, (ctx) => {
-            const kind = ctx.query.get("kind");
-            if (kind !== null && !isGceKind(kind)) {
-                throw badRequest(`unknown kind ${kind}`);
-            }
-            return ok(st.list(kind === null ? {} : { kind }).map((r) => toJson(toListing(r))));
-        });
-        this.route("GET", "/emulator/resources/{kind}/{project}/{scope}/{name}", false, (ctx) =>
-            ok(toJson(toListing(st.get(keyFrom(ctx))))),
-        );
-        this.route("PATCH", "/emulator/resources/{kind}/{project}/{scope}/{name}", false, (ctx) =>
-            ok(toJson(toListing(st.patchOutOfBand(keyFrom(ctx), objectBody(ctx, "PATCH"))))),
-        );
-        this.route("DELETE", "/emulator/resources/{kind}/{project}/{scope}/{name}", false, (ctx) => {
-            st.deleteOutOfBand(keyFrom(ctx));
-            return ok({});
-        });
-        this.route("PUT", "/emulator/instances/{project}/{zone}/{name}", false, (ctx) => {
-            const spec = parseInstanceSpec(ctx.body === undefined ? {} : objectBody(ctx, "PUT instance"));
-            const r = st.putInstance(this.param(ctx, "project"), this.param(ctx, "zone"), this.param(ctx, "name"), spec);
-            return ok(r.properties);
-        });
-        this.route("DELETE", "/emulator/instances/{project}/{zone}/{name}", false, (ctx) => {
-            st.deleteOutOfBand({
-                kind: "instances",
-                project: this.param(ctx, "project"),
-                scope: this.param(ctx, "zone"),
-                name: this.param(ctx, "name"),
-            });
-            return ok({});
-        });
-        this.route("POST", "/emulator/faults", false, (ctx) => {
-            const b = objectBody(ctx, "POST /emulator/faults");
-            const { kind, name, operation, status, message, reason, count } = b;
-            if (typeof kind !== "string" || typeof operation !== "string" || typeof status !== "number" || typeof message !== "string") {
-                throw badRequest("a fault needs kind, operation, status and message");
-            }
-            if (!isFaultOperation(operation)) {
-                throw badRequest(`unknown fault operation ${operation}`);
-            }
-            try {
-                st.injectFault({
-                    kind,
-                    operation,
-                    status,
-                    message,
-                    ...(typeof name === "string" ? { name } : {}),
-                    ...(typeof reason === "string" ? { reason } : {}),
-                    ...(typeof count === "number" ? { count } : {}),
-                });
-            } catch (cause) {
-                throw new GceError(400, cause instanceof Error ? cause.message : String(cause), "invalid", { cause });
-            }
-            return ok({});
-        });
-        this.route("DELETE", "/emulator/faults", false, () => {
-            st.clearFaults();
-            return ok({});
-        });
-        this.route("GET", "/emulator/calls", false, () => ok(this.calls()));
-        this.route("DELETE", "/emulator/calls", false, () => {
-            this.resetCalls();
-            return ok({});
-        });
-        this.route("POST", "/emulator/reset", false, () => {
-            st.reset();
-            this.resetCalls();
-            this.operations.clear();
-            this.requests.clear();
-            return ok({});
-        });
-        for (const op of PROVIDER_OPERATIONS) {
-            this.route("POST", `/emulator/provider/${op}`, true, (ctx) =>
-                ok(this.provider.dispatch(op, objectBody(ctx, `provider ${op}`))),
-            );
-        }
-    }
+  }
 }
 
 function isFaultOperation(s: string): s is FaultOperation {
-    return ["create", "update", "delete", "read", "get"].includes(s);
+  return ["create", "update", "delete", "read", "get"].includes(s);
 }
 
 function parseInstanceSpec(b: JsonObject): InstanceSpec {
-    const str = (k: string): string | undefined => {
-        const v = b[k];
-        if (v === undefined || v === null) {
-            return undefined;
+  const str = (k: string): string | undefined => {
+    const v = b[k];
+    if (v === undefined || v === null) {
+      return undefined;
+    }
+    if (typeof v !== "string") {
+      throw badRequest(`instance ${k} must be a string`);
+    }
+    return v;
+  };
+  const spec: {
+    machineType?: string;
+    status?: string;
+    tags?: string[];
+    labels?: Record<string, string>;
+    networkInterfaces?: Array<{ networkIP?: string; ipv6Address?: string; network?: string; accessConfigs?: Array<{ natIP?: string }> }>;
+  } = {};
+  const machineType = str("machineType");
+  if (machineType !== undefined) {
+    spec.machineType = machineType;
+  }
+  const status = str("status");
+  if (status !== undefined) {
+    spec.status = status;
+  }
+  const tags = b.tags;
+  const tagItems = isJsonObject(tags) ? tags.items : tags;
+  if (Array.isArray(tagItems)) {
+    spec.tags = tagItems.map((t) => {
+      if (typeof t !== "string") {
+        throw badRequest("instance tags must be strings");
+      }
+      return t;
+    });
+  }
+  if (isJsonObject(b.labels)) {
+    const labels: Record<string, string> = {};
+    for (const [k, v] of Object.entries(b.labels)) {
+      if (typeof v !== "string") {
+        throw badRequest("instance labels must be strings");
+      }
+      labels[k] = v;
+    }
+    spec.labels = labels;
+  }
+  if (Array.isArray(b.networkInterfaces)) {
+    spec.networkInterfaces = b.networkInterfaces.map((n) => {
+      if (!isJsonObject(n)) {
+        throw badRequest("networkInterfaces entries must be objects");
+      }
+      const nic: { networkIP?: string; ipv6Address?: string; network?: string; accessConfigs?: Array<{ natIP?: string }> } = {};
+      for (const k of ["networkIP", "ipv6Address", "network"] as const) {
+        const v = n[k];
+        if (typeof v === "string") {
+          nic[k] = v;
         }
-        if (typeof v !== "string") {
-            throw badRequest(`instance ${k} must be a string`);
-        }
-        return v;
-    };
-    const spec: {
-        machineType?: string;
-        status?: string;
-        tags?: string[];
-        labels?: Record<string, string>;
-        networkInterfaces?: Array<{ networkIP?: string; ipv6Address?: string; network?: string; accessConfigs?: Array<{ natIP?: string }> }>;
-    } = {};
-    const machineType = str("machineType");
-    if (machineType !== undefined) {
-        spec.machineType = machineType;
-    }
-    const status = str("status");
-    if (status !== undefined) {
-        spec.status = status;
-    }
-    const tags = b.tags;
-    const tagItems = isJsonObject(tags) ? tags.items : tags;
-    if (Array.isArray(tagItems)) {
-        spec.tags = tagItems.map((t) => {
-            if (typeof t !== "string") {
-                throw badRequest("instance tags must be strings");
-            }
-            return t;
-        });
-    }
-    if (isJsonObject(b.labels)) {
-        const labels: Record<string, string> = {};
-        for (const [k, v] of Object.entries(b.labels)) {
-            if (typeof v !== "string") {
-                throw badRequest("instance labels must be strings");
-            }
-            labels[k] = v;
-        }
-        spec.labels = labels;
-    }
-    if (Array.isArray(b.networkInterfaces)) {
-        spec.networkInterfaces = b.networkInterfaces.map((n) => {
-            if (!isJsonObject(n)) {
-                throw badRequest("networkInterfaces entries must be objects");
-            }
-            const nic: { networkIP?: string; ipv6Address?: string; network?: string; accessConfigs?: Array<{ natIP?: string }> } = {};
-            for (const k of ["networkIP", "ipv6Address", "network"] as const) {
-                const v = n[k];
-                if (typeof v === "string") {
-                    nic[k] = v;
-                }
-            }
-            if (Array.isArray(n.accessConfigs)) {
-                nic.accessConfigs = n.accessConfigs.map((ac) =>
-                    isJsonObject(ac) && typeof ac.natIP === "string" ? { natIP: ac.natIP } : {},
-                );
-            }
-            return nic;
-        });
-    }
-    return spec;
+      }
+      if (Array.isArray(n.accessConfigs)) {
+        nic.accessConfigs = n.accessConfigs.map((ac) => (isJsonObject(ac) && typeof ac.natIP === "string" ? { natIP: ac.natIP } : {}));
+      }
+      return nic;
+    });
+  }
+  return spec;
 }
 
 async function readBody(req: http.IncomingMessage): Promise<Json | undefined> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req) {
-        const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-        size += buf.length;
-        if (size > MAX_BODY_BYTES) {
-            throw badRequest("request body too large");
-        }
-        chunks.push(buf);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    size += buf.length;
+    if (size > MAX_BODY_BYTES) {
+      throw badRequest("request body too large");
     }
-    if (size === 0) {
-        return undefined;
-    }
-    const text = Buffer.concat(chunks).toString("utf8");
-    try {
-        return toJson(JSON.parse(text));
-    } catch (cause) {
-        throw new GceError(400, `invalid JSON body: ${cause instanceof Error ? cause.message : String(cause)}`, "parseError", { cause });
-    }
+    chunks.push(buf);
+  }
+  if (size === 0) {
+    return undefined;
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  try {
+    return toJson(JSON.parse(text));
+  } catch (cause) {
+    throw new GceError(400, `invalid JSON body: ${cause instanceof Error ? cause.message : String(cause)}`, "parseError", { cause });
+  }
 }
 
 export interface HttpServerHandle {
-    readonly server: http.Server;
-    readonly endpoint: string;
-    close(): Promise<void>;
+  readonly server: http.Server;
+  readonly endpoint: string;
+  close(): Promise<void>;
 }
 
 /** Listens on 127.0.0.1 (a free port unless given); attach a listener afterwards with `server.on("request", ...)`. */
 export async function listen(port = 0): Promise<HttpServerHandle> {
-    const server = http.createServer();
-    server.keepAliveTimeout = 1_000;
-    await new Promise<void>((resolve, reject) => {
-        const onError = (err: Error): void => reject(new Error(`GCE emulator: cannot listen on 127.0.0.1:${port}`, { cause: err }));
-        server.once("error", onError);
-        server.listen(port, "127.0.0.1", () => {
-            server.off("error", onError);
-            resolve();
-        });
+  const server = http.createServer();
+  server.keepAliveTimeout = 1_000;
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => reject(new Error(`GCE emulator: cannot listen on 127.0.0.1:${port}`, { cause: err }));
+    server.once("error", onError);
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", onError);
+      resolve();
     });
-    const addr = server.address();
-    if (addr === null || typeof addr === "string") {
-        throw new Error(`GCE emulator: unexpected server address ${String(addr)}`);
-    }
-    const endpoint = `http://127.0.0.1:${addr.port}`;
-    return {
-        server,
-        endpoint,
-        close: () =>
-            new Promise<void>((resolve, reject) => {
-                server.close((err) => (err === undefined ? resolve() : reject(new Error("GCE emulator: close failed", { cause: err }))));
-                server.closeAllConnections();
-            }),
-    };
+  });
+  const addr = server.address();
+  if (addr === null || typeof addr === "string") {
+    throw new Error(`GCE emulator: unexpected server address ${String(addr)}`);
+  }
+  const endpoint = `http://127.0.0.1:${addr.port}`;
+  return {
+    server,
+    endpoint,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err === undefined ? resolve() : reject(new Error("GCE emulator: close failed", { cause: err }))));
+        server.closeAllConnections();
+      }),
+  };
 }

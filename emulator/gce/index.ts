@@ -32,147 +32,140 @@ export { GceError, GceState } from "./state";
 export { ProviderApi } from "./provider-api";
 
 export interface GceEmulatorOptions {
-    /** Default `dccm-test`. */
-    readonly project?: string;
-    /** Default `us-central1`. */
-    readonly region?: string;
-    /** Default `<region>-a`, `-b`, `-c`. */
-    readonly zones?: readonly string[];
-    /** Port for the HTTP face; default a free one. */
-    readonly port?: number;
-    /** Clock for creationTimestamp; default the real clock. */
-    readonly now?: () => Date;
-    /** VPC networks; default the `default` auto-mode network of a new project. */
-    readonly networks?: readonly NetworkSpec[];
-    /** Network of seeded instances that name none; default `default`. */
-    readonly instanceNetwork?: string;
+  /** Default `dccm-test`. */
+  readonly project?: string;
+  /** Default `us-central1`. */
+  readonly region?: string;
+  /** Default `<region>-a`, `-b`, `-c`. */
+  readonly zones?: readonly string[];
+  /** Port for the HTTP face; default a free one. */
+  readonly port?: number;
+  /** Clock for creationTimestamp; default the real clock. */
+  readonly now?: () => Date;
+  /** VPC networks; default the `default` auto-mode network of a new project. */
+  readonly networks?: readonly NetworkSpec[];
+  /** Network of seeded instances that name none; default `default`. */
+  readonly instanceNetwork?: string;
 }
 
 export interface GceEmulator {
-    /** `http://127.0.0.1:PORT` */
-    readonly endpoint: string;
-    /** `${endpoint}/compute/v1/`: the base path for a Compute client. */
-    readonly computeEndpoint: string;
-    /** What a Pulumi engine process needs in its environment to use the emulator. */
-    readonly env: Readonly<Record<string, string>>;
-    readonly state: GceState;
-    readonly project: string;
-    readonly region: string;
-    readonly zones: readonly string[];
-    /** Creates or replaces an instance; zone defaults to the first zone, project to the default. */
-    putInstance(name: string, spec?: InstanceSpec & { readonly zone?: string; readonly project?: string }): StoredResource;
-    /** Creates or replaces a VPC network and its subnetworks. */
-    putNetwork(spec: NetworkSpec): void;
-    /** Everything the emulator holds (instances included), sorted by kind, project, scope, name. */
-    listResources(): ResourceListing[];
-    /**
-     * Deletes a resource behind Pulumi's back (no in-use rules, no faults). `kind` is a GceKind or a
-     * Pulumi type token; project/scope default to the only match in the default project.
-     */
-    deleteOutOfBand(kind: string, name: string, where?: { readonly project?: string; readonly scope?: string }): void;
-    /** Changes properties behind Pulumi's back (null removes one). */
-    patchOutOfBand(
-        kind: string,
-        name: string,
-        patch: JsonObject,
-        where?: { readonly project?: string; readonly scope?: string },
-    ): StoredResource;
-    /** The next matching operation(s) fail with this status and message. */
-    injectFault(fault: FaultSpec): void;
-    /** Counted calls per `METHOD /path/{pattern}` (Compute REST and /emulator/provider/*). */
-    calls(): Record<string, number>;
-    resetCalls(): void;
-    stop(): Promise<void>;
+  /** `http://127.0.0.1:PORT` */
+  readonly endpoint: string;
+  /** `${endpoint}/compute/v1/`: the base path for a Compute client. */
+  readonly computeEndpoint: string;
+  /** What a Pulumi engine process needs in its environment to use the emulator. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly state: GceState;
+  readonly project: string;
+  readonly region: string;
+  readonly zones: readonly string[];
+  /** Creates or replaces an instance; zone defaults to the first zone, project to the default. */
+  putInstance(name: string, spec?: InstanceSpec & { readonly zone?: string; readonly project?: string }): StoredResource;
+  /** Creates or replaces a VPC network and its subnetworks. */
+  putNetwork(spec: NetworkSpec): void;
+  /** Everything the emulator holds (instances included), sorted by kind, project, scope, name. */
+  listResources(): ResourceListing[];
+  /**
+   * Deletes a resource behind Pulumi's back (no in-use rules, no faults). `kind` is a GceKind or a
+   * Pulumi type token; project/scope default to the only match in the default project.
+   */
+  deleteOutOfBand(kind: string, name: string, where?: { readonly project?: string; readonly scope?: string }): void;
+  /** Changes properties behind Pulumi's back (null removes one). */
+  patchOutOfBand(kind: string, name: string, patch: JsonObject, where?: { readonly project?: string; readonly scope?: string }): StoredResource;
+  /** The next matching operation(s) fail with this status and message. */
+  injectFault(fault: FaultSpec): void;
+  /** Counted calls per `METHOD /path/{pattern}` (Compute REST and /emulator/provider/*). */
+  calls(): Record<string, number>;
+  resetCalls(): void;
+  stop(): Promise<void>;
 }
 
 /** Directory holding the `pulumi-resource-gcp` shim (source tree: tsc does not copy it to dist). */
 export function pluginBinDir(): string {
-    // Compiled to dist/emulator/gce/index.js; the repository root is three levels up.
-    return path.resolve(__dirname, "..", "..", "..", "emulator", "gce", "bin");
+  // Compiled to dist/emulator/gce/index.js; the repository root is three levels up.
+  return path.resolve(__dirname, "..", "..", "..", "emulator", "gce", "bin");
 }
 
 /** Absolute path of the compiled plugin program. */
 export function pluginProgram(): string {
-    return path.join(__dirname, "provider.js");
+  return path.join(__dirname, "provider.js");
 }
 
 export const PLUGIN_VERSION = "9.37.0";
 
 export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<GceEmulator> {
-    const project = opts.project ?? "dccm-test";
-    const region = opts.region ?? "us-central1";
-    const zones = [...(opts.zones ?? [`${region}-a`, `${region}-b`, `${region}-c`])];
+  const project = opts.project ?? "dccm-test";
+  const region = opts.region ?? "us-central1";
+  const zones = [...(opts.zones ?? [`${region}-a`, `${region}-b`, `${region}-c`])];
 
-    const shim = path.join(pluginBinDir(), "pulumi-resource-gcp");
-    try {
-        fs.accessSync(shim, fs.constants.X_OK);
-        fs.accessSync(pluginProgram(), fs.constants.R_OK);
-    } catch (cause) {
-        throw new Error(`GCE emulator: the plugin shim ${shim} must be executable and ${pluginProgram()} built (npx tsc)`, {
-            cause,
-        });
-    }
-
-    const handle = await listen(opts.port ?? 0);
-    const state = new GceState({
-        endpoint: handle.endpoint,
-        project,
-        region,
-        zones,
-        ...(opts.now ? { now: opts.now } : {}),
-        ...(opts.networks ? { networks: opts.networks } : {}),
-        ...(opts.instanceNetwork ? { instanceNetwork: opts.instanceNetwork } : {}),
+  const shim = path.join(pluginBinDir(), "pulumi-resource-gcp");
+  try {
+    fs.accessSync(shim, fs.constants.X_OK);
+    fs.accessSync(pluginProgram(), fs.constants.R_OK);
+  } catch (cause) {
+    throw new Error(`GCE emulator: the plugin shim ${shim} must be executable and ${pluginProgram()} built (npx tsc)`, {
+      cause,
     });
-    const face = new HttpFace(state, new ProviderApi(state));
-    handle.server.on("request", face.listener);
+  }
 
-    const env: Record<string, string> = {
-        PATH: [pluginBinDir(), process.env.PATH ?? ""].filter((p) => p !== "").join(path.delimiter),
-        DCCM_GCE_EMULATOR_URL: handle.endpoint,
-        PULUMI_IGNORE_AMBIENT_PLUGINS: "false",
-        PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-        PULUMI_SKIP_UPDATE_CHECK: "true",
-    };
+  const handle = await listen(opts.port ?? 0);
+  const state = new GceState({
+    endpoint: handle.endpoint,
+    project,
+    region,
+    zones,
+    ...(opts.now ? { now: opts.now } : {}),
+    ...(opts.networks ? { networks: opts.networks } : {}),
+    ...(opts.instanceNetwork ? { instanceNetwork: opts.instanceNetwork } : {}),
+  });
+  const face = new HttpFace(state, new ProviderApi(state));
+  handle.server.on("request", face.listener);
 
-    const locate = (kind: string, name: string, where: { project?: string; scope?: string } = {}): ResourceKey => {
-        const k = kindOf(kind);
-        const p = where.project ?? project;
-        const matches = state
-            .list({ kind: k, project: p, ...(where.scope === undefined ? {} : { scope: where.scope }) })
-            .filter((r) => r.name === name);
-        const first = matches[0];
-        if (first === undefined) {
-            throw new GceError(404, `The resource '${k}/${name}' in project ${p} was not found`, "notFound");
-        }
-        if (matches.length > 1) {
-            throw new Error(`${k}/${name} exists in several scopes (${matches.map((m) => m.scope).join(", ")}): pass where.scope`);
-        }
-        return first;
-    };
+  const env: Record<string, string> = {
+    PATH: [pluginBinDir(), process.env.PATH ?? ""].filter((p) => p !== "").join(path.delimiter),
+    DCCM_GCE_EMULATOR_URL: handle.endpoint,
+    PULUMI_IGNORE_AMBIENT_PLUGINS: "false",
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+  };
 
-    let stopped: Promise<void> | undefined;
-    return {
-        endpoint: handle.endpoint,
-        computeEndpoint: `${handle.endpoint}/compute/v1/`,
-        env,
-        state,
-        project,
-        region,
-        zones,
-        putInstance: (name, spec = {}) => {
-            const { zone, project: p, ...rest } = spec;
-            return state.putInstance(p ?? project, zone ?? zones[0] ?? `${region}-a`, name, rest);
-        },
-        putNetwork: (spec) => state.putNetwork(spec),
-        listResources: () => state.list().map(toListing),
-        deleteOutOfBand: (kind, name, where) => state.deleteOutOfBand(locate(kind, name, where)),
-        patchOutOfBand: (kind, name, patch, where) => state.patchOutOfBand(locate(kind, name, where), patch),
-        injectFault: (fault) => state.injectFault(fault),
-        calls: () => face.calls(),
-        resetCalls: () => face.resetCalls(),
-        stop: () => {
-            stopped ??= handle.close();
-            return stopped;
-        },
-    };
+  const locate = (kind: string, name: string, where: { project?: string; scope?: string } = {}): ResourceKey => {
+    const k = kindOf(kind);
+    const p = where.project ?? project;
+    const matches = state.list({ kind: k, project: p, ...(where.scope === undefined ? {} : { scope: where.scope }) }).filter((r) => r.name === name);
+    const first = matches[0];
+    if (first === undefined) {
+      throw new GceError(404, `The resource '${k}/${name}' in project ${p} was not found`, "notFound");
+    }
+    if (matches.length > 1) {
+      throw new Error(`${k}/${name} exists in several scopes (${matches.map((m) => m.scope).join(", ")}): pass where.scope`);
+    }
+    return first;
+  };
+
+  let stopped: Promise<void> | undefined;
+  return {
+    endpoint: handle.endpoint,
+    computeEndpoint: `${handle.endpoint}/compute/v1/`,
+    env,
+    state,
+    project,
+    region,
+    zones,
+    putInstance: (name, spec = {}) => {
+      const { zone, project: p, ...rest } = spec;
+      return state.putInstance(p ?? project, zone ?? zones[0] ?? `${region}-a`, name, rest);
+    },
+    putNetwork: (spec) => state.putNetwork(spec),
+    listResources: () => state.list().map(toListing),
+    deleteOutOfBand: (kind, name, where) => state.deleteOutOfBand(locate(kind, name, where)),
+    patchOutOfBand: (kind, name, patch, where) => state.patchOutOfBand(locate(kind, name, where), patch),
+    injectFault: (fault) => state.injectFault(fault),
+    calls: () => face.calls(),
+    resetCalls: () => face.resetCalls(),
+    stop: () => {
+      stopped ??= handle.close();
+      return stopped;
+    },
+  };
 }

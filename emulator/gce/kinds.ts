@@ -6,506 +6,429 @@ import * as net from "node:net";
 
 import { containsUnknown, isJsonObject, type Json, type JsonObject } from "./json";
 
-export type GceKind =
-    | "addresses"
-    | "forwardingRules"
-    | "backendServices"
-    | "targetPools"
-    | "healthChecks"
-    | "httpHealthChecks"
-    | "instanceGroups"
-    | "firewalls"
-    | "routes"
-    | "instances";
+export type GceKind = "addresses" | "forwardingRules" | "backendServices" | "targetPools" | "healthChecks" | "httpHealthChecks" | "instanceGroups" | "firewalls" | "routes" | "instances";
 
 export type ScopeType = "region" | "zone" | "global";
 
 /** A property that references another resource, and where a bare name of it lives. */
 export interface RefTarget {
-    readonly collection: string;
-    readonly scope: ScopeType;
+  readonly collection: string;
+  readonly scope: ScopeType;
 }
 
 export interface KindSpec {
-    readonly kind: GceKind;
-    /** Pulumi type token; undefined for instances (seeded by tests, not managed by Pulumi). */
-    readonly token: string | undefined;
-    /** Resource type name as the Terraform-bridged provider prints it ("ForwardingRule"). */
-    readonly typeName: string;
-    /** The word GCE uses in "The <word> resource '...' is already being used by '...'". */
-    readonly resourceWord: string;
-    readonly restKind: string;
-    readonly scope: ScopeType;
-    /** Input property names (Pulumi names), without project/region/zone/name. */
-    readonly inputs: readonly string[];
-    /** Inputs whose change forces a replacement (besides name/project/region/zone, always immutable). */
-    readonly immutable: readonly string[];
-    /** Top-level inputs that are references (a string, or a list of strings). */
-    readonly refs: Readonly<Record<string, RefTarget>>;
-    /** Inputs that are lists compared as sets. */
-    readonly setFields: readonly string[];
-    /** Whether the resource carries labels (and so a labelFingerprint). */
-    readonly labels: boolean;
+  readonly kind: GceKind;
+  /** Pulumi type token; undefined for instances (seeded by tests, not managed by Pulumi). */
+  readonly token: string | undefined;
+  /** Resource type name as the Terraform-bridged provider prints it ("ForwardingRule"). */
+  readonly typeName: string;
+  /** The word GCE uses in "The <word> resource '...' is already being used by '...'". */
+  readonly resourceWord: string;
+  readonly restKind: string;
+  readonly scope: ScopeType;
+  /** Input property names (Pulumi names), without project/region/zone/name. */
+  readonly inputs: readonly string[];
+  /** Inputs whose change forces a replacement (besides name/project/region/zone, always immutable). */
+  readonly immutable: readonly string[];
+  /** Top-level inputs that are references (a string, or a list of strings). */
+  readonly refs: Readonly<Record<string, RefTarget>>;
+  /** Inputs that are lists compared as sets. */
+  readonly setFields: readonly string[];
+  /** Whether the resource carries labels (and so a labelFingerprint). */
+  readonly labels: boolean;
 }
 
 const NETWORK: RefTarget = { collection: "networks", scope: "global" };
 const SUBNETWORK: RefTarget = { collection: "subnetworks", scope: "region" };
 
 const ALL_SPECS: readonly KindSpec[] = [
-    {
-        kind: "addresses",
-        token: "gcp:compute/address:Address",
-        typeName: "Address",
-        resourceWord: "address",
-        restKind: "compute#address",
-        scope: "region",
-        inputs: [
-            "address",
-            "addressType",
-            "deletionPolicy",
-            "description",
-            "ipCollection",
-            "ipVersion",
-            "ipv6EndpointType",
-            "labels",
-            "network",
-            "networkTier",
-            "prefixLength",
-            "purpose",
-            "subnetwork",
-        ],
-        immutable: [
-            "address",
-            "addressType",
-            "description",
-            "ipCollection",
-            "ipVersion",
-            "ipv6EndpointType",
-            "network",
-            "networkTier",
-            "prefixLength",
-            "purpose",
-            "subnetwork",
-        ],
-        refs: { network: NETWORK, subnetwork: SUBNETWORK },
-        setFields: [],
-        labels: true,
+  {
+    kind: "addresses",
+    token: "gcp:compute/address:Address",
+    typeName: "Address",
+    resourceWord: "address",
+    restKind: "compute#address",
+    scope: "region",
+    inputs: ["address", "addressType", "deletionPolicy", "description", "ipCollection", "ipVersion", "ipv6EndpointType", "labels", "network", "networkTier", "prefixLength", "purpose", "subnetwork"],
+    immutable: ["address", "addressType", "description", "ipCollection", "ipVersion", "ipv6EndpointType", "network", "networkTier", "prefixLength", "purpose", "subnetwork"],
+    refs: { network: NETWORK, subnetwork: SUBNETWORK },
+    setFields: [],
+    labels: true,
+  },
+  {
+    kind: "forwardingRules",
+    token: "gcp:compute/forwardingRule:ForwardingRule",
+    typeName: "ForwardingRule",
+    resourceWord: "forwarding_rule",
+    restKind: "compute#forwardingRule",
+    scope: "region",
+    inputs: [
+      "allPorts",
+      "allowGlobalAccess",
+      "allowPscGlobalAccess",
+      "backendService",
+      "deletionPolicy",
+      "description",
+      "ipAddress",
+      "ipCollection",
+      "ipProtocol",
+      "ipVersion",
+      "isMirroringCollector",
+      "labels",
+      "loadBalancingScheme",
+      "network",
+      "networkTier",
+      "noAutomateDnsZone",
+      "portRange",
+      "ports",
+      "recreateClosedPsc",
+      "serviceDirectoryRegistrations",
+      "serviceLabel",
+      "sourceIpRanges",
+      "subnetwork",
+      "target",
+    ],
+    // allowGlobalAccess is absent on purpose: the provider patches it in place
+    // (resource_compute_forwarding_rule.go, resourceComputeForwardingRuleUpdate, "allow_global_access").
+    immutable: [
+      "allPorts",
+      "allowPscGlobalAccess",
+      "backendService",
+      "description",
+      "ipAddress",
+      "ipCollection",
+      "ipProtocol",
+      "ipVersion",
+      "isMirroringCollector",
+      "loadBalancingScheme",
+      "network",
+      "networkTier",
+      "noAutomateDnsZone",
+      "portRange",
+      "ports",
+      "recreateClosedPsc",
+      "serviceDirectoryRegistrations",
+      "serviceLabel",
+      "sourceIpRanges",
+      "subnetwork",
+    ],
+    refs: {
+      backendService: { collection: "backendServices", scope: "region" },
+      target: { collection: "targetPools", scope: "region" },
+      network: NETWORK,
+      subnetwork: SUBNETWORK,
     },
-    {
-        kind: "forwardingRules",
-        token: "gcp:compute/forwardingRule:ForwardingRule",
-        typeName: "ForwardingRule",
-        resourceWord: "forwarding_rule",
-        restKind: "compute#forwardingRule",
-        scope: "region",
-        inputs: [
-            "allPorts",
-            "allowGlobalAccess",
-            "allowPscGlobalAccess",
-            "backendService",
-            "deletionPolicy",
-            "description",
-            "ipAddress",
-            "ipCollection",
-            "ipProtocol",
-            "ipVersion",
-            "isMirroringCollector",
-            "labels",
-            "loadBalancingScheme",
-            "network",
-            "networkTier",
-            "noAutomateDnsZone",
-            "portRange",
-            "ports",
-            "recreateClosedPsc",
-            "serviceDirectoryRegistrations",
-            "serviceLabel",
-            "sourceIpRanges",
-            "subnetwork",
-            "target",
-        ],
-        // allowGlobalAccess is absent on purpose: the provider patches it in place
-        // (resource_compute_forwarding_rule.go, resourceComputeForwardingRuleUpdate, "allow_global_access").
-        immutable: [
-            "allPorts",
-            "allowPscGlobalAccess",
-            "backendService",
-            "description",
-            "ipAddress",
-            "ipCollection",
-            "ipProtocol",
-            "ipVersion",
-            "isMirroringCollector",
-            "loadBalancingScheme",
-            "network",
-            "networkTier",
-            "noAutomateDnsZone",
-            "portRange",
-            "ports",
-            "recreateClosedPsc",
-            "serviceDirectoryRegistrations",
-            "serviceLabel",
-            "sourceIpRanges",
-            "subnetwork",
-        ],
-        refs: {
-            backendService: { collection: "backendServices", scope: "region" },
-            target: { collection: "targetPools", scope: "region" },
-            network: NETWORK,
-            subnetwork: SUBNETWORK,
-        },
-        setFields: ["ports", "sourceIpRanges"],
-        labels: true,
+    setFields: ["ports", "sourceIpRanges"],
+    labels: true,
+  },
+  {
+    kind: "backendServices",
+    token: "gcp:compute/regionBackendService:RegionBackendService",
+    typeName: "RegionBackendService",
+    resourceWord: "backend_service",
+    restKind: "compute#backendService",
+    scope: "region",
+    inputs: [
+      "affinityCookieTtlSec",
+      "backends",
+      "cdnPolicy",
+      "circuitBreakers",
+      "connectionDrainingTimeoutSec",
+      "connectionTrackingPolicy",
+      "consistentHash",
+      "customMetrics",
+      "deletionPolicy",
+      "description",
+      "dynamicForwarding",
+      "enableCdn",
+      "failoverPolicy",
+      "haPolicy",
+      "healthChecks",
+      "iap",
+      "ipAddressSelectionPolicy",
+      "loadBalancingScheme",
+      "localityLbPolicy",
+      "logConfig",
+      "network",
+      "networkPassThroughLbTrafficPolicy",
+      "outlierDetection",
+      "params",
+      "portName",
+      "protocol",
+      "securityPolicy",
+      "sessionAffinity",
+      "strongSessionAffinityCookie",
+      "subsetting",
+      "timeoutSec",
+      "tlsSettings",
+    ],
+    // resource_compute_region_backend_service.go: load_balancing_scheme and network are ForceNew;
+    // protocol, session_affinity, backends, health_checks are updated in place.
+    immutable: ["loadBalancingScheme", "network"],
+    refs: {
+      healthChecks: { collection: "healthChecks", scope: "region" },
+      network: NETWORK,
     },
-    {
-        kind: "backendServices",
-        token: "gcp:compute/regionBackendService:RegionBackendService",
-        typeName: "RegionBackendService",
-        resourceWord: "backend_service",
-        restKind: "compute#backendService",
-        scope: "region",
-        inputs: [
-            "affinityCookieTtlSec",
-            "backends",
-            "cdnPolicy",
-            "circuitBreakers",
-            "connectionDrainingTimeoutSec",
-            "connectionTrackingPolicy",
-            "consistentHash",
-            "customMetrics",
-            "deletionPolicy",
-            "description",
-            "dynamicForwarding",
-            "enableCdn",
-            "failoverPolicy",
-            "haPolicy",
-            "healthChecks",
-            "iap",
-            "ipAddressSelectionPolicy",
-            "loadBalancingScheme",
-            "localityLbPolicy",
-            "logConfig",
-            "network",
-            "networkPassThroughLbTrafficPolicy",
-            "outlierDetection",
-            "params",
-            "portName",
-            "protocol",
-            "securityPolicy",
-            "sessionAffinity",
-            "strongSessionAffinityCookie",
-            "subsetting",
-            "timeoutSec",
-            "tlsSettings",
-        ],
-        // resource_compute_region_backend_service.go: load_balancing_scheme and network are ForceNew;
-        // protocol, session_affinity, backends, health_checks are updated in place.
-        immutable: ["loadBalancingScheme", "network"],
-        refs: {
-            healthChecks: { collection: "healthChecks", scope: "region" },
-            network: NETWORK,
-        },
-        setFields: [],
-        labels: false,
+    setFields: [],
+    labels: false,
+  },
+  {
+    kind: "targetPools",
+    token: "gcp:compute/targetPool:TargetPool",
+    typeName: "TargetPool",
+    resourceWord: "target_pool",
+    restKind: "compute#targetPool",
+    scope: "region",
+    inputs: ["backupPool", "deletionPolicy", "description", "failoverRatio", "healthChecks", "instances", "securityPolicy", "sessionAffinity"],
+    // resource_compute_target_pool.go: description, failover_ratio, session_affinity are ForceNew;
+    // backup_pool is set in place (setBackup), as are instances and health_checks.
+    immutable: ["description", "failoverRatio", "securityPolicy", "sessionAffinity"],
+    refs: {
+      backupPool: { collection: "targetPools", scope: "region" },
+      healthChecks: { collection: "httpHealthChecks", scope: "global" },
+      instances: { collection: "instances", scope: "zone" },
     },
-    {
-        kind: "targetPools",
-        token: "gcp:compute/targetPool:TargetPool",
-        typeName: "TargetPool",
-        resourceWord: "target_pool",
-        restKind: "compute#targetPool",
-        scope: "region",
-        inputs: [
-            "backupPool",
-            "deletionPolicy",
-            "description",
-            "failoverRatio",
-            "healthChecks",
-            "instances",
-            "securityPolicy",
-            "sessionAffinity",
-        ],
-        // resource_compute_target_pool.go: description, failover_ratio, session_affinity are ForceNew;
-        // backup_pool is set in place (setBackup), as are instances and health_checks.
-        immutable: ["description", "failoverRatio", "securityPolicy", "sessionAffinity"],
-        refs: {
-            backupPool: { collection: "targetPools", scope: "region" },
-            healthChecks: { collection: "httpHealthChecks", scope: "global" },
-            instances: { collection: "instances", scope: "zone" },
-        },
-        setFields: ["instances"],
-        labels: false,
+    setFields: ["instances"],
+    labels: false,
+  },
+  {
+    kind: "healthChecks",
+    token: "gcp:compute/regionHealthCheck:RegionHealthCheck",
+    typeName: "RegionHealthCheck",
+    resourceWord: "health_check",
+    restKind: "compute#healthCheck",
+    scope: "region",
+    inputs: [
+      "checkIntervalSec",
+      "deletionPolicy",
+      "description",
+      "grpcHealthCheck",
+      "grpcTlsHealthCheck",
+      "healthyThreshold",
+      "http2HealthCheck",
+      "httpHealthCheck",
+      "httpsHealthCheck",
+      "logConfig",
+      "sslHealthCheck",
+      "tcpHealthCheck",
+      "timeoutSec",
+      "unhealthyThreshold",
+    ],
+    // resource_compute_region_health_check.go: no ForceNew besides name/project/region; a change of
+    // type (another *_health_check block) is an update (PUT with the new type).
+    immutable: [],
+    refs: {},
+    setFields: [],
+    labels: false,
+  },
+  {
+    kind: "httpHealthChecks",
+    token: "gcp:compute/httpHealthCheck:HttpHealthCheck",
+    typeName: "HttpHealthCheck",
+    resourceWord: "http_health_check",
+    restKind: "compute#httpHealthCheck",
+    scope: "global",
+    inputs: ["checkIntervalSec", "deletionPolicy", "description", "healthyThreshold", "host", "port", "requestPath", "timeoutSec", "unhealthyThreshold"],
+    immutable: [],
+    refs: {},
+    setFields: [],
+    labels: false,
+  },
+  {
+    kind: "instanceGroups",
+    token: "gcp:compute/instanceGroup:InstanceGroup",
+    typeName: "InstanceGroup",
+    resourceWord: "instance_group",
+    restKind: "compute#instanceGroup",
+    scope: "zone",
+    inputs: ["deletionPolicy", "description", "instances", "namedPorts", "network"],
+    // resource_compute_instance_group.go schema: description and network are ForceNew.
+    immutable: ["description", "network"],
+    refs: { instances: { collection: "instances", scope: "zone" }, network: NETWORK },
+    setFields: ["instances"],
+    labels: false,
+  },
+  {
+    kind: "firewalls",
+    token: "gcp:compute/firewall:Firewall",
+    typeName: "Firewall",
+    resourceWord: "firewall",
+    restKind: "compute#firewall",
+    scope: "global",
+    inputs: [
+      "allows",
+      "deletionPolicy",
+      "denies",
+      "description",
+      "destinationRanges",
+      "direction",
+      "disabled",
+      "enableLogging",
+      "logConfig",
+      "network",
+      "params",
+      "priority",
+      "sourceRanges",
+      "sourceServiceAccounts",
+      "sourceTags",
+      "targetServiceAccounts",
+      "targetTags",
+    ],
+    // resource_compute_firewall.go schema: direction is ForceNew; network is not (PATCH in place).
+    immutable: ["direction"],
+    refs: { network: NETWORK },
+    setFields: ["destinationRanges", "sourceRanges", "sourceServiceAccounts", "sourceTags", "targetServiceAccounts", "targetTags"],
+    labels: false,
+  },
+  {
+    kind: "routes",
+    token: "gcp:compute/route:Route",
+    typeName: "Route",
+    resourceWord: "route",
+    restKind: "compute#route",
+    scope: "global",
+    inputs: [
+      "deletionPolicy",
+      "description",
+      "destRange",
+      "network",
+      "nextHopGateway",
+      "nextHopIlb",
+      "nextHopInstance",
+      "nextHopInstanceZone",
+      "nextHopIp",
+      "nextHopVpnTunnel",
+      "params",
+      "priority",
+      "tags",
+    ],
+    immutable: ["description", "destRange", "network", "nextHopGateway", "nextHopIlb", "nextHopInstance", "nextHopInstanceZone", "nextHopIp", "nextHopVpnTunnel", "params", "priority", "tags"],
+    refs: {
+      network: NETWORK,
+      nextHopGateway: { collection: "gateways", scope: "global" },
+      nextHopInstance: { collection: "instances", scope: "zone" },
     },
-    {
-        kind: "healthChecks",
-        token: "gcp:compute/regionHealthCheck:RegionHealthCheck",
-        typeName: "RegionHealthCheck",
-        resourceWord: "health_check",
-        restKind: "compute#healthCheck",
-        scope: "region",
-        inputs: [
-            "checkIntervalSec",
-            "deletionPolicy",
-            "description",
-            "grpcHealthCheck",
-            "grpcTlsHealthCheck",
-            "healthyThreshold",
-            "http2HealthCheck",
-            "httpHealthCheck",
-            "httpsHealthCheck",
-            "logConfig",
-            "sslHealthCheck",
-            "tcpHealthCheck",
-            "timeoutSec",
-            "unhealthyThreshold",
-        ],
-        // resource_compute_region_health_check.go: no ForceNew besides name/project/region; a change of
-        // type (another *_health_check block) is an update (PUT with the new type).
-        immutable: [],
-        refs: {},
-        setFields: [],
-        labels: false,
-    },
-    {
-        kind: "httpHealthChecks",
-        token: "gcp:compute/httpHealthCheck:HttpHealthCheck",
-        typeName: "HttpHealthCheck",
-        resourceWord: "http_health_check",
-        restKind: "compute#httpHealthCheck",
-        scope: "global",
-        inputs: [
-            "checkIntervalSec",
-            "deletionPolicy",
-            "description",
-            "healthyThreshold",
-            "host",
-            "port",
-            "requestPath",
-            "timeoutSec",
-            "unhealthyThreshold",
-        ],
-        immutable: [],
-        refs: {},
-        setFields: [],
-        labels: false,
-    },
-    {
-        kind: "instanceGroups",
-        token: "gcp:compute/instanceGroup:InstanceGroup",
-        typeName: "InstanceGroup",
-        resourceWord: "instance_group",
-        restKind: "compute#instanceGroup",
-        scope: "zone",
-        inputs: ["deletionPolicy", "description", "instances", "namedPorts", "network"],
-        // resource_compute_instance_group.go schema: description and network are ForceNew.
-        immutable: ["description", "network"],
-        refs: { instances: { collection: "instances", scope: "zone" }, network: NETWORK },
-        setFields: ["instances"],
-        labels: false,
-    },
-    {
-        kind: "firewalls",
-        token: "gcp:compute/firewall:Firewall",
-        typeName: "Firewall",
-        resourceWord: "firewall",
-        restKind: "compute#firewall",
-        scope: "global",
-        inputs: [
-            "allows",
-            "deletionPolicy",
-            "denies",
-            "description",
-            "destinationRanges",
-            "direction",
-            "disabled",
-            "enableLogging",
-            "logConfig",
-            "network",
-            "params",
-            "priority",
-            "sourceRanges",
-            "sourceServiceAccounts",
-            "sourceTags",
-            "targetServiceAccounts",
-            "targetTags",
-        ],
-        // resource_compute_firewall.go schema: direction is ForceNew; network is not (PATCH in place).
-        immutable: ["direction"],
-        refs: { network: NETWORK },
-        setFields: [
-            "destinationRanges",
-            "sourceRanges",
-            "sourceServiceAccounts",
-            "sourceTags",
-            "targetServiceAccounts",
-            "targetTags",
-        ],
-        labels: false,
-    },
-    {
-        kind: "routes",
-        token: "gcp:compute/route:Route",
-        typeName: "Route",
-        resourceWord: "route",
-        restKind: "compute#route",
-        scope: "global",
-        inputs: [
-            "deletionPolicy",
-            "description",
-            "destRange",
-            "network",
-            "nextHopGateway",
-            "nextHopIlb",
-            "nextHopInstance",
-            "nextHopInstanceZone",
-            "nextHopIp",
-            "nextHopVpnTunnel",
-            "params",
-            "priority",
-            "tags",
-        ],
-        immutable: [
-            "description",
-            "destRange",
-            "network",
-            "nextHopGateway",
-            "nextHopIlb",
-            "nextHopInstance",
-            "nextHopInstanceZone",
-            "nextHopIp",
-            "nextHopVpnTunnel",
-            "params",
-            "priority",
-            "tags",
-        ],
-        refs: {
-            network: NETWORK,
-            nextHopGateway: { collection: "gateways", scope: "global" },
-            nextHopInstance: { collection: "instances", scope: "zone" },
-        },
-        setFields: ["tags"],
-        labels: false,
-    },
-    {
-        kind: "instances",
-        token: undefined,
-        typeName: "Instance",
-        resourceWord: "instance",
-        restKind: "compute#instance",
-        scope: "zone",
-        inputs: [],
-        immutable: [],
-        refs: {},
-        setFields: [],
-        labels: false,
-    },
+    setFields: ["tags"],
+    labels: false,
+  },
+  {
+    kind: "instances",
+    token: undefined,
+    typeName: "Instance",
+    resourceWord: "instance",
+    restKind: "compute#instance",
+    scope: "zone",
+    inputs: [],
+    immutable: [],
+    refs: {},
+    setFields: [],
+    labels: false,
+  },
 ];
 
 export const KIND_SPECS: ReadonlyMap<GceKind, KindSpec> = new Map(ALL_SPECS.map((s) => [s.kind, s]));
-const BY_TOKEN: ReadonlyMap<string, KindSpec> = new Map(
-    ALL_SPECS.filter((s) => s.token !== undefined).map((s) => [s.token ?? "", s]),
-);
+const BY_TOKEN: ReadonlyMap<string, KindSpec> = new Map(ALL_SPECS.filter((s) => s.token !== undefined).map((s) => [s.token ?? "", s]));
 
 export const ALL_KINDS: readonly GceKind[] = ALL_SPECS.map((s) => s.kind);
 
 export function isGceKind(s: string): s is GceKind {
-    return ALL_KINDS.some((k) => k === s);
+  return ALL_KINDS.some((k) => k === s);
 }
 
 export function specOf(kind: GceKind): KindSpec {
-    const spec = KIND_SPECS.get(kind);
-    if (spec === undefined) {
-        throw new Error(`unknown GCE kind ${kind}`);
-    }
-    return spec;
+  const spec = KIND_SPECS.get(kind);
+  if (spec === undefined) {
+    throw new Error(`unknown GCE kind ${kind}`);
+  }
+  return spec;
 }
 
 /** The spec for a Pulumi type token, or undefined when the emulator does not model it. */
 export function specOfToken(token: string): KindSpec | undefined {
-    return BY_TOKEN.get(token);
+  return BY_TOKEN.get(token);
 }
 
 /** Accepts a GceKind or a Pulumi type token. */
 export function kindOf(kindOrToken: string): GceKind {
-    if (isGceKind(kindOrToken)) {
-        return kindOrToken;
-    }
-    const spec = BY_TOKEN.get(kindOrToken);
-    if (spec === undefined) {
-        throw new Error(`unknown GCE kind or Pulumi type ${JSON.stringify(kindOrToken)}`);
-    }
-    return spec.kind;
+  if (isGceKind(kindOrToken)) {
+    return kindOrToken;
+  }
+  const spec = BY_TOKEN.get(kindOrToken);
+  if (spec === undefined) {
+    throw new Error(`unknown GCE kind or Pulumi type ${JSON.stringify(kindOrToken)}`);
+  }
+  return spec.kind;
 }
 
 /** The property naming the scope of a kind ("region", "zone"), or undefined for global kinds. */
 export function scopeProperty(spec: KindSpec): "region" | "zone" | undefined {
-    return spec.scope === "global" ? undefined : spec.scope;
+  return spec.scope === "global" ? undefined : spec.scope;
 }
 
 /** `regions/R`, `zones/Z` or `global`. */
 export function scopePath(scopeType: ScopeType, scope: string): string {
-    switch (scopeType) {
-        case "region":
-            return `regions/${scope}`;
-        case "zone":
-            return `zones/${scope}`;
-        case "global":
-            return "global";
-    }
+  switch (scopeType) {
+    case "region":
+      return `regions/${scope}`;
+    case "zone":
+      return `zones/${scope}`;
+    case "global":
+      return "global";
+  }
 }
 
 /** `projects/P/regions/R/forwardingRules/N`: the GCE relative path, also the Pulumi resource ID. */
 export function resourcePath(kind: GceKind, project: string, scope: string, name: string): string {
-    const spec = specOf(kind);
-    return `projects/${project}/${scopePath(spec.scope, scope)}/${kind}/${name}`;
+  const spec = specOf(kind);
+  return `projects/${project}/${scopePath(spec.scope, scope)}/${kind}/${name}`;
 }
 
 export interface ParsedPath {
-    readonly project: string;
-    readonly scopeType: ScopeType;
-    /** region or zone name, or "global" */
-    readonly scope: string;
-    readonly collection: string;
-    readonly name: string;
+  readonly project: string;
+  readonly scopeType: ScopeType;
+  /** region or zone name, or "global" */
+  readonly scope: string;
+  readonly collection: string;
+  readonly name: string;
 }
 
 const PATH_RE = /(?:^|\/)projects\/([^/]+)\/(?:(global)|regions\/([^/]+)|zones\/([^/]+))\/([^/]+)\/([^/?#]+)$/;
 
 /** Parses a self link or a `projects/...` path. */
 export function parseResourcePath(s: string): ParsedPath | undefined {
-    const m = PATH_RE.exec(s);
-    if (m === null) {
-        return undefined;
-    }
-    const [, project, global, region, zone, collection, name] = m;
-    if (project === undefined || collection === undefined || name === undefined) {
-        return undefined;
-    }
-    if (global !== undefined) {
-        return { project, scopeType: "global", scope: "global", collection, name };
-    }
-    if (region !== undefined) {
-        return { project, scopeType: "region", scope: region, collection, name };
-    }
-    if (zone !== undefined) {
-        return { project, scopeType: "zone", scope: zone, collection, name };
-    }
+  const m = PATH_RE.exec(s);
+  if (m === null) {
     return undefined;
+  }
+  const [, project, global, region, zone, collection, name] = m;
+  if (project === undefined || collection === undefined || name === undefined) {
+    return undefined;
+  }
+  if (global !== undefined) {
+    return { project, scopeType: "global", scope: "global", collection, name };
+  }
+  if (region !== undefined) {
+    return { project, scopeType: "region", scope: region, collection, name };
+  }
+  if (zone !== undefined) {
+    return { project, scopeType: "zone", scope: zone, collection, name };
+  }
+  return undefined;
 }
 
 /** The modelled kind a parsed path designates (global healthChecks, networks, ... are not modelled). */
 export function kindOfPath(p: ParsedPath): GceKind | undefined {
-    if (!isGceKind(p.collection)) {
-        return undefined;
-    }
-    return specOf(p.collection).scope === p.scopeType ? p.collection : undefined;
+  if (!isGceKind(p.collection)) {
+    return undefined;
+  }
+  return specOf(p.collection).scope === p.scopeType ? p.collection : undefined;
 }
 
 export interface RefContext {
-    readonly endpoint: string;
-    readonly project: string;
-    readonly region: string;
-    readonly zone: string | undefined;
+  readonly endpoint: string;
+  readonly project: string;
+  readonly region: string;
+  readonly zone: string | undefined;
 }
 
 const SELF_LINK_RE = /^https?:\/\/[^/]+\/compute\/(?:v1|beta|alpha)\/(projects\/.+)$/;
@@ -515,69 +438,64 @@ const SELF_LINK_RE = /^https?:\/\/[^/]+\/compute\/(?:v1|beta|alpha)\/(projects\/
  * `regions/R/...`), `zone/name` (instances) or a bare name, to the emulator's self link.
  */
 export function normalizeRef(raw: string, target: RefTarget, ctx: RefContext): string {
-    if (raw === "" || containsUnknown(raw)) {
-        return raw;
-    }
-    let rel: string;
-    const link = SELF_LINK_RE.exec(raw);
-    if (link?.[1] !== undefined) {
-        rel = link[1];
-    } else if (raw.startsWith("projects/")) {
-        rel = raw;
-    } else if (/^(regions|zones)\/[^/]+\/|^global\//.test(raw)) {
-        rel = `projects/${ctx.project}/${raw}`;
-    } else if (target.scope === "zone" && /^[a-z0-9-]+\/[^/]+$/.test(raw)) {
-        const [zone, name] = raw.split("/");
-        rel = `projects/${ctx.project}/zones/${zone}/${target.collection}/${name}`;
-    } else {
-        const scope =
-            target.scope === "global"
-                ? "global"
-                : target.scope === "region"
-                  ? `regions/${ctx.region}`
-                  : `zones/${ctx.zone ?? "-"}`;
-        rel = `projects/${ctx.project}/${scope}/${target.collection}/${raw}`;
-    }
-    return `${ctx.endpoint}/compute/v1/${rel}`;
+  if (raw === "" || containsUnknown(raw)) {
+    return raw;
+  }
+  let rel: string;
+  const link = SELF_LINK_RE.exec(raw);
+  if (link?.[1] !== undefined) {
+    rel = link[1];
+  } else if (raw.startsWith("projects/")) {
+    rel = raw;
+  } else if (/^(regions|zones)\/[^/]+\/|^global\//.test(raw)) {
+    rel = `projects/${ctx.project}/${raw}`;
+  } else if (target.scope === "zone" && /^[a-z0-9-]+\/[^/]+$/.test(raw)) {
+    const [zone, name] = raw.split("/");
+    rel = `projects/${ctx.project}/zones/${zone}/${target.collection}/${name}`;
+  } else {
+    const scope = target.scope === "global" ? "global" : target.scope === "region" ? `regions/${ctx.region}` : `zones/${ctx.zone ?? "-"}`;
+    rel = `projects/${ctx.project}/${scope}/${target.collection}/${raw}`;
+  }
+  return `${ctx.endpoint}/compute/v1/${rel}`;
 }
 
 export const NAME_RE = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export function invalidNameMessage(name: string, field = "name"): string {
-    return `Invalid value for field 'resource.${field}': '${name}'. Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'`;
+  return `Invalid value for field 'resource.${field}': '${name}'. Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'`;
 }
 
 const HEALTH_CHECK_BLOCKS: ReadonlyArray<readonly [string, string]> = [
-    ["grpcHealthCheck", "GRPC"],
-    ["grpcTlsHealthCheck", "GRPC_WITH_TLS"],
-    ["httpHealthCheck", "HTTP"],
-    ["httpsHealthCheck", "HTTPS"],
-    ["http2HealthCheck", "HTTP2"],
-    ["sslHealthCheck", "SSL"],
-    ["tcpHealthCheck", "TCP"],
+  ["grpcHealthCheck", "GRPC"],
+  ["grpcTlsHealthCheck", "GRPC_WITH_TLS"],
+  ["httpHealthCheck", "HTTP"],
+  ["httpsHealthCheck", "HTTPS"],
+  ["http2HealthCheck", "HTTP2"],
+  ["sslHealthCheck", "SSL"],
+  ["tcpHealthCheck", "TCP"],
 ];
 
 /** The `type` of a (region) health check: which of its *HealthCheck blocks is set. */
 export function healthCheckType(props: JsonObject): string | undefined {
-    const set = HEALTH_CHECK_BLOCKS.filter(([block]) => props[block] !== undefined && props[block] !== null);
-    return set.length === 1 ? set[0]?.[1] : undefined;
+  const set = HEALTH_CHECK_BLOCKS.filter(([block]) => props[block] !== undefined && props[block] !== null);
+  return set.length === 1 ? set[0]?.[1] : undefined;
 }
 
 export function healthCheckBlocks(): readonly string[] {
-    return HEALTH_CHECK_BLOCKS.map(([block]) => block);
+  return HEALTH_CHECK_BLOCKS.map(([block]) => block);
 }
 
 const HEALTH_CHECK_DEFAULTS: Readonly<Record<string, Json>> = {
-    checkIntervalSec: 5,
-    timeoutSec: 5,
-    healthyThreshold: 2,
-    unhealthyThreshold: 2,
+  checkIntervalSec: 5,
+  timeoutSec: 5,
+  healthyThreshold: 2,
+  unhealthyThreshold: 2,
 };
 const HTTP_HEALTH_CHECK_DEFAULTS: Readonly<Record<string, Json>> = { ...HEALTH_CHECK_DEFAULTS, port: 80, requestPath: "/" };
 const FIREWALL_DEFAULTS: Readonly<Record<string, Json>> = { direction: "INGRESS", priority: 1000, disabled: false };
 
 function lookup(table: Readonly<Record<string, Json>>, field: string): Json | undefined {
-    return Object.hasOwn(table, field) ? table[field] : undefined;
+  return Object.hasOwn(table, field) ? table[field] : undefined;
 }
 
 /**
@@ -585,85 +503,75 @@ function lookup(table: Readonly<Record<string, Json>>, field: string): Json | un
  * default (the field is either really absent, or allocated like an address).
  */
 export function defaultFor(kind: GceKind, field: string, props: JsonObject): Json | undefined {
-    switch (kind) {
-        case "addresses":
-            if (field === "addressType") {
-                return "EXTERNAL";
-            }
-            if (field === "networkTier") {
-                return (props.addressType ?? "EXTERNAL") === "EXTERNAL" ? "PREMIUM" : undefined;
-            }
-            return undefined;
-        case "forwardingRules": {
-            const scheme = props.loadBalancingScheme ?? "EXTERNAL";
-            if (field === "ipProtocol") {
-                return "TCP";
-            }
-            if (field === "loadBalancingScheme") {
-                return "EXTERNAL";
-            }
-            if (field === "networkTier") {
-                return typeof scheme === "string" && scheme.startsWith("EXTERNAL") ? "PREMIUM" : undefined;
-            }
-            return undefined;
-        }
-        case "backendServices": {
-            if (field === "loadBalancingScheme") {
-                return "INTERNAL";
-            }
-            if (field === "sessionAffinity") {
-                return "NONE";
-            }
-            // backendServices resource reference, `protocol`: "The default is HTTP" whatever the
-            // scheme, so a passthrough backend service that omits it is refused (see validateInputs).
-            if (field === "protocol") {
-                return "HTTP";
-            }
-            return undefined;
-        }
-        case "targetPools":
-            return field === "sessionAffinity" ? "NONE" : undefined;
-        case "healthChecks":
-            return lookup(HEALTH_CHECK_DEFAULTS, field);
-        case "httpHealthChecks":
-            return lookup(HTTP_HEALTH_CHECK_DEFAULTS, field);
-        case "firewalls":
-            return lookup(FIREWALL_DEFAULTS, field);
-        case "routes":
-            return field === "priority" ? 1000 : undefined;
-        case "instanceGroups":
-        case "instances":
-            return undefined;
+  switch (kind) {
+    case "addresses":
+      if (field === "addressType") {
+        return "EXTERNAL";
+      }
+      if (field === "networkTier") {
+        return (props.addressType ?? "EXTERNAL") === "EXTERNAL" ? "PREMIUM" : undefined;
+      }
+      return undefined;
+    case "forwardingRules": {
+      const scheme = props.loadBalancingScheme ?? "EXTERNAL";
+      if (field === "ipProtocol") {
+        return "TCP";
+      }
+      if (field === "loadBalancingScheme") {
+        return "EXTERNAL";
+      }
+      if (field === "networkTier") {
+        return typeof scheme === "string" && scheme.startsWith("EXTERNAL") ? "PREMIUM" : undefined;
+      }
+      return undefined;
     }
+    case "backendServices": {
+      if (field === "loadBalancingScheme") {
+        return "INTERNAL";
+      }
+      if (field === "sessionAffinity") {
+        return "NONE";
+      }
+      // backendServices resource reference, `protocol`: "The default is HTTP" whatever the
+      // scheme, so a passthrough backend service that omits it is refused (see validateInputs).
+      if (field === "protocol") {
+        return "HTTP";
+      }
+      return undefined;
+    }
+    case "targetPools":
+      return field === "sessionAffinity" ? "NONE" : undefined;
+    case "healthChecks":
+      return lookup(HEALTH_CHECK_DEFAULTS, field);
+    case "httpHealthChecks":
+      return lookup(HTTP_HEALTH_CHECK_DEFAULTS, field);
+    case "firewalls":
+      return lookup(FIREWALL_DEFAULTS, field);
+    case "routes":
+      return field === "priority" ? 1000 : undefined;
+    case "instanceGroups":
+    case "instances":
+      return undefined;
+  }
 }
 
 /** Inputs that GCE allocates when absent (so absence in new inputs means "keep"). */
 export function isAllocated(kind: GceKind, field: string): boolean {
-    return (kind === "addresses" && field === "address") || (kind === "forwardingRules" && field === "ipAddress");
+  return (kind === "addresses" && field === "address") || (kind === "forwardingRules" && field === "ipAddress");
 }
 
 // ---- validation -----------------------------------------------------------------------------
 
 export interface CheckFailure {
-    readonly property: string;
-    readonly reason: string;
+  readonly property: string;
+  readonly reason: string;
 }
 
 const IP_PROTOCOLS = ["TCP", "UDP", "ESP", "AH", "SCTP", "ICMP", "L3_DEFAULT"];
 const FR_SCHEMES = ["EXTERNAL", "EXTERNAL_MANAGED", "INTERNAL", "INTERNAL_MANAGED", "INTERNAL_SELF_MANAGED", ""];
 const BS_SCHEMES = ["EXTERNAL", "EXTERNAL_MANAGED", "INTERNAL", "INTERNAL_MANAGED"];
 const BS_PROTOCOLS = ["HTTP", "HTTPS", "HTTP2", "TCP", "SSL", "UDP", "GRPC", "UNSPECIFIED", "H2C"];
-const BS_AFFINITIES = [
-    "NONE",
-    "CLIENT_IP",
-    "CLIENT_IP_PROTO",
-    "CLIENT_IP_PORT_PROTO",
-    "CLIENT_IP_NO_DESTINATION",
-    "GENERATED_COOKIE",
-    "HEADER_FIELD",
-    "HTTP_COOKIE",
-    "STRONG_COOKIE_AFFINITY",
-];
+const BS_AFFINITIES = ["NONE", "CLIENT_IP", "CLIENT_IP_PROTO", "CLIENT_IP_PORT_PROTO", "CLIENT_IP_NO_DESTINATION", "GENERATED_COOKIE", "HEADER_FIELD", "HTTP_COOKIE", "STRONG_COOKIE_AFFINITY"];
 const TP_AFFINITIES = ["NONE", "CLIENT_IP", "CLIENT_IP_PROTO"];
 const PASSTHROUGH_PROTOCOLS = ["TCP", "UDP", "UNSPECIFIED"];
 const INTERNAL_AFFINITIES = ["NONE", "CLIENT_IP", "CLIENT_IP_PROTO", "CLIENT_IP_PORT_PROTO", "CLIENT_IP_NO_DESTINATION"];
@@ -672,47 +580,47 @@ const TIERS = ["PREMIUM", "STANDARD", "FIXED_STANDARD", "STANDARD_OVERRIDES_FIXE
 
 /** `a.b.c.d`, `a.b.c.d/n`, or the IPv6 equivalents. */
 export function isCidr(s: string): boolean {
-    const slash = s.indexOf("/");
-    const ip = slash < 0 ? s : s.slice(0, slash);
-    const family = net.isIP(ip);
-    if (family === 0) {
-        return false;
-    }
-    if (slash < 0) {
-        return true;
-    }
-    const bits = s.slice(slash + 1);
-    if (!/^\d{1,3}$/.test(bits)) {
-        return false;
-    }
-    return Number(bits) <= (family === 4 ? 32 : 128);
+  const slash = s.indexOf("/");
+  const ip = slash < 0 ? s : s.slice(0, slash);
+  const family = net.isIP(ip);
+  if (family === 0) {
+    return false;
+  }
+  if (slash < 0) {
+    return true;
+  }
+  const bits = s.slice(slash + 1);
+  if (!/^\d{1,3}$/.test(bits)) {
+    return false;
+  }
+  return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
 function isPortSpec(s: string): boolean {
-    const m = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(s);
-    if (m === null) {
-        return false;
-    }
-    const lo = Number(m[1]);
-    const hi = m[2] === undefined ? lo : Number(m[2]);
-    return lo >= 1 && hi <= 65535 && lo <= hi;
+  const m = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(s);
+  if (m === null) {
+    return false;
+  }
+  const lo = Number(m[1]);
+  const hi = m[2] === undefined ? lo : Number(m[2]);
+  return lo >= 1 && hi <= 65535 && lo <= hi;
 }
 
 /** The port ranges a forwarding rule listens on: ports, portRange, or all ports. */
 export function forwardingRulePorts(props: JsonObject): Array<readonly [number, number]> {
-    const parse = (spec: string): readonly [number, number] => {
-        const [lo, hi] = spec.split("-");
-        return [Number(lo), Number(hi ?? lo)];
-    };
-    if (props.allPorts !== true) {
-        if (Array.isArray(props.ports) && props.ports.length > 0) {
-            return props.ports.filter((p): p is string => typeof p === "string").map(parse);
-        }
-        if (typeof props.portRange === "string" && props.portRange !== "") {
-            return [parse(props.portRange)];
-        }
+  const parse = (spec: string): readonly [number, number] => {
+    const [lo, hi] = spec.split("-");
+    return [Number(lo), Number(hi ?? lo)];
+  };
+  if (props.allPorts !== true) {
+    if (Array.isArray(props.ports) && props.ports.length > 0) {
+      return props.ports.filter((p): p is string => typeof p === "string").map(parse);
     }
-    return [[1, 65535]];
+    if (typeof props.portRange === "string" && props.portRange !== "") {
+      return [parse(props.portRange)];
+    }
+  }
+  return [[1, 65535]];
 }
 
 /**
@@ -720,335 +628,336 @@ export function forwardingRulePorts(props: JsonObject): Array<readonly [number, 
  * are not validated (they are only known at update time). Scope properties are not checked here.
  */
 export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[] {
-    const failures: CheckFailure[] = [];
-    // The engine looks the failing value up by top-level key, so nested paths go in the reason only.
-    const fail = (path: string, reason: string): void => {
-        failures.push({ property: path.replace(/[.[].*$/, ""), reason });
-    };
-    const known = (k: string): Json | undefined => {
-        const v = props[k];
-        return v === null || containsUnknown(v) ? undefined : v;
-    };
-    const present = (k: string): boolean => props[k] !== undefined && props[k] !== null;
-    const str = (k: string): string | undefined => {
-        const v = known(k);
-        if (v === undefined) {
-            return undefined;
+  const failures: CheckFailure[] = [];
+  // The engine looks the failing value up by top-level key, so nested paths go in the reason only.
+  const fail = (path: string, reason: string): void => {
+    failures.push({ property: path.replace(/[.[].*$/, ""), reason });
+  };
+  const known = (k: string): Json | undefined => {
+    const v = props[k];
+    return v === null || containsUnknown(v) ? undefined : v;
+  };
+  const present = (k: string): boolean => props[k] !== undefined && props[k] !== null;
+  const str = (k: string): string | undefined => {
+    const v = known(k);
+    if (v === undefined) {
+      return undefined;
+    }
+    if (typeof v !== "string") {
+      fail(k, `${k} must be a string, got ${JSON.stringify(v)}`);
+      return undefined;
+    }
+    return v;
+  };
+  const oneOf = (k: string, allowed: readonly string[]): void => {
+    const v = str(k);
+    if (v !== undefined && !allowed.includes(v)) {
+      fail(k, `expected ${k} to be one of [${allowed.join(" ")}], got ${v}`);
+    }
+  };
+  const int = (k: string, lo: number, hi: number): void => {
+    const v = known(k);
+    if (v === undefined) {
+      return;
+    }
+    if (typeof v !== "number" || !Number.isInteger(v) || v < lo || v > hi) {
+      fail(k, `expected ${k} to be an integer in the range (${lo} - ${hi}), got ${JSON.stringify(v)}`);
+    }
+  };
+  const strList = (k: string): string[] | undefined => {
+    const v = known(k);
+    if (v === undefined) {
+      return undefined;
+    }
+    if (!Array.isArray(v) || v.some((e) => typeof e !== "string")) {
+      fail(k, `${k} must be a list of strings`);
+      return undefined;
+    }
+    return v.filter((e): e is string => typeof e === "string");
+  };
+  const cidrs = (k: string): void => {
+    strList(k)?.forEach((c, i) => {
+      if (!isCidr(c)) {
+        fail(`${k}[${i}]`, `invalid value for ${k}[${i}] (must be a valid CIDR range or IP address), got ${c}`);
+      }
+    });
+  };
+
+  const name = known("name");
+  if (name !== undefined) {
+    if (typeof name !== "string" || !NAME_RE.test(name)) {
+      fail("name", invalidNameMessage(String(name)));
+    }
+  }
+  str("description");
+
+  switch (kind) {
+    case "addresses": {
+      oneOf("addressType", ["EXTERNAL", "INTERNAL"]);
+      // addresses resource reference: purpose and subnetwork apply to INTERNAL addresses only
+      // (an EXTERNAL regional address takes no subnetwork and no GCE_ENDPOINT/VIP purpose);
+      // "Internal IP addresses are always Premium Tier" (networkTier).
+      const internalAddress = (known("addressType") ?? "EXTERNAL") === "INTERNAL";
+      const purpose = str("purpose");
+      if (!internalAddress && purpose !== undefined && ["GCE_ENDPOINT", "SHARED_LOADBALANCER_VIP", "DNS_RESOLVER"].includes(purpose)) {
+        fail("purpose", `Invalid value for field 'resource.purpose': '${purpose}'. Purpose ${purpose} is only valid for an INTERNAL address.`);
+      }
+      if (!internalAddress && present("subnetwork")) {
+        fail("subnetwork", `Invalid value for field 'resource.subnetwork': '${String(known("subnetwork") ?? "")}'. A subnetwork can only be specified for an INTERNAL address.`);
+      }
+      const tier = str("networkTier");
+      if (internalAddress && tier !== undefined && tier !== "PREMIUM") {
+        fail("networkTier", `Invalid value for field 'resource.networkTier': '${tier}'. An INTERNAL address is always PREMIUM tier.`);
+      }
+      oneOf("networkTier", TIERS);
+      oneOf("ipVersion", ["IPV4", "IPV6", "UNSPECIFIED_VERSION"]);
+      const address = str("address");
+      if (address !== undefined && net.isIP(address) === 0) {
+        fail("address", `invalid value for address (must be an IP address), got ${address}`);
+      }
+      break;
+    }
+    case "forwardingRules": {
+      oneOf("ipProtocol", IP_PROTOCOLS);
+      oneOf("loadBalancingScheme", FR_SCHEMES);
+      oneOf("networkTier", TIERS);
+      const range = str("portRange");
+      if (range !== undefined && !isPortSpec(range)) {
+        fail("portRange", `invalid value for portRange (must be a port or a port range like 80-90), got ${range}`);
+      }
+      const ports = strList("ports");
+      if (ports !== undefined) {
+        if (ports.length > 5) {
+          fail("ports", `ports accepts at most 5 entries, got ${ports.length}`);
         }
-        if (typeof v !== "string") {
-            fail(k, `${k} must be a string, got ${JSON.stringify(v)}`);
-            return undefined;
-        }
-        return v;
-    };
-    const oneOf = (k: string, allowed: readonly string[]): void => {
-        const v = str(k);
-        if (v !== undefined && !allowed.includes(v)) {
-            fail(k, `expected ${k} to be one of [${allowed.join(" ")}], got ${v}`);
-        }
-    };
-    const int = (k: string, lo: number, hi: number): void => {
-        const v = known(k);
-        if (v === undefined) {
-            return;
-        }
-        if (typeof v !== "number" || !Number.isInteger(v) || v < lo || v > hi) {
-            fail(k, `expected ${k} to be an integer in the range (${lo} - ${hi}), got ${JSON.stringify(v)}`);
-        }
-    };
-    const strList = (k: string): string[] | undefined => {
-        const v = known(k);
-        if (v === undefined) {
-            return undefined;
-        }
-        if (!Array.isArray(v) || v.some((e) => typeof e !== "string")) {
-            fail(k, `${k} must be a list of strings`);
-            return undefined;
-        }
-        return v.filter((e): e is string => typeof e === "string");
-    };
-    const cidrs = (k: string): void => {
-        strList(k)?.forEach((c, i) => {
-            if (!isCidr(c)) {
-                fail(`${k}[${i}]`, `invalid value for ${k}[${i}] (must be a valid CIDR range or IP address), got ${c}`);
-            }
+        ports.forEach((p, i) => {
+          if (!isPortSpec(p)) {
+            fail(`ports[${i}]`, `invalid value for ports[${i}] (must be a port or a port range), got ${p}`);
+          }
         });
-    };
-
-    const name = known("name");
-    if (name !== undefined) {
-        if (typeof name !== "string" || !NAME_RE.test(name)) {
-            fail("name", invalidNameMessage(String(name)));
-        }
+      }
+      if (present("portRange") && present("ports")) {
+        fail("ports", `"ports": conflicts with portRange`);
+      }
+      if (props.allPorts === true && (present("portRange") || present("ports"))) {
+        fail("allPorts", `"allPorts": conflicts with ${present("ports") ? "ports" : "portRange"}`);
+      }
+      if (present("backendService") && present("target")) {
+        fail("target", `"target": conflicts with backendService`);
+      }
+      // Which port fields each product accepts (forwarding-rule-concepts#port_specifications).
+      const scheme = known("loadBalancingScheme");
+      if (present("target") && present("ports")) {
+        fail(
+          "ports",
+          "Invalid value for field 'resource.ports': ports can only be set on forwarding rules with a backend service (internal or backend service-based external passthrough); a target-pool rule takes portRange",
+        );
+      }
+      if (present("target") && props.allPorts === true) {
+        fail("allPorts", "Invalid value for field 'resource.allPorts': allPorts cannot be set on a forwarding rule with a target pool");
+      }
+      if (scheme === "INTERNAL" && present("portRange")) {
+        fail("portRange", "Invalid value for field 'resource.portRange': portRange cannot be set on an INTERNAL forwarding rule; use ports or allPorts");
+      }
+      // forwardingRules resource reference, allowGlobalAccess: "used along with the backendService
+      // field for internal load balancing".
+      if (props.allowGlobalAccess === true && (scheme ?? "EXTERNAL") !== "INTERNAL") {
+        fail("allowGlobalAccess", `Invalid value for field 'resource.allowGlobalAccess': 'true'. Global access is only supported for INTERNAL forwarding rules.`);
+      }
+      str("ipAddress");
+      str("backendService");
+      str("target");
+      cidrs("sourceIpRanges");
+      break;
     }
-    str("description");
-
-    switch (kind) {
-        case "addresses": {
-            oneOf("addressType", ["EXTERNAL", "INTERNAL"]);
-            // addresses resource reference: purpose and subnetwork apply to INTERNAL addresses only
-            // (an EXTERNAL regional address takes no subnetwork and no GCE_ENDPOINT/VIP purpose);
-            // "Internal IP addresses are always Premium Tier" (networkTier).
-            const internalAddress = (known("addressType") ?? "EXTERNAL") === "INTERNAL";
-            const purpose = str("purpose");
-            if (!internalAddress && purpose !== undefined && ["GCE_ENDPOINT", "SHARED_LOADBALANCER_VIP", "DNS_RESOLVER"].includes(purpose)) {
-                fail("purpose", `Invalid value for field 'resource.purpose': '${purpose}'. Purpose ${purpose} is only valid for an INTERNAL address.`);
-            }
-            if (!internalAddress && present("subnetwork")) {
-                fail("subnetwork", `Invalid value for field 'resource.subnetwork': '${String(known("subnetwork") ?? "")}'. A subnetwork can only be specified for an INTERNAL address.`);
-            }
-            const tier = str("networkTier");
-            if (internalAddress && tier !== undefined && tier !== "PREMIUM") {
-                fail("networkTier", `Invalid value for field 'resource.networkTier': '${tier}'. An INTERNAL address is always PREMIUM tier.`);
-            }
-            oneOf("networkTier", TIERS);
-            oneOf("ipVersion", ["IPV4", "IPV6", "UNSPECIFIED_VERSION"]);
-            const address = str("address");
-            if (address !== undefined && net.isIP(address) === 0) {
-                fail("address", `invalid value for address (must be an IP address), got ${address}`);
-            }
-            break;
+    case "backendServices": {
+      oneOf("loadBalancingScheme", BS_SCHEMES);
+      oneOf("protocol", BS_PROTOCOLS);
+      oneOf("sessionAffinity", BS_AFFINITIES);
+      str("healthChecks");
+      const bsScheme = known("loadBalancingScheme") ?? "INTERNAL";
+      if (bsScheme === "INTERNAL" || bsScheme === "EXTERNAL") {
+        // Passthrough (internal, and backend service-based external) load balancers:
+        // cloud.google.com/load-balancing/docs/internal and .../network/networklb-backend-service:
+        // protocol TCP, UDP or UNSPECIFIED (GCE's default HTTP is refused), a health check
+        // is required, backends balance by CONNECTION (GCE's default UTILIZATION is refused),
+        // and only the 5-tuple family of session affinities applies.
+        const protocol = known("protocol") ?? "HTTP";
+        if (typeof protocol === "string" && !PASSTHROUGH_PROTOCOLS.includes(protocol)) {
+          fail("protocol", `Invalid value for field 'resource.protocol': '${protocol}'. A backend service with loadBalancingScheme ${bsScheme} must use protocol TCP, UDP or UNSPECIFIED.`);
         }
-        case "forwardingRules": {
-            oneOf("ipProtocol", IP_PROTOCOLS);
-            oneOf("loadBalancingScheme", FR_SCHEMES);
-            oneOf("networkTier", TIERS);
-            const range = str("portRange");
-            if (range !== undefined && !isPortSpec(range)) {
-                fail("portRange", `invalid value for portRange (must be a port or a port range like 80-90), got ${range}`);
-            }
-            const ports = strList("ports");
-            if (ports !== undefined) {
-                if (ports.length > 5) {
-                    fail("ports", `ports accepts at most 5 entries, got ${ports.length}`);
-                }
-                ports.forEach((p, i) => {
-                    if (!isPortSpec(p)) {
-                        fail(`ports[${i}]`, `invalid value for ports[${i}] (must be a port or a port range), got ${p}`);
-                    }
-                });
-            }
-            if (present("portRange") && present("ports")) {
-                fail("ports", `"ports": conflicts with portRange`);
-            }
-            if (props.allPorts === true && (present("portRange") || present("ports"))) {
-                fail("allPorts", `"allPorts": conflicts with ${present("ports") ? "ports" : "portRange"}`);
-            }
-            if (present("backendService") && present("target")) {
-                fail("target", `"target": conflicts with backendService`);
-            }
-            // Which port fields each product accepts (forwarding-rule-concepts#port_specifications).
-            const scheme = known("loadBalancingScheme");
-            if (present("target") && present("ports")) {
-                fail(
-                    "ports",
-                    "Invalid value for field 'resource.ports': ports can only be set on forwarding rules with a backend service (internal or backend service-based external passthrough); a target-pool rule takes portRange",
-                );
-            }
-            if (present("target") && props.allPorts === true) {
-                fail("allPorts", "Invalid value for field 'resource.allPorts': allPorts cannot be set on a forwarding rule with a target pool");
-            }
-            if (scheme === "INTERNAL" && present("portRange")) {
-                fail("portRange", "Invalid value for field 'resource.portRange': portRange cannot be set on an INTERNAL forwarding rule; use ports or allPorts");
-            }
-            // forwardingRules resource reference, allowGlobalAccess: "used along with the backendService
-            // field for internal load balancing".
-            if (props.allowGlobalAccess === true && (scheme ?? "EXTERNAL") !== "INTERNAL") {
-                fail("allowGlobalAccess", `Invalid value for field 'resource.allowGlobalAccess': 'true'. Global access is only supported for INTERNAL forwarding rules.`);
-            }
-            str("ipAddress");
-            str("backendService");
-            str("target");
-            cidrs("sourceIpRanges");
-            break;
+        if (!present("healthChecks")) {
+          fail("healthChecks", `Invalid value for field 'resource.healthChecks': ''. A backend service with loadBalancingScheme ${bsScheme} requires a health check.`);
         }
-        case "backendServices": {
-            oneOf("loadBalancingScheme", BS_SCHEMES);
-            oneOf("protocol", BS_PROTOCOLS);
-            oneOf("sessionAffinity", BS_AFFINITIES);
-            str("healthChecks");
-            const bsScheme = known("loadBalancingScheme") ?? "INTERNAL";
-            if (bsScheme === "INTERNAL" || bsScheme === "EXTERNAL") {
-                // Passthrough (internal, and backend service-based external) load balancers:
-                // cloud.google.com/load-balancing/docs/internal and .../network/networklb-backend-service:
-                // protocol TCP, UDP or UNSPECIFIED (GCE's default HTTP is refused), a health check
-                // is required, backends balance by CONNECTION (GCE's default UTILIZATION is refused),
-                // and only the 5-tuple family of session affinities applies.
-                const protocol = known("protocol") ?? "HTTP";
-                if (typeof protocol === "string" && !PASSTHROUGH_PROTOCOLS.includes(protocol)) {
-                    fail("protocol", `Invalid value for field 'resource.protocol': '${protocol}'. A backend service with loadBalancingScheme ${bsScheme} must use protocol TCP, UDP or UNSPECIFIED.`);
-                }
-                if (!present("healthChecks")) {
-                    fail("healthChecks", `Invalid value for field 'resource.healthChecks': ''. A backend service with loadBalancingScheme ${bsScheme} requires a health check.`);
-                }
-                const affinity = known("sessionAffinity");
-                const allowed = bsScheme === "INTERNAL" ? INTERNAL_AFFINITIES : EXTERNAL_PASSTHROUGH_AFFINITIES;
-                if (typeof affinity === "string" && BS_AFFINITIES.includes(affinity) && !allowed.includes(affinity)) {
-                    fail("sessionAffinity", `Invalid value for field 'resource.sessionAffinity': '${affinity}'. Session affinity ${affinity} is not supported by a backend service with loadBalancingScheme ${bsScheme}.`);
-                }
-                const list = known("backends");
-                if (Array.isArray(list)) {
-                    list.forEach((b, i) => {
-                        const mode = isJsonObject(b) ? (b.balancingMode ?? "UTILIZATION") : undefined;
-                        if (typeof mode === "string" && mode !== "CONNECTION") {
-                            fail(`backends[${i}].balancingMode`, `Invalid value for field 'resource.backends[${i}].balancingMode': '${mode}'. Balancing mode must be CONNECTION for a backend service with loadBalancingScheme ${bsScheme}.`);
-                        }
-                    });
-                }
-            }
-            int("timeoutSec", 1, 2_147_483_647);
-            int("connectionDrainingTimeoutSec", 0, 3600);
-            const backends = known("backends");
-            if (backends !== undefined) {
-                if (!Array.isArray(backends)) {
-                    fail("backends", "backends must be a list");
-                } else {
-                    backends.forEach((b, i) => {
-                        if (!isJsonObject(b) || typeof b.group !== "string" || b.group === "") {
-                            fail(`backends[${i}].group`, `backends[${i}].group is required`);
-                        }
-                    });
-                }
-            }
-            break;
+        const affinity = known("sessionAffinity");
+        const allowed = bsScheme === "INTERNAL" ? INTERNAL_AFFINITIES : EXTERNAL_PASSTHROUGH_AFFINITIES;
+        if (typeof affinity === "string" && BS_AFFINITIES.includes(affinity) && !allowed.includes(affinity)) {
+          fail(
+            "sessionAffinity",
+            `Invalid value for field 'resource.sessionAffinity': '${affinity}'. Session affinity ${affinity} is not supported by a backend service with loadBalancingScheme ${bsScheme}.`,
+          );
         }
-        case "targetPools":
-            oneOf("sessionAffinity", TP_AFFINITIES);
-            str("healthChecks");
-            strList("instances");
-            break;
-        case "healthChecks": {
-            const blocks = healthCheckBlocks().filter(present);
-            if (blocks.length !== 1) {
-                fail(
-                    "httpHealthCheck",
-                    `exactly one of grpcHealthCheck, grpcTlsHealthCheck, httpHealthCheck, httpsHealthCheck, sslHealthCheck, tcpHealthCheck must be specified, got ${blocks.length === 0 ? "none" : blocks.join(", ")}`,
-                );
+        const list = known("backends");
+        if (Array.isArray(list)) {
+          list.forEach((b, i) => {
+            const mode = isJsonObject(b) ? (b.balancingMode ?? "UTILIZATION") : undefined;
+            if (typeof mode === "string" && mode !== "CONNECTION") {
+              fail(
+                `backends[${i}].balancingMode`,
+                `Invalid value for field 'resource.backends[${i}].balancingMode': '${mode}'. Balancing mode must be CONNECTION for a backend service with loadBalancingScheme ${bsScheme}.`,
+              );
             }
-            for (const block of blocks) {
-                const b = known(block);
-                if (isJsonObject(b) && b.port !== undefined && b.port !== null && !containsUnknown(b.port)) {
-                    const port = b.port;
-                    if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) {
-                        fail(`${block}.port`, `expected ${block}.port to be in the range (1 - 65535), got ${JSON.stringify(port)}`);
-                    }
-                }
-            }
-            int("checkIntervalSec", 1, 300);
-            int("timeoutSec", 1, 300);
-            int("healthyThreshold", 1, 10);
-            int("unhealthyThreshold", 1, 10);
-            const interval = known("checkIntervalSec");
-            const timeout = known("timeoutSec");
-            if (typeof timeout === "number" && timeout > (typeof interval === "number" ? interval : 5)) {
-                fail("timeoutSec", `timeoutSec (${timeout}) must be less than or equal to checkIntervalSec`);
-            }
-            break;
+          });
         }
-        case "httpHealthChecks": {
-            int("port", 1, 65535);
-            int("checkIntervalSec", 1, 300);
-            int("timeoutSec", 1, 300);
-            int("healthyThreshold", 1, 10);
-            int("unhealthyThreshold", 1, 10);
-            const path = str("requestPath");
-            if (path !== undefined && !path.startsWith("/")) {
-                fail("requestPath", `requestPath must start with "/", got ${path}`);
+      }
+      int("timeoutSec", 1, 2_147_483_647);
+      int("connectionDrainingTimeoutSec", 0, 3600);
+      const backends = known("backends");
+      if (backends !== undefined) {
+        if (!Array.isArray(backends)) {
+          fail("backends", "backends must be a list");
+        } else {
+          backends.forEach((b, i) => {
+            if (!isJsonObject(b) || typeof b.group !== "string" || b.group === "") {
+              fail(`backends[${i}].group`, `backends[${i}].group is required`);
             }
-            // httpHealthChecks resource reference, timeoutSec: "It is invalid for timeoutSec to have
-            // greater value than checkIntervalSec" (both default to 5).
-            const interval = known("checkIntervalSec");
-            const timeout = known("timeoutSec");
-            if (typeof timeout === "number" && timeout > (typeof interval === "number" ? interval : 5)) {
-                fail("timeoutSec", `timeoutSec (${timeout}) must be less than or equal to checkIntervalSec`);
-            }
-            break;
+          });
         }
-        case "instanceGroups": {
-            strList("instances");
-            const named = known("namedPorts");
-            if (Array.isArray(named)) {
-                named.forEach((p, i) => {
-                    if (!isJsonObject(p) || typeof p.name !== "string" || typeof p.port !== "number") {
-                        fail(`namedPorts[${i}]`, `namedPorts[${i}] needs a name and a port`);
-                    }
-                });
-            }
-            break;
-        }
-        case "firewalls": {
-            if (!present("network")) {
-                fail("network", `Missing required argument: "network"`);
-            }
-            const allows = known("allows");
-            const denies = known("denies");
-            const nonEmpty = (v: Json | undefined): boolean => Array.isArray(v) && v.length > 0;
-            if (nonEmpty(allows) === nonEmpty(denies) && !containsUnknown(props.allows ?? null) && !containsUnknown(props.denies ?? null)) {
-                fail("allows", `exactly one of "allows" or "denies" must be specified`);
-            }
-            for (const field of ["allows", "denies"]) {
-                const rules = known(field);
-                if (Array.isArray(rules)) {
-                    rules.forEach((r, i) => {
-                        if (!isJsonObject(r) || typeof r.protocol !== "string" || r.protocol === "") {
-                            fail(`${field}[${i}].protocol`, `${field}[${i}].protocol is required`);
-                            return;
-                        }
-                        const ports = r.ports;
-                        if (Array.isArray(ports)) {
-                            ports.forEach((p, j) => {
-                                if (typeof p !== "string" || !isPortSpec(p)) {
-                                    fail(`${field}[${i}].ports[${j}]`, `invalid port ${JSON.stringify(p)}`);
-                                }
-                            });
-                        }
-                    });
-                }
-            }
-            oneOf("direction", ["INGRESS", "EGRESS"]);
-            // resource_compute_firewall.go: "For INGRESS traffic, one of 'source_ranges', 'source_tags'
-            // or 'source_service_accounts' is required" (GCE refuses the rule otherwise).
-            if ((known("direction") ?? "INGRESS") === "INGRESS" && !["sourceRanges", "sourceTags", "sourceServiceAccounts"].some(present)) {
-                fail("sourceRanges", "Invalid value for field 'resource.sourceRanges': ''. An INGRESS firewall rule requires one of sourceRanges, sourceTags or sourceServiceAccounts.");
-            }
-            int("priority", 0, 65535);
-            cidrs("sourceRanges");
-            cidrs("destinationRanges");
-            strList("sourceTags");
-            strList("targetTags");
-            break;
-        }
-        case "routes": {
-            if (!present("destRange")) {
-                fail("destRange", `Missing required argument: "destRange"`);
-            } else {
-                const dest = str("destRange");
-                if (dest !== undefined && !isCidr(dest)) {
-                    fail("destRange", `invalid value for destRange (must be a valid CIDR range), got ${dest}`);
-                } else if (dest !== undefined && net.isIP(dest.split("/")[0] ?? "") === 6) {
-                    // routes resource reference, destRange: IPv6 static routes take only some next hops
-                    // (not the instance next hops dccm uses); the emulator refuses every IPv6 range.
-                    fail("destRange", `Invalid value for field 'resource.destRange': '${dest}'. IPv6 destination ranges are not supported for this route.`);
-                }
-            }
-            if (!present("network")) {
-                fail("network", `Missing required argument: "network"`);
-            }
-            const hops = ["nextHopGateway", "nextHopIlb", "nextHopInstance", "nextHopIp", "nextHopVpnTunnel"].filter(
-                present,
-            );
-            if (hops.length !== 1) {
-                fail(
-                    "nextHopInstance",
-                    `exactly one of nextHopGateway, nextHopIlb, nextHopInstance, nextHopIp, nextHopVpnTunnel must be specified, got ${hops.length === 0 ? "none" : hops.join(", ")}`,
-                );
-            }
-            int("priority", 0, 65535);
-            strList("tags");
-            break;
-        }
-        case "instances":
-            break;
+      }
+      break;
     }
-    return failures;
+    case "targetPools":
+      oneOf("sessionAffinity", TP_AFFINITIES);
+      str("healthChecks");
+      strList("instances");
+      break;
+    case "healthChecks": {
+      const blocks = healthCheckBlocks().filter(present);
+      if (blocks.length !== 1) {
+        fail(
+          "httpHealthCheck",
+          `exactly one of grpcHealthCheck, grpcTlsHealthCheck, httpHealthCheck, httpsHealthCheck, sslHealthCheck, tcpHealthCheck must be specified, got ${blocks.length === 0 ? "none" : blocks.join(", ")}`,
+        );
+      }
+      for (const block of blocks) {
+        const b = known(block);
+        if (isJsonObject(b) && b.port !== undefined && b.port !== null && !containsUnknown(b.port)) {
+          const port = b.port;
+          if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) {
+            fail(`${block}.port`, `expected ${block}.port to be in the range (1 - 65535), got ${JSON.stringify(port)}`);
+          }
+        }
+      }
+      int("checkIntervalSec", 1, 300);
+      int("timeoutSec", 1, 300);
+      int("healthyThreshold", 1, 10);
+      int("unhealthyThreshold", 1, 10);
+      const interval = known("checkIntervalSec");
+      const timeout = known("timeoutSec");
+      if (typeof timeout === "number" && timeout > (typeof interval === "number" ? interval : 5)) {
+        fail("timeoutSec", `timeoutSec (${timeout}) must be less than or equal to checkIntervalSec`);
+      }
+      break;
+    }
+    case "httpHealthChecks": {
+      int("port", 1, 65535);
+      int("checkIntervalSec", 1, 300);
+      int("timeoutSec", 1, 300);
+      int("healthyThreshold", 1, 10);
+      int("unhealthyThreshold", 1, 10);
+      const path = str("requestPath");
+      if (path !== undefined && !path.startsWith("/")) {
+        fail("requestPath", `requestPath must start with "/", got ${path}`);
+      }
+      // httpHealthChecks resource reference, timeoutSec: "It is invalid for timeoutSec to have
+      // greater value than checkIntervalSec" (both default to 5).
+      const interval = known("checkIntervalSec");
+      const timeout = known("timeoutSec");
+      if (typeof timeout === "number" && timeout > (typeof interval === "number" ? interval : 5)) {
+        fail("timeoutSec", `timeoutSec (${timeout}) must be less than or equal to checkIntervalSec`);
+      }
+      break;
+    }
+    case "instanceGroups": {
+      strList("instances");
+      const named = known("namedPorts");
+      if (Array.isArray(named)) {
+        named.forEach((p, i) => {
+          if (!isJsonObject(p) || typeof p.name !== "string" || typeof p.port !== "number") {
+            fail(`namedPorts[${i}]`, `namedPorts[${i}] needs a name and a port`);
+          }
+        });
+      }
+      break;
+    }
+    case "firewalls": {
+      if (!present("network")) {
+        fail("network", `Missing required argument: "network"`);
+      }
+      const allows = known("allows");
+      const denies = known("denies");
+      const nonEmpty = (v: Json | undefined): boolean => Array.isArray(v) && v.length > 0;
+      if (nonEmpty(allows) === nonEmpty(denies) && !containsUnknown(props.allows ?? null) && !containsUnknown(props.denies ?? null)) {
+        fail("allows", `exactly one of "allows" or "denies" must be specified`);
+      }
+      for (const field of ["allows", "denies"]) {
+        const rules = known(field);
+        if (Array.isArray(rules)) {
+          rules.forEach((r, i) => {
+            if (!isJsonObject(r) || typeof r.protocol !== "string" || r.protocol === "") {
+              fail(`${field}[${i}].protocol`, `${field}[${i}].protocol is required`);
+              return;
+            }
+            const ports = r.ports;
+            if (Array.isArray(ports)) {
+              ports.forEach((p, j) => {
+                if (typeof p !== "string" || !isPortSpec(p)) {
+                  fail(`${field}[${i}].ports[${j}]`, `invalid port ${JSON.stringify(p)}`);
+                }
+              });
+            }
+          });
+        }
+      }
+      oneOf("direction", ["INGRESS", "EGRESS"]);
+      // resource_compute_firewall.go: "For INGRESS traffic, one of 'source_ranges', 'source_tags'
+      // or 'source_service_accounts' is required" (GCE refuses the rule otherwise).
+      if ((known("direction") ?? "INGRESS") === "INGRESS" && !["sourceRanges", "sourceTags", "sourceServiceAccounts"].some(present)) {
+        fail("sourceRanges", "Invalid value for field 'resource.sourceRanges': ''. An INGRESS firewall rule requires one of sourceRanges, sourceTags or sourceServiceAccounts.");
+      }
+      int("priority", 0, 65535);
+      cidrs("sourceRanges");
+      cidrs("destinationRanges");
+      strList("sourceTags");
+      strList("targetTags");
+      break;
+    }
+    case "routes": {
+      if (!present("destRange")) {
+        fail("destRange", `Missing required argument: "destRange"`);
+      } else {
+        const dest = str("destRange");
+        if (dest !== undefined && !isCidr(dest)) {
+          fail("destRange", `invalid value for destRange (must be a valid CIDR range), got ${dest}`);
+        } else if (dest !== undefined && net.isIP(dest.split("/")[0] ?? "") === 6) {
+          // routes resource reference, destRange: IPv6 static routes take only some next hops
+          // (not the instance next hops dccm uses); the emulator refuses every IPv6 range.
+          fail("destRange", `Invalid value for field 'resource.destRange': '${dest}'. IPv6 destination ranges are not supported for this route.`);
+        }
+      }
+      if (!present("network")) {
+        fail("network", `Missing required argument: "network"`);
+      }
+      const hops = ["nextHopGateway", "nextHopIlb", "nextHopInstance", "nextHopIp", "nextHopVpnTunnel"].filter(present);
+      if (hops.length !== 1) {
+        fail("nextHopInstance", `exactly one of nextHopGateway, nextHopIlb, nextHopInstance, nextHopIp, nextHopVpnTunnel must be specified, got ${hops.length === 0 ? "none" : hops.join(", ")}`);
+      }
+      int("priority", 0, 65535);
+      strList("tags");
+      break;
+    }
+    case "instances":
+      break;
+  }
+  return failures;
 }

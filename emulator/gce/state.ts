@@ -9,275 +9,275 @@ import * as net from "node:net";
 
 import { canonical, clone, containsUnknown, deepEqual, isJsonObject, type Json, type JsonObject } from "./json";
 import {
-    defaultFor,
-    forwardingRulePorts,
-    type GceKind,
-    healthCheckType,
-    invalidNameMessage,
-    isCidr,
-    kindOf,
-    kindOfPath,
-    NAME_RE,
-    normalizeRef,
-    parseResourcePath,
-    type RefContext,
-    type RefTarget,
-    resourcePath,
-    scopePath,
-    specOf,
-    validateInputs,
+  defaultFor,
+  forwardingRulePorts,
+  type GceKind,
+  healthCheckType,
+  invalidNameMessage,
+  isCidr,
+  kindOf,
+  kindOfPath,
+  NAME_RE,
+  normalizeRef,
+  parseResourcePath,
+  type RefContext,
+  type RefTarget,
+  resourcePath,
+  scopePath,
+  specOf,
+  validateInputs,
 } from "./kinds";
 
 export interface ResourceKey {
-    readonly kind: GceKind;
-    readonly project: string;
-    /** region name for regional kinds, zone name for zonal kinds, "global" otherwise */
-    readonly scope: string;
-    readonly name: string;
+  readonly kind: GceKind;
+  readonly project: string;
+  /** region name for regional kinds, zone name for zonal kinds, "global" otherwise */
+  readonly scope: string;
+  readonly name: string;
 }
 
 export interface StoredResource extends ResourceKey {
-    /** Pulumi-named properties for managed kinds; Compute REST fields for instances. */
-    readonly properties: JsonObject;
+  /** Pulumi-named properties for managed kinds; Compute REST fields for instances. */
+  readonly properties: JsonObject;
 }
 
 const REASONS: Readonly<Record<number, string>> = {
-    400: "invalid",
-    401: "required",
-    403: "forbidden",
-    404: "notFound",
-    409: "alreadyExists",
-    412: "conditionNotMet",
-    429: "rateLimitExceeded",
-    500: "backendError",
-    503: "backendError",
+  400: "invalid",
+  401: "required",
+  403: "forbidden",
+  404: "notFound",
+  409: "alreadyExists",
+  412: "conditionNotMet",
+  429: "rateLimitExceeded",
+  500: "backendError",
+  503: "backendError",
 };
 
 /** An error as the Compute API reports it: HTTP status, reason, message. */
 export class GceError extends Error {
-    readonly status: number;
-    readonly reason: string;
+  readonly status: number;
+  readonly reason: string;
 
-    constructor(status: number, message: string, reason?: string, options?: ErrorOptions) {
-        super(message, options);
-        this.name = "GceError";
-        this.status = status;
-        this.reason = reason ?? REASONS[status] ?? "backendError";
-    }
+  constructor(status: number, message: string, reason?: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "GceError";
+    this.status = status;
+    this.reason = reason ?? REASONS[status] ?? "backendError";
+  }
 
-    /** The JSON body Google returns: `{"error":{"code","message","errors":[{"reason"}]}}`. */
-    toBody(): JsonObject {
-        return {
-            error: {
-                code: this.status,
-                message: this.message,
-                errors: [{ reason: this.reason }],
-            },
-        };
-    }
+  /** The JSON body Google returns: `{"error":{"code","message","errors":[{"reason"}]}}`. */
+  toBody(): JsonObject {
+    return {
+      error: {
+        code: this.status,
+        message: this.message,
+        errors: [{ reason: this.reason }],
+      },
+    };
+  }
 }
 
 export function notFound(path: string): GceError {
-    return new GceError(404, `The resource '${path}' was not found`, "notFound");
+  return new GceError(404, `The resource '${path}' was not found`, "notFound");
 }
 
 export type FaultOperation = "create" | "update" | "delete" | "read" | "get";
 
 export interface FaultSpec {
-    /** A GceKind ("forwardingRules") or a Pulumi type token ("gcp:compute/forwardingRule:ForwardingRule"). */
-    readonly kind: string;
-    /** Only operations on this resource name; any name when absent. */
-    readonly name?: string;
-    readonly operation: FaultOperation;
-    readonly status: number;
-    readonly message: string;
-    /** Defaults from the status (400 invalid, 404 notFound, 409 alreadyExists, 429 rateLimitExceeded, 5xx backendError). */
-    readonly reason?: string;
-    /** How many matching operations fail. Default 1. */
-    readonly count?: number;
+  /** A GceKind ("forwardingRules") or a Pulumi type token ("gcp:compute/forwardingRule:ForwardingRule"). */
+  readonly kind: string;
+  /** Only operations on this resource name; any name when absent. */
+  readonly name?: string;
+  readonly operation: FaultOperation;
+  readonly status: number;
+  readonly message: string;
+  /** Defaults from the status (400 invalid, 404 notFound, 409 alreadyExists, 429 rateLimitExceeded, 5xx backendError). */
+  readonly reason?: string;
+  /** How many matching operations fail. Default 1. */
+  readonly count?: number;
 }
 
 interface ActiveFault {
-    readonly kind: GceKind;
-    readonly name: string | undefined;
-    readonly operation: FaultOperation;
-    readonly status: number;
-    readonly message: string;
-    readonly reason: string | undefined;
-    remaining: number;
+  readonly kind: GceKind;
+  readonly name: string | undefined;
+  readonly operation: FaultOperation;
+  readonly status: number;
+  readonly message: string;
+  readonly reason: string | undefined;
+  remaining: number;
 }
 
 export interface NetworkInterfaceSpec {
-    readonly networkIP?: string;
-    readonly ipv6Address?: string;
-    readonly network?: string;
-    /** One entry per external IP; an entry without natIP gets an ephemeral one. */
-    readonly accessConfigs?: ReadonlyArray<{ readonly natIP?: string }>;
+  readonly networkIP?: string;
+  readonly ipv6Address?: string;
+  readonly network?: string;
+  /** One entry per external IP; an entry without natIP gets an ephemeral one. */
+  readonly accessConfigs?: ReadonlyArray<{ readonly natIP?: string }>;
 }
 
 export interface InstanceSpec {
-    /** Short name ("e2-standard-2") or URL. Default e2-standard-2. */
-    readonly machineType?: string;
-    /** Default RUNNING. */
-    readonly status?: string;
-    /** Default: one interface with an allocated internal IP and no external IP. */
-    readonly networkInterfaces?: readonly NetworkInterfaceSpec[];
-    readonly tags?: readonly string[];
-    readonly labels?: Readonly<Record<string, string>>;
+  /** Short name ("e2-standard-2") or URL. Default e2-standard-2. */
+  readonly machineType?: string;
+  /** Default RUNNING. */
+  readonly status?: string;
+  /** Default: one interface with an allocated internal IP and no external IP. */
+  readonly networkInterfaces?: readonly NetworkInterfaceSpec[];
+  readonly tags?: readonly string[];
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 export interface GceStateOptions {
-    /** `http://127.0.0.1:PORT`: self links are `${endpoint}/compute/v1/projects/...`. */
-    readonly endpoint: string;
-    readonly project: string;
-    readonly region: string;
-    readonly zones: readonly string[];
-    /** Clock for creationTimestamp. Default: the real clock. */
-    readonly now?: () => Date;
-    /**
-     * VPC networks of the default project. Default: the `default` auto-mode network a new project
-     * has, with its subnetwork `default` (10.128.0.0/20) in the region.
-     */
-    readonly networks?: readonly NetworkSpec[];
-    /** The network of seeded instances whose interfaces name none. Default `default`. */
-    readonly instanceNetwork?: string;
+  /** `http://127.0.0.1:PORT`: self links are `${endpoint}/compute/v1/projects/...`. */
+  readonly endpoint: string;
+  readonly project: string;
+  readonly region: string;
+  readonly zones: readonly string[];
+  /** Clock for creationTimestamp. Default: the real clock. */
+  readonly now?: () => Date;
+  /**
+   * VPC networks of the default project. Default: the `default` auto-mode network a new project
+   * has, with its subnetwork `default` (10.128.0.0/20) in the region.
+   */
+  readonly networks?: readonly NetworkSpec[];
+  /** The network of seeded instances whose interfaces name none. Default `default`. */
+  readonly instanceNetwork?: string;
 }
 
 export interface SubnetworkSpec {
-    readonly name: string;
-    /** Default: the emulator's region. */
-    readonly region?: string;
-    /** The primary IPv4 range, `10.128.0.0/20`. */
-    readonly ipCidrRange: string;
-    /** An internal IPv6 range (dual-stack subnet), `fd20:0:0:0::/64`. */
-    readonly ipv6CidrRange?: string;
+  readonly name: string;
+  /** Default: the emulator's region. */
+  readonly region?: string;
+  /** The primary IPv4 range, `10.128.0.0/20`. */
+  readonly ipCidrRange: string;
+  /** An internal IPv6 range (dual-stack subnet), `fd20:0:0:0::/64`. */
+  readonly ipv6CidrRange?: string;
 }
 
 export interface NetworkSpec {
-    readonly name: string;
-    /** Default: the emulator's project. */
-    readonly project?: string;
-    /**
-     * Auto mode: GCE creates one subnetwork named like the network per region (the emulator: in its
-     * region, 10.128.0.0/20). Custom mode: only the listed subnetworks exist, and internal addresses
-     * and forwarding rules must name one.
-     */
-    readonly autoCreateSubnetworks: boolean;
-    readonly subnetworks?: readonly SubnetworkSpec[];
+  readonly name: string;
+  /** Default: the emulator's project. */
+  readonly project?: string;
+  /**
+   * Auto mode: GCE creates one subnetwork named like the network per region (the emulator: in its
+   * region, 10.128.0.0/20). Custom mode: only the listed subnetworks exist, and internal addresses
+   * and forwarding rules must name one.
+   */
+  readonly autoCreateSubnetworks: boolean;
+  readonly subnetworks?: readonly SubnetworkSpec[];
 }
 
 interface StoredNetwork {
-    readonly project: string;
-    readonly name: string;
-    readonly autoCreateSubnetworks: boolean;
+  readonly project: string;
+  readonly name: string;
+  readonly autoCreateSubnetworks: boolean;
 }
 
 interface StoredSubnetwork {
-    readonly project: string;
-    readonly region: string;
-    readonly name: string;
-    /** Self link of its network. */
-    readonly network: string;
-    readonly ipCidrRange: string;
-    readonly ipv6CidrRange: string | undefined;
-    readonly pool: IpPool;
+  readonly project: string;
+  readonly region: string;
+  readonly name: string;
+  /** Self link of its network. */
+  readonly network: string;
+  readonly ipCidrRange: string;
+  readonly ipv6CidrRange: string | undefined;
+  readonly pool: IpPool;
 }
 
 /** The usable addresses of a subnet range: GCE reserves the first two and the last two. */
 function usableRange(cidr: string): readonly [string, string] {
-    const [base, bits] = cidr.split("/");
-    const size = 2 ** (32 - Number(bits));
-    const start = Math.floor(ipToInt(base ?? "0.0.0.0") / size) * size;
-    return [intToIp(start + 2), intToIp(start + size - 3)];
+  const [base, bits] = cidr.split("/");
+  const size = 2 ** (32 - Number(bits));
+  const start = Math.floor(ipToInt(base ?? "0.0.0.0") / size) * size;
+  return [intToIp(start + 2), intToIp(start + size - 3)];
 }
 
 function inRange(ip: string, cidr: string): boolean {
-    const [base, bits] = cidr.split("/");
-    if (net.isIP(ip) !== 4 || base === undefined) {
-        return false;
-    }
-    const size = 2 ** (32 - Number(bits));
-    return Math.floor(ipToInt(ip) / size) === Math.floor(ipToInt(base) / size);
+  const [base, bits] = cidr.split("/");
+  if (net.isIP(ip) !== 4 || base === undefined) {
+    return false;
+  }
+  const size = 2 ** (32 - Number(bits));
+  return Math.floor(ipToInt(ip) / size) === Math.floor(ipToInt(base) / size);
 }
 
 /** A region's name from one of its zones' names (`us-central1-a` → `us-central1`). */
 export function regionOfZone(zone: string): string {
-    return zone.replace(/-[a-z]$/, "");
+  return zone.replace(/-[a-z]$/, "");
 }
 
 function ipToInt(ip: string): number {
-    return ip.split(".").reduce((acc, part) => acc * 256 + Number(part), 0);
+  return ip.split(".").reduce((acc, part) => acc * 256 + Number(part), 0);
 }
 
 function intToIp(n: number): string {
-    return [24, 16, 8, 0].map((shift) => Math.floor(n / 2 ** shift) % 256).join(".");
+  return [24, 16, 8, 0].map((shift) => Math.floor(n / 2 ** shift) % 256).join(".");
 }
 
 /** Counts up through its ranges, skipping addresses in use; wraps around once exhausted. */
 class IpPool {
-    private readonly ranges: ReadonlyArray<readonly [number, number]>;
-    private readonly size: number;
-    private cursor = 0;
+  private readonly ranges: ReadonlyArray<readonly [number, number]>;
+  private readonly size: number;
+  private cursor = 0;
 
-    constructor(
-        readonly label: string,
-        ranges: ReadonlyArray<readonly [string, string]>,
-    ) {
-        this.ranges = ranges.map(([a, b]) => [ipToInt(a), ipToInt(b)] as const);
-        this.size = this.ranges.reduce((acc, [a, b]) => acc + b - a + 1, 0);
-    }
+  constructor(
+    readonly label: string,
+    ranges: ReadonlyArray<readonly [string, string]>,
+  ) {
+    this.ranges = ranges.map(([a, b]) => [ipToInt(a), ipToInt(b)] as const);
+    this.size = this.ranges.reduce((acc, [a, b]) => acc + b - a + 1, 0);
+  }
 
-    private at(index: number): string {
-        let i = index;
-        for (const [a, b] of this.ranges) {
-            const n = b - a + 1;
-            if (i < n) {
-                return intToIp(a + i);
-            }
-            i -= n;
-        }
-        throw new Error(`IpPool ${this.label}: index ${index} out of range`);
+  private at(index: number): string {
+    let i = index;
+    for (const [a, b] of this.ranges) {
+      const n = b - a + 1;
+      if (i < n) {
+        return intToIp(a + i);
+      }
+      i -= n;
     }
+    throw new Error(`IpPool ${this.label}: index ${index} out of range`);
+  }
 
-    allocate(inUse: ReadonlySet<string>): string {
-        for (let step = 0; step < this.size; step++) {
-            const index = (this.cursor + step) % this.size;
-            const ip = this.at(index);
-            if (!inUse.has(ip)) {
-                this.cursor = index + 1;
-                return ip;
-            }
-        }
-        throw new GceError(400, `IP space of the ${this.label} pool is exhausted`, "ipSpaceExhausted");
+  allocate(inUse: ReadonlySet<string>): string {
+    for (let step = 0; step < this.size; step++) {
+      const index = (this.cursor + step) % this.size;
+      const ip = this.at(index);
+      if (!inUse.has(ip)) {
+        this.cursor = index + 1;
+        return ip;
+      }
     }
+    throw new GceError(400, `IP space of the ${this.label} pool is exhausted`, "ipSpaceExhausted");
+  }
 
-    reset(): void {
-        this.cursor = 0;
-    }
+  reset(): void {
+    this.cursor = 0;
+  }
 }
 
 function keyString(k: ResourceKey): string {
-    return `${k.kind}/${k.project}/${k.scope}/${k.name}`;
+  return `${k.kind}/${k.project}/${k.scope}/${k.name}`;
 }
 
 function compareKeys(a: ResourceKey, b: ResourceKey): number {
-    for (const f of ["kind", "project", "scope", "name"] as const) {
-        if (a[f] < b[f]) {
-            return -1;
-        }
-        if (a[f] > b[f]) {
-            return 1;
-        }
+  for (const f of ["kind", "project", "scope", "name"] as const) {
+    if (a[f] < b[f]) {
+      return -1;
     }
-    return 0;
+    if (a[f] > b[f]) {
+      return 1;
+    }
+  }
+  return 0;
 }
 
 function asString(v: Json | undefined): string | undefined {
-    return typeof v === "string" ? v : undefined;
+  return typeof v === "string" ? v : undefined;
 }
 
 function fingerprintOf(v: Json): string {
-    return createHash("sha256").update(canonical(v)).digest().subarray(0, 8).toString("base64");
+  return createHash("sha256").update(canonical(v)).digest().subarray(0, 8).toString("base64");
 }
 
 /**
@@ -285,991 +285,928 @@ function fingerprintOf(v: Json): string {
  * bare `nextHopInstance` name plus `nextHopInstanceZone` becomes `zone/name`.
  */
 export function expandShorthands(kind: GceKind, props: JsonObject): JsonObject {
-    const hop = props.nextHopInstance;
-    const zone = props.nextHopInstanceZone;
-    if (kind === "routes" && typeof hop === "string" && typeof zone === "string" && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(hop)) {
-        return { ...props, nextHopInstance: `${zone}/${hop}` };
-    }
-    return props;
+  const hop = props.nextHopInstance;
+  const zone = props.nextHopInstanceZone;
+  if (kind === "routes" && typeof hop === "string" && typeof zone === "string" && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(hop)) {
+    return { ...props, nextHopInstance: `${zone}/${hop}` };
+  }
+  return props;
 }
 
 /** A resource's fingerprint: over its properties except the per-run ones (id, timestamp, self link). */
 function resourceFingerprint(props: JsonObject): string {
-    return fingerprintOf({ ...props, fingerprint: null, id: null, creationTimestamp: null, selfLink: null });
+  return fingerprintOf({ ...props, fingerprint: null, id: null, creationTimestamp: null, selfLink: null });
 }
 
 /** Keys of stored properties that are computed by the emulator, never inputs. */
 const COMPUTED = new Set(["id", "selfLink", "creationTimestamp", "fingerprint", "labelFingerprint", "size", "type"]);
 
 export class GceState {
-    readonly endpoint: string;
-    readonly project: string;
-    readonly region: string;
-    readonly zones: readonly string[];
-    private readonly now: () => Date;
-    private readonly resources = new Map<string, StoredResource>();
-    private faults: ActiveFault[] = [];
-    private nextId = 1n;
-    private readonly externalPool = new IpPool("EXTERNAL", [
-        ["203.0.113.1", "203.0.113.254"],
-        ["198.51.100.1", "198.51.100.254"],
-    ]);
-    private readonly internalPool = new IpPool("INTERNAL", [["10.128.0.2", "10.128.15.254"]]);
-    private readonly networks = new Map<string, StoredNetwork>();
-    private readonly subnetworks = new Map<string, StoredSubnetwork>();
-    private readonly initialNetworks: readonly NetworkSpec[];
-    private readonly instanceNetwork: string;
+  readonly endpoint: string;
+  readonly project: string;
+  readonly region: string;
+  readonly zones: readonly string[];
+  private readonly now: () => Date;
+  private readonly resources = new Map<string, StoredResource>();
+  private faults: ActiveFault[] = [];
+  private nextId = 1n;
+  private readonly externalPool = new IpPool("EXTERNAL", [
+    ["203.0.113.1", "203.0.113.254"],
+    ["198.51.100.1", "198.51.100.254"],
+  ]);
+  private readonly internalPool = new IpPool("INTERNAL", [["10.128.0.2", "10.128.15.254"]]);
+  private readonly networks = new Map<string, StoredNetwork>();
+  private readonly subnetworks = new Map<string, StoredSubnetwork>();
+  private readonly initialNetworks: readonly NetworkSpec[];
+  private readonly instanceNetwork: string;
 
-    constructor(opts: GceStateOptions) {
-        this.endpoint = opts.endpoint.replace(/\/+$/, "");
-        this.project = opts.project;
-        this.region = opts.region;
-        this.zones = [...opts.zones];
-        this.now = opts.now ?? (() => new Date());
-        this.initialNetworks = opts.networks ?? [{ name: "default", autoCreateSubnetworks: true }];
-        this.instanceNetwork = opts.instanceNetwork ?? "default";
-        this.initialNetworks.forEach((n) => this.putNetwork(n));
+  constructor(opts: GceStateOptions) {
+    this.endpoint = opts.endpoint.replace(/\/+$/, "");
+    this.project = opts.project;
+    this.region = opts.region;
+    this.zones = [...opts.zones];
+    this.now = opts.now ?? (() => new Date());
+    this.initialNetworks = opts.networks ?? [{ name: "default", autoCreateSubnetworks: true }];
+    this.instanceNetwork = opts.instanceNetwork ?? "default";
+    this.initialNetworks.forEach((n) => this.putNetwork(n));
+  }
+
+  // ---- networks ----------------------------------------------------------------------------
+
+  /** Creates (or replaces) a VPC network and its subnetworks (test seeding, like instances). */
+  putNetwork(spec: NetworkSpec): void {
+    const project = spec.project ?? this.project;
+    if (!NAME_RE.test(spec.name)) {
+      throw new GceError(400, invalidNameMessage(spec.name), "invalid");
     }
-
-    // ---- networks ----------------------------------------------------------------------------
-
-    /** Creates (or replaces) a VPC network and its subnetworks (test seeding, like instances). */
-    putNetwork(spec: NetworkSpec): void {
-        const project = spec.project ?? this.project;
-        if (!NAME_RE.test(spec.name)) {
-            throw new GceError(400, invalidNameMessage(spec.name), "invalid");
-        }
-        this.networks.set(`${project}/${spec.name}`, { project, name: spec.name, autoCreateSubnetworks: spec.autoCreateSubnetworks });
-        const subnets: SubnetworkSpec[] = [...(spec.subnetworks ?? [])];
-        if (spec.autoCreateSubnetworks && !subnets.some((s) => (s.region ?? this.region) === this.region)) {
-            subnets.push({ name: spec.name, region: this.region, ipCidrRange: "10.128.0.0/20" });
-        }
-        const networkLink = `${this.endpoint}/compute/v1/projects/${project}/global/networks/${spec.name}`;
-        for (const sub of subnets) {
-            const region = sub.region ?? this.region;
-            if (!isCidr(sub.ipCidrRange) || net.isIP(sub.ipCidrRange.split("/")[0] ?? "") !== 4) {
-                throw new Error(`putNetwork: subnetwork ${sub.name} needs an IPv4 ipCidrRange, got ${sub.ipCidrRange}`);
-            }
-            this.subnetworks.set(`${project}/${region}/${sub.name}`, {
-                project,
-                region,
-                name: sub.name,
-                network: networkLink,
-                ipCidrRange: sub.ipCidrRange,
-                ipv6CidrRange: sub.ipv6CidrRange,
-                pool: new IpPool(`subnetwork ${sub.name}`, [usableRange(sub.ipCidrRange)]),
-            });
-        }
+    this.networks.set(`${project}/${spec.name}`, { project, name: spec.name, autoCreateSubnetworks: spec.autoCreateSubnetworks });
+    const subnets: SubnetworkSpec[] = [...(spec.subnetworks ?? [])];
+    if (spec.autoCreateSubnetworks && !subnets.some((s) => (s.region ?? this.region) === this.region)) {
+      subnets.push({ name: spec.name, region: this.region, ipCidrRange: "10.128.0.0/20" });
     }
-
-    private networkOf(link: string): StoredNetwork | undefined {
-        const p = parseResourcePath(link);
-        return p === undefined || p.collection !== "networks" ? undefined : this.networks.get(`${p.project}/${p.name}`);
+    const networkLink = `${this.endpoint}/compute/v1/projects/${project}/global/networks/${spec.name}`;
+    for (const sub of subnets) {
+      const region = sub.region ?? this.region;
+      if (!isCidr(sub.ipCidrRange) || net.isIP(sub.ipCidrRange.split("/")[0] ?? "") !== 4) {
+        throw new Error(`putNetwork: subnetwork ${sub.name} needs an IPv4 ipCidrRange, got ${sub.ipCidrRange}`);
+      }
+      this.subnetworks.set(`${project}/${region}/${sub.name}`, {
+        project,
+        region,
+        name: sub.name,
+        network: networkLink,
+        ipCidrRange: sub.ipCidrRange,
+        ipv6CidrRange: sub.ipv6CidrRange,
+        pool: new IpPool(`subnetwork ${sub.name}`, [usableRange(sub.ipCidrRange)]),
+      });
     }
+  }
 
-    private subnetworkOf(link: string): StoredSubnetwork | undefined {
-        const p = parseResourcePath(link);
-        return p === undefined || p.collection !== "subnetworks" ? undefined : this.subnetworks.get(`${p.project}/${p.scope}/${p.name}`);
+  private networkOf(link: string): StoredNetwork | undefined {
+    const p = parseResourcePath(link);
+    return p === undefined || p.collection !== "networks" ? undefined : this.networks.get(`${p.project}/${p.name}`);
+  }
+
+  private subnetworkOf(link: string): StoredSubnetwork | undefined {
+    const p = parseResourcePath(link);
+    return p === undefined || p.collection !== "subnetworks" ? undefined : this.subnetworks.get(`${p.project}/${p.scope}/${p.name}`);
+  }
+
+  /** A network reference must name an existing network (GCE answers 404 otherwise). */
+  private requireNetwork(link: Json | undefined): void {
+    if (typeof link === "string" && this.networkOf(link) === undefined) {
+      const p = parseResourcePath(link);
+      throw notFound(p === undefined ? link : `projects/${p.project}/global/networks/${p.name}`);
     }
+  }
 
-    /** A network reference must name an existing network (GCE answers 404 otherwise). */
-    private requireNetwork(link: Json | undefined): void {
-        if (typeof link === "string" && this.networkOf(link) === undefined) {
-            const p = parseResourcePath(link);
-            throw notFound(p === undefined ? link : `projects/${p.project}/global/networks/${p.name}`);
-        }
+  private requireSubnetwork(link: Json | undefined, networkLink: Json | undefined): StoredSubnetwork | undefined {
+    if (typeof link !== "string") {
+      return undefined;
     }
-
-    private requireSubnetwork(link: Json | undefined, networkLink: Json | undefined): StoredSubnetwork | undefined {
-        if (typeof link !== "string") {
-            return undefined;
-        }
-        const sub = this.subnetworkOf(link);
-        if (sub === undefined) {
-            const p = parseResourcePath(link);
-            throw notFound(p === undefined ? link : `projects/${p.project}/regions/${p.scope}/subnetworks/${p.name}`);
-        }
-        if (typeof networkLink === "string" && networkLink !== sub.network) {
-            throw new GceError(
-                400,
-                `Invalid value for field 'resource.subnetwork': '${link}'. Subnetwork should belong to network '${networkLink}', but it belongs to '${sub.network}'.`,
-                "invalid",
-            );
-        }
-        return sub;
+    const sub = this.subnetworkOf(link);
+    if (sub === undefined) {
+      const p = parseResourcePath(link);
+      throw notFound(p === undefined ? link : `projects/${p.project}/regions/${p.scope}/subnetworks/${p.name}`);
     }
-
-    /**
-     * The subnetwork an internal IP comes from: the named one, or the network's (default: the
-     * project's \`default\`) subnetwork in the region. A custom-mode network has no implicit one:
-     * internal addresses and forwarding rules there must name their subnetwork.
-     */
-    private internalSubnet(key: ResourceKey, props: JsonObject, field: "IPAddress" | "address"): StoredSubnetwork | undefined {
-        const named = this.requireSubnetwork(props.subnetwork, props.network);
-        if (named !== undefined) {
-            return named;
-        }
-        const networkLink = typeof props.network === "string" ? props.network : `${this.endpoint}/compute/v1/projects/${key.project}/global/networks/default`;
-        const network = this.networkOf(networkLink);
-        if (network === undefined) {
-            this.requireNetwork(networkLink);
-            return undefined;
-        }
-        if (!network.autoCreateSubnetworks) {
-            throw new GceError(
-                400,
-                `Invalid value for field 'resource.subnetwork': ''. Network '${networkLink}' is a custom mode network: an internal ${field === "address" ? "address" : "forwarding rule"} must specify a subnetwork.`,
-                "invalid",
-            );
-        }
-        return [...this.subnetworks.values()].find((s) => s.network === networkLink && s.region === key.scope);
+    if (typeof networkLink === "string" && networkLink !== sub.network) {
+      throw new GceError(400, `Invalid value for field 'resource.subnetwork': '${link}'. Subnetwork should belong to network '${networkLink}', but it belongs to '${sub.network}'.`, "invalid");
     }
+    return sub;
+  }
 
-    // ---- addressing --------------------------------------------------------------------------
-
-    /** `projects/P/regions/R/forwardingRules/N` */
-    path(key: ResourceKey): string {
-        return resourcePath(key.kind, key.project, key.scope, key.name);
+  /**
+   * The subnetwork an internal IP comes from: the named one, or the network's (default: the
+   * project's \`default\`) subnetwork in the region. A custom-mode network has no implicit one:
+   * internal addresses and forwarding rules there must name their subnetwork.
+   */
+  private internalSubnet(key: ResourceKey, props: JsonObject, field: "IPAddress" | "address"): StoredSubnetwork | undefined {
+    const named = this.requireSubnetwork(props.subnetwork, props.network);
+    if (named !== undefined) {
+      return named;
     }
-
-    selfLink(key: ResourceKey): string {
-        return `${this.endpoint}/compute/v1/${this.path(key)}`;
+    const networkLink = typeof props.network === "string" ? props.network : `${this.endpoint}/compute/v1/projects/${key.project}/global/networks/default`;
+    const network = this.networkOf(networkLink);
+    if (network === undefined) {
+      this.requireNetwork(networkLink);
+      return undefined;
     }
-
-    /** Self link of a zone or region (`scopeType` "zone"/"region") of a project. */
-    scopeLink(project: string, scopeType: "region" | "zone", scope: string): string {
-        return `${this.endpoint}/compute/v1/projects/${project}/${scopePath(scopeType, scope)}`;
+    if (!network.autoCreateSubnetworks) {
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.subnetwork': ''. Network '${networkLink}' is a custom mode network: an internal ${field === "address" ? "address" : "forwarding rule"} must specify a subnetwork.`,
+        "invalid",
+      );
     }
+    return [...this.subnetworks.values()].find((s) => s.network === networkLink && s.region === key.scope);
+  }
 
-    /** The key a Pulumi resource ID or self link designates, if it is of a modelled kind. */
-    keyOfPath(pathOrLink: string): ResourceKey | undefined {
-        const p = parseResourcePath(pathOrLink);
-        if (p === undefined) {
-            return undefined;
-        }
-        const kind = kindOfPath(p);
-        return kind === undefined ? undefined : { kind, project: p.project, scope: p.scope, name: p.name };
+  // ---- addressing --------------------------------------------------------------------------
+
+  /** `projects/P/regions/R/forwardingRules/N` */
+  path(key: ResourceKey): string {
+    return resourcePath(key.kind, key.project, key.scope, key.name);
+  }
+
+  selfLink(key: ResourceKey): string {
+    return `${this.endpoint}/compute/v1/${this.path(key)}`;
+  }
+
+  /** Self link of a zone or region (`scopeType` "zone"/"region") of a project. */
+  scopeLink(project: string, scopeType: "region" | "zone", scope: string): string {
+    return `${this.endpoint}/compute/v1/projects/${project}/${scopePath(scopeType, scope)}`;
+  }
+
+  /** The key a Pulumi resource ID or self link designates, if it is of a modelled kind. */
+  keyOfPath(pathOrLink: string): ResourceKey | undefined {
+    const p = parseResourcePath(pathOrLink);
+    if (p === undefined) {
+      return undefined;
     }
+    const kind = kindOfPath(p);
+    return kind === undefined ? undefined : { kind, project: p.project, scope: p.scope, name: p.name };
+  }
 
-    /**
-     * The key of a resource from its Pulumi-named properties (project, region/zone, name), filling in
-     * the emulator's default project/region/zone for absent ones.
-     */
-    keyOf(kindOrToken: string, props: JsonObject): ResourceKey {
-        const kind = kindOf(kindOrToken);
-        const spec = specOf(kind);
-        const name = props.name;
-        if (typeof name !== "string") {
-            throw new GceError(400, "Invalid value for field 'resource.name': ''. Must be specified.", "invalid");
-        }
-        const project = asString(props.project) ?? this.project;
-        let scope = "global";
-        if (spec.scope === "region") {
-            scope = asString(props.region) ?? this.region;
-        } else if (spec.scope === "zone") {
-            scope = asString(props.zone) ?? this.zones[0] ?? `${this.region}-a`;
-        }
-        return { kind, project, scope, name };
+  /**
+   * The key of a resource from its Pulumi-named properties (project, region/zone, name), filling in
+   * the emulator's default project/region/zone for absent ones.
+   */
+  keyOf(kindOrToken: string, props: JsonObject): ResourceKey {
+    const kind = kindOf(kindOrToken);
+    const spec = specOf(kind);
+    const name = props.name;
+    if (typeof name !== "string") {
+      throw new GceError(400, "Invalid value for field 'resource.name': ''. Must be specified.", "invalid");
     }
-
-    refContext(key: ResourceKey): RefContext {
-        const spec = specOf(key.kind);
-        return {
-            endpoint: this.endpoint,
-            project: key.project,
-            region: spec.scope === "region" ? key.scope : spec.scope === "zone" ? regionOfZone(key.scope) : this.region,
-            zone: spec.scope === "zone" ? key.scope : undefined,
-        };
+    const project = asString(props.project) ?? this.project;
+    let scope = "global";
+    if (spec.scope === "region") {
+      scope = asString(props.region) ?? this.region;
+    } else if (spec.scope === "zone") {
+      scope = asString(props.zone) ?? this.zones[0] ?? `${this.region}-a`;
     }
+    return { kind, project, scope, name };
+  }
 
-    // ---- reads -------------------------------------------------------------------------------
+  refContext(key: ResourceKey): RefContext {
+    const spec = specOf(key.kind);
+    return {
+      endpoint: this.endpoint,
+      project: key.project,
+      region: spec.scope === "region" ? key.scope : spec.scope === "zone" ? regionOfZone(key.scope) : this.region,
+      zone: spec.scope === "zone" ? key.scope : undefined,
+    };
+  }
 
-    find(key: ResourceKey): StoredResource | undefined {
-        const r = this.resources.get(keyString(key));
-        return r === undefined ? undefined : { ...r, properties: clone(r.properties) };
+  // ---- reads -------------------------------------------------------------------------------
+
+  find(key: ResourceKey): StoredResource | undefined {
+    const r = this.resources.get(keyString(key));
+    return r === undefined ? undefined : { ...r, properties: clone(r.properties) };
+  }
+
+  get(key: ResourceKey): StoredResource {
+    const r = this.find(key);
+    if (r === undefined) {
+      throw notFound(this.path(key));
     }
+    return r;
+  }
 
-    get(key: ResourceKey): StoredResource {
-        const r = this.find(key);
-        if (r === undefined) {
-            throw notFound(this.path(key));
-        }
-        return r;
+  /** Sorted by kind, project, scope, name. */
+  list(filter: { kind?: GceKind; project?: string; scope?: string } = {}): StoredResource[] {
+    return [...this.resources.values()]
+      .filter(
+        (r) => (filter.kind === undefined || r.kind === filter.kind) && (filter.project === undefined || r.project === filter.project) && (filter.scope === undefined || r.scope === filter.scope),
+      )
+      .sort(compareKeys)
+      .map((r) => ({ ...r, properties: clone(r.properties) }));
+  }
+
+  // ---- faults ------------------------------------------------------------------------------
+
+  injectFault(fault: FaultSpec): void {
+    const count = fault.count ?? 1;
+    if (!Number.isInteger(count) || count < 1) {
+      throw new Error(`injectFault: count must be a positive integer, got ${count}`);
     }
-
-    /** Sorted by kind, project, scope, name. */
-    list(filter: { kind?: GceKind; project?: string; scope?: string } = {}): StoredResource[] {
-        return [...this.resources.values()]
-            .filter(
-                (r) =>
-                    (filter.kind === undefined || r.kind === filter.kind) &&
-                    (filter.project === undefined || r.project === filter.project) &&
-                    (filter.scope === undefined || r.scope === filter.scope),
-            )
-            .sort(compareKeys)
-            .map((r) => ({ ...r, properties: clone(r.properties) }));
+    if (!Number.isInteger(fault.status) || fault.status < 400 || fault.status > 599) {
+      throw new Error(`injectFault: status must be an HTTP error status, got ${fault.status}`);
     }
+    this.faults.push({
+      kind: kindOf(fault.kind),
+      name: fault.name,
+      operation: fault.operation,
+      status: fault.status,
+      message: fault.message,
+      reason: fault.reason,
+      remaining: count,
+    });
+  }
 
-    // ---- faults ------------------------------------------------------------------------------
-
-    injectFault(fault: FaultSpec): void {
-        const count = fault.count ?? 1;
-        if (!Number.isInteger(count) || count < 1) {
-            throw new Error(`injectFault: count must be a positive integer, got ${count}`);
-        }
-        if (!Number.isInteger(fault.status) || fault.status < 400 || fault.status > 599) {
-            throw new Error(`injectFault: status must be an HTTP error status, got ${fault.status}`);
-        }
-        this.faults.push({
-            kind: kindOf(fault.kind),
-            name: fault.name,
-            operation: fault.operation,
-            status: fault.status,
-            message: fault.message,
-            reason: fault.reason,
-            remaining: count,
-        });
+  /** Throws the injected error if a fault matches this operation (and uses it up). */
+  checkFault(kind: GceKind, name: string | undefined, operation: FaultOperation): void {
+    const fault = this.faults.find((f) => f.kind === kind && f.operation === operation && (f.name === undefined || f.name === name));
+    if (fault === undefined) {
+      return;
     }
-
-    /** Throws the injected error if a fault matches this operation (and uses it up). */
-    checkFault(kind: GceKind, name: string | undefined, operation: FaultOperation): void {
-        const fault = this.faults.find(
-            (f) => f.kind === kind && f.operation === operation && (f.name === undefined || f.name === name),
-        );
-        if (fault === undefined) {
-            return;
-        }
-        fault.remaining -= 1;
-        if (fault.remaining <= 0) {
-            this.faults = this.faults.filter((f) => f !== fault);
-        }
-        throw new GceError(fault.status, fault.message, fault.reason);
+    fault.remaining -= 1;
+    if (fault.remaining <= 0) {
+      this.faults = this.faults.filter((f) => f !== fault);
     }
+    throw new GceError(fault.status, fault.message, fault.reason);
+  }
 
-    clearFaults(): void {
-        this.faults = [];
+  clearFaults(): void {
+    this.faults = [];
+  }
+
+  // ---- writes ------------------------------------------------------------------------------
+
+  /** GCE insert. `props` are Pulumi-named inputs including name/project/region/zone. */
+  create(kindOrToken: string, props: JsonObject): StoredResource {
+    const key = this.keyOf(kindOrToken, props);
+    if (!NAME_RE.test(key.name)) {
+      throw new GceError(400, invalidNameMessage(key.name), "invalid");
     }
-
-    // ---- writes ------------------------------------------------------------------------------
-
-    /** GCE insert. `props` are Pulumi-named inputs including name/project/region/zone. */
-    create(kindOrToken: string, props: JsonObject): StoredResource {
-        const key = this.keyOf(kindOrToken, props);
-        if (!NAME_RE.test(key.name)) {
-            throw new GceError(400, invalidNameMessage(key.name), "invalid");
-        }
-        this.validate(key.kind, props);
-        this.requireUrls(key.kind, props);
-        this.checkFault(key.kind, key.name, "create");
-        if (this.resources.has(keyString(key))) {
-            throw new GceError(409, `The resource '${this.path(key)}' already exists`, "alreadyExists");
-        }
-        const properties = this.materialize(key, props, undefined);
-        const stored: StoredResource = { ...key, properties };
-        this.resources.set(keyString(key), stored);
-        return this.get(key);
+    this.validate(key.kind, props);
+    this.requireUrls(key.kind, props);
+    this.checkFault(key.kind, key.name, "create");
+    if (this.resources.has(keyString(key))) {
+      throw new GceError(409, `The resource '${this.path(key)}' already exists`, "alreadyExists");
     }
+    const properties = this.materialize(key, props, undefined);
+    const stored: StoredResource = { ...key, properties };
+    this.resources.set(keyString(key), stored);
+    return this.get(key);
+  }
 
-    /**
-     * GCE update/patch/set* of a managed resource to the given complete inputs. Immutable fields
-     * must be unchanged (400 otherwise).
-     */
-    update(key: ResourceKey, props: JsonObject): StoredResource {
-        const prev = this.get(key);
-        this.validate(key.kind, props);
-        this.requireUrls(key.kind, props);
-        this.checkFault(key.kind, key.name, "update");
-        const newKey = this.keyOf(key.kind, { ...props, name: props.name ?? key.name });
-        if (keyString(newKey) !== keyString(key)) {
-            throw new GceError(
-                400,
-                `Invalid value for field 'resource.name': '${newKey.name}'. The name, project, region and zone of '${this.path(key)}' cannot be changed.`,
-                "invalid",
-            );
-        }
-        const field = this.immutableFields(key.kind, prev.properties, props)[0];
-        if (field !== undefined) {
-            throw new GceError(
-                400,
-                `Invalid value for field 'resource.${field}': ${JSON.stringify(props[field] ?? null)}. Field '${field}' of '${this.path(key)}' cannot be changed.`,
-                "invalid",
-            );
-        }
-        const properties = this.materialize(key, props, prev);
-        this.resources.set(keyString(key), { ...key, properties });
-        return this.get(key);
+  /**
+   * GCE update/patch/set* of a managed resource to the given complete inputs. Immutable fields
+   * must be unchanged (400 otherwise).
+   */
+  update(key: ResourceKey, props: JsonObject): StoredResource {
+    const prev = this.get(key);
+    this.validate(key.kind, props);
+    this.requireUrls(key.kind, props);
+    this.checkFault(key.kind, key.name, "update");
+    const newKey = this.keyOf(key.kind, { ...props, name: props.name ?? key.name });
+    if (keyString(newKey) !== keyString(key)) {
+      throw new GceError(400, `Invalid value for field 'resource.name': '${newKey.name}'. The name, project, region and zone of '${this.path(key)}' cannot be changed.`, "invalid");
     }
-
-    /** GCE delete: refuses (400 resourceInUseByAnotherResource) while another resource uses it. */
-    delete(key: ResourceKey): void {
-        this.get(key);
-        this.checkFault(key.kind, key.name, "delete");
-        const user = this.usersOf(key)[0];
-        if (user !== undefined) {
-            throw new GceError(
-                400,
-                `The ${specOf(key.kind).resourceWord} resource '${this.path(key)}' is already being used by '${this.path(user)}'`,
-                "resourceInUseByAnotherResource",
-            );
-        }
-        this.resources.delete(keyString(key));
+    const field = this.immutableFields(key.kind, prev.properties, props)[0];
+    if (field !== undefined) {
+      throw new GceError(400, `Invalid value for field 'resource.${field}': ${JSON.stringify(props[field] ?? null)}. Field '${field}' of '${this.path(key)}' cannot be changed.`, "invalid");
     }
+    const properties = this.materialize(key, props, prev);
+    this.resources.set(keyString(key), { ...key, properties });
+    return this.get(key);
+  }
 
-    /** Out-of-band change (someone editing in the console): merges top-level properties, null removes. */
-    patchOutOfBand(key: ResourceKey, patch: JsonObject): StoredResource {
-        const prev = this.get(key);
-        const props: JsonObject = { ...prev.properties };
-        for (const [k, v] of Object.entries(patch)) {
-            if (["name", "project", "region", "zone", "selfLink", "id"].includes(k)) {
-                throw new GceError(400, `Invalid value for field 'resource.${k}': it cannot be patched`, "invalid");
-            }
-            if (v === null) {
-                delete props[k];
-            } else {
-                props[k] = clone(v);
-            }
-        }
-        if (key.kind !== "instances") {
-            props.fingerprint = resourceFingerprint(props);
-        }
-        this.resources.set(keyString(key), { ...key, properties: props });
-        return this.get(key);
+  /** GCE delete: refuses (400 resourceInUseByAnotherResource) while another resource uses it. */
+  delete(key: ResourceKey): void {
+    this.get(key);
+    this.checkFault(key.kind, key.name, "delete");
+    const user = this.usersOf(key)[0];
+    if (user !== undefined) {
+      throw new GceError(400, `The ${specOf(key.kind).resourceWord} resource '${this.path(key)}' is already being used by '${this.path(user)}'`, "resourceInUseByAnotherResource");
     }
+    this.resources.delete(keyString(key));
+  }
 
-    /** Out-of-band delete: bypasses in-use rules and faults. Throws 404 when absent. */
-    deleteOutOfBand(key: ResourceKey): void {
-        this.get(key);
-        this.resources.delete(keyString(key));
+  /** Out-of-band change (someone editing in the console): merges top-level properties, null removes. */
+  patchOutOfBand(key: ResourceKey, patch: JsonObject): StoredResource {
+    const prev = this.get(key);
+    const props: JsonObject = { ...prev.properties };
+    for (const [k, v] of Object.entries(patch)) {
+      if (["name", "project", "region", "zone", "selfLink", "id"].includes(k)) {
+        throw new GceError(400, `Invalid value for field 'resource.${k}': it cannot be patched`, "invalid");
+      }
+      if (v === null) {
+        delete props[k];
+      } else {
+        props[k] = clone(v);
+      }
     }
-
-    /** Removes every resource, fault and allocation. */
-    reset(): void {
-        this.resources.clear();
-        this.faults = [];
-        this.externalPool.reset();
-        this.internalPool.reset();
-        this.networks.clear();
-        this.subnetworks.clear();
-        this.initialNetworks.forEach((n) => this.putNetwork(n));
+    if (key.kind !== "instances") {
+      props.fingerprint = resourceFingerprint(props);
     }
+    this.resources.set(keyString(key), { ...key, properties: props });
+    return this.get(key);
+  }
 
-    /** Creates or replaces an instance (test seeding). */
-    putInstance(project: string, zone: string, name: string, spec: InstanceSpec = {}): StoredResource {
-        if (!NAME_RE.test(name)) {
-            throw new GceError(400, invalidNameMessage(name), "invalid");
-        }
-        const key: ResourceKey = { kind: "instances", project, scope: zone, name };
-        const prev = this.find(key);
-        const ctx = this.refContext(key);
-        const machineType = spec.machineType ?? "e2-standard-2";
-        const inUse = this.ipsInUse(prev === undefined ? undefined : key);
-        const nics: Json[] = (spec.networkInterfaces ?? [{}]).map((nic, i) => {
-            const network = normalizeRef(nic.network ?? this.instanceNetwork, { collection: "networks", scope: "global" }, ctx);
-            const subnet = [...this.subnetworks.values()].find((s) => s.network === network && s.region === regionOfZone(zone));
-            const networkIP = nic.networkIP ?? (subnet?.pool ?? this.internalPool).allocate(inUse);
-            inUse.add(networkIP);
-            const out: JsonObject = {
-                name: `nic${i}`,
-                network,
-                networkIP,
-            };
+  /** Out-of-band delete: bypasses in-use rules and faults. Throws 404 when absent. */
+  deleteOutOfBand(key: ResourceKey): void {
+    this.get(key);
+    this.resources.delete(keyString(key));
+  }
 
-            if (nic.ipv6Address !== undefined) {
-                out.ipv6Address = nic.ipv6Address;
-            }
-            out.accessConfigs = (nic.accessConfigs ?? []).map((ac) => {
-                const natIP = ac.natIP ?? this.externalPool.allocate(inUse);
-                inUse.add(natIP);
-                return { kind: "compute#accessConfig", type: "ONE_TO_ONE_NAT", name: "External NAT", natIP };
-            });
-            return out;
-        });
-        const tags: JsonObject = { fingerprint: fingerprintOf([...(spec.tags ?? [])]) };
-        if (spec.tags !== undefined && spec.tags.length > 0) {
-            tags.items = [...spec.tags];
-        }
-        const properties: JsonObject = {
-            kind: "compute#instance",
-            id: prev !== undefined ? (prev.properties.id ?? this.newId()) : this.newId(),
-            creationTimestamp: prev?.properties.creationTimestamp ?? this.now().toISOString(),
-            name,
-            zone: this.scopeLink(project, "zone", zone),
-            machineType: /^https?:\/\//.test(machineType)
-                ? machineType
-                : `${this.scopeLink(project, "zone", zone)}/machineTypes/${machineType}`,
-            status: spec.status ?? "RUNNING",
-            networkInterfaces: nics,
-            tags,
-            selfLink: this.selfLink(key),
-        };
-        if (spec.labels !== undefined) {
-            properties.labels = { ...spec.labels };
-        }
-        this.resources.set(keyString(key), { ...key, properties });
-        return this.get(key);
+  /** Removes every resource, fault and allocation. */
+  reset(): void {
+    this.resources.clear();
+    this.faults = [];
+    this.externalPool.reset();
+    this.internalPool.reset();
+    this.networks.clear();
+    this.subnetworks.clear();
+    this.initialNetworks.forEach((n) => this.putNetwork(n));
+  }
+
+  /** Creates or replaces an instance (test seeding). */
+  putInstance(project: string, zone: string, name: string, spec: InstanceSpec = {}): StoredResource {
+    if (!NAME_RE.test(name)) {
+      throw new GceError(400, invalidNameMessage(name), "invalid");
     }
+    const key: ResourceKey = { kind: "instances", project, scope: zone, name };
+    const prev = this.find(key);
+    const ctx = this.refContext(key);
+    const machineType = spec.machineType ?? "e2-standard-2";
+    const inUse = this.ipsInUse(prev === undefined ? undefined : key);
+    const nics: Json[] = (spec.networkInterfaces ?? [{}]).map((nic, i) => {
+      const network = normalizeRef(nic.network ?? this.instanceNetwork, { collection: "networks", scope: "global" }, ctx);
+      const subnet = [...this.subnetworks.values()].find((s) => s.network === network && s.region === regionOfZone(zone));
+      const networkIP = nic.networkIP ?? (subnet?.pool ?? this.internalPool).allocate(inUse);
+      inUse.add(networkIP);
+      const out: JsonObject = {
+        name: `nic${i}`,
+        network,
+        networkIP,
+      };
 
-    // ---- rules -------------------------------------------------------------------------------
-
-    /**
-     * References the provider sends to GCE verbatim must be URLs (full or partial); GCE refuses a
-     * bare name there. InstanceGroup.network: resource_compute_instance_group.go,
-     * resourceComputeInstanceGroupCreate (`instanceGroup.Network = v.(string)`); RegionBackendService
-     * health_checks and backend.group: resource_compute_region_backend_service.go,
-     * expandComputeRegionBackendServiceHealthChecks / ...BackendGroup (no ParseXFieldValue). Every
-     * other reference dccm sends goes through an expander that turns a name into a URL
-     * (ParseNetworkFieldValue, ParseSubnetworkFieldValue, ParseRegionalFieldValue, the target
-     * pool's and instance group's instance and health check converters), so the emulator accepts
-     * names there.
-     */
-    private requireUrls(kind: GceKind, props: JsonObject): void {
-        const url = (field: string, v: Json | undefined): void => {
-            if (typeof v === "string" && v !== "" && !containsUnknown(v) && !v.includes("/")) {
-                throw new GceError(400, `Invalid value for field 'resource.${field}': '${v}'. The URL is malformed.`, "invalid");
-            }
-        };
-        if (kind === "instanceGroups") {
-            url("network", props.network);
-        }
-        if (kind === "backendServices") {
-            url("healthChecks[0]", props.healthChecks);
-            if (Array.isArray(props.backends)) {
-                props.backends.forEach((b, i) => url(`backends[${i}].group`, isJsonObject(b) ? b.group : undefined));
-            }
-        }
+      if (nic.ipv6Address !== undefined) {
+        out.ipv6Address = nic.ipv6Address;
+      }
+      out.accessConfigs = (nic.accessConfigs ?? []).map((ac) => {
+        const natIP = ac.natIP ?? this.externalPool.allocate(inUse);
+        inUse.add(natIP);
+        return { kind: "compute#accessConfig", type: "ONE_TO_ONE_NAT", name: "External NAT", natIP };
+      });
+      return out;
+    });
+    const tags: JsonObject = { fingerprint: fingerprintOf([...(spec.tags ?? [])]) };
+    if (spec.tags !== undefined && spec.tags.length > 0) {
+      tags.items = [...spec.tags];
     }
-
-    private validate(kind: GceKind, props: JsonObject): void {
-        const failure = validateInputs(kind, props)[0];
-        if (failure !== undefined) {
-            throw new GceError(400, failure.reason, "invalid");
-        }
+    const properties: JsonObject = {
+      kind: "compute#instance",
+      id: prev !== undefined ? (prev.properties.id ?? this.newId()) : this.newId(),
+      creationTimestamp: prev?.properties.creationTimestamp ?? this.now().toISOString(),
+      name,
+      zone: this.scopeLink(project, "zone", zone),
+      machineType: /^https?:\/\//.test(machineType) ? machineType : `${this.scopeLink(project, "zone", zone)}/machineTypes/${machineType}`,
+      status: spec.status ?? "RUNNING",
+      networkInterfaces: nics,
+      tags,
+      selfLink: this.selfLink(key),
+    };
+    if (spec.labels !== undefined) {
+      properties.labels = { ...spec.labels };
     }
+    this.resources.set(keyString(key), { ...key, properties });
+    return this.get(key);
+  }
 
-    /** Immutable inputs whose new value differs from the stored one. */
-    immutableFields(kind: GceKind, stored: JsonObject, news: JsonObject): string[] {
-        const spec = specOf(kind);
-        news = expandShorthands(kind, news);
-        const key = this.keyOf(kind, { ...news, name: news.name ?? stored.name ?? null });
-        const ctx = this.refContext(key);
-        const changed = spec.immutable.filter((field) => {
-            const nv = news[field] ?? defaultFor(kind, field, news);
-            if (nv === undefined) {
-                return false;
-            }
-            return !this.sameValue(kind, field, nv, stored[field], ctx);
-        });
-        return changed;
+  // ---- rules -------------------------------------------------------------------------------
+
+  /**
+   * References the provider sends to GCE verbatim must be URLs (full or partial); GCE refuses a
+   * bare name there. InstanceGroup.network: resource_compute_instance_group.go,
+   * resourceComputeInstanceGroupCreate (`instanceGroup.Network = v.(string)`); RegionBackendService
+   * health_checks and backend.group: resource_compute_region_backend_service.go,
+   * expandComputeRegionBackendServiceHealthChecks / ...BackendGroup (no ParseXFieldValue). Every
+   * other reference dccm sends goes through an expander that turns a name into a URL
+   * (ParseNetworkFieldValue, ParseSubnetworkFieldValue, ParseRegionalFieldValue, the target
+   * pool's and instance group's instance and health check converters), so the emulator accepts
+   * names there.
+   */
+  private requireUrls(kind: GceKind, props: JsonObject): void {
+    const url = (field: string, v: Json | undefined): void => {
+      if (typeof v === "string" && v !== "" && !containsUnknown(v) && !v.includes("/")) {
+        throw new GceError(400, `Invalid value for field 'resource.${field}': '${v}'. The URL is malformed.`, "invalid");
+      }
+    };
+    if (kind === "instanceGroups") {
+      url("network", props.network);
     }
-
-    /** Resources that use `key` (and so block its deletion). */
-    usersOf(key: ResourceKey): ResourceKey[] {
-        const link = this.selfLink(key);
-        const target = this.resources.get(keyString(key));
-        const users: ResourceKey[] = [];
-        for (const r of this.resources.values()) {
-            const p = r.properties;
-            let uses = false;
-            switch (key.kind) {
-                case "addresses":
-                    uses =
-                        r.kind === "forwardingRules" &&
-                        r.project === key.project &&
-                        r.scope === key.scope &&
-                        target !== undefined &&
-                        p.ipAddress === target.properties.address;
-                    break;
-                case "backendServices":
-                    uses = r.kind === "forwardingRules" && p.backendService === link;
-                    break;
-                case "targetPools":
-                    uses = (r.kind === "forwardingRules" && p.target === link) || (r.kind === "targetPools" && p.backupPool === link);
-                    break;
-                case "healthChecks":
-                case "httpHealthChecks":
-                    uses = (r.kind === "backendServices" || r.kind === "targetPools") && p.healthChecks === link;
-                    break;
-                case "instanceGroups":
-                    uses =
-                        r.kind === "backendServices" &&
-                        Array.isArray(p.backends) &&
-                        p.backends.some((b) => isJsonObject(b) && b.group === link);
-                    break;
-                case "forwardingRules":
-                    uses = r.kind === "routes" && p.nextHopIlb === link;
-                    break;
-                default:
-                    uses = false;
-            }
-            if (uses) {
-                users.push({ kind: r.kind, project: r.project, scope: r.scope, name: r.name });
-            }
-        }
-        return users.sort(compareKeys);
+    if (kind === "backendServices") {
+      url("healthChecks[0]", props.healthChecks);
+      if (Array.isArray(props.backends)) {
+        props.backends.forEach((b, i) => url(`backends[${i}].group`, isJsonObject(b) ? b.group : undefined));
+      }
     }
+  }
 
-    /**
-     * Whether a new input value means the same as a stored (normalized) one: references compared
-     * as self links, sets unordered, a forwarding rule's address reference by its IP.
-     */
-    sameValue(kind: GceKind, field: string, newValue: Json, storedValue: Json | undefined, ctx: RefContext): boolean {
-        if (containsUnknown(newValue)) {
-            return false;
-        }
-        return deepEqual(this.comparable(kind, field, newValue, ctx, true), this.comparable(kind, field, storedValue ?? null, ctx, false));
+  private validate(kind: GceKind, props: JsonObject): void {
+    const failure = validateInputs(kind, props)[0];
+    if (failure !== undefined) {
+      throw new GceError(400, failure.reason, "invalid");
     }
+  }
 
-    private comparable(kind: GceKind, field: string, v: Json, ctx: RefContext, resolve: boolean): Json {
-        const spec = specOf(kind);
-        let out = this.normalizeField(kind, field, v, ctx);
-        if (kind === "forwardingRules" && field === "ipAddress" && typeof out === "string" && resolve) {
-            out = this.resolveAddress(out) ?? out;
-        }
-        if (spec.setFields.includes(field) && Array.isArray(out)) {
-            out = [...out].sort((a, b) => canonical(a).localeCompare(canonical(b)));
-        }
-        if ((field === "allows" || field === "denies" || field === "backends") && Array.isArray(out)) {
-            out = out
-                .map((rule) => {
-                    if (!isJsonObject(rule)) {
-                        return rule;
-                    }
-                    const r: JsonObject = { ...rule };
-                    if (typeof r.protocol === "string") {
-                        r.protocol = r.protocol.toLowerCase();
-                    }
-                    if (Array.isArray(r.ports)) {
-                        r.ports = [...r.ports].sort((a, b) => canonical(a).localeCompare(canonical(b)));
-                    }
-                    return r;
-                })
-                .sort((a, b) => canonical(a).localeCompare(canonical(b)));
-        }
-        return out;
+  /** Immutable inputs whose new value differs from the stored one. */
+  immutableFields(kind: GceKind, stored: JsonObject, news: JsonObject): string[] {
+    const spec = specOf(kind);
+    news = expandShorthands(kind, news);
+    const key = this.keyOf(kind, { ...news, name: news.name ?? stored.name ?? null });
+    const ctx = this.refContext(key);
+    const changed = spec.immutable.filter((field) => {
+      const nv = news[field] ?? defaultFor(kind, field, news);
+      if (nv === undefined) {
+        return false;
+      }
+      return !this.sameValue(kind, field, nv, stored[field], ctx);
+    });
+    return changed;
+  }
+
+  /** Resources that use `key` (and so block its deletion). */
+  usersOf(key: ResourceKey): ResourceKey[] {
+    const link = this.selfLink(key);
+    const target = this.resources.get(keyString(key));
+    const users: ResourceKey[] = [];
+    for (const r of this.resources.values()) {
+      const p = r.properties;
+      let uses = false;
+      switch (key.kind) {
+        case "addresses":
+          uses = r.kind === "forwardingRules" && r.project === key.project && r.scope === key.scope && target !== undefined && p.ipAddress === target.properties.address;
+          break;
+        case "backendServices":
+          uses = r.kind === "forwardingRules" && p.backendService === link;
+          break;
+        case "targetPools":
+          uses = (r.kind === "forwardingRules" && p.target === link) || (r.kind === "targetPools" && p.backupPool === link);
+          break;
+        case "healthChecks":
+        case "httpHealthChecks":
+          uses = (r.kind === "backendServices" || r.kind === "targetPools") && p.healthChecks === link;
+          break;
+        case "instanceGroups":
+          uses = r.kind === "backendServices" && Array.isArray(p.backends) && p.backends.some((b) => isJsonObject(b) && b.group === link);
+          break;
+        case "forwardingRules":
+          uses = r.kind === "routes" && p.nextHopIlb === link;
+          break;
+        default:
+          uses = false;
+      }
+      if (uses) {
+        users.push({ kind: r.kind, project: r.project, scope: r.scope, name: r.name });
+      }
     }
+    return users.sort(compareKeys);
+  }
 
-    /** Normalizes references inside one input to self links. */
-    normalizeField(kind: GceKind, field: string, v: Json, ctx: RefContext): Json {
-        const spec = specOf(kind);
-        if (kind === "forwardingRules" && field === "ipAddress") {
-            if (typeof v !== "string" || net.isIP(v) !== 0 || containsUnknown(v)) {
-                return v;
-            }
-            return normalizeRef(v, { collection: "addresses", scope: "region" }, ctx);
-        }
-        if (kind === "routes" && field === "nextHopIlb") {
-            if (typeof v !== "string" || net.isIP(v) !== 0) {
-                return v;
-            }
-            return normalizeRef(v, { collection: "forwardingRules", scope: "region" }, ctx);
-        }
-        if (kind === "routes" && field === "nextHopInstance") {
-            return typeof v === "string" ? normalizeRef(v, { collection: "instances", scope: "zone" }, ctx) : v;
-        }
-        if (kind === "backendServices" && field === "backends" && Array.isArray(v)) {
-            const group: RefTarget = { collection: "instanceGroups", scope: "zone" };
-            return v.map((b) =>
-                isJsonObject(b) && typeof b.group === "string" ? { ...b, group: normalizeRef(b.group, group, ctx) } : b,
-            );
-        }
-        const ref = spec.refs[field];
-        if (ref !== undefined) {
-            if (typeof v === "string") {
-                return normalizeRef(v, ref, ctx);
-            }
-            if (Array.isArray(v)) {
-                return v.map((e) => (typeof e === "string" ? normalizeRef(e, ref, ctx) : e));
-            }
-        }
+  /**
+   * Whether a new input value means the same as a stored (normalized) one: references compared
+   * as self links, sets unordered, a forwarding rule's address reference by its IP.
+   */
+  sameValue(kind: GceKind, field: string, newValue: Json, storedValue: Json | undefined, ctx: RefContext): boolean {
+    if (containsUnknown(newValue)) {
+      return false;
+    }
+    return deepEqual(this.comparable(kind, field, newValue, ctx, true), this.comparable(kind, field, storedValue ?? null, ctx, false));
+  }
+
+  private comparable(kind: GceKind, field: string, v: Json, ctx: RefContext, resolve: boolean): Json {
+    const spec = specOf(kind);
+    let out = this.normalizeField(kind, field, v, ctx);
+    if (kind === "forwardingRules" && field === "ipAddress" && typeof out === "string" && resolve) {
+      out = this.resolveAddress(out) ?? out;
+    }
+    if (spec.setFields.includes(field) && Array.isArray(out)) {
+      out = [...out].sort((a, b) => canonical(a).localeCompare(canonical(b)));
+    }
+    if ((field === "allows" || field === "denies" || field === "backends") && Array.isArray(out)) {
+      out = out
+        .map((rule) => {
+          if (!isJsonObject(rule)) {
+            return rule;
+          }
+          const r: JsonObject = { ...rule };
+          if (typeof r.protocol === "string") {
+            r.protocol = r.protocol.toLowerCase();
+          }
+          if (Array.isArray(r.ports)) {
+            r.ports = [...r.ports].sort((a, b) => canonical(a).localeCompare(canonical(b)));
+          }
+          return r;
+        })
+        .sort((a, b) => canonical(a).localeCompare(canonical(b)));
+    }
+    return out;
+  }
+
+  /** Normalizes references inside one input to self links. */
+  normalizeField(kind: GceKind, field: string, v: Json, ctx: RefContext): Json {
+    const spec = specOf(kind);
+    if (kind === "forwardingRules" && field === "ipAddress") {
+      if (typeof v !== "string" || net.isIP(v) !== 0 || containsUnknown(v)) {
         return v;
+      }
+      return normalizeRef(v, { collection: "addresses", scope: "region" }, ctx);
     }
-
-    /** The IP of the address a self link designates, or undefined. */
-    private resolveAddress(link: string): string | undefined {
-        if (net.isIP(link) !== 0) {
-            return link;
-        }
-        const key = this.keyOfPath(link);
-        if (key === undefined || key.kind !== "addresses") {
-            return undefined;
-        }
-        return asString(this.resources.get(keyString(key))?.properties.address);
+    if (kind === "routes" && field === "nextHopIlb") {
+      if (typeof v !== "string" || net.isIP(v) !== 0) {
+        return v;
+      }
+      return normalizeRef(v, { collection: "forwardingRules", scope: "region" }, ctx);
     }
-
-    private requireExists(link: Json | undefined): void {
-        if (typeof link !== "string") {
-            return;
-        }
-        const key = this.keyOfPath(link);
-        if (key !== undefined && !this.resources.has(keyString(key))) {
-            throw notFound(this.path(key));
-        }
+    if (kind === "routes" && field === "nextHopInstance") {
+      return typeof v === "string" ? normalizeRef(v, { collection: "instances", scope: "zone" }, ctx) : v;
     }
-
-    /**
-     * Two forwarding rules of one project and region cannot share [IPAddress, IPProtocol] with
-     * overlapping ports. Checked after the rule's own IP is known (see materialize).
-     */
-    private requireNoPortConflict(key: ResourceKey, props: JsonObject): void {
-        const ip = typeof props.ipAddress === "string" && net.isIP(props.ipAddress) === 0 ? this.resolveAddress(props.ipAddress) : props.ipAddress;
-        if (typeof ip !== "string") {
-            return;
-        }
-        const protocol = props.ipProtocol ?? "TCP";
-        const mine = forwardingRulePorts(props);
-        for (const other of this.resources.values()) {
-            if (other.kind !== "forwardingRules" || other.project !== key.project || other.scope !== key.scope || other.name === key.name) {
-                continue;
-            }
-            const o = other.properties;
-            if (o.ipAddress !== ip || (o.ipProtocol ?? "TCP") !== protocol) {
-                continue;
-            }
-            const overlap = forwardingRulePorts(o).some(([a, b]) => mine.some(([c, d]) => a <= d && c <= b));
-            if (overlap) {
-                throw new GceError(
-                    400,
-                    `Invalid value for field 'resource.IPAddress': '${ip}'. Specified IP address is in-use and would result in a conflict: forwarding rule '${this.path(other)}' already uses ${String(protocol)} on overlapping ports.`,
-                    "invalid",
-                );
-            }
-        }
+    if (kind === "backendServices" && field === "backends" && Array.isArray(v)) {
+      const group: RefTarget = { collection: "instanceGroups", scope: "zone" };
+      return v.map((b) => (isJsonObject(b) && typeof b.group === "string" ? { ...b, group: normalizeRef(b.group, group, ctx) } : b));
     }
-
-    /**
-     * A forwarding rule's scheme must be its backend service's (forwarding-rule-concepts: an
-     * internal passthrough rule points at an INTERNAL backend service, an external one at EXTERNAL).
-     */
-    private requireSameScheme(props: JsonObject): void {
-        if (typeof props.backendService !== "string") {
-            return;
-        }
-        const key = this.keyOfPath(props.backendService);
-        const bs = key === undefined ? undefined : this.resources.get(keyString(key));
-        const ruleScheme = props.loadBalancingScheme ?? "EXTERNAL";
-        const bsScheme = bs?.properties.loadBalancingScheme ?? "INTERNAL";
-        if (bs !== undefined && bsScheme !== ruleScheme) {
-            throw new GceError(
-                400,
-                `Invalid value for field 'resource.loadBalancingScheme': '${String(ruleScheme)}'. The forwarding rule's load balancing scheme must match the scheme of backend service '${this.path(bs)}' (${String(bsScheme)}).`,
-                "invalid",
-            );
-        }
+    const ref = spec.refs[field];
+    if (ref !== undefined) {
+      if (typeof v === "string") {
+        return normalizeRef(v, ref, ctx);
+      }
+      if (Array.isArray(v)) {
+        return v.map((e) => (typeof e === "string" ? normalizeRef(e, ref, ctx) : e));
+      }
     }
+    return v;
+  }
 
-    /**
-     * Where a forwarding rule's IP may come from (cloud.google.com/load-balancing/docs/forwarding-rule-concepts,
-     * "IP address specifications"): ephemeral (unset), or a static address reserved in the project
-     * and region with the rule's type; an internal rule may also name an unreserved IP of its
-     * subnetwork. Several INTERNAL rules share one IP only through an address with purpose
-     * SHARED_LOADBALANCER_VIP, at most 10 (load-balancing/docs/internal/multiple-forwarding-rules-same-ip).
-     * The tier of an external rule must be its address's. An external IP the project does not hold is
-     * refused with GCE's text "Invalid IP address specified." (as reported in hashicorp/terraform#19231).
-     */
-    private requireUsableIp(key: ResourceKey, props: JsonObject, scheme: string, subnet: StoredSubnetwork | undefined, ephemeral: boolean): void {
-        const ip = props.ipAddress;
-        if (typeof ip !== "string") {
-            return;
-        }
-        const internal = scheme.startsWith("INTERNAL");
-        const reserved = [...this.resources.values()].find(
-            (r) => r.kind === "addresses" && r.project === key.project && r.scope === key.scope && r.properties.address === ip,
+  /** The IP of the address a self link designates, or undefined. */
+  private resolveAddress(link: string): string | undefined {
+    if (net.isIP(link) !== 0) {
+      return link;
+    }
+    const key = this.keyOfPath(link);
+    if (key === undefined || key.kind !== "addresses") {
+      return undefined;
+    }
+    return asString(this.resources.get(keyString(key))?.properties.address);
+  }
+
+  private requireExists(link: Json | undefined): void {
+    if (typeof link !== "string") {
+      return;
+    }
+    const key = this.keyOfPath(link);
+    if (key !== undefined && !this.resources.has(keyString(key))) {
+      throw notFound(this.path(key));
+    }
+  }
+
+  /**
+   * Two forwarding rules of one project and region cannot share [IPAddress, IPProtocol] with
+   * overlapping ports. Checked after the rule's own IP is known (see materialize).
+   */
+  private requireNoPortConflict(key: ResourceKey, props: JsonObject): void {
+    const ip = typeof props.ipAddress === "string" && net.isIP(props.ipAddress) === 0 ? this.resolveAddress(props.ipAddress) : props.ipAddress;
+    if (typeof ip !== "string") {
+      return;
+    }
+    const protocol = props.ipProtocol ?? "TCP";
+    const mine = forwardingRulePorts(props);
+    for (const other of this.resources.values()) {
+      if (other.kind !== "forwardingRules" || other.project !== key.project || other.scope !== key.scope || other.name === key.name) {
+        continue;
+      }
+      const o = other.properties;
+      if (o.ipAddress !== ip || (o.ipProtocol ?? "TCP") !== protocol) {
+        continue;
+      }
+      const overlap = forwardingRulePorts(o).some(([a, b]) => mine.some(([c, d]) => a <= d && c <= b));
+      if (overlap) {
+        throw new GceError(
+          400,
+          `Invalid value for field 'resource.IPAddress': '${ip}'. Specified IP address is in-use and would result in a conflict: forwarding rule '${this.path(other)}' already uses ${String(protocol)} on overlapping ports.`,
+          "invalid",
         );
-        if (!ephemeral) {
-            if (reserved === undefined) {
-                if (!internal) {
-                    throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${ip}'. Invalid IP address specified.`, "invalid");
-                }
-                if (subnet !== undefined && !inRange(ip, subnet.ipCidrRange)) {
-                    throw new GceError(
-                        400,
-                        `Invalid value for field 'resource.IPAddress': '${ip}'. The specified IP address is not within the subnetwork's range ${subnet.ipCidrRange}.`,
-                        "invalid",
-                    );
-                }
-            } else {
-                const addressType = reserved.properties.addressType ?? "EXTERNAL";
-                if ((addressType === "INTERNAL") !== internal) {
-                    throw new GceError(
-                        400,
-                        `Invalid value for field 'resource.IPAddress': '${ip}'. Address '${this.path(reserved)}' is ${String(addressType)} and cannot be used by a forwarding rule with loadBalancingScheme ${scheme}.`,
-                        "invalid",
-                    );
-                }
-                const ruleTier = props.networkTier ?? "PREMIUM";
-                const addressTier = reserved.properties.networkTier ?? "PREMIUM";
-                if (!internal && ruleTier !== addressTier) {
-                    throw new GceError(
-                        400,
-                        `Invalid value for field 'resource.networkTier': '${String(ruleTier)}'. The network tier of the forwarding rule must be the same as the network tier of its IP address '${this.path(reserved)}' (${String(addressTier)}).`,
-                        "invalid",
-                    );
-                }
-            }
-        }
+      }
+    }
+  }
+
+  /**
+   * A forwarding rule's scheme must be its backend service's (forwarding-rule-concepts: an
+   * internal passthrough rule points at an INTERNAL backend service, an external one at EXTERNAL).
+   */
+  private requireSameScheme(props: JsonObject): void {
+    if (typeof props.backendService !== "string") {
+      return;
+    }
+    const key = this.keyOfPath(props.backendService);
+    const bs = key === undefined ? undefined : this.resources.get(keyString(key));
+    const ruleScheme = props.loadBalancingScheme ?? "EXTERNAL";
+    const bsScheme = bs?.properties.loadBalancingScheme ?? "INTERNAL";
+    if (bs !== undefined && bsScheme !== ruleScheme) {
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.loadBalancingScheme': '${String(ruleScheme)}'. The forwarding rule's load balancing scheme must match the scheme of backend service '${this.path(bs)}' (${String(bsScheme)}).`,
+        "invalid",
+      );
+    }
+  }
+
+  /**
+   * Where a forwarding rule's IP may come from (cloud.google.com/load-balancing/docs/forwarding-rule-concepts,
+   * "IP address specifications"): ephemeral (unset), or a static address reserved in the project
+   * and region with the rule's type; an internal rule may also name an unreserved IP of its
+   * subnetwork. Several INTERNAL rules share one IP only through an address with purpose
+   * SHARED_LOADBALANCER_VIP, at most 10 (load-balancing/docs/internal/multiple-forwarding-rules-same-ip).
+   * The tier of an external rule must be its address's. An external IP the project does not hold is
+   * refused with GCE's text "Invalid IP address specified." (as reported in hashicorp/terraform#19231).
+   */
+  private requireUsableIp(key: ResourceKey, props: JsonObject, scheme: string, subnet: StoredSubnetwork | undefined, ephemeral: boolean): void {
+    const ip = props.ipAddress;
+    if (typeof ip !== "string") {
+      return;
+    }
+    const internal = scheme.startsWith("INTERNAL");
+    const reserved = [...this.resources.values()].find((r) => r.kind === "addresses" && r.project === key.project && r.scope === key.scope && r.properties.address === ip);
+    if (!ephemeral) {
+      if (reserved === undefined) {
         if (!internal) {
-            return;
+          throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${ip}'. Invalid IP address specified.`, "invalid");
         }
-        const sharing = [...this.resources.values()].filter(
-            (r) =>
-                r.kind === "forwardingRules" &&
-                r.project === key.project &&
-                r.scope === key.scope &&
-                r.name !== key.name &&
-                r.properties.ipAddress === ip &&
-                String(r.properties.loadBalancingScheme ?? "").startsWith("INTERNAL"),
-        );
-        const first = sharing[0];
-        if (first === undefined) {
-            return;
+        if (subnet !== undefined && !inRange(ip, subnet.ipCidrRange)) {
+          throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${ip}'. The specified IP address is not within the subnetwork's range ${subnet.ipCidrRange}.`, "invalid");
         }
-        if (reserved?.properties.purpose !== "SHARED_LOADBALANCER_VIP") {
-            throw new GceError(
-                400,
-                `Invalid value for field 'resource.IPAddress': '${ip}'. IP address is already in use by forwarding rule '${this.path(first)}'; internal forwarding rules can share an IP address only if it is reserved with purpose SHARED_LOADBALANCER_VIP.`,
-                "invalid",
-            );
+      } else {
+        const addressType = reserved.properties.addressType ?? "EXTERNAL";
+        if ((addressType === "INTERNAL") !== internal) {
+          throw new GceError(
+            400,
+            `Invalid value for field 'resource.IPAddress': '${ip}'. Address '${this.path(reserved)}' is ${String(addressType)} and cannot be used by a forwarding rule with loadBalancingScheme ${scheme}.`,
+            "invalid",
+          );
         }
-        if (sharing.length >= 10) {
-            throw new GceError(
-                400,
-                `Invalid value for field 'resource.IPAddress': '${ip}'. An address with purpose SHARED_LOADBALANCER_VIP can be used by at most 10 forwarding rules.`,
-                "invalid",
-            );
+        const ruleTier = props.networkTier ?? "PREMIUM";
+        const addressTier = reserved.properties.networkTier ?? "PREMIUM";
+        if (!internal && ruleTier !== addressTier) {
+          throw new GceError(
+            400,
+            `Invalid value for field 'resource.networkTier': '${String(ruleTier)}'. The network tier of the forwarding rule must be the same as the network tier of its IP address '${this.path(reserved)}' (${String(addressTier)}).`,
+            "invalid",
+          );
         }
+      }
+    }
+    if (!internal) {
+      return;
+    }
+    const sharing = [...this.resources.values()].filter(
+      (r) =>
+        r.kind === "forwardingRules" &&
+        r.project === key.project &&
+        r.scope === key.scope &&
+        r.name !== key.name &&
+        r.properties.ipAddress === ip &&
+        String(r.properties.loadBalancingScheme ?? "").startsWith("INTERNAL"),
+    );
+    const first = sharing[0];
+    if (first === undefined) {
+      return;
+    }
+    if (reserved?.properties.purpose !== "SHARED_LOADBALANCER_VIP") {
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.IPAddress': '${ip}'. IP address is already in use by forwarding rule '${this.path(first)}'; internal forwarding rules can share an IP address only if it is reserved with purpose SHARED_LOADBALANCER_VIP.`,
+        "invalid",
+      );
+    }
+    if (sharing.length >= 10) {
+      throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${ip}'. An address with purpose SHARED_LOADBALANCER_VIP can be used by at most 10 forwarding rules.`, "invalid");
+    }
+  }
+
+  /**
+   * An EXTERNAL regional backend service takes a regional health check
+   * (load-balancing/docs/network/networklb-backend-service: "regional health check").
+   */
+  private requireRegionalCheck(props: JsonObject): void {
+    const link = props.healthChecks;
+    if ((props.loadBalancingScheme ?? "INTERNAL") !== "EXTERNAL" || typeof link !== "string") {
+      return;
+    }
+    if (parseResourcePath(link)?.scopeType !== "region") {
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.healthChecks[0]': '${link}'. A regional backend service with loadBalancingScheme EXTERNAL requires a regional health check.`,
+        "invalid",
+      );
+    }
+  }
+
+  /** Target pools take legacy HTTP health checks only (targetPools resource reference, healthChecks). */
+  private requireLegacyCheck(link: Json | undefined): void {
+    if (typeof link === "string" && parseResourcePath(link)?.collection !== "httpHealthChecks") {
+      throw new GceError(400, `Invalid value for field 'resource.healthChecks[0]': '${link}'. A target pool accepts only legacy HTTP health checks (httpHealthChecks).`, "invalid");
+    }
+  }
+
+  /**
+   * An instance of an unmanaged group must exist, be in the group's zone and in the group's
+   * network (instanceGroups.addInstances: "instances ... must be in the same zone and network").
+   */
+  private requireGroupMember(key: ResourceKey, network: Json | undefined, link: Json, index: number): void {
+    if (typeof link !== "string") {
+      return;
+    }
+    const member = this.keyOfPath(link);
+    if (member !== undefined && member.scope !== key.scope) {
+      throw new GceError(400, `Invalid value for field 'resource.instances[${index}]': '${link}'. Instance must be in zone '${key.scope}' of the instance group.`, "invalid");
+    }
+    this.requireExists(link);
+    const instance = member === undefined ? undefined : this.resources.get(keyString(member));
+    const nics = instance?.properties.networkInterfaces;
+    const nic = Array.isArray(nics) ? nics[0] : undefined;
+    const instanceNetwork = isJsonObject(nic) ? nic.network : undefined;
+    if (typeof network === "string" && typeof instanceNetwork === "string" && instanceNetwork !== network) {
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.instances[${index}]': '${link}'. Instance is in network '${instanceNetwork}', not in the network of the instance group '${network}'.`,
+        "invalid",
+      );
+    }
+  }
+
+  private ipsInUse(except?: ResourceKey): Set<string> {
+    const used = new Set<string>();
+    for (const r of this.resources.values()) {
+      if (except !== undefined && keyString(r) === keyString(except)) {
+        continue;
+      }
+      const p = r.properties;
+      for (const v of [p.address, p.ipAddress]) {
+        if (typeof v === "string") {
+          used.add(v);
+        }
+      }
+      if (Array.isArray(p.networkInterfaces)) {
+        for (const nic of p.networkInterfaces) {
+          if (!isJsonObject(nic)) {
+            continue;
+          }
+          if (typeof nic.networkIP === "string") {
+            used.add(nic.networkIP);
+          }
+          if (Array.isArray(nic.accessConfigs)) {
+            for (const ac of nic.accessConfigs) {
+              if (isJsonObject(ac) && typeof ac.natIP === "string") {
+                used.add(ac.natIP);
+              }
+            }
+          }
+        }
+      }
+    }
+    return used;
+  }
+
+  private newId(): string {
+    const id = 1_000_000_000_000_000_000n + this.nextId;
+    this.nextId += 1n;
+    return id.toString();
+  }
+
+  /** Stored properties from inputs: normalized references, GCE defaults, computed fields. */
+  private materialize(key: ResourceKey, inputs: JsonObject, prev: StoredResource | undefined): JsonObject {
+    const spec = specOf(key.kind);
+    const ctx = this.refContext(key);
+    const props: JsonObject = {};
+    for (const [k, v] of Object.entries(expandShorthands(key.kind, inputs))) {
+      if (v === null || COMPUTED.has(k) || k === "name" || k === "project" || k === "region" || k === "zone") {
+        continue;
+      }
+      if (containsUnknown(v)) {
+        throw new GceError(400, `Invalid value for field 'resource.${k}': the value is not known`, "invalid");
+      }
+      props[k] = this.normalizeField(key.kind, k, clone(v), ctx);
+    }
+    for (const field of spec.inputs) {
+      if (props[field] === undefined) {
+        const d = defaultFor(key.kind, field, props);
+        if (d !== undefined) {
+          props[field] = d;
+        }
+      }
     }
 
-    /**
-     * An EXTERNAL regional backend service takes a regional health check
-     * (load-balancing/docs/network/networklb-backend-service: "regional health check").
-     */
-    private requireRegionalCheck(props: JsonObject): void {
-        const link = props.healthChecks;
-        if ((props.loadBalancingScheme ?? "INTERNAL") !== "EXTERNAL" || typeof link !== "string") {
-            return;
+    switch (key.kind) {
+      case "addresses": {
+        this.requireNetwork(props.network);
+        const internal = props.addressType === "INTERNAL";
+        const subnet = internal ? this.internalSubnet(key, props, "address") : this.requireSubnetwork(props.subnetwork, props.network);
+        if (props.address === undefined) {
+          props.address = prev?.properties.address ?? (internal ? (subnet?.pool ?? this.internalPool) : this.externalPool).allocate(this.ipsInUse(prev === undefined ? undefined : key));
+        } else if (internal && subnet !== undefined && typeof props.address === "string" && !inRange(props.address, subnet.ipCidrRange)) {
+          throw new GceError(400, `Invalid value for field 'resource.address': '${props.address}'. The specified IP address is not within the subnetwork's range ${subnet.ipCidrRange}.`, "invalid");
         }
-        if (parseResourcePath(link)?.scopeType !== "region") {
-            throw new GceError(
-                400,
-                `Invalid value for field 'resource.healthChecks[0]': '${link}'. A regional backend service with loadBalancingScheme EXTERNAL requires a regional health check.`,
-                "invalid",
-            );
+        break;
+      }
+      case "forwardingRules": {
+        this.requireExists(props.backendService);
+        this.requireExists(props.target);
+        this.requireNetwork(props.network);
+        const scheme = typeof props.loadBalancingScheme === "string" ? props.loadBalancingScheme : "EXTERNAL";
+        const internal = scheme.startsWith("INTERNAL");
+        const subnet = internal ? this.internalSubnet(key, props, "IPAddress") : this.requireSubnetwork(props.subnetwork, props.network);
+        this.requireSameScheme(props);
+        this.requireNoPortConflict(key, props);
+        const ip = props.ipAddress;
+        if (typeof ip === "string" && net.isIP(ip) === 0) {
+          const resolved = this.resolveAddress(ip);
+          if (resolved === undefined) {
+            const addrKey = this.keyOfPath(ip);
+            throw notFound(addrKey === undefined ? ip : this.path(addrKey));
+          }
+          props.ipAddress = resolved;
+        } else if (ip === undefined) {
+          props.ipAddress = prev?.properties.ipAddress ?? (internal ? (subnet?.pool ?? this.internalPool) : this.externalPool).allocate(this.ipsInUse(prev === undefined ? undefined : key));
         }
+        if (prev === undefined || prev.properties.ipAddress !== props.ipAddress) {
+          this.requireUsableIp(key, props, scheme, subnet, ip === undefined);
+        }
+        break;
+      }
+      case "backendServices":
+        this.requireExists(props.healthChecks);
+        this.requireNetwork(props.network);
+        this.requireRegionalCheck(props);
+        if (Array.isArray(props.backends)) {
+          for (const b of props.backends) {
+            if (isJsonObject(b)) {
+              this.requireExists(b.group);
+            }
+          }
+        }
+        break;
+      case "targetPools":
+        // Instances of a target pool need not exist: GCE stores the URLs and the provider
+        // accepts any (resource_compute_target_pool.go convertInstancesToUrls only builds URLs).
+        this.requireExists(props.healthChecks);
+        this.requireExists(props.backupPool);
+        this.requireLegacyCheck(props.healthChecks);
+        break;
+      case "healthChecks": {
+        const t = healthCheckType(props);
+        if (t !== undefined) {
+          props.type = t;
+        }
+        break;
+      }
+      case "instanceGroups":
+        this.requireNetwork(props.network);
+        if (Array.isArray(props.instances)) {
+          props.instances.forEach((i, index) => this.requireGroupMember(key, props.network, i, index));
+        }
+        props.size = Array.isArray(props.instances) ? props.instances.length : 0;
+        break;
+      case "firewalls":
+        this.requireNetwork(props.network);
+        break;
+      case "routes":
+        this.requireNetwork(props.network);
+        this.requireExists(props.nextHopInstance);
+        break;
+      default:
+        break;
     }
 
-    /** Target pools take legacy HTTP health checks only (targetPools resource reference, healthChecks). */
-    private requireLegacyCheck(link: Json | undefined): void {
-        if (typeof link === "string" && parseResourcePath(link)?.collection !== "httpHealthChecks") {
-            throw new GceError(
-                400,
-                `Invalid value for field 'resource.healthChecks[0]': '${link}'. A target pool accepts only legacy HTTP health checks (httpHealthChecks).`,
-                "invalid",
-            );
-        }
+    const out: JsonObject = {
+      ...props,
+      name: key.name,
+      project: key.project,
+    };
+    if (spec.scope === "region") {
+      out.region = key.scope;
+    } else if (spec.scope === "zone") {
+      out.zone = key.scope;
     }
-
-    /**
-     * An instance of an unmanaged group must exist, be in the group's zone and in the group's
-     * network (instanceGroups.addInstances: "instances ... must be in the same zone and network").
-     */
-    private requireGroupMember(key: ResourceKey, network: Json | undefined, link: Json, index: number): void {
-        if (typeof link !== "string") {
-            return;
-        }
-        const member = this.keyOfPath(link);
-        if (member !== undefined && member.scope !== key.scope) {
-            throw new GceError(
-                400,
-                `Invalid value for field 'resource.instances[${index}]': '${link}'. Instance must be in zone '${key.scope}' of the instance group.`,
-                "invalid",
-            );
-        }
-        this.requireExists(link);
-        const instance = member === undefined ? undefined : this.resources.get(keyString(member));
-        const nics = instance?.properties.networkInterfaces;
-        const nic = Array.isArray(nics) ? nics[0] : undefined;
-        const instanceNetwork = isJsonObject(nic) ? nic.network : undefined;
-        if (typeof network === "string" && typeof instanceNetwork === "string" && instanceNetwork !== network) {
-            throw new GceError(
-                400,
-                `Invalid value for field 'resource.instances[${index}]': '${link}'. Instance is in network '${instanceNetwork}', not in the network of the instance group '${network}'.`,
-                "invalid",
-            );
-        }
+    if (spec.labels) {
+      out.labelFingerprint = fingerprintOf(props.labels ?? {});
     }
-
-    private ipsInUse(except?: ResourceKey): Set<string> {
-        const used = new Set<string>();
-        for (const r of this.resources.values()) {
-            if (except !== undefined && keyString(r) === keyString(except)) {
-                continue;
-            }
-            const p = r.properties;
-            for (const v of [p.address, p.ipAddress]) {
-                if (typeof v === "string") {
-                    used.add(v);
-                }
-            }
-            if (Array.isArray(p.networkInterfaces)) {
-                for (const nic of p.networkInterfaces) {
-                    if (!isJsonObject(nic)) {
-                        continue;
-                    }
-                    if (typeof nic.networkIP === "string") {
-                        used.add(nic.networkIP);
-                    }
-                    if (Array.isArray(nic.accessConfigs)) {
-                        for (const ac of nic.accessConfigs) {
-                            if (isJsonObject(ac) && typeof ac.natIP === "string") {
-                                used.add(ac.natIP);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        return used;
-    }
-
-    private newId(): string {
-        const id = 1_000_000_000_000_000_000n + this.nextId;
-        this.nextId += 1n;
-        return id.toString();
-    }
-
-    /** Stored properties from inputs: normalized references, GCE defaults, computed fields. */
-    private materialize(key: ResourceKey, inputs: JsonObject, prev: StoredResource | undefined): JsonObject {
-        const spec = specOf(key.kind);
-        const ctx = this.refContext(key);
-        const props: JsonObject = {};
-        for (const [k, v] of Object.entries(expandShorthands(key.kind, inputs))) {
-            if (v === null || COMPUTED.has(k) || k === "name" || k === "project" || k === "region" || k === "zone") {
-                continue;
-            }
-            if (containsUnknown(v)) {
-                throw new GceError(400, `Invalid value for field 'resource.${k}': the value is not known`, "invalid");
-            }
-            props[k] = this.normalizeField(key.kind, k, clone(v), ctx);
-        }
-        for (const field of spec.inputs) {
-            if (props[field] === undefined) {
-                const d = defaultFor(key.kind, field, props);
-                if (d !== undefined) {
-                    props[field] = d;
-                }
-            }
-        }
-
-        switch (key.kind) {
-            case "addresses": {
-                this.requireNetwork(props.network);
-                const internal = props.addressType === "INTERNAL";
-                const subnet = internal ? this.internalSubnet(key, props, "address") : this.requireSubnetwork(props.subnetwork, props.network);
-                if (props.address === undefined) {
-                    props.address =
-                        prev?.properties.address ??
-                        (internal ? (subnet?.pool ?? this.internalPool) : this.externalPool).allocate(
-                            this.ipsInUse(prev === undefined ? undefined : key),
-                        );
-                } else if (internal && subnet !== undefined && typeof props.address === "string" && !inRange(props.address, subnet.ipCidrRange)) {
-                    throw new GceError(
-                        400,
-                        `Invalid value for field 'resource.address': '${props.address}'. The specified IP address is not within the subnetwork's range ${subnet.ipCidrRange}.`,
-                        "invalid",
-                    );
-                }
-                break;
-            }
-            case "forwardingRules": {
-                this.requireExists(props.backendService);
-                this.requireExists(props.target);
-                this.requireNetwork(props.network);
-                const scheme = typeof props.loadBalancingScheme === "string" ? props.loadBalancingScheme : "EXTERNAL";
-                const internal = scheme.startsWith("INTERNAL");
-                const subnet = internal ? this.internalSubnet(key, props, "IPAddress") : this.requireSubnetwork(props.subnetwork, props.network);
-                this.requireSameScheme(props);
-                this.requireNoPortConflict(key, props);
-                const ip = props.ipAddress;
-                if (typeof ip === "string" && net.isIP(ip) === 0) {
-                    const resolved = this.resolveAddress(ip);
-                    if (resolved === undefined) {
-                        const addrKey = this.keyOfPath(ip);
-                        throw notFound(addrKey === undefined ? ip : this.path(addrKey));
-                    }
-                    props.ipAddress = resolved;
-                } else if (ip === undefined) {
-                    props.ipAddress =
-                        prev?.properties.ipAddress ??
-                        (internal ? (subnet?.pool ?? this.internalPool) : this.externalPool).allocate(
-                            this.ipsInUse(prev === undefined ? undefined : key),
-                        );
-                }
-                if (prev === undefined || prev.properties.ipAddress !== props.ipAddress) {
-                    this.requireUsableIp(key, props, scheme, subnet, ip === undefined);
-                }
-                break;
-            }
-            case "backendServices":
-                this.requireExists(props.healthChecks);
-                this.requireNetwork(props.network);
-                this.requireRegionalCheck(props);
-                if (Array.isArray(props.backends)) {
-                    for (const b of props.backends) {
-                        if (isJsonObject(b)) {
-                            this.requireExists(b.group);
-                        }
-                    }
-                }
-                break;
-            case "targetPools":
-                // Instances of a target pool need not exist: GCE stores the URLs and the provider
-                // accepts any (resource_compute_target_pool.go convertInstancesToUrls only builds URLs).
-                this.requireExists(props.healthChecks);
-                this.requireExists(props.backupPool);
-                this.requireLegacyCheck(props.healthChecks);
-                break;
-            case "healthChecks": {
-                const t = healthCheckType(props);
-                if (t !== undefined) {
-                    props.type = t;
-                }
-                break;
-            }
-            case "instanceGroups":
-                this.requireNetwork(props.network);
-                if (Array.isArray(props.instances)) {
-                    props.instances.forEach((i, index) => this.requireGroupMember(key, props.network, i, index));
-                }
-                props.size = Array.isArray(props.instances) ? props.instances.length : 0;
-                break;
-            case "firewalls":
-                this.requireNetwork(props.network);
-                break;
-            case "routes":
-                this.requireNetwork(props.network);
-                this.requireExists(props.nextHopInstance);
-                break;
-            default:
-                break;
-        }
-
-        const out: JsonObject = {
-            ...props,
-            name: key.name,
-            project: key.project,
-        };
-        if (spec.scope === "region") {
-            out.region = key.scope;
-        } else if (spec.scope === "zone") {
-            out.zone = key.scope;
-        }
-        if (spec.labels) {
-            out.labelFingerprint = fingerprintOf(props.labels ?? {});
-        }
-        out.id = prev?.properties.id ?? this.newId();
-        out.creationTimestamp = prev?.properties.creationTimestamp ?? this.now().toISOString();
-        out.selfLink = this.selfLink(key);
-        out.fingerprint = resourceFingerprint(out);
-        return out;
-    }
+    out.id = prev?.properties.id ?? this.newId();
+    out.creationTimestamp = prev?.properties.creationTimestamp ?? this.now().toISOString();
+    out.selfLink = this.selfLink(key);
+    out.fingerprint = resourceFingerprint(out);
+    return out;
+  }
 }

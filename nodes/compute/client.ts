@@ -10,34 +10,24 @@ import { randomUUID } from "node:crypto";
 
 import type { Registry } from "prom-client";
 
-import {
-    listItems,
-    nextPageToken,
-    operationFailure,
-    operationPath,
-    operationStatus,
-    parseAggregatedInstances,
-    parseInstance,
-    parseInstanceList,
-    parseRegion,
-} from "./parse";
+import { listItems, nextPageToken, operationFailure, operationPath, operationStatus, parseAggregatedInstances, parseInstance, parseInstanceList, parseRegion } from "./parse";
 import { bodyOf, ComputeTransport, type Request, type TransportOptions } from "./transport";
 import {
-    type CallOptions,
-    type CollectionCall,
-    type ComputeApi,
-    type ComputeCall,
-    ComputeError,
-    type ComputeResourceApi,
-    DEFAULT_COMPUTE_ENDPOINT,
-    type GetInstanceResult,
-    type Instance,
-    type Region,
+  type CallOptions,
+  type CollectionCall,
+  type ComputeApi,
+  type ComputeCall,
+  ComputeError,
+  type ComputeResourceApi,
+  DEFAULT_COMPUTE_ENDPOINT,
+  type GetInstanceResult,
+  type Instance,
+  type Region,
 } from "./types";
 
 export interface ComputeClientOptions extends Omit<TransportOptions, "endpoint"> {
-    /** Base URL ending in `/compute/v1/`. Default compute.googleapis.com. */
-    readonly endpoint?: string;
+  /** Base URL ending in `/compute/v1/`. Default compute.googleapis.com. */
+  readonly endpoint?: string;
 }
 
 const PAGE_SIZE = 500;
@@ -48,122 +38,117 @@ const MAX_PAGES = 1000;
 const MAX_OPERATION_WAITS = 15;
 
 export class ComputeClient implements ComputeApi, ComputeResourceApi {
-    private readonly transport: ComputeTransport;
+  private readonly transport: ComputeTransport;
 
-    constructor(opts: ComputeClientOptions = {}) {
-        this.transport = new ComputeTransport({ ...opts, endpoint: opts.endpoint ?? DEFAULT_COMPUTE_ENDPOINT });
+  constructor(opts: ComputeClientOptions = {}) {
+    this.transport = new ComputeTransport({ ...opts, endpoint: opts.endpoint ?? DEFAULT_COMPUTE_ENDPOINT });
+  }
+
+  async getInstance(project: string, zone: string, name: string, opts?: CallOptions): Promise<GetInstanceResult> {
+    const resource = `projects/${project}/zones/${zone}/instances/${name}`;
+    const res = await this.transport.send({ call: "instances.get", method: "GET", resource }, opts);
+    if (res.kind === "notFound") {
+      return { kind: "notFound", project, zone, name };
     }
+    return { kind: "found", instance: parseInstance(res.body, { project, zone }, { call: "instances.get", resource }) };
+  }
 
-    async getInstance(project: string, zone: string, name: string, opts?: CallOptions): Promise<GetInstanceResult> {
-        const resource = `projects/${project}/zones/${zone}/instances/${name}`;
-        const res = await this.transport.send({ call: "instances.get", method: "GET", resource }, opts);
-        if (res.kind === "notFound") {
-            return { kind: "notFound", project, zone, name };
+  async listInstances(project: string, zone: string, opts?: CallOptions): Promise<Instance[]> {
+    const origin = { call: "instances.list", resource: `projects/${project}/zones/${zone}/instances` } as const;
+    const out: Instance[] = [];
+    await this.paginate(origin, {}, opts, (body) => out.push(...parseInstanceList(body, project, zone, origin)));
+    return out;
+  }
+
+  /**
+   * All instances of the project across zones (one call per page of 500), optionally narrowed by
+   * a Compute `filter` expression such as `name = "node-1"`.
+   */
+  async aggregatedListInstances(project: string, filter?: string, opts?: CallOptions): Promise<Instance[]> {
+    const origin = { call: "instances.aggregatedList", resource: `projects/${project}/aggregated/instances` } as const;
+    const out: Instance[] = [];
+    await this.paginate(origin, filter === undefined ? {} : { filter }, opts, (body) => out.push(...parseAggregatedInstances(body, project, origin)));
+    return out;
+  }
+
+  async getRegion(project: string, region: string, opts?: CallOptions): Promise<Region> {
+    const res = await this.transport.send({ call: "regions.get", method: "GET", resource: `projects/${project}/regions/${region}` }, opts);
+    return parseRegion(bodyOf(res), region);
+  }
+
+  async listCollection(call: `${CollectionCall}.list`, collectionPath: string, opts?: CallOptions): Promise<unknown[]> {
+    const out: unknown[] = [];
+    await this.paginate({ call, resource: collectionPath }, {}, opts, (body) => out.push(...listItems(body)));
+    return out;
+  }
+
+  async getResource(call: `${CollectionCall}.get`, resourcePath: string, opts?: CallOptions): Promise<unknown> {
+    const res = await this.transport.send({ call, method: "GET", resource: resourcePath }, opts);
+    return res.kind === "notFound" ? undefined : res.body;
+  }
+
+  async deleteResource(call: `${CollectionCall}.delete`, resourcePath: string, opts?: CallOptions): Promise<"deleted" | "absent"> {
+    // One request ID for every retry of this delete: GCE answers a repeat with the first
+    // request's operation instead of acting twice (forwardingRules.delete, query parameter requestId).
+    const res = await this.transport.send({ call, method: "DELETE", resource: resourcePath, query: { requestId: randomUUID() } }, opts);
+    if (res.kind === "notFound") {
+      return "absent";
+    }
+    await this.waitOperation(call, resourcePath, res.body, opts);
+    return "deleted";
+  }
+
+  /**
+   * Compute mutations answer with an Operation (status PENDING, RUNNING or DONE); it is done when
+   * DONE, and failed when DONE with `error.errors` (Compute API reference, Operation resource).
+   * Until DONE, `<operation>/wait` is called: it returns when the operation is done or after
+   * about two minutes (regionOperations.wait, zoneOperations.wait, globalOperations.wait).
+   */
+  private async waitOperation(call: ComputeCall, resource: string, first: unknown, opts: CallOptions | undefined): Promise<void> {
+    let op = first;
+    for (let waits = 0; ; waits++) {
+      const status = operationStatus(op);
+      if (status === "DONE") {
+        const failure = operationFailure(op);
+        if (failure !== undefined) {
+          throw new ComputeError({ call, resource, status: failure.status, reason: failure.reason, detail: failure.message, attempts: 1 });
         }
-        return { kind: "found", instance: parseInstance(res.body, { project, zone }, { call: "instances.get", resource }) };
+        return;
+      }
+      const path = operationPath(op);
+      if (path === undefined) {
+        throw new ComputeError({ call, resource, status: 200, reason: "badResponse", detail: "the response is not an Operation with a selfLink", attempts: 1 });
+      }
+      if (waits >= MAX_OPERATION_WAITS) {
+        throw new ComputeError({ call, resource, status: undefined, reason: "timeout", detail: `operation ${path.path} still ${status ?? "unknown"} after ${waits} waits`, attempts: 1 });
+      }
+      op = bodyOf(await this.transport.send({ call: path.call, method: "POST", resource: `${path.path}/wait` }, opts));
     }
+  }
 
-    async listInstances(project: string, zone: string, opts?: CallOptions): Promise<Instance[]> {
-        const origin = { call: "instances.list", resource: `projects/${project}/zones/${zone}/instances` } as const;
-        const out: Instance[] = [];
-        await this.paginate(origin, {}, opts, (body) => out.push(...parseInstanceList(body, project, zone, origin)));
-        return out;
+  private async paginate(origin: Pick<Request, "call" | "resource">, query: Record<string, string>, opts: CallOptions | undefined, onPage: (body: unknown) => void): Promise<void> {
+    let pageToken: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const q: Record<string, string> = { ...query, maxResults: String(PAGE_SIZE), ...(pageToken === undefined ? {} : { pageToken }) };
+      const body = bodyOf(await this.transport.send({ ...origin, method: "GET", query: q }, opts));
+      onPage(body);
+      pageToken = nextPageToken(body);
+      if (pageToken === undefined) {
+        return;
+      }
     }
-
-    /**
-     * All instances of the project across zones (one call per page of 500), optionally narrowed by
-     * a Compute `filter` expression such as `name = "node-1"`.
-     */
-    async aggregatedListInstances(project: string, filter?: string, opts?: CallOptions): Promise<Instance[]> {
-        const origin = { call: "instances.aggregatedList", resource: `projects/${project}/aggregated/instances` } as const;
-        const out: Instance[] = [];
-        await this.paginate(origin, filter === undefined ? {} : { filter }, opts, (body) => out.push(...parseAggregatedInstances(body, project, origin)));
-        return out;
-    }
-
-    async getRegion(project: string, region: string, opts?: CallOptions): Promise<Region> {
-        const res = await this.transport.send({ call: "regions.get", method: "GET", resource: `projects/${project}/regions/${region}` }, opts);
-        return parseRegion(bodyOf(res), region);
-    }
-
-    async listCollection(call: `${CollectionCall}.list`, collectionPath: string, opts?: CallOptions): Promise<unknown[]> {
-        const out: unknown[] = [];
-        await this.paginate({ call, resource: collectionPath }, {}, opts, (body) => out.push(...listItems(body)));
-        return out;
-    }
-
-    async getResource(call: `${CollectionCall}.get`, resourcePath: string, opts?: CallOptions): Promise<unknown> {
-        const res = await this.transport.send({ call, method: "GET", resource: resourcePath }, opts);
-        return res.kind === "notFound" ? undefined : res.body;
-    }
-
-    async deleteResource(call: `${CollectionCall}.delete`, resourcePath: string, opts?: CallOptions): Promise<"deleted" | "absent"> {
-        // One request ID for every retry of this delete: GCE answers a repeat with the first
-        // request's operation instead of acting twice (forwardingRules.delete, query parameter requestId).
-        const res = await this.transport.send({ call, method: "DELETE", resource: resourcePath, query: { requestId: randomUUID() } }, opts);
-        if (res.kind === "notFound") {
-            return "absent";
-        }
-        await this.waitOperation(call, resourcePath, res.body, opts);
-        return "deleted";
-    }
-
-    /**
-     * Compute mutations answer with an Operation (status PENDING, RUNNING or DONE); it is done when
-     * DONE, and failed when DONE with `error.errors` (Compute API reference, Operation resource).
-     * Until DONE, `<operation>/wait` is called: it returns when the operation is done or after
-     * about two minutes (regionOperations.wait, zoneOperations.wait, globalOperations.wait).
-     */
-    private async waitOperation(call: ComputeCall, resource: string, first: unknown, opts: CallOptions | undefined): Promise<void> {
-        let op = first;
-        for (let waits = 0; ; waits++) {
-            const status = operationStatus(op);
-            if (status === "DONE") {
-                const failure = operationFailure(op);
-                if (failure !== undefined) {
-                    throw new ComputeError({ call, resource, status: failure.status, reason: failure.reason, detail: failure.message, attempts: 1 });
-                }
-                return;
-            }
-            const path = operationPath(op);
-            if (path === undefined) {
-                throw new ComputeError({ call, resource, status: 200, reason: "badResponse", detail: "the response is not an Operation with a selfLink", attempts: 1 });
-            }
-            if (waits >= MAX_OPERATION_WAITS) {
-                throw new ComputeError({ call, resource, status: undefined, reason: "timeout", detail: `operation ${path.path} still ${status ?? "unknown"} after ${waits} waits`, attempts: 1 });
-            }
-            op = bodyOf(await this.transport.send({ call: path.call, method: "POST", resource: `${path.path}/wait` }, opts));
-        }
-    }
-
-    private async paginate(
-        origin: Pick<Request, "call" | "resource">,
-        query: Record<string, string>,
-        opts: CallOptions | undefined,
-        onPage: (body: unknown) => void,
-    ): Promise<void> {
-        let pageToken: string | undefined;
-        for (let page = 0; page < MAX_PAGES; page++) {
-            const q: Record<string, string> = { ...query, maxResults: String(PAGE_SIZE), ...(pageToken === undefined ? {} : { pageToken }) };
-            const body = bodyOf(await this.transport.send({ ...origin, method: "GET", query: q }, opts));
-            onPage(body);
-            pageToken = nextPageToken(body);
-            if (pageToken === undefined) {
-                return;
-            }
-        }
-        throw new ComputeError({ ...origin, status: undefined, reason: "pagination", detail: `more than ${MAX_PAGES} pages`, attempts: MAX_PAGES });
-    }
+    throw new ComputeError({ ...origin, status: undefined, reason: "pagination", detail: `more than ${MAX_PAGES} pages`, attempts: MAX_PAGES });
+  }
 }
 
 /** Builds a client from the daemon's config keys. */
 export function computeClientFromConfig(config: { computeEndpoint?: string; registry?: Registry }): ComputeClient {
-    const opts: { endpoint?: string; registry?: Registry } = {};
-    if (config.computeEndpoint !== undefined && config.computeEndpoint !== "") {
-        opts.endpoint = config.computeEndpoint;
-    }
-    if (config.registry !== undefined) {
-        opts.registry = config.registry;
-    }
-    return new ComputeClient(opts);
+  const opts: { endpoint?: string; registry?: Registry } = {};
+  if (config.computeEndpoint !== undefined && config.computeEndpoint !== "") {
+    opts.endpoint = config.computeEndpoint;
+  }
+  if (config.registry !== undefined) {
+    opts.registry = config.registry;
+  }
+  return new ComputeClient(opts);
 }

@@ -8,83 +8,74 @@ export const COMPUTE_READONLY_SCOPE = "https://www.googleapis.com/auth/compute.r
 export const COMPUTE_SCOPE = "https://www.googleapis.com/auth/compute";
 
 /** The collections dccm manages, by the prefix of their Compute API methods. */
-export type CollectionCall =
-    | "addresses"
-    | "forwardingRules"
-    | "regionBackendServices"
-    | "targetPools"
-    | "regionHealthChecks"
-    | "httpHealthChecks"
-    | "instanceGroups"
-    | "firewalls"
-    | "routes";
+export type CollectionCall = "addresses" | "forwardingRules" | "regionBackendServices" | "targetPools" | "regionHealthChecks" | "httpHealthChecks" | "instanceGroups" | "firewalls" | "routes";
 
 export type ComputeCall =
-    | "instances.get"
-    | "instances.list"
-    | "instances.aggregatedList"
-    | "regions.get"
-    | `${CollectionCall}.${"list" | "get" | "delete"}`
-    | "regionOperations.wait"
-    | "zoneOperations.wait"
-    | "globalOperations.wait";
+  | "instances.get"
+  | "instances.list"
+  | "instances.aggregatedList"
+  | "regions.get"
+  | `${CollectionCall}.${"list" | "get" | "delete"}`
+  | "regionOperations.wait"
+  | "zoneOperations.wait"
+  | "globalOperations.wait";
 
 /** The instance fields the node controller uses; everything else in the API response is dropped. */
 export interface Instance {
-    readonly name: string;
-    readonly project: string;
-    /** Zone name, e.g. `us-central1-a` (the API returns a URL; we keep its last segment). */
-    readonly zone: string;
-    /** Machine type name, e.g. `e2-standard-4`. */
-    readonly machineType: string;
-    readonly status?: string;
-    readonly id?: string;
-    readonly networkInterfaces: readonly NetworkInterface[];
+  readonly name: string;
+  readonly project: string;
+  /** Zone name, e.g. `us-central1-a` (the API returns a URL; we keep its last segment). */
+  readonly zone: string;
+  /** Machine type name, e.g. `e2-standard-4`. */
+  readonly machineType: string;
+  readonly status?: string;
+  readonly id?: string;
+  readonly networkInterfaces: readonly NetworkInterface[];
 }
 
 export interface NetworkInterface {
-    readonly networkIP?: string;
-    readonly ipv6Address?: string;
-    readonly stackType?: string;
-    readonly accessConfigs: readonly { readonly natIP?: string }[];
-    readonly ipv6AccessConfigs: readonly { readonly externalIpv6?: string }[];
+  readonly networkIP?: string;
+  readonly ipv6Address?: string;
+  readonly stackType?: string;
+  readonly accessConfigs: readonly { readonly natIP?: string }[];
+  readonly ipv6AccessConfigs: readonly { readonly externalIpv6?: string }[];
 }
 
 export interface Region {
-    readonly name: string;
-    /** Zone names (the API returns URLs). */
-    readonly zones: readonly string[];
+  readonly name: string;
+  /** Zone names (the API returns URLs). */
+  readonly zones: readonly string[];
 }
 
 export type GetInstanceResult =
-    | { readonly kind: "found"; readonly instance: Instance }
-    /** 404 whose body names this very instance: it does not exist in that project and zone. */
-    | { readonly kind: "notFound"; readonly project: string; readonly zone: string; readonly name: string };
+  | { readonly kind: "found"; readonly instance: Instance }
+  /** 404 whose body names this very instance: it does not exist in that project and zone. */
+  | { readonly kind: "notFound"; readonly project: string; readonly zone: string; readonly name: string };
 
 export interface CallOptions {
-    /** Aborts the call, including its retries and backoff sleeps. */
-    readonly signal?: AbortSignal;
+  /** Aborts the call, including its retries and backoff sleeps. */
+  readonly signal?: AbortSignal;
 }
 
 /** The surface the node controller depends on, so tests and benchmarks can substitute it. */
 export interface ComputeApi {
-    getInstance(project: string, zone: string, name: string, opts?: CallOptions): Promise<GetInstanceResult>;
-    listInstances(project: string, zone: string, opts?: CallOptions): Promise<Instance[]>;
-    aggregatedListInstances(project: string, filter?: string, opts?: CallOptions): Promise<Instance[]>;
-    getRegion(project: string, region: string, opts?: CallOptions): Promise<Region>;
+  getInstance(project: string, zone: string, name: string, opts?: CallOptions): Promise<GetInstanceResult>;
+  listInstances(project: string, zone: string, opts?: CallOptions): Promise<Instance[]>;
+  aggregatedListInstances(project: string, filter?: string, opts?: CallOptions): Promise<Instance[]>;
+  getRegion(project: string, region: string, opts?: CallOptions): Promise<Region>;
 }
 
 /** list / get / delete of a managed collection, by its API path (`projects/p/regions/r/forwardingRules`). */
 export interface ComputeResourceApi {
-    /** Every item of a collection (all pages), as the API returned them. */
-    listCollection(call: `${CollectionCall}.list`, collectionPath: string, opts?: CallOptions): Promise<unknown[]>;
-    /** The resource, or undefined when a 404 names it (it does not exist). */
-    getResource(call: `${CollectionCall}.get`, resourcePath: string, opts?: CallOptions): Promise<unknown>;
-    /**
-     * Deletes the resource and waits for its operation: `absent` when a 404 names it. GCE's refusals
-     * (`resourceInUseByAnotherResource`, synchronous or in the operation) are ComputeErrors.
-     */
-    deleteResource(call: `${CollectionCall}.delete`, resourcePath: string, opts?: CallOptions): Promise<"deleted" | "absent">;
+  /** Every item of a collection (all pages), as the API returned them. */
+  listCollection(call: `${CollectionCall}.list`, collectionPath: string, opts?: CallOptions): Promise<unknown[]>;
+  /** The resource, or undefined when a 404 names it (it does not exist). */
+  getResource(call: `${CollectionCall}.get`, resourcePath: string, opts?: CallOptions): Promise<unknown>;
+  /**
+   * Deletes the resource and waits for its operation: `absent` when a 404 names it. GCE's refusals
+   * (`resourceInUseByAnotherResource`, synchronous or in the operation) are ComputeErrors.
+   */
+  deleteResource(call: `${CollectionCall}.delete`, resourcePath: string, opts?: CallOptions): Promise<"deleted" | "absent">;
 }
 
 /**
@@ -92,49 +83,49 @@ export interface ComputeResourceApi {
  * `status` is the HTTP status, or undefined when no response arrived (network error, timeout).
  */
 export class ComputeError extends Error {
-    override readonly name = "ComputeError";
-    readonly status: number | undefined;
-    readonly call: ComputeCall;
-    /** API resource path, e.g. `projects/p/zones/us-central1-a/instances/n1`. */
-    readonly resource: string;
-    /** Google's error reason (`notFound`, `forbidden`, `rateLimitExceeded`...) when the body had one. */
-    readonly reason: string | undefined;
-    readonly attempts: number;
+  override readonly name = "ComputeError";
+  readonly status: number | undefined;
+  readonly call: ComputeCall;
+  /** API resource path, e.g. `projects/p/zones/us-central1-a/instances/n1`. */
+  readonly resource: string;
+  /** Google's error reason (`notFound`, `forbidden`, `rateLimitExceeded`...) when the body had one. */
+  readonly reason: string | undefined;
+  readonly attempts: number;
 
-    constructor(
-        args: {
-            call: ComputeCall;
-            resource: string;
-            status: number | undefined;
-            reason?: string | undefined;
-            detail: string;
-            attempts: number;
-        },
-        options?: ErrorOptions,
-    ) {
-        const what = args.status === undefined ? "no response" : `HTTP ${args.status}`;
-        const tries = args.attempts > 1 ? ` (after ${args.attempts} attempts)` : "";
-        super(`compute ${args.call} ${args.resource}: ${what}: ${args.detail}${tries}`, options);
-        this.status = args.status;
-        this.call = args.call;
-        this.resource = args.resource;
-        this.reason = args.reason;
-        this.attempts = args.attempts;
-    }
+  constructor(
+    args: {
+      call: ComputeCall;
+      resource: string;
+      status: number | undefined;
+      reason?: string | undefined;
+      detail: string;
+      attempts: number;
+    },
+    options?: ErrorOptions,
+  ) {
+    const what = args.status === undefined ? "no response" : `HTTP ${args.status}`;
+    const tries = args.attempts > 1 ? ` (after ${args.attempts} attempts)` : "";
+    super(`compute ${args.call} ${args.resource}: ${what}: ${args.detail}${tries}`, options);
+    this.status = args.status;
+    this.call = args.call;
+    this.resource = args.resource;
+    this.reason = args.reason;
+    this.attempts = args.attempts;
+  }
 
-    get isTimeout(): boolean {
-        return this.status === undefined && this.reason === "timeout";
-    }
+  get isTimeout(): boolean {
+    return this.status === undefined && this.reason === "timeout";
+  }
 
-    get isPermissionDenied(): boolean {
-        return this.status === 401 || this.status === 403;
-    }
+  get isPermissionDenied(): boolean {
+    return this.status === 401 || this.status === 403;
+  }
 
-    /**
-     * GCE refused a delete because another resource uses this one: reason `resourceInUseByAnotherResource`
-     * in an HTTP error, code `RESOURCE_IN_USE_BY_ANOTHER_RESOURCE` in a failed operation.
-     */
-    get isInUse(): boolean {
-        return this.reason === "resourceInUseByAnotherResource" || this.reason === "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE";
-    }
+  /**
+   * GCE refused a delete because another resource uses this one: reason `resourceInUseByAnotherResource`
+   * in an HTTP error, code `RESOURCE_IN_USE_BY_ANOTHER_RESOURCE` in a failed operation.
+   */
+  get isInUse(): boolean {
+    return this.reason === "resourceInUseByAnotherResource" || this.reason === "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE";
+  }
 }

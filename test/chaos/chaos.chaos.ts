@@ -191,7 +191,10 @@ describe(`chaos (seed ${SEED}: ${KILLS} kills, ${CYCLES} churn cycles, ${FAULT_M
   it("a stopped daemon leaves no process and no lock", async () => {
     const started = descendants(daemon.pid);
     assert.equal(await daemons.stop(daemon), 0);
-    assert.deepEqual(started.filter((info) => alive(info.pid)).map((info) => `${info.comm}(${info.pid})`), []);
+    assert.deepEqual(
+      started.filter((info) => alive(info.pid)).map((info) => `${info.comm}(${info.pid})`),
+      [],
+    );
     assert.deepEqual(lockFiles(daemons.backendDir), []);
   });
 });

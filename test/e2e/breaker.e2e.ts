@@ -56,10 +56,7 @@ describe("safety: the orphan-destroy circuit breaker", function () {
     await daemon.stop();
     // Gone without a trace: no finalizer left to say they were being deleted.
     for (const name of ["one", "two"]) {
-      await core.patchNamespacedService(
-        { name, namespace: "default", body: { metadata: { finalizers: null } } },
-        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-      );
+      await core.patchNamespacedService({ name, namespace: "default", body: { metadata: { finalizers: null } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
       await core.deleteNamespacedService({ name, namespace: "default" });
     }
 

@@ -82,7 +82,14 @@ describe("dccm daemon process", function () {
     const port = await running.port;
     running.exited.then(
       (code) => {
-        if (code !== 0 && code !== null) process.stderr.write(fs.readFileSync(path.join(env.dir, `daemon-${run}.log`), "utf8").split("\n").slice(-30).join("\n"));
+        if (code !== 0 && code !== null)
+          process.stderr.write(
+            fs
+              .readFileSync(path.join(env.dir, `daemon-${run}.log`), "utf8")
+              .split("\n")
+              .slice(-30)
+              .join("\n"),
+          );
       },
       () => undefined,
     );
@@ -186,7 +193,11 @@ describe("dccm daemon process", function () {
 
     const second = startDaemon();
     await waitReady(second);
-    const ip = await eventually("killed's ingress after the restart", async () => (await core.readNamespacedService({ name: "killed", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 240_000);
+    const ip = await eventually(
+      "killed's ingress after the restart",
+      async () => (await core.readNamespacedService({ name: "killed", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip,
+      240_000,
+    );
     const ours = env.gce.listResources().filter((resource) => resource.name.includes(lb));
     assert.deepEqual(
       ours.map((resource) => `${resource.kind} ${resource.name}`),
@@ -197,7 +208,10 @@ describe("dccm daemon process", function () {
     await eventually("term's ingress", async () => (await core.readNamespacedService({ name: "term", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 240_000);
     // The cluster stack records the hash it applied: after a restart it is read, not run again.
     const metrics = await (await fetch(`http://127.0.0.1:${await second.port}/metrics`)).text();
-    assert.deepEqual(metrics.split("\n").filter((line) => line.startsWith('dccm_stack_runs_total{stack="cluster"')), []);
+    assert.deepEqual(
+      metrics.split("\n").filter((line) => line.startsWith('dccm_stack_runs_total{stack="cluster"')),
+      [],
+    );
     assert.match(metrics, /^dccm_stack_runs_total\{stack="service\.default\.killed",operation="(up|refresh)"\} [1-9]/m);
     second.child.kill("SIGTERM");
     assert.equal(await second.exited, 0);

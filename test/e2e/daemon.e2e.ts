@@ -81,14 +81,12 @@ describe("dccm daemon", function () {
 
   it("a forwarding rule deleted out of band is restored by the next drift pass, with DriftCorrected", async () => {
     env.gce.deleteOutOfBand("forwardingRules", webLb);
-    await eventually("the forwarding rule back", () =>
-      env.gce.listResources().some((resource) => resource.kind === "forwardingRules" && resource.name === webLb) ? true : undefined,
-    );
+    await eventually("the forwarding rule back", () => (env.gce.listResources().some((resource) => resource.kind === "forwardingRules" && resource.name === webLb) ? true : undefined));
     const drift = await eventually("a DriftCorrected event", async () => (await eventReasons(core, "web")).find((event) => event.reason === "DriftCorrected"));
     assert.equal(drift.message, "Put back: ForwardingRule default/web:forwarding-rule-tcp (create)");
     const rule = env.gce.listResources().find((resource) => resource.kind === "forwardingRules" && resource.name === webLb);
     assert.equal(rule?.properties.ipAddress, lbIP);
-    assert.equal(await counter(daemon.metrics.registry, "dccm_drift_corrections_total", { kind: "service" }) >= 1, true);
+    assert.equal((await counter(daemon.metrics.registry, "dccm_drift_corrections_total", { kind: "service" })) >= 1, true);
   });
 
   it("a load balancer status cleared by someone else is written back without an up", async () => {
@@ -147,9 +145,7 @@ describe("dccm daemon", function () {
     const badLb = loadBalancerName(bad.metadata?.uid ?? "");
     env.gce.injectFault({ kind: "addresses", name: badLb, operation: "create", status: 403, message: "Quota 'STATIC_ADDRESSES' exceeded", count: 1 });
     await core.createNamespacedService({ namespace: "default", body: lbService("good") });
-    const failed = await eventually("bad's SyncLoadBalancerFailed", async () =>
-      (await eventReasons(core, "bad")).find((event) => event.reason === "SyncLoadBalancerFailed"),
-    );
+    const failed = await eventually("bad's SyncLoadBalancerFailed", async () => (await eventReasons(core, "bad")).find((event) => event.reason === "SyncLoadBalancerFailed"));
     assert.match(failed.message, /^Error syncing load balancer: .*Quota 'STATIC_ADDRESSES' exceeded/);
     const goodIP = await eventually("good's ingress", async () => (await core.readNamespacedService({ name: "good", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
     assert.match(goodIP, /^\d+\.\d+\.\d+\.\d+$/);
@@ -167,7 +163,10 @@ describe("dccm daemon", function () {
         return error instanceof k8s.ApiException && error.code === 404 ? true : undefined;
       }
     });
-    assert.deepEqual(env.gce.listResources().filter((resource) => resource.name.includes(webLb)), []);
+    assert.deepEqual(
+      env.gce.listResources().filter((resource) => resource.name.includes(webLb)),
+      [],
+    );
     const backend = new StackRunner({ backendUrl: env.backendUrl, env: env.pulumiEnv, workDir: path.join(env.dir, "inspect"), pulumiCommand: env.pulumiCommand, projectName: "dccm-e2e0cafe" });
     // The stack goes last, after the finalizer: the Service may be gone from the API a moment before.
     const expected = ["cluster", "service.default.bad", "service.default.good"];
@@ -194,16 +193,22 @@ describe("dccm daemon", function () {
       },
     });
     let last: k8s.V1Node | undefined;
-    const node = await eventually(() => `node-a3 initialized with its route condition; last seen ${JSON.stringify({ spec: last?.spec, labels: last?.metadata?.labels, conditions: last?.status?.conditions })}`, async () => {
-      const read = await core.readNode({ name: "node-a3" });
-      last = read;
-      const condition = read.status?.conditions?.find((entry) => entry.type === "NetworkUnavailable");
-      const tainted = (read.spec?.taints ?? []).some((taint) => taint.key === "node.cloudprovider.kubernetes.io/uninitialized");
-      return !tainted && condition?.reason === "RouteCreated" ? read : undefined;
-    });
+    const node = await eventually(
+      () => `node-a3 initialized with its route condition; last seen ${JSON.stringify({ spec: last?.spec, labels: last?.metadata?.labels, conditions: last?.status?.conditions })}`,
+      async () => {
+        const read = await core.readNode({ name: "node-a3" });
+        last = read;
+        const condition = read.status?.conditions?.find((entry) => entry.type === "NetworkUnavailable");
+        const tainted = (read.spec?.taints ?? []).some((taint) => taint.key === "node.cloudprovider.kubernetes.io/uninitialized");
+        return !tainted && condition?.reason === "RouteCreated" ? read : undefined;
+      },
+    );
     assert.equal(node.spec?.providerID, "gce://dccm-test/us-central1-a/node-a3");
     // The apiserver's TaintNodesByCondition admission adds not-ready; ours is gone.
-    assert.deepEqual((node.spec?.taints ?? []).map((taint) => taint.key), ["node.kubernetes.io/not-ready"]);
+    assert.deepEqual(
+      (node.spec?.taints ?? []).map((taint) => taint.key),
+      ["node.kubernetes.io/not-ready"],
+    );
     assert.equal(node.metadata?.labels?.["topology.kubernetes.io/zone"], "us-central1-a");
     assert.equal(node.metadata?.labels?.["node.kubernetes.io/instance-type"], "e2-standard-4");
     const condition = node.status?.conditions?.find((entry) => entry.type === "NetworkUnavailable");
@@ -221,12 +226,7 @@ describe("dccm daemon", function () {
       const pool = env.gce.listResources().find((resource) => resource.kind === "targetPools" && resource.name === lb);
       return ((pool?.properties.instances ?? []) as string[]).map((instance) => instance.split("/").slice(-3).join("/")).sort();
     };
-    assert.deepEqual(poolMembers(), [
-      "us-central1-a/instances/node-a1",
-      "us-central1-a/instances/node-a2",
-      "us-central1-a/instances/node-a3",
-      "us-central1-b/instances/node-b1",
-    ]);
+    assert.deepEqual(poolMembers(), ["us-central1-a/instances/node-a1", "us-central1-a/instances/node-a2", "us-central1-a/instances/node-a3", "us-central1-b/instances/node-b1"]);
     const legacy = env.gce.listResources().find((resource) => resource.kind === "httpHealthChecks");
     assert.deepEqual([legacy?.name, legacy?.properties.port, legacy?.properties.requestPath], ["k8s-e2e0cafe-node", 10256, "/healthz"]);
     const rule = env.gce.listResources().find((resource) => resource.kind === "forwardingRules" && resource.name === lb);
@@ -239,17 +239,20 @@ describe("dccm daemon", function () {
   it("a Service that stops being a LoadBalancer loses its resources, its ingress and the finalizer, and stays", async () => {
     const good = await core.readNamespacedService({ name: "good", namespace: "default" });
     const lb = loadBalancerName(good.metadata?.uid ?? "");
-    assert.equal(env.gce.listResources().some((resource) => resource.name.includes(lb)), true);
-    await core.patchNamespacedService(
-      { name: "good", namespace: "default", body: { spec: { type: "ClusterIP" } } },
-      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    assert.equal(
+      env.gce.listResources().some((resource) => resource.name.includes(lb)),
+      true,
     );
+    await core.patchNamespacedService({ name: "good", namespace: "default", body: { spec: { type: "ClusterIP" } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
     const after = await eventually("good without finalizer", async () => {
       const read = await core.readNamespacedService({ name: "good", namespace: "default" });
       return (read.metadata?.finalizers ?? []).length === 0 ? read : undefined;
     });
     assert.deepEqual(after.status?.loadBalancer?.ingress ?? [], []);
-    assert.deepEqual(env.gce.listResources().filter((resource) => resource.name.includes(lb)), []);
+    assert.deepEqual(
+      env.gce.listResources().filter((resource) => resource.name.includes(lb)),
+      [],
+    );
     assert.deepEqual((await eventReasons(core, "good")).map((event) => event.reason).slice(-2), ["DeletingLoadBalancer", "DeletedLoadBalancer"]);
   });
 

@@ -52,9 +52,7 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
     legacy: service("legacy", LEGACY_UID, { annotations: INTERNAL }),
   };
   const snapshot = (): ClusterSnapshot => ({
-    nodes: [
-      { name: "node-1", uid: "f1de0000-0000-4000-8000-00000000000a", providerID: "gce://dccm-test/us-central1-a/node-1", labels: {}, taints: [], deleting: false, podCIDRs: [] },
-    ],
+    nodes: [{ name: "node-1", uid: "f1de0000-0000-4000-8000-00000000000a", providerID: "gce://dccm-test/us-central1-a/node-1", labels: {}, taints: [], deleting: false, podCIDRs: [] }],
     services: Object.values(services),
   });
 
@@ -130,7 +128,13 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
     const ip = String(address.properties.address);
     assert.equal(ip.startsWith("10.128."), true, `${ip} comes from k8s-subnet 10.128.0.0/20`);
 
-    services.ilb = { ...services.ilb, ports: [{ protocol: "TCP", port: 80 }, { protocol: "UDP", port: 53 }] };
+    services.ilb = {
+      ...services.ilb,
+      ports: [
+        { protocol: "TCP", port: 80 },
+        { protocol: "UDP", port: 53 },
+      ],
+    };
     await upService("ilb");
     assert.equal(find("addresses", lb).properties.id, address.properties.id);
     assert.deepEqual(
@@ -155,7 +159,10 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
     services.shared = service("shared", SHARED_IP_UID, {
       annotations: INTERNAL,
       loadBalancerIP: "10.128.0.200",
-      ports: [{ protocol: "TCP", port: 53 }, { protocol: "UDP", port: 53 }],
+      ports: [
+        { protocol: "TCP", port: 53 },
+        { protocol: "UDP", port: 53 },
+      ],
     });
     await assert.rejects(upService("shared"), (error: Error) => {
       assert.match(
@@ -172,7 +179,10 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
     for (const name of Object.keys(services)) await runner.destroyAndRemove(`service.default.${name}`);
     await runner.destroyAndRemove(CLUSTER_STACK);
     assert.deepEqual(
-      env.gce.listResources().filter((resource) => resource.kind !== "instances").map((resource) => `${resource.kind} ${resource.name}`),
+      env.gce
+        .listResources()
+        .filter((resource) => resource.kind !== "instances")
+        .map((resource) => `${resource.kind} ${resource.name}`),
       [],
     );
   });
@@ -189,16 +199,20 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
       daemon = new Daemon(daemonOptions(env, config, {}));
       await daemon.start(() => assert.fail("leadership lost"));
       await core.createNamespacedService({ namespace: "default", body: lbService("unowned", { loadBalancerIP: "203.0.113.77" }) });
-      const failure = await eventually("a SyncLoadBalancerFailed event", async () =>
-        (await eventReasons(core, "unowned")).find((event) => event.reason === "SyncLoadBalancerFailed"),
-      );
+      const failure = await eventually("a SyncLoadBalancerFailed event", async () => (await eventReasons(core, "unowned")).find((event) => event.reason === "SyncLoadBalancerFailed"));
       assert.match(failure.message, /Invalid value for field 'resource\.IPAddress': '203\.0\.113\.77'\. Invalid IP address specified\./);
       assert.equal(/[{}]/.test(failure.message), false, `no raw JSON body in ${failure.message}`);
       await daemon.idle();
-      assert.equal((await eventReasons(core, "unowned")).some((event) => event.reason === "EnsuredLoadBalancer"), false);
+      assert.equal(
+        (await eventReasons(core, "unowned")).some((event) => event.reason === "EnsuredLoadBalancer"),
+        false,
+      );
       const status = await core.readNamespacedServiceStatus({ name: "unowned", namespace: "default" });
       assert.equal(status.status?.loadBalancer?.ingress, undefined);
-      assert.equal(env.gce.listResources().some((resource) => resource.kind === "forwardingRules"), false);
+      assert.equal(
+        env.gce.listResources().some((resource) => resource.kind === "forwardingRules"),
+        false,
+      );
     });
 
     it("with Compute access, such an IP is refused before any run, in dccm's words; once reserved, it is used", async () => {
@@ -207,9 +221,7 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
       daemon = new Daemon(daemonOptions(env, config, { nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint }, []) }));
       await daemon.start(() => assert.fail("leadership lost"));
       await core.createNamespacedService({ namespace: "default", body: lbService("asks-ip", { loadBalancerIP: "203.0.113.78" }) });
-      const failure = await eventually("a SyncLoadBalancerFailed event", async () =>
-        (await eventReasons(core, "asks-ip")).find((event) => event.reason === "SyncLoadBalancerFailed"),
-      );
+      const failure = await eventually("a SyncLoadBalancerFailed event", async () => (await eventReasons(core, "asks-ip")).find((event) => event.reason === "SyncLoadBalancerFailed"));
       assert.equal(
         failure.message,
         "Error syncing load balancer: Service default/asks-ip: spec.loadBalancerIP: 203.0.113.78 is neither a static address reserved in project dccm-test " +
@@ -222,7 +234,10 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
       assert.equal(ip, "203.0.113.78");
       await core.deleteNamespacedService({ name: "asks-ip", namespace: "default" });
       await eventually("asks-ip gone", async () => ((await core.listNamespacedService({ namespace: "default" })).items.some((svc) => svc.metadata?.name === "asks-ip") ? undefined : true));
-      assert.equal(env.gce.listResources().some((resource) => resource.kind === "addresses" && resource.name === "user-reserved"), true);
+      assert.equal(
+        env.gce.listResources().some((resource) => resource.kind === "addresses" && resource.name === "user-reserved"),
+        true,
+      );
     });
   });
 });

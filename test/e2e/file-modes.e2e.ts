@@ -98,10 +98,7 @@ describe("dccm daemon process: file modes of its state", function () {
 
   it("the state dir, the cluster stack's workspace and the backend are 700, the stack's checkpoint 600", () => {
     const checkpoint = path.join(stateDir, "backend", ".pulumi", "stacks", `dccm-${String(E2E_CONFIG.clusterId)}`, "cluster.json");
-    assert.deepEqual(
-      [stateDir, path.join(stateDir, "workspaces", "cluster"), path.join(stateDir, "backend"), checkpoint].map(mode),
-      ["700", "700", "700", "600"],
-    );
+    assert.deepEqual([stateDir, path.join(stateDir, "workspaces", "cluster"), path.join(stateDir, "backend"), checkpoint].map(mode), ["700", "700", "700", "600"]);
   });
 
   it("nothing under the state dir is open to group or others", () => {

@@ -28,7 +28,9 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
     ({ env, core, daemons } = await processCluster());
     // GCE creates take seconds, during which the CLI waits and prints nothing: an orphan CLI then
     // lives on (it only dies of SIGPIPE at its next write to the dead daemon's pipe).
-    slowCreates = await startDelayProxy(env.gce.endpoint, (method, url) => (method === "POST" && (url.startsWith("/emulator/provider/create") || url.startsWith("/emulator/provider/delete")) ? 8000 : 0));
+    slowCreates = await startDelayProxy(env.gce.endpoint, (method, url) =>
+      method === "POST" && (url.startsWith("/emulator/provider/create") || url.startsWith("/emulator/provider/delete")) ? 8000 : 0,
+    );
   });
 
   after(async () => {
@@ -59,7 +61,11 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
     const restartedAt = Date.now();
     const second = daemons.start();
     await daemons.waitReady(second);
-    const ip = await eventually("victim's ingress after the restart", async () => (await core.readNamespacedService({ name: "victim", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 240_000);
+    const ip = await eventually(
+      "victim's ingress after the restart",
+      async () => (await core.readNamespacedService({ name: "victim", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip,
+      240_000,
+    );
     process.stdout.write(`      converged ${Date.now() - restartedAt} ms after the restart\n`);
     const ours = env.gce.listResources().filter((resource) => resource.name.includes(lb));
     assert.deepEqual(

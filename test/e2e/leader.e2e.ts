@@ -89,9 +89,11 @@ describe("dccm daemon: leadership and start-up", function () {
       lost = { at: Date.now(), leader: cut.metrics.leader.get().then((data) => data.values[0]?.value) };
     });
     let standbyLeads = false;
-    const standbyStarted = standby.start(() => assert.fail("the standby lost leadership")).then(() => {
-      standbyLeads = true;
-    });
+    const standbyStarted = standby
+      .start(() => assert.fail("the standby lost leadership"))
+      .then(() => {
+        standbyLeads = true;
+      });
 
     await core.createNamespacedService({ namespace: "default", body: lbService("before-cut") });
     await eventually("before-cut's up on the leader", () => runs.cut.find((run) => run.stack === "service.default.before-cut"), 120_000, 50);
@@ -109,7 +111,10 @@ describe("dccm daemon: leadership and start-up", function () {
     await core.createNamespacedService({ namespace: "default", body: lbService("after-cut") });
     await eventually("after-cut's up on the new leader", () => runs.standby.find((run) => run.stack === "service.default.after-cut"), 120_000, 50);
     await standby.idle();
-    assert.deepEqual(runs.cut.filter((run) => run.at >= loss.at), []);
+    assert.deepEqual(
+      runs.cut.filter((run) => run.at >= loss.at),
+      [],
+    );
     const lease = await env.kube.kubeConfig.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: DEFAULT_LEASE.name, namespace: DEFAULT_LEASE.namespace });
     assert.equal(lease.spec?.holderIdentity, "dccm-standby");
     await Promise.all([cut.stop(), standby.stop()]);

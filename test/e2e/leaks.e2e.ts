@@ -42,8 +42,7 @@ describe("leaks: the detector and dccm gc", function () {
   let webLb: string;
   let goneLb: string;
 
-  const options = (): ReturnType<typeof daemonOptions> =>
-    daemonOptions(env, parseConfig(E2E_CONFIG), { leaderElection: false, leakCheck: { computeEndpoint: env.gce.computeEndpoint } });
+  const options = (): ReturnType<typeof daemonOptions> => daemonOptions(env, parseConfig(E2E_CONFIG), { leaderElection: false, leakCheck: { computeEndpoint: env.gce.computeEndpoint } });
 
   /** `dccm gc ARGS` as a child process (asynchronous: the emulator and apiserver answer from this process). */
   function gc(...args: string[]): Promise<Run> {
@@ -56,7 +55,12 @@ describe("leaks: the detector and dccm gc", function () {
     });
   }
 
-  const gceNames = (): string[] => env.gce.listResources().filter((r) => r.kind !== "instances").map((r) => `${r.kind}/${r.scope}/${r.name}`).sort();
+  const gceNames = (): string[] =>
+    env.gce
+      .listResources()
+      .filter((r) => r.kind !== "instances")
+      .map((r) => `${r.kind}/${r.scope}/${r.name}`)
+      .sort();
 
   before(async () => {
     env = await startTestEnv();
@@ -112,10 +116,7 @@ describe("leaks: the detector and dccm gc", function () {
       pulumiCommand: env.pulumiCommand,
     });
     await workspace.removeStack("service.default.gone", { force: true });
-    await core.patchNamespacedService(
-      { name: "gone", namespace: "default", body: { metadata: { finalizers: null } } },
-      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-    );
+    await core.patchNamespacedService({ name: "gone", namespace: "default", body: { metadata: { finalizers: null } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
     await core.deleteNamespacedService({ name: "gone", namespace: "default" });
     // Out of band: an instance group of ours in a zone without nodes; another cluster's Service
     // default/web; the stock CCM's node health check; another cluster's instance group.
@@ -226,7 +227,10 @@ describe("leaks: the detector and dccm gc", function () {
       `addresses/${REGION}/${goneLb}`,
       `firewalls/global/k8s-fw-${goneLb}`,
     ];
-    assert.deepEqual(gceNames(), before.filter((name) => !deleted.includes(name)));
+    assert.deepEqual(
+      gceNames(),
+      before.filter((name) => !deleted.includes(name)),
+    );
     // What is left: web's load balancer and the cluster stack's resources (all owned), the look-alikes.
     assert.deepEqual(gceNames(), [
       `addresses/${REGION}/${webLb}`,

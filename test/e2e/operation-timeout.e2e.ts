@@ -75,7 +75,10 @@ describe("dccm daemon: a hung pulumi up is cancelled at --operation-timeout", fu
     await eventually("the timed-out up counted", async () => ((await daemons.metric(running, TIMEOUTS)) > 0 ? true : undefined), 120_000, 50);
     // The failed run waits out its backoff (5 s) before the retry: its CLI has ended and unlocked.
     assert.deepEqual(lockFiles(daemons.backendDir), []);
-    assert.deepEqual(descendants(running.pid).filter((process) => process.comm === "pulumi"), []);
+    assert.deepEqual(
+      descendants(running.pid).filter((process) => process.comm === "pulumi"),
+      [],
+    );
     await eventually("the provider plugin gone too", () => (descendants(running.pid).filter((process) => !isReaper(process)).length === 0 ? true : undefined), PLUGIN_GRACE_MS, 20);
     // The CLI did not end on the deadline's interrupt (it waits for the hung create): it was terminated.
     assert.deepEqual(logLines(running.logPath, "a cancelled pulumi run did not end; terminating it"), [{ stack: "service.default.stuck", operation: "up", afterMs: 20_000 }]);

@@ -49,10 +49,7 @@ describe("index.ts through the pulumi CLI and language host", function () {
     fs.symlinkSync(path.join(repoRoot(), "node_modules"), path.join(project, "node_modules"));
     // Next to Pulumi.yaml and named relatively, as CI does: the language host's cwd is elsewhere (the program's directory).
     snapshotPath = path.join(project, "cluster.json");
-    stack = await LocalWorkspace.createOrSelectStack(
-      { stackName: "ci", workDir: project },
-      { envVars: env.pulumiEnv, pulumiCommand: env.pulumiCommand },
-    );
+    stack = await LocalWorkspace.createOrSelectStack({ stackName: "ci", workDir: project }, { envVars: env.pulumiEnv, pulumiCommand: env.pulumiCommand });
     await stack.setAllConfig({
       "dccm:snapshot": { value: "cluster.json" },
       "dccm:project": { value: "dccm-test" },

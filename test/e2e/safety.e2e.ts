@@ -86,7 +86,10 @@ describe("safety: what dccm never touches", function () {
 
   it("a daemon pointed at another cluster with the same config file and backend refuses to start and touches nothing", async () => {
     wrongCluster = await startKube();
-    const before = env.gce.listResources().map((resource) => `${resource.kind} ${resource.name}`).sort();
+    const before = env.gce
+      .listResources()
+      .map((resource) => `${resource.kind} ${resource.name}`)
+      .sort();
     const impostor = new Daemon(
       daemonOptions(env, parseConfig(configA), {
         kubeConfig: wrongCluster.kubeConfig,
@@ -96,17 +99,26 @@ describe("safety: what dccm never touches", function () {
       }),
     );
     try {
-      await assert.rejects(impostor.start(() => undefined), (error: unknown) => {
-        assert.ok(error instanceof Error);
-        assert.equal(error.name, "ForeignStackError");
-        assert.match(error.message, /^stack cluster belongs to the cluster whose kube-system Namespace has UID [0-9a-f-]{36}, and this cluster's is [0-9a-f-]{36}: refusing to touch it/);
-        return true;
-      });
+      await assert.rejects(
+        impostor.start(() => undefined),
+        (error: unknown) => {
+          assert.ok(error instanceof Error);
+          assert.equal(error.name, "ForeignStackError");
+          assert.match(error.message, /^stack cluster belongs to the cluster whose kube-system Namespace has UID [0-9a-f-]{36}, and this cluster's is [0-9a-f-]{36}: refusing to touch it/);
+          return true;
+        },
+      );
     } finally {
       await impostor.stop();
     }
     assert.deepEqual(await stacksRun(impostor), []);
-    assert.deepEqual(env.gce.listResources().map((resource) => `${resource.kind} ${resource.name}`).sort(), before);
+    assert.deepEqual(
+      env.gce
+        .listResources()
+        .map((resource) => `${resource.kind} ${resource.name}`)
+        .sort(),
+      before,
+    );
     assert.equal((await readService(core, "web-a"))?.status?.loadBalancer?.ingress?.length, 1);
   });
 
@@ -114,7 +126,18 @@ describe("safety: what dccm never touches", function () {
     const webA = await readService(core, "web-a");
     const lbA = loadBalancerName(webA?.metadata?.uid ?? "");
     await core.patchNamespacedService(
-      { name: "web-a", namespace: "default", body: { spec: { ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }, { name: "https", protocol: "TCP", port: 443, targetPort: 8443 }] } } },
+      {
+        name: "web-a",
+        namespace: "default",
+        body: {
+          spec: {
+            ports: [
+              { name: "http", protocol: "TCP", port: 80, targetPort: 8080 },
+              { name: "https", protocol: "TCP", port: 443, targetPort: 8443 },
+            ],
+          },
+        },
+      },
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
     );
     await eventually("web-a's forwarding rule with port 443", async () => {
@@ -132,7 +155,10 @@ describe("safety: what dccm never touches", function () {
     assert.deepEqual(await stacksRun(daemonA), ["cluster", "service.default.web-a"]);
     assert.deepEqual(await stacksRun(daemonB), ["cluster", "service.default.web-b"]);
     assert.deepEqual(
-      env.gce.listResources().filter((resource) => resource.kind === "forwardingRules").map((resource) => resource.name),
+      env.gce
+        .listResources()
+        .filter((resource) => resource.kind === "forwardingRules")
+        .map((resource) => resource.name),
       [],
     );
   });

@@ -20,9 +20,7 @@ const SERVICE_UID = "0b0e2e00-1111-4222-8333-444455556666";
 const LB = "a0b0e2e0011114222833344445555666";
 
 const snapshot: ClusterSnapshot = {
-  nodes: [
-    { name: "node-1", uid: "n0000000-0000-4000-8000-000000000001", providerID: "gce://dccm-test/us-central1-a/node-1", labels: {}, taints: [], deleting: false, podCIDRs: [] },
-  ],
+  nodes: [{ name: "node-1", uid: "n0000000-0000-4000-8000-000000000001", providerID: "gce://dccm-test/us-central1-a/node-1", labels: {}, taints: [], deleting: false, podCIDRs: [] }],
   services: [
     {
       namespace: "default",
@@ -104,11 +102,7 @@ describe("stack program on the real engine and the GCE emulator", function () {
     const fakeRoot = path.join(env.dir, "fake-pulumi");
     const commandLog = path.join(fakeRoot, "commands");
     fs.mkdirSync(path.join(fakeRoot, "bin"), { recursive: true });
-    fs.writeFileSync(
-      path.join(fakeRoot, "bin", "pulumi"),
-      `#!/bin/sh\necho "$1 $2" >> '${commandLog}'\n[ "$1" = version ] && { echo v3.248.0; exit 0; }\nexit 1\n`,
-      { mode: 0o755 },
-    );
+    fs.writeFileSync(path.join(fakeRoot, "bin", "pulumi"), `#!/bin/sh\necho "$1 $2" >> '${commandLog}'\n[ "$1" = version ] && { echo v3.248.0; exit 0; }\nexit 1\n`, { mode: 0o755 });
     const restarted = new StackRunner(options("workspaces-restarted", { pulumiCommand: await PulumiCommand.get({ root: fakeRoot, skipVersionCheck: true }) }));
     const scopes = [
       { stack: CLUSTER_STACK, scope: { kind: "cluster" as const } },
@@ -119,7 +113,13 @@ describe("stack program on the real engine and the GCE emulator", function () {
     for (const { stack, scope } of scopes) {
       assert.deepEqual(await restarted.inspect(stack, scope), await viaCli.inspect(stack, scope));
     }
-    assert.deepEqual(fs.readFileSync(commandLog, "utf8").split("\n").filter((line) => line !== "" && !line.startsWith("version ")), []);
+    assert.deepEqual(
+      fs
+        .readFileSync(commandLog, "utf8")
+        .split("\n")
+        .filter((line) => line !== "" && !line.startsWith("version ")),
+      [],
+    );
     // The outputs of an up come from the checkpoint it wrote: the same as `stack output` prints.
     const fromFile = await runner.up(serviceStack, scopes[1].scope, desired, { refresh: false });
     const fromCli = await viaCli.up(serviceStack, scopes[1].scope, desired, { refresh: false });
@@ -128,7 +128,12 @@ describe("stack program on the real engine and the GCE emulator", function () {
   });
 
   it("a gzipped checkpoint (PULUMI_DIY_BACKEND_GZIP) is read as the CLI reads it", async () => {
-    const gzip = new StackRunner({ backendUrl: env.backendUrl, env: { ...env.pulumiEnv, PULUMI_DIY_BACKEND_GZIP: "true" }, workDir: path.join(env.dir, "workspaces-gzip"), pulumiCommand: env.pulumiCommand });
+    const gzip = new StackRunner({
+      backendUrl: env.backendUrl,
+      env: { ...env.pulumiEnv, PULUMI_DIY_BACKEND_GZIP: "true" },
+      workDir: path.join(env.dir, "workspaces-gzip"),
+      pulumiCommand: env.pulumiCommand,
+    });
     const scope = { kind: "service" as const, namespace: "default", name: "web" };
     const outcome = await gzip.up(serviceStack, scope, desired, { refresh: false });
     // The CLI replaced the plain checkpoint (backups aside): one checkpoint, gzipped.
@@ -163,7 +168,14 @@ describe("stack program on the real engine and the GCE emulator", function () {
     const fixtures = path.join(repoRoot(), "test", "fixtures");
     const { snapshot: fixture } = snapshotFromKubectlJson(fs.readFileSync(path.join(fixtures, "cluster.json"), "utf8"), "cluster.json");
     const fixtureDesired = desiredState(fixture, parseConfig(JSON.parse(fs.readFileSync(path.join(fixtures, "config.json"), "utf8")) as RawConfig));
-    for (const [name, zone] of [["node-a1", "a"], ["node-a2", "a"], ["node-b1", "b"], ["node-b2", "b"], ["node-c1", "c"]]) env.gce.putInstance(name, { zone: `us-central1-${zone}` });
+    for (const [name, zone] of [
+      ["node-a1", "a"],
+      ["node-a2", "a"],
+      ["node-b1", "b"],
+      ["node-b2", "b"],
+      ["node-c1", "c"],
+    ])
+      env.gce.putInstance(name, { zone: `us-central1-${zone}` });
     await runner.up(CLUSTER_STACK, { kind: "cluster" }, fixtureDesired, { refresh: false });
     const ingress: Record<string, unknown> = {};
     for (const service of fixtureDesired.services) {

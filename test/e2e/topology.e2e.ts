@@ -20,7 +20,11 @@ describe("dccm daemon: Nodes and zones coming and going", function () {
   let daemon: Daemon;
   let webLb = "";
 
-  const groupZones = (): string[] => env.gce.listResources().filter((r) => r.kind === "instanceGroups").map((r) => r.scope);
+  const groupZones = (): string[] =>
+    env.gce
+      .listResources()
+      .filter((r) => r.kind === "instanceGroups")
+      .map((r) => r.scope);
   const groupMembers = (zone: string): string[] => {
     const group = env.gce.listResources().find((r) => r.kind === "instanceGroups" && r.scope === zone);
     return ((group?.properties.instances ?? []) as string[]).map((link) => link.split("/").pop() ?? "").sort();
@@ -94,8 +98,7 @@ describe("dccm daemon: Nodes and zones coming and going", function () {
         [
           "Warning",
           "InstanceNotFound",
-          "GCE instance dccm-test/us-central1-a/node-a2 does not exist (instances.get: 404): " +
-            "the Node is left out of instance group k8s-ig--e2e0cafe and of pod routes until it does",
+          "GCE instance dccm-test/us-central1-a/node-a2 does not exist (instances.get: 404): " + "the Node is left out of instance group k8s-ig--e2e0cafe and of pod routes until it does",
         ],
       ],
     );
@@ -111,9 +114,7 @@ describe("dccm daemon: Nodes and zones coming and going", function () {
     env.gce.putInstance("node-a4", { zone: "us-central1-a" });
     await createNode(core, "node-a4", "us-central1-a");
     env.gce.injectFault({ kind: "instanceGroups", operation: "update", status: 429, message: "Rate Limit Exceeded", count: 1000 });
-    daemon = new Daemon(
-      daemonOptions(env, parseConfig(E2E_CONFIG), { nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint, nodeLifecyclePeriod: "1h" }, []) }),
-    );
+    daemon = new Daemon(daemonOptions(env, parseConfig(E2E_CONFIG), { nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint, nodeLifecyclePeriod: "1h" }, []) }));
     await daemon.start(() => assert.fail("leadership lost"));
     const late = await core.createNamespacedService({ namespace: "default", body: lbService("late") });
     const ip = await eventually("late's ingress", async () => (await core.readNamespacedServiceStatus({ name: "late", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);

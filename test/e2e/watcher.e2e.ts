@@ -76,7 +76,10 @@ describe("watcher: watch failures", function () {
 
   it("waits for the initial lists", async () => {
     await watcher.start();
-    assert.deepEqual(watcher.snapshot().nodes.map((node) => node.name), ["before"]);
+    assert.deepEqual(
+      watcher.snapshot().nodes.map((node) => node.name),
+      ["before"],
+    );
   });
 
   it("restarts failed watches with backoff and relists what changed meanwhile", async () => {
@@ -86,10 +89,18 @@ describe("watcher: watch failures", function () {
     // Made while the watcher cannot see the apiserver: only a relist can bring it in.
     await kube.kubeConfig.makeApiClient(k8s.CoreV1Api).createNode({ body: { metadata: { name: "during-outage" } } });
     await proxy.open(port);
-    const names = await eventually("the relist after the outage", () => {
-      const nodes = watcher.snapshot().nodes.map((node) => node.name).sort();
-      return nodes.includes("during-outage") ? nodes : undefined;
-    }, 60_000, 100);
+    const names = await eventually(
+      "the relist after the outage",
+      () => {
+        const nodes = watcher
+          .snapshot()
+          .nodes.map((node) => node.name)
+          .sort();
+        return nodes.includes("during-outage") ? nodes : undefined;
+      },
+      60_000,
+      100,
+    );
     assert.deepEqual(names, ["before", "during-outage"]);
     assert.equal(restarts.filter((resource) => resource === "nodes").length >= 1, true);
   });
@@ -111,7 +122,13 @@ describe("watcher: watch failures", function () {
       await eventually("after-resyncs through the watch", () => (resyncing.snapshot().nodes.some((node) => node.name === "after-resyncs") ? true : undefined), 30_000, 50);
       await eventually("two more resync periods", () => (resyncs >= 7 ? true : undefined), 30_000, 50);
       assert.deepEqual(resyncRestarts, []);
-      assert.deepEqual(resyncing.snapshot().nodes.map((node) => node.name).sort(), ["after-resyncs", "before", "during-outage"]);
+      assert.deepEqual(
+        resyncing
+          .snapshot()
+          .nodes.map((node) => node.name)
+          .sort(),
+        ["after-resyncs", "before", "during-outage"],
+      );
     } finally {
       await resyncing.stop();
     }

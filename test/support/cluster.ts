@@ -43,4 +43,3 @@ export async function counter(registry: prom.Registry, metric: string, labels: R
   const entry = data.values.find((value) => Object.entries(labels).every(([key, wanted]) => String(value.labels[key]) === wanted));
   return entry?.value ?? 0;
 }
-

@@ -16,9 +16,7 @@ export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 export function serviceLeftovers(resources: readonly ResourceListing[], namespace: string, name: string, uid: string): string[] {
   const description = serviceDescription(`${namespace}/${name}`);
   const lb = uid === "" ? undefined : loadBalancerName(uid);
-  return resources
-    .filter((resource) => resource.properties.description === description || (lb !== undefined && resource.name.includes(lb)))
-    .map((resource) => `${resource.kind} ${resource.name}`);
+  return resources.filter((resource) => resource.properties.description === description || (lb !== undefined && resource.name.includes(lb))).map((resource) => `${resource.kind} ${resource.name}`);
 }
 
 /** Every LoadBalancer Service has an ingress IP and our finalizer; none is stuck Terminating. */

@@ -8,12 +8,12 @@ import * as path from "node:path";
 
 /** Absolute path of the repository root, derived from this file's compiled location. */
 export function repoRoot(): string {
-    return path.resolve(__dirname, "..", "..", "..");
+  return path.resolve(__dirname, "..", "..", "..");
 }
 
 /** Absolute path of `<repo>/.testenv/bin`, where scripts/testenv installs its binaries. */
 export function testenvBinDir(): string {
-    return path.join(repoRoot(), ".testenv", "bin");
+  return path.join(repoRoot(), ".testenv", "bin");
 }
 
 /**
@@ -21,16 +21,16 @@ export function testenvBinDir(): string {
  * Throws when it is missing (or not executable), telling the reader how to get it.
  */
 export function requireTestenvBinary(name: string): string {
-    if (name.length === 0 || name.includes("/") || name.includes(path.sep)) {
-        throw new Error(`requireTestenvBinary: expected a bare binary name, got ${JSON.stringify(name)}`);
-    }
-    const file = path.join(testenvBinDir(), name);
-    try {
-        fs.accessSync(file, fs.constants.X_OK);
-    } catch (cause) {
-        throw new Error(`run \`bash scripts/testenv\` first: missing .testenv/bin/${name} (looked for ${file})`, {
-            cause,
-        });
-    }
-    return file;
+  if (name.length === 0 || name.includes("/") || name.includes(path.sep)) {
+    throw new Error(`requireTestenvBinary: expected a bare binary name, got ${JSON.stringify(name)}`);
+  }
+  const file = path.join(testenvBinDir(), name);
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+  } catch (cause) {
+    throw new Error(`run \`bash scripts/testenv\` first: missing .testenv/bin/${name} (looked for ${file})`, {
+      cause,
+    });
+  }
+  return file;
 }

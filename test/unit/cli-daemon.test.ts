@@ -75,9 +75,7 @@ describe("bin/dccm daemon: settings problems (child process)", function () {
     assert.deepStrictEqual(run, {
       status: 2,
       stdout: "",
-      stderr:
-        'dccm: --shutdown-timeout: expected a duration such as 30s, 10m or 1h30m, got "30"; ' +
-        `--confirm-orphan-destroys: expected a whole number ≥ 0, got "x"\n${usage}`,
+      stderr: 'dccm: --shutdown-timeout: expected a duration such as 30s, 10m or 1h30m, got "30"; ' + `--confirm-orphan-destroys: expected a whole number ≥ 0, got "x"\n${usage}`,
     });
   });
 });

@@ -8,59 +8,59 @@ import { ServiceLoadBalancer, type ClusterRefs } from "../../components/serviceL
 import { parseScope } from "../../components/stack";
 import type { ClusterDesired, FirewallSpec, HttpHealthCheckSpec, ServiceDesired } from "../../model/types";
 import {
-    backendServiceInputs,
-    CLUSTER_DESCRIPTION,
-    externalAddressInputs,
-    externalServiceDesired,
-    firewallInputs,
-    fixtureCluster,
-    forwardingRuleInputs,
-    healthCheckFirewall,
-    httpHealthCheck,
-    IG_A,
-    IG_B,
-    instanceGroupInputs,
-    instanceUrl,
-    legacyHealthCheckInputs,
-    NETWORK,
-    NODE_HC,
-    NODE_HC_FIREWALL,
-    PROJECT,
-    REGION,
-    regionHealthCheckInputs,
-    route,
-    routeInputs,
-    serviceFirewall,
+  backendServiceInputs,
+  CLUSTER_DESCRIPTION,
+  externalAddressInputs,
+  externalServiceDesired,
+  firewallInputs,
+  fixtureCluster,
+  forwardingRuleInputs,
+  healthCheckFirewall,
+  httpHealthCheck,
+  IG_A,
+  IG_B,
+  instanceGroupInputs,
+  instanceUrl,
+  legacyHealthCheckInputs,
+  NETWORK,
+  NODE_HC,
+  NODE_HC_FIREWALL,
+  PROJECT,
+  REGION,
+  regionHealthCheckInputs,
+  route,
+  routeInputs,
+  serviceFirewall,
 } from "../support/builders";
 
 // ---- Mock harness -----------------------------------------------------------------------------------
 
 interface Registered {
-    type: string;
-    name: string;
-    custom: boolean;
-    inputs: Record<string, unknown>;
+  type: string;
+  name: string;
+  custom: boolean;
+  inputs: Record<string, unknown>;
 }
 
 interface Construction {
-    type: string;
-    name: string;
-    /** The component itself for children; undefined for the component. */
-    parent: pulumi.Resource | undefined;
-    deleteBeforeReplace: boolean | undefined;
-    ignoreChanges: string[] | undefined;
-    replaceOnChanges: string[] | undefined;
-    /** Names of the aliases (this harness declares aliases by name only). */
-    aliases: string[];
-    /** Pulumi names of the resources whose replacement replaces this one. */
-    replaceWith: string[];
+  type: string;
+  name: string;
+  /** The component itself for children; undefined for the component. */
+  parent: pulumi.Resource | undefined;
+  deleteBeforeReplace: boolean | undefined;
+  ignoreChanges: string[] | undefined;
+  replaceOnChanges: string[] | undefined;
+  /** Names of the aliases (this harness declares aliases by name only). */
+  aliases: string[];
+  /** Pulumi names of the resources whose replacement replaces this one. */
+  replaceWith: string[];
 }
 
 interface Captured<T> {
-    component: T;
-    registered: Registered[];
-    constructions: Construction[];
-    urns: string[];
+  component: T;
+  registered: Registered[];
+  constructions: Construction[];
+  urns: string[];
 }
 
 const MOCK_LINK = "https://mock.test";
@@ -69,94 +69,90 @@ const INTERNAL_IP = "10.10.0.5";
 
 /** Deterministic provider: ids and self links from the type and GCE name; reserved addresses get a fixed IP. */
 function mockState(type: string, inputs: Record<string, unknown>): { id: string; state: Record<string, unknown> } {
-    const name = typeof inputs.name === "string" ? inputs.name : "";
-    const state: Record<string, unknown> = { ...inputs, selfLink: `${MOCK_LINK}/${type}/${name}` };
-    if (type === "gcp:compute/address:Address") state.address = inputs.addressType === "INTERNAL" ? INTERNAL_IP : EXTERNAL_IP;
-    return { id: `${type}/${name}`, state };
+  const name = typeof inputs.name === "string" ? inputs.name : "";
+  const state: Record<string, unknown> = { ...inputs, selfLink: `${MOCK_LINK}/${type}/${name}` };
+  if (type === "gcp:compute/address:Address") state.address = inputs.addressType === "INTERNAL" ? INTERNAL_IP : EXTERNAL_IP;
+  return { id: `${type}/${name}`, state };
 }
 
 function selfLink(type: string, name: string): string {
-    return `${MOCK_LINK}/${type}/${name}`;
+  return `${MOCK_LINK}/${type}/${name}`;
 }
 
 async function capture<T extends pulumi.Resource>(build: (opts: pulumi.ComponentResourceOptions) => T): Promise<Captured<T>> {
-    const registered: Registered[] = [];
-    await pulumi.runtime.setMocks(
-        {
-            newResource(args: pulumi.runtime.MockResourceArgs): pulumi.runtime.MockResourceResult {
-                const inputs = args.inputs as Record<string, unknown>;
-                registered.push({ type: args.type, name: args.name, custom: args.custom === true, inputs });
-                return mockState(args.type, inputs);
-            },
-            call(args: pulumi.runtime.MockCallArgs): pulumi.runtime.MockCallResult {
-                throw new Error(`unexpected invoke ${args.token}`);
-            },
-        },
-        "dccm",
-        "unit",
-        false,
-    );
-    const monitor = pulumi.runtime.getMonitor() as unknown as { getRegisteredResources(): Map<string, unknown> };
-    const constructions: Construction[] = [];
-    const component = build({
-        transformations: [
-            (args) => {
-                constructedNames.set(args.resource, args.name);
-                constructions.push({
-                    type: args.type,
-                    name: args.name,
-                    parent: args.opts.parent,
-                    deleteBeforeReplace: (args.opts as pulumi.CustomResourceOptions).deleteBeforeReplace,
-                    ignoreChanges: args.opts.ignoreChanges,
-                    replaceOnChanges: args.opts.replaceOnChanges,
-                    aliases: (args.opts.aliases ?? []).map((alias) => (typeof alias === "object" && alias !== null && "name" in alias ? String(alias.name) : String(alias))),
-                    replaceWith: ((args.opts as pulumi.CustomResourceOptions).replaceWith ?? []).map((resource) => nameOf(resource)),
-                });
-                return undefined;
-            },
-        ],
-    });
-    await pulumi.runtime.disconnect();
-    return { component, registered, constructions, urns: [...monitor.getRegisteredResources().keys()].sort() };
+  const registered: Registered[] = [];
+  await pulumi.runtime.setMocks(
+    {
+      newResource(args: pulumi.runtime.MockResourceArgs): pulumi.runtime.MockResourceResult {
+        const inputs = args.inputs as Record<string, unknown>;
+        registered.push({ type: args.type, name: args.name, custom: args.custom === true, inputs });
+        return mockState(args.type, inputs);
+      },
+      call(args: pulumi.runtime.MockCallArgs): pulumi.runtime.MockCallResult {
+        throw new Error(`unexpected invoke ${args.token}`);
+      },
+    },
+    "dccm",
+    "unit",
+    false,
+  );
+  const monitor = pulumi.runtime.getMonitor() as unknown as { getRegisteredResources(): Map<string, unknown> };
+  const constructions: Construction[] = [];
+  const component = build({
+    transformations: [
+      (args) => {
+        constructedNames.set(args.resource, args.name);
+        constructions.push({
+          type: args.type,
+          name: args.name,
+          parent: args.opts.parent,
+          deleteBeforeReplace: (args.opts as pulumi.CustomResourceOptions).deleteBeforeReplace,
+          ignoreChanges: args.opts.ignoreChanges,
+          replaceOnChanges: args.opts.replaceOnChanges,
+          aliases: (args.opts.aliases ?? []).map((alias) => (typeof alias === "object" && alias !== null && "name" in alias ? String(alias.name) : String(alias))),
+          replaceWith: ((args.opts as pulumi.CustomResourceOptions).replaceWith ?? []).map((resource) => nameOf(resource)),
+        });
+        return undefined;
+      },
+    ],
+  });
+  await pulumi.runtime.disconnect();
+  return { component, registered, constructions, urns: [...monitor.getRegisteredResources().keys()].sort() };
 }
 
 /** The Pulumi name a resource was constructed with (recorded by the transformation below). */
 const constructedNames = new WeakMap<pulumi.Resource, string>();
 function nameOf(resource: pulumi.Resource): string {
-    return constructedNames.get(resource) ?? "<unknown>";
+  return constructedNames.get(resource) ?? "<unknown>";
 }
 
 function value<T>(output: pulumi.Output<T>): Promise<T> {
-    return new Promise((resolve) => output.apply(resolve));
+  return new Promise((resolve) => output.apply(resolve));
 }
 
 function byName(registered: Registered[]): Map<string, Registered> {
-    return new Map(registered.map((resource) => [resource.name, resource]));
+  return new Map(registered.map((resource) => [resource.name, resource]));
 }
 
 function typesAndNames(registered: Registered[]): [string, string, boolean][] {
-    return registered.map((r): [string, string, boolean] => [r.type, r.name, r.custom]).sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  return registered.map((r): [string, string, boolean] => [r.type, r.name, r.custom]).sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
 }
 
 /** Every child is constructed with the component as parent and deleteBeforeReplace; the component has no parent. */
 function assertParented<T extends pulumi.Resource>(captured: Captured<T>, componentType: string): void {
-    for (const construction of captured.constructions) {
-        if (construction.type === componentType) {
-            assert.equal(construction.parent, undefined, "the component has no parent");
-            continue;
-        }
-        assert.equal(construction.parent, captured.component, `${construction.name} is parented to the component`);
-        assert.equal(construction.deleteBeforeReplace, true, `${construction.name} has deleteBeforeReplace`);
+  for (const construction of captured.constructions) {
+    if (construction.type === componentType) {
+      assert.equal(construction.parent, undefined, "the component has no parent");
+      continue;
     }
-    assert.deepStrictEqual(
-        captured.constructions.map((c) => c.name).sort(),
-        captured.registered.map((r) => r.name).sort(),
-        "every registered resource went through the component's transformations",
-    );
+    assert.equal(construction.parent, captured.component, `${construction.name} is parented to the component`);
+    assert.equal(construction.deleteBeforeReplace, true, `${construction.name} has deleteBeforeReplace`);
+  }
+  assert.deepStrictEqual(captured.constructions.map((c) => c.name).sort(), captured.registered.map((r) => r.name).sort(), "every registered resource went through the component's transformations");
 }
 
 function urn(stackTypeChain: string, name: string): string {
-    return `urn:pulumi:unit::dccm::${stackTypeChain}::${name}`;
+  return `urn:pulumi:unit::dccm::${stackTypeChain}::${name}`;
 }
 
 // ---- Shared expectations ----------------------------------------------------------------------------
@@ -164,467 +160,456 @@ function urn(stackTypeChain: string, name: string): string {
 // PROJECT, REGION, NETWORK, the cluster's names, specs and Pulumi inputs: test/support/builders.ts.
 
 const T = {
-    address: "gcp:compute/address:Address",
-    forwardingRule: "gcp:compute/forwardingRule:ForwardingRule",
-    backendService: "gcp:compute/regionBackendService:RegionBackendService",
-    targetPool: "gcp:compute/targetPool:TargetPool",
-    regionHealthCheck: "gcp:compute/regionHealthCheck:RegionHealthCheck",
-    httpHealthCheck: "gcp:compute/httpHealthCheck:HttpHealthCheck",
-    instanceGroup: "gcp:compute/instanceGroup:InstanceGroup",
-    firewall: "gcp:compute/firewall:Firewall",
-    route: "gcp:compute/route:Route",
+  address: "gcp:compute/address:Address",
+  forwardingRule: "gcp:compute/forwardingRule:ForwardingRule",
+  backendService: "gcp:compute/regionBackendService:RegionBackendService",
+  targetPool: "gcp:compute/targetPool:TargetPool",
+  regionHealthCheck: "gcp:compute/regionHealthCheck:RegionHealthCheck",
+  httpHealthCheck: "gcp:compute/httpHealthCheck:HttpHealthCheck",
+  instanceGroup: "gcp:compute/instanceGroup:InstanceGroup",
+  firewall: "gcp:compute/firewall:Firewall",
+  route: "gcp:compute/route:Route",
 } as const;
 
 describe("components (Pulumi mocks)", () => {
-    describe("ClusterNetwork", () => {
-        const cluster: ClusterDesired = fixtureCluster([
-            route("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a"),
-            route("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b", "vm-b2"),
+  describe("ClusterNetwork", () => {
+    const cluster: ClusterDesired = fixtureCluster([
+      route("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a"),
+      route("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b", "vm-b2"),
+    ]);
+
+    let captured: Captured<ClusterNetwork>;
+    before(async () => {
+      captured = await capture((opts) => new ClusterNetwork("cluster", { cluster }, opts));
+    });
+
+    it("declares exactly: the component, one instance group per zone, the health check, its firewall, one route per node", () => {
+      assert.deepStrictEqual(typesAndNames(captured.registered), [
+        ["dccm:gcp:ClusterNetwork", "cluster", false],
+        [T.instanceGroup, "cluster:ig-us-central1-a", true],
+        [T.instanceGroup, "cluster:ig-us-central1-b", true],
+        [T.regionHealthCheck, "cluster:node-hc", true],
+        [T.firewall, "cluster:node-hc-fw", true],
+        [T.route, "cluster:route-node-a1", true],
+        [T.route, "cluster:route-node-b2", true],
+      ]);
+    });
+
+    it("every child is parented to the dccm:gcp:ClusterNetwork component (URNs and options)", () => {
+      assertParented(captured, "dccm:gcp:ClusterNetwork");
+      const chain = (type: string) => `dccm:gcp:ClusterNetwork$${type}`;
+      assert.deepStrictEqual(
+        captured.urns,
+        [
+          urn("dccm:gcp:ClusterNetwork", "cluster"),
+          urn(chain(T.firewall), "cluster:node-hc-fw"),
+          urn(chain(T.instanceGroup), "cluster:ig-us-central1-a"),
+          urn(chain(T.instanceGroup), "cluster:ig-us-central1-b"),
+          urn(chain(T.regionHealthCheck), "cluster:node-hc"),
+          urn(chain(T.route), "cluster:route-node-a1"),
+          urn(chain(T.route), "cluster:route-node-b2"),
+        ].sort(),
+      );
+    });
+
+    it("exact inputs of every resource", () => {
+      const resources = byName(captured.registered);
+      assert.deepStrictEqual(resources.get("cluster")?.inputs, {});
+      assert.deepStrictEqual(resources.get("cluster:ig-us-central1-a")?.inputs, instanceGroupInputs("us-central1-a", ["node-a1", "node-a2"]));
+      assert.deepStrictEqual(resources.get("cluster:ig-us-central1-b")?.inputs, instanceGroupInputs("us-central1-b", ["node-b1"]));
+      assert.deepStrictEqual(resources.get("cluster:node-hc")?.inputs, regionHealthCheckInputs("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION));
+      assert.deepStrictEqual(resources.get("cluster:node-hc-fw")?.inputs, firewallInputs(NODE_HC_FIREWALL));
+      assert.deepStrictEqual(resources.get("cluster:route-node-a1")?.inputs, routeInputs("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a"));
+      assert.deepStrictEqual(resources.get("cluster:route-node-b2")?.inputs, routeInputs("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b", "vm-b2"));
+    });
+
+    it("outputs: instance group and health check self links, route names", async () => {
+      const network = captured.component;
+      assert.deepStrictEqual(Object.keys(network.instanceGroups).sort(), ["us-central1-a", "us-central1-b"]);
+      assert.equal(await value(network.instanceGroups["us-central1-a"]), selfLink(T.instanceGroup, "k8s-ig--c0ffee1234"));
+      assert.equal(await value(network.nodeHealthCheck), selfLink(T.regionHealthCheck, "k8s-c0ffee1234-node"));
+      assert.equal(network.legacyNodeHealthCheck, undefined);
+      assert.deepStrictEqual(Object.keys(network.routes).sort(), ["node-a1", "node-b2"]);
+      assert.equal(await value(network.routes["node-b2"]), "prod-44444444-4444-4444-8444-444444444444");
+    });
+
+    describe("with a target-pool Service on the shared check (legacyNodeHealthCheck)", () => {
+      let legacy: Captured<ClusterNetwork>;
+      before(async () => {
+        legacy = await capture((opts) => new ClusterNetwork("cluster", { cluster: { ...cluster, routes: [], instanceGroups: [], legacyNodeHealthCheck: true } }, opts));
+      });
+      it("also declares the global legacy HTTP health check of the same name", async () => {
+        assert.deepStrictEqual(typesAndNames(legacy.registered), [
+          ["dccm:gcp:ClusterNetwork", "cluster", false],
+          [T.regionHealthCheck, "cluster:node-hc", true],
+          [T.firewall, "cluster:node-hc-fw", true],
+          [T.httpHealthCheck, "cluster:node-legacy-hc", true],
         ]);
+        assertParented(legacy, "dccm:gcp:ClusterNetwork");
+        assert.deepStrictEqual(byName(legacy.registered).get("cluster:node-legacy-hc")?.inputs, legacyHealthCheckInputs("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION));
+        assert.ok(legacy.component.legacyNodeHealthCheck !== undefined);
+        assert.equal(await value(legacy.component.legacyNodeHealthCheck), selfLink(T.httpHealthCheck, "k8s-c0ffee1234-node"));
+      });
+    });
+  });
 
-        let captured: Captured<ClusterNetwork>;
-        before(async () => {
-            captured = await capture((opts) => new ClusterNetwork("cluster", { cluster }, opts));
-        });
+  describe("ServiceLoadBalancer", () => {
+    const UID = "1b4e28ba-2fa1-41d2-883f-0016d3cca427";
+    const LB = "a1b4e28ba2fa141d2883f0016d3cca42";
+    const KEY = "default/web";
+    const DESCRIPTION = '{"kubernetes.io/service-name":"default/web"}';
+    const REFS: ClusterRefs = {
+      nodeHealthCheck: NODE_HC,
+      legacyNodeHealthCheck: "https://www.googleapis.com/compute/v1/projects/dccm-test/global/httpHealthChecks/k8s-c0ffee1234-node",
+      instanceGroups: { "us-central1-a": IG_A, "us-central1-b": IG_B },
+    };
+    const FIREWALL: FirewallSpec = serviceFirewall(KEY, LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443"] }]);
+    const DEDICATED_HC: HttpHealthCheckSpec = httpHealthCheck(LB, 32000, DESCRIPTION);
+    const HC_FIREWALL: FirewallSpec = healthCheckFirewall(`k8s-${LB}-http-hc`, 32000, DESCRIPTION);
 
-        it("declares exactly: the component, one instance group per zone, the health check, its firewall, one route per node", () => {
-            assert.deepStrictEqual(typesAndNames(captured.registered), [
-                ["dccm:gcp:ClusterNetwork", "cluster", false],
-                [T.instanceGroup, "cluster:ig-us-central1-a", true],
-                [T.instanceGroup, "cluster:ig-us-central1-b", true],
-                [T.regionHealthCheck, "cluster:node-hc", true],
-                [T.firewall, "cluster:node-hc-fw", true],
-                [T.route, "cluster:route-node-a1", true],
-                [T.route, "cluster:route-node-b2", true],
-            ]);
-        });
+    function service(over: Partial<ServiceDesired> = {}): ServiceDesired {
+      return externalServiceDesired("default", "web", UID, LB, [80, 443], over);
+    }
 
-        it("every child is parented to the dccm:gcp:ClusterNetwork component (URNs and options)", () => {
-            assertParented(captured, "dccm:gcp:ClusterNetwork");
-            const chain = (type: string) => `dccm:gcp:ClusterNetwork$${type}`;
-            assert.deepStrictEqual(
-                captured.urns,
-                [
-                    urn("dccm:gcp:ClusterNetwork", "cluster"),
-                    urn(chain(T.firewall), "cluster:node-hc-fw"),
-                    urn(chain(T.instanceGroup), "cluster:ig-us-central1-a"),
-                    urn(chain(T.instanceGroup), "cluster:ig-us-central1-b"),
-                    urn(chain(T.regionHealthCheck), "cluster:node-hc"),
-                    urn(chain(T.route), "cluster:route-node-a1"),
-                    urn(chain(T.route), "cluster:route-node-b2"),
-                ].sort(),
-            );
-        });
+    function build(desired: ServiceDesired): Promise<Captured<ServiceLoadBalancer>> {
+      return capture((opts) => new ServiceLoadBalancer(KEY, { service: desired, project: PROJECT, region: REGION, network: NETWORK, cluster: REFS }, opts));
+    }
 
-        it("exact inputs of every resource", () => {
-            const resources = byName(captured.registered);
-            assert.deepStrictEqual(resources.get("cluster")?.inputs, {});
-            assert.deepStrictEqual(resources.get("cluster:ig-us-central1-a")?.inputs, instanceGroupInputs("us-central1-a", ["node-a1", "node-a2"]));
-            assert.deepStrictEqual(resources.get("cluster:ig-us-central1-b")?.inputs, instanceGroupInputs("us-central1-b", ["node-b1"]));
-            assert.deepStrictEqual(resources.get("cluster:node-hc")?.inputs, regionHealthCheckInputs("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION));
-            assert.deepStrictEqual(resources.get("cluster:node-hc-fw")?.inputs, firewallInputs(NODE_HC_FIREWALL));
-            assert.deepStrictEqual(
-                resources.get("cluster:route-node-a1")?.inputs,
-                routeInputs("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a"),
-            );
-            assert.deepStrictEqual(
-                resources.get("cluster:route-node-b2")?.inputs,
-                routeInputs("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b", "vm-b2"),
-            );
-        });
+    const externalAddress = (over: Record<string, unknown> = {}) => externalAddressInputs(LB, DESCRIPTION, over);
+    const backendService = (over: Record<string, unknown> = {}) => backendServiceInputs(LB, DESCRIPTION, NODE_HC, over);
+    const forwardingRule = (over: Record<string, unknown> = {}) => forwardingRuleInputs(LB, DESCRIPTION, EXTERNAL_IP, ["80", "443"], selfLink(T.backendService, LB), over);
+    const dedicatedHealthCheckInputs = regionHealthCheckInputs(LB, 32000, DESCRIPTION);
+    const COMPONENT: [string, string, boolean] = ["dccm:gcp:ServiceLoadBalancer", KEY, false];
 
-        it("outputs: instance group and health check self links, route names", async () => {
-            const network = captured.component;
-            assert.deepStrictEqual(Object.keys(network.instanceGroups).sort(), ["us-central1-a", "us-central1-b"]);
-            assert.equal(await value(network.instanceGroups["us-central1-a"]), selfLink(T.instanceGroup, "k8s-ig--c0ffee1234"));
-            assert.equal(await value(network.nodeHealthCheck), selfLink(T.regionHealthCheck, "k8s-c0ffee1234-node"));
-            assert.equal(network.legacyNodeHealthCheck, undefined);
-            assert.deepStrictEqual(Object.keys(network.routes).sort(), ["node-a1", "node-b2"]);
-            assert.equal(await value(network.routes["node-b2"]), "prod-44444444-4444-4444-8444-444444444444");
-        });
+    /** All resources, with inputs, exactly; parenting checked. */
+    function assertResources(captured: Captured<ServiceLoadBalancer>, want: Record<string, [string, Record<string, unknown>]>): void {
+      assert.deepStrictEqual(
+        typesAndNames(captured.registered),
+        [COMPONENT, ...Object.entries(want).map(([name, [type]]): [string, string, boolean] => [type, name, true])].sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0)),
+      );
+      const resources = byName(captured.registered);
+      assert.deepStrictEqual(resources.get(KEY)?.inputs, {});
+      for (const [name, [, inputs]] of Object.entries(want)) assert.deepStrictEqual(resources.get(name)?.inputs, inputs, name);
+      assertParented(captured, "dccm:gcp:ServiceLoadBalancer");
+      assert.deepStrictEqual(captured.urns, [urn("dccm:gcp:ServiceLoadBalancer", KEY), ...Object.entries(want).map(([name, [type]]) => urn(`dccm:gcp:ServiceLoadBalancer$${type}`, name))].sort());
+    }
 
-        describe("with a target-pool Service on the shared check (legacyNodeHealthCheck)", () => {
-            let legacy: Captured<ClusterNetwork>;
-            before(async () => {
-                legacy = await capture((opts) => new ClusterNetwork("cluster", { cluster: { ...cluster, routes: [], instanceGroups: [], legacyNodeHealthCheck: true } }, opts));
-            });
-            it("also declares the global legacy HTTP health check of the same name", async () => {
-                assert.deepStrictEqual(typesAndNames(legacy.registered), [
-                    ["dccm:gcp:ClusterNetwork", "cluster", false],
-                    [T.regionHealthCheck, "cluster:node-hc", true],
-                    [T.firewall, "cluster:node-hc-fw", true],
-                    [T.httpHealthCheck, "cluster:node-legacy-hc", true],
-                ]);
-                assertParented(legacy, "dccm:gcp:ClusterNetwork");
-                assert.deepStrictEqual(byName(legacy.registered).get("cluster:node-legacy-hc")?.inputs, legacyHealthCheckInputs("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION));
-                assert.ok(legacy.component.legacyNodeHealthCheck !== undefined);
-                assert.equal(await value(legacy.component.legacyNodeHealthCheck), selfLink(T.httpHealthCheck, "k8s-c0ffee1234-node"));
-            });
-        });
+    it("external, backend service, shared health check: address, backend service, forwarding rule, firewall", async () => {
+      const captured = await build(service());
+      assertResources(captured, {
+        "default/web:address": [T.address, externalAddress()],
+        "default/web:backend-tcp": [T.backendService, backendService()],
+        "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule()],
+        "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
+      });
+      assert.deepStrictEqual(await value(captured.component.ingressIPs), [EXTERNAL_IP]);
+      assert.deepStrictEqual(captured.component.resources, {
+        address: LB,
+        forwardingRules: [LB],
+        backendServices: [LB],
+        healthCheck: "k8s-c0ffee1234-node",
+        firewalls: [`k8s-fw-${LB}`],
+      });
     });
 
-    describe("ServiceLoadBalancer", () => {
-        const UID = "1b4e28ba-2fa1-41d2-883f-0016d3cca427";
-        const LB = "a1b4e28ba2fa141d2883f0016d3cca42";
-        const KEY = "default/web";
-        const DESCRIPTION = "{\"kubernetes.io/service-name\":\"default/web\"}";
-        const REFS: ClusterRefs = {
-            nodeHealthCheck: NODE_HC,
-            legacyNodeHealthCheck: "https://www.googleapis.com/compute/v1/projects/dccm-test/global/httpHealthChecks/k8s-c0ffee1234-node",
-            instanceGroups: { "us-central1-a": IG_A, "us-central1-b": IG_B },
-        };
-        const FIREWALL: FirewallSpec = serviceFirewall(KEY, LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443"] }]);
-        const DEDICATED_HC: HttpHealthCheckSpec = httpHealthCheck(LB, 32000, DESCRIPTION);
-        const HC_FIREWALL: FirewallSpec = healthCheckFirewall(`k8s-${LB}-http-hc`, 32000, DESCRIPTION);
-
-        function service(over: Partial<ServiceDesired> = {}): ServiceDesired {
-            return externalServiceDesired("default", "web", UID, LB, [80, 443], over);
-        }
-
-        function build(desired: ServiceDesired): Promise<Captured<ServiceLoadBalancer>> {
-            return capture((opts) => new ServiceLoadBalancer(KEY, { service: desired, project: PROJECT, region: REGION, network: NETWORK, cluster: REFS }, opts));
-        }
-
-        const externalAddress = (over: Record<string, unknown> = {}) => externalAddressInputs(LB, DESCRIPTION, over);
-        const backendService = (over: Record<string, unknown> = {}) => backendServiceInputs(LB, DESCRIPTION, NODE_HC, over);
-        const forwardingRule = (over: Record<string, unknown> = {}) => forwardingRuleInputs(LB, DESCRIPTION, EXTERNAL_IP, ["80", "443"], selfLink(T.backendService, LB), over);
-        const dedicatedHealthCheckInputs = regionHealthCheckInputs(LB, 32000, DESCRIPTION);
-        const COMPONENT: [string, string, boolean] = ["dccm:gcp:ServiceLoadBalancer", KEY, false];
-
-        /** All resources, with inputs, exactly; parenting checked. */
-        function assertResources(captured: Captured<ServiceLoadBalancer>, want: Record<string, [string, Record<string, unknown>]>): void {
-            assert.deepStrictEqual(
-                typesAndNames(captured.registered),
-                [COMPONENT, ...Object.entries(want).map(([name, [type]]): [string, string, boolean] => [type, name, true])].sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0)),
-            );
-            const resources = byName(captured.registered);
-            assert.deepStrictEqual(resources.get(KEY)?.inputs, {});
-            for (const [name, [, inputs]] of Object.entries(want)) assert.deepStrictEqual(resources.get(name)?.inputs, inputs, name);
-            assertParented(captured, "dccm:gcp:ServiceLoadBalancer");
-            assert.deepStrictEqual(
-                captured.urns,
-                [
-                    urn("dccm:gcp:ServiceLoadBalancer", KEY),
-                    ...Object.entries(want).map(([name, [type]]) => urn(`dccm:gcp:ServiceLoadBalancer$${type}`, name)),
-                ].sort(),
-            );
-        }
-
-        it("external, backend service, shared health check: address, backend service, forwarding rule, firewall", async () => {
-            const captured = await build(service());
-            assertResources(captured, {
-                "default/web:address": [T.address, externalAddress()],
-                "default/web:backend-tcp": [T.backendService, backendService()],
-                "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule()],
-                "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
-            });
-            assert.deepStrictEqual(await value(captured.component.ingressIPs), [EXTERNAL_IP]);
-            assert.deepStrictEqual(captured.component.resources, {
-                address: LB,
-                forwardingRules: [LB],
-                backendServices: [LB],
-                healthCheck: "k8s-c0ffee1234-node",
-                firewalls: [`k8s-fw-${LB}`],
-            });
-        });
-
-        it("external, Standard tier, ClientIP, more than 5 ports: tier on address and rule, portRange, CLIENT_IP", async () => {
-            const captured = await build(
-                service({
-                    networkTier: "STANDARD",
-                    sessionAffinity: "CLIENT_IP",
-                    frontends: [{ name: LB, protocol: "TCP", ports: [80, 81, 82, 83, 84, 9000], portSelection: { kind: "range", portRange: "80-9000" } }],
-                }),
-            );
-            const { ports: _ports, ...rule } = forwardingRule({ networkTier: "STANDARD", portRange: "80-9000" });
-            assertResources(captured, {
-                "default/web:address": [T.address, externalAddress({ networkTier: "STANDARD" })],
-                "default/web:backend-tcp": [T.backendService, backendService({ sessionAffinity: "CLIENT_IP" })],
-                "default/web:forwarding-rule-tcp": [T.forwardingRule, rule],
-                "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
-            });
-        });
-
-        it("ETP Local: dedicated regional health check <lb> used by the backend service, and its k8s-<lb>-http-hc firewall", async () => {
-            const captured = await build(service({ healthCheck: { kind: "dedicated", spec: DEDICATED_HC }, healthCheckFirewall: HC_FIREWALL }));
-            assertResources(captured, {
-                "default/web:address": [T.address, externalAddress()],
-                "default/web:hc": [T.regionHealthCheck, dedicatedHealthCheckInputs],
-                "default/web:backend-tcp": [T.backendService, backendService({ healthChecks: selfLink(T.regionHealthCheck, LB) })],
-                "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule()],
-                "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
-                "default/web:hc-firewall": [T.firewall, firewallInputs(HC_FIREWALL)],
-            });
-            assert.deepStrictEqual(captured.component.resources, {
-                address: LB,
-                forwardingRules: [LB],
-                backendServices: [LB],
-                healthCheck: LB,
-                firewalls: [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`],
-            });
-        });
-
-        it("internal with subnet and global access: internal address in the subnet, network on backend and rule, no tier", async () => {
-            const captured = await build(service({ scheme: "INTERNAL", subnetwork: "ilb-subnet", allowGlobalAccess: true }));
-            const { networkTier: _tier, ...internalRule } = forwardingRule({
-                ipAddress: INTERNAL_IP,
-                loadBalancingScheme: "INTERNAL",
-                network: NETWORK,
-                subnetwork: "ilb-subnet",
-                allowGlobalAccess: true,
-            });
-            assertResources(captured, {
-                "default/web:address": [
-                    T.address,
-                    { project: PROJECT, region: REGION, name: LB, description: DESCRIPTION, addressType: "INTERNAL", subnetwork: "ilb-subnet", purpose: "SHARED_LOADBALANCER_VIP" },
-                ],
-                "default/web:backend-tcp": [T.backendService, backendService({ loadBalancingScheme: "INTERNAL", network: NETWORK })],
-                "default/web:forwarding-rule-tcp": [T.forwardingRule, internalRule],
-                "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
-            });
-            assert.deepStrictEqual(await value(captured.component.ingressIPs), [INTERNAL_IP]);
-        });
-
-        it("internal with more than 5 ports: allPorts", async () => {
-            const captured = await build(
-                service({ scheme: "INTERNAL", subnetwork: "ilb-subnet", frontends: [{ name: LB, protocol: "TCP", ports: [1, 2, 3, 4, 5, 6], portSelection: { kind: "all" } }] }),
-            );
-            const rule = byName(captured.registered).get("default/web:forwarding-rule-tcp")?.inputs ?? {};
-            assert.equal(rule.allPorts, true);
-            assert.equal("ports" in rule || "portRange" in rule, false);
-        });
-
-        it("internal mixed TCP/UDP: the shared address has purpose SHARED_LOADBALANCER_VIP", async () => {
-            const captured = await build(
-                service({
-                    scheme: "INTERNAL",
-                    subnetwork: "ilb-subnet",
-                    frontends: [
-                        { name: LB, protocol: "TCP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
-                        { name: `${LB}-udp`, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
-                    ],
-                }),
-            );
-            assert.deepStrictEqual(byName(captured.registered).get("default/web:address")?.inputs, {
-                project: PROJECT,
-                region: REGION,
-                name: LB,
-                description: DESCRIPTION,
-                addressType: "INTERNAL",
-                subnetwork: "ilb-subnet",
-                purpose: "SHARED_LOADBALANCER_VIP",
-            });
-        });
-
-        it("mixed TCP/UDP: one address, a backend service and a forwarding rule per protocol, one firewall", async () => {
-            const fw: FirewallSpec = { ...FIREWALL, allows: [{ protocol: "tcp", ports: ["53"] }, { protocol: "udp", ports: ["53"] }] };
-            const captured = await build(
-                service({
-                    frontends: [
-                        { name: LB, protocol: "TCP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
-                        { name: `${LB}-udp`, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
-                    ],
-                    firewall: fw,
-                }),
-            );
-            assertResources(captured, {
-                "default/web:address": [T.address, externalAddress()],
-                "default/web:backend-tcp": [T.backendService, backendService()],
-                "default/web:backend-udp": [T.backendService, backendService({ name: `${LB}-udp`, protocol: "UDP" })],
-                "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule({ ports: ["53"] })],
-                "default/web:forwarding-rule-udp": [
-                    T.forwardingRule,
-                    forwardingRule({ name: `${LB}-udp`, ipProtocol: "UDP", ports: ["53"], backendService: selfLink(T.backendService, `${LB}-udp`) }),
-                ],
-                "default/web:firewall": [T.firewall, firewallInputs(fw)],
-            });
-            assert.deepStrictEqual(await value(captured.component.ingressIPs), [EXTERNAL_IP]);
-            assert.deepStrictEqual(captured.component.resources, {
-                address: LB,
-                forwardingRules: [LB, `${LB}-udp`],
-                backendServices: [LB, `${LB}-udp`],
-                healthCheck: "k8s-c0ffee1234-node",
-                firewalls: [`k8s-fw-${LB}`],
-            });
-        });
-
-        it("user-owned loadBalancerIP: no Address declared, the forwarding rule uses that IP", async () => {
-            const captured = await build(service({ userIP: "203.0.113.50" }));
-            assertResources(captured, {
-                "default/web:backend-tcp": [T.backendService, backendService()],
-                "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule({ ipAddress: "203.0.113.50" })],
-                "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
-            });
-            assert.deepStrictEqual(await value(captured.component.ingressIPs), ["203.0.113.50"]);
-            assert.deepStrictEqual(captured.component.resources, {
-                forwardingRules: [LB],
-                backendServices: [LB],
-                healthCheck: "k8s-c0ffee1234-node",
-                firewalls: [`k8s-fw-${LB}`],
-            });
-        });
-
-        describe("target-pool mode", () => {
-            const targetPoolService = (over: Partial<ServiceDesired> = {}) =>
-                service({
-                    backend: "target-pool",
-                    frontends: [{ name: LB, protocol: "TCP", ports: [80, 443], portSelection: { kind: "range", portRange: "80-443" } }],
-                    backendZones: [],
-                    backendInstances: [
-                        { zone: "us-central1-a", name: "node-a1" },
-                        { zone: "us-central1-b", name: "node-b1" },
-                    ],
-                    ...over,
-                });
-            const targetPool = (healthChecks: string) => ({
-                project: PROJECT,
-                region: REGION,
-                name: LB,
-                description: DESCRIPTION,
-                sessionAffinity: "NONE",
-                healthChecks,
-                instances: [instanceUrl("us-central1-a", "node-a1"), instanceUrl("us-central1-b", "node-b1")],
-            });
-            const { ports: _ports, backendService: _bs, ...ruleBase } = forwardingRule();
-            const targetPoolRule = { ...ruleBase, portRange: "80-443", target: selfLink(T.targetPool, LB) };
-
-            it("shared legacy health check: target pool on the cluster's legacy check, no backend service, rule targets the pool", async () => {
-                const captured = await build(targetPoolService());
-                assertResources(captured, {
-                    "default/web:address": [T.address, externalAddress()],
-                    "default/web:target-pool": [T.targetPool, targetPool(REFS.legacyNodeHealthCheck as string)],
-                    "default/web:forwarding-rule-tcp": [T.forwardingRule, targetPoolRule],
-                    "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
-                });
-                assert.deepStrictEqual(captured.component.resources, {
-                    address: LB,
-                    forwardingRules: [LB],
-                    backendServices: [],
-                    targetPool: LB,
-                    healthCheck: "k8s-c0ffee1234-node",
-                    firewalls: [`k8s-fw-${LB}`],
-                });
-            });
-
-            it("dedicated (ETP Local): a global legacy HTTP health check <lb> on healthCheckNodePort", async () => {
-                const captured = await build(targetPoolService({ healthCheck: { kind: "dedicated", spec: DEDICATED_HC }, healthCheckFirewall: HC_FIREWALL }));
-                assertResources(captured, {
-                    "default/web:address": [T.address, externalAddress()],
-                    "default/web:hc": [T.httpHealthCheck, legacyHealthCheckInputs(LB, 32000, DESCRIPTION)],
-                    "default/web:target-pool": [T.targetPool, targetPool(selfLink(T.httpHealthCheck, LB))],
-                    "default/web:forwarding-rule-tcp": [T.forwardingRule, targetPoolRule],
-                    "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
-                    "default/web:hc-firewall": [T.firewall, firewallInputs(HC_FIREWALL)],
-                });
-            });
-
-            it("mixed TCP/UDP: two forwarding rules on the same pool and address", async () => {
-                const captured = await build(
-                    targetPoolService({
-                        frontends: [
-                            { name: LB, protocol: "TCP", ports: [53], portSelection: { kind: "range", portRange: "53-53" } },
-                            { name: `${LB}-udp`, protocol: "UDP", ports: [53], portSelection: { kind: "range", portRange: "53-53" } },
-                        ],
-                    }),
-                );
-                const resources = byName(captured.registered);
-                assert.deepStrictEqual(resources.get("default/web:forwarding-rule-udp")?.inputs, {
-                    ...ruleBase,
-                    name: `${LB}-udp`,
-                    ipProtocol: "UDP",
-                    portRange: "53-53",
-                    target: selfLink(T.targetPool, LB),
-                });
-                assert.equal(resources.get("default/web:forwarding-rule-tcp")?.inputs.target, selfLink(T.targetPool, LB));
-                assert.equal(captured.registered.filter((r) => r.type === T.targetPool).length, 1);
-                assert.equal(captured.registered.filter((r) => r.type === T.address).length, 1);
-            });
-        });
-
-        describe("options that keep replacements convergent", () => {
-            /** [name, ignoreChanges, replaceOnChanges, aliases, replaceWith] of every custom resource. */
-            function options(captured: Captured<ServiceLoadBalancer>): [string, string[] | undefined, string[] | undefined, string[], string[]][] {
-                return captured.constructions
-                    .filter((c) => c.type !== "dccm:gcp:ServiceLoadBalancer")
-                    .map((c): [string, string[] | undefined, string[] | undefined, string[], string[]] => [c.name, c.ignoreChanges, c.replaceOnChanges, c.aliases, c.replaceWith])
-                    .sort((a, b) => a[0].localeCompare(b[0]));
-            }
-
-            it("backend service: the forwarding rule is replaced with it, a protocol change replaces it, and a single UDP frontend inherits the TCP names", async () => {
-                const captured = await build(service({ frontends: [{ name: LB, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } }] }));
-                assert.deepStrictEqual(options(captured), [
-                    ["default/web:address", ["purpose"], undefined, [], []],
-                    ["default/web:backend-udp", undefined, ["protocol"], ["default/web:backend-tcp"], []],
-                    ["default/web:firewall", undefined, undefined, [], []],
-                    ["default/web:forwarding-rule-udp", undefined, undefined, ["default/web:forwarding-rule-tcp"], ["default/web:backend-udp"]],
-                ]);
-            });
-
-            it("mixed TCP/UDP: no aliases (both protocols' names are declared)", async () => {
-                const captured = await build(
-                    service({
-                        frontends: [
-                            { name: LB, protocol: "TCP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
-                            { name: `${LB}-udp`, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
-                        ],
-                    }),
-                );
-                assert.deepStrictEqual(
-                    options(captured).filter(([name]) => name.includes("backend") || name.includes("forwarding")),
-                    [
-                        ["default/web:backend-tcp", undefined, ["protocol"], [], []],
-                        ["default/web:backend-udp", undefined, ["protocol"], [], []],
-                        ["default/web:forwarding-rule-tcp", undefined, undefined, [], ["default/web:backend-tcp"]],
-                        ["default/web:forwarding-rule-udp", undefined, undefined, [], ["default/web:backend-udp"]],
-                    ],
-                );
-            });
-
-            it("target pool: the forwarding rule is replaced with the pool (sessionAffinity/description force the pool's replacement)", async () => {
-                const captured = await build(
-                    service({
-                        backend: "target-pool",
-                        frontends: [{ name: LB, protocol: "TCP", ports: [80], portSelection: { kind: "range", portRange: "80-80" } }],
-                        backendZones: [],
-                        backendInstances: [{ zone: "us-central1-a", name: "node-a1" }],
-                    }),
-                );
-                assert.deepStrictEqual(options(captured), [
-                    ["default/web:address", ["purpose"], undefined, [], []],
-                    ["default/web:firewall", undefined, undefined, [], []],
-                    ["default/web:forwarding-rule-tcp", undefined, undefined, ["default/web:forwarding-rule-udp"], ["default/web:target-pool"]],
-                    ["default/web:target-pool", undefined, undefined, [], []],
-                ]);
-            });
-        });
-
-        it("a backend zone missing from the cluster references is an error, not a silent gap", async () => {
-            await assert.rejects(
-                capture((opts) => new ServiceLoadBalancer(KEY, { service: service({ backendZones: ["us-central1-z"] }), project: PROJECT, region: REGION, network: NETWORK, cluster: REFS }, opts)),
-                { message: "no instance group for zone us-central1-z in the cluster references" },
-            );
-            await pulumi.runtime.disconnect();
-        });
+    it("external, Standard tier, ClientIP, more than 5 ports: tier on address and rule, portRange, CLIENT_IP", async () => {
+      const captured = await build(
+        service({
+          networkTier: "STANDARD",
+          sessionAffinity: "CLIENT_IP",
+          frontends: [{ name: LB, protocol: "TCP", ports: [80, 81, 82, 83, 84, 9000], portSelection: { kind: "range", portRange: "80-9000" } }],
+        }),
+      );
+      const { ports: _ports, ...rule } = forwardingRule({ networkTier: "STANDARD", portRange: "80-9000" });
+      assertResources(captured, {
+        "default/web:address": [T.address, externalAddress({ networkTier: "STANDARD" })],
+        "default/web:backend-tcp": [T.backendService, backendService({ sessionAffinity: "CLIENT_IP" })],
+        "default/web:forwarding-rule-tcp": [T.forwardingRule, rule],
+        "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
+      });
     });
 
-    describe("parseScope", () => {
-        const cases: [string | undefined, ReturnType<typeof parseScope>][] = [
-            [undefined, { kind: "all" }],
-            ["", { kind: "all" }],
-            [" all ", { kind: "all" }],
-            ["cluster", { kind: "cluster" }],
-            ["service:default/web", { kind: "service", namespace: "default", name: "web" }],
-            ["service:kube-system/kube-dns", { kind: "service", namespace: "kube-system", name: "kube-dns" }],
-        ];
-        for (const [text, scope] of cases) {
-            it(`${JSON.stringify(text)} → ${JSON.stringify(scope)}`, () => {
-                assert.deepStrictEqual(parseScope(text), scope);
-            });
-        }
-        for (const bad of ["service:web", "service:Default/web", "services:default/web", "service:default/web/x", "everything"]) {
-            it(`${JSON.stringify(bad)} is refused`, () => {
-                assert.throws(() => parseScope(bad), { message: `dccm:scope: "${bad}" is not all, cluster or service:<namespace>/<name>` });
-            });
-        }
+    it("ETP Local: dedicated regional health check <lb> used by the backend service, and its k8s-<lb>-http-hc firewall", async () => {
+      const captured = await build(service({ healthCheck: { kind: "dedicated", spec: DEDICATED_HC }, healthCheckFirewall: HC_FIREWALL }));
+      assertResources(captured, {
+        "default/web:address": [T.address, externalAddress()],
+        "default/web:hc": [T.regionHealthCheck, dedicatedHealthCheckInputs],
+        "default/web:backend-tcp": [T.backendService, backendService({ healthChecks: selfLink(T.regionHealthCheck, LB) })],
+        "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule()],
+        "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
+        "default/web:hc-firewall": [T.firewall, firewallInputs(HC_FIREWALL)],
+      });
+      assert.deepStrictEqual(captured.component.resources, {
+        address: LB,
+        forwardingRules: [LB],
+        backendServices: [LB],
+        healthCheck: LB,
+        firewalls: [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`],
+      });
     });
+
+    it("internal with subnet and global access: internal address in the subnet, network on backend and rule, no tier", async () => {
+      const captured = await build(service({ scheme: "INTERNAL", subnetwork: "ilb-subnet", allowGlobalAccess: true }));
+      const { networkTier: _tier, ...internalRule } = forwardingRule({
+        ipAddress: INTERNAL_IP,
+        loadBalancingScheme: "INTERNAL",
+        network: NETWORK,
+        subnetwork: "ilb-subnet",
+        allowGlobalAccess: true,
+      });
+      assertResources(captured, {
+        "default/web:address": [
+          T.address,
+          { project: PROJECT, region: REGION, name: LB, description: DESCRIPTION, addressType: "INTERNAL", subnetwork: "ilb-subnet", purpose: "SHARED_LOADBALANCER_VIP" },
+        ],
+        "default/web:backend-tcp": [T.backendService, backendService({ loadBalancingScheme: "INTERNAL", network: NETWORK })],
+        "default/web:forwarding-rule-tcp": [T.forwardingRule, internalRule],
+        "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
+      });
+      assert.deepStrictEqual(await value(captured.component.ingressIPs), [INTERNAL_IP]);
+    });
+
+    it("internal with more than 5 ports: allPorts", async () => {
+      const captured = await build(service({ scheme: "INTERNAL", subnetwork: "ilb-subnet", frontends: [{ name: LB, protocol: "TCP", ports: [1, 2, 3, 4, 5, 6], portSelection: { kind: "all" } }] }));
+      const rule = byName(captured.registered).get("default/web:forwarding-rule-tcp")?.inputs ?? {};
+      assert.equal(rule.allPorts, true);
+      assert.equal("ports" in rule || "portRange" in rule, false);
+    });
+
+    it("internal mixed TCP/UDP: the shared address has purpose SHARED_LOADBALANCER_VIP", async () => {
+      const captured = await build(
+        service({
+          scheme: "INTERNAL",
+          subnetwork: "ilb-subnet",
+          frontends: [
+            { name: LB, protocol: "TCP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
+            { name: `${LB}-udp`, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
+          ],
+        }),
+      );
+      assert.deepStrictEqual(byName(captured.registered).get("default/web:address")?.inputs, {
+        project: PROJECT,
+        region: REGION,
+        name: LB,
+        description: DESCRIPTION,
+        addressType: "INTERNAL",
+        subnetwork: "ilb-subnet",
+        purpose: "SHARED_LOADBALANCER_VIP",
+      });
+    });
+
+    it("mixed TCP/UDP: one address, a backend service and a forwarding rule per protocol, one firewall", async () => {
+      const fw: FirewallSpec = {
+        ...FIREWALL,
+        allows: [
+          { protocol: "tcp", ports: ["53"] },
+          { protocol: "udp", ports: ["53"] },
+        ],
+      };
+      const captured = await build(
+        service({
+          frontends: [
+            { name: LB, protocol: "TCP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
+            { name: `${LB}-udp`, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
+          ],
+          firewall: fw,
+        }),
+      );
+      assertResources(captured, {
+        "default/web:address": [T.address, externalAddress()],
+        "default/web:backend-tcp": [T.backendService, backendService()],
+        "default/web:backend-udp": [T.backendService, backendService({ name: `${LB}-udp`, protocol: "UDP" })],
+        "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule({ ports: ["53"] })],
+        "default/web:forwarding-rule-udp": [T.forwardingRule, forwardingRule({ name: `${LB}-udp`, ipProtocol: "UDP", ports: ["53"], backendService: selfLink(T.backendService, `${LB}-udp`) })],
+        "default/web:firewall": [T.firewall, firewallInputs(fw)],
+      });
+      assert.deepStrictEqual(await value(captured.component.ingressIPs), [EXTERNAL_IP]);
+      assert.deepStrictEqual(captured.component.resources, {
+        address: LB,
+        forwardingRules: [LB, `${LB}-udp`],
+        backendServices: [LB, `${LB}-udp`],
+        healthCheck: "k8s-c0ffee1234-node",
+        firewalls: [`k8s-fw-${LB}`],
+      });
+    });
+
+    it("user-owned loadBalancerIP: no Address declared, the forwarding rule uses that IP", async () => {
+      const captured = await build(service({ userIP: "203.0.113.50" }));
+      assertResources(captured, {
+        "default/web:backend-tcp": [T.backendService, backendService()],
+        "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule({ ipAddress: "203.0.113.50" })],
+        "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
+      });
+      assert.deepStrictEqual(await value(captured.component.ingressIPs), ["203.0.113.50"]);
+      assert.deepStrictEqual(captured.component.resources, {
+        forwardingRules: [LB],
+        backendServices: [LB],
+        healthCheck: "k8s-c0ffee1234-node",
+        firewalls: [`k8s-fw-${LB}`],
+      });
+    });
+
+    describe("target-pool mode", () => {
+      const targetPoolService = (over: Partial<ServiceDesired> = {}) =>
+        service({
+          backend: "target-pool",
+          frontends: [{ name: LB, protocol: "TCP", ports: [80, 443], portSelection: { kind: "range", portRange: "80-443" } }],
+          backendZones: [],
+          backendInstances: [
+            { zone: "us-central1-a", name: "node-a1" },
+            { zone: "us-central1-b", name: "node-b1" },
+          ],
+          ...over,
+        });
+      const targetPool = (healthChecks: string) => ({
+        project: PROJECT,
+        region: REGION,
+        name: LB,
+        description: DESCRIPTION,
+        sessionAffinity: "NONE",
+        healthChecks,
+        instances: [instanceUrl("us-central1-a", "node-a1"), instanceUrl("us-central1-b", "node-b1")],
+      });
+      const { ports: _ports, backendService: _bs, ...ruleBase } = forwardingRule();
+      const targetPoolRule = { ...ruleBase, portRange: "80-443", target: selfLink(T.targetPool, LB) };
+
+      it("shared legacy health check: target pool on the cluster's legacy check, no backend service, rule targets the pool", async () => {
+        const captured = await build(targetPoolService());
+        assertResources(captured, {
+          "default/web:address": [T.address, externalAddress()],
+          "default/web:target-pool": [T.targetPool, targetPool(REFS.legacyNodeHealthCheck as string)],
+          "default/web:forwarding-rule-tcp": [T.forwardingRule, targetPoolRule],
+          "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
+        });
+        assert.deepStrictEqual(captured.component.resources, {
+          address: LB,
+          forwardingRules: [LB],
+          backendServices: [],
+          targetPool: LB,
+          healthCheck: "k8s-c0ffee1234-node",
+          firewalls: [`k8s-fw-${LB}`],
+        });
+      });
+
+      it("dedicated (ETP Local): a global legacy HTTP health check <lb> on healthCheckNodePort", async () => {
+        const captured = await build(targetPoolService({ healthCheck: { kind: "dedicated", spec: DEDICATED_HC }, healthCheckFirewall: HC_FIREWALL }));
+        assertResources(captured, {
+          "default/web:address": [T.address, externalAddress()],
+          "default/web:hc": [T.httpHealthCheck, legacyHealthCheckInputs(LB, 32000, DESCRIPTION)],
+          "default/web:target-pool": [T.targetPool, targetPool(selfLink(T.httpHealthCheck, LB))],
+          "default/web:forwarding-rule-tcp": [T.forwardingRule, targetPoolRule],
+          "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
+          "default/web:hc-firewall": [T.firewall, firewallInputs(HC_FIREWALL)],
+        });
+      });
+
+      it("mixed TCP/UDP: two forwarding rules on the same pool and address", async () => {
+        const captured = await build(
+          targetPoolService({
+            frontends: [
+              { name: LB, protocol: "TCP", ports: [53], portSelection: { kind: "range", portRange: "53-53" } },
+              { name: `${LB}-udp`, protocol: "UDP", ports: [53], portSelection: { kind: "range", portRange: "53-53" } },
+            ],
+          }),
+        );
+        const resources = byName(captured.registered);
+        assert.deepStrictEqual(resources.get("default/web:forwarding-rule-udp")?.inputs, {
+          ...ruleBase,
+          name: `${LB}-udp`,
+          ipProtocol: "UDP",
+          portRange: "53-53",
+          target: selfLink(T.targetPool, LB),
+        });
+        assert.equal(resources.get("default/web:forwarding-rule-tcp")?.inputs.target, selfLink(T.targetPool, LB));
+        assert.equal(captured.registered.filter((r) => r.type === T.targetPool).length, 1);
+        assert.equal(captured.registered.filter((r) => r.type === T.address).length, 1);
+      });
+    });
+
+    describe("options that keep replacements convergent", () => {
+      /** [name, ignoreChanges, replaceOnChanges, aliases, replaceWith] of every custom resource. */
+      function options(captured: Captured<ServiceLoadBalancer>): [string, string[] | undefined, string[] | undefined, string[], string[]][] {
+        return captured.constructions
+          .filter((c) => c.type !== "dccm:gcp:ServiceLoadBalancer")
+          .map((c): [string, string[] | undefined, string[] | undefined, string[], string[]] => [c.name, c.ignoreChanges, c.replaceOnChanges, c.aliases, c.replaceWith])
+          .sort((a, b) => a[0].localeCompare(b[0]));
+      }
+
+      it("backend service: the forwarding rule is replaced with it, a protocol change replaces it, and a single UDP frontend inherits the TCP names", async () => {
+        const captured = await build(service({ frontends: [{ name: LB, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } }] }));
+        assert.deepStrictEqual(options(captured), [
+          ["default/web:address", ["purpose"], undefined, [], []],
+          ["default/web:backend-udp", undefined, ["protocol"], ["default/web:backend-tcp"], []],
+          ["default/web:firewall", undefined, undefined, [], []],
+          ["default/web:forwarding-rule-udp", undefined, undefined, ["default/web:forwarding-rule-tcp"], ["default/web:backend-udp"]],
+        ]);
+      });
+
+      it("mixed TCP/UDP: no aliases (both protocols' names are declared)", async () => {
+        const captured = await build(
+          service({
+            frontends: [
+              { name: LB, protocol: "TCP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
+              { name: `${LB}-udp`, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
+            ],
+          }),
+        );
+        assert.deepStrictEqual(
+          options(captured).filter(([name]) => name.includes("backend") || name.includes("forwarding")),
+          [
+            ["default/web:backend-tcp", undefined, ["protocol"], [], []],
+            ["default/web:backend-udp", undefined, ["protocol"], [], []],
+            ["default/web:forwarding-rule-tcp", undefined, undefined, [], ["default/web:backend-tcp"]],
+            ["default/web:forwarding-rule-udp", undefined, undefined, [], ["default/web:backend-udp"]],
+          ],
+        );
+      });
+
+      it("target pool: the forwarding rule is replaced with the pool (sessionAffinity/description force the pool's replacement)", async () => {
+        const captured = await build(
+          service({
+            backend: "target-pool",
+            frontends: [{ name: LB, protocol: "TCP", ports: [80], portSelection: { kind: "range", portRange: "80-80" } }],
+            backendZones: [],
+            backendInstances: [{ zone: "us-central1-a", name: "node-a1" }],
+          }),
+        );
+        assert.deepStrictEqual(options(captured), [
+          ["default/web:address", ["purpose"], undefined, [], []],
+          ["default/web:firewall", undefined, undefined, [], []],
+          ["default/web:forwarding-rule-tcp", undefined, undefined, ["default/web:forwarding-rule-udp"], ["default/web:target-pool"]],
+          ["default/web:target-pool", undefined, undefined, [], []],
+        ]);
+      });
+    });
+
+    it("a backend zone missing from the cluster references is an error, not a silent gap", async () => {
+      await assert.rejects(
+        capture((opts) => new ServiceLoadBalancer(KEY, { service: service({ backendZones: ["us-central1-z"] }), project: PROJECT, region: REGION, network: NETWORK, cluster: REFS }, opts)),
+        { message: "no instance group for zone us-central1-z in the cluster references" },
+      );
+      await pulumi.runtime.disconnect();
+    });
+  });
+
+  describe("parseScope", () => {
+    const cases: [string | undefined, ReturnType<typeof parseScope>][] = [
+      [undefined, { kind: "all" }],
+      ["", { kind: "all" }],
+      [" all ", { kind: "all" }],
+      ["cluster", { kind: "cluster" }],
+      ["service:default/web", { kind: "service", namespace: "default", name: "web" }],
+      ["service:kube-system/kube-dns", { kind: "service", namespace: "kube-system", name: "kube-dns" }],
+    ];
+    for (const [text, scope] of cases) {
+      it(`${JSON.stringify(text)} → ${JSON.stringify(scope)}`, () => {
+        assert.deepStrictEqual(parseScope(text), scope);
+      });
+    }
+    for (const bad of ["service:web", "service:Default/web", "services:default/web", "service:default/web/x", "everything"]) {
+      it(`${JSON.stringify(bad)} is refused`, () => {
+        assert.throws(() => parseScope(bad), { message: `dccm:scope: "${bad}" is not all, cluster or service:<namespace>/<name>` });
+      });
+    }
+  });
 });

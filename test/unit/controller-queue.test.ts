@@ -19,7 +19,10 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
 
 describe("controller/queue KeyedQueue (the daemon's use)", () => {
   it("backoff doubles from the base and stops at the maximum", () => {
-    assert.deepEqual([0, 1, 2, 3, 4, 7, 8, 40].map((failures) => backoffMs(failures, 5000, 300_000)), [0, 5000, 10_000, 20_000, 40_000, 300_000, 300_000, 300_000]);
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 7, 8, 40].map((failures) => backoffMs(failures, 5000, 300_000)),
+      [0, 5000, 10_000, 20_000, 40_000, 300_000, 300_000, 300_000],
+    );
   });
 
   it("never runs one key twice at once; enqueues during a run coalesce into exactly one more run", async () => {
@@ -128,7 +131,13 @@ describe("controller/queue KeyedQueue (the daemon's use)", () => {
 describe("controller/queue KeyedQueue (the node controller's use)", () => {
   it("coalesces adds of a queued key into one run", async () => {
     const runs: string[] = [];
-    const q = new KeyedQueue(async ({ key }) => { runs.push(key); return OK; }, { parallelism: 1, paused: true });
+    const q = new KeyedQueue(
+      async ({ key }) => {
+        runs.push(key);
+        return OK;
+      },
+      { parallelism: 1, paused: true },
+    );
     q.enqueue("a");
     q.enqueue("a");
     q.enqueue("b");
@@ -202,7 +211,12 @@ describe("controller/queue KeyedQueue (the node controller's use)", () => {
       await delay(10);
     }
     assert.equal(n, 4);
-    assert.deepEqual(seen, [["retry", 1], ["retry", 2], ["retry", 3], ["ok", 0]]);
+    assert.deepEqual(seen, [
+      ["retry", 1],
+      ["retry", 2],
+      ["retry", 3],
+      ["ok", 0],
+    ]);
     const gaps = times.slice(1).map((t, i) => t - (times[i] ?? 0));
     assert.ok((gaps[0] ?? 0) >= 9 && (gaps[1] ?? 0) >= 19 && (gaps[2] ?? 0) >= 39, `gaps ${gaps.join(",")}`);
     assert.equal(q.isBusy("k"), false);
@@ -253,7 +267,13 @@ describe("controller/queue KeyedQueue (the node controller's use)", () => {
 describe("controller/queue KeyedQueue (shared)", () => {
   it("starts again after drain (leadership regained); adds while drained are dropped", async () => {
     const runs: string[] = [];
-    const q = new KeyedQueue(async ({ key }) => { runs.push(key); return OK; }, { parallelism: 1 });
+    const q = new KeyedQueue(
+      async ({ key }) => {
+        runs.push(key);
+        return OK;
+      },
+      { parallelism: 1 },
+    );
     q.enqueue("a");
     await q.idle();
     await q.drain();
@@ -297,7 +317,18 @@ describe("controller/queue KeyedQueue (shared)", () => {
 
   it("a throwing onResult does not wedge the queue", async () => {
     let runs = 0;
-    const q = new KeyedQueue(async () => { runs++; return OK; }, { parallelism: 1, onResult: () => { throw new Error("broken logger"); } });
+    const q = new KeyedQueue(
+      async () => {
+        runs++;
+        return OK;
+      },
+      {
+        parallelism: 1,
+        onResult: () => {
+          throw new Error("broken logger");
+        },
+      },
+    );
     q.enqueue("a");
     await q.idle();
     q.enqueue("a");
@@ -382,7 +413,10 @@ describe("controller/queue KeyedQueue backoff survives re-enqueues (issue 8)", (
         await queue.idle();
       }
       assert.equal(runs, row.runs);
-      assert.deepEqual(failures, Array.from({ length: runs }, (_, index) => index + 1));
+      assert.deepEqual(
+        failures,
+        Array.from({ length: runs }, (_, index) => index + 1),
+      );
       assert.deepEqual(retries.armed(), row.armed);
       await queue.drain();
       assert.deepEqual(retries.armed(), []);

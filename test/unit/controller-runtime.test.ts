@@ -22,12 +22,18 @@ describe("controller/backoff", () => {
 
   it("every spread stays within [0, max] and never exceeds the plain backoff by more than its jitter", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 600_000 }), fc.double({ min: 0, max: 0.999, noNaN: true }), (failures, base, max, random) => {
-        const plain = backoffMs(failures, base, max);
-        const full = fullJitterBackoffMs(failures, base, max, random);
-        const spread = jitteredBackoffMs(failures, base, max, 0.1, random);
-        return plain <= max && full >= 0 && full <= plain && spread <= max && Math.abs(spread - plain) <= Math.ceil(plain * 0.1) + 1;
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.integer({ min: 1, max: 600_000 }),
+        fc.double({ min: 0, max: 0.999, noNaN: true }),
+        (failures, base, max, random) => {
+          const plain = backoffMs(failures, base, max);
+          const full = fullJitterBackoffMs(failures, base, max, random);
+          const spread = jitteredBackoffMs(failures, base, max, 0.1, random);
+          return plain <= max && full >= 0 && full <= plain && spread <= max && Math.abs(spread - plain) <= Math.ceil(plain * 0.1) + 1;
+        },
+      ),
     );
   });
 });

@@ -31,7 +31,11 @@ describe("daemon/clusterController: planClusterSync", () => {
 
 describe("daemon/clusterController: clusterOutputs (checked)", () => {
   const cases: Array<[string, Record<string, unknown>, ReturnType<typeof clusterOutputs>]> = [
-    ["the recorded shape", { instanceGroups: { "us-central1-a": "ig-a" }, routes: { n1: "r1" }, legacyNodeHealthCheck: "hc" }, { instanceGroups: { "us-central1-a": "ig-a" }, routes: { n1: "r1" }, legacyNodeHealthCheck: "hc" }],
+    [
+      "the recorded shape",
+      { instanceGroups: { "us-central1-a": "ig-a" }, routes: { n1: "r1" }, legacyNodeHealthCheck: "hc" },
+      { instanceGroups: { "us-central1-a": "ig-a" }, routes: { n1: "r1" }, legacyNodeHealthCheck: "hc" },
+    ],
     ["nothing recorded", {}, { instanceGroups: {}, routes: {} }],
     ["values of another type are left out", { instanceGroups: { a: "ig-a", b: 3, c: null }, routes: ["r1"], legacyNodeHealthCheck: 7 }, { instanceGroups: { a: "ig-a" }, routes: {} }],
   ];
@@ -71,22 +75,61 @@ describe("daemon/serviceController: planServiceSync", () => {
   });
   const web = cache.view("service.default.web").service as ServiceDesired;
   const pinned = cache.view("service.default.pinned").service as ServiceDesired;
-  const meta = (over: Partial<ServiceMeta> = {}): ServiceMeta => ({ namespace: "default", name: "web", uid: "uid-1", type: "LoadBalancer", finalizers: [LB_FINALIZER], ingress: [], deleting: false, ...over });
-  const base: ServiceSyncInput = { namespace: "default", name: "web", service: web, hash: "h2", rejections: [], meta: meta(), refresh: false, clusterReady: true, loadBalancerClasses: ["dccm.io/gce"] };
+  const meta = (over: Partial<ServiceMeta> = {}): ServiceMeta => ({
+    namespace: "default",
+    name: "web",
+    uid: "uid-1",
+    type: "LoadBalancer",
+    finalizers: [LB_FINALIZER],
+    ingress: [],
+    deleting: false,
+    ...over,
+  });
+  const base: ServiceSyncInput = {
+    namespace: "default",
+    name: "web",
+    service: web,
+    hash: "h2",
+    rejections: [],
+    meta: meta(),
+    refresh: false,
+    clusterReady: true,
+    loadBalancerClasses: ["dccm.io/gce"],
+  };
   const recorded = { loadBalancers: { "default/web": { ingress: ["34.1.2.3"] } } };
   const syncing = { prefix: "Error syncing load balancer", tell: true } as const;
   const cases: Array<[string, StackRecord, Partial<ServiceSyncInput>, ServiceSyncAction]> = [
     ["desired, but the object is not in the cache yet: nothing", { known: false }, { meta: undefined }, { kind: "none" }],
     ["the cluster stack does not hold its zones yet: wait", { known: false }, { clusterReady: false }, { kind: "waitForCluster" }],
-    ["applied: the published status is written back if changed", { known: true, recorded: {}, applied: "h2", published: ["34.1.2.3"] }, {}, { kind: "publish", ingress: ["34.1.2.3"], restored: false }],
+    [
+      "applied: the published status is written back if changed",
+      { known: true, recorded: {}, applied: "h2", published: ["34.1.2.3"] },
+      {},
+      { kind: "publish", ingress: ["34.1.2.3"], restored: false },
+    ],
     ["read after a restart, never published since: restore the status from what it recorded", { known: true, recorded, applied: "h2" }, {}, { kind: "publish", ingress: ["34.1.2.3"], restored: true }],
     ["known but not read since the start: read it", { known: true }, {}, { kind: "inspect", failure: syncing }],
     ["read, recording an older state: apply", { known: true, recorded, applied: "h1" }, {}, { kind: "apply", hash: "h2", changed: true, verifyIp: false, addFinalizer: false }],
-    ["a new Service: stack and finalizer first, then apply", { known: false, recorded: {} }, { meta: meta({ finalizers: [] }) }, { kind: "apply", hash: "h2", changed: true, verifyIp: false, addFinalizer: true }],
+    [
+      "a new Service: stack and finalizer first, then apply",
+      { known: false, recorded: {} },
+      { meta: meta({ finalizers: [] }) },
+      { kind: "apply", hash: "h2", changed: true, verifyIp: false, addFinalizer: true },
+    ],
     ["a change", { known: true, recorded, applied: "h1" }, {}, { kind: "apply", hash: "h2", changed: true, verifyIp: false, addFinalizer: false }],
     ["a drift pass", { known: true, recorded, applied: "h2" }, { refresh: true }, { kind: "apply", hash: "h2", changed: false, verifyIp: false, addFinalizer: false }],
-    ["a changed loadBalancerIP is checked against GCE", { known: true, recorded, applied: "h1" }, { service: pinned }, { kind: "apply", hash: "h2", changed: true, verifyIp: true, addFinalizer: false }],
-    ["an unchanged loadBalancerIP on a drift pass is not", { known: true, recorded, applied: "h2" }, { service: pinned, refresh: true }, { kind: "apply", hash: "h2", changed: false, verifyIp: false, addFinalizer: false }],
+    [
+      "a changed loadBalancerIP is checked against GCE",
+      { known: true, recorded, applied: "h1" },
+      { service: pinned },
+      { kind: "apply", hash: "h2", changed: true, verifyIp: true, addFinalizer: false },
+    ],
+    [
+      "an unchanged loadBalancerIP on a drift pass is not",
+      { known: true, recorded, applied: "h2" },
+      { service: pinned, refresh: true },
+      { kind: "apply", hash: "h2", changed: false, verifyIp: false, addFinalizer: false },
+    ],
     [
       "invalid, not told yet",
       { known: false },
@@ -106,7 +149,12 @@ describe("daemon/serviceController: planServiceSync", () => {
       { kind: "reject", message: "SCTP is not supported", tell: true, token: "uid-2 h2" },
     ],
     ["gone, nothing of ours: forget", { known: false }, { service: undefined, hash: undefined, meta: undefined }, { kind: "forget" }],
-    ["gone, a stack not read since the start: read it first (proof of ownership)", { known: true }, { service: undefined, hash: undefined, meta: undefined }, { kind: "inspect", failure: { prefix: "Error deleting load balancer", tell: false } }],
+    [
+      "gone, a stack not read since the start: read it first (proof of ownership)",
+      { known: true },
+      { service: undefined, hash: undefined, meta: undefined },
+      { kind: "inspect", failure: { prefix: "Error deleting load balancer", tell: false } },
+    ],
     [
       "gone, its stack read: destroy and remove it",
       { known: true, recorded },

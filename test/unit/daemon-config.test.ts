@@ -193,7 +193,12 @@ describe("daemon/config daemonSettings", () => {
 
   const accepted: [string, Record<string, unknown>, (s: DaemonSettings) => unknown, unknown][] = [
     ["a YAML number as a directory name", { stateDir: 2024 }, (s) => s.stateDir, "2024"],
-    ["an empty key is unset", { stateDir: "", listen: "", parallelism: "", driftInterval: "", operationTimeout: "" }, (s) => [s.stateDir, s.listen.port, s.parallelism, s.driftMs, s.operationTimeoutMs], ["/var/lib/dccm", 10258, 4, 600_000, 1_200_000]],
+    [
+      "an empty key is unset",
+      { stateDir: "", listen: "", parallelism: "", driftInterval: "", operationTimeout: "" },
+      (s) => [s.stateDir, s.listen.port, s.parallelism, s.driftMs, s.operationTimeoutMs],
+      ["/var/lib/dccm", 10258, 4, 600_000, 1_200_000],
+    ],
     ["a null key is unset", { stateDir: null, leaderElection: null }, (s) => [s.stateDir, s.leaderElection], ["/var/lib/dccm", true]],
     ["leaderElection: false", { leaderElection: false }, (s) => s.leaderElection, false],
     ['leaderElection: "false"', { leaderElection: "false" }, (s) => s.leaderElection, false],
@@ -231,19 +236,16 @@ describe("daemon/config daemonSettings", () => {
   for (const [file, problem] of fileProblems) it(problem, () => assert.deepEqual(problemsOf({ ...GCP, ...file }), [problem]));
 
   it("one list: unknown keys, then the GCP keys, the daemon's keys and the node controller's, each named as written", () => {
-    assert.deepEqual(
-      problemsOf({ ...GCP, region: "Europe", lisen: ":1", nodeWorkers: 0, parallelism: 0 }, { "drift-interval": "10", backendMode: "pool" }),
-      [
-        "lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
-          "loadBalancerClasses; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
-          "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)",
-        'region: "Europe" is not a GCP region (like us-central1)',
-        'backendMode: "pool" is not backend-service or target-pool',
-        "parallelism: expected a whole number ≥ 1, got 0",
-        '--drift-interval: expected a duration such as 30s, 10m or 1h30m, got "10"',
-        "nodeWorkers: expected an integer from 1 to 100, got 0",
-      ],
-    );
+    assert.deepEqual(problemsOf({ ...GCP, region: "Europe", lisen: ":1", nodeWorkers: 0, parallelism: 0 }, { "drift-interval": "10", backendMode: "pool" }), [
+      "lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
+        "loadBalancerClasses; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+        "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)",
+      'region: "Europe" is not a GCP region (like us-central1)',
+      'backendMode: "pool" is not backend-service or target-pool',
+      "parallelism: expected a whole number ≥ 1, got 0",
+      '--drift-interval: expected a duration such as 30s, 10m or 1h30m, got "10"',
+      "nodeWorkers: expected an integer from 1 to 100, got 0",
+    ]);
   });
 
   describe("clusterId from the cluster (ConfigMap kube-system/ingress-uid) when neither the file nor a flag has it", () => {
@@ -364,8 +366,16 @@ describe("daemon/config daemonOptions", () => {
 });
 
 describe("daemon/config and the help table (bin/daemonCommand.ts)", () => {
-  it("DAEMON_FLAGS lists exactly the daemon's flags, in order", () => assert.deepEqual(DAEMON_FLAGS.map((flag) => flag.name), [...DAEMON_FLAG_NAMES]));
-  it("NODE_FLAGS lists exactly the node controller's flags, in order", () => assert.deepEqual(NODE_FLAGS.map((flag) => flag.name), [...NODE_FLAG_NAMES]));
+  it("DAEMON_FLAGS lists exactly the daemon's flags, in order", () =>
+    assert.deepEqual(
+      DAEMON_FLAGS.map((flag) => flag.name),
+      [...DAEMON_FLAG_NAMES],
+    ));
+  it("NODE_FLAGS lists exactly the node controller's flags, in order", () =>
+    assert.deepEqual(
+      NODE_FLAGS.map((flag) => flag.name),
+      [...NODE_FLAG_NAMES],
+    ));
   it("every daemon key has a flag; only leaderElection's is a switch", () => {
     const switches = DAEMON_KEYS.filter((key) => DAEMON_FLAGS.find((flag) => flag.name === DAEMON_KEY_FLAGS[key])?.value === undefined);
     assert.deepEqual(switches, ["leaderElection"]);

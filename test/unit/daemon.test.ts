@@ -47,17 +47,26 @@ describe("daemon: DesiredCache (per-stack hashes)", () => {
   it("reports every stack first, then only the stacks whose slice changed", () => {
     const cache = new DesiredCache(CONFIG);
     const first = cache.update({ nodes: [node], services: [web, api] });
-    assert.deepEqual(first.map((change) => change.stack), ["cluster", "service.default.api", "service.default.web"]);
+    assert.deepEqual(
+      first.map((change) => change.stack),
+      ["cluster", "service.default.api", "service.default.web"],
+    );
     assert.deepEqual(cache.update({ nodes: [node], services: [api, web] }), []);
     const changed = cache.update({ nodes: [node], services: [api, { ...web, loadBalancerSourceRanges: ["10.0.0.0/8"] }] });
-    assert.deepEqual(changed.map((change) => change.stack), ["service.default.web"]);
+    assert.deepEqual(
+      changed.map((change) => change.stack),
+      ["service.default.web"],
+    );
   });
 
   it("a node in an existing zone changes only the cluster stack; a Service that goes away is reported with no hash", () => {
     const cache = new DesiredCache(CONFIG);
     cache.update({ nodes: [node], services: [web] });
     const node2 = { ...node, name: "n2", uid: "00000000-0000-4000-8000-000000000002", providerID: "gce://dccm-test/us-central1-a/n2" };
-    assert.deepEqual(cache.update({ nodes: [node, node2], services: [web] }).map((change) => change.stack), ["cluster"]);
+    assert.deepEqual(
+      cache.update({ nodes: [node, node2], services: [web] }).map((change) => change.stack),
+      ["cluster"],
+    );
     const gone = cache.update({ nodes: [node, node2], services: [] });
     assert.deepEqual(gone, [{ stack: "service.default.web", hash: undefined }]);
   });
@@ -67,7 +76,10 @@ describe("daemon: DesiredCache (per-stack hashes)", () => {
     cache.update({ nodes: [node], services: [svc("bad", "30000000-0000-4000-8000-000000000003", { ports: [{ protocol: "SCTP", port: 9 }] })] });
     const view = cache.view("service.default.bad");
     assert.equal(view.service, undefined);
-    assert.deepEqual(view.rejections.map((rejection) => rejection.message), ["Service default/bad: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)"]);
+    assert.deepEqual(
+      view.rejections.map((rejection) => rejection.message),
+      ["Service default/bad: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)"],
+    );
   });
 
   it("parses service stack names and nothing else", () => {
@@ -165,7 +177,12 @@ describe("daemon: Service events (controller/events EventRecorder)", () => {
   it("creates an Event in the Service's namespace with its uid, the component given, and dccm as reporter", async () => {
     const sink = new MemoryEvents();
     const now = Date.parse("2026-11-22T10:00:00Z");
-    await new EventRecorder(sink, pino({ level: "silent" }), "dccm-service-controller", { reportingInstance: "replica-1", now: () => now }).record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
+    await new EventRecorder(sink, pino({ level: "silent" }), "dccm-service-controller", { reportingInstance: "replica-1", now: () => now }).record(
+      target,
+      "Normal",
+      "EnsuringLoadBalancer",
+      "Ensuring load balancer",
+    );
     assert.equal(sink.created.length, 1);
     const { namespace, event } = sink.created[0];
     assert.equal(namespace, "shop");

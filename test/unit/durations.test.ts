@@ -153,7 +153,8 @@ describe("every duration the docs and examples write parses to the value they me
   function durationsIn(file: string): string[] {
     const text = fs.readFileSync(path.join(ROOT, file), "utf8");
     const found: string[] = [];
-    const afterName = /(?:--(?:drift-interval|operation-timeout|shutdown-timeout|nodeLifecyclePeriod|nodeAddressRefreshPeriod)|\b(?:driftInterval|operationTimeout|nodeLifecyclePeriod|nodeAddressRefreshPeriod))[`\s|:(]+([0-9][0-9a-z.]*)/g;
+    const afterName =
+      /(?:--(?:drift-interval|operation-timeout|shutdown-timeout|nodeLifecyclePeriod|nodeAddressRefreshPeriod)|\b(?:driftInterval|operationTimeout|nodeLifecyclePeriod|nodeAddressRefreshPeriod))[`\s|:(]+([0-9][0-9a-z.]*)/g;
     for (const match of text.matchAll(afterName)) found.push(match[1]);
     for (const line of text.split("\n").filter((l) => /Durations/.test(l))) {
       const list = /Durations(?: accept)?:? ([^.]*(?:\.\d[^.]*)*)/.exec(line)?.[1] ?? "";

@@ -144,7 +144,10 @@ const ROWS: Row[] = [
       why: `its description names Service default/web of this cluster, but ${ELSEWHERE_LB} is not that Service's load balancer name and dccm's ledger has no entry for it: a Service of the same name in another cluster looks the same`,
     },
   },
-  { rule: "a load balancer of another cluster's Service this cluster does not have: not this cluster's", resource: res("forwardingRules", REGION, ELSEWHERE_LB, serviceDescription("default/nowhere")) },
+  {
+    rule: "a load balancer of another cluster's Service this cluster does not have: not this cluster's",
+    resource: res("forwardingRules", REGION, ELSEWHERE_LB, serviceDescription("default/nowhere")),
+  },
   { rule: "a name of no load balancer shape, described for a Service here: not this cluster's", resource: res("forwardingRules", REGION, "my-own-rule", WEB) },
   {
     rule: "a route named for a Node of this cluster: unproven (routes name no cluster)",
@@ -244,7 +247,11 @@ describe("leaks/classify: the Warning event's message", () => {
     const many = Array.from({ length: 40 }, (_, i) => leak("forwardingRules", `${WEB_LB.slice(0, 30)}${String(i).padStart(2, "0")}`, "proven"));
     const message = leakMessage(many);
     assert.ok(message.length <= 1024, `${message.length}`);
-    const shown = message.split(": ")[1]?.split(", ").filter((item) => item.endsWith("(proven)")).length ?? 0;
+    const shown =
+      message
+        .split(": ")[1]
+        ?.split(", ")
+        .filter((item) => item.endsWith("(proven)")).length ?? 0;
     assert.ok(message.endsWith(`… and ${40 - shown} more`), message.slice(-40));
     assert.equal(shown, 12);
     assert.ok(message.endsWith("(proven), … and 28 more"));
@@ -283,12 +290,10 @@ describe("leaks/classify: properties (fast-check)", () => {
       services: fc.array(fc.record({ key: fc.constantFrom(...keys), uid: fc.constantFrom(...uids), foreign: fc.boolean() })),
       nodes: fc.boolean(),
     })
-    .map(
-      ({ services, nodes }): ClusterFacts => ({
-        services: new Map(services.map((service) => [service.key, { uid: service.uid, foreign: service.foreign }])),
-        nodes: new Map(nodes ? [[NODE_UID, "node-1"]] : []),
-      }),
-    );
+    .map(({ services, nodes }): ClusterFacts => ({
+      services: new Map(services.map((service) => [service.key, { uid: service.uid, foreign: service.foreign }])),
+      nodes: new Map(nodes ? [[NODE_UID, "node-1"]] : []),
+    }));
   const worldArb = fc.record({
     resources: fc.array(resourceArb, { maxLength: 30 }),
     ownedMask: fc.array(fc.boolean(), { minLength: 30, maxLength: 30 }),
@@ -307,9 +312,7 @@ describe("leaks/classify: properties (fast-check)", () => {
     if (clusterNames.some(([kind, name]) => kind === resource.kind && name === resource.name)) return resource.description === OURS;
     return [...ledger].some(
       ([lb, entry]) =>
-        entry.clusterId === CLUSTER_ID &&
-        loadBalancerFamily(lb).some(([kind, name]) => kind === resource.kind && name === resource.name) &&
-        resource.description === serviceDescription(entry.service),
+        entry.clusterId === CLUSTER_ID && loadBalancerFamily(lb).some(([kind, name]) => kind === resource.kind && name === resource.name) && resource.description === serviceDescription(entry.service),
     );
   }
 

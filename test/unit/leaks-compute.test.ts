@@ -68,12 +68,15 @@ describe("nodes/compute: collection calls", () => {
     const ids = requests.slice(0, 2).map((request) => request.split(" requestId=")[1]);
     assert.equal(ids[0], ids[1]);
     assert.notEqual(ids[0], "MALFORMED");
-    assert.deepEqual(requests.map((request) => request.split(" requestId=")[0]), [
-      `DELETE /compute/v1/${FR}`,
-      `DELETE /compute/v1/${FR}`,
-      "POST /compute/v1/projects/p/regions/us-central1/operations/operation-1/wait",
-      "POST /compute/v1/projects/p/regions/us-central1/operations/operation-1/wait",
-    ]);
+    assert.deepEqual(
+      requests.map((request) => request.split(" requestId=")[0]),
+      [
+        `DELETE /compute/v1/${FR}`,
+        `DELETE /compute/v1/${FR}`,
+        "POST /compute/v1/projects/p/regions/us-central1/operations/operation-1/wait",
+        "POST /compute/v1/projects/p/regions/us-central1/operations/operation-1/wait",
+      ],
+    );
   });
 
   it("delete of what is gone: absent", async () => {

@@ -103,11 +103,7 @@ describe("leaks/ledger", () => {
     const ledger = new ConfigMapLedger(fake.api(), "c0ffee1234");
     await ledger.forget("default/web");
     await ledger.forget("default/absent");
-    assert.deepEqual(fake.calls, [
-      "read kube-system/dccm-load-balancers",
-      `patch kube-system/dccm-load-balancers {"data":{"${LB}":null,"${other}":null}}`,
-      "read kube-system/dccm-load-balancers",
-    ]);
+    assert.deepEqual(fake.calls, ["read kube-system/dccm-load-balancers", `patch kube-system/dccm-load-balancers {"data":{"${LB}":null,"${other}":null}}`, "read kube-system/dccm-load-balancers"]);
     assert.deepEqual(Object.keys(fake.data), [theirs]);
   });
 
@@ -258,9 +254,7 @@ describe("leaks/ownership", () => {
         // An ID in another spelling: the inputs still name it.
         { urn: "urn:fw", type: "gcp:compute/firewall:Firewall", custom: true, id: `k8s-fw-${LB}`, inputs: { project: "dccm-test", name: `k8s-fw-${LB}` } },
       ],
-      pending_operations: [
-        { type: "creating", resource: { urn: "urn:addr", type: "gcp:compute/address:Address", custom: true, inputs: { project: "dccm-test", region: "us-central1", name: LB } } },
-      ],
+      pending_operations: [{ type: "creating", resource: { urn: "urn:addr", type: "gcp:compute/address:Address", custom: true, inputs: { project: "dccm-test", region: "us-central1", name: LB } } }],
     };
     assert.deepEqual(deploymentOwnership(deployment), {
       owned: [`addresses/us-central1/${LB}`, `firewalls/global/k8s-fw-${LB}`, `forwardingRules/us-central1/${LB}`],
@@ -296,10 +290,13 @@ describe("leaks/ownership", () => {
 
   it("a stack of another cluster: no answer at all (ForeignStackError)", async () => {
     const other = "0ther000-0000-4000-8000-000000000009";
-    await assert.rejects(readOwnership(workspace({ cluster: stackWith(CLUSTER_UID, "projects/p/global/firewalls/x"), "service.default.web": stackWith(other, "projects/p/global/firewalls/y") }), CLUSTER_UID), {
-      name: "ForeignStackError",
-      message: `stack service.default.web belongs to the cluster whose kube-system Namespace has UID ${other}, and this cluster's is ${CLUSTER_UID}: refusing to touch it (check --kubeconfig, clusterId and the backend)`,
-    });
+    await assert.rejects(
+      readOwnership(workspace({ cluster: stackWith(CLUSTER_UID, "projects/p/global/firewalls/x"), "service.default.web": stackWith(other, "projects/p/global/firewalls/y") }), CLUSTER_UID),
+      {
+        name: "ForeignStackError",
+        message: `stack service.default.web belongs to the cluster whose kube-system Namespace has UID ${other}, and this cluster's is ${CLUSTER_UID}: refusing to touch it (check --kubeconfig, clusterId and the backend)`,
+      },
+    );
   });
 });
 
@@ -324,10 +321,7 @@ describe("leaks/gc: the plan", () => {
   it("a named resource that is unproven or no leak: nothing is deleted, each named with why", () => {
     assert.deepEqual(planGc(LEAKS, { kind: "named", ids: ["forwardingRules/us-central1/a1", "forwardingRules/us-central1/a2", "routes/global/r1"] }), {
       kind: "refuse",
-      problems: [
-        "forwardingRules/us-central1/a2: unproven, never deleted: why a2",
-        "routes/global/r1: not a leak of this cluster (a stack owns it, it is gone, or nothing ties it to this cluster)",
-      ],
+      problems: ["forwardingRules/us-central1/a2: unproven, never deleted: why a2", "routes/global/r1: not a leak of this cluster (a stack owns it, it is gone, or nothing ties it to this cluster)"],
     });
   });
 
@@ -354,7 +348,12 @@ describe("leaks/gc: the plan", () => {
         ],
         1,
       ),
-      ["deleted forwardingRules/us-central1/a1", "failed addresses/us-central1/a1: compute addresses.delete …: HTTP 400: in use", "already gone firewalls/global/k8s-fw-a1", "2 of 3 deleted; 1 unproven left alone"],
+      [
+        "deleted forwardingRules/us-central1/a1",
+        "failed addresses/us-central1/a1: compute addresses.delete …: HTTP 400: in use",
+        "already gone firewalls/global/k8s-fw-a1",
+        "2 of 3 deleted; 1 unproven left alone",
+      ],
     );
   });
 });
@@ -384,7 +383,10 @@ describe("leaks/monitor: one check", () => {
 
   it("sets the gauge per kind and proof and records one Warning on Namespace kube-system", async () => {
     const { monitor: m, metrics, sink } = monitor(async () => LEAKS);
-    assert.deepEqual((await m.check())?.map((l) => resourceId(l.resource)), LEAKS.map((l) => resourceId(l.resource)));
+    assert.deepEqual(
+      (await m.check())?.map((l) => resourceId(l.resource)),
+      LEAKS.map((l) => resourceId(l.resource)),
+    );
     assert.deepEqual(await gauge(metrics), ["addresses proven 1", "firewalls proven 1", "forwardingRules proven 1", "forwardingRules unproven 1"]);
     assert.equal((await metrics.leakedResources.get()).values.length, 18);
     assert.deepEqual(
@@ -406,7 +408,11 @@ describe("leaks/monitor: one check", () => {
 
   it("no leaks: every series 0, no event; a failed check counts as failed and changes nothing else", async () => {
     let fail = false;
-    const { monitor: m, metrics, sink } = monitor(async () => {
+    const {
+      monitor: m,
+      metrics,
+      sink,
+    } = monitor(async () => {
       if (fail) throw new Error("compute forwardingRules.list …: HTTP 403: forbidden");
       return [];
     });
@@ -415,10 +421,7 @@ describe("leaks/monitor: one check", () => {
     assert.equal(await m.check(), undefined);
     assert.deepEqual(await gauge(metrics), []);
     assert.equal((await metrics.leakedResources.get()).values.length, 18);
-    assert.deepEqual(
-      (await metrics.leakChecks.get()).values.map((value) => `${String(value.labels.result)} ${value.value}`).sort(),
-      ["failed 1", "ok 1"],
-    );
+    assert.deepEqual((await metrics.leakChecks.get()).values.map((value) => `${String(value.labels.result)} ${value.value}`).sort(), ["failed 1", "ok 1"]);
     assert.deepEqual(sink.created, []);
   });
 });

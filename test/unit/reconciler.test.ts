@@ -78,8 +78,16 @@ describe("daemon/ownership: holdOrphanDestroys", () => {
 
 describe("daemon: describeError", () => {
   it("gives an apiserver error's status and message, never its raw body", () => {
-    const body = JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message: 'Service "web" is invalid: status.loadBalancer: Forbidden: may only be used when `spec.type` is \'LoadBalancer\'', code: 422 });
-    const error = new Error("writing status.loadBalancer of Service default/web", { cause: new ApiException(422, `HTTP-Code: 422\nMessage: Unknown API Status Code!\nBody: ${body}\nHeaders: {}`, body, {}) });
+    const body = JSON.stringify({
+      kind: "Status",
+      apiVersion: "v1",
+      status: "Failure",
+      message: "Service \"web\" is invalid: status.loadBalancer: Forbidden: may only be used when `spec.type` is 'LoadBalancer'",
+      code: 422,
+    });
+    const error = new Error("writing status.loadBalancer of Service default/web", {
+      cause: new ApiException(422, `HTTP-Code: 422\nMessage: Unknown API Status Code!\nBody: ${body}\nHeaders: {}`, body, {}),
+    });
     assert.equal(
       describeError(error),
       "writing status.loadBalancer of Service default/web: HTTP 422: Service \"web\" is invalid: status.loadBalancer: Forbidden: may only be used when `spec.type` is 'LoadBalancer'",
@@ -401,7 +409,12 @@ describe("daemon/reconciler: the cluster stack keeps what applied Service stacks
       nodes: twoZones,
       deps: (cache) => ({
         observeInstances: async () => {
-          seen.push(cache.locatedNodes().map((located) => located.node.name).join(","));
+          seen.push(
+            cache
+              .locatedNodes()
+              .map((located) => located.node.name)
+              .join(","),
+          );
           cache.observe({ ...cache.lastObserved(), goneInstances: [{ zone: "us-central1-b", name: "n2" }] });
         },
       }),
@@ -443,8 +456,14 @@ describe("daemon/instances: planGoneInstances", () => {
   for (const [title, previous, checked, gone, newlyGone] of table) {
     it(title, () => {
       const plan = planGoneInstances(previous, checked);
-      assert.deepEqual(plan.gone.map((i) => `${i.zone}/${i.name}`), gone);
-      assert.deepEqual(plan.newlyGone.map((l) => l.node.name), newlyGone);
+      assert.deepEqual(
+        plan.gone.map((i) => `${i.zone}/${i.name}`),
+        gone,
+      );
+      assert.deepEqual(
+        plan.newlyGone.map((l) => l.node.name),
+        newlyGone,
+      );
     });
   }
 });
@@ -490,7 +509,10 @@ describe("daemon/reconciler: spec.loadBalancerIP checked before the up (issue 19
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.plain", refresh: false }), { kind: "ok" });
     assert.deepEqual(asked, ["default/web"]);
-    assert.deepEqual(h.calls.filter((call) => call.startsWith("up ")), ["up cluster", "up service.default.web", "up service.default.plain"]);
+    assert.deepEqual(
+      h.calls.filter((call) => call.startsWith("up ")),
+      ["up cluster", "up service.default.web", "up service.default.plain"],
+    );
   });
 });
 
@@ -508,7 +530,14 @@ describe("daemon/reconciler: one info line per operation (issue 19.7)", () => {
     const h = harness({
       services: [web],
       metas: [meta("web", { finalizers: [], ingress: [] })],
-      changed: [{ urn: "urn:pulumi:s::p::gcp:compute/forwardingRule:ForwardingRule::default/web:forwarding-rule-tcp", type: "gcp:compute/forwardingRule:ForwardingRule", name: "default/web:forwarding-rule-tcp", op: "create" }],
+      changed: [
+        {
+          urn: "urn:pulumi:s::p::gcp:compute/forwardingRule:ForwardingRule::default/web:forwarding-rule-tcp",
+          type: "gcp:compute/forwardingRule:ForwardingRule",
+          name: "default/web:forwarding-rule-tcp",
+          op: "create",
+        },
+      ],
       deps: () => ({ logger }),
     });
     await h.reconciler.reconcile({ key: "cluster", refresh: false });

@@ -23,7 +23,10 @@ describe("daemon/requestedIp: checkRequestedIp", () => {
       external(),
       [{ name: "web-ip", address: IP, networkTier: "STANDARD" }],
       [],
-      { ok: false, message: `Service default/web: spec.loadBalancerIP: ${IP} is address web-ip of the STANDARD network tier, and the Service asks for PREMIUM (annotation cloud.google.com/network-tier)` },
+      {
+        ok: false,
+        message: `Service default/web: spec.loadBalancerIP: ${IP} is address web-ip of the STANDARD network tier, and the Service asks for PREMIUM (annotation cloud.google.com/network-tier)`,
+      },
     ],
     [
       "an internal address of that IP: refused",

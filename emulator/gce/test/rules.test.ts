@@ -15,333 +15,357 @@ const REGION = "us-central1";
 const V1 = `${ENDPOINT}/compute/v1/projects/${PROJECT}`;
 
 const T = {
-    address: "gcp:compute/address:Address",
-    forwardingRule: "gcp:compute/forwardingRule:ForwardingRule",
-    backendService: "gcp:compute/regionBackendService:RegionBackendService",
-    targetPool: "gcp:compute/targetPool:TargetPool",
-    healthCheck: "gcp:compute/regionHealthCheck:RegionHealthCheck",
-    httpHealthCheck: "gcp:compute/httpHealthCheck:HttpHealthCheck",
-    instanceGroup: "gcp:compute/instanceGroup:InstanceGroup",
-    firewall: "gcp:compute/firewall:Firewall",
-    route: "gcp:compute/route:Route",
+  address: "gcp:compute/address:Address",
+  forwardingRule: "gcp:compute/forwardingRule:ForwardingRule",
+  backendService: "gcp:compute/regionBackendService:RegionBackendService",
+  targetPool: "gcp:compute/targetPool:TargetPool",
+  healthCheck: "gcp:compute/regionHealthCheck:RegionHealthCheck",
+  httpHealthCheck: "gcp:compute/httpHealthCheck:HttpHealthCheck",
+  instanceGroup: "gcp:compute/instanceGroup:InstanceGroup",
+  firewall: "gcp:compute/firewall:Firewall",
+  route: "gcp:compute/route:Route",
 } as const;
 
 const NETWORKS: NetworkSpec[] = [
-    { name: "default", autoCreateSubnetworks: true },
-    { name: "k8s-net", autoCreateSubnetworks: false, subnetworks: [{ name: "k8s-subnet", ipCidrRange: "10.130.0.0/20" }] },
-    { name: "other-net", autoCreateSubnetworks: false, subnetworks: [{ name: "other-subnet", ipCidrRange: "10.140.0.0/20" }] },
+  { name: "default", autoCreateSubnetworks: true },
+  { name: "k8s-net", autoCreateSubnetworks: false, subnetworks: [{ name: "k8s-subnet", ipCidrRange: "10.130.0.0/20" }] },
+  { name: "other-net", autoCreateSubnetworks: false, subnetworks: [{ name: "other-subnet", ipCidrRange: "10.140.0.0/20" }] },
 ];
 
 const regional = { project: PROJECT, region: REGION };
 const HC = `regions/${REGION}/healthChecks/hc`;
 const passthrough = (over: JsonObject = {}): JsonObject => ({ ...regional, name: "bs", protocol: "TCP", healthChecks: HC, loadBalancingScheme: "INTERNAL", ...over });
 const internalRule = (over: JsonObject = {}): JsonObject => ({
-    ...regional,
-    name: "fr",
-    loadBalancingScheme: "INTERNAL",
-    ports: ["80"],
-    network: "k8s-net",
-    subnetwork: "k8s-subnet",
-    ...over,
+  ...regional,
+  name: "fr",
+  loadBalancingScheme: "INTERNAL",
+  ports: ["80"],
+  network: "k8s-net",
+  subnetwork: "k8s-subnet",
+  ...over,
 });
 
 /** A fresh emulator state with node-1 (k8s-net, zone a), node-2 (default, zone a), a regional and a legacy health check. */
 function world(): GceState {
-    const state = new GceState({ endpoint: ENDPOINT, project: PROJECT, region: REGION, zones: [`${REGION}-a`, `${REGION}-b`], networks: NETWORKS });
-    state.putInstance(PROJECT, `${REGION}-a`, "node-1", { networkInterfaces: [{ network: "k8s-net" }] });
-    state.putInstance(PROJECT, `${REGION}-a`, "node-2");
-    state.putInstance(PROJECT, `${REGION}-b`, "node-3", { networkInterfaces: [{ network: "k8s-net" }] });
-    state.create(T.healthCheck, { ...regional, name: "hc", httpHealthCheck: { port: 10256 } });
-    state.create(T.httpHealthCheck, { project: PROJECT, name: "legacy" });
-    return state;
+  const state = new GceState({ endpoint: ENDPOINT, project: PROJECT, region: REGION, zones: [`${REGION}-a`, `${REGION}-b`], networks: NETWORKS });
+  state.putInstance(PROJECT, `${REGION}-a`, "node-1", { networkInterfaces: [{ network: "k8s-net" }] });
+  state.putInstance(PROJECT, `${REGION}-a`, "node-2");
+  state.putInstance(PROJECT, `${REGION}-b`, "node-3", { networkInterfaces: [{ network: "k8s-net" }] });
+  state.create(T.healthCheck, { ...regional, name: "hc", httpHealthCheck: { port: 10256 } });
+  state.create(T.httpHealthCheck, { project: PROJECT, name: "legacy" });
+  return state;
 }
 
 interface CreateRow {
-    readonly rule: string;
-    /** Resources created first (type, inputs). */
-    readonly setup?: ReadonlyArray<readonly [string, JsonObject]>;
-    readonly type: string;
-    readonly inputs: JsonObject;
-    /** "accepted", or [HTTP status, GCE's message]. */
-    readonly expect: "accepted" | readonly [number, string];
+  readonly rule: string;
+  /** Resources created first (type, inputs). */
+  readonly setup?: ReadonlyArray<readonly [string, JsonObject]>;
+  readonly type: string;
+  readonly inputs: JsonObject;
+  /** "accepted", or [HTTP status, GCE's message]. */
+  readonly expect: "accepted" | readonly [number, string];
 }
 
 const CREATE_ROWS: CreateRow[] = [
-    // ---- references the provider sends verbatim (issue 8 item 0) ----
-    {
-        rule: "InstanceGroup.network as a bare name is refused (sent verbatim by the provider)",
-        type: T.instanceGroup,
-        inputs: { project: PROJECT, zone: `${REGION}-a`, name: "ig", network: "k8s-net" },
-        expect: [400, "Invalid value for field 'resource.network': 'k8s-net'. The URL is malformed."],
-    },
-    {
-        rule: "InstanceGroup.network as a relative URL is accepted",
-        type: T.instanceGroup,
-        inputs: { project: PROJECT, zone: `${REGION}-a`, name: "ig", network: `projects/${PROJECT}/global/networks/k8s-net`, instances: ["us-central1-a/node-1"] },
-        expect: "accepted",
-    },
-    {
-        rule: "RegionBackendService.healthChecks as a bare name is refused",
-        type: T.backendService,
-        inputs: passthrough({ healthChecks: "hc" }),
-        expect: [400, "Invalid value for field 'resource.healthChecks[0]': 'hc'. The URL is malformed."],
-    },
-    {
-        rule: "RegionBackendService backends[].group as a bare name is refused",
-        setup: [[T.instanceGroup, { project: PROJECT, zone: `${REGION}-a`, name: "ig", network: `projects/${PROJECT}/global/networks/k8s-net` }]],
-        type: T.backendService,
-        inputs: passthrough({ backends: [{ group: "ig", balancingMode: "CONNECTION" }] }),
-        expect: [400, "Invalid value for field 'resource.backends[0].group': 'ig'. The URL is malformed."],
-    },
-    // ---- backend services ----
-    {
-        rule: "a passthrough backend service without protocol gets GCE's default HTTP, which is refused",
-        type: T.backendService,
-        inputs: { ...regional, name: "bs", healthChecks: HC, loadBalancingScheme: "INTERNAL" },
-        expect: [400, "Invalid value for field 'resource.protocol': 'HTTP'. A backend service with loadBalancingScheme INTERNAL must use protocol TCP, UDP or UNSPECIFIED."],
-    },
-    {
-        rule: "a backend without balancingMode gets GCE's default UTILIZATION, which a passthrough backend service refuses",
-        setup: [[T.instanceGroup, { project: PROJECT, zone: `${REGION}-a`, name: "ig", network: `projects/${PROJECT}/global/networks/k8s-net` }]],
-        type: T.backendService,
-        inputs: passthrough({ backends: [{ group: `zones/${REGION}-a/instanceGroups/ig` }] }),
-        expect: [400, "Invalid value for field 'resource.backends[0].balancingMode': 'UTILIZATION'. Balancing mode must be CONNECTION for a backend service with loadBalancingScheme INTERNAL."],
-    },
-    {
-        rule: "a passthrough backend service needs a health check",
-        type: T.backendService,
-        inputs: { ...regional, name: "bs", protocol: "TCP", loadBalancingScheme: "EXTERNAL" },
-        expect: [400, "Invalid value for field 'resource.healthChecks': ''. A backend service with loadBalancingScheme EXTERNAL requires a health check."],
-    },
-    {
-        rule: "an EXTERNAL regional backend service needs a regional health check",
-        type: T.backendService,
-        inputs: passthrough({ loadBalancingScheme: "EXTERNAL", healthChecks: `projects/${PROJECT}/global/healthChecks/hc` }),
-        expect: [400, `Invalid value for field 'resource.healthChecks[0]': '${V1}/global/healthChecks/hc'. A regional backend service with loadBalancingScheme EXTERNAL requires a regional health check.`],
-    },
-    {
-        rule: "cookie session affinity is refused on an INTERNAL backend service",
-        type: T.backendService,
-        inputs: passthrough({ sessionAffinity: "GENERATED_COOKIE" }),
-        expect: [400, "Invalid value for field 'resource.sessionAffinity': 'GENERATED_COOKIE'. Session affinity GENERATED_COOKIE is not supported by a backend service with loadBalancingScheme INTERNAL."],
-    },
-    {
-        rule: "CLIENT_IP_NO_DESTINATION is refused on an EXTERNAL backend service",
-        type: T.backendService,
-        inputs: passthrough({ loadBalancingScheme: "EXTERNAL", sessionAffinity: "CLIENT_IP_NO_DESTINATION" }),
-        expect: [400, "Invalid value for field 'resource.sessionAffinity': 'CLIENT_IP_NO_DESTINATION'. Session affinity CLIENT_IP_NO_DESTINATION is not supported by a backend service with loadBalancingScheme EXTERNAL."],
-    },
-    {
-        rule: "CLIENT_IP_NO_DESTINATION is accepted on an INTERNAL backend service",
-        type: T.backendService,
-        inputs: passthrough({ sessionAffinity: "CLIENT_IP_NO_DESTINATION" }),
-        expect: "accepted",
-    },
-    // ---- forwarding rules ----
-    {
-        rule: "a forwarding rule's scheme must be its backend service's",
-        setup: [[T.backendService, passthrough()]],
-        type: T.forwardingRule,
-        inputs: { ...regional, name: "fr", portRange: "80", backendService: `regions/${REGION}/backendServices/bs` },
-        expect: [400, `Invalid value for field 'resource.loadBalancingScheme': 'EXTERNAL'. The forwarding rule's load balancing scheme must match the scheme of backend service 'projects/${PROJECT}/regions/${REGION}/backendServices/bs' (INTERNAL).`],
-    },
-    {
-        rule: "allowGlobalAccess only on INTERNAL forwarding rules",
-        type: T.forwardingRule,
-        inputs: { ...regional, name: "fr", portRange: "80", allowGlobalAccess: true },
-        expect: [400, "Invalid value for field 'resource.allowGlobalAccess': 'true'. Global access is only supported for INTERNAL forwarding rules."],
-    },
-    {
-        rule: "an external forwarding rule's tier must be its address's",
-        setup: [[T.address, { ...regional, name: "std", networkTier: "STANDARD", address: "198.51.100.9" }]],
-        type: T.forwardingRule,
-        inputs: { ...regional, name: "fr", portRange: "80", ipAddress: "198.51.100.9" },
-        expect: [400, `Invalid value for field 'resource.networkTier': 'PREMIUM'. The network tier of the forwarding rule must be the same as the network tier of its IP address 'projects/${PROJECT}/regions/${REGION}/addresses/std' (STANDARD).`],
-    },
-    {
-        rule: "an external forwarding rule on an IP the project has not reserved is refused (issue 19 item 4)",
-        type: T.forwardingRule,
-        inputs: { ...regional, name: "fr", portRange: "80", ipAddress: "203.0.113.77" },
-        expect: [400, "Invalid value for field 'resource.IPAddress': '203.0.113.77'. Invalid IP address specified."],
-    },
-    {
-        rule: "an external forwarding rule on an IP reserved in the project and region is accepted",
-        setup: [[T.address, { ...regional, name: "mine", address: "203.0.113.77" }]],
-        type: T.forwardingRule,
-        inputs: { ...regional, name: "fr", portRange: "80", ipAddress: "203.0.113.77" },
-        expect: "accepted",
-    },
-    {
-        rule: "an external forwarding rule on an address reserved in another region is refused",
-        setup: [[T.address, { project: PROJECT, region: "europe-west1", name: "far", address: "203.0.113.77" }]],
-        type: T.forwardingRule,
-        inputs: { ...regional, name: "fr", portRange: "80", ipAddress: "203.0.113.77" },
-        expect: [400, "Invalid value for field 'resource.IPAddress': '203.0.113.77'. Invalid IP address specified."],
-    },
-    {
-        rule: "an external forwarding rule on an INTERNAL address is refused",
-        setup: [[T.address, { ...regional, name: "int", addressType: "INTERNAL", subnetwork: "k8s-subnet", address: "10.130.0.9" }]],
-        type: T.forwardingRule,
-        inputs: { ...regional, name: "fr", portRange: "80", ipAddress: "10.130.0.9" },
-        expect: [400, `Invalid value for field 'resource.IPAddress': '10.130.0.9'. Address 'projects/${PROJECT}/regions/${REGION}/addresses/int' is INTERNAL and cannot be used by a forwarding rule with loadBalancingScheme EXTERNAL.`],
-    },
-    {
-        rule: "two INTERNAL forwarding rules on one IP need a SHARED_LOADBALANCER_VIP address (GCE_ENDPOINT refused)",
-        setup: [
-            [T.address, { ...regional, name: "vip", addressType: "INTERNAL", subnetwork: "k8s-subnet", purpose: "GCE_ENDPOINT", address: "10.130.0.9" }],
-            [T.forwardingRule, internalRule({ name: "fr-tcp", ipAddress: "10.130.0.9" })],
-        ],
-        type: T.forwardingRule,
-        inputs: internalRule({ name: "fr-udp", ipAddress: "10.130.0.9", ipProtocol: "UDP" }),
-        expect: [400, `Invalid value for field 'resource.IPAddress': '10.130.0.9'. IP address is already in use by forwarding rule 'projects/${PROJECT}/regions/${REGION}/forwardingRules/fr-tcp'; internal forwarding rules can share an IP address only if it is reserved with purpose SHARED_LOADBALANCER_VIP.`],
-    },
-    {
-        rule: "two INTERNAL forwarding rules on an unreserved IP are refused",
-        setup: [[T.forwardingRule, internalRule({ name: "fr-tcp", ipAddress: "10.130.0.9" })]],
-        type: T.forwardingRule,
-        inputs: internalRule({ name: "fr-udp", ipAddress: "10.130.0.9", ipProtocol: "UDP" }),
-        expect: [400, `Invalid value for field 'resource.IPAddress': '10.130.0.9'. IP address is already in use by forwarding rule 'projects/${PROJECT}/regions/${REGION}/forwardingRules/fr-tcp'; internal forwarding rules can share an IP address only if it is reserved with purpose SHARED_LOADBALANCER_VIP.`],
-    },
-    {
-        rule: "two INTERNAL forwarding rules on a SHARED_LOADBALANCER_VIP address are accepted",
-        setup: [
-            [T.address, { ...regional, name: "vip", addressType: "INTERNAL", subnetwork: "k8s-subnet", purpose: "SHARED_LOADBALANCER_VIP", address: "10.130.0.9" }],
-            [T.forwardingRule, internalRule({ name: "fr-tcp", ipAddress: "10.130.0.9" })],
-        ],
-        type: T.forwardingRule,
-        inputs: internalRule({ name: "fr-udp", ipAddress: "10.130.0.9", ipProtocol: "UDP" }),
-        expect: "accepted",
-    },
-    {
-        rule: "a SHARED_LOADBALANCER_VIP address serves at most 10 forwarding rules",
-        setup: [
-            [T.address, { ...regional, name: "vip", addressType: "INTERNAL", subnetwork: "k8s-subnet", purpose: "SHARED_LOADBALANCER_VIP", address: "10.130.0.9" }],
-            ...Array.from({ length: 10 }, (_, i): readonly [string, JsonObject] => [T.forwardingRule, internalRule({ name: `fr-${i}`, ipAddress: "10.130.0.9", ports: [String(1000 + i)] })]),
-        ],
-        type: T.forwardingRule,
-        inputs: internalRule({ name: "fr-10", ipAddress: "10.130.0.9", ports: ["2000"] }),
-        expect: [400, "Invalid value for field 'resource.IPAddress': '10.130.0.9'. An address with purpose SHARED_LOADBALANCER_VIP can be used by at most 10 forwarding rules."],
-    },
-    {
-        rule: "an INTERNAL forwarding rule may name an unreserved IP of its subnetwork",
-        type: T.forwardingRule,
-        inputs: internalRule({ ipAddress: "10.130.0.50" }),
-        expect: "accepted",
-    },
-    {
-        rule: "an INTERNAL forwarding rule's IP must be in its subnetwork's range",
-        type: T.forwardingRule,
-        inputs: internalRule({ ipAddress: "10.128.0.50" }),
-        expect: [400, "Invalid value for field 'resource.IPAddress': '10.128.0.50'. The specified IP address is not within the subnetwork's range 10.130.0.0/20."],
-    },
-    {
-        rule: "an INTERNAL forwarding rule on a custom-mode network must name a subnetwork",
-        type: T.forwardingRule,
-        inputs: internalRule({ subnetwork: null }),
-        expect: [400, `Invalid value for field 'resource.subnetwork': ''. Network '${V1}/global/networks/k8s-net' is a custom mode network: an internal forwarding rule must specify a subnetwork.`],
-    },
-    {
-        rule: "an INTERNAL forwarding rule on an auto-mode network gets the region's subnetwork",
-        type: T.forwardingRule,
-        inputs: internalRule({ network: "default", subnetwork: null }),
-        expect: "accepted",
-    },
-    // ---- networks and subnetworks as state ----
-    {
-        rule: "a network that does not exist: 404",
-        type: T.firewall,
-        inputs: { project: PROJECT, name: "fw", network: "no-such-net", allows: [{ protocol: "tcp" }], sourceRanges: ["0.0.0.0/0"] },
-        expect: [404, `The resource 'projects/${PROJECT}/global/networks/no-such-net' was not found`],
-    },
-    {
-        rule: "a misspelt subnetwork: 404",
-        type: T.forwardingRule,
-        inputs: internalRule({ subnetwork: "k8s-subnett" }),
-        expect: [404, `The resource 'projects/${PROJECT}/regions/${REGION}/subnetworks/k8s-subnett' was not found`],
-    },
-    {
-        rule: "a subnetwork of another network is refused",
-        type: T.forwardingRule,
-        inputs: internalRule({ subnetwork: "other-subnet" }),
-        expect: [400, `Invalid value for field 'resource.subnetwork': '${V1}/regions/${REGION}/subnetworks/other-subnet'. Subnetwork should belong to network '${V1}/global/networks/k8s-net', but it belongs to '${V1}/global/networks/other-net'.`],
-    },
-    {
-        rule: "an instance group's instances must be on its network",
-        type: T.instanceGroup,
-        inputs: { project: PROJECT, zone: `${REGION}-a`, name: "ig", network: `projects/${PROJECT}/global/networks/k8s-net`, instances: ["us-central1-a/node-2"] },
-        expect: [400, `Invalid value for field 'resource.instances[0]': '${V1}/zones/${REGION}-a/instances/node-2'. Instance is in network '${V1}/global/networks/default', not in the network of the instance group '${V1}/global/networks/k8s-net'.`],
-    },
-    {
-        rule: "an instance group's instances must be in its zone",
-        type: T.instanceGroup,
-        inputs: { project: PROJECT, zone: `${REGION}-a`, name: "ig", network: `projects/${PROJECT}/global/networks/k8s-net`, instances: [`projects/${PROJECT}/zones/${REGION}-b/instances/node-3`] },
-        expect: [400, `Invalid value for field 'resource.instances[0]': '${V1}/zones/${REGION}-b/instances/node-3'. Instance must be in zone '${REGION}-a' of the instance group.`],
-    },
-    // ---- target pools ----
-    {
-        rule: "a target pool's instances need not exist",
-        type: T.targetPool,
-        inputs: { ...regional, name: "tp", instances: ["us-central1-a/gone"], healthChecks: "legacy" },
-        expect: "accepted",
-    },
-    {
-        rule: "a target pool takes legacy HTTP health checks only",
-        type: T.targetPool,
-        inputs: { ...regional, name: "tp", healthChecks: HC },
-        expect: [400, `Invalid value for field 'resource.healthChecks[0]': '${V1}/regions/${REGION}/healthChecks/hc'. A target pool accepts only legacy HTTP health checks (httpHealthChecks).`],
-    },
-    // ---- health checks, firewalls, addresses, routes ----
-    {
-        rule: "HttpHealthCheck timeoutSec must not exceed checkIntervalSec",
-        type: T.httpHealthCheck,
-        inputs: { project: PROJECT, name: "slow", checkIntervalSec: 5, timeoutSec: 6 },
-        expect: [400, "timeoutSec (6) must be less than or equal to checkIntervalSec"],
-    },
-    {
-        rule: "an INGRESS firewall needs a source",
-        type: T.firewall,
-        inputs: { project: PROJECT, name: "fw", network: "k8s-net", allows: [{ protocol: "tcp" }], targetTags: ["n"] },
-        expect: [400, "Invalid value for field 'resource.sourceRanges': ''. An INGRESS firewall rule requires one of sourceRanges, sourceTags or sourceServiceAccounts."],
-    },
-    {
-        rule: "an EGRESS firewall needs no source",
-        type: T.firewall,
-        inputs: { project: PROJECT, name: "fw", network: "k8s-net", direction: "EGRESS", allows: [{ protocol: "tcp" }], destinationRanges: ["10.0.0.0/8"] },
-        expect: "accepted",
-    },
-    {
-        rule: "purpose only on INTERNAL addresses",
-        type: T.address,
-        inputs: { ...regional, name: "a", purpose: "SHARED_LOADBALANCER_VIP" },
-        expect: [400, "Invalid value for field 'resource.purpose': 'SHARED_LOADBALANCER_VIP'. Purpose SHARED_LOADBALANCER_VIP is only valid for an INTERNAL address."],
-    },
-    {
-        rule: "subnetwork only on INTERNAL addresses",
-        type: T.address,
-        inputs: { ...regional, name: "a", subnetwork: "k8s-subnet" },
-        expect: [400, "Invalid value for field 'resource.subnetwork': 'k8s-subnet'. A subnetwork can only be specified for an INTERNAL address."],
-    },
-    {
-        rule: "an INTERNAL address is always PREMIUM",
-        type: T.address,
-        inputs: { ...regional, name: "a", addressType: "INTERNAL", subnetwork: "k8s-subnet", networkTier: "STANDARD" },
-        expect: [400, "Invalid value for field 'resource.networkTier': 'STANDARD'. An INTERNAL address is always PREMIUM tier."],
-    },
-    {
-        rule: "a route's IPv6 destRange is refused",
-        type: T.route,
-        inputs: { project: PROJECT, name: "r6", network: "k8s-net", destRange: "fd00:1::/64", nextHopInstance: "node-1", nextHopInstanceZone: `${REGION}-a` },
-        expect: [400, "Invalid value for field 'resource.destRange': 'fd00:1::/64'. IPv6 destination ranges are not supported for this route."],
-    },
+  // ---- references the provider sends verbatim (issue 8 item 0) ----
+  {
+    rule: "InstanceGroup.network as a bare name is refused (sent verbatim by the provider)",
+    type: T.instanceGroup,
+    inputs: { project: PROJECT, zone: `${REGION}-a`, name: "ig", network: "k8s-net" },
+    expect: [400, "Invalid value for field 'resource.network': 'k8s-net'. The URL is malformed."],
+  },
+  {
+    rule: "InstanceGroup.network as a relative URL is accepted",
+    type: T.instanceGroup,
+    inputs: { project: PROJECT, zone: `${REGION}-a`, name: "ig", network: `projects/${PROJECT}/global/networks/k8s-net`, instances: ["us-central1-a/node-1"] },
+    expect: "accepted",
+  },
+  {
+    rule: "RegionBackendService.healthChecks as a bare name is refused",
+    type: T.backendService,
+    inputs: passthrough({ healthChecks: "hc" }),
+    expect: [400, "Invalid value for field 'resource.healthChecks[0]': 'hc'. The URL is malformed."],
+  },
+  {
+    rule: "RegionBackendService backends[].group as a bare name is refused",
+    setup: [[T.instanceGroup, { project: PROJECT, zone: `${REGION}-a`, name: "ig", network: `projects/${PROJECT}/global/networks/k8s-net` }]],
+    type: T.backendService,
+    inputs: passthrough({ backends: [{ group: "ig", balancingMode: "CONNECTION" }] }),
+    expect: [400, "Invalid value for field 'resource.backends[0].group': 'ig'. The URL is malformed."],
+  },
+  // ---- backend services ----
+  {
+    rule: "a passthrough backend service without protocol gets GCE's default HTTP, which is refused",
+    type: T.backendService,
+    inputs: { ...regional, name: "bs", healthChecks: HC, loadBalancingScheme: "INTERNAL" },
+    expect: [400, "Invalid value for field 'resource.protocol': 'HTTP'. A backend service with loadBalancingScheme INTERNAL must use protocol TCP, UDP or UNSPECIFIED."],
+  },
+  {
+    rule: "a backend without balancingMode gets GCE's default UTILIZATION, which a passthrough backend service refuses",
+    setup: [[T.instanceGroup, { project: PROJECT, zone: `${REGION}-a`, name: "ig", network: `projects/${PROJECT}/global/networks/k8s-net` }]],
+    type: T.backendService,
+    inputs: passthrough({ backends: [{ group: `zones/${REGION}-a/instanceGroups/ig` }] }),
+    expect: [400, "Invalid value for field 'resource.backends[0].balancingMode': 'UTILIZATION'. Balancing mode must be CONNECTION for a backend service with loadBalancingScheme INTERNAL."],
+  },
+  {
+    rule: "a passthrough backend service needs a health check",
+    type: T.backendService,
+    inputs: { ...regional, name: "bs", protocol: "TCP", loadBalancingScheme: "EXTERNAL" },
+    expect: [400, "Invalid value for field 'resource.healthChecks': ''. A backend service with loadBalancingScheme EXTERNAL requires a health check."],
+  },
+  {
+    rule: "an EXTERNAL regional backend service needs a regional health check",
+    type: T.backendService,
+    inputs: passthrough({ loadBalancingScheme: "EXTERNAL", healthChecks: `projects/${PROJECT}/global/healthChecks/hc` }),
+    expect: [400, `Invalid value for field 'resource.healthChecks[0]': '${V1}/global/healthChecks/hc'. A regional backend service with loadBalancingScheme EXTERNAL requires a regional health check.`],
+  },
+  {
+    rule: "cookie session affinity is refused on an INTERNAL backend service",
+    type: T.backendService,
+    inputs: passthrough({ sessionAffinity: "GENERATED_COOKIE" }),
+    expect: [400, "Invalid value for field 'resource.sessionAffinity': 'GENERATED_COOKIE'. Session affinity GENERATED_COOKIE is not supported by a backend service with loadBalancingScheme INTERNAL."],
+  },
+  {
+    rule: "CLIENT_IP_NO_DESTINATION is refused on an EXTERNAL backend service",
+    type: T.backendService,
+    inputs: passthrough({ loadBalancingScheme: "EXTERNAL", sessionAffinity: "CLIENT_IP_NO_DESTINATION" }),
+    expect: [
+      400,
+      "Invalid value for field 'resource.sessionAffinity': 'CLIENT_IP_NO_DESTINATION'. Session affinity CLIENT_IP_NO_DESTINATION is not supported by a backend service with loadBalancingScheme EXTERNAL.",
+    ],
+  },
+  {
+    rule: "CLIENT_IP_NO_DESTINATION is accepted on an INTERNAL backend service",
+    type: T.backendService,
+    inputs: passthrough({ sessionAffinity: "CLIENT_IP_NO_DESTINATION" }),
+    expect: "accepted",
+  },
+  // ---- forwarding rules ----
+  {
+    rule: "a forwarding rule's scheme must be its backend service's",
+    setup: [[T.backendService, passthrough()]],
+    type: T.forwardingRule,
+    inputs: { ...regional, name: "fr", portRange: "80", backendService: `regions/${REGION}/backendServices/bs` },
+    expect: [
+      400,
+      `Invalid value for field 'resource.loadBalancingScheme': 'EXTERNAL'. The forwarding rule's load balancing scheme must match the scheme of backend service 'projects/${PROJECT}/regions/${REGION}/backendServices/bs' (INTERNAL).`,
+    ],
+  },
+  {
+    rule: "allowGlobalAccess only on INTERNAL forwarding rules",
+    type: T.forwardingRule,
+    inputs: { ...regional, name: "fr", portRange: "80", allowGlobalAccess: true },
+    expect: [400, "Invalid value for field 'resource.allowGlobalAccess': 'true'. Global access is only supported for INTERNAL forwarding rules."],
+  },
+  {
+    rule: "an external forwarding rule's tier must be its address's",
+    setup: [[T.address, { ...regional, name: "std", networkTier: "STANDARD", address: "198.51.100.9" }]],
+    type: T.forwardingRule,
+    inputs: { ...regional, name: "fr", portRange: "80", ipAddress: "198.51.100.9" },
+    expect: [
+      400,
+      `Invalid value for field 'resource.networkTier': 'PREMIUM'. The network tier of the forwarding rule must be the same as the network tier of its IP address 'projects/${PROJECT}/regions/${REGION}/addresses/std' (STANDARD).`,
+    ],
+  },
+  {
+    rule: "an external forwarding rule on an IP the project has not reserved is refused (issue 19 item 4)",
+    type: T.forwardingRule,
+    inputs: { ...regional, name: "fr", portRange: "80", ipAddress: "203.0.113.77" },
+    expect: [400, "Invalid value for field 'resource.IPAddress': '203.0.113.77'. Invalid IP address specified."],
+  },
+  {
+    rule: "an external forwarding rule on an IP reserved in the project and region is accepted",
+    setup: [[T.address, { ...regional, name: "mine", address: "203.0.113.77" }]],
+    type: T.forwardingRule,
+    inputs: { ...regional, name: "fr", portRange: "80", ipAddress: "203.0.113.77" },
+    expect: "accepted",
+  },
+  {
+    rule: "an external forwarding rule on an address reserved in another region is refused",
+    setup: [[T.address, { project: PROJECT, region: "europe-west1", name: "far", address: "203.0.113.77" }]],
+    type: T.forwardingRule,
+    inputs: { ...regional, name: "fr", portRange: "80", ipAddress: "203.0.113.77" },
+    expect: [400, "Invalid value for field 'resource.IPAddress': '203.0.113.77'. Invalid IP address specified."],
+  },
+  {
+    rule: "an external forwarding rule on an INTERNAL address is refused",
+    setup: [[T.address, { ...regional, name: "int", addressType: "INTERNAL", subnetwork: "k8s-subnet", address: "10.130.0.9" }]],
+    type: T.forwardingRule,
+    inputs: { ...regional, name: "fr", portRange: "80", ipAddress: "10.130.0.9" },
+    expect: [
+      400,
+      `Invalid value for field 'resource.IPAddress': '10.130.0.9'. Address 'projects/${PROJECT}/regions/${REGION}/addresses/int' is INTERNAL and cannot be used by a forwarding rule with loadBalancingScheme EXTERNAL.`,
+    ],
+  },
+  {
+    rule: "two INTERNAL forwarding rules on one IP need a SHARED_LOADBALANCER_VIP address (GCE_ENDPOINT refused)",
+    setup: [
+      [T.address, { ...regional, name: "vip", addressType: "INTERNAL", subnetwork: "k8s-subnet", purpose: "GCE_ENDPOINT", address: "10.130.0.9" }],
+      [T.forwardingRule, internalRule({ name: "fr-tcp", ipAddress: "10.130.0.9" })],
+    ],
+    type: T.forwardingRule,
+    inputs: internalRule({ name: "fr-udp", ipAddress: "10.130.0.9", ipProtocol: "UDP" }),
+    expect: [
+      400,
+      `Invalid value for field 'resource.IPAddress': '10.130.0.9'. IP address is already in use by forwarding rule 'projects/${PROJECT}/regions/${REGION}/forwardingRules/fr-tcp'; internal forwarding rules can share an IP address only if it is reserved with purpose SHARED_LOADBALANCER_VIP.`,
+    ],
+  },
+  {
+    rule: "two INTERNAL forwarding rules on an unreserved IP are refused",
+    setup: [[T.forwardingRule, internalRule({ name: "fr-tcp", ipAddress: "10.130.0.9" })]],
+    type: T.forwardingRule,
+    inputs: internalRule({ name: "fr-udp", ipAddress: "10.130.0.9", ipProtocol: "UDP" }),
+    expect: [
+      400,
+      `Invalid value for field 'resource.IPAddress': '10.130.0.9'. IP address is already in use by forwarding rule 'projects/${PROJECT}/regions/${REGION}/forwardingRules/fr-tcp'; internal forwarding rules can share an IP address only if it is reserved with purpose SHARED_LOADBALANCER_VIP.`,
+    ],
+  },
+  {
+    rule: "two INTERNAL forwarding rules on a SHARED_LOADBALANCER_VIP address are accepted",
+    setup: [
+      [T.address, { ...regional, name: "vip", addressType: "INTERNAL", subnetwork: "k8s-subnet", purpose: "SHARED_LOADBALANCER_VIP", address: "10.130.0.9" }],
+      [T.forwardingRule, internalRule({ name: "fr-tcp", ipAddress: "10.130.0.9" })],
+    ],
+    type: T.forwardingRule,
+    inputs: internalRule({ name: "fr-udp", ipAddress: "10.130.0.9", ipProtocol: "UDP" }),
+    expect: "accepted",
+  },
+  {
+    rule: "a SHARED_LOADBALANCER_VIP address serves at most 10 forwarding rules",
+    setup: [
+      [T.address, { ...regional, name: "vip", addressType: "INTERNAL", subnetwork: "k8s-subnet", purpose: "SHARED_LOADBALANCER_VIP", address: "10.130.0.9" }],
+      ...Array.from({ length: 10 }, (_, i): readonly [string, JsonObject] => [T.forwardingRule, internalRule({ name: `fr-${i}`, ipAddress: "10.130.0.9", ports: [String(1000 + i)] })]),
+    ],
+    type: T.forwardingRule,
+    inputs: internalRule({ name: "fr-10", ipAddress: "10.130.0.9", ports: ["2000"] }),
+    expect: [400, "Invalid value for field 'resource.IPAddress': '10.130.0.9'. An address with purpose SHARED_LOADBALANCER_VIP can be used by at most 10 forwarding rules."],
+  },
+  {
+    rule: "an INTERNAL forwarding rule may name an unreserved IP of its subnetwork",
+    type: T.forwardingRule,
+    inputs: internalRule({ ipAddress: "10.130.0.50" }),
+    expect: "accepted",
+  },
+  {
+    rule: "an INTERNAL forwarding rule's IP must be in its subnetwork's range",
+    type: T.forwardingRule,
+    inputs: internalRule({ ipAddress: "10.128.0.50" }),
+    expect: [400, "Invalid value for field 'resource.IPAddress': '10.128.0.50'. The specified IP address is not within the subnetwork's range 10.130.0.0/20."],
+  },
+  {
+    rule: "an INTERNAL forwarding rule on a custom-mode network must name a subnetwork",
+    type: T.forwardingRule,
+    inputs: internalRule({ subnetwork: null }),
+    expect: [400, `Invalid value for field 'resource.subnetwork': ''. Network '${V1}/global/networks/k8s-net' is a custom mode network: an internal forwarding rule must specify a subnetwork.`],
+  },
+  {
+    rule: "an INTERNAL forwarding rule on an auto-mode network gets the region's subnetwork",
+    type: T.forwardingRule,
+    inputs: internalRule({ network: "default", subnetwork: null }),
+    expect: "accepted",
+  },
+  // ---- networks and subnetworks as state ----
+  {
+    rule: "a network that does not exist: 404",
+    type: T.firewall,
+    inputs: { project: PROJECT, name: "fw", network: "no-such-net", allows: [{ protocol: "tcp" }], sourceRanges: ["0.0.0.0/0"] },
+    expect: [404, `The resource 'projects/${PROJECT}/global/networks/no-such-net' was not found`],
+  },
+  {
+    rule: "a misspelt subnetwork: 404",
+    type: T.forwardingRule,
+    inputs: internalRule({ subnetwork: "k8s-subnett" }),
+    expect: [404, `The resource 'projects/${PROJECT}/regions/${REGION}/subnetworks/k8s-subnett' was not found`],
+  },
+  {
+    rule: "a subnetwork of another network is refused",
+    type: T.forwardingRule,
+    inputs: internalRule({ subnetwork: "other-subnet" }),
+    expect: [
+      400,
+      `Invalid value for field 'resource.subnetwork': '${V1}/regions/${REGION}/subnetworks/other-subnet'. Subnetwork should belong to network '${V1}/global/networks/k8s-net', but it belongs to '${V1}/global/networks/other-net'.`,
+    ],
+  },
+  {
+    rule: "an instance group's instances must be on its network",
+    type: T.instanceGroup,
+    inputs: { project: PROJECT, zone: `${REGION}-a`, name: "ig", network: `projects/${PROJECT}/global/networks/k8s-net`, instances: ["us-central1-a/node-2"] },
+    expect: [
+      400,
+      `Invalid value for field 'resource.instances[0]': '${V1}/zones/${REGION}-a/instances/node-2'. Instance is in network '${V1}/global/networks/default', not in the network of the instance group '${V1}/global/networks/k8s-net'.`,
+    ],
+  },
+  {
+    rule: "an instance group's instances must be in its zone",
+    type: T.instanceGroup,
+    inputs: { project: PROJECT, zone: `${REGION}-a`, name: "ig", network: `projects/${PROJECT}/global/networks/k8s-net`, instances: [`projects/${PROJECT}/zones/${REGION}-b/instances/node-3`] },
+    expect: [400, `Invalid value for field 'resource.instances[0]': '${V1}/zones/${REGION}-b/instances/node-3'. Instance must be in zone '${REGION}-a' of the instance group.`],
+  },
+  // ---- target pools ----
+  {
+    rule: "a target pool's instances need not exist",
+    type: T.targetPool,
+    inputs: { ...regional, name: "tp", instances: ["us-central1-a/gone"], healthChecks: "legacy" },
+    expect: "accepted",
+  },
+  {
+    rule: "a target pool takes legacy HTTP health checks only",
+    type: T.targetPool,
+    inputs: { ...regional, name: "tp", healthChecks: HC },
+    expect: [400, `Invalid value for field 'resource.healthChecks[0]': '${V1}/regions/${REGION}/healthChecks/hc'. A target pool accepts only legacy HTTP health checks (httpHealthChecks).`],
+  },
+  // ---- health checks, firewalls, addresses, routes ----
+  {
+    rule: "HttpHealthCheck timeoutSec must not exceed checkIntervalSec",
+    type: T.httpHealthCheck,
+    inputs: { project: PROJECT, name: "slow", checkIntervalSec: 5, timeoutSec: 6 },
+    expect: [400, "timeoutSec (6) must be less than or equal to checkIntervalSec"],
+  },
+  {
+    rule: "an INGRESS firewall needs a source",
+    type: T.firewall,
+    inputs: { project: PROJECT, name: "fw", network: "k8s-net", allows: [{ protocol: "tcp" }], targetTags: ["n"] },
+    expect: [400, "Invalid value for field 'resource.sourceRanges': ''. An INGRESS firewall rule requires one of sourceRanges, sourceTags or sourceServiceAccounts."],
+  },
+  {
+    rule: "an EGRESS firewall needs no source",
+    type: T.firewall,
+    inputs: { project: PROJECT, name: "fw", network: "k8s-net", direction: "EGRESS", allows: [{ protocol: "tcp" }], destinationRanges: ["10.0.0.0/8"] },
+    expect: "accepted",
+  },
+  {
+    rule: "purpose only on INTERNAL addresses",
+    type: T.address,
+    inputs: { ...regional, name: "a", purpose: "SHARED_LOADBALANCER_VIP" },
+    expect: [400, "Invalid value for field 'resource.purpose': 'SHARED_LOADBALANCER_VIP'. Purpose SHARED_LOADBALANCER_VIP is only valid for an INTERNAL address."],
+  },
+  {
+    rule: "subnetwork only on INTERNAL addresses",
+    type: T.address,
+    inputs: { ...regional, name: "a", subnetwork: "k8s-subnet" },
+    expect: [400, "Invalid value for field 'resource.subnetwork': 'k8s-subnet'. A subnetwork can only be specified for an INTERNAL address."],
+  },
+  {
+    rule: "an INTERNAL address is always PREMIUM",
+    type: T.address,
+    inputs: { ...regional, name: "a", addressType: "INTERNAL", subnetwork: "k8s-subnet", networkTier: "STANDARD" },
+    expect: [400, "Invalid value for field 'resource.networkTier': 'STANDARD'. An INTERNAL address is always PREMIUM tier."],
+  },
+  {
+    rule: "a route's IPv6 destRange is refused",
+    type: T.route,
+    inputs: { project: PROJECT, name: "r6", network: "k8s-net", destRange: "fd00:1::/64", nextHopInstance: "node-1", nextHopInstanceZone: `${REGION}-a` },
+    expect: [400, "Invalid value for field 'resource.destRange': 'fd00:1::/64'. IPv6 destination ranges are not supported for this route."],
+  },
 ];
 
 interface DiffRow {
-    readonly rule: string;
-    readonly type: string;
-    readonly setup?: ReadonlyArray<readonly [string, JsonObject]>;
-    readonly inputs: JsonObject;
-    readonly change: JsonObject;
-    readonly expect: "replaced" | "updated in place";
+  readonly rule: string;
+  readonly type: string;
+  readonly setup?: ReadonlyArray<readonly [string, JsonObject]>;
+  readonly inputs: JsonObject;
+  readonly change: JsonObject;
+  readonly expect: "replaced" | "updated in place";
 }
 
 const IG = { project: PROJECT, zone: `${REGION}-a`, name: "ig", network: `projects/${PROJECT}/global/networks/k8s-net`, description: "a" };
@@ -349,92 +373,114 @@ const FW = { project: PROJECT, name: "fw", network: "k8s-net", allows: [{ protoc
 const TP = { ...regional, name: "tp", healthChecks: "legacy", description: "a", sessionAffinity: "NONE" };
 
 const DIFF_ROWS: DiffRow[] = [
-    { rule: "InstanceGroup description (ForceNew)", type: T.instanceGroup, inputs: IG, change: { description: "b" }, expect: "replaced" },
-    { rule: "InstanceGroup network (ForceNew)", type: T.instanceGroup, inputs: IG, change: { network: `projects/${PROJECT}/global/networks/default` }, expect: "replaced" },
-    { rule: "InstanceGroup instances", type: T.instanceGroup, inputs: IG, change: { instances: [`${V1}/zones/${REGION}-a/instances/node-1`] }, expect: "updated in place" },
-    { rule: "RegionBackendService network (ForceNew)", type: T.backendService, inputs: passthrough({ network: "k8s-net" }), change: { network: "default" }, expect: "replaced" },
-    { rule: "RegionBackendService loadBalancingScheme (ForceNew)", type: T.backendService, inputs: passthrough(), change: { loadBalancingScheme: "EXTERNAL" }, expect: "replaced" },
-    { rule: "RegionBackendService protocol", type: T.backendService, inputs: passthrough(), change: { protocol: "UDP" }, expect: "updated in place" },
-    { rule: "Firewall direction (ForceNew)", type: T.firewall, inputs: FW, change: { direction: "EGRESS", destinationRanges: ["10.0.0.0/8"], sourceRanges: null }, expect: "replaced" },
-    { rule: "Firewall network", type: T.firewall, inputs: FW, change: { network: "default" }, expect: "updated in place" },
-    { rule: "ForwardingRule allowGlobalAccess", type: T.forwardingRule, inputs: internalRule(), change: { allowGlobalAccess: true }, expect: "updated in place" },
-    { rule: "ForwardingRule ipProtocol (ForceNew)", type: T.forwardingRule, inputs: internalRule(), change: { ipProtocol: "UDP" }, expect: "replaced" },
-    {
-        rule: "ForwardingRule target",
-        type: T.forwardingRule,
-        setup: [[T.targetPool, TP], [T.targetPool, { ...TP, name: "tp-2" }]],
-        inputs: { ...regional, name: "fr", portRange: "80", target: "tp" },
-        change: { target: "tp-2" },
-        expect: "updated in place",
-    },
-    { rule: "RegionHealthCheck type change", type: T.healthCheck, inputs: { ...regional, name: "hc-2", httpHealthCheck: { port: 1 } }, change: { httpHealthCheck: null, tcpHealthCheck: { port: 1 } }, expect: "updated in place" },
-    { rule: "TargetPool backupPool", type: T.targetPool, setup: [[T.targetPool, { ...TP, name: "backup" }]], inputs: TP, change: { backupPool: `regions/${REGION}/targetPools/backup` }, expect: "updated in place" },
-    { rule: "TargetPool sessionAffinity (ForceNew)", type: T.targetPool, inputs: TP, change: { sessionAffinity: "CLIENT_IP" }, expect: "replaced" },
-    { rule: "TargetPool description (ForceNew)", type: T.targetPool, inputs: TP, change: { description: "b" }, expect: "replaced" },
-    { rule: "Address purpose (ForceNew)", type: T.address, inputs: { ...regional, name: "a", addressType: "INTERNAL", subnetwork: "k8s-subnet", purpose: "GCE_ENDPOINT" }, change: { purpose: "SHARED_LOADBALANCER_VIP" }, expect: "replaced" },
+  { rule: "InstanceGroup description (ForceNew)", type: T.instanceGroup, inputs: IG, change: { description: "b" }, expect: "replaced" },
+  { rule: "InstanceGroup network (ForceNew)", type: T.instanceGroup, inputs: IG, change: { network: `projects/${PROJECT}/global/networks/default` }, expect: "replaced" },
+  { rule: "InstanceGroup instances", type: T.instanceGroup, inputs: IG, change: { instances: [`${V1}/zones/${REGION}-a/instances/node-1`] }, expect: "updated in place" },
+  { rule: "RegionBackendService network (ForceNew)", type: T.backendService, inputs: passthrough({ network: "k8s-net" }), change: { network: "default" }, expect: "replaced" },
+  { rule: "RegionBackendService loadBalancingScheme (ForceNew)", type: T.backendService, inputs: passthrough(), change: { loadBalancingScheme: "EXTERNAL" }, expect: "replaced" },
+  { rule: "RegionBackendService protocol", type: T.backendService, inputs: passthrough(), change: { protocol: "UDP" }, expect: "updated in place" },
+  { rule: "Firewall direction (ForceNew)", type: T.firewall, inputs: FW, change: { direction: "EGRESS", destinationRanges: ["10.0.0.0/8"], sourceRanges: null }, expect: "replaced" },
+  { rule: "Firewall network", type: T.firewall, inputs: FW, change: { network: "default" }, expect: "updated in place" },
+  { rule: "ForwardingRule allowGlobalAccess", type: T.forwardingRule, inputs: internalRule(), change: { allowGlobalAccess: true }, expect: "updated in place" },
+  { rule: "ForwardingRule ipProtocol (ForceNew)", type: T.forwardingRule, inputs: internalRule(), change: { ipProtocol: "UDP" }, expect: "replaced" },
+  {
+    rule: "ForwardingRule target",
+    type: T.forwardingRule,
+    setup: [
+      [T.targetPool, TP],
+      [T.targetPool, { ...TP, name: "tp-2" }],
+    ],
+    inputs: { ...regional, name: "fr", portRange: "80", target: "tp" },
+    change: { target: "tp-2" },
+    expect: "updated in place",
+  },
+  {
+    rule: "RegionHealthCheck type change",
+    type: T.healthCheck,
+    inputs: { ...regional, name: "hc-2", httpHealthCheck: { port: 1 } },
+    change: { httpHealthCheck: null, tcpHealthCheck: { port: 1 } },
+    expect: "updated in place",
+  },
+  {
+    rule: "TargetPool backupPool",
+    type: T.targetPool,
+    setup: [[T.targetPool, { ...TP, name: "backup" }]],
+    inputs: TP,
+    change: { backupPool: `regions/${REGION}/targetPools/backup` },
+    expect: "updated in place",
+  },
+  { rule: "TargetPool sessionAffinity (ForceNew)", type: T.targetPool, inputs: TP, change: { sessionAffinity: "CLIENT_IP" }, expect: "replaced" },
+  { rule: "TargetPool description (ForceNew)", type: T.targetPool, inputs: TP, change: { description: "b" }, expect: "replaced" },
+  {
+    rule: "Address purpose (ForceNew)",
+    type: T.address,
+    inputs: { ...regional, name: "a", addressType: "INTERNAL", subnetwork: "k8s-subnet", purpose: "GCE_ENDPOINT" },
+    change: { purpose: "SHARED_LOADBALANCER_VIP" },
+    expect: "replaced",
+  },
 ];
 
 function gceError(fn: () => unknown): GceError {
-    try {
-        fn();
-    } catch (e) {
-        if (e instanceof GceError) return e;
-        throw e;
-    }
-    assert.fail("expected a GceError");
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof GceError) return e;
+    throw e;
+  }
+  assert.fail("expected a GceError");
 }
 
 describe("GCE emulator rules (one row per rule)", () => {
-    describe("create: accepted or refused with GCE's message", () => {
-        for (const row of CREATE_ROWS) {
-            it(row.rule, () => {
-                const state = world();
-                for (const [type, inputs] of row.setup ?? []) state.create(type, inputs);
-                if (row.expect === "accepted") {
-                    assert.equal(state.create(row.type, row.inputs).name, row.inputs.name);
-                } else {
-                    const e = gceError(() => state.create(row.type, row.inputs));
-                    assert.deepEqual([e.status, e.message], row.expect);
-                }
-            });
+  describe("create: accepted or refused with GCE's message", () => {
+    for (const row of CREATE_ROWS) {
+      it(row.rule, () => {
+        const state = world();
+        for (const [type, inputs] of row.setup ?? []) state.create(type, inputs);
+        if (row.expect === "accepted") {
+          assert.equal(state.create(row.type, row.inputs).name, row.inputs.name);
+        } else {
+          const e = gceError(() => state.create(row.type, row.inputs));
+          assert.deepEqual([e.status, e.message], row.expect);
         }
-    });
+      });
+    }
+  });
 
-    describe("change: replaced or updated in place, as the provider's ForceNew says", () => {
-        for (const row of DIFF_ROWS) {
-            it(`${row.rule}: ${row.expect}`, () => {
-                const state = world();
-                const api = new ProviderApi(state);
-                for (const [type, inputs] of row.setup ?? []) state.create(type, inputs);
-                const created = api.create({ type: row.type, inputs: row.inputs });
-                const news: JsonObject = { ...row.inputs, ...row.change };
-                const diff = api.diff({ type: row.type, id: created.id, olds: created.outputs, oldInputs: row.inputs, news });
-                assert.equal(diff.changes, true);
-                assert.equal(diff.replaces.length > 0 ? "replaced" : "updated in place", row.expect, `replaces: ${JSON.stringify(diff.replaces)}`);
-                if (row.expect === "updated in place") {
-                    const updated = api.update({ type: row.type, id: created.id, olds: created.outputs, news });
-                    for (const [field, value] of Object.entries(row.change)) {
-                        if (value !== null && typeof value !== "string") assert.deepEqual(updated.outputs[field], value, field);
-                    }
-                }
-            });
+  describe("change: replaced or updated in place, as the provider's ForceNew says", () => {
+    for (const row of DIFF_ROWS) {
+      it(`${row.rule}: ${row.expect}`, () => {
+        const state = world();
+        const api = new ProviderApi(state);
+        for (const [type, inputs] of row.setup ?? []) state.create(type, inputs);
+        const created = api.create({ type: row.type, inputs: row.inputs });
+        const news: JsonObject = { ...row.inputs, ...row.change };
+        const diff = api.diff({ type: row.type, id: created.id, olds: created.outputs, oldInputs: row.inputs, news });
+        assert.equal(diff.changes, true);
+        assert.equal(diff.replaces.length > 0 ? "replaced" : "updated in place", row.expect, `replaces: ${JSON.stringify(diff.replaces)}`);
+        if (row.expect === "updated in place") {
+          const updated = api.update({ type: row.type, id: created.id, olds: created.outputs, news });
+          for (const [field, value] of Object.entries(row.change)) {
+            if (value !== null && typeof value !== "string") assert.deepEqual(updated.outputs[field], value, field);
+          }
         }
+      });
+    }
+  });
+
+  describe("inputs the provider accepts", () => {
+    it("http2HealthCheck on a RegionHealthCheck and ipv6EndpointType on an Address pass check", () => {
+      const api = new ProviderApi(world());
+      assert.deepEqual(api.check({ type: T.healthCheck, urn: "urn:x::hc", olds: {}, news: { ...regional, name: "h2", http2HealthCheck: { port: 443 } } }).failures, []);
+      assert.deepEqual(api.check({ type: T.address, urn: "urn:x::a", olds: {}, news: { ...regional, name: "a6", ipv6EndpointType: "NETLB" } }).failures, []);
     });
 
-    describe("inputs the provider accepts", () => {
-        it("http2HealthCheck on a RegionHealthCheck and ipv6EndpointType on an Address pass check", () => {
-            const api = new ProviderApi(world());
-            assert.deepEqual(api.check({ type: T.healthCheck, urn: "urn:x::hc", olds: {}, news: { ...regional, name: "h2", http2HealthCheck: { port: 443 } } }).failures, []);
-            assert.deepEqual(api.check({ type: T.address, urn: "urn:x::a", olds: {}, news: { ...regional, name: "a6", ipv6EndpointType: "NETLB" } }).failures, []);
-        });
-
-        it("internal addresses and ephemeral internal forwarding-rule IPs come from their subnetwork's range", () => {
-            const state = world();
-            // node-1 and node-3 (k8s-net, us-central1) hold 10.130.0.2 and 10.130.0.3.
-            assert.equal(state.create(T.address, { ...regional, name: "a", addressType: "INTERNAL", subnetwork: "k8s-subnet" }).properties.address, "10.130.0.4");
-            assert.equal(state.create(T.forwardingRule, internalRule()).properties.ipAddress, "10.130.0.5");
-        });
+    it("internal addresses and ephemeral internal forwarding-rule IPs come from their subnetwork's range", () => {
+      const state = world();
+      // node-1 and node-3 (k8s-net, us-central1) hold 10.130.0.2 and 10.130.0.3.
+      assert.equal(state.create(T.address, { ...regional, name: "a", addressType: "INTERNAL", subnetwork: "k8s-subnet" }).properties.address, "10.130.0.4");
+      assert.equal(state.create(T.forwardingRule, internalRule()).properties.ipAddress, "10.130.0.5");
     });
+  });
 });
 
 /**
@@ -446,96 +492,105 @@ describe("GCE emulator rules (one row per rule)", () => {
  * resourceInUseByAnotherResource for a resource another one uses (state.ts, GceState.delete).
  */
 describe("GCE emulator rules: Compute DELETE over HTTP (one row per rule)", function () {
-    let gce: GceEmulator;
-    const P = `projects/${PROJECT}/regions/${REGION}`;
-    const url = (rel: string, query = ""): string => `${gce.computeEndpoint}${rel}${query}`;
-    const call = async (method: string, rel: string, query = ""): Promise<{ status: number; body: JsonObject }> => {
-        const res = await fetch(url(rel, query), { method });
-        return { status: res.status, body: (await res.json()) as JsonObject };
-    };
-    const REQUEST_ID = "6f1c2b3a-4d5e-4f60-8172-93a4b5c6d7e8";
+  let gce: GceEmulator;
+  const P = `projects/${PROJECT}/regions/${REGION}`;
+  const url = (rel: string, query = ""): string => `${gce.computeEndpoint}${rel}${query}`;
+  const call = async (method: string, rel: string, query = ""): Promise<{ status: number; body: JsonObject }> => {
+    const res = await fetch(url(rel, query), { method });
+    return { status: res.status, body: (await res.json()) as JsonObject };
+  };
+  const REQUEST_ID = "6f1c2b3a-4d5e-4f60-8172-93a4b5c6d7e8";
 
-    beforeEach(async () => {
-        gce = await startGceEmulator({ networks: NETWORKS });
-        gce.state.create(T.address, { ...regional, name: "lb" });
+  beforeEach(async () => {
+    gce = await startGceEmulator({ networks: NETWORKS });
+    gce.state.create(T.address, { ...regional, name: "lb" });
+    gce.state.create(T.forwardingRule, { ...regional, name: "lb", ipAddress: `${P}/addresses/lb`, portRange: "80" });
+  });
+  afterEach(async () => gce?.stop());
+
+  const ROWS: ReadonlyArray<{ rule: string; run: () => Promise<void> }> = [
+    {
+      rule: "DELETE answers an Operation (DONE in the emulator) naming its target",
+      run: async () => {
+        const { status, body } = await call("DELETE", `${P}/forwardingRules/lb`);
+        assert.equal(status, 200);
+        const { id: _id, targetId: _targetId, insertTime: _i, startTime: _s, endTime: _e, ...rest } = body;
+        assert.deepEqual(rest, {
+          kind: "compute#operation",
+          name: "operation-1",
+          operationType: "delete",
+          targetLink: `${gce.endpoint}/compute/v1/${P}/forwardingRules/lb`,
+          status: "DONE",
+          progress: 100,
+          selfLink: `${gce.endpoint}/compute/v1/${P}/operations/operation-1`,
+          region: `${gce.endpoint}/compute/v1/${P}`,
+        });
+        assert.deepEqual(
+          gce.listResources().filter((r) => r.kind === "forwardingRules"),
+          [],
+        );
+      },
+    },
+    {
+      rule: "DELETE of a resource another uses: 400 resourceInUseByAnotherResource naming the user; it stays",
+      run: async () => {
+        const { status, body } = await call("DELETE", `${P}/addresses/lb`);
+        assert.deepEqual(
+          [status, body],
+          [
+            400,
+            { error: { code: 400, message: `The address resource '${P}/addresses/lb' is already being used by '${P}/forwardingRules/lb'`, errors: [{ reason: "resourceInUseByAnotherResource" }] } },
+          ],
+        );
+        assert.equal(gce.listResources().filter((r) => r.kind === "addresses").length, 1);
+      },
+    },
+    {
+      rule: "DELETE of a resource that does not exist: 404 naming it",
+      run: async () => {
+        const { status, body } = await call("DELETE", `${P}/targetPools/nothing`);
+        assert.deepEqual([status, body], [404, { error: { code: 404, message: `The resource '${P}/targetPools/nothing' was not found`, errors: [{ reason: "notFound" }] } }]);
+      },
+    },
+    {
+      rule: "a repeated requestId gets the first request's operation back, and nothing is done twice",
+      run: async () => {
+        const first = await call("DELETE", `${P}/forwardingRules/lb`, `?requestId=${REQUEST_ID}`);
         gce.state.create(T.forwardingRule, { ...regional, name: "lb", ipAddress: `${P}/addresses/lb`, portRange: "80" });
-    });
-    afterEach(async () => gce?.stop());
-
-    const ROWS: ReadonlyArray<{ rule: string; run: () => Promise<void> }> = [
-        {
-            rule: "DELETE answers an Operation (DONE in the emulator) naming its target",
-            run: async () => {
-                const { status, body } = await call("DELETE", `${P}/forwardingRules/lb`);
-                assert.equal(status, 200);
-                const { id: _id, targetId: _targetId, insertTime: _i, startTime: _s, endTime: _e, ...rest } = body;
-                assert.deepEqual(rest, {
-                    kind: "compute#operation",
-                    name: "operation-1",
-                    operationType: "delete",
-                    targetLink: `${gce.endpoint}/compute/v1/${P}/forwardingRules/lb`,
-                    status: "DONE",
-                    progress: 100,
-                    selfLink: `${gce.endpoint}/compute/v1/${P}/operations/operation-1`,
-                    region: `${gce.endpoint}/compute/v1/${P}`,
-                });
-                assert.deepEqual(gce.listResources().filter((r) => r.kind === "forwardingRules"), []);
-            },
-        },
-        {
-            rule: "DELETE of a resource another uses: 400 resourceInUseByAnotherResource naming the user; it stays",
-            run: async () => {
-                const { status, body } = await call("DELETE", `${P}/addresses/lb`);
-                assert.deepEqual([status, body], [400, { error: { code: 400, message: `The address resource '${P}/addresses/lb' is already being used by '${P}/forwardingRules/lb'`, errors: [{ reason: "resourceInUseByAnotherResource" }] } }]);
-                assert.equal(gce.listResources().filter((r) => r.kind === "addresses").length, 1);
-            },
-        },
-        {
-            rule: "DELETE of a resource that does not exist: 404 naming it",
-            run: async () => {
-                const { status, body } = await call("DELETE", `${P}/targetPools/nothing`);
-                assert.deepEqual([status, body], [404, { error: { code: 404, message: `The resource '${P}/targetPools/nothing' was not found`, errors: [{ reason: "notFound" }] } }]);
-            },
-        },
-        {
-            rule: "a repeated requestId gets the first request's operation back, and nothing is done twice",
-            run: async () => {
-                const first = await call("DELETE", `${P}/forwardingRules/lb`, `?requestId=${REQUEST_ID}`);
-                gce.state.create(T.forwardingRule, { ...regional, name: "lb", ipAddress: `${P}/addresses/lb`, portRange: "80" });
-                const again = await call("DELETE", `${P}/forwardingRules/lb`, `?requestId=${REQUEST_ID}`);
-                assert.deepEqual(again, first);
-                assert.equal(gce.listResources().filter((r) => r.kind === "forwardingRules").length, 1);
-            },
-        },
-        {
-            rule: "a requestId that is not a UUID, or the zero UUID: 400",
-            run: async () => {
-                for (const id of ["retry-1", "00000000-0000-0000-0000-000000000000"]) {
-                    const { status, body } = await call("DELETE", `${P}/forwardingRules/lb`, `?requestId=${id}`);
-                    assert.deepEqual([status, body], [
-                        400,
-                        { error: { code: 400, message: `Invalid value for field 'requestId': '${id}'. The request ID must be a valid UUID other than the zero UUID.`, errors: [{ reason: "invalid" }] } },
-                    ]);
-                }
-            },
-        },
-        {
-            rule: "regionOperations get and wait return the operation; one never returned is 404",
-            run: async () => {
-                const { body } = await call("DELETE", `${P}/forwardingRules/lb`);
-                assert.deepEqual(await call("GET", `${P}/operations/operation-1`), { status: 200, body });
-                assert.deepEqual(await call("POST", `${P}/operations/operation-1/wait`), { status: 200, body });
-                assert.equal((await call("GET", `${P}/operations/operation-9`)).status, 404);
-            },
-        },
-        {
-            rule: "a delete fault fails the DELETE with the injected status",
-            run: async () => {
-                gce.injectFault({ kind: "forwardingRules", name: "lb", operation: "delete", status: 503, message: "backend error" });
-                assert.deepEqual(await call("DELETE", `${P}/forwardingRules/lb`), { status: 503, body: { error: { code: 503, message: "backend error", errors: [{ reason: "backendError" }] } } });
-                assert.equal((await call("DELETE", `${P}/forwardingRules/lb`)).status, 200);
-            },
-        },
-    ];
-    for (const row of ROWS) it(row.rule, row.run);
+        const again = await call("DELETE", `${P}/forwardingRules/lb`, `?requestId=${REQUEST_ID}`);
+        assert.deepEqual(again, first);
+        assert.equal(gce.listResources().filter((r) => r.kind === "forwardingRules").length, 1);
+      },
+    },
+    {
+      rule: "a requestId that is not a UUID, or the zero UUID: 400",
+      run: async () => {
+        for (const id of ["retry-1", "00000000-0000-0000-0000-000000000000"]) {
+          const { status, body } = await call("DELETE", `${P}/forwardingRules/lb`, `?requestId=${id}`);
+          assert.deepEqual(
+            [status, body],
+            [400, { error: { code: 400, message: `Invalid value for field 'requestId': '${id}'. The request ID must be a valid UUID other than the zero UUID.`, errors: [{ reason: "invalid" }] } }],
+          );
+        }
+      },
+    },
+    {
+      rule: "regionOperations get and wait return the operation; one never returned is 404",
+      run: async () => {
+        const { body } = await call("DELETE", `${P}/forwardingRules/lb`);
+        assert.deepEqual(await call("GET", `${P}/operations/operation-1`), { status: 200, body });
+        assert.deepEqual(await call("POST", `${P}/operations/operation-1/wait`), { status: 200, body });
+        assert.equal((await call("GET", `${P}/operations/operation-9`)).status, 404);
+      },
+    },
+    {
+      rule: "a delete fault fails the DELETE with the injected status",
+      run: async () => {
+        gce.injectFault({ kind: "forwardingRules", name: "lb", operation: "delete", status: 503, message: "backend error" });
+        assert.deepEqual(await call("DELETE", `${P}/forwardingRules/lb`), { status: 503, body: { error: { code: 503, message: "backend error", errors: [{ reason: "backendError" }] } } });
+        assert.equal((await call("DELETE", `${P}/forwardingRules/lb`)).status, 200);
+      },
+    },
+  ];
+  for (const row of ROWS) it(row.rule, row.run);
 });
