@@ -1,6 +1,7 @@
 /** Decision predicates of docs/ARCHITECTURE.md#service-semantics: pure, table-tested. */
 import { LABEL_EXCLUDE_FROM_LB, LABEL_ZONE, LABEL_ZONE_LEGACY, TAINT_TO_BE_DELETED } from "./annotations";
 import type { Config, InstanceRef, NodeInfo, ServiceInfo } from "./types";
+import { parseProviderID } from "./providerId";
 
 /** strconv.ParseBool's false spellings: the label with one of these values does not exclude. */
 const FALSE_VALUES = new Set(["0", "f", "F", "false", "FALSE", "False"]);
@@ -24,13 +25,12 @@ export type InstanceLookup = { ok: true; instance: InstanceRef } | { ok: false; 
 /** The GCE instance behind a Node: from `gce://project/zone/name`, else the zone label and the node name. */
 export function nodeInstance(node: NodeInfo, project: string): InstanceLookup {
   if (node.providerID !== undefined && node.providerID !== "") {
-    const match = /^gce:\/\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(node.providerID);
-    if (!match) return { ok: false, reason: `node ${node.name}: spec.providerID "${node.providerID}" is not gce://<project>/<zone>/<name>` };
-    const [, instanceProject, zone, name] = match;
-    if (instanceProject !== project) {
-      return { ok: false, reason: `node ${node.name}: instance is in project ${instanceProject}, not ${project}` };
+    const id = parseProviderID(node.providerID);
+    if (id === undefined) return { ok: false, reason: `node ${node.name}: spec.providerID "${node.providerID}" is not gce://<project>/<zone>/<name>` };
+    if (id.project !== project) {
+      return { ok: false, reason: `node ${node.name}: instance is in project ${id.project}, not ${project}` };
     }
-    return { ok: true, instance: { zone, name } };
+    return { ok: true, instance: { zone: id.zone, name: id.name } };
   }
   const zone = node.labels[LABEL_ZONE] ?? node.labels[LABEL_ZONE_LEGACY];
   if (zone === undefined || zone === "") return { ok: false, reason: `node ${node.name}: no spec.providerID and no ${LABEL_ZONE} label` };

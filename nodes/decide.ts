@@ -6,6 +6,7 @@
 import type { V1Node, V1NodeCondition } from "@kubernetes/client-node";
 
 import { LABEL_ZONE, LABEL_ZONE_LEGACY } from "../model/annotations";
+import { formatProviderID, parseProviderID, type ProviderID } from "../model/providerId";
 import type { NodeAddress, NodeTaint, WatchedNode } from "../watcher/trim";
 import type { Instance } from "./compute";
 
@@ -20,29 +21,8 @@ export const LABEL_INSTANCE_TYPE_LEGACY = "beta.kubernetes.io/instance-type";
 
 export const CONDITION_NETWORK_UNAVAILABLE = "NetworkUnavailable";
 
-export interface ProviderID {
-  readonly project: string;
-  readonly zone: string;
-  readonly name: string;
-}
-
-const PROVIDER_ID_RE = /^gce:\/\/([^/]+)\/([^/]+)\/([^/]+)$/;
-
-/** `gce://<project>/<zone>/<name>`, or undefined for anything else (unset, other clouds, typos). */
-export function parseProviderID(providerID: string | undefined): ProviderID | undefined {
-  if (providerID === undefined) {
-    return undefined;
-  }
-  const m = PROVIDER_ID_RE.exec(providerID);
-  if (m === null) {
-    return undefined;
-  }
-  return { project: m[1] ?? "", zone: m[2] ?? "", name: m[3] ?? "" };
-}
-
-export function formatProviderID(id: ProviderID): string {
-  return `gce://${id.project}/${id.zone}/${id.name}`;
-}
+// One parser for the model and the node controller; nodes/ reads it through here.
+export { formatProviderID, parseProviderID, type ProviderID };
 
 /** GCE zone names are `<region>-<letter>`. */
 export function regionOfZone(zone: string): string {
