@@ -5,6 +5,7 @@ import * as path from "node:path";
 import { desiredState, parseConfig } from "../model";
 import { renderProgram } from "../program/render";
 import { stackProgram } from "../program/stackProgram";
+import { StackRecords } from "../daemon/stackRuns";
 import { BENCH_CONFIG_RAW, generateCluster, toKubectlList } from "./generate";
 import { elapsedMs, median, round } from "./stats";
 
@@ -18,6 +19,26 @@ export interface CoreFigures {
   renderResources: number;
   renderMs: number;
   renderMsPerResource: number;
+  /** Stacks whose references are recorded one by one, as after a restart. */
+  referenceStacks: number;
+  /** Median time to record all of them, the cluster stack's union read after each. */
+  referenceRestoreMedianMs: number;
+}
+
+/** After a restart every Service stack records what it points at once, and the union is read each time. */
+function benchReferences(stacks: number): number {
+  const zones = ["us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f"];
+  const samples: number[] = [];
+  for (let run = 0; run < 7; run++) {
+    const records = new StackRecords([]);
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < stacks; i++) {
+      records.setReferences(records.get(`service.default.s${i}`), { zones: [zones[i % 4], zones[(i + 1) % 4]], legacyHealthCheck: i % 10 === 0 });
+      records.references();
+    }
+    samples.push(elapsedMs(start));
+  }
+  return round(median(samples));
 }
 
 export async function benchCore(): Promise<CoreFigures> {
@@ -58,5 +79,7 @@ export async function benchCore(): Promise<CoreFigures> {
     renderResources: rendered.resources.length,
     renderMs: round(renderMs, 0),
     renderMsPerResource: round(renderMs / rendered.resources.length),
+    referenceStacks: 10_000,
+    referenceRestoreMedianMs: benchReferences(10_000),
   };
 }

@@ -33,17 +33,6 @@ function referencesOf(service: ServiceDesired): ClusterReferences {
   return { zones: [...service.backendZones], legacyHealthCheck: service.backend === "target-pool" && service.healthCheck.kind === "shared" };
 }
 
-/** The union over stacks, zones sorted: the cluster stack keeps all of it until no stack names it. */
-export function unionReferences(references: Iterable<ClusterReferences>): ClusterReferences {
-  const zones = new Set<string>();
-  let legacyHealthCheck = false;
-  for (const reference of references) {
-    for (const zone of reference.zones) zones.add(zone);
-    legacyHealthCheck ||= reference.legacyHealthCheck;
-  }
-  return { zones: [...zones].sort(), legacyHealthCheck };
-}
-
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((value, index) => value === b[index]);
 }
@@ -290,9 +279,13 @@ export class ServiceController {
   }
 
   /** Records what a Service stack now points at; the cluster stack is told when the union changes. */
-  private referenced(record: StackRecord | undefined, references: ClusterReferences | undefined): void {
-    if (record !== undefined) record.references = references;
-    const union = unionReferences(this.deps.records.references());
+  private referenced(record: StackRecord, references: ClusterReferences): void {
+    this.deps.records.setReferences(record, references);
+    this.tellReferences();
+  }
+
+  private tellReferences(): void {
+    const union = this.deps.records.references();
     if (union.legacyHealthCheck === this.toldReferences.legacyHealthCheck && sameList(union.zones, this.toldReferences.zones)) return;
     this.toldReferences = union;
     this.deps.onReferencesChanged?.(union);
@@ -300,8 +293,6 @@ export class ServiceController {
 
   /** Drops everything known of a stack that no longer exists. */
   private forget(stack: string): void {
-    const hadReferences = this.deps.records.get(stack).references !== undefined;
-    this.deps.records.forget(stack);
-    if (hadReferences) this.referenced(undefined, undefined);
+    if (this.deps.records.forget(stack)) this.tellReferences();
   }
 }

@@ -39,8 +39,38 @@ export interface StackRecord {
   references?: ClusterReferences;
 }
 
+/**
+ * The union of what Service stacks point at, kept as counts: a stack's change costs its own zones,
+ * not a pass over every stack (after a restart every stack reports once: O(stacks), not O(stacks²)).
+ */
+export class ReferenceUnion {
+  private readonly zones = new Map<string, number>();
+  private legacyHealthCheck = 0;
+
+  replace(before: ClusterReferences | undefined, after: ClusterReferences | undefined): void {
+    if (before !== undefined) this.count(before, -1);
+    if (after !== undefined) this.count(after, 1);
+  }
+
+  /** Zones sorted. */
+  union(): ClusterReferences {
+    return { zones: [...this.zones.keys()].sort(), legacyHealthCheck: this.legacyHealthCheck > 0 };
+  }
+
+  private count(references: ClusterReferences, delta: 1 | -1): void {
+    for (const zone of new Set(references.zones)) {
+      const next = (this.zones.get(zone) ?? 0) + delta;
+      if (next > 0) this.zones.set(zone, next);
+      else this.zones.delete(zone);
+    }
+    if (references.legacyHealthCheck) this.legacyHealthCheck += delta;
+  }
+}
+
 export class StackRecords {
   private readonly records = new Map<string, StackRecord>();
+  /** The union of every record's references. */
+  private readonly referenced = new ReferenceUnion();
 
   constructor(knownStacks: Iterable<string>) {
     for (const stack of knownStacks) this.records.set(stack, { known: true });
@@ -55,13 +85,23 @@ export class StackRecords {
     return record;
   }
 
-  forget(stack: string): void {
+  /** Drops the stack's record; returns whether it pointed at anything (the union changed). */
+  forget(stack: string): boolean {
+    const references = this.records.get(stack)?.references;
     this.records.delete(stack);
+    this.referenced.replace(references, undefined);
+    return references !== undefined;
   }
 
-  /** Every Service stack's references (the cluster stack keeps their union). */
-  references(): ClusterReferences[] {
-    return [...this.records.values()].flatMap((record) => (record.references !== undefined ? [record.references] : []));
+  /** Records what the stack's load balancer now points at in the cluster stack. */
+  setReferences(record: StackRecord, references: ClusterReferences): void {
+    this.referenced.replace(record.references, references);
+    record.references = references;
+  }
+
+  /** What the applied Service stacks point at, together (the cluster stack keeps all of it). */
+  references(): ClusterReferences {
+    return this.referenced.union();
   }
 }
 

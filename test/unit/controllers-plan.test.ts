@@ -4,10 +4,11 @@
  * per branch the executors take.
  */
 import * as assert from "node:assert/strict";
+import fc from "fast-check";
 import { clusterOutputs, planClusterSync, type ClusterSyncAction, type ClusterSyncInput } from "../../daemon/clusterController";
 import { LB_FINALIZER } from "../../daemon/services";
-import { ingressOf, planServiceSync, unionReferences, type ServiceSyncAction, type ServiceSyncInput } from "../../daemon/serviceController";
-import type { StackRecord } from "../../daemon/stackRuns";
+import { ingressOf, planServiceSync, type ServiceSyncAction, type ServiceSyncInput } from "../../daemon/serviceController";
+import { ReferenceUnion, type ClusterReferences, type StackRecord } from "../../daemon/stackRuns";
 import type { ServiceDesired } from "../../model";
 import type { ServiceMeta } from "../../watcher/informers";
 import { DesiredCache } from "../../watcher/desiredCache";
@@ -54,16 +55,41 @@ describe("daemon/serviceController: ingressOf (checked)", () => {
   for (const [title, outputs, expected] of cases) it(title, () => assert.deepEqual(ingressOf(outputs, "default", "web"), expected));
 });
 
-describe("daemon/serviceController: unionReferences", () => {
-  it("unions zones (sorted, once each) and the legacy health check", () => {
-    assert.deepEqual(
-      unionReferences([
-        { zones: ["us-central1-b"], legacyHealthCheck: false },
-        { zones: ["us-central1-a", "us-central1-b"], legacyHealthCheck: true },
-      ]),
-      { zones: ["us-central1-a", "us-central1-b"], legacyHealthCheck: true },
+describe("daemon/stackRuns: ReferenceUnion", () => {
+  it("unions zones (sorted, once each) and the legacy health check; a replaced or dropped stack takes its part away", () => {
+    const union = new ReferenceUnion();
+    const b = { zones: ["us-central1-b"], legacyHealthCheck: false };
+    const ab = { zones: ["us-central1-a", "us-central1-b"], legacyHealthCheck: true };
+    assert.deepEqual(union.union(), { zones: [], legacyHealthCheck: false });
+    union.replace(undefined, b);
+    union.replace(undefined, ab);
+    assert.deepEqual(union.union(), { zones: ["us-central1-a", "us-central1-b"], legacyHealthCheck: true });
+    union.replace(ab, { zones: ["us-central1-c"], legacyHealthCheck: false });
+    assert.deepEqual(union.union(), { zones: ["us-central1-b", "us-central1-c"], legacyHealthCheck: false });
+    union.replace(b, undefined);
+    assert.deepEqual(union.union(), { zones: ["us-central1-c"], legacyHealthCheck: false });
+  });
+
+  it("after any sequence of sets and drops, equals the union of what each stack points at now", () => {
+    const zone = fc.constantFrom("us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f");
+    const references = fc.record({ zones: fc.array(zone, { maxLength: 3 }), legacyHealthCheck: fc.boolean() });
+    const step = fc.tuple(fc.integer({ min: 0, max: 5 }), fc.option(references, { nil: undefined }));
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
+        const union = new ReferenceUnion();
+        const current = new Map<number, ClusterReferences>();
+        for (const [stack, next] of steps) {
+          union.replace(current.get(stack), next);
+          if (next === undefined) current.delete(stack);
+          else current.set(stack, next);
+        }
+        const naive = [...current.values()];
+        assert.deepEqual(union.union(), {
+          zones: [...new Set(naive.flatMap((reference) => reference.zones))].sort(),
+          legacyHealthCheck: naive.some((reference) => reference.legacyHealthCheck),
+        });
+      }),
     );
-    assert.deepEqual(unionReferences([]), { zones: [], legacyHealthCheck: false });
   });
 });
 
