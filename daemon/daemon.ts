@@ -145,7 +145,8 @@ export class Daemon {
     phases.mark("listStacks");
     const parts: StartParts = { core, clusterUid, backendUrl, runner, watcher, cache, events, ledger, knownStacks };
     const routeStatus = new ClusterRouteStatus(() => new Set(cache.desired().cluster.routes.map((route) => route.node)));
-    const reconciler = this.newReconciler(parts, routeStatus, this.computeChecks(parts, routeStatus));
+    this.nodeController = this.newNodeController(parts, routeStatus);
+    const reconciler = this.newReconciler(parts, routeStatus, this.computeChecks(parts));
     this.reconciler = reconciler;
     // Before anything runs: a cluster stack recording another cluster's identity stops the start.
     await reconciler.verifyClusterStack();
@@ -258,8 +259,8 @@ export class Daemon {
     return client;
   }
 
-  /** With Compute access (the node controller on): the checks before runs, and the node controller. */
-  private computeChecks(parts: StartParts, routeStatus: ClusterRouteStatus): ComputeChecks {
+  /** With Compute access (the node controller on): what the reconciler asks GCE before runs. */
+  private computeChecks(parts: StartParts): ComputeChecks {
     const { options, metrics } = this;
     if (options.nodes === undefined) return {};
     const logger = options.logger;
@@ -282,22 +283,6 @@ export class Daemon {
       logger,
       instanceGroupName: instanceGroupName(options.config.clusterId),
     });
-    this.nodeController = new NodeController({
-      project: options.config.project,
-      region: options.config.region,
-      ...(options.nodes.zones !== undefined ? { zones: options.nodes.zones } : {}),
-      compute,
-      kubeConfig: options.kubeConfig,
-      // The daemon's one Node watch, started before the controller.
-      nodeSource: parts.watcher,
-      routes: routeStatus,
-      logger,
-      registry: metrics.registry,
-      addressRefreshMs: options.nodes.addressRefreshMs,
-      lifecycleCheckMs: options.nodes.lifecycleCheckMs,
-      workers: options.nodes.workers,
-      identity: options.identity,
-    });
     const cache = parts.cache;
     return {
       verifyRequestedIp,
@@ -308,6 +293,28 @@ export class Daemon {
         if (!sameInstances(gone, previous)) this.observe({ ...cache.lastObserved(), goneInstances: gone });
       },
     };
+  }
+
+  /** Node initialization, lifecycle and route conditions, on the daemon's Node watch; undefined when off. */
+  private newNodeController(parts: StartParts, routeStatus: ClusterRouteStatus): NodeController | undefined {
+    const { options, metrics } = this;
+    if (options.nodes === undefined) return undefined;
+    return new NodeController({
+      project: options.config.project,
+      region: options.config.region,
+      ...(options.nodes.zones !== undefined ? { zones: options.nodes.zones } : {}),
+      compute: this.computeFor(options.nodes.computeEndpoint),
+      kubeConfig: options.kubeConfig,
+      // The daemon's one Node watch, started before the controller.
+      nodeSource: parts.watcher,
+      routes: routeStatus,
+      logger: options.logger,
+      registry: metrics.registry,
+      addressRefreshMs: options.nodes.addressRefreshMs,
+      lifecycleCheckMs: options.nodes.lifecycleCheckMs,
+      workers: options.nodes.workers,
+      identity: options.identity,
+    });
   }
 
   private newReconciler(parts: StartParts, routeStatus: ClusterRouteStatus, checks: ComputeChecks): Reconciler {
