@@ -9,7 +9,8 @@ import { RejectedServicesError, stackProgram } from "../program/stackProgram";
 import { snapshotFromKubectlJson, SnapshotError, type DumpContents } from "../watcher/kubectlDump";
 import { runDaemon } from "./daemonCommand";
 import { runGc } from "./gcCommand";
-import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig, splitConfig, toPulumiConfig, UsageError } from "./options";
+import { splitConfig } from "../daemon/config";
+import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig, toPulumiConfig, UsageError } from "./options";
 
 const USAGE = `usage:
   dccm desired --snapshot FILE [--config FILE] [--<key> VALUE ...]   print the DesiredState JSON

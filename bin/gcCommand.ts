@@ -20,7 +20,8 @@ import { formatLeaks, formatOutcomes, gcHeader, planGc, type DeleteOutcome, type
 import { ConfigMapLedger } from "../leaks/ledger";
 import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
 import { DAEMON_DEFAULTS } from "../daemon/config";
-import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig, splitConfig, UsageError } from "./options";
+import { splitConfig } from "../daemon/config";
+import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig, UsageError } from "./options";
 
 export const GC_HELP = [
   "usage: dccm gc [--kubeconfig FILE] [--config FILE] [FLAG ...] --dry-run | --yes | RESOURCE ...",

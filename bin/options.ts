@@ -1,10 +1,8 @@
 /** CLI input: a config file (JSON or YAML) with flags of the same names on top. */
 import * as fs from "node:fs";
 import * as YAML from "yaml";
-import { collectModelConfig, type SharedConfig } from "../daemon/config";
+import { collectModelConfig, withConfigFlags, type SharedConfig } from "../daemon/config";
 import { CONFIG_KEYS, ConfigError, type Config, type ConfigKey, type RawConfig } from "../model";
-
-export { splitConfig, type SharedConfig } from "../daemon/config";
 
 export class UsageError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -32,12 +30,7 @@ export function readConfigFile(path: string): RawConfig {
 }
 
 export function configFromFlags(values: Record<string, string | boolean | undefined>, configPath: string | undefined): RawConfig {
-  const raw: RawConfig = configPath !== undefined ? readConfigFile(configPath) : {};
-  for (const key of CONFIG_KEYS) {
-    const value = values[key];
-    if (typeof value === "string") raw[key] = value;
-  }
-  return raw;
+  return withConfigFlags(configPath !== undefined ? readConfigFile(configPath) : {}, values);
 }
 
 /** Flags for every config key, for node:util parseArgs. */

@@ -258,14 +258,14 @@ function leaderElection(input: SettingsInput, shared: SharedConfig, problems: st
   return true;
 }
 
-/** The GCP keys of the file with the GCP flags on top. */
-function modelRaw(input: SettingsInput, shared: SharedConfig): RawConfig {
-  const raw: RawConfig = { ...shared.model };
+/** GCP keys (of a config file) with the GCP flags on top: a flag wins. Every subcommand reads them so. */
+export function withConfigFlags(raw: RawConfig, flags: Readonly<Record<string, string | boolean | undefined>>): RawConfig {
+  const merged: RawConfig = { ...raw };
   for (const key of CONFIG_KEYS) {
-    const value = stringFlag(input.flags, key);
-    if (value !== undefined) raw[key] = value;
+    const value = flags[key];
+    if (typeof value === "string") merged[key] = value;
   }
-  return raw;
+  return merged;
 }
 
 /** The node controller's keys of the file with their flags on top. */
@@ -291,7 +291,7 @@ const PENDING_CLUSTER_ID = "pending";
 export function daemonSettings(input: SettingsInput, fromCluster?: { readonly clusterId: string | undefined }): SettingsResult {
   const shared = splitConfig(input.file);
   const problems = [...shared.unknown];
-  const raw = modelRaw(input, shared);
+  const raw = withConfigFlags(shared.model, input.flags);
   const pending = raw.clusterId === undefined && fromCluster === undefined;
   if (raw.clusterId === undefined && fromCluster?.clusterId !== undefined) raw.clusterId = fromCluster.clusterId;
   const config = collectModelConfig(pending ? { ...raw, clusterId: PENDING_CLUSTER_ID } : raw, problems);

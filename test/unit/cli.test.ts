@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 
 import * as YAML from "yaml";
-import { splitConfig } from "../../bin/options";
+import { splitConfig } from "../../daemon/config";
 import { CONFIG_KEYS, parseConfig } from "../../model/config";
 import { desiredState } from "../../model/desired";
 import type { DesiredState } from "../../model/types";
