@@ -242,11 +242,10 @@ export class NodeController {
     try {
       return await this.reconcile(running, name);
     } catch (err) {
-      if (running.abort.signal.aborted) {
-        // Shutdown interrupted us; the next leader redoes the work.
-        return OK;
-      }
-      return { kind: "retry", error: err instanceof Error ? err : new Error(String(err)) };
+      // Shutdown interrupted us; the next leader redoes the work. Any other failure: the queue
+      // makes a throw a retry.
+      if (running.abort.signal.aborted) return OK;
+      throw err;
     }
   }
 
