@@ -230,6 +230,7 @@ export class Daemon {
       projectName: clusterProjectName(options.config.clusterId),
       onAdopted: (stack, urns) => logger.warn({ stack, urns }, "adopted resources a killed run created but did not record"),
       onCheckpointUnsure: (stack, reason) => logger.info({ stack, reason }, "reading the stack through the pulumi CLI"),
+      onOutputsMissing: (stack) => logger.warn({ stack }, "a successful up recorded no stack outputs; running it once more"),
       onTerminate: (stack, operation, afterMs) => logger.warn({ stack, operation, afterMs }, "a cancelled pulumi run did not end; terminating it"),
     });
   }

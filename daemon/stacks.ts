@@ -20,7 +20,7 @@ import {
 import { gceResourceId } from "../components/ids";
 import { FileBackend } from "./checkpoints";
 import { TwoStepInterrupt } from "./interrupt";
-import { declareStack, type Scope } from "../components/stack";
+import { declareStack, type Scope, type StackOutputs } from "../components/stack";
 import type { DesiredState } from "../model";
 import { isRecord } from "../controller/guards";
 
@@ -68,6 +68,8 @@ export interface StackRunnerOptions {
   terminateAfterMs?: number;
   /** Told when a cancelled run did not end within terminateAfterMs and is terminated. */
   onTerminate?: (stack: string, operation: "up" | "destroy", afterMs: number) => void;
+  /** Told when a successful up recorded no stack outputs and is run once more. */
+  onOutputsMissing?: (stack: string) => void;
   /** Told when a checkpoint (or `*`: the stack list) could not be read with certainty and the CLI reads it. */
   onCheckpointUnsure?: (stack: string, reason: string) => void;
 }
@@ -132,6 +134,20 @@ export interface Inspection {
   adopted: string[];
   /** The cluster identity the last successful up recorded (absent: never applied, or an older dccm). */
   clusterUid: string | undefined;
+}
+
+/** The outputs every run of the stack program records (components/stack.ts declareStack), whatever the scope. */
+export const PROGRAM_OUTPUTS = ["loadBalancers", "instanceGroups", "routes"] as const satisfies readonly (keyof StackOutputs)[];
+
+/** Pure: whether a run's stack outputs hold what the program always returns. */
+export function hasProgramOutputs(outputs: Record<string, unknown>): boolean {
+  return PROGRAM_OUTPUTS.every((key) => isRecord(outputs[key]));
+}
+
+function plainOutputs(outputs: OutputMap): Record<string, unknown> {
+  const plain: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(outputs)) plain[key] = value.value;
+  return plain;
 }
 
 /** The root stack resource's outputs in an exported deployment. */
@@ -414,10 +430,18 @@ export class StackRunner {
       // The Automation API only listens for an abort once the CLI runs: an abort that came while
       // the workspace was being prepared would be missed and the whole `up` would run.
       interrupt.signal.throwIfAborted();
-      const result = await this.listeners.around(() => entry.stack.up({ refresh, onEvent, signal: interrupt.signal }));
+      const run = async (withRefresh: boolean): Promise<Record<string, unknown>> =>
+        plainOutputs((await this.listeners.around(() => entry.stack.up({ refresh: withRefresh, onEvent, signal: interrupt.signal }))).outputs);
+      let outputs = await run(refresh);
       entry.needsRefresh = false;
-      const outputs: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(result.outputs)) outputs[key] = value.value;
+      if (!hasProgramOutputs(outputs)) {
+        // Seen once in CI: a successful up of a new stack recorded no stack outputs at all. Written
+        // into the Service's status, that would erase its ingress; the same program run again
+        // changes no resource and records them.
+        this.options.onOutputsMissing?.(stackName);
+        outputs = await run(false);
+        if (!hasProgramOutputs(outputs)) throw new Error(`pulumi up of stack ${stackName} succeeded twice but recorded no stack outputs (${PROGRAM_OUTPUTS.join(", ")})`);
+      }
       return { outputs, changed };
     } catch (error) {
       if (error instanceof ConcurrentUpdateError) throw new StackBusyError(stackName, { cause: error });

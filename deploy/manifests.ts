@@ -221,7 +221,10 @@ export function configFile(args: DeployArgs): Record<string, unknown> {
 
 function roleObjects(namespace: string, nodeController: boolean): KubeObject[] {
   const subject = { kind: "ServiceAccount", name: NAME, namespace };
-  const clusterRoles: [string, V1PolicyRule[]][] = [[SERVICE_CONTROLLER_ROLE, SERVICE_CONTROLLER_RULES], ...(nodeController ? [[NODE_CONTROLLER_ROLE, NODE_CONTROLLER_RULES] as [string, V1PolicyRule[]]] : [])];
+  const clusterRoles: [string, V1PolicyRule[]][] = [
+    [SERVICE_CONTROLLER_ROLE, SERVICE_CONTROLLER_RULES],
+    ...(nodeController ? [[NODE_CONTROLLER_ROLE, NODE_CONTROLLER_RULES] as [string, V1PolicyRule[]]] : []),
+  ];
   const objects: KubeObject[] = [];
   for (const [name, rules] of clusterRoles) {
     objects.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: metadata(name), rules } satisfies V1ClusterRole);
@@ -374,4 +377,3 @@ export function deployObjects(args: DeployArgs): KubeObject[] {
 export function manifestsYaml(objects: readonly KubeObject[]): string {
   return objects.map((object) => YAML.stringify(object)).join("---\n");
 }
-

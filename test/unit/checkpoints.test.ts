@@ -6,7 +6,7 @@ import * as path from "node:path";
 import * as zlib from "node:zlib";
 import fc from "fast-check";
 import { FileBackend, layoutVersion, parseCheckpoint, stackNamesOf, type CheckpointRead } from "../../daemon/checkpoints";
-import { holdsSecret } from "../../daemon/stacks";
+import { hasProgramOutputs, holdsSecret, PROGRAM_OUTPUTS } from "../../daemon/stacks";
 
 const DEPLOYMENT = {
   manifest: { time: "2026-11-23T11:22:36Z", magic: "m", version: "v3.248.0" },
@@ -161,4 +161,17 @@ describe("checkpoints: holdsSecret (an up's outputs from the checkpoint only whe
     ["nothing", {}, false],
   ];
   for (const [name, outputs, expected] of cases) it(name, () => assert.equal(holdsSecret(outputs), expected));
+});
+
+describe("stacks: hasProgramOutputs (an up that recorded no stack outputs runs once more)", () => {
+  const cases: [string, Record<string, unknown>, boolean][] = [
+    ["a Service stack's outputs", { loadBalancers: { "default/web": { ingress: ["34.1.2.3"] } }, instanceGroups: {}, routes: {}, dccmDesiredHash: "abc" }, true],
+    ["the cluster stack's (empty maps)", { loadBalancers: {}, instanceGroups: { "us-central1-a": "k8s-ig--c" }, routes: {} }, true],
+    ["nothing recorded (seen once in CI)", {}, false],
+    ["only the hash", { dccmDesiredHash: "abc" }, false],
+    ["loadBalancers missing", { instanceGroups: {}, routes: {} }, false],
+    ["routes not a map", { loadBalancers: {}, instanceGroups: {}, routes: "x" }, false],
+  ];
+  for (const [name, outputs, expected] of cases) it(name, () => assert.equal(hasProgramOutputs(outputs), expected));
+  it("names the program's outputs", () => assert.deepEqual(PROGRAM_OUTPUTS, ["loadBalancers", "instanceGroups", "routes"]));
 });
