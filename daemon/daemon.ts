@@ -170,10 +170,13 @@ export class Daemon {
     if (options.leakCheck !== undefined) this.startLeakMonitor(parts, options.leakCheck.computeEndpoint);
   }
 
-  /** Probes first (a pod waiting for the Lease is alive, not ready), then the Lease. */
+  /**
+   * Probes first, then the Lease. Ready: the leader once its lists are synced, or a standby whose
+   * last Lease read succeeded (a new pod of a rolling update is usually one).
+   */
   private async serveAndLead(onLost: () => void): Promise<void> {
     const { options, metrics } = this;
-    this.server = await startProbeServer(options.listenHost, options.listenPort, metrics.registry, () => this.synced);
+    this.server = await startProbeServer(options.listenHost, options.listenPort, metrics.registry, () => this.synced || (this.leader?.isStandingBy() ?? false));
     options.logger.info({ address: this.server.address }, "serving /healthz, /readyz, /metrics");
     if (options.leaderElection) {
       this.leader = new LeaderElector(options.kubeConfig, { ...DEFAULT_LEASE, identity: options.identity }, options.logger);

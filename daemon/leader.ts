@@ -45,6 +45,8 @@ export class LeaderElector {
   private timer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Whether the last acquire-or-renew attempt reached the apiserver and read the Lease. */
+  private lastAttemptAnswered = false;
 
   constructor(
     kubeConfig: k8s.KubeConfig,
@@ -58,6 +60,15 @@ export class LeaderElector {
 
   isLeader(): boolean {
     return this.leading;
+  }
+
+  /**
+   * A healthy standby: not leading, still competing, and its last attempt read the Lease (another
+   * replica holds it). Such a replica is ready to take over: /readyz says so, or a rolling update
+   * would wait forever for a new pod that can only ever stand by.
+   */
+  isStandingBy(): boolean {
+    return !this.leading && !this.stopped && this.lastAttemptAnswered;
   }
 
   /** One acquire-or-renew attempt. Returns whether we hold the lease afterwards. */
@@ -109,10 +120,17 @@ export class LeaderElector {
       const attempt = (): void => {
         if (this.stopped) return;
         this.tryAcquireOrRenew()
-          .catch((error: unknown) => {
-            this.logger.warn({ err: error }, "leader election attempt failed");
-            return false;
-          })
+          .then(
+            (held) => {
+              this.lastAttemptAnswered = true;
+              return held;
+            },
+            (error: unknown) => {
+              this.lastAttemptAnswered = false;
+              this.logger.warn({ err: error }, "leader election attempt failed");
+              return false;
+            },
+          )
           .then((held) => {
             if (this.stopped) return;
             if (held) {

@@ -100,4 +100,29 @@ describe("daemon: LeaderElector renew deadline", function () {
       await new Promise<void>((resolve) => fake.server.close(() => resolve()));
     }
   });
+
+  it("a standby is standing by while it reads the Lease another holds, and not once its reads fail", async () => {
+    const fake = await leaseServer();
+    const options = { namespace: "kube-system", name: "dccm", leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 100, requestTimeoutMs: 300 };
+    const holder = new LeaderElector(kubeConfigFor(fake.url), { ...options, identity: "holder" }, pino({ level: "silent" }));
+    const standby = new LeaderElector(kubeConfigFor(fake.url), { ...options, identity: "standby" }, pino({ level: "silent" }));
+    try {
+      await holder.acquire(() => undefined);
+      assert.equal(standby.isStandingBy(), false);
+      let acquired = false;
+      void standby.acquire(() => undefined).then(() => (acquired = true));
+      await eventually("the standby read the Lease", () => (standby.isStandingBy() ? true : undefined), 5000, 10);
+      assert.equal(standby.isLeader(), false);
+      assert.equal(holder.isStandingBy(), false);
+      fake.setHanging(true);
+      await eventually("the standby's reads fail", () => (standby.isStandingBy() ? undefined : true), 5000, 10);
+      assert.equal(acquired, false);
+    } finally {
+      await standby.release();
+      fake.setHanging(false);
+      await holder.release();
+      fake.server.closeAllConnections();
+      await new Promise<void>((resolve) => fake.server.close(() => resolve()));
+    }
+  });
 });
