@@ -56,7 +56,16 @@ export interface DeployArgs {
   logLevel?: string;
 }
 
-export type KubeObject = V1ServiceAccount | V1ClusterRole | V1ClusterRoleBinding | V1Role | V1RoleBinding | V1ConfigMap | V1Deployment | V1PodDisruptionBudget;
+/** The objects of an install, told apart by kind (client-node's types leave `kind` a plain string). */
+export type KubeObject =
+  | (V1ServiceAccount & { kind: "ServiceAccount" })
+  | (V1ClusterRole & { kind: "ClusterRole" })
+  | (V1ClusterRoleBinding & { kind: "ClusterRoleBinding" })
+  | (V1Role & { kind: "Role" })
+  | (V1RoleBinding & { kind: "RoleBinding" })
+  | (V1ConfigMap & { kind: "ConfigMap" })
+  | (V1Deployment & { kind: "Deployment" })
+  | (V1PodDisruptionBudget & { kind: "PodDisruptionBudget" });
 
 export class DeployArgsError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -109,7 +118,7 @@ export const SYSTEM_NAMESPACE_RULES: V1PolicyRule[] = [
 
 /** Daemon keys the Deployment sets itself (flags, which win over the file) or from `backend` and `secrets`. */
 const KEYS_SET_BY_DEPLOYMENT: Record<string, string> = {
-  stateDir: `the pod's state directory is ${STATE_DIR} (an emptyDir)`,
+  stateDir: `the pod's state directory is the emptyDir ${STATE_DIR}`,
   listen: `the probes and metrics are served on port ${PORT}`,
   backendUrl: "set `backend` instead",
   secretsProvider: "set `secrets` instead",
@@ -227,23 +236,23 @@ function roleObjects(namespace: string, nodeController: boolean): KubeObject[] {
   ];
   const objects: KubeObject[] = [];
   for (const [name, rules] of clusterRoles) {
-    objects.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: metadata(name), rules } satisfies V1ClusterRole);
+    objects.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: metadata(name), rules } satisfies KubeObject);
     objects.push({
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRoleBinding",
       metadata: metadata(name),
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
       subjects: [subject],
-    } satisfies V1ClusterRoleBinding);
+    } satisfies KubeObject);
   }
-  objects.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: metadata(NAME, SYSTEM_NAMESPACE), rules: SYSTEM_NAMESPACE_RULES } satisfies V1Role);
+  objects.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: metadata(NAME, SYSTEM_NAMESPACE), rules: SYSTEM_NAMESPACE_RULES } satisfies KubeObject);
   objects.push({
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "RoleBinding",
     metadata: metadata(NAME, SYSTEM_NAMESPACE),
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: NAME },
     subjects: [subject],
-  } satisfies V1RoleBinding);
+  } satisfies KubeObject);
   return objects;
 }
 
@@ -267,7 +276,7 @@ function containerArgs(args: DeployArgs): string[] {
   return argv;
 }
 
-function deployment(args: DeployArgs, namespace: string, replicas: number): V1Deployment {
+function deployment(args: DeployArgs, namespace: string, replicas: number): V1Deployment & { kind: "Deployment" } {
   const files = secretFiles(args);
   const backend = args.backend;
   const accessToken = "url" in backend ? backend.accessTokenSecret : undefined;
@@ -359,9 +368,9 @@ export function deployObjects(args: DeployArgs): KubeObject[] {
   const namespace = args.namespace ?? SYSTEM_NAMESPACE;
   const replicas = args.replicas ?? 2;
   return [
-    { apiVersion: "v1", kind: "ServiceAccount", metadata: metadata(NAME, namespace) } satisfies V1ServiceAccount,
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: metadata(NAME, namespace) } satisfies KubeObject,
     ...roleObjects(namespace, args.nodeController !== false),
-    { apiVersion: "v1", kind: "ConfigMap", metadata: metadata(`${NAME}-config`, namespace), data: { [CONFIG_FILE]: YAML.stringify(configFile(args)) } } satisfies V1ConfigMap,
+    { apiVersion: "v1", kind: "ConfigMap", metadata: metadata(`${NAME}-config`, namespace), data: { [CONFIG_FILE]: YAML.stringify(configFile(args)) } } satisfies KubeObject,
     deployment(args, namespace, replicas),
     {
       apiVersion: "policy/v1",
@@ -369,7 +378,7 @@ export function deployObjects(args: DeployArgs): KubeObject[] {
       metadata: metadata(NAME, namespace),
       // One pod at a time: a drain never takes the leader and its standby together.
       spec: { maxUnavailable: 1, selector: { matchLabels: { "app.kubernetes.io/name": NAME } } },
-    } satisfies V1PodDisruptionBudget,
+    } satisfies KubeObject,
   ];
 }
 

@@ -3,6 +3,8 @@ import * as assert from "node:assert/strict";
 
 import * as pulumi from "@pulumi/pulumi";
 
+import { capture as captureUnderMocks, nameOf, type Captured, type Registered } from "../support/pulumiMocks";
+
 import { ClusterNetwork } from "../../components/clusterNetwork";
 import { ServiceLoadBalancer, type ClusterRefs } from "../../components/serviceLoadBalancer";
 import { parseScope } from "../../components/stack";
@@ -33,35 +35,7 @@ import {
   serviceFirewall,
 } from "../support/builders";
 
-// ---- Mock harness -----------------------------------------------------------------------------------
-
-interface Registered {
-  type: string;
-  name: string;
-  custom: boolean;
-  inputs: Record<string, unknown>;
-}
-
-interface Construction {
-  type: string;
-  name: string;
-  /** The component itself for children; undefined for the component. */
-  parent: pulumi.Resource | undefined;
-  deleteBeforeReplace: boolean | undefined;
-  ignoreChanges: string[] | undefined;
-  replaceOnChanges: string[] | undefined;
-  /** Names of the aliases (this harness declares aliases by name only). */
-  aliases: string[];
-  /** Pulumi names of the resources whose replacement replaces this one. */
-  replaceWith: string[];
-}
-
-interface Captured<T> {
-  component: T;
-  registered: Registered[];
-  constructions: Construction[];
-  urns: string[];
-}
+// ---- Mock harness (test/support/pulumiMocks.ts) -------------------------------------------------
 
 const MOCK_LINK = "https://mock.test";
 const EXTERNAL_IP = "198.51.100.5";
@@ -79,51 +53,8 @@ function selfLink(type: string, name: string): string {
   return `${MOCK_LINK}/${type}/${name}`;
 }
 
-async function capture<T extends pulumi.Resource>(build: (opts: pulumi.ComponentResourceOptions) => T): Promise<Captured<T>> {
-  const registered: Registered[] = [];
-  await pulumi.runtime.setMocks(
-    {
-      newResource(args: pulumi.runtime.MockResourceArgs): pulumi.runtime.MockResourceResult {
-        const inputs = args.inputs as Record<string, unknown>;
-        registered.push({ type: args.type, name: args.name, custom: args.custom === true, inputs });
-        return mockState(args.type, inputs);
-      },
-      call(args: pulumi.runtime.MockCallArgs): pulumi.runtime.MockCallResult {
-        throw new Error(`unexpected invoke ${args.token}`);
-      },
-    },
-    "dccm",
-    "unit",
-    false,
-  );
-  const monitor = pulumi.runtime.getMonitor() as unknown as { getRegisteredResources(): Map<string, unknown> };
-  const constructions: Construction[] = [];
-  const component = build({
-    transformations: [
-      (args) => {
-        constructedNames.set(args.resource, args.name);
-        constructions.push({
-          type: args.type,
-          name: args.name,
-          parent: args.opts.parent,
-          deleteBeforeReplace: (args.opts as pulumi.CustomResourceOptions).deleteBeforeReplace,
-          ignoreChanges: args.opts.ignoreChanges,
-          replaceOnChanges: args.opts.replaceOnChanges,
-          aliases: (args.opts.aliases ?? []).map((alias) => (typeof alias === "object" && alias !== null && "name" in alias ? String(alias.name) : String(alias))),
-          replaceWith: ((args.opts as pulumi.CustomResourceOptions).replaceWith ?? []).map((resource) => nameOf(resource)),
-        });
-        return undefined;
-      },
-    ],
-  });
-  await pulumi.runtime.disconnect();
-  return { component, registered, constructions, urns: [...monitor.getRegisteredResources().keys()].sort() };
-}
-
-/** The Pulumi name a resource was constructed with (recorded by the transformation below). */
-const constructedNames = new WeakMap<pulumi.Resource, string>();
-function nameOf(resource: pulumi.Resource): string {
-  return constructedNames.get(resource) ?? "<unknown>";
+function capture<T extends pulumi.Resource>(build: (opts: pulumi.ComponentResourceOptions) => T): Promise<Captured<T>> {
+  return captureUnderMocks(mockState, build);
 }
 
 function value<T>(output: pulumi.Output<T>): Promise<T> {
