@@ -81,7 +81,7 @@ export async function capture<T extends pulumi.Resource>(mockState: MockState, b
           replaceOnChanges: args.opts.replaceOnChanges,
           aliases: (args.opts.aliases ?? []).map((alias) => (typeof alias === "object" && alias !== null && "name" in alias ? String(alias.name) : String(alias))),
           replaceWith: ((args.opts as pulumi.CustomResourceOptions).replaceWith ?? []).map((resource) => nameOf(resource)),
-          dependsOn: resourcesOf(args.opts.dependsOn as pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined).map((resource) => nameOf(resource)),
+          dependsOn: resourcesOf(args.opts.dependsOn).map((resource) => nameOf(resource)),
         });
         return undefined;
       },

@@ -152,7 +152,7 @@ describe("deploy: deployObjects (every object of an install)", () => {
   ];
   for (const [name, change, problems] of invalid) {
     it(`rejects ${name}, naming the field`, () => {
-      const args = { ...ARGS, ...change } as DeployArgs;
+      const args = { ...ARGS, ...change };
       assert.deepEqual(deployArgsProblems(args), problems);
       assert.throws(() => deployObjects(args), { name: "DeployArgsError", message: `invalid deploy arguments:\n  ${problems.join("\n  ")}` });
     });
