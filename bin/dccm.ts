@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The `dccm` command: desired, render, daemon (the main job) and gc. */
+/** The `dccm` command: desired, render, daemon (the main job), gc and manifests. */
 import * as fs from "node:fs";
 import { parseArgs } from "node:util";
 import * as path from "node:path";
@@ -9,6 +9,8 @@ import { RejectedServicesError, stackProgram } from "../program/stackProgram";
 import { snapshotFromKubectlJson, SnapshotError, type DumpContents } from "../watcher/kubectlDump";
 import { runDaemon } from "./daemonCommand";
 import { runGc } from "./gcCommand";
+import { runManifests } from "./manifestsCommand";
+import { DeployArgsError } from "../deploy/manifests";
 import { splitConfig } from "../daemon/config";
 import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig, toPulumiConfig, UsageError } from "./options";
 
@@ -17,6 +19,7 @@ const USAGE = `usage:
   dccm render  --snapshot FILE [--config FILE] [--<key> VALUE ...]   print every resource the stack program declares
   dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)
   dccm gc      --dry-run | --yes | RESOURCE ... [FLAG ...]           list leaked GCE resources, delete proven ones (dccm gc --help)
+  dccm manifests --config FILE --image IMAGE [FLAG ...]            print the in-cluster install as YAML (dccm manifests --help)
   dccm help                                                          print this text
 one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys
 config keys (file or flags): ${CONFIG_KEYS.join(" ")}`;
@@ -82,6 +85,8 @@ async function run(argv: string[]): Promise<number> {
       return runDaemon(rest);
     case "gc":
       return runGc(rest);
+    case "manifests":
+      return runManifests(rest);
     case undefined:
       process.stdout.write(`${USAGE}\n`);
       return 2;
@@ -104,7 +109,7 @@ run(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (error instanceof UsageError || error instanceof ConfigError || error instanceof SnapshotError) {
+    if (error instanceof UsageError || error instanceof ConfigError || error instanceof SnapshotError || error instanceof DeployArgsError) {
       process.stderr.write(`dccm: ${error.message}\n${error instanceof UsageError ? `${USAGE}\n` : ""}`);
       process.exitCode = 2;
       return;

@@ -19,12 +19,15 @@ const SNAPSHOT = path.join(ROOT, "test/fixtures/cluster.json");
 const CONFIG = path.join(ROOT, "test/fixtures/config.json");
 
 /** The usage text, exactly as `dccm help` prints it. */
+import { deployObjects, manifestsYaml } from "../../deploy/manifests";
+import { MANIFESTS_HELP } from "../../bin/manifestsCommand";
 const USAGE = [
   "usage:",
   "  dccm desired --snapshot FILE [--config FILE] [--<key> VALUE ...]   print the DesiredState JSON",
   "  dccm render  --snapshot FILE [--config FILE] [--<key> VALUE ...]   print every resource the stack program declares",
   "  dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)",
   "  dccm gc      --dry-run | --yes | RESOURCE ... [FLAG ...]           list leaked GCE resources, delete proven ones (dccm gc --help)",
+  "  dccm manifests --config FILE --image IMAGE [FLAG ...]            print the in-cluster install as YAML (dccm manifests --help)",
   "  dccm help                                                          print this text",
   "one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys",
   "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes loadBalancerClasses",
@@ -523,6 +526,69 @@ describe("bin/dccm (child process)", function () {
     it("daemon: --log-level takes only pino's levels, exit 2 naming them", () => {
       const run = dccm("daemon", "--log-level", "loud");
       assert.deepStrictEqual([run.status, run.stderr], [2, `dccm: --log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent\n${USAGE}`]);
+    });
+  });
+
+  describe("manifests", () => {
+    const GCP = "project: my-project\nregion: us-central1\nnetwork: k8s-net\nnodeTags: [k8s-node]\nclusterName: prod\n";
+    it("prints the objects deployObjects builds, the config file's backendUrl and secretsProvider taken as backend and secrets", () => {
+      const config = tmpFile("install.yaml", `${GCP}backendUrl: gs://acme/dccm\nsecretsProvider: gcpkms://projects/p/locations/global/keyRings/r/cryptoKeys/k\n`);
+      const run = dccm("manifests", "--config", config, "--image", "ghcr.io/acme/dccm:0.1.0", "--gcp-credentials-secret", "dccm-gcp/key.json", "--replicas", "3");
+      assert.deepStrictEqual([run.status, run.stderr], [0, ""]);
+      const expected = deployObjects({
+        image: "ghcr.io/acme/dccm:0.1.0",
+        config: { project: "my-project", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "prod" },
+        backend: { url: "gs://acme/dccm" },
+        secrets: { provider: "gcpkms://projects/p/locations/global/keyRings/r/cryptoKeys/k" },
+        gcpCredentialsSecret: { name: "dccm-gcp", key: "key.json" },
+        replicas: 3,
+      });
+      assert.equal(run.stdout, manifestsYaml(expected));
+    });
+    it("flags win over the file: a claim backend and a passphrase Secret", () => {
+      const config = tmpFile("install-claim.yaml", `${GCP}backendUrl: gs://acme/dccm\n`);
+      const run = dccm("manifests", "--config", config, "--image", "dccm:1", "--replicas", "1", "--backend-claim", "dccm-state", "--passphrase-secret", "dccm/passphrase");
+      assert.deepStrictEqual([run.status, run.stderr], [0, ""]);
+      const expected = deployObjects({
+        image: "dccm:1",
+        config: { project: "my-project", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "prod" },
+        backend: { volumeClaim: "dccm-state" },
+        secrets: { passphraseSecret: { name: "dccm", key: "passphrase" } },
+        replicas: 1,
+      });
+      assert.equal(run.stdout, manifestsYaml(expected));
+    });
+    it("what is missing or wrong is named, exit 2, nothing printed", () => {
+      const config = tmpFile("install-bad.yaml", `${GCP}backendUrl: file:///var/lib/dccm/backend\n`);
+      const run = dccm("manifests", "--config", config);
+      assert.deepStrictEqual(
+        [run.status, run.stdout, run.stderr],
+        [
+          2,
+          "",
+          "dccm: invalid deploy arguments:\n" +
+            "  image: required (the dccm image built from the Dockerfile, e.g. ghcr.io/acme/dccm:0.1.0)\n" +
+            "  backend.url: file:///var/lib/dccm/backend is on the pod's own disk and every stack is lost when the pod restarts; use gs://BUCKET/PREFIX, https://api.pulumi.com, or backend.volumeClaim\n" +
+            "  secrets: required: provider (e.g. gcpkms://projects/P/locations/L/keyRings/R/cryptoKeys/K) or passphraseSecret\n",
+        ],
+      );
+    });
+    it("bad flags: exit 2 with the message", () => {
+      const config = tmpFile("install-ok.yaml", GCP);
+      const cases: [string[], string][] = [
+        [["--passphrase-secret", "dccm"], '--passphrase-secret: expected NAME/KEY of a Secret, got "dccm"'],
+        [["--replicas", "two"], '--replicas: expected a whole number, got "two"'],
+        [["--backend-claim", "c", "--backend-url", "gs://b"], "--backend-claim and --backend-url: give one backend"],
+        [["--image-pull-policy", "Sometimes"], '--image-pull-policy: "Sometimes" is not one of Always, IfNotPresent, Never'],
+      ];
+      for (const [args, message] of cases) {
+        const run = dccm("manifests", "--config", config, "--image", "dccm:1", ...args);
+        assert.deepStrictEqual([run.status, run.stdout, run.stderr], [2, "", `dccm: ${message}\n${USAGE}`], args.join(" "));
+      }
+    });
+    it("--help prints its own usage, exit 0", () => {
+      const run = dccm("manifests", "--help");
+      assert.deepStrictEqual([run.status, run.stderr, run.stdout], [0, "", `${MANIFESTS_HELP}\n`]);
     });
   });
 
