@@ -10,7 +10,8 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import * as YAML from "yaml";
 import { LB_FINALIZER } from "../../daemon/services";
-import { CONFIG_FILE, configFile, deployObjects, NODE_CONTROLLER_RULES, SERVICE_CONTROLLER_RULES, SYSTEM_NAMESPACE_RULES, type DeployArgs, type KubeObject } from "../../deploy/manifests";
+import { CONFIG_FILE, configFile, deployObjects, NODE_CONTROLLER_RULES, SERVICE_CONTROLLER_RULES, SYSTEM_NAMESPACE_RULES, type DeployArgs } from "../../deploy/manifests";
+import { ledgerValue, LEDGER_CONFIGMAP } from "../../leaks/ledger";
 import { loadBalancerName } from "../../model";
 import { E2E_CONFIG, eventReasons, lbService } from "../support/cluster";
 import { DaemonProcesses, type RunningDaemon } from "../support/daemon-process";
@@ -63,8 +64,6 @@ describe("dccm installed in the cluster with its own RBAC", function () {
   this.timeout(900_000);
   let env: TestEnv;
   let core: k8s.CoreV1Api;
-  let objects: KubeObject[];
-  let created: k8s.KubernetesObject[] = [];
   let dccmKubeconfig = "";
   let dccmKube: k8s.KubeConfig;
   let baselineKube: k8s.KubeConfig;
@@ -83,7 +82,7 @@ describe("dccm installed in the cluster with its own RBAC", function () {
   });
 
   it("every object passes a server-side dry run, persists nothing, and is then created", async () => {
-    objects = deployObjects(ARGS);
+    const objects = deployObjects(ARGS);
     const client = k8s.KubernetesObjectApi.makeApiClient(env.kube.kubeConfig);
     const expected = [
       "ServiceAccount kube-system/dccm",
@@ -112,13 +111,9 @@ describe("dccm installed in the cluster with its own RBAC", function () {
     }
     assert.deepEqual(persisted, []);
 
-    created = [];
-    for (const object of objects) created.push(await client.create(object));
-    assert.deepEqual(created.map(objectRef), expected);
-    assert.equal(
-      created.every((object) => object.metadata?.uid !== undefined),
-      true,
-    );
+    const created: string[] = [];
+    for (const object of objects) created.push(objectRef(await client.create(object)));
+    assert.deepEqual(created, expected);
   });
 
   it("the ServiceAccount's token is granted exactly the documented rules, and nothing beside them", async () => {
@@ -244,13 +239,17 @@ describe("dccm installed in the cluster with its own RBAC", function () {
       ours.map((resource) => `${resource.kind} ${resource.name}`),
       [`addresses ${webLb}`, `backendServices ${webLb}`, `firewalls k8s-fw-${webLb}`, `forwardingRules ${webLb}`],
     );
-    assert.equal(ours.find((resource) => resource.kind === "forwardingRules")?.properties.IPAddress, ingress);
+    assert.equal(ours.find((resource) => resource.kind === "forwardingRules")?.properties.ipAddress, ingress);
     const read = await core.readNamespacedService({ name: "web", namespace: "default" });
     assert.deepEqual(read.metadata?.finalizers, [LB_FINALIZER]);
     assert.deepEqual(
       (await eventReasons(core, "web")).map((event) => event.reason),
       ["EnsuringLoadBalancer", "EnsuredLoadBalancer"],
     );
+    // The ledger ConfigMap, created then patched by dccm (the Role's create and patch).
+    assert.deepEqual((await core.readNamespacedConfigMap(LEDGER_CONFIGMAP)).data, {
+      [webLb]: ledgerValue({ clusterId: String(E2E_CONFIG.clusterId), service: "default/web", uid: service.metadata?.uid ?? "" }),
+    });
   });
 
   it("the Service deleted loses every resource and the finalizer, and is gone", async () => {
@@ -268,6 +267,7 @@ describe("dccm installed in the cluster with its own RBAC", function () {
       [],
     );
     assert.deepEqual((await eventReasons(core, "web")).map((event) => event.reason).slice(-2), ["DeletingLoadBalancer", "DeletedLoadBalancer"]);
+    assert.deepEqual((await core.readNamespacedConfigMap(LEDGER_CONFIGMAP)).data ?? {}, {});
   });
 
   it("the daemon logged no forbidden call, still holds the Lease, and exits 0 on SIGTERM", async () => {
