@@ -193,8 +193,13 @@ describe("dccm installed in the cluster with its own RBAC", function () {
     daemons = new DaemonProcesses(env, configPath, ["--backend-url", env.backendUrl]);
     running = daemons.start({ identity: IDENTITY, kubeconfig: dccmKubeconfig });
     await daemons.waitReady(running);
-    const lease = await env.kube.kubeConfig.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: "dccm", namespace: SYSTEM });
-    assert.equal(lease.spec?.holderIdentity, IDENTITY);
+    // A standby is ready too (daemon/daemon.ts): the Lease is taken when it is, not necessarily by readiness.
+    const coordination = env.kube.kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+    const holder = await eventually("a holder of the Lease kube-system/dccm", async () => {
+      const identity = (await coordination.readNamespacedLease({ name: "dccm", namespace: SYSTEM })).spec?.holderIdentity;
+      return identity === undefined || identity === "" ? undefined : identity;
+    });
+    assert.equal(holder, IDENTITY);
 
     env.gce.putInstance("node-a1", { zone: "us-central1-a", machineType: "e2-standard-4" });
     await core.createNode({
