@@ -124,8 +124,11 @@ export class DaemonProcesses {
     return this.env.backendUrl.slice("file://".length);
   }
 
-  /** `identity`: the Lease holder name (default a new one per start, i.e. another replica taking over). */
-  start(options: { identity?: string; logLevel?: string; env?: Record<string, string> } = {}): RunningDaemon {
+  /**
+   * `identity`: the Lease holder name (default a new one per start, i.e. another replica taking over).
+   * `kubeconfig`: instead of the admin one (e.g. a ServiceAccount token's, for RBAC tests).
+   */
+  start(options: { identity?: string; logLevel?: string; env?: Record<string, string>; kubeconfig?: string } = {}): RunningDaemon {
     this.run++;
     const logPath = path.join(this.env.dir, `daemon-${this.run}.log`);
     const log = fs.createWriteStream(logPath);
@@ -135,7 +138,7 @@ export class DaemonProcesses {
         path.join(repoRoot(), "dist", "bin", "dccm.js"),
         "daemon",
         "--kubeconfig",
-        this.env.kube.kubeconfigPath,
+        options.kubeconfig ?? this.env.kube.kubeconfigPath,
         "--config",
         this.configPath,
         "--state-dir",

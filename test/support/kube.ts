@@ -210,6 +210,19 @@ export async function makeUserKubeconfig(env: KubeEnv, user: string, groups: rea
   return { kubeconfigPath, kubeConfig: loadKubeConfig(kubeconfigPath) };
 }
 
+/**
+ * A kubeconfig authenticating with a bearer token (a ServiceAccount's, from a TokenRequest), as an
+ * in-cluster pod would: `name` names its user and its file in the environment's directory.
+ */
+export async function makeTokenKubeconfig(env: KubeEnv, name: string, token: string): Promise<UserKubeconfig> {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
+    throw new Error(`makeTokenKubeconfig: unsupported name ${JSON.stringify(name)}`);
+  }
+  const kubeconfigPath = path.join(env.dataDir, `token-${name}.kubeconfig`);
+  await writeKubeconfigFile(kubeconfigPath, env.server, name, env.caCertPath, { token });
+  return { kubeconfigPath, kubeConfig: loadKubeConfig(kubeconfigPath) };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Certificates (openssl CLI)
 
@@ -286,17 +299,16 @@ async function issueCert(dir: string, base: string, subject: string, extensions:
 
 async function writeKubeconfig(file: string, server: string, user: string, caFile: string, certFile: string, keyFile: string): Promise<void> {
   const b64 = async (f: string): Promise<string> => (await fs.promises.readFile(f)).toString("base64");
+  await writeKubeconfigFile(file, server, user, caFile, { "client-certificate-data": await b64(certFile), "client-key-data": await b64(keyFile) });
+}
+
+async function writeKubeconfigFile(file: string, server: string, user: string, caFile: string, credentials: Record<string, string>): Promise<void> {
   // JSON is valid YAML, and every kubeconfig reader accepts it.
   const config = {
     apiVersion: "v1",
     kind: "Config",
-    clusters: [{ name: "dccm-test", cluster: { server, "certificate-authority-data": await b64(caFile) } }],
-    users: [
-      {
-        name: user,
-        user: { "client-certificate-data": await b64(certFile), "client-key-data": await b64(keyFile) },
-      },
-    ],
+    clusters: [{ name: "dccm-test", cluster: { server, "certificate-authority-data": (await fs.promises.readFile(caFile)).toString("base64") } }],
+    users: [{ name: user, user: credentials }],
     contexts: [{ name: `${user}@dccm-test`, context: { cluster: "dccm-test", user } }],
     "current-context": `${user}@dccm-test`,
   };
