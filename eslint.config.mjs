@@ -24,7 +24,19 @@ export default tseslint.config(
     // Production code (what the daemon and the CLI run): a function longer than this reads as more
     // than one step; an exception says why beside it. Tests, the bench and the GCE emulator (a
     // test double whose rule tables are long by nature) are not held to it.
-    files: ["index.ts", "bin/**/*.ts", "components/**/*.ts", "controller/**/*.ts", "daemon/**/*.ts", "leaks/**/*.ts", "model/**/*.ts", "nodes/**/*.ts", "program/**/*.ts", "watcher/**/*.ts"],
+    files: [
+      "index.ts",
+      "bin/**/*.ts",
+      "components/**/*.ts",
+      "controller/**/*.ts",
+      "daemon/**/*.ts",
+      "deploy/**/*.ts",
+      "leaks/**/*.ts",
+      "model/**/*.ts",
+      "nodes/**/*.ts",
+      "program/**/*.ts",
+      "watcher/**/*.ts",
+    ],
     rules: { "max-lines-per-function": ["error", { max: 60, skipBlankLines: true, skipComments: true, IIFEs: true }] },
   },
 );

@@ -4,6 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { deployObjects, manifestsYaml, type BackendArgs, type DeployArgs, type SecretKeyRef, type SecretsArgs } from "../deploy/manifests";
+import { splitInstallConfig } from "../deploy/stackConfig";
 import { parseFlags, readConfigFile, UsageError } from "./options";
 
 export const MANIFESTS_HELP = [
@@ -55,10 +56,6 @@ export function parseSecretKeyRef(text: string, flag: string): SecretKeyRef {
   return { name: text.slice(0, slash), key: text.slice(slash + 1) };
 }
 
-function text(value: unknown): string | undefined {
-  return typeof value === "string" && value !== "" ? value : undefined;
-}
-
 function backendArgs(values: Values, fromFile: string | undefined): BackendArgs | undefined {
   const claim = values["backend-claim"];
   if (claim !== undefined) {
@@ -83,7 +80,7 @@ const PULL_POLICIES = ["Always", "IfNotPresent", "Never"] as const;
 
 /** The deploy arguments of the command line; the config file's backendUrl and secretsProvider become `backend` and `secrets`. */
 export function manifestsArgs(values: Values, file: Record<string, unknown>): DeployArgs {
-  const { backendUrl, secretsProvider, ...config } = file;
+  const { config, backendUrl, secretsProvider } = splitInstallConfig(file);
   const replicas = values.replicas !== undefined ? Number(values.replicas) : undefined;
   if (replicas !== undefined && !Number.isInteger(replicas)) throw new UsageError(`--replicas: expected a whole number, got "${values.replicas}"`);
   const pullPolicy = values["image-pull-policy"];
@@ -93,8 +90,8 @@ export function manifestsArgs(values: Values, file: Record<string, unknown>): De
     image: values.image ?? "",
     config,
     // Undefined when neither is given: deployObjects names what is missing.
-    backend: backendArgs(values, text(backendUrl)) as BackendArgs,
-    secrets: secretsArgs(values, text(secretsProvider)) as SecretsArgs,
+    backend: backendArgs(values, backendUrl) as BackendArgs,
+    secrets: secretsArgs(values, secretsProvider) as SecretsArgs,
     ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
     ...(replicas !== undefined ? { replicas } : {}),
     ...(credentials !== undefined ? { gcpCredentialsSecret: parseSecretKeyRef(credentials, "gcp-credentials-secret") } : {}),

@@ -8,9 +8,25 @@
  * Role there. The pod runs on the host network: pod networking may depend on the routes dccm
  * creates, so dccm must not depend on it (docs/ARCHITECTURE.md).
  */
-import type { V1ClusterRole, V1ClusterRoleBinding, V1ConfigMap, V1Deployment, V1PodDisruptionBudget, V1PolicyRule, V1Role, V1RoleBinding, V1ServiceAccount } from "@kubernetes/client-node";
+import type {
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1ConfigMap,
+  V1Container,
+  V1Deployment,
+  V1EnvVar,
+  V1PodDisruptionBudget,
+  V1PodSpec,
+  V1PolicyRule,
+  V1Probe,
+  V1Role,
+  V1RoleBinding,
+  V1ServiceAccount,
+  V1Volume,
+} from "@kubernetes/client-node";
 import * as YAML from "yaml";
 import { DAEMON_DEFAULTS, daemonSettings, readCommandLine, type DaemonFlagValues } from "../daemon/config";
+import { isRecord } from "../controller/guards";
 import { DEFAULT_LEASE } from "../daemon/leader";
 import { LEDGER_CONFIGMAP } from "../leaks/ledger";
 import { CLUSTER_ID_CONFIGMAP } from "../watcher/clusterId";
@@ -130,6 +146,10 @@ function metadata(name: string, namespace?: string): { name: string; namespace?:
 
 function checkSecretRef(ref: SecretKeyRef | undefined, field: string, problems: string[]): void {
   if (ref === undefined) return;
+  if (typeof ref !== "object" || ref === null) {
+    problems.push(`${field}: expected { name, key } of a Secret, got ${JSON.stringify(ref)}`);
+    return;
+  }
   if (typeof ref.name !== "string" || ref.name === "") problems.push(`${field}.name: the Secret's name is required`);
   if (typeof ref.key !== "string" || ref.key === "") problems.push(`${field}.key: the key in Secret ${ref.name} is required`);
 }
@@ -137,6 +157,10 @@ function checkSecretRef(ref: SecretKeyRef | undefined, field: string, problems: 
 function checkBackend(backend: BackendArgs | undefined, replicas: number, problems: string[]): void {
   if (backend === undefined) {
     problems.push("backend: required: gs://BUCKET/PREFIX, https://api.pulumi.com (with accessTokenSecret), or volumeClaim (a PersistentVolumeClaim for a file:// backend)");
+    return;
+  }
+  if (typeof backend !== "object" || backend === null) {
+    problems.push(`backend: expected { url } or { volumeClaim }, got ${JSON.stringify(backend)}`);
     return;
   }
   if ("volumeClaim" in backend) {
@@ -160,6 +184,10 @@ function checkBackend(backend: BackendArgs | undefined, replicas: number, proble
 function checkSecrets(secrets: SecretsArgs | undefined, problems: string[]): void {
   if (secrets === undefined) {
     problems.push("secrets: required: provider (e.g. gcpkms://projects/P/locations/L/keyRings/R/cryptoKeys/K) or passphraseSecret");
+    return;
+  }
+  if (typeof secrets !== "object" || secrets === null) {
+    problems.push(`secrets: expected { provider } or { passphraseSecret }, got ${JSON.stringify(secrets)}`);
     return;
   }
   if ("provider" in secrets) {
@@ -223,8 +251,9 @@ function backendUrl(backend: BackendArgs): string {
 /** The config file the pod reads: the installer's keys with the backend and the secrets provider. */
 export function configFile(args: DeployArgs): Record<string, unknown> {
   const file: Record<string, unknown> = { ...args.config };
-  if (args.backend !== undefined) file.backendUrl = backendUrl(args.backend);
-  if (args.secrets !== undefined && "provider" in args.secrets) file.secretsProvider = args.secrets.provider;
+  // Bad shapes are reported by deployArgsProblems; the file then just lacks the key.
+  if (isRecord(args.backend)) file.backendUrl = backendUrl(args.backend);
+  if (isRecord(args.secrets) && "provider" in args.secrets) file.secretsProvider = args.secrets.provider;
   return file;
 }
 
@@ -276,11 +305,9 @@ function containerArgs(args: DeployArgs): string[] {
   return argv;
 }
 
-function deployment(args: DeployArgs, namespace: string, replicas: number): V1Deployment & { kind: "Deployment" } {
-  const files = secretFiles(args);
-  const backend = args.backend;
-  const accessToken = "url" in backend ? backend.accessTokenSecret : undefined;
-  const env = [
+function containerEnv(args: DeployArgs, files: SecretFile[]): V1EnvVar[] {
+  const accessToken = "url" in args.backend ? args.backend.accessTokenSecret : undefined;
+  return [
     // The CLI writes its workspace files under PULUMI_HOME; the root filesystem is read-only.
     { name: "PULUMI_HOME", value: `${STATE_DIR}/pulumi-home` },
     { name: "PULUMI_SKIP_UPDATE_CHECK", value: "true" },
@@ -288,12 +315,73 @@ function deployment(args: DeployArgs, namespace: string, replicas: number): V1De
     // The CLI reads a Pulumi Cloud token from its environment only.
     ...(accessToken !== undefined ? [{ name: "PULUMI_ACCESS_TOKEN", valueFrom: { secretKeyRef: { name: accessToken.name, key: accessToken.key } } }] : []),
   ];
-  const probe = (path: string, periodSeconds: number): { httpGet: { path: string; port: string }; periodSeconds: number; failureThreshold: number; timeoutSeconds: number } => ({
-    httpGet: { path, port: "metrics" },
-    periodSeconds,
-    failureThreshold: 3,
-    timeoutSeconds: 5,
-  });
+}
+
+function probe(path: string, periodSeconds: number): V1Probe {
+  return { httpGet: { path, port: "metrics" }, periodSeconds, failureThreshold: 3, timeoutSeconds: 5 };
+}
+
+function container(args: DeployArgs, files: SecretFile[]): V1Container {
+  return {
+    name: NAME,
+    image: args.image,
+    imagePullPolicy: args.imagePullPolicy ?? "IfNotPresent",
+    args: containerArgs(args),
+    env: containerEnv(args, files),
+    ports: [{ name: "metrics", containerPort: PORT, protocol: "TCP" }],
+    livenessProbe: probe("/healthz", 10),
+    readinessProbe: probe("/readyz", 5),
+    resources: args.resources ?? DEFAULT_RESOURCES,
+    securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+    volumeMounts: [
+      { name: "config", mountPath: CONFIG_MOUNT, readOnly: true },
+      { name: "state", mountPath: STATE_DIR },
+      { name: "tmp", mountPath: "/tmp" },
+      ...("volumeClaim" in args.backend ? [{ name: "backend", mountPath: BACKEND_MOUNT }] : []),
+      ...files.map((file) => ({ name: file.volume, mountPath: `${SECRETS_MOUNT}/${file.volume}`, readOnly: true })),
+    ],
+  };
+}
+
+function volumes(args: DeployArgs, files: SecretFile[]): V1Volume[] {
+  const backend = args.backend;
+  return [
+    { name: "config", configMap: { name: `${NAME}-config` } },
+    { name: "state", emptyDir: {} },
+    { name: "tmp", emptyDir: {} },
+    ...("volumeClaim" in backend ? [{ name: "backend", persistentVolumeClaim: { claimName: backend.volumeClaim } }] : []),
+    ...files.map((file) => ({ name: file.volume, secret: { secretName: file.ref.name, items: [{ key: file.ref.key, path: file.ref.key }], defaultMode: 0o400 } })),
+  ];
+}
+
+function podSpec(args: DeployArgs): V1PodSpec {
+  const files = secretFiles(args);
+  return {
+    serviceAccountName: NAME,
+    hostNetwork: true,
+    // Cluster DNS may need the routes dccm makes: the node's resolver reaches Google's APIs.
+    dnsPolicy: "Default",
+    priorityClassName: "system-cluster-critical",
+    // Long enough for a cancelled pulumi run to end and unlock (DAEMON_DEFAULTS.shutdownTimeoutMs).
+    terminationGracePeriodSeconds: DAEMON_DEFAULTS.shutdownTimeoutMs / 1000 + 15,
+    ...(args.nodeSelector !== undefined ? { nodeSelector: args.nodeSelector } : {}),
+    tolerations: [
+      // Nodes are created tainted until dccm initializes them: without this it could never start on a new cluster.
+      { key: "node.cloudprovider.kubernetes.io/uninitialized", operator: "Exists", effect: "NoSchedule" },
+      { key: "node-role.kubernetes.io/control-plane", operator: "Exists", effect: "NoSchedule" },
+      // A new node is NotReady until its pod network works, which may need dccm's routes.
+      { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoSchedule" },
+    ],
+    affinity: {
+      podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { "app.kubernetes.io/name": NAME } }, topologyKey: "kubernetes.io/hostname" }] },
+    },
+    securityContext: { runAsNonRoot: true, runAsUser: RUN_AS, runAsGroup: RUN_AS, fsGroup: RUN_AS, seccompProfile: { type: "RuntimeDefault" } },
+    containers: [container(args, files)],
+    volumes: volumes(args, files),
+  };
+}
+
+function deployment(args: DeployArgs, namespace: string, replicas: number): V1Deployment & { kind: "Deployment" } {
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -303,60 +391,7 @@ function deployment(args: DeployArgs, namespace: string, replicas: number): V1De
       selector: { matchLabels: { "app.kubernetes.io/name": NAME } },
       // The host network gives each pod the node's port: a surge pod could not start next to its predecessor.
       strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
-      template: {
-        metadata: { labels: { ...LABELS } },
-        spec: {
-          serviceAccountName: NAME,
-          hostNetwork: true,
-          // Cluster DNS may need the routes dccm makes: the node's resolver reaches Google's APIs.
-          dnsPolicy: "Default",
-          priorityClassName: "system-cluster-critical",
-          // Long enough for a cancelled pulumi run to end and unlock (DAEMON_DEFAULTS.shutdownTimeoutMs).
-          terminationGracePeriodSeconds: DAEMON_DEFAULTS.shutdownTimeoutMs / 1000 + 15,
-          ...(args.nodeSelector !== undefined ? { nodeSelector: args.nodeSelector } : {}),
-          tolerations: [
-            // Nodes are created tainted until dccm initializes them: without this it could never start on a new cluster.
-            { key: "node.cloudprovider.kubernetes.io/uninitialized", operator: "Exists", effect: "NoSchedule" },
-            { key: "node-role.kubernetes.io/control-plane", operator: "Exists", effect: "NoSchedule" },
-            // A new node is NotReady until its pod network works, which may need dccm's routes.
-            { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoSchedule" },
-          ],
-          affinity: {
-            podAntiAffinity: {
-              requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { "app.kubernetes.io/name": NAME } }, topologyKey: "kubernetes.io/hostname" }],
-            },
-          },
-          securityContext: { runAsNonRoot: true, runAsUser: RUN_AS, runAsGroup: RUN_AS, fsGroup: RUN_AS, seccompProfile: { type: "RuntimeDefault" } },
-          containers: [
-            {
-              name: NAME,
-              image: args.image,
-              imagePullPolicy: args.imagePullPolicy ?? "IfNotPresent",
-              args: containerArgs(args),
-              env,
-              ports: [{ name: "metrics", containerPort: PORT, protocol: "TCP" }],
-              livenessProbe: probe("/healthz", 10),
-              readinessProbe: probe("/readyz", 5),
-              resources: args.resources ?? DEFAULT_RESOURCES,
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
-              volumeMounts: [
-                { name: "config", mountPath: CONFIG_MOUNT, readOnly: true },
-                { name: "state", mountPath: STATE_DIR },
-                { name: "tmp", mountPath: "/tmp" },
-                ...("volumeClaim" in backend ? [{ name: "backend", mountPath: BACKEND_MOUNT }] : []),
-                ...files.map((file) => ({ name: file.volume, mountPath: `${SECRETS_MOUNT}/${file.volume}`, readOnly: true })),
-              ],
-            },
-          ],
-          volumes: [
-            { name: "config", configMap: { name: `${NAME}-config` } },
-            { name: "state", emptyDir: {} },
-            { name: "tmp", emptyDir: {} },
-            ...("volumeClaim" in backend ? [{ name: "backend", persistentVolumeClaim: { claimName: backend.volumeClaim } }] : []),
-            ...files.map((file) => ({ name: file.volume, secret: { secretName: file.ref.name, items: [{ key: file.ref.key, path: file.ref.key }], defaultMode: 0o400 } })),
-          ],
-        },
-      },
+      template: { metadata: { labels: { ...LABELS } }, spec: podSpec(args) },
     },
   };
 }

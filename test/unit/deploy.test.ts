@@ -7,6 +7,7 @@ import fc from "fast-check";
 import * as YAML from "yaml";
 import { childName, DCCM_DEPLOYMENT_TYPE, DccmDeployment } from "../../deploy/dccmDeployment";
 import { deployArgsProblems, deployObjects, manifestsYaml, NODE_CONTROLLER_RULES, SERVICE_CONTROLLER_RULES, SYSTEM_NAMESPACE_RULES, type DeployArgs, type KubeObject } from "../../deploy/manifests";
+import { deployArgsFromStackConfig, type StackConfigKey } from "../../deploy/stackConfig";
 import { capture } from "../support/pulumiMocks";
 import { repoRoot } from "../support/testenv-paths";
 
@@ -237,5 +238,45 @@ describe("deploy: DccmDeployment under mocks (tier 2)", () => {
       captured.constructions.find((construction) => construction.type === "kubernetes:apps/v1:Deployment")?.dependsOn,
       children.slice(0, 8).map((resource) => resource.name),
     );
+  });
+});
+
+describe("deploy: the deploy/ program's stack config (dccm-deploy:*)", () => {
+  const file = { ...CONFIG, backendUrl: "gs://acme/from-file", secretsProvider: "gcpkms://k" };
+  const build = (values: Partial<Record<StackConfigKey, unknown>>): DeployArgs =>
+    deployArgsFromStackConfig(
+      (key) => values[key],
+      (name) => {
+        assert.equal(name, "../examples/dccm-in-cluster.yaml");
+        return file;
+      },
+    );
+
+  it("configFile: the GCP keys as config, its backendUrl and secretsProvider as backend and secrets", () => {
+    assert.deepEqual(build({ image: "dccm:1", configFile: "../examples/dccm-in-cluster.yaml", replicas: 3 }), {
+      image: "dccm:1",
+      config: CONFIG,
+      backend: { url: "gs://acme/from-file" },
+      secrets: { provider: "gcpkms://k" },
+      replicas: 3,
+    });
+  });
+
+  it("backend (a plain URL or an object) and secrets from the stack config win over the file", () => {
+    assert.deepEqual(build({ image: "dccm:1", configFile: "../examples/dccm-in-cluster.yaml", backend: "gs://acme/given", secrets: { passphraseSecret: { name: "s", key: "p" } } }), {
+      image: "dccm:1",
+      config: CONFIG,
+      backend: { url: "gs://acme/given" },
+      secrets: { passphraseSecret: { name: "s", key: "p" } },
+    });
+    assert.deepEqual(build({ image: "dccm:1", config: CONFIG, backend: { volumeClaim: "c" }, secrets: { provider: "gcpkms://k" } }).backend, { volumeClaim: "c" });
+  });
+
+  it("configFile and config together are refused", () => {
+    assert.throws(() => build({ configFile: "x", config: CONFIG }), { message: "dccm-deploy:configFile and dccm-deploy:config: give one" });
+  });
+
+  it("a backend given as a bare string of the wrong kind is named by deployObjects", () => {
+    assert.deepEqual(deployArgsProblems({ ...ARGS, backend: 5 as unknown as DeployArgs["backend"] }), ["backend: expected { url } or { volumeClaim }, got 5"]);
   });
 });
