@@ -2,11 +2,14 @@
 // component that declares them under mocks (tier 2), and the RBAC README.md documents.
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
 import fc from "fast-check";
 import * as YAML from "yaml";
 import { childName, DCCM_DEPLOYMENT_TYPE, DccmDeployment } from "../../deploy/dccmDeployment";
 import { deployArgsProblems, deployObjects, manifestsYaml, NODE_CONTROLLER_RULES, SERVICE_CONTROLLER_RULES, SYSTEM_NAMESPACE_RULES, type DeployArgs, type KubeObject } from "../../deploy/manifests";
+import { deployProgram } from "../../deploy/program";
 import { deployArgsFromStackConfig, type StackConfigKey } from "../../deploy/stackConfig";
 import { capture } from "../support/pulumiMocks";
 import { repoRoot } from "../support/testenv-paths";
@@ -278,5 +281,26 @@ describe("deploy: the deploy/ program's stack config (dccm-deploy:*)", () => {
 
   it("a backend given as a bare string of the wrong kind is named by deployObjects", () => {
     assert.deepEqual(deployArgsProblems({ ...ARGS, backend: 5 as unknown as DeployArgs["backend"] }), ["backend: expected { url } or { volumeClaim }, got 5"]);
+  });
+});
+
+describe("deploy: the deploy/ program under mocks", () => {
+  it("reads dccm-deploy:* and the config file it names, and declares the install", async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "dccm-deploy-")), "dccm.yaml");
+    fs.writeFileSync(file, YAML.stringify({ ...CONFIG, backendUrl: "gs://acme/prod", secretsProvider: "gcpkms://k" }));
+    const captured = await capture(
+      (type, inputs) => ({ id: type, state: inputs }),
+      () => {
+        pulumi.runtime.setAllConfig({ "dccm-deploy:image": "dccm:1", "dccm-deploy:configFile": file, "dccm-deploy:replicas": "3" });
+        const { namespace } = deployProgram();
+        assert.equal(namespace, "kube-system");
+        return new pulumi.ComponentResource("test:index:Root", "root");
+      },
+      "dccm-deploy",
+    );
+    const deployment = captured.registered.find((resource) => resource.type === "kubernetes:apps/v1:Deployment");
+    const expected = deploymentOf(deployObjects({ image: "dccm:1", config: CONFIG, backend: { url: "gs://acme/prod" }, secrets: { provider: "gcpkms://k" }, replicas: 3 }));
+    assert.deepEqual(deployment?.inputs, JSON.parse(JSON.stringify(expected)));
+    assert.equal(captured.registered.filter((resource) => resource.custom).length, 10);
   });
 });
