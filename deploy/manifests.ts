@@ -24,6 +24,7 @@ import type {
   V1ServiceAccount,
   V1Volume,
 } from "@kubernetes/client-node";
+import * as crypto from "node:crypto";
 import * as YAML from "yaml";
 import { DAEMON_DEFAULTS, daemonSettings, readCommandLine, type DaemonFlagValues } from "../daemon/config";
 import { isRecord } from "../controller/guards";
@@ -248,6 +249,17 @@ function backendUrl(backend: BackendArgs): string {
   return "volumeClaim" in backend ? `file://${BACKEND_MOUNT}` : backend.url;
 }
 
+export const CONFIG_HASH_ANNOTATION = "dccm.io/config-sha256";
+
+/** The ConfigMap's config file, as it is written. */
+function configText(args: DeployArgs): string {
+  return YAML.stringify(configFile(args));
+}
+
+function configHash(args: DeployArgs): string {
+  return crypto.createHash("sha256").update(configText(args)).digest("hex");
+}
+
 /** The config file the pod reads: the installer's keys with the backend and the secrets provider. */
 export function configFile(args: DeployArgs): Record<string, unknown> {
   const file: Record<string, unknown> = { ...args.config };
@@ -391,7 +403,8 @@ function deployment(args: DeployArgs, namespace: string, replicas: number): V1De
       selector: { matchLabels: { "app.kubernetes.io/name": NAME } },
       // The host network gives each pod the node's port: a surge pod could not start next to its predecessor.
       strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
-      template: { metadata: { labels: { ...LABELS } }, spec: podSpec(args) },
+      // A ConfigMap change alone restarts no pod: its hash in the template rolls them.
+      template: { metadata: { labels: { ...LABELS }, annotations: { [CONFIG_HASH_ANNOTATION]: configHash(args) } }, spec: podSpec(args) },
     },
   };
 }
@@ -405,7 +418,7 @@ export function deployObjects(args: DeployArgs): KubeObject[] {
   return [
     { apiVersion: "v1", kind: "ServiceAccount", metadata: metadata(NAME, namespace) } satisfies KubeObject,
     ...roleObjects(namespace, args.nodeController !== false),
-    { apiVersion: "v1", kind: "ConfigMap", metadata: metadata(`${NAME}-config`, namespace), data: { [CONFIG_FILE]: YAML.stringify(configFile(args)) } } satisfies KubeObject,
+    { apiVersion: "v1", kind: "ConfigMap", metadata: metadata(`${NAME}-config`, namespace), data: { [CONFIG_FILE]: configText(args) } } satisfies KubeObject,
     deployment(args, namespace, replicas),
     {
       apiVersion: "policy/v1",

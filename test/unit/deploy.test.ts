@@ -1,6 +1,7 @@
 // The in-cluster install: the objects deploy/manifests.ts builds (tier 1), the DccmDeployment
 // component that declares them under mocks (tier 2), and the RBAC README.md documents.
 import * as assert from "node:assert/strict";
+import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -91,6 +92,19 @@ describe("deploy: deployObjects (every object of an install)", () => {
       pod?.volumes?.find((volume) => volume.name === "passphrase"),
       { name: "passphrase", secret: { secretName: "dccm-secrets", items: [{ key: "passphrase", path: "passphrase" }], defaultMode: 0o400 } },
     );
+  });
+
+  it("a change of the config file changes the pod template (the pods roll), the hash of exactly the ConfigMap's file", () => {
+    const template = (args: DeployArgs): Record<string, string> | undefined => deploymentOf(deployObjects(args)).spec?.template.metadata?.annotations;
+    const objects = deployObjects(ARGS);
+    const text = objects.find((object) => object.kind === "ConfigMap");
+    const sha = crypto
+      .createHash("sha256")
+      .update(String(text?.kind === "ConfigMap" ? text.data?.["config.yaml"] : ""))
+      .digest("hex");
+    assert.deepEqual(template(ARGS), { "dccm.io/config-sha256": sha });
+    assert.notDeepEqual(template({ ...ARGS, config: { ...CONFIG, clusterName: "prod2" } }), template(ARGS));
+    assert.deepEqual(template({ ...ARGS, image: "ghcr.io/acme/dccm:0.2.0" }), template(ARGS));
   });
 
   it("a PersistentVolumeClaim backend: file:// on the claim, one replica", () => {
