@@ -27,6 +27,8 @@ export interface ResultObserverOptions {
   reconciles?: ResultCounter<"kind" | "result">;
   /** Failed runs scheduled for a retry, by kind. */
   retries?: ResultCounter<"kind">;
+  /** Told every result too (the daemon's /status rows). */
+  record?: (key: string, result: ReconcileResult) => void;
 }
 
 /** Consecutive failures from which a retry is logged as an error: the first few are usually transient (a conflict, a 503 burst). */
@@ -37,6 +39,7 @@ export function resultObserver(options: ResultObserverOptions): (item: WorkItem,
   return (item, result, failures) => {
     const kind = options.kindOf(item.key);
     options.reconciles?.inc({ kind, result: result.kind });
+    options.record?.(item.key, result);
     switch (result.kind) {
       case "ok":
         return;

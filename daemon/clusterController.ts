@@ -10,6 +10,7 @@ import { describeError } from "../controller/errors";
 import type { EnqueueFlags, ReconcileResult, WorkItem } from "../controller/queue";
 import type { DaemonMetrics } from "./metrics";
 import { describePutBack, ForeignStackError, type DriftTimers, type StackRecord, type StackRecords, type StackRuns } from "./stackRuns";
+import type { StatusBook } from "./status";
 
 export interface ClusterOutputs {
   instanceGroups: Record<string, string>;
@@ -75,6 +76,7 @@ export interface ClusterControllerDeps {
   observeInstances?: () => Promise<void>;
   onClusterApplied?: (outputs: ClusterOutputs) => void;
   onClusterFailed?: (error: unknown) => void;
+  status?: Pick<StatusBook, "driftCorrected">;
 }
 
 /** What the cluster stack last applied that Service stacks point at. */
@@ -151,6 +153,7 @@ export class ClusterController {
     const outcome = await this.deps.runs.up(CLUSTER_STACK, { kind: "cluster" }, record, item.refresh, hash);
     if (drift && outcome.changed.length > 0) {
       this.deps.metrics.driftCorrections.inc({ kind: "cluster" });
+      this.deps.status?.driftCorrected(CLUSTER_STACK, describePutBack(outcome.changed));
       this.deps.logger.info({ stack: CLUSTER_STACK, putBack: describePutBack(outcome.changed) }, "drift corrected");
     }
     record.applied = hash;

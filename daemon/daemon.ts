@@ -23,6 +23,7 @@ import { Reconciler, type ReconcilerDeps } from "./reconciler";
 import { stackKind } from "./stackRuns";
 import { ClusterRouteStatus } from "./routes";
 import { startProbeServer, type ProbeServer } from "./server";
+import { StatusBook, type StatusDocument } from "./status";
 import { LB_FINALIZER, ServiceWriter } from "./services";
 import { clusterProjectName, localBackendUrl, StackRunner } from "./stacks";
 import { clearStaleLocks, removeTruncatedAttrs } from "./locks";
@@ -111,6 +112,10 @@ export class Daemon {
   /** Kills this daemon's pulumi processes if it dies (daemon/reaper.ts). */
   private reaper: Reaper | undefined;
   private readonly computeClients = new Map<string, ComputeClient>();
+  /** The rows of /status. */
+  private readonly status = new StatusBook();
+  /** Holds the Lease (or runs without leader election). */
+  private leading = false;
 
   constructor(private readonly options: DaemonOptions) {
     this.metrics = options.metrics ?? new DaemonMetrics();
@@ -176,7 +181,13 @@ export class Daemon {
    */
   private async serveAndLead(onLost: () => void): Promise<void> {
     const { options, metrics } = this;
-    this.server = await startProbeServer(options.listenHost, options.listenPort, metrics.registry, () => this.synced || (this.leader?.isStandingBy() ?? false));
+    this.server = await startProbeServer(
+      options.listenHost,
+      options.listenPort,
+      metrics.registry,
+      () => this.synced || (this.leader?.isStandingBy() ?? false),
+      () => this.statusDocument(),
+    );
     options.logger.info({ address: this.server.address }, "serving /healthz, /readyz, /metrics");
     if (options.leaderElection) {
       this.leader = new LeaderElector(options.kubeConfig, { ...DEFAULT_LEASE, identity: options.identity }, options.logger);
@@ -188,6 +199,11 @@ export class Daemon {
       });
     }
     metrics.leader.set(1);
+    this.leading = !this.leadershipLost;
+  }
+
+  statusDocument(): StatusDocument {
+    return { leader: this.leading, synced: this.synced, stacks: this.status.list() };
   }
 
   /** The backend's URL; a file:// backend is created, and metadata files a kill truncated are removed. */
@@ -341,6 +357,7 @@ export class Daemon {
       loadBalancerClasses: options.config.loadBalancerClasses,
       clusterUid: parts.clusterUid,
       operationTimeoutMs: options.operationTimeoutMs,
+      status: this.status,
       ...checks,
       onReferencesChanged: (references) => this.observe({ ...cache.lastObserved(), referencedZones: references.zones, legacyHealthCheckReferenced: references.legacyHealthCheck }),
       onClusterApplied: (outputs) => {
@@ -371,6 +388,7 @@ export class Daemon {
         giveUpLevel: "info",
         reconciles: metrics.reconciles,
         retries: metrics.retries,
+        record: (stack, result) => this.status.reconciled(stack, result),
       }),
     });
   }
@@ -478,6 +496,7 @@ export class Daemon {
   private loseLeadership(): void {
     if (this.leadershipLost) return;
     this.leadershipLost = true;
+    this.leading = false;
     this.abort.abort();
     if (this.debounce !== undefined) clearTimeout(this.debounce);
     this.debounce = undefined;
@@ -506,6 +525,7 @@ export class Daemon {
       this.reconciler?.stop();
       await Promise.all([this.queue?.drain(), this.nodeController?.stop(), this.watcher?.stop(), this.leakMonitor?.stop()]);
       await this.leader?.release();
+      this.leading = false;
       this.agents?.destroy();
       await this.server?.close();
       // Last: no run is left, so the reaper only checks that nothing of ours outlives the daemon.

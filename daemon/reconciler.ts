@@ -18,6 +18,7 @@ import { ServiceController } from "./serviceController";
 import { DriftTimers, ForeignStackError, StackRecords, StackRuns, type ClusterReferences } from "./stackRuns";
 import type { ServiceWriter } from "./services";
 import type { StackRunner } from "./stacks";
+import type { StatusBook } from "./status";
 
 export interface ReconcilerDeps {
   cache: DesiredCache;
@@ -58,6 +59,8 @@ export interface ReconcilerDeps {
   onClusterFailed?: (error: unknown) => void;
   /** Observability hook: a pulumi operation starts (benchmarks measure event-to-up latency with it). */
   onRunStart?: (stack: string, operation: "up" | "refresh" | "destroy") => void;
+  /** The rows of /status: fed with each stack's record, runs, ingress and drift corrections. */
+  status?: StatusBook;
 }
 
 /** A queue key, parsed once. */
@@ -75,7 +78,7 @@ export class Reconciler {
   private readonly services: ServiceController;
 
   constructor(private readonly deps: ReconcilerDeps) {
-    const records = new StackRecords(deps.knownStacks);
+    const records = new StackRecords(deps.knownStacks, deps.status);
     const runs = new StackRuns(deps);
     this.drift = new DriftTimers({ periodMs: deps.driftMs, jitter: deps.driftJitter, signal: deps.signal, enqueue: deps.enqueue });
     const shared = { records, runs, drift: this.drift };

@@ -1,14 +1,15 @@
-/** /healthz, /readyz and /metrics: GET and HEAD only, nothing else on this listener. */
+/** /healthz, /readyz, /metrics and /status: GET and HEAD only, nothing else on this listener. */
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import type * as prom from "prom-client";
+import type { StatusDocument } from "./status";
 
 export interface ProbeServer {
   address: AddressInfo;
   close(): Promise<void>;
 }
 
-const PATHS = new Set(["/healthz", "/readyz", "/metrics"]);
+const PATHS = new Set(["/healthz", "/readyz", "/metrics", "/status"]);
 const ALLOWED_METHODS = "GET, HEAD";
 
 function reply(request: http.IncomingMessage, response: http.ServerResponse, status: number, headers: http.OutgoingHttpHeaders, body: string): void {
@@ -16,7 +17,11 @@ function reply(request: http.IncomingMessage, response: http.ServerResponse, sta
   response.writeHead(status, headers).end(request.method === "HEAD" ? undefined : body);
 }
 
-export async function startProbeServer(host: string, port: number, registry: prom.Registry, ready: () => boolean): Promise<ProbeServer> {
+/**
+ * `status`: the daemon's view of its stacks (daemon/status.ts), built only from what it learns
+ * while it runs (no stack config, no backend URL); its error messages are those its Events carry.
+ */
+export async function startProbeServer(host: string, port: number, registry: prom.Registry, ready: () => boolean, status: () => StatusDocument): Promise<ProbeServer> {
   const server = http.createServer((request, response) => {
     // The query string does not select anything; a probe with `?verbose` still gets its answer.
     const pathname = (request.url ?? "/").split("?")[0];
@@ -34,6 +39,8 @@ export async function startProbeServer(host: string, port: number, registry: pro
     } else if (pathname === "/readyz") {
       const isReady = ready();
       reply(request, response, isReady ? 200 : 503, text, isReady ? "ok\n" : "not ready\n");
+    } else if (pathname === "/status") {
+      reply(request, response, 200, { "content-type": "application/json" }, `${JSON.stringify(status())}\n`);
     } else {
       registry.metrics().then(
         (body) => reply(request, response, 200, { "content-type": registry.contentType }, body),

@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { Scope } from "../components/stack";
-import type { Rejection, ServiceDesired } from "../model";
+import { serviceStackName, type Rejection, type ServiceDesired } from "../model";
 import type { DesiredCache } from "../watcher/desiredCache";
 import type { ClusterWatcher, ServiceMeta } from "../watcher/informers";
 import { isRecord } from "../controller/guards";
@@ -19,6 +19,7 @@ import { planRemoval, type RemovalPlan } from "./ownership";
 import { LB_FINALIZER, type ServiceWriter } from "./services";
 import { describePutBack, ForeignStackError, type ClusterReferences, type DriftTimers, type StackRecord, type StackRecords, type StackRuns } from "./stackRuns";
 import { StackBusyError, type StackRunner } from "./stacks";
+import type { StatusBook } from "./status";
 
 /** A Service stack's outputs, checked: the ingress IPs of its one load balancer (none when not of that shape). */
 export function ingressOf(outputs: Record<string, unknown>, namespace: string, name: string): string[] {
@@ -118,6 +119,7 @@ export interface ServiceControllerDeps {
   verifyRequestedIp?: (service: ServiceDesired) => Promise<string | undefined>;
   /** What the applied Service stacks point at in the cluster stack changed (see ObservedCloud). */
   onReferencesChanged?: (references: ClusterReferences) => void;
+  status?: Pick<StatusBook, "ingress" | "driftCorrected">;
 }
 
 /** One sync's context: the stack, its record and the Service it is for. */
@@ -220,6 +222,7 @@ export class ServiceController {
     const outcome = await this.deps.runs.up(item.key, sync.scope, record, item.refresh, action.hash);
     if (item.refresh && !action.changed && outcome.changed.length > 0) {
       this.deps.metrics.driftCorrections.inc({ kind: "service" });
+      this.deps.status?.driftCorrected(item.key, describePutBack(outcome.changed));
       await this.deps.events.record(target, "Normal", "DriftCorrected", `Put back: ${describePutBack(outcome.changed)}`);
     }
     this.referenced(record, referencesOf(service));
@@ -274,6 +277,7 @@ export class ServiceController {
   /** Records the IPs we publish and writes them when the live status (read now) differs. */
   private async publish(record: StackRecord, meta: ServiceMeta, ingress: string[]): Promise<void> {
     record.published = ingress;
+    this.deps.status?.ingress(serviceStackName(meta.namespace, meta.name), ingress);
     const live = this.deps.watcher.meta(meta.namespace, meta.name)?.ingress ?? meta.ingress;
     if (!sameList(live, ingress)) await this.deps.writer.setIngress(meta.namespace, meta.name, ingress, meta.uid);
   }

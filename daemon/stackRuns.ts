@@ -9,6 +9,7 @@ import { CLUSTER_STACK } from "../model";
 import type { DesiredCache } from "../watcher/desiredCache";
 import type { EnqueueFlags } from "../controller/queue";
 import type { DaemonMetrics } from "./metrics";
+import type { StatusBook } from "./status";
 import type { PutBack, StackRunner } from "./stacks";
 
 export type StackKind = "cluster" | "service";
@@ -72,8 +73,15 @@ export class StackRecords {
   /** The union of every record's references. */
   private readonly referenced = new ReferenceUnion();
 
-  constructor(knownStacks: Iterable<string>) {
-    for (const stack of knownStacks) this.records.set(stack, { known: true });
+  /** `status`: its rows are the stacks that have a record here. */
+  constructor(
+    knownStacks: Iterable<string>,
+    private readonly status?: Pick<StatusBook, "track" | "drop">,
+  ) {
+    for (const stack of knownStacks) {
+      this.records.set(stack, { known: true });
+      status?.track(stack);
+    }
   }
 
   get(stack: string): StackRecord {
@@ -81,6 +89,7 @@ export class StackRecords {
     if (record === undefined) {
       record = { known: false };
       this.records.set(stack, record);
+      this.status?.track(stack);
     }
     return record;
   }
@@ -89,6 +98,7 @@ export class StackRecords {
   forget(stack: string): boolean {
     const references = this.records.get(stack)?.references;
     this.records.delete(stack);
+    this.status?.drop(stack);
     this.referenced.replace(references, undefined);
     return references !== undefined;
   }
@@ -137,6 +147,7 @@ export interface StackRunsDeps {
   /** This cluster's identity (UID of its kube-system Namespace); stacks recording another one are refused. */
   clusterUid: string;
   onRunStart?: (stack: string, operation: "up" | "refresh" | "destroy") => void;
+  status?: Pick<StatusBook, "ran">;
 }
 
 export interface UpResult {
@@ -175,17 +186,20 @@ export class StackRuns {
     this.deps.onRunStart?.(stack, operation);
     const end = this.deps.metrics.upDuration.startTimer({ kind, operation });
     this.deps.metrics.stackRuns.inc({ stack, operation });
+    const startedAt = new Date();
     try {
       const outcome = await this.withDeadline(stack, operation, (signal) => this.deps.runner.up(stack, scope, this.deps.cache.desired(), { refresh, hash, signal }));
       record.known = true;
       record.recorded = outcome.outputs;
-      const seconds = Math.round(end() * 10) / 10;
+      const elapsed = end();
+      this.deps.status?.ran(stack, operation, startedAt, elapsed * 1000, false);
+      const seconds = Math.round(elapsed * 10) / 10;
       // One line per run that changed something; unchanged drift passes stay at debug.
       const log = outcome.changed.length > 0 ? this.deps.logger.info.bind(this.deps.logger) : this.deps.logger.debug.bind(this.deps.logger);
       log({ stack, operation, seconds, changed: describePutBack(outcome.changed) }, outcome.changed.length > 0 ? "stack updated" : "stack unchanged");
       return outcome;
     } catch (error) {
-      end();
+      this.deps.status?.ran(stack, operation, startedAt, end() * 1000, true);
       throw error;
     }
   }
@@ -195,11 +209,14 @@ export class StackRuns {
     this.deps.metrics.stackRuns.inc({ stack, operation: "destroy" });
     this.deps.onRunStart?.(stack, "destroy");
     let seconds: number;
-    let destroyed: "destroyed" | "absent";
+    let destroyed: "destroyed" | "absent" | undefined;
+    const startedAt = new Date();
     try {
       destroyed = await this.withDeadline(stack, "destroy", (signal) => this.deps.runner.destroy(stack, { signal }));
     } finally {
-      seconds = Math.round(end() * 10) / 10;
+      const elapsed = end();
+      this.deps.status?.ran(stack, "destroy", startedAt, elapsed * 1000, destroyed === undefined);
+      seconds = Math.round(elapsed * 10) / 10;
     }
     this.deps.logger.info({ stack, operation: "destroy", seconds }, "load balancer deleted");
     return destroyed;

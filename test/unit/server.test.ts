@@ -1,8 +1,9 @@
-// The probe/metrics listener: GET and HEAD on /healthz, /readyz, /metrics; 405 for other methods there; 404 elsewhere.
+// The probe/metrics listener: GET and HEAD on /healthz, /readyz, /metrics, /status; 405 for other methods there; 404 elsewhere.
 import * as assert from "node:assert/strict";
 import * as http from "node:http";
 import * as prom from "prom-client";
 import { startProbeServer, type ProbeServer } from "../../daemon/server";
+import type { StatusDocument } from "../../daemon/status";
 
 interface Answer {
   status: number;
@@ -29,9 +30,27 @@ describe("daemon/server: probe and metrics listener", () => {
   let ready = false;
   const registry = new prom.Registry();
   new prom.Gauge({ name: "dccm_test_gauge", help: "a gauge for the test", registers: [registry] }).set(7);
+  const status: StatusDocument = {
+    leader: true,
+    synced: false,
+    stacks: [
+      {
+        stack: "cluster",
+        kind: "cluster",
+        service: null,
+        lastUp: { at: "2026-11-23T18:00:00.000Z", operation: "up", result: "ok", durationMs: 2100 },
+        ingress: null,
+        lastDriftCorrection: null,
+        lastError: null,
+      },
+    ],
+  };
+  const STATUS_BODY =
+    '{"leader":true,"synced":false,"stacks":[{"stack":"cluster","kind":"cluster","service":null,' +
+    '"lastUp":{"at":"2026-11-23T18:00:00.000Z","operation":"up","result":"ok","durationMs":2100},"ingress":null,"lastDriftCorrection":null,"lastError":null}]}\n';
 
   before(async () => {
-    server = await startProbeServer("127.0.0.1", 0, registry, () => ready);
+    server = await startProbeServer("127.0.0.1", 0, registry, () => ready, () => status);
   });
   after(async () => {
     await server.close();
@@ -49,6 +68,13 @@ describe("daemon/server: probe and metrics listener", () => {
     ["DELETE", "/metrics", { status: 405, allow: "GET, HEAD", contentType: TEXT, body: "method not allowed\n" }],
     ["OPTIONS", "/metrics", { status: 405, allow: "GET, HEAD", contentType: TEXT, body: "method not allowed\n" }],
     ["PATCH", "/healthz", { status: 405, allow: "GET, HEAD", contentType: TEXT, body: "method not allowed\n" }],
+    ["GET", "/status", { status: 200, allow: undefined, contentType: "application/json", body: STATUS_BODY }],
+    ["GET", "/status?stack=cluster", { status: 200, allow: undefined, contentType: "application/json", body: STATUS_BODY }],
+    ["HEAD", "/status", { status: 200, allow: undefined, contentType: "application/json", body: "" }],
+    ["PUT", "/status", { status: 405, allow: "GET, HEAD", contentType: TEXT, body: "method not allowed\n" }],
+    ["POST", "/status", { status: 405, allow: "GET, HEAD", contentType: TEXT, body: "method not allowed\n" }],
+    ["DELETE", "/status", { status: 405, allow: "GET, HEAD", contentType: TEXT, body: "method not allowed\n" }],
+    ["GET", "/status/", { status: 404, allow: undefined, contentType: TEXT, body: "not found\n" }],
     ["GET", "/", { status: 404, allow: undefined, contentType: TEXT, body: "not found\n" }],
     ["GET", "/healthz/", { status: 404, allow: undefined, contentType: TEXT, body: "not found\n" }],
     ["GET", "/debug/pprof", { status: 404, allow: undefined, contentType: TEXT, body: "not found\n" }],

@@ -1,0 +1,137 @@
+/**
+ * What the daemon's `/status` answers and `dccm status` prints: one row per stack, fed where the
+ * daemon learns each fact (the stack records, the pulumi runs, the reconcile results, the
+ * controllers' ingress and drift corrections). Nothing from the stack config or the backend URL
+ * goes in: the listener serves no secret.
+ */
+import { describeError } from "../controller/errors";
+import type { ReconcileResult } from "../controller/queue";
+import { CLUSTER_STACK } from "../model";
+import { parseServiceStack } from "../watcher/desiredCache";
+
+export type StackOperation = "up" | "refresh" | "destroy";
+
+export interface LastUp {
+  /** When the operation started (ISO 8601). */
+  at: string;
+  operation: StackOperation;
+  /** The result of the reconcile that ran it (ok, retry, retryAfter, giveUp); `failed` until that result is known. */
+  result: ReconcileResult["kind"] | "failed";
+  durationMs: number;
+}
+
+export interface StatusRow {
+  stack: string;
+  kind: "cluster" | "service";
+  /** `namespace/name` of a Service stack; null for the cluster stack. */
+  service: string | null;
+  lastUp: LastUp | null;
+  /** The IPs last written to the Service's status; null for the cluster stack. */
+  ingress: string[] | null;
+  lastDriftCorrection: { at: string; putBack: string } | null;
+  lastError: { at: string; message: string } | null;
+}
+
+/** The `/status` document. */
+export interface StatusDocument {
+  leader: boolean;
+  /** The leader's initial lists are synced (what /readyz waits for). */
+  synced: boolean;
+  /** The cluster stack first, then the Service stacks by namespace and name. */
+  stacks: StatusRow[];
+}
+
+/**
+ * A row's size is bounded whatever happens: a Service has one or two ingress IPs (one per IP
+ * family); messages are cut (describeError already keeps an Event's worth).
+ */
+export const MAX_INGRESS = 8;
+export const MAX_TEXT = 1024;
+
+function cut(text: string): string {
+  return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT - 1)}…` : text;
+}
+
+/** The order `dccm status` prints and `/status` answers: the cluster stack, then Services by namespace and name, then anything else. */
+export function compareStacks(a: string, b: string): number {
+  const rank = (stack: string): [number, string, string] => {
+    if (stack === CLUSTER_STACK) return [0, "", ""];
+    const ref = parseServiceStack(stack);
+    return ref !== undefined ? [1, ref.namespace, ref.name] : [2, stack, ""];
+  };
+  const [x, y] = [rank(a), rank(b)];
+  for (let i = 0; i < 3; i++) {
+    if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1;
+  }
+  return 0;
+}
+
+/** An empty row of a stack: every fact unknown. */
+export function emptyRow(stack: string): StatusRow {
+  const ref = parseServiceStack(stack);
+  const isCluster = stack === CLUSTER_STACK;
+  return {
+    stack,
+    kind: isCluster ? "cluster" : "service",
+    service: ref !== undefined ? `${ref.namespace}/${ref.name}` : null,
+    lastUp: null,
+    ingress: isCluster ? null : [],
+    lastDriftCorrection: null,
+    lastError: null,
+  };
+}
+
+/**
+ * One row per stack the daemon keeps a record of (daemon/stackRuns.ts StackRecords: tracked when
+ * the record is made, dropped with it). Facts about a stack without a row are ignored: a reconcile
+ * result arrives after a removal forgot the stack, and must not bring its row back.
+ */
+export class StatusBook {
+  private readonly rows = new Map<string, StatusRow>();
+  /** Stacks whose operation ended since their last reconcile result: that result is the operation's. */
+  private readonly ranSinceResult = new Set<string>();
+
+  constructor(private readonly now: () => Date = () => new Date()) {}
+
+  track(stack: string): void {
+    if (!this.rows.has(stack)) this.rows.set(stack, emptyRow(stack));
+  }
+
+  drop(stack: string): void {
+    this.rows.delete(stack);
+    this.ranSinceResult.delete(stack);
+  }
+
+  /** A pulumi operation ended (`failed`: it threw); its reconcile's result follows. */
+  ran(stack: string, operation: StackOperation, startedAt: Date, durationMs: number, failed: boolean): void {
+    const row = this.rows.get(stack);
+    if (row === undefined) return;
+    row.lastUp = { at: startedAt.toISOString(), operation, result: failed ? "failed" : "ok", durationMs: Math.round(durationMs) };
+    this.ranSinceResult.add(stack);
+  }
+
+  ingress(stack: string, ips: readonly string[]): void {
+    const row = this.rows.get(stack);
+    if (row !== undefined) row.ingress = ips.slice(0, MAX_INGRESS);
+  }
+
+  driftCorrected(stack: string, putBack: string): void {
+    const row = this.rows.get(stack);
+    if (row !== undefined) row.lastDriftCorrection = { at: this.now().toISOString(), putBack: cut(putBack) };
+  }
+
+  /** Every reconcile result (the queue's onResult). */
+  reconciled(stack: string, result: ReconcileResult): void {
+    const row = this.rows.get(stack);
+    const ran = this.ranSinceResult.delete(stack);
+    if (row === undefined) return;
+    if (ran && row.lastUp !== null) row.lastUp.result = result.kind;
+    const message = result.kind === "retry" ? describeError(result.error) : result.kind === "giveUp" ? result.reason : undefined;
+    if (message !== undefined) row.lastError = { at: this.now().toISOString(), message: cut(message) };
+  }
+
+  /** Copies, in compareStacks order. */
+  list(): StatusRow[] {
+    return [...this.rows.values()].sort((a, b) => compareStacks(a.stack, b.stack)).map((row) => structuredClone(row));
+  }
+}
