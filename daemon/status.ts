@@ -5,6 +5,7 @@
  * goes in: the listener serves no secret.
  */
 import { describeError } from "../controller/errors";
+import { isRecord } from "../controller/guards";
 import type { ReconcileResult } from "../controller/queue";
 import { CLUSTER_STACK } from "../model";
 import { parseServiceStack } from "../watcher/desiredCache";
@@ -134,4 +135,50 @@ export class StatusBook {
   list(): StatusRow[] {
     return [...this.rows.values()].sort((a, b) => compareStacks(a.stack, b.stack)).map((row) => structuredClone(row));
   }
+}
+
+const RESULTS: readonly string[] = ["ok", "retry", "retryAfter", "giveUp", "failed"];
+const OPERATIONS: readonly string[] = ["up", "refresh", "destroy"];
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === "string");
+}
+
+function parseLastUp(value: unknown): LastUp | null | undefined {
+  if (value === null) return null;
+  if (!isRecord(value) || typeof value.at !== "string" || typeof value.durationMs !== "number") return undefined;
+  const { operation, result } = value;
+  if (typeof operation !== "string" || !OPERATIONS.includes(operation) || typeof result !== "string" || !RESULTS.includes(result)) return undefined;
+  return { at: value.at, operation: operation as StackOperation, result: result as LastUp["result"], durationMs: value.durationMs };
+}
+
+/** An `{ at, <field>: string }` fact, null, or undefined when malformed. */
+function parseFact<K extends string>(value: unknown, field: K): ({ at: string } & Record<K, string>) | null | undefined {
+  if (value === null) return null;
+  if (!isRecord(value) || typeof value.at !== "string" || typeof value[field] !== "string") return undefined;
+  return { at: value.at, [field]: value[field] } as { at: string } & Record<K, string>;
+}
+
+function parseRow(value: unknown): StatusRow | undefined {
+  if (!isRecord(value) || typeof value.stack !== "string" || (value.kind !== "cluster" && value.kind !== "service")) return undefined;
+  if (!(value.service === null || typeof value.service === "string") || !(value.ingress === null || isStringList(value.ingress))) return undefined;
+  const lastUp = parseLastUp(value.lastUp);
+  const lastDriftCorrection = parseFact(value.lastDriftCorrection, "putBack");
+  const lastError = parseFact(value.lastError, "message");
+  if (lastUp === undefined || lastDriftCorrection === undefined || lastError === undefined) return undefined;
+  return { stack: value.stack, kind: value.kind, service: value.service, lastUp, ingress: value.ingress, lastDriftCorrection, lastError };
+}
+
+/** A `/status` answer checked (dccm status reads it from another process): the document, or what is wrong with it. */
+export function parseStatusDocument(value: unknown): StatusDocument | string {
+  if (!isRecord(value) || typeof value.leader !== "boolean" || typeof value.synced !== "boolean" || !Array.isArray(value.stacks)) {
+    return "expected an object with leader, synced and stacks";
+  }
+  const stacks: StatusRow[] = [];
+  for (const [index, raw] of value.stacks.entries()) {
+    const row = parseRow(raw);
+    if (row === undefined) return `stacks[${index}] is not a stack's row`;
+    stacks.push(row);
+  }
+  return { leader: value.leader, synced: value.synced, stacks };
 }

@@ -50,7 +50,13 @@ describe("daemon/server: probe and metrics listener", () => {
     '"lastUp":{"at":"2026-11-23T18:00:00.000Z","operation":"up","result":"ok","durationMs":2100},"ingress":null,"lastDriftCorrection":null,"lastError":null}]}\n';
 
   before(async () => {
-    server = await startProbeServer("127.0.0.1", 0, registry, () => ready, () => status);
+    server = await startProbeServer(
+      "127.0.0.1",
+      0,
+      registry,
+      () => ready,
+      () => status,
+    );
   });
   after(async () => {
     await server.close();
