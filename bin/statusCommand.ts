@@ -55,6 +55,19 @@ function oneLine(text: string, limit: number): string {
   return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
 }
 
+/**
+ * A failed pulumi CLI run reads, through describeError, as the CLI's command line followed by every
+ * progress line that says "error": the table keeps what the daemon said and the engine's first
+ * error (`pulumi up of stack … failed: Error creating ForwardingRule: googleapi: Error 400: …`).
+ * Any other message is kept as it is; --json has every message whole.
+ */
+export function tableError(message: string): string {
+  const cli = /^(.*?)(?::\s*stderr:)?:?\s*Command failed with exit code \d+: pulumi /s.exec(message);
+  if (cli === null) return message;
+  const engine = /\berror: (.+?)(?=\s+\+\s|\s+error:|$)/s.exec(message.slice(cli[0].length));
+  return engine === null ? message : `${cli[1]}: ${engine[1]}`;
+}
+
 const COLUMNS = ["STACK", "SERVICE", "LAST UP", "RESULT", "DURATION", "INGRESS", "DRIFT CORRECTED", "LAST ERROR"] as const;
 
 /** Pure: one row's cells, `-` for what is not known. */
@@ -68,7 +81,7 @@ export function statusCells(row: StatusRow): string[] {
     up === null ? "-" : `${(up.durationMs / 1000).toFixed(1)}s`,
     row.ingress === null || row.ingress.length === 0 ? "-" : row.ingress.join(","),
     row.lastDriftCorrection === null ? "-" : `${seconds(row.lastDriftCorrection.at)} ${oneLine(row.lastDriftCorrection.putBack, TABLE_MESSAGE_CHARS)}`,
-    row.lastError === null ? "-" : `${seconds(row.lastError.at)} ${oneLine(row.lastError.message, TABLE_MESSAGE_CHARS)}`,
+    row.lastError === null ? "-" : `${seconds(row.lastError.at)} ${oneLine(tableError(row.lastError.message), TABLE_MESSAGE_CHARS)}`,
   ];
 }
 

@@ -192,14 +192,14 @@ export class StackRuns {
       record.known = true;
       record.recorded = outcome.outputs;
       const elapsed = end();
-      this.deps.status?.ran(stack, operation, startedAt, elapsed * 1000, false);
+      this.deps.status?.ran(stack, operation, startedAt, elapsed * 1000);
       const seconds = Math.round(elapsed * 10) / 10;
       // One line per run that changed something; unchanged drift passes stay at debug.
       const log = outcome.changed.length > 0 ? this.deps.logger.info.bind(this.deps.logger) : this.deps.logger.debug.bind(this.deps.logger);
       log({ stack, operation, seconds, changed: describePutBack(outcome.changed) }, outcome.changed.length > 0 ? "stack updated" : "stack unchanged");
       return outcome;
     } catch (error) {
-      this.deps.status?.ran(stack, operation, startedAt, end() * 1000, true);
+      this.deps.status?.ran(stack, operation, startedAt, end() * 1000);
       throw error;
     }
   }
@@ -209,13 +209,13 @@ export class StackRuns {
     this.deps.metrics.stackRuns.inc({ stack, operation: "destroy" });
     this.deps.onRunStart?.(stack, "destroy");
     let seconds: number;
-    let destroyed: "destroyed" | "absent" | undefined;
+    let destroyed: "destroyed" | "absent";
     const startedAt = new Date();
     try {
       destroyed = await this.withDeadline(stack, "destroy", (signal) => this.deps.runner.destroy(stack, { signal }));
     } finally {
       const elapsed = end();
-      this.deps.status?.ran(stack, "destroy", startedAt, elapsed * 1000, destroyed === undefined);
+      this.deps.status?.ran(stack, "destroy", startedAt, elapsed * 1000);
       seconds = Math.round(elapsed * 10) / 10;
     }
     this.deps.logger.info({ stack, operation: "destroy", seconds }, "load balancer deleted");

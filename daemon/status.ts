@@ -16,8 +16,8 @@ export interface LastUp {
   /** When the operation started (ISO 8601). */
   at: string;
   operation: StackOperation;
-  /** The result of the reconcile that ran it (ok, retry, retryAfter, giveUp); `failed` until that result is known. */
-  result: ReconcileResult["kind"] | "failed";
+  /** The result of the reconcile that ran it (ok, retry, retryAfter, giveUp). */
+  result: ReconcileResult["kind"];
   durationMs: number;
 }
 
@@ -89,8 +89,11 @@ export function emptyRow(stack: string): StatusRow {
  */
 export class StatusBook {
   private readonly rows = new Map<string, StatusRow>();
-  /** Stacks whose operation ended since their last reconcile result: that result is the operation's. */
-  private readonly ranSinceResult = new Set<string>();
+  /**
+   * Operations that ended in a reconcile still running: they become the row's last up with that
+   * reconcile's result (until then the row keeps the previous one, whole).
+   */
+  private readonly ended = new Map<string, Omit<LastUp, "result">>();
 
   constructor(private readonly now: () => Date = () => new Date()) {}
 
@@ -100,15 +103,12 @@ export class StatusBook {
 
   drop(stack: string): void {
     this.rows.delete(stack);
-    this.ranSinceResult.delete(stack);
+    this.ended.delete(stack);
   }
 
-  /** A pulumi operation ended (`failed`: it threw); its reconcile's result follows. */
-  ran(stack: string, operation: StackOperation, startedAt: Date, durationMs: number, failed: boolean): void {
-    const row = this.rows.get(stack);
-    if (row === undefined) return;
-    row.lastUp = { at: startedAt.toISOString(), operation, result: failed ? "failed" : "ok", durationMs: Math.round(durationMs) };
-    this.ranSinceResult.add(stack);
+  /** A pulumi operation ended, well or not: its reconcile's result (reconciled) says which. */
+  ran(stack: string, operation: StackOperation, startedAt: Date, durationMs: number): void {
+    if (this.rows.has(stack)) this.ended.set(stack, { at: startedAt.toISOString(), operation, durationMs: Math.round(durationMs) });
   }
 
   ingress(stack: string, ips: readonly string[]): void {
@@ -124,9 +124,10 @@ export class StatusBook {
   /** Every reconcile result (the queue's onResult). */
   reconciled(stack: string, result: ReconcileResult): void {
     const row = this.rows.get(stack);
-    const ran = this.ranSinceResult.delete(stack);
+    const ended = this.ended.get(stack);
+    this.ended.delete(stack);
     if (row === undefined) return;
-    if (ran && row.lastUp !== null) row.lastUp.result = result.kind;
+    if (ended !== undefined) row.lastUp = { ...ended, result: result.kind };
     const message = result.kind === "retry" ? describeError(result.error) : result.kind === "giveUp" ? result.reason : undefined;
     if (message !== undefined) row.lastError = { at: this.now().toISOString(), message: cut(message) };
   }
@@ -137,7 +138,7 @@ export class StatusBook {
   }
 }
 
-const RESULTS: readonly string[] = ["ok", "retry", "retryAfter", "giveUp", "failed"];
+const RESULTS: readonly string[] = ["ok", "retry", "retryAfter", "giveUp"];
 const OPERATIONS: readonly string[] = ["up", "refresh", "destroy"];
 
 function isStringList(value: unknown): value is string[] {

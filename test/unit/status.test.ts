@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { formatStatusTable, printableUrl, STATUS_HELP, statusTitle } from "../../bin/statusCommand";
+import { formatStatusTable, printableUrl, STATUS_HELP, statusTitle, tableError } from "../../bin/statusCommand";
 import { compareStacks, MAX_INGRESS, MAX_TEXT, parseStatusDocument, StatusBook, type StatusRow } from "../../daemon/status";
 
 const CLI = path.resolve(__dirname, "../../bin/dccm.js");
@@ -38,7 +38,7 @@ describe("daemon/status: StatusBook", () => {
     const book = new StatusBook(clock());
     for (const stack of ["service.web.b", "service.default.z", "cluster", "service.default.a"]) book.track(stack);
     book.track("cluster");
-    book.ran("service.gone.x", "up", T0, 10, false);
+    book.ran("service.gone.x", "up", T0, 10);
     book.ingress("service.gone.x", ["10.0.0.1"]);
     book.driftCorrected("service.gone.x", "ForwardingRule x (create)");
     book.reconciled("service.gone.x", { kind: "giveUp", reason: "x" });
@@ -50,16 +50,16 @@ describe("daemon/status: StatusBook", () => {
     {
       name: "an up that succeeded, then its reconcile ok, then the ingress written",
       feed: (book) => {
-        book.ran("service.default.web", "up", T0, 2345.6, false);
+        book.ran("service.default.web", "up", T0, 2345.6);
         book.ingress("service.default.web", ["203.0.113.7"]);
         book.reconciled("service.default.web", { kind: "ok" });
       },
       expected: row("service.default.web", { lastUp: { at: "2026-11-23T17:59:00.000Z", operation: "up", result: "ok", durationMs: 2346 }, ingress: ["203.0.113.7"] }),
     },
     {
-      name: "an up that failed: result failed until the reconcile says retry, which is the last error",
+      name: "an up that failed: its reconcile's retry is its result and the last error",
       feed: (book) => {
-        book.ran("service.default.web", "up", T0, 1200, true);
+        book.ran("service.default.web", "up", T0, 1200);
         book.reconciled("service.default.web", { kind: "retry", error: new Error("pulumi up of stack service.default.web failed", { cause: new Error("error: 503 boom") }) });
       },
       expected: row("service.default.web", {
@@ -70,7 +70,7 @@ describe("daemon/status: StatusBook", () => {
     {
       name: "a failure before any run (an invalid Service) leaves the last up alone",
       feed: (book) => {
-        book.ran("service.default.web", "up", T0, 900, false);
+        book.ran("service.default.web", "up", T0, 900);
         book.reconciled("service.default.web", { kind: "ok" });
         book.reconciled("service.default.web", { kind: "giveUp", reason: "the Service is invalid: spec.ports[0].protocol: SCTP is not supported" });
       },
@@ -82,9 +82,9 @@ describe("daemon/status: StatusBook", () => {
     {
       name: "a later success keeps the last error (with its time) and replaces the last up",
       feed: (book) => {
-        book.ran("service.default.web", "up", T0, 900, true);
+        book.ran("service.default.web", "up", T0, 900);
         book.reconciled("service.default.web", { kind: "retry", error: new Error("boom") });
-        book.ran("service.default.web", "refresh", new Date("2026-11-23T18:10:00.000Z"), 4000, false);
+        book.ran("service.default.web", "refresh", new Date("2026-11-23T18:10:00.000Z"), 4000);
         book.driftCorrected("service.default.web", "ForwardingRule default/web:forwarding-rule-tcp (create)");
         book.reconciled("service.default.web", { kind: "ok" });
       },
@@ -97,7 +97,7 @@ describe("daemon/status: StatusBook", () => {
     {
       name: "a locked stack: the run's result is retryAfter, which is no error",
       feed: (book) => {
-        book.ran("service.default.web", "up", T0, 50, true);
+        book.ran("service.default.web", "up", T0, 50);
         book.reconciled("service.default.web", { kind: "retryAfter", ms: 5000, reason: "stack locked" });
       },
       expected: row("service.default.web", { lastUp: { at: "2026-11-23T17:59:00.000Z", operation: "up", result: "retryAfter", durationMs: 50 } }),
@@ -105,7 +105,7 @@ describe("daemon/status: StatusBook", () => {
     {
       name: "a result without a run in its reconcile leaves the last up's result as it was",
       feed: (book) => {
-        book.ran("service.default.web", "up", T0, 50, false);
+        book.ran("service.default.web", "up", T0, 50);
         book.reconciled("service.default.web", { kind: "ok" });
         book.reconciled("service.default.web", { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" });
       },
@@ -130,7 +130,7 @@ describe("daemon/status: StatusBook", () => {
     {
       name: "the cluster stack: a drift pass that put a route back",
       feed: (book) => {
-        book.ran("cluster", "refresh", T0, 3000, false);
+        book.ran("cluster", "refresh", T0, 3000);
         book.driftCorrected("cluster", "Route k8s-node-a1 (create)");
         book.reconciled("cluster", { kind: "ok" });
       },
@@ -149,10 +149,22 @@ describe("daemon/status: StatusBook", () => {
     });
   }
 
+  it("until its reconcile's result, an ended run leaves the row's previous last up whole", () => {
+    const book = new StatusBook(clock());
+    book.track("service.default.web");
+    book.ran("service.default.web", "up", T0, 900);
+    book.reconciled("service.default.web", { kind: "retry", error: new Error("boom") });
+    book.ran("service.default.web", "up", new Date("2026-11-23T18:05:00.000Z"), 1000);
+    const before = { at: "2026-11-23T17:59:00.000Z", operation: "up", result: "retry", durationMs: 900 };
+    assert.deepEqual(book.list()[0].lastUp, before);
+    book.reconciled("service.default.web", { kind: "ok" });
+    assert.deepEqual(book.list()[0].lastUp, { at: "2026-11-23T18:05:00.000Z", operation: "up", result: "ok", durationMs: 1000 });
+  });
+
   it("a dropped stack's row is gone, and the result that follows its removal does not bring it back", () => {
     const book = new StatusBook(clock());
     book.track("service.default.web");
-    book.ran("service.default.web", "destroy", T0, 100, false);
+    book.ran("service.default.web", "destroy", T0, 100);
     book.drop("service.default.web");
     book.reconciled("service.default.web", { kind: "ok" });
     assert.deepEqual(book.list(), []);
@@ -237,6 +249,32 @@ describe("dccm status: the table", () => {
     const [, line] = formatStatusTable([row("service.a.b", { lastError: { at: "2026-11-23T18:00:00.000Z", message: "e".repeat(300) } })]);
     assert.equal(line, `service.a.b  a/b      -        -       -         -        -                2026-11-23T18:00:00Z ${"e".repeat(199)}…`);
   });
+
+  const errors: [string, string, string][] = [
+    [
+      "a pulumi CLI failure: what the daemon said and the engine's first error",
+      "pulumi up of stack service.default.bad failed: stderr: Command failed with exit code 1: pulumi up --yes --skip-preview --client=127.0.0.1:42675 " +
+        "--exec-kind auto.inline --event-log tcp://127.0.0.1:38859 --stack service.default.bad --non-interactive +  gcp:compute:ForwardingRule " +
+        "default/bad:forwarding-rule-tcp creating (0s) error: Error creating ForwardingRule: googleapi: Error 400: refused, invalid +  " +
+        "gcp:compute:ForwardingRule default/bad:forwarding-rule-tcp **creating failed** error: Error creating ForwardingRule: googleapi: Error 400: refused, invalid +  " +
+        "pulumi:pulumi:Stack dccm-e2e0cafe-service.default.bad creating (2s) error: update failed",
+      "pulumi up of stack service.default.bad failed: Error creating ForwardingRule: googleapi: Error 400: refused, invalid",
+    ],
+    [
+      "a CLI failure without stderr",
+      "pulumi destroy of stack s failed: Command failed with exit code 255: pulumi destroy --yes error: the stack is locked",
+      "pulumi destroy of stack s failed: the stack is locked",
+    ],
+    [
+      "a CLI failure naming no error: as it is",
+      "pulumi up of stack s failed: Command failed with exit code 1: pulumi up --yes",
+      "pulumi up of stack s failed: Command failed with exit code 1: pulumi up --yes",
+    ],
+    ["any other message: as it is", "the Service is invalid: spec.ports[0].protocol: SCTP is not supported", "the Service is invalid: spec.ports[0].protocol: SCTP is not supported"],
+  ];
+  for (const [name, message, expected] of errors) {
+    it(`tableError: ${name}`, () => assert.equal(tableError(message), expected));
+  }
 
   const titles: [string, Parameters<typeof statusTitle>[0], string][] = [
     ["a synced leader", { source: "daemon", url: "http://127.0.0.1:10258", leader: true, synced: true, stacks: [] }, "daemon http://127.0.0.1:10258: leader, initial lists synced"],
