@@ -168,9 +168,10 @@ export class ClusterController {
     if (this.applied === undefined && record.recorded?.instanceGroups !== undefined) this.applied = appliedClusterOf(clusterOutputs(record.recorded));
     const outcome = await this.deps.runs.up(CLUSTER_STACK, { kind: "cluster" }, record, item.refresh, hash);
     const outputs = clusterOutputs(outcome.outputs);
-    if (drift && outcome.changed.length > 0) await this.driftCorrected(outcome.changed, outputs);
     record.applied = hash;
     this.published(outputs);
+    // After publishing: waiting Service stacks need not wait for the apiserver to take events.
+    if (drift && outcome.changed.length > 0) await this.driftCorrected(outcome.changed, outputs);
     return { kind: "ok" };
   }
 
