@@ -1,6 +1,6 @@
 /**
- * core/v1 Events about Services, Nodes and dccm's own objects, recorded the way kubelet and the stock CCM do so
- * `kubectl describe` shows them. Repeats of one event within 10 minutes bump `count` instead of
+ * core/v1 Events about Services, Nodes, Namespace kube-system and dccm's Lease, recorded the way
+ * kubelet and the stock CCM do so `kubectl describe` shows them. Repeats of one event within 10 minutes bump `count` instead of
  * creating new objects (client-go's correlator does the same), so a failure loop does not flood etcd.
  */
 import * as os from "node:os";
