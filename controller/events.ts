@@ -1,7 +1,8 @@
 /**
  * core/v1 Events about Services, Nodes, Namespace kube-system and dccm's Lease, recorded the way
- * kubelet and the stock CCM do so `kubectl describe` shows them. Repeats of one event within 10 minutes bump `count` instead of
- * creating new objects (client-go's correlator does the same), so a failure loop does not flood etcd.
+ * kubelet and the stock CCM do so `kubectl describe` shows them. Repeats of one event within 10
+ * minutes bump `count` instead of creating new objects (client-go's correlator does the same), so a
+ * failure loop does not flood etcd.
  */
 import * as os from "node:os";
 import { type ConfigurationOptions, CoreV1Api, type CoreV1Event, type ObservableMiddleware, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
