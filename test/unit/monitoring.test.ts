@@ -79,6 +79,6 @@ describe("deploy/monitoring: alerts and dashboard", () => {
       }
     }
     assert.deepEqual(missing, []);
-    assert.equal(expressions().length, 19);
+    assert.equal(expressions().length, 20);
   });
 });
