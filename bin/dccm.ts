@@ -7,13 +7,13 @@ import { CONFIG_KEYS, ConfigError, desiredState, type Config, type RawConfig } f
 import { renderProgram } from "../program/render";
 import { RejectedServicesError, stackProgram } from "../program/stackProgram";
 import { snapshotFromKubectlJson, SnapshotError, type DumpContents } from "../watcher/kubectlDump";
-import { runDaemon } from "./daemonCommand";
-import { runGc } from "./gcCommand";
-import { runManifests } from "./manifestsCommand";
-import { runStatus } from "./statusCommand";
+import { DAEMON_HELP, runDaemon } from "./daemonCommand";
+import { GC_HELP, runGc } from "./gcCommand";
+import { MANIFESTS_HELP, runManifests } from "./manifestsCommand";
+import { runStatus, STATUS_HELP } from "./statusCommand";
 import { DeployArgsError } from "../deploy/manifests";
 import { splitConfig } from "../daemon/config";
-import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig, toPulumiConfig, UsageError } from "./options";
+import { CONFIG_FLAG_OPTIONS, configFromFlags, DESIRED_HELP, parseFlags, parseModelConfig, RENDER_HELP, toPulumiConfig, UsageError } from "./options";
 
 const USAGE = `usage:
   dccm desired --snapshot FILE [--config FILE] [--<key> VALUE ...]   print the DesiredState JSON
@@ -64,7 +64,7 @@ async function run(argv: string[]): Promise<number> {
   switch (command) {
     case "desired": {
       const input = readInput(rest);
-      if (input === "help") return help();
+      if (input === "help") return help(DESIRED_HELP);
       const desired = desiredState(input.dump.snapshot, input.config);
       for (const rejection of desired.rejected) process.stderr.write(`${rejection.message}\n`);
       process.stdout.write(`${JSON.stringify(desired, null, 2)}\n`);
@@ -72,7 +72,7 @@ async function run(argv: string[]): Promise<number> {
     }
     case "render": {
       const input = readInput(rest);
-      if (input === "help") return help();
+      if (input === "help") return help(RENDER_HELP);
       const desired = desiredState(input.dump.snapshot, input.config);
       for (const rejection of desired.rejected) process.stderr.write(`${rejection.message}\n`);
       // Absolute: the program resolves a relative dccm:snapshot against a Pulumi project directory, not our cwd.
@@ -103,18 +103,23 @@ async function run(argv: string[]): Promise<number> {
   }
 }
 
-function help(): number {
-  process.stdout.write(`${USAGE}\n`);
+function help(text = USAGE): number {
+  process.stdout.write(`${text}\n`);
   return 0;
 }
 
-run(process.argv.slice(2)).then(
+/** Each subcommand's own usage: printed with its --help and after a usage error of it. */
+const SUBCOMMAND_HELP: Readonly<Record<string, string>> = { desired: DESIRED_HELP, render: RENDER_HELP, daemon: DAEMON_HELP, gc: GC_HELP, manifests: MANIFESTS_HELP, status: STATUS_HELP };
+
+const argv = process.argv.slice(2);
+run(argv).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
     if (error instanceof UsageError || error instanceof ConfigError || error instanceof SnapshotError || error instanceof DeployArgsError) {
-      process.stderr.write(`dccm: ${error.message}\n${error instanceof UsageError ? `${USAGE}\n` : ""}`);
+      const usage = SUBCOMMAND_HELP[argv[0] ?? ""] ?? USAGE;
+      process.stderr.write(`dccm: ${error.message}\n${error instanceof UsageError ? `${usage}\n` : ""}`);
       process.exitCode = 2;
       return;
     }

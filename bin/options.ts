@@ -62,3 +62,22 @@ export function parseModelConfig(shared: Pick<SharedConfig, "model" | "unknown">
   if (config !== undefined && problems.length === 0) return config;
   throw new ConfigError(problems);
 }
+
+const SNAPSHOT_FLAGS = [
+  "  --snapshot FILE                      the cluster as `kubectl get nodes,services -A -o json` prints it (required)",
+  "  --config FILE                        the dccm config file (only its GCP keys are read)",
+  "  --<key> VALUE                        a GCP key, winning over the file's (dccm daemon --help lists them)",
+  "  -h, --help                           print this help",
+];
+
+export const DESIRED_HELP = [
+  "usage: dccm desired --snapshot FILE [--config FILE] [--<key> VALUE ...]",
+  "prints the desired state (JSON) of the cluster in FILE; rejected Services on stderr.",
+  ...SNAPSHOT_FLAGS,
+].join("\n");
+
+export const RENDER_HELP = [
+  "usage: dccm render --snapshot FILE [--config FILE] [--<key> VALUE ...]",
+  "prints every resource the stack program declares for the cluster in FILE (under Pulumi's mocks: no cloud call).",
+  ...SNAPSHOT_FLAGS,
+].join("\n");

@@ -17,7 +17,7 @@ import { compareStacks, emptyRow, parseStatusDocument, type StatusDocument, type
 import { clusterProjectName, localBackendUrl, StackRunner, stackOutputs } from "../daemon/stacks";
 import { isRecord } from "../controller/guards";
 import { loadKubeConfig, readClusterId } from "../watcher/list";
-import { configFromFlags, UsageError } from "./options";
+import { configFromFlags, parseFlags, UsageError } from "./options";
 
 export const DEFAULT_STATUS_URL = "http://127.0.0.1:10258";
 /** How long the daemon may take to answer before the backend is read instead. */
@@ -128,21 +128,23 @@ interface StatusArgs {
 }
 
 function parseStatusArgs(argv: string[]): StatusArgs | "help" {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      help: { type: "boolean", short: "h" },
-      url: { type: "string" },
-      json: { type: "boolean" },
-      kubeconfig: { type: "string" },
-      config: { type: "string" },
-      "state-dir": { type: "string" },
-      "backend-url": { type: "string" },
-      clusterId: { type: "string" },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
+  const { values } = parseFlags(() =>
+    parseArgs({
+      args: argv,
+      options: {
+        help: { type: "boolean", short: "h" },
+        url: { type: "string" },
+        json: { type: "boolean" },
+        kubeconfig: { type: "string" },
+        config: { type: "string" },
+        "state-dir": { type: "string" },
+        "backend-url": { type: "string" },
+        clusterId: { type: "string" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }),
+  );
   if (values.help === true) return "help";
   return {
     url: (values.url ?? DEFAULT_STATUS_URL).replace(/\/+$/, ""),
@@ -224,14 +226,9 @@ function print(report: StatusReport, json: boolean): void {
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 
+/** Usage errors (flags, an unreadable --config) are thrown as UsageError: bin/dccm.ts prints them with STATUS_HELP, exit 2. */
 export async function runStatus(argv: string[]): Promise<number> {
-  let args: StatusArgs | "help";
-  try {
-    args = parseStatusArgs(argv);
-  } catch (error) {
-    process.stderr.write(`dccm status: ${(error as Error).message}\n${STATUS_HELP}\n`);
-    return 2;
-  }
+  const args = parseStatusArgs(argv);
   if (args === "help") {
     process.stdout.write(`${STATUS_HELP}\n`);
     return 0;
@@ -252,10 +249,7 @@ export async function runStatus(argv: string[]): Promise<number> {
     print({ source: "backend", backend: printableUrl(backendUrl), project, stacks }, args.json);
     return 0;
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`dccm status: ${error.message}\n${STATUS_HELP}\n`);
-      return 2;
-    }
+    if (error instanceof UsageError) throw error;
     process.stderr.write(`dccm status: reading the backend failed too: ${describeError(error)}\n`);
     return 1;
   }

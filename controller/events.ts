@@ -1,7 +1,8 @@
 /**
- * core/v1 Events about Services and Nodes, recorded the way kubelet and the stock CCM do so
- * `kubectl describe` shows them. Repeats of one event within 10 minutes bump `count` instead of
- * creating new objects (client-go's correlator does the same), so a failure loop does not flood etcd.
+ * core/v1 Events about Services, Nodes, Namespace kube-system and dccm's Lease, recorded the way
+ * kubelet and the stock CCM do so `kubectl describe` shows them. Repeats of one event within 10
+ * minutes bump `count` instead of creating new objects (client-go's correlator does the same), so a
+ * failure loop does not flood etcd.
  */
 import * as os from "node:os";
 import { type ConfigurationOptions, CoreV1Api, type CoreV1Event, type ObservableMiddleware, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
@@ -14,8 +15,11 @@ export type EventType = "Normal" | "Warning";
 export const EVENT_NAMESPACE = "default";
 export const REPORTING_COMPONENT = "dccm";
 
+/** involvedObject.apiVersion per kind: every kind is core/v1 but the Lease. */
+const API_VERSIONS = { Service: "v1", Node: "v1", Namespace: "v1", Lease: "coordination.k8s.io/v1" } as const;
+
 export interface EventTarget {
-  kind: "Service" | "Node" | "Namespace";
+  kind: keyof typeof API_VERSIONS;
   /** Absent for cluster-scoped objects. */
   namespace?: string;
   name: string;
@@ -127,7 +131,7 @@ export class EventRecorder {
       await this.sink.createEvent(namespace, {
         metadata: { name, namespace },
         involvedObject: {
-          apiVersion: "v1",
+          apiVersion: API_VERSIONS[target.kind],
           kind: target.kind,
           name: target.name,
           uid: target.uid,

@@ -1,15 +1,19 @@
 /**
  * The cluster stack's controller: instance groups, routes and the legacy node health check. A pure
  * plan per sync (planClusterSync) and a thin executor; Service stacks wait for what it applied.
+ * What a drift pass put back, and a failed run, are told as Events (daemon/clusterEvents.ts).
  */
 import type { Logger } from "pino";
 import { CLUSTER_STACK, type ServiceDesired } from "../model";
 import type { DesiredCache } from "../watcher/desiredCache";
 import { isRecord } from "../controller/guards";
 import { describeError } from "../controller/errors";
+import type { EventRecorder, EventTarget } from "../controller/events";
 import type { EnqueueFlags, ReconcileResult, WorkItem } from "../controller/queue";
 import type { DaemonMetrics } from "./metrics";
+import { clusterDriftEvents, clusterFailureEvent, putBackCounts, type ClusterEvent, type NodeRef } from "./clusterEvents";
 import { describePutBack, ForeignStackError, type DriftTimers, type StackRecord, type StackRecords, type StackRuns } from "./stackRuns";
+import { StackBusyError, type PutBack } from "./stacks";
 import type { StatusBook } from "./status";
 
 export interface ClusterOutputs {
@@ -64,6 +68,16 @@ export function planClusterSync(record: StackRecord, input: ClusterSyncInput): C
   return { kind: "apply", hash: input.hash, drift: input.refresh && record.applied === input.hash };
 }
 
+/** Where the cluster stack's Events go (daemon/clusterEvents.ts). */
+export interface ClusterEventDeps {
+  recorder: Pick<EventRecorder, "record">;
+  clusterName: string;
+  /** The Nodes the daemon's watch holds now. */
+  nodes: () => readonly NodeRef[];
+  /** The Lease kube-system/dccm with its UID; never rejects. */
+  lease: () => Promise<EventTarget>;
+}
+
 export interface ClusterControllerDeps {
   cache: Pick<DesiredCache, "view">;
   records: StackRecords;
@@ -76,6 +90,10 @@ export interface ClusterControllerDeps {
   observeInstances?: () => Promise<void>;
   onClusterApplied?: (outputs: ClusterOutputs) => void;
   onClusterFailed?: (error: unknown) => void;
+  /** Events about the cluster stack; none recorded when absent. */
+  clusterEvents?: ClusterEventDeps;
+  /** The daemon's: a run cancelled by a shutdown is not reported as a failure. */
+  signal?: AbortSignal;
   status?: Pick<StatusBook, "driftCorrected">;
 }
 
@@ -135,7 +153,7 @@ export class ClusterController {
         }
       }
     } catch (error) {
-      return this.failed(error);
+      return await this.failed(error);
     }
   }
 
@@ -151,14 +169,28 @@ export class ClusterController {
     // every load balancer).
     if (this.applied === undefined && record.recorded?.instanceGroups !== undefined) this.applied = appliedClusterOf(clusterOutputs(record.recorded));
     const outcome = await this.deps.runs.up(CLUSTER_STACK, { kind: "cluster" }, record, item.refresh, hash);
-    if (drift && outcome.changed.length > 0) {
-      this.deps.metrics.driftCorrections.inc({ kind: "cluster" });
-      this.deps.status?.driftCorrected(CLUSTER_STACK, describePutBack(outcome.changed));
-      this.deps.logger.info({ stack: CLUSTER_STACK, putBack: describePutBack(outcome.changed) }, "drift corrected");
-    }
+    const outputs = clusterOutputs(outcome.outputs);
     record.applied = hash;
-    this.published(clusterOutputs(outcome.outputs));
+    this.published(outputs);
+    // After publishing: waiting Service stacks need not wait for the apiserver to take events.
+    if (drift && outcome.changed.length > 0) await this.driftCorrected(outcome.changed, outputs);
     return { kind: "ok" };
+  }
+
+  private async driftCorrected(changed: PutBack[], outputs: ClusterOutputs): Promise<void> {
+    this.deps.metrics.driftCorrections.inc({ kind: "cluster" });
+    this.deps.status?.driftCorrected(CLUSTER_STACK, describePutBack(changed));
+    for (const [resource, count] of Object.entries(putBackCounts(changed))) this.deps.metrics.clusterPutBack.inc({ resource }, count);
+    this.deps.logger.info({ stack: CLUSTER_STACK, putBack: describePutBack(changed) }, "drift corrected");
+    const events = this.deps.clusterEvents;
+    if (events === undefined) return;
+    for (const event of clusterDriftEvents({ changed, routes: outputs.routes, clusterName: events.clusterName, nodes: events.nodes() })) await this.record(events, event);
+  }
+
+  private async record(deps: ClusterEventDeps, event: ClusterEvent): Promise<void> {
+    // involvedObject.uid of a Node is its name, as kubelet's are: `kubectl describe node` matches on it.
+    const target: EventTarget = event.object.kind === "Node" ? { kind: "Node", name: event.object.name, uid: event.object.name } : await deps.lease();
+    await deps.recorder.record(target, event.type, event.reason, event.message);
   }
 
   private published(outputs: ClusterOutputs): void {
@@ -170,11 +202,15 @@ export class ClusterController {
     this.waiting.clear();
   }
 
-  private failed(error: unknown): ReconcileResult {
+  private async failed(error: unknown): Promise<ReconcileResult> {
     // Never retried: the caller refuses the stack (see Reconciler).
     if (error instanceof ForeignStackError) throw error;
-    this.deps.logger.error({ stack: CLUSTER_STACK, err: describeError(error) }, "cluster stack update failed");
+    const description = describeError(error);
+    this.deps.logger.error({ stack: CLUSTER_STACK, err: description }, "cluster stack update failed");
     this.deps.onClusterFailed?.(error);
+    // As for a Service: a shutdown, or a lock another run of ours still holds, is no failure to tell.
+    const events = this.deps.clusterEvents;
+    if (events !== undefined && this.deps.signal?.aborted !== true && !(error instanceof StackBusyError)) await this.record(events, clusterFailureEvent(description));
     return { kind: "retry", error };
   }
 }

@@ -12,7 +12,7 @@ import { CLUSTER_STACK, instanceGroupName, serviceStackName, type Config, type O
 import { DesiredCache, parseServiceStack } from "../watcher/desiredCache";
 import { ClusterWatcher } from "../watcher/informers";
 import { EventRecorder } from "../controller/events";
-import { KeepAliveAgents } from "../controller/kube";
+import { KeepAliveAgents, kubeError, kubeStatusCode } from "../controller/kube";
 import { KeyedQueue } from "../controller/queue";
 import { DEFAULT_LEASE, LeaderElector } from "./leader";
 import { DaemonMetrics } from "./metrics";
@@ -20,6 +20,8 @@ import { computeClientFromConfig, NodeController, type ComputeClient, type NodeC
 import { describeError } from "../controller/errors";
 import { resultObserver } from "../controller/results";
 import { Reconciler, type ReconcilerDeps } from "./reconciler";
+import { leaseTarget } from "./clusterEvents";
+import type { ClusterEventDeps } from "./clusterController";
 import { stackKind } from "./stackRuns";
 import { ClusterRouteStatus } from "./routes";
 import { startProbeServer, type ProbeServer } from "./server";
@@ -365,11 +367,37 @@ export class Daemon {
         this.nodeController?.onRoutesChanged();
       },
       ...(options.onRunStart !== undefined ? { onRunStart: options.onRunStart } : {}),
+      clusterEvents: this.clusterEvents(parts),
       onClusterFailed: (error) => {
         routeStatus.failed(describeError(error));
         this.nodeController?.onRoutesChanged();
       },
     });
+  }
+
+  /** The cluster stack's Events: routes on their Node, the rest on the Lease (daemon/clusterEvents.ts). */
+  private clusterEvents(parts: StartParts): ClusterEventDeps {
+    const { options } = this;
+    const leases = this.agents?.makeApiClient(k8s.CoordinationV1Api);
+    const where = { namespace: DEFAULT_LEASE.namespace, name: DEFAULT_LEASE.name };
+    return {
+      recorder: parts.events,
+      clusterName: options.config.clusterName,
+      nodes: () => parts.watcher.snapshot().nodes,
+      lease: leaseTarget(
+        where,
+        async () => {
+          try {
+            return (await leases?.readNamespacedLease(where))?.metadata?.uid;
+          } catch (error) {
+            // Without leader election there may be no Lease: the events still list in kube-system.
+            if (kubeStatusCode(error) === 404) return undefined;
+            throw kubeError(`read Lease ${where.namespace}/${where.name}`, error);
+          }
+        },
+        (error) => options.logger.warn({ err: describeError(error) }, "could not read the Lease the cluster stack's events are about"),
+      ),
+    };
   }
 
   private newQueue(reconciler: Reconciler): KeyedQueue {

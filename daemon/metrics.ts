@@ -6,6 +6,7 @@ export class DaemonMetrics {
   readonly reconciles: prom.Counter<"kind" | "result">;
   readonly upDuration: prom.Histogram<"kind" | "operation">;
   readonly driftCorrections: prom.Counter<"kind">;
+  readonly clusterPutBack: prom.Counter<"resource">;
   readonly queueDepth: prom.Gauge;
   readonly watchRestarts: prom.Counter<"resource">;
   readonly stackRuns: prom.Counter<"stack" | "operation">;
@@ -39,6 +40,14 @@ export class DaemonMetrics {
       name: "dccm_drift_corrections_total",
       help: "Drift passes that put something back, by stack kind.",
       labelNames: ["kind"],
+      registers: [registry],
+    });
+    this.clusterPutBack = new prom.Counter({
+      name: "dccm_cluster_put_back_total",
+      help:
+        "Resources of the cluster stack a drift pass put back, by resource (route, instanceGroup, healthCheck, legacyHealthCheck, firewall, other); " +
+        'dccm_drift_corrections_total{kind="cluster"} counts the passes.',
+      labelNames: ["resource"],
       registers: [registry],
     });
     this.queueDepth = new prom.Gauge({ name: "dccm_queue_depth", help: "Stacks waiting for a worker.", registers: [registry] });

@@ -12,7 +12,7 @@ import type { ClusterWatcher } from "../watcher/informers";
 import type { EventRecorder } from "../controller/events";
 import type { EnqueueFlags, ReconcileResult, WorkItem } from "../controller/queue";
 import type { LedgerWriter } from "../leaks/ledger";
-import { ClusterController, type ClusterOutputs } from "./clusterController";
+import { ClusterController, type ClusterEventDeps, type ClusterOutputs } from "./clusterController";
 import type { DaemonMetrics } from "./metrics";
 import { ServiceController } from "./serviceController";
 import { DriftTimers, ForeignStackError, StackRecords, StackRuns, type ClusterReferences } from "./stackRuns";
@@ -57,6 +57,8 @@ export interface ReconcilerDeps {
   onReferencesChanged?: (references: ClusterReferences) => void;
   onClusterApplied?: (outputs: ClusterOutputs) => void;
   onClusterFailed?: (error: unknown) => void;
+  /** Events about the cluster stack (daemon/clusterEvents.ts); none when absent. */
+  clusterEvents?: ClusterEventDeps;
   /** Observability hook: a pulumi operation starts (benchmarks measure event-to-up latency with it). */
   onRunStart?: (stack: string, operation: "up" | "refresh" | "destroy") => void;
   /** The rows of /status: fed with each stack's record, runs, ingress and drift corrections. */

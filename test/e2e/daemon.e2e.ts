@@ -10,7 +10,7 @@ import { StackRunner } from "../../daemon/stacks";
 import { loadBalancerName, parseConfig } from "../../model";
 import { parseNodeConfig } from "../../nodes";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
-import { counter, createNode, E2E_CONFIG, eventReasons, lbService } from "../support/cluster";
+import { counter, createNode, createTaintedNode, E2E_CONFIG, eventReasons, initializedWithRoute, lbService } from "../support/cluster";
 import { eventually } from "../support/wait";
 
 describe("dccm daemon", function () {
@@ -186,23 +186,8 @@ describe("dccm daemon", function () {
 
   it("the node controller initializes a tainted Node and reports its route once the cluster stack made it", async () => {
     env.gce.putInstance("node-a3", { zone: "us-central1-a", machineType: "e2-standard-4" });
-    await core.createNode({
-      body: {
-        metadata: { name: "node-a3" },
-        spec: { podCIDR: "10.64.3.0/24", podCIDRs: ["10.64.3.0/24"], taints: [{ key: "node.cloudprovider.kubernetes.io/uninitialized", value: "true", effect: "NoSchedule" }] },
-      },
-    });
-    let last: k8s.V1Node | undefined;
-    const node = await eventually(
-      () => `node-a3 initialized with its route condition; last seen ${JSON.stringify({ spec: last?.spec, labels: last?.metadata?.labels, conditions: last?.status?.conditions })}`,
-      async () => {
-        const read = await core.readNode({ name: "node-a3" });
-        last = read;
-        const condition = read.status?.conditions?.find((entry) => entry.type === "NetworkUnavailable");
-        const tainted = (read.spec?.taints ?? []).some((taint) => taint.key === "node.cloudprovider.kubernetes.io/uninitialized");
-        return !tainted && condition?.reason === "RouteCreated" ? read : undefined;
-      },
-    );
+    await createTaintedNode(core, "node-a3", "10.64.3.0/24");
+    const node = await initializedWithRoute(core, "node-a3");
     assert.equal(node.spec?.providerID, "gce://dccm-test/us-central1-a/node-a3");
     // The apiserver's TaintNodesByCondition admission adds not-ready; ours is gone.
     assert.deepEqual(

@@ -13,7 +13,7 @@ import { LB_FINALIZER } from "../../daemon/services";
 import { CONFIG_FILE, configFile, deployObjects, NODE_CONTROLLER_RULES, SERVICE_CONTROLLER_RULES, SYSTEM_NAMESPACE_RULES, type DeployArgs } from "../../deploy/manifests";
 import { ledgerValue, LEDGER_CONFIGMAP } from "../../leaks/ledger";
 import { loadBalancerName } from "../../model";
-import { E2E_CONFIG, eventReasons, lbService } from "../support/cluster";
+import { createTaintedNode, E2E_CONFIG, eventReasons, initializedWithRoute, lbService } from "../support/cluster";
 import { DaemonProcesses, type RunningDaemon } from "../support/daemon-process";
 import { startTestEnv, type TestEnv } from "../support/env";
 import { makeTokenKubeconfig } from "../support/kube";
@@ -202,23 +202,8 @@ describe("dccm installed in the cluster with its own RBAC", function () {
     assert.equal(holder, IDENTITY);
 
     env.gce.putInstance("node-a1", { zone: "us-central1-a", machineType: "e2-standard-4" });
-    await core.createNode({
-      body: {
-        metadata: { name: "node-a1" },
-        spec: { podCIDR: "10.64.1.0/24", podCIDRs: ["10.64.1.0/24"], taints: [{ key: TAINT_KEY, value: "true", effect: "NoSchedule" }] },
-      },
-    });
-    let last: k8s.V1Node | undefined;
-    const node = await eventually(
-      () => `node-a1 initialized with its route condition; last seen ${JSON.stringify({ spec: last?.spec, labels: last?.metadata?.labels, conditions: last?.status?.conditions })}`,
-      async () => {
-        const read = await core.readNode({ name: "node-a1" });
-        last = read;
-        const condition = read.status?.conditions?.find((entry) => entry.type === "NetworkUnavailable");
-        const tainted = (read.spec?.taints ?? []).some((taint) => taint.key === TAINT_KEY);
-        return !tainted && condition?.reason === "RouteCreated" ? read : undefined;
-      },
-    );
+    await createTaintedNode(core, "node-a1", "10.64.1.0/24");
+    const node = await initializedWithRoute(core, "node-a1");
     assert.equal(node.spec?.providerID, "gce://dccm-test/us-central1-a/node-a1");
     // The apiserver's TaintNodesByCondition admission adds not-ready; ours is gone.
     assert.deepEqual(

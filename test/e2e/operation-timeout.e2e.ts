@@ -1,8 +1,9 @@
 /**
  * Issue 16, item 6: a hung engine run must not hold its stack forever. The daemon runs as a
- * process with `--operation-timeout 5s` against the real engine and the GCE emulator, behind a
+ * process with `--operation-timeout 20s` against the real engine and the GCE emulator, behind a
  * proxy (test/support/delay-proxy.ts) that holds the provider's creates without ever answering (a
- * GCE call that hangs). At the deadline the CLI is interrupted; it then waits for the hung create,
+ * GCE call that hangs). The deadline is long enough for the retry (adoption, refresh, creates) to
+ * finish on a loaded 2-core machine, so only the hung run times out. At the deadline the CLI is interrupted; it then waits for the hung create,
  * so 20 s later it is interrupted again, which terminates it (daemon/interrupt.ts). The run is
  * counted once as timed out, its CLI and plugin are gone and the stack is not left locked. Then the
  * held creates complete in GCE after all (as a slow operation does), and the retry adopts them
@@ -44,7 +45,7 @@ describe("dccm daemon: a hung pulumi up is cancelled at --operation-timeout", fu
 
   before(async () => {
     ({ env, core } = await processCluster());
-    daemons = new DaemonProcesses(env, path.join(env.dir, "config.json"), ["--operation-timeout", "5s"]);
+    daemons = new DaemonProcesses(env, path.join(env.dir, "config.json"), ["--operation-timeout", "20s"]);
     // An hour is forever for this test: the request is never answered while it runs.
     gce = await startDelayProxy(env.gce.endpoint, (method, url) => (hangCreates && method === "POST" && url.startsWith("/emulator/provider/create") ? 3_600_000 : 0));
   });
@@ -108,7 +109,7 @@ describe("dccm daemon: a hung pulumi up is cancelled at --operation-timeout", fu
     );
     // The rest of the message is the CLI's own output (ports, paths).
     const failure = events[1].message;
-    const expected = "Error syncing load balancer: up of stack service.default.stuck did not finish within 5 s and was cancelled: pulumi up of stack service.default.stuck failed: ";
+    const expected = "Error syncing load balancer: up of stack service.default.stuck did not finish within 20 s and was cancelled: pulumi up of stack service.default.stuck failed: ";
     assert.equal(failure.slice(0, expected.length), expected);
     assert.equal(await daemons.stop(running), 0);
     assert.deepEqual(lockFiles(daemons.backendDir), []);

@@ -1,5 +1,6 @@
 /** Helpers for end-to-end tests of the daemon: cluster objects, events and metrics. */
 import * as k8s from "@kubernetes/client-node";
+import { eventually } from "./wait";
 import type * as prom from "prom-client";
 import type { RawConfig } from "../../model";
 
@@ -42,4 +43,28 @@ export async function counter(registry: prom.Registry, metric: string, labels: R
   const data = await found.get();
   const entry = data.values.find((value) => Object.entries(labels).every(([key, wanted]) => String(value.labels[key]) === wanted));
   return entry?.value ?? 0;
+}
+
+const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized";
+
+/** A Node as the kubelet of an external cloud provider registers it: tainted until a CCM initializes it. */
+export async function createTaintedNode(core: k8s.CoreV1Api, name: string, podCIDR: string): Promise<void> {
+  await core.createNode({
+    body: { metadata: { name }, spec: { podCIDR, podCIDRs: [podCIDR], taints: [{ key: UNINITIALIZED_TAINT, value: "true", effect: "NoSchedule" }] } },
+  });
+}
+
+/** The Node once it is initialized (taint gone) and its route reported (NetworkUnavailable: RouteCreated). */
+export async function initializedWithRoute(core: k8s.CoreV1Api, name: string): Promise<k8s.V1Node> {
+  let last: k8s.V1Node | undefined;
+  return eventually(
+    () => `${name} initialized with its route condition; last seen ${JSON.stringify({ spec: last?.spec, labels: last?.metadata?.labels, conditions: last?.status?.conditions })}`,
+    async () => {
+      const read = await core.readNode({ name });
+      last = read;
+      const condition = read.status?.conditions?.find((entry) => entry.type === "NetworkUnavailable");
+      const tainted = (read.spec?.taints ?? []).some((taint) => taint.key === UNINITIALIZED_TAINT);
+      return !tainted && condition?.reason === "RouteCreated" ? read : undefined;
+    },
+  );
 }

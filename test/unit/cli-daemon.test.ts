@@ -39,7 +39,8 @@ describe("bin/dccm daemon: settings problems (child process)", function () {
       "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n" +
         "users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
     );
-    usage = dccm("help").stdout;
+    // A usage error of the daemon is followed by the daemon's own help.
+    usage = dccm("daemon", "--help").stdout;
   });
   after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 

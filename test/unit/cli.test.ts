@@ -21,6 +21,9 @@ const CONFIG = path.join(ROOT, "test/fixtures/config.json");
 /** The usage text, exactly as `dccm help` prints it. */
 import { deployObjects, manifestsYaml } from "../../deploy/manifests";
 import { MANIFESTS_HELP } from "../../bin/manifestsCommand";
+import { DESIRED_HELP, RENDER_HELP } from "../../bin/options";
+const DESIRED_HELP_TEXT = `${DESIRED_HELP}\n`;
+
 const USAGE = [
   "usage:",
   "  dccm desired --snapshot FILE [--config FILE] [--<key> VALUE ...]   print the DesiredState JSON",
@@ -28,6 +31,7 @@ const USAGE = [
   "  dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)",
   "  dccm gc      --dry-run | --yes | RESOURCE ... [FLAG ...]           list leaked GCE resources, delete proven ones (dccm gc --help)",
   "  dccm manifests --config FILE --image IMAGE [FLAG ...]            print the in-cluster install as YAML (dccm manifests --help)",
+  "  dccm status  [--url URL] [--config FILE] [--json]                  one row per stack, from the daemon or its backend (dccm status --help)",
   "  dccm help                                                          print this text",
   "one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys",
   "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes loadBalancerClasses",
@@ -329,7 +333,7 @@ describe("bin/dccm (child process)", function () {
       const run = dccm("desired", "--snapshot", missing, "--config", CONFIG);
       assert.equal(run.status, 2);
       assert.equal(run.stdout, "");
-      assert.equal(run.stderr, `dccm: --snapshot ${missing}: ENOENT: no such file or directory, open '${missing}'\n${USAGE}`);
+      assert.equal(run.stderr, `dccm: --snapshot ${missing}: ENOENT: no such file or directory, open '${missing}'\n${DESIRED_HELP_TEXT}`);
     });
     it("snapshot that is not JSON → exit 2 with a clear message", () => {
       const file = tmpFile("not-json.json", "apiVersion: v1\nkind: List\n");
@@ -353,19 +357,19 @@ describe("bin/dccm (child process)", function () {
     it("no --snapshot → exit 2 with the usage", () => {
       const run = dccm("desired", "--config", CONFIG);
       assert.equal(run.status, 2);
-      assert.equal(run.stderr, `dccm: --snapshot FILE is required (the output of kubectl get nodes,services -A -o json)\n${USAGE}`);
+      assert.equal(run.stderr, `dccm: --snapshot FILE is required (the output of kubectl get nodes,services -A -o json)\n${DESIRED_HELP_TEXT}`);
     });
     it("unreadable config file → exit 2 naming it", () => {
       const missing = path.join(tmp, "no-config.json");
       const run = dccm("desired", "--snapshot", SNAPSHOT, "--config", missing);
       assert.equal(run.status, 2);
-      assert.equal(run.stderr, `dccm: --config ${missing}: ENOENT: no such file or directory, open '${missing}'\n${USAGE}`);
+      assert.equal(run.stderr, `dccm: --config ${missing}: ENOENT: no such file or directory, open '${missing}'\n${DESIRED_HELP_TEXT}`);
     });
     it("config file that is a list → exit 2", () => {
       const file = tmpFile("list-config.json", "[1, 2]");
       const run = dccm("desired", "--snapshot", SNAPSHOT, "--config", file);
       assert.equal(run.status, 2);
-      assert.equal(run.stderr, `dccm: --config ${file}: expected a mapping of config keys\n${USAGE}`);
+      assert.equal(run.stderr, `dccm: --config ${file}: expected a mapping of config keys\n${DESIRED_HELP_TEXT}`);
     });
     it("unknown command → exit 2 with the usage", () => {
       const run = dccm("deploy");
@@ -392,7 +396,7 @@ describe("bin/dccm (child process)", function () {
       }
       assert.equal(message, "Unknown option '--bogus'");
       const run = dccm("desired", "--snapshot", SNAPSHOT, "--bogus", "1");
-      assert.equal(run.stderr, `dccm: ${message}\n${USAGE}`);
+      assert.equal(run.stderr, `dccm: ${message}\n${DESIRED_HELP_TEXT}`);
       assert.equal(run.status, 2);
     });
   });
@@ -455,7 +459,7 @@ describe("bin/dccm (child process)", function () {
         const run = dccmWithEnv(noPassphrase(), "daemon", "--kubeconfig", kubeconfig(), "--config", EXAMPLE_CONFIG);
         assert.deepStrictEqual(
           [run.status, run.stderr],
-          [2, `dccm: set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) or --secrets-provider (e.g. gcpkms://…) so stacks can be encrypted\n${USAGE}`],
+          [2, `dccm: set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) or --secrets-provider (e.g. gcpkms://…) so stacks can be encrypted\n${DAEMON_HELP}`],
         );
       });
       it("refuses a key no command knows, named, exit 2", () => {
@@ -495,10 +499,10 @@ describe("bin/dccm (child process)", function () {
         assert.deepStrictEqual([run.status, run.stdout, run.stderr], [0, USAGE, ""], args.join(" "));
       }
     });
-    it("desired --help and render --help print the usage, exit 0", () => {
+    it("desired --help and render --help print their own usage, exit 0", () => {
       for (const command of ["desired", "render"]) {
         const run = dccm(command, "--help");
-        assert.deepStrictEqual([run.status, run.stdout, run.stderr], [0, USAGE, ""], command);
+        assert.deepStrictEqual([run.status, run.stdout, run.stderr], [0, `${command === "desired" ? DESIRED_HELP : RENDER_HELP}\n`, ""], command);
       }
     });
     it("dccm daemon --help (and -h) prints every flag with its key and default, exit 0", () => {
@@ -521,11 +525,11 @@ describe("bin/dccm (child process)", function () {
     });
     it("daemon: a flag the help does not list is refused, exit 2", () => {
       const run = dccm("daemon", "--loglevel", "debug");
-      assert.deepStrictEqual([run.status, run.stderr], [2, `dccm: Unknown option '--loglevel'\n${USAGE}`]);
+      assert.deepStrictEqual([run.status, run.stderr], [2, `dccm: Unknown option '--loglevel'\n${DAEMON_HELP}`]);
     });
     it("daemon: --log-level takes only pino's levels, exit 2 naming them", () => {
       const run = dccm("daemon", "--log-level", "loud");
-      assert.deepStrictEqual([run.status, run.stderr], [2, `dccm: --log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent\n${USAGE}`]);
+      assert.deepStrictEqual([run.status, run.stderr], [2, `dccm: --log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent\n${DAEMON_HELP}`]);
     });
   });
 
@@ -583,7 +587,7 @@ describe("bin/dccm (child process)", function () {
       ];
       for (const [args, message] of cases) {
         const run = dccm("manifests", "--config", config, "--image", "dccm:1", ...args);
-        assert.deepStrictEqual([run.status, run.stdout, run.stderr], [2, "", `dccm: ${message}\n${USAGE}`], args.join(" "));
+        assert.deepStrictEqual([run.status, run.stdout, run.stderr], [2, "", `dccm: ${message}\n${MANIFESTS_HELP}\n`], args.join(" "));
       }
     });
     it("--help prints its own usage, exit 0", () => {

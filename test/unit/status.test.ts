@@ -355,7 +355,7 @@ describe("dccm status: the command", function () {
     assert.deepEqual(run, {
       status: 2,
       stdout: "",
-      stderr: `dccm status: Unknown option '--nope'\n${STATUS_HELP}\n`,
+      stderr: `dccm: Unknown option '--nope'\n${STATUS_HELP}\n`,
     });
   });
 
