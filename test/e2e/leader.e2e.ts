@@ -99,6 +99,10 @@ describe("dccm daemon: leadership and start-up", function () {
     await eventually("before-cut's up on the leader", () => runs.cut.find((run) => run.stack === "service.default.before-cut"), 120_000, 50);
     await cut.idle();
     assert.equal(standbyLeads, false);
+    // A standby that reads the Lease is ready: a rolling update's new pod is one, and a readiness it
+    // could never reach would stall the rollout.
+    const readyz = async (daemon: Daemon): Promise<number> => (await fetch(`http://127.0.0.1:${daemon.address?.port ?? 0}/readyz`)).status;
+    assert.deepEqual(await eventually("the standby ready", async () => ((await readyz(standby)) === 200 ? [await readyz(cut), 200] : undefined), 10_000, 50), [200, 200]);
 
     const cutAt = Date.now();
     proxy.blackhole();

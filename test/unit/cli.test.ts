@@ -22,6 +22,8 @@ const CONFIG = path.join(ROOT, "test/fixtures/config.json");
 import { deployObjects, manifestsYaml } from "../../deploy/manifests";
 import { MANIFESTS_HELP } from "../../bin/manifestsCommand";
 import { DESIRED_HELP, RENDER_HELP } from "../../bin/options";
+import { DAEMON_HELP as SOURCE_DAEMON_HELP } from "../../bin/daemonCommand";
+import { GC_HELP as SOURCE_GC_HELP } from "../../bin/gcCommand";
 const DESIRED_HELP_TEXT = `${DESIRED_HELP}\n`;
 
 const USAGE = [
@@ -493,6 +495,24 @@ describe("bin/dccm (child process)", function () {
   });
 
   describe("help", () => {
+    const SUBCOMMANDS: [string, string][] = [
+      ["desired", DESIRED_HELP],
+      ["render", RENDER_HELP],
+      ["daemon", SOURCE_DAEMON_HELP],
+      ["gc", SOURCE_GC_HELP],
+      ["manifests", MANIFESTS_HELP],
+    ];
+    it("every subcommand: --help prints its own usage (exit 0); an unknown flag exits 2 with that usage", () => {
+      const runs = SUBCOMMANDS.map(([command]) => [dccm(command, "--help"), dccm(command, "--no-such-flag")]);
+      assert.deepStrictEqual(
+        runs.map(([help, wrong]) => [help.status, help.stdout, help.stderr, wrong.status, wrong.stdout, wrong.stderr]),
+        SUBCOMMANDS.map(([command, usage]) => {
+          // node:util's message for a command that takes positionals (gc's RESOURCE names) says how to pass one.
+          const hint = command === "gc" ? `. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- "--no-such-flag"` : "";
+          return [0, `${usage}\n`, "", 2, "", `dccm: Unknown option '--no-such-flag'${hint}\n${usage}\n`];
+        }),
+      );
+    });
     it("dccm help and dccm --help print the usage, exit 0", () => {
       for (const args of [["help"], ["--help"], ["-h"]]) {
         const run = dccm(...args);
