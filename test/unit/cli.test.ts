@@ -24,6 +24,7 @@ import { MANIFESTS_HELP } from "../../bin/manifestsCommand";
 import { DESIRED_HELP, RENDER_HELP } from "../../bin/options";
 import { DAEMON_HELP as SOURCE_DAEMON_HELP } from "../../bin/daemonCommand";
 import { GC_HELP as SOURCE_GC_HELP } from "../../bin/gcCommand";
+import { STATUS_HELP } from "../../bin/statusCommand";
 const DESIRED_HELP_TEXT = `${DESIRED_HELP}\n`;
 
 const USAGE = [
@@ -501,6 +502,7 @@ describe("bin/dccm (child process)", function () {
       ["daemon", SOURCE_DAEMON_HELP],
       ["gc", SOURCE_GC_HELP],
       ["manifests", MANIFESTS_HELP],
+      ["status", STATUS_HELP],
     ];
     it("every subcommand: --help prints its own usage (exit 0); an unknown flag exits 2 with that usage", () => {
       const runs = SUBCOMMANDS.map(([command]) => [dccm(command, "--help"), dccm(command, "--no-such-flag")]);
