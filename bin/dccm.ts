@@ -21,7 +21,7 @@ const USAGE = `usage:
   dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)
   dccm gc      --dry-run | --yes | RESOURCE ... [FLAG ...]           list leaked GCE resources, delete proven ones (dccm gc --help)
   dccm manifests --config FILE --image IMAGE [FLAG ...]            print the in-cluster install as YAML (dccm manifests --help)
-  dccm preview [--kubeconfig FILE] [--config FILE] [--snapshot FILE] [--json]   what the daemon would change; exit 0 none, 2 some, 1 error (dccm preview --help)
+  dccm preview [--snapshot FILE] [--json] [FLAG ...]                 what the daemon would change: exit 0 none, 2 some, 1 error (dccm preview --help)
   dccm help                                                          print this text
 one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys
 config keys (file or flags): ${CONFIG_KEYS.join(" ")}`;

@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { LocalWorkspace, type EngineEvent, type InlineProgramArgs, type LocalWorkspaceOptions, type Stack } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, PulumiCommand, type EngineEvent, type InlineProgramArgs, type LocalWorkspaceOptions, type Stack } from "@pulumi/pulumi/automation";
 import * as k8s from "@kubernetes/client-node";
 import type { Scope } from "../components/stack";
 import { describeError } from "../controller/errors";
@@ -81,6 +81,8 @@ interface Where {
   backendUrl: string;
   project: string;
   clusterUid: string;
+  /** The pulumi CLI on PATH, checked once for every workspace (each would run `pulumi version`). */
+  pulumiCommand: PulumiCommand;
   /** Our temporary directory: workspaces, and the empty backend of new stacks. */
   workDir: string;
 }
@@ -173,7 +175,7 @@ async function preview(flags: Flags): Promise<{ plans: StackPlan[]; rejected: Re
   const clusterUid = await readClusterUid(kubeConfig);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-preview-"));
   try {
-    const where: Where = { backendUrl, project: clusterProjectName(config.clusterId), clusterUid, workDir };
+    const where: Where = { backendUrl, project: clusterProjectName(config.clusterId), clusterUid, pulumiCommand: await PulumiCommand.get(), workDir };
     return await planStacks(where, config, desiredStacks(dump.snapshot, config), dump);
   } finally {
     fs.rmSync(workDir, { recursive: true, force: true });
@@ -198,13 +200,14 @@ function workspaceOptions(where: Where, stack: string, backendUrl: string, env: 
     workDir,
     projectSettings: { name: where.project, runtime: "nodejs", backend: { url: backendUrl } },
     envVars: { PULUMI_BACKEND_URL: backendUrl, PULUMI_SKIP_UPDATE_CHECK: "true", ...env },
+    pulumiCommand: where.pulumiCommand,
   };
 }
 
 /** The recorded hash of every stack of the project; a stack of another cluster stops the preview. */
 async function readRecorded(where: Where): Promise<Map<string, RecordedStack>> {
   // Listing only: the runner's listStacks reads the checkpoint directory or runs `pulumi stack ls`.
-  const runner = new StackRunner({ backendUrl: where.backendUrl, env: {}, workDir: path.join(where.workDir, "list"), projectName: where.project });
+  const runner = new StackRunner({ backendUrl: where.backendUrl, env: {}, workDir: path.join(where.workDir, "list"), projectName: where.project, pulumiCommand: where.pulumiCommand });
   const recorded = new Map<string, RecordedStack>();
   for (const stack of await runner.listStacks()) {
     if (stack !== CLUSTER_STACK && parseServiceStack(stack) === undefined) continue;
