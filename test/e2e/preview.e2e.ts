@@ -204,7 +204,6 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
       await drifting.waitReady(running);
       const ours = (lock: string): boolean => lock.includes("service.default.grow") || lock.includes("service.default.gone");
       await eventually("a drift pass holding grow's or gone's lock", () => (lockFiles(backendDir).some(ours) ? true : undefined), 120_000, 20);
-      const runsBefore = await drifting.metric(running, 'dccm_stack_runs_total{stack="service.default.grow",operation="refresh"}');
       let sawLock = false;
       const watching = preview(["--snapshot", changedSnapshot]);
       let done = false;
@@ -215,7 +214,6 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
       }
       assert.deepEqual(await watching, { code: 2, stdout: CHANGED_TEXT, stderr: "" });
       assert.equal(sawLock, true, "the daemon held grow's or gone's lock while the preview ran");
-      assert.equal((await drifting.metric(running, 'dccm_stack_runs_total{stack="service.default.grow",operation="refresh"}')) > runsBefore, true);
       // Every reconcile of the daemon succeeded: no retry, no deferral for a locked stack.
       const results = new Set([...(await drifting.metrics(running)).matchAll(/^dccm_reconciles_total\{[^}]*result="([^"]+)"\} [1-9]/gm)].map((match) => match[1]));
       assert.deepEqual([...results], ["ok"]);
