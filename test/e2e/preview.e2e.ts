@@ -194,12 +194,45 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
     assert.deepEqual(lockFiles(backendDir), []);
   });
 
+  it("a new Service is previewed in an empty backend of its own: every resource a create; an invalid one is listed with the model's message", async () => {
+    const live = JSON.parse(fs.readFileSync(equalSnapshot, "utf8")) as { items: Record<string, unknown>[] };
+    const added = (name: string, uid: string, protocol: string): Record<string, unknown> => ({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name, namespace: "default", uid },
+      spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ name: "p", protocol, port: 80, targetPort: 8080 }] },
+    });
+    const snapshot = path.join(env.dir, "added.json");
+    fs.writeFileSync(
+      snapshot,
+      JSON.stringify({ ...live, items: [...live.items, added("fresh", "f7e5a000-0000-4000-8000-000000000001", "TCP"), added("sctp", "f7e5a000-0000-4000-8000-000000000002", "SCTP")] }),
+    );
+    const before = fileHashes(backendDir);
+    assert.deepEqual(await preview(["--snapshot", snapshot]), {
+      code: 2,
+      stdout: [
+        "Service default/fresh: create (stack service.default.fresh)",
+        "  create Address default/fresh:address",
+        "  create RegionBackendService default/fresh:backend-tcp",
+        "  create Firewall default/fresh:firewall",
+        "  create ForwardingRule default/fresh:forwarding-rule-tcp",
+        "Service default/sctp: rejected, no load balancer is created",
+        "  Service default/sctp: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)",
+        "Unchanged stacks: cluster, service.default.gone, service.default.grow, service.default.keep",
+        "Plan: 4 to create, 0 to update, 0 to replace, 0 to delete, 4 unchanged stacks",
+        "",
+      ].join("\n"),
+      stderr: "",
+    });
+    assert.deepEqual(fileHashes(backendDir), before);
+  });
+
   it("with the daemon running drift passes on the same stacks meanwhile, neither fails", async () => {
     if (daemon !== undefined) assert.equal(await daemons.stop(daemon), 0);
     daemon = undefined;
     // up --refresh of every stack every 2 s: the daemon holds the stacks' locks most of the time.
     const drifting = new DaemonProcesses(env, configPath, ["--drift-interval", "2s"]);
-    const running = drifting.start();
+    const running = drifting.start({ logLevel: "debug" });
     try {
       await drifting.waitReady(running);
       const ours = (lock: string): boolean => lock.includes("service.default.grow") || lock.includes("service.default.gone");
@@ -214,17 +247,28 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
       }
       assert.deepEqual(await watching, { code: 2, stdout: CHANGED_TEXT, stderr: "" });
       assert.equal(sawLock, true, "the daemon held grow's or gone's lock while the preview ran");
-      // Every reconcile of the daemon succeeded: no retry, no deferral for a locked stack.
-      const results = new Set([...(await drifting.metrics(running)).matchAll(/^dccm_reconciles_total\{[^}]*result="([^"]+)"\} [1-9]/gm)].map((match) => match[1]));
-      assert.deepEqual([...results], ["ok"]);
+      const results = new Map([...(await drifting.metrics(running)).matchAll(/^dccm_reconciles_total\{[^}]*result="([^"]+)"\} (\d+)/gm)].map((match) => [match[1], Number(match[2])]));
       assert.equal(await drifting.stop(running), 0);
-      const problems = fs
+      const log = fs
         .readFileSync(running.logPath, "utf8")
         .split("\n")
         .filter((line) => line.startsWith("{"))
-        .map((line) => JSON.parse(line) as { level: number; msg: string })
-        .filter((entry) => entry.level >= 50 || (entry.level >= 40 && /lock/i.test(JSON.stringify(entry))));
-      assert.deepEqual(problems, []);
+        .map((line) => JSON.parse(line) as { level: number; msg: string; reason?: string });
+      assert.deepEqual(
+        log.filter((entry) => entry.level >= 50 || (entry.level >= 40 && /lock/i.test(JSON.stringify(entry)))),
+        [],
+      );
+      // No reconcile failed; the only deferrals are the Service stacks' wait for the cluster stack after the start, none for a locked stack.
+      assert.deepEqual(
+        [...results.keys()].filter((result) => result !== "ok" && result !== "retryAfter"),
+        [],
+      );
+      const deferred = log.filter((entry) => entry.msg === "reconcile deferred");
+      assert.deepEqual(
+        deferred.filter((entry) => entry.reason !== "waiting for the cluster stack"),
+        [],
+      );
+      assert.equal(deferred.length, results.get("retryAfter") ?? 0);
       assert.deepEqual(lockFiles(backendDir), []);
     } finally {
       drifting.killAll();
