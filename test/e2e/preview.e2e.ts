@@ -270,7 +270,6 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
         log.filter((entry) => entry.msg === "reconcile deferred" && entry.reason !== "waiting for the cluster stack"),
         [],
       );
-      assert.deepEqual(lockFiles(backendDir), []);
     } finally {
       drifting.killAll();
     }
