@@ -10,6 +10,7 @@ import { snapshotFromKubectlJson, SnapshotError, type DumpContents } from "../wa
 import { DAEMON_HELP, runDaemon } from "./daemonCommand";
 import { GC_HELP, runGc } from "./gcCommand";
 import { MANIFESTS_HELP, runManifests } from "./manifestsCommand";
+import { PREVIEW_HELP, runPreview } from "./previewCommand";
 import { DeployArgsError } from "../deploy/manifests";
 import { splitConfig } from "../daemon/config";
 import { CONFIG_FLAG_OPTIONS, configFromFlags, DESIRED_HELP, parseFlags, parseModelConfig, RENDER_HELP, toPulumiConfig, UsageError } from "./options";
@@ -20,6 +21,7 @@ const USAGE = `usage:
   dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)
   dccm gc      --dry-run | --yes | RESOURCE ... [FLAG ...]           list leaked GCE resources, delete proven ones (dccm gc --help)
   dccm manifests --config FILE --image IMAGE [FLAG ...]            print the in-cluster install as YAML (dccm manifests --help)
+  dccm preview [--snapshot FILE] [--json] [FLAG ...]                 what the daemon would change: exit 0 none, 2 some, 1 error (dccm preview --help)
   dccm help                                                          print this text
 one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys
 config keys (file or flags): ${CONFIG_KEYS.join(" ")}`;
@@ -87,6 +89,8 @@ async function run(argv: string[]): Promise<number> {
       return runGc(rest);
     case "manifests":
       return runManifests(rest);
+    case "preview":
+      return runPreview(rest);
     case undefined:
       process.stdout.write(`${USAGE}\n`);
       return 2;
@@ -105,7 +109,7 @@ function help(text = USAGE): number {
 }
 
 /** Each subcommand's own usage: printed with its --help and after a usage error of it. */
-const SUBCOMMAND_HELP: Readonly<Record<string, string>> = { desired: DESIRED_HELP, render: RENDER_HELP, daemon: DAEMON_HELP, gc: GC_HELP, manifests: MANIFESTS_HELP };
+const SUBCOMMAND_HELP: Readonly<Record<string, string>> = { desired: DESIRED_HELP, render: RENDER_HELP, daemon: DAEMON_HELP, gc: GC_HELP, manifests: MANIFESTS_HELP, preview: PREVIEW_HELP };
 
 const argv = process.argv.slice(2);
 run(argv).then(
