@@ -10,6 +10,7 @@ import { snapshotFromKubectlJson, SnapshotError, type DumpContents } from "../wa
 import { DAEMON_HELP, runDaemon } from "./daemonCommand";
 import { GC_HELP, runGc } from "./gcCommand";
 import { MANIFESTS_HELP, runManifests } from "./manifestsCommand";
+import { PREVIEW_HELP, runPreview } from "./previewCommand";
 import { runStatus, STATUS_HELP } from "./statusCommand";
 import { DeployArgsError } from "../deploy/manifests";
 import { splitConfig } from "../daemon/config";
@@ -21,6 +22,7 @@ const USAGE = `usage:
   dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)
   dccm gc      --dry-run | --yes | RESOURCE ... [FLAG ...]           list leaked GCE resources, delete proven ones (dccm gc --help)
   dccm manifests --config FILE --image IMAGE [FLAG ...]            print the in-cluster install as YAML (dccm manifests --help)
+  dccm preview [--snapshot FILE] [--json] [FLAG ...]                 what the daemon would change: exit 0 none, 2 some, 1 error (dccm preview --help)
   dccm status  [--url URL] [--config FILE] [--json]                  one row per stack, from the daemon or its backend (dccm status --help)
   dccm help                                                          print this text
 one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys
@@ -89,6 +91,8 @@ async function run(argv: string[]): Promise<number> {
       return runGc(rest);
     case "manifests":
       return runManifests(rest);
+    case "preview":
+      return runPreview(rest);
     case "status":
       return runStatus(rest);
     case undefined:
@@ -109,7 +113,15 @@ function help(text = USAGE): number {
 }
 
 /** Each subcommand's own usage: printed with its --help and after a usage error of it. */
-const SUBCOMMAND_HELP: Readonly<Record<string, string>> = { desired: DESIRED_HELP, render: RENDER_HELP, daemon: DAEMON_HELP, gc: GC_HELP, manifests: MANIFESTS_HELP, status: STATUS_HELP };
+const SUBCOMMAND_HELP: Readonly<Record<string, string>> = {
+  desired: DESIRED_HELP,
+  render: RENDER_HELP,
+  daemon: DAEMON_HELP,
+  gc: GC_HELP,
+  manifests: MANIFESTS_HELP,
+  preview: PREVIEW_HELP,
+  status: STATUS_HELP,
+};
 
 const argv = process.argv.slice(2);
 run(argv).then(

@@ -136,6 +136,18 @@ export interface Inspection {
   clusterUid: string | undefined;
 }
 
+/**
+ * The daemon's inline program for one stack: declares the stack's part of `desired` and records the
+ * desired-state hash and the cluster identity as outputs (dccm preview runs the very same program).
+ */
+export function stackProgramOutputs(desired: DesiredState, scope: Scope, hash: string | undefined, clusterUid: string | undefined): Record<string, unknown> {
+  return {
+    ...declareStack(desired, scope).outputs,
+    ...(hash !== undefined ? { [HASH_OUTPUT]: hash } : {}),
+    ...(clusterUid !== undefined ? { [CLUSTER_UID_OUTPUT]: clusterUid } : {}),
+  };
+}
+
 /** The outputs every run of the stack program records (components/stack.ts declareStack), whatever the scope. */
 export const PROGRAM_OUTPUTS = ["loadBalancers", "instanceGroups", "routes"] as const satisfies readonly (keyof StackOutputs)[];
 
@@ -273,11 +285,7 @@ export class StackRunner {
         program: async () => {
           const desired = holder.current?.desired;
           if (desired === undefined) throw new Error(`stack ${stackName}: program run without a desired state`);
-          return {
-            ...declareStack(desired, scope).outputs,
-            ...(holder.current?.hash !== undefined ? { [HASH_OUTPUT]: holder.current.hash } : {}),
-            ...(this.options.clusterUid !== undefined ? { [CLUSTER_UID_OUTPUT]: this.options.clusterUid } : {}),
-          };
+          return stackProgramOutputs(desired, scope, holder.current?.hash, this.options.clusterUid);
         },
       };
       entry = this.workspaceOptions(stackName)

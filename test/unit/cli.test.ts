@@ -21,6 +21,7 @@ const CONFIG = path.join(ROOT, "test/fixtures/config.json");
 /** The usage text, exactly as `dccm help` prints it. */
 import { deployObjects, manifestsYaml } from "../../deploy/manifests";
 import { MANIFESTS_HELP } from "../../bin/manifestsCommand";
+import { PREVIEW_HELP } from "../../bin/previewCommand";
 import { DESIRED_HELP, RENDER_HELP } from "../../bin/options";
 import { DAEMON_HELP as SOURCE_DAEMON_HELP } from "../../bin/daemonCommand";
 import { GC_HELP as SOURCE_GC_HELP } from "../../bin/gcCommand";
@@ -34,6 +35,7 @@ const USAGE = [
   "  dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)",
   "  dccm gc      --dry-run | --yes | RESOURCE ... [FLAG ...]           list leaked GCE resources, delete proven ones (dccm gc --help)",
   "  dccm manifests --config FILE --image IMAGE [FLAG ...]            print the in-cluster install as YAML (dccm manifests --help)",
+  "  dccm preview [--snapshot FILE] [--json] [FLAG ...]                 what the daemon would change: exit 0 none, 2 some, 1 error (dccm preview --help)",
   "  dccm status  [--url URL] [--config FILE] [--json]                  one row per stack, from the daemon or its backend (dccm status --help)",
   "  dccm help                                                          print this text",
   "one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys",
@@ -502,6 +504,7 @@ describe("bin/dccm (child process)", function () {
       ["daemon", SOURCE_DAEMON_HELP],
       ["gc", SOURCE_GC_HELP],
       ["manifests", MANIFESTS_HELP],
+      ["preview", PREVIEW_HELP],
       ["status", STATUS_HELP],
     ];
     it("every subcommand: --help prints its own usage (exit 0); an unknown flag exits 2 with that usage", () => {

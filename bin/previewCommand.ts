@@ -1,0 +1,273 @@
+/**
+ * `dccm preview`: what the daemon would do with the desired state of the live cluster (or of a
+ * snapshot), as a plan of the daemon's own stacks: same project `dccm-<clusterId>`, same backend,
+ * same stack names, same inline program. Read-only (see READ_ONLY below); the pure part (which
+ * stacks change, the plan as text and JSON, the exit code) is daemon/preview.ts.
+ */
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parseArgs } from "node:util";
+import { LocalWorkspace, PulumiCommand, type EngineEvent, type InlineProgramArgs, type LocalWorkspaceOptions, type Stack } from "@pulumi/pulumi/automation";
+import * as k8s from "@kubernetes/client-node";
+import type { Scope } from "../components/stack";
+import { describeError } from "../controller/errors";
+import { isRecord } from "../controller/guards";
+import { DAEMON_DEFAULTS, encryptionProblem, splitConfig } from "../daemon/config";
+import { FileBackend } from "../daemon/checkpoints";
+import { readClusterUid } from "../daemon/identity";
+import {
+  decideStacks,
+  desiredStacks,
+  exitCode,
+  formatPlan,
+  planDocument,
+  resourceChange,
+  stackPlan,
+  type DesiredStacks,
+  type RecordedStack,
+  type RejectedService,
+  type ResourceChange,
+  type StackDecision,
+  type StackPlan,
+} from "../daemon/preview";
+import { ForeignStackError } from "../daemon/stackRuns";
+import { CLUSTER_UID_OUTPUT, clusterProjectName, HASH_OUTPUT, localBackendUrl, StackRunner, stackOutputs, stackProgramOutputs } from "../daemon/stacks";
+import { CLUSTER_STACK, type Config, type DesiredState } from "../model";
+import { parseServiceStack } from "../watcher/desiredCache";
+import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";
+import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
+import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig } from "./options";
+
+export const PREVIEW_HELP = [
+  "usage: dccm preview [--kubeconfig FILE] [--config FILE] [--snapshot FILE] [--json] [FLAG ...]",
+  "shows what dccm daemon would change: the desired state of the cluster (or of --snapshot) against the",
+  "daemon's own stacks (project dccm-<clusterId> in its backend). Only stacks whose recorded desired-state",
+  "hash differs get a pulumi preview; nothing is written to the backend and no stack lock is taken.",
+  "exit codes: 0 nothing would change, 2 something would (or a usage error, with this help on stderr), 1 error.",
+  "  --kubeconfig FILE                    the cluster (default: $KUBECONFIG, else ~/.kube/config); always read for its identity",
+  "  --config FILE                        the config file of dccm daemon (GCP keys, stateDir, backendUrl, secretsProvider)",
+  "  --snapshot FILE                      desired state from `kubectl get nodes,services -A -o json` instead of the live cluster",
+  "  --json                               one JSON document (changes, summary, stacks, rejected) instead of the text plan",
+  `  --state-dir DIR                      [stateDir] where the daemon's default backend is (default ${DAEMON_DEFAULTS.stateDir})`,
+  "  --backend-url URL                    [backendUrl] the daemon's Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)",
+  "  --secrets-provider URL               [secretsProvider] as dccm daemon (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE[_FILE])",
+  "  -h, --help                           print this help",
+  "and the GCP flags of dccm daemon --help (--project, --clusterId, ...).",
+].join("\n");
+
+/*
+ * READ_ONLY. What the pulumi CLI 3.248 does on a diy (file://, gs://, s3://) backend, from its
+ * source (pkg/backend/diy/backend.go and lock.go):
+ * - `pulumi preview` (diyBackend.Preview) calls apply() with DryRun and no Lock(): unlike Update,
+ *   Refresh and Destroy it never writes `.pulumi/locks/…`. DryRun also means no snapshot manager
+ *   (no checkpoint written), no addToHistory and no backupStack (no `.pulumi/history` or
+ *   `.pulumi/backups` file).
+ * - `pulumi destroy --preview-only` (diyBackend.Destroy with PreviewOnly) takes the same
+ *   DryRun path before the Lock() of a real destroy.
+ * - `pulumi stack select` and `stack export` only read (GetStack, the checkpoint); the backend's
+ *   `.pulumi/meta.yaml` is written only when it is missing (ensurePulumiMeta), i.e. for a backend
+ *   the daemon never wrote, whose stacks this command then does not find anyway.
+ * So a preview neither waits for nor stalls a running `up` of the daemon. What it writes goes to
+ * its own temporary workspaces (Pulumi.yaml, the stack's settings file) and to PULUMI_HOME's
+ * workspace file, never to the backend. A stack the backend does not have yet is previewed
+ * against an empty temporary file:// backend, since selecting it would create it. The checkpoint
+ * read may be one an `up` of the daemon is writing at that moment: the plan is then against that
+ * state, as any read without a lock is.
+ */
+
+interface Where {
+  backendUrl: string;
+  project: string;
+  clusterUid: string;
+  /** The pulumi CLI on PATH, checked once for every workspace (each would run `pulumi version`). */
+  pulumiCommand: PulumiCommand;
+  /** Our temporary directory: workspaces, and the empty backend of new stacks. */
+  workDir: string;
+}
+
+type Flags = Record<string, string | boolean | undefined>;
+
+function parsePreviewFlags(argv: string[]): Flags {
+  const { values } = parseFlags(() =>
+    parseArgs({
+      args: argv,
+      options: {
+        help: { type: "boolean", short: "h" },
+        json: { type: "boolean" },
+        kubeconfig: { type: "string" },
+        config: { type: "string" },
+        snapshot: { type: "string" },
+        "state-dir": { type: "string" },
+        "backend-url": { type: "string" },
+        "secrets-provider": { type: "string" },
+        ...CONFIG_FLAG_OPTIONS,
+      },
+      strict: true,
+      allowPositionals: false,
+    }),
+  );
+  return values;
+}
+
+export async function runPreview(argv: string[]): Promise<number> {
+  // A usage error goes to bin/dccm.ts: exit 2 with PREVIEW_HELP, as for every subcommand.
+  const flags = parsePreviewFlags(argv);
+  if (flags.help === true) {
+    process.stdout.write(`${PREVIEW_HELP}\n`);
+    return 0;
+  }
+  // Our workspaces hold stack settings (salts): the owner's only, as the daemon's.
+  process.umask(0o077);
+  try {
+    const { plans, rejected } = await preview(flags);
+    process.stdout.write(flags.json === true ? `${JSON.stringify(planDocument(plans, rejected), null, 2)}\n` : formatPlan(plans, rejected));
+    return exitCode(plans);
+  } catch (error) {
+    // Exit 1 for every failure, bad input included: 2 would read as "something would change".
+    process.stderr.write(`dccm preview: ${describeError(error)}\n`);
+    return 1;
+  }
+}
+
+function stringFlag(flags: Flags, name: string): string | undefined {
+  const value = flags[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+/** The snapshot file, or one list of the live cluster. */
+function readDump(snapshotPath: string | undefined, kubeConfig: k8s.KubeConfig): Promise<DumpContents> {
+  if (snapshotPath === undefined) return listCluster(kubeConfig);
+  let text: string;
+  try {
+    text = fs.readFileSync(snapshotPath, "utf8");
+  } catch (error) {
+    throw new Error(`--snapshot ${snapshotPath}: ${(error as Error).message}`, { cause: error });
+  }
+  return Promise.resolve(snapshotFromKubectlJson(text, snapshotPath));
+}
+
+async function preview(flags: Flags): Promise<{ plans: StackPlan[]; rejected: RejectedService[] }> {
+  const shared = splitConfig(configFromFlags(flags, stringFlag(flags, "config")));
+  const fromFile = (key: "stateDir" | "backendUrl" | "secretsProvider"): string | undefined => {
+    const value = shared.daemon[key];
+    return value === undefined || value === null || value === "" ? undefined : String(value);
+  };
+  const stateDir = stringFlag(flags, "state-dir") ?? fromFile("stateDir") ?? DAEMON_DEFAULTS.stateDir;
+  const backendUrl = stringFlag(flags, "backend-url") ?? fromFile("backendUrl") ?? process.env.PULUMI_BACKEND_URL ?? localBackendUrl(path.join(stateDir, "backend"));
+  const secretsProvider = stringFlag(flags, "secrets-provider") ?? fromFile("secretsProvider");
+  const noEncryption = encryptionProblem({ secretsProvider }, process.env);
+  if (noEncryption !== undefined) throw new Error(`${noEncryption} (the preview decrypts the daemon's stacks)`);
+  const kubeConfig = loadKubeConfig(stringFlag(flags, "kubeconfig"));
+  const dump = await readDump(stringFlag(flags, "snapshot"), kubeConfig);
+  if (shared.model.clusterId === undefined) {
+    const clusterId = dump.clusterId ?? (await readClusterId(kubeConfig.makeApiClient(k8s.CoreV1Api)));
+    if (clusterId !== undefined) shared.model.clusterId = clusterId;
+  }
+  const config = parseModelConfig(shared);
+  const clusterUid = await readClusterUid(kubeConfig);
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-preview-"));
+  try {
+    const where: Where = { backendUrl, project: clusterProjectName(config.clusterId), clusterUid, pulumiCommand: await PulumiCommand.get(), workDir };
+    return await planStacks(where, config, desiredStacks(dump.snapshot, config), dump);
+  } finally {
+    fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+async function planStacks(where: Where, config: Config, wanted: DesiredStacks, dump: DumpContents): Promise<{ plans: StackPlan[]; rejected: RejectedService[] }> {
+  const recorded = await readRecorded(where);
+  const plans: StackPlan[] = [];
+  const rejected: RejectedService[] = [];
+  for (const decision of decideStacks(wanted, recorded, dump.snapshot.services, config.loadBalancerClasses)) {
+    if (decision.kind === "rejected") rejected.push({ service: decision.service, stack: decision.stack, messages: decision.messages, hasStack: decision.hasStack });
+    else plans.push(stackPlan(decision, decision.kind === "unchanged" ? [] : await runEngine(where, decision, wanted)));
+  }
+  return { plans, rejected };
+}
+
+function workspaceOptions(where: Where, stack: string, backendUrl: string, env: Record<string, string> = {}): LocalWorkspaceOptions {
+  const workDir = path.join(where.workDir, "workspaces", stack);
+  fs.mkdirSync(workDir, { recursive: true });
+  return {
+    workDir,
+    projectSettings: { name: where.project, runtime: "nodejs", backend: { url: backendUrl } },
+    envVars: { PULUMI_BACKEND_URL: backendUrl, PULUMI_SKIP_UPDATE_CHECK: "true", ...env },
+    pulumiCommand: where.pulumiCommand,
+  };
+}
+
+/** The recorded hash of every stack of the project; a stack of another cluster stops the preview. */
+async function readRecorded(where: Where): Promise<Map<string, RecordedStack>> {
+  // Listing only: the runner's listStacks reads the checkpoint directory or runs `pulumi stack ls`.
+  const runner = new StackRunner({ backendUrl: where.backendUrl, env: {}, workDir: path.join(where.workDir, "list"), projectName: where.project, pulumiCommand: where.pulumiCommand });
+  const recorded = new Map<string, RecordedStack>();
+  for (const stack of await runner.listStacks()) {
+    if (stack !== CLUSTER_STACK && parseServiceStack(stack) === undefined) continue;
+    const deployment = await readDeployment(where, stack);
+    const outputs = deployment === undefined ? {} : stackOutputs(deployment);
+    const uid = outputs[CLUSTER_UID_OUTPUT];
+    if (typeof uid === "string" && uid !== where.clusterUid) throw new ForeignStackError(stack, uid, where.clusterUid);
+    const hash = outputs[HASH_OUTPUT];
+    // Pending creates of a killed run: the daemon adopts them and runs `up --refresh`, whatever the hash.
+    const pending = Array.isArray(deployment?.pending_operations) && deployment.pending_operations.some((operation) => isRecord(operation) && operation.type === "creating");
+    recorded.set(stack, { hash: typeof hash === "string" && !pending ? hash : undefined });
+  }
+  return recorded;
+}
+
+/** The stack's deployment: its checkpoint file on a file:// backend when certain, else `pulumi stack export`. */
+async function readDeployment(where: Where, stack: string): Promise<Record<string, unknown> | undefined> {
+  const file = FileBackend.fromUrl(where.backendUrl)?.readCheckpoint(where.project, stack);
+  if (file?.kind === "read") return file.deployment;
+  try {
+    const selected = await LocalWorkspace.selectStack({ stackName: stack, projectName: where.project, program: () => Promise.resolve({}) }, workspaceOptions(where, stack, where.backendUrl));
+    const exported = await selected.exportStack();
+    return isRecord(exported.deployment) ? exported.deployment : undefined;
+  } catch (error) {
+    throw new Error(`reading stack ${stack} (pulumi stack export)`, { cause: error });
+  }
+}
+
+function scopeOf(stack: string): Scope {
+  const ref = parseServiceStack(stack);
+  return ref === undefined ? { kind: "cluster" } : { kind: "service", ...ref };
+}
+
+/** The daemon's program for the stack (daemon/stacks.ts), with the hash and identity its next up would record. */
+function programArgs(where: Where, stack: string, desired: DesiredState, hash: string | undefined): InlineProgramArgs {
+  const scope = scopeOf(stack);
+  return { stackName: stack, projectName: where.project, program: () => Promise.resolve(stackProgramOutputs(desired, scope, hash, where.clusterUid)) };
+}
+
+/** A stack the backend does not have, previewed in an empty backend of ours: selecting it in the real one would create it. */
+async function newStack(where: Where, args: InlineProgramArgs): Promise<Stack> {
+  const backendDir = path.join(where.workDir, "empty-backend", args.stackName);
+  fs.mkdirSync(backendDir, { recursive: true });
+  // Nothing is encrypted there that anyone reads again: a throwaway passphrase.
+  const env = { PULUMI_CONFIG_PASSPHRASE: crypto.randomBytes(16).toString("hex") };
+  return LocalWorkspace.createStack(args, { ...workspaceOptions(where, `new-${args.stackName}`, localBackendUrl(backendDir), env), secretsProvider: "passphrase" });
+}
+
+/** One engine run: `pulumi preview` of the daemon's program, or `pulumi destroy --preview-only`. */
+async function runEngine(where: Where, decision: Exclude<StackDecision, { kind: "rejected" | "unchanged" }>, wanted: DesiredStacks): Promise<ResourceChange[]> {
+  const changes: ResourceChange[] = [];
+  const onEvent = (event: EngineEvent): void => {
+    const metadata = event.resourcePreEvent?.metadata;
+    const change = metadata === undefined ? undefined : resourceChange(metadata);
+    if (change !== undefined) changes.push(change);
+  };
+  const args = programArgs(where, decision.stack, wanted.desired, wanted.hashes.get(decision.stack));
+  try {
+    if (decision.kind === "create") {
+      await (await newStack(where, args)).preview({ onEvent });
+    } else {
+      const stack = await LocalWorkspace.selectStack(decision.kind === "destroy" ? { ...args, program: () => Promise.resolve({}) } : args, workspaceOptions(where, decision.stack, where.backendUrl));
+      await (decision.kind === "destroy" ? stack.previewDestroy({ onEvent }) : stack.preview({ onEvent }));
+    }
+  } catch (error) {
+    throw new Error(`pulumi preview of stack ${decision.stack} failed`, { cause: error });
+  }
+  return changes;
+}

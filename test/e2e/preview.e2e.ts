@@ -1,0 +1,277 @@
+/**
+ * `dccm preview` (tier 3) against the offline environment, the real engine and the daemon's own
+ * stacks: three LoadBalancer Services applied by `dccm daemon`, then snapshots in the format of
+ * `kubectl get nodes,services -A -o json`. Equal to the cluster: exit 0, no engine run. One Service
+ * gains a port and one is deleted: exactly one update and one delete, exit 2, text and JSON asserted
+ * in full, the backend byte-identical afterwards. And with the daemon running drift passes on the
+ * same stacks meanwhile, neither fails.
+ */
+import * as assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { PREVIEW_HELP } from "../../bin/previewCommand";
+import { eventReasons, lbService } from "../support/cluster";
+import { DaemonProcesses, lockFiles, processCluster, type RunningDaemon } from "../support/daemon-process";
+import type { TestEnv } from "../support/env";
+import { repoRoot } from "../support/testenv-paths";
+import { eventually } from "../support/wait";
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Every file under `dir` (path → sha256 of its bytes). */
+function fileHashes(dir: string): Map<string, string> {
+  const hashes = new Map<string, string>();
+  for (const entry of (fs.readdirSync(dir, { recursive: true }) as string[]).sort()) {
+    const file = path.join(dir, entry);
+    if (fs.statSync(file).isFile()) hashes.set(entry, crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex"));
+  }
+  return hashes;
+}
+
+/** The cluster as `kubectl get nodes,services -A -o json` prints it (a v1 List, each item with its kind). */
+async function kubectlDump(core: k8s.CoreV1Api): Promise<{ apiVersion: string; kind: string; items: Record<string, unknown>[] }> {
+  const [nodes, services] = await Promise.all([core.listNode(), core.listServiceForAllNamespaces()]);
+  const plain = (value: unknown): Record<string, unknown> => JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+  return {
+    apiVersion: "v1",
+    kind: "List",
+    items: [...nodes.items.map((node) => ({ apiVersion: "v1", kind: "Node", ...plain(node) })), ...services.items.map((service) => ({ apiVersion: "v1", kind: "Service", ...plain(service) }))],
+  };
+}
+
+const CHANGED_TEXT = [
+  "Service default/gone: delete (stack service.default.gone)",
+  "  delete Address default/gone:address",
+  "  delete RegionBackendService default/gone:backend-tcp",
+  "  delete Firewall default/gone:firewall",
+  "  delete ForwardingRule default/gone:forwarding-rule-tcp",
+  "Service default/grow: update (stack service.default.grow)",
+  "  update Firewall default/grow:firewall",
+  '      allows: [{"ports":["80"],"protocol":"tcp"}] → [{"ports":["80","443"],"protocol":"tcp"}]',
+  "  replace ForwardingRule default/grow:forwarding-rule-tcp because ports",
+  '      ports: ["80"] → ["80","443"]',
+  "Unchanged stacks: cluster, service.default.keep",
+  "Plan: 0 to create, 1 to update, 1 to replace, 4 to delete, 2 unchanged stacks",
+  "",
+].join("\n");
+
+function change(op: string, service: string, type: string, part: string, over: Record<string, unknown> = {}): Record<string, unknown> {
+  const name = `default/${service}:${part}`;
+  return { op, type, name, urn: `urn:pulumi:service.default.${service}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$${type}::${name}`, fields: [], replaceBecause: [], ...over };
+}
+
+const FIREWALL = "gcp:compute/firewall:Firewall";
+const FORWARDING_RULE = "gcp:compute/forwardingRule:ForwardingRule";
+
+const CHANGED_JSON = {
+  changes: true,
+  summary: { create: 0, update: 1, replace: 1, delete: 4, unchangedStacks: 2 },
+  stacks: [
+    { stack: "cluster", action: "unchanged", changes: [] },
+    {
+      stack: "service.default.gone",
+      service: "default/gone",
+      action: "delete",
+      changes: [
+        change("delete", "gone", "gcp:compute/address:Address", "address"),
+        change("delete", "gone", "gcp:compute/regionBackendService:RegionBackendService", "backend-tcp"),
+        change("delete", "gone", FIREWALL, "firewall"),
+        change("delete", "gone", FORWARDING_RULE, "forwarding-rule-tcp"),
+      ],
+    },
+    {
+      stack: "service.default.grow",
+      service: "default/grow",
+      action: "update",
+      changes: [
+        change("update", "grow", FIREWALL, "firewall", { fields: [{ path: "allows", old: [{ ports: ["80"], protocol: "tcp" }], new: [{ ports: ["80", "443"], protocol: "tcp" }] }] }),
+        change("replace", "grow", FORWARDING_RULE, "forwarding-rule-tcp", { fields: [{ path: "ports", old: ["80"], new: ["80", "443"] }], replaceBecause: ["ports"] }),
+      ],
+    },
+    { stack: "service.default.keep", service: "default/keep", action: "unchanged", changes: [] },
+  ],
+  rejected: [],
+};
+
+describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
+  this.timeout(900_000);
+  let env: TestEnv;
+  let core: k8s.CoreV1Api;
+  let daemons: DaemonProcesses;
+  let daemon: RunningDaemon | undefined;
+  let configPath: string;
+  let backendDir: string;
+  const uids: Record<string, string> = {};
+  let equalSnapshot: string;
+  let changedSnapshot: string;
+
+  function preview(args: string[]): Promise<Outcome> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [path.join(repoRoot(), "dist", "bin", "dccm.js"), "preview", "--kubeconfig", env.kube.kubeconfigPath, "--config", configPath, ...args], {
+        env: { ...process.env, ...env.pulumiEnv },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      child.once("error", reject);
+      child.once("close", (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  before(async () => {
+    ({ env, core, daemons } = await processCluster());
+    configPath = path.join(env.dir, "config.json");
+    backendDir = env.backendUrl.slice("file://".length);
+    daemon = daemons.start();
+    await daemons.waitReady(daemon);
+    await daemons.waitClusterApplied(daemon);
+    for (const name of ["keep", "grow", "gone"]) {
+      const created = await core.createNamespacedService({ namespace: "default", body: lbService(name) });
+      uids[name] = created.metadata?.uid ?? "";
+    }
+    // EnsuredLoadBalancer comes after the stack's up and the status write: the stack is applied.
+    for (const name of Object.keys(uids)) {
+      await eventually(`${name} ensured`, async () => ((await eventReasons(core, name)).some((event) => event.reason === "EnsuredLoadBalancer") ? true : undefined), 240_000);
+    }
+    const live = await kubectlDump(core);
+    equalSnapshot = path.join(env.dir, "equal.json");
+    fs.writeFileSync(equalSnapshot, JSON.stringify(live));
+    // The PR: grow gains port 443, gone is deleted.
+    const items = live.items
+      .filter((item) => !(item.kind === "Service" && (item.metadata as k8s.V1ObjectMeta).name === "gone"))
+      .map((item) => {
+        if (item.kind !== "Service" || (item.metadata as k8s.V1ObjectMeta).name !== "grow") return item;
+        const spec = item.spec as k8s.V1ServiceSpec;
+        return { ...item, spec: { ...spec, ports: [...(spec.ports ?? []), { name: "https", protocol: "TCP", port: 443, targetPort: 8443 }] } };
+      });
+    changedSnapshot = path.join(env.dir, "changed.json");
+    fs.writeFileSync(changedSnapshot, JSON.stringify({ ...live, items }));
+  });
+
+  after(async () => {
+    if (daemon !== undefined) await daemons?.stop(daemon);
+    daemons?.killAll();
+    await env?.stop();
+  });
+
+  it("--help prints its own usage (exit 0); an unknown flag exits 2 with it on stderr", async () => {
+    assert.deepEqual(await preview(["--help"]), { code: 0, stdout: `${PREVIEW_HELP}\n`, stderr: "" });
+    assert.deepEqual(await preview(["--snapshot", equalSnapshot, "--plan"]), {
+      code: 2,
+      stdout: "",
+      stderr: `dccm: Unknown option '--plan'\n${PREVIEW_HELP}\n`,
+    });
+  });
+
+  it("the live cluster and a snapshot equal to it: every stack unchanged, no engine run, exit 0, the backend byte-identical", async () => {
+    const before = fileHashes(backendDir);
+    const unchanged = {
+      code: 0,
+      stdout: "Unchanged stacks: cluster, service.default.gone, service.default.grow, service.default.keep\nPlan: 0 to create, 0 to update, 0 to replace, 0 to delete, 4 unchanged stacks\n",
+      stderr: "",
+    };
+    assert.deepEqual(await preview([]), unchanged);
+    assert.deepEqual(await preview(["--snapshot", equalSnapshot]), unchanged);
+    assert.deepEqual(fileHashes(backendDir), before);
+  });
+
+  it("one Service gains a port, one is deleted: exactly one update and one delete, exit 2, in text and JSON; the backend byte-identical", async () => {
+    const before = fileHashes(backendDir);
+    assert.deepEqual(await preview(["--snapshot", changedSnapshot]), { code: 2, stdout: CHANGED_TEXT, stderr: "" });
+    const json = await preview(["--snapshot", changedSnapshot, "--json"]);
+    assert.deepEqual({ code: json.code, stderr: json.stderr }, { code: 2, stderr: "" });
+    assert.deepEqual(JSON.parse(json.stdout), CHANGED_JSON);
+    assert.deepEqual(fileHashes(backendDir), before);
+    assert.deepEqual(lockFiles(backendDir), []);
+  });
+
+  it("a new Service is previewed in an empty backend of its own: every resource a create; an invalid one is listed with the model's message", async () => {
+    const live = JSON.parse(fs.readFileSync(equalSnapshot, "utf8")) as { items: Record<string, unknown>[] };
+    const added = (name: string, uid: string, protocol: string): Record<string, unknown> => ({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name, namespace: "default", uid },
+      spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ name: "p", protocol, port: 80, targetPort: 8080 }] },
+    });
+    const snapshot = path.join(env.dir, "added.json");
+    fs.writeFileSync(
+      snapshot,
+      JSON.stringify({ ...live, items: [...live.items, added("fresh", "f7e5a000-0000-4000-8000-000000000001", "TCP"), added("sctp", "f7e5a000-0000-4000-8000-000000000002", "SCTP")] }),
+    );
+    const before = fileHashes(backendDir);
+    assert.deepEqual(await preview(["--snapshot", snapshot]), {
+      code: 2,
+      stdout: [
+        "Service default/fresh: create (stack service.default.fresh)",
+        "  create Address default/fresh:address",
+        "  create RegionBackendService default/fresh:backend-tcp",
+        "  create Firewall default/fresh:firewall",
+        "  create ForwardingRule default/fresh:forwarding-rule-tcp",
+        "Service default/sctp: rejected, no load balancer is created",
+        "  Service default/sctp: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)",
+        "Unchanged stacks: cluster, service.default.gone, service.default.grow, service.default.keep",
+        "Plan: 4 to create, 0 to update, 0 to replace, 0 to delete, 4 unchanged stacks",
+        "",
+      ].join("\n"),
+      stderr: "",
+    });
+    assert.deepEqual(fileHashes(backendDir), before);
+  });
+
+  it("with the daemon running drift passes on the same stacks meanwhile, neither fails", async () => {
+    if (daemon !== undefined) assert.equal(await daemons.stop(daemon), 0);
+    daemon = undefined;
+    // up --refresh of every stack every 2 s: the daemon holds the stacks' locks most of the time.
+    const drifting = new DaemonProcesses(env, configPath, ["--drift-interval", "2s"]);
+    const running = drifting.start({ logLevel: "debug" });
+    try {
+      await drifting.waitReady(running);
+      const ours = (lock: string): boolean => lock.includes("service.default.grow") || lock.includes("service.default.gone");
+      await eventually("a drift pass holding grow's or gone's lock", () => (lockFiles(backendDir).some(ours) ? true : undefined), 120_000, 20);
+      let sawLock = false;
+      const watching = preview(["--snapshot", changedSnapshot]);
+      let done = false;
+      void watching.finally(() => (done = true));
+      while (!done) {
+        sawLock ||= lockFiles(backendDir).some(ours);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.deepEqual(await watching, { code: 2, stdout: CHANGED_TEXT, stderr: "" });
+      assert.equal(sawLock, true, "the daemon held grow's or gone's lock while the preview ran");
+      // Up to now: stopping the daemon cancels the drift pass it is running, which it logs as an error.
+      const now = Date.now();
+      const results = [...(await drifting.metrics(running)).matchAll(/^dccm_reconciles_total\{[^}]*result="([^"]+)"\} \d+/gm)].map((match) => match[1]);
+      assert.equal(await drifting.stop(running), 0);
+      const log = fs
+        .readFileSync(running.logPath, "utf8")
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as { level: number; time: number; msg: string; reason?: string })
+        .filter((entry) => entry.time < now);
+      assert.deepEqual(
+        log.filter((entry) => entry.level >= 50 || (entry.level >= 40 && /lock/i.test(JSON.stringify(entry)))),
+        [],
+      );
+      // No reconcile failed; the only deferrals are the Service stacks' wait for the cluster stack after the start, none for a locked stack.
+      assert.deepEqual(
+        results.filter((result) => result !== "ok" && result !== "retryAfter"),
+        [],
+      );
+      assert.deepEqual(
+        log.filter((entry) => entry.msg === "reconcile deferred" && entry.reason !== "waiting for the cluster stack"),
+        [],
+      );
+    } finally {
+      drifting.killAll();
+    }
+  });
+});
