@@ -51,7 +51,7 @@ const DAEMON_HELP = [
   "  --kubeconfig FILE                    the cluster (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster service account)",
   "  --config FILE                        YAML or JSON file of the keys below (one file serves every dccm command)",
   "  --state-dir DIR                      [stateDir] stack workspaces and the default backend, mode 0700 (default /var/lib/dccm)",
-  "  --listen HOST:PORT                   [listen] /healthz, /readyz and /metrics, GET and HEAD only (default 0.0.0.0:10258)",
+  "  --listen HOST:PORT                   [listen] /healthz, /readyz, /metrics and /status, GET and HEAD only (default 0.0.0.0:10258)",
   "  --parallelism N                      [parallelism] stacks run at once (default 4)",
   "  --drift-interval DURATION            [driftInterval] up --refresh of every stack this often, ±10 % (default 10m)",
   "  --backend-url URL                    [backendUrl] Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)",
