@@ -1,28 +1,16 @@
 // `dccm daemon` as a child process, stopped by its settings before it talks to the cluster:
 // runDaemon wires flags → settings (daemon/config.ts) → Daemon, and reports every problem at once.
 import * as assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { runDccm, type CliRun } from "../support/cli";
 
 const ROOT = path.resolve(__dirname, "../../..");
-const CLI = path.resolve(__dirname, "../../bin/dccm.js");
 const EXAMPLE_CONFIG = path.join(ROOT, "examples/dccm.yaml");
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function dccm(...args: string[]): Run {
-  const env = { ...process.env };
-  delete env.PULUMI_CONFIG_PASSPHRASE;
-  delete env.PULUMI_CONFIG_PASSPHRASE_FILE;
-  const result = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000, env });
-  if (result.error) throw result.error;
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+function dccm(...args: string[]): CliRun {
+  return runDccm(args, { unset: ["PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE"] });
 }
 
 describe("bin/dccm daemon: settings problems (child process)", function () {

@@ -2,13 +2,12 @@
 // the usage errors that stop it before anything is read (what it lists and deletes against a real
 // apiserver, engine and emulator is test/e2e/leaks.e2e.ts).
 import * as assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { runDccm, type CliRun } from "../support/cli";
 
 const ROOT = path.resolve(__dirname, "../../..");
-const CLI = path.resolve(__dirname, "../../bin/dccm.js");
 const EXAMPLE_CONFIG = path.join(ROOT, "examples/dccm.yaml");
 
 const GC_HELP = [
@@ -28,16 +27,8 @@ const GC_HELP = [
   "",
 ].join("\n");
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function dccm(...args: string[]): Run {
-  const result = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
-  if (result.error) throw result.error;
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+function dccm(...args: string[]): CliRun {
+  return runDccm(args);
 }
 
 describe("bin/dccm gc (child process, before it talks to the cluster)", function () {

@@ -1,6 +1,5 @@
 // `dccm desired` / `dccm render` as child processes: exit codes, stdout JSON, exact stderr.
 import * as assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -14,7 +13,6 @@ import type { DesiredState } from "../../model/types";
 import { snapshotFromKubectlJson } from "../../watcher/kubectlDump";
 
 const ROOT = path.resolve(__dirname, "../../..");
-const CLI = path.resolve(__dirname, "../../bin/dccm.js");
 const SNAPSHOT = path.join(ROOT, "test/fixtures/cluster.json");
 const CONFIG = path.join(ROOT, "test/fixtures/config.json");
 
@@ -26,6 +24,7 @@ import { DESIRED_HELP, RENDER_HELP } from "../../bin/options";
 import { DAEMON_HELP as SOURCE_DAEMON_HELP } from "../../bin/daemonCommand";
 import { GC_HELP as SOURCE_GC_HELP } from "../../bin/gcCommand";
 import { STATUS_HELP } from "../../bin/statusCommand";
+import { runDccm, type CliRun } from "../support/cli";
 const DESIRED_HELP_TEXT = `${DESIRED_HELP}\n`;
 
 const USAGE = [
@@ -91,20 +90,14 @@ const BROKEN_STDERR =
   'Service default/broken: spec.loadBalancerSourceRanges: "10.0.0.0/33" is not a CIDR (expected a.b.c.d/n)\n' +
   "Service default/broken: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)\n";
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
 function dccm(...args: string[]): Run {
-  return dccmWithEnv(process.env, ...args);
+  return runDccm(args);
 }
 
 function dccmWithEnv(env: NodeJS.ProcessEnv, ...args: string[]): Run {
-  const result = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000, env });
-  if (result.error) throw result.error;
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+  return runDccm(args, { env });
 }
 
 let tmp: string;

@@ -1,15 +1,13 @@
 // daemon/status.ts (the rows of /status, fed in the order the daemon learns things) and
 // `dccm status` (the table, its --help, and the backend read when no daemon answers) as a child process.
 import * as assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { formatStatusTable, printableUrl, STATUS_HELP, statusTitle, tableError } from "../../bin/statusCommand";
 import { compareStacks, MAX_INGRESS, MAX_TEXT, parseStatusDocument, StatusBook, type StatusRow } from "../../daemon/status";
-
-const CLI = path.resolve(__dirname, "../../bin/dccm.js");
+import { runDccm, type CliRun } from "../support/cli";
 
 /** A clock the test moves: each call of now() returns the next second from 18:00:00. */
 function clock(): () => Date {
@@ -301,19 +299,9 @@ describe("dccm status: the table", () => {
   }
 });
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function dccm(...args: string[]): Run {
+function dccm(...args: string[]): CliRun {
   // The backend comes from the config file alone.
-  const env = { ...process.env };
-  delete env.PULUMI_BACKEND_URL;
-  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 60_000, env });
-  if (result.error) throw result.error;
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+  return runDccm(args, { unset: ["PULUMI_BACKEND_URL"] });
 }
 
 /** A port nothing listens on (bound, then closed). */
