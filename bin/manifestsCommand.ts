@@ -50,7 +50,7 @@ const OPTIONS = {
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true; allowPositionals: false }>>["values"];
 
 /** `NAME/KEY` of a Secret. */
-export function parseSecretKeyRef(text: string, flag: string): SecretKeyRef {
+function parseSecretKeyRef(text: string, flag: string): SecretKeyRef {
   const slash = text.indexOf("/");
   if (slash <= 0 || slash === text.length - 1) throw new UsageError(`--${flag}: expected NAME/KEY of a Secret, got "${text}"`);
   return { name: text.slice(0, slash), key: text.slice(slash + 1) };
@@ -79,7 +79,7 @@ function secretsArgs(values: Values, fromFile: string | undefined): SecretsArgs 
 const PULL_POLICIES = ["Always", "IfNotPresent", "Never"] as const;
 
 /** The deploy arguments of the command line; the config file's backendUrl and secretsProvider become `backend` and `secrets`. */
-export function manifestsArgs(values: Values, file: Record<string, unknown>): DeployArgs {
+function manifestsArgs(values: Values, file: Record<string, unknown>): DeployArgs {
   const { config, backendUrl, secretsProvider } = splitInstallConfig(file);
   const replicas = values.replicas !== undefined ? Number(values.replicas) : undefined;
   if (replicas !== undefined && !Number.isInteger(replicas)) throw new UsageError(`--replicas: expected a whole number, got "${values.replicas}"`);

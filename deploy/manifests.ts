@@ -92,10 +92,10 @@ export class DeployArgsError extends Error {
 }
 
 export const NAME = "dccm";
-export const CONFIG_MOUNT = "/etc/dccm";
+const CONFIG_MOUNT = "/etc/dccm";
 export const CONFIG_FILE = "config.yaml";
-export const STATE_DIR = "/var/lib/dccm";
-export const BACKEND_MOUNT = "/var/lib/dccm-backend";
+const STATE_DIR = "/var/lib/dccm";
+const BACKEND_MOUNT = "/var/lib/dccm-backend";
 const SECRETS_MOUNT = "/var/run/secrets/dccm";
 /** Where the Lease and the ConfigMaps dccm reads and writes live, whatever the install's namespace. */
 export const SYSTEM_NAMESPACE = "kube-system";
@@ -249,15 +249,11 @@ function backendUrl(backend: BackendArgs): string {
   return "volumeClaim" in backend ? `file://${BACKEND_MOUNT}` : backend.url;
 }
 
-export const CONFIG_HASH_ANNOTATION = "dccm.io/config-sha256";
+const CONFIG_HASH_ANNOTATION = "dccm.io/config-sha256";
 
 /** The ConfigMap's config file, as it is written. */
-function configText(args: DeployArgs): string {
-  return YAML.stringify(configFile(args));
-}
-
-function configHash(args: DeployArgs): string {
-  return crypto.createHash("sha256").update(configText(args)).digest("hex");
+function sha256(text: string): string {
+  return crypto.createHash("sha256").update(text).digest("hex");
 }
 
 /** The config file the pod reads: the installer's keys with the backend and the secrets provider. */
@@ -393,7 +389,8 @@ function podSpec(args: DeployArgs): V1PodSpec {
   };
 }
 
-function deployment(args: DeployArgs, namespace: string, replicas: number): V1Deployment & { kind: "Deployment" } {
+/** `configText`: the ConfigMap's config file, whose hash rolls the pods when it changes. */
+function deployment(args: DeployArgs, namespace: string, replicas: number, configText: string): V1Deployment & { kind: "Deployment" } {
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -404,7 +401,7 @@ function deployment(args: DeployArgs, namespace: string, replicas: number): V1De
       // The host network gives each pod the node's port: a surge pod could not start next to its predecessor.
       strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
       // A ConfigMap change alone restarts no pod: its hash in the template rolls them.
-      template: { metadata: { labels: { ...LABELS }, annotations: { [CONFIG_HASH_ANNOTATION]: configHash(args) } }, spec: podSpec(args) },
+      template: { metadata: { labels: { ...LABELS }, annotations: { [CONFIG_HASH_ANNOTATION]: sha256(configText) } }, spec: podSpec(args) },
     },
   };
 }
@@ -415,11 +412,12 @@ export function deployObjects(args: DeployArgs): KubeObject[] {
   if (problems.length > 0) throw new DeployArgsError(problems);
   const namespace = args.namespace ?? SYSTEM_NAMESPACE;
   const replicas = args.replicas ?? 2;
+  const configText = YAML.stringify(configFile(args));
   return [
     { apiVersion: "v1", kind: "ServiceAccount", metadata: metadata(NAME, namespace) } satisfies KubeObject,
     ...roleObjects(namespace, args.nodeController !== false),
-    { apiVersion: "v1", kind: "ConfigMap", metadata: metadata(`${NAME}-config`, namespace), data: { [CONFIG_FILE]: configText(args) } } satisfies KubeObject,
-    deployment(args, namespace, replicas),
+    { apiVersion: "v1", kind: "ConfigMap", metadata: metadata(`${NAME}-config`, namespace), data: { [CONFIG_FILE]: configText } } satisfies KubeObject,
+    deployment(args, namespace, replicas, configText),
     {
       apiVersion: "policy/v1",
       kind: "PodDisruptionBudget",

@@ -5,7 +5,7 @@
 import type { BackendArgs, DeployArgs, SecretsArgs } from "./manifests";
 
 /** Keys of `dccm-deploy:` the program reads. */
-export const STACK_CONFIG_KEYS = [
+const STACK_CONFIG_KEYS = [
   "image",
   "namespace",
   "replicas",

@@ -72,7 +72,9 @@ describe("deploy/monitoring: alerts and dashboard", () => {
     const metrics = exposed();
     const missing: string[] = [];
     for (const { where, expr } of expressions()) {
-      for (const { metric, labels } of selectors(expr)) {
+      const used = selectors(expr);
+      if (used.length === 0) missing.push(`${where}: no dccm metric in ${expr}`);
+      for (const { metric, labels } of used) {
         const known = metrics.get(metric);
         if (known === undefined) missing.push(`${where}: ${metric}`);
         else for (const label of labels) if (!known.has(label)) missing.push(`${where}: ${metric}{${label}}`);
