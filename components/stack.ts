@@ -4,6 +4,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { CLUSTER_STACK, type DesiredState, type Rejection, type ServiceDesired } from "../model";
+import { adoptionTransformations, type Adoption } from "./adoption";
 import { ClusterNetwork } from "./clusterNetwork";
 import { globalLink, regionalLink, zonalLink } from "./links";
 import { ServiceLoadBalancer, type ClusterRefs, type LoadBalancerResources } from "./serviceLoadBalancer";
@@ -44,15 +45,19 @@ export function clusterRefsByName(desired: DesiredState): ClusterRefs {
   };
 }
 
-function declareService(service: ServiceDesired, desired: DesiredState, refs: ClusterRefs): pulumi.Output<LoadBalancerOutput> {
+function declareService(service: ServiceDesired, desired: DesiredState, refs: ClusterRefs, opts: pulumi.ComponentResourceOptions): pulumi.Output<LoadBalancerOutput> {
   const { cluster } = desired;
-  const lb = new ServiceLoadBalancer(service.key, {
-    service,
-    project: cluster.project,
-    region: cluster.region,
-    network: cluster.network,
-    cluster: refs,
-  });
+  const lb = new ServiceLoadBalancer(
+    service.key,
+    {
+      service,
+      project: cluster.project,
+      region: cluster.region,
+      network: cluster.network,
+      cluster: refs,
+    },
+    opts,
+  );
   return lb.ingressIPs.apply((ingress) => ({ ingress, resources: lb.resources }));
 }
 
@@ -65,13 +70,15 @@ export interface DeclaredStack {
 /**
  * Declares the scope's valid resources. A single-Service scope whose Service is rejected throws
  * before declaring anything: declaring nothing would make `up` delete its load balancer.
+ * `adoption`: existing GCE resources the children import (components/adoption.ts).
  */
-export function declareStack(desired: DesiredState, scope: Scope): DeclaredStack {
+export function declareStack(desired: DesiredState, scope: Scope, adoption?: Adoption): DeclaredStack {
+  const opts: pulumi.ComponentResourceOptions = { transformations: adoptionTransformations(adoption) };
   for (const warning of desired.warnings) void pulumi.log.warn(warning);
   const outputs: StackOutputs = { loadBalancers: {}, instanceGroups: {}, routes: {} };
   let refs = clusterRefsByName(desired);
   if (scope.kind === "all" || scope.kind === "cluster") {
-    const network = new ClusterNetwork(CLUSTER_STACK, { cluster: desired.cluster });
+    const network = new ClusterNetwork(CLUSTER_STACK, { cluster: desired.cluster }, opts);
     outputs.instanceGroups = network.instanceGroups;
     outputs.routes = network.routes;
     if (network.legacyNodeHealthCheck !== undefined) outputs.legacyNodeHealthCheck = network.legacyNodeHealthCheck;
@@ -87,7 +94,7 @@ export function declareStack(desired: DesiredState, scope: Scope): DeclaredStack
   const rejected = desired.rejected.filter((rejection) => inScope(rejection.service));
   if (scope.kind === "service" && rejected.length > 0) throw new Error(rejected.map((rejection) => rejection.message).join("\n"));
   for (const service of desired.services) {
-    if (inScope(service.key)) outputs.loadBalancers[service.key] = declareService(service, desired, refs);
+    if (inScope(service.key)) outputs.loadBalancers[service.key] = declareService(service, desired, refs, opts);
   }
   return { outputs, rejected };
 }

@@ -30,14 +30,41 @@ export class ServiceWriter {
    */
   async setFinalizer(namespace: string, name: string, present: boolean): Promise<boolean> {
     const what = `${present ? "adding" : "removing"} finalizer ${LB_FINALIZER} on Service ${namespace}/${name}`;
+    return this.patchMetadata(namespace, name, what, (metadata) => {
+      const finalizers = metadata.finalizers ?? [];
+      if (finalizers.includes(LB_FINALIZER) === present) return undefined;
+      return { finalizers: present ? [...finalizers, LB_FINALIZER] : finalizers.filter((finalizer) => finalizer !== LB_FINALIZER) };
+    });
+  }
+
+  /** Removes other controllers' finalizers (the stock CCM's, once dccm adopted the load balancer), as setFinalizer does. */
+  async removeFinalizers(namespace: string, name: string, finalizers: readonly string[]): Promise<boolean> {
+    const what = `removing finalizers ${finalizers.join(", ")} from Service ${namespace}/${name}`;
+    return this.patchMetadata(namespace, name, what, (metadata) => {
+      const current = metadata.finalizers ?? [];
+      const next = current.filter((finalizer) => !finalizers.includes(finalizer));
+      return next.length === current.length ? undefined : { finalizers: next };
+    });
+  }
+
+  /** Sets one annotation, with the object's resourceVersion. */
+  async setAnnotation(namespace: string, name: string, key: string, value: string): Promise<boolean> {
+    const what = `setting annotation ${key}=${value} on Service ${namespace}/${name}`;
+    return this.patchMetadata(namespace, name, what, (metadata) => (metadata.annotations?.[key] === value ? undefined : { annotations: { [key]: value } }));
+  }
+
+  /**
+   * A JSON merge patch of the metadata `change` computes from the live Service (undefined: nothing
+   * to write), carrying the resourceVersion just read; a 409 reads again (retryOnConflict).
+   */
+  private async patchMetadata(namespace: string, name: string, what: string, change: (metadata: k8s.V1ObjectMeta) => Record<string, unknown> | undefined): Promise<boolean> {
     return retryOnConflict(what, FINALIZER_ATTEMPTS, async (): Promise<ConflictAttempt<boolean>> => {
       const service = await this.read(namespace, name);
       if (service === undefined) return { kind: "done", value: false };
-      const finalizers = service.metadata?.finalizers ?? [];
-      if (finalizers.includes(LB_FINALIZER) === present) return { kind: "done", value: true };
-      const next = present ? [...finalizers, LB_FINALIZER] : finalizers.filter((finalizer) => finalizer !== LB_FINALIZER);
+      const body = change(service.metadata ?? {});
+      if (body === undefined) return { kind: "done", value: true };
       try {
-        await this.core.patchNamespacedService({ name, namespace, body: { metadata: { finalizers: next, resourceVersion: service.metadata?.resourceVersion } } }, mergePatch());
+        await this.core.patchNamespacedService({ name, namespace, body: { metadata: { ...body, resourceVersion: service.metadata?.resourceVersion } } }, mergePatch());
         return { kind: "done", value: true };
       } catch (error) {
         if (kubeStatusCode(error) === 404) return { kind: "done", value: false };

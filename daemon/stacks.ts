@@ -14,9 +14,11 @@ import {
   type LocalWorkspaceOptions,
   type OutputMap,
   type Stack,
+  type StepEventMetadata,
   type UpdateSummary,
   type Workspace,
 } from "@pulumi/pulumi/automation";
+import type { Adoption } from "../components/adoption";
 import { gceResourceId } from "../components/ids";
 import { FileBackend } from "./checkpoints";
 import { TwoStepInterrupt } from "./interrupt";
@@ -111,6 +113,8 @@ interface Entry {
   desired?: DesiredState;
   /** Recorded as the stack output `dccmDesiredHash`, so a restarted daemon can skip unchanged stacks. */
   hash?: string;
+  /** Existing GCE resources the next run imports (components/adoption.ts); cleared after it. */
+  adoption?: Adoption;
   /** Pending creates left by a killed run were adopted; the next up must refresh. */
   needsRefresh: boolean;
   /**
@@ -140,9 +144,9 @@ export interface Inspection {
  * The daemon's inline program for one stack: declares the stack's part of `desired` and records the
  * desired-state hash and the cluster identity as outputs (dccm preview runs the very same program).
  */
-export function stackProgramOutputs(desired: DesiredState, scope: Scope, hash: string | undefined, clusterUid: string | undefined): Record<string, unknown> {
+export function stackProgramOutputs(desired: DesiredState, scope: Scope, hash: string | undefined, clusterUid: string | undefined, adoption?: Adoption): Record<string, unknown> {
   return {
-    ...declareStack(desired, scope).outputs,
+    ...declareStack(desired, scope, adoption).outputs,
     ...(hash !== undefined ? { [HASH_OUTPUT]: hash } : {}),
     ...(clusterUid !== undefined ? { [CLUSTER_UID_OUTPUT]: clusterUid } : {}),
   };
@@ -285,7 +289,7 @@ export class StackRunner {
         program: async () => {
           const desired = holder.current?.desired;
           if (desired === undefined) throw new Error(`stack ${stackName}: program run without a desired state`);
-          return stackProgramOutputs(desired, scope, holder.current?.hash, this.options.clusterUid);
+          return stackProgramOutputs(desired, scope, holder.current?.hash, this.options.clusterUid, holder.current?.adoption);
         },
       };
       entry = this.workspaceOptions(stackName)
@@ -415,10 +419,15 @@ export class StackRunner {
     };
   }
 
-  async up(stackName: string, scope: Scope, desired: DesiredState, opts: { refresh: boolean; hash?: string; signal?: AbortSignal }): Promise<UpOutcome> {
+  /**
+   * `adoption`: existing GCE resources this run imports (adopt/); a run without it declares the
+   * same resources without the import option, which changes nothing once they are in the state.
+   */
+  async up(stackName: string, scope: Scope, desired: DesiredState, opts: { refresh: boolean; hash?: string; signal?: AbortSignal; adoption?: Adoption }): Promise<UpOutcome> {
     const entry = await this.entry(stackName, scope);
     entry.desired = desired;
     entry.hash = opts.hash;
+    entry.adoption = opts.adoption;
     if (entry.mayHavePending) {
       // On a file:// backend this reads the checkpoint file: no CLI run unless there is something to adopt.
       const { adopted } = await this.exportAdopting(stackName, entry.stack);
@@ -456,7 +465,31 @@ export class StackRunner {
       entry.mayHavePending = true;
       throw new Error(`pulumi up of stack ${stackName} failed`, { cause: error });
     } finally {
+      entry.adoption = undefined;
       interrupt.dispose();
+    }
+  }
+
+  /**
+   * `pulumi preview` of the program with `desired` (read-only: no lock, no checkpoint, see
+   * bin/previewCommand.ts READ_ONLY), reporting each step's metadata. What the daemon asks before
+   * it adopts: which imported resources the first up would replace.
+   */
+  async preview(stackName: string, scope: Scope, desired: DesiredState, opts: { hash?: string; adoption?: Adoption; onStep: (metadata: StepEventMetadata) => void }): Promise<void> {
+    const entry = await this.entry(stackName, scope);
+    entry.desired = desired;
+    entry.hash = opts.hash;
+    entry.adoption = opts.adoption;
+    const onEvent = (event: EngineEvent): void => {
+      const metadata = event.resourcePreEvent?.metadata;
+      if (metadata !== undefined) opts.onStep(metadata);
+    };
+    try {
+      await this.listeners.around(() => entry.stack.preview({ onEvent }));
+    } catch (error) {
+      throw new Error(`pulumi preview of stack ${stackName} failed`, { cause: error });
+    } finally {
+      entry.adoption = undefined;
     }
   }
 
@@ -529,6 +562,21 @@ export class StackRunner {
    */
   async readOnlyWorkspace(): Promise<Workspace> {
     return LocalWorkspace.create(await this.workspaceOptions("_list"));
+  }
+
+  /**
+   * The IDs of the cloud resources the stack holds (none for a stack the backend does not have):
+   * what adoption must not import again.
+   */
+  async heldResourceIds(stackName: string, scope: Scope): Promise<Set<string>> {
+    const file = this.readCheckpoint(stackName);
+    let deployment = file?.deployment;
+    if (file === undefined) {
+      if (!(await this.listStacks()).includes(stackName)) return new Set();
+      deployment = (await this.exportAdopting(stackName, (await this.entry(stackName, scope)).stack)).deployment;
+    }
+    const resources = Array.isArray(deployment?.resources) ? deployment.resources : [];
+    return new Set(resources.flatMap((resource: unknown) => (isRecord(resource) && resource.custom === true && typeof resource.id === "string" && resource.id !== "" ? [resource.id] : [])));
   }
 
   /** Names of the stacks in the backend (for orphans left by Services deleted while we were down). */

@@ -36,25 +36,36 @@ export function resourcePath(project: string, resource: Pick<ObservedResource, "
   return `projects/${project}/${scopePath(resource.kind, resource.scope)}/${resource.kind}/${resource.name}`;
 }
 
-function observed(kind: LeakKind, scope: string, item: unknown): ObservedResource | undefined {
-  if (typeof item !== "object" || item === null) return undefined;
-  const { name, description } = item as Record<string, unknown>;
+function observed(kind: LeakKind, scope: string, item: Record<string, unknown>): ObservedResource | undefined {
+  const { name, description } = item;
   if (typeof name !== "string") return undefined;
   return { kind, scope, name, description: typeof description === "string" ? description : "" };
 }
 
-/** Every resource of the collections dccm uses, in the region, its zones and globally. */
-export async function listObserved(compute: LeakCompute, project: string, region: string, opts?: CallOptions): Promise<ObservedResource[]> {
+/** One listed resource: its kind, scope (region, zone or `global`) and the Compute JSON item. */
+export interface ListedItem {
+  kind: LeakKind;
+  scope: string;
+  item: Record<string, unknown>;
+}
+
+/** Every resource of the collections dccm uses, in the region, its zones and globally, as Compute lists them. */
+export async function listCollections(compute: LeakCompute, project: string, region: string, opts?: CallOptions): Promise<ListedItem[]> {
   const zones = (await compute.getRegion(project, region, opts)).zones;
   const lists = LEAK_KINDS.flatMap((kind) => {
     const scopes = COLLECTIONS[kind].scope === "region" ? [region] : COLLECTIONS[kind].scope === "zone" ? zones : ["global"];
     return scopes.map(async (scope) => {
       const collection = `projects/${project}/${scopePath(kind, scope)}/${kind}`;
       const items = await compute.listCollection(`${COLLECTIONS[kind].call}.list`, collection, opts);
-      return items.map((item) => observed(kind, scope, item)).filter((resource): resource is ObservedResource => resource !== undefined);
+      return items.filter((item): item is Record<string, unknown> => typeof item === "object" && item !== null && !Array.isArray(item)).map((item) => ({ kind, scope, item }));
     });
   });
   return (await Promise.all(lists)).flat();
+}
+
+/** Every resource of the collections dccm uses, in the region, its zones and globally. */
+export async function listObserved(compute: LeakCompute, project: string, region: string, opts?: CallOptions): Promise<ObservedResource[]> {
+  return (await listCollections(compute, project, region, opts)).map(({ kind, scope, item }) => observed(kind, scope, item)).filter((resource): resource is ObservedResource => resource !== undefined);
 }
 
 /** Whether the resource still exists (a run may have deleted it since the listing). */

@@ -1,0 +1,197 @@
+/**
+ * Adoption, the executor shared by `dccm adopt` and `dccm daemon --adopt` (the plan is adopt/plan.ts).
+ * Order, so that no step can lose an IP or leave a forwarding rule without a backend:
+ *   1. list GCE once; pin stock target-pool Services to `target-pool` (annotation) so none moves;
+ *   2. per stack, cluster first: promote the forwarding rule's ephemeral IP to the static address
+ *      dccm declares (addresses.insert with that IP) before anything else;
+ *   3. `pulumi preview` with the imports: a replace of anything is refused unless allowed;
+ *   4. our finalizer on the Service, then `pulumi up` importing what exists (import-then-update:
+ *      what differs from dccm's shape is updated in place, what dccm names differently is created
+ *      beside the stock resource, which stays);
+ *   5. the stock finalizers removed, the ingress written (the same IP).
+ * A dry run does 1 and 3 only, in an empty backend of its own, and writes nothing anywhere.
+ */
+import type { StepEventMetadata } from "@pulumi/pulumi/automation";
+import type { Adoption } from "../components/adoption";
+import type { Scope } from "../components/stack";
+import { describeError } from "../controller/errors";
+import type { LeakCompute } from "../leaks/gce";
+import { CLUSTER_STACK, type ClusterSnapshot, type Config, type DesiredState } from "../model";
+import { parseServiceStack } from "../watcher/desiredCache";
+import { desiredStacks, resourceChange, type ResourceChange } from "../daemon/preview";
+import type { StackRunner } from "../daemon/stacks";
+import { listInventory } from "./inventory";
+import { planAdoption, previewIps, promotedAddressId, servicesToPinOnTargetPool, STOCK_FINALIZERS, withTargetPoolPins, type AddressPromotion, type StackAdoption } from "./plan";
+
+export interface AddressInserter {
+  insertAddress(
+    project: string,
+    region: string,
+    address: { name: string; address?: string; addressType?: string; networkTier?: string; subnetwork?: string; description?: string },
+  ): Promise<"created" | "exists">;
+}
+
+/** The Service writes adoption makes (daemon/services.ts ServiceWriter). */
+export interface AdoptionServiceWrites {
+  setAnnotation(namespace: string, name: string, key: string, value: string): Promise<boolean>;
+  setFinalizer(namespace: string, name: string, present: boolean): Promise<boolean>;
+  removeFinalizers(namespace: string, name: string, finalizers: readonly string[]): Promise<boolean>;
+  setIngress(namespace: string, name: string, ips: string[], uid: string): Promise<boolean>;
+}
+
+export interface AdoptionDeps {
+  compute: LeakCompute & AddressInserter;
+  /** The daemon's stacks (the real run), or stacks in an empty backend of the dry run's own. */
+  runner: StackRunner;
+  /** Absent on a dry run. */
+  services?: AdoptionServiceWrites;
+  config: Config;
+  /** Progress lines (`adopting Service ns/name …`). */
+  log: (line: string) => void;
+}
+
+export interface StackReport {
+  stack: string;
+  service?: string;
+  promotion?: AddressPromotion;
+  /** Resources imported (Pulumi names), sorted. */
+  imported: string[];
+  /** Everything else the first up does: updates in place (field by field), replaces, creates, deletes. */
+  changes: ResourceChange[];
+  leftovers: string[];
+  /** Why the stack was not adopted (a replace not allowed, a failure); absent when it was (or would be). */
+  refused?: string;
+}
+
+export interface AdoptionReport {
+  /** Services pinned to `dccm.io/backend: target-pool`. */
+  pinned: string[];
+  stacks: StackReport[];
+}
+
+function scopeOf(stack: string): Scope {
+  const ref = parseServiceStack(stack);
+  return ref === undefined ? { kind: "cluster" } : { kind: "service", ...ref };
+}
+
+function nameOf(urn: string): string {
+  const index = urn.lastIndexOf("::");
+  return index < 0 ? urn : urn.slice(index + 2);
+}
+
+/** The engine's steps of one preview or up, as an adoption report sees them. */
+class StepLog {
+  readonly imported = new Set<string>();
+  private readonly changes = new Map<string, ResourceChange>();
+
+  readonly onStep = (metadata: StepEventMetadata): void => {
+    if (metadata.op === "import") this.imported.add(nameOf(metadata.urn));
+    const change = resourceChange(metadata);
+    if (change !== undefined) this.changes.set(`${change.op} ${change.urn}`, change);
+  };
+
+  sortedChanges(): ResourceChange[] {
+    return [...this.changes.values()].sort((a, b) => (a.name === b.name ? (a.op < b.op ? -1 : 1) : a.name < b.name ? -1 : 1));
+  }
+}
+
+export async function adoptStock(deps: AdoptionDeps, snapshot: ClusterSnapshot, opts: { dryRun: boolean; allowReplace: boolean; signal?: AbortSignal }): Promise<AdoptionReport> {
+  const { config, runner } = deps;
+  const inventory = await listInventory(deps.compute, config.project, config.region);
+  const pinned = servicesToPinOnTargetPool(desiredStacks(snapshot, config).desired, snapshot.services, inventory);
+  const wanted = desiredStacks({ ...snapshot, services: withTargetPoolPins(snapshot.services, pinned) }, config);
+  const held = new Map<string, ReadonlySet<string>>();
+  for (const stack of wanted.hashes.keys()) held.set(stack, opts.dryRun ? new Set() : await runner.heldResourceIds(stack, scopeOf(stack)));
+  const plans = planAdoption(wanted.desired, inventory, (stack) => held.get(stack) ?? new Set());
+  if (!opts.dryRun && deps.services !== undefined) {
+    for (const key of pinned) {
+      const [namespace, name] = key.split("/");
+      deps.log(`pinning Service ${key} to its target pool (annotation dccm.io/backend: target-pool)`);
+      await deps.services.setAnnotation(namespace, name, "dccm.io/backend", "target-pool");
+    }
+  }
+  const stacks: StackReport[] = [];
+  let clusterRefused = false;
+  for (const plan of plans) {
+    opts.signal?.throwIfAborted();
+    if (clusterRefused) {
+      stacks.push({ stack: plan.stack, ...(plan.service !== undefined ? { service: plan.service } : {}), imported: [], changes: [], leftovers: plan.leftovers, refused: "the cluster stack was not adopted" });
+      continue;
+    }
+    const report = await adoptStack(deps, wanted.desired, wanted.hashes.get(plan.stack), plan, opts, snapshot);
+    if (plan.stack === CLUSTER_STACK && report.refused !== undefined) clusterRefused = true;
+    stacks.push(report);
+  }
+  return { pinned, stacks };
+}
+
+async function adoptStack(
+  deps: AdoptionDeps,
+  desired: DesiredState,
+  hash: string | undefined,
+  plan: StackAdoption,
+  opts: { dryRun: boolean; allowReplace: boolean; signal?: AbortSignal },
+  snapshot: ClusterSnapshot,
+): Promise<StackReport> {
+  const { runner } = deps;
+  const scope = scopeOf(plan.stack);
+  const base = { stack: plan.stack, ...(plan.service !== undefined ? { service: plan.service } : {}), ...(plan.promotion !== undefined ? { promotion: plan.promotion } : {}), leftovers: plan.leftovers };
+  const what = plan.service !== undefined ? `Service ${plan.service}` : "the cluster stack";
+  try {
+    const imports = new Set(plan.imports);
+    if (plan.promotion !== undefined && !opts.dryRun) {
+      await promote(deps, desired, plan.promotion);
+      imports.add(promotedAddressId(desired, plan.promotion));
+    }
+    const adoption: Adoption = { imports, ...(opts.dryRun ? { previewIps: previewIps(desired, plan) } : {}) };
+    const preview = new StepLog();
+    await runner.preview(plan.stack, scope, desired, { ...(hash !== undefined ? { hash } : {}), adoption, onStep: preview.onStep });
+    const changes = preview.sortedChanges();
+    const replaces = changes.filter((change) => change.op === "replace").map((change) => change.name);
+    if (replaces.length > 0 && !opts.allowReplace) {
+      return { ...base, imported: [...preview.imported].sort(), changes, refused: `would replace ${replaces.join(", ")} (pass --allow-replace to accept)` };
+    }
+    if (opts.dryRun) return { ...base, imported: [...preview.imported].sort(), changes };
+    deps.log(`adopting ${what}: importing ${imports.size} resources`);
+    const info = plan.service === undefined ? undefined : snapshot.services.find((service) => `${service.namespace}/${service.name}` === plan.service);
+    if (info !== undefined && deps.services !== undefined) await deps.services.setFinalizer(info.namespace, info.name, true);
+    const outcome = await runner.up(plan.stack, scope, desired, { refresh: false, ...(hash !== undefined ? { hash } : {}), adoption, ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
+    if (info !== undefined && deps.services !== undefined) {
+      await deps.services.removeFinalizers(info.namespace, info.name, STOCK_FINALIZERS);
+      const ingress = ingressOf(outcome.outputs, plan.service ?? "");
+      if (ingress !== undefined) await deps.services.setIngress(info.namespace, info.name, ingress, info.uid);
+    }
+    return { ...base, imported: [...preview.imported].sort(), changes };
+  } catch (error) {
+    return { ...base, imported: [], changes: [], refused: `failed: ${describeError(error)}` };
+  }
+}
+
+function ingressOf(outputs: Record<string, unknown>, key: string): string[] | undefined {
+  const balancers = outputs.loadBalancers;
+  if (typeof balancers !== "object" || balancers === null) return undefined;
+  const entry = (balancers as Record<string, unknown>)[key];
+  if (typeof entry !== "object" || entry === null) return undefined;
+  const ingress = (entry as Record<string, unknown>).ingress;
+  return Array.isArray(ingress) ? ingress.filter((ip): ip is string => typeof ip === "string") : undefined;
+}
+
+/** addresses.insert with the in-use IP; an address of that name already there must hold that very IP. */
+async function promote(deps: AdoptionDeps, desired: DesiredState, promotion: AddressPromotion): Promise<void> {
+  const { project } = desired.cluster;
+  deps.log(`promoting ${promotion.ip} of forwarding rule ${promotion.name} to static address ${promotion.name}`);
+  const subnetwork = promotion.subnetwork !== undefined ? `projects/${project}/regions/${promotion.region}/subnetworks/${promotion.subnetwork}` : undefined;
+  const result = await deps.compute.insertAddress(project, promotion.region, {
+    name: promotion.name,
+    address: promotion.ip,
+    addressType: promotion.addressType,
+    description: promotion.description,
+    ...(promotion.networkTier !== undefined ? { networkTier: promotion.networkTier } : {}),
+    ...(subnetwork !== undefined ? { subnetwork } : {}),
+  });
+  if (result === "exists") {
+    const existing = await deps.compute.getResource("addresses.get", `projects/${project}/regions/${promotion.region}/addresses/${promotion.name}`);
+    const ip = typeof existing === "object" && existing !== null ? (existing as Record<string, unknown>).address : undefined;
+    if (ip !== promotion.ip) throw new Error(`address ${promotion.name} exists with IP ${String(ip)}, not the forwarding rule's ${promotion.ip}`);
+  }
+}

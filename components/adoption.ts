@@ -1,0 +1,46 @@
+/**
+ * Adoption of existing GCE resources (the stock CCM's, docs/ARCHITECTURE.md "Adoption"): a stack's
+ * program declares exactly what it always declares, and a transformation on its component gives
+ * each child whose GCE resource already exists Pulumi's `import` option. Since Pulumi 3.17x (pulumi
+ * PR 19339, "import-then-update") the engine reads the resource, takes what it read as the old
+ * state and then diffs the program's inputs against it as for any resource: the same program
+ * updates in place, replaces or leaves it, and a preview shows which, field by field.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { gceResourceId } from "./ids";
+
+export interface Adoption {
+  /** Pulumi resource IDs (`projects/p/regions/r/forwardingRules/n`, components/ids.ts) to import. */
+  readonly imports: ReadonlySet<string>;
+  /**
+   * Forwarding rule GCE IDs → the IP the rule holds, for a preview before the ephemeral IP has been
+   * promoted to the static address the program declares (whose IP a preview cannot know): the rule
+   * is previewed with the IP it will get from that address.
+   */
+  readonly previewIps?: ReadonlyMap<string, string>;
+}
+
+const FORWARDING_RULE = "gcp:compute/forwardingRule:ForwardingRule";
+
+/** Plain values of the inputs that make a resource's ID (name, project, region, zone). */
+function idInputs(props: Record<string, unknown>): Record<string, unknown> {
+  const plain: Record<string, unknown> = {};
+  for (const key of ["name", "project", "region", "zone"]) if (typeof props[key] === "string") plain[key] = props[key];
+  return plain;
+}
+
+/** The transformation a component carries so that its children adopt what exists (none when nothing is adopted). */
+export function adoptionTransformations(adoption: Adoption | undefined): pulumi.ResourceTransformation[] {
+  if (adoption === undefined || (adoption.imports.size === 0 && (adoption.previewIps?.size ?? 0) === 0)) return [];
+  return [
+    (args) => {
+      if (!pulumi.CustomResource.isInstance(args.resource)) return undefined;
+      const id = gceResourceId(args.type, idInputs(args.props));
+      if (id === undefined) return undefined;
+      const ip = args.type === FORWARDING_RULE ? adoption.previewIps?.get(id) : undefined;
+      const props = ip !== undefined ? { ...args.props, ipAddress: ip } : args.props;
+      const opts = adoption.imports.has(id) ? { ...args.opts, import: id } : args.opts;
+      return { props, opts };
+    },
+  ];
+}
