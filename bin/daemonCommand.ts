@@ -58,6 +58,8 @@ export const DAEMON_FLAGS: readonly DaemonFlag<DaemonFlagName>[] = [
     value: "N",
     help: `allow up to N held destroys of stacks whose Service is absent (held when more than ${DEFAULT_MAX_ORPHAN_DESTROYS}, or more than half, at once; default ${DAEMON_DEFAULTS.confirmOrphanDestroys})`,
   },
+  { name: "adopt", help: "at start-up, adopt the stock GCE CCM's load balancers and routes into dccm's stacks, keeping every IP (dccm adopt --help)" },
+  { name: "allow-replace", help: "with --adopt: adopt stacks even where the first up would replace a resource" },
   { name: "no-leader-election", help: "no Lease kube-system/dccm: run a single replica only" },
   { name: "no-node-controller", help: "run the service controller only (Node initialization, addresses and lifecycle are left to another controller)" },
   { name: "identity", value: "NAME", help: "holder identity in the Lease (default <hostname>_<pid>)" },

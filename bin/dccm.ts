@@ -8,6 +8,7 @@ import { renderProgram } from "../program/render";
 import { RejectedServicesError, stackProgram } from "../program/stackProgram";
 import { snapshotFromKubectlJson, SnapshotError, type DumpContents } from "../watcher/kubectlDump";
 import { DAEMON_HELP, runDaemon } from "./daemonCommand";
+import { ADOPT_HELP, runAdopt } from "./adoptCommand";
 import { GC_HELP, runGc } from "./gcCommand";
 import { MANIFESTS_HELP, runManifests } from "./manifestsCommand";
 import { PREVIEW_HELP, runPreview } from "./previewCommand";
@@ -21,6 +22,7 @@ const USAGE = `usage:
   dccm render  --snapshot FILE [--config FILE] [--<key> VALUE ...]   print every resource the stack program declares
   dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)
   dccm gc      --dry-run | --yes | RESOURCE ... [FLAG ...]           list leaked GCE resources, delete proven ones (dccm gc --help)
+  dccm adopt   [--dry-run] [--allow-replace] [FLAG ...]              adopt the stock GCE CCM's load balancers and routes (dccm adopt --help)
   dccm manifests --config FILE --image IMAGE [FLAG ...]            print the in-cluster install as YAML (dccm manifests --help)
   dccm preview [--snapshot FILE] [--json] [FLAG ...]                 what the daemon would change: exit 0 none, 2 some, 1 error (dccm preview --help)
   dccm status  [--url URL] [--config FILE] [--json]                  one row per stack, from the daemon or its backend (dccm status --help)
@@ -89,6 +91,8 @@ async function run(argv: string[]): Promise<number> {
       return runDaemon(rest);
     case "gc":
       return runGc(rest);
+    case "adopt":
+      return runAdopt(rest);
     case "manifests":
       return runManifests(rest);
     case "preview":
@@ -118,6 +122,7 @@ const SUBCOMMAND_HELP: Readonly<Record<string, string>> = {
   render: RENDER_HELP,
   daemon: DAEMON_HELP,
   gc: GC_HELP,
+  adopt: ADOPT_HELP,
   manifests: MANIFESTS_HELP,
   preview: PREVIEW_HELP,
   status: STATUS_HELP,

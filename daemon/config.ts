@@ -68,6 +68,8 @@ export const DAEMON_FLAG_NAMES = [
   "operation-timeout",
   "shutdown-timeout",
   "confirm-orphan-destroys",
+  "adopt",
+  "allow-replace",
   "no-leader-election",
   "no-node-controller",
   "identity",
@@ -144,6 +146,10 @@ export interface CommandLine {
   readonly configFile: string | undefined;
   readonly shutdownTimeoutMs: number;
   readonly confirmOrphanDestroys: number;
+  /** `--adopt`: at start-up, adopt the stock CCM's resources (adopt/) before the first runs. */
+  readonly adopt: boolean;
+  /** `--allow-replace`: adoption may replace resources. */
+  readonly allowReplace: boolean;
   readonly nodeController: boolean;
   /** undefined: `<hostname>_<pid>` (defaultIdentity, daemon/daemon.ts). */
   readonly identity: string | undefined;
@@ -177,6 +183,7 @@ export function readCommandLine(flags: DaemonFlagValues): Checked<CommandLine> {
   if (logLevel === undefined) problems.push(`--log-level: "${level}" is not one of ${LOG_LEVELS.join(", ")}`);
   const shutdownTimeoutMs = optionalDuration(stringFlag(flags, "shutdown-timeout"), "--shutdown-timeout", DAEMON_DEFAULTS.shutdownTimeoutMs, problems);
   const confirmOrphanDestroys = wholeNumber(stringFlag(flags, "confirm-orphan-destroys"), "--confirm-orphan-destroys", 0, DAEMON_DEFAULTS.confirmOrphanDestroys, problems);
+  if (flags["allow-replace"] === true && flags.adopt !== true) problems.push("--allow-replace: only with --adopt");
   if (problems.length > 0 || logLevel === undefined) return { ok: false, problems };
   return {
     ok: true,
@@ -185,6 +192,8 @@ export function readCommandLine(flags: DaemonFlagValues): Checked<CommandLine> {
       configFile: stringFlag(flags, "config"),
       shutdownTimeoutMs,
       confirmOrphanDestroys,
+      adopt: flags.adopt === true,
+      allowReplace: flags["allow-replace"] === true,
       nodeController: flags["no-node-controller"] !== true,
       identity: stringFlag(flags, "identity"),
       logLevel,
@@ -373,5 +382,6 @@ export function daemonOptions(settings: DaemonSettings, runtime: { readonly kube
     nodes: settings.nodeController ? settings.nodes : undefined,
     // Through the node controller's Compute endpoint, with or without the node controller.
     leakCheck: settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
+    ...(settings.adopt ? { adopt: { allowReplace: settings.allowReplace, ...(settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {}) } } : {}),
   };
 }

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { PulumiCommand } from "@pulumi/pulumi/automation";
 import type { Logger } from "pino";
-import { CLUSTER_STACK, instanceGroupName, serviceStackName, type Config, type ObservedCloud, type ServiceDesired } from "../model";
+import { ANNOTATION_BACKEND, CLUSTER_STACK, instanceGroupName, serviceStackName, type Config, type ObservedCloud, type ServiceDesired } from "../model";
 import { DesiredCache, parseServiceStack } from "../watcher/desiredCache";
 import { ClusterWatcher } from "../watcher/informers";
 import { EventRecorder } from "../controller/events";
@@ -31,6 +31,7 @@ import { clusterProjectName, localBackendUrl, StackRunner } from "./stacks";
 import { clearStaleLocks, removeTruncatedAttrs } from "./locks";
 import { holdOrphanDestroys } from "./ownership";
 import { ConfigMapLedger } from "../leaks/ledger";
+import { adoptStock } from "../adopt/adopter";
 import { daemonLeakMonitor, type LeakMonitor } from "../leaks/monitor";
 import { InstancePresence, sameInstances } from "./instances";
 import { computeAddressReader, requestedIpVerifier } from "./requestedIp";
@@ -75,6 +76,8 @@ export interface DaemonOptions {
   confirmOrphanDestroys: number;
   /** Leak checks at start-up and every drift interval (leaks/monitor.ts); off when undefined. */
   leakCheck?: { computeEndpoint?: string };
+  /** `--adopt`: the stock CCM's resources adopted at start-up, before the first runs (adopt/); off when undefined. */
+  adopt?: { allowReplace: boolean; computeEndpoint?: string };
 }
 
 /** What start-up builds once and its steps share. */
@@ -165,6 +168,7 @@ export class Daemon {
     await watcher.start();
     phases.mark("lists");
     if (this.abort.signal.aborted) return;
+    if (options.adopt !== undefined) await this.adopt(parts, options.adopt);
     const changes = cache.update(watcher.snapshot());
     this.cacheFilled = true;
     for (const change of changes) this.queue.enqueue(change.stack, { changed: true });
@@ -268,6 +272,61 @@ export class Daemon {
       },
     });
     return this.watcher;
+  }
+
+  /**
+   * `--adopt`: what `dccm adopt` does, on the daemon's own stacks, before anything else runs; the
+   * runs after it find the adopted stacks applied. A stack that is not adopted (a replace not
+   * allowed, a failure) is logged and left to the normal runs, which would create what is missing.
+   */
+  private async adopt(parts: StartParts, adopt: { allowReplace: boolean; computeEndpoint?: string }): Promise<void> {
+    const { options } = this;
+    const report = await adoptStock(
+      {
+        compute: this.computeFor(adopt.computeEndpoint),
+        runner: parts.runner,
+        services: new ServiceWriter(parts.core),
+        config: options.config,
+        log: (line) => options.logger.info(line),
+      },
+      parts.watcher.snapshot(),
+      { dryRun: false, allowReplace: adopt.allowReplace, signal: this.abort.signal },
+    );
+    for (const stack of report.stacks) {
+      const fields = { stack: stack.stack, imported: stack.imported.length, changes: stack.changes.map((change) => `${change.op} ${change.name}`) };
+      if (stack.refused !== undefined) options.logger.error({ ...fields, reason: stack.refused }, "stack not adopted");
+      else options.logger.info(fields, "stack adopted");
+    }
+    await this.watchedPins(parts.watcher, report.pinned);
+  }
+
+  /**
+   * The desired state after adoption must see the `dccm.io/backend: target-pool` pins it wrote:
+   * from a cache without them the first runs would move those Services to backend services (a new
+   * forwarding rule each). Waits for the watch to deliver them (at most 60 s; past it the start fails).
+   */
+  private async watchedPins(watcher: ClusterWatcher, pinned: readonly string[]): Promise<void> {
+    const missing = (): string[] => {
+      const annotated = new Set(watcher.snapshot().services.filter((service) => service.annotations[ANNOTATION_BACKEND] === "target-pool").map((service) => `${service.namespace}/${service.name}`));
+      return pinned.filter((key) => !annotated.has(key));
+    };
+    if (missing().length === 0) return;
+    await new Promise<void>((resolve, reject) => {
+      const check = (): void => {
+        if (missing().length > 0) return;
+        done();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`the watch did not show the target-pool pins of ${missing().join(", ")} within 60 s`));
+      }, 60_000);
+      const done = (): void => {
+        clearTimeout(timer);
+        watcher.off("change", check);
+      };
+      watcher.on("change", check);
+    });
   }
 
   /** One Compute client per endpoint: the node controller, the daemon's own checks and the leak check share its connections and its dccm_compute_calls_total. */

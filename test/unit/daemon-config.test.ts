@@ -33,6 +33,8 @@ const COMMAND_LINE: CommandLine = {
   configFile: undefined,
   shutdownTimeoutMs: 30_000,
   confirmOrphanDestroys: 0,
+  adopt: false,
+  allowReplace: false,
   nodeController: true,
   identity: undefined,
   logLevel: "info",

@@ -1,0 +1,205 @@
+/**
+ * `dccm adopt`: brings the stock GCE CCM's load balancers and routes into dccm's stacks with no new
+ * IP (adopt/). `--dry-run` shows per Service what would be promoted, imported, updated field by
+ * field, replaced and created, in a backend of its own; `--to backend-service --service NS/NAME`
+ * moves one adopted target-pool Service to a backend service (the daemon applies it).
+ */
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parseArgs } from "node:util";
+import * as k8s from "@kubernetes/client-node";
+import { adoptStock, type AdoptionReport } from "../adopt/adopter";
+import { listInventory } from "../adopt/inventory";
+import { formatAdoption } from "../adopt/report";
+import { describeError } from "../controller/errors";
+import { DAEMON_DEFAULTS, encryptionProblem, splitConfig } from "../daemon/config";
+import { readClusterUid } from "../daemon/identity";
+import { ServiceWriter } from "../daemon/services";
+import { clusterProjectName, localBackendUrl, StackRunner } from "../daemon/stacks";
+import { ANNOTATION_BACKEND, ConfigError, loadBalancerName, type Config } from "../model";
+import { parseNodeConfig } from "../nodes";
+import { COMPUTE_SCOPE, ComputeClient, DEFAULT_COMPUTE_ENDPOINT } from "../nodes/compute";
+import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
+import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig, UsageError } from "./options";
+
+export const ADOPT_HELP = [
+  "usage: dccm adopt [--kubeconfig FILE] [--config FILE] [--dry-run] [--allow-replace] [FLAG ...]",
+  "       dccm adopt --to backend-service --service NAMESPACE/NAME [--kubeconfig FILE] [--config FILE] [FLAG ...]",
+  "adopts the stock GCE CCM's load balancers and routes into dccm's stacks, keeping every IP: each in-use",
+  "ephemeral IP is promoted to the static address dccm declares, then each stack's first pulumi up imports",
+  "what exists under dccm's names (the stock CCM's) and updates it in place to dccm's shape. Stop the stock",
+  "CCM's service and route controllers first. Refuses any stack whose adoption would replace a resource.",
+  "exit codes: 0 adopted (or would be, with --dry-run), 1 a stack refused or failed, 2 usage error.",
+  "  --dry-run                            print what would be promoted, imported, updated (field by field), replaced,",
+  "                                       created and left; change nothing in GCE, the cluster or the backend",
+  "  --allow-replace                      adopt even stacks whose first up would replace a resource",
+  "  --to backend-service                 move one adopted target-pool Service (--service) to a backend service",
+  "  --service NAMESPACE/NAME             the Service --to moves",
+  "  --kubeconfig FILE                    the cluster (default: $KUBECONFIG, else ~/.kube/config)",
+  "  --config FILE                        the config file of dccm daemon (GCP keys, stateDir, backendUrl, secretsProvider, computeEndpoint)",
+  `  --state-dir DIR                      [stateDir] where the daemon's default backend is (default ${DAEMON_DEFAULTS.stateDir})`,
+  "  --backend-url URL                    [backendUrl] the daemon's Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)",
+  "  --secrets-provider URL               [secretsProvider] as dccm daemon (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE[_FILE])",
+  `  --compute-endpoint URL               [computeEndpoint] Compute API (default ${DEFAULT_COMPUTE_ENDPOINT}, credentials from ADC)`,
+  "  -h, --help                           print this help",
+  "and the GCP flags of dccm daemon --help (--project, --clusterId, ...).",
+].join("\n");
+
+interface AdoptFlags {
+  dryRun: boolean;
+  allowReplace: boolean;
+  to?: "backend-service";
+  service?: { namespace: string; name: string };
+  kubeconfig?: string;
+  stateDir?: string;
+  backendUrl?: string;
+  secretsProvider?: string;
+  computeEndpoint?: string;
+}
+
+export async function runAdopt(argv: string[]): Promise<number> {
+  const { values } = parseFlags(() =>
+    parseArgs({
+      args: argv,
+      options: {
+        help: { type: "boolean", short: "h" },
+        "dry-run": { type: "boolean" },
+        "allow-replace": { type: "boolean" },
+        to: { type: "string" },
+        service: { type: "string" },
+        kubeconfig: { type: "string" },
+        config: { type: "string" },
+        "state-dir": { type: "string" },
+        "backend-url": { type: "string" },
+        "secrets-provider": { type: "string" },
+        "compute-endpoint": { type: "string" },
+        ...CONFIG_FLAG_OPTIONS,
+      },
+      strict: true,
+      allowPositionals: false,
+    }),
+  );
+  if (values.help === true) {
+    process.stdout.write(`${ADOPT_HELP}\n`);
+    return 0;
+  }
+  const flag = (name: string): string | undefined => {
+    const value = values[name as keyof typeof values];
+    return typeof value === "string" ? value : undefined;
+  };
+  const shared = splitConfig(configFromFlags(values, flag("config")));
+  const fromFile = (key: "stateDir" | "backendUrl" | "secretsProvider"): string | undefined => {
+    const value = shared.daemon[key];
+    return value === undefined || value === null || value === "" ? undefined : String(value);
+  };
+  const nodeSettings: Record<string, unknown> = { ...shared.node };
+  if (flag("compute-endpoint") !== undefined) nodeSettings.computeEndpoint = flag("compute-endpoint");
+  const nodeProblems: string[] = [];
+  const computeEndpoint = parseNodeConfig(nodeSettings, nodeProblems).computeEndpoint;
+  if (nodeProblems.length > 0) throw new ConfigError(nodeProblems);
+  const flags = adoptFlags(values["dry-run"] === true, values["allow-replace"] === true, flag("to"), flag("service"));
+  const stateDir = flag("state-dir") ?? fromFile("stateDir") ?? DAEMON_DEFAULTS.stateDir;
+  const where: AdoptFlags = {
+    ...flags,
+    ...(flag("kubeconfig") !== undefined ? { kubeconfig: flag("kubeconfig") } : {}),
+    backendUrl: flag("backend-url") ?? fromFile("backendUrl") ?? process.env.PULUMI_BACKEND_URL ?? localBackendUrl(path.join(stateDir, "backend")),
+    ...((flag("secrets-provider") ?? fromFile("secretsProvider")) !== undefined ? { secretsProvider: flag("secrets-provider") ?? fromFile("secretsProvider") } : {}),
+    ...(computeEndpoint !== undefined ? { computeEndpoint } : {}),
+  };
+  const kubeConfig = loadKubeConfig(where.kubeconfig);
+  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  if (shared.model.clusterId === undefined) {
+    const clusterId = await readClusterId(core);
+    if (clusterId !== undefined) shared.model.clusterId = clusterId;
+  }
+  const config = parseModelConfig(shared);
+  process.umask(0o077);
+  try {
+    if (where.to !== undefined && where.service !== undefined) return await moveToBackendService(core, config, where, where.service);
+    return await adopt(kubeConfig, core, config, where);
+  } catch (error) {
+    process.stderr.write(`dccm adopt: ${describeError(error)}\n`);
+    return 1;
+  }
+}
+
+function adoptFlags(dryRun: boolean, allowReplace: boolean, to: string | undefined, service: string | undefined): Pick<AdoptFlags, "dryRun" | "allowReplace" | "to" | "service"> {
+  if (to === undefined && service !== undefined) throw new UsageError("adopt: --service goes with --to backend-service");
+  if (to === undefined) return { dryRun, allowReplace };
+  if (to !== "backend-service") throw new UsageError(`adopt: --to "${to}" is not backend-service`);
+  if (dryRun || allowReplace) throw new UsageError("adopt: --to backend-service takes neither --dry-run nor --allow-replace");
+  const match = service === undefined ? null : /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9]*[a-z0-9])?)$/.exec(service);
+  if (match === null) throw new UsageError("adopt: --to backend-service needs --service NAMESPACE/NAME");
+  return { dryRun, allowReplace, to, service: { namespace: match[1], name: match[3] } };
+}
+
+function computeClient(where: AdoptFlags): ComputeClient {
+  return new ComputeClient({ ...(where.computeEndpoint !== undefined ? { endpoint: where.computeEndpoint } : {}), scopes: [COMPUTE_SCOPE] });
+}
+
+async function adopt(kubeConfig: k8s.KubeConfig, core: k8s.CoreV1Api, config: Config, where: AdoptFlags): Promise<number> {
+  const clusterUid = await readClusterUid(kubeConfig);
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-adopt-"));
+  try {
+    const projectName = clusterProjectName(config.clusterId);
+    // A dry run previews in an empty backend of its own (selecting a stack in the real one would create it).
+    const runner = where.dryRun
+      ? new StackRunner({
+          clusterUid,
+          backendUrl: localBackendUrl(path.join(workDir, "backend")),
+          secretsProvider: "passphrase",
+          env: { PULUMI_CONFIG_PASSPHRASE: crypto.randomBytes(16).toString("hex") },
+          workDir: path.join(workDir, "workspaces"),
+          projectName,
+        })
+      : new StackRunner({ clusterUid, backendUrl: where.backendUrl ?? "", ...(where.secretsProvider !== undefined ? { secretsProvider: where.secretsProvider } : {}), env: {}, workDir, projectName });
+    if (where.dryRun) fs.mkdirSync(path.join(workDir, "backend"), { recursive: true });
+    else {
+      const noEncryption = encryptionProblem({ secretsProvider: where.secretsProvider }, process.env);
+      if (noEncryption !== undefined) throw new Error(noEncryption);
+    }
+    const { snapshot } = await listCluster(kubeConfig);
+    const report: AdoptionReport = await adoptStock(
+      { compute: computeClient(where), runner, ...(where.dryRun ? {} : { services: new ServiceWriter(core) }), config, log: (line) => process.stderr.write(`dccm adopt: ${line}\n`) },
+      snapshot,
+      { dryRun: where.dryRun, allowReplace: where.allowReplace },
+    );
+    process.stdout.write(formatAdoption(report, where.dryRun));
+    return report.stacks.some((stack) => stack.refused !== undefined) ? 1 : 0;
+  } finally {
+    fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The move of one Service from its target pool to a backend service: its forwarding rule must be
+ * recreated (a rule's target pool cannot become a backend service in place), so its IP must be a
+ * static address first (the one adoption promoted, or the user's loadBalancerIP). The annotation
+ * is what the daemon then applies, this Service alone.
+ */
+async function moveToBackendService(core: k8s.CoreV1Api, config: Config, where: AdoptFlags, ref: { namespace: string; name: string }): Promise<number> {
+  const key = `${ref.namespace}/${ref.name}`;
+  const service = await core.readNamespacedService(ref).catch((error: unknown) => {
+    throw new Error(`reading Service ${key}`, { cause: error });
+  });
+  const uid = service.metadata?.uid ?? "";
+  const lb = loadBalancerName(uid);
+  const inventory = await listInventory(computeClient(where), config.project, config.region);
+  const regional = (collection: string): string => `projects/${config.project}/regions/${config.region}/${collection}/${lb}`;
+  const rule = inventory.get(regional("forwardingRules"));
+  const address = inventory.get(regional("addresses"));
+  const ip = rule?.properties.IPAddress;
+  if (service.spec?.loadBalancerIP === undefined && (address === undefined || address.properties.address !== ip)) {
+    process.stderr.write(`dccm adopt: Service ${key}: its IP ${String(ip)} is not a static address ${lb} yet; run dccm adopt first, or the move would change the IP\n`);
+    return 1;
+  }
+  if (service.metadata?.annotations?.[ANNOTATION_BACKEND] === "backend-service") {
+    process.stdout.write(`Service ${key} is already on a backend service\n`);
+    return 0;
+  }
+  await new ServiceWriter(core).setAnnotation(ref.namespace, ref.name, ANNOTATION_BACKEND, "backend-service");
+  process.stdout.write(`Service ${key}: annotated ${ANNOTATION_BACKEND}: backend-service; dccm daemon recreates its forwarding rule on ${String(ip)} and deletes its target pool\n`);
+  return 0;
+}
