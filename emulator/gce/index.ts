@@ -26,6 +26,7 @@ import { ProviderApi } from "./provider-api";
 import { type FaultSpec, GceError, GceState, type HistoryEntry, type InstanceSpec, type NetworkSpec, type ResourceKey, type StoredResource } from "./state";
 
 export type { ResourceListing } from "./http";
+export type { Json, JsonObject } from "./json";
 export type { GceKind } from "./kinds";
 export type { FaultOperation, FaultSpec, HistoryEntry, InstanceSpec, NetworkInterfaceSpec, NetworkSpec, OutOfBandWhere, ResourceKey, StoredResource, SubnetworkSpec } from "./state";
 export { GceError, GceState } from "./state";
