@@ -12,6 +12,8 @@ import { PROVIDER_OPERATIONS, type ProviderApi } from "./provider-api";
 import { type FaultOperation, GceError, type GceState, type InstanceSpec, notFound, regionOfZone, type ResourceKey, type StoredResource } from "./state";
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** The fields of a Compute Address the REST insert takes (addresses resource reference). */
+const ADDRESS_FIELDS = ["kind", "name", "description", "address", "addressType", "networkTier", "network", "subnetwork", "purpose", "ipVersion", "prefixLength", "labels", "region"];
 const DEFAULT_MAX_RESULTS = 500;
 
 /** One row of GET /emulator/resources. */
@@ -149,7 +151,7 @@ export class HttpFace {
    * the operation is DONE when returned; real GCE may answer PENDING or RUNNING, which clients
    * wait out with `<operation>/wait`.
    */
-  private operation(key: ResourceKey, targetId: Json | undefined, operationType: string): JsonObject {
+  private operation(key: ResourceKey, targetId: Json | undefined, operationType: string, failure?: GceError): JsonObject {
     const spec = specOf(key.kind);
     const name = `operation-${this.nextOperation++}`;
     const path = `projects/${key.project}/${scopePath(spec.scope, key.scope)}/operations/${name}`;
@@ -168,6 +170,13 @@ export class HttpFace {
       endTime: now,
       selfLink: `${this.state.endpoint}/compute/v1/${path}`,
     };
+    if (failure !== undefined) {
+      // A DONE operation that failed: error.errors[] with GCE's error code, and the HTTP status the
+      // error maps to (Operation resource: error, httpErrorStatusCode, httpErrorMessage).
+      op.error = { errors: [{ code: failure.reason, message: failure.message }] };
+      op.httpErrorStatusCode = failure.status;
+      op.httpErrorMessage = failure.status === 409 ? "CONFLICT" : "BAD REQUEST";
+    }
     if (spec.scope === "region") {
       op.region = this.state.scopeLink(key.project, "region", key.scope);
     } else if (spec.scope === "zone") {
@@ -425,6 +434,7 @@ export class HttpFace {
       ["backendServices", "regions/{scope}", "backendServices"],
       ["targetPools", "regions/{scope}", "targetPools"],
       ["healthChecks", "regions/{scope}", "healthChecks"],
+      ["globalHealthChecks", "global", "healthChecks"],
       ["instanceGroups", "zones/{scope}", "instanceGroups"],
       ["httpHealthChecks", "global", "httpHealthChecks"],
       ["firewalls", "global", "firewalls"],
@@ -471,35 +481,24 @@ export class HttpFace {
       // operation back without acting again ("Specify a unique request ID so that if you must
       // retry your request, the server will know to ignore the request if it has already been
       // completed", the requestId query parameter of every Compute delete method).
-      const deleteRoute = (ctx: RouteContext): Reply => {
-        const requestId = ctx.query.get("requestId");
-        if (requestId !== null) {
-          if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(requestId) || /^[0-]+$/.test(requestId)) {
-            throw badRequest(`Invalid value for field 'requestId': '${requestId}'. The request ID must be a valid UUID other than the zero UUID.`);
-          }
-          const earlier = this.requests.get(requestId);
-          if (earlier !== undefined) {
-            return ok(earlier);
-          }
-        }
-        const key: ResourceKey = {
-          kind,
-          project: this.param(ctx, "project"),
-          scope: scopeOf(ctx),
-          name: this.param(ctx, "name"),
-        };
-        const targetId = st.get(key).properties.id;
-        st.delete(key);
-        const op = this.operation(key, targetId, "delete");
-        if (requestId !== null) {
-          this.requests.set(requestId, op);
-        }
-        return ok(op);
-      };
+      const deleteRoute = (ctx: RouteContext): Reply =>
+        this.once(ctx, () => {
+          const key: ResourceKey = {
+            kind,
+            project: this.param(ctx, "project"),
+            scope: scopeOf(ctx),
+            name: this.param(ctx, "name"),
+          };
+          const targetId = st.get(key).properties.id;
+          st.delete(key);
+          return this.operation(key, targetId, "delete");
+        });
       this.addAliased("GET", `${base}/${scopeSeg}/${collection}/{name}`, `${listPattern}/{name}`, getRoute);
       this.addAliased("DELETE", `${base}/${scopeSeg}/${collection}/{name}`, `${listPattern}/{name}`, deleteRoute);
       this.addAliased("GET", `${base}/${scopeSeg}/${collection}`, listPattern, listRoute);
     }
+
+    this.addAliased("POST", `${base}/regions/{scope}/addresses`, `${base}/regions/{region}/addresses`, (ctx) => this.once(ctx, () => this.insertAddress(ctx)));
 
     // regionOperations / zoneOperations / globalOperations get and wait: the stored operation,
     // 404 for one this emulator never returned (they are all DONE, so wait returns at once).
@@ -546,6 +545,64 @@ export class HttpFace {
     });
   }
 
+  /**
+   * A mutation acted on at most once per `requestId` ("Specify a unique request ID so that if you
+   * must retry your request, the server will know to ignore the request if it has already been
+   * completed", the requestId query parameter of every Compute insert and delete method): a repeat
+   * gets the first request's operation back.
+   */
+  private once(ctx: RouteContext, act: () => JsonObject): Reply {
+    const requestId = ctx.query.get("requestId");
+    if (requestId !== null) {
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(requestId) || /^[0-]+$/.test(requestId)) {
+        throw badRequest(`Invalid value for field 'requestId': '${requestId}'. The request ID must be a valid UUID other than the zero UUID.`);
+      }
+      const earlier = this.requests.get(requestId);
+      if (earlier !== undefined) {
+        return ok(earlier);
+      }
+    }
+    const op = act();
+    if (requestId !== null) {
+      this.requests.set(requestId, op);
+    }
+    return ok(op);
+  }
+
+  /**
+   * addresses.insert (POST .../regions/{region}/addresses, body a Compute Address): GCE's rules of
+   * GceState.create (name, 409 alreadyExists, IP literal rules, allocation), answered with an
+   * Operation. An IP another internal address holds fails in the operation, as GCE reports it
+   * (IP_IN_USE_BY_ANOTHER_RESOURCE, HTTP 409); the other refusals are HTTP errors.
+   */
+  private insertAddress(ctx: RouteContext): JsonObject {
+    const body = ctx.body;
+    if (!isJsonObject(body)) {
+      throw badRequest("Invalid JSON payload received. The request body must be a Compute Address.");
+    }
+    const props: JsonObject = {};
+    for (const [k, v] of Object.entries(body)) {
+      if (!ADDRESS_FIELDS.includes(k)) {
+        throw badRequest(`Invalid JSON payload received. Unknown name "${k}" at 'resource': Cannot find field.`);
+      }
+      if (k !== "kind" && k !== "region") {
+        props[k] = v;
+      }
+    }
+    props.project = this.param(ctx, "project");
+    props.region = this.param(ctx, "scope");
+    const key = this.state.keyOf("addresses", props);
+    try {
+      const created = this.state.create("addresses", props);
+      return this.operation(key, created.properties.id, "insert");
+    } catch (e) {
+      if (e instanceof GceError && e.reason === "IP_IN_USE_BY_ANOTHER_RESOURCE") {
+        return this.operation(key, undefined, "insert", e);
+      }
+      throw e;
+    }
+  }
+
   /** A counted route whose regex uses `{scope}` but is counted under a pattern naming it region/zone. */
   private addAliased(method: string, matchPattern: string, countPattern: string, handle: (ctx: RouteContext) => Reply): void {
     const { re, names } = compile(matchPattern);
@@ -577,6 +634,21 @@ export class HttpFace {
         throw badRequest(`unknown kind ${kind}`);
       }
       return ok(st.list(kind === null ? {} : { kind }).map((r) => toJson(toListing(r))));
+    });
+    this.route("POST", "/emulator/resources/{kind}/{project}/{scope}", false, (ctx) => {
+      const kind = this.param(ctx, "kind");
+      try {
+        kindOf(kind);
+      } catch (cause) {
+        throw new GceError(400, `unknown kind ${kind}`, "invalid", { cause });
+      }
+      const created = st.insertOutOfBand(kind, objectBody(ctx, "POST resource"), { project: this.param(ctx, "project"), scope: this.param(ctx, "scope") });
+      return ok(toJson(toListing(created)));
+    });
+    this.route("GET", "/emulator/history", false, () => ok(st.history().map((e) => toJson(e))));
+    this.route("DELETE", "/emulator/history", false, () => {
+      st.clearHistory();
+      return ok({});
     });
     this.route("GET", "/emulator/resources/{kind}/{project}/{scope}/{name}", false, (ctx) => ok(toJson(toListing(st.get(keyFrom(ctx))))));
     this.route("PATCH", "/emulator/resources/{kind}/{project}/{scope}/{name}", false, (ctx) => ok(toJson(toListing(st.patchOutOfBand(keyFrom(ctx), objectBody(ctx, "PATCH"))))));

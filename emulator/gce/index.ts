@@ -23,11 +23,12 @@ import { HttpFace, listen, type ResourceListing, toListing } from "./http";
 import type { JsonObject } from "./json";
 import { kindOf } from "./kinds";
 import { ProviderApi } from "./provider-api";
-import { type FaultSpec, GceError, GceState, type InstanceSpec, type NetworkSpec, type ResourceKey, type StoredResource } from "./state";
+import { type FaultSpec, GceError, GceState, type HistoryEntry, type InstanceSpec, type NetworkSpec, type ResourceKey, type StoredResource } from "./state";
 
 export type { ResourceListing } from "./http";
+export type { Json, JsonObject } from "./json";
 export type { GceKind } from "./kinds";
-export type { FaultOperation, FaultSpec, InstanceSpec, NetworkInterfaceSpec, NetworkSpec, ResourceKey, StoredResource, SubnetworkSpec } from "./state";
+export type { FaultOperation, FaultSpec, HistoryEntry, InstanceSpec, NetworkInterfaceSpec, NetworkSpec, OutOfBandWhere, ResourceKey, StoredResource, SubnetworkSpec } from "./state";
 export { GceError, GceState } from "./state";
 export { ProviderApi } from "./provider-api";
 
@@ -70,6 +71,17 @@ export interface GceEmulator {
    * Pulumi type token; project/scope default to the only match in the default project.
    */
   deleteOutOfBand(kind: string, name: string, where?: { readonly project?: string; readonly scope?: string }): void;
+  /**
+   * Creates a resource as another tool calling the Compute API would (the stock CCM, gcloud): GCE's
+   * rules of a create (names, 409, references, IP allocation), no faults, not through Pulumi.
+   * `kind` is a GceKind or a Pulumi type token; `properties` use its @pulumi/gcp input names (name
+   * included), as `listResources()` shows them; `where` defaults to the emulator's project and
+   * region (first zone for zonal kinds, "global" for global ones).
+   */
+  insertOutOfBand(kind: string, properties: JsonObject, where?: { readonly project?: string; readonly scope?: string }): ResourceListing;
+  /** Every create, update and delete so far, through any face, oldest first (`at`: ms since the epoch). */
+  history(): HistoryEntry[];
+  clearHistory(): void;
   /** Changes properties behind Pulumi's back (null removes one). */
   patchOutOfBand(kind: string, name: string, patch: JsonObject, where?: { readonly project?: string; readonly scope?: string }): StoredResource;
   /** The next matching operation(s) fail with this status and message. */
@@ -160,6 +172,9 @@ export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<G
     listResources: () => state.list().map(toListing),
     deleteOutOfBand: (kind, name, where) => state.deleteOutOfBand(locate(kind, name, where)),
     patchOutOfBand: (kind, name, patch, where) => state.patchOutOfBand(locate(kind, name, where), patch),
+    insertOutOfBand: (kind, properties, where) => toListing(state.insertOutOfBand(kind, properties, where)),
+    history: () => state.history(),
+    clearHistory: () => state.clearHistory(),
     injectFault: (fault) => state.injectFault(fault),
     calls: () => face.calls(),
     resetCalls: () => face.resetCalls(),

@@ -6,7 +6,8 @@ import * as net from "node:net";
 
 import { containsUnknown, isJsonObject, type Json, type JsonObject } from "./json";
 
-export type GceKind = "addresses" | "forwardingRules" | "backendServices" | "targetPools" | "healthChecks" | "httpHealthChecks" | "instanceGroups" | "firewalls" | "routes" | "instances";
+export type GceKind =
+  "addresses" | "forwardingRules" | "backendServices" | "targetPools" | "healthChecks" | "globalHealthChecks" | "httpHealthChecks" | "instanceGroups" | "firewalls" | "routes" | "instances";
 
 export type ScopeType = "region" | "zone" | "global";
 
@@ -17,7 +18,10 @@ export interface RefTarget {
 }
 
 export interface KindSpec {
+  /** The emulator's key of the kind: the REST collection's name, except where two kinds share one. */
   readonly kind: GceKind;
+  /** The REST collection (`healthChecks` for both the regional and the global health checks). */
+  readonly collection: string;
   /** Pulumi type token; undefined for instances (seeded by tests, not managed by Pulumi). */
   readonly token: string | undefined;
   /** Resource type name as the Terraform-bridged provider prints it ("ForwardingRule"). */
@@ -44,6 +48,7 @@ const SUBNETWORK: RefTarget = { collection: "subnetworks", scope: "region" };
 const ALL_SPECS: readonly KindSpec[] = [
   {
     kind: "addresses",
+    collection: "addresses",
     token: "gcp:compute/address:Address",
     typeName: "Address",
     resourceWord: "address",
@@ -57,6 +62,7 @@ const ALL_SPECS: readonly KindSpec[] = [
   },
   {
     kind: "forwardingRules",
+    collection: "forwardingRules",
     token: "gcp:compute/forwardingRule:ForwardingRule",
     typeName: "ForwardingRule",
     resourceWord: "forwarding_rule",
@@ -123,6 +129,7 @@ const ALL_SPECS: readonly KindSpec[] = [
   },
   {
     kind: "backendServices",
+    collection: "backendServices",
     token: "gcp:compute/regionBackendService:RegionBackendService",
     typeName: "RegionBackendService",
     resourceWord: "backend_service",
@@ -174,6 +181,7 @@ const ALL_SPECS: readonly KindSpec[] = [
   },
   {
     kind: "targetPools",
+    collection: "targetPools",
     token: "gcp:compute/targetPool:TargetPool",
     typeName: "TargetPool",
     resourceWord: "target_pool",
@@ -193,6 +201,7 @@ const ALL_SPECS: readonly KindSpec[] = [
   },
   {
     kind: "healthChecks",
+    collection: "healthChecks",
     token: "gcp:compute/regionHealthCheck:RegionHealthCheck",
     typeName: "RegionHealthCheck",
     resourceWord: "health_check",
@@ -222,7 +231,41 @@ const ALL_SPECS: readonly KindSpec[] = [
     labels: false,
   },
   {
+    // The stock CCM's internal load balancers use global HealthChecks (gce_loadbalancer_internal.go,
+    // ensureInternalHealthCheck → CreateHealthCheck). Kind key `globalHealthChecks`, REST collection
+    // `global/healthChecks`. resource_compute_health_check.go: no ForceNew besides name/project.
+    kind: "globalHealthChecks",
+    collection: "healthChecks",
+    token: "gcp:compute/healthCheck:HealthCheck",
+    typeName: "HealthCheck",
+    resourceWord: "health_check",
+    restKind: "compute#healthCheck",
+    scope: "global",
+    inputs: [
+      "checkIntervalSec",
+      "deletionPolicy",
+      "description",
+      "grpcHealthCheck",
+      "grpcTlsHealthCheck",
+      "healthyThreshold",
+      "http2HealthCheck",
+      "httpHealthCheck",
+      "httpsHealthCheck",
+      "logConfig",
+      "sourceRegions",
+      "sslHealthCheck",
+      "tcpHealthCheck",
+      "timeoutSec",
+      "unhealthyThreshold",
+    ],
+    immutable: [],
+    refs: {},
+    setFields: [],
+    labels: false,
+  },
+  {
     kind: "httpHealthChecks",
+    collection: "httpHealthChecks",
     token: "gcp:compute/httpHealthCheck:HttpHealthCheck",
     typeName: "HttpHealthCheck",
     resourceWord: "http_health_check",
@@ -236,6 +279,7 @@ const ALL_SPECS: readonly KindSpec[] = [
   },
   {
     kind: "instanceGroups",
+    collection: "instanceGroups",
     token: "gcp:compute/instanceGroup:InstanceGroup",
     typeName: "InstanceGroup",
     resourceWord: "instance_group",
@@ -250,6 +294,7 @@ const ALL_SPECS: readonly KindSpec[] = [
   },
   {
     kind: "firewalls",
+    collection: "firewalls",
     token: "gcp:compute/firewall:Firewall",
     typeName: "Firewall",
     resourceWord: "firewall",
@@ -282,6 +327,7 @@ const ALL_SPECS: readonly KindSpec[] = [
   },
   {
     kind: "routes",
+    collection: "routes",
     token: "gcp:compute/route:Route",
     typeName: "Route",
     resourceWord: "route",
@@ -313,6 +359,7 @@ const ALL_SPECS: readonly KindSpec[] = [
   },
   {
     kind: "instances",
+    collection: "instances",
     token: undefined,
     typeName: "Instance",
     resourceWord: "instance",
@@ -380,7 +427,7 @@ export function scopePath(scopeType: ScopeType, scope: string): string {
 /** `projects/P/regions/R/forwardingRules/N`: the GCE relative path, also the Pulumi resource ID. */
 export function resourcePath(kind: GceKind, project: string, scope: string, name: string): string {
   const spec = specOf(kind);
-  return `projects/${project}/${scopePath(spec.scope, scope)}/${kind}/${name}`;
+  return `projects/${project}/${scopePath(spec.scope, scope)}/${spec.collection}/${name}`;
 }
 
 export interface ParsedPath {
@@ -416,12 +463,9 @@ export function parseResourcePath(s: string): ParsedPath | undefined {
   return undefined;
 }
 
-/** The modelled kind a parsed path designates (global healthChecks, networks, ... are not modelled). */
+/** The modelled kind a parsed path designates (networks, global backend services, ... are not modelled). */
 export function kindOfPath(p: ParsedPath): GceKind | undefined {
-  if (!isGceKind(p.collection)) {
-    return undefined;
-  }
-  return specOf(p.collection).scope === p.scopeType ? p.collection : undefined;
+  return ALL_SPECS.find((s) => s.collection === p.collection && s.scope === p.scopeType)?.kind;
 }
 
 export interface RefContext {
@@ -542,6 +586,7 @@ export function defaultFor(kind: GceKind, field: string, props: JsonObject): Jso
     case "targetPools":
       return field === "sessionAffinity" ? "NONE" : undefined;
     case "healthChecks":
+    case "globalHealthChecks":
       return lookup(HEALTH_CHECK_DEFAULTS, field);
     case "httpHealthChecks":
       return lookup(HTTP_HEALTH_CHECK_DEFAULTS, field);
@@ -831,7 +876,8 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
       str("healthChecks");
       strList("instances");
       break;
-    case "healthChecks": {
+    case "healthChecks":
+    case "globalHealthChecks": {
       const blocks = healthCheckBlocks().filter(present);
       if (blocks.length !== 1) {
         fail(

@@ -83,6 +83,22 @@ export function notFound(path: string): GceError {
 
 export type FaultOperation = "create" | "update" | "delete" | "read" | "get";
 
+/** One change of a resource, through any face (provider, REST, out of band, seeding). */
+export interface HistoryEntry {
+  /** When it happened, in ms since the epoch (the emulator's clock). */
+  readonly at: number;
+  readonly kind: GceKind;
+  readonly scope: string;
+  readonly name: string;
+  readonly op: "create" | "update" | "delete";
+}
+
+/** Where an out-of-band insert lands: project and region/zone (default: the emulator's). */
+export interface OutOfBandWhere {
+  readonly project?: string;
+  readonly scope?: string;
+}
+
 export interface FaultSpec {
   /** A GceKind ("forwardingRules") or a Pulumi type token ("gcp:compute/forwardingRule:ForwardingRule"). */
   readonly kind: string;
@@ -319,6 +335,14 @@ export class GceState {
   private readonly subnetworks = new Map<string, StoredSubnetwork>();
   private readonly initialNetworks: readonly NetworkSpec[];
   private readonly instanceNetwork: string;
+  /**
+   * Ephemeral IPs released by deleted forwarding rules. GCE returns a released ephemeral IP to
+   * Google's pool ("Ephemeral IP addresses ... are released when the resource is deleted":
+   * cloud.google.com/vpc/docs/ip-addresses#ephemeraladdress), where other customers may get it; a
+   * new ephemeral rule practically never gets it back, so this emulator never allocates it again.
+   */
+  private readonly released = new Set<string>();
+  private events: HistoryEntry[] = [];
 
   constructor(opts: GceStateOptions) {
     this.endpoint = opts.endpoint.replace(/\/+$/, "");
@@ -543,22 +567,60 @@ export class GceState {
 
   // ---- writes ------------------------------------------------------------------------------
 
-  /** GCE insert. `props` are Pulumi-named inputs including name/project/region/zone. */
-  create(kindOrToken: string, props: JsonObject): StoredResource {
+  /**
+   * GCE insert. `props` are Pulumi-named inputs including name/project/region/zone. `faults: false`
+   * for a create that is not a Compute call of the code under test (out-of-band seeding).
+   */
+  create(kindOrToken: string, props: JsonObject, opts: { readonly faults?: boolean } = {}): StoredResource {
     const key = this.keyOf(kindOrToken, props);
     if (!NAME_RE.test(key.name)) {
       throw new GceError(400, invalidNameMessage(key.name), "invalid");
     }
     this.validate(key.kind, props);
     this.requireUrls(key.kind, props);
-    this.checkFault(key.kind, key.name, "create");
+    if (opts.faults !== false) {
+      this.checkFault(key.kind, key.name, "create");
+    }
     if (this.resources.has(keyString(key))) {
       throw new GceError(409, `The resource '${this.path(key)}' already exists`, "alreadyExists");
     }
     const properties = this.materialize(key, props, undefined);
     const stored: StoredResource = { ...key, properties };
     this.resources.set(keyString(key), stored);
+    this.record(key, "create");
     return this.get(key);
+  }
+
+  /**
+   * A create by another tool calling the Compute API (the stock CCM, gcloud), not through Pulumi:
+   * GCE's rules as \`create\` (names, 409, references, IP allocation and ownership), no faults.
+   * `props` use the kind's @pulumi/gcp input names, as the emulator stores them.
+   */
+  insertOutOfBand(kindOrToken: string, props: JsonObject, where: OutOfBandWhere = {}): StoredResource {
+    const kind = kindOf(kindOrToken);
+    const spec = specOf(kind);
+    if (kind === "instances") {
+      throw new GceError(400, "instances are seeded with putInstance, not inserted out of band", "invalid");
+    }
+    const known = new Set(["name", "project", "region", "zone", ...spec.inputs]);
+    const unknown = Object.keys(props).find((k) => !known.has(k));
+    if (unknown !== undefined) {
+      throw new GceError(400, `${unknown} is not a property of ${spec.typeName}`, "invalid");
+    }
+    const full: JsonObject = { ...props };
+    if (where.project !== undefined) {
+      full.project = where.project;
+    }
+    if (where.scope !== undefined) {
+      if (spec.scope === "global") {
+        if (where.scope !== "global") {
+          throw new GceError(400, `${spec.typeName} is global: its scope is "global", not ${JSON.stringify(where.scope)}`, "invalid");
+        }
+      } else {
+        full[spec.scope] = where.scope;
+      }
+    }
+    return this.create(kind, full, { faults: false });
   }
 
   /**
@@ -580,6 +642,7 @@ export class GceState {
     }
     const properties = this.materialize(key, props, prev);
     this.resources.set(keyString(key), { ...key, properties });
+    this.record(key, "update");
     return this.get(key);
   }
 
@@ -591,7 +654,41 @@ export class GceState {
     if (user !== undefined) {
       throw new GceError(400, `The ${specOf(key.kind).resourceWord} resource '${this.path(key)}' is already being used by '${this.path(user)}'`, "resourceInUseByAnotherResource");
     }
+    this.remove(key);
+  }
+
+  /**
+   * Removes a resource. A forwarding rule's IP that no address of its project and region holds is
+   * ephemeral: it goes back to Google's pool (see \`released\`). A reserved address keeps its IP
+   * when its rules are deleted ("A static external IP address is reserved for your project until
+   * you decide to release it": cloud.google.com/vpc/docs/reserve-static-external-ip-address).
+   */
+  private remove(key: ResourceKey): void {
+    const gone = this.resources.get(keyString(key));
     this.resources.delete(keyString(key));
+    const ip = gone?.kind === "forwardingRules" ? gone.properties.ipAddress : undefined;
+    if (gone !== undefined && typeof ip === "string") {
+      const held = [...this.resources.values()].some(
+        (r) => r.project === gone.project && r.scope === gone.scope && ((r.kind === "addresses" && r.properties.address === ip) || (r.kind === "forwardingRules" && r.properties.ipAddress === ip)),
+      );
+      if (!held) {
+        this.released.add(ip);
+      }
+    }
+    this.record(key, "delete");
+  }
+
+  private record(key: ResourceKey, op: HistoryEntry["op"]): void {
+    this.events.push({ at: this.now().getTime(), kind: key.kind, scope: key.scope, name: key.name, op });
+  }
+
+  /** Every create, update and delete so far (any face), oldest first. */
+  history(): HistoryEntry[] {
+    return this.events.map((e) => ({ ...e }));
+  }
+
+  clearHistory(): void {
+    this.events = [];
   }
 
   /** Out-of-band change (someone editing in the console): merges top-level properties, null removes. */
@@ -612,13 +709,14 @@ export class GceState {
       props.fingerprint = resourceFingerprint(props);
     }
     this.resources.set(keyString(key), { ...key, properties: props });
+    this.record(key, "update");
     return this.get(key);
   }
 
   /** Out-of-band delete: bypasses in-use rules and faults. Throws 404 when absent. */
   deleteOutOfBand(key: ResourceKey): void {
     this.get(key);
-    this.resources.delete(keyString(key));
+    this.remove(key);
   }
 
   /** Removes every resource, fault and allocation. */
@@ -629,6 +727,8 @@ export class GceState {
     this.internalPool.reset();
     this.networks.clear();
     this.subnetworks.clear();
+    this.released.clear();
+    this.events = [];
     this.initialNetworks.forEach((n) => this.putNetwork(n));
   }
 
@@ -683,6 +783,7 @@ export class GceState {
       properties.labels = { ...spec.labels };
     }
     this.resources.set(keyString(key), { ...key, properties });
+    this.record(key, prev === undefined ? "create" : "update");
     return this.get(key);
   }
 
@@ -758,6 +859,7 @@ export class GceState {
           uses = (r.kind === "forwardingRules" && p.target === link) || (r.kind === "targetPools" && p.backupPool === link);
           break;
         case "healthChecks":
+        case "globalHealthChecks":
         case "httpHealthChecks":
           uses = (r.kind === "backendServices" || r.kind === "targetPools") && p.healthChecks === link;
           break;
@@ -997,9 +1099,82 @@ export class GceState {
   }
 
   /**
+   * Which IP literal an address insert may reserve.
+   * - An IP another address holds cannot be reserved again. Internal: 409, operation error
+   *   IP_IN_USE_BY_ANOTHER_RESOURCE, message verbatim from kubernetes/ingress-gce#2735 ("IP
+   *   '10.164.0.18' is already being used by another resource."); external: 400 (the status split is
+   *   the stock CCM's, gce_address_manager.go ensureAddressReservation: "by an internal address: a
+   *   StatusConflict is returned, by an external address: a BadRequest"; the external text is ours).
+   * - The ephemeral IP of a forwarding rule of the project and region is promoted: the address
+   *   holds that very IP and the rule keeps it (external: same network tier;
+   *   cloud.google.com/vpc/docs/reserve-static-external-ip-address#promote_ephemeral_ip; internal:
+   *   inside the subnetwork, checked by the caller; reserve-static-internal-ip-address, "Promote an
+   *   ephemeral internal IP address").
+   * - Internal: any other unused IP of the subnetwork may be named (reserve-static-internal-ip-address,
+   *   "Reserve a specific internal IP address"); one an instance uses is in use like above.
+   * - External: an IP the project does not hold (another project's, an instance's, a released
+   *   ephemeral one) cannot be reserved by naming it; only the emulator's free pool stands for
+   *   "an unused Google IP" (reserve-static-external-ip-address: an external literal only promotes).
+   */
+  private requireReservableIp(key: ResourceKey, ip: string, internal: boolean, tier: Json | undefined): void {
+    const all = [...this.resources.values()];
+    const here = (r: StoredResource): boolean => r.project === key.project && r.scope === key.scope;
+    const isInternal = (r: StoredResource): boolean =>
+      r.kind === "addresses" ? r.properties.addressType === "INTERNAL" : String(r.properties.loadBalancingScheme ?? "EXTERNAL").startsWith("INTERNAL");
+    const holder = all.find((r) => r.kind === "addresses" && r.properties.address === ip && isInternal(r) === internal && (!internal || here(r)));
+    if (holder !== undefined && internal) {
+      throw new GceError(409, `IP '${ip}' is already being used by another resource.`, "IP_IN_USE_BY_ANOTHER_RESOURCE");
+    }
+    if (holder !== undefined) {
+      throw new GceError(400, `Invalid value for field 'resource.address': '${ip}'. IP '${ip}' is already being used by another resource.`, "invalid");
+    }
+    const rule = all.find((r) => r.kind === "forwardingRules" && here(r) && r.properties.ipAddress === ip && isInternal(r) === internal);
+    if (internal) {
+      const nic = all.some((r) => r.kind === "instances" && r.project === key.project && this.nicIps(r, "networkIP").includes(ip));
+      if (rule === undefined && nic) {
+        throw new GceError(409, `IP '${ip}' is already being used by another resource.`, "IP_IN_USE_BY_ANOTHER_RESOURCE");
+      }
+      return;
+    }
+    if (rule !== undefined && (rule.properties.networkTier ?? "PREMIUM") === (tier ?? "PREMIUM")) {
+      return;
+    }
+    if (rule !== undefined || this.ipsInUse(key).has(ip)) {
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.address': '${ip}'. The IP address is not available to this project: it is neither free nor the ephemeral IP of a forwarding rule of this project and region with network tier ${String(tier ?? "PREMIUM")}.`,
+        "invalid",
+      );
+    }
+  }
+
+  /** The internal (`networkIP`) or external (`natIP`) IPs of an instance's interfaces. */
+  private nicIps(instance: StoredResource, field: "networkIP" | "natIP"): string[] {
+    const nics = Array.isArray(instance.properties.networkInterfaces) ? instance.properties.networkInterfaces : [];
+    const out: string[] = [];
+    for (const nic of nics) {
+      if (!isJsonObject(nic)) {
+        continue;
+      }
+      const configs = field === "natIP" && Array.isArray(nic.accessConfigs) ? nic.accessConfigs : [nic];
+      for (const c of configs) {
+        const v = isJsonObject(c) ? c[field] : undefined;
+        if (typeof v === "string") {
+          out.push(v);
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
    * An EXTERNAL regional backend service takes a regional health check
    * (load-balancing/docs/network/networklb-backend-service: "regional health check").
    */
+  // An INTERNAL one takes a global or a regional health check (the backend service of an internal
+  // passthrough Network Load Balancer accepts either: cloud.google.com/load-balancing/docs/internal,
+  // "Health checks", and load-balancing/docs/health-check-concepts, the health-check scope per load
+  // balancer), so only the EXTERNAL scheme is checked here.
   private requireRegionalCheck(props: JsonObject): void {
     const link = props.healthChecks;
     if ((props.loadBalancingScheme ?? "INTERNAL") !== "EXTERNAL" || typeof link !== "string") {
@@ -1047,8 +1222,9 @@ export class GceState {
     }
   }
 
+  /** IPs allocation must skip: those held by any resource, and released ephemeral ones. */
   private ipsInUse(except?: ResourceKey): Set<string> {
-    const used = new Set<string>();
+    const used = new Set<string>(this.released);
     for (const r of this.resources.values()) {
       if (except !== undefined && keyString(r) === keyString(except)) {
         continue;
@@ -1118,6 +1294,8 @@ export class GceState {
           props.address = prev?.properties.address ?? (internal ? (subnet?.pool ?? this.internalPool) : this.externalPool).allocate(this.ipsInUse(prev === undefined ? undefined : key));
         } else if (internal && subnet !== undefined && typeof props.address === "string" && !inRange(props.address, subnet.ipCidrRange)) {
           throw new GceError(400, `Invalid value for field 'resource.address': '${props.address}'. The specified IP address is not within the subnetwork's range ${subnet.ipCidrRange}.`, "invalid");
+        } else if (prev === undefined && typeof props.address === "string") {
+          this.requireReservableIp(key, props.address, internal, props.networkTier);
         }
         break;
       }
@@ -1147,9 +1325,9 @@ export class GceState {
         break;
       }
       case "backendServices":
+        this.requireRegionalCheck(props);
         this.requireExists(props.healthChecks);
         this.requireNetwork(props.network);
-        this.requireRegionalCheck(props);
         if (Array.isArray(props.backends)) {
           for (const b of props.backends) {
             if (isJsonObject(b)) {
@@ -1165,7 +1343,8 @@ export class GceState {
         this.requireExists(props.backupPool);
         this.requireLegacyCheck(props.healthChecks);
         break;
-      case "healthChecks": {
+      case "healthChecks":
+      case "globalHealthChecks": {
         const t = healthCheckType(props);
         if (t !== undefined) {
           props.type = t;

@@ -13,6 +13,7 @@ import type { Registry } from "prom-client";
 import { listItems, nextPageToken, operationFailure, operationPath, operationStatus, parseAggregatedInstances, parseInstance, parseInstanceList, parseRegion } from "./parse";
 import { bodyOf, ComputeTransport, type Request, type TransportOptions } from "./transport";
 import {
+  type AddressInsert,
   type CallOptions,
   type CollectionCall,
   type ComputeApi,
@@ -96,6 +97,31 @@ export class ComputeClient implements ComputeApi, ComputeResourceApi {
     }
     await this.waitOperation(call, resourcePath, res.body, opts);
     return "deleted";
+  }
+
+  /**
+   * Reserves a regional address (addresses.insert) and waits for its operation: `created`, or
+   * `exists` when GCE answers 409 alreadyExists for the name (the caller decides whether the
+   * existing address holds the IP it wants). An `address` literal that is the ephemeral IP of a
+   * forwarding rule of the project and region promotes that IP to static; GCE's other refusals
+   * (an IP another resource holds: IP_IN_USE_BY_ANOTHER_RESOURCE in the operation) are ComputeErrors.
+   */
+  async insertAddress(project: string, region: string, address: AddressInsert, opts?: CallOptions): Promise<"created" | "exists"> {
+    const resource = `projects/${project}/regions/${region}/addresses`;
+    // One request ID for every retry: GCE answers a repeat with the first request's operation
+    // (addresses.insert, query parameter requestId), so a retried insert never reserves twice.
+    const request = { call: "addresses.insert", method: "POST", resource, query: { requestId: randomUUID() }, body: address } as const;
+    const res = await this.transport.send(request, opts).catch((e: unknown) => {
+      if (e instanceof ComputeError && e.status === 409 && e.reason === "alreadyExists") {
+        return "exists" as const;
+      }
+      throw e;
+    });
+    if (res === "exists") {
+      return "exists";
+    }
+    await this.waitOperation("addresses.insert", `${resource}/${address.name}`, bodyOf(res), opts);
+    return "created";
   }
 
   /**

@@ -56,6 +56,8 @@ export interface Request {
   /** API path; also what errors name. */
   readonly resource: string;
   readonly query?: Readonly<Record<string, string>>;
+  /** A JSON request body (inserts). */
+  readonly body?: unknown;
 }
 
 /**
@@ -98,8 +100,8 @@ export class ComputeTransport {
   }
 
   /**
-   * One logical call: retries 429, 5xx, network errors and timeouts (reads, waits and deletes
-   * carrying one request ID are all idempotent) with exponential backoff and full jitter,
+   * One logical call: retries 429, 5xx, network errors and timeouts (reads, waits, and inserts and
+   * deletes carrying one request ID are all idempotent) with exponential backoff and full jitter,
    * honouring Retry-After (capped like the backoff).
    */
   async send(req: Request, opts: CallOptions | undefined): Promise<Response> {
@@ -132,6 +134,9 @@ export class ComputeTransport {
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const signal = outer === undefined ? timeout : AbortSignal.any([outer, timeout]);
     const headers: Record<string, string> = { accept: "application/json" };
+    if (req.body !== undefined) {
+      headers["content-type"] = "application/json";
+    }
     if (this.auth !== undefined) {
       try {
         Object.assign(headers, await this.auth(url.toString()));
@@ -145,7 +150,7 @@ export class ComputeTransport {
     let res: globalThis.Response;
     let text: string;
     try {
-      res = await this.fetchFn(url, { method: req.method, headers, signal });
+      res = await this.fetchFn(url, { method: req.method, headers, signal, ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }) });
       text = await res.text();
     } catch (cause) {
       if (outer?.aborted === true) {

@@ -7,8 +7,12 @@ export const COMPUTE_READONLY_SCOPE = "https://www.googleapis.com/auth/compute.r
 /** Needed to delete (`dccm gc`); the daemon only ever reads with its own client. */
 export const COMPUTE_SCOPE = "https://www.googleapis.com/auth/compute";
 
-/** The collections dccm manages, by the prefix of their Compute API methods. */
-export type CollectionCall = "addresses" | "forwardingRules" | "regionBackendServices" | "targetPools" | "regionHealthChecks" | "httpHealthChecks" | "instanceGroups" | "firewalls" | "routes";
+/**
+ * The collections dccm manages, by the prefix of their Compute API methods; `healthChecks` are the
+ * global ones the stock CCM's internal load balancers use (read and deleted when adopting them).
+ */
+export type CollectionCall =
+  "addresses" | "forwardingRules" | "regionBackendServices" | "targetPools" | "regionHealthChecks" | "healthChecks" | "httpHealthChecks" | "instanceGroups" | "firewalls" | "routes";
 
 export type ComputeCall =
   | "instances.get"
@@ -16,6 +20,7 @@ export type ComputeCall =
   | "instances.aggregatedList"
   | "regions.get"
   | `${CollectionCall}.${"list" | "get" | "delete"}`
+  | "addresses.insert"
   | "regionOperations.wait"
   | "zoneOperations.wait"
   | "globalOperations.wait";
@@ -76,6 +81,19 @@ export interface ComputeResourceApi {
    * (`resourceInUseByAnotherResource`, synchronous or in the operation) are ComputeErrors.
    */
   deleteResource(call: `${CollectionCall}.delete`, resourcePath: string, opts?: CallOptions): Promise<"deleted" | "absent">;
+}
+
+/** The fields of a Compute `Address` that `insertAddress` sends (addresses resource reference). */
+export interface AddressInsert {
+  readonly name: string;
+  /** An IP literal: the ephemeral IP of a forwarding rule of the project and region is promoted. */
+  readonly address?: string;
+  readonly addressType?: "EXTERNAL" | "INTERNAL";
+  readonly networkTier?: "PREMIUM" | "STANDARD";
+  /** Self link or `projects/…/regions/…/subnetworks/…` (internal addresses). */
+  readonly subnetwork?: string;
+  readonly purpose?: string;
+  readonly description?: string;
 }
 
 /**

@@ -20,6 +20,7 @@ const T = {
   backendService: "gcp:compute/regionBackendService:RegionBackendService",
   targetPool: "gcp:compute/targetPool:TargetPool",
   healthCheck: "gcp:compute/regionHealthCheck:RegionHealthCheck",
+  globalHealthCheck: "gcp:compute/healthCheck:HealthCheck",
   httpHealthCheck: "gcp:compute/httpHealthCheck:HttpHealthCheck",
   instanceGroup: "gcp:compute/instanceGroup:InstanceGroup",
   firewall: "gcp:compute/firewall:Firewall",
@@ -34,6 +35,7 @@ const NETWORKS: NetworkSpec[] = [
 
 const regional = { project: PROJECT, region: REGION };
 const HC = `regions/${REGION}/healthChecks/hc`;
+const GLOBAL_HC = `projects/${PROJECT}/global/healthChecks/ghc`;
 const passthrough = (over: JsonObject = {}): JsonObject => ({ ...regional, name: "bs", protocol: "TCP", healthChecks: HC, loadBalancingScheme: "INTERNAL", ...over });
 const internalRule = (over: JsonObject = {}): JsonObject => ({
   ...regional,
@@ -53,6 +55,7 @@ function world(): GceState {
   state.putInstance(PROJECT, `${REGION}-b`, "node-3", { networkInterfaces: [{ network: "k8s-net" }] });
   state.create(T.healthCheck, { ...regional, name: "hc", httpHealthCheck: { port: 10256 } });
   state.create(T.httpHealthCheck, { project: PROJECT, name: "legacy" });
+  state.create(T.globalHealthCheck, { project: PROJECT, name: "ghc", httpHealthCheck: { port: 10256, requestPath: "/healthz" } });
   return state;
 }
 
@@ -118,6 +121,39 @@ const CREATE_ROWS: CreateRow[] = [
     type: T.backendService,
     inputs: passthrough({ loadBalancingScheme: "EXTERNAL", healthChecks: `projects/${PROJECT}/global/healthChecks/hc` }),
     expect: [400, `Invalid value for field 'resource.healthChecks[0]': '${V1}/global/healthChecks/hc'. A regional backend service with loadBalancingScheme EXTERNAL requires a regional health check.`],
+  },
+  {
+    rule: "an EXTERNAL regional backend service refuses an existing global health check",
+    type: T.backendService,
+    inputs: passthrough({ loadBalancingScheme: "EXTERNAL", healthChecks: GLOBAL_HC }),
+    expect: [
+      400,
+      `Invalid value for field 'resource.healthChecks[0]': '${V1}/global/healthChecks/ghc'. A regional backend service with loadBalancingScheme EXTERNAL requires a regional health check.`,
+    ],
+  },
+  {
+    rule: "an INTERNAL regional backend service accepts a global health check",
+    type: T.backendService,
+    inputs: passthrough({ healthChecks: GLOBAL_HC }),
+    expect: "accepted",
+  },
+  {
+    rule: "an INTERNAL regional backend service's global health check must exist: 404",
+    type: T.backendService,
+    inputs: passthrough({ healthChecks: `projects/${PROJECT}/global/healthChecks/nothing` }),
+    expect: [404, `The resource 'projects/${PROJECT}/global/healthChecks/nothing' was not found`],
+  },
+  {
+    rule: "a global health check takes exactly one protocol block",
+    type: T.globalHealthCheck,
+    inputs: { project: PROJECT, name: "ghc-2" },
+    expect: [400, "exactly one of grpcHealthCheck, grpcTlsHealthCheck, httpHealthCheck, httpsHealthCheck, sslHealthCheck, tcpHealthCheck must be specified, got none"],
+  },
+  {
+    rule: "a global health check's name is taken per project: 409 alreadyExists",
+    type: T.globalHealthCheck,
+    inputs: { project: PROJECT, name: "ghc", tcpHealthCheck: { port: 80 } },
+    expect: [409, `The resource 'projects/${PROJECT}/global/healthChecks/ghc' already exists`],
   },
   {
     rule: "cookie session affinity is refused on an INTERNAL backend service",
@@ -357,6 +393,63 @@ const CREATE_ROWS: CreateRow[] = [
     inputs: { project: PROJECT, name: "r6", network: "k8s-net", destRange: "fd00:1::/64", nextHopInstance: "node-1", nextHopInstanceZone: `${REGION}-a` },
     expect: [400, "Invalid value for field 'resource.destRange': 'fd00:1::/64'. IPv6 destination ranges are not supported for this route."],
   },
+  // ---- IP literals of an address insert (state.ts, requireReservableIp) ----
+  {
+    rule: "an INTERNAL address literal another address holds: 409 IP_IN_USE_BY_ANOTHER_RESOURCE",
+    setup: [[T.address, { ...regional, name: "first", addressType: "INTERNAL", subnetwork: "k8s-subnet", address: "10.130.0.9" }]],
+    type: T.address,
+    inputs: { ...regional, name: "second", addressType: "INTERNAL", subnetwork: "k8s-subnet", address: "10.130.0.9" },
+    expect: [409, "IP '10.130.0.9' is already being used by another resource."],
+  },
+  {
+    rule: "an INTERNAL address literal an instance uses: 409 IP_IN_USE_BY_ANOTHER_RESOURCE",
+    type: T.address,
+    inputs: { ...regional, name: "a", addressType: "INTERNAL", subnetwork: "k8s-subnet", address: "10.130.0.2" },
+    expect: [409, "IP '10.130.0.2' is already being used by another resource."],
+  },
+  {
+    rule: "an INTERNAL address may name an unused IP of its subnetwork",
+    type: T.address,
+    inputs: { ...regional, name: "a", addressType: "INTERNAL", subnetwork: "k8s-subnet", address: "10.130.0.77" },
+    expect: "accepted",
+  },
+  {
+    rule: "an EXTERNAL address literal another address holds (any region): 400",
+    setup: [[T.address, { project: PROJECT, region: "europe-west1", name: "far", address: "203.0.113.77" }]],
+    type: T.address,
+    inputs: { ...regional, name: "a", address: "203.0.113.77" },
+    expect: [400, "Invalid value for field 'resource.address': '203.0.113.77'. IP '203.0.113.77' is already being used by another resource."],
+  },
+  {
+    rule: "an EXTERNAL address literal a forwarding rule of another region holds is not the project's to reserve here",
+    setup: [
+      [T.address, { project: PROJECT, region: "europe-west1", name: "far", address: "203.0.113.77" }],
+      [T.forwardingRule, { project: PROJECT, region: "europe-west1", name: "far", portRange: "80", ipAddress: "203.0.113.77" }],
+    ],
+    type: T.address,
+    inputs: { project: PROJECT, region: "europe-west1", name: "far-2", address: "203.0.113.77" },
+    expect: [400, "Invalid value for field 'resource.address': '203.0.113.77'. IP '203.0.113.77' is already being used by another resource."],
+  },
+  {
+    rule: "an EXTERNAL ephemeral IP of another tier is not promoted: refused",
+    setup: [[T.forwardingRule, { ...regional, name: "fr", portRange: "80", networkTier: "STANDARD" }]],
+    type: T.address,
+    inputs: { ...regional, name: "a", address: "203.0.113.1" },
+    expect: [
+      400,
+      "Invalid value for field 'resource.address': '203.0.113.1'. The IP address is not available to this project: it is neither free nor the ephemeral IP of a forwarding rule of this project and region with network tier PREMIUM.",
+    ],
+  },
+  {
+    rule: "an EXTERNAL ephemeral IP of a forwarding rule of another region is not promoted: refused",
+    setup: [[T.forwardingRule, { project: PROJECT, region: "europe-west1", name: "far", portRange: "80" }]],
+    type: T.address,
+    inputs: { ...regional, name: "a", address: "203.0.113.1" },
+    expect: [
+      400,
+      "Invalid value for field 'resource.address': '203.0.113.1'. The IP address is not available to this project: it is neither free nor the ephemeral IP of a forwarding rule of this project and region with network tier PREMIUM.",
+    ],
+  },
 ];
 
 interface DiffRow {
@@ -419,6 +512,10 @@ const DIFF_ROWS: DiffRow[] = [
     expect: "replaced",
   },
 ];
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
 
 function gceError(fn: () => unknown): GceError {
   try {
@@ -484,6 +581,115 @@ describe("GCE emulator rules (one row per rule)", () => {
 });
 
 /**
+ * Whose an IP is: promotion of an ephemeral IP to a static address, a reserved IP that outlives
+ * its rules, and ephemeral IPs that go back to Google's pool when their rule is deleted (sources
+ * beside requireReservableIp, remove and `released` in state.ts).
+ */
+describe("GCE emulator rules: IP ownership (one row per rule)", () => {
+  const tiny: NetworkSpec = { name: "tiny-net", autoCreateSubnetworks: false, subnetworks: [{ name: "tiny", ipCidrRange: "10.150.0.0/29" }] };
+  const tinyRule = (name: string): JsonObject => internalRule({ name, network: "tiny-net", subnetwork: "tiny" });
+  const ROWS: ReadonlyArray<{ rule: string; run: () => void }> = [
+    {
+      rule: "an EXTERNAL address naming the ephemeral IP of a rule of its project, region and tier promotes it: the rule keeps the IP, now static",
+      run: () => {
+        const state = world();
+        const ip = state.create(T.forwardingRule, { ...regional, name: "fr", portRange: "80" }).properties.ipAddress;
+        assert.equal(ip, "203.0.113.1");
+        const address = state.create(T.address, { ...regional, name: "kept", address: "203.0.113.1" });
+        assert.deepEqual([address.properties.address, address.properties.addressType, address.properties.networkTier], ["203.0.113.1", "EXTERNAL", "PREMIUM"]);
+        assert.equal(state.get({ kind: "forwardingRules", project: PROJECT, scope: REGION, name: "fr" }).properties.ipAddress, "203.0.113.1");
+        const e = gceError(() => state.delete({ kind: "addresses", project: PROJECT, scope: REGION, name: "kept" }));
+        assert.deepEqual(
+          [e.status, e.message],
+          [400, `The address resource 'projects/${PROJECT}/regions/${REGION}/addresses/kept' is already being used by 'projects/${PROJECT}/regions/${REGION}/forwardingRules/fr'`],
+        );
+      },
+    },
+    {
+      rule: "an INTERNAL address naming the ephemeral IP of a rule in its subnetwork promotes it",
+      run: () => {
+        const state = world();
+        const ip = state.create(T.forwardingRule, internalRule()).properties.ipAddress;
+        assert.equal(ip, "10.130.0.4");
+        const address = state.create(T.address, { ...regional, name: "kept", addressType: "INTERNAL", subnetwork: "k8s-subnet", address: "10.130.0.4" });
+        assert.equal(address.properties.address, "10.130.0.4");
+        assert.equal(state.get({ kind: "forwardingRules", project: PROJECT, scope: REGION, name: "fr" }).properties.ipAddress, "10.130.0.4");
+      },
+    },
+    {
+      rule: "a reserved address keeps its IP when its rule is deleted: the next rule on it has the same IP",
+      run: () => {
+        const state = world();
+        const ip = state.create(T.address, { ...regional, name: "lb" }).properties.address;
+        state.create(T.forwardingRule, { ...regional, name: "fr", portRange: "80", ipAddress: `regions/${REGION}/addresses/lb` });
+        state.delete({ kind: "forwardingRules", project: PROJECT, scope: REGION, name: "fr" });
+        assert.equal(state.get({ kind: "addresses", project: PROJECT, scope: REGION, name: "lb" }).properties.address, ip);
+        assert.equal(state.create(T.forwardingRule, { ...regional, name: "fr", portRange: "80", ipAddress: `regions/${REGION}/addresses/lb` }).properties.ipAddress, ip);
+      },
+    },
+    {
+      rule: "an ephemeral INTERNAL IP released by a deleted rule is never allocated again; the subnet runs out first",
+      run: () => {
+        const state = world();
+        state.putNetwork(tiny);
+        // 10.150.0.0/29: usable 10.150.0.2 to 10.150.0.5.
+        assert.equal(state.create(T.forwardingRule, tinyRule("a")).properties.ipAddress, "10.150.0.2");
+        state.delete({ kind: "forwardingRules", project: PROJECT, scope: REGION, name: "a" });
+        assert.deepEqual(
+          ["b", "c", "d"].map((n) => state.create(T.forwardingRule, tinyRule(n)).properties.ipAddress),
+          ["10.150.0.3", "10.150.0.4", "10.150.0.5"],
+        );
+        const e = gceError(() => state.create(T.forwardingRule, tinyRule("e")));
+        assert.deepEqual([e.status, e.message], [400, "IP space of the subnetwork tiny pool is exhausted"]);
+        // Naming a free internal IP of the subnetwork is allowed (reserve-static-internal-ip-address).
+        assert.equal(state.create(T.address, { ...regional, name: "named", addressType: "INTERNAL", subnetwork: "tiny", address: "10.150.0.2" }).properties.address, "10.150.0.2");
+      },
+    },
+    {
+      rule: "an ephemeral EXTERNAL IP released by a deleted rule is never allocated again, nor reservable by naming it",
+      run: () => {
+        const state = world();
+        assert.equal(state.create(T.forwardingRule, { ...regional, name: "fr", portRange: "80" }).properties.ipAddress, "203.0.113.1");
+        state.deleteOutOfBand({ kind: "forwardingRules", project: PROJECT, scope: REGION, name: "fr" });
+        // The pool holds 508 IPs: 507 more allocations use every other one, then it is exhausted.
+        const ips = Array.from({ length: 507 }, (_, i) => state.create(T.address, { ...regional, name: `a-${i}` }).properties.address);
+        assert.equal(ips.includes("203.0.113.1"), false);
+        assert.equal(new Set(ips).size, 507);
+        const e = gceError(() => state.create(T.address, { ...regional, name: "one-more" }));
+        assert.deepEqual([e.status, e.message], [400, "IP space of the EXTERNAL pool is exhausted"]);
+        const named = gceError(() => state.create(T.address, { ...regional, name: "named", address: "203.0.113.1" }));
+        assert.deepEqual(
+          [named.status, named.message],
+          [
+            400,
+            "Invalid value for field 'resource.address': '203.0.113.1'. The IP address is not available to this project: it is neither free nor the ephemeral IP of a forwarding rule of this project and region with network tier PREMIUM.",
+          ],
+        );
+      },
+    },
+    {
+      rule: "a global health check a backend service uses cannot be deleted: 400 resourceInUseByAnotherResource",
+      run: () => {
+        const state = world();
+        state.create(T.backendService, passthrough({ healthChecks: GLOBAL_HC }));
+        const e = gceError(() => state.delete({ kind: "globalHealthChecks", project: PROJECT, scope: "global", name: "ghc" }));
+        assert.deepEqual(
+          [e.status, e.reason, e.message],
+          [
+            400,
+            "resourceInUseByAnotherResource",
+            `The health_check resource 'projects/${PROJECT}/global/healthChecks/ghc' is already being used by 'projects/${PROJECT}/regions/${REGION}/backendServices/bs'`,
+          ],
+        );
+        state.delete({ kind: "backendServices", project: PROJECT, scope: REGION, name: "bs" });
+        state.delete({ kind: "globalHealthChecks", project: PROJECT, scope: "global", name: "ghc" });
+      },
+    },
+  ];
+  for (const row of ROWS) it(row.rule, row.run);
+});
+
+/**
  * Compute deletes over the HTTP face (the leak detector's `dccm gc` calls them). Sources: the
  * Compute API reference of each `{collection}.delete` (DELETE on the resource, answered with an
  * Operation; query parameter `requestId`: "the server will know to ignore the request if it has
@@ -500,6 +706,14 @@ describe("GCE emulator rules: Compute DELETE over HTTP (one row per rule)", func
     return { status: res.status, body: (await res.json()) as JsonObject };
   };
   const REQUEST_ID = "6f1c2b3a-4d5e-4f60-8172-93a4b5c6d7e8";
+  const post = async (rel: string, body: JsonObject, query = ""): Promise<{ status: number; body: JsonObject }> => {
+    const res = await fetch(url(rel, query), { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+    return { status: res.status, body: (await res.json()) as JsonObject };
+  };
+  const withoutTimes = (op: JsonObject): JsonObject => {
+    const { id: _id, targetId: _targetId, insertTime: _i, startTime: _s, endTime: _e, ...rest } = op;
+    return rest;
+  };
 
   beforeEach(async () => {
     gce = await startGceEmulator({ networks: NETWORKS });
@@ -581,6 +795,116 @@ describe("GCE emulator rules: Compute DELETE over HTTP (one row per rule)", func
         assert.deepEqual(await call("GET", `${P}/operations/operation-1`), { status: 200, body });
         assert.deepEqual(await call("POST", `${P}/operations/operation-1/wait`), { status: 200, body });
         assert.equal((await call("GET", `${P}/operations/operation-9`)).status, 404);
+      },
+    },
+    {
+      rule: "POST addresses (addresses.insert) answers a DONE insert Operation; the address gets an IP",
+      run: async () => {
+        const { status, body } = await post(`${P}/addresses`, { name: "new", description: "d" });
+        assert.equal(status, 200);
+        assert.deepEqual(withoutTimes(body), {
+          kind: "compute#operation",
+          name: "operation-1",
+          operationType: "insert",
+          targetLink: `${gce.endpoint}/compute/v1/${P}/addresses/new`,
+          status: "DONE",
+          progress: 100,
+          selfLink: `${gce.endpoint}/compute/v1/${P}/operations/operation-1`,
+          region: `${gce.endpoint}/compute/v1/${P}`,
+        });
+        const created = gce.listResources().find((r) => r.kind === "addresses" && r.name === "new");
+        assert.deepEqual([created?.properties.address, created?.properties.addressType, created?.properties.networkTier, created?.properties.description], ["203.0.113.2", "EXTERNAL", "PREMIUM", "d"]);
+      },
+    },
+    {
+      rule: "POST addresses naming the ephemeral IP of a rule of the project and region promotes it; the rule keeps it",
+      run: async () => {
+        const ip = gce.state.create(T.forwardingRule, { ...regional, name: "eph", portRange: "80" }).properties.ipAddress;
+        assert.equal(ip, "203.0.113.2");
+        assert.equal((await post(`${P}/addresses`, { name: "eph", address: "203.0.113.2", networkTier: "PREMIUM" })).status, 200);
+        assert.deepEqual(
+          gce
+            .listResources()
+            .filter((r) => r.name === "eph")
+            .map((r) => [r.kind, r.kind === "addresses" ? r.properties.address : r.properties.ipAddress]),
+          [
+            ["addresses", "203.0.113.2"],
+            ["forwardingRules", "203.0.113.2"],
+          ],
+        );
+      },
+    },
+    {
+      rule: "POST addresses with a repeated requestId gets the first operation back and inserts once",
+      run: async () => {
+        const first = await post(`${P}/addresses`, { name: "once" }, `?requestId=${REQUEST_ID}`);
+        gce.deleteOutOfBand("addresses", "once");
+        const again = await post(`${P}/addresses`, { name: "once" }, `?requestId=${REQUEST_ID}`);
+        assert.deepEqual(again, first);
+        assert.equal(gce.listResources().filter((r) => r.name === "once").length, 0);
+      },
+    },
+    {
+      rule: "POST addresses with a taken name: 409 alreadyExists",
+      run: async () => {
+        assert.deepEqual(await post(`${P}/addresses`, { name: "lb" }), {
+          status: 409,
+          body: { error: { code: 409, message: `The resource '${P}/addresses/lb' already exists`, errors: [{ reason: "alreadyExists" }] } },
+        });
+      },
+    },
+    {
+      rule: "POST addresses with an INTERNAL IP another address holds: the operation fails with IP_IN_USE_BY_ANOTHER_RESOURCE (HTTP 409)",
+      run: async () => {
+        const sub = `${P}/subnetworks/k8s-subnet`;
+        assert.equal((await post(`${P}/addresses`, { name: "int-1", addressType: "INTERNAL", subnetwork: sub, address: "10.130.0.9" })).status, 200);
+        const { status, body } = await post(`${P}/addresses`, { name: "int-2", addressType: "INTERNAL", subnetwork: sub, address: "10.130.0.9" });
+        assert.equal(status, 200);
+        assert.deepEqual(
+          [body.status, body.operationType, body.error, body.httpErrorStatusCode, body.httpErrorMessage],
+          ["DONE", "insert", { errors: [{ code: "IP_IN_USE_BY_ANOTHER_RESOURCE", message: "IP '10.130.0.9' is already being used by another resource." }] }, 409, "CONFLICT"],
+        );
+        assert.equal(gce.listResources().filter((r) => r.name === "int-2").length, 0);
+      },
+    },
+    {
+      rule: "POST addresses with a field an Address does not have: 400",
+      run: async () => {
+        assert.deepEqual(await post(`${P}/addresses`, { name: "x", IPAddress: "203.0.113.9" }), {
+          status: 400,
+          body: { error: { code: 400, message: `Invalid JSON payload received. Unknown name "IPAddress" at 'resource': Cannot find field.`, errors: [{ reason: "invalid" }] } },
+        });
+      },
+    },
+    {
+      rule: "global health checks: get, list and delete at global/healthChecks; in use by a backend service: 400",
+      run: async () => {
+        const G = `projects/${PROJECT}/global/healthChecks`;
+        gce.insertOutOfBand("globalHealthChecks", { name: "k8s-c1-node", httpHealthCheck: { port: 10256, requestPath: "/healthz" } });
+        gce.insertOutOfBand("backendServices", passthrough({ name: "bs", network: "k8s-net", healthChecks: `${gce.endpoint}/compute/v1/${G}/k8s-c1-node` }));
+        const got = await call("GET", `${G}/k8s-c1-node`);
+        assert.deepEqual(
+          [got.status, got.body.kind, got.body.type, got.body.selfLink, got.body.region],
+          [200, "compute#healthCheck", "HTTP", `${gce.endpoint}/compute/v1/${G}/k8s-c1-node`, undefined],
+        );
+        const listed = await call("GET", G);
+        assert.deepEqual(Array.isArray(listed.body.items) ? listed.body.items.map((i) => (isObject(i) ? i.name : null)) : null, ["k8s-c1-node"]);
+        assert.deepEqual((await call("GET", `${P}/healthChecks`)).body.items, undefined);
+        const inUse = await call("DELETE", `${G}/k8s-c1-node`);
+        assert.deepEqual(
+          [inUse.status, inUse.body.error],
+          [
+            400,
+            {
+              code: 400,
+              message: `The health_check resource '${G}/k8s-c1-node' is already being used by '${P}/backendServices/bs'`,
+              errors: [{ reason: "resourceInUseByAnotherResource" }],
+            },
+          ],
+        );
+        assert.equal((await call("DELETE", `${P}/backendServices/bs`)).status, 200);
+        assert.equal((await call("DELETE", `${G}/k8s-c1-node`)).status, 200);
+        assert.equal(gce.calls()["DELETE /compute/v1/projects/{project}/global/healthChecks/{name}"], 2);
       },
     },
     {
