@@ -115,7 +115,14 @@ export async function adoptStock(deps: AdoptionDeps, snapshot: ClusterSnapshot, 
   for (const plan of plans) {
     opts.signal?.throwIfAborted();
     if (clusterRefused) {
-      stacks.push({ stack: plan.stack, ...(plan.service !== undefined ? { service: plan.service } : {}), imported: [], changes: [], leftovers: plan.leftovers, refused: "the cluster stack was not adopted" });
+      stacks.push({
+        stack: plan.stack,
+        ...(plan.service !== undefined ? { service: plan.service } : {}),
+        imported: [],
+        changes: [],
+        leftovers: plan.leftovers,
+        refused: "the cluster stack was not adopted",
+      });
       continue;
     }
     const report = await adoptStack(deps, wanted.desired, wanted.hashes.get(plan.stack), plan, opts, snapshot);
@@ -135,7 +142,12 @@ async function adoptStack(
 ): Promise<StackReport> {
   const { runner } = deps;
   const scope = scopeOf(plan.stack);
-  const base = { stack: plan.stack, ...(plan.service !== undefined ? { service: plan.service } : {}), ...(plan.promotion !== undefined ? { promotion: plan.promotion } : {}), leftovers: plan.leftovers };
+  const base = {
+    stack: plan.stack,
+    ...(plan.service !== undefined ? { service: plan.service } : {}),
+    ...(plan.promotion !== undefined ? { promotion: plan.promotion } : {}),
+    leftovers: plan.leftovers,
+  };
   const what = plan.service !== undefined ? `Service ${plan.service}` : "the cluster stack";
   try {
     const imports = new Set(plan.imports);

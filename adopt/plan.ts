@@ -125,7 +125,13 @@ export function planAdoption(desired: DesiredState, inventory: Inventory, inStat
     const imports = declaredResourceIds(desired, scope).filter((id) => !held.has(id) && inventory.has(id));
     const leftovers = service === undefined ? [] : stockOnlyIds(desired, service).filter((id) => inventory.has(id));
     if (imports.length === 0 && promotion === undefined && leftovers.length === 0) continue;
-    plans.push({ stack, ...(service !== undefined ? { service: service.key } : {}), imports: [...new Set(imports)].sort(), ...(promotion !== undefined ? { promotion } : {}), leftovers: leftovers.sort() });
+    plans.push({
+      stack,
+      ...(service !== undefined ? { service: service.key } : {}),
+      imports: [...new Set(imports)].sort(),
+      ...(promotion !== undefined ? { promotion } : {}),
+      leftovers: leftovers.sort(),
+    });
   }
   return plans;
 }

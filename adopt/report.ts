@@ -49,7 +49,8 @@ export function summarizeAdoption(report: AdoptionReport): AdoptionSummary {
 
 export function formatAdoption(report: AdoptionReport, dryRun: boolean): string {
   const lines: string[] = [];
-  for (const key of report.pinned) lines.push(`Service ${key}: ${dryRun ? "would be pinned" : "pinned"} to its target pool (annotation dccm.io/backend: target-pool; move it with dccm adopt --to backend-service)`);
+  for (const key of report.pinned)
+    lines.push(`Service ${key}: ${dryRun ? "would be pinned" : "pinned"} to its target pool (annotation dccm.io/backend: target-pool; move it with dccm adopt --to backend-service)`);
   for (const stack of report.stacks) lines.push(...stackLines(stack, dryRun));
   const s = summarizeAdoption(report);
   lines.push(`Adoption: ${s.promote} addresses to promote, ${s.import} to import, ${s.update} to update in place, ${s.replace} to replace, ${s.create} to create, ${s.refused} stacks refused`);

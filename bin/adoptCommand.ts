@@ -59,8 +59,8 @@ interface AdoptFlags {
   computeEndpoint?: string;
 }
 
-export async function runAdopt(argv: string[]): Promise<number> {
-  const { values } = parseFlags(() =>
+function adoptArgValues(argv: string[]): Record<string, string | boolean | undefined> {
+  return parseFlags(() =>
     parseArgs({
       args: argv,
       options: {
@@ -80,13 +80,17 @@ export async function runAdopt(argv: string[]): Promise<number> {
       strict: true,
       allowPositionals: false,
     }),
-  );
+  ).values;
+}
+
+export async function runAdopt(argv: string[]): Promise<number> {
+  const values = adoptArgValues(argv);
   if (values.help === true) {
     process.stdout.write(`${ADOPT_HELP}\n`);
     return 0;
   }
   const flag = (name: string): string | undefined => {
-    const value = values[name as keyof typeof values];
+    const value = values[name];
     return typeof value === "string" ? value : undefined;
   };
   const shared = splitConfig(configFromFlags(values, flag("config")));

@@ -34,7 +34,7 @@ export function adoptionTransformations(adoption: Adoption | undefined): pulumi.
   if (adoption === undefined || (adoption.imports.size === 0 && (adoption.previewIps?.size ?? 0) === 0)) return [];
   return [
     (args) => {
-      if (!pulumi.CustomResource.isInstance(args.resource)) return undefined;
+      // Only GCE resources have an ID here (components/ids.ts); components and providers have none.
       const id = gceResourceId(args.type, idInputs(args.props));
       if (id === undefined) return undefined;
       const ip = args.type === FORWARDING_RULE ? adoption.previewIps?.get(id) : undefined;

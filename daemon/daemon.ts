@@ -307,7 +307,12 @@ export class Daemon {
    */
   private async watchedPins(watcher: ClusterWatcher, pinned: readonly string[]): Promise<void> {
     const missing = (): string[] => {
-      const annotated = new Set(watcher.snapshot().services.filter((service) => service.annotations[ANNOTATION_BACKEND] === "target-pool").map((service) => `${service.namespace}/${service.name}`));
+      const annotated = new Set(
+        watcher
+          .snapshot()
+          .services.filter((service) => service.annotations[ANNOTATION_BACKEND] === "target-pool")
+          .map((service) => `${service.namespace}/${service.name}`),
+      );
       return pinned.filter((key) => !annotated.has(key));
     };
     if (missing().length === 0) return;

@@ -9,6 +9,8 @@ export interface Registered {
   name: string;
   custom: boolean;
   inputs: Record<string, unknown>;
+  /** The `import` option's ID the resource was registered with (components/adoption.ts). */
+  importId?: string;
 }
 
 export interface Construction {
@@ -55,7 +57,7 @@ export async function capture<T extends pulumi.Resource>(mockState: MockState, b
     {
       newResource(args: pulumi.runtime.MockResourceArgs): pulumi.runtime.MockResourceResult {
         const inputs = args.inputs as Record<string, unknown>;
-        registered.push({ type: args.type, name: args.name, custom: args.custom === true, inputs });
+        registered.push({ type: args.type, name: args.name, custom: args.custom === true, inputs, ...(args.id !== undefined && args.id !== "" ? { importId: args.id } : {}) });
         return mockState(args.type, inputs);
       },
       call(args: pulumi.runtime.MockCallArgs): pulumi.runtime.MockCallResult {

@@ -23,6 +23,7 @@ import { PREVIEW_HELP } from "../../bin/previewCommand";
 import { DESIRED_HELP, RENDER_HELP } from "../../bin/options";
 import { DAEMON_HELP as SOURCE_DAEMON_HELP } from "../../bin/daemonCommand";
 import { GC_HELP as SOURCE_GC_HELP } from "../../bin/gcCommand";
+import { ADOPT_HELP as SOURCE_ADOPT_HELP } from "../../bin/adoptCommand";
 import { STATUS_HELP } from "../../bin/statusCommand";
 import { runDccm, type CliRun } from "../support/cli";
 const DESIRED_HELP_TEXT = `${DESIRED_HELP}\n`;
@@ -33,6 +34,7 @@ const USAGE = [
   "  dccm render  --snapshot FILE [--config FILE] [--<key> VALUE ...]   print every resource the stack program declares",
   "  dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)",
   "  dccm gc      --dry-run | --yes | RESOURCE ... [FLAG ...]           list leaked GCE resources, delete proven ones (dccm gc --help)",
+  "  dccm adopt   [--dry-run] [--allow-replace] [FLAG ...]              adopt the stock GCE CCM's load balancers and routes (dccm adopt --help)",
   "  dccm manifests --config FILE --image IMAGE [FLAG ...]            print the in-cluster install as YAML (dccm manifests --help)",
   "  dccm preview [--snapshot FILE] [--json] [FLAG ...]                 what the daemon would change: exit 0 none, 2 some, 1 error (dccm preview --help)",
   "  dccm status  [--url URL] [--config FILE] [--json]                  one row per stack, from the daemon or its backend (dccm status --help)",
@@ -59,6 +61,8 @@ const DAEMON_HELP = [
   "  --operation-timeout DURATION         [operationTimeout] a pulumi run (up, refresh, destroy) still going after this is cancelled and retried (default 20m)",
   "  --shutdown-timeout DURATION          on SIGTERM, exit 1 if stopping takes longer than this (default 30s)",
   "  --confirm-orphan-destroys N          allow up to N held destroys of stacks whose Service is absent (held when more than 5, or more than half, at once; default 0)",
+  "  --adopt                              at start-up, adopt the stock GCE CCM's load balancers and routes into dccm's stacks, keeping every IP (dccm adopt --help)",
+  "  --allow-replace                      with --adopt: adopt stacks even where the first up would replace a resource",
   "  --no-leader-election                 [leaderElection: false] no Lease kube-system/dccm: run a single replica only",
   "  --no-node-controller                 run the service controller only (Node initialization, addresses and lifecycle are left to another controller)",
   "  --identity NAME                      holder identity in the Lease (default <hostname>_<pid>)",
@@ -496,6 +500,7 @@ describe("bin/dccm (child process)", function () {
       ["render", RENDER_HELP],
       ["daemon", SOURCE_DAEMON_HELP],
       ["gc", SOURCE_GC_HELP],
+      ["adopt", SOURCE_ADOPT_HELP],
       ["manifests", MANIFESTS_HELP],
       ["preview", PREVIEW_HELP],
       ["status", STATUS_HELP],
@@ -537,7 +542,7 @@ describe("bin/dccm (child process)", function () {
         if (match === null || match[1] === "--help") continue;
         args.push(match[1], ...(match[2] !== undefined ? [match[1] === "--log-level" ? "debug" : "x"] : []));
       }
-      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 31);
+      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 33);
       const run = dccm("daemon", ...args, "--help");
       assert.deepStrictEqual([run.status, run.stderr, run.stdout], [0, "", DAEMON_HELP]);
     });

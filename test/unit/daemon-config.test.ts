@@ -70,18 +70,24 @@ describe("daemon/config readCommandLine (flags no config key sets)", () => {
         "no-node-controller": true,
         identity: "pod-0",
         "log-level": "debug",
+        adopt: true,
+        "allow-replace": true,
       }),
-      { ok: true, value: { kubeconfig: "/k", configFile: "/c.yaml", shutdownTimeoutMs: 90_000, confirmOrphanDestroys: 7, nodeController: false, identity: "pod-0", logLevel: "debug" } },
+      {
+        ok: true,
+        value: { kubeconfig: "/k", configFile: "/c.yaml", shutdownTimeoutMs: 90_000, confirmOrphanDestroys: 7, adopt: true, allowReplace: true, nodeController: false, identity: "pod-0", logLevel: "debug" },
+      },
     );
   });
 
   it("every bad value, each naming its flag", () => {
-    assert.deepEqual(readCommandLine({ "log-level": "loud", "shutdown-timeout": "30", "confirm-orphan-destroys": "-1" }), {
+    assert.deepEqual(readCommandLine({ "log-level": "loud", "shutdown-timeout": "30", "confirm-orphan-destroys": "-1", "allow-replace": true }), {
       ok: false,
       problems: [
         '--log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent',
         '--shutdown-timeout: expected a duration such as 30s, 10m or 1h30m, got "30"',
         '--confirm-orphan-destroys: expected a whole number ≥ 0, got "-1"',
+        "--allow-replace: only with --adopt",
       ],
     });
   });
