@@ -2,14 +2,15 @@
  * Adoption, the executor shared by `dccm adopt` and `dccm daemon --adopt` (the plan is adopt/plan.ts).
  * Order, so that no step can lose an IP or leave a forwarding rule without a backend:
  *   1. list GCE once; pin stock target-pool Services to `target-pool` (annotation) so none moves;
- *   2. per stack, cluster first: promote the forwarding rule's ephemeral IP to the static address
- *      dccm declares (addresses.insert with that IP) before anything else;
- *   3. `pulumi preview` with the imports: a replace of anything is refused unless allowed;
+ *   2. per stack, cluster first: `pulumi preview` with the imports (the rules on the IP they keep):
+ *      a replace of anything is refused unless allowed, and a refused stack is left as it is;
+ *   3. the forwarding rule's ephemeral IP promoted to the static address dccm declares
+ *      (addresses.insert with that IP) before the engine touches anything;
  *   4. our finalizer on the Service, then `pulumi up` importing what exists (import-then-update:
  *      what differs from dccm's shape is updated in place, what dccm names differently is created
  *      beside the stock resource, which stays);
  *   5. the stock finalizers removed, the ingress written (the same IP).
- * A dry run does 1 and 3 only, in an empty backend of its own, and writes nothing anywhere.
+ * A dry run does 1 (without the pins) and 2 only, in an empty backend of its own, and writes nothing anywhere.
  */
 import type { StepEventMetadata } from "@pulumi/pulumi/automation";
 import type { Adoption } from "../components/adoption";
@@ -149,21 +150,26 @@ async function adoptStack(
     leftovers: plan.leftovers,
   };
   const what = plan.service !== undefined ? `Service ${plan.service}` : "the cluster stack";
+  // Nothing of this stack left to adopt (it holds what exists): only its leftovers are reported.
+  if (plan.imports.length === 0 && plan.promotion === undefined) return { ...base, imported: [], changes: [] };
   try {
-    const imports = new Set(plan.imports);
-    if (plan.promotion !== undefined && !opts.dryRun) {
-      await promote(deps, desired, plan.promotion);
-      imports.add(promotedAddressId(desired, plan.promotion));
-    }
-    const adoption: Adoption = { imports, ...(opts.dryRun ? { previewIps: previewIps(desired, plan) } : {}) };
+    // The preview runs before the promotion (on the IP the rules will take from the address), so
+    // that a refused stack leaves GCE exactly as it was.
     const preview = new StepLog();
-    await runner.preview(plan.stack, scope, desired, { ...(hash !== undefined ? { hash } : {}), adoption, onStep: preview.onStep });
+    const previewed: Adoption = { imports: new Set(plan.imports), previewIps: previewIps(desired, plan) };
+    await runner.preview(plan.stack, scope, desired, { ...(hash !== undefined ? { hash } : {}), adoption: previewed, onStep: preview.onStep });
     const changes = preview.sortedChanges();
     const replaces = changes.filter((change) => change.op === "replace").map((change) => change.name);
     if (replaces.length > 0 && !opts.allowReplace) {
       return { ...base, imported: [...preview.imported].sort(), changes, refused: `would replace ${replaces.join(", ")} (pass --allow-replace to accept)` };
     }
     if (opts.dryRun) return { ...base, imported: [...preview.imported].sort(), changes };
+    const imports = new Set(plan.imports);
+    if (plan.promotion !== undefined) {
+      await promote(deps, desired, plan.promotion);
+      imports.add(promotedAddressId(desired, plan.promotion));
+    }
+    const adoption: Adoption = { imports };
     deps.log(`adopting ${what}: importing ${imports.size} resources`);
     const info = plan.service === undefined ? undefined : snapshot.services.find((service) => `${service.namespace}/${service.name}` === plan.service);
     if (info !== undefined && deps.services !== undefined) await deps.services.setFinalizer(info.namespace, info.name, true);

@@ -13,5 +13,13 @@ export async function listInventory(compute: LeakCompute, project: string, regio
     const id = resourcePath(project, { kind, scope, name: item.name });
     inventory.set(id, { id, properties: item });
   }
+  // The stock CCM's internal load balancers use global health checks, which dccm does not: listed
+  // only to be reported as left in place.
+  const globalChecks = `projects/${project}/global/healthChecks`;
+  for (const item of await compute.listCollection("healthChecks.list", globalChecks, opts)) {
+    if (typeof item !== "object" || item === null || typeof (item as Record<string, unknown>).name !== "string") continue;
+    const id = `${globalChecks}/${String((item as Record<string, unknown>).name)}`;
+    inventory.set(id, { id, properties: item as Record<string, unknown> });
+  }
   return inventory;
 }

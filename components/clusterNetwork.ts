@@ -38,7 +38,12 @@ export class ClusterNetwork extends pulumi.ComponentResource {
           network: networkUrl(cluster.project, cluster.network),
           instances: group.instances.map((instance) => instanceLink(cluster.project, group.zone, instance)),
         },
-        childOpts,
+        // Both force a replacement (terraform-provider-google resource_compute_instance_group.go:
+        // description and network are ForceNew), which can never succeed while a backend service
+        // uses the group (GCE refuses to delete it), and neither changes for a group dccm created.
+        // Groups adopted from the stock CCM have neither (it creates them with a name only,
+        // gce_instancegroup.go CreateInstanceGroup): they keep what they have.
+        { ...childOpts, ignoreChanges: ["description", "network"] },
       );
       this.instanceGroups[group.zone] = resource.selfLink;
     }
@@ -56,12 +61,18 @@ export class ClusterNetwork extends pulumi.ComponentResource {
           name: route.name,
           network: cluster.network,
           destRange: route.destRange,
-          nextHopInstance: route.nextHopInstance,
+          // The instance's link, as GCE stores it (and as the stock CCM's routes hold it): the same
+          // instance as a bare name with its zone, so routes applied by earlier dccm versions stay.
+          nextHopInstance: instanceLink(cluster.project, route.nextHopInstanceZone, route.nextHopInstance),
           nextHopInstanceZone: route.nextHopInstanceZone,
           priority: route.priority,
           description: route.description,
         },
-        childOpts,
+        // GCE stores no zone on a route: nextHopInstanceZone is the provider's way to qualify a bare
+        // instance name (resource_compute_route.go), so a route read back or adopted from the stock
+        // CCM (nextHopInstance `zones/<z>/instances/<n>`) has none, and the field is ForceNew. The
+        // zone is in the instance's link either way; the route's name holds the Node's UID.
+        { ...childOpts, ignoreChanges: ["nextHopInstanceZone"] },
       );
       this.routes[route.node] = resource.name;
     }

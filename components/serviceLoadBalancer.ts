@@ -205,7 +205,11 @@ function declareBackendService({ name, args, opts }: Children, frontend: Fronten
     // A new protocol replaces the backend service (delete first: the name is fixed) rather than
     // updating it under a forwarding rule of the old protocol; its forwarding rule, whose
     // backendService forces a replacement, is deleted before it and created after it.
-    { ...opts, aliases: inherited.map((other) => ({ name: `${name}:backend-${other}` })), replaceOnChanges: ["protocol"] },
+    // `network` forces a replacement too (resource_compute_region_backend_service.go) and never
+    // changes for a backend service dccm created (the cluster's network); the stock CCM's internal
+    // backend services, which dccm adopts, were created without it (gce_loadbalancer_internal.go
+    // ensureInternalBackendService): replacing one would take its forwarding rule down.
+    { ...opts, aliases: inherited.map((other) => ({ name: `${name}:backend-${other}` })), replaceOnChanges: ["protocol"], ignoreChanges: ["network"] },
   );
 }
 

@@ -119,6 +119,8 @@ export class Daemon {
   private readonly computeClients = new Map<string, ComputeClient>();
   /** The rows of /status. */
   private readonly status = new StatusBook();
+  /** Stacks `--adopt` refused at this start → why (the reconciler leaves them alone). */
+  private readonly adoptionHeld = new Map<string, string>();
   /** Holds the Lease (or runs without leader election). */
   private leading = false;
 
@@ -294,8 +296,15 @@ export class Daemon {
     );
     for (const stack of report.stacks) {
       const fields = { stack: stack.stack, imported: stack.imported.length, changes: stack.changes.map((change) => `${change.op} ${change.name}`) };
-      if (stack.refused !== undefined) options.logger.error({ ...fields, reason: stack.refused }, "stack not adopted");
-      else options.logger.info(fields, "stack adopted");
+      if (stack.refused === undefined) {
+        options.logger.info(fields, "stack adopted");
+        continue;
+      }
+      options.logger.error({ ...fields, reason: stack.refused }, "stack not adopted");
+      this.adoptionHeld.set(stack.stack, stack.refused);
+      const ref = parseServiceStack(stack.stack);
+      const info = ref === undefined ? undefined : parts.watcher.snapshot().services.find((service) => service.namespace === ref.namespace && service.name === ref.name);
+      if (info !== undefined) await parts.events.record({ kind: "Service", namespace: info.namespace, name: info.name, uid: info.uid }, "Warning", "AdoptionRefused", `Not adopted: ${stack.refused}`);
     }
     await this.watchedPins(parts.watcher, report.pinned);
   }
@@ -424,6 +433,7 @@ export class Daemon {
       clusterUid: parts.clusterUid,
       operationTimeoutMs: options.operationTimeoutMs,
       status: this.status,
+      adoptionHeld: this.adoptionHeld,
       ...checks,
       onReferencesChanged: (references) => this.observe({ ...cache.lastObserved(), referencedZones: references.zones, legacyHealthCheckReferenced: references.legacyHealthCheck }),
       onClusterApplied: (outputs) => {

@@ -257,9 +257,14 @@ export function exitCode(plans: readonly StackPlan[]): 0 | 2 {
 
 const VALUE_LIMIT = 200;
 
+/** Pulumi's placeholder for an unknown value in a preview (sdk plugin.UnknownStringValue). */
+const UNKNOWN_VALUE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
 /** A field's value on one line: JSON, cut past 200 characters; `(unset)` when absent. */
 export function formatValue(value: unknown): string {
   if (value === undefined) return "(unset)";
+  // A value the preview cannot know until what it depends on is applied (a self link of a resource the run updates).
+  if (value === UNKNOWN_VALUE) return "(known after the run)";
   const text = JSON.stringify(value);
   return text.length <= VALUE_LIMIT ? text : `${text.slice(0, VALUE_LIMIT)}… (${text.length} characters)`;
 }

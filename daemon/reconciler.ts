@@ -63,6 +63,12 @@ export interface ReconcilerDeps {
   onRunStart?: (stack: string, operation: "up" | "refresh" | "destroy") => void;
   /** The rows of /status: fed with each stack's record, runs, ingress and drift corrections. */
   status?: StatusBook;
+  /**
+   * Stacks `--adopt` could not adopt (a replace not allowed, a failure) → why: never run until the
+   * next start, since their first up would create what exists under their names (GCE: 409) or
+   * replace what the operator did not allow.
+   */
+  adoptionHeld?: ReadonlyMap<string, string>;
 }
 
 /** A queue key, parsed once. */
@@ -91,6 +97,8 @@ export class Reconciler {
   async reconcile(item: WorkItem): Promise<ReconcileResult> {
     const key = parseStackKey(item.key);
     if (key === undefined) return { kind: "giveUp", reason: `${item.key} is not a stack dccm manages` };
+    const held = this.deps.adoptionHeld?.get(item.key);
+    if (held !== undefined) return { kind: "giveUp", reason: `not adopted (${held}); held until dccm daemon --adopt starts again` };
     try {
       return key.kind === "cluster" ? await this.cluster.sync(item) : await this.services.sync(item, key.namespace, key.name);
     } catch (error) {

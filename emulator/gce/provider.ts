@@ -308,7 +308,12 @@ export function makeServer(provider: EmulatorProvider): provrpc.IResourceProvide
       const variables = new Map<string, string>();
       req.getVariablesMap().forEach((v, k) => variables.set(k, v));
       provider.configure(structToJson(req.getArgs(), "provider args"), variables);
-      return new provproto.ConfigureResponse().setAcceptsecrets(true).setSupportspreview(false).setAcceptresources(false).setAcceptoutputs(false);
+      // @pulumi/gcp is a Terraform-bridged provider, whose Configure answers SupportsPreview: true
+      // (pulumi-terraform-bridge pkg/tfbridge/provider.go, Provider.Configure): in a preview the
+      // engine asks Create and Update for their planned outputs, and an update keeps the outputs it
+      // does not change (a self link) known, so what points at an updated resource is not shown
+      // changing. Create and Update answer previews without touching the state (provider-api.ts).
+      return new provproto.ConfigureResponse().setAcceptsecrets(true).setSupportspreview(true).setAcceptresources(false).setAcceptoutputs(false);
     }),
     invoke: unimplemented("Invoke"),
     call: unimplemented("Call"),

@@ -183,7 +183,16 @@ export function firewallInputs(spec: FirewallSpec): Record<string, unknown> {
 }
 
 export function routeInputs(node: string, uid: string, destRange: string, zone: string, nextHopInstance = node): Record<string, unknown> {
-  return { project: PROJECT, name: `prod-${uid}`, network: NETWORK, destRange, nextHopInstance, nextHopInstanceZone: zone, priority: 1000, description: "k8s-node-route" };
+  return {
+    project: PROJECT,
+    name: `prod-${uid}`,
+    network: NETWORK,
+    destRange,
+    nextHopInstance: instanceUrl(zone, nextHopInstance),
+    nextHopInstanceZone: zone,
+    priority: 1000,
+    description: "k8s-node-route",
+  };
 }
 
 export function externalAddressInputs(lb: string, description: string, over: Record<string, unknown> = {}): Record<string, unknown> {

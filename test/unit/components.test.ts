@@ -154,6 +154,20 @@ describe("components (Pulumi mocks)", () => {
       assert.deepStrictEqual(resources.get("cluster:route-node-b2")?.inputs, routeInputs("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b", "vm-b2"));
     });
 
+    it("options: groups ignore description and network (ForceNew, never changed, absent on the stock CCM's), routes their zone; the rest none", () => {
+      assert.deepStrictEqual(
+        captured.constructions.filter((c) => c.name !== "cluster").map((c) => [c.name, c.ignoreChanges]),
+        [
+          ["cluster:ig-us-central1-a", ["description", "network"]],
+          ["cluster:ig-us-central1-b", ["description", "network"]],
+          ["cluster:node-hc", undefined],
+          ["cluster:node-hc-fw", undefined],
+          ["cluster:route-node-a1", ["nextHopInstanceZone"]],
+          ["cluster:route-node-b2", ["nextHopInstanceZone"]],
+        ],
+      );
+    });
+
     it("outputs: instance group and health check self links, route names", async () => {
       const network = captured.component;
       assert.deepStrictEqual(Object.keys(network.instanceGroups).sort(), ["us-central1-a", "us-central1-b"]);

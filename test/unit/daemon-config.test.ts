@@ -75,7 +75,17 @@ describe("daemon/config readCommandLine (flags no config key sets)", () => {
       }),
       {
         ok: true,
-        value: { kubeconfig: "/k", configFile: "/c.yaml", shutdownTimeoutMs: 90_000, confirmOrphanDestroys: 7, adopt: true, allowReplace: true, nodeController: false, identity: "pod-0", logLevel: "debug" },
+        value: {
+          kubeconfig: "/k",
+          configFile: "/c.yaml",
+          shutdownTimeoutMs: 90_000,
+          confirmOrphanDestroys: 7,
+          adopt: true,
+          allowReplace: true,
+          nodeController: false,
+          identity: "pod-0",
+          logLevel: "debug",
+        },
       },
     );
   });

@@ -822,7 +822,7 @@ describe("GCE emulator", function () {
         (r, cb) => c.configure(r, cb),
         new provproto.ConfigureRequest().setArgs(Struct.fromJavaScript({ project: PROJECT, region: REGION, version: "9.37.0" })),
       );
-      assert.deepEqual([configured.getAcceptsecrets(), configured.getSupportspreview(), configured.getAcceptresources()], [true, false, false]);
+      assert.deepEqual([configured.getAcceptsecrets(), configured.getSupportspreview(), configured.getAcceptresources()], [true, true, false]);
 
       const check = (news: JsonObject): Promise<provproto.CheckResponse> =>
         unary<provproto.CheckRequest, provproto.CheckResponse>(

@@ -1,0 +1,262 @@
+/**
+ * Migration from the stock GCE CCM end to end (real apiserver, engine and GCE emulator): the
+ * emulator is seeded with exactly what the stock CCM leaves (test/support/stockCcm.ts) for an
+ * external multi-port Service, an ETP=Local one, an internal one and a UDP one, plus the routes of
+ * three nodes; the Services carry the stock finalizers. `dccm adopt --dry-run` changes nothing and
+ * says what would happen; `dccm daemon --adopt` adopts every load balancer with its IP, creating
+ * and replacing nothing that existed; `dccm adopt --to backend-service` moves one Service.
+ */
+import * as assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { Daemon } from "../../daemon/daemon";
+import { LB_FINALIZER } from "../../daemon/services";
+import { loadBalancerName, parseConfig } from "../../model";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
+import { E2E_CONFIG } from "../support/cluster";
+import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockSeed, type StockService } from "../support/stockCcm";
+import { eventually } from "../support/wait";
+
+const CLI = path.resolve(__dirname, "../../bin/dccm.js");
+const RAW_CONFIG = { ...E2E_CONFIG, subnetwork: "k8s-subnet" };
+const NODES = [
+  { name: "node-a1", zone: "us-central1-a", uid: "", podCIDR: "10.64.1.0/24" },
+  { name: "node-b1", zone: "us-central1-b", uid: "", podCIDR: "10.64.2.0/24" },
+  { name: "node-b2", zone: "us-central1-b", uid: "", podCIDR: "10.64.3.0/24" },
+];
+const SERVICES = ["ext", "local", "ilb", "dns", "sticky"] as const;
+type Name = (typeof SERVICES)[number];
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function spec(name: Name): { spec: k8s.V1ServiceSpec; annotations: Record<string, string>; finalizers: string[] } {
+  const tcp = (port: number): k8s.V1ServicePort => ({ name: `p${port}`, protocol: "TCP", port, targetPort: 8080 });
+  const base = { type: "LoadBalancer", selector: { app: name } };
+  switch (name) {
+    case "ext":
+      return { spec: { ...base, ports: [tcp(80), tcp(443)] }, annotations: {}, finalizers: [STOCK_LB_CLEANUP_FINALIZER] };
+    case "local":
+      return { spec: { ...base, ports: [tcp(8080)], externalTrafficPolicy: "Local" }, annotations: {}, finalizers: [STOCK_LB_CLEANUP_FINALIZER] };
+    case "ilb":
+      return { spec: { ...base, ports: [tcp(80), tcp(81)] }, annotations: { "networking.gke.io/load-balancer-type": "Internal" }, finalizers: [STOCK_LB_CLEANUP_FINALIZER, STOCK_ILB_FINALIZER] };
+    case "dns":
+      return { spec: { ...base, ports: [{ name: "dns", protocol: "UDP", port: 53, targetPort: 53 }] }, annotations: {}, finalizers: [STOCK_LB_CLEANUP_FINALIZER] };
+    case "sticky":
+      return { spec: { ...base, ports: [tcp(9000)] }, annotations: {}, finalizers: [STOCK_LB_CLEANUP_FINALIZER] };
+  }
+}
+
+describe("adopt: migration from the stock CCM", function () {
+  this.timeout(900_000);
+  let env: TestEnv;
+  let core: k8s.CoreV1Api;
+  let daemon: Daemon | undefined;
+  let configPath: string;
+  let seed: StockSeed;
+  const lb: Partial<Record<Name, string>> = {};
+
+  function dccm(...args: string[]): Promise<Run> {
+    const argv = [CLI, "adopt", "--kubeconfig", env.kube.kubeconfigPath, "--config", configPath, "--backend-url", env.backendUrl, "--compute-endpoint", env.gce.computeEndpoint, ...args];
+    return new Promise((resolve, reject) => {
+      execFile(process.execPath, argv, { env: { ...process.env, ...env.pulumiEnv }, timeout: 600_000 }, (error, stdout, stderr) => {
+        if (error !== null && typeof error.code !== "number") reject(error);
+        else resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr });
+      });
+    });
+  }
+
+  const read = (name: string): Promise<k8s.V1Service> => core.readNamespacedService({ name, namespace: "default" });
+  const gceState = (): string =>
+    JSON.stringify(
+      env.gce
+        .listResources()
+        .filter((r) => r.kind !== "instances")
+        .map((r) => [r.kind, r.scope, r.name, r.properties]),
+    );
+
+  before(async () => {
+    env = await startTestEnv();
+    core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    configPath = path.join(env.dir, "dccm.json");
+    fs.writeFileSync(configPath, JSON.stringify(RAW_CONFIG));
+    for (const node of NODES) {
+      env.gce.putInstance(node.name, { zone: node.zone });
+      const created = await core.createNode({
+        body: {
+          metadata: { name: node.name, labels: { "topology.kubernetes.io/zone": node.zone } },
+          spec: { providerID: `gce://dccm-test/${node.zone}/${node.name}`, podCIDR: node.podCIDR, podCIDRs: [node.podCIDR] },
+        },
+      });
+      node.uid = created.metadata?.uid ?? "";
+    }
+    const stock: StockService[] = [];
+    for (const name of SERVICES) {
+      const { spec: serviceSpec, annotations, finalizers } = spec(name);
+      const created = await core.createNamespacedService({ namespace: "default", body: { metadata: { name, namespace: "default", annotations, finalizers }, spec: serviceSpec } });
+      const uid = created.metadata?.uid ?? "";
+      lb[name] = loadBalancerName(uid);
+      stock.push({
+        namespace: "default",
+        name,
+        uid,
+        scheme: name === "ilb" ? "Internal" : "External",
+        ports: (created.spec?.ports ?? []).map((port) => ({ port: port.port, protocol: port.protocol === "UDP" ? "UDP" : "TCP", nodePort: port.nodePort ?? 0 })),
+        externalTrafficPolicy: name === "local" ? "Local" : "Cluster",
+        ...(created.spec?.healthCheckNodePort !== undefined ? { healthCheckNodePort: created.spec.healthCheckNodePort } : {}),
+        // The stock CCM made this one sticky, and someone set the Service back: its target pool would be replaced.
+        ...(name === "sticky" ? { sessionAffinity: "ClientIP" as const } : {}),
+      });
+    }
+    seed = seedStockCcm(
+      env.gce,
+      { project: "dccm-test", region: "us-central1", network: "k8s-net", subnetwork: "k8s-subnet", clusterId: "e2e0cafe", clusterName: "e2e", nodeTags: ["k8s-node"] },
+      stock,
+      NODES,
+    );
+    // What the stock CCM wrote into each Service's status.
+    for (const name of SERVICES) {
+      await core.replaceNamespacedServiceStatus({
+        name,
+        namespace: "default",
+        body: { ...(await read(name)), status: { loadBalancer: { ingress: [{ ip: seed.ips[`default/${name}`], ipMode: "VIP" }] } } },
+      });
+    }
+  });
+
+  after(async () => {
+    await daemon?.stop();
+    await env?.stop();
+  });
+
+  it("--dry-run changes nothing anywhere and says, per Service, what adoption does; a replace is refused", async () => {
+    const before = gceState();
+    const run = await dccm("--dry-run");
+    assert.equal(gceState(), before, "GCE unchanged");
+    assert.deepEqual(fs.readdirSync(path.join(env.dir, "backend")), [], "the backend unchanged");
+    assert.equal(run.code, 1, "sticky would be replaced");
+    const lines = run.stdout.split("\n");
+    const section = (subject: string): string[] => {
+      const start = lines.findIndex((line) => line.startsWith(`${subject} (stack `));
+      const end = lines.findIndex((line, index) => index > start && !line.startsWith("  "));
+      return lines.slice(start, end);
+    };
+    const ext = lb.ext ?? "";
+    const ip = seed.ips["default/ext"];
+    assert.deepEqual(section("Service default/ext"), [
+      "Service default/ext (stack service.default.ext): would be adopted",
+      `  promote ${ip} (ephemeral, in use by forwarding rule ${ext}) to static Address ${ext}`,
+      "  import default/ext:firewall",
+      "  import default/ext:forwarding-rule-tcp",
+      "  import default/ext:target-pool",
+      "  update Firewall default/ext:firewall",
+      `      description: "{\\"kubernetes.io/service-name\\":\\"default/ext\\", \\"kubernetes.io/service-ip\\":\\"${ip}\\"}" → "{\\"kubernetes.io/service-name\\":\\"default/ext\\"}"`,
+      `      destinationRanges: ["${ip}"] → (unset)`,
+    ]);
+    assert.deepEqual(section("Service default/sticky").slice(0, 1), [
+      "Service default/sticky (stack service.default.sticky): not adopted: would replace default/sticky:forwarding-rule-tcp, default/sticky:target-pool (pass --allow-replace to accept)",
+    ]);
+    assert.ok(lines.includes("  replace TargetPool default/sticky:target-pool because sessionAffinity"), run.stdout);
+    assert.ok(lines.includes('      sessionAffinity: "CLIENT_IP" → "NONE"'), run.stdout);
+    assert.deepEqual(lines.slice(0, 4), [
+      "Service default/dns: would be pinned to its target pool (annotation dccm.io/backend: target-pool; move it with dccm adopt --to backend-service)",
+      "Service default/ext: would be pinned to its target pool (annotation dccm.io/backend: target-pool; move it with dccm adopt --to backend-service)",
+      "Service default/local: would be pinned to its target pool (annotation dccm.io/backend: target-pool; move it with dccm adopt --to backend-service)",
+      "Service default/sticky: would be pinned to its target pool (annotation dccm.io/backend: target-pool; move it with dccm adopt --to backend-service)",
+    ]);
+    assert.equal(lines.at(-2), "Adoption: 5 addresses to promote, 24 to import, 11 to update in place, 2 to replace, 1 to create, 1 stacks refused");
+    for (const name of SERVICES) assert.equal((await read(name)).metadata?.annotations?.["dccm.io/backend"], undefined, `${name} not annotated by a dry run`);
+  });
+
+  it("dccm daemon --adopt: every Service keeps its IP; nothing that existed is created, replaced or deleted; the finalizers are dccm's", async () => {
+    env.gce.clearHistory();
+    daemon = new Daemon(daemonOptions(env, parseConfig(RAW_CONFIG), { leaderElection: false, driftMs: 15_000, adopt: { allowReplace: false, computeEndpoint: env.gce.computeEndpoint } }));
+    await daemon.start(() => assert.fail("lost leadership"));
+    await daemon.idle();
+    for (const name of ["ext", "local", "ilb", "dns"] as const) {
+      const service = await read(name);
+      assert.deepEqual(
+        service.status?.loadBalancer?.ingress?.map((ingress) => ingress.ip),
+        [seed.ips[`default/${name}`]],
+        `${name} keeps its IP`,
+      );
+      assert.deepEqual(service.metadata?.finalizers, [LB_FINALIZER], `${name}: the stock finalizers replaced by dccm's`);
+      assert.equal(service.metadata?.annotations?.["dccm.io/backend"], name === "ilb" ? undefined : "target-pool", `${name}'s pin`);
+      const rule = env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === lb[name]);
+      assert.equal(rule?.properties.ipAddress, seed.ips[`default/${name}`], `${name}'s forwarding rule keeps its IP`);
+    }
+    const seeded = new Set(seed.resources.map((r) => `${r.kind}/${r.scope}/${r.name}`));
+    const history = env.gce.history();
+    assert.deepEqual(
+      history.filter((entry) => entry.op !== "update" && seeded.has(`${entry.kind}/${entry.scope}/${entry.name}`)),
+      [],
+      "no create or delete of anything the stock CCM made",
+    );
+    assert.deepEqual(
+      history.filter((entry) => entry.op === "delete"),
+      [],
+    );
+    assert.deepEqual(
+      history
+        .filter((entry) => entry.op === "create")
+        .map((entry) => `${entry.kind}/${entry.scope}/${entry.name}`)
+        .sort(),
+      [...(["ext", "local", "ilb", "dns"] as const).map((name) => `addresses/us-central1/${lb[name] ?? ""}`), "healthChecks/us-central1/k8s-e2e0cafe-node"].sort(),
+      "created: the promoted addresses and dccm's regional node health check only",
+    );
+    // sticky: refused (its target pool would be replaced), held, told, untouched.
+    const sticky = await read("sticky");
+    assert.deepEqual(sticky.metadata?.finalizers, [STOCK_LB_CLEANUP_FINALIZER]);
+    assert.deepEqual(
+      history.filter((entry) => entry.name === lb.sticky || entry.name === `k8s-fw-${lb.sticky ?? ""}`),
+      [],
+    );
+    const events = await core.listNamespacedEvent({ namespace: "default", fieldSelector: "involvedObject.name=sticky,involvedObject.kind=Service" });
+    assert.deepEqual(
+      events.items.map((event) => [event.type, event.reason, event.message]),
+      [["Warning", "AdoptionRefused", "Not adopted: would replace default/sticky:forwarding-rule-tcp, default/sticky:target-pool (pass --allow-replace to accept)"]],
+    );
+  });
+
+  it("an out-of-band change after adoption is put back like any other", async () => {
+    const name = `k8s-fw-${lb.ext ?? ""}`;
+    env.gce.deleteOutOfBand("firewalls", name);
+    await eventually("the firewall put back by a drift pass", () => (env.gce.listResources().some((r) => r.kind === "firewalls" && r.name === name) ? true : undefined));
+  });
+
+  it("--to backend-service moves one Service with its IP; the shared legacy health check stays for the other target pools", async () => {
+    env.gce.clearHistory();
+    const ext = lb.ext ?? "";
+    const ip = seed.ips["default/ext"];
+    const run = await dccm("--to", "backend-service", "--service", "default/ext");
+    assert.deepEqual(
+      [run.code, run.stdout, run.stderr],
+      [0, `Service default/ext: annotated dccm.io/backend: backend-service; dccm daemon recreates its forwarding rule on ${ip} and deletes its target pool\n`, ""],
+    );
+    const has = (kind: string, name: string): boolean => env.gce.listResources().some((r) => r.kind === kind && r.name === name);
+    await eventually("ext on a backend service, its target pool gone", () => (has("backendServices", ext) && !has("targetPools", ext) && has("forwardingRules", ext) ? true : undefined));
+    await daemon?.idle();
+    const rule = env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === ext);
+    assert.equal(rule?.properties.ipAddress, ip);
+    assert.match(String(rule?.properties.backendService), new RegExp(`/regions/us-central1/backendServices/${ext}$`));
+    assert.deepEqual(
+      (await read("ext")).status?.loadBalancer?.ingress?.map((ingress) => ingress.ip),
+      [ip],
+    );
+    assert.equal(has("httpHealthChecks", "k8s-e2e0cafe-node"), true, "dns and sticky still use the shared legacy check");
+    const ruleSteps = env.gce.history().filter((entry) => entry.kind === "forwardingRules" && entry.name === ext);
+    assert.deepEqual(
+      ruleSteps.map((entry) => entry.op),
+      ["delete", "create"],
+    );
+    const gapSeconds = (ruleSteps[1].at - ruleSteps[0].at) / 1000;
+    process.stdout.write(`      (default/ext was without a forwarding rule for ${gapSeconds.toFixed(2)} s in the emulator)\n`);
+    const moved = await dccm("--to", "backend-service", "--service", "default/ext");
+    assert.deepEqual([moved.code, moved.stdout], [0, "Service default/ext is already on a backend service\n"]);
+  });
+});
