@@ -17,7 +17,7 @@ import type { Adoption } from "../components/adoption";
 import type { Scope } from "../components/stack";
 import { describeError } from "../controller/errors";
 import type { LeakCompute } from "../leaks/gce";
-import { CLUSTER_STACK, type ClusterSnapshot, type Config, type DesiredState } from "../model";
+import { CLUSTER_STACK, serviceStackName, type ClusterSnapshot, type Config, type DesiredState } from "../model";
 import { parseServiceStack } from "../watcher/desiredCache";
 import { desiredStacks, resourceChange, type ResourceChange } from "../daemon/preview";
 import type { StackRunner } from "../daemon/stacks";
@@ -130,7 +130,22 @@ export async function adoptStock(deps: AdoptionDeps, snapshot: ClusterSnapshot, 
     if (plan.stack === CLUSTER_STACK && report.refused !== undefined) clusterRefused = true;
     stacks.push(report);
   }
+  if (!opts.dryRun) await removeStockFinalizers(deps, snapshot, held, stacks);
   return { pinned, stacks };
+}
+
+/**
+ * The stock finalizers go from every Service whose stack holds its load balancer, adopted now or
+ * at an earlier start that stopped before this step (nothing else would ever remove them): one
+ * read of each such Service, a write only where a stock finalizer is left.
+ */
+async function removeStockFinalizers(deps: AdoptionDeps, snapshot: ClusterSnapshot, held: ReadonlyMap<string, ReadonlySet<string>>, stacks: readonly StackReport[]): Promise<void> {
+  if (deps.services === undefined) return;
+  const adopted = new Set(stacks.filter((stack) => stack.refused === undefined).map((stack) => stack.stack));
+  for (const info of snapshot.services) {
+    const stack = serviceStackName(info.namespace, info.name);
+    if (adopted.has(stack) || (held.get(stack)?.size ?? 0) > 0) await deps.services.removeFinalizers(info.namespace, info.name, STOCK_FINALIZERS);
+  }
 }
 
 async function adoptStack(
@@ -175,7 +190,6 @@ async function adoptStack(
     if (info !== undefined && deps.services !== undefined) await deps.services.setFinalizer(info.namespace, info.name, true);
     const outcome = await runner.up(plan.stack, scope, desired, { refresh: false, ...(hash !== undefined ? { hash } : {}), adoption, ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
     if (info !== undefined && deps.services !== undefined) {
-      await deps.services.removeFinalizers(info.namespace, info.name, STOCK_FINALIZERS);
       const ingress = ingressOf(outcome.outputs, plan.service ?? "");
       if (ingress !== undefined) await deps.services.setIngress(info.namespace, info.name, ingress, info.uid);
     }

@@ -260,3 +260,91 @@ describe("adopt: migration from the stock CCM", function () {
     assert.deepEqual([moved.code, moved.stdout], [0, "Service default/ext is already on a backend service\n"]);
   });
 });
+
+describe("adopt: dccm adopt from the command line", function () {
+  this.timeout(900_000);
+  let env: TestEnv;
+  let core: k8s.CoreV1Api;
+  let configPath: string;
+
+  before(async () => {
+    env = await startTestEnv();
+    core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    configPath = path.join(env.dir, "dccm.json");
+    fs.writeFileSync(configPath, JSON.stringify(RAW_CONFIG));
+  });
+
+  after(async () => {
+    await env?.stop();
+  });
+
+  it("adopts every stack with the IP kept, and a second run finds nothing left to adopt", async () => {
+    env.gce.putInstance("node-a1", { zone: "us-central1-a" });
+    const node = await core.createNode({
+      body: {
+        metadata: { name: "node-a1", labels: { "topology.kubernetes.io/zone": "us-central1-a" } },
+        spec: { providerID: "gce://dccm-test/us-central1-a/node-a1", podCIDR: "10.64.1.0/24", podCIDRs: ["10.64.1.0/24"] },
+      },
+    });
+    const created = await core.createNamespacedService({
+      namespace: "default",
+      body: {
+        metadata: { name: "web", namespace: "default", finalizers: [STOCK_LB_CLEANUP_FINALIZER] },
+        spec: { type: "LoadBalancer", selector: { app: "web" }, ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }] },
+      },
+    });
+    const uid = created.metadata?.uid ?? "";
+    const seed = seedStockCcm(
+      env.gce,
+      { project: "dccm-test", region: "us-central1", network: "k8s-net", subnetwork: "k8s-subnet", clusterId: "e2e0cafe", clusterName: "e2e", nodeTags: ["k8s-node"] },
+      [{ namespace: "default", name: "web", uid, scheme: "External", ports: [{ port: 80, protocol: "TCP", nodePort: created.spec?.ports?.[0]?.nodePort ?? 0 }], externalTrafficPolicy: "Cluster" }],
+      [{ name: "node-a1", zone: "us-central1-a", uid: node.metadata?.uid ?? "", podCIDR: "10.64.1.0/24" }],
+    );
+    const ip = seed.ips["default/web"];
+    env.gce.clearHistory();
+    const adopt = (): Promise<Run> =>
+      new Promise((resolve, reject) => {
+        const argv = [CLI, "adopt", "--kubeconfig", env.kube.kubeconfigPath, "--config", configPath, "--backend-url", env.backendUrl, "--compute-endpoint", env.gce.computeEndpoint];
+        execFile(process.execPath, argv, { env: { ...process.env, ...env.pulumiEnv }, timeout: 600_000 }, (error, stdout, stderr) => {
+          if (error !== null && typeof error.code !== "number") reject(error);
+          else resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr });
+        });
+      });
+    const first = await adopt();
+    assert.equal(first.code, 0, first.stderr);
+    const lb = loadBalancerName(uid);
+    // The stock CCM makes instance groups only for internal load balancers: the cluster stack creates this one.
+    assert.deepEqual(first.stdout.split("\n").slice(0, 6), [
+      "Service default/web: pinned to its target pool (annotation dccm.io/backend: target-pool; move it with dccm adopt --to backend-service)",
+      "Cluster (stack cluster): adopted",
+      "  import cluster:node-hc-fw",
+      "  import cluster:node-legacy-hc",
+      "  import cluster:route-node-a1",
+      "  create InstanceGroup cluster:ig-us-central1-a",
+    ]);
+    assert.ok(first.stdout.includes(`Service default/web (stack service.default.web): adopted\n  promote ${ip} (ephemeral, in use by forwarding rule ${lb}) to static Address ${lb}\n`), first.stdout);
+    const service = await core.readNamespacedService({ name: "web", namespace: "default" });
+    assert.deepEqual(
+      service.status?.loadBalancer?.ingress?.map((ingress) => ingress.ip),
+      [ip],
+    );
+    assert.deepEqual(service.metadata?.finalizers, [LB_FINALIZER]);
+    assert.equal(service.metadata?.annotations?.["dccm.io/backend"], "target-pool");
+    const seeded = new Set(seed.resources.map((r) => `${r.kind}/${r.scope}/${r.name}`));
+    assert.deepEqual(
+      env.gce.history().filter((entry) => entry.op !== "update" && seeded.has(`${entry.kind}/${entry.scope}/${entry.name}`)),
+      [],
+    );
+    assert.deepEqual(
+      fs
+        .readdirSync(path.join(env.dir, "backend", ".pulumi", "stacks", "dccm-e2e0cafe"))
+        .filter((file) => file.endsWith(".json"))
+        .sort(),
+      ["cluster.json", "service.default.web.json"],
+    );
+    env.gce.clearHistory();
+    const second = await adopt();
+    assert.deepEqual([second.code, second.stdout], [0, "Adoption: 0 addresses to promote, 0 to import, 0 to update in place, 0 to replace, 0 to create, 0 stacks refused\n"]);
+    assert.deepEqual(env.gce.history(), []);
+  });
+});

@@ -248,7 +248,9 @@ describe("GCE emulator under the real Pulumi engine", function () {
     const preview = await stack.preview();
     assert.deepEqual(preview.changeSummary, { create: 6 });
     assert.deepEqual(gce.listResources(), []);
-    assert.deepEqual(gce.calls(), { "POST /emulator/provider/check": 5 });
+    // The provider answers SupportsPreview as @pulumi/gcp does: the engine asks Create for a plan
+    // (preview: true), which creates nothing.
+    assert.deepEqual(gce.calls(), { "POST /emulator/provider/check": 5, "POST /emulator/provider/create": 5 });
   });
 
   it("creates exactly the declared resources, with GCE's computed values", async function () {

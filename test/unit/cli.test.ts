@@ -516,6 +516,19 @@ describe("bin/dccm (child process)", function () {
         }),
       );
     });
+    it("adopt: each wrong combination is a usage error naming it (exit 2, adopt's usage), before any cluster or GCE access", () => {
+      const cases: [string[], string][] = [
+        [["--service", "default/web"], "adopt: --service goes with --to backend-service"],
+        [["--to", "target-pool", "--service", "default/web"], 'adopt: --to "target-pool" is not backend-service'],
+        [["--to", "backend-service"], "adopt: --to backend-service needs --service NAMESPACE/NAME"],
+        [["--to", "backend-service", "--service", "web"], "adopt: --to backend-service needs --service NAMESPACE/NAME"],
+        [["--to", "backend-service", "--service", "default/web", "--dry-run"], "adopt: --to backend-service takes neither --dry-run nor --allow-replace"],
+      ];
+      for (const [args, message] of cases) {
+        const run = dccm("adopt", "--project", "p", "--region", "r", "--network", "n", "--nodeTags", "t", "--clusterName", "c", "--clusterId", "c1", ...args);
+        assert.deepStrictEqual([run.status, run.stdout, run.stderr], [2, "", `dccm: ${message}\n${SOURCE_ADOPT_HELP}\n`], args.join(" "));
+      }
+    });
     it("dccm help and dccm --help print the usage, exit 0", () => {
       for (const args of [["help"], ["--help"], ["-h"]]) {
         const run = dccm(...args);

@@ -204,6 +204,20 @@ function harness(
 
 const reasons = (h: Harness): string[] => h.events.created.map((event) => `${event.involvedObject.name} ${event.reason}`);
 
+describe("daemon/reconciler: stacks --adopt did not adopt", () => {
+  it("are held: no engine run, no write, no event, giveUp with the reason; the others run", async () => {
+    const held = new Map([["service.default.web", "would replace default/web:target-pool (pass --allow-replace to accept)"]]);
+    const h = harness({ metas: [meta("web", { deleting: true })], knownStacks: ["service.default.web"], recorded: { "service.default.web": OUR_UID }, deps: () => ({ adoptionHeld: held }) });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: true }), {
+      kind: "giveUp",
+      reason: "not adopted (would replace default/web:target-pool (pass --allow-replace to accept)); held until dccm daemon --adopt starts again",
+    });
+    assert.deepEqual(h.calls, []);
+    assert.deepEqual(reasons(h), []);
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.gone", refresh: false }), { kind: "ok" });
+  });
+});
+
 describe("daemon/reconciler: removal and ownership", () => {
   it("never touches a Service of another class that carries the standard finalizer, even being deleted", async () => {
     const h = harness({ metas: [meta("theirs", { loadBalancerClass: "metallb.io/metallb", deleting: true })] });
