@@ -208,7 +208,7 @@ describe("bin/dccm (child process)", function () {
         name: "prod-11111111-1111-4111-8111-111111111111",
         network: "k8s-net",
         destRange: "10.64.1.0/24",
-        nextHopInstance: "node-a1",
+        nextHopInstance: "https://www.googleapis.com/compute/v1/projects/dccm-test/zones/us-central1-a/instances/node-a1",
         nextHopInstanceZone: "us-central1-a",
         priority: 1000,
         description: "k8s-node-route",

@@ -484,7 +484,7 @@ describe("components (Pulumi mocks)", () => {
         const captured = await build(service({ frontends: [{ name: LB, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } }] }));
         assert.deepStrictEqual(options(captured), [
           ["default/web:address", ["purpose"], undefined, [], []],
-          ["default/web:backend-udp", undefined, ["protocol"], ["default/web:backend-tcp"], []],
+          ["default/web:backend-udp", ["network"], ["protocol"], ["default/web:backend-tcp"], []],
           ["default/web:firewall", undefined, undefined, [], []],
           ["default/web:forwarding-rule-udp", undefined, undefined, ["default/web:forwarding-rule-tcp"], ["default/web:backend-udp"]],
         ]);
@@ -502,8 +502,8 @@ describe("components (Pulumi mocks)", () => {
         assert.deepStrictEqual(
           options(captured).filter(([name]) => name.includes("backend") || name.includes("forwarding")),
           [
-            ["default/web:backend-tcp", undefined, ["protocol"], [], []],
-            ["default/web:backend-udp", undefined, ["protocol"], [], []],
+            ["default/web:backend-tcp", ["network"], ["protocol"], [], []],
+            ["default/web:backend-udp", ["network"], ["protocol"], [], []],
             ["default/web:forwarding-rule-tcp", undefined, undefined, [], ["default/web:backend-tcp"]],
             ["default/web:forwarding-rule-udp", undefined, undefined, [], ["default/web:backend-udp"]],
           ],
