@@ -1,6 +1,6 @@
 /**
  * The daemon's settings: every flag and config-file key of `dccm daemon`, its default and its
- * validation, and the tunables it passes on. Pure: (flags, config file, environment) → settings,
+ * validation, and the tunables it passes on. Pure: (flags, config file, environment, machine) → settings,
  * or one list of problems in the shape of the model's (`ConfigError`), GCP keys, daemon keys and
  * node controller keys alike, each naming the flag or key as the user wrote it.
  *
@@ -11,6 +11,8 @@
  *   When neither sets clusterId, everything else is checked first (`needsClusterId`), then the
  *   cluster's ConfigMap kube-system/ingress-uid is read once (resolveDaemonSettings).
  */
+import * as fs from "node:fs";
+import * as os from "node:os";
 import type { Logger } from "pino";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { optionalDuration } from "../controller/durations";
@@ -39,10 +41,41 @@ export { WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "../
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/**
+ * Memory one concurrent pulumi run holds, measured on the offline environment: the pulumi CLI
+ * ~106 MB and the gcp provider plugin ~96 MB (the emulator's; Google's pulumi-resource-gcp is a
+ * larger binary), rounded up to leave the real plugin room.
+ */
+export const RUN_MEMORY_BYTES = 512 * 1024 * 1024;
+/** What the daemon holds itself, idle (164 MB measured with one stack), rounded up. */
+export const DAEMON_MEMORY_BYTES = 256 * 1024 * 1024;
+
+/** Pure: stacks run at once by default: one per core, and no more than the memory beyond the daemon's own holds. */
+export function defaultParallelism(machine: Machine): number {
+  return Math.max(1, Math.min(machine.cores, Math.floor((machine.memoryBytes - DAEMON_MEMORY_BYTES) / RUN_MEMORY_BYTES)));
+}
+
+export interface Machine {
+  readonly cores: number;
+  /** The container's memory limit (cgroup v2 memory.max) when it has one, else the machine's memory. */
+  readonly memoryBytes: number;
+}
+
+/** This machine (or this container): the cores Node.js may use and its memory limit. */
+export function thisMachine(): Machine {
+  let limit: number | undefined;
+  try {
+    const text = fs.readFileSync("/sys/fs/cgroup/memory.max", "utf8").trim();
+    if (/^\d+$/.test(text)) limit = Number(text);
+  } catch {
+    // No cgroup v2 limit readable: the machine's memory.
+  }
+  return { cores: os.availableParallelism(), memoryBytes: Math.min(limit ?? Infinity, os.totalmem()) };
+}
+
 export const DAEMON_DEFAULTS = {
   stateDir: "/var/lib/dccm",
   listen: "0.0.0.0:10258",
-  parallelism: 4,
   driftMs: 10 * 60_000,
   operationTimeoutMs: 20 * 60_000,
   shutdownTimeoutMs: 30_000,
@@ -221,6 +254,8 @@ export interface SettingsInput {
   /** The config file's mapping; {} without --config. */
   readonly file: Readonly<Record<string, unknown>>;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** Cores and memory the default parallelism is made from; this machine's when absent. */
+  readonly machine?: Machine;
 }
 
 export type SettingsResult =
@@ -309,7 +344,7 @@ export function daemonSettings(input: SettingsInput, fromCluster?: { readonly cl
   const listenSetting = daemonValue(input, shared, "listen");
   const listen = splitListen(text(listenSetting, problems) ?? DAEMON_DEFAULTS.listen, listenSetting.name, problems);
   const parallelismSetting = daemonValue(input, shared, "parallelism");
-  const parallelism = wholeNumber(parallelismSetting.value, parallelismSetting.name, 1, DAEMON_DEFAULTS.parallelism, problems);
+  const parallelism = wholeNumber(parallelismSetting.value, parallelismSetting.name, 1, defaultParallelism(input.machine ?? thisMachine()), problems);
   const driftSetting = daemonValue(input, shared, "driftInterval");
   const driftMs = optionalDuration(driftSetting.value, driftSetting.name, DAEMON_DEFAULTS.driftMs, problems);
   const backendUrl = text(daemonValue(input, shared, "backendUrl"), problems) ?? input.env.PULUMI_BACKEND_URL;

@@ -8,6 +8,7 @@ import {
   ConcurrentUpdateError,
   LocalWorkspace,
   PulumiCommand,
+  StackAlreadyExistsError,
   StackNotFoundError,
   type EngineEvent,
   type InlineProgramArgs,
@@ -152,6 +153,24 @@ export function stackProgramOutputs(desired: DesiredState, scope: Scope, hash: s
   };
 }
 
+/**
+ * Pure: what a run of the scope's program needs of the desired state. A Service stack declares its
+ * own Service and refers to the cluster's groups and health check by name: it needs neither the
+ * other Services, nor the routes, nor the groups' members, nor the cluster's warnings (the cluster
+ * stack logs those). Declaring from the slice gives exactly the resources the whole would give
+ * (test/unit/stack-slice.test.ts).
+ */
+export function stackSlice(desired: DesiredState, scope: Scope): DesiredState {
+  if (scope.kind !== "service") return desired;
+  const key = `${scope.namespace}/${scope.name}`;
+  return {
+    cluster: { ...desired.cluster, routes: [], instanceGroups: desired.cluster.instanceGroups.map((group) => ({ ...group, instances: [] })) },
+    services: desired.services.filter((service) => service.key === key),
+    rejected: desired.rejected.filter((rejection) => rejection.service === key),
+    warnings: [],
+  };
+}
+
 /** The outputs every run of the stack program records (components/stack.ts declareStack), whatever the scope. */
 export const PROGRAM_OUTPUTS = ["loadBalancers", "instanceGroups", "routes"] as const satisfies readonly (keyof StackOutputs)[];
 
@@ -248,6 +267,8 @@ class ProcessListenerGuard {
 
 export class StackRunner {
   private readonly entries = new Map<string, Promise<Entry>>();
+  /** The backend's stacks as listed (listStacks) plus those created since; undefined until listed. */
+  private listed: Set<string> | undefined;
   private readonly listeners = new ProcessListenerGuard();
 
   private readonly projectName: string;
@@ -293,7 +314,7 @@ export class StackRunner {
         },
       };
       entry = this.workspaceOptions(stackName)
-        .then((options) => LocalWorkspace.createOrSelectStack(args, options))
+        .then((options) => this.openStack(args, options))
         .then((stack) => {
           holder.current = { stack: this.readsOwnResults(stackName, stack), needsRefresh: false, mayHavePending: false };
           return holder.current;
@@ -303,6 +324,23 @@ export class StackRunner {
       this.entries.set(stackName, entry);
     }
     return entry;
+  }
+
+  /**
+   * A stack the backend's listing (listStacks) did not have is created at once (`stack init`):
+   * createOrSelect would first run a `stack select` that fails. Created meanwhile by someone else:
+   * selected. Without a listing, or for a listed stack, createOrSelect as before.
+   */
+  private async openStack(args: InlineProgramArgs, options: LocalWorkspaceOptions): Promise<Stack> {
+    if (this.listed === undefined || this.listed.has(args.stackName)) return LocalWorkspace.createOrSelectStack(args, options);
+    try {
+      const created = await LocalWorkspace.createStack(args, options);
+      this.listed.add(args.stackName);
+      return created;
+    } catch (error) {
+      if (error instanceof StackAlreadyExistsError) return LocalWorkspace.selectStack(args, options);
+      throw error;
+    }
   }
 
   /**
@@ -425,7 +463,7 @@ export class StackRunner {
    */
   async up(stackName: string, scope: Scope, desired: DesiredState, opts: { refresh: boolean; hash?: string; signal?: AbortSignal; adoption?: Adoption }): Promise<UpOutcome> {
     const entry = await this.entry(stackName, scope);
-    entry.desired = desired;
+    entry.desired = stackSlice(desired, scope);
     entry.hash = opts.hash;
     entry.adoption = opts.adoption;
     if (entry.mayHavePending) {
@@ -465,6 +503,8 @@ export class StackRunner {
       entry.mayHavePending = true;
       throw new Error(`pulumi up of stack ${stackName} failed`, { cause: error });
     } finally {
+      // What a run declares is kept only while it runs: an idle stack holds no desired state.
+      entry.desired = undefined;
       entry.adoption = undefined;
       interrupt.dispose();
     }
@@ -477,7 +517,7 @@ export class StackRunner {
    */
   async preview(stackName: string, scope: Scope, desired: DesiredState, opts: { hash?: string; adoption?: Adoption; onStep: (metadata: StepEventMetadata) => void }): Promise<void> {
     const entry = await this.entry(stackName, scope);
-    entry.desired = desired;
+    entry.desired = stackSlice(desired, scope);
     entry.hash = opts.hash;
     entry.adoption = opts.adoption;
     const onEvent = (event: EngineEvent): void => {
@@ -489,6 +529,7 @@ export class StackRunner {
     } catch (error) {
       throw new Error(`pulumi preview of stack ${stackName} failed`, { cause: error });
     } finally {
+      entry.desired = undefined;
       entry.adoption = undefined;
     }
   }
@@ -542,6 +583,7 @@ export class StackRunner {
   async removeStack(stackName: string): Promise<void> {
     const stack = await this.openForDestroy(stackName);
     this.entries.delete(stackName);
+    this.listed?.delete(stackName);
     try {
       if (stack !== undefined) await stack.workspace.removeStack(stackName);
     } catch (error) {
@@ -581,6 +623,12 @@ export class StackRunner {
 
   /** Names of the stacks in the backend (for orphans left by Services deleted while we were down). */
   async listStacks(): Promise<string[]> {
+    const stacks = await this.listBackend();
+    this.listed = new Set(stacks);
+    return stacks;
+  }
+
+  private async listBackend(): Promise<string[]> {
     const listed = this.files?.listStacks(this.projectName);
     if (Array.isArray(listed)) return listed;
     if (listed !== undefined) this.options.onCheckpointUnsure?.("*", listed.unsure);

@@ -147,6 +147,9 @@ export class DaemonProcesses {
         "127.0.0.1:0",
         "--drift-interval",
         "1h",
+        // The tests count on four runs at once, whatever the machine's cores.
+        "--parallelism",
+        "4",
         "--identity",
         options.identity ?? `dccm-process-${this.run}`,
         "--log-level",

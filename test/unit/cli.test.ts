@@ -53,7 +53,7 @@ const DAEMON_HELP = [
   "  --config FILE                        YAML or JSON file of the keys below (one file serves every dccm command)",
   "  --state-dir DIR                      [stateDir] stack workspaces and the default backend, mode 0700 (default /var/lib/dccm)",
   "  --listen HOST:PORT                   [listen] /healthz, /readyz, /metrics and /status, GET and HEAD only (default 0.0.0.0:10258)",
-  "  --parallelism N                      [parallelism] stacks run at once (default 4)",
+  "  --parallelism N                      [parallelism] stacks run at once (default: one per core, at most one per 512 MiB of memory beyond 256 MiB)",
   "  --drift-interval DURATION            [driftInterval] up --refresh of every stack this often, ±10 % (default 10m)",
   "  --backend-url URL                    [backendUrl] Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)",
   "  --secrets-provider URL               [secretsProvider] stack encryption, e.g. gcpkms://… (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE or $PULUMI_CONFIG_PASSPHRASE_FILE)",

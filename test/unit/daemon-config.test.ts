@@ -7,6 +7,7 @@ import pino from "pino";
 import * as YAML from "yaml";
 import { DAEMON_FLAGS, NODE_FLAGS } from "../../bin/daemonCommand";
 import {
+  defaultParallelism,
   DAEMON_FLAG_NAMES,
   DAEMON_KEY_FLAGS,
   DAEMON_KEYS,
@@ -40,8 +41,11 @@ const COMMAND_LINE: CommandLine = {
   logLevel: "info",
 };
 
+/** A 4-core machine with 16 GiB: the default parallelism is 4. */
+const MACHINE = { cores: 4, memoryBytes: 16 * 1024 ** 3 };
+
 function input(file: Record<string, unknown>, flags: DaemonFlagValues = {}, env: Record<string, string> = {}): SettingsInput {
-  return { commandLine: COMMAND_LINE, flags, file, env };
+  return { commandLine: COMMAND_LINE, flags, file, env, machine: MACHINE };
 }
 
 /** The settings of `file` and `flags`, which must be valid. */
@@ -141,6 +145,22 @@ describe("daemon/config daemonSettings", () => {
       leaderElection: true,
     });
   });
+
+  const parallelismDefaults: [string, { cores: number; memoryBytes: number }, number][] = [
+    ["a core each when memory is plenty", { cores: 8, memoryBytes: 64 * 1024 ** 3 }, 8],
+    ["2 cores, 23 GiB (this CI machine)", { cores: 2, memoryBytes: 23 * 1024 ** 3 }, 2],
+    ["memory-bound: the Deployment's 2 GiB limit", { cores: 16, memoryBytes: 2 * 1024 ** 3 }, 3],
+    ["exactly one run beyond the daemon's own", { cores: 4, memoryBytes: (256 + 512) * 1024 ** 2 }, 1],
+    ["never below one, however small", { cores: 4, memoryBytes: 300 * 1024 ** 2 }, 1],
+    ["one core", { cores: 1, memoryBytes: 64 * 1024 ** 3 }, 1],
+  ];
+  for (const [name, machine, expected] of parallelismDefaults) {
+    it(`default parallelism: ${name} → ${expected}`, () => {
+      assert.equal(defaultParallelism(machine), expected);
+      const result = daemonSettings({ ...input(GCP), machine });
+      assert.equal(result.kind === "ok" ? result.settings.parallelism : undefined, expected);
+    });
+  }
 
   it("defaults: only the GCP keys", () => {
     const settings = settingsOf(GCP);
