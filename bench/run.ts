@@ -1,6 +1,7 @@
 /** `npm run bench`: prints figures as it goes; the last line is one JSON object of all figures. */
 import { benchCore } from "./core";
 import { benchDaemon } from "./daemon";
+import { benchEngineRuns } from "./engineRuns";
 import { benchNodeInit } from "./nodes";
 import { benchWatcher } from "./watcher";
 
@@ -15,6 +16,9 @@ async function main(): Promise<void> {
   const daemon = await benchDaemon();
   process.stderr.write(`daemon: ${JSON.stringify(daemon)}\n`);
   Object.assign(figures, daemon);
+  const engine = await benchEngineRuns();
+  process.stderr.write(`engine runs: ${JSON.stringify(engine)}\n`);
+  Object.assign(figures, engine);
   const nodes = await benchNodeInit();
   process.stderr.write(`nodes: ${JSON.stringify(nodes)}\n`);
   for (const [key, value] of Object.entries(nodes)) if (typeof value === "number") figures[key] = value;
