@@ -435,7 +435,14 @@ export class Daemon {
       status: this.status,
       adoptionHeld: this.adoptionHeld,
       ...checks,
-      onReferencesChanged: (references) => this.observe({ ...cache.lastObserved(), referencedZones: references.zones, legacyHealthCheckReferenced: references.legacyHealthCheck }),
+      onReferencesChanged: (references) =>
+        this.observe({
+          ...cache.lastObserved(),
+          referencedZones: references.zones.filter((key) => !key.includes("/")),
+          referencedGroups: references.zones.filter((key) => key.includes("/")),
+          legacyHealthCheckReferenced: references.legacyHealthCheck,
+        }),
+      onGroupMembers: (members) => this.observe({ ...cache.lastObserved(), groupMembers: members }),
       onClusterApplied: (outputs) => {
         routeStatus.applied(outputs);
         this.nodeController?.onRoutesChanged();

@@ -484,7 +484,7 @@ describe("components (Pulumi mocks)", () => {
         const captured = await build(service({ frontends: [{ name: LB, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } }] }));
         assert.deepStrictEqual(options(captured), [
           ["default/web:address", ["purpose"], undefined, [], []],
-          ["default/web:backend-udp", undefined, ["protocol"], ["default/web:backend-tcp"], []],
+          ["default/web:backend-udp", ["network"], ["protocol"], ["default/web:backend-tcp"], []],
           ["default/web:firewall", undefined, undefined, [], []],
           ["default/web:forwarding-rule-udp", undefined, undefined, ["default/web:forwarding-rule-tcp"], ["default/web:backend-udp"]],
         ]);
@@ -502,8 +502,8 @@ describe("components (Pulumi mocks)", () => {
         assert.deepStrictEqual(
           options(captured).filter(([name]) => name.includes("backend") || name.includes("forwarding")),
           [
-            ["default/web:backend-tcp", undefined, ["protocol"], [], []],
-            ["default/web:backend-udp", undefined, ["protocol"], [], []],
+            ["default/web:backend-tcp", ["network"], ["protocol"], [], []],
+            ["default/web:backend-udp", ["network"], ["protocol"], [], []],
             ["default/web:forwarding-rule-tcp", undefined, undefined, [], ["default/web:backend-tcp"]],
             ["default/web:forwarding-rule-udp", undefined, undefined, [], ["default/web:backend-udp"]],
           ],
@@ -531,7 +531,7 @@ describe("components (Pulumi mocks)", () => {
     it("a backend zone missing from the cluster references is an error, not a silent gap", async () => {
       await assert.rejects(
         capture((opts) => new ServiceLoadBalancer(KEY, { service: service({ backendZones: ["us-central1-z"] }), project: PROJECT, region: REGION, network: NETWORK, cluster: REFS }, opts)),
-        { message: "no instance group for zone us-central1-z in the cluster references" },
+        { message: "no instance group us-central1-z in the cluster references" },
       );
       await pulumi.runtime.disconnect();
     });
