@@ -10,6 +10,15 @@ export function backendGroupKeys(service: ServiceDesired): string[] {
   return service.backendGroups === undefined ? [...service.backendZones] : service.backendGroups.map(instanceGroupKey);
 }
 
+/**
+ * The groups applied Service stacks name (instanceGroupKey each), as the model observes them: zones
+ * whose first group is named, and `<zone>/<name>` of the numbered ones.
+ */
+export function observedReferences(keys: readonly string[]): { referencedZones: string[]; referencedGroups: string[] } {
+  const sorted = [...new Set(keys)].sort();
+  return { referencedZones: sorted.filter((key) => !key.includes("/")), referencedGroups: sorted.filter((key) => key.includes("/")) };
+}
+
 export interface ZoneGroups {
   /** The zone's group number (1: `k8s-ig--<clusterId>`) → its instance names, sorted. */
   readonly groups: ReadonlyMap<number, readonly string[]>;

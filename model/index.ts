@@ -7,4 +7,4 @@ export { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
 export { collapsePortRanges } from "./ports";
 export { HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
 export { INSTANCE_GROUP_MAX_INSTANCES, BACKEND_SERVICE_MAX_BACKENDS } from "./limits";
-export { assignGroups, backendGroupKeys, type ZoneGroups } from "./groups";
+export { assignGroups, backendGroupKeys, observedReferences, type ZoneGroups } from "./groups";

@@ -5,7 +5,7 @@ import * as assert from "node:assert/strict";
 import * as fc from "fast-check";
 
 import { desiredState } from "../../model/desired";
-import { assignGroups } from "../../model/groups";
+import { assignGroups, observedReferences } from "../../model/groups";
 import { BACKEND_SERVICE_MAX_BACKENDS, INSTANCE_GROUP_MAX_INSTANCES } from "../../model/limits";
 import { instanceGroupIndex, instanceGroupKey, instanceGroupName, isValidGceName } from "../../model/names";
 import { NOTHING_OBSERVED, type ObservedCloud } from "../../model/types";
@@ -65,6 +65,11 @@ describe("model: instance groups beyond the per-group limit", () => {
       assert.equal(instanceGroupKey({ zone: A, name: "k8s-ig--c" }), A);
       assert.equal(instanceGroupKey({ zone: A, name: "k8s-ig3--c", index: 3 }), `${A}/k8s-ig3--c`);
     });
+  });
+
+  it("observedReferences: first groups as zones, numbered ones as <zone>/<name>, sorted and unique", () => {
+    assert.deepStrictEqual(observedReferences([B, `${A}/k8s-ig3--c`, A, `${A}/k8s-ig2--c`, A]), { referencedZones: [A, B], referencedGroups: [`${A}/k8s-ig2--c`, `${A}/k8s-ig3--c`] });
+    assert.deepStrictEqual(observedReferences([]), { referencedZones: [], referencedGroups: [] });
   });
 
   describe("assignGroups (table)", () => {
