@@ -18,7 +18,7 @@ import {
   type LogLevel,
   type NodeFlagName,
 } from "../daemon/config";
-import { CONFIG_KEYS, DEFAULT_LOAD_BALANCER_CLASS, type ConfigKey } from "../model";
+import { CONFIG_KEYS, DEFAULT_LOAD_BALANCER_CLASS, INSTANCE_GROUP_MAX_INSTANCES, type ConfigKey } from "../model";
 import { DEFAULT_COMPUTE_ENDPOINT } from "../nodes/compute";
 import { NODE_CONFIG_DEFAULTS } from "../nodes/config";
 import { loadKubeConfig, readClusterId } from "../watcher/list";
@@ -86,6 +86,7 @@ const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name">> = {
   backendMode: { value: "MODE", help: "backend-service or target-pool, for external load balancers (default backend-service)" },
   configureRoutes: { value: "BOOL", help: "one route per node podCIDR (default true)" },
   loadBalancerClasses: { value: "CLASS,…", help: `loadBalancerClass values handled besides none (default ${DEFAULT_LOAD_BALANCER_CLASS})` },
+  instanceGroupLimit: { value: "N", help: `instances per instance group, 1 to ${INSTANCE_GROUP_MAX_INSTANCES}; more nodes in a zone open more groups (default ${INSTANCE_GROUP_MAX_INSTANCES})` },
 };
 
 /** The GCP picture's keys (the same for dccm desired and dccm render), as flags of the same names. */

@@ -1,6 +1,6 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
-import type { ClusterDesired } from "../model";
+import { instanceGroupKey, type ClusterDesired } from "../model";
 import { instanceLink, networkUrl } from "./links";
 import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 
@@ -13,8 +13,10 @@ export interface ClusterNetworkArgs {
  * and its firewall, and one route per node podCIDR.
  */
 export class ClusterNetwork extends pulumi.ComponentResource {
-  /** zone → instance group self link. */
+  /** instanceGroupKey (the zone for its first group, `<zone>/<name>` for the others) → self link. */
   readonly instanceGroups: Record<string, pulumi.Output<string>>;
+  /** `<zone>/<name>` → instance names, of every group: what the next run keeps in place (model/groups.ts). */
+  readonly instanceGroupMembers: Record<string, string[]>;
   readonly nodeHealthCheck: pulumi.Output<string>;
   readonly legacyNodeHealthCheck: pulumi.Output<string> | undefined;
   /** node name → route name, for the routes this stack declares. */
@@ -27,9 +29,11 @@ export class ClusterNetwork extends pulumi.ComponentResource {
     const childOpts: pulumi.CustomResourceOptions = { parent: this, deleteBeforeReplace: true };
 
     this.instanceGroups = {};
+    this.instanceGroupMembers = {};
     for (const group of cluster.instanceGroups) {
+      // The first group keeps the Pulumi name it had when a zone had one group.
       const resource = new gcp.compute.InstanceGroup(
-        `${name}:ig-${group.zone}`,
+        `${name}:ig-${group.zone}${group.index === undefined ? "" : `-${group.index}`}`,
         {
           project: cluster.project,
           zone: group.zone,
@@ -45,7 +49,8 @@ export class ClusterNetwork extends pulumi.ComponentResource {
         // gce_instancegroup.go CreateInstanceGroup): they keep what they have.
         { ...childOpts, ignoreChanges: ["description", "network"] },
       );
-      this.instanceGroups[group.zone] = resource.selfLink;
+      this.instanceGroups[instanceGroupKey(group)] = resource.selfLink;
+      this.instanceGroupMembers[`${group.zone}/${group.name}`] = [...group.instances];
     }
 
     this.nodeHealthCheck = regionHealthCheck(`${name}:node-hc`, cluster.project, cluster.region, cluster.nodeHealthCheck, childOpts).selfLink;
@@ -79,6 +84,7 @@ export class ClusterNetwork extends pulumi.ComponentResource {
 
     this.registerOutputs({
       instanceGroups: this.instanceGroups,
+      instanceGroupMembers: this.instanceGroupMembers,
       nodeHealthCheck: this.nodeHealthCheck,
       legacyNodeHealthCheck: this.legacyNodeHealthCheck,
       routes: this.routes,

@@ -1,6 +1,6 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
-import type { FrontendSpec, ServiceDesired } from "../model";
+import { backendGroupKeys, type FrontendSpec, type ServiceDesired } from "../model";
 import { instanceLink } from "./links";
 import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 
@@ -10,7 +10,7 @@ export interface ClusterRefs {
   nodeHealthCheck: pulumi.Input<string>;
   /** Self link of the shared legacy HTTP health check (target-pool mode). */
   legacyNodeHealthCheck: pulumi.Input<string>;
-  /** zone → instance group self link. */
+  /** instanceGroupKey (the zone for its first group, `<zone>/<name>` for the others) → self link. */
   instanceGroups: Record<string, pulumi.Input<string>>;
 }
 
@@ -197,8 +197,8 @@ function declareBackendService({ name, args, opts }: Children, frontend: Fronten
       sessionAffinity: service.sessionAffinity,
       healthChecks: healthCheck,
       ...(service.scheme === "INTERNAL" ? { network } : {}),
-      backends: service.backendZones.map((zone) => ({
-        group: instanceGroupLink(args.cluster, zone),
+      backends: backendGroupKeys(service).map((key) => ({
+        group: instanceGroupLink(args.cluster, key),
         balancingMode: "CONNECTION",
       })),
     },
@@ -227,9 +227,9 @@ function otherProtocols(declared: readonly string[]): string[] {
   return ["TCP", "UDP"].filter((protocol) => !declared.includes(protocol));
 }
 
-function instanceGroupLink(cluster: ClusterRefs, zone: string): pulumi.Input<string> {
-  const link = cluster.instanceGroups[zone];
-  if (link === undefined) throw new Error(`no instance group for zone ${zone} in the cluster references`);
+function instanceGroupLink(cluster: ClusterRefs, key: string): pulumi.Input<string> {
+  const link = cluster.instanceGroups[key];
+  if (link === undefined) throw new Error(`no instance group ${key} in the cluster references`);
   return link;
 }
 

@@ -3,7 +3,7 @@
  * `cluster`, or `service:<namespace>/<name>`. Used by index.ts (CI) and the daemon alike.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { CLUSTER_STACK, type DesiredState, type Rejection, type ServiceDesired } from "../model";
+import { CLUSTER_STACK, instanceGroupKey, type DesiredState, type Rejection, type ServiceDesired } from "../model";
 import { adoptionTransformations, type Adoption } from "./adoption";
 import { ClusterNetwork } from "./clusterNetwork";
 import { globalLink, regionalLink, zonalLink } from "./links";
@@ -27,7 +27,10 @@ export interface LoadBalancerOutput {
 
 export interface StackOutputs {
   loadBalancers: Record<string, pulumi.Output<LoadBalancerOutput>>;
+  /** instanceGroupKey → self link: the zone for its first group, `<zone>/<name>` for the others. */
   instanceGroups: Record<string, pulumi.Output<string>>;
+  /** Cluster scopes only: `<zone>/<name>` → instance names of every group, read back as ObservedCloud.groupMembers. */
+  instanceGroupMembers?: Record<string, string[]>;
   routes: Record<string, pulumi.Output<string>>;
   /** Self link of the legacy HTTP health check target pools use, while one is declared. */
   legacyNodeHealthCheck?: pulumi.Output<string>;
@@ -37,7 +40,7 @@ export interface StackOutputs {
 export function clusterRefsByName(desired: DesiredState): ClusterRefs {
   const { cluster } = desired;
   const instanceGroups: Record<string, string> = {};
-  for (const group of cluster.instanceGroups) instanceGroups[group.zone] = zonalLink(cluster.project, group.zone, "instanceGroups", group.name);
+  for (const group of cluster.instanceGroups) instanceGroups[instanceGroupKey(group)] = zonalLink(cluster.project, group.zone, "instanceGroups", group.name);
   return {
     nodeHealthCheck: regionalLink(cluster.project, cluster.region, "healthChecks", cluster.nodeHealthCheck.name),
     legacyNodeHealthCheck: globalLink(cluster.project, "httpHealthChecks", cluster.nodeHealthCheck.name),
@@ -80,6 +83,7 @@ export function declareStack(desired: DesiredState, scope: Scope, adoption?: Ado
   if (scope.kind === "all" || scope.kind === "cluster") {
     const network = new ClusterNetwork(CLUSTER_STACK, { cluster: desired.cluster }, opts);
     outputs.instanceGroups = network.instanceGroups;
+    outputs.instanceGroupMembers = network.instanceGroupMembers;
     outputs.routes = network.routes;
     if (network.legacyNodeHealthCheck !== undefined) outputs.legacyNodeHealthCheck = network.legacyNodeHealthCheck;
     refs = {

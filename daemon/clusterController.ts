@@ -4,7 +4,7 @@
  * What a drift pass put back, and a failed run, are told as Events (daemon/clusterEvents.ts).
  */
 import type { Logger } from "pino";
-import { CLUSTER_STACK, type ServiceDesired } from "../model";
+import { backendGroupKeys, CLUSTER_STACK, type ServiceDesired } from "../model";
 import type { DesiredCache } from "../watcher/desiredCache";
 import { isRecord } from "../controller/guards";
 import { describeError } from "../controller/errors";
@@ -17,9 +17,19 @@ import { StackBusyError, type PutBack } from "./stacks";
 import type { StatusBook } from "./status";
 
 export interface ClusterOutputs {
+  /** instanceGroupKey (the zone for its first group, `<zone>/<name>` for the others) → self link. */
   instanceGroups: Record<string, string>;
+  /** `<zone>/<name>` → instance names: the groups' membership as applied (ObservedCloud.groupMembers). */
+  instanceGroupMembers: Record<string, string[]>;
   routes: Record<string, string>;
   legacyNodeHealthCheck?: string;
+}
+
+function listMap(value: unknown): Record<string, string[]> {
+  if (!isRecord(value)) return {};
+  const lists: Record<string, string[]> = {};
+  for (const [key, list] of Object.entries(value)) if (Array.isArray(list)) lists[key] = list.filter((item): item is string => typeof item === "string");
+  return lists;
 }
 
 function stringMap(value: unknown): Record<string, string> {
@@ -31,6 +41,7 @@ function stringMap(value: unknown): Record<string, string> {
 export function clusterOutputs(outputs: Record<string, unknown>): ClusterOutputs {
   return {
     instanceGroups: stringMap(outputs.instanceGroups),
+    instanceGroupMembers: listMap(outputs.instanceGroupMembers),
     routes: stringMap(outputs.routes),
     ...(typeof outputs.legacyNodeHealthCheck === "string" ? { legacyNodeHealthCheck: outputs.legacyNodeHealthCheck } : {}),
   };
@@ -89,6 +100,11 @@ export interface ClusterControllerDeps {
   /** Asks GCE which Nodes' instances are gone; absent without Compute access (node controller off). */
   observeInstances?: () => Promise<void>;
   onClusterApplied?: (outputs: ClusterOutputs) => void;
+  /**
+   * The groups' membership the stack recorded: after each run, and once after a start before the
+   * first run, so that a Node keeps its group across a restart (model/groups.ts).
+   */
+  onGroupMembers?: (members: Record<string, string[]>) => void;
   onClusterFailed?: (error: unknown) => void;
   /** Events about the cluster stack; none recorded when absent. */
   clusterEvents?: ClusterEventDeps;
@@ -99,6 +115,7 @@ export interface ClusterControllerDeps {
 
 /** What the cluster stack last applied that Service stacks point at. */
 interface AppliedCluster {
+  /** Its groups' instanceGroupKeys. */
   zones: Set<string>;
   legacyHealthCheck: boolean;
 }
@@ -109,6 +126,8 @@ function appliedClusterOf(outputs: ClusterOutputs): AppliedCluster {
 
 export class ClusterController {
   private applied: AppliedCluster | undefined;
+  /** The recorded membership was told (onGroupMembers) since the start. */
+  private membersTold = false;
   /** Service stacks deferred until the cluster stack applies: they run as soon as it has. */
   private readonly waiting = new Set<string>();
 
@@ -118,7 +137,7 @@ export class ClusterController {
   readyFor(service: ServiceDesired): boolean {
     const applied = this.applied;
     if (applied === undefined) return false;
-    if (service.backendZones.some((zone) => !applied.zones.has(zone))) return false;
+    if (backendGroupKeys(service).some((key) => !applied.zones.has(key))) return false;
     return !(service.backend === "target-pool" && service.healthCheck.kind === "shared" && !applied.legacyHealthCheck);
   }
 
@@ -149,6 +168,11 @@ export class ClusterController {
             this.published(clusterOutputs(record.recorded ?? {}));
             return { kind: "ok" };
           case "apply":
+            // The desired groups depend on the membership last applied: tell it before the first run.
+            if (!this.membersTold && record.recorded !== undefined) {
+              this.tellMembers(clusterOutputs(record.recorded));
+              continue;
+            }
             return await this.apply(item, record, action.hash, action.drift);
         }
       }
@@ -193,8 +217,14 @@ export class ClusterController {
     await deps.recorder.record(target, event.type, event.reason, event.message);
   }
 
+  private tellMembers(outputs: ClusterOutputs): void {
+    this.membersTold = true;
+    this.deps.onGroupMembers?.(outputs.instanceGroupMembers);
+  }
+
   private published(outputs: ClusterOutputs): void {
     this.applied = appliedClusterOf(outputs);
+    this.tellMembers(outputs);
     this.deps.onClusterApplied?.(outputs);
     this.deps.drift.arm(CLUSTER_STACK);
     // Flagged as a change: a deferred Service must not sit out its retryAfter once it can run.

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { PulumiCommand } from "@pulumi/pulumi/automation";
 import type { Logger } from "pino";
-import { ANNOTATION_BACKEND, CLUSTER_STACK, instanceGroupName, serviceStackName, type Config, type ObservedCloud, type ServiceDesired } from "../model";
+import { ANNOTATION_BACKEND, CLUSTER_STACK, instanceGroupName, observedReferences, serviceStackName, type Config, type ObservedCloud, type ServiceDesired } from "../model";
 import { DesiredCache, parseServiceStack } from "../watcher/desiredCache";
 import { ClusterWatcher } from "../watcher/informers";
 import { EventRecorder } from "../controller/events";
@@ -435,7 +435,13 @@ export class Daemon {
       status: this.status,
       adoptionHeld: this.adoptionHeld,
       ...checks,
-      onReferencesChanged: (references) => this.observe({ ...cache.lastObserved(), referencedZones: references.zones, legacyHealthCheckReferenced: references.legacyHealthCheck }),
+      onReferencesChanged: (references) =>
+        this.observe({
+          ...cache.lastObserved(),
+          ...observedReferences(references.zones),
+          legacyHealthCheckReferenced: references.legacyHealthCheck,
+        }),
+      onGroupMembers: (members) => this.observe({ ...cache.lastObserved(), groupMembers: members }),
       onClusterApplied: (outputs) => {
         routeStatus.applied(outputs);
         this.nodeController?.onRoutesChanged();

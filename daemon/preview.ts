@@ -5,7 +5,7 @@
  * events, as text and as JSON, with the exit code (`terraform plan -detailed-exitcode`'s).
  */
 import type { StepEventMetadata } from "@pulumi/pulumi/automation";
-import { CLUSTER_STACK, type ClusterSnapshot, type Config, type DesiredState, type ObservedCloud, type ServiceDesired, type ServiceInfo } from "../model";
+import { backendGroupKeys, CLUSTER_STACK, observedReferences, type ClusterSnapshot, type Config, type DesiredState, type ObservedCloud, type ServiceDesired, type ServiceInfo } from "../model";
 import { DesiredCache, parseServiceStack } from "../watcher/desiredCache";
 import { planRemoval } from "./ownership";
 import { LB_FINALIZER } from "./services";
@@ -23,10 +23,11 @@ export interface DesiredStacks {
  * stack. Gone VMs are not asked about (that takes Compute): a Node whose VM is gone counts in.
  */
 export function observedAfterApply(services: readonly ServiceDesired[]): ObservedCloud {
-  const zones = new Set(services.flatMap((service) => service.backendZones));
+  const { referencedZones, referencedGroups } = observedReferences(services.flatMap(backendGroupKeys));
   return {
     goneInstances: [],
-    referencedZones: [...zones].sort(),
+    referencedZones,
+    ...(referencedGroups.length > 0 ? { referencedGroups } : {}),
     legacyHealthCheckReferenced: services.some((service) => service.backend === "target-pool" && service.healthCheck.kind === "shared"),
   };
 }

@@ -56,6 +56,8 @@ export interface ReconcilerDeps {
   /** What the applied Service stacks point at in the cluster stack changed (see ObservedCloud). */
   onReferencesChanged?: (references: ClusterReferences) => void;
   onClusterApplied?: (outputs: ClusterOutputs) => void;
+  /** The instance groups' membership the cluster stack recorded (see ClusterController). */
+  onGroupMembers?: (members: Record<string, string[]>) => void;
   onClusterFailed?: (error: unknown) => void;
   /** Events about the cluster stack (daemon/clusterEvents.ts); none when absent. */
   clusterEvents?: ClusterEventDeps;

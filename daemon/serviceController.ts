@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { Scope } from "../components/stack";
-import { serviceStackName, type Rejection, type ServiceDesired } from "../model";
+import { backendGroupKeys, serviceStackName, type Rejection, type ServiceDesired } from "../model";
 import type { DesiredCache } from "../watcher/desiredCache";
 import type { ClusterWatcher, ServiceMeta } from "../watcher/informers";
 import { isRecord } from "../controller/guards";
@@ -31,7 +31,7 @@ export function ingressOf(outputs: Record<string, unknown>, namespace: string, n
 }
 
 function referencesOf(service: ServiceDesired): ClusterReferences {
-  return { zones: [...service.backendZones], legacyHealthCheck: service.backend === "target-pool" && service.healthCheck.kind === "shared" };
+  return { zones: backendGroupKeys(service), legacyHealthCheck: service.backend === "target-pool" && service.healthCheck.kind === "shared" };
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {

@@ -20,6 +20,10 @@ export function stackKind(stack: string): StackKind {
 
 /** What Service stacks, as last applied, point at in the cluster stack. */
 export interface ClusterReferences {
+  /**
+   * The instance groups, as instanceGroupKey: a zone for its first group, `<zone>/<name>` for a
+   * numbered one (daemon/daemon.ts splits them into referencedZones and referencedGroups).
+   */
   zones: string[];
   legacyHealthCheck: boolean;
 }

@@ -6,7 +6,7 @@
  * forms, and a load balancer's resources carry only a Service key (`ns/name`), which another
  * cluster's Service of the same name carries too. So:
  *
- * - cluster resources (`k8s-ig--<id>`, `k8s-<id>-node`, `k8s-<id>-node-http-hc`) are proven when
+ * - cluster resources (`k8s-ig--<id>` and `k8s-ig<n>--<id>`, `k8s-<id>-node`, `k8s-<id>-node-http-hc`) are proven when
  *   the name is for our clusterId AND the description is dccm's for it
  *   (`{"kubernetes.io/cluster-id":"<id>"}`; the stock CCM describes its node health check with a
  *   service-name key instead);
@@ -20,7 +20,7 @@
  */
 import {
   clusterDescription,
-  instanceGroupName,
+  instanceGroupIndex,
   loadBalancerName,
   nodeHealthCheckFirewallName,
   nodeHealthCheckName,
@@ -141,7 +141,8 @@ export function describedService(description: string): string | undefined {
 function isClusterNamed(resource: ObservedResource, clusterId: string): boolean {
   switch (resource.kind) {
     case "instanceGroups":
-      return resource.name === instanceGroupName(clusterId);
+      // The zone's first group and its numbered ones (model/names.ts instanceGroupIndex).
+      return instanceGroupIndex(clusterId, resource.name) !== undefined;
     case "healthChecks":
     case "httpHealthChecks":
       return resource.name === nodeHealthCheckName(clusterId);

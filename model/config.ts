@@ -1,10 +1,24 @@
 /** Config validation: a plain record (file, flags or Pulumi config) → Config, or errors naming each key. */
 import { DEFAULT_LOAD_BALANCER_CLASS } from "./annotations";
+import { INSTANCE_GROUP_MAX_INSTANCES } from "./limits";
 import { instanceGroupName, isValidGceName, nodeHealthCheckFirewallName, routeName } from "./names";
 import { parseCidr4 } from "./net";
 import type { BackendMode, Config } from "./types";
 
-export const CONFIG_KEYS = ["project", "region", "network", "subnetwork", "nodeTags", "clusterName", "clusterId", "clusterCIDR", "backendMode", "configureRoutes", "loadBalancerClasses"] as const;
+export const CONFIG_KEYS = [
+  "project",
+  "region",
+  "network",
+  "subnetwork",
+  "nodeTags",
+  "clusterName",
+  "clusterId",
+  "clusterCIDR",
+  "backendMode",
+  "configureRoutes",
+  "loadBalancerClasses",
+  "instanceGroupLimit",
+] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 export type RawConfig = Partial<Record<ConfigKey, unknown>>;
@@ -50,6 +64,26 @@ function bool(raw: RawConfig, key: ConfigKey, fallback: boolean, problems: strin
   return fallback;
 }
 
+/** A whole number from 1 to the documented GCE limit (a number, or its decimal text from a flag). */
+function groupLimit(raw: RawConfig, problems: string[]): number | undefined {
+  const value = raw.instanceGroupLimit;
+  if (value === undefined || value === null || value === "") return undefined;
+  const number = typeof value === "number" ? value : typeof value === "string" && /^\s*[0-9]+\s*$/.test(value) ? Number(value) : NaN;
+  if (Number.isInteger(number) && number >= 1 && number <= INSTANCE_GROUP_MAX_INSTANCES) return number;
+  problems.push(`instanceGroupLimit: expected a whole number from 1 to ${INSTANCE_GROUP_MAX_INSTANCES}, got ${JSON.stringify(value)}`);
+  return undefined;
+}
+
+/** Every GCE name made of clusterName or clusterId stays valid at their longest. */
+function checkClusterNames(clusterName: string, clusterId: string, problems: string[]): void {
+  if (clusterName !== "" && !isValidGceName(routeName(clusterName, "0"))) {
+    problems.push(`clusterName: "${clusterName}" must be lowercase letters, digits and dashes, starting with a letter`);
+  }
+  if (clusterId !== "" && !(isValidGceName(instanceGroupName(clusterId)) && isValidGceName(instanceGroupName(clusterId, 999_999)) && isValidGceName(nodeHealthCheckFirewallName(clusterId)))) {
+    problems.push(`clusterId: "${clusterId}" must be lowercase letters, digits and dashes, at most 46 characters`);
+  }
+}
+
 export function parseConfig(raw: RawConfig): Config {
   const problems: string[] = [];
   for (const key of Object.keys(raw)) {
@@ -66,6 +100,7 @@ export function parseConfig(raw: RawConfig): Config {
   const backendText = text(raw, "backendMode", problems) ?? "backend-service";
   const configureRoutes = bool(raw, "configureRoutes", true, problems);
   const loadBalancerClasses = list(raw, "loadBalancerClasses", problems) ?? [DEFAULT_LOAD_BALANCER_CLASS];
+  const instanceGroupLimit = groupLimit(raw, problems);
   // Checked after trimming, so "  " or " , " counts as missing.
   const present: Record<(typeof REQUIRED)[number], boolean> = {
     project: project !== "",
@@ -86,12 +121,7 @@ export function parseConfig(raw: RawConfig): Config {
     if (value !== undefined && value !== "" && !isValidGceName(value)) problems.push(`${key}: "${value}" is not a valid GCE name`);
   }
   for (const tag of nodeTags) if (!isValidGceName(tag)) problems.push(`nodeTags: "${tag}" is not a valid network tag`);
-  if (clusterName !== "" && !isValidGceName(routeName(clusterName, "0"))) {
-    problems.push(`clusterName: "${clusterName}" must be lowercase letters, digits and dashes, starting with a letter`);
-  }
-  if (clusterId !== "" && !(isValidGceName(instanceGroupName(clusterId)) && isValidGceName(nodeHealthCheckFirewallName(clusterId)))) {
-    problems.push(`clusterId: "${clusterId}" must be lowercase letters, digits and dashes, at most 46 characters`);
-  }
+  checkClusterNames(clusterName, clusterId, problems);
   if (clusterCIDR !== undefined) {
     const parsed = parseCidr4(clusterCIDR);
     if (!parsed.ok) problems.push(`clusterCIDR: ${parsed.reason}`);
@@ -110,5 +140,6 @@ export function parseConfig(raw: RawConfig): Config {
     backendMode: backendText as BackendMode,
     configureRoutes,
     loadBalancerClasses,
+    ...(instanceGroupLimit !== undefined ? { instanceGroupLimit } : {}),
   };
 }

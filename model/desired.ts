@@ -3,16 +3,22 @@
  * deterministic: the same nodes and services in any order give byte-identical JSON.
  */
 import { HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
-import { CLUSTER_STACK, clusterDescription, instanceGroupName, nodeHealthCheckFirewallName, isValidGceName, ROUTE_DESCRIPTION, routeName } from "./names";
+import { assignGroups } from "./groups";
+import { BACKEND_SERVICE_MAX_BACKENDS, INSTANCE_GROUP_MAX_INSTANCES } from "./limits";
+import { CLUSTER_STACK, clusterDescription, instanceGroupIndex, instanceGroupName, nodeHealthCheckFirewallName, isValidGceName, ROUTE_DESCRIPTION, routeName } from "./names";
 import { cidrContains, parseCidr4, type Cidr4 } from "./net";
 import { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
 import { serviceDesired, sharedNodeHealthCheck, type Backends } from "./service";
 import { malformedNode, malformedService } from "./shape";
 import { NOTHING_OBSERVED } from "./types";
-import type { ClusterDesired, ClusterSnapshot, Config, DesiredState, InstanceGroupSpec, InstanceRef, NodeInfo, ObservedCloud, Rejection, RouteSpec, ServiceDesired } from "./types";
+import type { ClusterDesired, ClusterSnapshot, Config, DesiredState, GroupRef, InstanceGroupSpec, InstanceRef, NodeInfo, ObservedCloud, Rejection, RouteSpec, ServiceDesired } from "./types";
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function compareRejections(a: Rejection, b: Rejection): number {
+  return compareText(a.service, b.service) || compareText(a.field, b.field) || compareText(a.message, b.message);
 }
 
 function compareInstances(a: InstanceRef, b: InstanceRef): number {
@@ -51,20 +57,76 @@ export function locateNodes(nodes: readonly NodeInfo[], config: Config, warnings
   });
 }
 
-function instanceGroups(backends: readonly InstanceRef[], config: Config, referencedZones: readonly string[]): InstanceGroupSpec[] {
-  const byZone = new Map<string, string[]>();
-  for (const zone of referencedZones) byZone.set(zone, []);
-  for (const instance of backends) {
-    const names = byZone.get(instance.zone) ?? [];
-    names.push(instance.name);
-    byZone.set(instance.zone, names);
+/** `<zone>/<name>` keys of the cluster's own groups → zone → group number → value. */
+function byZoneIndex<T>(entries: Iterable<[string, T]>, clusterId: string): Map<string, Map<number, T>> {
+  const out = new Map<string, Map<number, T>>();
+  for (const [key, value] of entries) {
+    const slash = key.indexOf("/");
+    const index = slash < 0 ? undefined : instanceGroupIndex(clusterId, key.slice(slash + 1));
+    if (index === undefined) continue;
+    const zone = key.slice(0, slash);
+    const zoneMap = out.get(zone) ?? new Map<number, T>();
+    zoneMap.set(index, value);
+    out.set(zone, zoneMap);
   }
-  return [...byZone.keys()].sort(compareText).map((zone) => ({
-    name: instanceGroupName(config.clusterId),
-    zone,
-    description: clusterDescription(config.clusterId),
-    instances: [...(byZone.get(zone) ?? [])].sort(compareText),
-  }));
+  return out;
+}
+
+function instanceGroups(backends: readonly InstanceRef[], config: Config, observed: ObservedCloud): InstanceGroupSpec[] {
+  const byZone = new Map<string, string[]>();
+  for (const zone of observed.referencedZones) byZone.set(zone, []);
+  for (const instance of backends) byZone.set(instance.zone, [...(byZone.get(instance.zone) ?? []), instance.name]);
+  const previous = byZoneIndex(Object.entries(observed.groupMembers ?? {}), config.clusterId);
+  const referenced = byZoneIndex(
+    (observed.referencedGroups ?? []).map((key): [string, true] => [key, true]),
+    config.clusterId,
+  );
+  for (const zone of referenced.keys()) if (!byZone.has(zone)) byZone.set(zone, []);
+  const specs: InstanceGroupSpec[] = [];
+  for (const zone of [...byZone.keys()].sort(compareText)) {
+    const zoneReferenced = new Set(referenced.get(zone)?.keys());
+    if (observed.referencedZones.includes(zone)) zoneReferenced.add(1);
+    const { groups } = assignGroups({
+      instances: byZone.get(zone) ?? [],
+      previous: previous.get(zone) ?? new Map(),
+      limit: config.instanceGroupLimit ?? INSTANCE_GROUP_MAX_INSTANCES,
+      referenced: zoneReferenced,
+    });
+    for (const [index, instances] of groups) {
+      specs.push({
+        name: instanceGroupName(config.clusterId, index),
+        zone,
+        ...(index === 1 ? {} : { index }),
+        description: clusterDescription(config.clusterId),
+        instances: [...instances],
+      });
+    }
+  }
+  return specs;
+}
+
+/**
+ * The groups a Service's backend service lists: every group of its backend zones that holds an
+ * instance, and each zone's first group. Set on the Service only when a zone has more than one;
+ * more than GCE allows in one backend service rejects the Service.
+ */
+function withBackendGroups(services: ServiceDesired[], groups: readonly InstanceGroupSpec[], rejected: Rejection[]): ServiceDesired[] {
+  return services.flatMap((service): ServiceDesired[] => {
+    if (service.backend !== "backend-service") return [service];
+    const zones = new Set(service.backendZones);
+    const refs: GroupRef[] = groups
+      .filter((group) => zones.has(group.zone) && (group.index === undefined || group.instances.length > 0))
+      .map((group) => ({ zone: group.zone, name: group.name, ...(group.index === undefined ? {} : { index: group.index }) }));
+    if (refs.length > BACKEND_SERVICE_MAX_BACKENDS) {
+      rejected.push({
+        service: service.key,
+        field: "backends",
+        message: `Service ${service.key}: its nodes need ${refs.length} instance groups, ` + `more than the ${BACKEND_SERVICE_MAX_BACKENDS} backends GCE allows in one backend service`,
+      });
+      return [];
+    }
+    return refs.length > zones.size ? [{ ...service, backendGroups: refs }] : [service];
+  });
 }
 
 function routes(located: readonly LocatedNode[], config: Config, warnings: string[]): RouteSpec[] {
@@ -151,7 +213,7 @@ function desiredServices(snapshot: ClusterSnapshot, config: Config, backends: Ba
     });
     return false;
   });
-  rejected.sort((a, b) => compareText(a.service, b.service) || compareText(a.field, b.field) || compareText(a.message, b.message));
+  rejected.sort(compareRejections);
   return { services: unique, rejected };
 }
 
@@ -163,14 +225,18 @@ export function desiredState(snapshot: ClusterSnapshot, config: Config, observed
     .map(({ instance }) => instance)
     .sort(compareInstances);
   const backendZones = [...new Set(backendInstances.map((instance) => instance.zone))].sort(compareText);
-  const { services, rejected } = desiredServices(snapshot, config, { zones: backendZones, instances: backendInstances });
+  const planned = desiredServices(snapshot, config, { zones: backendZones, instances: backendInstances });
+  const groups = instanceGroups(backendInstances, config, observed);
+  const rejected = [...planned.rejected];
+  const services = withBackendGroups(planned.services, groups, rejected);
+  if (rejected.length > planned.rejected.length) rejected.sort(compareRejections);
   const cluster: ClusterDesired = {
     stack: CLUSTER_STACK,
     project: config.project,
     region: config.region,
     network: config.network,
     clusterId: config.clusterId,
-    instanceGroups: instanceGroups(backendInstances, config, observed.referencedZones),
+    instanceGroups: groups,
     nodeHealthCheck: sharedNodeHealthCheck(config),
     nodeHealthCheckFirewall: {
       name: nodeHealthCheckFirewallName(config.clusterId),

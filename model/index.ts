@@ -6,3 +6,5 @@ export { parseConfig, ConfigError, CONFIG_KEYS, type RawConfig, type ConfigKey }
 export { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
 export { collapsePortRanges } from "./ports";
 export { HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
+export { INSTANCE_GROUP_MAX_INSTANCES, BACKEND_SERVICE_MAX_BACKENDS } from "./limits";
+export { assignGroups, backendGroupKeys, observedReferences, type ZoneGroups } from "./groups";

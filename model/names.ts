@@ -32,8 +32,30 @@ export function nodeHealthCheckFirewallName(clusterId: string): string {
   return `k8s-${clusterId}-node-http-hc`;
 }
 
-export function instanceGroupName(clusterId: string): string {
-  return `k8s-ig--${clusterId}`;
+/**
+ * The zone's `index`-th instance group (from 1). The first keeps the stock CCM's name; the others
+ * put the number before the `--`, so no cluster ID (dashes and digits allowed) can give another
+ * cluster's group: `k8s-ig--<id>-2` would be cluster `<id>-2`'s first group.
+ */
+export function instanceGroupName(clusterId: string, index = 1): string {
+  return index === 1 ? `k8s-ig--${clusterId}` : `k8s-ig${index}--${clusterId}`;
+}
+
+/**
+ * How the cluster stack's outputs and the Service stacks' references key a group: the zone for its
+ * first group (as before there were several), `<zone>/<name>` for a numbered one.
+ */
+export function instanceGroupKey(group: { zone: string; name: string; index?: number }): string {
+  return group.index === undefined ? group.zone : `${group.zone}/${group.name}`;
+}
+
+/** The index of one of the cluster's group names (1 for `k8s-ig--<id>`), undefined for any other name. */
+export function instanceGroupIndex(clusterId: string, name: string): number | undefined {
+  if (name === instanceGroupName(clusterId)) return 1;
+  const match = /^k8s-ig([1-9][0-9]*)--(.*)$/.exec(name);
+  if (match === null || match[2] !== clusterId) return undefined;
+  const index = Number(match[1]);
+  return index >= 2 && Number.isSafeInteger(index) ? index : undefined;
 }
 
 export function routeName(clusterName: string, nodeUid: string): string {

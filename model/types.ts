@@ -73,6 +73,8 @@ export interface Config {
   configureRoutes: boolean;
   /** The loadBalancerClass values handled besides "no class". */
   loadBalancerClasses: string[];
+  /** Instances per instance group; unset: INSTANCE_GROUP_MAX_INSTANCES (model/limits.ts). */
+  instanceGroupLimit?: number;
 }
 
 export type NetworkTier = "PREMIUM" | "STANDARD";
@@ -113,9 +115,19 @@ export interface InstanceRef {
 export interface InstanceGroupSpec {
   name: string;
   zone: string;
+  /** Only on the zone's second and later groups (model/groups.ts): its number, from 2. */
+  index?: number;
   description: string;
-  /** Instance names in this zone, sorted. */
+  /** Instance names of this group, sorted. */
   instances: string[];
+}
+
+/** One instance group a backend service lists. */
+export interface GroupRef {
+  zone: string;
+  name: string;
+  /** As on InstanceGroupSpec: only on numbered groups. */
+  index?: number;
 }
 
 export interface RouteSpec {
@@ -183,6 +195,11 @@ export interface ServiceDesired {
   healthCheckFirewall?: FirewallSpec;
   /** Zones whose instance group backs this Service (backend-service mode). */
   backendZones: string[];
+  /**
+   * Only when a backend zone has more than one group: every group of every backend zone, by zone
+   * then number. Unset: the zones' first groups (`k8s-ig--<clusterId>`).
+   */
+  backendGroups?: GroupRef[];
   /** Backend instances (target-pool mode), sorted by zone then name. */
   backendInstances: InstanceRef[];
 }
@@ -208,6 +225,16 @@ export interface ObservedCloud {
   referencedZones: readonly string[];
   /** A target pool applied by a Service stack still names the legacy node health check. */
   legacyHealthCheckReferenced: boolean;
+  /**
+   * The numbered groups (`<zone>/<name>`) an applied Service stack's backends still name: kept
+   * (emptied) like a referenced zone's first group.
+   */
+  referencedGroups?: readonly string[];
+  /**
+   * The instance groups the cluster stack last applied (`<zone>/<name>` → instance names): a Node
+   * stays in its group when others join or leave (model/groups.ts).
+   */
+  groupMembers?: Readonly<Record<string, readonly string[]>>;
 }
 
 export const NOTHING_OBSERVED: ObservedCloud = { goneInstances: [], referencedZones: [], legacyHealthCheckReferenced: false };

@@ -47,6 +47,12 @@ export interface GceEmulatorOptions {
   readonly networks?: readonly NetworkSpec[];
   /** Network of seeded instances that name none; default `default`. */
   readonly instanceNetwork?: string;
+  /**
+   * TEST ONLY: instances one instance group may hold; default GCE's documented 1,000
+   * (state.ts INSTANCE_GROUP_MAX_INSTANCES). Lowered to prove at small scale what a zone beyond
+   * the limit does; never a way to make a test pass.
+   */
+  readonly instanceGroupMaxInstances?: number;
 }
 
 export interface GceEmulator {
@@ -129,6 +135,7 @@ export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<G
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.networks ? { networks: opts.networks } : {}),
     ...(opts.instanceNetwork ? { instanceNetwork: opts.instanceNetwork } : {}),
+    ...(opts.instanceGroupMaxInstances !== undefined ? { instanceGroupMaxInstances: opts.instanceGroupMaxInstances } : {}),
   });
   const face = new HttpFace(state, new ProviderApi(state));
   handle.server.on("request", face.listener);

@@ -157,7 +157,21 @@ export interface GceStateOptions {
   readonly networks?: readonly NetworkSpec[];
   /** The network of seeded instances whose interfaces name none. Default `default`. */
   readonly instanceNetwork?: string;
+  /**
+   * TEST ONLY: instances one unmanaged instance group may hold. Default
+   * INSTANCE_GROUP_MAX_INSTANCES, GCE's documented limit; lowered only to prove at small scale
+   * what a zone beyond the limit does.
+   */
+  readonly instanceGroupMaxInstances?: number;
 }
+
+/**
+ * VM instances in one instance group: 1,000 (Compute Engine: "A managed instance group can have up
+ * to 1000 VM instances per group", compute/docs/reference/rest/v1/instanceGroupManagers/insert; the
+ * same 1,000 as the stock CCM's maxInstancesPerInstanceGroup, gce_loadbalancer_internal.go; dccm's
+ * model/limits.ts cites the same sources).
+ */
+export const INSTANCE_GROUP_MAX_INSTANCES = 1000;
 
 export interface SubnetworkSpec {
   readonly name: string;
@@ -343,6 +357,7 @@ export class GceState {
    */
   private readonly released = new Set<string>();
   private events: HistoryEntry[] = [];
+  private readonly groupMaxInstances: number;
 
   constructor(opts: GceStateOptions) {
     this.endpoint = opts.endpoint.replace(/\/+$/, "");
@@ -352,6 +367,7 @@ export class GceState {
     this.now = opts.now ?? (() => new Date());
     this.initialNetworks = opts.networks ?? [{ name: "default", autoCreateSubnetworks: true }];
     this.instanceNetwork = opts.instanceNetwork ?? "default";
+    this.groupMaxInstances = opts.instanceGroupMaxInstances ?? INSTANCE_GROUP_MAX_INSTANCES;
     this.initialNetworks.forEach((n) => this.putNetwork(n));
   }
 
@@ -1197,6 +1213,18 @@ export class GceState {
   }
 
   /**
+   * An instance group holds at most INSTANCE_GROUP_MAX_INSTANCES instances (see there for the
+   * documentation). GCE's message for this refusal is not documented: the form here is that of
+   * GCE's other fixed-limit errors ("Exceeded limit '<LIMIT>' on resource '<name>'. Limit: <n>").
+   */
+  private requireGroupSize(key: ResourceKey, instances: Json | undefined): void {
+    const count = Array.isArray(instances) ? new Set(instances).size : 0;
+    if (count > this.groupMaxInstances) {
+      throw new GceError(400, `Exceeded limit 'MAX_INSTANCES_IN_INSTANCE_GROUP' on resource '${key.name}'. Limit: ${this.groupMaxInstances}.0`, "limitExceeded");
+    }
+  }
+
+  /**
    * An instance of an unmanaged group must exist, be in the group's zone and in the group's
    * network (instanceGroups.addInstances: "instances ... must be in the same zone and network").
    */
@@ -1353,6 +1381,7 @@ export class GceState {
       }
       case "instanceGroups":
         this.requireNetwork(props.network);
+        this.requireGroupSize(key, props.instances);
         if (Array.isArray(props.instances)) {
           props.instances.forEach((i, index) => this.requireGroupMember(key, props.network, i, index));
         }

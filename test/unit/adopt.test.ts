@@ -212,6 +212,16 @@ describe("components: declaredResourceIds and the adoption transformation (Pulum
     });
   }
 
+  // A zone beyond the group limit (limit 1): numbered groups in the cluster stack and in every backend service.
+  const grouped = desiredState({ ...SNAPSHOT, nodes: [...SNAPSHOT.nodes, gceNode("node-a3", "aaaaaaaa-0000-4000-8000-000000000003", "us-central1-a", [])] }, { ...CONFIG, instanceGroupLimit: 1 });
+  for (const scope of [{ kind: "cluster" }, { kind: "service", namespace: "default", name: "ilb" }, { kind: "all" }] as Scope[]) {
+    it(`declaredResourceIds is exactly what the program registers with numbered groups, scope ${scope.kind === "service" ? scope.name : scope.kind}`, async () => {
+      assert.ok(grouped.cluster.instanceGroups.some((group) => group.index !== undefined));
+      const { ids } = await registeredIds(grouped, scope, new Set());
+      assert.deepEqual([...declaredResourceIds(grouped, scope)].sort(), ids);
+    });
+  }
+
   it("gives the import option to exactly the children whose ID is adopted, and previews a promoted rule on its IP", async () => {
     const imports = new Set([`${R}/targetPools/${LB.web}`, `${G}/firewalls/k8s-fw-${LB.web}`, `${R}/forwardingRules/${LB.ilb}`, `${G}/routes/not-declared`]);
     const { imported, ruleIps } = await registeredIds(desired, { kind: "service", namespace: "default", name: "web" }, imports, new Map([[`${R}/forwardingRules/${LB.web}`, "34.0.0.1"]]));

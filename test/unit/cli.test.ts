@@ -40,7 +40,7 @@ const USAGE = [
   "  dccm status  [--url URL] [--config FILE] [--json]                  one row per stack, from the daemon or its backend (dccm status --help)",
   "  dccm help                                                          print this text",
   "one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys",
-  "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes loadBalancerClasses",
+  "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes loadBalancerClasses instanceGroupLimit",
   "",
 ].join("\n");
 
@@ -85,6 +85,7 @@ const DAEMON_HELP = [
   "  --backendMode MODE                   backend-service or target-pool, for external load balancers (default backend-service)",
   "  --configureRoutes BOOL               one route per node podCIDR (default true)",
   "  --loadBalancerClasses CLASS,…        loadBalancerClass values handled besides none (default dccm.io/gce)",
+  "  --instanceGroupLimit N               instances per instance group, 1 to 1000; more nodes in a zone open more groups (default 1000)",
   "",
 ].join("\n");
 
@@ -324,7 +325,7 @@ describe("bin/dccm (child process)", function () {
         run.stderr,
         "dccm: invalid configuration:\n" +
           "  zone: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
-          "loadBalancerClasses; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+          "loadBalancerClasses, instanceGroupLimit; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
           "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n" +
           "  project: required\n" +
           '  backendMode: "pool" is not backend-service or target-pool\n',
@@ -472,7 +473,7 @@ describe("bin/dccm (child process)", function () {
           run.stderr,
           "dccm: invalid configuration:\n" +
             "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
-            "loadBalancerClasses; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+            "loadBalancerClasses, instanceGroupLimit; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
             "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
         );
       });
@@ -487,7 +488,7 @@ describe("bin/dccm (child process)", function () {
           run.stderr,
           "dccm: invalid configuration:\n" +
             "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
-            "loadBalancerClasses; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+            "loadBalancerClasses, instanceGroupLimit; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
             "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
         );
       });
@@ -555,7 +556,7 @@ describe("bin/dccm (child process)", function () {
         if (match === null || match[1] === "--help") continue;
         args.push(match[1], ...(match[2] !== undefined ? [match[1] === "--log-level" ? "debug" : "x"] : []));
       }
-      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 33);
+      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 34);
       const run = dccm("daemon", ...args, "--help");
       assert.deepStrictEqual([run.status, run.stderr, run.stdout], [0, "", DAEMON_HELP]);
     });

@@ -198,6 +198,79 @@ describe("components (Pulumi mocks)", () => {
     });
   });
 
+  describe("ClusterNetwork with a zone beyond the group limit", () => {
+    const V1 = `https://www.googleapis.com/compute/v1/projects/${PROJECT}`;
+    const group = (zone: string, name: string, instances: string[], index?: number) => ({ name, zone, ...(index === undefined ? {} : { index }), description: CLUSTER_DESCRIPTION, instances });
+    const cluster: ClusterDesired = {
+      ...fixtureCluster([]),
+      instanceGroups: [
+        group("us-central1-a", "k8s-ig--c0ffee1234", ["node-a1", "node-a2"]),
+        group("us-central1-a", "k8s-ig2--c0ffee1234", ["node-a3", "node-a4"], 2),
+        group("us-central1-a", "k8s-ig3--c0ffee1234", ["node-a5"], 3),
+        group("us-central1-b", "k8s-ig--c0ffee1234", ["node-b1"]),
+      ],
+    };
+    let captured: Captured<ClusterNetwork>;
+    before(async () => {
+      captured = await capture((opts) => new ClusterNetwork("cluster", { cluster }, opts));
+    });
+
+    it("declares every group: the first under its old Pulumi name, the others numbered, with exact inputs", () => {
+      const groups = captured.registered.filter((r) => r.type === T.instanceGroup);
+      assert.deepStrictEqual(groups.map((r) => [r.name, r.inputs]).sort(), [
+        ["cluster:ig-us-central1-a", instanceGroupInputs("us-central1-a", ["node-a1", "node-a2"])],
+        ["cluster:ig-us-central1-a-2", { ...instanceGroupInputs("us-central1-a", ["node-a3", "node-a4"]), name: "k8s-ig2--c0ffee1234" }],
+        ["cluster:ig-us-central1-a-3", { ...instanceGroupInputs("us-central1-a", ["node-a5"]), name: "k8s-ig3--c0ffee1234" }],
+        ["cluster:ig-us-central1-b", instanceGroupInputs("us-central1-b", ["node-b1"])],
+      ]);
+      assertParented(captured, "dccm:gcp:ClusterNetwork");
+    });
+
+    it("outputs: links keyed by zone (first group) and <zone>/<name>, and every group's members", async () => {
+      const network = captured.component;
+      assert.deepStrictEqual(Object.keys(network.instanceGroups).sort(), ["us-central1-a", "us-central1-a/k8s-ig2--c0ffee1234", "us-central1-a/k8s-ig3--c0ffee1234", "us-central1-b"]);
+      assert.equal(await value(network.instanceGroups["us-central1-a/k8s-ig3--c0ffee1234"]), selfLink(T.instanceGroup, "k8s-ig3--c0ffee1234"));
+      assert.deepStrictEqual(network.instanceGroupMembers, {
+        "us-central1-a/k8s-ig--c0ffee1234": ["node-a1", "node-a2"],
+        "us-central1-a/k8s-ig2--c0ffee1234": ["node-a3", "node-a4"],
+        "us-central1-a/k8s-ig3--c0ffee1234": ["node-a5"],
+        "us-central1-b/k8s-ig--c0ffee1234": ["node-b1"],
+      });
+    });
+
+    it("a Service's backend service lists every group of every backend zone, by zone then number", async () => {
+      const uid = "1b4e28ba-2fa1-41d2-883f-0016d3cca427";
+      const lb = "a1b4e28ba2fa141d2883f0016d3cca42";
+      const refs: ClusterRefs = {
+        nodeHealthCheck: NODE_HC,
+        legacyNodeHealthCheck: `${V1}/global/httpHealthChecks/k8s-c0ffee1234-node`,
+        instanceGroups: {
+          "us-central1-a": IG_A,
+          "us-central1-a/k8s-ig2--c0ffee1234": `${V1}/zones/us-central1-a/instanceGroups/k8s-ig2--c0ffee1234`,
+          "us-central1-a/k8s-ig3--c0ffee1234": `${V1}/zones/us-central1-a/instanceGroups/k8s-ig3--c0ffee1234`,
+          "us-central1-b": IG_B,
+        },
+      };
+      const desired = externalServiceDesired("default", "web", uid, lb, [80], {
+        backendGroups: [
+          { zone: "us-central1-a", name: "k8s-ig--c0ffee1234" },
+          { zone: "us-central1-a", name: "k8s-ig2--c0ffee1234", index: 2 },
+          { zone: "us-central1-a", name: "k8s-ig3--c0ffee1234", index: 3 },
+          { zone: "us-central1-b", name: "k8s-ig--c0ffee1234" },
+        ],
+      });
+      const lbCaptured = await capture((opts) => new ServiceLoadBalancer("default/web", { service: desired, project: PROJECT, region: REGION, network: NETWORK, cluster: refs }, opts));
+      const backend = lbCaptured.registered.find((r) => r.type === T.backendService);
+      assert.deepStrictEqual(backend?.inputs.backends, [
+        { group: IG_A, balancingMode: "CONNECTION" },
+        { group: `${V1}/zones/us-central1-a/instanceGroups/k8s-ig2--c0ffee1234`, balancingMode: "CONNECTION" },
+        { group: `${V1}/zones/us-central1-a/instanceGroups/k8s-ig3--c0ffee1234`, balancingMode: "CONNECTION" },
+        { group: IG_B, balancingMode: "CONNECTION" },
+      ]);
+      await pulumi.runtime.disconnect();
+    });
+  });
+
   describe("ServiceLoadBalancer", () => {
     const UID = "1b4e28ba-2fa1-41d2-883f-0016d3cca427";
     const LB = "a1b4e28ba2fa141d2883f0016d3cca42";
@@ -531,7 +604,7 @@ describe("components (Pulumi mocks)", () => {
     it("a backend zone missing from the cluster references is an error, not a silent gap", async () => {
       await assert.rejects(
         capture((opts) => new ServiceLoadBalancer(KEY, { service: service({ backendZones: ["us-central1-z"] }), project: PROJECT, region: REGION, network: NETWORK, cluster: REFS }, opts)),
-        { message: "no instance group for zone us-central1-z in the cluster references" },
+        { message: "no instance group us-central1-z in the cluster references" },
       );
       await pulumi.runtime.disconnect();
     });

@@ -34,11 +34,25 @@ describe("daemon/clusterController: clusterOutputs (checked)", () => {
   const cases: Array<[string, Record<string, unknown>, ReturnType<typeof clusterOutputs>]> = [
     [
       "the recorded shape",
-      { instanceGroups: { "us-central1-a": "ig-a" }, routes: { n1: "r1" }, legacyNodeHealthCheck: "hc" },
-      { instanceGroups: { "us-central1-a": "ig-a" }, routes: { n1: "r1" }, legacyNodeHealthCheck: "hc" },
+      {
+        instanceGroups: { "us-central1-a": "ig-a", "us-central1-a/k8s-ig2--c1": "ig-a-2" },
+        instanceGroupMembers: { "us-central1-a/k8s-ig--c1": ["n1"], "us-central1-a/k8s-ig2--c1": ["n2"] },
+        routes: { n1: "r1" },
+        legacyNodeHealthCheck: "hc",
+      },
+      {
+        instanceGroups: { "us-central1-a": "ig-a", "us-central1-a/k8s-ig2--c1": "ig-a-2" },
+        instanceGroupMembers: { "us-central1-a/k8s-ig--c1": ["n1"], "us-central1-a/k8s-ig2--c1": ["n2"] },
+        routes: { n1: "r1" },
+        legacyNodeHealthCheck: "hc",
+      },
     ],
-    ["nothing recorded", {}, { instanceGroups: {}, routes: {} }],
-    ["values of another type are left out", { instanceGroups: { a: "ig-a", b: 3, c: null }, routes: ["r1"], legacyNodeHealthCheck: 7 }, { instanceGroups: { a: "ig-a" }, routes: {} }],
+    ["nothing recorded (a stack applied before groups were numbered has no members)", {}, { instanceGroups: {}, instanceGroupMembers: {}, routes: {} }],
+    [
+      "values of another type are left out",
+      { instanceGroups: { a: "ig-a", b: 3, c: null }, instanceGroupMembers: { "a/g": ["n1", 2], b: "n3" }, routes: ["r1"], legacyNodeHealthCheck: 7 },
+      { instanceGroups: { a: "ig-a" }, instanceGroupMembers: { "a/g": ["n1"] }, routes: {} },
+    ],
   ];
   for (const [title, outputs, expected] of cases) it(title, () => assert.deepEqual(clusterOutputs(outputs), expected));
 });

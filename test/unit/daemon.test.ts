@@ -131,7 +131,7 @@ describe("daemon: small pieces", () => {
     status.failed("quota");
     assert.deepEqual(status.routeStatus("n1"), { failed: "quota" });
     assert.equal(status.routeStatus("n3"), "pending");
-    status.applied({ instanceGroups: {}, routes: { n1: "c-1" } });
+    status.applied({ instanceGroups: {}, instanceGroupMembers: {}, routes: { n1: "c-1" } });
     assert.equal(status.routeStatus("n1"), "created");
     assert.equal(status.routeStatus("n2"), "pending");
   });

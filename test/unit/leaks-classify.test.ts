@@ -128,6 +128,12 @@ const ROWS: Row[] = [
   },
   { rule: "another cluster ID's instance group: not this cluster's", resource: res("instanceGroups", "us-central1-a", "k8s-ig--0ther", clusterDescription("0ther")) },
   {
+    rule: "a numbered instance group named and described for our cluster ID: proven",
+    resource: res("instanceGroups", "us-central1-a", `k8s-ig2--${CLUSTER_ID}`, OURS),
+    expect: { proof: "proven", why: `named for cluster ${CLUSTER_ID} and described as its resource` },
+  },
+  { rule: "another cluster ID's numbered instance group: not this cluster's", resource: res("instanceGroups", "us-central1-a", "k8s-ig2--0ther", clusterDescription("0ther")) },
+  {
     rule: "named for a Service of this cluster that dccm has no ledger entry for: unproven (the stock CCM's?)",
     resource: res("forwardingRules", REGION, STOCK_LB, serviceDescription("default/stock")),
     expect: {
@@ -202,6 +208,7 @@ describe("leaks/classify: one row per rule", () => {
         `healthChecks/${REGION}/k8s-${CLUSTER_ID}-node`,
         `httpHealthChecks/global/k8s-${CLUSTER_ID}-node`,
         `addresses/${REGION}/${GONE_LB}`,
+        `instanceGroups/us-central1-a/k8s-ig2--${CLUSTER_ID}`,
         `instanceGroups/us-central1-c/k8s-ig--${CLUSTER_ID}`,
         `firewalls/global/k8s-${GONE_LB}-http-hc`,
         `firewalls/global/k8s-${CLUSTER_ID}-node-http-hc`,
@@ -218,7 +225,7 @@ describe("leaks/classify: one row per rule", () => {
         { kind: "healthChecks", proof: "unproven", count: 1 },
         { kind: "httpHealthChecks", proof: "unproven", count: 1 },
         { kind: "addresses", proof: "proven", count: 1 },
-        { kind: "instanceGroups", proof: "proven", count: 1 },
+        { kind: "instanceGroups", proof: "proven", count: 2 },
         { kind: "firewalls", proof: "proven", count: 2 },
         { kind: "firewalls", proof: "unproven", count: 1 },
         { kind: "routes", proof: "unproven", count: 1 },
@@ -266,7 +273,7 @@ describe("leaks/classify: properties (fast-check)", () => {
 
   const nameArb = fc.oneof(
     fc.constantFrom(...lbs).chain((lb) => fc.constantFrom(...loadBalancerFamily(lb).map(([, name]) => name))),
-    fc.constantFrom(...ids).chain((id) => fc.constantFrom(`k8s-ig--${id}`, `k8s-${id}-node`, `k8s-${id}-node-http-hc`)),
+    fc.constantFrom(...ids).chain((id) => fc.constantFrom(`k8s-ig--${id}`, `k8s-ig2--${id}`, `k8s-${id}-node`, `k8s-${id}-node-http-hc`)),
     fc.constantFrom(`kubernetes-prod-${NODE_UID}`, ELSEWHERE_LB, `${ELSEWHERE_LB}-udp`, `k8s-fw-${ELSEWHERE_LB}`),
     fc.stringMatching(/^[a-z][-a-z0-9]{0,40}$/),
   );
@@ -305,6 +312,7 @@ describe("leaks/classify: properties (fast-check)", () => {
   function hasProof(resource: ObservedResource, ledger: ReadonlyMap<string, LedgerEntry>): boolean {
     const clusterNames: Array<[LeakKind, string]> = [
       ["instanceGroups", `k8s-ig--${CLUSTER_ID}`],
+      ["instanceGroups", `k8s-ig2--${CLUSTER_ID}`],
       ["healthChecks", `k8s-${CLUSTER_ID}-node`],
       ["httpHealthChecks", `k8s-${CLUSTER_ID}-node`],
       ["firewalls", `k8s-${CLUSTER_ID}-node-http-hc`],

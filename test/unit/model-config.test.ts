@@ -25,7 +25,7 @@ const DEFAULTS: Config = {
   loadBalancerClasses: ["dccm.io/gce"],
 };
 
-const KNOWN = "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, loadBalancerClasses";
+const KNOWN = "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, loadBalancerClasses, instanceGroupLimit";
 
 /** parseConfig must throw a ConfigError listing exactly these problems, in this order. */
 function problems(raw: RawConfig | Record<string, unknown>, want: string[]): void {
@@ -65,9 +65,16 @@ describe("model: parseConfig", () => {
         backendMode: "target-pool",
         configureRoutes: false,
         loadBalancerClasses: ["example.com/mine"],
+        instanceGroupLimit: 2,
       }),
-      { ...DEFAULTS, subnetwork: "k8s-subnet", clusterCIDR: "10.64.0.0/14", backendMode: "target-pool", configureRoutes: false, loadBalancerClasses: ["example.com/mine"] },
+      { ...DEFAULTS, subnetwork: "k8s-subnet", clusterCIDR: "10.64.0.0/14", backendMode: "target-pool", configureRoutes: false, loadBalancerClasses: ["example.com/mine"], instanceGroupLimit: 2 },
     );
+  });
+
+  it("instanceGroupLimit from a flag's text, and at the GCE limit", () => {
+    assert.equal(parseConfig({ ...BASE, instanceGroupLimit: " 7 " }).instanceGroupLimit, 7);
+    assert.equal(parseConfig({ ...BASE, instanceGroupLimit: 1000 }).instanceGroupLimit, 1000);
+    assert.equal(parseConfig(BASE).instanceGroupLimit, undefined);
   });
 
   describe("each missing required key is named", () => {
@@ -110,6 +117,11 @@ describe("model: parseConfig", () => {
       ["configureRoutes yes", { configureRoutes: "yes" }, ['configureRoutes: expected true or false, got "yes"']],
       ["configureRoutes 1", { configureRoutes: 1 }, ["configureRoutes: expected true or false, got 1"]],
       ["loadBalancerClasses an object", { loadBalancerClasses: { a: 1 } }, ['loadBalancerClasses: expected a list of strings or a comma-separated string, got {"a":1}']],
+      ["instanceGroupLimit 0", { instanceGroupLimit: 0 }, ["instanceGroupLimit: expected a whole number from 1 to 1000, got 0"]],
+      ["instanceGroupLimit over the GCE limit", { instanceGroupLimit: 1001 }, ["instanceGroupLimit: expected a whole number from 1 to 1000, got 1001"]],
+      ["instanceGroupLimit a fraction", { instanceGroupLimit: 2.5 }, ["instanceGroupLimit: expected a whole number from 1 to 1000, got 2.5"]],
+      ["instanceGroupLimit text", { instanceGroupLimit: "two" }, ['instanceGroupLimit: expected a whole number from 1 to 1000, got "two"']],
+      ["instanceGroupLimit negative text", { instanceGroupLimit: "-3" }, ['instanceGroupLimit: expected a whole number from 1 to 1000, got "-3"']],
       [
         "several at once, all reported",
         { project: "Bad", region: "nowhere", backendMode: "x", extra: true },

@@ -67,6 +67,7 @@ describe("model/names", () => {
       ["shared node health check", nodeHealthCheckName("c0ffee1234"), "k8s-c0ffee1234-node"],
       ["shared node health check firewall", nodeHealthCheckFirewallName("c0ffee1234"), "k8s-c0ffee1234-node-http-hc"],
       ["instance group", instanceGroupName("c0ffee1234"), "k8s-ig--c0ffee1234"],
+      ["instance group, the zone's second", instanceGroupName("c0ffee1234", 2), "k8s-ig2--c0ffee1234"],
       ["route", routeName("prod", uid), "prod-11111111-1111-4111-8111-111111111111"],
       ["route, cluster name cut to 26", routeName("a-very-long-cluster-name-that-goes-on", uid), "a-very-long-cluster-name-t-11111111-1111-4111-8111-111111111111"],
       ["route, cluster name of exactly 26", routeName("abcdefghijklmnopqrstuvwxyz", uid), "abcdefghijklmnopqrstuvwxyz-11111111-1111-4111-8111-111111111111"],

@@ -13,7 +13,7 @@ import { Reconciler, type ReconcilerDeps } from "../../daemon/reconciler";
 import { LB_FINALIZER } from "../../daemon/services";
 import type { Inspection, UpOutcome } from "../../daemon/stacks";
 import type { Scope } from "../../components/stack";
-import type { DesiredState } from "../../model";
+import { instanceGroupKey, observedReferences, type Config, type DesiredState } from "../../model";
 import type { NodeInfo, ServiceInfo } from "../../model/types";
 import { planGoneInstances, type CheckedNode } from "../../daemon/instances";
 import type { ServiceMeta } from "../../watcher/informers";
@@ -138,12 +138,13 @@ function harness(
     changed?: UpOutcome["changed"];
     hashes?: (cache: DesiredCache) => Record<string, string>;
     deps?: (cache: DesiredCache) => Partial<ReconcilerDeps>;
+    config?: Config;
   } = {},
 ): Harness {
   const calls: string[] = [];
   const clusterRuns: string[][] = [];
   const enqueued: string[] = [];
-  const cache = new DesiredCache(CONFIG);
+  const cache = new DesiredCache(options.config ?? CONFIG);
   cache.update({ nodes: options.nodes ?? [gceNode("n1", "u1", "us-central1-a", [])], services: options.services ?? [] });
   const metas = new Map((options.metas ?? []).map((m) => [`${m.namespace}/${m.name}`, m]));
   const events = new MemoryEvents();
@@ -159,10 +160,12 @@ function harness(
     },
     async up(stack: string, _scope: Scope, desired: DesiredState): Promise<UpOutcome> {
       calls.push(`up ${stack}`);
-      if (stack === "cluster") clusterRuns.push(desired.cluster.instanceGroups.map((group) => `${group.zone}: ${group.instances.join(",")}`));
+      if (stack === "cluster") clusterRuns.push(desired.cluster.instanceGroups.map((group) => `${instanceGroupKey(group)}: ${group.instances.join(",")}`));
       if (options.failUp?.has(stack) === true) throw new Error("googleapi: Error 429: Rate Limit Exceeded");
-      const groups = Object.fromEntries(desired.cluster.instanceGroups.map((group) => [group.zone, `ig-${group.zone}`]));
-      return { outputs: stack === "cluster" ? { instanceGroups: groups, routes: {} } : {}, changed: options.changed ?? [] };
+      // As components/clusterNetwork.ts outputs them.
+      const groups = Object.fromEntries(desired.cluster.instanceGroups.map((group) => [instanceGroupKey(group), `ig-${group.zone}`]));
+      const members = Object.fromEntries(desired.cluster.instanceGroups.map((group) => [`${group.zone}/${group.name}`, group.instances]));
+      return { outputs: stack === "cluster" ? { instanceGroups: groups, instanceGroupMembers: members, routes: {} } : {}, changed: options.changed ?? [] };
     },
     async destroy(stack: string): Promise<"destroyed" | "absent"> {
       calls.push(`destroy ${stack}`);
@@ -569,5 +572,74 @@ describe("daemon/reconciler: one info line per operation (issue 19.7)", () => {
     await h.reconciler.reconcile({ key: "service.default.web", refresh: false });
     assert.deepEqual(pick(lines), [{ msg: "load balancer deleted", stack: "service.default.web", operation: "destroy" }]);
     assert.equal(typeof lines[0].seconds, "number");
+  });
+});
+
+describe("daemon/reconciler: a zone beyond the instance-group limit (issue 12.4)", () => {
+  const LIMIT: Config = { ...CONFIG, instanceGroupLimit: 2 };
+  const web = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
+  const zoneA = (...names: string[]): NodeInfo[] => names.map((name) => gceNode(name, `uid-${name}`, "us-central1-a", []));
+  const IG2 = "us-central1-a/k8s-ig2--c0ffee1234";
+  /** The daemon's wiring (daemon/daemon.ts): references and the applied membership recompute the desired state. */
+  const wiring = (cache: DesiredCache): Partial<ReconcilerDeps> => ({
+    onReferencesChanged: (references) => cache.observe({ ...cache.lastObserved(), ...observedReferences(references.zones), legacyHealthCheckReferenced: references.legacyHealthCheck }),
+    onGroupMembers: (members) => cache.observe({ ...cache.lastObserved(), groupMembers: members }),
+  });
+  const cluster = { key: "cluster", refresh: false };
+  const service = { key: "service.default.web", refresh: false };
+
+  it("joins and leaves move nobody; an emptied numbered group stays until the Service stack dropped it", async () => {
+    const h = harness({ services: [web], nodes: zoneA("n1", "n2", "n3"), metas: [meta("web")], deps: wiring, config: LIMIT });
+    assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
+    assert.deepEqual(await h.reconciler.reconcile(service), { kind: "ok" });
+    assert.deepEqual(h.cache.lastObserved().referencedGroups, [IG2]);
+    h.cache.update({ nodes: zoneA("n0", "n1", "n2", "n3"), services: [web] });
+    assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
+    h.cache.update({ nodes: zoneA("n1", "n2"), services: [web] });
+    assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
+    assert.deepEqual(await h.reconciler.reconcile(service), { kind: "ok" });
+    assert.deepEqual(h.cache.lastObserved().referencedGroups, []);
+    assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
+    assert.deepEqual(h.clusterRuns, [["us-central1-a: n1,n2", `${IG2}: n3`], ["us-central1-a: n1,n2", `${IG2}: n0,n3`], ["us-central1-a: n1,n2", `${IG2}: `], ["us-central1-a: n1,n2"]]);
+  });
+
+  it("a Service stack listing a numbered group waits until the cluster stack applied it", async () => {
+    const h = harness({ services: [web], nodes: zoneA("n1", "n2", "n3"), metas: [meta("web")], deps: wiring, config: LIMIT });
+    assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
+    assert.deepEqual(await h.reconciler.reconcile(service), { kind: "ok" });
+    h.cache.update({ nodes: zoneA("n1", "n2", "n3", "n4", "n5"), services: [web] });
+    assert.equal((await h.reconciler.reconcile(service)).kind, "retryAfter");
+    assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
+    assert.deepEqual(await h.reconciler.reconcile(service), { kind: "ok" });
+    assert.deepEqual(
+      h.calls.filter((call) => call.startsWith("up")),
+      ["up cluster", "up service.default.web", "up cluster", "up service.default.web"],
+    );
+  });
+
+  it("after a restart, the recorded membership is told before the first cluster run: nobody moves", async () => {
+    const told: Array<Record<string, string[]>> = [];
+    const h = harness({
+      services: [],
+      nodes: zoneA("n0", "n1", "n2", "n3"),
+      knownStacks: ["cluster"],
+      recorded: { cluster: OUR_UID },
+      outputs: {
+        cluster: {
+          instanceGroups: { "us-central1-a": "ig-a", [IG2]: "ig-a-2" },
+          instanceGroupMembers: { "us-central1-a/k8s-ig--c0ffee1234": ["n2", "n3"], [IG2]: ["n1"] },
+          routes: {},
+        },
+      },
+      deps: (cache) => ({ onGroupMembers: (members) => (told.push(members), wiring(cache).onGroupMembers?.(members)) }),
+      config: LIMIT,
+    });
+    assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
+    assert.deepEqual(h.calls, ["inspect cluster", "up cluster"]);
+    assert.deepEqual(h.clusterRuns, [["us-central1-a: n2,n3", `${IG2}: n0,n1`]]);
+    assert.deepEqual(told, [
+      { "us-central1-a/k8s-ig--c0ffee1234": ["n2", "n3"], [IG2]: ["n1"] },
+      { "us-central1-a/k8s-ig--c0ffee1234": ["n2", "n3"], [IG2]: ["n0", "n1"] },
+    ]);
   });
 });

@@ -918,3 +918,33 @@ describe("GCE emulator rules: Compute DELETE over HTTP (one row per rule)", func
   ];
   for (const row of ROWS) it(row.rule, row.run);
 });
+
+describe("GCE emulator rules: instances per instance group (state.ts INSTANCE_GROUP_MAX_INSTANCES)", () => {
+  const ZONE_A = `${REGION}-a`;
+  const NET = `projects/${PROJECT}/global/networks/k8s-net`;
+  function seeded(count: number, max?: number): GceState {
+    const state = new GceState({ endpoint: ENDPOINT, project: PROJECT, region: REGION, zones: [ZONE_A], networks: NETWORKS, ...(max !== undefined ? { instanceGroupMaxInstances: max } : {}) });
+    for (let i = 0; i < count; i++) state.putInstance(PROJECT, ZONE_A, `node-${i}`, { networkInterfaces: [{ network: "k8s-net" }] });
+    return state;
+  }
+  const members = (count: number): string[] => Array.from({ length: count }, (_, i) => `${ZONE_A}/node-${i}`);
+  const group = (count: number): JsonObject => ({ project: PROJECT, zone: ZONE_A, name: "ig", network: NET, instances: members(count) });
+
+  it("the documented limit: 1000 instances are accepted, 1001 refused", () => {
+    const state = seeded(1001);
+    assert.equal(state.create(T.instanceGroup, group(1000)).properties.size, 1000);
+    const e = gceError(() => state.create(T.instanceGroup, { ...group(1001), name: "ig-2" }));
+    assert.deepEqual([e.status, e.reason, e.message], [400, "limitExceeded", "Exceeded limit 'MAX_INSTANCES_IN_INSTANCE_GROUP' on resource 'ig-2'. Limit: 1000.0"]);
+  });
+
+  it("a test's lower limit (instanceGroupMaxInstances: 2) holds on create and on update", () => {
+    const state = seeded(3, 2);
+    const created = state.create(T.instanceGroup, group(2));
+    const e = gceError(() => state.create(T.instanceGroup, { ...group(3), name: "ig-3" }));
+    assert.deepEqual([e.status, e.message], [400, "Exceeded limit 'MAX_INSTANCES_IN_INSTANCE_GROUP' on resource 'ig-3'. Limit: 2.0"]);
+    const key = { kind: created.kind, project: created.project, scope: created.scope, name: created.name };
+    const u = gceError(() => state.update(key, group(3)));
+    assert.deepEqual([u.status, u.message], [400, "Exceeded limit 'MAX_INSTANCES_IN_INSTANCE_GROUP' on resource 'ig'. Limit: 2.0"]);
+    assert.deepEqual(state.get(key).properties.size, 2);
+  });
+});
