@@ -7,7 +7,6 @@
  * and replacing nothing that existed; `dccm adopt --to backend-service` moves one Service.
  */
 import * as assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
@@ -17,9 +16,9 @@ import { loadBalancerName, parseConfig } from "../../model";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
 import { E2E_CONFIG } from "../support/cluster";
 import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockSeed, type StockService } from "../support/stockCcm";
+import { runDccmAsync } from "../support/cli";
 import { eventually } from "../support/wait";
 
-const CLI = path.resolve(__dirname, "../../bin/dccm.js");
 const RAW_CONFIG = { ...E2E_CONFIG, subnetwork: "k8s-subnet" };
 const NODES = [
   { name: "node-a1", zone: "us-central1-a", uid: "", podCIDR: "10.64.1.0/24" },
@@ -33,6 +32,15 @@ interface Run {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+/** `dccm adopt ARGS` against the test's cluster, backend and emulator. */
+async function adopt(env: TestEnv, configPath: string, args: readonly string[]): Promise<Run> {
+  const run = await runDccmAsync(
+    ["adopt", "--kubeconfig", env.kube.kubeconfigPath, "--config", configPath, "--backend-url", env.backendUrl, "--compute-endpoint", env.gce.computeEndpoint, ...args],
+    env.pulumiEnv,
+  );
+  return { code: run.status ?? -1, stdout: run.stdout, stderr: run.stderr };
 }
 
 function spec(name: Name): { spec: k8s.V1ServiceSpec; annotations: Record<string, string>; finalizers: string[] } {
@@ -61,15 +69,7 @@ describe("adopt: migration from the stock CCM", function () {
   let seed: StockSeed;
   const lb: Partial<Record<Name, string>> = {};
 
-  function dccm(...args: string[]): Promise<Run> {
-    const argv = [CLI, "adopt", "--kubeconfig", env.kube.kubeconfigPath, "--config", configPath, "--backend-url", env.backendUrl, "--compute-endpoint", env.gce.computeEndpoint, ...args];
-    return new Promise((resolve, reject) => {
-      execFile(process.execPath, argv, { env: { ...process.env, ...env.pulumiEnv }, timeout: 600_000 }, (error, stdout, stderr) => {
-        if (error !== null && typeof error.code !== "number") reject(error);
-        else resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr });
-      });
-    });
-  }
+  const dccm = (...args: string[]): Promise<Run> => adopt(env, configPath, args);
 
   const read = (name: string): Promise<k8s.V1Service> => core.readNamespacedService({ name, namespace: "default" });
   const gceState = (): string =>
@@ -302,15 +302,7 @@ describe("adopt: dccm adopt from the command line", function () {
     );
     const ip = seed.ips["default/web"];
     env.gce.clearHistory();
-    const adopt = (): Promise<Run> =>
-      new Promise((resolve, reject) => {
-        const argv = [CLI, "adopt", "--kubeconfig", env.kube.kubeconfigPath, "--config", configPath, "--backend-url", env.backendUrl, "--compute-endpoint", env.gce.computeEndpoint];
-        execFile(process.execPath, argv, { env: { ...process.env, ...env.pulumiEnv }, timeout: 600_000 }, (error, stdout, stderr) => {
-          if (error !== null && typeof error.code !== "number") reject(error);
-          else resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr });
-        });
-      });
-    const first = await adopt();
+    const first = await adopt(env, configPath, []);
     assert.equal(first.code, 0, first.stderr);
     const lb = loadBalancerName(uid);
     // The stock CCM makes instance groups only for internal load balancers: the cluster stack creates this one.
@@ -343,7 +335,7 @@ describe("adopt: dccm adopt from the command line", function () {
       ["cluster.json", "service.default.web.json"],
     );
     env.gce.clearHistory();
-    const second = await adopt();
+    const second = await adopt(env, configPath, []);
     assert.deepEqual([second.code, second.stdout], [0, "Adoption: 0 addresses to promote, 0 to import, 0 to update in place, 0 to replace, 0 to create, 0 stacks refused\n"]);
     assert.deepEqual(env.gce.history(), []);
   });
