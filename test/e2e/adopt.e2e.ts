@@ -259,6 +259,24 @@ describe("adopt: migration from the stock CCM", function () {
     const moved = await dccm("--to", "backend-service", "--service", "default/ext");
     assert.deepEqual([moved.code, moved.stdout], [0, "Service default/ext is already on a backend service\n"]);
   });
+
+  it("--to backend-service of an ETP=Local Service: its own legacy health check goes with its target pool", async () => {
+    const local = lb.local ?? "";
+    const ip = seed.ips["default/local"];
+    const run = await dccm("--to", "backend-service", "--service", "default/local");
+    assert.equal(run.code, 0, run.stderr);
+    const has = (kind: string, name: string): boolean => env.gce.listResources().some((r) => r.kind === kind && r.name === name);
+    await eventually("local on a backend service, its target pool and legacy check gone", () =>
+      has("backendServices", local) && !has("targetPools", local) && !has("httpHealthChecks", local) ? true : undefined,
+    );
+    await daemon?.idle();
+    assert.equal(has("healthChecks", local), true, "its regional health check instead");
+    assert.equal(env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === local)?.properties.ipAddress, ip);
+    assert.deepEqual(
+      (await read("local")).status?.loadBalancer?.ingress?.map((ingress) => ingress.ip),
+      [ip],
+    );
+  });
 });
 
 describe("adopt: dccm adopt from the command line", function () {
