@@ -238,9 +238,9 @@ export function adoptPendingCreates(deployment: Record<string, unknown>): string
  * (@pulumi/pulumi runtime/state.js, withLocalStorage), one store per inline run. Each run's gRPC
  * clients create a `dns.promises.Resolver` (@grpc/grpc-js resolver-dns.js), whose native channel
  * Node keeps for the life of the process along with the async context it was made in, that store:
- * measured, every run kept ~0.33 MB for ever (a daemon running 1,000 drift runs an hour would grow
- * 330 MB an hour). The store is emptied once the run is over, so what the channel keeps is an empty
- * object.
+ * measured, every run kept ~0.2 MB for ever (a daemon running 1,000 drift runs an hour would grow
+ * 200 MB an hour). Once a run has succeeded (its program has returned), its store lets go of the
+ * stack resource, through which it held every resource and output of the run.
  */
 function currentRunStore(): Record<string, unknown> | undefined {
   const storage = (globalThis as { asyncLocalStorage?: AsyncLocalStorage<unknown> }).asyncLocalStorage;
@@ -251,8 +251,9 @@ function currentRunStore(): Record<string, unknown> | undefined {
 function releaseRunStore(entry: Entry): void {
   const store = entry.runStore;
   entry.runStore = undefined;
-  if (store === undefined) return;
-  for (const key of Object.keys(store)) delete store[key];
+  // Only the root of what the run registered: the settings (engine and monitor clients) stay, so
+  // a late log line of the SDK still finds them (runtime/settings.js getEngine reads them).
+  if (store !== undefined) store.stackResource = undefined;
 }
 
 const PROCESS_ERROR_EVENTS = ["uncaughtException", "unhandledRejection"] as const;
@@ -524,6 +525,7 @@ export class StackRunner {
         outputs = await run(false);
         if (!hasProgramOutputs(outputs)) throw new Error(`pulumi up of stack ${stackName} succeeded twice but recorded no stack outputs (${PROGRAM_OUTPUTS.join(", ")})`);
       }
+      releaseRunStore(entry);
       return { outputs, changed };
     } catch (error) {
       if (error instanceof ConcurrentUpdateError) throw new StackBusyError(stackName, { cause: error });
@@ -533,7 +535,9 @@ export class StackRunner {
       // What a run declares is kept only while it runs: an idle stack holds no desired state.
       entry.desired = undefined;
       entry.adoption = undefined;
-      releaseRunStore(entry);
+      // A failed or cancelled run's store is left alone: its program may still be running (a
+      // killed engine's program never returns) and would read it.
+      entry.runStore = undefined;
       interrupt.dispose();
     }
   }
@@ -554,12 +558,13 @@ export class StackRunner {
     };
     try {
       await this.listeners.around(() => entry.stack.preview({ onEvent }));
+      releaseRunStore(entry);
     } catch (error) {
       throw new Error(`pulumi preview of stack ${stackName} failed`, { cause: error });
     } finally {
       entry.desired = undefined;
       entry.adoption = undefined;
-      releaseRunStore(entry);
+      entry.runStore = undefined;
     }
   }
 
