@@ -14,23 +14,15 @@
  */
 import type { StepEventMetadata } from "@pulumi/pulumi/automation";
 import type { Adoption } from "../components/adoption";
-import type { Scope } from "../components/stack";
 import { describeError } from "../controller/errors";
 import type { LeakCompute } from "../leaks/gce";
-import { CLUSTER_STACK, serviceStackName, type ClusterSnapshot, type Config, type DesiredState } from "../model";
-import { parseServiceStack } from "../watcher/desiredCache";
+import { CLUSTER_STACK, desiredState, serviceStackName, type ClusterSnapshot, type Config, type DesiredState } from "../model";
+import type { ComputeClient } from "../nodes/compute";
 import { desiredStacks, resourceChange, type ResourceChange } from "../daemon/preview";
-import type { StackRunner } from "../daemon/stacks";
+import { ingressOf } from "../daemon/serviceController";
+import { nameFromUrn, stackScope, type StackRunner } from "../daemon/stacks";
 import { listInventory } from "./inventory";
 import { planAdoption, previewIps, promotedAddressId, servicesToPinOnTargetPool, STOCK_FINALIZERS, withTargetPoolPins, type AddressPromotion, type StackAdoption } from "./plan";
-
-export interface AddressInserter {
-  insertAddress(
-    project: string,
-    region: string,
-    address: { name: string; address?: string; addressType?: string; networkTier?: string; subnetwork?: string; description?: string },
-  ): Promise<"created" | "exists">;
-}
 
 /** The Service writes adoption makes (daemon/services.ts ServiceWriter). */
 export interface AdoptionServiceWrites {
@@ -41,7 +33,7 @@ export interface AdoptionServiceWrites {
 }
 
 export interface AdoptionDeps {
-  compute: LeakCompute & AddressInserter;
+  compute: LeakCompute & Pick<ComputeClient, "insertAddress">;
   /** The daemon's stacks (the real run), or stacks in an empty backend of the dry run's own. */
   runner: StackRunner;
   /** Absent on a dry run. */
@@ -70,23 +62,13 @@ export interface AdoptionReport {
   stacks: StackReport[];
 }
 
-function scopeOf(stack: string): Scope {
-  const ref = parseServiceStack(stack);
-  return ref === undefined ? { kind: "cluster" } : { kind: "service", ...ref };
-}
-
-function nameOf(urn: string): string {
-  const index = urn.lastIndexOf("::");
-  return index < 0 ? urn : urn.slice(index + 2);
-}
-
 /** The engine's steps of one preview or up, as an adoption report sees them. */
 class StepLog {
   readonly imported = new Set<string>();
   private readonly changes = new Map<string, ResourceChange>();
 
   readonly onStep = (metadata: StepEventMetadata): void => {
-    if (metadata.op === "import") this.imported.add(nameOf(metadata.urn));
+    if (metadata.op === "import") this.imported.add(nameFromUrn(metadata.urn));
     const change = resourceChange(metadata);
     if (change !== undefined) this.changes.set(`${change.op} ${change.urn}`, change);
   };
@@ -99,10 +81,10 @@ class StepLog {
 export async function adoptStock(deps: AdoptionDeps, snapshot: ClusterSnapshot, opts: { dryRun: boolean; allowReplace: boolean; signal?: AbortSignal }): Promise<AdoptionReport> {
   const { config, runner } = deps;
   const inventory = await listInventory(deps.compute, config.project, config.region);
-  const pinned = servicesToPinOnTargetPool(desiredStacks(snapshot, config).desired, snapshot.services, inventory);
+  const pinned = servicesToPinOnTargetPool(desiredState(snapshot, config), snapshot.services, inventory);
   const wanted = desiredStacks({ ...snapshot, services: withTargetPoolPins(snapshot.services, pinned) }, config);
   const held = new Map<string, ReadonlySet<string>>();
-  for (const stack of wanted.hashes.keys()) held.set(stack, opts.dryRun ? new Set() : await runner.heldResourceIds(stack, scopeOf(stack)));
+  for (const stack of wanted.hashes.keys()) held.set(stack, opts.dryRun ? new Set() : await runner.heldResourceIds(stack, stackScope(stack)));
   const plans = planAdoption(wanted.desired, inventory, (stack) => held.get(stack) ?? new Set());
   if (!opts.dryRun && deps.services !== undefined) {
     for (const key of pinned) {
@@ -157,7 +139,7 @@ async function adoptStack(
   snapshot: ClusterSnapshot,
 ): Promise<StackReport> {
   const { runner } = deps;
-  const scope = scopeOf(plan.stack);
+  const scope = stackScope(plan.stack);
   const base = {
     stack: plan.stack,
     ...(plan.service !== undefined ? { service: plan.service } : {}),
@@ -190,22 +172,13 @@ async function adoptStack(
     if (info !== undefined && deps.services !== undefined) await deps.services.setFinalizer(info.namespace, info.name, true);
     const outcome = await runner.up(plan.stack, scope, desired, { refresh: false, ...(hash !== undefined ? { hash } : {}), adoption, ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
     if (info !== undefined && deps.services !== undefined) {
-      const ingress = ingressOf(outcome.outputs, plan.service ?? "");
-      if (ingress !== undefined) await deps.services.setIngress(info.namespace, info.name, ingress, info.uid);
+      const ingress = ingressOf(outcome.outputs, info.namespace, info.name);
+      if (ingress.length > 0) await deps.services.setIngress(info.namespace, info.name, ingress, info.uid);
     }
     return { ...base, imported: [...preview.imported].sort(), changes };
   } catch (error) {
     return { ...base, imported: [], changes: [], refused: `failed: ${describeError(error)}` };
   }
-}
-
-function ingressOf(outputs: Record<string, unknown>, key: string): string[] | undefined {
-  const balancers = outputs.loadBalancers;
-  if (typeof balancers !== "object" || balancers === null) return undefined;
-  const entry = (balancers as Record<string, unknown>)[key];
-  if (typeof entry !== "object" || entry === null) return undefined;
-  const ingress = (entry as Record<string, unknown>).ingress;
-  return Array.isArray(ingress) ? ingress.filter((ip): ip is string => typeof ip === "string") : undefined;
 }
 
 /** addresses.insert with the in-use IP; an address of that name already there must hold that very IP. */

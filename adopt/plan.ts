@@ -8,7 +8,7 @@
  */
 import { declaredResourceIds } from "../components/ids";
 import type { Scope } from "../components/stack";
-import { ANNOTATION_BACKEND, CLUSTER_STACK, type DesiredState, type ServiceDesired, type ServiceInfo } from "../model";
+import { ANNOTATION_BACKEND, CLUSTER_STACK, type DesiredState, type NetworkTier, type ServiceDesired, type ServiceInfo } from "../model";
 
 /** One GCE resource as Compute lists it, under its Pulumi resource ID (components/ids.ts). */
 export interface GceItem {
@@ -25,7 +25,7 @@ export interface AddressPromotion {
   region: string;
   ip: string;
   addressType: "EXTERNAL" | "INTERNAL";
-  networkTier?: string;
+  networkTier?: NetworkTier;
   subnetwork?: string;
   description: string;
 }
@@ -41,7 +41,12 @@ export interface StackAdoption {
   leftovers: string[];
 }
 
-/** Stock finalizers nothing removes once the stock CCM is gone (cloud-provider-gcp gce_loadbalancer_internal.go ILBFinalizerV1, external NetLB). */
+/**
+ * Finalizers nothing removes once the stock CCM is gone: ILBFinalizerV1 (cloud-provider-gcp
+ * gce_loadbalancer_internal.go); `l4-netlb-v1` is not cloud-provider-gcp's (its external path adds
+ * none of its own) but GKE's, and would block the deletion of a Service of a cluster that came from
+ * GKE just the same.
+ */
 export const STOCK_FINALIZERS = ["gke.networking.io/l4-ilb-v1", "gke.networking.io/l4-netlb-v1"] as const;
 
 const TARGET_POOL_LINK = /\/targetPools\/[^/]+$/;
@@ -136,14 +141,15 @@ export function planAdoption(desired: DesiredState, inventory: Inventory, inStat
   return plans;
 }
 
-/**
- * For a preview before the promotion (`dccm adopt --dry-run`): the forwarding rules of a promoted
- * address, with the IP they will take from it.
- */
+/** The Pulumi resource ID of the address a promotion creates. */
 export function promotedAddressId(desired: DesiredState, promotion: AddressPromotion): string {
   return regional(desired, "addresses", promotion.name);
 }
 
+/**
+ * For a preview before the promotion: the forwarding rules of a promoted address, with the IP they
+ * will take from it.
+ */
 export function previewIps(desired: DesiredState, adoption: StackAdoption): Map<string, string> {
   const ips = new Map<string, string>();
   const service = desired.services.find((candidate) => candidate.key === adoption.service);

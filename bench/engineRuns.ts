@@ -31,46 +31,21 @@ export interface EngineRunFigures {
 
 const IDLE_STACKS = 21;
 
-interface CliRun {
-  command: string;
-  cpuS: number;
-}
-
-/** A `pulumi` that runs the real one and logs `<command>\t<children user+sys s>`. */
+/** A `pulumi` that runs the real one and logs its command (`stack init`, `up --yes`, …). */
 function wrapperRoot(dir: string, log: string): string {
   const bin = path.join(dir, "bin");
   fs.mkdirSync(bin, { recursive: true });
-  const script = [
-    "#!/usr/bin/env bash",
-    `"${path.join(testenvBinDir(), "pulumi")}" "$@"`,
-    "rc=$?",
-    // In this shell, not in a pipeline's subshell (which has no children of its own).
-    `times > "${log}.$$"`,
-    `t=$(sed -n 2p "${log}.$$")`,
-    `rm -f "${log}.$$"`,
-    `printf '%s %s\\t%s\\n' "$1" "$2" "$t" >> "${log}"`,
-    "exit $rc",
-  ].join("\n");
+  const script = ["#!/usr/bin/env bash", `printf '%s %s\\n' "$1" "$2" >> "${log}"`, `exec "${path.join(testenvBinDir(), "pulumi")}" "$@"`].join("\n");
   fs.writeFileSync(path.join(bin, "pulumi"), `${script}\n`, { mode: 0o755 });
   return dir;
 }
 
-function seconds(text: string): number {
-  const match = /^(\d+)m([\d.]+)s$/.exec(text);
-  return match === null ? 0 : Number(match[1]) * 60 + Number(match[2]);
-}
-
-function readRuns(log: string): CliRun[] {
+function readRuns(log: string): string[] {
   if (!fs.existsSync(log)) return [];
   return fs
     .readFileSync(log, "utf8")
     .split("\n")
-    .filter((line) => line !== "")
-    .map((line) => {
-      const [command, times] = line.split("\t");
-      const [user, sys] = (times ?? "").split(" ");
-      return { command, cpuS: seconds(user ?? "") + seconds(sys ?? "") };
-    });
+    .filter((line) => line !== "");
 }
 
 /** clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
@@ -185,7 +160,7 @@ export async function benchEngineRuns(): Promise<EngineRunFigures> {
     for (let i = 1; i < IDLE_STACKS; i++) await upService(runner, desired, i);
     const rssMany = rssMb();
     const heapMany = heapMb();
-    process.stderr.write(`engine runs: a new Service's CLI processes: ${newService.map((run) => `${run.command} (${run.cpuS.toFixed(2)} s)`).join(", ")}\n`);
+    process.stderr.write(`engine runs: a new Service's CLI processes: ${newService.join(", ")}\n`);
     return {
       cliProcessesPerNewService: newService.length,
       newServiceChildCpuS: round(newServiceCpuS),

@@ -11,9 +11,9 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { adoptStock, type AdoptionReport } from "../adopt/adopter";
-import { listInventory } from "../adopt/inventory";
 import { formatAdoption } from "../adopt/report";
 import { describeError } from "../controller/errors";
+import { isRecord } from "../controller/guards";
 import { DAEMON_DEFAULTS, encryptionProblem, splitConfig } from "../daemon/config";
 import { readClusterUid } from "../daemon/identity";
 import { ServiceWriter } from "../daemon/services";
@@ -54,7 +54,7 @@ interface AdoptFlags {
   service?: { namespace: string; name: string };
   kubeconfig?: string;
   stateDir?: string;
-  backendUrl?: string;
+  backendUrl: string;
   secretsProvider?: string;
   computeEndpoint?: string;
 }
@@ -158,7 +158,7 @@ async function adopt(kubeConfig: k8s.KubeConfig, core: k8s.CoreV1Api, config: Co
           workDir: path.join(workDir, "workspaces"),
           projectName,
         })
-      : new StackRunner({ clusterUid, backendUrl: where.backendUrl ?? "", ...(where.secretsProvider !== undefined ? { secretsProvider: where.secretsProvider } : {}), env: {}, workDir, projectName });
+      : new StackRunner({ clusterUid, backendUrl: where.backendUrl, ...(where.secretsProvider !== undefined ? { secretsProvider: where.secretsProvider } : {}), env: {}, workDir, projectName });
     if (where.dryRun) fs.mkdirSync(path.join(workDir, "backend"), { recursive: true });
     else {
       const noEncryption = encryptionProblem({ secretsProvider: where.secretsProvider }, process.env);
@@ -190,12 +190,13 @@ async function moveToBackendService(core: k8s.CoreV1Api, config: Config, where: 
   });
   const uid = service.metadata?.uid ?? "";
   const lb = loadBalancerName(uid);
-  const inventory = await listInventory(computeClient(where), config.project, config.region);
+  // Two reads of the Service's own resources, not a listing of every collection.
+  const compute = computeClient(where);
   const regional = (collection: string): string => `projects/${config.project}/regions/${config.region}/${collection}/${lb}`;
-  const rule = inventory.get(regional("forwardingRules"));
-  const address = inventory.get(regional("addresses"));
-  const ip = rule?.properties.IPAddress;
-  if (service.spec?.loadBalancerIP === undefined && (address === undefined || address.properties.address !== ip)) {
+  const field = (resource: unknown, name: string): unknown => (isRecord(resource) ? resource[name] : undefined);
+  const ip = field(await compute.getResource("forwardingRules.get", regional("forwardingRules")), "IPAddress");
+  const address = await compute.getResource("addresses.get", regional("addresses"));
+  if (service.spec?.loadBalancerIP === undefined && (address === undefined || field(address, "address") !== ip)) {
     process.stderr.write(`dccm adopt: Service ${key}: its IP ${String(ip)} is not a static address ${lb} yet; run dccm adopt first, or the move would change the IP\n`);
     return 1;
   }

@@ -33,7 +33,7 @@ import {
   type StackPlan,
 } from "../daemon/preview";
 import { ForeignStackError } from "../daemon/stackRuns";
-import { CLUSTER_UID_OUTPUT, clusterProjectName, HASH_OUTPUT, localBackendUrl, StackRunner, stackOutputs, stackProgramOutputs } from "../daemon/stacks";
+import { CLUSTER_UID_OUTPUT, clusterProjectName, HASH_OUTPUT, localBackendUrl, StackRunner, stackOutputs, stackProgramOutputs, stackScope } from "../daemon/stacks";
 import { CLUSTER_STACK, type Config, type DesiredState } from "../model";
 import { parseServiceStack } from "../watcher/desiredCache";
 import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";
@@ -230,14 +230,9 @@ async function readDeployment(where: Where, stack: string): Promise<Record<strin
   }
 }
 
-function scopeOf(stack: string): Scope {
-  const ref = parseServiceStack(stack);
-  return ref === undefined ? { kind: "cluster" } : { kind: "service", ...ref };
-}
-
 /** The daemon's program for the stack (daemon/stacks.ts), with the hash and identity its next up would record. */
 function programArgs(where: Where, stack: string, desired: DesiredState, hash: string | undefined): InlineProgramArgs {
-  const scope = scopeOf(stack);
+  const scope = stackScope(stack);
   return { stackName: stack, projectName: where.project, program: () => Promise.resolve(stackProgramOutputs(desired, scope, hash, where.clusterUid)) };
 }
 

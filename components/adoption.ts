@@ -22,20 +22,14 @@ export interface Adoption {
 
 const FORWARDING_RULE = "gcp:compute/forwardingRule:ForwardingRule";
 
-/** Plain values of the inputs that make a resource's ID (name, project, region, zone). */
-function idInputs(props: Record<string, unknown>): Record<string, unknown> {
-  const plain: Record<string, unknown> = {};
-  for (const key of ["name", "project", "region", "zone"]) if (typeof props[key] === "string") plain[key] = props[key];
-  return plain;
-}
-
 /** The transformation a component carries so that its children adopt what exists (none when nothing is adopted). */
 export function adoptionTransformations(adoption: Adoption | undefined): pulumi.ResourceTransformation[] {
   if (adoption === undefined || (adoption.imports.size === 0 && (adoption.previewIps?.size ?? 0) === 0)) return [];
   return [
     (args) => {
-      // Only GCE resources have an ID here (components/ids.ts); components and providers have none.
-      const id = gceResourceId(args.type, idInputs(args.props));
+      // Only GCE resources have an ID here (components/ids.ts reads their plain name, project,
+      // region and zone); components and providers have none.
+      const id = gceResourceId(args.type, args.props);
       if (id === undefined) return undefined;
       const ip = args.type === FORWARDING_RULE ? adoption.previewIps?.get(id) : undefined;
       const props = ip !== undefined ? { ...args.props, ipAddress: ip } : args.props;

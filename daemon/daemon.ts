@@ -279,7 +279,7 @@ export class Daemon {
   /**
    * `--adopt`: what `dccm adopt` does, on the daemon's own stacks, before anything else runs; the
    * runs after it find the adopted stacks applied. A stack that is not adopted (a replace not
-   * allowed, a failure) is logged and left to the normal runs, which would create what is missing.
+   * allowed, a failure) is logged, told on its Service and held until the next start (adoptionHeld).
    */
   private async adopt(parts: StartParts, adopt: { allowReplace: boolean; computeEndpoint?: string }): Promise<void> {
     const { options } = this;
@@ -294,6 +294,7 @@ export class Daemon {
       parts.watcher.snapshot(),
       { dryRun: false, allowReplace: adopt.allowReplace, signal: this.abort.signal },
     );
+    const services = parts.watcher.snapshot().services;
     for (const stack of report.stacks) {
       const fields = { stack: stack.stack, imported: stack.imported.length, changes: stack.changes.map((change) => `${change.op} ${change.name}`) };
       if (stack.refused === undefined) {
@@ -303,7 +304,7 @@ export class Daemon {
       options.logger.error({ ...fields, reason: stack.refused }, "stack not adopted");
       this.adoptionHeld.set(stack.stack, stack.refused);
       const ref = parseServiceStack(stack.stack);
-      const info = ref === undefined ? undefined : parts.watcher.snapshot().services.find((service) => service.namespace === ref.namespace && service.name === ref.name);
+      const info = ref === undefined ? undefined : services.find((service) => service.namespace === ref.namespace && service.name === ref.name);
       if (info !== undefined) await parts.events.record({ kind: "Service", namespace: info.namespace, name: info.name, uid: info.uid }, "Warning", "AdoptionRefused", `Not adopted: ${stack.refused}`);
     }
     await this.watchedPins(parts.watcher, report.pinned);

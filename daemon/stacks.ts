@@ -27,6 +27,7 @@ import { TwoStepInterrupt } from "./interrupt";
 import { declareStack, type Scope, type StackOutputs } from "../components/stack";
 import type { DesiredState } from "../model";
 import { isRecord } from "../controller/guards";
+import { parseServiceStack } from "../watcher/desiredCache";
 
 export const PROJECT_NAME = "dccm";
 
@@ -100,7 +101,7 @@ export class StackBusyError extends Error {
 
 const CHANGING_OPS = new Set(["create", "update", "replace", "delete", "create-replacement", "delete-replaced"]);
 
-function nameFromUrn(urn: string): string {
+export function nameFromUrn(urn: string): string {
   const index = urn.lastIndexOf("::");
   return index < 0 ? urn : urn.slice(index + 2);
 }
@@ -172,6 +173,12 @@ export function stackSlice(desired: DesiredState, scope: Scope): DesiredState {
     rejected: desired.rejected.filter((rejection) => rejection.service === key),
     warnings: [],
   };
+}
+
+/** The scope of one of the daemon's stacks, from its name. */
+export function stackScope(stack: string): Scope {
+  const ref = parseServiceStack(stack);
+  return ref === undefined ? { kind: "cluster" } : { kind: "service", ...ref };
 }
 
 /** The outputs every run of the stack program records (components/stack.ts declareStack), whatever the scope. */
@@ -648,7 +655,9 @@ export class StackRunner {
     const file = this.readCheckpoint(stackName);
     let deployment = file?.deployment;
     if (file === undefined) {
-      if (!(await this.listStacks()).includes(stackName)) return new Set();
+      // The listing made at start-up (or the first such call), not one `pulumi stack ls` per stack.
+      const listed = this.listed ?? new Set(await this.listStacks());
+      if (!listed.has(stackName)) return new Set();
       deployment = (await this.exportAdopting(stackName, (await this.entry(stackName, scope)).stack)).deployment;
     }
     const resources = Array.isArray(deployment?.resources) ? deployment.resources : [];
