@@ -18,7 +18,7 @@ import { describeError } from "../controller/errors";
 import type { LeakCompute } from "../leaks/gce";
 import { CLUSTER_STACK, desiredState, serviceStackName, type ClusterSnapshot, type Config, type DesiredState } from "../model";
 import type { ComputeClient } from "../nodes/compute";
-import { desiredStacks, resourceChange, type ResourceChange } from "../daemon/preview";
+import { desiredStacks, resourceChange, uniqueChanges, type ResourceChange } from "../daemon/preview";
 import { ingressOf } from "../daemon/serviceController";
 import { nameFromUrn, stackScope, type StackRunner } from "../daemon/stacks";
 import { listInventory } from "./inventory";
@@ -41,6 +41,8 @@ export interface AdoptionDeps {
   config: Config;
   /** Progress lines (`adopting Service ns/name …`). */
   log: (line: string) => void;
+  /** A Service's finalizers as a watch cache holds them (the daemon's); absent: each Service is read. */
+  finalizersOf?: (namespace: string, name: string) => readonly string[] | undefined;
 }
 
 export interface StackReport {
@@ -65,16 +67,16 @@ export interface AdoptionReport {
 /** The engine's steps of one preview or up, as an adoption report sees them. */
 class StepLog {
   readonly imported = new Set<string>();
-  private readonly changes = new Map<string, ResourceChange>();
+  private readonly changes: ResourceChange[] = [];
 
   readonly onStep = (metadata: StepEventMetadata): void => {
     if (metadata.op === "import") this.imported.add(nameFromUrn(metadata.urn));
     const change = resourceChange(metadata);
-    if (change !== undefined) this.changes.set(`${change.op} ${change.urn}`, change);
+    if (change !== undefined) this.changes.push(change);
   };
 
   sortedChanges(): ResourceChange[] {
-    return [...this.changes.values()].sort((a, b) => (a.name === b.name ? (a.op < b.op ? -1 : 1) : a.name < b.name ? -1 : 1));
+    return uniqueChanges(this.changes);
   }
 }
 
@@ -118,15 +120,20 @@ export async function adoptStock(deps: AdoptionDeps, snapshot: ClusterSnapshot, 
 
 /**
  * The stock finalizers go from every Service whose stack holds its load balancer, adopted now or
- * at an earlier start that stopped before this step (nothing else would ever remove them): one
- * read of each such Service, a write only where a stock finalizer is left.
+ * at an earlier start that stopped before this step (nothing else would ever remove them): a read
+ * of each such Service (only of those the watch shows with one, in the daemon), a write only where
+ * a stock finalizer is left.
  */
 async function removeStockFinalizers(deps: AdoptionDeps, snapshot: ClusterSnapshot, held: ReadonlyMap<string, ReadonlySet<string>>, stacks: readonly StackReport[]): Promise<void> {
   if (deps.services === undefined) return;
   const adopted = new Set(stacks.filter((stack) => stack.refused === undefined).map((stack) => stack.stack));
   for (const info of snapshot.services) {
     const stack = serviceStackName(info.namespace, info.name);
-    if (adopted.has(stack) || (held.get(stack)?.size ?? 0) > 0) await deps.services.removeFinalizers(info.namespace, info.name, STOCK_FINALIZERS);
+    if (!adopted.has(stack) && (held.get(stack)?.size ?? 0) === 0) continue;
+    // With a watch cache, only the Services still carrying a stock finalizer are read and written.
+    const known = deps.finalizersOf?.(info.namespace, info.name);
+    if (known !== undefined && !known.some((finalizer) => (STOCK_FINALIZERS as readonly string[]).includes(finalizer))) continue;
+    await deps.services.removeFinalizers(info.namespace, info.name, STOCK_FINALIZERS);
   }
 }
 
@@ -195,7 +202,7 @@ async function promote(deps: AdoptionDeps, desired: DesiredState, promotion: Add
     ...(subnetwork !== undefined ? { subnetwork } : {}),
   });
   if (result === "exists") {
-    const existing = await deps.compute.getResource("addresses.get", `projects/${project}/regions/${promotion.region}/addresses/${promotion.name}`);
+    const existing = await deps.compute.getResource("addresses.get", promotedAddressId(desired, promotion));
     const ip = typeof existing === "object" && existing !== null ? (existing as Record<string, unknown>).address : undefined;
     if (ip !== promotion.ip) throw new Error(`address ${promotion.name} exists with IP ${String(ip)}, not the forwarding rule's ${promotion.ip}`);
   }

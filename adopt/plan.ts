@@ -6,7 +6,7 @@
  * dccm does not use. The stock names are dccm's own (docs/ARCHITECTURE.md "Names"), so a resource
  * found under the name a stack declares is the one that stack adopts.
  */
-import { declaredResourceIds } from "../components/ids";
+import { declaredResourceIds, globalResourceId, regionalResourceId } from "../components/ids";
 import type { Scope } from "../components/stack";
 import { ANNOTATION_BACKEND, CLUSTER_STACK, type DesiredState, type NetworkTier, type ServiceDesired, type ServiceInfo } from "../model";
 
@@ -56,11 +56,11 @@ function text(value: unknown): string | undefined {
 }
 
 function regional(desired: DesiredState, collection: string, name: string): string {
-  return `projects/${desired.cluster.project}/regions/${desired.cluster.region}/${collection}/${name}`;
+  return regionalResourceId(desired.cluster.project, desired.cluster.region, collection, name);
 }
 
 function global(desired: DesiredState, collection: string, name: string): string {
-  return `projects/${desired.cluster.project}/global/${collection}/${name}`;
+  return globalResourceId(desired.cluster.project, collection, name);
 }
 
 /**

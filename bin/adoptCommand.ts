@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { adoptStock, type AdoptionReport } from "../adopt/adopter";
 import { formatAdoption } from "../adopt/report";
+import { regionalResourceId } from "../components/ids";
 import { describeError } from "../controller/errors";
 import { isRecord } from "../controller/guards";
 import { DAEMON_DEFAULTS, encryptionProblem, splitConfig } from "../daemon/config";
@@ -192,7 +193,7 @@ async function moveToBackendService(core: k8s.CoreV1Api, config: Config, where: 
   const lb = loadBalancerName(uid);
   // Two reads of the Service's own resources, not a listing of every collection.
   const compute = computeClient(where);
-  const regional = (collection: string): string => `projects/${config.project}/regions/${config.region}/${collection}/${lb}`;
+  const regional = (collection: string): string => regionalResourceId(config.project, config.region, collection, lb);
   const field = (resource: unknown, name: string): unknown => (isRecord(resource) ? resource[name] : undefined);
   const ip = field(await compute.getResource("forwardingRules.get", regional("forwardingRules")), "IPAddress");
   const address = await compute.getResource("addresses.get", regional("addresses"));

@@ -38,6 +38,14 @@ function resourceId(project: string, where: string, collection: string, name: st
   return `projects/${project}/${where}/${collection}/${name}`;
 }
 
+export function regionalResourceId(project: string, region: string, collection: string, name: string): string {
+  return resourceId(project, `regions/${region}`, collection, name);
+}
+
+export function globalResourceId(project: string, collection: string, name: string): string {
+  return resourceId(project, "global", collection, name);
+}
+
 /**
  * Pure: the Pulumi resource ID of every GCE resource the scope's program declares (components/
  * clusterNetwork.ts and serviceLoadBalancer.ts declare exactly these; a tier-2 test holds the two
@@ -46,8 +54,8 @@ function resourceId(project: string, where: string, collection: string, name: st
 export function declaredResourceIds(desired: DesiredState, scope: Scope): string[] {
   const { cluster } = desired;
   const { project, region } = cluster;
-  const regional = (collection: string, name: string): string => resourceId(project, `regions/${region}`, collection, name);
-  const global = (collection: string, name: string): string => resourceId(project, "global", collection, name);
+  const regional = (collection: string, name: string): string => regionalResourceId(project, region, collection, name);
+  const global = (collection: string, name: string): string => globalResourceId(project, collection, name);
   const ids: string[] = [];
   if (scope.kind !== "service") {
     for (const group of cluster.instanceGroups) ids.push(resourceId(project, `zones/${group.zone}`, "instanceGroups", group.name));

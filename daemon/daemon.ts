@@ -290,6 +290,7 @@ export class Daemon {
         services: new ServiceWriter(parts.core),
         config: options.config,
         log: (line) => options.logger.info(line),
+        finalizersOf: (namespace, name) => parts.watcher.meta(namespace, name)?.finalizers,
       },
       parts.watcher.snapshot(),
       { dryRun: false, allowReplace: adopt.allowReplace, signal: this.abort.signal },

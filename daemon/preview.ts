@@ -226,10 +226,14 @@ function byResource(a: ResourceChange, b: ResourceChange): number {
   return 0;
 }
 
+/** One change per URN and op, however often the event log repeats a step; sorted by name, then type. */
+export function uniqueChanges(changes: readonly ResourceChange[]): ResourceChange[] {
+  return [...new Map(changes.map((change) => [`${change.op} ${change.urn}`, change])).values()].sort(byResource);
+}
+
 /** A stack's plan from its decision and the changes its engine run reported (none when it did not run). */
 export function stackPlan(decision: Exclude<StackDecision, { kind: "rejected" }>, changes: readonly ResourceChange[]): StackPlan {
-  // One change per URN and op, however often the event log repeats a step.
-  const unique = [...new Map(changes.map((change) => [`${change.op} ${change.urn}`, change])).values()].sort(byResource);
+  const unique = uniqueChanges(changes);
   const action: StackAction = decision.kind === "create" ? "create" : decision.kind === "destroy" ? "delete" : decision.kind === "preview" && unique.length > 0 ? "update" : "unchanged";
   return { stack: decision.stack, ...(decision.service !== undefined ? { service: decision.service } : {}), action, changes: unique };
 }

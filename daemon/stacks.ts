@@ -263,6 +263,17 @@ function releaseRunStore(entry: Entry): void {
   if (store !== undefined) store.stackResource = undefined;
 }
 
+/**
+ * After a run: what a run declares is kept only while it runs (an idle stack holds no desired
+ * state). A failed or cancelled run's store is left as it is (releaseRunStore is for successful
+ * ones): its program may still be running (a killed engine's program never returns) and read it.
+ */
+function settle(entry: Entry): void {
+  entry.desired = undefined;
+  entry.adoption = undefined;
+  entry.runStore = undefined;
+}
+
 const PROCESS_ERROR_EVENTS = ["uncaughtException", "unhandledRejection"] as const;
 
 /**
@@ -492,15 +503,21 @@ export class StackRunner {
     };
   }
 
+  /** The stack's entry, holding what its next program run declares: its slice of `desired`, the hash, the adoption. */
+  private async prepared(stackName: string, scope: Scope, desired: DesiredState, opts: { hash?: string; adoption?: Adoption }): Promise<Entry> {
+    const entry = await this.entry(stackName, scope);
+    entry.desired = stackSlice(desired, scope);
+    entry.hash = opts.hash;
+    entry.adoption = opts.adoption;
+    return entry;
+  }
+
   /**
    * `adoption`: existing GCE resources this run imports (adopt/); a run without it declares the
    * same resources without the import option, which changes nothing once they are in the state.
    */
   async up(stackName: string, scope: Scope, desired: DesiredState, opts: { refresh: boolean; hash?: string; signal?: AbortSignal; adoption?: Adoption }): Promise<UpOutcome> {
-    const entry = await this.entry(stackName, scope);
-    entry.desired = stackSlice(desired, scope);
-    entry.hash = opts.hash;
-    entry.adoption = opts.adoption;
+    const entry = await this.prepared(stackName, scope, desired, opts);
     if (entry.mayHavePending) {
       // On a file:// backend this reads the checkpoint file: no CLI run unless there is something to adopt.
       const { adopted } = await this.exportAdopting(stackName, entry.stack);
@@ -539,12 +556,7 @@ export class StackRunner {
       entry.mayHavePending = true;
       throw new Error(`pulumi up of stack ${stackName} failed`, { cause: error });
     } finally {
-      // What a run declares is kept only while it runs: an idle stack holds no desired state.
-      entry.desired = undefined;
-      entry.adoption = undefined;
-      // A failed or cancelled run's store is left alone: its program may still be running (a
-      // killed engine's program never returns) and would read it.
-      entry.runStore = undefined;
+      settle(entry);
       interrupt.dispose();
     }
   }
@@ -555,10 +567,7 @@ export class StackRunner {
    * it adopts: which imported resources the first up would replace.
    */
   async preview(stackName: string, scope: Scope, desired: DesiredState, opts: { hash?: string; adoption?: Adoption; onStep: (metadata: StepEventMetadata) => void }): Promise<void> {
-    const entry = await this.entry(stackName, scope);
-    entry.desired = stackSlice(desired, scope);
-    entry.hash = opts.hash;
-    entry.adoption = opts.adoption;
+    const entry = await this.prepared(stackName, scope, desired, opts);
     const onEvent = (event: EngineEvent): void => {
       const metadata = event.resourcePreEvent?.metadata;
       if (metadata !== undefined) opts.onStep(metadata);
@@ -569,9 +578,7 @@ export class StackRunner {
     } catch (error) {
       throw new Error(`pulumi preview of stack ${stackName} failed`, { cause: error });
     } finally {
-      entry.desired = undefined;
-      entry.adoption = undefined;
-      entry.runStore = undefined;
+      settle(entry);
     }
   }
 

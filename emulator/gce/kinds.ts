@@ -44,6 +44,23 @@ export interface KindSpec {
 
 const NETWORK: RefTarget = { collection: "networks", scope: "global" };
 const SUBNETWORK: RefTarget = { collection: "subnetworks", scope: "region" };
+/** The inputs of a HealthCheck, regional or global (@pulumi/gcp RegionHealthCheck, HealthCheck). */
+const HEALTH_CHECK_INPUTS = [
+  "checkIntervalSec",
+  "deletionPolicy",
+  "description",
+  "grpcHealthCheck",
+  "grpcTlsHealthCheck",
+  "healthyThreshold",
+  "http2HealthCheck",
+  "httpHealthCheck",
+  "httpsHealthCheck",
+  "logConfig",
+  "sslHealthCheck",
+  "tcpHealthCheck",
+  "timeoutSec",
+  "unhealthyThreshold",
+];
 
 const ALL_SPECS: readonly KindSpec[] = [
   {
@@ -207,22 +224,7 @@ const ALL_SPECS: readonly KindSpec[] = [
     resourceWord: "health_check",
     restKind: "compute#healthCheck",
     scope: "region",
-    inputs: [
-      "checkIntervalSec",
-      "deletionPolicy",
-      "description",
-      "grpcHealthCheck",
-      "grpcTlsHealthCheck",
-      "healthyThreshold",
-      "http2HealthCheck",
-      "httpHealthCheck",
-      "httpsHealthCheck",
-      "logConfig",
-      "sslHealthCheck",
-      "tcpHealthCheck",
-      "timeoutSec",
-      "unhealthyThreshold",
-    ],
+    inputs: HEALTH_CHECK_INPUTS,
     // resource_compute_region_health_check.go: no ForceNew besides name/project/region; a change of
     // type (another *_health_check block) is an update (PUT with the new type).
     immutable: [],
@@ -241,23 +243,8 @@ const ALL_SPECS: readonly KindSpec[] = [
     resourceWord: "health_check",
     restKind: "compute#healthCheck",
     scope: "global",
-    inputs: [
-      "checkIntervalSec",
-      "deletionPolicy",
-      "description",
-      "grpcHealthCheck",
-      "grpcTlsHealthCheck",
-      "healthyThreshold",
-      "http2HealthCheck",
-      "httpHealthCheck",
-      "httpsHealthCheck",
-      "logConfig",
-      "sourceRegions",
-      "sslHealthCheck",
-      "tcpHealthCheck",
-      "timeoutSec",
-      "unhealthyThreshold",
-    ],
+    // A global health check also takes sourceRegions (resource_compute_health_check.go).
+    inputs: [...HEALTH_CHECK_INPUTS, "sourceRegions"].sort(),
     immutable: [],
     refs: {},
     setFields: [],

@@ -332,7 +332,15 @@ describe("adopt: dccm adopt from the command line", function () {
       "  import cluster:route-node-a1",
       "  create InstanceGroup cluster:ig-us-central1-a",
     ]);
-    assert.ok(first.stdout.includes(`Service default/web (stack service.default.web): adopted\n  promote ${ip} (ephemeral, in use by forwarding rule ${lb}) to static Address ${lb}\n`), first.stdout);
+    const lines = first.stdout.split("\n");
+    const web = lines.indexOf("Service default/web (stack service.default.web): adopted");
+    assert.deepEqual(lines.slice(web, web + 5), [
+      "Service default/web (stack service.default.web): adopted",
+      `  promote ${ip} (ephemeral, in use by forwarding rule ${lb}) to static Address ${lb}`,
+      "  import default/web:firewall",
+      "  import default/web:forwarding-rule-tcp",
+      "  import default/web:target-pool",
+    ]);
     const service = await core.readNamespacedService({ name: "web", namespace: "default" });
     assert.deepEqual(
       service.status?.loadBalancer?.ingress?.map((ingress) => ingress.ip),
