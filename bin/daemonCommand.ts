@@ -39,7 +39,12 @@ export const DAEMON_FLAGS: readonly DaemonFlag<DaemonFlagName>[] = [
   { name: "state-dir", value: "DIR", help: `stack workspaces and the default backend, mode 0700 (default ${DAEMON_DEFAULTS.stateDir})` },
   { name: "listen", value: "HOST:PORT", help: `/healthz, /readyz, /metrics and /status, GET and HEAD only (default ${DAEMON_DEFAULTS.listen})` },
   { name: "parallelism", value: "N", help: "stacks run at once (default: one per core, at most one per 512 MiB of memory beyond 256 MiB)" },
-  { name: "drift-interval", value: "DURATION", help: `up --refresh of every stack this often, ±10 % (default ${formatDuration(DAEMON_DEFAULTS.driftMs)})` },
+  { name: "drift-interval", value: "DURATION", help: `list GCE this often and up --refresh the stacks that drifted, ±10 % (default ${formatDuration(DAEMON_DEFAULTS.driftMs)})` },
+  {
+    name: "full-refresh-interval",
+    value: "DURATION",
+    help: `up --refresh of every stack, spread over this period, at most half the workers at once (default ${formatDuration(DAEMON_DEFAULTS.fullRefreshMs)})`,
+  },
   { name: "backend-url", value: "URL", help: "Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)" },
   {
     name: "secrets-provider",

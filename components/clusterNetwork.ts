@@ -2,6 +2,7 @@ import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
 import { instanceGroupKey, type ClusterDesired } from "../model";
 import { instanceLink, networkUrl } from "./links";
+import { ignoredChanges } from "./ignored";
 import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 
 export interface ClusterNetworkArgs {
@@ -47,7 +48,7 @@ export class ClusterNetwork extends pulumi.ComponentResource {
         // uses the group (GCE refuses to delete it), and neither changes for a group dccm created.
         // Groups adopted from the stock CCM have neither (it creates them with a name only,
         // gce_instancegroup.go CreateInstanceGroup): they keep what they have.
-        { ...childOpts, ignoreChanges: ["description", "network"] },
+        { ...childOpts, ignoreChanges: ignoredChanges("gcp:compute/instanceGroup:InstanceGroup") },
       );
       this.instanceGroups[instanceGroupKey(group)] = resource.selfLink;
       this.instanceGroupMembers[`${group.zone}/${group.name}`] = [...group.instances];
@@ -77,7 +78,7 @@ export class ClusterNetwork extends pulumi.ComponentResource {
         // instance name (resource_compute_route.go), so a route read back or adopted from the stock
         // CCM (nextHopInstance `zones/<z>/instances/<n>`) has none, and the field is ForceNew. The
         // zone is in the instance's link either way; the route's name holds the Node's UID.
-        { ...childOpts, ignoreChanges: ["nextHopInstanceZone"] },
+        { ...childOpts, ignoreChanges: ignoredChanges("gcp:compute/route:Route") },
       );
       this.routes[route.node] = resource.name;
     }

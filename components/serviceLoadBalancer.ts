@@ -2,6 +2,7 @@ import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
 import { backendGroupKeys, type FrontendSpec, type ServiceDesired } from "../model";
 import { instanceLink } from "./links";
+import { ignoredChanges } from "./ignored";
 import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 
 /** What a Service's load balancer uses from the cluster stack. */
@@ -95,7 +96,7 @@ function declareAddress({ name, args, opts }: Children): gcp.compute.Address | u
     // Stacks of earlier dccm versions hold single-protocol internal addresses with purpose
     // GCE_ENDPOINT: replacing them would change the Service's IP on upgrade, which users
     // must never see, so an existing address keeps its purpose (see README "Known limits").
-    { ...opts, ignoreChanges: ["purpose"] },
+    { ...opts, ignoreChanges: ignoredChanges("gcp:compute/address:Address") },
   );
 }
 
@@ -209,7 +210,7 @@ function declareBackendService({ name, args, opts }: Children, frontend: Fronten
     // changes for a backend service dccm created (the cluster's network); the stock CCM's internal
     // backend services, which dccm adopts, were created without it (gce_loadbalancer_internal.go
     // ensureInternalBackendService): replacing one would take its forwarding rule down.
-    { ...opts, aliases: inherited.map((other) => ({ name: `${name}:backend-${other}` })), replaceOnChanges: ["protocol"], ignoreChanges: ["network"] },
+    { ...opts, aliases: inherited.map((other) => ({ name: `${name}:backend-${other}` })), replaceOnChanges: ["protocol"], ignoreChanges: ignoredChanges("gcp:compute/regionBackendService:RegionBackendService") },
   );
 }
 

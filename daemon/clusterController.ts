@@ -12,7 +12,7 @@ import type { EventRecorder, EventTarget } from "../controller/events";
 import type { EnqueueFlags, ReconcileResult, WorkItem } from "../controller/queue";
 import type { DaemonMetrics } from "./metrics";
 import { clusterDriftEvents, clusterFailureEvent, putBackCounts, type ClusterEvent, type NodeRef } from "./clusterEvents";
-import { describePutBack, ForeignStackError, type DriftTimers, type StackRecord, type StackRecords, type StackRuns } from "./stackRuns";
+import { describePutBack, ForeignStackError, type FullRefreshTimers, type StackRecord, type StackRecords, type StackRuns } from "./stackRuns";
 import { StackBusyError, type PutBack } from "./stacks";
 import type { StatusBook } from "./status";
 
@@ -93,7 +93,7 @@ export interface ClusterControllerDeps {
   cache: Pick<DesiredCache, "view">;
   records: StackRecords;
   runs: StackRuns;
-  drift: DriftTimers;
+  drift: FullRefreshTimers;
   metrics: DaemonMetrics;
   logger: Logger;
   enqueue: (stack: string, flags?: EnqueueFlags) => void;

@@ -77,6 +77,7 @@ export const DAEMON_DEFAULTS = {
   stateDir: "/var/lib/dccm",
   listen: "0.0.0.0:10258",
   driftMs: 10 * 60_000,
+  fullRefreshMs: 24 * 3_600_000,
   operationTimeoutMs: 20 * 60_000,
   shutdownTimeoutMs: 30_000,
   confirmOrphanDestroys: 0,
@@ -84,7 +85,7 @@ export const DAEMON_DEFAULTS = {
 } as const satisfies Record<string, string | number>;
 
 /** Keys of the config file that configure the daemon rather than the GCP picture. */
-export const DAEMON_KEYS = ["stateDir", "listen", "parallelism", "driftInterval", "backendUrl", "secretsProvider", "leaderElection", "operationTimeout"] as const;
+export const DAEMON_KEYS = ["stateDir", "listen", "parallelism", "driftInterval", "fullRefreshInterval", "backendUrl", "secretsProvider", "leaderElection", "operationTimeout"] as const;
 export type DaemonKey = (typeof DAEMON_KEYS)[number];
 
 /** The daemon's own flags (bin/daemonCommand.ts DAEMON_FLAGS has their help, in this order). */
@@ -95,6 +96,7 @@ export const DAEMON_FLAG_NAMES = [
   "listen",
   "parallelism",
   "drift-interval",
+  "full-refresh-interval",
   "backend-url",
   "secrets-provider",
   "compute-endpoint",
@@ -120,6 +122,7 @@ export const DAEMON_KEY_FLAGS = {
   listen: "listen",
   parallelism: "parallelism",
   driftInterval: "drift-interval",
+  fullRefreshInterval: "full-refresh-interval",
   backendUrl: "backend-url",
   secretsProvider: "secrets-provider",
   leaderElection: "no-leader-election",
@@ -241,6 +244,7 @@ export interface DaemonSettings extends CommandLine {
   readonly listen: { readonly host: string; readonly port: number };
   readonly parallelism: number;
   readonly driftMs: number;
+  readonly fullRefreshMs: number;
   readonly operationTimeoutMs: number;
   /** The flag, the key, then $PULUMI_BACKEND_URL; undefined: file://<stateDir>/backend. */
   readonly backendUrl: string | undefined;
@@ -347,6 +351,8 @@ export function daemonSettings(input: SettingsInput, fromCluster?: { readonly cl
   const parallelism = wholeNumber(parallelismSetting.value, parallelismSetting.name, 1, defaultParallelism(input.machine ?? thisMachine()), problems);
   const driftSetting = daemonValue(input, shared, "driftInterval");
   const driftMs = optionalDuration(driftSetting.value, driftSetting.name, DAEMON_DEFAULTS.driftMs, problems);
+  const fullRefreshSetting = daemonValue(input, shared, "fullRefreshInterval");
+  const fullRefreshMs = optionalDuration(fullRefreshSetting.value, fullRefreshSetting.name, DAEMON_DEFAULTS.fullRefreshMs, problems);
   const backendUrl = text(daemonValue(input, shared, "backendUrl"), problems) ?? input.env.PULUMI_BACKEND_URL;
   const secretsProvider = text(daemonValue(input, shared, "secretsProvider"), problems);
   const leader = leaderElection(input, shared, problems);
@@ -367,6 +373,7 @@ export function daemonSettings(input: SettingsInput, fromCluster?: { readonly cl
       listen,
       parallelism,
       driftMs,
+      fullRefreshMs,
       operationTimeoutMs,
       backendUrl,
       secretsProvider,
@@ -404,6 +411,7 @@ export function daemonOptions(settings: DaemonSettings, runtime: { readonly kube
     listenPort: settings.listen.port,
     parallelism: settings.parallelism,
     driftMs: settings.driftMs,
+    fullRefreshMs: settings.fullRefreshMs,
     operationTimeoutMs: settings.operationTimeoutMs,
     maxOrphanDestroys: DEFAULT_MAX_ORPHAN_DESTROYS,
     confirmOrphanDestroys: settings.confirmOrphanDestroys,
@@ -417,6 +425,7 @@ export function daemonOptions(settings: DaemonSettings, runtime: { readonly kube
     nodes: settings.nodeController ? settings.nodes : undefined,
     // Through the node controller's Compute endpoint, with or without the node controller.
     leakCheck: settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
+    driftListing: settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
     ...(settings.adopt ? { adopt: { allowReplace: settings.allowReplace, ...(settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {}) } } : {}),
   };
 }

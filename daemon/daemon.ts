@@ -38,8 +38,13 @@ import { computeAddressReader, requestedIpVerifier } from "./requestedIp";
 import { InstanceLocator } from "../nodes/locate";
 import { PhaseTimer } from "./phases";
 import { readClusterUid } from "./identity";
+import { AppliedBook } from "../drift/applied";
+import { DriftScanner } from "../drift/scanner";
 import { newProcessMarker, PROCESS_OWNER_VARIABLE, Reaper } from "./reaper";
 import { WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "./config";
+
+/** The full refresh of every stack once a day, when drift passes by listing run every drift interval. */
+export const DEFAULT_FULL_REFRESH_MS = 24 * 3_600_000;
 
 export interface DaemonOptions {
   kubeConfig: k8s.KubeConfig;
@@ -54,8 +59,16 @@ export interface DaemonOptions {
   listenHost: string;
   listenPort: number;
   parallelism: number;
+  /** The drift pass by listing (drift/scanner.ts) runs this often; without listing, the full refresh does. */
   driftMs: number;
   driftJitter: number;
+  /**
+   * The full refresh (`up --refresh`) of every stack, spread over this period; driftMs when the
+   * drift pass by listing is off.
+   */
+  fullRefreshMs?: number;
+  /** Drift found by listing GCE every drift interval (drift/scanner.ts); off when undefined. */
+  driftListing?: { computeEndpoint?: string };
   backoffBaseMs: number;
   backoffMaxMs: number;
   resyncMs: number;
@@ -102,6 +115,9 @@ export class Daemon {
   private watcher: ClusterWatcher | undefined;
   private queue: KeyedQueue | undefined;
   private reconciler: Reconciler | undefined;
+  /** What every stack last applied, for the drift pass by listing. */
+  readonly applied = new AppliedBook();
+  private driftScanner: DriftScanner | undefined;
   private cache: DesiredCache | undefined;
   private leader: LeaderElector | undefined;
   private server: ProbeServer | undefined;
@@ -181,6 +197,31 @@ export class Daemon {
     phases.mark("enqueue");
     options.logger.info({ nodes: watcher.nodeCount(), stacks: cache.stacks().length, known: knownStacks.length, phases: phases.phases }, "initial lists synced");
     if (options.leakCheck !== undefined) this.startLeakMonitor(parts, options.leakCheck.computeEndpoint);
+    if (options.driftListing !== undefined) this.startDriftScanner(options.driftListing.computeEndpoint);
+  }
+
+  /** Without a drift pass by listing, every drift interval is a full refresh, as it was before there was one. */
+  private fullRefreshMs(): number {
+    const { options } = this;
+    return options.driftListing === undefined ? options.driftMs : (options.fullRefreshMs ?? DEFAULT_FULL_REFRESH_MS);
+  }
+
+  private startDriftScanner(computeEndpoint: string | undefined): void {
+    const { options, metrics } = this;
+    this.driftScanner = new DriftScanner({
+      compute: this.computeFor(computeEndpoint),
+      project: options.config.project,
+      region: options.config.region,
+      book: this.applied,
+      refresh: (stack) => this.queue?.enqueue(stack, { refresh: true }),
+      metrics,
+      logger: options.logger,
+      periodMs: options.driftMs,
+      jitter: options.driftJitter,
+      signal: this.abort.signal,
+      settled: () => this.idle(),
+    });
+    this.driftScanner.start();
   }
 
   /**
@@ -259,6 +300,7 @@ export class Daemon {
       onCheckpointUnsure: (stack, reason) => logger.info({ stack, reason }, "reading the stack through the pulumi CLI"),
       onOutputsMissing: (stack) => logger.warn({ stack }, "a successful up recorded no stack outputs; running it once more"),
       onTerminate: (stack, operation, afterMs) => logger.warn({ stack, operation, afterMs }, "a cancelled pulumi run did not end; terminating it"),
+      onApplied: (stack, resources) => this.applied.set(stack, resources),
     });
   }
 
@@ -428,8 +470,9 @@ export class Daemon {
       logger: options.logger,
       enqueue: (stack, flags) => this.queue?.enqueue(stack, flags),
       signal: this.abort.signal,
-      driftMs: options.driftMs,
+      fullRefreshMs: this.fullRefreshMs(),
       driftJitter: options.driftJitter,
+      parallelism: options.parallelism,
       knownStacks: parts.knownStacks,
       loadBalancerClasses: options.config.loadBalancerClasses,
       clusterUid: parts.clusterUid,
@@ -633,7 +676,7 @@ export class Daemon {
       if (this.debounce !== undefined) clearTimeout(this.debounce);
       this.debounce = undefined;
       this.reconciler?.stop();
-      await Promise.all([this.queue?.drain(), this.nodeController?.stop(), this.watcher?.stop(), this.leakMonitor?.stop()]);
+      await Promise.all([this.queue?.drain(), this.nodeController?.stop(), this.watcher?.stop(), this.leakMonitor?.stop(), this.driftScanner?.stop()]);
       await this.leader?.release();
       this.leading = false;
       this.agents?.destroy();

@@ -19,6 +19,9 @@ export class DaemonMetrics {
   readonly leakedResources: prom.Gauge<"kind" | "proof">;
   readonly leakChecks: prom.Counter<"result">;
   readonly nodesWithoutInstance: prom.Gauge;
+  readonly driftPasses: prom.Counter<"result">;
+  readonly driftPassSeconds: prom.Gauge;
+  readonly driftedStacks: prom.Counter<"kind">;
 
   // eslint-disable-next-line max-lines-per-function -- one declaration per metric: a list, which split would only scatter
   constructor(registry: prom.Registry = new prom.Registry()) {
@@ -107,6 +110,19 @@ export class DaemonMetrics {
       name: "dccm_leak_checks_total",
       help: "Leak checks (start-up and every drift interval), by result (ok, failed).",
       labelNames: ["result"],
+      registers: [registry],
+    });
+    this.driftPasses = new prom.Counter({
+      name: "dccm_drift_passes_total",
+      help: "Drift passes by listing (start-up and every drift interval), by result (ok, failed).",
+      labelNames: ["result"],
+      registers: [registry],
+    });
+    this.driftPassSeconds = new prom.Gauge({ name: "dccm_drift_pass_seconds", help: "Duration of the last drift pass by listing (its Compute API calls and the comparison).", registers: [registry] });
+    this.driftedStacks = new prom.Counter({
+      name: "dccm_drifted_stacks_total",
+      help: "Stacks a drift pass found drifted and sent to up --refresh, by stack kind.",
+      labelNames: ["kind"],
       registers: [registry],
     });
   }

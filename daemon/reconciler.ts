@@ -15,7 +15,7 @@ import type { LedgerWriter } from "../leaks/ledger";
 import { ClusterController, type ClusterEventDeps, type ClusterOutputs } from "./clusterController";
 import type { DaemonMetrics } from "./metrics";
 import { ServiceController } from "./serviceController";
-import { DriftTimers, ForeignStackError, StackRecords, StackRuns, type ClusterReferences } from "./stackRuns";
+import { FullRefreshTimers, ForeignStackError, StackRecords, StackRuns, type ClusterReferences } from "./stackRuns";
 import type { ServiceWriter } from "./services";
 import type { StackRunner } from "./stacks";
 import type { StatusBook } from "./status";
@@ -32,9 +32,11 @@ export interface ReconcilerDeps {
   logger: Logger;
   enqueue: (stack: string, flags?: EnqueueFlags) => void;
   signal: AbortSignal;
-  /** Drift pass period and its jitter (fraction of the period). */
-  driftMs: number;
+  /** The full refresh of every stack: its period, and the jitter (fraction of the period) of its passes and the drift passes. */
+  fullRefreshMs: number;
   driftJitter: number;
+  /** The queue's workers: at most half of them run full refreshes at once. */
+  parallelism: number;
   /** Stacks found in the backend at start-up. */
   knownStacks: Iterable<string>;
   /** The loadBalancerClass values handled besides "no class": Services of other classes are never touched. */
@@ -83,14 +85,21 @@ export function parseStackKey(key: string): StackKey | undefined {
 }
 
 export class Reconciler {
-  private readonly drift: DriftTimers;
+  private readonly drift: FullRefreshTimers;
   private readonly cluster: ClusterController;
   private readonly services: ServiceController;
 
   constructor(private readonly deps: ReconcilerDeps) {
     const records = new StackRecords(deps.knownStacks, deps.status);
     const runs = new StackRuns(deps);
-    this.drift = new DriftTimers({ periodMs: deps.driftMs, jitter: deps.driftJitter, signal: deps.signal, enqueue: deps.enqueue });
+    this.drift = new FullRefreshTimers({
+      periodMs: deps.fullRefreshMs,
+      jitter: deps.driftJitter,
+      signal: deps.signal,
+      enqueue: deps.enqueue,
+      maxInFlight: Math.max(1, Math.floor(deps.parallelism / 2)),
+      inFlightMs: deps.operationTimeoutMs,
+    });
     const shared = { records, runs, drift: this.drift };
     this.cluster = new ClusterController({ ...deps, ...shared });
     this.services = new ServiceController({ ...deps, ...shared, cluster: this.cluster });

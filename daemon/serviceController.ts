@@ -17,7 +17,7 @@ import type { ClusterController } from "./clusterController";
 import type { DaemonMetrics } from "./metrics";
 import { planRemoval, type RemovalPlan } from "./ownership";
 import { LB_FINALIZER, type ServiceWriter } from "./services";
-import { describePutBack, ForeignStackError, type ClusterReferences, type DriftTimers, type StackRecord, type StackRecords, type StackRuns } from "./stackRuns";
+import { describePutBack, ForeignStackError, type ClusterReferences, type FullRefreshTimers, type StackRecord, type StackRecords, type StackRuns } from "./stackRuns";
 import { StackBusyError, type StackRunner } from "./stacks";
 import type { StatusBook } from "./status";
 
@@ -111,7 +111,7 @@ export interface ServiceControllerDeps {
   signal: AbortSignal;
   records: StackRecords;
   runs: StackRuns;
-  drift: DriftTimers;
+  drift: FullRefreshTimers;
   cluster: Pick<ClusterController, "readyFor" | "wait">;
   /** The loadBalancerClass values handled besides "no class": Services of other classes are never touched. */
   loadBalancerClasses: readonly string[];

@@ -22,6 +22,8 @@ import {
 } from "@pulumi/pulumi/automation";
 import type { Adoption } from "../components/adoption";
 import { gceResourceId } from "../components/ids";
+import { AppliedSteps, appliedFromDeployment } from "../drift/applied";
+import type { AppliedResource } from "../drift/declared";
 import { FileBackend } from "./checkpoints";
 import { TwoStepInterrupt } from "./interrupt";
 import { declareStack, type Scope, type StackOutputs } from "../components/stack";
@@ -77,6 +79,11 @@ export interface StackRunnerOptions {
   onOutputsMissing?: (stack: string) => void;
   /** Told when a checkpoint (or `*`: the stack list) could not be read with certainty and the CLI reads it. */
   onCheckpointUnsure?: (stack: string, reason: string) => void;
+  /**
+   * Told what the stack holds of GCE as last applied (drift/applied.ts): when the stack is first
+   * read, after each successful up, and `undefined` (unknown) after a failed or cancelled one.
+   */
+  onApplied?: (stack: string, resources: AppliedResource[] | undefined) => void;
 }
 
 export interface PutBack {
@@ -489,6 +496,7 @@ export class StackRunner {
       read = { deployment, adopted: deployment === undefined ? [] : await this.adoptInto(stackName, async () => (await this.entry(stackName, scope)).stack, file, deployment) };
     }
     const { deployment, adopted } = read;
+    this.options.onApplied?.(stackName, deployment === undefined ? [] : appliedFromDeployment(deployment));
     if (deployment === undefined) return { hash: undefined, outputs: {}, adopted: [], clusterUid: undefined };
     // Adopted resources carry their inputs as outputs until a refresh reads them.
     if (adopted.length > 0) (await this.entry(stackName, scope)).needsRefresh = true;
@@ -526,11 +534,14 @@ export class StackRunner {
     }
     const refresh = opts.refresh || entry.needsRefresh;
     const changed: PutBack[] = [];
+    const steps = new AppliedSteps();
     const onEvent = (event: EngineEvent): void => {
       const metadata = event.resourcePreEvent?.metadata;
       if (metadata !== undefined && CHANGING_OPS.has(metadata.op)) {
         changed.push({ urn: metadata.urn, type: metadata.type, name: nameFromUrn(metadata.urn), op: metadata.op });
       }
+      const outputs = event.resOutputsEvent?.metadata;
+      if (outputs !== undefined) steps.record(outputs.op, outputs.new, outputs.old);
     };
     const interrupt = this.interrupt(stackName, "up", opts.signal);
     try {
@@ -550,8 +561,10 @@ export class StackRunner {
         if (!hasProgramOutputs(outputs)) throw new Error(`pulumi up of stack ${stackName} succeeded twice but recorded no stack outputs (${PROGRAM_OUTPUTS.join(", ")})`);
       }
       releaseRunStore(entry);
+      this.options.onApplied?.(stackName, steps.resources());
       return { outputs, changed };
     } catch (error) {
+      this.options.onApplied?.(stackName, undefined);
       if (error instanceof ConcurrentUpdateError) throw new StackBusyError(stackName, { cause: error });
       entry.mayHavePending = true;
       throw new Error(`pulumi up of stack ${stackName} failed`, { cause: error });
@@ -616,8 +629,10 @@ export class StackRunner {
       // As for up: an abort before the CLI runs would otherwise be missed.
       interrupt.signal.throwIfAborted();
       await stack.destroy({ signal: interrupt.signal });
+      this.options.onApplied?.(stackName, []);
       return "destroyed";
     } catch (error) {
+      this.options.onApplied?.(stackName, undefined);
       this.entries.delete(stackName);
       if (error instanceof StackNotFoundError) return "absent";
       if (error instanceof ConcurrentUpdateError) throw new StackBusyError(stackName, { cause: error });

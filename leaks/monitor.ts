@@ -9,6 +9,7 @@ import type { EventRecorder } from "../controller/events";
 import type { Config, ClusterSnapshot } from "../model";
 import type { DaemonMetrics } from "../daemon/metrics";
 import { describeError } from "../controller/errors";
+import { Periodic } from "../controller/periodic";
 import { ForeignStackError } from "../daemon/stackRuns";
 import type { StackRunner } from "../daemon/stacks";
 import { leakCounts, leakMessage, resourceId, type Leak } from "./classify";
@@ -35,32 +36,14 @@ export interface LeakMonitorOptions {
 }
 
 export class LeakMonitor {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private readonly periodic: Periodic;
 
-  constructor(private readonly options: LeakMonitorOptions) {}
-
-  start(): void {
-    this.running = this.options
-      .settled()
-      .then(
-        () => this.check(),
-        (error: unknown) => this.options.logger.warn({ err: describeError(error) }, "waiting for the start-up runs before the first leak check failed"),
-      )
-      .finally(() => this.arm());
+  constructor(private readonly options: LeakMonitorOptions) {
+    this.periodic = new Periodic({ ...options, name: "leak check" }, () => this.check());
   }
 
-  private arm(): void {
-    if (this.options.signal.aborted) return;
-    const jitter = 1 + (Math.random() * 2 - 1) * this.options.jitter;
-    this.timer = setTimeout(
-      () => {
-        this.timer = undefined;
-        this.running = this.check().finally(() => this.arm());
-      },
-      Math.max(1, Math.round(this.options.periodMs * jitter)),
-    );
-    this.timer.unref();
+  start(): void {
+    this.periodic.start();
   }
 
   /** One check; undefined when it failed or the daemon stopped meanwhile. Never throws. */
@@ -89,10 +72,8 @@ export class LeakMonitor {
   }
 
   /** Stops the timer; resolves when a check in flight has ended (it stops at its next stack export). */
-  async stop(): Promise<void> {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running?.catch(() => undefined);
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 }
 

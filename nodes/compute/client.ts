@@ -83,6 +83,23 @@ export class ComputeClient implements ComputeApi, ComputeResourceApi {
     return out;
   }
 
+  /**
+   * The links of an unmanaged instance group's members (instanceGroups.listInstances: a POST,
+   * paginated like a list, whose items are `{ instance, status }`).
+   */
+  async listGroupInstances(project: string, zone: string, group: string, opts?: CallOptions): Promise<string[]> {
+    const out: string[] = [];
+    const origin = { call: "instanceGroups.listInstances", resource: `projects/${project}/zones/${zone}/instanceGroups/${group}/listInstances` } as const;
+    const onPage = (body: unknown): void => {
+      for (const item of listItems(body)) {
+        const instance = typeof item === "object" && item !== null && "instance" in item ? item.instance : undefined;
+        if (typeof instance === "string") out.push(instance);
+      }
+    };
+    await this.paginate(origin, {}, opts, onPage, "POST");
+    return out;
+  }
+
   async getResource(call: `${CollectionCall}.get`, resourcePath: string, opts?: CallOptions): Promise<unknown> {
     const res = await this.transport.send({ call, method: "GET", resource: resourcePath }, opts);
     return res.kind === "notFound" ? undefined : res.body;
@@ -152,11 +169,11 @@ export class ComputeClient implements ComputeApi, ComputeResourceApi {
     }
   }
 
-  private async paginate(origin: Pick<Request, "call" | "resource">, query: Record<string, string>, opts: CallOptions | undefined, onPage: (body: unknown) => void): Promise<void> {
+  private async paginate(origin: Pick<Request, "call" | "resource">, query: Record<string, string>, opts: CallOptions | undefined, onPage: (body: unknown) => void, method: "GET" | "POST" = "GET"): Promise<void> {
     let pageToken: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
       const q: Record<string, string> = { ...query, maxResults: String(PAGE_SIZE), ...(pageToken === undefined ? {} : { pageToken }) };
-      const body = bodyOf(await this.transport.send({ ...origin, method: "GET", query: q }, opts));
+      const body = bodyOf(await this.transport.send({ ...origin, method, query: q }, opts));
       onPage(body);
       pageToken = nextPageToken(body);
       if (pageToken === undefined) {

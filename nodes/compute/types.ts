@@ -21,6 +21,7 @@ export type ComputeCall =
   | "regions.get"
   | `${CollectionCall}.${"list" | "get" | "delete"}`
   | "addresses.insert"
+  | "instanceGroups.listInstances"
   | "regionOperations.wait"
   | "zoneOperations.wait"
   | "globalOperations.wait";
@@ -74,6 +75,8 @@ export interface ComputeApi {
 export interface ComputeResourceApi {
   /** Every item of a collection (all pages), as the API returned them. */
   listCollection(call: `${CollectionCall}.list`, collectionPath: string, opts?: CallOptions): Promise<unknown[]>;
+  /** The member links of an unmanaged instance group. */
+  listGroupInstances(project: string, zone: string, group: string, opts?: CallOptions): Promise<string[]>;
   /** The resource, or undefined when a 404 names it (it does not exist). */
   getResource(call: `${CollectionCall}.get`, resourcePath: string, opts?: CallOptions): Promise<unknown>;
   /**

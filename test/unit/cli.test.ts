@@ -54,7 +54,8 @@ const DAEMON_HELP = [
   "  --state-dir DIR                      [stateDir] stack workspaces and the default backend, mode 0700 (default /var/lib/dccm)",
   "  --listen HOST:PORT                   [listen] /healthz, /readyz, /metrics and /status, GET and HEAD only (default 0.0.0.0:10258)",
   "  --parallelism N                      [parallelism] stacks run at once (default: one per core, at most one per 512 MiB of memory beyond 256 MiB)",
-  "  --drift-interval DURATION            [driftInterval] up --refresh of every stack this often, ±10 % (default 10m)",
+  "  --drift-interval DURATION            [driftInterval] list GCE this often and up --refresh the stacks that drifted, ±10 % (default 10m)",
+  "  --full-refresh-interval DURATION     [fullRefreshInterval] up --refresh of every stack, spread over this period, at most half the workers at once (default 24h)",
   "  --backend-url URL                    [backendUrl] Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)",
   "  --secrets-provider URL               [secretsProvider] stack encryption, e.g. gcpkms://… (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE or $PULUMI_CONFIG_PASSPHRASE_FILE)",
   "  --compute-endpoint URL               [computeEndpoint] Compute API of the node controller and the leak check (default https://compute.googleapis.com/compute/v1/, credentials from ADC)",
@@ -325,7 +326,7 @@ describe("bin/dccm (child process)", function () {
         run.stderr,
         "dccm: invalid configuration:\n" +
           "  zone: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
-          "loadBalancerClasses, instanceGroupLimit; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+          "loadBalancerClasses, instanceGroupLimit; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
           "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n" +
           "  project: required\n" +
           '  backendMode: "pool" is not backend-service or target-pool\n',
@@ -473,7 +474,7 @@ describe("bin/dccm (child process)", function () {
           run.stderr,
           "dccm: invalid configuration:\n" +
             "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
-            "loadBalancerClasses, instanceGroupLimit; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+            "loadBalancerClasses, instanceGroupLimit; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
             "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
         );
       });
@@ -488,7 +489,7 @@ describe("bin/dccm (child process)", function () {
           run.stderr,
           "dccm: invalid configuration:\n" +
             "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
-            "loadBalancerClasses, instanceGroupLimit; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+            "loadBalancerClasses, instanceGroupLimit; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
             "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
         );
       });

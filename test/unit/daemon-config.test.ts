@@ -139,6 +139,7 @@ describe("daemon/config daemonSettings", () => {
       listen: { host: "0.0.0.0", port: 10258 },
       parallelism: 4,
       driftMs: 600_000,
+      fullRefreshMs: 86_400_000,
       operationTimeoutMs: 1_200_000,
       backendUrl: undefined,
       secretsProvider: undefined,
@@ -276,7 +277,7 @@ describe("daemon/config daemonSettings", () => {
   it("one list: unknown keys, then the GCP keys, the daemon's keys and the node controller's, each named as written", () => {
     assert.deepEqual(problemsOf({ ...GCP, region: "Europe", lisen: ":1", nodeWorkers: 0, parallelism: 0 }, { "drift-interval": "10", backendMode: "pool" }), [
       "lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
-        "loadBalancerClasses, instanceGroupLimit; daemon keys: stateDir, listen, parallelism, driftInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+        "loadBalancerClasses, instanceGroupLimit; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
         "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)",
       'region: "Europe" is not a GCP region (like us-central1)',
       'backendMode: "pool" is not backend-service or target-pool',
@@ -382,6 +383,7 @@ describe("daemon/config daemonOptions", () => {
       listenPort: 10258,
       parallelism: 4,
       driftMs: 600_000,
+      fullRefreshMs: 86_400_000,
       operationTimeoutMs: 1_200_000,
       maxOrphanDestroys: 5,
       confirmOrphanDestroys: 0,
@@ -394,6 +396,7 @@ describe("daemon/config daemonOptions", () => {
       identity: "pod-0",
       nodes: settings.nodes,
       leakCheck: { computeEndpoint: "http://127.0.0.1:1/compute/v1/" },
+      driftListing: { computeEndpoint: "http://127.0.0.1:1/compute/v1/" },
     });
   });
   it("--no-node-controller: no node controller, the leak check keeps the endpoint", () => {

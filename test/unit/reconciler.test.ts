@@ -194,7 +194,8 @@ function harness(
     logger: pino({ level: "silent" }),
     enqueue: (stack, flags) => enqueued.push(flags?.changed === true ? `${stack} changed` : stack),
     signal: new AbortController().signal,
-    driftMs: 3_600_000,
+    fullRefreshMs: 3_600_000,
+    parallelism: 4,
     driftJitter: 0,
     knownStacks: options.knownStacks ?? [],
     loadBalancerClasses: CLASSES,
@@ -349,7 +350,7 @@ describe("daemon/reconciler: removal and ownership", () => {
       },
       hashes: (cache) => ({ cluster: cache.view("cluster").hash ?? "", "service.default.web": cache.view("service.default.web").hash ?? "" }),
       deps: () => ({
-        driftMs: 1,
+        fullRefreshMs: 1,
         onReferencesChanged: (references) => told.push(references),
         enqueue: (stack, flags) => {
           if (flags?.refresh === true && stack !== "cluster") drifted(stack);
