@@ -39,7 +39,7 @@ import { InstanceLocator } from "../nodes/locate";
 import { PhaseTimer } from "./phases";
 import { readClusterUid } from "./identity";
 import { AppliedBook } from "../drift/applied";
-import { DriftScanner } from "../drift/scanner";
+import { DriftScanner, type DriftPass } from "../drift/scanner";
 import { newProcessMarker, PROCESS_OWNER_VARIABLE, Reaper } from "./reaper";
 import { WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "./config";
 
@@ -658,6 +658,11 @@ export class Daemon {
     // Node initialization writes to Nodes: also only the leader's job.
     this.nodeController?.stop().catch((error: unknown) => this.options.logger.error({ err: error }, "stopping the node controller after losing leadership failed"));
     this.metrics.leader.set(0);
+  }
+
+  /** For tests and benchmarks: one drift pass by listing now (undefined without one, or when it failed). */
+  async driftPass(): Promise<DriftPass | undefined> {
+    return this.driftScanner?.pass();
   }
 
   /** For tests and benchmarks: resolves when no stack is queued or running. */

@@ -27,13 +27,19 @@ export function appliedFromDeployment(deployment: Record<string, unknown>): Appl
 export class AppliedSteps {
   private readonly states = new Map<string, StepEventStateMetadata>();
 
-  record(op: string, state: StepEventStateMetadata | undefined, old: StepEventStateMetadata | undefined): void {
+  /** The engine's JSON events hold `null` where a step has no old or new state (a refresh of a deleted resource has no new one). */
+  record(op: string, state: StepEventStateMetadata | null | undefined, old: StepEventStateMetadata | null | undefined): void {
     if (op === "delete" || op === "discard") {
-      if (old !== undefined) this.states.delete(old.urn);
+      if (old !== null && old !== undefined) this.states.delete(old.urn);
       return;
     }
     // delete-replaced reports the old state of a resource whose replacement is already recorded.
-    if (op === "delete-replaced" || state === undefined) return;
+    if (op === "delete-replaced") return;
+    if (state === null || state === undefined) {
+      // A refresh found it gone: the update that follows creates it again (a later event), or the run fails.
+      if (old !== null && old !== undefined) this.states.delete(old.urn);
+      return;
+    }
     this.states.set(state.urn, state);
   }
 

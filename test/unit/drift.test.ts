@@ -213,6 +213,9 @@ describe("drift/applied: what each stack last applied", () => {
     steps.record("same", b, b);
     steps.record("delete", undefined, b);
     steps.record("same", state("urn:s", "s", {}, "pulumi:pulumi:Stack"), undefined);
+    const c = state("urn:c", "projects/p/global/firewalls/c", { name: "c", project: "p" });
+    steps.record("same", c, c);
+    steps.record("refresh", null, c);
     assert.deepEqual(steps.resources(), [{ id: "firewalls/global/a", declared: JSON.stringify({ description: "new" }) }]);
   });
 
