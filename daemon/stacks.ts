@@ -670,6 +670,24 @@ export class StackRunner {
   }
 
   /**
+   * listStacks and exportStack for a reader of every stack (the daemon's leak check, every drift
+   * interval): a file:// backend's checkpoints are read directly, not through one `pulumi stack
+   * export` per stack; the CLI reads the rest, and any stack whose checkpoint is not certain.
+   */
+  stackReader(): Pick<Workspace, "listStacks" | "exportStack"> {
+    let cli: Promise<Workspace> | undefined;
+    return {
+      listStacks: async () => (await this.listBackend()).map((name) => ({ name, current: false, updateInProgress: false })),
+      exportStack: async (stackName: string) => {
+        const file = this.readCheckpoint(stackName);
+        if (file !== undefined) return { version: file.version, deployment: file.deployment ?? {} };
+        cli ??= this.readOnlyWorkspace();
+        return (await cli).exportStack(stackName);
+      },
+    };
+  }
+
+  /**
    * The IDs of the cloud resources the stack holds (none for a stack the backend does not have):
    * what adoption must not import again.
    */

@@ -82,7 +82,7 @@ export function daemonLeakMonitor(args: {
   config: Config;
   /** The daemon's Compute client (shared with the node controller). */
   compute: LeakCompute;
-  runner: Pick<StackRunner, "readOnlyWorkspace">;
+  runner: Pick<StackRunner, "stackReader">;
   ledger: Pick<ConfigMapLedger, "read">;
   snapshot: () => ClusterSnapshot;
   events: Pick<EventRecorder, "record">;
@@ -105,7 +105,7 @@ export function daemonLeakMonitor(args: {
         config: { clusterId: config.clusterId, clusterName: config.clusterName, configureRoutes: config.configureRoutes },
         clusterUid: args.clusterUid,
         ledger: args.ledger,
-        workspace: () => args.runner.readOnlyWorkspace(),
+        workspace: () => Promise.resolve(args.runner.stackReader()),
         cluster: () => clusterFacts(args.snapshot(), config.loadBalancerClasses),
         signal,
       }),

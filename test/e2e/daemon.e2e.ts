@@ -34,6 +34,7 @@ describe("dccm daemon", function () {
     daemon = new Daemon(
       daemonOptions(env, parseConfig(E2E_CONFIG), {
         driftMs: 6000,
+        driftListing: { computeEndpoint: env.gce.computeEndpoint },
         nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint, nodeLifecyclePeriod: "2s" }, []),
       }),
     );

@@ -10,6 +10,8 @@ import { snapshotFromKubectlJson } from "../../watcher/kubectlDump";
 import { repoRoot } from "../support/testenv-paths";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
 import { FileBackend } from "../../daemon/checkpoints";
+import { appliedFromDeployment } from "../../drift/applied";
+import type { AppliedResource } from "../../drift/declared";
 import { PROJECT_NAME, StackRunner, type StackRunnerOptions } from "../../daemon/stacks";
 import { E2E_CONFIG } from "../support/cluster";
 import { startTestEnv, type TestEnv } from "../support/env";
@@ -112,7 +114,10 @@ describe("stack program on the real engine and the GCE emulator", function () {
     assert.deepEqual(await viaCli.listStacks(), [CLUSTER_STACK, serviceStack]);
     for (const { stack, scope } of scopes) {
       assert.deepEqual(await restarted.inspect(stack, scope), await viaCli.inspect(stack, scope));
+      // What the leak check reads of every stack, every drift interval.
+      assert.deepEqual((await restarted.stackReader().exportStack(stack)).deployment, (await viaCli.stackReader().exportStack(stack)).deployment);
     }
+    assert.deepEqual((await restarted.stackReader().listStacks()).map((summary) => summary.name), [CLUSTER_STACK, serviceStack]);
     assert.deepEqual(
       fs
         .readFileSync(commandLog, "utf8")
@@ -125,6 +130,20 @@ describe("stack program on the real engine and the GCE emulator", function () {
     const fromCli = await viaCli.up(serviceStack, scopes[1].scope, desired, { refresh: false });
     assert.deepEqual(fromFile.outputs, fromCli.outputs);
     assert.deepEqual(Object.keys(fromFile.outputs).sort(), ["instanceGroups", "loadBalancers", "routes"]);
+  });
+
+  it("what a run's engine events say the stack applied is what its checkpoint records (the drift pass compares GCE with it)", async () => {
+    const told = new Map<string, AppliedResource[] | undefined>();
+    const reporting = new StackRunner({ backendUrl: env.backendUrl, env: env.pulumiEnv, workDir: path.join(env.dir, "workspaces-applied"), pulumiCommand: env.pulumiCommand, onApplied: (stack, resources) => told.set(stack, resources) });
+    await reporting.up(serviceStack, { kind: "service", namespace: "default", name: "web" }, desired, { refresh: true });
+    const read = new FileBackend(env.backendUrl.slice("file://".length)).readCheckpoint(PROJECT_NAME, serviceStack);
+    assert.ok(read.kind === "read" && read.deployment !== undefined);
+    const byId = (resources: AppliedResource[] | undefined): AppliedResource[] => [...(resources ?? [])].sort((a, b) => a.id.localeCompare(b.id));
+    assert.deepEqual(byId(told.get(serviceStack)), byId(appliedFromDeployment(read.deployment)));
+    assert.deepEqual(
+      byId(told.get(serviceStack)).map((resource) => resource.id),
+      [`addresses/us-central1/${LB}`, `backendServices/us-central1/${LB}`, `firewalls/global/k8s-fw-${LB}`, `forwardingRules/us-central1/${LB}`],
+    );
   });
 
   it("a gzipped checkpoint (PULUMI_DIY_BACKEND_GZIP) is read as the CLI reads it", async () => {
