@@ -46,7 +46,8 @@ function treeRss(root: number): { total: number; byCommand: Map<string, number> 
     while (at !== undefined && at !== root && at > 1) at = table.get(at)?.[0];
     if (at !== root) continue;
     total += rss;
-    byCommand.set(command, (byCommand.get(command) ?? 0) + rss);
+    const name = pid === root ? "dccm preview" : command;
+    byCommand.set(name, (byCommand.get(name) ?? 0) + rss);
   }
   return { total, byCommand };
 }
@@ -76,7 +77,7 @@ interface Run {
   stdout: string;
   stderr: string;
   peakRss: number;
-  /** The peak sample by command (node, pulumi, pulumi-resource-gcp, …), MB, to tell what holds it. */
+  /** The peak sample by command (dccm preview itself, pulumi, node: the emulator's provider plugin), MB, to tell what holds it. */
   peakByCommand: Record<string, number>;
 }
 
