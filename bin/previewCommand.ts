@@ -300,8 +300,11 @@ async function runEngine(where: Where, run: EngineRun, wanted: DesiredStacks): P
       const stack = await LocalWorkspace.selectStack(run.decision.kind === "destroy" ? { ...args, program: () => Promise.resolve({}) } : args, workspaceOptions(where, stacks[0], where.backendUrl));
       await (run.decision.kind === "destroy" ? stack.previewDestroy({ onEvent }) : stack.preview({ onEvent }));
     }
-    // Only the root of what the run declared: a late log line of the SDK still finds its settings.
-    if (held.store !== undefined) held.store.stackResource = undefined;
+    // Only the root of what the run declared and its outputs' promises: a late log line of the SDK still finds its settings.
+    if (held.store !== undefined) {
+      held.store.stackResource = undefined;
+      if (held.store.leakCandidates instanceof Set) held.store.leakCandidates.clear();
+    }
   } catch (error) {
     throw new Error(`pulumi preview of ${stacks.length === 1 ? "stack" : "the new stacks"} ${stacks.join(", ")} failed`, { cause: error });
   } finally {
