@@ -3,6 +3,7 @@ import { benchCore } from "./core";
 import { benchDaemon } from "./daemon";
 import { benchEngineRuns } from "./engineRuns";
 import { benchNodeInit } from "./nodes";
+import { benchPreview } from "./preview";
 import { benchWatcher } from "./watcher";
 
 async function main(): Promise<void> {
@@ -19,6 +20,9 @@ async function main(): Promise<void> {
   const engine = await benchEngineRuns();
   process.stderr.write(`engine runs: ${JSON.stringify(engine)}\n`);
   Object.assign(figures, engine);
+  const preview = await benchPreview();
+  process.stderr.write(`preview: ${JSON.stringify(preview)}\n`);
+  Object.assign(figures, preview);
   const nodes = await benchNodeInit();
   process.stderr.write(`nodes: ${JSON.stringify(nodes)}\n`);
   for (const [key, value] of Object.entries(nodes)) if (typeof value === "number") figures[key] = value;

@@ -4,6 +4,7 @@
  * same stack names, same inline program. Read-only (see READ_ONLY below); the pure part (which
  * stacks change, the plan as text and JSON, the exit code) is daemon/preview.ts.
  */
+import type { AsyncLocalStorage } from "node:async_hooks";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -11,25 +12,28 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { LocalWorkspace, PulumiCommand, type EngineEvent, type InlineProgramArgs, type LocalWorkspaceOptions, type Stack } from "@pulumi/pulumi/automation";
 import * as k8s from "@kubernetes/client-node";
-import type { Scope } from "../components/stack";
 import { describeError } from "../controller/errors";
 import { isRecord } from "../controller/guards";
-import { DAEMON_DEFAULTS, encryptionProblem, splitConfig } from "../daemon/config";
+import { DAEMON_DEFAULTS, encryptionProblem, splitConfig, thisMachine } from "../daemon/config";
 import { FileBackend } from "../daemon/checkpoints";
 import { readClusterUid } from "../daemon/identity";
 import {
+  changesByStack,
   decideStacks,
   desiredStacks,
+  engineRuns,
   exitCode,
   formatPlan,
+  mapLimit,
   planDocument,
+  previewParallelism,
   resourceChange,
   stackPlan,
   type DesiredStacks,
+  type EngineRun,
   type RecordedStack,
   type RejectedService,
   type ResourceChange,
-  type StackDecision,
   type StackPlan,
 } from "../daemon/preview";
 import { ForeignStackError } from "../daemon/stackRuns";
@@ -53,6 +57,7 @@ export const PREVIEW_HELP = [
   `  --state-dir DIR                      [stateDir] where the daemon's default backend is (default ${DAEMON_DEFAULTS.stateDir})`,
   "  --backend-url URL                    [backendUrl] the daemon's Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)",
   "  --secrets-provider URL               [secretsProvider] as dccm daemon (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE[_FILE])",
+  "  --parallelism N                      [parallelism] engine runs at once (default as dccm daemon: one per core, at most one per 512 MiB beyond 256 MiB)",
   "  -h, --help                           print this help",
   "and the GCP flags of dccm daemon --help (--project, --clusterId, ...).",
 ].join("\n");
@@ -85,6 +90,8 @@ interface Where {
   pulumiCommand: PulumiCommand;
   /** Our temporary directory: workspaces, and the empty backend of new stacks. */
   workDir: string;
+  /** Engine runs at once. */
+  parallelism: number;
 }
 
 type Flags = Record<string, string | boolean | undefined>;
@@ -102,6 +109,7 @@ function parsePreviewFlags(argv: string[]): Flags {
         "state-dir": { type: "string" },
         "backend-url": { type: "string" },
         "secrets-provider": { type: "string" },
+        parallelism: { type: "string" },
         ...CONFIG_FLAG_OPTIONS,
       },
       strict: true,
@@ -159,6 +167,7 @@ async function preview(flags: Flags): Promise<{ plans: StackPlan[]; rejected: Re
   const secretsProvider = stringFlag(flags, "secrets-provider") ?? fromFile("secretsProvider");
   const noEncryption = encryptionProblem({ secretsProvider }, process.env);
   if (noEncryption !== undefined) throw new Error(`${noEncryption} (the preview decrypts the daemon's stacks)`);
+  const parallelism = previewParallelism(stringFlag(flags, "parallelism"), shared.daemon.parallelism, thisMachine());
   const kubeConfig = loadKubeConfig(stringFlag(flags, "kubeconfig"));
   const dump = await readDump(stringFlag(flags, "snapshot"), kubeConfig);
   if (shared.model.clusterId === undefined) {
@@ -169,20 +178,27 @@ async function preview(flags: Flags): Promise<{ plans: StackPlan[]; rejected: Re
   const clusterUid = await readClusterUid(kubeConfig);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-preview-"));
   try {
-    const where: Where = { backendUrl, project: clusterProjectName(config.clusterId), clusterUid, pulumiCommand: await PulumiCommand.get(), workDir };
+    const where: Where = { backendUrl, project: clusterProjectName(config.clusterId), clusterUid, pulumiCommand: await PulumiCommand.get(), workDir, parallelism };
     return await planStacks(where, config, desiredStacks(dump.snapshot, config), dump);
   } finally {
     fs.rmSync(workDir, { recursive: true, force: true });
   }
 }
 
+/** New stacks previewed together in one engine run: its memory (CLI, provider, program) is this many Services' at most. */
+export const CREATES_PER_RUN = 25;
+
 async function planStacks(where: Where, config: Config, wanted: DesiredStacks, dump: DumpContents): Promise<{ plans: StackPlan[]; rejected: RejectedService[] }> {
   const recorded = await readRecorded(where);
+  const decisions = decideStacks(wanted, recorded, dump.snapshot.services, config.loadBalancerClasses);
+  const changes = new Map<string, ResourceChange[]>();
+  const outcomes = await mapLimit(engineRuns(decisions, CREATES_PER_RUN), where.parallelism, (run) => runEngine(where, run, wanted));
+  for (const outcome of outcomes) for (const [stack, list] of outcome) changes.set(stack, list);
   const plans: StackPlan[] = [];
   const rejected: RejectedService[] = [];
-  for (const decision of decideStacks(wanted, recorded, dump.snapshot.services, config.loadBalancerClasses)) {
+  for (const decision of decisions) {
     if (decision.kind === "rejected") rejected.push({ service: decision.service, stack: decision.stack, messages: decision.messages, hasStack: decision.hasStack });
-    else plans.push(stackPlan(decision, decision.kind === "unchanged" ? [] : await runEngine(where, decision, wanted)));
+    else plans.push(stackPlan(decision, changes.get(decision.stack) ?? []));
   }
   return { plans, rejected };
 }
@@ -230,13 +246,30 @@ async function readDeployment(where: Where, stack: string): Promise<Record<strin
   }
 }
 
-/** The daemon's program for the stack (daemon/stacks.ts), with the hash and identity its next up would record. */
-function programArgs(where: Where, stack: string, desired: DesiredState, hash: string | undefined): InlineProgramArgs {
-  const scope = stackScope(stack);
-  return { stackName: stack, projectName: where.project, program: () => Promise.resolve(stackProgramOutputs(desired, scope, hash, where.clusterUid)) };
+/**
+ * The SDK's store of the inline run in progress (`global.asyncLocalStorage`): a Node.js native DNS
+ * channel of each run keeps it, with every resource the run declared, for the life of the process
+ * (the SDK behaviour daemon/stacks.ts releaseRunStore answers: docs/ARCHITECTURE.md, Pulumi
+ * behaviours relied on). Without letting go of it, a preview of 1,000 stacks would grow by each.
+ */
+function currentRunStore(): Record<string, unknown> | undefined {
+  const storage = (globalThis as { asyncLocalStorage?: AsyncLocalStorage<unknown> }).asyncLocalStorage;
+  const store = storage?.getStore();
+  return isRecord(store) ? store : undefined;
 }
 
-/** A stack the backend does not have, previewed in an empty backend of ours: selecting it in the real one would create it. */
+/** The program of `stacks` (the daemon's, daemon/stacks.ts, each with the hash and identity its next up would record), run as one. */
+function programArgs(where: Where, stackName: string, stacks: readonly string[], wanted: DesiredStacks, run: { store?: Record<string, unknown> }): InlineProgramArgs {
+  const program = (): Promise<Record<string, unknown>> => {
+    run.store = currentRunStore();
+    const outputs = stacks.map((stack) => stackProgramOutputs(wanted.desired, stackScope(stack), wanted.hashes.get(stack), where.clusterUid));
+    // One stack's outputs as its up records them; a run of new stacks together records nothing anyone reads.
+    return Promise.resolve(outputs.length === 1 ? outputs[0] : {});
+  };
+  return { stackName, projectName: where.project, program };
+}
+
+/** New stacks, previewed in an empty backend of ours: selecting them in the real one would create them. */
 async function newStack(where: Where, args: InlineProgramArgs): Promise<Stack> {
   const backendDir = path.join(where.workDir, "empty-backend", args.stackName);
   fs.mkdirSync(backendDir, { recursive: true });
@@ -245,24 +278,43 @@ async function newStack(where: Where, args: InlineProgramArgs): Promise<Stack> {
   return LocalWorkspace.createStack(args, { ...workspaceOptions(where, `new-${args.stackName}`, localBackendUrl(backendDir), env), secretsProvider: "passphrase" });
 }
 
-/** One engine run: `pulumi preview` of the daemon's program, or `pulumi destroy --preview-only`. */
-async function runEngine(where: Where, decision: Exclude<StackDecision, { kind: "rejected" | "unchanged" }>, wanted: DesiredStacks): Promise<ResourceChange[]> {
+/**
+ * One engine run: `pulumi preview` of the daemon's program, `pulumi destroy --preview-only`, or a
+ * preview of new stacks together; their changes by stack. What the run kept (the SDK's store, its
+ * workspace and empty backend) is let go when it ends: 1,000 stacks cost what one does.
+ */
+async function runEngine(where: Where, run: EngineRun, wanted: DesiredStacks): Promise<Map<string, ResourceChange[]>> {
   const changes: ResourceChange[] = [];
   const onEvent = (event: EngineEvent): void => {
     const metadata = event.resourcePreEvent?.metadata;
     const change = metadata === undefined ? undefined : resourceChange(metadata);
     if (change !== undefined) changes.push(change);
   };
-  const args = programArgs(where, decision.stack, wanted.desired, wanted.hashes.get(decision.stack));
+  const stacks = run.kind === "creates" ? run.stacks : [run.decision.stack];
+  const held: { store?: Record<string, unknown> } = {};
+  const args = programArgs(where, run.kind === "creates" ? `new-${stacks[0]}` : stacks[0], stacks, wanted, held);
   try {
-    if (decision.kind === "create") {
+    if (run.kind === "creates") {
       await (await newStack(where, args)).preview({ onEvent });
     } else {
-      const stack = await LocalWorkspace.selectStack(decision.kind === "destroy" ? { ...args, program: () => Promise.resolve({}) } : args, workspaceOptions(where, decision.stack, where.backendUrl));
-      await (decision.kind === "destroy" ? stack.previewDestroy({ onEvent }) : stack.preview({ onEvent }));
+      const stack = await LocalWorkspace.selectStack(run.decision.kind === "destroy" ? { ...args, program: () => Promise.resolve({}) } : args, workspaceOptions(where, stacks[0], where.backendUrl));
+      await (run.decision.kind === "destroy" ? stack.previewDestroy({ onEvent }) : stack.preview({ onEvent }));
+    }
+    // Only the root of what the run declared and its outputs' promises: a late log line of the SDK still finds its settings.
+    if (held.store !== undefined) {
+      held.store.stackResource = undefined;
+      if (held.store.leakCandidates instanceof Set) held.store.leakCandidates.clear();
     }
   } catch (error) {
-    throw new Error(`pulumi preview of stack ${decision.stack} failed`, { cause: error });
+    throw new Error(`pulumi preview of ${stacks.length === 1 ? "stack" : "the new stacks"} ${stacks.join(", ")} failed`, { cause: error });
+  } finally {
+    for (const dir of [
+      path.join(where.workDir, "workspaces", args.stackName),
+      path.join(where.workDir, "workspaces", `new-${args.stackName}`),
+      path.join(where.workDir, "empty-backend", args.stackName),
+    ]) {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }
-  return changes;
+  return run.kind === "creates" ? changesByStack(changes) : new Map([[stacks[0], changes]]);
 }

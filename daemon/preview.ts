@@ -5,8 +5,20 @@
  * events, as text and as JSON, with the exit code (`terraform plan -detailed-exitcode`'s).
  */
 import type { StepEventMetadata } from "@pulumi/pulumi/automation";
-import { backendGroupKeys, CLUSTER_STACK, observedReferences, type ClusterSnapshot, type Config, type DesiredState, type ObservedCloud, type ServiceDesired, type ServiceInfo } from "../model";
+import {
+  backendGroupKeys,
+  CLUSTER_STACK,
+  observedReferences,
+  serviceStackName,
+  type ClusterSnapshot,
+  type Config,
+  type DesiredState,
+  type ObservedCloud,
+  type ServiceDesired,
+  type ServiceInfo,
+} from "../model";
 import { DesiredCache, parseServiceStack } from "../watcher/desiredCache";
+import { defaultParallelism, type Machine } from "./config";
 import { planRemoval } from "./ownership";
 import { LB_FINALIZER } from "./services";
 
@@ -120,6 +132,92 @@ export function decideStacks(
     decisions.push({ stack, service: key, kind: planRemoval(observed, true, LB_FINALIZER, classes).destroy ? "destroy" : "unchanged" });
   }
   return decisions.sort(byStack);
+}
+
+/** A stack the engine previews on its own: its state in the backend is what the plan is against. */
+export type RecordedDecision = Extract<StackDecision, { kind: "preview" | "destroy" }>;
+
+export type EngineRun =
+  /** `pulumi preview` (or `destroy --preview-only`) of one stack of the backend. */
+  | { kind: "stack"; decision: RecordedDecision }
+  /**
+   * Stacks the backend does not have, previewed together as one stack of an empty backend: each
+   * declares only creates, and one engine run per stack would spend most of its time starting the
+   * CLI and the provider (README, Benchmarks).
+   */
+  | { kind: "creates"; stacks: string[] };
+
+/** Pure: the engine runs of the decisions, new stacks `createsPerRun` to a run, in the decisions' order. */
+export function engineRuns(decisions: readonly StackDecision[], createsPerRun: number): EngineRun[] {
+  const runs: EngineRun[] = [];
+  let creates: string[] = [];
+  for (const decision of decisions) {
+    if (decision.kind === "preview" || decision.kind === "destroy") runs.push({ kind: "stack", decision });
+    else if (decision.kind === "create") creates.push(decision.stack);
+    if (creates.length === createsPerRun) {
+      runs.push({ kind: "creates", stacks: creates });
+      creates = [];
+    }
+  }
+  if (creates.length > 0) runs.push({ kind: "creates", stacks: creates });
+  return runs;
+}
+
+/** Pure: `<stack>:<role>` or `<namespace>/<name>:<role>` (components' child names) → the stack that declares it. */
+export function stackOfResource(name: string): string {
+  const owner = name.split(":")[0];
+  if (owner === CLUSTER_STACK) return CLUSTER_STACK;
+  const [namespace, service] = owner.split("/");
+  return serviceStackName(namespace, service ?? "");
+}
+
+/** Pure: a change reported by a run of stack A, as a run of `stack` reports it (the URN's stack part). */
+export function inStack(change: ResourceChange, stack: string): ResourceChange {
+  const match = /^urn:pulumi:[^:]*::/.exec(change.urn);
+  return match === null ? change : { ...change, urn: `urn:pulumi:${stack}::${change.urn.slice(match[0].length)}` };
+}
+
+/** Pure: the changes of a run of new stacks together, by the stack each resource's own run would report it in. */
+export function changesByStack(changes: readonly ResourceChange[]): Map<string, ResourceChange[]> {
+  const byStack = new Map<string, ResourceChange[]>();
+  for (const change of changes) {
+    const stack = stackOfResource(change.name);
+    const list = byStack.get(stack) ?? [];
+    list.push(inStack(change, stack));
+    byStack.set(stack, list);
+  }
+  return byStack;
+}
+
+/** Above this, engine runs at once would only wait for each other's cores. */
+export const MAX_PREVIEW_PARALLELISM = 64;
+
+/**
+ * Pure: engine runs at once: `--parallelism`, else the config file's `parallelism` (the daemon's),
+ * else the daemon's default for this machine (each run holds a pulumi CLI and a provider plugin).
+ */
+export function previewParallelism(flag: string | undefined, fromFile: unknown, machine: Machine): number {
+  const [name, value] = flag !== undefined ? ["--parallelism", flag] : ["parallelism", fromFile];
+  if (value === undefined || value === null || value === "") return defaultParallelism(machine);
+  const number = typeof value === "number" ? value : typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+  if (!(Number.isInteger(number) && number >= 1 && number <= MAX_PREVIEW_PARALLELISM)) {
+    throw new Error(`${name}: ${JSON.stringify(value)} is not a whole number from 1 to ${MAX_PREVIEW_PARALLELISM}`);
+  }
+  return number;
+}
+
+/** `run` over every item, at most `limit` at once; the results in the items' order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await run(items[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
+  return results;
 }
 
 export type ChangeOp = "create" | "update" | "replace" | "delete";

@@ -5,10 +5,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { declareStack, parseScope } from "../components/stack";
-import { CONFIG_KEYS, desiredState, parseConfig, type RawConfig } from "../model";
+import { declareStack, type DeclaredStack, type StackOutputs } from "../components/stack";
+import { stackSlice } from "../daemon/stacks";
+import { CONFIG_KEYS, desiredState, parseConfig, type DesiredState, type RawConfig } from "../model";
 import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";
 import { listCluster, loadKubeConfig } from "../watcher/list";
+import { chunkOf, parseProgramScope, type ProgramScope } from "./scope";
 
 /**
  * A relative `dccm:snapshot` is relative to the Pulumi project (where Pulumi.yaml and the stack's
@@ -77,9 +79,28 @@ function settled(values: pulumi.Output<unknown>[]): Promise<void> {
   });
 }
 
+/**
+ * A chunk of the Services: each declared as its own stack declares it (from its slice, referring to
+ * the cluster's resources by name), and the chunk's rejections reported as scope `all` reports them.
+ */
+export function declareChunk(desired: DesiredState, index: number, count: number): DeclaredStack {
+  const outputs: StackOutputs = { loadBalancers: {}, instanceGroups: {}, routes: {} };
+  for (const service of desired.services) {
+    if (chunkOf(service.key, count) !== index) continue;
+    const [namespace, name] = service.key.split("/");
+    const scope = { kind: "service", namespace, name } as const;
+    Object.assign(outputs.loadBalancers, declareStack(stackSlice(desired, scope), scope).outputs.loadBalancers);
+  }
+  return { outputs, rejected: desired.rejected.filter((rejection) => chunkOf(rejection.service, count) === index) };
+}
+
+function declareScope(desired: DesiredState, scope: ProgramScope): DeclaredStack {
+  return scope.kind === "services" ? declareChunk(desired, scope.index, scope.count) : declareStack(desired, scope);
+}
+
 export async function stackProgram(): Promise<Record<string, unknown>> {
   const config = new pulumi.Config("dccm");
-  const scope = parseScope(config.get("scope"));
+  const scope = parseProgramScope(config.get("scope"));
   const input = await readInput(config);
   let settings;
   try {
@@ -88,7 +109,7 @@ export async function stackProgram(): Promise<Record<string, unknown>> {
     throw new ProgramInputError(`dccm: ${errorMessage(error)}`, { cause: error });
   }
   const desired = desiredState(input.snapshot, settings);
-  const { outputs, rejected } = declareStack(desired, scope);
+  const { outputs, rejected } = declareScope(desired, scope);
   if (rejected.length > 0) {
     if (!pulumi.runtime.isDryRun()) await settled([...Object.values(outputs.loadBalancers), ...Object.values(outputs.instanceGroups)]);
     // A failed program makes the engine skip deletes: a Service that turned invalid keeps its load balancer.

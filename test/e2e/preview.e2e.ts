@@ -3,7 +3,8 @@
  * stacks: three LoadBalancer Services applied by `dccm daemon`, then snapshots in the format of
  * `kubectl get nodes,services -A -o json`. Equal to the cluster: exit 0, no engine run. One Service
  * gains a port and one is deleted: exactly one update and one delete, exit 2, text and JSON asserted
- * in full, the backend byte-identical afterwards. And with the daemon running drift passes on the
+ * in full, the backend byte-identical afterwards. 30 new Services: each stack once, with its own creates,
+ * at any parallelism. And with the daemon running drift passes on the
  * same stacks meanwhile, neither fails.
  */
 import * as assert from "node:assert/strict";
@@ -224,6 +225,47 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
       ].join("\n"),
       stderr: "",
     });
+    assert.deepEqual(fileHashes(backendDir), before);
+  });
+
+  it("30 new Services, previewed 25 to an engine run: every stack exactly once, each with its own 4 creates under its own URN, whatever the parallelism", async () => {
+    const live = JSON.parse(fs.readFileSync(equalSnapshot, "utf8")) as { items: Record<string, unknown>[] };
+    const names = Array.from({ length: 30 }, (_, i) => `n${String(i).padStart(2, "0")}`);
+    const added = names.map((name, i) => ({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name, namespace: "default", uid: `c4a0c0${String(i).padStart(2, "0")}-0000-4000-8000-000000000000` },
+      spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ name: "p", protocol: "TCP", port: 80, targetPort: 8080 }] },
+    }));
+    const snapshot = path.join(env.dir, "many.json");
+    fs.writeFileSync(snapshot, JSON.stringify({ ...live, items: [...live.items, ...added] }));
+    const before = fileHashes(backendDir);
+    const one = await preview(["--snapshot", snapshot, "--json", "--parallelism", "1"]);
+    const two = await preview(["--snapshot", snapshot, "--json", "--parallelism", "2"]);
+    assert.deepEqual({ code: one.code, stderr: one.stderr }, { code: 2, stderr: "" });
+    assert.deepEqual(two, one);
+    const plan = JSON.parse(one.stdout) as { summary: unknown; stacks: { stack: string; action: string; changes: { op: string; type: string; name: string; urn: string }[] }[] };
+    assert.deepEqual(plan.summary, { create: 120, update: 0, replace: 0, delete: 0, unchangedStacks: 4 });
+    const newStacks = names.map((name) => `service.default.${name}`);
+    assert.deepEqual(
+      plan.stacks.map((stack) => [stack.stack, stack.action]),
+      [
+        ["cluster", "unchanged"],
+        ...[...newStacks, "service.default.gone", "service.default.grow", "service.default.keep"].sort().map((stack) => [stack, newStacks.includes(stack) ? "create" : "unchanged"]),
+      ],
+    );
+    for (const stack of plan.stacks.filter((entry) => entry.action === "create")) {
+      const key = `default/${stack.stack.slice("service.default.".length)}`;
+      assert.deepEqual(
+        stack.changes.map((change) => [change.op, change.name, change.urn]),
+        [
+          ["create", `${key}:address`, `urn:pulumi:${stack.stack}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/address:Address::${key}:address`],
+          ["create", `${key}:backend-tcp`, `urn:pulumi:${stack.stack}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/regionBackendService:RegionBackendService::${key}:backend-tcp`],
+          ["create", `${key}:firewall`, `urn:pulumi:${stack.stack}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/firewall:Firewall::${key}:firewall`],
+          ["create", `${key}:forwarding-rule-tcp`, `urn:pulumi:${stack.stack}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/forwardingRule:ForwardingRule::${key}:forwarding-rule-tcp`],
+        ],
+      );
+    }
     assert.deepEqual(fileHashes(backendDir), before);
   });
 

@@ -5,15 +5,21 @@
 import * as assert from "node:assert/strict";
 import type { StepEventMetadata } from "@pulumi/pulumi/automation";
 import {
+  changesByStack,
   decideStacks,
   desiredStacks,
+  engineRuns,
   exitCode,
   formatPlan,
   formatValue,
+  inStack,
+  mapLimit,
   observedAfterApply,
   parsePropertyPath,
   planDocument,
+  previewParallelism,
   resourceChange,
+  stackOfResource,
   stackPlan,
   summarize,
   type RecordedStack,
@@ -363,4 +369,112 @@ describe("daemon/preview: the plan", () => {
   it("summarize counts resources by op and the unchanged stacks", () => {
     assert.deepEqual(summarize(plans), { create: 1, update: 1, replace: 1, delete: 2, unchangedStacks: 3 });
   });
+});
+
+describe("daemon/preview: engine runs", () => {
+  const decisions: StackDecision[] = [
+    { stack: "cluster", kind: "create" },
+    { stack: "service.default.a", service: "default/a", kind: "create" },
+    { stack: "service.default.b", service: "default/b", kind: "preview" },
+    { stack: "service.default.c", service: "default/c", kind: "unchanged" },
+    { stack: "service.default.d", service: "default/d", kind: "create" },
+    { stack: "service.default.e", service: "default/e", kind: "destroy" },
+    { stack: "service.default.f", service: "default/f", kind: "rejected", messages: ["m"], hasStack: false },
+    { stack: "service.default.g", service: "default/g", kind: "create" },
+  ];
+  it("a stack of the backend gets a run of its own, new stacks two to a run, unchanged and rejected ones none", () => {
+    assert.deepEqual(engineRuns(decisions, 2), [
+      { kind: "creates", stacks: ["cluster", "service.default.a"] },
+      { kind: "stack", decision: { stack: "service.default.b", service: "default/b", kind: "preview" } },
+      { kind: "stack", decision: { stack: "service.default.e", service: "default/e", kind: "destroy" } },
+      { kind: "creates", stacks: ["service.default.d", "service.default.g"] },
+    ]);
+  });
+  it("the last run of new stacks may be short; none when there are none", () => {
+    assert.deepEqual(engineRuns(decisions, 3), [
+      { kind: "stack", decision: { stack: "service.default.b", service: "default/b", kind: "preview" } },
+      { kind: "creates", stacks: ["cluster", "service.default.a", "service.default.d"] },
+      { kind: "stack", decision: { stack: "service.default.e", service: "default/e", kind: "destroy" } },
+      { kind: "creates", stacks: ["service.default.g"] },
+    ]);
+    assert.deepEqual(engineRuns(decisions.slice(2, 4), 25), [{ kind: "stack", decision: { stack: "service.default.b", service: "default/b", kind: "preview" } }]);
+  });
+
+  const resources: [string, string][] = [
+    ["cluster:node-hc", "cluster"],
+    ["cluster:ig-us-central1-a-2", "cluster"],
+    ["default/web:forwarding-rule-tcp", "service.default.web"],
+    ["kube-system/dns:backend-udp", "service.kube-system.dns"],
+  ];
+  for (const [name, stack] of resources) it(`stackOfResource(${name}) → ${stack}`, () => assert.equal(stackOfResource(name), stack));
+
+  const create = (stack: string, type: string, name: string, parent = "dccm:gcp:ServiceLoadBalancer"): ResourceChange => ({
+    op: "create",
+    type,
+    name,
+    urn: `urn:pulumi:${stack}::dccm-c0ffee::${parent}$${type}::${name}`,
+    fields: [],
+    replaceBecause: [],
+  });
+  it("inStack: the URN as the stack's own run reports it; anything else unchanged", () => {
+    assert.deepEqual(
+      inStack(create("new-cluster", "gcp:compute/address:Address", "default/web:address"), "service.default.web"),
+      create("service.default.web", "gcp:compute/address:Address", "default/web:address"),
+    );
+    const odd = { ...create("x", "t", "n"), urn: "not-a-urn" };
+    assert.deepEqual(inStack(odd, "cluster"), odd);
+  });
+  it("changesByStack: a run of new stacks' changes, each under its own stack, in the order reported", () => {
+    const changes = [
+      create("new-cluster", "gcp:compute/address:Address", "default/web:address"),
+      create("new-cluster", "gcp:compute/regionHealthCheck:RegionHealthCheck", "cluster:node-hc", "dccm:gcp:ClusterNetwork"),
+      create("new-cluster", "gcp:compute/firewall:Firewall", "default/web:firewall"),
+    ];
+    assert.deepEqual(
+      changesByStack(changes),
+      new Map([
+        [
+          "service.default.web",
+          [create("service.default.web", "gcp:compute/address:Address", "default/web:address"), create("service.default.web", "gcp:compute/firewall:Firewall", "default/web:firewall")],
+        ],
+        ["cluster", [create("cluster", "gcp:compute/regionHealthCheck:RegionHealthCheck", "cluster:node-hc", "dccm:gcp:ClusterNetwork")]],
+      ]),
+    );
+  });
+
+  it("mapLimit: every item, at most the limit at once, results in the items' order", async () => {
+    let running = 0;
+    let most = 0;
+    const results = await mapLimit([5, 1, 4, 2, 3, 0], 2, async (n) => {
+      running++;
+      most = Math.max(most, running);
+      for (let tick = 0; tick < n; tick++) await Promise.resolve();
+      running--;
+      return n * 10;
+    });
+    assert.deepEqual(results, [50, 10, 40, 20, 30, 0]);
+    assert.equal(most, 2);
+    assert.deepEqual(await mapLimit([], 4, () => Promise.resolve(1)), []);
+  });
+
+  const machine = { cores: 2, memoryBytes: 8 * 1024 ** 3 };
+  const parallelisms: [string | undefined, unknown, number][] = [
+    [undefined, undefined, 2],
+    [undefined, 3, 3],
+    [undefined, "5", 5],
+    ["4", 3, 4],
+    ["64", undefined, 64],
+    ["", 7, 2],
+  ];
+  for (const [flag, fromFile, expected] of parallelisms) {
+    it(`previewParallelism(${JSON.stringify(flag)}, ${JSON.stringify(fromFile)}) = ${expected}`, () => assert.equal(previewParallelism(flag, fromFile, machine), expected));
+  }
+  const refused: [string | undefined, unknown, string][] = [
+    ["0", undefined, '--parallelism: "0" is not a whole number from 1 to 64'],
+    ["65", undefined, '--parallelism: "65" is not a whole number from 1 to 64'],
+    ["two", 3, '--parallelism: "two" is not a whole number from 1 to 64'],
+    [undefined, 1.5, "parallelism: 1.5 is not a whole number from 1 to 64"],
+    [undefined, true, "parallelism: true is not a whole number from 1 to 64"],
+  ];
+  for (const [flag, fromFile, message] of refused) it(message, () => assert.throws(() => previewParallelism(flag, fromFile, machine), { message }));
 });

@@ -246,6 +246,47 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
     });
   });
 
+  describe("scope services:<i>/3 (CI chunks: sha256 of the key mod 3 is 0 for kube-system/dns and default/broken, 1 for the others)", () => {
+    const chunkStacks: string[][] = [["service.kube-system.dns"], ["service.db.internal", "service.default.local", "service.default.restricted", "service.default.web"], []];
+    let all: RenderResult;
+    let chunks: RenderResult[];
+    before(async () => {
+      all = await renderProgram(stackProgram, CONFIG);
+      chunks = [];
+      for (let index = 0; index < 3; index++) chunks.push(await renderProgram(stackProgram, { ...CONFIG, scope: `services:${index}/3` }));
+    });
+
+    it("each chunk declares exactly its Services' resources, with the inputs of scope all (the cluster by self link)", () => {
+      for (const [index, stacks] of chunkStacks.entries()) {
+        assert.deepStrictEqual(
+          list(chunks[index].resources),
+          EXPECTED_LIST.filter(([stack]) => stacks.includes(stack)),
+          `chunk ${index}`,
+        );
+        assert.deepStrictEqual(
+          chunks[index].resources,
+          all.resources.filter((r) => stacks.includes(r.stack)),
+          `chunk ${index}`,
+        );
+      }
+    });
+
+    it("the chunks and scope cluster together declare exactly what scope all declares, each resource once", async () => {
+      const cluster = await renderProgram(stackProgram, { ...CONFIG, scope: "cluster" });
+      const union = [...cluster.resources, ...chunks.flatMap((chunk) => chunk.resources)];
+      assert.deepStrictEqual(list(union).sort(), EXPECTED_LIST.slice().sort());
+    });
+
+    it("the chunk holding the broken Service fails with its messages after declaring the valid one; the others succeed with their load balancers", () => {
+      const error = errorOf(chunks[0]);
+      assert.ok(error instanceof RejectedServicesError);
+      assert.deepStrictEqual(error.messages, BROKEN_MESSAGES);
+      assert.ok("outputs" in chunks[1] && "outputs" in chunks[2]);
+      assert.deepStrictEqual(Object.keys((chunks[1].outputs as { loadBalancers: Record<string, unknown> }).loadBalancers), ["db/internal", "default/local", "default/restricted", "default/web"]);
+      assert.deepStrictEqual((chunks[2].outputs as { loadBalancers: Record<string, unknown> }).loadBalancers, {});
+    });
+  });
+
   it("scope service:default/broken: declares nothing at all and fails with the rejections", async () => {
     const result = await renderProgram(stackProgram, { ...CONFIG, scope: "service:default/broken" });
     assert.deepStrictEqual(result.resources, []);
@@ -283,7 +324,7 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
   it("a bad scope: fails naming the value", async () => {
     const result = await renderProgram(stackProgram, { ...CONFIG, scope: "service:web" });
     assert.deepStrictEqual(result.resources, []);
-    assert.equal((errorOf(result) as Error).message, 'dccm:scope: "service:web" is not all, cluster or service:<namespace>/<name>');
+    assert.equal((errorOf(result) as Error).message, 'dccm:scope: "service:web" is not all, cluster, service:<namespace>/<name> or services:<i>/<n>');
   });
 
   describe("helpers", () => {
