@@ -4,7 +4,6 @@
  * same stack names, same inline program. Read-only (see READ_ONLY below); the pure part (which
  * stacks change, the plan as text and JSON, the exit code) is daemon/preview.ts.
  */
-import type { AsyncLocalStorage } from "node:async_hooks";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -37,7 +36,7 @@ import {
   type StackPlan,
 } from "../daemon/preview";
 import { ForeignStackError } from "../daemon/stackRuns";
-import { CLUSTER_UID_OUTPUT, clusterProjectName, HASH_OUTPUT, localBackendUrl, StackRunner, stackOutputs, stackProgramOutputs, stackScope } from "../daemon/stacks";
+import { CLUSTER_UID_OUTPUT, clusterProjectName, currentRunStore, HASH_OUTPUT, letGoOfRunStore, localBackendUrl, StackRunner, stackOutputs, stackProgramOutputs, stackScope } from "../daemon/stacks";
 import { CLUSTER_STACK, type Config, type DesiredState } from "../model";
 import { parseServiceStack } from "../watcher/desiredCache";
 import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";
@@ -246,18 +245,6 @@ async function readDeployment(where: Where, stack: string): Promise<Record<strin
   }
 }
 
-/**
- * The SDK's store of the inline run in progress (`global.asyncLocalStorage`): a Node.js native DNS
- * channel of each run keeps it, with every resource the run declared, for the life of the process
- * (the SDK behaviour daemon/stacks.ts releaseRunStore answers: docs/ARCHITECTURE.md, Pulumi
- * behaviours relied on). Without letting go of it, a preview of 1,000 stacks would grow by each.
- */
-function currentRunStore(): Record<string, unknown> | undefined {
-  const storage = (globalThis as { asyncLocalStorage?: AsyncLocalStorage<unknown> }).asyncLocalStorage;
-  const store = storage?.getStore();
-  return isRecord(store) ? store : undefined;
-}
-
 /** The program of `stacks` (the daemon's, daemon/stacks.ts, each with the hash and identity its next up would record), run as one. */
 function programArgs(where: Where, stackName: string, stacks: readonly string[], wanted: DesiredStacks, run: { store?: Record<string, unknown> }): InlineProgramArgs {
   const program = (): Promise<Record<string, unknown>> => {
@@ -300,11 +287,8 @@ async function runEngine(where: Where, run: EngineRun, wanted: DesiredStacks): P
       const stack = await LocalWorkspace.selectStack(run.decision.kind === "destroy" ? { ...args, program: () => Promise.resolve({}) } : args, workspaceOptions(where, stacks[0], where.backendUrl));
       await (run.decision.kind === "destroy" ? stack.previewDestroy({ onEvent }) : stack.preview({ onEvent }));
     }
-    // Only the root of what the run declared and its outputs' promises: a late log line of the SDK still finds its settings.
-    if (held.store !== undefined) {
-      held.store.stackResource = undefined;
-      if (held.store.leakCandidates instanceof Set) held.store.leakCandidates.clear();
-    }
+    // The SDK keeps each inline run's store for the life of the process (daemon/stacks.ts letGoOfRunStore).
+    letGoOfRunStore(held.store);
   } catch (error) {
     throw new Error(`pulumi preview of ${stacks.length === 1 ? "stack" : "the new stacks"} ${stacks.join(", ")} failed`, { cause: error });
   } finally {

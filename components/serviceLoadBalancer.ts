@@ -210,7 +210,12 @@ function declareBackendService({ name, args, opts }: Children, frontend: Fronten
     // changes for a backend service dccm created (the cluster's network); the stock CCM's internal
     // backend services, which dccm adopts, were created without it (gce_loadbalancer_internal.go
     // ensureInternalBackendService): replacing one would take its forwarding rule down.
-    { ...opts, aliases: inherited.map((other) => ({ name: `${name}:backend-${other}` })), replaceOnChanges: ["protocol"], ignoreChanges: ignoredChanges("gcp:compute/regionBackendService:RegionBackendService") },
+    {
+      ...opts,
+      aliases: inherited.map((other) => ({ name: `${name}:backend-${other}` })),
+      replaceOnChanges: ["protocol"],
+      ignoreChanges: ignoredChanges("gcp:compute/regionBackendService:RegionBackendService"),
+    },
   );
 }
 

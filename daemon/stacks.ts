@@ -256,18 +256,26 @@ export function adoptPendingCreates(deployment: Record<string, unknown>): string
  * 200 MB an hour). Once a run has succeeded (its program has returned), its store lets go of the
  * stack resource, through which it held every resource and output of the run.
  */
-function currentRunStore(): Record<string, unknown> | undefined {
+export function currentRunStore(): Record<string, unknown> | undefined {
   const storage = (globalThis as { asyncLocalStorage?: AsyncLocalStorage<unknown> }).asyncLocalStorage;
   const store = storage?.getStore();
   return isRecord(store) ? store : undefined;
 }
 
+/**
+ * Lets go of what a successful run registered: only its root (the stack resource) and its outputs'
+ * promises (the SDK's `leakCandidates` set); the settings (engine and monitor clients) stay, so a
+ * late log line of the SDK still finds them (runtime/settings.js getEngine reads them).
+ */
+export function letGoOfRunStore(store: Record<string, unknown> | undefined): void {
+  if (store === undefined) return;
+  store.stackResource = undefined;
+  if (store.leakCandidates instanceof Set) store.leakCandidates.clear();
+}
+
 function releaseRunStore(entry: Entry): void {
-  const store = entry.runStore;
+  letGoOfRunStore(entry.runStore);
   entry.runStore = undefined;
-  // Only the root of what the run registered: the settings (engine and monitor clients) stay, so
-  // a late log line of the SDK still finds them (runtime/settings.js getEngine reads them).
-  if (store !== undefined) store.stackResource = undefined;
 }
 
 /**

@@ -116,7 +116,9 @@ function sameValue(declared: Canonical, found: Canonical | undefined): boolean {
   if (typeof declared === "string" && typeof found === "string") {
     if (declared === found) return true;
     // A bare name (`default`) against the link GCE stores for it.
-    return (!declared.includes("/") && found.startsWith("projects/") && lastSegment(found) === declared) || (!found.includes("/") && declared.startsWith("projects/") && lastSegment(declared) === found);
+    return (
+      (!declared.includes("/") && found.startsWith("projects/") && lastSegment(found) === declared) || (!found.includes("/") && declared.startsWith("projects/") && lastSegment(declared) === found)
+    );
   }
   if (Array.isArray(declared)) {
     if (!Array.isArray(found) || found.length !== declared.length) return false;

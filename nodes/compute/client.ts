@@ -169,7 +169,13 @@ export class ComputeClient implements ComputeApi, ComputeResourceApi {
     }
   }
 
-  private async paginate(origin: Pick<Request, "call" | "resource">, query: Record<string, string>, opts: CallOptions | undefined, onPage: (body: unknown) => void, method: "GET" | "POST" = "GET"): Promise<void> {
+  private async paginate(
+    origin: Pick<Request, "call" | "resource">,
+    query: Record<string, string>,
+    opts: CallOptions | undefined,
+    onPage: (body: unknown) => void,
+    method: "GET" | "POST" = "GET",
+  ): Promise<void> {
     let pageToken: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
       const q: Record<string, string> = { ...query, maxResults: String(PAGE_SIZE), ...(pageToken === undefined ? {} : { pageToken }) };

@@ -175,7 +175,14 @@ describe("adopt: migration from the stock CCM", function () {
 
   it("dccm daemon --adopt: every Service keeps its IP; nothing that existed is created, replaced or deleted; the finalizers are dccm's", async () => {
     env.gce.clearHistory();
-    daemon = new Daemon(daemonOptions(env, parseConfig(RAW_CONFIG), { leaderElection: false, driftMs: 15_000, driftListing: { computeEndpoint: env.gce.computeEndpoint }, adopt: { allowReplace: false, computeEndpoint: env.gce.computeEndpoint } }));
+    daemon = new Daemon(
+      daemonOptions(env, parseConfig(RAW_CONFIG), {
+        leaderElection: false,
+        driftMs: 15_000,
+        driftListing: { computeEndpoint: env.gce.computeEndpoint },
+        adopt: { allowReplace: false, computeEndpoint: env.gce.computeEndpoint },
+      }),
+    );
     await daemon.start(() => assert.fail("lost leadership"));
     await daemon.idle();
     for (const name of ["ext", "local", "ilb", "dns"] as const) {

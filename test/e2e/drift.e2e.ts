@@ -19,7 +19,13 @@ function service(index: number): k8s.V1Service {
   const name = `svc-${String(index).padStart(3, "0")}`;
   switch (index % 5) {
     case 0:
-      return lbService(name, { ports: [{ name: "http", protocol: "TCP", port: 80 }, { name: "https", protocol: "TCP", port: 443 }], loadBalancerSourceRanges: ["10.0.0.0/8", "192.168.0.0/16"] });
+      return lbService(name, {
+        ports: [
+          { name: "http", protocol: "TCP", port: 80 },
+          { name: "https", protocol: "TCP", port: 443 },
+        ],
+        loadBalancerSourceRanges: ["10.0.0.0/8", "192.168.0.0/16"],
+      });
     case 1:
       return lbService(name, { externalTrafficPolicy: "Local" });
     case 2:

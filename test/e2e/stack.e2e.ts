@@ -117,7 +117,10 @@ describe("stack program on the real engine and the GCE emulator", function () {
       // What the leak check reads of every stack, every drift interval.
       assert.deepEqual((await restarted.stackReader().exportStack(stack)).deployment, (await viaCli.stackReader().exportStack(stack)).deployment);
     }
-    assert.deepEqual((await restarted.stackReader().listStacks()).map((summary) => summary.name), [CLUSTER_STACK, serviceStack]);
+    assert.deepEqual(
+      (await restarted.stackReader().listStacks()).map((summary) => summary.name),
+      [CLUSTER_STACK, serviceStack],
+    );
     assert.deepEqual(
       fs
         .readFileSync(commandLog, "utf8")
@@ -134,7 +137,13 @@ describe("stack program on the real engine and the GCE emulator", function () {
 
   it("what a run's engine events say the stack applied is what its checkpoint records (the drift pass compares GCE with it)", async () => {
     const told = new Map<string, AppliedResource[] | undefined>();
-    const reporting = new StackRunner({ backendUrl: env.backendUrl, env: env.pulumiEnv, workDir: path.join(env.dir, "workspaces-applied"), pulumiCommand: env.pulumiCommand, onApplied: (stack, resources) => told.set(stack, resources) });
+    const reporting = new StackRunner({
+      backendUrl: env.backendUrl,
+      env: env.pulumiEnv,
+      workDir: path.join(env.dir, "workspaces-applied"),
+      pulumiCommand: env.pulumiCommand,
+      onApplied: (stack, resources) => told.set(stack, resources),
+    });
     await reporting.up(serviceStack, { kind: "service", namespace: "default", name: "web" }, desired, { refresh: true });
     const read = new FileBackend(env.backendUrl.slice("file://".length)).readCheckpoint(PROJECT_NAME, serviceStack);
     assert.ok(read.kind === "read" && read.deployment !== undefined);

@@ -107,7 +107,10 @@ describe("drift/declared: what a stack declared of a GCE resource", () => {
       network: "ignored",
       instances: [`${LINK}/zones/us-central1-a/instances/n2`, `${LINK}/zones/us-central1-a/instances/n1`],
     });
-    assert.deepEqual(group, { id: "instanceGroups/us-central1-a/k8s-ig--c1", declared: JSON.stringify({ instances: ["projects/p/zones/us-central1-a/instances/n1", "projects/p/zones/us-central1-a/instances/n2"] }) });
+    assert.deepEqual(group, {
+      id: "instanceGroups/us-central1-a/k8s-ig--c1",
+      declared: JSON.stringify({ instances: ["projects/p/zones/us-central1-a/instances/n1", "projects/p/zones/us-central1-a/instances/n2"] }),
+    });
     const route = applied("gcp:compute/route:Route", "projects/p/global/routes/r1", { project: "p", name: "r1", nextHopInstanceZone: "us-central1-a", priority: 1000, destRange: "10.64.1.0/24" });
     assert.equal(route.declared, JSON.stringify({ destRange: "10.64.1.0/24", priority: 1000 }));
     const pool = applied("gcp:compute/forwardingRule:ForwardingRule", "projects/p/regions/r/forwardingRules/a2", { project: "p", region: "r", name: "a2", portRange: "80" });
@@ -124,7 +127,13 @@ describe("drift/declared: what a stack declared of a GCE resource", () => {
   it("driftOf: equal up to links, bare names, list order, one-element lists, empty defaults and GCE's own fields", () => {
     assert.deepEqual(driftOf(rule(), RULE_LISTED), []);
     assert.deepEqual(driftOf(fw(), FIREWALL_LISTED), []);
-    const withFalse = applied("gcp:compute/forwardingRule:ForwardingRule", "projects/p/regions/r/forwardingRules/i1", { project: "p", region: "r", name: "i1", allowGlobalAccess: false, portRange: "80" });
+    const withFalse = applied("gcp:compute/forwardingRule:ForwardingRule", "projects/p/regions/r/forwardingRules/i1", {
+      project: "p",
+      region: "r",
+      name: "i1",
+      allowGlobalAccess: false,
+      portRange: "80",
+    });
     assert.deepEqual(driftOf(withFalse, { name: "i1", portRange: "80-80" }), []);
     const pool = applied("gcp:compute/targetPool:TargetPool", "projects/p/regions/r/targetPools/a1", { project: "p", region: "r", name: "a1", healthChecks: `${LINK}/global/httpHealthChecks/hc` });
     assert.deepEqual(driftOf(pool, { name: "a1", healthChecks: ["projects/p/global/httpHealthChecks/hc"] }), []);
@@ -160,11 +169,18 @@ describe("drift/declared: what a stack declared of a GCE resource", () => {
 
   it("driftOf: a resource always matches the listing of itself, whatever order GCE lists its sets in (property)", () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.ipV4().map((ip) => `${ip}/32`), { minLength: 0, maxLength: 6 }), fc.uniqueArray(fc.integer({ min: 1, max: 65535 }).map(String), { minLength: 1, maxLength: 5 }), (ranges, ports) => {
-        const resource = applied("gcp:compute/firewall:Firewall", "projects/p/global/firewalls/f", { ...FIREWALL_INPUTS, sourceRanges: ranges, allows: [{ protocol: "tcp", ports }] });
-        const listed = { ...FIREWALL_LISTED, sourceRanges: [...ranges].reverse(), allowed: [{ IPProtocol: "tcp", ports: [...ports].reverse() }] };
-        return driftOf(resource, listed).length === 0;
-      }),
+      fc.property(
+        fc.uniqueArray(
+          fc.ipV4().map((ip) => `${ip}/32`),
+          { minLength: 0, maxLength: 6 },
+        ),
+        fc.uniqueArray(fc.integer({ min: 1, max: 65535 }).map(String), { minLength: 1, maxLength: 5 }),
+        (ranges, ports) => {
+          const resource = applied("gcp:compute/firewall:Firewall", "projects/p/global/firewalls/f", { ...FIREWALL_INPUTS, sourceRanges: ranges, allows: [{ protocol: "tcp", ports }] });
+          const listed = { ...FIREWALL_LISTED, sourceRanges: [...ranges].reverse(), allowed: [{ IPProtocol: "tcp", ports: [...ports].reverse() }] };
+          return driftOf(resource, listed).length === 0;
+        },
+      ),
     );
   });
 });
@@ -198,7 +214,7 @@ describe("drift/plan: the stacks a drift pass refreshes", () => {
 });
 
 function state(urn: string, id: string, inputs: Record<string, unknown>, type = "gcp:compute/firewall:Firewall"): StepEventStateMetadata {
-  return { type, urn, custom: true, id, parent: "", provider: "", inputs, outputs: {} } as StepEventStateMetadata;
+  return { type, urn, custom: true, id, parent: "", provider: "", inputs, outputs: {} };
 }
 
 describe("drift/applied: what each stack last applied", () => {
