@@ -1,0 +1,196 @@
+/**
+ * The daemon at N Services (issue 12.5), on the offline environment (real kube-apiserver, real
+ * engine, the GCE emulator in this process): for each N of DCCM_BENCH_SCALE (default 1,100,500),
+ * the time to apply N new Services from a cold start; one Service's change latency; a drift pass
+ * by listing (wall time, engine runs) with nothing drifted and with one stack drifted; a restart
+ * until every stack is confirmed unchanged (engine runs); a new node until its instance group holds
+ * it; and the heap and RSS of this process (daemon, emulator and kube clients) idle and in a pass.
+ */
+import * as k8s from "@kubernetes/client-node";
+import { Daemon } from "../daemon/daemon";
+import { loadBalancerName, parseConfig, type Config } from "../model";
+import { daemonOptions, startTestEnv, type TestEnv } from "../test/support/env";
+import { eventually } from "../test/support/wait";
+import { elapsedMs, median, round } from "./stats";
+
+export interface ScaleFigures {
+  services: number;
+  coldStartMsPerService: number;
+  changeLatencyMedianMs: number;
+  driftPassMs: number;
+  driftPassRuns: number;
+  driftPassOneDriftedMs: number;
+  driftPassOneDriftedRuns: number;
+  restartToConfirmedMs: number;
+  restartRuns: number;
+  nodeToGroupMs: number;
+  idleHeapMb: number;
+  idleRssMb: number;
+  passPeakRssMb: number;
+}
+
+const CONFIG: Config = parseConfig({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "scale", clusterId: "5ca1e" });
+const CHANGE_SAMPLES = 3;
+
+function mb(bytes: number): number {
+  return round(bytes / 1024 / 1024, 1);
+}
+
+async function createServices(core: k8s.CoreV1Api, count: number): Promise<Map<string, string>> {
+  const uids = new Map<string, string>();
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const name = `svc-${next++}`;
+      const created = await core.createNamespacedService({ namespace: "default", body: { metadata: { name }, spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] } } });
+      uids.set(name, created.metadata?.uid ?? "");
+    }
+  };
+  await Promise.all(Array.from({ length: 10 }, worker));
+  return uids;
+}
+
+async function allIngress(core: k8s.CoreV1Api): Promise<true | undefined> {
+  const listed = await core.listNamespacedService({ namespace: "default" });
+  return listed.items.every((item) => item.spec?.type !== "LoadBalancer" || (item.status?.loadBalancer?.ingress ?? []).length > 0) ? true : undefined;
+}
+
+function newDaemon(env: TestEnv, runs: string[]): Daemon {
+  return new Daemon(
+    daemonOptions(env, CONFIG, {
+      logLevel: "error",
+      leaderElection: false,
+      identity: "bench",
+      resyncMs: 3_600_000,
+      driftMs: 3_600_000,
+      driftListing: { computeEndpoint: env.gce.computeEndpoint },
+      onRunStart: (stack, operation) => runs.push(`${operation} ${stack}`),
+    }),
+  );
+}
+
+/** Runs `run` while sampling this process's RSS every 10 ms: its result, wall time and peak RSS. */
+async function sampled<T>(run: () => Promise<T>): Promise<{ result: T; ms: number; peakRss: number }> {
+  let peakRss = process.memoryUsage().rss;
+  const timer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 10);
+  const start = process.hrtime.bigint();
+  try {
+    const result = await run();
+    return { result, ms: elapsedMs(start), peakRss };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function changeLatency(env: TestEnv, core: k8s.CoreV1Api, daemon: Daemon): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < CHANGE_SAMPLES; i++) {
+    const range = `10.99.${i}.0/24`;
+    const start = process.hrtime.bigint();
+    await core.patchNamespacedService({ name: "svc-0", namespace: "default", body: { spec: { loadBalancerSourceRanges: [range] } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
+    await eventually(
+      "the change applied",
+      () => (env.gce.listResources().some((resource) => resource.kind === "firewalls" && JSON.stringify(resource.properties.sourceRanges) === JSON.stringify([range])) ? true : undefined),
+      300_000,
+      10,
+    );
+    samples.push(elapsedMs(start));
+    await daemon.idle();
+  }
+  return median(samples);
+}
+
+// eslint-disable-next-line max-lines-per-function -- one measurement after the other on one environment: the sequence is the bench
+async function benchAt(services: number): Promise<ScaleFigures> {
+  const env = await startTestEnv();
+  const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const runs: string[] = [];
+  let daemon = newDaemon(env, runs);
+  try {
+    env.gce.putInstance("node-1", { zone: "us-central1-a" });
+    await core.createNode({ body: { metadata: { name: "node-1", labels: { "topology.kubernetes.io/zone": "us-central1-a" } }, spec: { providerID: "gce://dccm-test/us-central1-a/node-1" } } });
+    const uids = await createServices(core, services);
+    const cold = process.hrtime.bigint();
+    await daemon.start(() => undefined);
+    await eventually("every Service's ingress", () => allIngress(core), 3_600_000, 500);
+    await daemon.idle();
+    const coldMs = elapsedMs(cold);
+    const latency = await changeLatency(env, core, daemon);
+
+    global.gc?.();
+    const idleHeap = process.memoryUsage().heapUsed;
+    const idleRss = process.memoryUsage().rss;
+    runs.length = 0;
+    const clean = await sampled(() => daemon.driftPass());
+    const cleanRuns = runs.length;
+    env.gce.patchOutOfBand("firewalls", `k8s-fw-${loadBalancerName(uids.get("svc-0") ?? "")}`, { sourceRanges: ["0.0.0.0/0"] });
+    runs.length = 0;
+    const drifted = await sampled(async () => {
+      await daemon.driftPass();
+      await daemon.idle();
+    });
+    const driftedRuns = runs.length;
+
+    await daemon.stop();
+    runs.length = 0;
+    daemon = newDaemon(env, runs);
+    const restart = process.hrtime.bigint();
+    await daemon.start(() => undefined);
+    await daemon.idle();
+    const restartMs = elapsedMs(restart);
+    const restartRuns = runs.length;
+
+    const node = process.hrtime.bigint();
+    env.gce.putInstance("node-2", { zone: "us-central1-a" });
+    await core.createNode({ body: { metadata: { name: "node-2", labels: { "topology.kubernetes.io/zone": "us-central1-a" } }, spec: { providerID: "gce://dccm-test/us-central1-a/node-2" } } });
+    await eventually(
+      "node-2 in its instance group",
+      () => (env.gce.listResources().some((resource) => resource.kind === "instanceGroups" && JSON.stringify(resource.properties.instances ?? []).includes("/instances/node-2")) ? true : undefined),
+      300_000,
+      10,
+    );
+    const nodeMs = elapsedMs(node);
+    return {
+      services,
+      coldStartMsPerService: round(coldMs / services, 0),
+      changeLatencyMedianMs: round(latency, 0),
+      driftPassMs: round(clean.ms, 0),
+      driftPassRuns: cleanRuns,
+      driftPassOneDriftedMs: round(drifted.ms, 0),
+      driftPassOneDriftedRuns: driftedRuns,
+      restartToConfirmedMs: round(restartMs, 0),
+      restartRuns,
+      nodeToGroupMs: round(nodeMs, 0),
+      idleHeapMb: mb(idleHeap),
+      idleRssMb: mb(idleRss),
+      passPeakRssMb: mb(Math.max(clean.peakRss, drifted.peakRss)),
+    };
+  } finally {
+    await daemon.stop();
+    await env.stop();
+  }
+}
+
+/** Figures per N, and the ratios the README quotes (to N = the smallest). */
+export async function benchScale(sizes: readonly number[] = (process.env.DCCM_BENCH_SCALE ?? "1,100,500").split(",").map(Number)): Promise<Record<string, number>> {
+  const figures: Record<string, number> = {};
+  let base: ScaleFigures | undefined;
+  for (const services of sizes) {
+    const at = await benchAt(services);
+    process.stderr.write(`scale ${services}: ${JSON.stringify(at)}\n`);
+    base ??= at;
+    for (const [key, value] of Object.entries(at)) if (key !== "services") figures[`scale${services}_${key}`] = value;
+    figures[`scale${services}_changeLatencyRatio`] = round(at.changeLatencyMedianMs / base.changeLatencyMedianMs, 2);
+  }
+  return figures;
+}
+
+if (require.main === module) {
+  benchScale().then(
+    (figures) => process.stdout.write(`${JSON.stringify(figures)}\n`),
+    (error: unknown) => {
+      process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
