@@ -4,6 +4,7 @@ import { benchDaemon } from "./daemon";
 import { benchEngineRuns } from "./engineRuns";
 import { benchNodeInit } from "./nodes";
 import { benchScale } from "./scale";
+import { benchWatcherScale } from "./watcherScale";
 import { benchPreview } from "./preview";
 import { benchWatcher } from "./watcher";
 
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
   const nodes = await benchNodeInit();
   process.stderr.write(`nodes: ${JSON.stringify(nodes)}\n`);
   for (const [key, value] of Object.entries(nodes)) if (typeof value === "number") figures[key] = value;
+  Object.assign(figures, await benchWatcherScale());
   Object.assign(figures, await benchScale());
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }

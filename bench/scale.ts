@@ -27,6 +27,9 @@ export interface ScaleFigures {
   idleHeapMb: number;
   idleRssMb: number;
   passPeakRssMb: number;
+  /** After the restart, idle: what the daemon keeps per stack without any run's residue. */
+  restartIdleHeapMb: number;
+  restartIdleRssMb: number;
 }
 
 const CONFIG: Config = parseConfig({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "scale", clusterId: "5ca1e" });
@@ -87,7 +90,10 @@ async function changeLatency(env: TestEnv, core: k8s.CoreV1Api, daemon: Daemon):
   for (let i = 0; i < CHANGE_SAMPLES; i++) {
     const range = `10.99.${i}.0/24`;
     const start = process.hrtime.bigint();
-    await core.patchNamespacedService({ name: "svc-0", namespace: "default", body: { spec: { loadBalancerSourceRanges: [range] } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
+    await core.patchNamespacedService(
+      { name: "svc-0", namespace: "default", body: { spec: { loadBalancerSourceRanges: [range] } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
     await eventually(
       "the change applied",
       () => (env.gce.listResources().some((resource) => resource.kind === "firewalls" && JSON.stringify(resource.properties.sourceRanges) === JSON.stringify([range])) ? true : undefined),
@@ -100,7 +106,6 @@ async function changeLatency(env: TestEnv, core: k8s.CoreV1Api, daemon: Daemon):
   return median(samples);
 }
 
-// eslint-disable-next-line max-lines-per-function -- one measurement after the other on one environment: the sequence is the bench
 async function benchAt(services: number): Promise<ScaleFigures> {
   const env = await startTestEnv();
   const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
@@ -139,6 +144,8 @@ async function benchAt(services: number): Promise<ScaleFigures> {
     await daemon.idle();
     const restartMs = elapsedMs(restart);
     const restartRuns = runs.length;
+    global.gc?.();
+    const restartIdle = process.memoryUsage();
 
     const node = process.hrtime.bigint();
     env.gce.putInstance("node-2", { zone: "us-central1-a" });
@@ -164,6 +171,8 @@ async function benchAt(services: number): Promise<ScaleFigures> {
       idleHeapMb: mb(idleHeap),
       idleRssMb: mb(idleRss),
       passPeakRssMb: mb(Math.max(clean.peakRss, drifted.peakRss)),
+      restartIdleHeapMb: mb(restartIdle.heapUsed),
+      restartIdleRssMb: mb(restartIdle.rss),
     };
   } finally {
     await daemon.stop();
@@ -175,12 +184,20 @@ async function benchAt(services: number): Promise<ScaleFigures> {
 export async function benchScale(sizes: readonly number[] = (process.env.DCCM_BENCH_SCALE ?? "1,100,500").split(",").map(Number)): Promise<Record<string, number>> {
   const figures: Record<string, number> = {};
   let base: ScaleFigures | undefined;
+  let last: ScaleFigures | undefined;
   for (const services of sizes) {
     const at = await benchAt(services);
     process.stderr.write(`scale ${services}: ${JSON.stringify(at)}\n`);
     base ??= at;
+    last = at;
     for (const [key, value] of Object.entries(at)) if (key !== "services") figures[`scale${services}_${key}`] = value;
     figures[`scale${services}_changeLatencyRatio`] = round(at.changeLatencyMedianMs / base.changeLatencyMedianMs, 2);
+  }
+  if (base !== undefined && last !== undefined && last.services > base.services) {
+    // Per stack, from the smallest N to the largest, after a restart (no run's residue in it).
+    const stacks = last.services - base.services;
+    figures.restartIdleHeapMbPerStack = round((last.restartIdleHeapMb - base.restartIdleHeapMb) / stacks, 4);
+    figures.restartIdleRssMbPerStack = round((last.restartIdleRssMb - base.restartIdleRssMb) / stacks, 4);
   }
   return figures;
 }
