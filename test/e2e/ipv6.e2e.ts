@@ -97,6 +97,27 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
     assert.deepEqual(firewall?.properties.sourceRanges, ["2600:1901:8001::/48", "2600:2d00:1:b029::/64"]);
   });
 
+  it("a PreferDualStack Service with no dual-stack subnetwork to use serves IPv4 only and gets a Warning IPv6Unavailable", async () => {
+    const created = await core.createNamespacedService({ namespace: "default", body: lbService("prefer", { ipFamilyPolicy: "PreferDualStack", ipFamilies: ["IPv4", "IPv6"] }) });
+    const preferLb = loadBalancerName(created.metadata?.uid ?? "");
+    const ips = await eventually("prefer's ingress", async () => {
+      const service = await core.readNamespacedService({ name: "prefer", namespace: "default" });
+      const listed = (service.status?.loadBalancer?.ingress ?? []).map((entry) => entry.ip ?? "");
+      return listed.length > 0 ? listed : undefined;
+    });
+    assert.deepEqual(ips, [addressOf(preferLb)]);
+    assert.deepEqual(resourcesOf(preferLb), [`addresses ${preferLb}`, `backendServices ${preferLb}`, `firewalls k8s-fw-${preferLb}`, `forwardingRules ${preferLb}`]);
+    assert.deepEqual(await eventReasons(core, "prefer"), [
+      { reason: "EnsuringLoadBalancer", message: "Ensuring load balancer" },
+      {
+        reason: "IPv6Unavailable",
+        message:
+          "spec.ipFamilyPolicy PreferDualStack: the load balancer serves IPv4 only: metadata.annotations[dccm.io/ipv6-subnet]: IPv6 needs a dual-stack subnetwork (stackType IPV4_IPV6, ipv6AccessType EXTERNAL): set this annotation or config subnetwork",
+      },
+      { reason: "EnsuredLoadBalancer", message: "Ensured load balancer" },
+    ]);
+  });
+
   it("switched to SingleStack IPv4: exactly the IPv6 resources are deleted, the IPv4 IP stays", async () => {
     const before = resourcesOf(lb);
     const current = await core.readNamespacedService({ name: "dual", namespace: "default" });
