@@ -185,7 +185,7 @@ describe("model: malformed input", () => {
       ];
       for (const [title, spec, want] of cases) {
         it(title, () => {
-          const trimmed = trimService({ metadata: { name: "x" }, spec: { type: "LoadBalancer", ...spec } } as unknown as ServiceLike) as unknown as Record<string, unknown>;
+          const trimmed = trimService({ metadata: { name: "x" }, spec: { type: "LoadBalancer", ...spec } }) as unknown as Record<string, unknown>;
           assert.deepStrictEqual({ ipFamilies: trimmed.ipFamilies, ipFamilyPolicy: trimmed.ipFamilyPolicy }, { ipFamilies: undefined, ipFamilyPolicy: undefined, ...want });
           assert.equal("ipFamilies" in trimmed, "ipFamilies" in want);
         });
