@@ -20,6 +20,7 @@ const NETWORKS = E2E_NETWORKS.map((network) =>
         subnetworks: [
           ...(network.subnetworks ?? []),
           { name: "v6-subnet", ipCidrRange: "10.131.0.0/20", stackType: "IPV4_IPV6" as const, ipv6AccessType: "EXTERNAL" as const, ipv6CidrRange: "2600:1900:4000:7f3::/64" },
+          { name: "v6-subnet-b", ipCidrRange: "10.132.0.0/20", stackType: "IPV4_IPV6" as const, ipv6AccessType: "EXTERNAL" as const, ipv6CidrRange: "2600:1900:4000:7f4::/64" },
         ],
       }
     : network,
@@ -95,6 +96,24 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
     assert.equal(rule?.properties.backendService, env.gce.listResources().find((resource) => resource.kind === "backendServices" && resource.name === lb)?.properties.selfLink);
     const firewall = env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === `k8s-${lb}-http-hc-ipv6`);
     assert.deepEqual(firewall?.properties.sourceRanges, ["2600:1901:8001::/48", "2600:2d00:1:b029::/64"]);
+  });
+
+  it("moved to another dual-stack subnetwork (dccm.io/ipv6-subnet): the IPv6 address and rule are replaced there, the IPv4 IP stays", async () => {
+    const current = await core.readNamespacedService({ name: "dual", namespace: "default" });
+    await core.replaceNamespacedService({
+      name: "dual",
+      namespace: "default",
+      body: { ...current, metadata: { ...current.metadata, annotations: { ...current.metadata?.annotations, "dccm.io/ipv6-subnet": "v6-subnet-b" } } },
+    });
+    const ips = await eventually("dual's IPv6 IP from v6-subnet-b", async () => {
+      const listed = await ingress();
+      return listed[1]?.startsWith("2600:1900:4000:7f4:") === true ? listed : undefined;
+    });
+    assert.deepEqual(ips, [ipv4, "2600:1900:4000:7f4:0:1::"]);
+    assert.equal(addressOf(lb), ipv4);
+    const rule = env.gce.listResources().find((resource) => resource.kind === "forwardingRules" && resource.name === `${lb}-ipv6`);
+    assert.equal(String(rule?.properties.subnetwork).endsWith("/subnetworks/v6-subnet-b"), true);
+    assert.equal(rule?.properties.ipAddress, ips[1]);
   });
 
   it("a PreferDualStack Service with no dual-stack subnetwork to use serves IPv4 only and gets a Warning IPv6Unavailable", async () => {
