@@ -55,7 +55,9 @@ export function ipv6Obstacle(setup: Ipv6Setup): { field: string; message: string
     return { field: `metadata.annotations[${ANNOTATION_BACKEND}]`, message: "IPv6 needs a backend-service load balancer: target pools are IPv4-only (set backend-service here or config backendMode)" };
   }
   if (setup.scheme === "EXTERNAL" && setup.networkTier === "STANDARD") {
-    // External IPv6 addresses exist in Premium Tier only (cloud.google.com/vpc/docs/ip-addresses, IPv6 addresses).
+    // Google documents IPv6 load balancing in Premium Tier (cloud.google.com/load-balancing/docs/choosing-load-balancer:
+    // "IPv6 termination is available if you configure the load balancer in Premium Tier"); a Standard
+    // tier IPv6 Network Load Balancer is not documented, so it is refused rather than assumed.
     return { field: `metadata.annotations[${ANNOTATION_NETWORK_TIER}]`, message: "IPv6 load balancers are Premium tier only" };
   }
   if (setup.subnetwork === undefined) {
