@@ -1,4 +1,4 @@
-import type { DesiredState } from "../model";
+import { ipv6Name, type DesiredState, type ServiceDesired } from "../model";
 import type { Scope } from "./stack";
 
 /**
@@ -68,15 +68,28 @@ export function declaredResourceIds(desired: DesiredState, scope: Scope): string
   for (const service of desired.services) {
     if (scope.kind === "service" && service.key !== `${scope.namespace}/${scope.name}`) continue;
     const targetPool = service.backend === "target-pool";
-    if (service.userIP === undefined) ids.push(regional("addresses", service.lbName));
+    if (service.userIP === undefined && service.ipv6Only !== true) ids.push(regional("addresses", service.lbName));
     if (service.healthCheck.kind === "dedicated") ids.push(targetPool ? global("httpHealthChecks", service.healthCheck.spec.name) : regional("healthChecks", service.healthCheck.spec.name));
     if (targetPool) ids.push(regional("targetPools", service.lbName));
     for (const frontend of service.frontends) {
       if (!targetPool) ids.push(regional("backendServices", frontend.name));
-      ids.push(regional("forwardingRules", frontend.name));
+      if (service.ipv6Only !== true) ids.push(regional("forwardingRules", frontend.name));
     }
-    ids.push(global("firewalls", service.firewall.name));
-    if (service.healthCheckFirewall !== undefined) ids.push(global("firewalls", service.healthCheckFirewall.name));
+    if (service.ipv6Only !== true) ids.push(global("firewalls", service.firewall.name));
+    if (service.ipv6Only !== true && service.healthCheckFirewall !== undefined) ids.push(global("firewalls", service.healthCheckFirewall.name));
+    if (service.ipv6 !== undefined) ids.push(...ipv6Ids(service, regional, global));
   }
   return ids;
+}
+
+/** The IPv6 half's resources (components/serviceLoadBalancer.ts declareIpv6). */
+function ipv6Ids(service: ServiceDesired, regional: (collection: string, name: string) => string, global: (collection: string, name: string) => string): string[] {
+  const ipv6 = service.ipv6;
+  if (ipv6 === undefined) return [];
+  return [
+    ...(ipv6.userIP === undefined ? [regional("addresses", ipv6Name(service.lbName))] : []),
+    ...service.frontends.map((frontend) => regional("forwardingRules", ipv6Name(frontend.name))),
+    global("firewalls", ipv6.firewall.name),
+    global("firewalls", ipv6.healthCheckFirewall.name),
+  ];
 }

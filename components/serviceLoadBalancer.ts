@@ -1,6 +1,6 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
-import { backendGroupKeys, type FrontendSpec, type ServiceDesired } from "../model";
+import { backendGroupKeys, ipv6Name, type FrontendSpec, type Ipv6Desired, type ServiceDesired } from "../model";
 import { instanceLink } from "./links";
 import { ignoredChanges } from "./ignored";
 import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
@@ -30,6 +30,8 @@ export interface LoadBalancerResources {
   targetPool?: string;
   healthCheck: string;
   firewalls: string[];
+  /** IPv6 Services only: the address `<lb>-ipv6` (unless a user-owned IPv6 loadBalancerIP). */
+  ipv6Address?: string;
 }
 
 /**
@@ -46,22 +48,27 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
     const { service } = args;
     // GCE names are fixed, so a replacement must delete the old resource before creating the new one.
     const children: Children = { name, args, opts: { parent: this, deleteBeforeReplace: true } };
-    const address = declareAddress(children);
+    // A SingleStack IPv6 Service declares no IPv4 address, forwarding rule or firewall.
+    const ipv4 = service.ipv6Only !== true;
+    const address = ipv4 ? declareAddress(children) : undefined;
     const ipAddress: pulumi.Input<string> = address !== undefined ? address.address : (service.userIP ?? "");
     const healthCheck = declareHealthCheck(children);
     const targetPool = service.backend === "target-pool" ? declareTargetPool(children, healthCheck) : undefined;
     const protocols = service.frontends.map((frontend) => frontend.protocol);
-    const frontends = service.frontends.map((frontend) => declareFrontend(children, frontend, protocols, ipAddress, healthCheck, targetPool));
-    const firewalls = declareFirewalls(children);
+    const frontends = service.frontends.map((frontend) => declareFrontend(children, frontend, protocols, ipv4 ? ipAddress : undefined, healthCheck, targetPool));
+    const firewalls = ipv4 ? declareFirewalls(children) : [];
+    const ipv6 = service.ipv6 !== undefined ? declareIpv6(children, service.ipv6, frontends, protocols) : undefined;
 
-    this.ingressIPs = pulumi.all(frontends.map((frontend) => frontend.rule.ipAddress)).apply((ips) => [...new Set(ips)].sort());
+    const rules = [...frontends.flatMap((frontend) => (frontend.rule !== undefined ? [frontend.rule] : [])), ...(ipv6?.rules ?? [])];
+    this.ingressIPs = pulumi.all(rules.map((rule) => rule.ipAddress)).apply(ingressOrder);
     this.resources = {
       ...(address !== undefined ? { address: service.lbName } : {}),
-      forwardingRules: service.frontends.map((frontend) => frontend.name),
-      backendServices: frontends.flatMap((frontend) => (frontend.backendService !== undefined ? [frontend.backendService] : [])),
+      forwardingRules: [...(ipv4 ? service.frontends.map((frontend) => frontend.name) : []), ...(ipv6?.ruleNames ?? [])],
+      backendServices: frontends.flatMap((frontend) => (frontend.backend !== undefined ? [frontend.name] : [])),
       ...(targetPool !== undefined ? { targetPool: service.lbName } : {}),
       healthCheck: service.healthCheck.spec.name,
-      firewalls,
+      firewalls: [...firewalls, ...(ipv6?.firewalls ?? [])],
+      ...(ipv6?.address !== undefined ? { ipv6Address: ipv6.address } : {}),
     };
     this.registerOutputs({ ingressIPs: this.ingressIPs, resources: this.resources });
   }
@@ -125,28 +132,51 @@ function declareTargetPool({ name, args, opts }: Children, healthCheck: pulumi.I
   );
 }
 
-/** One frontend: its forwarding rule, and its backend service unless the load balancer uses a target pool. */
+/**
+ * IPv4 ascending, then IPv6 ascending: status.loadBalancer.ingress lists the IPv4 address first.
+ * An IPv6 rule's IPAddress may read back as its /96 range: the status carries the address.
+ */
+function ingressOrder(ips: string[]): string[] {
+  const unique = [...new Set(ips.map((ip) => ip.replace(/\/\d+$/, "")))];
+  return [...unique.filter((ip) => !ip.includes(":")).sort(), ...unique.filter((ip) => ip.includes(":")).sort()];
+}
+
+/** A frontend as declared: its name, its IPv4 forwarding rule (none for IPv6-only), its backend service (none on a target pool). */
+interface DeclaredFrontend {
+  name: string;
+  protocol: string;
+  rule?: gcp.compute.ForwardingRule;
+  backend?: gcp.compute.RegionBackendService;
+}
+
+/**
+ * The first frontend keeps the bare GCE name whatever its protocol, but its Pulumi name carries
+ * the protocol: a Service switched from TCP to UDP would make the engine create `backend-udp`
+ * (same GCE name) before deleting `backend-tcp`, and GCE answers 409 alreadyExists forever.
+ * Aliasing the other protocol's Pulumi name (only when no frontend of that protocol is still
+ * declared) turns the switch into a change of the same resources.
+ */
+function inheritedProtocols(service: ServiceDesired, frontend: { name: string }, protocols: readonly string[]): string[] {
+  return frontend.name === service.lbName ? otherProtocols(protocols).map((other) => other.toLowerCase()) : [];
+}
+
+/** One frontend: its IPv4 forwarding rule (unless `ipAddress` is undefined), and its backend service unless the load balancer uses a target pool. */
 function declareFrontend(
   children: Children,
   frontend: FrontendSpec,
   protocols: readonly string[],
-  ipAddress: pulumi.Input<string>,
+  ipAddress: pulumi.Input<string> | undefined,
   healthCheck: pulumi.Input<string>,
   targetPool: gcp.compute.TargetPool | undefined,
-): { rule: gcp.compute.ForwardingRule; backendService?: string } {
+): DeclaredFrontend {
   const { name, args, opts } = children;
   const { service, project, region, network } = args;
   const internal = service.scheme === "INTERNAL";
   const suffix = frontend.protocol.toLowerCase();
-  // The first frontend keeps the bare GCE name whatever its protocol, but its Pulumi name carries
-  // the protocol: a Service switched from TCP to UDP would make the engine create `backend-udp`
-  // (same GCE name) before deleting `backend-tcp`, and GCE answers 409 alreadyExists forever.
-  // Aliasing the other protocol's Pulumi name (only when no frontend of that protocol is still
-  // declared) turns the switch into a change of the same resources.
-  const inherited = frontend.name === service.lbName ? otherProtocols(protocols).map((other) => other.toLowerCase()) : [];
+  const inherited = inheritedProtocols(service, frontend, protocols);
   let target: { target: pulumi.Input<string> } | { backendService: pulumi.Input<string> };
   let replaceWith: pulumi.Resource[];
-  let backendService: string | undefined;
+  let backend: gcp.compute.RegionBackendService | undefined;
   if (targetPool !== undefined) {
     target = { target: targetPool.selfLink };
     // A target pool's sessionAffinity and description force its replacement, but a forwarding
@@ -159,11 +189,12 @@ function declareFrontend(
     // `<lb>` (or the user's loadBalancerIP), which outlives the rule.
     replaceWith = [targetPool];
   } else {
-    const backend = declareBackendService(children, frontend, healthCheck, inherited);
-    backendService = frontend.name;
+    backend = declareBackendService(children, frontend, healthCheck, inherited);
     target = { backendService: backend.selfLink };
     replaceWith = [backend];
   }
+  const declared = { name: frontend.name, protocol: frontend.protocol, ...(backend !== undefined ? { backend } : {}) };
+  if (ipAddress === undefined) return declared;
   const rule = new gcp.compute.ForwardingRule(
     `${name}:forwarding-rule-${suffix}`,
     {
@@ -180,7 +211,7 @@ function declareFrontend(
     },
     { ...opts, aliases: inherited.map((other) => ({ name: `${name}:forwarding-rule-${other}` })), replaceWith },
   );
-  return { rule, ...(backendService !== undefined ? { backendService } : {}) };
+  return { ...declared, rule };
 }
 
 /** A frontend's backend service: the Service's backend instance groups behind the health check. */
@@ -226,6 +257,87 @@ function declareFirewalls({ name, args, opts }: Children): string[] {
   if (service.healthCheckFirewall === undefined) return [service.firewall.name];
   firewall(`${name}:hc-firewall`, project, network, service.healthCheckFirewall, opts);
   return [service.firewall.name, service.healthCheckFirewall.name];
+}
+
+/** What the IPv6 half declared: its forwarding rules and their GCE names, its firewalls, its address. */
+interface DeclaredIpv6 {
+  rules: gcp.compute.ForwardingRule[];
+  ruleNames: string[];
+  firewalls: string[];
+  address?: string;
+}
+
+/**
+ * The IPv6 half (docs/ARCHITECTURE.md#service-semantics, "IP families"): an IPv6 address from the
+ * dual-stack subnet, one IPv6 forwarding rule per frontend on the same backend service, and the
+ * IPv6 firewalls (a GCE firewall holds ranges of one family).
+ */
+function declareIpv6(children: Children, ipv6: Ipv6Desired, frontends: DeclaredFrontend[], protocols: readonly string[]): DeclaredIpv6 {
+  const { name, args, opts } = children;
+  const { project, network } = args;
+  const address = ipv6.userIP === undefined ? declareIpv6Address(children, ipv6) : undefined;
+  const ipAddress: pulumi.Input<string> = address?.address ?? ipv6.userIP ?? "";
+  const rules = frontends.map((frontend) => declareIpv6Rule(children, ipv6, frontend, ipAddress, protocols));
+  firewall(`${name}:firewall-ipv6`, project, network, ipv6.firewall, opts);
+  firewall(`${name}:hc-firewall-ipv6`, project, network, ipv6.healthCheckFirewall, opts);
+  return {
+    rules,
+    ruleNames: frontends.map((frontend) => ipv6Name(frontend.name)),
+    firewalls: [ipv6.firewall.name, ipv6.healthCheckFirewall.name],
+    ...(address !== undefined ? { address: ipv6Name(args.service.lbName) } : {}),
+  };
+}
+
+/**
+ * `<lb>-ipv6`: external, a /96 of the subnet's external IPv6 range for a Network Load Balancer
+ * (ipv6EndpointType NETLB, Premium tier); internal, from the subnet's internal IPv6 range, reserved
+ * as SHARED_LOADBALANCER_VIP like the IPv4 one so TCP and UDP rules can share it.
+ */
+function declareIpv6Address({ name, args, opts }: Children, ipv6: Ipv6Desired): gcp.compute.Address {
+  const { service, project, region } = args;
+  const internal = service.scheme === "INTERNAL";
+  return new gcp.compute.Address(
+    `${name}:address-ipv6`,
+    {
+      project,
+      region,
+      name: ipv6Name(service.lbName),
+      description: service.description,
+      addressType: service.scheme,
+      ipVersion: "IPV6",
+      subnetwork: ipv6.subnetwork,
+      ...(internal ? { purpose: "SHARED_LOADBALANCER_VIP" } : { ipv6EndpointType: "NETLB", networkTier: "PREMIUM" }),
+    },
+    opts,
+  );
+}
+
+/** `<frontend>-ipv6`: the frontend's backend service, over IPv6. GCE needs the subnetwork on every IPv6 rule. */
+function declareIpv6Rule(children: Children, ipv6: Ipv6Desired, frontend: DeclaredFrontend, ipAddress: pulumi.Input<string>, protocols: readonly string[]): gcp.compute.ForwardingRule {
+  const { name, args, opts } = children;
+  const { service, project, region, network } = args;
+  const internal = service.scheme === "INTERNAL";
+  const inherited = inheritedProtocols(service, frontend, protocols);
+  const spec = service.frontends.find((candidate) => candidate.name === frontend.name);
+  if (frontend.backend === undefined || spec === undefined) throw new Error(`Service ${service.key}: IPv6 frontend ${frontend.name} has no backend service`);
+  return new gcp.compute.ForwardingRule(
+    `${name}:forwarding-rule-${frontend.protocol.toLowerCase()}-ipv6`,
+    {
+      project,
+      region,
+      name: ipv6Name(frontend.name),
+      description: service.description,
+      ipAddress,
+      ipProtocol: frontend.protocol,
+      ipVersion: "IPV6",
+      loadBalancingScheme: service.scheme,
+      subnetwork: ipv6.subnetwork,
+      ...portFields(spec),
+      ...(internal ? { network, allowGlobalAccess: service.allowGlobalAccess } : { networkTier: "PREMIUM" }),
+      backendService: frontend.backend.selfLink,
+    },
+    { ...opts, aliases: inherited.map((other) => ({ name: `${name}:forwarding-rule-${other}-ipv6` })), replaceWith: [frontend.backend] },
+  );
 }
 
 /** TCP/UDP minus the protocols still declared: the Pulumi names a first frontend may inherit. */

@@ -217,6 +217,8 @@ export class ServiceController {
       if (!(await this.deps.writer.setFinalizer(meta.namespace, meta.name, true))) return { kind: "ok" };
     }
     if (action.changed) await this.deps.events.record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
+    // The Service asked for dual-stack and gets IPv4 only: said on each change, as GCE cannot do it here.
+    if (action.changed && service.ipv6Fallback !== undefined) await this.deps.events.record(target, "Warning", "IPv6Unavailable", service.ipv6Fallback);
     // Ledger before anything is created under the name: without an entry a leak is never provably ours.
     await this.deps.ledger?.record(service.lbName, { key: `${meta.namespace}/${meta.name}`, uid: meta.uid });
     const outcome = await this.deps.runs.up(item.key, sync.scope, record, item.refresh, action.hash);

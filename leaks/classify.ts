@@ -21,6 +21,7 @@
 import {
   clusterDescription,
   instanceGroupIndex,
+  ipv6Name,
   loadBalancerName,
   nodeHealthCheckFirewallName,
   nodeHealthCheckName,
@@ -87,28 +88,33 @@ export interface Leak {
 
 const LB_SHAPE = "a[0-9a-f]{31}";
 /** Load balancer names by the shape of a resource name, per kind (the look-alike rule only). */
+/** `-ipv6` (model/names.ts ipv6Name): the IPv6 twins of forwarding rules, addresses and firewalls. */
 const LB_NAME_SHAPES: Partial<Record<LeakKind, RegExp[]>> = {
-  forwardingRules: [new RegExp(`^(${LB_SHAPE})(?:-tcp|-udp)?$`)],
+  forwardingRules: [new RegExp(`^(${LB_SHAPE})(?:-tcp|-udp)?(?:-ipv6)?$`)],
   backendServices: [new RegExp(`^(${LB_SHAPE})(?:-tcp|-udp)?$`)],
   targetPools: [new RegExp(`^(${LB_SHAPE})$`)],
   healthChecks: [new RegExp(`^(${LB_SHAPE})$`)],
   httpHealthChecks: [new RegExp(`^(${LB_SHAPE})$`)],
-  addresses: [new RegExp(`^(${LB_SHAPE})$`)],
-  firewalls: [new RegExp(`^k8s-fw-(${LB_SHAPE})$`), new RegExp(`^k8s-(${LB_SHAPE})-http-hc$`)],
+  addresses: [new RegExp(`^(${LB_SHAPE})(?:-ipv6)?$`)],
+  firewalls: [new RegExp(`^k8s-fw-(${LB_SHAPE})(?:-ipv6)?$`), new RegExp(`^k8s-(${LB_SHAPE})-http-hc(?:-ipv6)?$`)],
 };
 
-/** Every `kind/name` the resources of one load balancer can have (model/names.ts). */
+/** Every `kind/name` the resources of one load balancer can have (model/names.ts), IPv6 twins included. */
 export function loadBalancerFamily(lb: string): Array<[LeakKind, string]> {
   const protocols = [lb, protocolSuffixedName(lb, "TCP"), protocolSuffixedName(lb, "UDP")];
   return [
     ["addresses", lb],
+    ["addresses", ipv6Name(lb)],
     ...protocols.map((name): [LeakKind, string] => ["forwardingRules", name]),
+    ...protocols.map((name): [LeakKind, string] => ["forwardingRules", ipv6Name(name)]),
     ...protocols.map((name): [LeakKind, string] => ["backendServices", name]),
     ["targetPools", lb],
     ["healthChecks", lb],
     ["httpHealthChecks", lb],
     ["firewalls", trafficFirewallName(lb)],
+    ["firewalls", ipv6Name(trafficFirewallName(lb))],
     ["firewalls", serviceHealthCheckFirewallName(lb)],
+    ["firewalls", ipv6Name(serviceHealthCheckFirewallName(lb))],
   ];
 }
 

@@ -6,6 +6,8 @@ export const ANNOTATION_ILB_GLOBAL_ACCESS = "networking.gke.io/internal-load-bal
 export const ANNOTATION_NETWORK_TIER = "cloud.google.com/network-tier";
 export const ANNOTATION_SOURCE_RANGES = "service.beta.kubernetes.io/load-balancer-source-ranges";
 export const ANNOTATION_BACKEND = "dccm.io/backend";
+/** External load balancers only: the dual-stack subnetwork their IPv6 address comes from. */
+export const ANNOTATION_IPV6_SUBNET = "dccm.io/ipv6-subnet";
 
 export const LABEL_EXCLUDE_FROM_LB = "node.kubernetes.io/exclude-from-external-load-balancers";
 export const TAINT_TO_BE_DELETED = "ToBeDeletedByClusterAutoscaler";

@@ -16,6 +16,14 @@ export function protocolSuffixedName(lbName: string, protocol: string): string {
   return `${lbName}-${protocol.toLowerCase()}`;
 }
 
+/**
+ * The IPv6 twin of a forwarding rule, address or firewall: GCE gives an address, a forwarding rule
+ * and a firewall one IP family each. `-ipv6` is ingress-gce's suffix for its L4 IPv6 resources.
+ */
+export function ipv6Name(name: string): string {
+  return `${name}-ipv6`;
+}
+
 export function trafficFirewallName(lbName: string): string {
   return `k8s-fw-${lbName}`;
 }

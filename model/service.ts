@@ -3,16 +3,19 @@ import {
   ANNOTATION_BACKEND,
   ANNOTATION_ILB_GLOBAL_ACCESS,
   ANNOTATION_ILB_SUBNET,
+  ANNOTATION_IPV6_SUBNET,
   ANNOTATION_LB_TYPE,
   ANNOTATION_LB_TYPE_LEGACY,
   ANNOTATION_NETWORK_TIER,
   ANNOTATION_SOURCE_RANGES,
 } from "./annotations";
-import { healthCheckSpec, HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
+import { healthCheckSpec, HEALTH_CHECK_SOURCE_RANGES, HEALTH_CHECK_SOURCE_RANGES_IPV6 } from "./healthcheck";
+import { readDualSourceRanges, readFamilies, readUserIPs, servedFamilies, type Families, type Served } from "./ipv6";
 import {
   isValidGceName,
   loadBalancerName,
   clusterDescription,
+  ipv6Name,
   nodeHealthCheckName,
   protocolSuffixedName,
   serviceDescription,
@@ -24,7 +27,7 @@ import {
 import { looksLikeIPv6, parseCidr4, parseIPv4 } from "./net";
 import { collapsePortRanges, MAX_FORWARDING_RULE_PORTS } from "./ports";
 import { malformedServiceFields } from "./shape";
-import type { BackendMode, Config, FrontendSpec, HealthCheckRef, InstanceRef, IpProtocol, LbScheme, NetworkTier, Rejection, ServiceDesired, ServiceInfo } from "./types";
+import type { BackendMode, Config, FirewallSpec, FrontendSpec, HealthCheckRef, InstanceRef, IpProtocol, Ipv6Desired, LbScheme, NetworkTier, Rejection, ServiceDesired, ServiceInfo } from "./types";
 
 export interface Backends {
   zones: string[];
@@ -85,16 +88,16 @@ function readGlobalAccess(service: ServiceInfo, problems: Problems): boolean {
   return false;
 }
 
+/** The source ranges as written, and the field they were read from. */
+function rawSourceRanges(service: ServiceInfo): { field: string; raw: string[] } {
+  if (service.loadBalancerSourceRanges.length > 0) return { field: "spec.loadBalancerSourceRanges", raw: service.loadBalancerSourceRanges };
+  const fromAnnotation = annotation(service, ANNOTATION_SOURCE_RANGES);
+  if (fromAnnotation === undefined || fromAnnotation === "") return { field: "spec.loadBalancerSourceRanges", raw: [] };
+  return { field: `metadata.annotations[${ANNOTATION_SOURCE_RANGES}]`, raw: fromAnnotation.split(",") };
+}
+
 function readSourceRanges(service: ServiceInfo, problems: Problems): string[] {
-  let field = "spec.loadBalancerSourceRanges";
-  let raw = service.loadBalancerSourceRanges;
-  if (raw.length === 0) {
-    const fromAnnotation = annotation(service, ANNOTATION_SOURCE_RANGES);
-    if (fromAnnotation !== undefined && fromAnnotation !== "") {
-      field = `metadata.annotations[${ANNOTATION_SOURCE_RANGES}]`;
-      raw = fromAnnotation.split(",");
-    }
-  }
+  const { field, raw } = rawSourceRanges(service);
   if (raw.length === 0) return ["0.0.0.0/0"];
   const ranges = new Set<string>();
   for (const text of raw) {
@@ -117,6 +120,48 @@ function readUserIP(service: ServiceInfo, problems: Problems): string | undefine
     return undefined;
   }
   return value;
+}
+
+/**
+ * The subnetwork the IPv6 half would use: an internal load balancer's own; for an external one
+ * `dccm.io/ipv6-subnet`, else config `subnetwork` (an external IPv6 address comes from a subnet).
+ */
+function readIpv6Subnet(service: ServiceInfo, config: Config, scheme: LbScheme, subnetwork: string | undefined, problems: Problems): string | undefined {
+  const value = annotation(service, ANNOTATION_IPV6_SUBNET);
+  const field = `metadata.annotations[${ANNOTATION_IPV6_SUBNET}]`;
+  if (scheme === "INTERNAL") {
+    if (value !== undefined) problems.add(field, `internal load balancers take their subnetwork from metadata.annotations[${ANNOTATION_ILB_SUBNET}]`);
+    return subnetwork;
+  }
+  if (value !== undefined && !isValidGceName(value)) problems.add(field, `"${value}" is not a valid subnetwork name`);
+  return value ?? config.subnetwork;
+}
+
+interface Addressing {
+  served: Served;
+  sourceRanges: string[];
+  sourceRanges6: string[];
+  userIP?: string;
+  userIP6?: string;
+}
+
+/** Source ranges and loadBalancerIP: read as before for an IPv4 Service, by family once it asks for IPv6. */
+function readAddressing(service: ServiceInfo, families: Families, served: Served, problems: Problems): Addressing {
+  if (!families.ipv6) {
+    const userIP = readUserIP(service, problems);
+    return { served, sourceRanges: readSourceRanges(service, problems), sourceRanges6: [], ...(userIP !== undefined ? { userIP } : {}) };
+  }
+  const { field, raw } = rawSourceRanges(service);
+  const ranges = readDualSourceRanges(field, raw, served, problems);
+  const value = service.loadBalancerIP?.trim();
+  const ips = value === undefined || value === "" ? {} : readUserIPs(value, served, problems);
+  return {
+    served,
+    sourceRanges: ranges.ipv4,
+    sourceRanges6: ranges.ipv6,
+    ...(ips.ipv4 !== undefined ? { userIP: ips.ipv4 } : {}),
+    ...(ips.ipv6 !== undefined ? { userIP6: ips.ipv6 } : {}),
+  };
 }
 
 function isPort(value: number | undefined): value is number {
@@ -207,9 +252,19 @@ function readServiceFields(service: ServiceInfo, config: Config, lbName: string,
     problems.add(`metadata.annotations[${ANNOTATION_ILB_SUBNET}]`, `"${subnetwork}" is not a valid subnetwork name`);
   }
   const allowGlobalAccess = scheme === "INTERNAL" ? readGlobalAccess(service, problems) : false;
-  const sourceRanges = readSourceRanges(service, problems);
-  const userIP = readUserIP(service, problems);
+  const families = readFamilies(service.ipFamilies, service.ipFamilyPolicy, problems);
+  const ipv6Subnet = readIpv6Subnet(service, config, scheme, subnetwork, problems);
+  const served = servedFamilies(families, { scheme, backend, networkTier, subnetwork: ipv6Subnet }, problems);
+  const addressing = readAddressing(service, families, served, problems);
   const frontends = readFrontends(service, lbName, scheme, backend, problems);
+  for (const userIP of [addressing.userIP, addressing.userIP6]) checkSharedUserIP(scheme, userIP, frontends, problems);
+  const affinity = service.sessionAffinity ?? "None";
+  if (affinity !== "None" && affinity !== "ClientIP") problems.add("spec.sessionAffinity", `"${affinity}" is not None or ClientIP`);
+  const healthCheck = readHealthCheck(service, config, lbName, problems);
+  return { scheme, networkTier, backend, subnetwork, ipv6Subnet, allowGlobalAccess, addressing, frontends, affinity, healthCheck };
+}
+
+function checkSharedUserIP(scheme: LbScheme, userIP: string | undefined, frontends: FrontendSpec[], problems: Problems): void {
   if (scheme === "INTERNAL" && userIP !== undefined && frontends.length > 1) {
     // GCE lets several INTERNAL forwarding rules share an IP only through an address reserved with
     // purpose SHARED_LOADBALANCER_VIP (cloud.google.com/load-balancing/docs/internal#multiple-forwarding-rules);
@@ -219,10 +274,6 @@ function readServiceFields(service: ServiceInfo, config: Config, lbName: string,
       `an internal Service with both TCP and UDP ports needs one IP shared by two forwarding rules, which GCE allows only on an address reserved with purpose SHARED_LOADBALANCER_VIP; leave spec.loadBalancerIP unset so that dccm reserves one (got "${userIP}")`,
     );
   }
-  const affinity = service.sessionAffinity ?? "None";
-  if (affinity !== "None" && affinity !== "ClientIP") problems.add("spec.sessionAffinity", `"${affinity}" is not None or ClientIP`);
-  const healthCheck = readHealthCheck(service, config, lbName, problems);
-  return { scheme, networkTier, backend, subnetwork, allowGlobalAccess, sourceRanges, userIP, frontends, affinity, healthCheck };
 }
 
 export function serviceDesired(service: ServiceInfo, config: Config, backends: Backends): ServiceOutcome {
@@ -231,8 +282,9 @@ export function serviceDesired(service: ServiceInfo, config: Config, backends: B
   const key = serviceKey(service.namespace, service.name);
   const problems = new Problems(key);
   const lbName = loadBalancerName(service.uid);
-  const { scheme, networkTier, backend, subnetwork, allowGlobalAccess, sourceRanges, userIP, frontends, affinity, healthCheck } = readServiceFields(service, config, lbName, problems);
+  const { scheme, networkTier, backend, subnetwork, ipv6Subnet, allowGlobalAccess, addressing, frontends, affinity, healthCheck } = readServiceFields(service, config, lbName, problems);
   if (problems.list.length > 0) return { ok: false, rejections: problems.list };
+  const { served, sourceRanges, userIP } = addressing;
 
   const description = serviceDescription(key);
   const desired: ServiceDesired = {
@@ -275,6 +327,49 @@ export function serviceDesired(service: ServiceInfo, config: Config, backends: B
       : {}),
     backendZones: backend === "backend-service" ? [...backends.zones] : [],
     backendInstances: backend === "target-pool" ? backends.instances.map((i) => ({ ...i })) : [],
+    ...(served.ipv6 && ipv6Subnet !== undefined ? { ipv6: ipv6Desired(firewallBasis(lbName, description, config, frontends, healthCheck), ipv6Subnet, addressing) } : {}),
+    ...(served.ipv6 && !served.ipv4 ? { ipv6Only: true } : {}),
+    ...(served.fallback !== undefined ? { ipv6Fallback: served.fallback } : {}),
   };
   return { ok: true, desired };
+}
+
+/** What the IPv6 firewalls are derived from. */
+interface FirewallBasis {
+  lbName: string;
+  description: string;
+  targetTags: string[];
+  allows: FirewallSpec["allows"];
+  healthCheckPort: number;
+}
+
+function firewallBasis(lbName: string, description: string, config: Config, frontends: FrontendSpec[], healthCheck: HealthCheckRef): FirewallBasis {
+  return {
+    lbName,
+    description,
+    targetTags: [...config.nodeTags],
+    allows: frontends.map((frontend) => ({ protocol: frontend.protocol.toLowerCase(), ports: collapsePortRanges(frontend.ports) })),
+    healthCheckPort: healthCheck.spec.port,
+  };
+}
+
+/**
+ * The IPv6 half: its own firewalls, since a GCE firewall holds ranges of one family. The health
+ * checkers reach the health check's port (the shared check's 10256 too) from Google's IPv6 ranges,
+ * which the cluster stack's IPv4 firewall cannot hold: one per IPv6 Service, deleted with it.
+ */
+function ipv6Desired(basis: FirewallBasis, subnetwork: string, addressing: Addressing): Ipv6Desired {
+  const { lbName, description, targetTags, allows } = basis;
+  return {
+    subnetwork,
+    ...(addressing.userIP6 !== undefined ? { userIP: addressing.userIP6 } : {}),
+    firewall: { name: ipv6Name(trafficFirewallName(lbName)), description, sourceRanges: addressing.sourceRanges6, targetTags, allows },
+    healthCheckFirewall: {
+      name: ipv6Name(serviceHealthCheckFirewallName(lbName)),
+      description,
+      sourceRanges: [...HEALTH_CHECK_SOURCE_RANGES_IPV6],
+      targetTags: [...targetTags],
+      allows: [{ protocol: "tcp", ports: [String(basis.healthCheckPort)] }],
+    },
+  };
 }

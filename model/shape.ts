@@ -101,6 +101,8 @@ function checkFields(service: ServiceInfo, checker: Checker): void {
   checker.check("spec.loadBalancerIP", service.loadBalancerIP, "a string", true);
   checker.array("spec.loadBalancerSourceRanges", service.loadBalancerSourceRanges, (field, range) => checker.check(field, range, "a string"));
   checker.check("spec.sessionAffinity", service.sessionAffinity, "a string", true);
+  if (service.ipFamilies !== undefined) checker.array("spec.ipFamilies", service.ipFamilies, (field, family) => checker.check(field, family, "a string"));
+  checker.check("spec.ipFamilyPolicy", service.ipFamilyPolicy, "a string", true);
 }
 
 /** The one rejection of a malformed Service, or undefined when every field serviceDesired reads has its type. */

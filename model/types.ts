@@ -43,6 +43,13 @@ export interface ServiceInfo {
   loadBalancerIP?: string;
   loadBalancerSourceRanges: string[];
   sessionAffinity?: string;
+  /**
+   * spec.ipFamilies and spec.ipFamilyPolicy, set only when they differ from `["IPv4"]` /
+   * `SingleStack` (watcher/trim.ts): absent, a Service is IPv4 single-stack, so the snapshots of
+   * IPv4 Services are what they were before dccm read these fields.
+   */
+  ipFamilies?: string[];
+  ipFamilyPolicy?: string;
   /** metadata.deletionTimestamp is set. */
   deleting: boolean;
 }
@@ -164,6 +171,18 @@ export interface FrontendSpec {
   portSelection: { kind: "ports"; ports: string[] } | { kind: "range"; portRange: string } | { kind: "all" };
 }
 
+/** The IPv6 half of a load balancer (docs/ARCHITECTURE.md#service-semantics, "IP families"). */
+export interface Ipv6Desired {
+  /** The dual-stack subnetwork the IPv6 address and forwarding rules come from. */
+  subnetwork: string;
+  /** When set, a user-owned static IPv6 address: used, never reserved nor released by us. */
+  userIP?: string;
+  /** The IPv6 traffic firewall: a GCE firewall holds ranges of one family only. */
+  firewall: FirewallSpec;
+  /** Opens the health check's port to Google's IPv6 health checkers. */
+  healthCheckFirewall: FirewallSpec;
+}
+
 export interface HealthCheckRef {
   /** `shared` is the cluster stack's node health check; `dedicated` belongs to this Service. */
   kind: "shared" | "dedicated";
@@ -202,6 +221,15 @@ export interface ServiceDesired {
   backendGroups?: GroupRef[];
   /** Backend instances (target-pool mode), sorted by zone then name. */
   backendInstances: InstanceRef[];
+  /** Set when the load balancer serves IPv6: its IPv6 address, forwarding rules and firewalls. */
+  ipv6?: Ipv6Desired;
+  /**
+   * Set (true) for a SingleStack IPv6 Service: no IPv4 address, forwarding rule or firewall is
+   * declared (`firewall` and `healthCheckFirewall` are then unused).
+   */
+  ipv6Only?: boolean;
+  /** Why a PreferDualStack Service serves IPv4 only: told as a Warning event on each change. */
+  ipv6Fallback?: string;
 }
 
 export interface Rejection {

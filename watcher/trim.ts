@@ -40,6 +40,8 @@ export interface ServiceLike {
     loadBalancerIP?: string;
     loadBalancerSourceRanges?: string[];
     sessionAffinity?: string;
+    ipFamilies?: string[];
+    ipFamilyPolicy?: string;
   };
 }
 
@@ -117,7 +119,25 @@ export function trimService(service: ServiceLike): ServiceInfo {
     ...(isSet(spec.loadBalancerIP) ? { loadBalancerIP: asWritten<string>(spec.loadBalancerIP) } : {}),
     loadBalancerSourceRanges: mapList(spec.loadBalancerSourceRanges, (range) => asWritten<string>(range)),
     ...(isSet(spec.sessionAffinity) ? { sessionAffinity: asWritten<string>(spec.sessionAffinity) } : {}),
+    ...ipFamilyFields(spec),
     deleting: isSet(meta.deletionTimestamp),
+  };
+}
+
+/**
+ * spec.ipFamilies and spec.ipFamilyPolicy, left out when they say IPv4 SingleStack (what the
+ * apiserver writes on every Service of an IPv4 cluster): the trimmed copies, and so the stack
+ * hashes, of IPv4 Services stay what they were before dccm read these fields.
+ */
+function ipFamilyFields(spec: NonNullable<ServiceLike["spec"]>): Pick<ServiceInfo, "ipFamilies" | "ipFamilyPolicy"> {
+  const families: unknown = spec.ipFamilies;
+  const policy: unknown = spec.ipFamilyPolicy;
+  const plainFamilies = !isSet(families) || (Array.isArray(families) && families.length === 1 && families[0] === "IPv4");
+  const plainPolicy = !isSet(policy) || policy === "SingleStack";
+  if (plainFamilies && plainPolicy) return {};
+  return {
+    ...(isSet(families) ? { ipFamilies: mapList(spec.ipFamilies, (family) => asWritten<string>(family)) } : {}),
+    ...(isSet(policy) ? { ipFamilyPolicy: asWritten<string>(policy) } : {}),
   };
 }
 

@@ -13,7 +13,22 @@ import { type FaultOperation, GceError, type GceState, type InstanceSpec, notFou
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** The fields of a Compute Address the REST insert takes (addresses resource reference). */
-const ADDRESS_FIELDS = ["kind", "name", "description", "address", "addressType", "networkTier", "network", "subnetwork", "purpose", "ipVersion", "prefixLength", "labels", "region"];
+const ADDRESS_FIELDS = [
+  "kind",
+  "name",
+  "description",
+  "address",
+  "addressType",
+  "networkTier",
+  "network",
+  "subnetwork",
+  "purpose",
+  "ipVersion",
+  "ipv6EndpointType",
+  "prefixLength",
+  "labels",
+  "region",
+];
 const DEFAULT_MAX_RESULTS = 500;
 
 /** One row of GET /emulator/resources. */

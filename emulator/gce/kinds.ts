@@ -734,8 +734,22 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
       if (!internalAddress && purpose !== undefined && ["GCE_ENDPOINT", "SHARED_LOADBALANCER_VIP", "DNS_RESOLVER"].includes(purpose)) {
         fail("purpose", `Invalid value for field 'resource.purpose': '${purpose}'. Purpose ${purpose} is only valid for an INTERNAL address.`);
       }
-      if (!internalAddress && present("subnetwork")) {
+      // ...except an external IPv6 address, which is a /96 of its dual-stack subnetwork's external
+      // IPv6 range, for a VM or a Network Load Balancer (addresses reference, ipv6EndpointType;
+      // terraform-provider-google google_compute_address docs, ipv6_endpoint_type: "VM or NETLB").
+      const ipv6 = known("ipVersion") === "IPV6";
+      if (!internalAddress && !ipv6 && present("subnetwork")) {
         fail("subnetwork", `Invalid value for field 'resource.subnetwork': '${String(known("subnetwork") ?? "")}'. A subnetwork can only be specified for an INTERNAL address.`);
+      }
+      oneOf("ipv6EndpointType", ["VM", "NETLB"]);
+      if (!internalAddress && ipv6 && !present("ipv6EndpointType")) {
+        fail("ipv6EndpointType", "Invalid value for field 'resource.ipv6EndpointType': ''. An EXTERNAL IPv6 address must specify its endpoint type, VM or NETLB.");
+      }
+      if (internalAddress && present("ipv6EndpointType")) {
+        fail(
+          "ipv6EndpointType",
+          `Invalid value for field 'resource.ipv6EndpointType': '${String(known("ipv6EndpointType") ?? "")}'. An endpoint type can only be specified for an EXTERNAL IPv6 address.`,
+        );
       }
       const tier = str("networkTier");
       if (internalAddress && tier !== undefined && tier !== "PREMIUM") {
@@ -795,6 +809,13 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
       // field for internal load balancing".
       if (props.allowGlobalAccess === true && (scheme ?? "EXTERNAL") !== "INTERNAL") {
         fail("allowGlobalAccess", `Invalid value for field 'resource.allowGlobalAccess': 'true'. Global access is only supported for INTERNAL forwarding rules.`);
+      }
+      oneOf("ipVersion", ["IPV4", "IPV6"]);
+      // Target pool-based external passthrough Network Load Balancers "support only IPv4 traffic"
+      // (cloud.google.com/load-balancing/docs/network/networklb-target-pools); IPv6 needs a backend
+      // service (.../network/networklb-backend-service). GCE's own message is not known: ours.
+      if (known("ipVersion") === "IPV6" && present("target")) {
+        fail("target", "Invalid value for field 'resource.target': an IPv6 forwarding rule cannot point at a target pool: target pool-based load balancers support IPv4 only.");
       }
       str("ipAddress");
       str("backendService");
@@ -961,6 +982,14 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
       int("priority", 0, 65535);
       cidrs("sourceRanges");
       cidrs("destinationRanges");
+      // cloud.google.com/firewall/docs/using-firewalls: "A firewall rule can contain either IPv4 or
+      // IPv6 ranges, but not both." (GCE's own message is not known: this text is ours.)
+      for (const field of ["sourceRanges", "destinationRanges"]) {
+        const families = new Set((strList(field) ?? []).filter(isCidr).map((c) => net.isIP(c.split("/")[0] ?? "")));
+        if (families.size > 1) {
+          fail(field, `Invalid value for field 'resource.${field}': a firewall rule can contain either IPv4 or IPv6 ranges, but not both.`);
+        }
+      }
       strList("sourceTags");
       strList("targetTags");
       break;

@@ -179,7 +179,14 @@ export interface SubnetworkSpec {
   readonly region?: string;
   /** The primary IPv4 range, `10.128.0.0/20`. */
   readonly ipCidrRange: string;
-  /** An internal IPv6 range (dual-stack subnet), `fd20:0:0:0::/64`. */
+  /**
+   * IPV4_IPV6: a dual-stack subnet (subnetworks resource reference, stackType), whose IPv6 range is
+   * external or internal by `ipv6AccessType` and is `ipv6CidrRange` (a /64: GCE picks it, a test
+   * names it). Default IPV4_ONLY: no IPv6 address or forwarding rule comes from it.
+   */
+  readonly stackType?: "IPV4_ONLY" | "IPV4_IPV6";
+  readonly ipv6AccessType?: "EXTERNAL" | "INTERNAL";
+  /** The subnet's IPv6 /64 (dual-stack only): external `2600:1900:4000:7f3::/64`, internal `fd20:0:0:1::/64`. */
   readonly ipv6CidrRange?: string;
 }
 
@@ -210,7 +217,49 @@ interface StoredSubnetwork {
   readonly network: string;
   readonly ipCidrRange: string;
   readonly ipv6CidrRange: string | undefined;
+  readonly ipv6AccessType: "EXTERNAL" | "INTERNAL" | undefined;
   readonly pool: IpPool;
+}
+
+/** The eight 16-bit groups of an IPv6 address, `::` expanded (callers pass what net.isIP calls IPv6). */
+function ipv6Groups(ip: string): number[] {
+  const [head = "", tail] = ip.split("::");
+  const part = (text: string): number[] => (text === "" ? [] : text.split(":").map((group) => parseInt(group, 16)));
+  const first = part(head);
+  const last = tail === undefined ? [] : part(tail);
+  return [...first, ...Array<number>(8 - first.length - last.length).fill(0), ...last];
+}
+
+/** RFC 5952 text of an IPv6 address, as GCE returns it: Node's URL parser writes that form. */
+function canonicalIPv6(ip: string): string {
+  return new URL(`http://[${ip}]`).hostname.slice(1, -1);
+}
+
+/** Whether an IPv6 address lies in an IPv6 range `base/bits`. */
+function inRange6(ip: string, cidr: string): boolean {
+  const [base, bits] = cidr.split("/");
+  if (net.isIP(ip) !== 6 || base === undefined || net.isIP(base) !== 6) {
+    return false;
+  }
+  const value = (groups: number[]): bigint => groups.reduce((acc, group) => (acc << 16n) | BigInt(group), 0n);
+  const shift = BigInt(128 - Number(bits));
+  return value(ipv6Groups(ip)) >> shift === value(ipv6Groups(base)) >> shift;
+}
+
+/**
+ * A /96 of a subnet's /64 not in use: an IPv6 address reserved for (or an ephemeral one of) a
+ * forwarding rule is a /96 range, named by its first address (addresses reference, prefixLength:
+ * "the prefix length of the IPv6 range"; a NetLB address is a /96).
+ */
+function allocateIPv6(subnet: StoredSubnetwork, inUse: ReadonlySet<string>): string {
+  const base = ipv6Groups((subnet.ipv6CidrRange ?? "::/64").split("/")[0] ?? "::").slice(0, 4);
+  for (let n = 1; n < 0x10000; n++) {
+    const ip = canonicalIPv6([...base, 0, n, 0, 0].map((group) => group.toString(16)).join(":"));
+    if (!inUse.has(ip)) {
+      return ip;
+    }
+  }
+  throw new GceError(400, `IP space of subnetwork ${subnet.name} is exhausted`, "ipSpaceExhausted");
 }
 
 /** The usable addresses of a subnet range: GCE reserves the first two and the last two. */
@@ -390,13 +439,19 @@ export class GceState {
       if (!isCidr(sub.ipCidrRange) || net.isIP(sub.ipCidrRange.split("/")[0] ?? "") !== 4) {
         throw new Error(`putNetwork: subnetwork ${sub.name} needs an IPv4 ipCidrRange, got ${sub.ipCidrRange}`);
       }
+      const dualStack = sub.stackType === "IPV4_IPV6";
+      const v6 = sub.ipv6CidrRange;
+      if (dualStack !== (sub.ipv6AccessType !== undefined && v6 !== undefined) || (v6 !== undefined && (!isCidr(v6) || net.isIP(v6.split("/")[0] ?? "") !== 6 || !v6.endsWith("/64")))) {
+        throw new Error(`putNetwork: subnetwork ${sub.name}: a dual-stack subnet (stackType IPV4_IPV6) needs an ipv6AccessType and an IPv6 /64 ipv6CidrRange, and only it has them`);
+      }
       this.subnetworks.set(`${project}/${region}/${sub.name}`, {
         project,
         region,
         name: sub.name,
         network: networkLink,
         ipCidrRange: sub.ipCidrRange,
-        ipv6CidrRange: sub.ipv6CidrRange,
+        ipv6CidrRange: v6,
+        ipv6AccessType: sub.ipv6AccessType,
         pool: new IpPool(`subnetwork ${sub.name}`, [usableRange(sub.ipCidrRange)]),
       });
     }
@@ -459,6 +514,75 @@ export class GceState {
       );
     }
     return [...this.subnetworks.values()].find((s) => s.network === networkLink && s.region === key.scope);
+  }
+
+  /**
+   * The dual-stack subnetwork an IPv6 address or forwarding rule comes from: it must be named
+   * (GCE's message for a rule, verbatim from hashicorp/terraform-provider-google#18407: "Subnetwork
+   * or Ip Collection must be specified for IPv6 forwarding rules."), be dual-stack (subnetworks
+   * reference: stackType IPV4_IPV6), and its ipv6AccessType must be the scheme's: external IPv6
+   * addresses and rules come from an EXTERNAL range, internal ones from an INTERNAL range
+   * (cloud.google.com/vpc/docs/subnets, "IPv6 access type"). The last two texts are ours.
+   */
+  private dualStackSubnet(props: JsonObject, internal: boolean, what: "address" | "forwarding rule"): StoredSubnetwork {
+    const sub = this.requireSubnetwork(props.subnetwork, props.network);
+    if (sub === undefined) {
+      const message = what === "address" ? "An IPv6 address must specify a subnetwork." : "Subnetwork or Ip Collection must be specified for IPv6 forwarding rules.";
+      throw new GceError(400, `Invalid value for field 'resource.subnetwork': ''. ${message}`, "invalid");
+    }
+    const access = internal ? "INTERNAL" : "EXTERNAL";
+    const link = String(props.subnetwork);
+    if (sub.ipv6AccessType === undefined) {
+      throw new GceError(400, `Invalid value for field 'resource.subnetwork': '${link}'. Subnetwork '${sub.name}' has no IPv6 range (stackType IPV4_ONLY).`, "invalid");
+    }
+    if (sub.ipv6AccessType !== access) {
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.subnetwork': '${link}'. An ${access} IPv6 ${what} needs a subnetwork with ipv6AccessType ${access}; '${sub.name}' has ${sub.ipv6AccessType}.`,
+        "invalid",
+      );
+    }
+    return sub;
+  }
+
+  /** An IPv6 address: a /96 of the subnet's range, or the one named, which must lie in it. */
+  private materializeIpv6Address(key: ResourceKey, props: JsonObject, prev: StoredResource | undefined): void {
+    const subnet = this.dualStackSubnet(props, props.addressType === "INTERNAL", "address");
+    if (props.address === undefined) {
+      props.address = prev?.properties.address ?? allocateIPv6(subnet, this.ipsInUse(prev === undefined ? undefined : key));
+      return;
+    }
+    if (typeof props.address !== "string" || net.isIP(props.address) !== 6 || !inRange6(props.address, subnet.ipv6CidrRange ?? "")) {
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.address': '${String(props.address)}'. The specified IP address is not within the subnetwork's IPv6 range ${subnet.ipv6CidrRange ?? ""}.`,
+        "invalid",
+      );
+    }
+    props.address = canonicalIPv6(props.address);
+  }
+
+  /**
+   * An IPv6 forwarding rule's IP: its reserved IPv6 address, an IPv6 literal (checked like any IP
+   * by requireUsableIp), or an ephemeral /96 of its dual-stack subnet.
+   */
+  private ipv6RuleAddress(key: ResourceKey, props: JsonObject, prev: StoredResource | undefined): StoredSubnetwork {
+    const subnet = this.dualStackSubnet(props, String(props.loadBalancingScheme ?? "EXTERNAL").startsWith("INTERNAL"), "forwarding rule");
+    const ip = props.ipAddress;
+    if (typeof ip === "string" && net.isIP(ip) === 0) {
+      const resolved = this.resolveAddress(ip);
+      if (resolved === undefined) {
+        const addrKey = this.keyOfPath(ip);
+        throw notFound(addrKey === undefined ? ip : this.path(addrKey));
+      }
+      props.ipAddress = resolved;
+    } else if (ip === undefined) {
+      props.ipAddress = prev?.properties.ipAddress ?? allocateIPv6(subnet, this.ipsInUse(prev === undefined ? undefined : key));
+    }
+    if (typeof props.ipAddress === "string" && net.isIP(props.ipAddress) !== 6) {
+      throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${props.ipAddress}'. An IPv6 forwarding rule needs an IPv6 address.`, "invalid");
+    }
+    return subnet;
   }
 
   // ---- addressing --------------------------------------------------------------------------
@@ -1063,8 +1187,9 @@ export class GceState {
         if (!internal) {
           throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${ip}'. Invalid IP address specified.`, "invalid");
         }
-        if (subnet !== undefined && !inRange(ip, subnet.ipCidrRange)) {
-          throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${ip}'. The specified IP address is not within the subnetwork's range ${subnet.ipCidrRange}.`, "invalid");
+        const range = net.isIP(ip) === 6 ? (subnet?.ipv6CidrRange ?? "") : subnet?.ipCidrRange;
+        if (subnet !== undefined && range !== undefined && !(net.isIP(ip) === 6 ? inRange6(ip, range) : inRange(ip, range))) {
+          throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${ip}'. The specified IP address is not within the subnetwork's range ${range}.`, "invalid");
         }
       } else {
         const addressType = reserved.properties.addressType ?? "EXTERNAL";
@@ -1316,6 +1441,10 @@ export class GceState {
     switch (key.kind) {
       case "addresses": {
         this.requireNetwork(props.network);
+        if (props.ipVersion === "IPV6") {
+          this.materializeIpv6Address(key, props, prev);
+          break;
+        }
         const internal = props.addressType === "INTERNAL";
         const subnet = internal ? this.internalSubnet(key, props, "address") : this.requireSubnetwork(props.subnetwork, props.network);
         if (props.address === undefined) {
@@ -1333,10 +1462,19 @@ export class GceState {
         this.requireNetwork(props.network);
         const scheme = typeof props.loadBalancingScheme === "string" ? props.loadBalancingScheme : "EXTERNAL";
         const internal = scheme.startsWith("INTERNAL");
+        const ip = props.ipAddress;
+        if (props.ipVersion === "IPV6") {
+          const subnet = this.ipv6RuleAddress(key, props, prev);
+          this.requireSameScheme(props);
+          this.requireNoPortConflict(key, props);
+          if (prev === undefined || prev.properties.ipAddress !== props.ipAddress) {
+            this.requireUsableIp(key, props, scheme, subnet, ip === undefined);
+          }
+          break;
+        }
         const subnet = internal ? this.internalSubnet(key, props, "IPAddress") : this.requireSubnetwork(props.subnetwork, props.network);
         this.requireSameScheme(props);
         this.requireNoPortConflict(key, props);
-        const ip = props.ipAddress;
         if (typeof ip === "string" && net.isIP(ip) === 0) {
           const resolved = this.resolveAddress(ip);
           if (resolved === undefined) {

@@ -3,7 +3,7 @@
 // their specs) and the Pulumi inputs the components declare for them. Every value is written out
 // here as docs/ARCHITECTURE.md (#names, #service-semantics) gives it; nothing is computed with the code under test.
 
-import type { ClusterDesired, Config, FirewallSpec, HttpHealthCheckSpec, InstanceGroupSpec, NodeInfo, RouteSpec, ServiceDesired, ServiceInfo } from "../../model/types";
+import type { ClusterDesired, Config, FirewallSpec, HttpHealthCheckSpec, InstanceGroupSpec, Ipv6Desired, NodeInfo, RouteSpec, ServiceDesired, ServiceInfo } from "../../model/types";
 
 // ---- Labels ------------------------------------------------------------------------------------------
 
@@ -65,6 +65,28 @@ export function healthCheckFirewall(name: string, port: number, description: str
 /** The traffic firewall k8s-fw-<lb> of the Service `key`, on the node tag. */
 export function serviceFirewall(key: string, lb: string, sourceRanges: string[], allows: FirewallSpec["allows"]): FirewallSpec {
   return { name: `k8s-fw-${lb}`, description: describedBy(key), sourceRanges, targetTags: ["k8s-node"], allows };
+}
+
+/** Google's IPv6 health-checker ranges (external passthrough, then internal passthrough), as the model sorts them. */
+export const HC_RANGES_IPV6 = ["2600:1901:8001::/48", "2600:2d00:1:b029::/64"];
+
+/**
+ * The IPv6 half of the Service `key`: k8s-fw-<lb>-ipv6 open to `sourceRanges` for `allows`, and
+ * k8s-<lb>-http-hc-ipv6 opening TCP `hcPort` to Google's IPv6 health checkers, on the node tag.
+ */
+export function ipv6Half(key: string, lb: string, subnetwork: string, sourceRanges: string[], allows: FirewallSpec["allows"], hcPort: number, userIP?: string): Ipv6Desired {
+  return {
+    subnetwork,
+    ...(userIP !== undefined ? { userIP } : {}),
+    firewall: { name: `k8s-fw-${lb}-ipv6`, description: describedBy(key), sourceRanges, targetTags: ["k8s-node"], allows },
+    healthCheckFirewall: {
+      name: `k8s-${lb}-http-hc-ipv6`,
+      description: describedBy(key),
+      sourceRanges: HC_RANGES_IPV6,
+      targetTags: ["k8s-node"],
+      allows: [{ protocol: "tcp", ports: [String(hcPort)] }],
+    },
+  };
 }
 
 /** The cluster's shared node health check k8s-<clusterId>-node on 10256. */

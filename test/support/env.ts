@@ -10,7 +10,7 @@ import pino from "pino";
 import type { DaemonOptions } from "../../daemon/daemon";
 import type { Config } from "../../model";
 import { pluginBinDir, startGceEmulator, type GceEmulator, type GceEmulatorOptions, type NetworkSpec } from "../../emulator/gce";
-import { startKube, type KubeEnv } from "./kube";
+import { startKube, type KubeEnv, type StartKubeOptions } from "./kube";
 import { requireTestenvBinary, testenvBinDir } from "./testenv-paths";
 
 export interface TestEnv {
@@ -79,14 +79,14 @@ export const E2E_NETWORKS: readonly NetworkSpec[] = [
   },
 ];
 
-export async function startTestEnv(opts: { gce?: GceEmulatorOptions; withKube?: boolean } = {}): Promise<TestEnv> {
+export async function startTestEnv(opts: { gce?: GceEmulatorOptions; withKube?: boolean; kube?: StartKubeOptions } = {}): Promise<TestEnv> {
   requireTestenvBinary("pulumi");
   requireTestenvBinary("pulumi-language-nodejs");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-e2e-"));
   const gce = await startGceEmulator({ networks: E2E_NETWORKS, instanceNetwork: "k8s-net", ...opts.gce });
   let kube: KubeEnv | undefined;
   try {
-    if (opts.withKube !== false) kube = await startKube();
+    if (opts.withKube !== false) kube = await startKube(opts.kube);
   } catch (error) {
     await gce.stop();
     throw error;

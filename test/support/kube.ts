@@ -31,6 +31,12 @@ export interface StartKubeOptions {
   readonly readyTimeoutMs?: number;
   /** Extra kube-apiserver flags, appended last (so they override the defaults). */
   readonly extraApiServerArgs?: readonly string[];
+  /**
+   * A second, IPv6 Service range (`fd00:10:96::/112`): the cluster becomes dual-stack, so the
+   * apiserver accepts Services with `ipFamilyPolicy` PreferDualStack / RequireDualStack or an IPv6
+   * family. Unset: IPv4 only, and such Services are refused (or, PreferDualStack, left IPv4).
+   */
+  readonly serviceIPv6Range?: string;
   /** Keep the temporary directory after stop() (for debugging a failing test). Default false. */
   readonly keepDataDir?: boolean;
 }
@@ -148,7 +154,9 @@ export async function startKube(opts: StartKubeOptions = {}): Promise<KubeEnv> {
         "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
         `--service-account-key-file=${pki.saPublicKey}`,
         `--service-account-signing-key-file=${pki.saPrivateKey}`,
-        "--service-cluster-ip-range=10.96.0.0/16",
+        // Dual-stack needs nothing more of the apiserver than a range per family (IPv4 first, so
+        // IPv4 stays the primary family and single-stack Services are what they were).
+        `--service-cluster-ip-range=10.96.0.0/16${opts.serviceIPv6Range !== undefined ? `,${opts.serviceIPv6Range}` : ""}`,
         // ServiceAccount admission only matters for Pods and wants the token controller we do
         // not run; these tests create Services, Nodes, Events, Leases and ConfigMaps.
         "--disable-admission-plugins=ServiceAccount",

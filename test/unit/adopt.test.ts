@@ -222,6 +222,36 @@ describe("components: declaredResourceIds and the adoption transformation (Pulum
     });
   }
 
+  // IPv6 halves: dual-stack external with its own address, IPv6-only internal (ETP Local, two protocols), a user-owned IPv6 IP.
+  const ipv6 = desiredState(
+    {
+      ...SNAPSHOT,
+      services: [
+        lbService("default", "dual", "55555555-eeee-4eee-8eee-555555555555", { ipFamilies: ["IPv4", "IPv6"], ipFamilyPolicy: "RequireDualStack" }),
+        lbService("default", "v6", "66666666-ffff-4fff-8fff-666666666666", {
+          ipFamilies: ["IPv6"],
+          annotations: { "networking.gke.io/load-balancer-type": "Internal" },
+          externalTrafficPolicy: "Local",
+          healthCheckNodePort: 31000,
+          ports: [
+            { protocol: "TCP", port: 53 },
+            { protocol: "UDP", port: 53 },
+          ],
+        }),
+        lbService("default", "fixed6", "77777777-1111-4111-8111-777777777777", { ipFamilies: ["IPv4", "IPv6"], ipFamilyPolicy: "PreferDualStack", loadBalancerIP: "2001:db8::5" }),
+      ],
+    },
+    CONFIG,
+  );
+  for (const name of ["dual", "v6", "fixed6"]) {
+    it(`declaredResourceIds is exactly what the program registers for IPv6, scope ${name}`, async () => {
+      assert.deepEqual(ipv6.rejected, []);
+      const scope: Scope = { kind: "service", namespace: "default", name };
+      const { ids } = await registeredIds(ipv6, scope, new Set());
+      assert.deepEqual([...declaredResourceIds(ipv6, scope)].sort(), ids);
+    });
+  }
+
   it("gives the import option to exactly the children whose ID is adopted, and previews a promoted rule on its IP", async () => {
     const imports = new Set([`${R}/targetPools/${LB.web}`, `${G}/firewalls/k8s-fw-${LB.web}`, `${R}/forwardingRules/${LB.ilb}`, `${G}/routes/not-declared`]);
     const { imported, ruleIps } = await registeredIds(desired, { kind: "service", namespace: "default", name: "web" }, imports, new Map([[`${R}/forwardingRules/${LB.web}`, "34.0.0.1"]]));

@@ -20,6 +20,7 @@ import {
   healthCheckFirewall,
   httpHealthCheck,
   IG_A,
+  ipv6Half,
   IG_B,
   instanceGroupInputs,
   instanceUrl,
@@ -40,12 +41,15 @@ import {
 const MOCK_LINK = "https://mock.test";
 const EXTERNAL_IP = "198.51.100.5";
 const INTERNAL_IP = "10.10.0.5";
+const EXTERNAL_IPV6 = "2600:1900:4000:7f3::";
+const INTERNAL_IPV6 = "fd20:0:0:1::";
 
 /** Deterministic provider: ids and self links from the type and GCE name; reserved addresses get a fixed IP. */
 function mockState(type: string, inputs: Record<string, unknown>): { id: string; state: Record<string, unknown> } {
   const name = typeof inputs.name === "string" ? inputs.name : "";
   const state: Record<string, unknown> = { ...inputs, selfLink: `${MOCK_LINK}/${type}/${name}` };
-  if (type === "gcp:compute/address:Address") state.address = inputs.addressType === "INTERNAL" ? INTERNAL_IP : EXTERNAL_IP;
+  if (type === "gcp:compute/address:Address" && inputs.ipVersion === "IPV6") state.address = inputs.addressType === "INTERNAL" ? INTERNAL_IPV6 : EXTERNAL_IPV6;
+  else if (type === "gcp:compute/address:Address") state.address = inputs.addressType === "INTERNAL" ? INTERNAL_IP : EXTERNAL_IP;
   return { id: `${type}/${name}`, state };
 }
 
@@ -598,6 +602,145 @@ describe("components (Pulumi mocks)", () => {
           ["default/web:forwarding-rule-tcp", undefined, undefined, ["default/web:forwarding-rule-udp"], ["default/web:target-pool"]],
           ["default/web:target-pool", undefined, undefined, [], []],
         ]);
+      });
+    });
+
+    describe("IPv6 (docs/ARCHITECTURE.md#service-semantics, IP families)", () => {
+      const ALLOWS = [{ protocol: "tcp", ports: ["80", "443"] }];
+      const V6_FIREWALL = `k8s-fw-${LB}-ipv6`;
+      const V6_HC_FIREWALL = `k8s-${LB}-http-hc-ipv6`;
+
+      it("external dual-stack: the IPv4 set, plus an IPv6 address, an IPv6 rule on the same backend service and the two IPv6 firewalls", async () => {
+        const ipv6 = ipv6Half(KEY, LB, "v6-subnet", ["::/0"], ALLOWS, 10256);
+        const captured = await build(service({ ipv6 }));
+        assertResources(captured, {
+          "default/web:address": [T.address, externalAddress()],
+          "default/web:backend-tcp": [T.backendService, backendService()],
+          "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule()],
+          "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
+          "default/web:address-ipv6": [
+            T.address,
+            {
+              project: PROJECT,
+              region: REGION,
+              name: `${LB}-ipv6`,
+              description: DESCRIPTION,
+              addressType: "EXTERNAL",
+              ipVersion: "IPV6",
+              subnetwork: "v6-subnet",
+              ipv6EndpointType: "NETLB",
+              networkTier: "PREMIUM",
+            },
+          ],
+          "default/web:forwarding-rule-tcp-ipv6": [T.forwardingRule, forwardingRule({ name: `${LB}-ipv6`, ipAddress: EXTERNAL_IPV6, ipVersion: "IPV6", subnetwork: "v6-subnet" })],
+          "default/web:firewall-ipv6": [T.firewall, firewallInputs(ipv6.firewall)],
+          "default/web:hc-firewall-ipv6": [T.firewall, firewallInputs(ipv6.healthCheckFirewall)],
+        });
+        assert.deepStrictEqual(firewallInputs(ipv6.healthCheckFirewall), {
+          project: PROJECT,
+          name: V6_HC_FIREWALL,
+          network: NETWORK,
+          description: DESCRIPTION,
+          direction: "INGRESS",
+          sourceRanges: ["2600:1901:8001::/48", "2600:2d00:1:b029::/64"],
+          targetTags: ["k8s-node"],
+          allows: [{ protocol: "tcp", ports: ["10256"] }],
+        });
+        assert.deepStrictEqual(await value(captured.component.ingressIPs), [EXTERNAL_IP, EXTERNAL_IPV6]);
+        assert.deepStrictEqual(captured.component.resources, {
+          address: LB,
+          forwardingRules: [LB, `${LB}-ipv6`],
+          backendServices: [LB],
+          healthCheck: "k8s-c0ffee1234-node",
+          firewalls: [`k8s-fw-${LB}`, V6_FIREWALL, V6_HC_FIREWALL],
+          ipv6Address: `${LB}-ipv6`,
+        });
+      });
+
+      it("internal IPv6-only, TCP and UDP, ETP Local: no IPv4 address, rule or firewall; a shared internal IPv6 address, two IPv6 rules", async () => {
+        const ipv6 = ipv6Half(
+          KEY,
+          LB,
+          "ilb-subnet",
+          ["::/0"],
+          [
+            { protocol: "tcp", ports: ["53"] },
+            { protocol: "udp", ports: ["53"] },
+          ],
+          32000,
+        );
+        const captured = await build(
+          service({
+            scheme: "INTERNAL",
+            subnetwork: "ilb-subnet",
+            frontends: [
+              { name: LB, protocol: "TCP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
+              { name: `${LB}-udp`, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
+            ],
+            healthCheck: { kind: "dedicated", spec: DEDICATED_HC },
+            healthCheckFirewall: HC_FIREWALL,
+            ipv6,
+            ipv6Only: true,
+          }),
+        );
+        const internalRule = (protocol: string, name: string): Record<string, unknown> => {
+          const { networkTier: _tier, ...rule } = forwardingRule({
+            name: `${name}-ipv6`,
+            ipAddress: INTERNAL_IPV6,
+            ipProtocol: protocol,
+            ipVersion: "IPV6",
+            loadBalancingScheme: "INTERNAL",
+            subnetwork: "ilb-subnet",
+            ports: ["53"],
+            network: NETWORK,
+            allowGlobalAccess: false,
+            backendService: selfLink(T.backendService, name),
+          });
+          return rule;
+        };
+        const dedicated = `https://mock.test/${T.regionHealthCheck}/${LB}`;
+        assertResources(captured, {
+          "default/web:hc": [T.regionHealthCheck, dedicatedHealthCheckInputs],
+          "default/web:backend-tcp": [T.backendService, backendServiceInputs(LB, DESCRIPTION, dedicated, { loadBalancingScheme: "INTERNAL", network: NETWORK })],
+          "default/web:backend-udp": [T.backendService, backendServiceInputs(`${LB}-udp`, DESCRIPTION, dedicated, { protocol: "UDP", loadBalancingScheme: "INTERNAL", network: NETWORK })],
+          "default/web:address-ipv6": [
+            T.address,
+            {
+              project: PROJECT,
+              region: REGION,
+              name: `${LB}-ipv6`,
+              description: DESCRIPTION,
+              addressType: "INTERNAL",
+              ipVersion: "IPV6",
+              subnetwork: "ilb-subnet",
+              purpose: "SHARED_LOADBALANCER_VIP",
+            },
+          ],
+          "default/web:forwarding-rule-tcp-ipv6": [T.forwardingRule, internalRule("TCP", LB)],
+          "default/web:forwarding-rule-udp-ipv6": [T.forwardingRule, internalRule("UDP", `${LB}-udp`)],
+          "default/web:firewall-ipv6": [T.firewall, firewallInputs(ipv6.firewall)],
+          "default/web:hc-firewall-ipv6": [T.firewall, firewallInputs(ipv6.healthCheckFirewall)],
+        });
+        assert.deepStrictEqual(await value(captured.component.ingressIPs), [INTERNAL_IPV6]);
+        assert.deepStrictEqual(captured.component.resources, {
+          forwardingRules: [`${LB}-ipv6`, `${LB}-udp-ipv6`],
+          backendServices: [LB, `${LB}-udp`],
+          healthCheck: LB,
+          firewalls: [V6_FIREWALL, V6_HC_FIREWALL],
+          ipv6Address: `${LB}-ipv6`,
+        });
+      });
+
+      it("a user-owned IPv6 loadBalancerIP: no IPv6 address; the rule uses it", async () => {
+        const ipv6 = ipv6Half(KEY, LB, "v6-subnet", ["::/0"], ALLOWS, 10256, "2001:db8::5");
+        const captured = await build(service({ ipv6 }));
+        const registered = byName(captured.registered);
+        assert.equal(registered.has("default/web:address-ipv6"), false);
+        assert.deepStrictEqual(
+          registered.get("default/web:forwarding-rule-tcp-ipv6")?.inputs,
+          forwardingRule({ name: `${LB}-ipv6`, ipAddress: "2001:db8::5", ipVersion: "IPV6", subnetwork: "v6-subnet" }),
+        );
+        assert.deepStrictEqual(await value(captured.component.ingressIPs), [EXTERNAL_IP, "2001:db8::5"]);
       });
     });
 

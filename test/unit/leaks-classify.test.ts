@@ -235,6 +235,32 @@ describe("leaks/classify: one row per rule", () => {
   });
 });
 
+describe("leaks/classify: the IPv6 twins (-ipv6) of a load balancer", () => {
+  const names: [LeakKind, string][] = [
+    ["addresses", `${GONE_LB}-ipv6`],
+    ["forwardingRules", `${GONE_LB}-ipv6`],
+    ["forwardingRules", `${GONE_LB}-udp-ipv6`],
+    ["firewalls", `k8s-fw-${GONE_LB}-ipv6`],
+    ["firewalls", `k8s-${GONE_LB}-http-hc-ipv6`],
+  ];
+  for (const [kind, name] of names) {
+    it(`${kind}/${name}: in the family, proven by the ledger and the description`, () => {
+      assert.ok(loadBalancerFamily(GONE_LB).some(([k, n]) => k === kind && n === name));
+      const scope = kind === "firewalls" ? "global" : REGION;
+      assert.deepEqual(
+        classifyLeaks([res(kind, scope, name, GONE)], new Set(), LEDGER, CLUSTER, CONFIG).map((leak) => [leak.proof, leak.why]),
+        [["proven", `dccm's ledger records load balancer ${GONE_LB} for Service default/gone and its description names that Service`]],
+      );
+    });
+  }
+  it("a backend service has no IPv6 twin: both families share it", () => {
+    assert.equal(
+      loadBalancerFamily(GONE_LB).some(([kind, name]) => kind === "backendServices" && name.endsWith("-ipv6")),
+      false,
+    );
+  });
+});
+
 describe("leaks/classify: the Warning event's message", () => {
   const leak = (kind: LeakKind, name: string, proof: Leak["proof"]): Leak => ({ resource: res(kind, REGION, name, ""), proof, why: "w" });
 

@@ -174,6 +174,23 @@ describe("model: malformed input", () => {
         podCIDRs: "10.0.0.0/24",
       });
     });
+    describe("IP families: kept only when they say something other than IPv4 SingleStack", () => {
+      const cases: [string, Record<string, unknown>, Record<string, unknown>][] = [
+        ["IPv4 SingleStack (every Service of an IPv4 cluster): left out", { ipFamilies: ["IPv4"], ipFamilyPolicy: "SingleStack" }, {}],
+        ["absent: left out", {}, {}],
+        ["RequireDualStack", { ipFamilies: ["IPv4", "IPv6"], ipFamilyPolicy: "RequireDualStack" }, { ipFamilies: ["IPv4", "IPv6"], ipFamilyPolicy: "RequireDualStack" }],
+        ["PreferDualStack on an IPv4 cluster: both kept", { ipFamilies: ["IPv4"], ipFamilyPolicy: "PreferDualStack" }, { ipFamilies: ["IPv4"], ipFamilyPolicy: "PreferDualStack" }],
+        ["IPv6 SingleStack", { ipFamilies: ["IPv6"], ipFamilyPolicy: "SingleStack" }, { ipFamilies: ["IPv6"], ipFamilyPolicy: "SingleStack" }],
+        ["a malformed family list is kept as written", { ipFamilies: "IPv6" }, { ipFamilies: "IPv6" }],
+      ];
+      for (const [title, spec, want] of cases) {
+        it(title, () => {
+          const trimmed = trimService({ metadata: { name: "x" }, spec: { type: "LoadBalancer", ...spec } }) as unknown as Record<string, unknown>;
+          assert.deepStrictEqual({ ipFamilies: trimmed.ipFamilies, ipFamilyPolicy: trimmed.ipFamilyPolicy }, { ipFamilies: undefined, ipFamilyPolicy: undefined, ...want });
+          assert.equal("ipFamilies" in trimmed, "ipFamilies" in want);
+        });
+      }
+    });
     it("metadata and spec that are not objects read as empty", () => {
       assert.deepStrictEqual(trimService({ metadata: 5, spec: [] } as unknown as ServiceLike), {
         namespace: "default",

@@ -510,6 +510,25 @@ describe("daemon/reconciler: spec.loadBalancerIP checked before the up (issue 19
       [["SyncLoadBalancerFailed", "Error syncing load balancer: Service default/web: spec.loadBalancerIP: 203.0.113.77 is not ours"]],
     );
   });
+  it("a PreferDualStack Service that falls back to IPv4 gets a Warning IPv6Unavailable naming the reason, once per change", async () => {
+    const prefer = lbService("default", "web", "11111111-2222-4333-8444-555555555555", {
+      ipFamilies: ["IPv4", "IPv6"],
+      ipFamilyPolicy: "PreferDualStack",
+      annotations: { "cloud.google.com/network-tier": "Standard" },
+    });
+    const h = harness({ services: [prefer], metas: [meta("web", { finalizers: [], ingress: [] })] });
+    await h.reconciler.reconcile({ key: "cluster", refresh: false });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
+    await h.reconciler.reconcile({ key: "service.default.web", refresh: true });
+    assert.deepEqual(
+      h.events.created.map((event) => [event.reason, event.message]),
+      [
+        ["EnsuringLoadBalancer", "Ensuring load balancer"],
+        ["IPv6Unavailable", "spec.ipFamilyPolicy PreferDualStack: the load balancer serves IPv4 only: metadata.annotations[cloud.google.com/network-tier]: IPv6 load balancers are Premium tier only"],
+        ["EnsuredLoadBalancer", "Ensured load balancer"],
+      ],
+    );
+  });
   it("an accepted IP (or one Compute could not check) goes on to the up; a Service without one is not asked about", async () => {
     const asked: string[] = [];
     const plain = lbService("default", "plain", "22222222-2222-4333-8444-555555555555");

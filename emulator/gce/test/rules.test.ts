@@ -31,6 +31,14 @@ const NETWORKS: NetworkSpec[] = [
   { name: "default", autoCreateSubnetworks: true },
   { name: "k8s-net", autoCreateSubnetworks: false, subnetworks: [{ name: "k8s-subnet", ipCidrRange: "10.130.0.0/20" }] },
   { name: "other-net", autoCreateSubnetworks: false, subnetworks: [{ name: "other-subnet", ipCidrRange: "10.140.0.0/20" }] },
+  {
+    name: "dual-net",
+    autoCreateSubnetworks: false,
+    subnetworks: [
+      { name: "v6-ext", ipCidrRange: "10.150.0.0/20", stackType: "IPV4_IPV6", ipv6AccessType: "EXTERNAL", ipv6CidrRange: "2600:1900:4000:7f3::/64" },
+      { name: "v6-int", ipCidrRange: "10.160.0.0/20", stackType: "IPV4_IPV6", ipv6AccessType: "INTERNAL", ipv6CidrRange: "fd20:0:0:1::/64" },
+    ],
+  },
 ];
 
 const regional = { project: PROJECT, region: REGION };
@@ -393,6 +401,124 @@ const CREATE_ROWS: CreateRow[] = [
     inputs: { project: PROJECT, name: "r6", network: "k8s-net", destRange: "fd00:1::/64", nextHopInstance: "node-1", nextHopInstanceZone: `${REGION}-a` },
     expect: [400, "Invalid value for field 'resource.destRange': 'fd00:1::/64'. IPv6 destination ranges are not supported for this route."],
   },
+  // ---- IPv6 (kinds.ts addresses / forwardingRules / firewalls; state.ts dualStackSubnet) ----
+  {
+    rule: "an EXTERNAL IPv6 address for a Network Load Balancer from a dual-stack subnet with external IPv6: accepted",
+    type: T.address,
+    inputs: { ...regional, name: "v6", addressType: "EXTERNAL", ipVersion: "IPV6", ipv6EndpointType: "NETLB", subnetwork: "v6-ext" },
+    expect: "accepted",
+  },
+  {
+    rule: "an INTERNAL IPv6 address from a dual-stack subnet with internal IPv6: accepted",
+    type: T.address,
+    inputs: { ...regional, name: "v6", addressType: "INTERNAL", ipVersion: "IPV6", subnetwork: "v6-int", purpose: "SHARED_LOADBALANCER_VIP" },
+    expect: "accepted",
+  },
+  {
+    rule: "an EXTERNAL IPv6 address names its endpoint type (VM or NETLB)",
+    type: T.address,
+    inputs: { ...regional, name: "v6", addressType: "EXTERNAL", ipVersion: "IPV6", subnetwork: "v6-ext" },
+    expect: [400, "Invalid value for field 'resource.ipv6EndpointType': ''. An EXTERNAL IPv6 address must specify its endpoint type, VM or NETLB."],
+  },
+  {
+    rule: "an IPv6 address comes from a subnetwork",
+    type: T.address,
+    inputs: { ...regional, name: "v6", addressType: "EXTERNAL", ipVersion: "IPV6", ipv6EndpointType: "NETLB" },
+    expect: [400, "Invalid value for field 'resource.subnetwork': ''. An IPv6 address must specify a subnetwork."],
+  },
+  {
+    rule: "an IPv6 address from an IPv4-only subnet is refused",
+    type: T.address,
+    inputs: { ...regional, name: "v6", addressType: "EXTERNAL", ipVersion: "IPV6", ipv6EndpointType: "NETLB", subnetwork: "k8s-subnet" },
+    expect: [400, `Invalid value for field 'resource.subnetwork': '${V1}/regions/${REGION}/subnetworks/k8s-subnet'. Subnetwork 'k8s-subnet' has no IPv6 range (stackType IPV4_ONLY).`],
+  },
+  {
+    rule: "an EXTERNAL IPv6 address from a subnet with internal IPv6 is refused",
+    type: T.address,
+    inputs: { ...regional, name: "v6", addressType: "EXTERNAL", ipVersion: "IPV6", ipv6EndpointType: "NETLB", subnetwork: "v6-int" },
+    expect: [
+      400,
+      `Invalid value for field 'resource.subnetwork': '${V1}/regions/${REGION}/subnetworks/v6-int'. An EXTERNAL IPv6 address needs a subnetwork with ipv6AccessType EXTERNAL; 'v6-int' has INTERNAL.`,
+    ],
+  },
+  {
+    rule: "an IPv6 address literal outside the subnet's IPv6 range is refused",
+    type: T.address,
+    inputs: { ...regional, name: "v6", addressType: "INTERNAL", ipVersion: "IPV6", subnetwork: "v6-int", address: "fd20:0:0:2::" },
+    expect: [400, "Invalid value for field 'resource.address': 'fd20:0:0:2::'. The specified IP address is not within the subnetwork's IPv6 range fd20:0:0:1::/64."],
+  },
+  {
+    rule: "an endpoint type on an INTERNAL address is refused",
+    type: T.address,
+    inputs: { ...regional, name: "v6", addressType: "INTERNAL", ipVersion: "IPV6", ipv6EndpointType: "NETLB", subnetwork: "v6-int" },
+    expect: [400, "Invalid value for field 'resource.ipv6EndpointType': 'NETLB'. An endpoint type can only be specified for an EXTERNAL IPv6 address."],
+  },
+  {
+    rule: "an external IPv6 forwarding rule on a backend service, ephemeral IP from its dual-stack subnet: accepted",
+    setup: [[T.backendService, passthrough({ loadBalancingScheme: "EXTERNAL" })]],
+    type: T.forwardingRule,
+    inputs: { ...regional, name: "fr6", loadBalancingScheme: "EXTERNAL", ipVersion: "IPV6", ports: ["80"], subnetwork: "v6-ext", backendService: `regions/${REGION}/backendServices/bs` },
+    expect: "accepted",
+  },
+  {
+    rule: "an internal IPv6 forwarding rule on its reserved internal IPv6 address: accepted",
+    setup: [
+      [T.backendService, passthrough({ network: "dual-net" })],
+      [T.address, { ...regional, name: "v6", addressType: "INTERNAL", ipVersion: "IPV6", subnetwork: "v6-int", purpose: "SHARED_LOADBALANCER_VIP" }],
+    ],
+    type: T.forwardingRule,
+    inputs: internalRule({
+      name: "fr6",
+      ipVersion: "IPV6",
+      network: "dual-net",
+      subnetwork: "v6-int",
+      ipAddress: `regions/${REGION}/addresses/v6`,
+      backendService: `regions/${REGION}/backendServices/bs`,
+    }),
+    expect: "accepted",
+  },
+  {
+    rule: "an IPv6 forwarding rule cannot point at a target pool (target pools are IPv4-only)",
+    setup: [[T.targetPool, { ...regional, name: "tp", healthChecks: "legacy" }]],
+    type: T.forwardingRule,
+    inputs: { ...regional, name: "fr6", ipVersion: "IPV6", portRange: "80-80", subnetwork: "v6-ext", target: `regions/${REGION}/targetPools/tp` },
+    expect: [400, "Invalid value for field 'resource.target': an IPv6 forwarding rule cannot point at a target pool: target pool-based load balancers support IPv4 only."],
+  },
+  {
+    rule: "an IPv6 forwarding rule names its subnetwork (GCE's message, terraform-provider-google#18407)",
+    setup: [[T.backendService, passthrough({ loadBalancingScheme: "EXTERNAL" })]],
+    type: T.forwardingRule,
+    inputs: { ...regional, name: "fr6", loadBalancingScheme: "EXTERNAL", ipVersion: "IPV6", ports: ["80"], backendService: `regions/${REGION}/backendServices/bs` },
+    expect: [400, "Invalid value for field 'resource.subnetwork': ''. Subnetwork or Ip Collection must be specified for IPv6 forwarding rules."],
+  },
+  {
+    rule: "an IPv6 forwarding rule with an IPv4 address is refused",
+    setup: [[T.backendService, passthrough({ loadBalancingScheme: "EXTERNAL" })]],
+    type: T.forwardingRule,
+    inputs: {
+      ...regional,
+      name: "fr6",
+      loadBalancingScheme: "EXTERNAL",
+      ipVersion: "IPV6",
+      ports: ["80"],
+      subnetwork: "v6-ext",
+      ipAddress: "10.150.0.9",
+      backendService: `regions/${REGION}/backendServices/bs`,
+    },
+    expect: [400, "Invalid value for field 'resource.IPAddress': '10.150.0.9'. An IPv6 forwarding rule needs an IPv6 address."],
+  },
+  {
+    rule: "a firewall with IPv6 source ranges only: accepted",
+    type: T.firewall,
+    inputs: { project: PROJECT, name: "fw6", network: "k8s-net", sourceRanges: ["::/0"], allows: [{ protocol: "tcp", ports: ["80"] }] },
+    expect: "accepted",
+  },
+  {
+    rule: "a firewall cannot mix IPv4 and IPv6 source ranges",
+    type: T.firewall,
+    inputs: { project: PROJECT, name: "fw46", network: "k8s-net", sourceRanges: ["0.0.0.0/0", "::/0"], allows: [{ protocol: "tcp", ports: ["80"] }] },
+    expect: [400, "Invalid value for field 'resource.sourceRanges': a firewall rule can contain either IPv4 or IPv6 ranges, but not both."],
+  },
   // ---- IP literals of an address insert (state.ts, requireReservableIp) ----
   {
     rule: "an INTERNAL address literal another address holds: 409 IP_IN_USE_BY_ANOTHER_RESOURCE",
@@ -541,6 +667,35 @@ describe("GCE emulator rules (one row per rule)", () => {
         }
       });
     }
+  });
+
+  describe("IPv6 allocation: /96 ranges of the dual-stack subnet's /64, named by their first address", () => {
+    it("reserved and ephemeral IPv6 IPs come one after the other from the subnet, never twice", () => {
+      const state = world();
+      state.create(T.backendService, passthrough({ loadBalancingScheme: "EXTERNAL" }));
+      const reserved = state.create(T.address, { ...regional, name: "v6", addressType: "EXTERNAL", ipVersion: "IPV6", ipv6EndpointType: "NETLB", subnetwork: "v6-ext" });
+      const onAddress = state.create(T.forwardingRule, {
+        ...regional,
+        name: "fr6",
+        ipVersion: "IPV6",
+        ports: ["80"],
+        subnetwork: "v6-ext",
+        ipAddress: `regions/${REGION}/addresses/v6`,
+        backendService: `regions/${REGION}/backendServices/bs`,
+      });
+      const ephemeral = state.create(T.forwardingRule, { ...regional, name: "fr6b", ipVersion: "IPV6", ports: ["80"], subnetwork: "v6-ext", backendService: `regions/${REGION}/backendServices/bs` });
+      const internal = state.create(T.address, { ...regional, name: "v6i", addressType: "INTERNAL", ipVersion: "IPV6", subnetwork: "v6-int", address: "FD20:0:0:1:0:9:0:0" });
+      assert.deepEqual(
+        [reserved.properties.address, onAddress.properties.ipAddress, ephemeral.properties.ipAddress, internal.properties.address],
+        ["2600:1900:4000:7f3:0:1::", "2600:1900:4000:7f3:0:1::", "2600:1900:4000:7f3:0:2::", "fd20::1:0:9:0:0"],
+      );
+    });
+    it("a subnetwork seeded half dual-stack is a test error", () => {
+      const state = world();
+      assert.throws(() => state.putNetwork({ name: "bad", autoCreateSubnetworks: false, subnetworks: [{ name: "half", ipCidrRange: "10.170.0.0/20", stackType: "IPV4_IPV6" }] }), {
+        message: "putNetwork: subnetwork half: a dual-stack subnet (stackType IPV4_IPV6) needs an ipv6AccessType and an IPv6 /64 ipv6CidrRange, and only it has them",
+      });
+    });
   });
 
   describe("change: replaced or updated in place, as the provider's ForceNew says", () => {
