@@ -301,6 +301,7 @@ export class Daemon {
       onOutputsMissing: (stack) => logger.warn({ stack }, "a successful up recorded no stack outputs; running it once more"),
       onTerminate: (stack, operation, afterMs) => logger.warn({ stack, operation, afterMs }, "a cancelled pulumi run did not end; terminating it"),
       onApplied: (stack, resources) => this.applied.set(stack, resources),
+      onLateRunError: (error) => logger.warn({ err: describeError(error) }, "a pulumi run that had ended failed to reach its engine; ignored"),
     });
   }
 

@@ -84,6 +84,8 @@ export interface StackRunnerOptions {
    * read, after each successful up, and `undefined` (unknown) after a failed or cancelled one.
    */
   onApplied?: (stack: string, resources: AppliedResource[] | undefined) => void;
+  /** Told of a run's late SDK error that arrived after every run had ended (isLateEngineError), instead of ending the process. */
+  onLateRunError?: (error: unknown) => void;
 }
 
 export interface PutBack {
@@ -303,11 +305,40 @@ type Listener = (...args: unknown[]) => void;
 // The plain EventEmitter view: process's typed overloads take one event name at a time.
 const processEvents: NodeJS.EventEmitter = process;
 
+/**
+ * Pure: whether an unhandled rejection is the Pulumi SDK's own, late: a gRPC call of an inline
+ * program to its engine (registerResourceOutputs, …) that failed because that run's engine is
+ * gone (a failed, cancelled or killed run ends its CLI while its program still registers). Seen
+ * at 500 Services: `14 UNAVAILABLE: Connection dropped` after the run had ended, when no run's
+ * listener was left to take it, and Node's default for an unhandled rejection ended the daemon.
+ */
+export function isLateEngineError(reason: unknown): boolean {
+  if (!(reason instanceof Error) || !isRecord(reason)) return false;
+  return typeof reason.code === "number" && typeof reason.details === "string" && /[\\/]@pulumi[\\/]pulumi[\\/]runtime[\\/]/.test(reason.stack ?? "");
+}
+
 class ProcessListenerGuard {
   private active = 0;
   private baseline: Map<string, Set<Listener>> | undefined;
+  private absorbing = false;
+
+  constructor(private readonly onLateError: (error: unknown) => void) {}
+
+  /**
+   * Between runs, no run's listener takes a late rejection of the SDK: this one does, and lets
+   * anything else end the process as Node would (a rejection nobody expected is a bug).
+   */
+  private readonly absorb = (reason: unknown): void => {
+    if (this.active > 0) return;
+    if (!isLateEngineError(reason)) throw reason;
+    this.onLateError(reason);
+  };
 
   async around<T>(run: () => Promise<T>): Promise<T> {
+    if (!this.absorbing) {
+      this.absorbing = true;
+      processEvents.on("unhandledRejection", this.absorb);
+    }
     if (this.active++ === 0) {
       this.baseline = new Map(PROCESS_ERROR_EVENTS.map((event) => [event, new Set(processEvents.listeners(event) as Listener[])]));
     }
@@ -329,7 +360,7 @@ export class StackRunner {
   private readonly entries = new Map<string, Promise<Entry>>();
   /** The backend's stacks as listed (listStacks) plus those created since; undefined until listed. */
   private listed: Set<string> | undefined;
-  private readonly listeners = new ProcessListenerGuard();
+  private readonly listeners = new ProcessListenerGuard((error) => this.options.onLateRunError?.(error));
 
   private readonly projectName: string;
   /** The file:// backend read directly (daemon/checkpoints.ts); undefined for other backends. */

@@ -389,9 +389,12 @@ export class GceState {
   private readonly resources = new Map<string, StoredResource>();
   private faults: ActiveFault[] = [];
   private nextId = 1n;
+  // The three documentation ranges (RFC 5737, never routed): 762 external IPs, enough for the
+  // benches' 500 Services and their nodes (released ephemeral IPs are never handed out again).
   private readonly externalPool = new IpPool("EXTERNAL", [
     ["203.0.113.1", "203.0.113.254"],
     ["198.51.100.1", "198.51.100.254"],
+    ["192.0.2.1", "192.0.2.254"],
   ]);
   private readonly internalPool = new IpPool("INTERNAL", [["10.128.0.2", "10.128.15.254"]]);
   private readonly networks = new Map<string, StoredNetwork>();
