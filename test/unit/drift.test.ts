@@ -315,7 +315,8 @@ describe("a late error of an ended run's SDK (daemon/stacks.ts isLateEngineError
   function grpcError(code: unknown, details: unknown, stack: string): Error {
     return Object.assign(new Error("14 UNAVAILABLE: Connection dropped"), { code, details, stack });
   }
-  const SDK_STACK = "Error: 14 UNAVAILABLE: Connection dropped\n    at callErrorFromStatus (/app/node_modules/@grpc/grpc-js/build/src/call.js:32:19)\n    at /app/node_modules/@pulumi/pulumi/runtime/resource.js:931:95";
+  const SDK_STACK =
+    "Error: 14 UNAVAILABLE: Connection dropped\n    at callErrorFromStatus (/app/node_modules/@grpc/grpc-js/build/src/call.js:32:19)\n    at /app/node_modules/@pulumi/pulumi/runtime/resource.js:931:95";
   it("a gRPC error raised under the SDK's runtime is one; anything else is not", () => {
     assert.deepEqual(
       [

@@ -806,10 +806,10 @@ describe("GCE emulator rules: IP ownership (one row per rule)", () => {
         const state = world();
         assert.equal(state.create(T.forwardingRule, { ...regional, name: "fr", portRange: "80" }).properties.ipAddress, "203.0.113.1");
         state.deleteOutOfBand({ kind: "forwardingRules", project: PROJECT, scope: REGION, name: "fr" });
-        // The pool holds 508 IPs: 507 more allocations use every other one, then it is exhausted.
-        const ips = Array.from({ length: 507 }, (_, i) => state.create(T.address, { ...regional, name: `a-${i}` }).properties.address);
+        // The pool holds 762 IPs (the three RFC 5737 ranges): 761 more allocations use every other one, then it is exhausted.
+        const ips = Array.from({ length: 761 }, (_, i) => state.create(T.address, { ...regional, name: `a-${i}` }).properties.address);
         assert.equal(ips.includes("203.0.113.1"), false);
-        assert.equal(new Set(ips).size, 507);
+        assert.equal(new Set(ips).size, 761);
         const e = gceError(() => state.create(T.address, { ...regional, name: "one-more" }));
         assert.deepEqual([e.status, e.message], [400, "IP space of the EXTERNAL pool is exhausted"]);
         const named = gceError(() => state.create(T.address, { ...regional, name: "named", address: "203.0.113.1" }));
