@@ -154,7 +154,7 @@ describe("every duration the docs and examples write parses to the value they me
     const text = fs.readFileSync(path.join(ROOT, file), "utf8");
     const found: string[] = [];
     const afterName =
-      /(?:--(?:drift-interval|operation-timeout|shutdown-timeout|nodeLifecyclePeriod|nodeAddressRefreshPeriod)|\b(?:driftInterval|operationTimeout|nodeLifecyclePeriod|nodeAddressRefreshPeriod))[`\s|:(]+([0-9][0-9a-z.]*)/g;
+      /(?:--(?:drift-interval|full-refresh-interval|operation-timeout|shutdown-timeout|nodeLifecyclePeriod|nodeAddressRefreshPeriod)|\b(?:driftInterval|fullRefreshInterval|operationTimeout|nodeLifecyclePeriod|nodeAddressRefreshPeriod))[`\s|:(]+([0-9][0-9a-z.]*)/g;
     for (const match of text.matchAll(afterName)) found.push(match[1]);
     for (const line of text.split("\n").filter((l) => /Durations/.test(l))) {
       const list = /Durations(?: accept)?:? ([^.]*(?:\.\d[^.]*)*)/.exec(line)?.[1] ?? "";
@@ -162,11 +162,11 @@ describe("every duration the docs and examples write parses to the value they me
     }
     return found;
   }
-  const MEANT: Record<string, number> = { "500ms": 500, "1.5s": 1500, "30s": 30_000, "1h30m": 5_400_000, "1m": 60_000, "5m": 300_000, "10m": 600_000, "20m": 1_200_000, "1h": 3_600_000 };
+  const MEANT: Record<string, number> = { "500ms": 500, "1.5s": 1500, "30s": 30_000, "1h30m": 5_400_000, "1m": 60_000, "5m": 300_000, "10m": 600_000, "20m": 1_200_000, "1h": 3_600_000, "24h": 86_400_000 };
   const files: [string, string[]][] = [
-    ["README.md", ["10m", "20m", "10m", "20m", "30s", "20m", "500ms", "1.5s", "10m", "1h30m"]],
+    ["README.md", ["10m", "24h", "20m", "10m", "24h", "20m", "10m", "24h", "30s", "20m", "500ms", "1.5s", "10m", "1h30m"]],
     ["nodes/README.md", ["1m", "5m", "30s", "500ms", "30s", "5m", "1h"]],
-    ["examples/dccm.yaml", ["10m", "5m", "30s"]],
+    ["examples/dccm.yaml", ["10m", "24h", "5m", "30s"]],
     ["bin/daemonCommand.ts", ["500ms", "30s", "10m", "1h"]],
   ];
   for (const [file, expected] of files) {
