@@ -39,7 +39,8 @@ import { InstanceLocator } from "../nodes/locate";
 import { PhaseTimer } from "./phases";
 import { readClusterUid } from "./identity";
 import { newProcessMarker, PROCESS_OWNER_VARIABLE, Reaper } from "./reaper";
-import { WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "./config";
+import { SHARED_PROVIDER_BACKOFF_BASE_MS, SHARED_PROVIDER_BACKOFF_MAX_MS, SHARED_PROVIDER_HEALTHY_AFTER_MS, WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "./config";
+import { SharedProvider } from "./sharedProvider";
 
 export interface DaemonOptions {
   kubeConfig: k8s.KubeConfig;
@@ -78,6 +79,8 @@ export interface DaemonOptions {
   leakCheck?: { computeEndpoint?: string };
   /** `--adopt`: the stock CCM's resources adopted at start-up, before the first runs (adopt/); off when undefined. */
   adopt?: { allowReplace: boolean; computeEndpoint?: string };
+  /** `--shared-provider`: one `gcp` provider plugin for every engine run (daemon/sharedProvider.ts). */
+  sharedProvider?: boolean;
 }
 
 /** What start-up builds once and its steps share. */
@@ -116,6 +119,8 @@ export class Daemon {
   private leakMonitor: LeakMonitor | undefined;
   /** Kills this daemon's pulumi processes if it dies (daemon/reaper.ts). */
   private reaper: Reaper | undefined;
+  /** The one provider plugin every engine run attaches to (`--shared-provider`). */
+  private sharedProvider: SharedProvider | undefined;
   private readonly computeClients = new Map<string, ComputeClient>();
   /** The rows of /status. */
   private readonly status = new StatusBook();
@@ -147,7 +152,7 @@ export class Daemon {
     const core = this.agents.makeApiClient(k8s.CoreV1Api);
     const clusterUid = await readClusterUid(options.kubeConfig);
     phases.mark("clusterUid");
-    const runner = this.startRunner(clusterUid, backendUrl);
+    const runner = await this.startRunner(clusterUid, backendUrl);
     const watcher = this.newWatcher();
     const cache = new DesiredCache(options.config);
     this.cache = cache;
@@ -235,8 +240,11 @@ export class Daemon {
     for (const removed of clearStaleLocks(backendUrl.slice("file://".length))) this.options.logger.warn({ lock: removed }, "removed a stale stack lock");
   }
 
-  /** The reaper first, then the runner whose every pulumi process carries the reaper's marker. */
-  private startRunner(clusterUid: string, backendUrl: string): StackRunner {
+  /**
+   * The reaper first, then the shared provider if asked for, then the runner: every pulumi process
+   * (the shared provider's too) carries the reaper's marker.
+   */
+  private async startRunner(clusterUid: string, backendUrl: string): Promise<StackRunner> {
     const { options } = this;
     const logger = options.logger;
     const marker = newProcessMarker();
@@ -245,13 +253,15 @@ export class Daemon {
       onExit: (code, signal) => logger.warn({ code, signal }, "the reaper of pulumi processes exited; starting it again"),
     });
     this.reaper.start();
+    // Every pulumi process (the CLI, and the plugins it hands its environment on to) carries
+    // the marker the reaper kills by if the daemon dies.
+    const env = { ...options.pulumiEnv, [PROCESS_OWNER_VARIABLE]: marker };
+    const attach = options.sharedProvider === true ? await this.startSharedProvider(env) : {};
     return new StackRunner({
       clusterUid,
       backendUrl,
       ...(options.secretsProvider !== undefined ? { secretsProvider: options.secretsProvider } : {}),
-      // Every pulumi process (the CLI, and the plugins it hands its environment on to) carries
-      // the marker the reaper kills by if the daemon dies.
-      env: { ...options.pulumiEnv, [PROCESS_OWNER_VARIABLE]: marker },
+      env: { ...env, ...attach },
       workDir: path.join(options.stateDir, "workspaces"),
       ...(options.pulumiCommand !== undefined ? { pulumiCommand: options.pulumiCommand } : {}),
       projectName: clusterProjectName(options.config.clusterId),
@@ -260,6 +270,23 @@ export class Daemon {
       onOutputsMissing: (stack) => logger.warn({ stack }, "a successful up recorded no stack outputs; running it once more"),
       onTerminate: (stack, operation, afterMs) => logger.warn({ stack, operation, afterMs }, "a cancelled pulumi run did not end; terminating it"),
     });
+  }
+
+  /** Starts the shared provider; resolves with the environment attaching the engines to it. */
+  private async startSharedProvider(env: Record<string, string>): Promise<Record<string, string>> {
+    const logger = this.options.logger;
+    this.sharedProvider = new SharedProvider({
+      env,
+      backoffBaseMs: SHARED_PROVIDER_BACKOFF_BASE_MS,
+      backoffMaxMs: SHARED_PROVIDER_BACKOFF_MAX_MS,
+      healthyAfterMs: SHARED_PROVIDER_HEALTHY_AFTER_MS,
+      onStart: (pid, port) => logger.info({ pid, port }, "shared provider started"),
+      onExit: (reason, delayMs) => {
+        this.metrics.sharedProviderRestarts.inc();
+        logger.warn({ reason, delayMs }, "the shared provider exited; starting it again");
+      },
+    });
+    return this.sharedProvider.start();
   }
 
   private newWatcher(): ClusterWatcher {
@@ -638,6 +665,8 @@ export class Daemon {
       this.leading = false;
       this.agents?.destroy();
       await this.server?.close();
+      // No run is left to use it.
+      await this.sharedProvider?.stop();
       // Last: no run is left, so the reaper only checks that nothing of ours outlives the daemon.
       this.reaper?.stop();
     })();

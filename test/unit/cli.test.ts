@@ -65,6 +65,7 @@ const DAEMON_HELP = [
   "  --allow-replace                      with --adopt: adopt stacks even where the first up would replace a resource",
   "  --no-leader-election                 [leaderElection: false] no Lease kube-system/dccm: run a single replica only",
   "  --no-node-controller                 run the service controller only (Node initialization, addresses and lifecycle are left to another controller)",
+  "  --shared-provider                    start the gcp provider plugin once and attach every pulumi run to it, restarted when it exits (default: one plugin per run; see the README before using it with Google's plugin)",
   "  --identity NAME                      holder identity in the Lease (default <hostname>_<pid>)",
   "  --log-level LEVEL                    fatal, error, warn, info, debug, trace or silent (default info)",
   "  -h, --help                           print this help",
@@ -556,7 +557,7 @@ describe("bin/dccm (child process)", function () {
         if (match === null || match[1] === "--help") continue;
         args.push(match[1], ...(match[2] !== undefined ? [match[1] === "--log-level" ? "debug" : "x"] : []));
       }
-      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 34);
+      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 35);
       const run = dccm("daemon", ...args, "--help");
       assert.deepStrictEqual([run.status, run.stderr, run.stdout], [0, "", DAEMON_HELP]);
     });
