@@ -3,7 +3,10 @@
  * offline environment: the pulumi CLI processes a new Service's stack starts, the CPU seconds its
  * child processes (CLI and provider plugin) spend, the same for an `up` that changes nothing, and
  * the daemon's memory per idle stack. CLI processes are counted by a wrapper `pulumi` that logs each
- * command; CPU is sampled from /proc for every descendant process (CLI, wrapper, plugins).
+ * command; CPU is sampled from /proc for every descendant process (CLI, wrapper, plugins) and
+ * attributed by command line, so one up splits into the CLI, the plugin and this process; the CLI's
+ * and the plugin's starts are measured alone, and the same runs once more attached to one shared
+ * plugin (daemon/sharedProvider.ts), whose CPU during each run counts.
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
