@@ -14,9 +14,10 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
+import { PROCESS_OWNER_VARIABLE } from "../../daemon/reaper";
 import { loadBalancerName } from "../../model";
 import { eventReasons, lbService } from "../support/cluster";
-import { DaemonProcesses, descendants, lockFiles, processCluster, type RunningDaemon } from "../support/daemon-process";
+import { alive, DaemonProcesses, descendants, lockFiles, processCluster, type RunningDaemon } from "../support/daemon-process";
 import { startDelayProxy, type DelayProxy } from "../support/delay-proxy";
 import { type TestEnv } from "../support/env";
 import { declaredResources, gceViolations } from "../support/invariants";
@@ -115,6 +116,19 @@ describe("dccm daemon --shared-provider", function () {
     assert.deepEqual(startedPids(daemon.logPath), [first, second]);
     assert.deepEqual(gceViolations(env.gce.listResources(), declaredResources(daemons.backendDir)), []);
     assert.equal(await daemons.stop(daemon), 0);
+    assert.equal(alive(second), false, "a stopped daemon's plugin is gone");
     assert.deepEqual(lockFiles(daemons.backendDir), []);
+  });
+
+  it("a daemon killed with SIGKILL leaves no shared plugin behind: it carries the reaper's marker", async () => {
+    const daemon = daemons.start();
+    await daemons.waitReady(daemon);
+    const [plugin] = startedPids(daemon.logPath);
+    // The emulator's plugin also leaves when its parent is gone; Google's does not: the marker is what reaps it.
+    const environ = fs.readFileSync(`/proc/${plugin}/environ`, "utf8").split("\0");
+    assert.equal(environ.filter((entry) => entry.startsWith(`${PROCESS_OWNER_VARIABLE}=${daemon.pid}-`)).length, 1);
+    process.kill(daemon.pid, "SIGKILL");
+    await daemon.exited;
+    await eventually("the plugin reaped", () => (alive(plugin) ? undefined : true), 10_000, 20);
   });
 });
