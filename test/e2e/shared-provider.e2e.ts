@@ -1,9 +1,9 @@
 /**
  * `dccm daemon --shared-provider` (daemon/sharedProvider.ts) as a process, against the real engine
  * and the GCE emulator's plugin: every engine run attaches to the one plugin the daemon started (no
- * other plugin process appears while a Service is applied); a SIGKILL of that plugin while its
- * create is on the way to GCE fails the run in flight, a new plugin is started, and the queue's
- * retry converges through the new one, as does the next change.
+ * other plugin process appears while three Services are applied at once); a SIGKILL of that plugin
+ * while its create is on the way to GCE fails the run in flight, a new plugin is started, and the
+ * queue's retry converges through the new one, as does the next change.
  *
  * The killed plugin's create never reaches GCE (the proxy holds it for ever, as a plugin killed
  * before its request left): one that reached GCE after all is created there while the engine, told
@@ -72,15 +72,17 @@ describe("dccm daemon --shared-provider", function () {
 
   const ingress = (name: string) => async (): Promise<string | undefined> => (await core.readNamespacedService({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip;
 
-  it("applies a Service through the one plugin, recovers from its SIGKILL mid-create, and applies the next change", async () => {
+  it("applies three Services at once through the one plugin, recovers from its SIGKILL mid-create, and applies the next change", async () => {
     const daemon = daemons.start({ env: { DCCM_GCE_EMULATOR_URL: gce.url } });
     await daemons.waitReady(daemon);
     await daemons.waitClusterApplied(daemon);
     const [first] = startedPids(daemon.logPath);
     assert.deepEqual(
       await pluginsDuring(daemon, async () => {
-        await core.createNamespacedService({ namespace: "default", body: lbService("web") });
-        await eventually("web's ingress", ingress("web"), 240_000);
+        // Three engines at once (--parallelism 4), each attaching and configuring the one plugin.
+        const names = ["web-a", "web-b", "web-c"];
+        await Promise.all(names.map((name) => core.createNamespacedService({ namespace: "default", body: lbService(name) })));
+        await Promise.all(names.map((name) => eventually(`${name}'s ingress`, ingress(name), 240_000)));
       }),
       [first],
     );
