@@ -244,7 +244,8 @@ export class SharedProvider {
     for (const end of [socket, upstream]) {
       end.setNoDelay(true);
       end.once("close", close);
-      end.once("error", close);
+      // An error listener for the socket's whole life: a second error without one would throw.
+      end.on("error", close);
     }
     socket.pipe(upstream);
     upstream.pipe(socket);
