@@ -1,4 +1,8 @@
-/** `npm run bench`: prints figures as it goes; the last line is one JSON object of all figures. */
+/**
+ * `npm run bench`: prints figures as it goes; the last line is one JSON object of all figures.
+ * `node --expose-gc dist/bench/run.js engineRuns` runs only the named part (core, watcher, daemon,
+ * engineRuns, nodes).
+ */
 import { benchCore } from "./core";
 import { benchDaemon } from "./daemon";
 import { benchEngineRuns } from "./engineRuns";
@@ -8,8 +12,15 @@ import { benchWatcherScale } from "./watcherScale";
 import { benchPreview } from "./preview";
 import { benchWatcher } from "./watcher";
 
+const only = process.argv[2];
+
 async function main(): Promise<void> {
   const figures: Record<string, number> = {};
+  if (only === "engineRuns") {
+    Object.assign(figures, await benchEngineRuns());
+    process.stdout.write(`${JSON.stringify(figures)}\n`);
+    return;
+  }
   const core = await benchCore();
   process.stderr.write(`core: ${JSON.stringify(core)}\n`);
   Object.assign(figures, core);

@@ -67,6 +67,10 @@ export const DAEMON_FLAGS: readonly DaemonFlag<DaemonFlagName>[] = [
   { name: "allow-replace", help: "with --adopt: adopt stacks even where the first up would replace a resource" },
   { name: "no-leader-election", help: "no Lease kube-system/dccm: run a single replica only" },
   { name: "no-node-controller", help: "run the service controller only (Node initialization, addresses and lifecycle are left to another controller)" },
+  {
+    name: "shared-provider",
+    help: "start the gcp provider plugin once and attach every pulumi run to it, restarted when it exits (default: one plugin per run; see the README before using it with Google's plugin)",
+  },
   { name: "identity", value: "NAME", help: "holder identity in the Lease (default <hostname>_<pid>)" },
   { name: "log-level", value: "LEVEL", help: `${LOG_LEVELS.slice(0, -1).join(", ")} or ${LOG_LEVELS[LOG_LEVELS.length - 1]} (default ${DAEMON_DEFAULTS.logLevel})` },
 ];

@@ -34,6 +34,12 @@ export const RESYNC_MS = 10 * 60_000;
 export const DEBOUNCE_MS = 50;
 /** Above this many stacks with an absent Service at once, destroys wait for an operator (--confirm-orphan-destroys). */
 export const DEFAULT_MAX_ORPHAN_DESTROYS = 5;
+/** The shared provider (--shared-provider) is started again 1 s after it exited: the runs in flight failed, the next ones wait for it. */
+export const SHARED_PROVIDER_BACKOFF_BASE_MS = 1000;
+/** A plugin that keeps failing to start is tried once a minute at most. */
+export const SHARED_PROVIDER_BACKOFF_MAX_MS = 60_000;
+/** A plugin that ran for a minute had worked: its exit counts as the first failure again. */
+export const SHARED_PROVIDER_HEALTHY_AFTER_MS = 60_000;
 // The watch restart backoff is the watcher's (one definition, shared with the node controller).
 export { WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "../watcher/informers";
 
@@ -107,6 +113,7 @@ export const DAEMON_FLAG_NAMES = [
   "allow-replace",
   "no-leader-election",
   "no-node-controller",
+  "shared-provider",
   "identity",
   "log-level",
 ] as const;
@@ -187,6 +194,8 @@ export interface CommandLine {
   /** `--allow-replace`: adoption may replace resources. */
   readonly allowReplace: boolean;
   readonly nodeController: boolean;
+  /** `--shared-provider`: one provider plugin for every engine run (daemon/sharedProvider.ts). */
+  readonly sharedProvider: boolean;
   /** undefined: `<hostname>_<pid>` (defaultIdentity, daemon/daemon.ts). */
   readonly identity: string | undefined;
   readonly logLevel: LogLevel;
@@ -231,6 +240,7 @@ export function readCommandLine(flags: DaemonFlagValues): Checked<CommandLine> {
       adopt: flags.adopt === true,
       allowReplace: flags["allow-replace"] === true,
       nodeController: flags["no-node-controller"] !== true,
+      sharedProvider: flags["shared-provider"] === true,
       identity: stringFlag(flags, "identity"),
       logLevel,
     },
@@ -426,6 +436,7 @@ export function daemonOptions(settings: DaemonSettings, runtime: { readonly kube
     // Through the node controller's Compute endpoint, with or without the node controller.
     leakCheck: settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
     driftListing: settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
+    ...(settings.sharedProvider ? { sharedProvider: true } : {}),
     ...(settings.adopt ? { adopt: { allowReplace: settings.allowReplace, ...(settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {}) } } : {}),
   };
 }

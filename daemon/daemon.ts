@@ -41,7 +41,8 @@ import { readClusterUid } from "./identity";
 import { AppliedBook } from "../drift/applied";
 import { DriftScanner, type DriftPass } from "../drift/scanner";
 import { newProcessMarker, PROCESS_OWNER_VARIABLE, Reaper } from "./reaper";
-import { WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "./config";
+import { SHARED_PROVIDER_BACKOFF_BASE_MS, SHARED_PROVIDER_BACKOFF_MAX_MS, SHARED_PROVIDER_HEALTHY_AFTER_MS, WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "./config";
+import { SharedProvider } from "./sharedProvider";
 
 /** The full refresh of every stack once a day, when drift passes by listing run every drift interval. */
 export const DEFAULT_FULL_REFRESH_MS = 24 * 3_600_000;
@@ -91,6 +92,8 @@ export interface DaemonOptions {
   leakCheck?: { computeEndpoint?: string };
   /** `--adopt`: the stock CCM's resources adopted at start-up, before the first runs (adopt/); off when undefined. */
   adopt?: { allowReplace: boolean; computeEndpoint?: string };
+  /** `--shared-provider`: one `gcp` provider plugin for every engine run (daemon/sharedProvider.ts). */
+  sharedProvider?: boolean;
 }
 
 /** What start-up builds once and its steps share. */
@@ -132,6 +135,8 @@ export class Daemon {
   private leakMonitor: LeakMonitor | undefined;
   /** Kills this daemon's pulumi processes if it dies (daemon/reaper.ts). */
   private reaper: Reaper | undefined;
+  /** The one provider plugin every engine run attaches to (`--shared-provider`). */
+  private sharedProvider: SharedProvider | undefined;
   private readonly computeClients = new Map<string, ComputeClient>();
   /** The rows of /status. */
   private readonly status = new StatusBook();
@@ -163,7 +168,7 @@ export class Daemon {
     const core = this.agents.makeApiClient(k8s.CoreV1Api);
     const clusterUid = await readClusterUid(options.kubeConfig);
     phases.mark("clusterUid");
-    const runner = this.startRunner(clusterUid, backendUrl);
+    const runner = await this.startRunner(clusterUid, backendUrl);
     const watcher = this.newWatcher();
     const cache = new DesiredCache(options.config);
     this.cache = cache;
@@ -276,8 +281,11 @@ export class Daemon {
     for (const removed of clearStaleLocks(backendUrl.slice("file://".length))) this.options.logger.warn({ lock: removed }, "removed a stale stack lock");
   }
 
-  /** The reaper first, then the runner whose every pulumi process carries the reaper's marker. */
-  private startRunner(clusterUid: string, backendUrl: string): StackRunner {
+  /**
+   * The reaper first, then the shared provider if asked for, then the runner: every pulumi process
+   * (the shared provider's too) carries the reaper's marker.
+   */
+  private async startRunner(clusterUid: string, backendUrl: string): Promise<StackRunner> {
     const { options } = this;
     const logger = options.logger;
     const marker = newProcessMarker();
@@ -286,13 +294,15 @@ export class Daemon {
       onExit: (code, signal) => logger.warn({ code, signal }, "the reaper of pulumi processes exited; starting it again"),
     });
     this.reaper.start();
+    // Every pulumi process (the CLI, and the plugins it hands its environment on to) carries
+    // the marker the reaper kills by if the daemon dies.
+    const env = { ...options.pulumiEnv, [PROCESS_OWNER_VARIABLE]: marker };
+    const attach = options.sharedProvider === true ? await this.startSharedProvider(env) : {};
     return new StackRunner({
       clusterUid,
       backendUrl,
       ...(options.secretsProvider !== undefined ? { secretsProvider: options.secretsProvider } : {}),
-      // Every pulumi process (the CLI, and the plugins it hands its environment on to) carries
-      // the marker the reaper kills by if the daemon dies.
-      env: { ...options.pulumiEnv, [PROCESS_OWNER_VARIABLE]: marker },
+      env: { ...env, ...attach },
       workDir: path.join(options.stateDir, "workspaces"),
       ...(options.pulumiCommand !== undefined ? { pulumiCommand: options.pulumiCommand } : {}),
       projectName: clusterProjectName(options.config.clusterId),
@@ -303,6 +313,23 @@ export class Daemon {
       onApplied: (stack, resources) => this.applied.set(stack, resources),
       onLateRunError: (error) => logger.warn({ err: describeError(error) }, "a pulumi run that had ended failed to reach its engine; ignored"),
     });
+  }
+
+  /** Starts the shared provider; resolves with the environment attaching the engines to it. */
+  private async startSharedProvider(env: Record<string, string>): Promise<Record<string, string>> {
+    const logger = this.options.logger;
+    this.sharedProvider = new SharedProvider({
+      env,
+      backoffBaseMs: SHARED_PROVIDER_BACKOFF_BASE_MS,
+      backoffMaxMs: SHARED_PROVIDER_BACKOFF_MAX_MS,
+      healthyAfterMs: SHARED_PROVIDER_HEALTHY_AFTER_MS,
+      onStart: (pid, port) => logger.info({ pid, port }, "shared provider started"),
+      onExit: (reason, delayMs) => {
+        this.metrics.sharedProviderRestarts.inc();
+        logger.warn({ reason, delayMs }, "the shared provider exited; starting it again");
+      },
+    });
+    return this.sharedProvider.start();
   }
 
   private newWatcher(): ClusterWatcher {
@@ -687,6 +714,8 @@ export class Daemon {
       this.leading = false;
       this.agents?.destroy();
       await this.server?.close();
+      // No run is left to use it.
+      await this.sharedProvider?.stop();
       // Last: no run is left, so the reaper only checks that nothing of ours outlives the daemon.
       this.reaper?.stop();
     })();

@@ -22,6 +22,7 @@ export class DaemonMetrics {
   readonly driftPasses: prom.Counter<"result">;
   readonly driftPassSeconds: prom.Gauge;
   readonly driftedStacks: prom.Counter<"kind">;
+  readonly sharedProviderRestarts: prom.Counter;
 
   // eslint-disable-next-line max-lines-per-function -- one declaration per metric: a list, which split would only scatter
   constructor(registry: prom.Registry = new prom.Registry()) {
@@ -54,6 +55,11 @@ export class DaemonMetrics {
       registers: [registry],
     });
     this.queueDepth = new prom.Gauge({ name: "dccm_queue_depth", help: "Stacks waiting for a worker.", registers: [registry] });
+    this.sharedProviderRestarts = new prom.Counter({
+      name: "dccm_shared_provider_restarts_total",
+      help: "Exits (or failed starts) of the shared provider plugin (--shared-provider), each followed by a start after a backoff.",
+      registers: [registry],
+    });
     this.watchRestarts = new prom.Counter({
       name: "dccm_watch_restarts_total",
       help: "Watch restarts after an error, by resource.",

@@ -66,6 +66,7 @@ const DAEMON_HELP = [
   "  --allow-replace                      with --adopt: adopt stacks even where the first up would replace a resource",
   "  --no-leader-election                 [leaderElection: false] no Lease kube-system/dccm: run a single replica only",
   "  --no-node-controller                 run the service controller only (Node initialization, addresses and lifecycle are left to another controller)",
+  "  --shared-provider                    start the gcp provider plugin once and attach every pulumi run to it, restarted when it exits (default: one plugin per run; see the README before using it with Google's plugin)",
   "  --identity NAME                      holder identity in the Lease (default <hostname>_<pid>)",
   "  --log-level LEVEL                    fatal, error, warn, info, debug, trace or silent (default info)",
   "  -h, --help                           print this help",

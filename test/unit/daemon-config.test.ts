@@ -37,6 +37,7 @@ const COMMAND_LINE: CommandLine = {
   adopt: false,
   allowReplace: false,
   nodeController: true,
+  sharedProvider: false,
   identity: undefined,
   logLevel: "info",
 };
@@ -72,6 +73,7 @@ describe("daemon/config readCommandLine (flags no config key sets)", () => {
         "shutdown-timeout": "1m30s",
         "confirm-orphan-destroys": "7",
         "no-node-controller": true,
+        "shared-provider": true,
         identity: "pod-0",
         "log-level": "debug",
         adopt: true,
@@ -87,6 +89,7 @@ describe("daemon/config readCommandLine (flags no config key sets)", () => {
           adopt: true,
           allowReplace: true,
           nodeController: false,
+          sharedProvider: true,
           identity: "pod-0",
           logLevel: "debug",
         },
