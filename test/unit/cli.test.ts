@@ -424,7 +424,7 @@ describe("bin/dccm (child process)", function () {
           clusterId: "c0ffee1234",
           clusterCIDR: "10.64.0.0/14",
         },
-        daemon: { stateDir: "/var/lib/dccm", listen: "0.0.0.0:10258", parallelism: 4, driftInterval: "10m" },
+        daemon: { stateDir: "/var/lib/dccm", listen: "0.0.0.0:10258", parallelism: 4, driftInterval: "10m", fullRefreshInterval: "24h" },
         node: { nodeAddressRefreshPeriod: "5m", nodeLifecyclePeriod: "30s" },
         unknown: [],
       });
@@ -558,7 +558,7 @@ describe("bin/dccm (child process)", function () {
         if (match === null || match[1] === "--help") continue;
         args.push(match[1], ...(match[2] !== undefined ? [match[1] === "--log-level" ? "debug" : "x"] : []));
       }
-      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 35);
+      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 36);
       const run = dccm("daemon", ...args, "--help");
       assert.deepStrictEqual([run.status, run.stderr, run.stdout], [0, "", DAEMON_HELP]);
     });

@@ -162,7 +162,18 @@ describe("every duration the docs and examples write parses to the value they me
     }
     return found;
   }
-  const MEANT: Record<string, number> = { "500ms": 500, "1.5s": 1500, "30s": 30_000, "1h30m": 5_400_000, "1m": 60_000, "5m": 300_000, "10m": 600_000, "20m": 1_200_000, "1h": 3_600_000, "24h": 86_400_000 };
+  const MEANT: Record<string, number> = {
+    "500ms": 500,
+    "1.5s": 1500,
+    "30s": 30_000,
+    "1h30m": 5_400_000,
+    "1m": 60_000,
+    "5m": 300_000,
+    "10m": 600_000,
+    "20m": 1_200_000,
+    "1h": 3_600_000,
+    "24h": 86_400_000,
+  };
   const files: [string, string[]][] = [
     ["README.md", ["10m", "24h", "20m", "10m", "24h", "20m", "10m", "24h", "30s", "20m", "500ms", "1.5s", "10m", "1h30m"]],
     ["nodes/README.md", ["1m", "5m", "30s", "500ms", "30s", "5m", "1h"]],
