@@ -272,8 +272,8 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
   it("with the daemon running drift passes on the same stacks meanwhile, neither fails", async () => {
     if (daemon !== undefined) assert.equal(await daemons.stop(daemon), 0);
     daemon = undefined;
-    // up --refresh of every stack every 2 s: the daemon holds the stacks' locks most of the time.
-    const drifting = new DaemonProcesses(env, configPath, ["--drift-interval", "2s"]);
+    // The full refresh (up --refresh of every stack) every 2 s: the daemon holds the stacks' locks most of the time.
+    const drifting = new DaemonProcesses(env, configPath, ["--full-refresh-interval", "2s"]);
     const running = drifting.start({ logLevel: "debug" });
     try {
       await drifting.waitReady(running);
