@@ -317,28 +317,45 @@ export function isLateEngineError(reason: unknown): boolean {
   return typeof reason.code === "number" && typeof reason.details === "string" && /[\\/]@pulumi[\\/]pulumi[\\/]runtime[\\/]/.test(reason.stack ?? "");
 }
 
+/**
+ * One for the process: every StackRunner's runs count together (with a guard per runner, one
+ * runner going idle would drop the listeners of another's run in flight, and its late-error
+ * listener would take the other's rejections as its own).
+ */
 class ProcessListenerGuard {
   private active = 0;
   private baseline: Map<string, Set<Listener>> | undefined;
-  private absorbing = false;
-
-  constructor(private readonly onLateError: (error: unknown) => void) {}
+  private readonly lateErrorHandlers = new Set<(error: unknown) => void>();
+  /** Errors our stack programs threw: the SDK rejects with them again once the run is over. */
+  private readonly programErrors = new WeakSet<object>();
 
   /**
    * Between runs, no run's listener takes a late rejection of the SDK: this one does, and lets
    * anything else end the process as Node would (a rejection nobody expected is a bug).
    */
-  private readonly absorb = (reason: unknown): void => {
+  readonly absorb = (reason: unknown): void => {
     if (this.active > 0) return;
-    if (!isLateEngineError(reason)) throw reason;
-    this.onLateError(reason);
+    const ours = isLateEngineError(reason) || (typeof reason === "object" && reason !== null && this.programErrors.has(reason));
+    if (!ours) throw reason;
+    for (const handler of this.lateErrorHandlers) handler(reason);
   };
 
-  async around<T>(run: () => Promise<T>): Promise<T> {
-    if (!this.absorbing) {
-      this.absorbing = true;
-      processEvents.on("unhandledRejection", this.absorb);
+  onLateError(handler: (error: unknown) => void): void {
+    if (this.lateErrorHandlers.size === 0) processEvents.on("unhandledRejection", this.absorb);
+    this.lateErrorHandlers.add(handler);
+  }
+
+  /** Runs a stack program, remembering what it throws. */
+  async program<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (typeof error === "object" && error !== null) this.programErrors.add(error);
+      throw error;
     }
+  }
+
+  async around<T>(run: () => Promise<T>): Promise<T> {
     if (this.active++ === 0) {
       this.baseline = new Map(PROCESS_ERROR_EVENTS.map((event) => [event, new Set(processEvents.listeners(event) as Listener[])]));
     }
@@ -356,11 +373,16 @@ class ProcessListenerGuard {
   }
 }
 
+const PROCESS_GUARD = new ProcessListenerGuard();
+
+/** The process listener that takes late errors of ended runs (tests count process listeners). */
+export const lateRunErrorListener: (reason: unknown) => void = PROCESS_GUARD.absorb;
+
 export class StackRunner {
   private readonly entries = new Map<string, Promise<Entry>>();
   /** The backend's stacks as listed (listStacks) plus those created since; undefined until listed. */
   private listed: Set<string> | undefined;
-  private readonly listeners = new ProcessListenerGuard((error) => this.options.onLateRunError?.(error));
+  private readonly listeners = PROCESS_GUARD;
 
   private readonly projectName: string;
   /** The file:// backend read directly (daemon/checkpoints.ts); undefined for other backends. */
@@ -374,6 +396,7 @@ export class StackRunner {
 
   constructor(private readonly options: StackRunnerOptions) {
     this.projectName = options.projectName ?? PROJECT_NAME;
+    PROCESS_GUARD.onLateError((error) => options.onLateRunError?.(error));
     this.files = options.readCheckpoints === false ? undefined : FileBackend.fromUrl(options.backendUrl);
     this.pulumiCommand = options.pulumiCommand !== undefined ? Promise.resolve(options.pulumiCommand) : PulumiCommand.get().catch(() => undefined);
   }
@@ -398,12 +421,13 @@ export class StackRunner {
       const args: InlineProgramArgs = {
         stackName,
         projectName: this.projectName,
-        program: async () => {
-          const desired = holder.current?.desired;
-          if (desired === undefined) throw new Error(`stack ${stackName}: program run without a desired state`);
-          if (holder.current !== undefined) holder.current.runStore = currentRunStore();
-          return stackProgramOutputs(desired, scope, holder.current?.hash, this.options.clusterUid, holder.current?.adoption);
-        },
+        program: () =>
+          PROCESS_GUARD.program(async () => {
+            const desired = holder.current?.desired;
+            if (desired === undefined) throw new Error(`stack ${stackName}: program run without a desired state`);
+            if (holder.current !== undefined) holder.current.runStore = currentRunStore();
+            return stackProgramOutputs(desired, scope, holder.current?.hash, this.options.clusterUid, holder.current?.adoption);
+          }),
       };
       entry = this.workspaceOptions(stackName)
         .then((options) => this.openStack(args, options))
