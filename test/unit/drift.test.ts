@@ -6,7 +6,8 @@ import { appliedResource, describeDifference, driftOf } from "../../drift/declar
 import { AppliedBook, AppliedSteps, appliedFromDeployment } from "../../drift/applied";
 import { appliedGroups, planDriftPass } from "../../drift/plan";
 import { firstRefreshDelay, FullRefreshTimers, refreshWaitMs } from "../../daemon/stackRuns";
-import { isLateEngineError } from "../../daemon/stacks";
+import * as os from "node:os";
+import { isLateEngineError, lateRunErrorListener, StackRunner } from "../../daemon/stacks";
 import { jitteredDelay } from "../../controller/periodic";
 
 const LINK = "https://compute.googleapis.com/compute/v1/projects/p";
@@ -331,5 +332,20 @@ describe("a late error of an ended run's SDK (daemon/stacks.ts isLateEngineError
       ].map(isLateEngineError),
       [true, true, false, false, false, false, false, false],
     );
+  });
+
+  it("the process's one listener: between runs, a late engine error goes to the runners' handlers; anything else is thrown on, as Node would", () => {
+    const told: unknown[] = [];
+    new StackRunner({ backendUrl: "file:///nonexistent", env: {}, workDir: os.tmpdir(), onLateRunError: (error) => told.push(error) });
+    assert.equal(process.listeners("unhandledRejection").includes(lateRunErrorListener), true);
+    const late = grpcError(14, "Connection dropped", SDK_STACK);
+    lateRunErrorListener(late);
+    assert.equal(told.includes(late), true);
+    const other = new Error("a bug");
+    assert.throws(
+      () => lateRunErrorListener(other),
+      (error) => error === other,
+    );
+    assert.equal(told.includes(other), false);
   });
 });
