@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { startTestEnv } from "../test/support/env";
 import { repoRoot } from "../test/support/testenv-paths";
-import { elapsedMs, round } from "./stats";
+import { elapsedMs, round, runAlone } from "./stats";
 
 export interface PreviewFigures {
   previewServices: number;
@@ -134,12 +134,4 @@ export async function benchPreview(services = Number(process.env.DCCM_BENCH_PREV
 }
 
 // `node dist/bench/preview.js`: this bench alone (e.g. at 500 Services), its figures as one JSON line.
-if (require.main === module) {
-  benchPreview().then(
-    (figures) => process.stdout.write(`${JSON.stringify(figures)}\n`),
-    (error: unknown) => {
-      process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runAlone(() => benchPreview());

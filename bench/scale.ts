@@ -11,7 +11,7 @@ import { Daemon } from "../daemon/daemon";
 import { loadBalancerName, parseConfig, type Config } from "../model";
 import { daemonOptions, startTestEnv, type TestEnv } from "../test/support/env";
 import { eventually } from "../test/support/wait";
-import { elapsedMs, median, round } from "./stats";
+import { elapsedMs, median, round, runAlone } from "./stats";
 
 export interface ScaleFigures {
   services: number;
@@ -202,12 +202,4 @@ export async function benchScale(sizes: readonly number[] = (process.env.DCCM_BE
   return figures;
 }
 
-if (require.main === module) {
-  benchScale().then(
-    (figures) => process.stdout.write(`${JSON.stringify(figures)}\n`),
-    (error: unknown) => {
-      process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runAlone(() => benchScale());

@@ -9,7 +9,7 @@ import { parseConfig } from "../model";
 import { startKube } from "../test/support/kube";
 import { DesiredCache } from "../watcher/desiredCache";
 import { ClusterWatcher } from "../watcher/informers";
-import { elapsedMs, round } from "./stats";
+import { elapsedMs, round, runAlone } from "./stats";
 
 export interface WatcherScaleFigures {
   scaleWatchedNodes: number;
@@ -137,12 +137,4 @@ export async function benchWatcherScale(): Promise<WatcherScaleFigures> {
   }
 }
 
-if (require.main === module) {
-  benchWatcherScale().then(
-    (figures) => process.stdout.write(`${JSON.stringify(figures)}\n`),
-    (error: unknown) => {
-      process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runAlone(() => benchWatcherScale());

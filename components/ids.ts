@@ -17,6 +17,11 @@ const COLLECTIONS: Record<string, { scope: "region" | "zone" | "global"; collect
   "gcp:compute/route:Route": { scope: "global", collection: "routes" },
 };
 
+/** Whether a Pulumi type is one of the GCE resources dccm declares. */
+export function isDeclaredGceType(type: string): boolean {
+  return COLLECTIONS[type] !== undefined;
+}
+
 function text(value: unknown): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;
 }

@@ -326,6 +326,7 @@ class ProcessListenerGuard {
   private active = 0;
   private baseline: Map<string, Set<Listener>> | undefined;
   private readonly lateErrorHandlers = new Set<(error: unknown) => void>();
+  private listening = false;
   /** Errors our stack programs threw: the SDK rejects with them again once the run is over. */
   private readonly programErrors = new WeakSet<object>();
 
@@ -340,9 +341,11 @@ class ProcessListenerGuard {
     for (const handler of this.lateErrorHandlers) handler(reason);
   };
 
-  onLateError(handler: (error: unknown) => void): void {
-    if (this.lateErrorHandlers.size === 0) processEvents.on("unhandledRejection", this.absorb);
-    this.lateErrorHandlers.add(handler);
+  /** Installs the process listener once; `handler` (a runner's onLateRunError) is told of each late error. */
+  onLateError(handler: ((error: unknown) => void) | undefined): void {
+    if (!this.listening) processEvents.on("unhandledRejection", this.absorb);
+    this.listening = true;
+    if (handler !== undefined) this.lateErrorHandlers.add(handler);
   }
 
   /** Runs a stack program, remembering what it throws. */
@@ -396,7 +399,7 @@ export class StackRunner {
 
   constructor(private readonly options: StackRunnerOptions) {
     this.projectName = options.projectName ?? PROJECT_NAME;
-    PROCESS_GUARD.onLateError((error) => options.onLateRunError?.(error));
+    PROCESS_GUARD.onLateError(options.onLateRunError);
     this.files = options.readCheckpoints === false ? undefined : FileBackend.fromUrl(options.backendUrl);
     this.pulumiCommand = options.pulumiCommand !== undefined ? Promise.resolve(options.pulumiCommand) : PulumiCommand.get().catch(() => undefined);
   }

@@ -87,11 +87,4 @@ export class AppliedBook {
     for (const [stack, entry] of this.stacks) if (entry.resources !== undefined) out.push({ stack, resources: entry.resources, generation: entry.generation });
     return out;
   }
-
-  /** How many stacks are unknown (their last run failed). */
-  unknown(): number {
-    let count = 0;
-    for (const entry of this.stacks.values()) if (entry.resources === undefined) count++;
-    return count;
-  }
 }

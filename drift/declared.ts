@@ -18,22 +18,10 @@
  * portRangeDiffSuppress). Anything else that differs is drift: a false alarm costs one refresh of
  * that stack, which is what every pass cost before.
  */
+import { isDeclaredGceType } from "../components/ids";
 import { IGNORED_CHANGES } from "../components/ignored";
 import { resourceIdOfPath } from "../leaks/ownership";
 import { isRecord } from "../controller/guards";
-
-/** The Pulumi type tokens of the GCE resources dccm declares → the listing's collection. */
-export const DECLARED_KINDS: Readonly<Record<string, string>> = {
-  "gcp:compute/address:Address": "addresses",
-  "gcp:compute/forwardingRule:ForwardingRule": "forwardingRules",
-  "gcp:compute/regionBackendService:RegionBackendService": "backendServices",
-  "gcp:compute/targetPool:TargetPool": "targetPools",
-  "gcp:compute/regionHealthCheck:RegionHealthCheck": "healthChecks",
-  "gcp:compute/httpHealthCheck:HttpHealthCheck": "httpHealthChecks",
-  "gcp:compute/instanceGroup:InstanceGroup": "instanceGroups",
-  "gcp:compute/firewall:Firewall": "firewalls",
-  "gcp:compute/route:Route": "routes",
-};
 
 /** The resource's identity: where and under which name it lives, never drift. */
 const IDENTITY = new Set(["project", "region", "zone", "name"]);
@@ -41,7 +29,7 @@ const IDENTITY = new Set(["project", "region", "zone", "name"]);
 /** @pulumi/gcp input name → Compute API field name, per type (nested fields as `outer.inner`). */
 const REST_NAMES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   "gcp:compute/forwardingRule:ForwardingRule": { ipAddress: "IPAddress", ipProtocol: "IPProtocol" },
-  "gcp:compute/firewall:Firewall": { allows: "allowed", "allows.protocol": "IPProtocol", denies: "denied", "denies.protocol": "IPProtocol" },
+  "gcp:compute/firewall:Firewall": { allows: "allowed", "allows.protocol": "IPProtocol" },
 };
 
 /** One GCE resource as a stack last applied it: its id (`kind/scope/name`) and its declared fields, canonical. */
@@ -91,7 +79,7 @@ function canonical(value: unknown, type: string, path: string): Canonical | unde
  * undefined for anything that is not a GCE resource dccm declares (the stack, components, the provider).
  */
 export function appliedResource(type: string, id: unknown, inputs: Record<string, unknown>): AppliedResource | undefined {
-  if (DECLARED_KINDS[type] === undefined || typeof id !== "string") return undefined;
+  if (!isDeclaredGceType(type) || typeof id !== "string") return undefined;
   const resourceId = resourceIdOfPath(id);
   if (resourceId === undefined) return undefined;
   const ignored = new Set<string>((IGNORED_CHANGES as Readonly<Record<string, readonly string[]>>)[type] ?? []);

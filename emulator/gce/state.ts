@@ -571,6 +571,18 @@ export class GceState {
    */
   private ipv6RuleAddress(key: ResourceKey, props: JsonObject, prev: StoredResource | undefined): StoredSubnetwork {
     const subnet = this.dualStackSubnet(props, String(props.loadBalancingScheme ?? "EXTERNAL").startsWith("INTERNAL"), "forwarding rule");
+    this.settleRuleIp(props, prev, () => allocateIPv6(subnet, this.ipsInUse(prev === undefined ? undefined : key)));
+    if (typeof props.ipAddress === "string" && net.isIP(props.ipAddress) !== 6) {
+      throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${props.ipAddress}'. An IPv6 forwarding rule needs an IPv6 address.`, "invalid");
+    }
+    return subnet;
+  }
+
+  /**
+   * A forwarding rule's IPAddress, either family: an address named by its link or name is its IP;
+   * none given keeps the rule's previous IP, or takes an ephemeral one from `allocate`.
+   */
+  private settleRuleIp(props: JsonObject, prev: StoredResource | undefined, allocate: () => string): void {
     const ip = props.ipAddress;
     if (typeof ip === "string" && net.isIP(ip) === 0) {
       const resolved = this.resolveAddress(ip);
@@ -580,12 +592,8 @@ export class GceState {
       }
       props.ipAddress = resolved;
     } else if (ip === undefined) {
-      props.ipAddress = prev?.properties.ipAddress ?? allocateIPv6(subnet, this.ipsInUse(prev === undefined ? undefined : key));
+      props.ipAddress = prev?.properties.ipAddress ?? allocate();
     }
-    if (typeof props.ipAddress === "string" && net.isIP(props.ipAddress) !== 6) {
-      throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${props.ipAddress}'. An IPv6 forwarding rule needs an IPv6 address.`, "invalid");
-    }
-    return subnet;
   }
 
   // ---- addressing --------------------------------------------------------------------------
@@ -1478,16 +1486,7 @@ export class GceState {
         const subnet = internal ? this.internalSubnet(key, props, "IPAddress") : this.requireSubnetwork(props.subnetwork, props.network);
         this.requireSameScheme(props);
         this.requireNoPortConflict(key, props);
-        if (typeof ip === "string" && net.isIP(ip) === 0) {
-          const resolved = this.resolveAddress(ip);
-          if (resolved === undefined) {
-            const addrKey = this.keyOfPath(ip);
-            throw notFound(addrKey === undefined ? ip : this.path(addrKey));
-          }
-          props.ipAddress = resolved;
-        } else if (ip === undefined) {
-          props.ipAddress = prev?.properties.ipAddress ?? (internal ? (subnet?.pool ?? this.internalPool) : this.externalPool).allocate(this.ipsInUse(prev === undefined ? undefined : key));
-        }
+        this.settleRuleIp(props, prev, () => (internal ? (subnet?.pool ?? this.internalPool) : this.externalPool).allocate(this.ipsInUse(prev === undefined ? undefined : key)));
         if (prev === undefined || prev.properties.ipAddress !== props.ipAddress) {
           this.requireUsableIp(key, props, scheme, subnet, ip === undefined);
         }

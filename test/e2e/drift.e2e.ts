@@ -97,12 +97,15 @@ describe(`dccm daemon: drift found by listing GCE (${SERVICES} Services)`, funct
   it("a firewall changed out of band: exactly its stack is refreshed, and the firewall is put back", async () => {
     const lb = loadBalancerName(uids.get("svc-000") ?? "");
     env.gce.patchOutOfBand("firewalls", `k8s-fw-${lb}`, { sourceRanges: ["0.0.0.0/0"] });
+    const applied = daemon.applied.generation("service.default.svc-000");
+    assert.equal(typeof applied, "number");
     runs.length = 0;
     const pass = await daemon.driftPass();
     assert.deepEqual(pass?.refreshed, [
       {
         stack: "service.default.svc-000",
-        generation: pass?.refreshed[0]?.generation,
+        // The stack's record as it stood before the pass (the daemon was idle): nothing ran in between.
+        generation: applied,
         reasons: [`firewalls/global/k8s-fw-${lb}: sourceRanges: declared ["10.0.0.0/8","192.168.0.0/16"], found "0.0.0.0/0"`],
       },
     ]);
