@@ -159,7 +159,9 @@ export class ProviderApi {
       const ov = olds[field];
       if (isBlank(nv)) {
         // Optional + Computed in the provider's schema: an omitted input keeps what the resource
-        // has (terraform-plugin-sdk schemaMap.diff: no new value and Computed → no change).
+        // has (terraform-plugin-sdk helper/schema/schema.go, schemaMap.diffList / diffString: "If we
+        // have an old value and no new value is set ... and we're computed, then nothing has
+        // changed"; hashicorp/terraform#28811).
         if (spec.optionalComputed.includes(field)) {
           continue;
         }
