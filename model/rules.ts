@@ -3,7 +3,13 @@ import { LABEL_EXCLUDE_FROM_LB, LABEL_ZONE, LABEL_ZONE_LEGACY, TAINT_TO_BE_DELET
 import type { Config, InstanceRef, NodeInfo, ServiceInfo } from "./types";
 import { parseProviderID } from "./providerId";
 
-/** strconv.ParseBool's false spellings: the label with one of these values does not exclude. */
+/**
+ * strconv.ParseBool's false spellings: the label with one of these values does not exclude; any
+ * other value (a true spelling, or one ParseBool refuses) does. This is k8s.io/cloud-provider's
+ * controllers/service/controller.go nodeIncludedPredicate since v0.34.0 ("respect the
+ * exclude-from-external-load-balancers=false label"); v0.28.2, the stock GCE CCM's, excluded a
+ * Node carrying the label whatever its value.
+ */
 const FALSE_VALUES = new Set(["0", "f", "F", "false", "FALSE", "False"]);
 
 export function wantsLoadBalancer(service: ServiceInfo, config: Pick<Config, "loadBalancerClasses">): boolean {

@@ -34,6 +34,13 @@ export interface KindSpec {
   readonly inputs: readonly string[];
   /** Inputs whose change forces a replacement (besides name/project/region/zone, always immutable). */
   readonly immutable: readonly string[];
+  /**
+   * Inputs that are Optional + Computed in the provider's schema: a program that omits one keeps
+   * the value the resource has, and no diff (neither update nor replace) arises for it; a value
+   * that differs is an update or a replacement as `immutable` says. project/region/zone are
+   * Optional + Computed too, but filled by Check from the provider's config.
+   */
+  readonly optionalComputed: readonly string[];
   /** Top-level inputs that are references (a string, or a list of strings). */
   readonly refs: Readonly<Record<string, RefTarget>>;
   /** Inputs that are lists compared as sets. */
@@ -73,6 +80,9 @@ const ALL_SPECS: readonly KindSpec[] = [
     scope: "region",
     inputs: ["address", "addressType", "deletionPolicy", "description", "ipCollection", "ipVersion", "ipv6EndpointType", "labels", "network", "networkTier", "prefixLength", "purpose", "subnetwork"],
     immutable: ["address", "addressType", "description", "ipCollection", "ipVersion", "ipv6EndpointType", "network", "networkTier", "prefixLength", "purpose", "subnetwork"],
+    // resource_compute_address.go schema: address, network_tier, prefix_length, purpose,
+    // subnetwork and deletion_policy are Optional + Computed.
+    optionalComputed: ["address", "deletionPolicy", "networkTier", "prefixLength", "purpose", "subnetwork"],
     refs: { network: NETWORK, subnetwork: SUBNETWORK },
     setFields: [],
     labels: true,
@@ -135,6 +145,10 @@ const ALL_SPECS: readonly KindSpec[] = [
       "sourceIpRanges",
       "subnetwork",
     ],
+    // resource_compute_forwarding_rule.go schema: ip_address, ip_protocol, ip_version, network,
+    // network_tier, port_range, service_directory_registrations, subnetwork and deletion_policy are
+    // Optional + Computed (so an internal rule that GCE reads back with networkTier PREMIUM keeps it).
+    optionalComputed: ["deletionPolicy", "ipAddress", "ipProtocol", "ipVersion", "network", "networkTier", "portRange", "serviceDirectoryRegistrations", "subnetwork"],
     refs: {
       backendService: { collection: "backendServices", scope: "region" },
       target: { collection: "targetPools", scope: "region" },
@@ -189,6 +203,9 @@ const ALL_SPECS: readonly KindSpec[] = [
     // resource_compute_region_backend_service.go: load_balancing_scheme and network are ForceNew;
     // protocol, session_affinity, backends, health_checks are updated in place.
     immutable: ["loadBalancingScheme", "network"],
+    // resource_compute_region_backend_service.go schema: cdn_policy, iap, log_config, port_name,
+    // protocol, session_affinity, timeout_sec and deletion_policy are Optional + Computed.
+    optionalComputed: ["cdnPolicy", "deletionPolicy", "iap", "logConfig", "portName", "protocol", "sessionAffinity", "timeoutSec"],
     refs: {
       healthChecks: { collection: "healthChecks", scope: "region" },
       network: NETWORK,
@@ -208,6 +225,9 @@ const ALL_SPECS: readonly KindSpec[] = [
     // resource_compute_target_pool.go: description, failover_ratio, session_affinity are ForceNew;
     // backup_pool is set in place (setBackup), as are instances and health_checks.
     immutable: ["description", "failoverRatio", "securityPolicy", "sessionAffinity"],
+    // resource_compute_target_pool.go schema: instances and deletion_policy
+    // (tpgresource.DeletionPolicySchemaEntry) are Optional + Computed.
+    optionalComputed: ["deletionPolicy", "instances"],
     refs: {
       backupPool: { collection: "targetPools", scope: "region" },
       healthChecks: { collection: "httpHealthChecks", scope: "global" },
@@ -228,6 +248,8 @@ const ALL_SPECS: readonly KindSpec[] = [
     // resource_compute_region_health_check.go: no ForceNew besides name/project/region; a change of
     // type (another *_health_check block) is an update (PUT with the new type).
     immutable: [],
+    // resource_compute_region_health_check.go schema: log_config and deletion_policy are Optional + Computed.
+    optionalComputed: ["deletionPolicy", "logConfig"],
     refs: {},
     setFields: [],
     labels: false,
@@ -246,6 +268,8 @@ const ALL_SPECS: readonly KindSpec[] = [
     // A global health check also takes sourceRegions (resource_compute_health_check.go).
     inputs: [...HEALTH_CHECK_INPUTS, "sourceRegions"].sort(),
     immutable: [],
+    // resource_compute_health_check.go schema: log_config and deletion_policy are Optional + Computed.
+    optionalComputed: ["deletionPolicy", "logConfig"],
     refs: {},
     setFields: [],
     labels: false,
@@ -260,6 +284,9 @@ const ALL_SPECS: readonly KindSpec[] = [
     scope: "global",
     inputs: ["checkIntervalSec", "deletionPolicy", "description", "healthyThreshold", "host", "port", "requestPath", "timeoutSec", "unhealthyThreshold"],
     immutable: [],
+    // resource_compute_http_health_check.go schema: deletion_policy is Optional + Computed (the
+    // others have a Default, so an omitted one is its default).
+    optionalComputed: ["deletionPolicy"],
     refs: {},
     setFields: [],
     labels: false,
@@ -275,6 +302,9 @@ const ALL_SPECS: readonly KindSpec[] = [
     inputs: ["deletionPolicy", "description", "instances", "namedPorts", "network"],
     // resource_compute_instance_group.go schema: description and network are ForceNew.
     immutable: ["description", "network"],
+    // resource_compute_instance_group.go schema: instances, network and deletion_policy
+    // (tpgresource.DeletionPolicySchemaEntry) are Optional + Computed.
+    optionalComputed: ["deletionPolicy", "instances", "network"],
     refs: { instances: { collection: "instances", scope: "zone" }, network: NETWORK },
     setFields: ["instances"],
     labels: false,
@@ -308,6 +338,9 @@ const ALL_SPECS: readonly KindSpec[] = [
     ],
     // resource_compute_firewall.go schema: direction is ForceNew; network is not (PATCH in place).
     immutable: ["direction"],
+    // resource_compute_firewall.go schema: destination_ranges, direction, enable_logging and
+    // deletion_policy are Optional + Computed.
+    optionalComputed: ["deletionPolicy", "destinationRanges", "direction", "enableLogging"],
     refs: { network: NETWORK },
     setFields: ["destinationRanges", "sourceRanges", "sourceServiceAccounts", "sourceTags", "targetServiceAccounts", "targetTags"],
     labels: false,
@@ -336,6 +369,9 @@ const ALL_SPECS: readonly KindSpec[] = [
       "tags",
     ],
     immutable: ["description", "destRange", "network", "nextHopGateway", "nextHopIlb", "nextHopInstance", "nextHopInstanceZone", "nextHopIp", "nextHopVpnTunnel", "params", "priority", "tags"],
+    // resource_compute_route.go schema: next_hop_ip, next_hop_instance_zone and deletion_policy are
+    // Optional + Computed.
+    optionalComputed: ["deletionPolicy", "nextHopInstanceZone", "nextHopIp"],
     refs: {
       network: NETWORK,
       nextHopGateway: { collection: "gateways", scope: "global" },
@@ -354,6 +390,7 @@ const ALL_SPECS: readonly KindSpec[] = [
     scope: "zone",
     inputs: [],
     immutable: [],
+    optionalComputed: [],
     refs: {},
     setFields: [],
     labels: false,

@@ -158,11 +158,16 @@ export class ProviderApi {
       let nv: Json | undefined = news[field];
       const ov = olds[field];
       if (isBlank(nv)) {
+        // Optional + Computed in the provider's schema: an omitted input keeps what the resource
+        // has (terraform-plugin-sdk helper/schema/schema.go, schemaMap.diffList / diffString: "If we
+        // have an old value and no new value is set ... and we're computed, then nothing has
+        // changed"; hashicorp/terraform#28811).
+        if (spec.optionalComputed.includes(field)) {
+          continue;
+        }
         const d = defaultFor(kind, field, news);
         if (d !== undefined) {
           nv = d;
-        } else if (isAllocated(kind, field)) {
-          continue;
         } else {
           if (!isBlank(req.oldInputs?.[field]) || !isBlank(ov)) {
             diffs.push(field);
@@ -233,10 +238,18 @@ export class ProviderApi {
   update(req: UpdateRequest): UpdateResponse {
     const spec = specFor(req.type);
     const key = this.keyForId(spec, req.id, req.olds);
-    if (req.preview === true) {
-      return { outputs: { ...outputsOf(this.state.get(key)), ...req.news } };
+    const stored = this.state.get(key).properties;
+    // An omitted Optional + Computed input keeps the resource's value (see diff).
+    const news: JsonObject = { ...req.news };
+    for (const field of spec.optionalComputed) {
+      if (isBlank(news[field]) && !isBlank(stored[field])) {
+        news[field] = stored[field];
+      }
     }
-    return { outputs: outputsOf(this.state.update(key, req.news)) };
+    if (req.preview === true) {
+      return { outputs: { ...outputsOf(this.state.get(key)), ...news } };
+    }
+    return { outputs: outputsOf(this.state.update(key, news)) };
   }
 
   delete(req: DeleteRequest): void {

@@ -1,8 +1,9 @@
 /**
  * Migration from the stock GCE CCM end to end (real apiserver, engine and GCE emulator): the
  * emulator is seeded with exactly what the stock CCM leaves (test/support/stockCcm.ts) for an
- * external multi-port Service, an ETP=Local one, an internal one and a UDP one, plus the routes of
- * three nodes; the Services carry the stock finalizers. `dccm adopt --dry-run` changes nothing and
+ * external multi-port Service, an ETP=Local one, an internal one (its forwarding rule as GCE reads it
+ * back: networkTier PREMIUM) and a UDP one, plus the routes of four nodes, one of them labelled out of
+ * load balancers (its route only); the Services carry the stock finalizers. `dccm adopt --dry-run` changes nothing and
  * says what would happen; `dccm daemon --adopt` adopts every load balancer with its IP, creating
  * and replacing nothing that existed; `dccm adopt --to backend-service` moves one Service.
  */
@@ -20,10 +21,13 @@ import { runDccmAsync } from "../support/cli";
 import { eventually } from "../support/wait";
 
 const RAW_CONFIG = { ...E2E_CONFIG, subnetwork: "k8s-subnet" };
-const NODES = [
+const EXCLUDE = "node.kubernetes.io/exclude-from-external-load-balancers";
+const NODES: Array<{ name: string; zone: string; uid: string; podCIDR: string; labels?: Record<string, string> }> = [
   { name: "node-a1", zone: "us-central1-a", uid: "", podCIDR: "10.64.1.0/24" },
   { name: "node-b1", zone: "us-central1-b", uid: "", podCIDR: "10.64.2.0/24" },
   { name: "node-b2", zone: "us-central1-b", uid: "", podCIDR: "10.64.3.0/24" },
+  // Out of every load balancer (the stock CCM's and dccm's), its pod route made all the same.
+  { name: "node-x1", zone: "us-central1-a", uid: "", podCIDR: "10.64.4.0/24", labels: { [EXCLUDE]: "true" } },
 ];
 const SERVICES = ["ext", "local", "ilb", "dns", "sticky"] as const;
 type Name = (typeof SERVICES)[number];
@@ -89,7 +93,7 @@ describe("adopt: migration from the stock CCM", function () {
       env.gce.putInstance(node.name, { zone: node.zone });
       const created = await core.createNode({
         body: {
-          metadata: { name: node.name, labels: { "topology.kubernetes.io/zone": node.zone } },
+          metadata: { name: node.name, labels: { "topology.kubernetes.io/zone": node.zone, ...node.labels } },
           spec: { providerID: `gce://dccm-test/${node.zone}/${node.name}`, podCIDR: node.podCIDR, podCIDRs: [node.podCIDR] },
         },
       });
@@ -156,8 +160,25 @@ describe("adopt: migration from the stock CCM", function () {
       "  import default/ext:target-pool",
       "  update Firewall default/ext:firewall",
       `      description: "{\\"kubernetes.io/service-name\\":\\"default/ext\\", \\"kubernetes.io/service-ip\\":\\"${ip}\\"}" → "{\\"kubernetes.io/service-name\\":\\"default/ext\\"}"`,
-      `      destinationRanges: ["${ip}"] → (unset)`,
     ]);
+    // The internal rule GCE reads back with networkTier PREMIUM, which dccm does not declare
+    // (Optional + Computed in the provider: no diff), is adopted as it is: nothing replaced.
+    const ilb = section("Service default/ilb");
+    assert.equal(ilb[0], "Service default/ilb (stack service.default.ilb): would be adopted", run.stdout);
+    assert.deepEqual(
+      ilb.filter((line) => line.startsWith("  replace") || line.includes("networkTier")),
+      [],
+      run.stdout,
+    );
+    assert.ok(ilb.includes("  import default/ilb:forwarding-rule-tcp"), run.stdout);
+    // The excluded Node's route is the cluster stack's like any other.
+    const cluster = section("Cluster");
+    assert.equal(cluster[0], "Cluster (stack cluster): would be adopted", run.stdout);
+    assert.deepEqual(
+      cluster.filter((line) => line.startsWith("  import cluster:route-")),
+      ["  import cluster:route-node-a1", "  import cluster:route-node-b1", "  import cluster:route-node-b2", "  import cluster:route-node-x1"],
+      run.stdout,
+    );
     assert.deepEqual(section("Service default/sticky").slice(0, 1), [
       "Service default/sticky (stack service.default.sticky): not adopted: would replace default/sticky:forwarding-rule-tcp, default/sticky:target-pool (pass --allow-replace to accept)",
     ]);
@@ -169,7 +190,11 @@ describe("adopt: migration from the stock CCM", function () {
       "Service default/local: would be pinned to its target pool (annotation dccm.io/backend: target-pool; move it with dccm adopt --to backend-service)",
       "Service default/sticky: would be pinned to its target pool (annotation dccm.io/backend: target-pool; move it with dccm adopt --to backend-service)",
     ]);
-    assert.equal(lines.at(-2), "Adoption: 5 addresses to promote, 24 to import, 11 to update in place, 2 to replace, 1 to create, 1 stacks refused");
+    // 25 imports: the cluster stack's 8 (4 routes, the excluded Node's included; 2 groups; the legacy
+    // node health check and its firewall) and the Services' 17; the 2 replaces are sticky's only
+    // (refused); the shared health-check firewall differs in nothing dccm declares (its
+    // destinationRanges kept), so no update.
+    assert.equal(lines.at(-2), "Adoption: 5 addresses to promote, 25 to import, 10 to update in place, 2 to replace, 1 to create, 1 stacks refused");
     for (const name of SERVICES) assert.equal((await read(name)).metadata?.annotations?.["dccm.io/backend"], undefined, `${name} not annotated by a dry run`);
   });
 
@@ -215,6 +240,22 @@ describe("adopt: migration from the stock CCM", function () {
         .sort(),
       [...(["ext", "local", "ilb", "dns"] as const).map((name) => `addresses/us-central1/${lb[name] ?? ""}`), "healthChecks/us-central1/k8s-e2e0cafe-node"].sort(),
       "created: the promoted addresses and dccm's regional node health check only",
+    );
+    // The Node out of load balancers: its route adopted untouched, and in no target pool or group.
+    const excluded = NODES.find((node) => node.name === "node-x1");
+    assert.deepEqual(
+      history.filter((entry) => entry.kind === "routes" && entry.name === `e2e-${excluded?.uid ?? ""}`),
+      [],
+    );
+    assert.ok(env.gce.listResources().some((r) => r.kind === "routes" && r.name === `e2e-${excluded?.uid ?? ""}`));
+    const members = env.gce
+      .listResources()
+      .filter((r) => r.kind === "targetPools" || r.kind === "instanceGroups")
+      .flatMap((r) => (Array.isArray(r.properties.instances) ? r.properties.instances : []))
+      .map(String);
+    assert.deepEqual(
+      members.filter((link) => link.endsWith("/node-x1")),
+      [],
     );
     // sticky: refused (its target pool would be replaced), held, told, untouched.
     const sticky = await read("sticky");

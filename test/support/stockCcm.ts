@@ -47,6 +47,8 @@ export interface StockNode {
   readonly zone: string;
   readonly uid: string;
   readonly podCIDR?: string;
+  /** The Node's labels; `node.kubernetes.io/exclude-from-external-load-balancers` with any value leaves it out of every load balancer (its route stays). */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 export interface StockResource {
@@ -74,6 +76,18 @@ const HC_PATH = "/healthz";
 const ROUTE_DESCRIPTION = "k8s-node-route";
 // gce_loadbalancer_internal.go maxL4ILBPorts: beyond it the rule takes allPorts.
 const MAX_ILB_PORTS = 5;
+// k8s.io/api core/v1 LabelNodeExcludeBalancers.
+const LABEL_EXCLUDE_BALANCERS = "node.kubernetes.io/exclude-from-external-load-balancers";
+
+/**
+ * k8s.io/cloud-provider v0.28.2 (the stock CCM's, providers/go.mod) controllers/service/controller.go
+ * nodeIncludedPredicate: a Node carrying the exclusion label is left out of every load balancer,
+ * whatever the label's value (v0.34.0 and later read the value with strconv.ParseBool: see
+ * model/rules.ts isBackendNode). The route controller does not look at it.
+ */
+export function stockIncludesNode(n: StockNode): boolean {
+  return n.labels?.[LABEL_EXCLUDE_BALANCERS] === undefined;
+}
 
 /** cloudprovider.DefaultLoadBalancerName: "a" + the UID without dashes, cut to 32. */
 export function stockLoadBalancerName(uid: string): string {
@@ -117,12 +131,16 @@ class Seeder {
   readonly resources: StockResource[] = [];
   private readonly v1: string;
 
+  /** The Nodes the service controller hands to EnsureLoadBalancer (the route controller takes them all). */
+  private readonly hosts: readonly StockNode[];
+
   constructor(
     private readonly gce: GceEmulator,
     private readonly cluster: StockCluster,
     private readonly nodes: readonly StockNode[],
   ) {
     this.v1 = `${gce.computeEndpoint}projects/${cluster.project}`;
+    this.hosts = nodes.filter(stockIncludesNode);
   }
 
   link(rel: string): string {
@@ -180,24 +198,23 @@ class Seeder {
   }
 
   /**
-   * gce_routes.go CreateRoute, called by k8s.io/cloud-provider's route controller with the node's
-   * UID as name hint: `truncateClusterName(clusterName)-<uid>`, the instance's network, priority
-   * 1000, description k8sNodeRouteTag.
+   * gce_routes.go CreateRoute, called by k8s.io/cloud-provider's route controller
+   * (controllers/route/route_controller.go reconcile: every Node with a podCIDR, whatever its
+   * labels, so a Node excluded from load balancers has its route too) with the node's UID as name
+   * hint: `truncateClusterName(clusterName)-<uid>`, next hop `zones/<zone>/instances/<name>`, the
+   * CCM's own network (g.NetworkURL(), not the instance's), priority 1000, description
+   * k8sNodeRouteTag.
    */
   routes(): void {
     for (const n of this.nodes) {
       if (n.podCIDR === undefined) {
         continue;
       }
-      const instance = this.gce.state.find({ kind: "instances", project: this.cluster.project, scope: n.zone, name: n.name });
-      const nics = instance?.properties.networkInterfaces;
-      const nic = Array.isArray(nics) ? nics[0] : undefined;
-      const network = typeof nic === "object" && nic !== null && !Array.isArray(nic) && typeof nic.network === "string" ? nic.network : this.networkUrl;
       this.insert("routes", "global", {
         name: `${this.cluster.clusterName.slice(0, 26)}-${n.uid}`,
         destRange: n.podCIDR,
-        nextHopInstance: this.instanceUrl(n),
-        network,
+        nextHopInstance: `zones/${n.zone}/instances/${n.name}`,
+        network: this.networkUrl,
         priority: 1000,
         description: ROUTE_DESCRIPTION,
       });
@@ -236,7 +253,7 @@ class Seeder {
     this.insert("targetPools", region, {
       name: lb,
       description: serviceDescription(serviceName),
-      instances: this.nodes.map((n) => this.instanceUrl(n)),
+      instances: this.hosts.map((n) => this.instanceUrl(n)),
       sessionAffinity: affinity(s),
       healthChecks: this.link(`global/httpHealthChecks/${hcName}`),
     });
@@ -261,11 +278,11 @@ class Seeder {
    * zone order varies: sorted here), created with a name only, then the zone's nodes added.
    */
   instanceGroups(): string[] {
-    const zones = [...new Set(this.nodes.map((n) => n.zone))].sort();
+    const zones = [...new Set(this.hosts.map((n) => n.zone))].sort();
     const name = `k8s-ig--${this.cluster.clusterId}`;
     return zones.map((zone) => {
       if (!this.has("instanceGroups", zone, name)) {
-        const members = this.nodes.filter((n) => n.zone === zone).sort((a, b) => (a.name < b.name ? -1 : 1));
+        const members = this.hosts.filter((n) => n.zone === zone).sort((a, b) => (a.name < b.name ? -1 : 1));
         this.insert("instanceGroups", zone, { name, instances: members.map((n) => this.instanceUrl(n)) });
       }
       return this.link(`zones/${zone}/instanceGroups/${name}`);
@@ -321,6 +338,10 @@ class Seeder {
       ...(ports.length > MAX_ILB_PORTS ? { allPorts: true } : { ports }),
       subnetwork: this.subnetworkUrl,
       network: this.networkUrl,
+      // ensureInternalLoadBalancer sends no networkTier; GCE reads the rule back with PREMIUM
+      // (forwardingRules reference, networkTier: "If this field is not specified, it is assumed to
+      // be PREMIUM"), the real stock output (issue 26).
+      networkTier: "PREMIUM",
     });
     this.firewall(`k8s-fw-${lb}`, firewallDescription(serviceName, ip), protocol, stockPortRanges(s.ports.map((p) => p.port)), s.sourceRanges ?? ["0.0.0.0/0"], ip);
     const hcFirewall = shared ? `k8s-${this.cluster.clusterId}-node-hc` : `${lb}-hc`;
@@ -334,7 +355,8 @@ class Seeder {
 
 /**
  * Creates in `gce`, out of band, exactly what the stock CCM leaves after it synced `nodes` (their
- * routes, by the route controller) and then `services` in order (shared health checks, their
+ * routes, by the route controller, for every Node; the load balancers take only the Nodes
+ * `stockIncludesNode` keeps) and then `services` in order (shared health checks, their
  * firewalls and the instance groups once). A Service mixing protocols gets nothing: EnsureLoadBalancer
  * refuses it (gce_loadbalancer.go checkMixedProtocol). The instances must already be in the emulator
  * (`gce.putInstance`). Throws, with GCE's error as cause, when a resource exists already.

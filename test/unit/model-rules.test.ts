@@ -159,6 +159,14 @@ describe("model/rules", () => {
       ['exclude label "F"', { labels: { [EXCLUDE]: "F" } }, true],
       ['exclude label "0"', { labels: { [EXCLUDE]: "0" } }, true],
       ['exclude label "no" (not a strconv false)', { labels: { [EXCLUDE]: "no" } }, false],
+      // k8s.io/cloud-provider controllers/service/controller.go nodeIncludedPredicate (v0.34.0 on):
+      // strconv.ParseBool true → excluded, false → included, a parse error → excluded.
+      ['exclude label "t" (a strconv true)', { labels: { [EXCLUDE]: "t" } }, false],
+      ['exclude label "T" (a strconv true)', { labels: { [EXCLUDE]: "T" } }, false],
+      ['exclude label "TRUE" (a strconv true)', { labels: { [EXCLUDE]: "TRUE" } }, false],
+      ['exclude label "True" (a strconv true)', { labels: { [EXCLUDE]: "True" } }, false],
+      ['exclude label "FaLsE" (not a strconv spelling)', { labels: { [EXCLUDE]: "FaLsE" } }, false],
+      ['exclude label " false" (not a strconv spelling)', { labels: { [EXCLUDE]: " false" } }, false],
       ["autoscaler taint NoSchedule", { taints: [{ key: "ToBeDeletedByClusterAutoscaler", value: "1700000000", effect: "NoSchedule" }] }, false],
       ["autoscaler taint without value", { taints: [{ key: "ToBeDeletedByClusterAutoscaler", effect: "NoExecute" }] }, false],
       ["another taint", { taints: [{ key: "node.kubernetes.io/unschedulable", effect: "NoSchedule" }] }, true],

@@ -26,6 +26,14 @@ const NODES: StockNode[] = [
   { name: "node-a1", zone: "us-central1-a", uid: "0a1b2c3d-0000-4000-8000-000000000001", podCIDR: "10.64.0.0/24" },
   { name: "node-a2", zone: "us-central1-a", uid: "0a1b2c3d-0000-4000-8000-000000000002", podCIDR: "10.64.1.0/24" },
   { name: "node-b1", zone: "us-central1-b", uid: "0a1b2c3d-0000-4000-8000-000000000003" },
+  // Labelled out of load balancers (v0.28.2 excludes it whatever the value): its route only.
+  {
+    name: "node-c1",
+    zone: "us-central1-c",
+    uid: "0a1b2c3d-0000-4000-8000-000000000004",
+    podCIDR: "10.64.2.0/24",
+    labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "false" },
+  },
 ];
 
 const tcp = (port: number, nodePort: number): StockService["ports"][number] => ({ port, protocol: "TCP", nodePort });
@@ -91,10 +99,11 @@ describe("test/support/stockCcm: what the stock GCE CCM leaves in GCE", function
 
   it("creates exactly the stock resources, in the stock order, with ephemeral IPs", () => {
     const seed = seedStockCcm(gce, CLUSTER, SERVICES, NODES);
-    assert.deepEqual(seed.ips, { "default/web": "203.0.113.1", "default/local": "203.0.113.2", "default/ilb": "10.130.0.5", "default/dns": "203.0.113.3" });
+    assert.deepEqual(seed.ips, { "default/web": "203.0.113.1", "default/local": "203.0.113.2", "default/ilb": "10.130.0.6", "default/dns": "203.0.113.3" });
     const expected = [
       ["routes", "global", `${ROUTE_PREFIX}-0a1b2c3d-0000-4000-8000-000000000001`],
       ["routes", "global", `${ROUTE_PREFIX}-0a1b2c3d-0000-4000-8000-000000000002`],
+      ["routes", "global", `${ROUTE_PREFIX}-0a1b2c3d-0000-4000-8000-000000000004`],
       ["firewalls", "global", `k8s-fw-${WEB}`],
       ["firewalls", "global", "k8s-c1-node-http-hc"],
       ["httpHealthChecks", "global", "k8s-c1-node"],
@@ -150,6 +159,11 @@ describe("test/support/stockCcm: what the stock GCE CCM leaves in GCE", function
       description: "k8s-node-route",
       selfLink: v1(`global/routes/${ROUTE_PREFIX}-0a1b2c3d-0000-4000-8000-000000000001`),
     });
+    // The route controller routes every Node with a podCIDR, the excluded one too, on the CCM's network.
+    assert.deepEqual(
+      [props("routes", `${ROUTE_PREFIX}-0a1b2c3d-0000-4000-8000-000000000004`).nextHopInstance, props("routes", `${ROUTE_PREFIX}-0a1b2c3d-0000-4000-8000-000000000004`).network],
+      [instance("us-central1-c", "node-c1"), network],
+    );
     assert.deepEqual(props("firewalls", `k8s-fw-${WEB}`), {
       name: `k8s-fw-${WEB}`,
       project: PROJECT,
@@ -258,13 +272,14 @@ describe("test/support/stockCcm: what the stock GCE CCM leaves in GCE", function
       project: PROJECT,
       region: REGION,
       description: '{"kubernetes.io/service-name":"default/ilb"}',
-      ipAddress: "10.130.0.5",
+      ipAddress: "10.130.0.6",
       ipProtocol: "TCP",
       loadBalancingScheme: "INTERNAL",
       backendService: v1(`regions/${REGION}/backendServices/${ILB}`),
       ports: ["80"],
       subnetwork,
       network,
+      networkTier: "PREMIUM",
       selfLink: v1(`regions/${REGION}/forwardingRules/${ILB}`),
     });
     assert.deepEqual(props("firewalls", "k8s-c1-node-hc"), {
@@ -305,7 +320,7 @@ describe("test/support/stockCcm: what the stock GCE CCM leaves in GCE", function
         .map((r) => [r.name, r.properties.address]),
       [
         [WEB, "203.0.113.1"],
-        [ILB, "10.130.0.5"],
+        [ILB, "10.130.0.6"],
       ],
     );
     assert.equal(props("forwardingRules", WEB).ipAddress, "203.0.113.1");
