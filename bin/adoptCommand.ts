@@ -1,7 +1,8 @@
 /**
  * `dccm adopt`: brings the stock GCE CCM's load balancers and routes into dccm's stacks with no new
  * IP (adopt/). `--dry-run` shows per Service what would be promoted, imported, updated field by
- * field, replaced and created, in a backend of its own; `--to backend-service --service NS/NAME`
+ * field, replaced and created, reading the daemon's stacks read-only (and previewing the stacks the
+ * backend lacks in an empty one of its own); `--to backend-service --service NS/NAME`
  * moves one adopted target-pool Service to a backend service (the daemon applies it).
  */
 import * as crypto from "node:crypto";
