@@ -139,12 +139,12 @@ export class Daemon {
   /** The one provider plugin every engine run attaches to (`--shared-provider`). */
   private sharedProvider: SharedProvider | undefined;
   private readonly computeClients = new Map<string, ComputeClient>();
-  /** The rows of /status. */
-  private readonly status = new StatusBook();
-  /** Stacks `--adopt` refused at this start → why (the reconciler leaves them alone). */
-  private readonly adoptionHeld = new Map<string, string>();
   /** Service stacks back to their Service, for names shortened to fit Pulumi's limit. */
   private readonly stackKeys = new ServiceStackKeys();
+  /** The rows of /status. */
+  private readonly status = new StatusBook(undefined, (stack) => this.stackKeys.serviceOf(stack));
+  /** Stacks `--adopt` refused at this start → why (the reconciler leaves them alone). */
+  private readonly adoptionHeld = new Map<string, string>();
   /** Holds the Lease (or runs without leader election). */
   private leading = false;
 

@@ -6,6 +6,7 @@ import * as path from "node:path";
 import fc from "fast-check";
 import { parseStackKey } from "../../daemon/reconciler";
 import { ServiceStackKeys } from "../../daemon/stackKeys";
+import { emptyRow, StatusBook } from "../../daemon/status";
 import { recordedService, serviceKeyOutput, StackRunner, stackScope, strayWorkspaces } from "../../daemon/stacks";
 import { isServiceStack, parseServiceStack, serviceStackName, STACK_NAME_MAX, STACK_NAME_PATTERN } from "../../model/names";
 
@@ -126,6 +127,16 @@ describe("Service stacks back to their Service", () => {
       { kind: "service", namespace: ns, name: long },
     );
     assert.equal(parseStackKey(stack), undefined);
+  });
+
+  it("status rows name the Service of a shortened stack: the daemon's from what it saw, dccm status's from the stack", () => {
+    const keys = new ServiceStackKeys();
+    keys.stackOf(ns, long);
+    const book = new StatusBook(undefined, (name) => keys.serviceOf(name));
+    book.track(stack);
+    assert.equal(book.list()[0].service, `${ns}/${long}`);
+    assert.equal(emptyRow(stack).service, null);
+    assert.equal(emptyRow(stack, { namespace: ns, name: long }).service, `${ns}/${long}`);
   });
 
   it("stackScope: from the name, or from the Service a shortened name is known to be for", () => {
