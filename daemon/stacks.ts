@@ -433,14 +433,16 @@ const PROCESS_GUARD = new ProcessListenerGuard();
 /** The process listener that takes late errors of ended runs (tests count process listeners). */
 export const lateRunErrorListener: (reason: unknown) => void = PROCESS_GUARD.absorb;
 
+/** The workspace of readOnlyWorkspace (listing and exporting stacks), beside the stacks' own. */
+const LIST_WORKSPACE = "_list";
+
 /**
  * Pure: the entries of the workspaces folder to remove at start: the directories (never a file or
- * a symbolic link) named for no stack of the backend (readOnlyWorkspace's `_list` too: it is made
- * again when needed).
+ * a symbolic link) named for no stack of the backend, readOnlyWorkspace's own excepted.
  */
 export function strayWorkspaces(entries: readonly { name: string; directory: boolean }[], stacks: ReadonlySet<string>): string[] {
   return entries
-    .filter((entry) => entry.directory && !stacks.has(entry.name) && entry.name !== "." && entry.name !== ".." && !entry.name.includes("/"))
+    .filter((entry) => entry.directory && entry.name !== LIST_WORKSPACE && !stacks.has(entry.name))
     .map((entry) => entry.name)
     .sort();
 }
@@ -806,7 +808,7 @@ export class StackRunner {
    * selects and repairs no stack (the leak detector and `dccm gc` read through it).
    */
   async readOnlyWorkspace(): Promise<Workspace> {
-    return LocalWorkspace.create(await this.workspaceOptions("_list"));
+    return LocalWorkspace.create(await this.workspaceOptions(LIST_WORKSPACE));
   }
 
   /**

@@ -147,7 +147,7 @@ describe("Service stacks back to their Service", () => {
 });
 
 describe("workspaces of stacks the backend does not have", () => {
-  it("strayWorkspaces: directories named for no stack; files and symbolic links stay", () => {
+  it("strayWorkspaces: directories named for no stack; files, symbolic links and the listing's workspace stay", () => {
     const entries = [
       { name: "cluster", directory: true },
       { name: "service.default.web", directory: true },
@@ -156,7 +156,7 @@ describe("workspaces of stacks the backend does not have", () => {
       { name: "notes.txt", directory: false },
       { name: "link", directory: false },
     ];
-    assert.deepEqual(strayWorkspaces(entries, new Set(["cluster", "service.default.web"])), ["_list", "service.default.killed"]);
+    assert.deepEqual(strayWorkspaces(entries, new Set(["cluster", "service.default.web"])), ["service.default.killed"]);
   });
 
   it("removeStrayWorkspaces removes exactly those under the workspaces folder, a shortened stack's kept", () => {
