@@ -637,11 +637,14 @@ export class Daemon {
         continue;
       }
       // A shortened name whose Service is gone: the stack says which it was, and is destroyed as that Service's.
-      const ref = await runner.recordedService(stack);
-      if (ref !== undefined) {
-        this.stackKeys.stackOf(ref.namespace, ref.name);
-        unwanted.push(stack);
-      } else options.logger.warn({ stack }, "a Service stack records no Service (and so holds no resource); left as it is");
+      const ref = await runner.recordedService(stack).catch((error: unknown) => {
+        options.logger.warn({ stack, err: describeError(error) }, "reading which Service a stack was made for failed; left until the next start");
+        return null;
+      });
+      if (ref === undefined) options.logger.warn({ stack }, "a Service stack records no Service (and so holds no resource); left as it is");
+      if (ref === undefined || ref === null) continue;
+      this.stackKeys.stackOf(ref.namespace, ref.name);
+      unwanted.push(stack);
     }
     const absent = unwanted.filter((stack) => !present.has(stack));
     const serviceStacks = knownStacks.filter(isServiceStack).length;
