@@ -10,7 +10,10 @@
  *      what differs from dccm's shape is updated in place, what dccm names differently is created
  *      beside the stock resource, which stays);
  *   5. the stock finalizers removed, the ingress written (the same IP).
- * A dry run does 1 (without the pins) and 2 only, in an empty backend of its own, and writes nothing anywhere.
+ * A dry run does 1 (without the pins) and 2 only, against what the real stacks hold, read through a
+ * read-only runner (a stack is selected, never created; previews take no lock and write no
+ * checkpoint); a stack the backend does not have yet is previewed in an empty backend of its own,
+ * as the real run's first up would create it. It writes nothing anywhere.
  */
 import type { StepEventMetadata } from "@pulumi/pulumi/automation";
 import type { Adoption } from "../components/adoption";
@@ -34,8 +37,10 @@ export interface AdoptionServiceWrites {
 
 export interface AdoptionDeps {
   compute: LeakCompute & Pick<ComputeClient, "insertAddress">;
-  /** The daemon's stacks (the real run), or stacks in an empty backend of the dry run's own. */
-  runner: StackRunner;
+  /** The daemon's stacks: read-only (StackRunnerOptions.readOnly) on a dry run. */
+  runner: Pick<StackRunner, "heldResourceIds" | "preview" | "up" | "listStacks">;
+  /** Dry run: stacks in an empty backend of its own, where the stacks the real backend lacks are previewed (selecting them there would create them). */
+  newStacks?: Pick<StackRunner, "preview">;
   /** Absent on a dry run. */
   services?: AdoptionServiceWrites;
   config: Config;
@@ -86,7 +91,8 @@ export async function adoptStock(deps: AdoptionDeps, snapshot: ClusterSnapshot, 
   const pinned = servicesToPinOnTargetPool(desiredState(snapshot, config), snapshot.services, inventory);
   const wanted = desiredStacks({ ...snapshot, services: withTargetPoolPins(snapshot.services, pinned) }, config);
   const held = new Map<string, ReadonlySet<string>>();
-  for (const stack of wanted.hashes.keys()) held.set(stack, opts.dryRun ? new Set() : await runner.heldResourceIds(stack, stackScope(stack)));
+  for (const stack of wanted.hashes.keys()) held.set(stack, await runner.heldResourceIds(stack, stackScope(stack, wanted.services.get(stack))));
+  const previews = opts.dryRun ? await dryRunPreviews(deps) : runner;
   const plans = planAdoption(wanted.desired, inventory, (stack) => held.get(stack) ?? new Set());
   if (!opts.dryRun && deps.services !== undefined) {
     for (const key of pinned) {
@@ -110,7 +116,7 @@ export async function adoptStock(deps: AdoptionDeps, snapshot: ClusterSnapshot, 
       });
       continue;
     }
-    const report = await adoptStack(deps, wanted.desired, wanted.hashes.get(plan.stack), plan, opts, snapshot);
+    const report = await adoptStack({ ...deps, previews }, wanted.desired, wanted.hashes.get(plan.stack), plan, opts, snapshot);
     if (plan.stack === CLUSTER_STACK && report.refused !== undefined) clusterRefused = true;
     stacks.push(report);
   }
@@ -137,8 +143,19 @@ async function removeStockFinalizers(deps: AdoptionDeps, snapshot: ClusterSnapsh
   }
 }
 
+/**
+ * Where a dry run previews each stack: the real stack (read-only) when the backend has it, else
+ * the empty backend, as the real run's first up of a new stack starts from nothing.
+ */
+async function dryRunPreviews(deps: AdoptionDeps): Promise<Pick<StackRunner, "preview">> {
+  const { newStacks } = deps;
+  if (newStacks === undefined) throw new Error("a dry run needs an empty backend for the stacks the real one does not have");
+  const existing = new Set(await deps.runner.listStacks());
+  return { preview: (stack, ...rest) => (existing.has(stack) ? deps.runner.preview(stack, ...rest) : newStacks.preview(stack, ...rest)) };
+}
+
 async function adoptStack(
-  deps: AdoptionDeps,
+  deps: AdoptionDeps & { previews: Pick<StackRunner, "preview"> },
   desired: DesiredState,
   hash: string | undefined,
   plan: StackAdoption,
@@ -146,7 +163,7 @@ async function adoptStack(
   snapshot: ClusterSnapshot,
 ): Promise<StackReport> {
   const { runner } = deps;
-  const scope = stackScope(plan.stack);
+  const scope = stackScope(plan.stack, plan.service);
   const base = {
     stack: plan.stack,
     ...(plan.service !== undefined ? { service: plan.service } : {}),
@@ -161,7 +178,7 @@ async function adoptStack(
     // that a refused stack leaves GCE exactly as it was.
     const preview = new StepLog();
     const previewed: Adoption = { imports: new Set(plan.imports), previewIps: previewIps(desired, plan) };
-    await runner.preview(plan.stack, scope, desired, { ...(hash !== undefined ? { hash } : {}), adoption: previewed, onStep: preview.onStep });
+    await deps.previews.preview(plan.stack, scope, desired, { ...(hash !== undefined ? { hash } : {}), adoption: previewed, onStep: preview.onStep });
     const changes = preview.sortedChanges();
     const replaces = changes.filter((change) => change.op === "replace").map((change) => change.name);
     if (replaces.length > 0 && !opts.allowReplace) {

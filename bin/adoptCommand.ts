@@ -1,7 +1,8 @@
 /**
  * `dccm adopt`: brings the stock GCE CCM's load balancers and routes into dccm's stacks with no new
  * IP (adopt/). `--dry-run` shows per Service what would be promoted, imported, updated field by
- * field, replaced and created, in a backend of its own; `--to backend-service --service NS/NAME`
+ * field, replaced and created, reading the daemon's stacks read-only (and previewing the stacks the
+ * backend lacks in an empty one of its own); `--to backend-service --service NS/NAME`
  * moves one adopted target-pool Service to a backend service (the daemon applies it).
  */
 import * as crypto from "node:crypto";
@@ -149,25 +150,30 @@ async function adopt(kubeConfig: k8s.KubeConfig, core: k8s.CoreV1Api, config: Co
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-adopt-"));
   try {
     const projectName = clusterProjectName(config.clusterId);
-    // A dry run previews in an empty backend of its own (selecting a stack in the real one would create it).
-    const runner = where.dryRun
-      ? new StackRunner({
-          clusterUid,
-          backendUrl: localBackendUrl(path.join(workDir, "backend")),
-          secretsProvider: "passphrase",
-          env: { PULUMI_CONFIG_PASSPHRASE: crypto.randomBytes(16).toString("hex") },
-          workDir: path.join(workDir, "workspaces"),
-          projectName,
-        })
-      : new StackRunner({ clusterUid, backendUrl: where.backendUrl, ...(where.secretsProvider !== undefined ? { secretsProvider: where.secretsProvider } : {}), env: {}, workDir, projectName });
-    if (where.dryRun) fs.mkdirSync(path.join(workDir, "backend"), { recursive: true });
-    else {
-      const noEncryption = encryptionProblem({ secretsProvider: where.secretsProvider }, process.env);
-      if (noEncryption !== undefined) throw new Error(noEncryption);
-    }
+    // Both runs read the real stacks (a dry run decrypts them to preview them).
+    const noEncryption = encryptionProblem({ secretsProvider: where.secretsProvider }, process.env);
+    if (noEncryption !== undefined) throw new Error(noEncryption);
+    const runner = new StackRunner({
+      clusterUid,
+      backendUrl: where.backendUrl,
+      ...(where.secretsProvider !== undefined ? { secretsProvider: where.secretsProvider } : {}),
+      env: {},
+      workDir: path.join(workDir, "workspaces"),
+      projectName,
+      readOnly: where.dryRun,
+    });
+    // A dry run previews the stacks the backend lacks in an empty backend of its own (selecting them in the real one would create them).
+    const newStacks = where.dryRun ? emptyBackendRunner(workDir, projectName, clusterUid) : undefined;
     const { snapshot } = await listCluster(kubeConfig);
     const report: AdoptionReport = await adoptStock(
-      { compute: computeClient(where), runner, ...(where.dryRun ? {} : { services: new ServiceWriter(core) }), config, log: (line) => process.stderr.write(`dccm adopt: ${line}\n`) },
+      {
+        compute: computeClient(where),
+        runner,
+        ...(newStacks !== undefined ? { newStacks } : {}),
+        ...(where.dryRun ? {} : { services: new ServiceWriter(core) }),
+        config,
+        log: (line) => process.stderr.write(`dccm adopt: ${line}\n`),
+      },
       snapshot,
       { dryRun: where.dryRun, allowReplace: where.allowReplace },
     );
@@ -176,6 +182,19 @@ async function adopt(kubeConfig: k8s.KubeConfig, core: k8s.CoreV1Api, config: Co
   } finally {
     fs.rmSync(workDir, { recursive: true, force: true });
   }
+}
+
+function emptyBackendRunner(workDir: string, projectName: string, clusterUid: string): StackRunner {
+  fs.mkdirSync(path.join(workDir, "empty-backend"), { recursive: true });
+  return new StackRunner({
+    clusterUid,
+    backendUrl: localBackendUrl(path.join(workDir, "empty-backend")),
+    secretsProvider: "passphrase",
+    // Nothing is encrypted there that anyone reads again: a throwaway passphrase.
+    env: { PULUMI_CONFIG_PASSPHRASE: crypto.randomBytes(16).toString("hex") },
+    workDir: path.join(workDir, "new-workspaces"),
+    projectName,
+  });
 }
 
 /**

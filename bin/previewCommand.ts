@@ -36,9 +36,21 @@ import {
   type StackPlan,
 } from "../daemon/preview";
 import { ForeignStackError } from "../daemon/stackRuns";
-import { CLUSTER_UID_OUTPUT, clusterProjectName, currentRunStore, HASH_OUTPUT, letGoOfRunStore, localBackendUrl, StackRunner, stackOutputs, stackProgramOutputs, stackScope } from "../daemon/stacks";
-import { CLUSTER_STACK, type Config, type DesiredState } from "../model";
-import { parseServiceStack } from "../watcher/desiredCache";
+import {
+  CLUSTER_UID_OUTPUT,
+  clusterProjectName,
+  currentRunStore,
+  HASH_OUTPUT,
+  letGoOfRunStore,
+  localBackendUrl,
+  recordedService,
+  StackRunner,
+  stackOutputs,
+  stackProgramOutputs,
+  stackScope,
+} from "../daemon/stacks";
+import { CLUSTER_STACK, isServiceStack, parseServiceStack, type Config, type DesiredState } from "../model";
+import { hashOf } from "../watcher/desiredCache";
 import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";
 import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
 import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig } from "./options";
@@ -219,7 +231,7 @@ async function readRecorded(where: Where): Promise<Map<string, RecordedStack>> {
   const runner = new StackRunner({ backendUrl: where.backendUrl, env: {}, workDir: path.join(where.workDir, "list"), projectName: where.project, pulumiCommand: where.pulumiCommand });
   const recorded = new Map<string, RecordedStack>();
   for (const stack of await runner.listStacks()) {
-    if (stack !== CLUSTER_STACK && parseServiceStack(stack) === undefined) continue;
+    if (stack !== CLUSTER_STACK && !isServiceStack(stack)) continue;
     const deployment = await readDeployment(where, stack);
     const outputs = deployment === undefined ? {} : stackOutputs(deployment);
     const uid = outputs[CLUSTER_UID_OUTPUT];
@@ -227,7 +239,9 @@ async function readRecorded(where: Where): Promise<Map<string, RecordedStack>> {
     const hash = outputs[HASH_OUTPUT];
     // Pending creates of a killed run: the daemon adopts them and runs `up --refresh`, whatever the hash.
     const pending = Array.isArray(deployment?.pending_operations) && deployment.pending_operations.some((operation) => isRecord(operation) && operation.type === "creating");
-    recorded.set(stack, { hash: typeof hash === "string" && !pending ? hash : undefined });
+    // A shortened stack name does not say its Service: the stack does.
+    const service = stack === CLUSTER_STACK || parseServiceStack(stack) !== undefined ? undefined : recordedService(stack, deployment);
+    recorded.set(stack, { hash: typeof hash === "string" && !pending ? hash : undefined, ...(service !== undefined ? { service: `${service.namespace}/${service.name}` } : {}) });
   }
   return recorded;
 }
@@ -249,7 +263,7 @@ async function readDeployment(where: Where, stack: string): Promise<Record<strin
 function programArgs(where: Where, stackName: string, stacks: readonly string[], wanted: DesiredStacks, run: { store?: Record<string, unknown> }): InlineProgramArgs {
   const program = (): Promise<Record<string, unknown>> => {
     run.store = currentRunStore();
-    const outputs = stacks.map((stack) => stackProgramOutputs(wanted.desired, stackScope(stack), wanted.hashes.get(stack), where.clusterUid));
+    const outputs = stacks.map((stack) => stackProgramOutputs(wanted.desired, stackScope(stack, wanted.services.get(stack)), wanted.hashes.get(stack), where.clusterUid));
     // One stack's outputs as its up records them; a run of new stacks together records nothing anyone reads.
     return Promise.resolve(outputs.length === 1 ? outputs[0] : {});
   };
@@ -279,7 +293,8 @@ async function runEngine(where: Where, run: EngineRun, wanted: DesiredStacks): P
   };
   const stacks = run.kind === "creates" ? run.stacks : [run.decision.stack];
   const held: { store?: Record<string, unknown> } = {};
-  const args = programArgs(where, run.kind === "creates" ? `new-${stacks[0]}` : stacks[0], stacks, wanted, held);
+  // The temporary stack of new stacks: `new-` and a hash, within Pulumi's 100 characters whatever the first stack's name.
+  const args = programArgs(where, run.kind === "creates" ? `new-${hashOf(stacks[0])}` : stacks[0], stacks, wanted, held);
   try {
     if (run.kind === "creates") {
       await (await newStack(where, args)).preview({ onEvent });

@@ -14,7 +14,7 @@ import { FileBackend } from "../daemon/checkpoints";
 import { DAEMON_DEFAULTS, splitConfig } from "../daemon/config";
 import { ingressOf } from "../daemon/serviceController";
 import { compareStacks, emptyRow, parseStatusDocument, type StatusDocument, type StatusRow } from "../daemon/status";
-import { clusterProjectName, localBackendUrl, StackRunner, stackOutputs } from "../daemon/stacks";
+import { clusterProjectName, localBackendUrl, recordedService, StackRunner, stackOutputs } from "../daemon/stacks";
 import { isRecord } from "../controller/guards";
 import { loadKubeConfig, readClusterId } from "../watcher/list";
 import { configFromFlags, parseFlags, UsageError } from "./options";
@@ -210,7 +210,8 @@ async function readBackend(backendUrl: string, project: string): Promise<StatusR
         workspace ??= runner.readOnlyWorkspace();
         deployment = (await (await workspace).exportStack(stack)).deployment;
       }
-      const row = emptyRow(stack);
+      // A shortened stack name does not say its Service: the stack does.
+      const row = emptyRow(stack, isRecord(deployment) ? recordedService(stack, deployment) : undefined);
       const ref = row.service?.split("/");
       if (ref !== undefined && isRecord(deployment)) row.ingress = ingressOf(stackOutputs(deployment), ref[0], ref[1]);
       rows.push(row);

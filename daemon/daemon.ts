@@ -8,8 +8,9 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { PulumiCommand } from "@pulumi/pulumi/automation";
 import type { Logger } from "pino";
-import { ANNOTATION_BACKEND, CLUSTER_STACK, instanceGroupName, observedReferences, serviceStackName, type Config, type ObservedCloud, type ServiceDesired } from "../model";
-import { DesiredCache, parseServiceStack } from "../watcher/desiredCache";
+import { ANNOTATION_BACKEND, CLUSTER_STACK, instanceGroupName, isServiceStack, observedReferences, serviceStackName, type Config, type ObservedCloud, type ServiceDesired } from "../model";
+import { DesiredCache } from "../watcher/desiredCache";
+import { ServiceStackKeys } from "./stackKeys";
 import { ClusterWatcher } from "../watcher/informers";
 import { EventRecorder } from "../controller/events";
 import { KeepAliveAgents, kubeError, kubeStatusCode } from "../controller/kube";
@@ -138,8 +139,10 @@ export class Daemon {
   /** The one provider plugin every engine run attaches to (`--shared-provider`). */
   private sharedProvider: SharedProvider | undefined;
   private readonly computeClients = new Map<string, ComputeClient>();
+  /** Service stacks back to their Service, for names shortened to fit Pulumi's limit. */
+  private readonly stackKeys = new ServiceStackKeys();
   /** The rows of /status. */
-  private readonly status = new StatusBook();
+  private readonly status = new StatusBook(undefined, (stack) => this.stackKeys.serviceOf(stack));
   /** Stacks `--adopt` refused at this start → why (the reconciler leaves them alone). */
   private readonly adoptionHeld = new Map<string, string>();
   /** Holds the Lease (or runs without leader election). */
@@ -175,6 +178,9 @@ export class Daemon {
     const events = new EventRecorder(core, options.logger, "dccm-service-controller");
     const ledger = new ConfigMapLedger(core, options.config.clusterId);
     const knownStacks = await runner.listStacks();
+    // A run killed between its workspace's creation and its stack's left the workspace alone.
+    const stray = runner.removeStrayWorkspaces(knownStacks);
+    if (stray.length > 0) options.logger.info({ workspaces: stray }, "removed the workspaces of stacks the backend does not have");
     phases.mark("listStacks");
     const parts: StartParts = { core, clusterUid, backendUrl, runner, watcher, cache, events, ledger, knownStacks };
     const routeStatus = new ClusterRouteStatus(() => new Set(cache.desired().cluster.routes.map((route) => route.node)));
@@ -192,10 +198,10 @@ export class Daemon {
     phases.mark("lists");
     if (this.abort.signal.aborted) return;
     if (options.adopt !== undefined) await this.adopt(parts, options.adopt);
-    const changes = cache.update(watcher.snapshot());
+    const changes = this.updateCache(cache, watcher);
     this.cacheFilled = true;
     for (const change of changes) this.queue.enqueue(change.stack, { changed: true });
-    await this.enqueueUnwanted(knownStacks, watcher, events, clusterUid);
+    await this.enqueueUnwanted(knownStacks, watcher, events, clusterUid, runner);
     if (this.abort.signal.aborted) return;
     await this.nodeController?.start();
     this.synced = true;
@@ -374,8 +380,7 @@ export class Daemon {
       }
       options.logger.error({ ...fields, reason: stack.refused }, "stack not adopted");
       this.adoptionHeld.set(stack.stack, stack.refused);
-      const ref = parseServiceStack(stack.stack);
-      const info = ref === undefined ? undefined : services.find((service) => service.namespace === ref.namespace && service.name === ref.name);
+      const info = services.find((service) => serviceStackName(service.namespace, service.name) === stack.stack);
       if (info !== undefined) await parts.events.record({ kind: "Service", namespace: info.namespace, name: info.name, uid: info.uid }, "Warning", "AdoptionRefused", `Not adopted: ${stack.refused}`);
     }
     await this.watchedPins(parts.watcher, report.pinned);
@@ -507,6 +512,7 @@ export class Daemon {
       operationTimeoutMs: options.operationTimeoutMs,
       status: this.status,
       adoptionHeld: this.adoptionHeld,
+      serviceOf: (stack) => this.stackKeys.serviceOf(stack),
       ...checks,
       onReferencesChanged: (references) =>
         this.observe({
@@ -584,7 +590,7 @@ export class Daemon {
     watcher.on("serviceMeta", (key: string) => {
       if (!this.cacheFilled) return;
       const [namespace, name] = key.split("/");
-      this.queue?.enqueue(serviceStackName(namespace, name));
+      this.queue?.enqueue(this.stackKeys.stackOf(namespace, name));
     });
     watcher.on("resync", () => {
       if (!this.cacheFilled) return;
@@ -620,15 +626,28 @@ export class Daemon {
    * down): the reconciler decides what goes, except that destroys for absent Services are held when
    * there are too many at once (holdOrphanDestroys).
    */
-  private async enqueueUnwanted(knownStacks: string[], watcher: ClusterWatcher, events: EventRecorder, clusterUid: string): Promise<void> {
+  private async enqueueUnwanted(knownStacks: string[], watcher: ClusterWatcher, events: EventRecorder, clusterUid: string, runner: StackRunner): Promise<void> {
     const { options, metrics } = this;
     const wanted = new Set(this.cache?.stacks() ?? []);
-    const unwanted = knownStacks.filter((stack) => parseServiceStack(stack) !== undefined && !wanted.has(stack));
-    const absent = unwanted.filter((stack) => {
-      const ref = parseServiceStack(stack);
-      return ref !== undefined && watcher.meta(ref.namespace, ref.name) === undefined;
-    });
-    const serviceStacks = knownStacks.filter((stack) => parseServiceStack(stack) !== undefined).length;
+    const present = new Set(watcher.serviceMetas().map((meta) => this.stackKeys.stackOf(meta.namespace, meta.name)));
+    const unwanted: string[] = [];
+    for (const stack of knownStacks.filter((name) => isServiceStack(name) && !wanted.has(name))) {
+      if (present.has(stack) || this.stackKeys.serviceOf(stack) !== undefined) {
+        unwanted.push(stack);
+        continue;
+      }
+      // A shortened name whose Service is gone: the stack says which it was, and is destroyed as that Service's.
+      const ref = await runner.recordedService(stack).catch((error: unknown) => {
+        options.logger.warn({ stack, err: describeError(error) }, "reading which Service a stack was made for failed; left until the next start");
+        return null;
+      });
+      if (ref === undefined) options.logger.warn({ stack }, "a Service stack records no Service (and so holds no resource); left as it is");
+      if (ref === undefined || ref === null) continue;
+      this.stackKeys.stackOf(ref.namespace, ref.name);
+      unwanted.push(stack);
+    }
+    const absent = unwanted.filter((stack) => !present.has(stack));
+    const serviceStacks = knownStacks.filter(isServiceStack).length;
     const held = holdOrphanDestroys(absent.length, serviceStacks, options.maxOrphanDestroys, options.confirmOrphanDestroys);
     metrics.destroysHeld.set(held ? absent.length : 0);
     if (held) {
@@ -644,9 +663,16 @@ export class Daemon {
     // its stack gone): nothing else would ever look at it, and it would stay Terminating.
     const known = new Set(knownStacks);
     for (const meta of watcher.serviceMetas()) {
-      const stack = serviceStackName(meta.namespace, meta.name);
+      const stack = this.stackKeys.stackOf(meta.namespace, meta.name);
       if (meta.finalizers.includes(LB_FINALIZER) && !wanted.has(stack) && !known.has(stack)) this.queue?.enqueue(stack);
     }
+  }
+
+  /** The desired state of the watcher's snapshot; every Service's stack name remembered (stackKeys). */
+  private updateCache(cache: DesiredCache, watcher: ClusterWatcher): ReturnType<DesiredCache["update"]> {
+    const snapshot = watcher.snapshot();
+    for (const service of snapshot.services) this.stackKeys.stackOf(service.namespace, service.name);
+    return cache.update(snapshot);
   }
 
   private scheduleRecompute(): void {
@@ -660,7 +686,7 @@ export class Daemon {
 
   private recompute(): void {
     if (!this.cacheFilled || this.watcher === undefined || this.queue === undefined || this.cache === undefined) return;
-    for (const change of this.cache.update(this.watcher.snapshot())) this.queue.enqueue(change.stack, { changed: true });
+    for (const change of this.updateCache(this.cache, this.watcher)) this.queue.enqueue(change.stack, { changed: true });
   }
 
   /** A new observation of GCE or of the applied stacks: the stacks whose desired state it changes run. */

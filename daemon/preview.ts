@@ -9,6 +9,7 @@ import {
   backendGroupKeys,
   CLUSTER_STACK,
   observedReferences,
+  parseServiceStack,
   serviceStackName,
   type ClusterSnapshot,
   type Config,
@@ -17,7 +18,7 @@ import {
   type ServiceDesired,
   type ServiceInfo,
 } from "../model";
-import { DesiredCache, parseServiceStack } from "../watcher/desiredCache";
+import { DesiredCache } from "../watcher/desiredCache";
 import { defaultParallelism, type Machine } from "./config";
 import { planRemoval } from "./ownership";
 import { LB_FINALIZER } from "./services";
@@ -28,6 +29,8 @@ export interface DesiredStacks {
   hashes: ReadonlyMap<string, string>;
   /** Stacks of the Services the model rejects → why. */
   rejected: ReadonlyMap<string, readonly string[]>;
+  /** Every Service stack of `hashes` and `rejected` → its Service (`<namespace>/<name>`): a shortened stack name does not say it. */
+  services: ReadonlyMap<string, string>;
 }
 
 /**
@@ -51,9 +54,12 @@ export function desiredStacks(snapshot: ClusterSnapshot, config: Config): Desire
   cache.observe(observedAfterApply(cache.desired().services));
   const hashes = new Map<string, string>();
   const rejected = new Map<string, string[]>();
+  const services = new Map<string, string>();
   for (const stack of cache.stacks()) {
     const view = cache.view(stack);
     if (view.hash === undefined) continue;
+    if (view.service !== undefined) services.set(stack, view.service.key);
+    else if (view.rejections.length > 0) services.set(stack, view.rejections[0].service);
     if (stack === CLUSTER_STACK || view.service !== undefined) hashes.set(stack, view.hash);
     else if (view.rejections.length > 0)
       rejected.set(
@@ -61,13 +67,15 @@ export function desiredStacks(snapshot: ClusterSnapshot, config: Config): Desire
         view.rejections.map((rejection) => rejection.message),
       );
   }
-  return { desired: cache.desired(), hashes, rejected };
+  return { desired: cache.desired(), hashes, rejected, services };
 }
 
 /** What the backend holds of one stack. */
 export interface RecordedStack {
   /** The hash the last successful up applied; undefined when none (never applied, or a killed run left pending creates). */
   hash: string | undefined;
+  /** The Service (`<namespace>/<name>`) a stack with a shortened name records (daemon/stacks.ts recordedService). */
+  service?: string;
 }
 
 export type StackDecision =
@@ -82,7 +90,10 @@ export type StackDecision =
   /** The model rejects the Service: the daemon leaves its load balancer (if any) as it is. */
   | { stack: string; service: string; kind: "rejected"; messages: readonly string[]; hasStack: boolean };
 
-function serviceKey(stack: string): string | undefined {
+/** A Service stack's Service: what the desired state or the stack itself says (a shortened name does not), else what the name says. */
+function serviceKeyOf(stack: string, wanted: Pick<DesiredStacks, "services">, recorded: ReadonlyMap<string, RecordedStack>): string | undefined {
+  const known = wanted.services.get(stack) ?? recorded.get(stack)?.service;
+  if (known !== undefined) return known;
   const ref = parseServiceStack(stack);
   return ref === undefined ? undefined : `${ref.namespace}/${ref.name}`;
 }
@@ -101,12 +112,13 @@ function byStack(a: { stack: string }, b: { stack: string }): number {
  * its Service is absent, of another class, or no longer a LoadBalancer.
  */
 export function decideStacks(
-  wanted: Pick<DesiredStacks, "hashes" | "rejected">,
+  wanted: Pick<DesiredStacks, "hashes" | "rejected" | "services">,
   recorded: ReadonlyMap<string, RecordedStack>,
   services: readonly ServiceInfo[],
   classes: readonly string[],
 ): StackDecision[] {
   const decisions: StackDecision[] = [];
+  const serviceKey = (stack: string): string | undefined => serviceKeyOf(stack, wanted, recorded);
   const service = (stack: string): { service?: string } => {
     const key = serviceKey(stack);
     return key === undefined ? {} : { service: key };

@@ -5,9 +5,8 @@
  * share one record per stack (daemon/stackRuns.ts).
  */
 import type { Logger } from "pino";
-import { CLUSTER_STACK, type ServiceDesired } from "../model";
+import { CLUSTER_STACK, parseServiceStack, type ServiceDesired } from "../model";
 import type { DesiredCache } from "../watcher/desiredCache";
-import { parseServiceStack } from "../watcher/desiredCache";
 import type { ClusterWatcher } from "../watcher/informers";
 import type { EventRecorder } from "../controller/events";
 import type { EnqueueFlags, ReconcileResult, WorkItem } from "../controller/queue";
@@ -73,14 +72,16 @@ export interface ReconcilerDeps {
    * replace what the operator did not allow.
    */
   adoptionHeld?: ReadonlyMap<string, string>;
+  /** A Service stack's Service, shortened names included (daemon/stackKeys.ts); absent: what the name says (parseServiceStack). */
+  serviceOf?: (stack: string) => { namespace: string; name: string } | undefined;
 }
 
 /** A queue key, parsed once. */
 export type StackKey = { kind: "cluster" } | { kind: "service"; namespace: string; name: string };
 
-export function parseStackKey(key: string): StackKey | undefined {
+export function parseStackKey(key: string, serviceOf: (stack: string) => { namespace: string; name: string } | undefined = parseServiceStack): StackKey | undefined {
   if (key === CLUSTER_STACK) return { kind: "cluster" };
-  const ref = parseServiceStack(key);
+  const ref = serviceOf(key);
   return ref === undefined ? undefined : { kind: "service", ...ref };
 }
 
@@ -106,7 +107,7 @@ export class Reconciler {
   }
 
   async reconcile(item: WorkItem): Promise<ReconcileResult> {
-    const key = parseStackKey(item.key);
+    const key = parseStackKey(item.key, this.deps.serviceOf);
     if (key === undefined) return { kind: "giveUp", reason: `${item.key} is not a stack dccm manages` };
     const held = this.deps.adoptionHeld?.get(item.key);
     if (held !== undefined) return { kind: "giveUp", reason: `not adopted (${held}); held until dccm daemon --adopt starts again` };

@@ -27,9 +27,8 @@ import type { AppliedResource } from "../drift/declared";
 import { FileBackend } from "./checkpoints";
 import { TwoStepInterrupt } from "./interrupt";
 import { declareStack, type Scope, type StackOutputs } from "../components/stack";
-import type { DesiredState } from "../model";
+import { parseServiceStack, serviceStackName, type DesiredState } from "../model";
 import { isRecord } from "../controller/guards";
-import { parseServiceStack } from "../watcher/desiredCache";
 
 export const PROJECT_NAME = "dccm";
 
@@ -86,6 +85,13 @@ export interface StackRunnerOptions {
   onApplied?: (stack: string, resources: AppliedResource[] | undefined) => void;
   /** Told of a run's late SDK error that arrived after every run had ended (isLateEngineError), instead of ending the process. */
   onLateRunError?: (error: unknown) => void;
+  /**
+   * Reads the backend's stacks and writes nothing to it (`dccm adopt --dry-run`): a stack is only
+   * ever selected, never created; a killed run's pending creates count as held but are not
+   * imported back; up, destroy and removeStack refuse. Previews stay read-only on their own
+   * (bin/previewCommand.ts READ_ONLY).
+   */
+  readOnly?: boolean;
 }
 
 export interface PutBack {
@@ -143,6 +149,8 @@ interface Entry {
 export const HASH_OUTPUT = "dccmDesiredHash";
 export const DEFAULT_TERMINATE_AFTER_MS = 20_000;
 export const CLUSTER_UID_OUTPUT = "dccmClusterUid";
+/** `<namespace>/<name>`, recorded by a Service stack whose shortened name does not say it (model/names.ts serviceStackName). */
+export const SERVICE_KEY_OUTPUT = "dccmServiceKey";
 
 export interface Inspection {
   /** The desired-state hash the last successful up applied, if any. */
@@ -161,9 +169,16 @@ export interface Inspection {
 export function stackProgramOutputs(desired: DesiredState, scope: Scope, hash: string | undefined, clusterUid: string | undefined, adoption?: Adoption): Record<string, unknown> {
   return {
     ...declareStack(desired, scope, adoption).outputs,
+    ...serviceKeyOutput(scope),
     ...(hash !== undefined ? { [HASH_OUTPUT]: hash } : {}),
     ...(clusterUid !== undefined ? { [CLUSTER_UID_OUTPUT]: clusterUid } : {}),
   };
+}
+
+/** Pure: `dccmServiceKey` for a Service stack whose shortened name does not say its Service; nothing for any other (their outputs as before). */
+export function serviceKeyOutput(scope: Scope): Record<string, string> {
+  if (scope.kind !== "service" || parseServiceStack(serviceStackName(scope.namespace, scope.name)) !== undefined) return {};
+  return { [SERVICE_KEY_OUTPUT]: `${scope.namespace}/${scope.name}` };
 }
 
 /**
@@ -184,10 +199,47 @@ export function stackSlice(desired: DesiredState, scope: Scope): DesiredState {
   };
 }
 
-/** The scope of one of the daemon's stacks, from its name. */
-export function stackScope(stack: string): Scope {
-  const ref = parseServiceStack(stack);
+/**
+ * The scope of one of the daemon's stacks: from its name, or (a shortened name, which does not
+ * say it) from the Service `service` (`<namespace>/<name>`) it is known to be for.
+ */
+export function stackScope(stack: string, service?: string): Scope {
+  const ref = parseServiceStack(stack) ?? (service === undefined ? undefined : serviceRef(service));
   return ref === undefined ? { kind: "cluster" } : { kind: "service", ...ref };
+}
+
+function serviceRef(key: string): { namespace: string; name: string } | undefined {
+  const [namespace, name, ...rest] = key.split("/");
+  return name === undefined || rest.length > 0 ? undefined : { namespace, name };
+}
+
+const SERVICE_COMPONENT = "dccm:gcp:ServiceLoadBalancer";
+
+/**
+ * Pure: the Service a Service stack was made for, from what it records: the output
+ * `dccmServiceKey` (a stack with a shortened name, since its first up), else the name of its
+ * ServiceLoadBalancer component (`<namespace>/<name>`) or of a pending create's resource
+ * (`<namespace>/<name>:<role>`), for a stack whose first up failed or was killed. Only a key whose
+ * stack name is `stack` counts. Undefined for a stack that records none of these: it holds no
+ * resource either.
+ */
+export function recordedService(stack: string, deployment: Record<string, unknown> | undefined): { namespace: string; name: string } | undefined {
+  if (deployment === undefined) return undefined;
+  const candidates: string[] = [];
+  const key = stackOutputs(deployment)[SERVICE_KEY_OUTPUT];
+  if (typeof key === "string") candidates.push(key);
+  const resources = Array.isArray(deployment.resources) ? deployment.resources : [];
+  for (const resource of resources) if (isRecord(resource) && resource.type === SERVICE_COMPONENT && typeof resource.urn === "string") candidates.push(nameFromUrn(resource.urn));
+  const operations = Array.isArray(deployment.pending_operations) ? deployment.pending_operations : [];
+  for (const operation of operations) {
+    const urn = isRecord(operation) && isRecord(operation.resource) ? operation.resource.urn : undefined;
+    if (typeof urn === "string") candidates.push(nameFromUrn(urn).split(":")[0]);
+  }
+  for (const candidate of candidates) {
+    const ref = serviceRef(candidate);
+    if (ref !== undefined && serviceStackName(ref.namespace, ref.name) === stack) return ref;
+  }
+  return undefined;
 }
 
 /** The outputs every run of the stack program records (components/stack.ts declareStack), whatever the scope. */
@@ -381,6 +433,20 @@ const PROCESS_GUARD = new ProcessListenerGuard();
 /** The process listener that takes late errors of ended runs (tests count process listeners). */
 export const lateRunErrorListener: (reason: unknown) => void = PROCESS_GUARD.absorb;
 
+/** The workspace of readOnlyWorkspace (listing and exporting stacks), beside the stacks' own. */
+const LIST_WORKSPACE = "_list";
+
+/**
+ * Pure: the entries of the workspaces folder to remove at start: the directories (never a file or
+ * a symbolic link) named for no stack of the backend, readOnlyWorkspace's own excepted.
+ */
+export function strayWorkspaces(entries: readonly { name: string; directory: boolean }[], stacks: ReadonlySet<string>): string[] {
+  return entries
+    .filter((entry) => entry.directory && entry.name !== LIST_WORKSPACE && !stacks.has(entry.name))
+    .map((entry) => entry.name)
+    .sort();
+}
+
 export class StackRunner {
   private readonly entries = new Map<string, Promise<Entry>>();
   /** The backend's stacks as listed (listStacks) plus those created since; undefined until listed. */
@@ -451,6 +517,7 @@ export class StackRunner {
    * selected. Without a listing, or for a listed stack, createOrSelect as before.
    */
   private async openStack(args: InlineProgramArgs, options: LocalWorkspaceOptions): Promise<Stack> {
+    if (this.options.readOnly === true) return LocalWorkspace.selectStack(args, options);
     if (this.listed === undefined || this.listed.has(args.stackName)) return LocalWorkspace.createOrSelectStack(args, options);
     try {
       const created = await LocalWorkspace.createStack(args, options);
@@ -488,7 +555,12 @@ export class StackRunner {
 
   /** Creates the stack in the backend if it is not there yet (before our finalizer goes on a Service). */
   async ensureStack(stackName: string, scope: Scope): Promise<void> {
+    this.writable("ensureStack", stackName);
     await this.entry(stackName, scope);
+  }
+
+  private writable(operation: string, stackName: string): void {
+    if (this.options.readOnly === true) throw new Error(`${operation} of stack ${stackName} refused: this runner only reads the backend`);
   }
 
   /**
@@ -500,7 +572,8 @@ export class StackRunner {
     const recorded = stackOutputs(deployment)[CLUSTER_UID_OUTPUT];
     if (typeof recorded === "string" && this.options.clusterUid !== undefined && recorded !== this.options.clusterUid) return [];
     const adopted = adoptPendingCreates(deployment);
-    if (adopted.length > 0) {
+    // Read-only: held as the repair would hold them, the repair itself left to the real run.
+    if (adopted.length > 0 && this.options.readOnly !== true) {
       try {
         // A version 4 deployment goes back with the features it declares.
         const state = { version: read.version, ...(read.features !== undefined ? { features: read.features } : {}), deployment };
@@ -591,6 +664,7 @@ export class StackRunner {
    * same resources without the import option, which changes nothing once they are in the state.
    */
   async up(stackName: string, scope: Scope, desired: DesiredState, opts: { refresh: boolean; hash?: string; signal?: AbortSignal; adoption?: Adoption }): Promise<UpOutcome> {
+    this.writable("pulumi up", stackName);
     const entry = await this.prepared(stackName, scope, desired, opts);
     if (entry.mayHavePending) {
       // On a file:// backend this reads the checkpoint file: no CLI run unless there is something to adopt.
@@ -685,6 +759,7 @@ export class StackRunner {
    * this still finds the proof that the Service was ours. `absent`: there is no such stack.
    */
   async destroy(stackName: string, opts: { signal?: AbortSignal } = {}): Promise<"destroyed" | "absent"> {
+    this.writable("pulumi destroy", stackName);
     const stack = await this.openForDestroy(stackName);
     if (stack === undefined) return "absent";
     const interrupt = this.interrupt(stackName, "destroy", opts.signal);
@@ -710,6 +785,7 @@ export class StackRunner {
 
   /** Removes the (destroyed) stack from the backend and its workspace folder. */
   async removeStack(stackName: string): Promise<void> {
+    this.writable("removing", stackName);
     const stack = await this.openForDestroy(stackName);
     this.entries.delete(stackName);
     this.listed?.delete(stackName);
@@ -732,7 +808,7 @@ export class StackRunner {
    * selects and repairs no stack (the leak detector and `dccm gc` read through it).
    */
   async readOnlyWorkspace(): Promise<Workspace> {
-    return LocalWorkspace.create(await this.workspaceOptions("_list"));
+    return LocalWorkspace.create(await this.workspaceOptions(LIST_WORKSPACE));
   }
 
   /**
@@ -768,6 +844,42 @@ export class StackRunner {
     }
     const resources = Array.isArray(deployment?.resources) ? deployment.resources : [];
     return new Set(resources.flatMap((resource: unknown) => (isRecord(resource) && resource.custom === true && typeof resource.id === "string" && resource.id !== "" ? [resource.id] : [])));
+  }
+
+  /**
+   * The Service a stack with a shortened name was made for, as the stack records it
+   * (recordedService); read-only (its checkpoint file, or `pulumi stack export`).
+   */
+  async recordedService(stackName: string): Promise<{ namespace: string; name: string } | undefined> {
+    const file = this.readCheckpoint(stackName);
+    if (file !== undefined) return recordedService(stackName, file.deployment);
+    try {
+      const exported = await (await this.readOnlyWorkspace()).exportStack(stackName);
+      return recordedService(stackName, isRecord(exported.deployment) ? exported.deployment : undefined);
+    } catch (error) {
+      throw new Error(`reading stack ${stackName} for the Service it was made for`, { cause: error });
+    }
+  }
+
+  /**
+   * Removes the workspace folders (`<workDir>/<name>`) of stacks the backend does not have: a run
+   * killed between a workspace's creation and its stack's creation leaves one. Only at start,
+   * before any run (a run's workspace is made just before its stack). Returns what was removed.
+   */
+  removeStrayWorkspaces(stacks: Iterable<string>): string[] {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(this.options.workDir, { withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw new Error(`listing the workspaces in ${this.options.workDir}`, { cause: error });
+    }
+    const stray = strayWorkspaces(
+      entries.map((entry) => ({ name: entry.name, directory: entry.isDirectory() })),
+      new Set(stacks),
+    );
+    for (const name of stray) fs.rmSync(path.join(this.options.workDir, name), { recursive: true, force: true });
+    return stray;
   }
 
   /** Names of the stacks in the backend (for orphans left by Services deleted while we were down). */

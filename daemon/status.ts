@@ -67,9 +67,9 @@ export function compareStacks(a: string, b: string): number {
   return 0;
 }
 
-/** An empty row of a stack: every fact unknown. */
-export function emptyRow(stack: string): StatusRow {
-  const ref = parseServiceStack(stack);
+/** An empty row of a stack: every fact unknown. `service`: the Service of a stack whose shortened name does not say it. */
+export function emptyRow(stack: string, service?: { namespace: string; name: string }): StatusRow {
+  const ref = parseServiceStack(stack) ?? service;
   const isCluster = stack === CLUSTER_STACK;
   return {
     stack,
@@ -95,10 +95,14 @@ export class StatusBook {
    */
   private readonly ended = new Map<string, Omit<LastUp, "result">>();
 
-  constructor(private readonly now: () => Date = () => new Date()) {}
+  constructor(
+    private readonly now: () => Date = () => new Date(),
+    /** A Service stack's Service, shortened names included (daemon/stackKeys.ts). */
+    private readonly serviceOf: (stack: string) => { namespace: string; name: string } | undefined = () => undefined,
+  ) {}
 
   track(stack: string): void {
-    if (!this.rows.has(stack)) this.rows.set(stack, emptyRow(stack));
+    if (!this.rows.has(stack)) this.rows.set(stack, emptyRow(stack, this.serviceOf(stack)));
   }
 
   drop(stack: string): void {

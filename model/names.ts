@@ -1,4 +1,5 @@
 /** GCE resource names, identical to the stock GCE cloud-controller-manager so load balancers can be adopted. */
+import * as crypto from "node:crypto";
 
 export const GCE_NAME_PATTERN = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -73,11 +74,44 @@ export function routeName(clusterName: string, nodeUid: string): string {
 export const CLUSTER_STACK = "cluster";
 
 /**
- * Pulumi stack of one Service. Namespaces and Service names are DNS labels (no dots), so the dots
- * keep the name unambiguous and within Pulumi's stack-name alphabet.
+ * Pulumi's rule for a stack name (pulumi/pulumi sdk/go/common/util/validation ValidateStackName,
+ * with tokens.NameRegexpPattern): at most 100 characters, the first `[A-Za-z_.]`, the rest
+ * `[A-Za-z0-9_.-]`. `pulumi stack init` refuses anything else ("a stack name cannot exceed 100
+ * characters").
+ */
+export const STACK_NAME_MAX = 100;
+export const STACK_NAME_PATTERN = /^[A-Za-z_.][A-Za-z0-9_.-]*$/;
+
+/** Hex digits of SHA-256 over `<namespace>/<name>` in a shortened Service stack name (96 bits). */
+export const STACK_NAME_HASH_LENGTH = 24;
+
+const HASHED_SERVICE_STACK = new RegExp(`^service\\.[a-z0-9.-]+_[0-9a-f]{${STACK_NAME_HASH_LENGTH}}$`);
+
+/**
+ * Pulumi stack of one Service: `service.<namespace>.<name>`. Namespaces and Service names are DNS
+ * labels (no dots), so the dots keep the name unambiguous and within Pulumi's alphabet. Kubernetes
+ * allows 63 + 63 characters, which can exceed Pulumi's 100: a longer name keeps its first 75
+ * characters, then `_` and the first 24 hex digits of SHA-256 over `<namespace>/<name>`
+ * (exactly 100 characters). `_` is in no DNS label, so a shortened name is never a readable one;
+ * it cannot be read back into the Service, so its stack records the key (`dccmServiceKey`,
+ * daemon/stacks.ts). Names that fit are unchanged, as every stack made before this rule.
  */
 export function serviceStackName(namespace: string, name: string): string {
-  return `service.${namespace}.${name}`;
+  const readable = `service.${namespace}.${name}`;
+  if (readable.length <= STACK_NAME_MAX) return readable;
+  const hash = crypto.createHash("sha256").update(serviceKey(namespace, name)).digest("hex").slice(0, STACK_NAME_HASH_LENGTH);
+  return `${readable.slice(0, STACK_NAME_MAX - 1 - STACK_NAME_HASH_LENGTH)}_${hash}`;
+}
+
+/** `service.<namespace>.<name>` → its Service; undefined for a shortened name and for other stack names. */
+export function parseServiceStack(stack: string): { namespace: string; name: string } | undefined {
+  const match = /^service\.([a-z0-9-]+)\.([a-z0-9-]+)$/.exec(stack);
+  return match ? { namespace: match[1], name: match[2] } : undefined;
+}
+
+/** Whether a stack name is a Service stack's, readable or shortened. */
+export function isServiceStack(stack: string): boolean {
+  return parseServiceStack(stack) !== undefined || (stack.length === STACK_NAME_MAX && HASHED_SERVICE_STACK.test(stack));
 }
 
 export function serviceKey(namespace: string, name: string): string {

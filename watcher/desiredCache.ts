@@ -118,8 +118,5 @@ export class DesiredCache {
   }
 }
 
-/** `service.<namespace>.<name>` → its Service; undefined for other stack names. */
-export function parseServiceStack(stack: string): { namespace: string; name: string } | undefined {
-  const match = /^service\.([a-z0-9-]+)\.([a-z0-9-]+)$/.exec(stack);
-  return match ? { namespace: match[1], name: match[2] } : undefined;
-}
+/** Re-exported: the stack name rules live with the other names (model/names.ts). */
+export { parseServiceStack } from "../model";

@@ -8,6 +8,7 @@
  * and replacing nothing that existed; `dccm adopt --to backend-service` moves one Service.
  */
 import * as assert from "node:assert/strict";
+import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
@@ -412,5 +413,111 @@ describe("adopt: dccm adopt from the command line", function () {
     const second = await adopt(env, configPath, []);
     assert.deepEqual([second.code, second.stdout], [0, "Adoption: 0 addresses to promote, 0 to import, 0 to update in place, 0 to replace, 0 to create, 0 stacks refused\n"]);
     assert.deepEqual(env.gce.history(), []);
+  });
+});
+
+/** Every file under `dir` (relative path → sha256 of its bytes): a backend compared byte for byte. */
+function filesOf(dir: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  const walk = (at: string): void => {
+    for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
+      const full = path.join(at, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else files[path.relative(dir, full)] = crypto.createHash("sha256").update(fs.readFileSync(full)).digest("hex");
+    }
+  };
+  walk(dir);
+  return files;
+}
+
+describe("adopt: a dry run after a partial adoption", function () {
+  this.timeout(900_000);
+  let env: TestEnv;
+  let core: k8s.CoreV1Api;
+  let configPath: string;
+
+  before(async () => {
+    env = await startTestEnv();
+    core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    configPath = path.join(env.dir, "dccm.json");
+    fs.writeFileSync(configPath, JSON.stringify(RAW_CONFIG));
+  });
+
+  after(async () => {
+    await env?.stop();
+  });
+
+  it("reads what the real stacks hold, read-only, and reports exactly the imports the real run then does", async () => {
+    env.gce.putInstance("node-a1", { zone: "us-central1-a" });
+    const node = await core.createNode({
+      body: {
+        metadata: { name: "node-a1", labels: { "topology.kubernetes.io/zone": "us-central1-a" } },
+        spec: { providerID: "gce://dccm-test/us-central1-a/node-a1", podCIDR: "10.64.1.0/24", podCIDRs: ["10.64.1.0/24"] },
+      },
+    });
+    const stock: StockService[] = [];
+    for (const name of ["web", "sticky"]) {
+      const created = await core.createNamespacedService({
+        namespace: "default",
+        body: {
+          metadata: { name, namespace: "default", finalizers: [STOCK_LB_CLEANUP_FINALIZER] },
+          spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }] },
+        },
+      });
+      stock.push({
+        namespace: "default",
+        name,
+        uid: created.metadata?.uid ?? "",
+        scheme: "External",
+        ports: [{ port: 80, protocol: "TCP", nodePort: created.spec?.ports?.[0]?.nodePort ?? 0 }],
+        externalTrafficPolicy: "Cluster",
+        // Its target pool would be replaced (the Service is not sticky): the first adoption refuses it.
+        ...(name === "sticky" ? { sessionAffinity: "ClientIP" as const } : {}),
+      });
+    }
+    const seed = seedStockCcm(
+      env.gce,
+      { project: "dccm-test", region: "us-central1", network: "k8s-net", subnetwork: "k8s-subnet", clusterId: "e2e0cafe", clusterName: "e2e", nodeTags: ["k8s-node"] },
+      stock,
+      [{ name: "node-a1", zone: "us-central1-a", uid: node.metadata?.uid ?? "", podCIDR: "10.64.1.0/24" }],
+    );
+    const partial = await adopt(env, configPath, []);
+    assert.equal(partial.code, 1, "sticky refused: the cluster stack and web adopted");
+    // Its owner sets it back to what the stock CCM made: now it can be adopted without a replace.
+    const sticky = await core.readNamespacedService({ name: "sticky", namespace: "default" });
+    await core.replaceNamespacedService({ name: "sticky", namespace: "default", body: { ...sticky, spec: { ...sticky.spec, sessionAffinity: "ClientIP" } } });
+    const backendDir = path.join(env.dir, "backend");
+    const backend = filesOf(backendDir);
+    const gce = JSON.stringify(env.gce.listResources().map((r) => [r.kind, r.scope, r.name, r.properties]));
+    env.gce.clearHistory();
+
+    const dry = await adopt(env, configPath, ["--dry-run"]);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.deepEqual(filesOf(backendDir), backend, "the backend byte for byte");
+    assert.equal(JSON.stringify(env.gce.listResources().map((r) => [r.kind, r.scope, r.name, r.properties])), gce, "GCE unchanged");
+    assert.deepEqual(env.gce.history(), [], "no write to GCE");
+    const lb = loadBalancerName(stock[1].uid);
+    const ip = seed.ips["default/sticky"];
+    const expected = (verdict: string): string =>
+      [
+        `Service default/sticky (stack service.default.sticky): ${verdict}`,
+        `  promote ${ip} (ephemeral, in use by forwarding rule ${lb}) to static Address ${lb}`,
+        "  import default/sticky:firewall",
+        "  import default/sticky:forwarding-rule-tcp",
+        "  import default/sticky:target-pool",
+        "Adoption: 1 addresses to promote, 3 to import, 1 to update in place, 0 to replace, 0 to create, 0 stacks refused",
+        "",
+      ].join("\n");
+    const withoutChanges = (stdout: string): string =>
+      stdout
+        .split("\n")
+        .filter((line) => !/^ {2}(update|replace|create|delete) |^ {6}/.test(line))
+        .join("\n");
+    assert.equal(withoutChanges(dry.stdout), expected("would be adopted"));
+
+    const real = await adopt(env, configPath, []);
+    assert.equal(real.code, 0, `${real.stdout}\n${real.stderr}`);
+    assert.equal(withoutChanges(real.stdout), expected("adopted"));
+    assert.equal(dry.stdout.replace(": would be adopted", ": adopted"), real.stdout, "the dry run's report is the real run's, change for change");
   });
 });

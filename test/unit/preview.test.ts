@@ -86,6 +86,7 @@ describe("daemon/preview: decideStacks", () => {
       ["service.default.bad", ["Service default/bad: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)"]],
       ["service.default.badnew", ["Service default/badnew: spec.ports: at least one port is required"]],
     ]),
+    services: new Map<string, string>(),
   };
   const service = (name: string, over: Partial<ServiceInfo> = {}): ServiceInfo => lbService("default", name, `uid-${name}`, over);
   const services = [
@@ -146,12 +147,33 @@ describe("daemon/preview: decideStacks", () => {
     ],
   ];
   for (const [title, backend, decisions] of single) {
-    it(title, () => assert.deepEqual(decideStacks({ hashes: new Map([["cluster", "h-cluster"]]), rejected: new Map() }, backend, [], CLASSES), decisions));
+    it(title, () => assert.deepEqual(decideStacks({ hashes: new Map([["cluster", "h-cluster"]]), rejected: new Map(), services: new Map() }, backend, [], CLASSES), decisions));
   }
 
   it("a Service stack whose LoadBalancer of our class the model does not want and that is not being deleted stays (the daemon removes nothing then)", () => {
-    const decisions = decideStacks({ hashes: new Map(), rejected: new Map() }, new Map([["service.default.kept", { hash: "h" }]]), [service("kept")], CLASSES);
+    const decisions = decideStacks({ hashes: new Map(), rejected: new Map(), services: new Map() }, new Map([["service.default.kept", { hash: "h" }]]), [service("kept")], CLASSES);
     assert.deepEqual(decisions, [{ stack: "service.default.kept", service: "default/kept", kind: "unchanged" }]);
+  });
+
+  it("shortened stack names: the Service from the desired state, else from what the stack records; a stack recording none is not touched", () => {
+    const ns = "n".repeat(63);
+    const wantedStack = `service.${ns}.${"w".repeat(3)}_${"1".repeat(24)}`;
+    const goneStack = `service.${ns}.${"g".repeat(3)}_${"2".repeat(24)}`;
+    const unknownStack = `service.${ns}.${"u".repeat(3)}_${"3".repeat(24)}`;
+    const decisions = decideStacks(
+      { hashes: new Map([[wantedStack, "h-w"]]), rejected: new Map(), services: new Map([[wantedStack, `${ns}/${"w".repeat(40)}`]]) },
+      new Map<string, RecordedStack>([
+        [wantedStack, { hash: "h-old", service: `${ns}/${"w".repeat(40)}` }],
+        [goneStack, { hash: "h-g", service: `${ns}/${"g".repeat(40)}` }],
+        [unknownStack, { hash: undefined }],
+      ]),
+      [lbService(ns, "w".repeat(40), "uid-w")],
+      CLASSES,
+    );
+    assert.deepEqual(decisions, [
+      { stack: goneStack, service: `${ns}/${"g".repeat(40)}`, kind: "destroy" },
+      { stack: wantedStack, service: `${ns}/${"w".repeat(40)}`, kind: "preview" },
+    ]);
   });
 });
 
