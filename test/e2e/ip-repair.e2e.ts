@@ -73,7 +73,6 @@ describe("dccm daemon: a drift repair keeps the Service's IP", function () {
       [["service.default.kept", [`addresses/${REGION}/${lb}: missing`]]],
     );
     await daemon.idle();
-    assert.deepEqual(runs, ["preview service.default.kept", "refresh service.default.kept"]);
     assert.deepEqual(await ingressOf("kept"), [ip]);
     assert.equal(found("addresses", lb)?.address, ip);
     const after = found("forwardingRules", lb);
@@ -84,6 +83,8 @@ describe("dccm daemon: a drift repair keeps the Service's IP", function () {
     );
     const events = await eventReasons(core, "kept");
     assert.deepEqual(events.at(-1), { reason: "DriftCorrected", message: "Put back: Address default/kept:address (create)" });
+    // The repair was planned first: a preview, then the up.
+    assert.deepEqual(runs, ["preview service.default.kept", "refresh service.default.kept"]);
     assert.deepEqual((await daemon.driftPass())?.refreshed, []);
   });
 
@@ -101,9 +102,9 @@ describe("dccm daemon: a drift repair keeps the Service's IP", function () {
       [["service.default.lost", [`addresses/${REGION}/${lb}: missing`, `forwardingRules/${REGION}/${lb}: missing`]]],
     );
     await daemon.idle();
-    assert.deepEqual(runs, ["preview service.default.lost"]);
     assert.deepEqual(env.gce.history(), []);
     assert.deepEqual(await ingressOf("lost"), [ip]);
+    assert.deepEqual(runs, ["preview service.default.lost"]);
     const events = await eventReasons(core, "lost");
     assert.deepEqual(events.at(-1), {
       reason: "IPChangeHeld",
