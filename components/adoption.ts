@@ -18,13 +18,21 @@ export interface Adoption {
    * is previewed with the IP it will get from that address.
    */
   readonly previewIps?: ReadonlyMap<string, string>;
+  /**
+   * Address GCE IDs → the IP the address must hold: a run that repairs (not a change of the
+   * Service) reserves a missing address with the IP its forwarding rule still serves, as the
+   * adoption's promotion does, instead of a new one; on an existing address holding it the field
+   * (Optional and Computed) shows no diff. See docs/ARCHITECTURE.md "Drift passes".
+   */
+  readonly addressIps?: ReadonlyMap<string, string>;
 }
 
 const FORWARDING_RULE = "gcp:compute/forwardingRule:ForwardingRule";
+const ADDRESS = "gcp:compute/address:Address";
 
 /** The transformation a component carries so that its children adopt what exists (none when nothing is adopted). */
 export function adoptionTransformations(adoption: Adoption | undefined): pulumi.ResourceTransformation[] {
-  if (adoption === undefined || (adoption.imports.size === 0 && (adoption.previewIps?.size ?? 0) === 0)) return [];
+  if (adoption === undefined || (adoption.imports.size === 0 && (adoption.previewIps?.size ?? 0) === 0 && (adoption.addressIps?.size ?? 0) === 0)) return [];
   return [
     (args) => {
       // Only GCE resources have an ID here (components/ids.ts reads their plain name, project,
@@ -32,7 +40,8 @@ export function adoptionTransformations(adoption: Adoption | undefined): pulumi.
       const id = gceResourceId(args.type, args.props);
       if (id === undefined) return undefined;
       const ip = args.type === FORWARDING_RULE ? adoption.previewIps?.get(id) : undefined;
-      const props = ip !== undefined ? { ...args.props, ipAddress: ip } : args.props;
+      const pinned = args.type === ADDRESS ? adoption.addressIps?.get(id) : undefined;
+      const props = ip !== undefined ? { ...args.props, ipAddress: ip } : pinned !== undefined ? { ...args.props, address: pinned } : args.props;
       const opts = adoption.imports.has(id) ? { ...args.opts, import: id } : args.opts;
       return { props, opts };
     },

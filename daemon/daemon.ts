@@ -80,7 +80,7 @@ export interface DaemonOptions {
   identity: string;
   metrics?: DaemonMetrics;
   pulumiCommand?: PulumiCommand;
-  onRunStart?: (stack: string, operation: "up" | "refresh" | "destroy") => void;
+  onRunStart?: (stack: string, operation: "up" | "refresh" | "preview" | "destroy") => void;
   /** Node initialization and lifecycle (issue 5); off when undefined. */
   nodes?: NodeConfig;
   /** Deadline of one pulumi operation (up, refresh, destroy); past it the run is cancelled and retried. */

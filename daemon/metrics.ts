@@ -14,6 +14,7 @@ export class DaemonMetrics {
   readonly foreignStacks: prom.Counter<"kind">;
   readonly operationTimeouts: prom.Counter<"kind" | "operation">;
   readonly destroysHeld: prom.Gauge;
+  readonly ipChangesHeld: prom.Counter;
   readonly retries: prom.Counter<"kind">;
   readonly backoffKeys: prom.Gauge;
   readonly leakedResources: prom.Gauge<"kind" | "proof">;
@@ -104,6 +105,11 @@ export class DaemonMetrics {
     this.destroysHeld = new prom.Gauge({
       name: "dccm_destroys_held",
       help: "Stacks whose Service is absent, held from destruction until an operator confirms (--confirm-orphan-destroys).",
+      registers: [registry],
+    });
+    this.ipChangesHeld = new prom.Counter({
+      name: "dccm_ip_changes_held_total",
+      help: "Service runs that were not a change of the Service (drift pass, full refresh) and were held because their plan would not keep the load balancer's IP (Warning IPChangeHeld).",
       registers: [registry],
     });
     this.leakedResources = new prom.Gauge({

@@ -14,6 +14,7 @@ import type { LedgerWriter } from "../leaks/ledger";
 import { ClusterController, type ClusterEventDeps, type ClusterOutputs } from "./clusterController";
 import type { DaemonMetrics } from "./metrics";
 import { ServiceController } from "./serviceController";
+import { RepairGuard } from "./repairs";
 import { FullRefreshTimers, ForeignStackError, StackRecords, StackRuns, type ClusterReferences } from "./stackRuns";
 import type { ServiceWriter } from "./services";
 import type { StackRunner } from "./stacks";
@@ -22,7 +23,7 @@ import type { StatusBook } from "./status";
 export interface ReconcilerDeps {
   cache: DesiredCache;
   watcher: Pick<ClusterWatcher, "meta">;
-  runner: Pick<StackRunner, "up" | "destroy" | "removeStack" | "inspect" | "ensureStack">;
+  runner: Pick<StackRunner, "up" | "destroy" | "removeStack" | "inspect" | "ensureStack"> & Partial<Pick<StackRunner, "preview">>;
   writer: Pick<ServiceWriter, "setFinalizer" | "setIngress">;
   /** The load balancer ledger (leaks/ledger.ts): the proof `dccm gc` needs that a leaked load balancer was ours. */
   ledger?: LedgerWriter;
@@ -63,7 +64,7 @@ export interface ReconcilerDeps {
   /** Events about the cluster stack (daemon/clusterEvents.ts); none when absent. */
   clusterEvents?: ClusterEventDeps;
   /** Observability hook: a pulumi operation starts (benchmarks measure event-to-up latency with it). */
-  onRunStart?: (stack: string, operation: "up" | "refresh" | "destroy") => void;
+  onRunStart?: (stack: string, operation: "up" | "refresh" | "preview" | "destroy") => void;
   /** The rows of /status: fed with each stack's record, runs, ingress and drift corrections. */
   status?: StatusBook;
   /**
@@ -103,7 +104,8 @@ export class Reconciler {
     });
     const shared = { records, runs, drift: this.drift };
     this.cluster = new ClusterController({ ...deps, ...shared });
-    this.services = new ServiceController({ ...deps, ...shared, cluster: this.cluster });
+    const repairs = runs.plans ? new RepairGuard({ runs, cache: deps.cache, events: deps.events, metrics: deps.metrics, logger: deps.logger }) : undefined;
+    this.services = new ServiceController({ ...deps, ...shared, cluster: this.cluster, ...(repairs !== undefined ? { repairs } : {}) });
   }
 
   async reconcile(item: WorkItem): Promise<ReconcileResult> {

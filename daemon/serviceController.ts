@@ -20,6 +20,8 @@ import { LB_FINALIZER, type ServiceWriter } from "./services";
 import { describePutBack, ForeignStackError, type ClusterReferences, type FullRefreshTimers, type StackRecord, type StackRecords, type StackRuns } from "./stackRuns";
 import { StackBusyError, type StackRunner } from "./stacks";
 import type { StatusBook } from "./status";
+import type { Adoption } from "../components/adoption";
+import type { RepairGuard } from "./repairs";
 
 /** A Service stack's outputs, checked: the ingress IPs of its one load balancer (none when not of that shape). */
 export function ingressOf(outputs: Record<string, unknown>, namespace: string, name: string): string[] {
@@ -120,6 +122,8 @@ export interface ServiceControllerDeps {
   /** What the applied Service stacks point at in the cluster stack changed (see ObservedCloud). */
   onReferencesChanged?: (references: ClusterReferences) => void;
   status?: Pick<StatusBook, "ingress" | "driftCorrected">;
+  /** Plans a run that is not a change of the Service and holds it when it would change the IP (daemon/repairs.ts). */
+  repairs?: Pick<RepairGuard, "decide">;
 }
 
 /** One sync's context: the stack, its record and the Service it is for. */
@@ -221,7 +225,16 @@ export class ServiceController {
     if (action.changed && service.ipv6Fallback !== undefined) await this.deps.events.record(target, "Warning", "IPv6Unavailable", service.ipv6Fallback);
     // Ledger before anything is created under the name: without an entry a leak is never provably ours.
     await this.deps.ledger?.record(service.lbName, { key: `${meta.namespace}/${meta.name}`, uid: meta.uid });
-    const outcome = await this.deps.runs.up(item.key, sync.scope, record, item.refresh, action.hash);
+    let adoption: Adoption | undefined;
+    if (item.refresh && !action.changed && this.deps.repairs !== undefined) {
+      // A repair, not a change of the Service: planned first, never applied if it would change the IP.
+      const published = record.published ?? ingressOf(record.recorded ?? {}, meta.namespace, meta.name);
+      const decision = await this.deps.repairs.decide({ stack: item.key, scope: sync.scope, hash: action.hash, service, published, target });
+      if (decision.kind === "held") return { kind: "retry", error: decision.error };
+      if (decision.kind === "nothing") return this.unchanged(sync, service, meta, published);
+      adoption = decision.adoption;
+    }
+    const outcome = await this.deps.runs.up(item.key, sync.scope, record, item.refresh, action.hash, adoption);
     if (item.refresh && !action.changed && outcome.changed.length > 0) {
       this.deps.metrics.driftCorrections.inc({ kind: "service" });
       this.deps.status?.driftCorrected(item.key, describePutBack(outcome.changed));
@@ -233,6 +246,14 @@ export class ServiceController {
     record.toldRejection = undefined;
     if (action.changed) await this.deps.events.record(target, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
     this.deps.drift.arm(item.key);
+    return { kind: "ok" };
+  }
+
+  /** A refresh whose plan changes nothing: no up; the status as published, the full refresh armed again. */
+  private async unchanged(sync: Sync, service: ServiceDesired, meta: ServiceMeta, published: string[]): Promise<ReconcileResult> {
+    this.referenced(sync.record, referencesOf(service));
+    await this.publish(sync.record, meta, published);
+    this.deps.drift.arm(sync.item.key);
     return { kind: "ok" };
   }
 

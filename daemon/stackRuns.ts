@@ -12,6 +12,8 @@ import { jitteredDelay } from "../controller/periodic";
 import type { DaemonMetrics } from "./metrics";
 import type { StatusBook } from "./status";
 import type { PutBack, StackRunner } from "./stacks";
+import type { StepEventMetadata } from "@pulumi/pulumi/automation";
+import type { Adoption } from "../components/adoption";
 
 export type StackKind = "cluster" | "service";
 
@@ -144,14 +146,15 @@ export function describePutBack(changed: PutBack[]): string {
 
 export interface StackRunsDeps {
   cache: Pick<DesiredCache, "desired">;
-  runner: Pick<StackRunner, "up" | "destroy" | "inspect">;
+  /** `preview`: without it (test stand-ins) runs are not planned first (daemon/repairs.ts). */
+  runner: Pick<StackRunner, "up" | "destroy" | "inspect"> & Partial<Pick<StackRunner, "preview">>;
   metrics: DaemonMetrics;
   logger: Logger;
   signal: AbortSignal;
   operationTimeoutMs: number;
   /** This cluster's identity (UID of its kube-system Namespace); stacks recording another one are refused. */
   clusterUid: string;
-  onRunStart?: (stack: string, operation: "up" | "refresh" | "destroy") => void;
+  onRunStart?: (stack: string, operation: "up" | "refresh" | "preview" | "destroy") => void;
   status?: Pick<StatusBook, "ran">;
 }
 
@@ -184,7 +187,35 @@ export class StackRuns {
     return inspection.outputs;
   }
 
-  async up(stack: string, scope: Scope, record: StackRecord, refresh: boolean, hash: string): Promise<UpResult> {
+  /** Whether runs can be planned first (`preview`). */
+  get plans(): boolean {
+    return this.deps.runner.preview !== undefined;
+  }
+
+  /**
+   * `pulumi preview --refresh` of the stack with the desired state (read-only), under the operation
+   * deadline: every step the engine plans, in order. What a repair is judged by (daemon/repairs.ts).
+   */
+  async preview(stack: string, scope: Scope, hash: string, adoption: Adoption | undefined): Promise<StepEventMetadata[]> {
+    const preview = this.deps.runner.preview?.bind(this.deps.runner);
+    if (preview === undefined) throw new Error(`stack ${stack}: this runner cannot preview`);
+    const kind = stackKind(stack);
+    this.deps.onRunStart?.(stack, "preview");
+    const end = this.deps.metrics.upDuration.startTimer({ kind, operation: "preview" });
+    this.deps.metrics.stackRuns.inc({ stack, operation: "preview" });
+    const steps: StepEventMetadata[] = [];
+    try {
+      await this.withDeadline(stack, "preview", (signal) =>
+        preview(stack, scope, this.deps.cache.desired(), { hash, ...(adoption !== undefined ? { adoption } : {}), refresh: true, signal, onStep: (step) => steps.push(step) }),
+      );
+    } finally {
+      const seconds = Math.round(end() * 10) / 10;
+      this.deps.logger.debug({ stack, operation: "preview", seconds }, "stack previewed");
+    }
+    return steps;
+  }
+
+  async up(stack: string, scope: Scope, record: StackRecord, refresh: boolean, hash: string, adoption?: Adoption): Promise<UpResult> {
     const kind = stackKind(stack);
     // Drift passes are counted apart, so change-driven runs can be read on their own.
     const operation = refresh ? "refresh" : "up";
@@ -193,7 +224,9 @@ export class StackRuns {
     this.deps.metrics.stackRuns.inc({ stack, operation });
     const startedAt = new Date();
     try {
-      const outcome = await this.withDeadline(stack, operation, (signal) => this.deps.runner.up(stack, scope, this.deps.cache.desired(), { refresh, hash, signal }));
+      const outcome = await this.withDeadline(stack, operation, (signal) =>
+        this.deps.runner.up(stack, scope, this.deps.cache.desired(), { refresh, hash, signal, ...(adoption !== undefined ? { adoption } : {}) }),
+      );
       record.known = true;
       record.recorded = outcome.outputs;
       const elapsed = end();

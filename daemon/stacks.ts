@@ -73,7 +73,7 @@ export interface StackRunnerOptions {
    */
   terminateAfterMs?: number;
   /** Told when a cancelled run did not end within terminateAfterMs and is terminated. */
-  onTerminate?: (stack: string, operation: "up" | "destroy", afterMs: number) => void;
+  onTerminate?: (stack: string, operation: "up" | "preview" | "destroy", afterMs: number) => void;
   /** Told when a successful up recorded no stack outputs and is run once more. */
   onOutputsMissing?: (stack: string) => void;
   /** Told when a checkpoint (or `*`: the stack list) could not be read with certainty and the CLI reads it. */
@@ -666,12 +666,7 @@ export class StackRunner {
   async up(stackName: string, scope: Scope, desired: DesiredState, opts: { refresh: boolean; hash?: string; signal?: AbortSignal; adoption?: Adoption }): Promise<UpOutcome> {
     this.writable("pulumi up", stackName);
     const entry = await this.prepared(stackName, scope, desired, opts);
-    if (entry.mayHavePending) {
-      // On a file:// backend this reads the checkpoint file: no CLI run unless there is something to adopt.
-      const { adopted } = await this.exportAdopting(stackName, entry.stack);
-      if (adopted.length > 0) entry.needsRefresh = true;
-      entry.mayHavePending = false;
-    }
+    await this.adoptPendingFirst(stackName, entry);
     const refresh = opts.refresh || entry.needsRefresh;
     const changed: PutBack[] = [];
     const steps = new AppliedSteps();
@@ -719,24 +714,43 @@ export class StackRunner {
    * bin/previewCommand.ts READ_ONLY), reporting each step's metadata. What the daemon asks before
    * it adopts: which imported resources the first up would replace.
    */
-  async preview(stackName: string, scope: Scope, desired: DesiredState, opts: { hash?: string; adoption?: Adoption; onStep: (metadata: StepEventMetadata) => void }): Promise<void> {
+  async preview(
+    stackName: string,
+    scope: Scope,
+    desired: DesiredState,
+    opts: { hash?: string; adoption?: Adoption; onStep: (metadata: StepEventMetadata) => void; refresh?: boolean; signal?: AbortSignal },
+  ): Promise<void> {
     const entry = await this.prepared(stackName, scope, desired, opts);
     const onEvent = (event: EngineEvent): void => {
       const metadata = event.resourcePreEvent?.metadata;
       if (metadata !== undefined) opts.onStep(metadata);
     };
+    const interrupt = this.interrupt(stackName, "preview", opts.signal);
     try {
-      await this.listeners.around(() => entry.stack.preview({ onEvent }));
+      // As before an up: the engine would plan the creates a killed run left pending over again.
+      await this.adoptPendingFirst(stackName, entry);
+      interrupt.signal.throwIfAborted();
+      await this.listeners.around(() => entry.stack.preview({ onEvent, refresh: opts.refresh === true || entry.needsRefresh, signal: interrupt.signal }));
       releaseRunStore(entry);
     } catch (error) {
       throw new Error(`pulumi preview of stack ${stackName} failed`, { cause: error });
     } finally {
       settle(entry);
+      interrupt.dispose();
     }
   }
 
+  /** Adopts the pending creates a failed run may have left (mayHavePending), once. */
+  private async adoptPendingFirst(stackName: string, entry: Entry): Promise<void> {
+    if (!entry.mayHavePending) return;
+    // On a file:// backend this reads the checkpoint file: no CLI run unless there is something to adopt.
+    const { adopted } = await this.exportAdopting(stackName, entry.stack);
+    if (adopted.length > 0) entry.needsRefresh = true;
+    entry.mayHavePending = false;
+  }
+
   /** The cancellation of one run: the caller's abort cancels it, and terminates it if it does not end (daemon/interrupt.ts). */
-  private interrupt(stackName: string, operation: "up" | "destroy", signal: AbortSignal | undefined): TwoStepInterrupt {
+  private interrupt(stackName: string, operation: "up" | "preview" | "destroy", signal: AbortSignal | undefined): TwoStepInterrupt {
     const terminateAfterMs = this.options.terminateAfterMs ?? DEFAULT_TERMINATE_AFTER_MS;
     return new TwoStepInterrupt(signal, terminateAfterMs, () => this.options.onTerminate?.(stackName, operation, terminateAfterMs));
   }

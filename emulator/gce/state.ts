@@ -797,11 +797,23 @@ export class GceState {
     return this.get(key);
   }
 
-  /** GCE delete: refuses (400 resourceInUseByAnotherResource) while another resource uses it. */
+  /**
+   * GCE delete: refuses (400 resourceInUseByAnotherResource) while another resource uses it, except
+   * an address: deleting an address a forwarding rule uses releases the reservation and the rule
+   * keeps the IP, now ephemeral (cloud.google.com/vpc/docs/reserve-static-external-ip-address,
+   * "Release a static external IP address", and …/reserve-static-internal-ip-address). The stock
+   * CCM relies on it for every load balancer it makes: kubernetes/cloud-provider-gcp
+   * gce_loadbalancer_external.go, "It is safe to release the static IP (which just demotes it to
+   * ephemeral) now that it is attached", and gce_loadbalancer_internal.go, "Now that the controller
+   * knows the forwarding rule exists, we can release the address"; so does ingress-gce's L4
+   * (pkg/loadbalancers/l4.go, l4netlb.go: "If the forwarding rule was successfully created, the
+   * ephemeral IP is not needed anymore"). The rule's IP then goes back to Google's pool only when
+   * the rule is deleted (remove, `released`).
+   */
   delete(key: ResourceKey): void {
     this.get(key);
     this.checkFault(key.kind, key.name, "delete");
-    const user = this.usersOf(key)[0];
+    const user = key.kind === "addresses" ? undefined : this.usersOf(key)[0];
     if (user !== undefined) {
       throw new GceError(400, `The ${specOf(key.kind).resourceWord} resource '${this.path(key)}' is already being used by '${this.path(user)}'`, "resourceInUseByAnotherResource");
     }
@@ -991,18 +1003,14 @@ export class GceState {
     return changed;
   }
 
-  /** Resources that use `key` (and so block its deletion). */
+  /** Resources that use `key` (and so block its deletion; an address's rules do not, see delete). */
   usersOf(key: ResourceKey): ResourceKey[] {
     const link = this.selfLink(key);
-    const target = this.resources.get(keyString(key));
     const users: ResourceKey[] = [];
     for (const r of this.resources.values()) {
       const p = r.properties;
       let uses = false;
       switch (key.kind) {
-        case "addresses":
-          uses = r.kind === "forwardingRules" && r.project === key.project && r.scope === key.scope && target !== undefined && p.ipAddress === target.properties.address;
-          break;
         case "backendServices":
           uses = r.kind === "forwardingRules" && p.backendService === link;
           break;

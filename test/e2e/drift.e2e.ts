@@ -110,7 +110,8 @@ describe(`dccm daemon: drift found by listing GCE (${SERVICES} Services)`, funct
       },
     ]);
     await daemon.idle();
-    assert.deepEqual(runs, ["refresh service.default.svc-000"]);
+    // A repair is planned first (daemon/repairs.ts): a preview, then the up.
+    assert.deepEqual(runs, ["preview service.default.svc-000", "refresh service.default.svc-000"]);
     const firewall = env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === `k8s-fw-${lb}`);
     assert.deepEqual(firewall?.properties.sourceRanges, ["10.0.0.0/8", "192.168.0.0/16"]);
     runs.length = 0;
@@ -134,7 +135,7 @@ describe(`dccm daemon: drift found by listing GCE (${SERVICES} Services)`, funct
       ],
     );
     await daemon.idle();
-    assert.deepEqual([...runs].sort(), ["refresh cluster", "refresh service.default.svc-002"]);
+    assert.deepEqual([...runs].sort(), ["preview service.default.svc-002", "refresh cluster", "refresh service.default.svc-002"]);
     assert.equal(env.gce.listResources().filter((resource) => resource.kind === "forwardingRules" && resource.name === lb).length, 1);
     runs.length = 0;
     assert.deepEqual((await daemon.driftPass())?.refreshed, []);

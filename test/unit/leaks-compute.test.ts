@@ -136,23 +136,29 @@ describe("leaks/gce against the emulator", function () {
   });
 
   it("deletes users first; what is in use is refused with GCE's message; what is gone is absent", async () => {
-    const address = { kind: "addresses" as const, scope: "us-central1", name: "a1", description: "" };
-    const rule = { kind: "forwardingRules" as const, scope: "us-central1", name: "a1", description: "" };
-    await assert.rejects(deleteObserved(client, "dccm-test", address), {
+    gce.state.create("gcp:compute/targetPool:TargetPool", { ...regional, name: "tp", healthChecks: "legacy" });
+    const check = { kind: "httpHealthChecks" as const, scope: "global", name: "legacy", description: "" };
+    const pool = { kind: "targetPools" as const, scope: "us-central1", name: "tp", description: "" };
+    await assert.rejects(deleteObserved(client, "dccm-test", check), {
       message:
-        "compute addresses.delete projects/dccm-test/regions/us-central1/addresses/a1: HTTP 400: " +
-        "The address resource 'projects/dccm-test/regions/us-central1/addresses/a1' is already being used by 'projects/dccm-test/regions/us-central1/forwardingRules/a1'",
+        "compute httpHealthChecks.delete projects/dccm-test/global/httpHealthChecks/legacy: HTTP 400: " +
+        "The http_health_check resource 'projects/dccm-test/global/httpHealthChecks/legacy' is already being used by 'projects/dccm-test/regions/us-central1/targetPools/tp'",
     });
-    assert.equal(await deleteObserved(client, "dccm-test", rule), "deleted");
+    assert.equal(await deleteObserved(client, "dccm-test", pool), "deleted");
+    assert.equal(await deleteObserved(client, "dccm-test", check), "deleted");
+    assert.equal(await deleteObserved(client, "dccm-test", check), "absent");
+    assert.equal(await exists(client, "dccm-test", check), false);
+    // An address its forwarding rule uses is released, as on GCE: the rule keeps the IP, now ephemeral.
+    const address = { kind: "addresses" as const, scope: "us-central1", name: "a1", description: "" };
     assert.equal(await deleteObserved(client, "dccm-test", address), "deleted");
-    assert.equal(await deleteObserved(client, "dccm-test", address), "absent");
-    assert.equal(await exists(client, "dccm-test", address), false);
+    assert.equal(await exists(client, "dccm-test", { kind: "forwardingRules", scope: "us-central1", name: "a1", description: "" }), true);
     assert.equal(await exists(client, "dccm-test", { kind: "firewalls", scope: "global", name: "k8s-fw-a1", description: "" }), true);
     assert.deepEqual(
       Object.entries(gce.calls()).filter(([call]) => call.startsWith("DELETE")),
       [
-        ["DELETE /compute/v1/projects/{project}/regions/{region}/addresses/{name}", 3],
-        ["DELETE /compute/v1/projects/{project}/regions/{region}/forwardingRules/{name}", 1],
+        ["DELETE /compute/v1/projects/{project}/global/httpHealthChecks/{name}", 3],
+        ["DELETE /compute/v1/projects/{project}/regions/{region}/addresses/{name}", 1],
+        ["DELETE /compute/v1/projects/{project}/regions/{region}/targetPools/{name}", 1],
       ],
     );
   });

@@ -193,7 +193,6 @@ describe("GCE emulator", function () {
 
       const p = `projects/${PROJECT}/regions/${REGION}`;
       const cases: ReadonlyArray<readonly [GceKind, string, string]> = [
-        ["addresses", REGION, `The address resource '${p}/addresses/lb-1' is already being used by '${p}/forwardingRules/lb-1'`],
         ["backendServices", REGION, `The backend_service resource '${p}/backendServices/lb-1' is already being used by '${p}/forwardingRules/lb-1'`],
         ["healthChecks", REGION, `The health_check resource '${p}/healthChecks/lb-1' is already being used by '${p}/backendServices/lb-1'`],
         ["instanceGroups", "us-central1-a", `The instance_group resource 'projects/${PROJECT}/zones/us-central1-a/instanceGroups/k8s-ig--c1' is already being used by '${p}/backendServices/lb-2'`],

@@ -861,10 +861,47 @@ describe("GCE emulator rules: IP ownership (one row per rule)", () => {
         const address = state.create(T.address, { ...regional, name: "kept", address: "203.0.113.1" });
         assert.deepEqual([address.properties.address, address.properties.addressType, address.properties.networkTier], ["203.0.113.1", "EXTERNAL", "PREMIUM"]);
         assert.equal(state.get({ kind: "forwardingRules", project: PROJECT, scope: REGION, name: "fr" }).properties.ipAddress, "203.0.113.1");
-        const e = gceError(() => state.delete({ kind: "addresses", project: PROJECT, scope: REGION, name: "kept" }));
+      },
+    },
+    {
+      rule: "deleting an address a forwarding rule uses releases the reservation: the rule keeps the IP as ephemeral, which can be promoted again",
+      run: () => {
+        const state = world();
+        const ip = state.create(T.address, { ...regional, name: "lb" }).properties.address;
+        state.create(T.forwardingRule, { ...regional, name: "fr", portRange: "80", ipAddress: `regions/${REGION}/addresses/lb` });
+        state.delete({ kind: "addresses", project: PROJECT, scope: REGION, name: "lb" });
+        assert.equal(state.find({ kind: "addresses", project: PROJECT, scope: REGION, name: "lb" }), undefined);
+        assert.equal(state.get({ kind: "forwardingRules", project: PROJECT, scope: REGION, name: "fr" }).properties.ipAddress, ip);
+        // Ephemeral now: reserving it again by naming it is a promotion, the rule unchanged.
+        assert.equal(state.create(T.address, { ...regional, name: "lb", address: String(ip) }).properties.address, ip);
+        assert.equal(state.get({ kind: "forwardingRules", project: PROJECT, scope: REGION, name: "fr" }).properties.ipAddress, ip);
+      },
+    },
+    {
+      rule: "deleting an INTERNAL address a forwarding rule uses: the rule keeps the IP as ephemeral",
+      run: () => {
+        const state = world();
+        const ip = state.create(T.address, { ...regional, name: "ilb", addressType: "INTERNAL", subnetwork: "k8s-subnet" }).properties.address;
+        state.create(T.forwardingRule, internalRule({ ipAddress: `regions/${REGION}/addresses/ilb` }));
+        state.delete({ kind: "addresses", project: PROJECT, scope: REGION, name: "ilb" });
+        assert.equal(state.get({ kind: "forwardingRules", project: PROJECT, scope: REGION, name: "fr" }).properties.ipAddress, ip);
+      },
+    },
+    {
+      rule: "an address released under its rule, then the rule deleted: the IP goes back to Google's pool and cannot be reserved by naming it",
+      run: () => {
+        const state = world();
+        state.create(T.address, { ...regional, name: "lb" });
+        state.create(T.forwardingRule, { ...regional, name: "fr", portRange: "80", ipAddress: `regions/${REGION}/addresses/lb` });
+        state.delete({ kind: "addresses", project: PROJECT, scope: REGION, name: "lb" });
+        state.delete({ kind: "forwardingRules", project: PROJECT, scope: REGION, name: "fr" });
+        const e = gceError(() => state.create(T.address, { ...regional, name: "lb", address: "203.0.113.1" }));
         assert.deepEqual(
           [e.status, e.message],
-          [400, `The address resource 'projects/${PROJECT}/regions/${REGION}/addresses/kept' is already being used by 'projects/${PROJECT}/regions/${REGION}/forwardingRules/fr'`],
+          [
+            400,
+            "Invalid value for field 'resource.address': '203.0.113.1'. The IP address is not available to this project: it is neither free nor the ephemeral IP of a forwarding rule of this project and region with network tier PREMIUM.",
+          ],
         );
       },
     },
@@ -1011,15 +1048,47 @@ describe("GCE emulator rules: Compute DELETE over HTTP (one row per rule)", func
     {
       rule: "DELETE of a resource another uses: 400 resourceInUseByAnotherResource naming the user; it stays",
       run: async () => {
-        const { status, body } = await call("DELETE", `${P}/addresses/lb`);
+        gce.state.create(T.httpHealthCheck, { project: PROJECT, name: "legacy" });
+        gce.state.create(T.targetPool, { ...regional, name: "tp", healthChecks: "legacy" });
+        const G = `projects/${PROJECT}/global`;
+        const { status, body } = await call("DELETE", `${G}/httpHealthChecks/legacy`);
         assert.deepEqual(
           [status, body],
           [
             400,
-            { error: { code: 400, message: `The address resource '${P}/addresses/lb' is already being used by '${P}/forwardingRules/lb'`, errors: [{ reason: "resourceInUseByAnotherResource" }] } },
+            {
+              error: {
+                code: 400,
+                message: `The http_health_check resource '${G}/httpHealthChecks/legacy' is already being used by '${P}/targetPools/tp'`,
+                errors: [{ reason: "resourceInUseByAnotherResource" }],
+              },
+            },
           ],
         );
-        assert.equal(gce.listResources().filter((r) => r.kind === "addresses").length, 1);
+        assert.equal(gce.listResources().filter((r) => r.kind === "httpHealthChecks").length, 1);
+      },
+    },
+    {
+      rule: "DELETE of an address a forwarding rule uses: released (DONE), the rule keeps the IP as ephemeral",
+      run: async () => {
+        const ip = gce.listResources().find((r) => r.kind === "addresses")?.properties.address;
+        assert.equal(ip, "203.0.113.1");
+        assert.equal((await call("DELETE", `${P}/addresses/lb`)).status, 200);
+        assert.deepEqual(
+          gce.listResources().map((r) => [r.kind, r.name, r.kind === "forwardingRules" ? r.properties.ipAddress : null]),
+          [["forwardingRules", "lb", "203.0.113.1"]],
+        );
+      },
+    },
+    {
+      rule: "DELETE of an address out of band (/emulator/resources): the same, the rule keeps the IP as ephemeral",
+      run: async () => {
+        const res = await fetch(`${gce.endpoint}/emulator/resources/addresses/${PROJECT}/${REGION}/lb`, { method: "DELETE" });
+        assert.equal(res.status, 200);
+        assert.deepEqual(
+          gce.listResources().map((r) => [r.kind, r.name, r.kind === "forwardingRules" ? r.properties.ipAddress : null]),
+          [["forwardingRules", "lb", "203.0.113.1"]],
+        );
       },
     },
     {
