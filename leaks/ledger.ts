@@ -74,11 +74,24 @@ export class ConfigMapLedger implements LedgerWriter {
     return entries;
   }
 
+  /**
+   * Writes the entry unless it is there already. An entry another clusterId wrote is never
+   * rewritten: it is read again right before the write, so one written since our last read counts.
+   */
   async record(lbName: string, service: { key: string; uid: string }): Promise<void> {
     const value = ledgerValue({ clusterId: this.clusterId, service: service.key, uid: service.uid });
-    if (this.known === undefined) await this.read();
     if (this.known?.get(lbName) === value) return;
-    await this.patch({ [lbName]: value }, `recording load balancer ${lbName} of Service ${service.key}`);
+    const what = `recording load balancer ${lbName} of Service ${service.key}`;
+    const entries = await this.read();
+    const existing = entries.get(lbName);
+    if (existing !== undefined && existing.clusterId !== this.clusterId) {
+      throw new Error(
+        `${what} in ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}: it is recorded for Service ${existing.service} under clusterId ${existing.clusterId}, ` +
+          `not ${this.clusterId}; dccm never rewrites another clusterId's entry`,
+      );
+    }
+    if (this.known?.get(lbName) === value) return;
+    await this.patch({ [lbName]: value }, what);
     this.known?.set(lbName, value);
   }
 

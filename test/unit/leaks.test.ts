@@ -107,6 +107,35 @@ describe("leaks/ledger", () => {
     assert.deepEqual(Object.keys(fake.data), [theirs]);
   });
 
+  it("never rewrites an entry another clusterId wrote: an error naming the load balancer, the Service and both clusterIds", async () => {
+    const fake = new FakeConfigMaps();
+    const theirs = ledgerValue({ clusterId: "reliab01", service: "default/web", uid: UID });
+    fake.data = { [LB]: theirs };
+    const ledger = new ConfigMapLedger(fake.api(), "other02");
+    await assert.rejects(ledger.record(LB, { key: "default/web", uid: UID }), {
+      message:
+        `recording load balancer ${LB} of Service default/web in ConfigMap kube-system/dccm-load-balancers: ` +
+        `it is recorded for Service default/web under clusterId reliab01, not other02; dccm never rewrites another clusterId's entry`,
+    });
+    assert.deepEqual(fake.calls, ["read kube-system/dccm-load-balancers"]);
+    assert.deepEqual(fake.data, { [LB]: theirs });
+  });
+
+  it("an entry another clusterId wrote after our last read is found by the read before the write", async () => {
+    const fake = new FakeConfigMaps();
+    const second = loadBalancerName("11111111-2222-4333-8444-555555555555");
+    const ledger = new ConfigMapLedger(fake.api(), "other02");
+    await ledger.record(LB, { key: "default/web", uid: UID });
+    const theirs = ledgerValue({ clusterId: "reliab01", service: "default/api", uid: "11111111-2222-4333-8444-555555555555" });
+    fake.data = { ...fake.data, [second]: theirs };
+    await assert.rejects(ledger.record(second, { key: "default/api", uid: "11111111-2222-4333-8444-555555555555" }), {
+      message:
+        `recording load balancer ${second} of Service default/api in ConfigMap kube-system/dccm-load-balancers: ` +
+        `it is recorded for Service default/api under clusterId reliab01, not other02; dccm never rewrites another clusterId's entry`,
+    });
+    assert.equal(fake.data[second], theirs);
+  });
+
   it("an apiserver refusal is an error naming the ConfigMap and the Service", async () => {
     const api = {
       readNamespacedConfigMap: async (): Promise<V1ConfigMap> => ({ data: {} }),
