@@ -168,12 +168,15 @@ export class Daemon {
     const core = this.agents.makeApiClient(k8s.CoreV1Api);
     const clusterUid = await readClusterUid(options.kubeConfig);
     phases.mark("clusterUid");
+    const ledger = new ConfigMapLedger(core, options.config.clusterId);
+    // Before any stack or ledger entry: a cluster managed under another clusterId stops the start
+    // (a mistyped clusterId would create a second set of resources for the same Nodes and Services).
+    await ledger.claimClusterId(clusterUid);
     const runner = await this.startRunner(clusterUid, backendUrl);
     const watcher = this.newWatcher();
     const cache = new DesiredCache(options.config);
     this.cache = cache;
     const events = new EventRecorder(core, options.logger, "dccm-service-controller");
-    const ledger = new ConfigMapLedger(core, options.config.clusterId);
     const knownStacks = await runner.listStacks();
     phases.mark("listStacks");
     const parts: StartParts = { core, clusterUid, backendUrl, runner, watcher, cache, events, ledger, knownStacks };

@@ -43,6 +43,58 @@ export function parseLedger(data: Readonly<Record<string, string>> | undefined):
   return entries;
 }
 
+/**
+ * The annotation of the ledger ConfigMap naming the clusterId this cluster is managed under, written
+ * by the daemon's first start. One cluster, one clusterId: every name dccm gives (instance groups,
+ * health checks, the Pulumi project `dccm-<clusterId>`) depends on it, and a daemon under another
+ * one would create a second set of resources for the same Nodes and Services.
+ */
+export const CLUSTER_ID_ANNOTATION = "dccm.io/cluster-id";
+
+/** What the ledger ConfigMap says about who manages this cluster. */
+export interface LedgerClaim {
+  /** The annotation's clusterId; undefined before any daemon claimed the cluster (new, or written by an older dccm). */
+  claimedBy: string | undefined;
+  entries: ReadonlyMap<string, LedgerEntry>;
+}
+
+export type ClusterIdDecision = { kind: "ours" } | { kind: "claim" } | { kind: "refuse"; message: string };
+
+/**
+ * Whether a dccm under `clusterId` may manage this cluster (pure). The annotation decides once
+ * written; before it (an install of an older dccm), ledger entries of other clusterIds say which
+ * clusterId the cluster is managed under. Nothing of either: this daemon claims the cluster.
+ */
+export function decideClusterId(ledger: LedgerClaim, clusterId: string, clusterUid: string): ClusterIdDecision {
+  const where = `ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`;
+  let managedUnder: string;
+  let evidence: string;
+  if (ledger.claimedBy !== undefined) {
+    if (ledger.claimedBy === clusterId) return { kind: "ours" };
+    managedUnder = ledger.claimedBy;
+    evidence = `annotation ${CLUSTER_ID_ANNOTATION} of ${where}`;
+  } else {
+    const others = [...new Set([...ledger.entries.values()].map((entry) => entry.clusterId).filter((id) => id !== clusterId))].sort();
+    if (others.length === 0) return { kind: "claim" };
+    managedUnder = others.join(", ");
+    evidence = `the load balancers its ledger ${where} records`;
+  }
+  return {
+    kind: "refuse",
+    message:
+      `this cluster (kube-system UID ${clusterUid}) is managed by dccm under clusterId ${managedUnder} (${evidence}), not ${clusterId}: ` +
+      `changing a clusterId is a migration, not a restart (every GCE name and the Pulumi project depend on it); start dccm with clusterId ${managedUnder}`,
+  };
+}
+
+/** A daemon or `dccm gc` under a clusterId other than the one this cluster is managed under. */
+export class ClusterIdRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ClusterIdRefusedError";
+  }
+}
+
 const mergePatch = (): ReturnType<typeof k8s.setHeaderOptions> => k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
 
 /**
@@ -78,6 +130,54 @@ export class ConfigMapLedger implements LedgerWriter {
    * Writes the entry unless it is there already. An entry another clusterId wrote is never
    * rewritten: it is read again right before the write, so one written since our last read counts.
    */
+  /** What the ConfigMap says about the clusterId this cluster is managed under (nothing when it does not exist). */
+  private async readClaim(): Promise<LedgerClaim & { resourceVersion: string | undefined }> {
+    let configMap: k8s.V1ConfigMap;
+    try {
+      configMap = await this.core.readNamespacedConfigMap(LEDGER_CONFIGMAP);
+    } catch (error) {
+      if (kubeStatusCode(error) !== 404) throw kubeError(`reading ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`, error);
+      return { claimedBy: undefined, entries: new Map(), resourceVersion: undefined };
+    }
+    return { claimedBy: configMap.metadata?.annotations?.[CLUSTER_ID_ANNOTATION], entries: parseLedger(configMap.data), resourceVersion: configMap.metadata?.resourceVersion };
+  }
+
+  /** `dccm gc`: refuses (ClusterIdRefusedError) when this cluster is managed under another clusterId; writes nothing. */
+  async verifyClusterId(clusterUid: string): Promise<void> {
+    const decision = decideClusterId(await this.readClaim(), this.clusterId, clusterUid);
+    if (decision.kind === "refuse") throw new ClusterIdRefusedError(decision.message);
+  }
+
+  /**
+   * The daemon's start, before anything is created: refuses (ClusterIdRefusedError) when this
+   * cluster is managed under another clusterId, else claims it for ours. The claim is conditional
+   * on the version read, so of two daemons claiming at once one reads the other's claim.
+   */
+  async claimClusterId(clusterUid: string): Promise<void> {
+    const where = `ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`;
+    const what = `claiming this cluster for clusterId ${this.clusterId} in ${where}`;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const claim = await this.readClaim();
+      const decision = decideClusterId(claim, this.clusterId, clusterUid);
+      if (decision.kind === "refuse") throw new ClusterIdRefusedError(decision.message);
+      if (decision.kind === "ours") return;
+      const annotations = { [CLUSTER_ID_ANNOTATION]: this.clusterId };
+      try {
+        if (claim.resourceVersion === undefined) {
+          await this.core.createNamespacedConfigMap({ namespace: LEDGER_CONFIGMAP.namespace, body: { metadata: { ...LEDGER_CONFIGMAP, annotations } } });
+        } else {
+          await this.core.patchNamespacedConfigMap({ ...LEDGER_CONFIGMAP, body: { metadata: { annotations, resourceVersion: claim.resourceVersion } } }, mergePatch());
+        }
+        return;
+      } catch (error) {
+        // 409: created or changed since our read (404: deleted since): decide again on what is there now.
+        const status = kubeStatusCode(error);
+        if (status !== 409 && status !== 404) throw kubeError(what, error);
+      }
+    }
+    throw new Error(`${what}: it changed under each of 3 attempts`);
+  }
+
   async record(lbName: string, service: { key: string; uid: string }): Promise<void> {
     const value = ledgerValue({ clusterId: this.clusterId, service: service.key, uid: service.uid });
     if (this.known?.get(lbName) === value) return;

@@ -6,6 +6,7 @@
 import * as assert from "node:assert/strict";
 import { ApiException, type CoreV1Api, type CoreV1Event, type V1ConfigMap } from "@kubernetes/client-node";
 import type { StackSummary } from "@pulumi/pulumi/automation";
+import fc from "fast-check";
 import pino from "pino";
 import type { Scope } from "../../components/stack";
 import { EventRecorder, type EventPatch, type EventSink } from "../../controller/events";
@@ -13,9 +14,9 @@ import { DaemonMetrics } from "../../daemon/metrics";
 import { Reconciler } from "../../daemon/reconciler";
 import { LB_FINALIZER } from "../../daemon/services";
 import type { Inspection, UpOutcome } from "../../daemon/stacks";
-import { resourceId, type Leak, type LeakKind } from "../../leaks/classify";
+import { resourceId, type Leak, type LeakKind, type LedgerEntry } from "../../leaks/classify";
 import { formatLeaks, formatOutcomes, gcHeader, planGc } from "../../leaks/gc";
-import { ConfigMapLedger, ledgerValue, parseLedger, type LedgerWriter } from "../../leaks/ledger";
+import { ConfigMapLedger, decideClusterId, ledgerValue, parseLedger, type ClusterIdDecision, type LedgerClaim, type LedgerWriter } from "../../leaks/ledger";
 import { LeakMonitor } from "../../leaks/monitor";
 import { deploymentOwnership, readOwnership, resourceIdOfPath } from "../../leaks/ownership";
 import { loadBalancerName, type DesiredState } from "../../model";
@@ -35,6 +36,11 @@ function notFound(): ApiException<string> {
 /** ConfigMap reads and writes of the apiserver, in memory: merge patches of data keys (null removes one). */
 class FakeConfigMaps {
   data: Record<string, string> | undefined;
+  annotations: Record<string, string> = {};
+  /** metadata.resourceVersion, bumped on each write; a patch naming another one is a 409. */
+  version = 1;
+  /** Called before a write is applied: a concurrent writer's change. */
+  beforeWrite: (() => void) | undefined;
   readonly calls: string[] = [];
 
   api(): CoreV1Api {
@@ -42,20 +48,33 @@ class FakeConfigMaps {
       readNamespacedConfigMap: async (req: { namespace: string; name: string }): Promise<V1ConfigMap> => {
         this.calls.push(`read ${req.namespace}/${req.name}`);
         if (this.data === undefined) throw notFound();
-        return { metadata: { name: req.name, namespace: req.namespace }, data: { ...this.data } };
+        return { metadata: { name: req.name, namespace: req.namespace, annotations: { ...this.annotations }, resourceVersion: String(this.version) }, data: { ...this.data } };
       },
-      patchNamespacedConfigMap: async (req: { namespace: string; name: string; body: { data: Record<string, string | null> } }): Promise<V1ConfigMap> => {
+      patchNamespacedConfigMap: async (req: {
+        namespace: string;
+        name: string;
+        body: { data?: Record<string, string | null>; metadata?: { annotations?: Record<string, string>; resourceVersion?: string } };
+      }): Promise<V1ConfigMap> => {
         this.calls.push(`patch ${req.namespace}/${req.name} ${JSON.stringify(req.body)}`);
+        this.beforeWrite?.();
         if (this.data === undefined) throw notFound();
-        for (const [key, value] of Object.entries(req.body.data)) {
+        const expected = req.body.metadata?.resourceVersion;
+        if (expected !== undefined && expected !== String(this.version)) throw new ApiException(409, "HTTP-Code: 409", '{"kind":"Status","message":"the object has been modified"}', {});
+        for (const [key, value] of Object.entries(req.body.data ?? {})) {
           if (value === null) delete this.data[key];
           else this.data[key] = value;
         }
+        Object.assign(this.annotations, req.body.metadata?.annotations ?? {});
+        this.version++;
         return {};
       },
       createNamespacedConfigMap: async (req: { namespace: string; body: V1ConfigMap }): Promise<V1ConfigMap> => {
-        this.calls.push(`create ${req.namespace}/${req.body.metadata?.name ?? ""} ${JSON.stringify(req.body.data)}`);
+        const annotations = req.body.metadata?.annotations;
+        this.calls.push(`create ${req.namespace}/${req.body.metadata?.name ?? ""} ${JSON.stringify(req.body.data)}${annotations === undefined ? "" : ` annotations ${JSON.stringify(annotations)}`}`);
+        this.beforeWrite?.();
+        if (this.data !== undefined) throw new ApiException(409, "HTTP-Code: 409", '{"kind":"Status","message":"configmaps \\"dccm-load-balancers\\" already exists"}', {});
         this.data = { ...(req.body.data ?? {}) };
+        this.annotations = { ...(annotations ?? {}) };
         return req.body;
       },
     };
@@ -146,6 +165,102 @@ describe("leaks/ledger", () => {
     await assert.rejects(new ConfigMapLedger(api, "c0ffee1234").record(LB, { key: "default/web", uid: UID }), {
       message: `recording load balancer ${LB} of Service default/web in ConfigMap kube-system/dccm-load-balancers: HTTP 403: configmaps "dccm-load-balancers" is forbidden`,
     });
+  });
+});
+
+const MANAGED_ELSEWHERE = (under: string, evidence: string): string =>
+  `this cluster (kube-system UID ${CLUSTER_UID}) is managed by dccm under clusterId ${under} (${evidence}), not other02: ` +
+  `changing a clusterId is a migration, not a restart (every GCE name and the Pulumi project depend on it); start dccm with clusterId ${under}`;
+const BY_ANNOTATION = "annotation dccm.io/cluster-id of ConfigMap kube-system/dccm-load-balancers";
+const BY_ENTRIES = "the load balancers its ledger ConfigMap kube-system/dccm-load-balancers records";
+
+describe("leaks/ledger: one clusterId per cluster", () => {
+  const entry = (clusterId: string): LedgerEntry => ({ clusterId, service: "default/web", uid: UID });
+  const table: Array<[string, LedgerClaim, ClusterIdDecision]> = [
+    ["nothing yet: claim", { claimedBy: undefined, entries: new Map() }, { kind: "claim" }],
+    ["only our entries (an older dccm's install): claim", { claimedBy: undefined, entries: new Map([[LB, entry("other02")]]) }, { kind: "claim" }],
+    ["claimed by us", { claimedBy: "other02", entries: new Map([[LB, entry("reliab01")]]) }, { kind: "ours" }],
+    ["claimed by another", { claimedBy: "reliab01", entries: new Map() }, { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01", BY_ANNOTATION) }],
+    ["unclaimed, another's entries", { claimedBy: undefined, entries: new Map([[LB, entry("reliab01")]]) }, { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01", BY_ENTRIES) }],
+    [
+      "unclaimed, entries of two others and ours: both named, sorted",
+      {
+        claimedBy: undefined,
+        entries: new Map([
+          ["a1", entry("zeta9")],
+          ["a2", entry("other02")],
+          ["a3", entry("reliab01")],
+          ["a4", entry("zeta9")],
+        ]),
+      },
+      { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01, zeta9", BY_ENTRIES) },
+    ],
+  ];
+  for (const [name, claim, expected] of table) {
+    it(`decideClusterId: ${name}`, () => assert.deepEqual(decideClusterId(claim, "other02", CLUSTER_UID), expected));
+  }
+
+  it("property: a claim by another clusterId always refuses, whatever the entries; ours never does", () => {
+    const id = fc.stringMatching(/^[a-z][a-z0-9]{0,9}$/);
+    fc.assert(
+      fc.property(id, id, fc.array(id, { maxLength: 4 }), (ours, claimedBy, entryIds) => {
+        const claim = { claimedBy, entries: new Map(entryIds.map((clusterId, index) => [`a${index}`, entry(clusterId)])) };
+        assert.equal(decideClusterId(claim, ours, CLUSTER_UID).kind, claimedBy === ours ? "ours" : "refuse");
+      }),
+    );
+  });
+
+  it("the first start creates the ConfigMap with the claim; the next start reads it and writes nothing", async () => {
+    const fake = new FakeConfigMaps();
+    await new ConfigMapLedger(fake.api(), "reliab01").claimClusterId(CLUSTER_UID);
+    await new ConfigMapLedger(fake.api(), "reliab01").claimClusterId(CLUSTER_UID);
+    assert.deepEqual(fake.calls, [
+      "read kube-system/dccm-load-balancers",
+      'create kube-system/dccm-load-balancers undefined annotations {"dccm.io/cluster-id":"reliab01"}',
+      "read kube-system/dccm-load-balancers",
+    ]);
+    assert.deepEqual(fake.annotations, { "dccm.io/cluster-id": "reliab01" });
+  });
+
+  it("an older dccm's ledger of our entries: claimed by a patch conditional on the version read", async () => {
+    const fake = new FakeConfigMaps();
+    fake.data = { [LB]: ledgerValue(entry("reliab01")) };
+    await new ConfigMapLedger(fake.api(), "reliab01").claimClusterId(CLUSTER_UID);
+    assert.deepEqual(fake.calls, [
+      "read kube-system/dccm-load-balancers",
+      'patch kube-system/dccm-load-balancers {"metadata":{"annotations":{"dccm.io/cluster-id":"reliab01"},"resourceVersion":"1"}}',
+    ]);
+    assert.deepEqual(fake.annotations, { "dccm.io/cluster-id": "reliab01" });
+  });
+
+  it("a mistyped clusterId is refused and writes nothing; gc's check refuses alike", async () => {
+    const fake = new FakeConfigMaps();
+    fake.data = {};
+    fake.annotations = { "dccm.io/cluster-id": "reliab01" };
+    const ledger = new ConfigMapLedger(fake.api(), "other02");
+    await assert.rejects(ledger.claimClusterId(CLUSTER_UID), { name: "ClusterIdRefusedError", message: MANAGED_ELSEWHERE("reliab01", BY_ANNOTATION) });
+    await assert.rejects(ledger.verifyClusterId(CLUSTER_UID), { name: "ClusterIdRefusedError", message: MANAGED_ELSEWHERE("reliab01", BY_ANNOTATION) });
+    assert.deepEqual(fake.calls, ["read kube-system/dccm-load-balancers", "read kube-system/dccm-load-balancers"]);
+    assert.deepEqual(fake.annotations, { "dccm.io/cluster-id": "reliab01" });
+  });
+
+  it("two daemons claiming at once: the one whose write comes second reads the other's claim and is refused", async () => {
+    const fake = new FakeConfigMaps();
+    fake.data = {};
+    fake.beforeWrite = () => {
+      fake.beforeWrite = undefined;
+      fake.annotations = { "dccm.io/cluster-id": "reliab01" };
+      fake.version++;
+    };
+    await assert.rejects(new ConfigMapLedger(fake.api(), "other02").claimClusterId(CLUSTER_UID), { message: MANAGED_ELSEWHERE("reliab01", BY_ANNOTATION) });
+    assert.deepEqual(fake.annotations, { "dccm.io/cluster-id": "reliab01" });
+  });
+
+  it("gc's check writes nothing when the cluster is not claimed yet", async () => {
+    const fake = new FakeConfigMaps();
+    await new ConfigMapLedger(fake.api(), "reliab01").verifyClusterId(CLUSTER_UID);
+    assert.deepEqual(fake.calls, ["read kube-system/dccm-load-balancers"]);
+    assert.equal(fake.data, undefined);
   });
 });
 
