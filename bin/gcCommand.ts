@@ -152,7 +152,7 @@ async function checkAndDelete(
       compute,
       project: config.project,
       region: config.region,
-      config: { clusterId: config.clusterId, clusterName: config.clusterName, configureRoutes: config.configureRoutes },
+      config: { clusterId: config.clusterId, clusterUid, clusterName: config.clusterName, configureRoutes: config.configureRoutes },
       clusterUid,
       ledger,
       workspace: () => runner.readOnlyWorkspace(),

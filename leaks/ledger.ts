@@ -3,9 +3,11 @@
  * balancer name (`a<uid>`), its value `{"clusterId","service","uid"}`. The daemon writes an entry
  * before a Service stack's `up` creates anything under that name, and drops the Service's entries
  * only after its stack's destroy succeeded. It is kept in the cluster, not in the backend or GCE:
- * a cluster that never ran dccm for a Service has no entry for it, whatever a copied config file,
- * a shared backend or a look-alike name says, so an entry is the proof the leak detector and
- * `dccm gc` need before calling a load balancer resource ours.
+ * a cluster that never ran dccm for a Service has no entry for it, whatever a copied config file
+ * or a shared backend says. An entry records a name dccm planned, not who made a resource under it
+ * (the stock CCM's load balancer of the same Service has the same name), so it proves nothing on
+ * its own: the leak check reports unmarked resources it names as this cluster's, unproven (the
+ * proof is the owner marker, leaks/classify.ts). The ConfigMap also holds the clusterId claim.
  */
 import * as k8s from "@kubernetes/client-node";
 import { kubeError, kubeStatusCode } from "../controller/kube";
