@@ -17,7 +17,7 @@ import { clusterFacts, detectLeaks } from "../leaks/detector";
 import type { Leak } from "../leaks/classify";
 import { deleteObserved } from "../leaks/gce";
 import { formatLeaks, formatOutcomes, gcHeader, planGc, type DeleteOutcome, type GcRequest } from "../leaks/gc";
-import { ClusterIdRefusedError, ConfigMapLedger } from "../leaks/ledger";
+import { ClusterIdRefusedError, ConfigMapLedger, listServiceClasses, type ServiceClasses } from "../leaks/ledger";
 import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
 import { DAEMON_DEFAULTS } from "../daemon/config";
 import { splitConfig } from "../daemon/config";
@@ -114,9 +114,9 @@ async function deleteLeaks(compute: ComputeClient, project: string, leaks: reado
 }
 
 /** False (and why on stderr) when this cluster is managed under another clusterId: then nothing of it is ours to delete. */
-async function clusterIdVerified(ledger: ConfigMapLedger, clusterUid: string): Promise<boolean> {
+async function clusterIdVerified(ledger: ConfigMapLedger, loadBalancerClasses: readonly string[], clusterUid: string, services: ServiceClasses): Promise<boolean> {
   try {
-    await ledger.verifyClusterId(clusterUid);
+    await ledger.verifyClusterId(loadBalancerClasses, clusterUid, services);
     return true;
   } catch (error) {
     if (!(error instanceof ClusterIdRefusedError)) throw error;
@@ -135,7 +135,7 @@ async function checkAndDelete(
   const { backendUrl, computeEndpoint, secretsProvider } = where;
   const clusterUid = await readClusterUid(kubeConfig);
   const ledger = new ConfigMapLedger(core, config.clusterId);
-  if (!(await clusterIdVerified(ledger, clusterUid))) return 1;
+  if (!(await clusterIdVerified(ledger, config.loadBalancerClasses, clusterUid, listServiceClasses(core)))) return 1;
   // Our own workspaces: the daemon's state directory is only ever read (through the backend).
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-gc-"));
   try {

@@ -30,7 +30,7 @@ import { LB_FINALIZER, ServiceWriter } from "./services";
 import { clusterProjectName, localBackendUrl, StackRunner } from "./stacks";
 import { clearStaleLocks, removeTruncatedAttrs } from "./locks";
 import { holdOrphanDestroys } from "./ownership";
-import { ConfigMapLedger } from "../leaks/ledger";
+import { ConfigMapLedger, listServiceClasses } from "../leaks/ledger";
 import { adoptStock } from "../adopt/adopter";
 import { daemonLeakMonitor, type LeakMonitor } from "../leaks/monitor";
 import { InstancePresence, sameInstances } from "./instances";
@@ -169,9 +169,9 @@ export class Daemon {
     const clusterUid = await readClusterUid(options.kubeConfig);
     phases.mark("clusterUid");
     const ledger = new ConfigMapLedger(core, options.config.clusterId);
-    // Before any stack or ledger entry: a cluster managed under another clusterId stops the start
+    // Before any stack or ledger entry: Services managed under another clusterId stop the start
     // (a mistyped clusterId would create a second set of resources for the same Nodes and Services).
-    await ledger.claimClusterId(clusterUid);
+    await ledger.claimClusterId(options.config.loadBalancerClasses, clusterUid, listServiceClasses(core));
     const runner = await this.startRunner(clusterUid, backendUrl);
     const watcher = this.newWatcher();
     const cache = new DesiredCache(options.config);

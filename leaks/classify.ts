@@ -57,7 +57,7 @@ export function resourceId(resource: Pick<ObservedResource, "kind" | "scope" | "
 
 /** One entry of the ledger: a load balancer name dccm was about to create resources under. */
 export interface LedgerEntry {
-  /** The clusterId of the daemon that wrote it (several dccm daemons may share one cluster). */
+  /** The clusterId of the daemon that wrote it (one per cluster: leaks/ledger.ts decideClusterId refuses another). */
   clusterId: string;
   /** `namespace/name` of the Service. */
   service: string;

@@ -46,55 +46,100 @@ export function parseLedger(data: Readonly<Record<string, string>> | undefined):
 }
 
 /**
- * The annotation of the ledger ConfigMap naming the clusterId this cluster is managed under, written
- * by the daemon's first start. One cluster, one clusterId: every name dccm gives (instance groups,
- * health checks, the Pulumi project `dccm-<clusterId>`) depends on it, and a daemon under another
- * one would create a second set of resources for the same Nodes and Services.
+ * The prefix of the ledger ConfigMap's claim annotations: `claim.dccm.io/<clusterId>`, value the JSON
+ * list of the load balancer classes that clusterId's daemon handles, written at its first start. One
+ * set of Services, one clusterId: every name dccm gives (instance groups, health checks, the Pulumi
+ * project `dccm-<clusterId>`) depends on it, and a daemon under another one would create a second
+ * set of resources for the same Nodes and Services. Daemons of disjoint classes (test/e2e/safety)
+ * share a cluster under their own clusterIds.
  */
-export const CLUSTER_ID_ANNOTATION = "dccm.io/cluster-id";
+export const CLAIM_ANNOTATION_PREFIX = "claim.dccm.io/";
 
-/** What the ledger ConfigMap says about who manages this cluster. */
+/** What the ledger ConfigMap says about who manages this cluster's Services. */
 export interface LedgerClaim {
-  /** The annotation's clusterId; undefined before any daemon claimed the cluster (new, or written by an older dccm). */
-  claimedBy: string | undefined;
+  /** clusterId → the load balancer classes its daemon claimed (none before any daemon of this version started). */
+  claims: ReadonlyMap<string, readonly string[]>;
   entries: ReadonlyMap<string, LedgerEntry>;
+}
+
+/** A daemon's identity for the claim: its clusterId and the classes of the Services it handles. */
+export interface Claimant {
+  clusterId: string;
+  loadBalancerClasses: readonly string[];
 }
 
 export type ClusterIdDecision = { kind: "ours" } | { kind: "claim" } | { kind: "refuse"; message: string };
 
 /**
- * Whether a dccm under `clusterId` may manage this cluster (pure). The annotation decides once
- * written; before it (an install of an older dccm), ledger entries of other clusterIds say which
- * clusterId the cluster is managed under. Nothing of either: this daemon claims the cluster.
+ * Whether a dccm of `claimant` may manage this cluster's Services (pure). Another clusterId holds
+ * them when its claim shares a load balancer class with ours, or (installs of an older dccm, which
+ * wrote no claim) when its ledger entry records a Service that is still here and that we would handle
+ * (`services`: `ns/name` → its spec.loadBalancerClass, undefined for none). Otherwise this daemon
+ * claims them, unless its claim is already there.
  */
-export function decideClusterId(ledger: LedgerClaim, clusterId: string, clusterUid: string): ClusterIdDecision {
+export function decideClusterId(ledger: LedgerClaim, claimant: Claimant, clusterUid: string, services: ReadonlyMap<string, string | undefined>): ClusterIdDecision {
   const where = `ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`;
-  let managedUnder: string;
-  let evidence: string;
-  if (ledger.claimedBy !== undefined) {
-    if (ledger.claimedBy === clusterId) return { kind: "ours" };
-    managedUnder = ledger.claimedBy;
-    evidence = `annotation ${CLUSTER_ID_ANNOTATION} of ${where}`;
-  } else {
-    const others = [...new Set([...ledger.entries.values()].map((entry) => entry.clusterId).filter((id) => id !== clusterId))].sort();
-    if (others.length === 0) return { kind: "claim" };
-    managedUnder = others.join(", ");
-    evidence = `the load balancers its ledger ${where} records`;
+  const handled = (key: string): boolean => services.has(key) && (services.get(key) === undefined || claimant.loadBalancerClasses.includes(services.get(key) ?? ""));
+  const evidence = new Map<string, string>();
+  for (const [clusterId, classes] of [...ledger.claims].sort(([a], [b]) => a.localeCompare(b))) {
+    const shared = classes.filter((name) => claimant.loadBalancerClasses.includes(name));
+    if (clusterId !== claimant.clusterId && shared.length > 0) evidence.set(clusterId, `annotation ${CLAIM_ANNOTATION_PREFIX}${clusterId} of ${where}, load balancer class ${shared.join(", ")}`);
   }
-  return {
-    kind: "refuse",
-    message:
-      `this cluster (kube-system UID ${clusterUid}) is managed by dccm under clusterId ${managedUnder} (${evidence}), not ${clusterId}: ` +
-      `changing a clusterId is a migration, not a restart (every GCE name and the Pulumi project depend on it); start dccm with clusterId ${managedUnder}`,
-  };
+  for (const [lb, entry] of [...ledger.entries].sort(([a], [b]) => a.localeCompare(b))) {
+    if (entry.clusterId === claimant.clusterId || evidence.has(entry.clusterId) || !handled(entry.service)) continue;
+    evidence.set(entry.clusterId, `its ledger ${where} records load balancer ${lb} of Service ${entry.service} for it`);
+  }
+  if (evidence.size > 0) {
+    const under = [...evidence.keys()].sort();
+    return {
+      kind: "refuse",
+      message:
+        `this cluster (kube-system UID ${clusterUid}) is managed by dccm under clusterId ${under.join(", ")} (${under.map((id) => evidence.get(id)).join("; ")}), not ${claimant.clusterId}: ` +
+        `changing a clusterId is a migration, not a restart (every GCE name and the Pulumi project depend on it); start dccm with clusterId ${under.join(", ")}`,
+    };
+  }
+  const ours = ledger.claims.get(claimant.clusterId);
+  return ours !== undefined && ours.length === claimant.loadBalancerClasses.length && ours.every((name, index) => name === claimant.loadBalancerClasses[index]) ? { kind: "ours" } : { kind: "claim" };
 }
 
-/** A daemon or `dccm gc` under a clusterId other than the one this cluster is managed under. */
+/** The claims among a ConfigMap's annotations; a value that is not a list of strings claims nothing. */
+export function parseClaims(annotations: Readonly<Record<string, string>> | undefined): Map<string, string[]> {
+  const claims = new Map<string, string[]>();
+  for (const [key, value] of Object.entries(annotations ?? {})) {
+    if (!key.startsWith(CLAIM_ANNOTATION_PREFIX)) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      continue;
+    }
+    if (Array.isArray(parsed) && parsed.every((name): name is string => typeof name === "string")) claims.set(key.slice(CLAIM_ANNOTATION_PREFIX.length), parsed);
+  }
+  return claims;
+}
+
+/** A daemon or `dccm gc` under a clusterId other than the one this cluster's Services are managed under. */
 export class ClusterIdRefusedError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "ClusterIdRefusedError";
   }
+}
+
+/** Every Service of the cluster, `ns/name` → its spec.loadBalancerClass (undefined: none), listed when needed. */
+export type ServiceClasses = () => Promise<ReadonlyMap<string, string | undefined>>;
+
+/** The Services of the cluster through the apiserver, for the claim's decision. */
+export function listServiceClasses(core: k8s.CoreV1Api): ServiceClasses {
+  return async () => {
+    let list: k8s.V1ServiceList;
+    try {
+      list = await core.listServiceForAllNamespaces();
+    } catch (error) {
+      throw kubeError("listing Services for the clusterId claim", error);
+    }
+    return new Map(list.items.map((service) => [`${service.metadata?.namespace ?? ""}/${service.metadata?.name ?? ""}`, service.spec?.loadBalancerClass]));
+  };
 }
 
 const mergePatch = (): ReturnType<typeof k8s.setHeaderOptions> => k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
@@ -128,42 +173,44 @@ export class ConfigMapLedger implements LedgerWriter {
     return entries;
   }
 
-  /**
-   * Writes the entry unless it is there already. An entry another clusterId wrote is never
-   * rewritten: it is read again right before the write, so one written since our last read counts.
-   */
-  /** What the ConfigMap says about the clusterId this cluster is managed under (nothing when it does not exist). */
+  /** What the ConfigMap says about who manages this cluster's Services (nothing when it does not exist). */
   private async readClaim(): Promise<LedgerClaim & { resourceVersion: string | undefined }> {
     let configMap: k8s.V1ConfigMap;
     try {
       configMap = await this.core.readNamespacedConfigMap(LEDGER_CONFIGMAP);
     } catch (error) {
       if (kubeStatusCode(error) !== 404) throw kubeError(`reading ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`, error);
-      return { claimedBy: undefined, entries: new Map(), resourceVersion: undefined };
+      return { claims: new Map(), entries: new Map(), resourceVersion: undefined };
     }
-    return { claimedBy: configMap.metadata?.annotations?.[CLUSTER_ID_ANNOTATION], entries: parseLedger(configMap.data), resourceVersion: configMap.metadata?.resourceVersion };
+    return { claims: parseClaims(configMap.metadata?.annotations), entries: parseLedger(configMap.data), resourceVersion: configMap.metadata?.resourceVersion };
   }
 
-  /** `dccm gc`: refuses (ClusterIdRefusedError) when this cluster is managed under another clusterId; writes nothing. */
-  async verifyClusterId(clusterUid: string): Promise<void> {
-    const decision = decideClusterId(await this.readClaim(), this.clusterId, clusterUid);
+  /** The decision on what the ConfigMap says now; the Services are listed only when another clusterId wrote entries. */
+  private async decide(claim: LedgerClaim, loadBalancerClasses: readonly string[], clusterUid: string, services: ServiceClasses): Promise<ClusterIdDecision> {
+    const others = [...claim.entries.values()].some((entry) => entry.clusterId !== this.clusterId);
+    return decideClusterId(claim, { clusterId: this.clusterId, loadBalancerClasses }, clusterUid, others ? await services() : new Map());
+  }
+
+  /** `dccm gc`, `dccm adopt`: refuses (ClusterIdRefusedError) when this cluster's Services are managed under another clusterId; writes nothing. */
+  async verifyClusterId(loadBalancerClasses: readonly string[], clusterUid: string, services: ServiceClasses): Promise<void> {
+    const decision = await this.decide(await this.readClaim(), loadBalancerClasses, clusterUid, services);
     if (decision.kind === "refuse") throw new ClusterIdRefusedError(decision.message);
   }
 
   /**
    * The daemon's start, before anything is created: refuses (ClusterIdRefusedError) when this
-   * cluster is managed under another clusterId, else claims it for ours. The claim is conditional
-   * on the version read, so of two daemons claiming at once one reads the other's claim.
+   * cluster's Services are managed under another clusterId, else writes our claim. The write is
+   * conditional on the version read, so of two daemons claiming at once one reads the other's claim.
    */
-  async claimClusterId(clusterUid: string): Promise<void> {
+  async claimClusterId(loadBalancerClasses: readonly string[], clusterUid: string, services: ServiceClasses): Promise<void> {
     const where = `ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`;
-    const what = `claiming this cluster for clusterId ${this.clusterId} in ${where}`;
+    const what = `claiming this cluster's Services for clusterId ${this.clusterId} in ${where}`;
     for (let attempt = 0; attempt < 3; attempt++) {
       const claim = await this.readClaim();
-      const decision = decideClusterId(claim, this.clusterId, clusterUid);
+      const decision = await this.decide(claim, loadBalancerClasses, clusterUid, services);
       if (decision.kind === "refuse") throw new ClusterIdRefusedError(decision.message);
       if (decision.kind === "ours") return;
-      const annotations = { [CLUSTER_ID_ANNOTATION]: this.clusterId };
+      const annotations = { [`${CLAIM_ANNOTATION_PREFIX}${this.clusterId}`]: JSON.stringify(loadBalancerClasses) };
       try {
         if (claim.resourceVersion === undefined) {
           await this.core.createNamespacedConfigMap({ namespace: LEDGER_CONFIGMAP.namespace, body: { metadata: { ...LEDGER_CONFIGMAP, annotations } } });
@@ -180,6 +227,10 @@ export class ConfigMapLedger implements LedgerWriter {
     throw new Error(`${what}: it changed under each of 3 attempts`);
   }
 
+  /**
+   * Writes the entry unless it is there already. An entry another clusterId wrote is never
+   * rewritten: it is read again right before the write, so one written since our last read counts.
+   */
   async record(lbName: string, service: { key: string; uid: string }): Promise<void> {
     const value = ledgerValue({ clusterId: this.clusterId, service: service.key, uid: service.uid });
     if (this.known?.get(lbName) === value) return;

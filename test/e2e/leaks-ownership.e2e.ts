@@ -124,7 +124,7 @@ describe("leaks: only what dccm created is proven (issue 26)", function () {
     await daemon.stop();
     daemon = undefined;
     const written = await ledger();
-    assert.deepEqual(written.metadata?.annotations, { "dccm.io/cluster-id": CLUSTER_ID });
+    assert.deepEqual(written.metadata?.annotations, { [`claim.dccm.io/${CLUSTER_ID}`]: '["dccm.io/gce"]' });
     assert.deepEqual(written.data, {
       [ilbLb]: `{"clusterId":"${CLUSTER_ID}","service":"default/ilb","uid":"${ilbUid}"}`,
       [loadBalancerName(webUid)]: `{"clusterId":"${CLUSTER_ID}","service":"default/web","uid":"${webUid}"}`,
@@ -159,7 +159,7 @@ describe("leaks: only what dccm created is proven (issue 26)", function () {
 
   it("(b) a daemon restarted with a mistyped clusterId on the same cluster and backend refuses to start, creating nothing; dccm gc with it deletes nothing", async () => {
     const refusal =
-      `this cluster (kube-system UID ${clusterUid}) is managed by dccm under clusterId ${CLUSTER_ID} (annotation dccm.io/cluster-id of ConfigMap kube-system/dccm-load-balancers), not ${MISTYPED}: ` +
+      `this cluster (kube-system UID ${clusterUid}) is managed by dccm under clusterId ${CLUSTER_ID} (annotation claim.dccm.io/${CLUSTER_ID} of ConfigMap kube-system/dccm-load-balancers, load balancer class dccm.io/gce), not ${MISTYPED}: ` +
       `changing a clusterId is a migration, not a restart (every GCE name and the Pulumi project depend on it); start dccm with clusterId ${CLUSTER_ID}`;
     const gceBefore = gceState();
     const ledgerBefore = await ledger();

@@ -16,7 +16,7 @@ import { LB_FINALIZER } from "../../daemon/services";
 import type { Inspection, UpOutcome } from "../../daemon/stacks";
 import { resourceId, type Leak, type LeakKind, type LedgerEntry } from "../../leaks/classify";
 import { formatLeaks, formatOutcomes, gcHeader, planGc } from "../../leaks/gc";
-import { ConfigMapLedger, decideClusterId, ledgerValue, parseLedger, type ClusterIdDecision, type LedgerClaim, type LedgerWriter } from "../../leaks/ledger";
+import { ConfigMapLedger, decideClusterId, ledgerValue, parseClaims, parseLedger, type Claimant, type ClusterIdDecision, type LedgerClaim, type LedgerWriter } from "../../leaks/ledger";
 import { LeakMonitor } from "../../leaks/monitor";
 import { deploymentOwnership, readOwnership, resourceIdOfPath } from "../../leaks/ownership";
 import { loadBalancerName, type DesiredState } from "../../model";
@@ -171,77 +171,116 @@ describe("leaks/ledger", () => {
 const MANAGED_ELSEWHERE = (under: string, evidence: string): string =>
   `this cluster (kube-system UID ${CLUSTER_UID}) is managed by dccm under clusterId ${under} (${evidence}), not other02: ` +
   `changing a clusterId is a migration, not a restart (every GCE name and the Pulumi project depend on it); start dccm with clusterId ${under}`;
-const BY_ANNOTATION = "annotation dccm.io/cluster-id of ConfigMap kube-system/dccm-load-balancers";
-const BY_ENTRIES = "the load balancers its ledger ConfigMap kube-system/dccm-load-balancers records";
+const BY_CLAIM = (clusterId: string, classes: string): string => `annotation claim.dccm.io/${clusterId} of ConfigMap kube-system/dccm-load-balancers, load balancer class ${classes}`;
+const BY_ENTRY = (clusterId: string, lb: string, service: string): string => `its ledger ConfigMap kube-system/dccm-load-balancers records load balancer ${lb} of Service ${service} for it`;
+const GCE_CLASS = ["dccm.io/gce"];
 
-describe("leaks/ledger: one clusterId per cluster", () => {
-  const entry = (clusterId: string): LedgerEntry => ({ clusterId, service: "default/web", uid: UID });
+describe("leaks/ledger: one clusterId per set of Services", () => {
+  const entry = (clusterId: string, service = "default/web"): LedgerEntry => ({ clusterId, service, uid: UID });
+  const ME: Claimant = { clusterId: "other02", loadBalancerClasses: GCE_CLASS };
+  const claims = (...pairs: Array<[string, string[]]>): Map<string, string[]> => new Map(pairs);
+  const SERVICES = new Map<string, string | undefined>([
+    ["default/web", undefined],
+    ["default/team-b", "dccm.io/team-b"],
+  ]);
   const table: Array<[string, LedgerClaim, ClusterIdDecision]> = [
-    ["nothing yet: claim", { claimedBy: undefined, entries: new Map() }, { kind: "claim" }],
-    ["only our entries (an older dccm's install): claim", { claimedBy: undefined, entries: new Map([[LB, entry("other02")]]) }, { kind: "claim" }],
-    ["claimed by us", { claimedBy: "other02", entries: new Map([[LB, entry("reliab01")]]) }, { kind: "ours" }],
-    ["claimed by another", { claimedBy: "reliab01", entries: new Map() }, { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01", BY_ANNOTATION) }],
-    ["unclaimed, another's entries", { claimedBy: undefined, entries: new Map([[LB, entry("reliab01")]]) }, { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01", BY_ENTRIES) }],
+    ["nothing yet: claim", { claims: claims(), entries: new Map() }, { kind: "claim" }],
+    ["only our entries (an older dccm's install): claim", { claims: claims(), entries: new Map([[LB, entry("other02")]]) }, { kind: "claim" }],
+    ["our claim, same classes", { claims: claims(["other02", GCE_CLASS]), entries: new Map() }, { kind: "ours" }],
+    ["our claim with other classes (the config changed them): claimed again", { claims: claims(["other02", ["dccm.io/x"]]), entries: new Map() }, { kind: "claim" }],
     [
-      "unclaimed, entries of two others and ours: both named, sorted",
+      "another clusterId's claim of our class",
+      { claims: claims(["reliab01", GCE_CLASS]), entries: new Map() },
+      { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01", BY_CLAIM("reliab01", "dccm.io/gce")) },
+    ],
+    ["another clusterId's claim of other classes (a daemon per class, test/e2e/safety): claim", { claims: claims(["team-b", ["dccm.io/team-b"]]), entries: new Map() }, { kind: "claim" }],
+    [
+      "no claims, another clusterId's entry of a Service we handle (an older dccm's install)",
+      { claims: claims(), entries: new Map([[LB, entry("reliab01")]]) },
+      { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01", BY_ENTRY("reliab01", LB, "default/web")) },
+    ],
+    ["another clusterId's entry of a Service of another class: claim", { claims: claims(), entries: new Map([[LB, entry("team-b", "default/team-b")]]) }, { kind: "claim" }],
+    ["another clusterId's entry of a Service that is gone: claim", { claims: claims(), entries: new Map([[LB, entry("reliab01", "default/gone")]]) }, { kind: "claim" }],
+    [
+      "two others: both named, sorted, each with its evidence",
       {
-        claimedBy: undefined,
+        claims: claims(["zeta9", ["dccm.io/gce", "dccm.io/x"]]),
         entries: new Map([
           ["a1", entry("zeta9")],
-          ["a2", entry("other02")],
-          ["a3", entry("reliab01")],
-          ["a4", entry("zeta9")],
+          ["a2", entry("reliab01")],
         ]),
       },
-      { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01, zeta9", BY_ENTRIES) },
+      { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01, zeta9", `${BY_ENTRY("reliab01", "a2", "default/web")}; ${BY_CLAIM("zeta9", "dccm.io/gce")}`) },
     ],
   ];
   for (const [name, claim, expected] of table) {
-    it(`decideClusterId: ${name}`, () => assert.deepEqual(decideClusterId(claim, "other02", CLUSTER_UID), expected));
+    it(`decideClusterId: ${name}`, () => assert.deepEqual(decideClusterId(claim, ME, CLUSTER_UID, SERVICES), expected));
   }
 
-  it("property: a claim by another clusterId always refuses, whatever the entries; ours never does", () => {
+  it("property: a claim of another clusterId sharing a class always refuses, whatever the entries; our own never does", () => {
     const id = fc.stringMatching(/^[a-z][a-z0-9]{0,9}$/);
+    const classes = fc.uniqueArray(fc.constantFrom("dccm.io/gce", "dccm.io/a", "dccm.io/b"), { minLength: 1 });
     fc.assert(
-      fc.property(id, id, fc.array(id, { maxLength: 4 }), (ours, claimedBy, entryIds) => {
-        const claim = { claimedBy, entries: new Map(entryIds.map((clusterId, index) => [`a${index}`, entry(clusterId)])) };
-        assert.equal(decideClusterId(claim, ours, CLUSTER_UID).kind, claimedBy === ours ? "ours" : "refuse");
+      fc.property(id, classes, id, classes, fc.array(id, { maxLength: 4 }), (ours, ourClasses, other, otherClasses, entryIds) => {
+        const claim = { claims: new Map([[other, otherClasses]]), entries: new Map(entryIds.map((clusterId, index) => [`a${index}`, entry(clusterId)])) };
+        const decision = decideClusterId(claim, { clusterId: ours, loadBalancerClasses: ourClasses }, CLUSTER_UID, SERVICES).kind;
+        if (other !== ours && otherClasses.some((name) => ourClasses.includes(name))) assert.equal(decision, "refuse");
+        if (entryIds.every((clusterId) => clusterId === ours) && (other === ours || !otherClasses.some((name) => ourClasses.includes(name)))) assert.notEqual(decision, "refuse");
       }),
     );
   });
 
-  it("the first start creates the ConfigMap with the claim; the next start reads it and writes nothing", async () => {
+  const noServices = async (): Promise<Map<string, string | undefined>> => {
+    throw new Error("the Services are listed only when another clusterId wrote entries");
+  };
+
+  it("the first start creates the ConfigMap with our claim; the next start reads it and writes nothing", async () => {
     const fake = new FakeConfigMaps();
-    await new ConfigMapLedger(fake.api(), "reliab01").claimClusterId(CLUSTER_UID);
-    await new ConfigMapLedger(fake.api(), "reliab01").claimClusterId(CLUSTER_UID);
+    await new ConfigMapLedger(fake.api(), "reliab01").claimClusterId(GCE_CLASS, CLUSTER_UID, noServices);
+    await new ConfigMapLedger(fake.api(), "reliab01").claimClusterId(GCE_CLASS, CLUSTER_UID, noServices);
     assert.deepEqual(fake.calls, [
       "read kube-system/dccm-load-balancers",
-      'create kube-system/dccm-load-balancers undefined annotations {"dccm.io/cluster-id":"reliab01"}',
+      'create kube-system/dccm-load-balancers undefined annotations {"claim.dccm.io/reliab01":"[\\"dccm.io/gce\\"]"}',
       "read kube-system/dccm-load-balancers",
     ]);
-    assert.deepEqual(fake.annotations, { "dccm.io/cluster-id": "reliab01" });
+    assert.deepEqual(fake.annotations, { "claim.dccm.io/reliab01": '["dccm.io/gce"]' });
   });
 
   it("an older dccm's ledger of our entries: claimed by a patch conditional on the version read", async () => {
     const fake = new FakeConfigMaps();
     fake.data = { [LB]: ledgerValue(entry("reliab01")) };
-    await new ConfigMapLedger(fake.api(), "reliab01").claimClusterId(CLUSTER_UID);
+    await new ConfigMapLedger(fake.api(), "reliab01").claimClusterId(GCE_CLASS, CLUSTER_UID, noServices);
     assert.deepEqual(fake.calls, [
       "read kube-system/dccm-load-balancers",
-      'patch kube-system/dccm-load-balancers {"metadata":{"annotations":{"dccm.io/cluster-id":"reliab01"},"resourceVersion":"1"}}',
+      'patch kube-system/dccm-load-balancers {"metadata":{"annotations":{"claim.dccm.io/reliab01":"[\\"dccm.io/gce\\"]"},"resourceVersion":"1"}}',
     ]);
-    assert.deepEqual(fake.annotations, { "dccm.io/cluster-id": "reliab01" });
   });
 
   it("a mistyped clusterId is refused and writes nothing; gc's check refuses alike", async () => {
     const fake = new FakeConfigMaps();
     fake.data = {};
-    fake.annotations = { "dccm.io/cluster-id": "reliab01" };
+    fake.annotations = { "claim.dccm.io/reliab01": '["dccm.io/gce"]' };
     const ledger = new ConfigMapLedger(fake.api(), "other02");
-    await assert.rejects(ledger.claimClusterId(CLUSTER_UID), { name: "ClusterIdRefusedError", message: MANAGED_ELSEWHERE("reliab01", BY_ANNOTATION) });
-    await assert.rejects(ledger.verifyClusterId(CLUSTER_UID), { name: "ClusterIdRefusedError", message: MANAGED_ELSEWHERE("reliab01", BY_ANNOTATION) });
+    const refusal = { name: "ClusterIdRefusedError", message: MANAGED_ELSEWHERE("reliab01", BY_CLAIM("reliab01", "dccm.io/gce")) };
+    await assert.rejects(ledger.claimClusterId(GCE_CLASS, CLUSTER_UID, noServices), refusal);
+    await assert.rejects(ledger.verifyClusterId(GCE_CLASS, CLUSTER_UID, noServices), refusal);
     assert.deepEqual(fake.calls, ["read kube-system/dccm-load-balancers", "read kube-system/dccm-load-balancers"]);
-    assert.deepEqual(fake.annotations, { "dccm.io/cluster-id": "reliab01" });
+    assert.deepEqual(fake.annotations, { "claim.dccm.io/reliab01": '["dccm.io/gce"]' });
+  });
+
+  it("an older dccm's install under another clusterId: its entries of our Services refuse, the Services listed once", async () => {
+    const fake = new FakeConfigMaps();
+    fake.data = { [LB]: ledgerValue(entry("reliab01")) };
+    let listed = 0;
+    const services = async (): Promise<Map<string, string | undefined>> => {
+      listed++;
+      return new Map([["default/web", undefined]]);
+    };
+    await assert.rejects(new ConfigMapLedger(fake.api(), "other02").claimClusterId(GCE_CLASS, CLUSTER_UID, services), {
+      message: MANAGED_ELSEWHERE("reliab01", BY_ENTRY("reliab01", LB, "default/web")),
+    });
+    assert.equal(listed, 1);
+    assert.deepEqual(fake.annotations, {});
   });
 
   it("two daemons claiming at once: the one whose write comes second reads the other's claim and is refused", async () => {
@@ -249,18 +288,24 @@ describe("leaks/ledger: one clusterId per cluster", () => {
     fake.data = {};
     fake.beforeWrite = () => {
       fake.beforeWrite = undefined;
-      fake.annotations = { "dccm.io/cluster-id": "reliab01" };
+      fake.annotations = { "claim.dccm.io/reliab01": '["dccm.io/gce"]' };
       fake.version++;
     };
-    await assert.rejects(new ConfigMapLedger(fake.api(), "other02").claimClusterId(CLUSTER_UID), { message: MANAGED_ELSEWHERE("reliab01", BY_ANNOTATION) });
-    assert.deepEqual(fake.annotations, { "dccm.io/cluster-id": "reliab01" });
+    await assert.rejects(new ConfigMapLedger(fake.api(), "other02").claimClusterId(GCE_CLASS, CLUSTER_UID, noServices), {
+      message: MANAGED_ELSEWHERE("reliab01", BY_CLAIM("reliab01", "dccm.io/gce")),
+    });
+    assert.deepEqual(fake.annotations, { "claim.dccm.io/reliab01": '["dccm.io/gce"]' });
   });
 
   it("gc's check writes nothing when the cluster is not claimed yet", async () => {
     const fake = new FakeConfigMaps();
-    await new ConfigMapLedger(fake.api(), "reliab01").verifyClusterId(CLUSTER_UID);
+    await new ConfigMapLedger(fake.api(), "reliab01").verifyClusterId(GCE_CLASS, CLUSTER_UID, noServices);
     assert.deepEqual(fake.calls, ["read kube-system/dccm-load-balancers"]);
     assert.equal(fake.data, undefined);
+  });
+
+  it("parseClaims keeps the claim annotations whose value is a list of classes", () => {
+    assert.deepEqual([...parseClaims({ "claim.dccm.io/a1": '["dccm.io/gce"]', "claim.dccm.io/bad": "{", "claim.dccm.io/num": "[1]", "other.io/x": '["y"]' })], [["a1", ["dccm.io/gce"]]]);
   });
 });
 
