@@ -18,6 +18,7 @@ import { describeError } from "../controller/errors";
 import { isRecord } from "../controller/guards";
 import { DAEMON_DEFAULTS, encryptionProblem, splitConfig } from "../daemon/config";
 import { readClusterUid } from "../daemon/identity";
+import { ConfigMapLedger, listServiceClasses } from "../leaks/ledger";
 import { ServiceWriter } from "../daemon/services";
 import { clusterProjectName, localBackendUrl, StackRunner } from "../daemon/stacks";
 import { ANNOTATION_BACKEND, ConfigError, loadBalancerName, type Config } from "../model";
@@ -147,6 +148,8 @@ function computeClient(where: AdoptFlags): ComputeClient {
 
 async function adopt(kubeConfig: k8s.KubeConfig, core: k8s.CoreV1Api, config: Config, where: AdoptFlags): Promise<number> {
   const clusterUid = await readClusterUid(kubeConfig);
+  // Stacks under a clusterId other than the cluster's would be a second set of load balancers.
+  await new ConfigMapLedger(core, config.clusterId).verifyClusterId(config.loadBalancerClasses, clusterUid, listServiceClasses(core));
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-adopt-"));
   try {
     const projectName = clusterProjectName(config.clusterId);

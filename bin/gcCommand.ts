@@ -17,7 +17,7 @@ import { clusterFacts, detectLeaks } from "../leaks/detector";
 import type { Leak } from "../leaks/classify";
 import { deleteObserved } from "../leaks/gce";
 import { formatLeaks, formatOutcomes, gcHeader, planGc, type DeleteOutcome, type GcRequest } from "../leaks/gc";
-import { ConfigMapLedger } from "../leaks/ledger";
+import { ClusterIdRefusedError, ConfigMapLedger, listServiceClasses, type ServiceClasses } from "../leaks/ledger";
 import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
 import { DAEMON_DEFAULTS } from "../daemon/config";
 import { splitConfig } from "../daemon/config";
@@ -113,6 +113,18 @@ async function deleteLeaks(compute: ComputeClient, project: string, leaks: reado
   return outcomes;
 }
 
+/** False (and why on stderr) when this cluster is managed under another clusterId: then nothing of it is ours to delete. */
+async function clusterIdVerified(ledger: ConfigMapLedger, loadBalancerClasses: readonly string[], clusterUid: string, services: ServiceClasses): Promise<boolean> {
+  try {
+    await ledger.verifyClusterId(loadBalancerClasses, clusterUid, services);
+    return true;
+  } catch (error) {
+    if (!(error instanceof ClusterIdRefusedError)) throw error;
+    process.stderr.write(`dccm gc: nothing listed or deleted: ${error.message}\n`);
+    return false;
+  }
+}
+
 async function checkAndDelete(
   kubeConfig: k8s.KubeConfig,
   core: k8s.CoreV1Api,
@@ -122,6 +134,8 @@ async function checkAndDelete(
 ): Promise<number> {
   const { backendUrl, computeEndpoint, secretsProvider } = where;
   const clusterUid = await readClusterUid(kubeConfig);
+  const ledger = new ConfigMapLedger(core, config.clusterId);
+  if (!(await clusterIdVerified(ledger, config.loadBalancerClasses, clusterUid, listServiceClasses(core)))) return 1;
   // Our own workspaces: the daemon's state directory is only ever read (through the backend).
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-gc-"));
   try {
@@ -138,9 +152,9 @@ async function checkAndDelete(
       compute,
       project: config.project,
       region: config.region,
-      config: { clusterId: config.clusterId, clusterName: config.clusterName, configureRoutes: config.configureRoutes },
+      config: { clusterId: config.clusterId, clusterUid, clusterName: config.clusterName, configureRoutes: config.configureRoutes },
       clusterUid,
-      ledger: new ConfigMapLedger(core, config.clusterId),
+      ledger,
       workspace: () => runner.readOnlyWorkspace(),
       cluster: async () => clusterFacts((await listCluster(kubeConfig)).snapshot, config.loadBalancerClasses),
     });

@@ -1,12 +1,14 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
-import { instanceGroupKey, type ClusterDesired } from "../model";
+import { instanceGroupKey, ownedDescription, type ClusterDesired, type OwnerMarker } from "../model";
 import { instanceLink, networkUrl } from "./links";
 import { ignoredChanges } from "./ignored";
 import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 
 export interface ClusterNetworkArgs {
   cluster: ClusterDesired;
+  /** Written into the description of every group, health check and firewall created (model/names.ts OwnerMarker); none without it. */
+  owner?: OwnerMarker;
 }
 
 /**
@@ -25,7 +27,7 @@ export class ClusterNetwork extends pulumi.ComponentResource {
 
   constructor(name: string, args: ClusterNetworkArgs, opts?: pulumi.ComponentResourceOptions) {
     super("dccm:gcp:ClusterNetwork", name, {}, opts);
-    const { cluster } = args;
+    const cluster = ownedCluster(args.cluster, args.owner);
     // GCE names are fixed, so a replacement must delete the old resource before creating the new one.
     const childOpts: pulumi.CustomResourceOptions = { parent: this, deleteBeforeReplace: true };
 
@@ -91,4 +93,20 @@ export class ClusterNetwork extends pulumi.ComponentResource {
       routes: this.routes,
     });
   }
+}
+
+/**
+ * The cluster with the owner marker in the descriptions of its groups, health check and firewall
+ * (not its routes: their description is the stock CCM's). Here, not in the model, so the stack's
+ * hash stays; resources that exist keep their description (ignoreChanges).
+ */
+function ownedCluster(cluster: ClusterDesired, owner: OwnerMarker | undefined): ClusterDesired {
+  if (owner === undefined) return cluster;
+  const owned = <T extends { description: string }>(spec: T): T => ({ ...spec, description: ownedDescription(spec.description, owner) });
+  return {
+    ...cluster,
+    instanceGroups: cluster.instanceGroups.map(owned),
+    nodeHealthCheck: owned(cluster.nodeHealthCheck),
+    nodeHealthCheckFirewall: owned(cluster.nodeHealthCheckFirewall),
+  };
 }

@@ -1,7 +1,11 @@
-/** Resource declarations shared by the cluster and the Service components. */
+/**
+ * Resource declarations shared by the cluster and the Service components. Each ignores changes of
+ * its description (components/ignored.ts): the owner marker is written at creation only.
+ */
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
 import type { FirewallSpec, HttpHealthCheckSpec } from "../model";
+import { ignoredChanges } from "./ignored";
 
 export function regionHealthCheck(name: string, project: string, region: string, spec: HttpHealthCheckSpec, opts: pulumi.CustomResourceOptions): gcp.compute.RegionHealthCheck {
   return new gcp.compute.RegionHealthCheck(
@@ -17,7 +21,7 @@ export function regionHealthCheck(name: string, project: string, region: string,
       unhealthyThreshold: spec.unhealthyThreshold,
       httpHealthCheck: { port: spec.port, requestPath: spec.requestPath },
     },
-    opts,
+    { ...opts, ignoreChanges: ignoredChanges("gcp:compute/regionHealthCheck:RegionHealthCheck") },
   );
 }
 
@@ -36,7 +40,7 @@ export function legacyHealthCheck(name: string, project: string, spec: HttpHealt
       healthyThreshold: spec.healthyThreshold,
       unhealthyThreshold: spec.unhealthyThreshold,
     },
-    opts,
+    { ...opts, ignoreChanges: ignoredChanges("gcp:compute/httpHealthCheck:HttpHealthCheck") },
   );
 }
 
@@ -53,6 +57,6 @@ export function firewall(name: string, project: string, network: string, spec: F
       targetTags: spec.targetTags,
       allows: spec.allows.map((allow) => ({ protocol: allow.protocol, ports: allow.ports })),
     },
-    opts,
+    { ...opts, ignoreChanges: ignoredChanges("gcp:compute/firewall:Firewall") },
   );
 }

@@ -1,6 +1,6 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
-import { backendGroupKeys, ipv6Name, type FrontendSpec, type Ipv6Desired, type ServiceDesired } from "../model";
+import { backendGroupKeys, ipv6Name, ownedDescription, type FirewallSpec, type FrontendSpec, type Ipv6Desired, type OwnerMarker, type ServiceDesired } from "../model";
 import { instanceLink } from "./links";
 import { ignoredChanges } from "./ignored";
 import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
@@ -21,6 +21,8 @@ export interface ServiceLoadBalancerArgs {
   region: string;
   network: string;
   cluster: ClusterRefs;
+  /** Written into the description of every resource created (model/names.ts OwnerMarker); none without it. */
+  owner?: OwnerMarker;
 }
 
 export interface LoadBalancerResources {
@@ -45,9 +47,9 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
 
   constructor(name: string, args: ServiceLoadBalancerArgs, opts?: pulumi.ComponentResourceOptions) {
     super("dccm:gcp:ServiceLoadBalancer", name, {}, opts);
-    const { service } = args;
+    const service = ownedService(args.service, args.owner);
     // GCE names are fixed, so a replacement must delete the old resource before creating the new one.
-    const children: Children = { name, args, opts: { parent: this, deleteBeforeReplace: true } };
+    const children: Children = { name, args: { ...args, service }, opts: { parent: this, deleteBeforeReplace: true } };
     // A SingleStack IPv6 Service declares no IPv4 address, forwarding rule or firewall.
     const ipv4 = service.ipv6Only !== true;
     const address = ipv4 ? declareAddress(children) : undefined;
@@ -72,6 +74,24 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
     };
     this.registerOutputs({ ingressIPs: this.ingressIPs, resources: this.resources });
   }
+}
+
+/**
+ * The Service with the owner marker in every description it declares. Here, not in the model: the
+ * stack's hash (of the ServiceDesired) stays, so no existing stack runs for it, and resources that
+ * exist keep their description (ignoreChanges).
+ */
+function ownedService(service: ServiceDesired, owner: OwnerMarker | undefined): ServiceDesired {
+  if (owner === undefined) return service;
+  const owned = <T extends { description: string }>(spec: T): T => ({ ...spec, description: ownedDescription(spec.description, owner) });
+  const firewalls = (ipv6: Ipv6Desired): Ipv6Desired => ({ ...ipv6, firewall: owned(ipv6.firewall), healthCheckFirewall: owned(ipv6.healthCheckFirewall) });
+  return {
+    ...owned(service),
+    healthCheck: { ...service.healthCheck, spec: owned(service.healthCheck.spec) },
+    firewall: owned<FirewallSpec>(service.firewall),
+    ...(service.healthCheckFirewall !== undefined ? { healthCheckFirewall: owned(service.healthCheckFirewall) } : {}),
+    ...(service.ipv6 !== undefined ? { ipv6: firewalls(service.ipv6) } : {}),
+  };
 }
 
 /** What every child of one ServiceLoadBalancer is declared with. */
@@ -128,7 +148,7 @@ function declareTargetPool({ name, args, opts }: Children, healthCheck: pulumi.I
       healthChecks: healthCheck,
       instances: service.backendInstances.map((instance) => instanceLink(project, instance.zone, instance.name)),
     },
-    opts,
+    { ...opts, ignoreChanges: ignoredChanges("gcp:compute/targetPool:TargetPool") },
   );
 }
 
@@ -209,7 +229,12 @@ function declareFrontend(
       ...(internal ? { network, subnetwork: service.subnetwork, allowGlobalAccess: service.allowGlobalAccess } : { networkTier: service.networkTier }),
       ...target,
     },
-    { ...opts, aliases: inherited.map((other) => ({ name: `${name}:forwarding-rule-${other}` })), replaceWith },
+    {
+      ...opts,
+      aliases: inherited.map((other) => ({ name: `${name}:forwarding-rule-${other}` })),
+      replaceWith,
+      ignoreChanges: ignoredChanges("gcp:compute/forwardingRule:ForwardingRule"),
+    },
   );
   return { ...declared, rule };
 }
@@ -308,7 +333,7 @@ function declareIpv6Address({ name, args, opts }: Children, ipv6: Ipv6Desired): 
       subnetwork: ipv6.subnetwork,
       ...(internal ? { purpose: "SHARED_LOADBALANCER_VIP" } : { ipv6EndpointType: "NETLB", networkTier: "PREMIUM" }),
     },
-    opts,
+    { ...opts, ignoreChanges: ignoredChanges("gcp:compute/address:Address") },
   );
 }
 
@@ -336,7 +361,12 @@ function declareIpv6Rule(children: Children, ipv6: Ipv6Desired, frontend: Declar
       ...(internal ? { network, allowGlobalAccess: service.allowGlobalAccess } : { networkTier: "PREMIUM" }),
       backendService: frontend.backend.selfLink,
     },
-    { ...opts, aliases: inherited.map((other) => ({ name: `${name}:forwarding-rule-${other}-ipv6` })), replaceWith: [frontend.backend] },
+    {
+      ...opts,
+      aliases: inherited.map((other) => ({ name: `${name}:forwarding-rule-${other}-ipv6` })),
+      replaceWith: [frontend.backend],
+      ignoreChanges: ignoredChanges("gcp:compute/forwardingRule:ForwardingRule"),
+    },
   );
 }
 

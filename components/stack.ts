@@ -3,7 +3,7 @@
  * `cluster`, or `service:<namespace>/<name>`. Used by index.ts (CI) and the daemon alike.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { CLUSTER_STACK, instanceGroupKey, type DesiredState, type Rejection, type ServiceDesired } from "../model";
+import { CLUSTER_STACK, instanceGroupKey, type DesiredState, type OwnerMarker, type Rejection, type ServiceDesired } from "../model";
 import { adoptionTransformations, type Adoption } from "./adoption";
 import { ClusterNetwork } from "./clusterNetwork";
 import { globalLink, regionalLink, zonalLink } from "./links";
@@ -48,7 +48,7 @@ export function clusterRefsByName(desired: DesiredState): ClusterRefs {
   };
 }
 
-function declareService(service: ServiceDesired, desired: DesiredState, refs: ClusterRefs, opts: pulumi.ComponentResourceOptions): pulumi.Output<LoadBalancerOutput> {
+function declareService(service: ServiceDesired, desired: DesiredState, refs: ClusterRefs, opts: pulumi.ComponentResourceOptions, owner: OwnerMarker | undefined): pulumi.Output<LoadBalancerOutput> {
   const { cluster } = desired;
   const lb = new ServiceLoadBalancer(
     service.key,
@@ -58,6 +58,7 @@ function declareService(service: ServiceDesired, desired: DesiredState, refs: Cl
       region: cluster.region,
       network: cluster.network,
       cluster: refs,
+      ...(owner !== undefined ? { owner } : {}),
     },
     opts,
   );
@@ -73,15 +74,17 @@ export interface DeclaredStack {
 /**
  * Declares the scope's valid resources. A single-Service scope whose Service is rejected throws
  * before declaring anything: declaring nothing would make `up` delete its load balancer.
- * `adoption`: existing GCE resources the children import (components/adoption.ts).
+ * `adoption`: existing GCE resources the children import (components/adoption.ts). `owner`: the
+ * marker every created resource's description carries (the daemon's clusterId and cluster UID);
+ * none from CI, which has no cluster UID (its resources are never proven leaks).
  */
-export function declareStack(desired: DesiredState, scope: Scope, adoption?: Adoption): DeclaredStack {
+export function declareStack(desired: DesiredState, scope: Scope, adoption?: Adoption, owner?: OwnerMarker): DeclaredStack {
   const opts: pulumi.ComponentResourceOptions = { transformations: adoptionTransformations(adoption) };
   for (const warning of desired.warnings) void pulumi.log.warn(warning);
   const outputs: StackOutputs = { loadBalancers: {}, instanceGroups: {}, routes: {} };
   let refs = clusterRefsByName(desired);
   if (scope.kind === "all" || scope.kind === "cluster") {
-    const network = new ClusterNetwork(CLUSTER_STACK, { cluster: desired.cluster }, opts);
+    const network = new ClusterNetwork(CLUSTER_STACK, { cluster: desired.cluster, ...(owner !== undefined ? { owner } : {}) }, opts);
     outputs.instanceGroups = network.instanceGroups;
     outputs.instanceGroupMembers = network.instanceGroupMembers;
     outputs.routes = network.routes;
@@ -98,7 +101,7 @@ export function declareStack(desired: DesiredState, scope: Scope, adoption?: Ado
   const rejected = desired.rejected.filter((rejection) => inScope(rejection.service));
   if (scope.kind === "service" && rejected.length > 0) throw new Error(rejected.map((rejection) => rejection.message).join("\n"));
   for (const service of desired.services) {
-    if (inScope(service.key)) outputs.loadBalancers[service.key] = declareService(service, desired, refs, opts);
+    if (inScope(service.key)) outputs.loadBalancers[service.key] = declareService(service, desired, refs, opts, owner);
   }
   return { outputs, rejected };
 }

@@ -31,7 +31,7 @@ import { LB_FINALIZER, ServiceWriter } from "./services";
 import { clusterProjectName, localBackendUrl, StackRunner } from "./stacks";
 import { clearStaleLocks, removeTruncatedAttrs } from "./locks";
 import { holdOrphanDestroys } from "./ownership";
-import { ConfigMapLedger } from "../leaks/ledger";
+import { ConfigMapLedger, listServiceClasses } from "../leaks/ledger";
 import { adoptStock } from "../adopt/adopter";
 import { daemonLeakMonitor, type LeakMonitor } from "../leaks/monitor";
 import { InstancePresence, sameInstances } from "./instances";
@@ -171,12 +171,15 @@ export class Daemon {
     const core = this.agents.makeApiClient(k8s.CoreV1Api);
     const clusterUid = await readClusterUid(options.kubeConfig);
     phases.mark("clusterUid");
+    const ledger = new ConfigMapLedger(core, options.config.clusterId);
+    // Before any stack or ledger entry: Services managed under another clusterId stop the start
+    // (a mistyped clusterId would create a second set of resources for the same Nodes and Services).
+    await ledger.claimClusterId(options.config.loadBalancerClasses, clusterUid, listServiceClasses(core));
     const runner = await this.startRunner(clusterUid, backendUrl);
     const watcher = this.newWatcher();
     const cache = new DesiredCache(options.config);
     this.cache = cache;
     const events = new EventRecorder(core, options.logger, "dccm-service-controller");
-    const ledger = new ConfigMapLedger(core, options.config.clusterId);
     const knownStacks = await runner.listStacks();
     // A run killed between its workspace's creation and its stack's left the workspace alone.
     const stray = runner.removeStrayWorkspaces(knownStacks);

@@ -25,7 +25,7 @@ export interface ReconcilerDeps {
   watcher: Pick<ClusterWatcher, "meta">;
   runner: Pick<StackRunner, "up" | "destroy" | "removeStack" | "inspect" | "ensureStack"> & Partial<Pick<StackRunner, "preview">>;
   writer: Pick<ServiceWriter, "setFinalizer" | "setIngress">;
-  /** The load balancer ledger (leaks/ledger.ts): the proof `dccm gc` needs that a leaked load balancer was ours. */
+  /** The load balancer ledger (leaks/ledger.ts): which leaked load balancer names are this cluster's. */
   ledger?: LedgerWriter;
   events: EventRecorder;
   metrics: DaemonMetrics;

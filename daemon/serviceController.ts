@@ -105,7 +105,7 @@ export interface ServiceControllerDeps {
   watcher: Pick<ClusterWatcher, "meta">;
   runner: Pick<StackRunner, "removeStack" | "ensureStack">;
   writer: Pick<ServiceWriter, "setFinalizer" | "setIngress">;
-  /** The load balancer ledger (leaks/ledger.ts): the proof `dccm gc` needs that a leaked load balancer was ours. */
+  /** The load balancer ledger (leaks/ledger.ts): which leaked load balancer names are this cluster's. */
   ledger?: LedgerWriter;
   events: EventRecorder;
   metrics: DaemonMetrics;

@@ -165,10 +165,12 @@ export interface Inspection {
 /**
  * The daemon's inline program for one stack: declares the stack's part of `desired` and records the
  * desired-state hash and the cluster identity as outputs (dccm preview runs the very same program).
+ * The identity is also the owner marker every resource it creates carries in its description.
  */
 export function stackProgramOutputs(desired: DesiredState, scope: Scope, hash: string | undefined, clusterUid: string | undefined, adoption?: Adoption): Record<string, unknown> {
+  const owner = clusterUid !== undefined ? { clusterId: desired.cluster.clusterId, clusterUid } : undefined;
   return {
-    ...declareStack(desired, scope, adoption).outputs,
+    ...declareStack(desired, scope, adoption, owner).outputs,
     ...serviceKeyOutput(scope),
     ...(hash !== undefined ? { [HASH_OUTPUT]: hash } : {}),
     ...(clusterUid !== undefined ? { [CLUSTER_UID_OUTPUT]: clusterUid } : {}),

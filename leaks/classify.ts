@@ -3,23 +3,25 @@
  * observed resources are candidates, and which of them dccm can prove it made.
  *
  * Names alone prove nothing: the stock CCM and other clusters in the project use the same name
- * forms, and a load balancer's resources carry only a Service key (`ns/name`), which another
- * cluster's Service of the same name carries too. So:
+ * forms and descriptions (a load balancer's resources carry a Service key `ns/name`, which the
+ * stock CCM writes too). Nor does the ledger: it records the names dccm planned, not who made a
+ * resource under them (the stock CCM's load balancer of a Service dccm did not adopt has the same
+ * name and description). What proves a resource dccm's is the owner marker only dccm writes, at
+ * creation only (model/names.ts OwnerMarker): our clusterId AND our cluster's kube-system UID.
  *
- * - cluster resources (`k8s-ig--<id>` and `k8s-ig<n>--<id>`, `k8s-<id>-node`, `k8s-<id>-node-http-hc`) are proven when
- *   the name is for our clusterId AND the description is dccm's for it
- *   (`{"kubernetes.io/cluster-id":"<id>"}`; the stock CCM describes its node health check with a
- *   service-name key instead);
- * - load balancer resources (named from a Service UID) are proven when the ledger kept in this
- *   cluster (ConfigMap kube-system/dccm-load-balancers, written before a Service stack's first
- *   `up`) records the load balancer name for our clusterId AND the description names the Service
- *   the ledger records. A cluster that never ran dccm for that Service has no such entry;
- * - routes are never proven: their names and descriptions name neither cluster nor owner.
+ * - cluster resources (`k8s-ig--<id>` and `k8s-ig<n>--<id>`, `k8s-<id>-node`, `k8s-<id>-node-http-hc`)
+ *   named for our clusterId are proven when their description carries our marker;
+ * - load balancer resources (named from a Service UID) are proven when their description carries
+ *   our marker and names a Service; the ledger and the cluster's Services only tell which unmarked
+ *   ones are this cluster's (reported unproven);
+ * - routes are never proven: their description is the stock CCM's and they carry no marker.
  *
- * Everything else that only looks like ours is `unproven`: reported, never deleted.
+ * Everything else that only looks like ours is `unproven`: reported, never deleted. Resources an
+ * older dccm made (before the marker) are unproven too.
  */
 import {
-  clusterDescription,
+  describedObject,
+  describedOwner,
   instanceGroupIndex,
   ipv6Name,
   loadBalancerName,
@@ -27,7 +29,6 @@ import {
   nodeHealthCheckName,
   protocolSuffixedName,
   ROUTE_DESCRIPTION,
-  serviceDescription,
   serviceHealthCheckFirewallName,
   trafficFirewallName,
 } from "../model";
@@ -56,7 +57,7 @@ export function resourceId(resource: Pick<ObservedResource, "kind" | "scope" | "
 
 /** One entry of the ledger: a load balancer name dccm was about to create resources under. */
 export interface LedgerEntry {
-  /** The clusterId of the daemon that wrote it (several dccm daemons may share one cluster). */
+  /** The clusterId of the daemon that wrote it (one per cluster: leaks/ledger.ts decideClusterId refuses another). */
   clusterId: string;
   /** `namespace/name` of the Service. */
   service: string;
@@ -73,6 +74,8 @@ export interface ClusterFacts {
 
 export interface LeakConfig {
   clusterId: string;
+  /** UID of this cluster's kube-system Namespace: with clusterId, the owner marker dccm writes (model/names.ts OwnerMarker). */
+  clusterUid: string;
   clusterName: string;
   configureRoutes: boolean;
 }
@@ -132,16 +135,10 @@ function lbNameByShape(resource: ObservedResource): string | undefined {
   return undefined;
 }
 
-/** The Service key a description names (`{"kubernetes.io/service-name":"ns/name"}`), if any. */
+/** The Service key a description names (`{"kubernetes.io/service-name":"ns/name",…}`), if any. */
 export function describedService(description: string): string | undefined {
-  try {
-    const parsed: unknown = JSON.parse(description);
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined;
-    const key = (parsed as Record<string, unknown>)["kubernetes.io/service-name"];
-    return typeof key === "string" ? key : undefined;
-  } catch {
-    return undefined;
-  }
+  const key = describedObject(description)?.["kubernetes.io/service-name"];
+  return typeof key === "string" ? key : undefined;
 }
 
 function isClusterNamed(resource: ObservedResource, clusterId: string): boolean {
@@ -204,6 +201,8 @@ class LeakClassifier {
 
   classify(resource: ObservedResource): Leak | undefined {
     if (isClusterNamed(resource, this.config.clusterId)) return this.clusterResource(resource);
+    const proven = this.markedLoadBalancer(resource);
+    if (proven !== undefined) return proven;
     const familyKey = `${resource.kind}/${resource.name}`;
     const lb = this.ledgerIndex.get(familyKey);
     if (lb !== undefined) return this.ledgerRecorded(resource, lb);
@@ -219,32 +218,51 @@ class LeakClassifier {
     return this.serviceLookAlike(resource) ?? this.nodeRoute(resource);
   }
 
-  private clusterResource(resource: ObservedResource): Leak {
-    const { clusterId } = this.config;
-    if (resource.description === clusterDescription(clusterId)) {
-      return { resource, proof: "proven", why: `named for cluster ${clusterId} and described as its resource` };
-    }
-    return { resource, proof: "unproven", why: `named for cluster ${clusterId}, but its description ${JSON.stringify(resource.description)} is not dccm's for that cluster` };
+  /** `this cluster's dccm (clusterId …, kube-system UID …)`: whose marker proves. */
+  private ourDccm(): string {
+    return `this cluster's dccm (clusterId ${this.config.clusterId}, kube-system UID ${this.config.clusterUid})`;
   }
 
-  private ledgerRecorded(resource: ObservedResource, lb: string): Leak | undefined {
-    const entry = this.ours.get(lb);
-    if (entry === undefined) return undefined;
-    if (resource.description !== serviceDescription(entry.service)) {
-      return {
-        resource,
-        proof: "unproven",
-        why: `dccm's ledger records load balancer ${lb} for Service ${entry.service}, but its description ${JSON.stringify(resource.description)} does not name that Service`,
-      };
+  private isOurs(description: string): boolean {
+    const owner = describedOwner(description);
+    return owner?.clusterId === this.config.clusterId && owner.clusterUid === this.config.clusterUid;
+  }
+
+  /** Why a description that is not ours does not prove: no marker, or another dccm's. */
+  private markerProblem(description: string): string {
+    const owner = describedOwner(description);
+    if (owner === undefined) {
+      return `its description ${JSON.stringify(description)} carries no owner marker of ${this.ourDccm()}: the stock CCM, another controller or a dccm older than the marker may have made it`;
     }
-    const live = this.liveLbOf.get(entry.service) === lb;
+    return `its description names dccm of clusterId ${owner.clusterId} (kube-system UID ${owner.clusterUid}) as its maker, not ${this.ourDccm()}`;
+  }
+
+  private clusterResource(resource: ObservedResource): Leak {
+    const { clusterId } = this.config;
+    if (this.isOurs(resource.description)) return { resource, proof: "proven", why: `named for cluster ${clusterId} and its description carries the owner marker of ${this.ourDccm()}` };
+    return { resource, proof: "unproven", why: `named for cluster ${clusterId}, but ${this.markerProblem(resource.description)}` };
+  }
+
+  /** A load balancer resource whose description carries our marker and names its Service: proven. */
+  private markedLoadBalancer(resource: ObservedResource): Leak | undefined {
+    const lb = lbNameByShape(resource);
+    const service = describedService(resource.description);
+    if (lb === undefined || service === undefined || !this.isOurs(resource.description)) return undefined;
+    const live = this.liveLbOf.get(service) === lb;
     return {
       resource,
       proof: "proven",
       why:
-        `dccm's ledger records load balancer ${lb} for Service ${entry.service} and its description names that Service` +
+        `its description carries the owner marker of ${this.ourDccm()} and names Service ${service}` +
         (live ? " (the Service still exists: if its load balancer uses this, deleting it takes that down until dccm creates it again)" : ""),
     };
+  }
+
+  /** Named for a load balancer our ledger records, without our marker: this cluster's, never proven. */
+  private ledgerRecorded(resource: ObservedResource, lb: string): Leak | undefined {
+    const entry = this.ours.get(lb);
+    if (entry === undefined) return undefined;
+    return { resource, proof: "unproven", why: `dccm's ledger records load balancer ${lb} for Service ${entry.service}, but ${this.markerProblem(resource.description)}` };
   }
 
   /** A Service of another controller's class, named for its own UID, is that controller's. */

@@ -3,9 +3,11 @@
  * balancer name (`a<uid>`), its value `{"clusterId","service","uid"}`. The daemon writes an entry
  * before a Service stack's `up` creates anything under that name, and drops the Service's entries
  * only after its stack's destroy succeeded. It is kept in the cluster, not in the backend or GCE:
- * a cluster that never ran dccm for a Service has no entry for it, whatever a copied config file,
- * a shared backend or a look-alike name says, so an entry is the proof the leak detector and
- * `dccm gc` need before calling a load balancer resource ours.
+ * a cluster that never ran dccm for a Service has no entry for it, whatever a copied config file
+ * or a shared backend says. An entry records a name dccm planned, not who made a resource under it
+ * (the stock CCM's load balancer of the same Service has the same name), so it proves nothing on
+ * its own: the leak check reports unmarked resources it names as this cluster's, unproven (the
+ * proof is the owner marker, leaks/classify.ts). The ConfigMap also holds the clusterId claim.
  */
 import * as k8s from "@kubernetes/client-node";
 import { kubeError, kubeStatusCode } from "../controller/kube";
@@ -43,6 +45,103 @@ export function parseLedger(data: Readonly<Record<string, string>> | undefined):
   return entries;
 }
 
+/**
+ * The prefix of the ledger ConfigMap's claim annotations: `claim.dccm.io/<clusterId>`, value the JSON
+ * list of the load balancer classes that clusterId's daemon handles, written at its first start. One
+ * set of Services, one clusterId: every name dccm gives (instance groups, health checks, the Pulumi
+ * project `dccm-<clusterId>`) depends on it, and a daemon under another one would create a second
+ * set of resources for the same Nodes and Services. Daemons of disjoint classes (test/e2e/safety)
+ * share a cluster under their own clusterIds.
+ */
+export const CLAIM_ANNOTATION_PREFIX = "claim.dccm.io/";
+
+/** What the ledger ConfigMap says about who manages this cluster's Services. */
+export interface LedgerClaim {
+  /** clusterId → the load balancer classes its daemon claimed (none before any daemon of this version started). */
+  claims: ReadonlyMap<string, readonly string[]>;
+  entries: ReadonlyMap<string, LedgerEntry>;
+}
+
+/** A daemon's identity for the claim: its clusterId and the classes of the Services it handles. */
+export interface Claimant {
+  clusterId: string;
+  loadBalancerClasses: readonly string[];
+}
+
+export type ClusterIdDecision = { kind: "ours" } | { kind: "claim" } | { kind: "refuse"; message: string };
+
+/**
+ * Whether a dccm of `claimant` may manage this cluster's Services (pure). Another clusterId holds
+ * them when its claim shares a load balancer class with ours, or (installs of an older dccm, which
+ * wrote no claim) when its ledger entry records a Service that is still here and that we would handle
+ * (`services`: `ns/name` → its spec.loadBalancerClass, undefined for none). Otherwise this daemon
+ * claims them, unless its claim is already there.
+ */
+export function decideClusterId(ledger: LedgerClaim, claimant: Claimant, clusterUid: string, services: ReadonlyMap<string, string | undefined>): ClusterIdDecision {
+  const where = `ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`;
+  const handled = (key: string): boolean => services.has(key) && (services.get(key) === undefined || claimant.loadBalancerClasses.includes(services.get(key) ?? ""));
+  const evidence = new Map<string, string>();
+  for (const [clusterId, classes] of [...ledger.claims].sort(([a], [b]) => a.localeCompare(b))) {
+    const shared = classes.filter((name) => claimant.loadBalancerClasses.includes(name));
+    if (clusterId !== claimant.clusterId && shared.length > 0) evidence.set(clusterId, `annotation ${CLAIM_ANNOTATION_PREFIX}${clusterId} of ${where}, load balancer class ${shared.join(", ")}`);
+  }
+  for (const [lb, entry] of [...ledger.entries].sort(([a], [b]) => a.localeCompare(b))) {
+    if (entry.clusterId === claimant.clusterId || evidence.has(entry.clusterId) || !handled(entry.service)) continue;
+    evidence.set(entry.clusterId, `its ledger ${where} records load balancer ${lb} of Service ${entry.service} for it`);
+  }
+  if (evidence.size > 0) {
+    const under = [...evidence.keys()].sort();
+    return {
+      kind: "refuse",
+      message:
+        `this cluster (kube-system UID ${clusterUid}) is managed by dccm under clusterId ${under.join(", ")} (${under.map((id) => evidence.get(id)).join("; ")}), not ${claimant.clusterId}: ` +
+        `changing a clusterId is a migration, not a restart (every GCE name and the Pulumi project depend on it); start dccm with clusterId ${under.join(", ")}`,
+    };
+  }
+  const ours = ledger.claims.get(claimant.clusterId);
+  return ours !== undefined && ours.length === claimant.loadBalancerClasses.length && ours.every((name, index) => name === claimant.loadBalancerClasses[index]) ? { kind: "ours" } : { kind: "claim" };
+}
+
+/** The claims among a ConfigMap's annotations; a value that is not a list of strings claims nothing. */
+export function parseClaims(annotations: Readonly<Record<string, string>> | undefined): Map<string, string[]> {
+  const claims = new Map<string, string[]>();
+  for (const [key, value] of Object.entries(annotations ?? {})) {
+    if (!key.startsWith(CLAIM_ANNOTATION_PREFIX)) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      continue;
+    }
+    if (Array.isArray(parsed) && parsed.every((name): name is string => typeof name === "string")) claims.set(key.slice(CLAIM_ANNOTATION_PREFIX.length), parsed);
+  }
+  return claims;
+}
+
+/** A daemon or `dccm gc` under a clusterId other than the one this cluster's Services are managed under. */
+export class ClusterIdRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ClusterIdRefusedError";
+  }
+}
+
+/** Every Service of the cluster, `ns/name` → its spec.loadBalancerClass (undefined: none), listed when needed. */
+export type ServiceClasses = () => Promise<ReadonlyMap<string, string | undefined>>;
+
+/** The Services of the cluster through the apiserver, for the claim's decision. */
+export function listServiceClasses(core: k8s.CoreV1Api): ServiceClasses {
+  return async () => {
+    let list: k8s.V1ServiceList;
+    try {
+      list = await core.listServiceForAllNamespaces();
+    } catch (error) {
+      throw kubeError("listing Services for the clusterId claim", error);
+    }
+    return new Map(list.items.map((service) => [`${service.metadata?.namespace ?? ""}/${service.metadata?.name ?? ""}`, service.spec?.loadBalancerClass]));
+  };
+}
+
 const mergePatch = (): ReturnType<typeof k8s.setHeaderOptions> => k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
 
 /**
@@ -74,11 +173,78 @@ export class ConfigMapLedger implements LedgerWriter {
     return entries;
   }
 
+  /** What the ConfigMap says about who manages this cluster's Services (nothing when it does not exist). */
+  private async readClaim(): Promise<LedgerClaim & { resourceVersion: string | undefined }> {
+    let configMap: k8s.V1ConfigMap;
+    try {
+      configMap = await this.core.readNamespacedConfigMap(LEDGER_CONFIGMAP);
+    } catch (error) {
+      if (kubeStatusCode(error) !== 404) throw kubeError(`reading ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`, error);
+      return { claims: new Map(), entries: new Map(), resourceVersion: undefined };
+    }
+    return { claims: parseClaims(configMap.metadata?.annotations), entries: parseLedger(configMap.data), resourceVersion: configMap.metadata?.resourceVersion };
+  }
+
+  /** The decision on what the ConfigMap says now; the Services are listed only when another clusterId wrote entries. */
+  private async decide(claim: LedgerClaim, loadBalancerClasses: readonly string[], clusterUid: string, services: ServiceClasses): Promise<ClusterIdDecision> {
+    const others = [...claim.entries.values()].some((entry) => entry.clusterId !== this.clusterId);
+    return decideClusterId(claim, { clusterId: this.clusterId, loadBalancerClasses }, clusterUid, others ? await services() : new Map());
+  }
+
+  /** `dccm gc`, `dccm adopt`: refuses (ClusterIdRefusedError) when this cluster's Services are managed under another clusterId; writes nothing. */
+  async verifyClusterId(loadBalancerClasses: readonly string[], clusterUid: string, services: ServiceClasses): Promise<void> {
+    const decision = await this.decide(await this.readClaim(), loadBalancerClasses, clusterUid, services);
+    if (decision.kind === "refuse") throw new ClusterIdRefusedError(decision.message);
+  }
+
+  /**
+   * The daemon's start, before anything is created: refuses (ClusterIdRefusedError) when this
+   * cluster's Services are managed under another clusterId, else writes our claim. The write is
+   * conditional on the version read, so of two daemons claiming at once one reads the other's claim.
+   */
+  async claimClusterId(loadBalancerClasses: readonly string[], clusterUid: string, services: ServiceClasses): Promise<void> {
+    const where = `ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`;
+    const what = `claiming this cluster's Services for clusterId ${this.clusterId} in ${where}`;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const claim = await this.readClaim();
+      const decision = await this.decide(claim, loadBalancerClasses, clusterUid, services);
+      if (decision.kind === "refuse") throw new ClusterIdRefusedError(decision.message);
+      if (decision.kind === "ours") return;
+      const annotations = { [`${CLAIM_ANNOTATION_PREFIX}${this.clusterId}`]: JSON.stringify(loadBalancerClasses) };
+      try {
+        if (claim.resourceVersion === undefined) {
+          await this.core.createNamespacedConfigMap({ namespace: LEDGER_CONFIGMAP.namespace, body: { metadata: { ...LEDGER_CONFIGMAP, annotations } } });
+        } else {
+          await this.core.patchNamespacedConfigMap({ ...LEDGER_CONFIGMAP, body: { metadata: { annotations, resourceVersion: claim.resourceVersion } } }, mergePatch());
+        }
+        return;
+      } catch (error) {
+        // 409: created or changed since our read (404: deleted since): decide again on what is there now.
+        const status = kubeStatusCode(error);
+        if (status !== 409 && status !== 404) throw kubeError(what, error);
+      }
+    }
+    throw new Error(`${what}: it changed under each of 3 attempts`);
+  }
+
+  /**
+   * Writes the entry unless it is there already. An entry another clusterId wrote is never
+   * rewritten: it is read again right before the write, so one written since our last read counts.
+   */
   async record(lbName: string, service: { key: string; uid: string }): Promise<void> {
     const value = ledgerValue({ clusterId: this.clusterId, service: service.key, uid: service.uid });
-    if (this.known === undefined) await this.read();
     if (this.known?.get(lbName) === value) return;
-    await this.patch({ [lbName]: value }, `recording load balancer ${lbName} of Service ${service.key}`);
+    const what = `recording load balancer ${lbName} of Service ${service.key}`;
+    const entries = await this.read();
+    const existing = entries.get(lbName);
+    if (existing !== undefined && existing.clusterId !== this.clusterId) {
+      throw new Error(
+        `${what} in ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}: it is recorded for Service ${existing.service} under clusterId ${existing.clusterId}, ` +
+          `not ${this.clusterId}; dccm never rewrites another clusterId's entry`,
+      );
+    }
+    if (this.known?.get(lbName) === value) return;
+    await this.patch({ [lbName]: value }, what);
     this.known?.set(lbName, value);
   }
 

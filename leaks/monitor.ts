@@ -102,7 +102,7 @@ export function daemonLeakMonitor(args: {
         compute,
         project: config.project,
         region: config.region,
-        config: { clusterId: config.clusterId, clusterName: config.clusterName, configureRoutes: config.configureRoutes },
+        config: { clusterId: config.clusterId, clusterUid: args.clusterUid, clusterName: config.clusterName, configureRoutes: config.configureRoutes },
         clusterUid: args.clusterUid,
         ledger: args.ledger,
         workspace: () => Promise.resolve(args.runner.stackReader()),

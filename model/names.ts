@@ -127,3 +127,44 @@ export function clusterDescription(clusterId: string): string {
 }
 
 export const ROUTE_DESCRIPTION = "k8s-node-route";
+
+/**
+ * Who made a resource: the daemon's clusterId and the UID of its cluster's kube-system Namespace.
+ * Written into the description of every resource dccm's engine runs create (components/), never
+ * into the desired state: a resource's hash, and so every existing stack, stays as it was. Only
+ * dccm writes these keys, and only at creation (`description` is in every type's ignoreChanges),
+ * so a resource carrying our marker was created by dccm for this cluster: the leak check's proof.
+ */
+export interface OwnerMarker {
+  clusterId: string;
+  clusterUid: string;
+}
+
+export const OWNER_CLUSTER_ID_KEY = "dccm.io/cluster-id";
+export const OWNER_CLUSTER_UID_KEY = "dccm.io/cluster-uid";
+
+/** A JSON-object description with the owner's keys added; unchanged without an owner or when it is not a JSON object. */
+export function ownedDescription(description: string, owner: OwnerMarker | undefined): string {
+  if (owner === undefined) return description;
+  const parsed = describedObject(description);
+  if (parsed === undefined) return description;
+  return JSON.stringify({ ...parsed, [OWNER_CLUSTER_ID_KEY]: owner.clusterId, [OWNER_CLUSTER_UID_KEY]: owner.clusterUid });
+}
+
+/** The owner a description names (both keys, strings), if any. */
+export function describedOwner(description: string): OwnerMarker | undefined {
+  const parsed = describedObject(description);
+  const clusterId = parsed?.[OWNER_CLUSTER_ID_KEY];
+  const clusterUid = parsed?.[OWNER_CLUSTER_UID_KEY];
+  return typeof clusterId === "string" && typeof clusterUid === "string" ? { clusterId, clusterUid } : undefined;
+}
+
+/** A description's JSON object, if it is one. */
+export function describedObject(description: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(description);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

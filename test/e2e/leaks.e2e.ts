@@ -14,7 +14,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { Daemon } from "../../daemon/daemon";
-import { clusterDescription, loadBalancerName, parseConfig, serviceDescription } from "../../model";
+import { clusterDescription, loadBalancerName, ownedDescription, parseConfig, serviceDescription } from "../../model";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
 import { counter, createNode, E2E_CONFIG, lbService } from "../support/cluster";
 import { eventually } from "../support/wait";
@@ -118,10 +118,12 @@ describe("leaks: the detector and dccm gc", function () {
     await workspace.removeStack("service.default.gone", { force: true });
     await core.patchNamespacedService({ name: "gone", namespace: "default", body: { metadata: { finalizers: null } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
     await core.deleteNamespacedService({ name: "gone", namespace: "default" });
-    // Out of band: an instance group of ours in a zone without nodes; another cluster's Service
-    // default/web; the stock CCM's node health check; another cluster's instance group.
+    // Out of band: an instance group of ours (as dccm creates it: with its owner marker) in a zone
+    // without nodes; another cluster's Service default/web; the stock CCM's node health check;
+    // another cluster's instance group.
     const network = `projects/${PROJECT}/global/networks/k8s-net`;
-    env.gce.state.create("gcp:compute/instanceGroup:InstanceGroup", { project: PROJECT, zone: "us-central1-c", name: `k8s-ig--${CLUSTER_ID}`, description: clusterDescription(CLUSTER_ID), network });
+    const ours = ownedDescription(clusterDescription(CLUSTER_ID), { clusterId: CLUSTER_ID, clusterUid });
+    env.gce.state.create("gcp:compute/instanceGroup:InstanceGroup", { project: PROJECT, zone: "us-central1-c", name: `k8s-ig--${CLUSTER_ID}`, description: ours, network });
     env.gce.state.create("gcp:compute/forwardingRule:ForwardingRule", { project: PROJECT, region: REGION, name: ELSEWHERE, description: serviceDescription("default/web"), portRange: "8080" });
     env.gce.state.create("gcp:compute/httpHealthCheck:HttpHealthCheck", { project: PROJECT, name: `k8s-${CLUSTER_ID}-node`, description: serviceDescription(`k8s-${CLUSTER_ID}-node`) });
     env.gce.state.create("gcp:compute/instanceGroup:InstanceGroup", { project: PROJECT, zone: "us-central1-a", name: "k8s-ig--0ther", description: clusterDescription("0ther"), network });
@@ -161,13 +163,14 @@ describe("leaks: the detector and dccm gc", function () {
     );
   });
 
-  const provenWhy = (): string => `dccm's ledger records load balancer ${goneLb} for Service default/gone and its description names that Service`;
+  const ourDccm = (): string => `this cluster's dccm (clusterId ${CLUSTER_ID}, kube-system UID ${clusterUid})`;
+  const provenWhy = (): string => `its description carries the owner marker of ${ourDccm()} and names Service default/gone`;
   const header = (): string => `cluster ${CLUSTER_ID} (kube-system UID ${clusterUid}), project ${PROJECT}: 2 stacks, 2 load balancers in the ledger`;
   const elsewhereWhy = `its description names Service default/web of this cluster, but ${ELSEWHERE} is not that Service's load balancer name and dccm's ledger has no entry for it: a Service of the same name in another cluster looks the same`;
   const unprovenLines = (): string[] => [
     "unproven (never deleted):",
     `  forwardingRules/${REGION}/${ELSEWHERE}: ${elsewhereWhy}`,
-    `  httpHealthChecks/global/k8s-${CLUSTER_ID}-node: named for cluster ${CLUSTER_ID}, but its description "{\\"kubernetes.io/service-name\\":\\"k8s-${CLUSTER_ID}-node\\"}" is not dccm's for that cluster`,
+    `  httpHealthChecks/global/k8s-${CLUSTER_ID}-node: named for cluster ${CLUSTER_ID}, but its description "{\\"kubernetes.io/service-name\\":\\"k8s-${CLUSTER_ID}-node\\"}" carries no owner marker of ${ourDccm()}: the stock CCM, another controller or a dccm older than the marker may have made it`,
   ];
 
   it("dccm gc --dry-run lists the proven leaks and the unproven ones with why, and deletes nothing", async () => {
@@ -182,7 +185,7 @@ describe("leaks: the detector and dccm gc", function () {
         `  forwardingRules/${REGION}/${goneLb}: ${provenWhy()}`,
         `  backendServices/${REGION}/${goneLb}: ${provenWhy()}`,
         `  addresses/${REGION}/${goneLb}: ${provenWhy()}`,
-        `  instanceGroups/us-central1-c/k8s-ig--${CLUSTER_ID}: named for cluster ${CLUSTER_ID} and described as its resource`,
+        `  instanceGroups/us-central1-c/k8s-ig--${CLUSTER_ID}: named for cluster ${CLUSTER_ID} and its description carries the owner marker of ${ourDccm()}`,
         `  firewalls/global/k8s-fw-${goneLb}: ${provenWhy()}`,
         ...unprovenLines(),
         "",

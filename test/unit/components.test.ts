@@ -158,14 +158,14 @@ describe("components (Pulumi mocks)", () => {
       assert.deepStrictEqual(resources.get("cluster:route-node-b2")?.inputs, routeInputs("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b", "vm-b2"));
     });
 
-    it("options: groups ignore description and network (ForceNew, never changed, absent on the stock CCM's), routes their zone; the rest none", () => {
+    it("options: every resource but routes ignores its description (the owner marker is written at creation only), groups their network too (ForceNew, absent on the stock CCM's), routes their zone", () => {
       assert.deepStrictEqual(
         captured.constructions.filter((c) => c.name !== "cluster").map((c) => [c.name, c.ignoreChanges]),
         [
           ["cluster:ig-us-central1-a", ["description", "network"]],
           ["cluster:ig-us-central1-b", ["description", "network"]],
-          ["cluster:node-hc", undefined],
-          ["cluster:node-hc-fw", undefined],
+          ["cluster:node-hc", ["description"]],
+          ["cluster:node-hc-fw", ["description"]],
           ["cluster:route-node-a1", ["nextHopInstanceZone"]],
           ["cluster:route-node-b2", ["nextHopInstanceZone"]],
         ],
@@ -560,10 +560,10 @@ describe("components (Pulumi mocks)", () => {
       it("backend service: the forwarding rule is replaced with it, a protocol change replaces it, and a single UDP frontend inherits the TCP names", async () => {
         const captured = await build(service({ frontends: [{ name: LB, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } }] }));
         assert.deepStrictEqual(options(captured), [
-          ["default/web:address", ["purpose"], undefined, [], []],
-          ["default/web:backend-udp", ["network"], ["protocol"], ["default/web:backend-tcp"], []],
-          ["default/web:firewall", undefined, undefined, [], []],
-          ["default/web:forwarding-rule-udp", undefined, undefined, ["default/web:forwarding-rule-tcp"], ["default/web:backend-udp"]],
+          ["default/web:address", ["description", "purpose"], undefined, [], []],
+          ["default/web:backend-udp", ["description", "network"], ["protocol"], ["default/web:backend-tcp"], []],
+          ["default/web:firewall", ["description"], undefined, [], []],
+          ["default/web:forwarding-rule-udp", ["description"], undefined, ["default/web:forwarding-rule-tcp"], ["default/web:backend-udp"]],
         ]);
       });
 
@@ -579,10 +579,10 @@ describe("components (Pulumi mocks)", () => {
         assert.deepStrictEqual(
           options(captured).filter(([name]) => name.includes("backend") || name.includes("forwarding")),
           [
-            ["default/web:backend-tcp", ["network"], ["protocol"], [], []],
-            ["default/web:backend-udp", ["network"], ["protocol"], [], []],
-            ["default/web:forwarding-rule-tcp", undefined, undefined, [], ["default/web:backend-tcp"]],
-            ["default/web:forwarding-rule-udp", undefined, undefined, [], ["default/web:backend-udp"]],
+            ["default/web:backend-tcp", ["description", "network"], ["protocol"], [], []],
+            ["default/web:backend-udp", ["description", "network"], ["protocol"], [], []],
+            ["default/web:forwarding-rule-tcp", ["description"], undefined, [], ["default/web:backend-tcp"]],
+            ["default/web:forwarding-rule-udp", ["description"], undefined, [], ["default/web:backend-udp"]],
           ],
         );
       });
@@ -597,10 +597,10 @@ describe("components (Pulumi mocks)", () => {
           }),
         );
         assert.deepStrictEqual(options(captured), [
-          ["default/web:address", ["purpose"], undefined, [], []],
-          ["default/web:firewall", undefined, undefined, [], []],
-          ["default/web:forwarding-rule-tcp", undefined, undefined, ["default/web:forwarding-rule-udp"], ["default/web:target-pool"]],
-          ["default/web:target-pool", undefined, undefined, [], []],
+          ["default/web:address", ["description", "purpose"], undefined, [], []],
+          ["default/web:firewall", ["description"], undefined, [], []],
+          ["default/web:forwarding-rule-tcp", ["description"], undefined, ["default/web:forwarding-rule-udp"], ["default/web:target-pool"]],
+          ["default/web:target-pool", ["description"], undefined, [], []],
         ]);
       });
     });
@@ -750,6 +750,82 @@ describe("components (Pulumi mocks)", () => {
         { message: "no instance group us-central1-z in the cluster references" },
       );
       await pulumi.runtime.disconnect();
+    });
+  });
+
+  describe("the owner marker (leaks/classify.ts's proof): in every description dccm creates, ignored once created", () => {
+    const OWNER = { clusterId: "c0ffee1234", clusterUid: "c1a55e00-0000-4000-8000-000000000001" };
+    const LB = "a1b4e28ba2fa141d2883f0016d3cca42";
+    const KEY = "default/web";
+    const DESCRIPTION = '{"kubernetes.io/service-name":"default/web"}';
+    const OWNED = '{"kubernetes.io/service-name":"default/web","dccm.io/cluster-id":"c0ffee1234","dccm.io/cluster-uid":"c1a55e00-0000-4000-8000-000000000001"}';
+    const OWNED_CLUSTER = '{"kubernetes.io/cluster-id":"c0ffee1234","dccm.io/cluster-id":"c0ffee1234","dccm.io/cluster-uid":"c1a55e00-0000-4000-8000-000000000001"}';
+    const REFS: ClusterRefs = {
+      nodeHealthCheck: NODE_HC,
+      legacyNodeHealthCheck: "https://www.googleapis.com/compute/v1/projects/dccm-test/global/httpHealthChecks/k8s-c0ffee1234-node",
+      instanceGroups: { "us-central1-a": IG_A, "us-central1-b": IG_B },
+    };
+    // Every resource a Service can have: dedicated health check, its firewall, both families.
+    const desired = externalServiceDesired("default", "web", "b4e28ba2-fa14-41d2-883f-0016d3cca427", LB, [80, 443], {
+      healthCheck: { kind: "dedicated", spec: httpHealthCheck(LB, 32000, DESCRIPTION) },
+      healthCheckFirewall: healthCheckFirewall(`k8s-${LB}-http-hc`, 32000, DESCRIPTION),
+      ipv6: ipv6Half(KEY, LB, "v6-subnet", ["::/0"], [{ protocol: "tcp", ports: ["80", "443"] }], 32000),
+    });
+    const build = (owner?: typeof OWNER): Promise<Captured<ServiceLoadBalancer>> =>
+      capture((opts) => new ServiceLoadBalancer(KEY, { service: desired, project: PROJECT, region: REGION, network: NETWORK, cluster: REFS, ...(owner !== undefined ? { owner } : {}) }, opts));
+    const customs = (captured: Captured<pulumi.Resource>): Registered[] => captured.registered.filter((resource) => resource.custom).sort((a, b) => a.name.localeCompare(b.name));
+
+    it("a Service: every resource's description is exactly the Service's with both owner keys; nothing else differs from a declaration without owner", async () => {
+      const owned = await build(OWNER);
+      const plain = await build();
+      assert.deepStrictEqual(
+        customs(owned).map((resource) => [resource.name, resource.inputs.description]),
+        customs(plain).map((resource) => [resource.name, OWNED]),
+      );
+      assert.equal(customs(owned).length, 10);
+      assert.deepStrictEqual(
+        customs(plain).map((resource) => [resource.name, resource.inputs.description]),
+        customs(plain).map((resource) => [resource.name, DESCRIPTION]),
+      );
+      assert.deepStrictEqual(
+        customs(owned).map((resource) => ({ ...resource, inputs: { ...resource.inputs, description: undefined } })),
+        customs(plain).map((resource) => ({ ...resource, inputs: { ...resource.inputs, description: undefined } })),
+      );
+    });
+
+    it("a Service: every resource ignores changes of its description (an existing one keeps what it has: never updated or replaced for the marker)", async () => {
+      const owned = await build(OWNER);
+      const customNames = new Set(customs(owned).map((resource) => resource.name));
+      const constructions = owned.constructions.filter((construction) => customNames.has(construction.name));
+      assert.equal(constructions.length, 10);
+      for (const construction of constructions) assert.ok(construction.ignoreChanges?.includes("description"), `${construction.name}: ${String(construction.ignoreChanges)}`);
+    });
+
+    it("the cluster: groups, health checks and their firewall carry the marker; routes keep the stock CCM's description", async () => {
+      const cluster = { ...fixtureCluster([route("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a")]), legacyNodeHealthCheck: true };
+      const captured = await capture((opts) => new ClusterNetwork("cluster", { cluster, owner: OWNER }, opts));
+      assert.deepStrictEqual(
+        customs(captured).map((resource) => [resource.name, resource.inputs.description]),
+        [
+          ["cluster:ig-us-central1-a", OWNED_CLUSTER],
+          ["cluster:ig-us-central1-b", OWNED_CLUSTER],
+          ["cluster:node-hc", OWNED_CLUSTER],
+          ["cluster:node-hc-fw", OWNED_CLUSTER],
+          ["cluster:node-legacy-hc", OWNED_CLUSTER],
+          ["cluster:route-node-a1", "k8s-node-route"],
+        ],
+      );
+      assert.deepStrictEqual(
+        captured.constructions.filter((construction) => construction.name !== "cluster").map((construction) => [construction.name, construction.ignoreChanges]),
+        [
+          ["cluster:ig-us-central1-a", ["description", "network"]],
+          ["cluster:ig-us-central1-b", ["description", "network"]],
+          ["cluster:node-hc", ["description"]],
+          ["cluster:node-legacy-hc", ["description"]],
+          ["cluster:node-hc-fw", ["description"]],
+          ["cluster:route-node-a1", ["nextHopInstanceZone"]],
+        ],
+      );
     });
   });
 

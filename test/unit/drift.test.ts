@@ -81,7 +81,6 @@ describe("drift/declared: what a stack declared of a GCE resource", () => {
         IPAddress: "203.0.113.1",
         IPProtocol: "TCP",
         backendService: "projects/p/regions/us-central1/backendServices/a1",
-        description: '{"kubernetes.io/service-name":"default/web"}',
         loadBalancingScheme: "EXTERNAL",
         networkTier: "PREMIUM",
         ports: "80",
@@ -91,7 +90,6 @@ describe("drift/declared: what a stack declared of a GCE resource", () => {
       id: "firewalls/global/k8s-fw-a1",
       declared: JSON.stringify({
         allowed: [{ IPProtocol: "tcp", ports: ["443", "80"] }],
-        description: "d",
         direction: "INGRESS",
         network: "k8s-net",
         sourceRanges: ["0.0.0.0/0", "10.0.0.0/8"],
@@ -100,7 +98,7 @@ describe("drift/declared: what a stack declared of a GCE resource", () => {
     });
   });
 
-  it("appliedResource: the fields the components ignore are never compared, and a single port is GCE's range form", () => {
+  it("appliedResource: the fields the components ignore (a description everywhere: written at creation only) are never compared, and a single port is GCE's range form", () => {
     const group = applied("gcp:compute/instanceGroup:InstanceGroup", "projects/p/zones/us-central1-a/instanceGroups/k8s-ig--c1", {
       project: "p",
       zone: "us-central1-a",
@@ -153,7 +151,6 @@ describe("drift/declared: what a stack declared of a GCE resource", () => {
     const changed = { ...FIREWALL_LISTED, sourceRanges: ["0.0.0.0/0"], allowed: [{ IPProtocol: "tcp", ports: ["80"] }], description: undefined };
     assert.deepEqual(driftOf(fw(), changed).map(describeDifference), [
       'allowed: declared [{"IPProtocol":"tcp","ports":["443","80"]}], found [{"IPProtocol":"tcp","ports":"80"}]',
-      'description: declared "d", found nothing',
       'sourceRanges: declared ["0.0.0.0/0","10.0.0.0/8"], found "0.0.0.0/0"',
     ]);
     assert.deepEqual(driftOf(rule(), { ...RULE_LISTED, backendService: "projects/p/regions/us-central1/backendServices/other" }).map(describeDifference), [
@@ -222,8 +219,8 @@ function state(urn: string, id: string, inputs: Record<string, unknown>, type = 
 describe("drift/applied: what each stack last applied", () => {
   it("AppliedSteps: the last state of each URN; deletes drop it, delete-replaced keeps the replacement", () => {
     const steps = new AppliedSteps();
-    const a = state("urn:a", "projects/p/global/firewalls/a", { name: "a", project: "p", description: "old" });
-    const a2 = state("urn:a", "projects/p/global/firewalls/a", { name: "a", project: "p", description: "new" });
+    const a = state("urn:a", "projects/p/global/firewalls/a", { name: "a", project: "p", direction: "EGRESS" });
+    const a2 = state("urn:a", "projects/p/global/firewalls/a", { name: "a", project: "p", direction: "INGRESS" });
     const b = state("urn:b", "projects/p/global/firewalls/b", { name: "b", project: "p" });
     steps.record("refresh", a, a);
     steps.record("create-replacement", a2, a);
@@ -234,7 +231,7 @@ describe("drift/applied: what each stack last applied", () => {
     const c = state("urn:c", "projects/p/global/firewalls/c", { name: "c", project: "p" });
     steps.record("same", c, c);
     steps.record("refresh", null, c);
-    assert.deepEqual(steps.resources(), [{ id: "firewalls/global/a", declared: JSON.stringify({ description: "new" }) }]);
+    assert.deepEqual(steps.resources(), [{ id: "firewalls/global/a", declared: JSON.stringify({ direction: "INGRESS" }) }]);
   });
 
   it("appliedFromDeployment: custom resources of dccm's kinds; a deployment with pending operations is unknown", () => {

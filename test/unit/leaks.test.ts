@@ -6,6 +6,7 @@
 import * as assert from "node:assert/strict";
 import { ApiException, type CoreV1Api, type CoreV1Event, type V1ConfigMap } from "@kubernetes/client-node";
 import type { StackSummary } from "@pulumi/pulumi/automation";
+import fc from "fast-check";
 import pino from "pino";
 import type { Scope } from "../../components/stack";
 import { EventRecorder, type EventPatch, type EventSink } from "../../controller/events";
@@ -13,9 +14,9 @@ import { DaemonMetrics } from "../../daemon/metrics";
 import { Reconciler } from "../../daemon/reconciler";
 import { LB_FINALIZER } from "../../daemon/services";
 import type { Inspection, UpOutcome } from "../../daemon/stacks";
-import { resourceId, type Leak, type LeakKind } from "../../leaks/classify";
+import { resourceId, type Leak, type LeakKind, type LedgerEntry } from "../../leaks/classify";
 import { formatLeaks, formatOutcomes, gcHeader, planGc } from "../../leaks/gc";
-import { ConfigMapLedger, ledgerValue, parseLedger, type LedgerWriter } from "../../leaks/ledger";
+import { ConfigMapLedger, decideClusterId, ledgerValue, parseClaims, parseLedger, type Claimant, type ClusterIdDecision, type LedgerClaim, type LedgerWriter } from "../../leaks/ledger";
 import { LeakMonitor } from "../../leaks/monitor";
 import { deploymentOwnership, readOwnership, resourceIdOfPath } from "../../leaks/ownership";
 import { loadBalancerName, type DesiredState } from "../../model";
@@ -35,6 +36,11 @@ function notFound(): ApiException<string> {
 /** ConfigMap reads and writes of the apiserver, in memory: merge patches of data keys (null removes one). */
 class FakeConfigMaps {
   data: Record<string, string> | undefined;
+  annotations: Record<string, string> = {};
+  /** metadata.resourceVersion, bumped on each write; a patch naming another one is a 409. */
+  version = 1;
+  /** Called before a write is applied: a concurrent writer's change. */
+  beforeWrite: (() => void) | undefined;
   readonly calls: string[] = [];
 
   api(): CoreV1Api {
@@ -42,20 +48,33 @@ class FakeConfigMaps {
       readNamespacedConfigMap: async (req: { namespace: string; name: string }): Promise<V1ConfigMap> => {
         this.calls.push(`read ${req.namespace}/${req.name}`);
         if (this.data === undefined) throw notFound();
-        return { metadata: { name: req.name, namespace: req.namespace }, data: { ...this.data } };
+        return { metadata: { name: req.name, namespace: req.namespace, annotations: { ...this.annotations }, resourceVersion: String(this.version) }, data: { ...this.data } };
       },
-      patchNamespacedConfigMap: async (req: { namespace: string; name: string; body: { data: Record<string, string | null> } }): Promise<V1ConfigMap> => {
+      patchNamespacedConfigMap: async (req: {
+        namespace: string;
+        name: string;
+        body: { data?: Record<string, string | null>; metadata?: { annotations?: Record<string, string>; resourceVersion?: string } };
+      }): Promise<V1ConfigMap> => {
         this.calls.push(`patch ${req.namespace}/${req.name} ${JSON.stringify(req.body)}`);
+        this.beforeWrite?.();
         if (this.data === undefined) throw notFound();
-        for (const [key, value] of Object.entries(req.body.data)) {
+        const expected = req.body.metadata?.resourceVersion;
+        if (expected !== undefined && expected !== String(this.version)) throw new ApiException(409, "HTTP-Code: 409", '{"kind":"Status","message":"the object has been modified"}', {});
+        for (const [key, value] of Object.entries(req.body.data ?? {})) {
           if (value === null) delete this.data[key];
           else this.data[key] = value;
         }
+        Object.assign(this.annotations, req.body.metadata?.annotations ?? {});
+        this.version++;
         return {};
       },
       createNamespacedConfigMap: async (req: { namespace: string; body: V1ConfigMap }): Promise<V1ConfigMap> => {
-        this.calls.push(`create ${req.namespace}/${req.body.metadata?.name ?? ""} ${JSON.stringify(req.body.data)}`);
+        const annotations = req.body.metadata?.annotations;
+        this.calls.push(`create ${req.namespace}/${req.body.metadata?.name ?? ""} ${JSON.stringify(req.body.data)}${annotations === undefined ? "" : ` annotations ${JSON.stringify(annotations)}`}`);
+        this.beforeWrite?.();
+        if (this.data !== undefined) throw new ApiException(409, "HTTP-Code: 409", '{"kind":"Status","message":"configmaps \\"dccm-load-balancers\\" already exists"}', {});
         this.data = { ...(req.body.data ?? {}) };
+        this.annotations = { ...(annotations ?? {}) };
         return req.body;
       },
     };
@@ -107,6 +126,35 @@ describe("leaks/ledger", () => {
     assert.deepEqual(Object.keys(fake.data), [theirs]);
   });
 
+  it("never rewrites an entry another clusterId wrote: an error naming the load balancer, the Service and both clusterIds", async () => {
+    const fake = new FakeConfigMaps();
+    const theirs = ledgerValue({ clusterId: "reliab01", service: "default/web", uid: UID });
+    fake.data = { [LB]: theirs };
+    const ledger = new ConfigMapLedger(fake.api(), "other02");
+    await assert.rejects(ledger.record(LB, { key: "default/web", uid: UID }), {
+      message:
+        `recording load balancer ${LB} of Service default/web in ConfigMap kube-system/dccm-load-balancers: ` +
+        `it is recorded for Service default/web under clusterId reliab01, not other02; dccm never rewrites another clusterId's entry`,
+    });
+    assert.deepEqual(fake.calls, ["read kube-system/dccm-load-balancers"]);
+    assert.deepEqual(fake.data, { [LB]: theirs });
+  });
+
+  it("an entry another clusterId wrote after our last read is found by the read before the write", async () => {
+    const fake = new FakeConfigMaps();
+    const second = loadBalancerName("11111111-2222-4333-8444-555555555555");
+    const ledger = new ConfigMapLedger(fake.api(), "other02");
+    await ledger.record(LB, { key: "default/web", uid: UID });
+    const theirs = ledgerValue({ clusterId: "reliab01", service: "default/api", uid: "11111111-2222-4333-8444-555555555555" });
+    fake.data = { ...fake.data, [second]: theirs };
+    await assert.rejects(ledger.record(second, { key: "default/api", uid: "11111111-2222-4333-8444-555555555555" }), {
+      message:
+        `recording load balancer ${second} of Service default/api in ConfigMap kube-system/dccm-load-balancers: ` +
+        `it is recorded for Service default/api under clusterId reliab01, not other02; dccm never rewrites another clusterId's entry`,
+    });
+    assert.equal(fake.data[second], theirs);
+  });
+
   it("an apiserver refusal is an error naming the ConfigMap and the Service", async () => {
     const api = {
       readNamespacedConfigMap: async (): Promise<V1ConfigMap> => ({ data: {} }),
@@ -117,6 +165,147 @@ describe("leaks/ledger", () => {
     await assert.rejects(new ConfigMapLedger(api, "c0ffee1234").record(LB, { key: "default/web", uid: UID }), {
       message: `recording load balancer ${LB} of Service default/web in ConfigMap kube-system/dccm-load-balancers: HTTP 403: configmaps "dccm-load-balancers" is forbidden`,
     });
+  });
+});
+
+const MANAGED_ELSEWHERE = (under: string, evidence: string): string =>
+  `this cluster (kube-system UID ${CLUSTER_UID}) is managed by dccm under clusterId ${under} (${evidence}), not other02: ` +
+  `changing a clusterId is a migration, not a restart (every GCE name and the Pulumi project depend on it); start dccm with clusterId ${under}`;
+const BY_CLAIM = (clusterId: string, classes: string): string => `annotation claim.dccm.io/${clusterId} of ConfigMap kube-system/dccm-load-balancers, load balancer class ${classes}`;
+const BY_ENTRY = (clusterId: string, lb: string, service: string): string => `its ledger ConfigMap kube-system/dccm-load-balancers records load balancer ${lb} of Service ${service} for it`;
+const GCE_CLASS = ["dccm.io/gce"];
+
+describe("leaks/ledger: one clusterId per set of Services", () => {
+  const entry = (clusterId: string, service = "default/web"): LedgerEntry => ({ clusterId, service, uid: UID });
+  const ME: Claimant = { clusterId: "other02", loadBalancerClasses: GCE_CLASS };
+  const claims = (...pairs: Array<[string, string[]]>): Map<string, string[]> => new Map(pairs);
+  const SERVICES = new Map<string, string | undefined>([
+    ["default/web", undefined],
+    ["default/team-b", "dccm.io/team-b"],
+  ]);
+  const table: Array<[string, LedgerClaim, ClusterIdDecision]> = [
+    ["nothing yet: claim", { claims: claims(), entries: new Map() }, { kind: "claim" }],
+    ["only our entries (an older dccm's install): claim", { claims: claims(), entries: new Map([[LB, entry("other02")]]) }, { kind: "claim" }],
+    ["our claim, same classes", { claims: claims(["other02", GCE_CLASS]), entries: new Map() }, { kind: "ours" }],
+    ["our claim with other classes (the config changed them): claimed again", { claims: claims(["other02", ["dccm.io/x"]]), entries: new Map() }, { kind: "claim" }],
+    [
+      "another clusterId's claim of our class",
+      { claims: claims(["reliab01", GCE_CLASS]), entries: new Map() },
+      { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01", BY_CLAIM("reliab01", "dccm.io/gce")) },
+    ],
+    ["another clusterId's claim of other classes (a daemon per class, test/e2e/safety): claim", { claims: claims(["team-b", ["dccm.io/team-b"]]), entries: new Map() }, { kind: "claim" }],
+    [
+      "no claims, another clusterId's entry of a Service we handle (an older dccm's install)",
+      { claims: claims(), entries: new Map([[LB, entry("reliab01")]]) },
+      { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01", BY_ENTRY("reliab01", LB, "default/web")) },
+    ],
+    ["another clusterId's entry of a Service of another class: claim", { claims: claims(), entries: new Map([[LB, entry("team-b", "default/team-b")]]) }, { kind: "claim" }],
+    ["another clusterId's entry of a Service that is gone: claim", { claims: claims(), entries: new Map([[LB, entry("reliab01", "default/gone")]]) }, { kind: "claim" }],
+    [
+      "two others: both named, sorted, each with its evidence",
+      {
+        claims: claims(["zeta9", ["dccm.io/gce", "dccm.io/x"]]),
+        entries: new Map([
+          ["a1", entry("zeta9")],
+          ["a2", entry("reliab01")],
+        ]),
+      },
+      { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01, zeta9", `${BY_ENTRY("reliab01", "a2", "default/web")}; ${BY_CLAIM("zeta9", "dccm.io/gce")}`) },
+    ],
+  ];
+  for (const [name, claim, expected] of table) {
+    it(`decideClusterId: ${name}`, () => assert.deepEqual(decideClusterId(claim, ME, CLUSTER_UID, SERVICES), expected));
+  }
+
+  it("property: a claim of another clusterId sharing a class always refuses, whatever the entries; our own never does", () => {
+    const id = fc.stringMatching(/^[a-z][a-z0-9]{0,9}$/);
+    const classes = fc.uniqueArray(fc.constantFrom("dccm.io/gce", "dccm.io/a", "dccm.io/b"), { minLength: 1 });
+    fc.assert(
+      fc.property(id, classes, id, classes, fc.array(id, { maxLength: 4 }), (ours, ourClasses, other, otherClasses, entryIds) => {
+        const claim = { claims: new Map([[other, otherClasses]]), entries: new Map(entryIds.map((clusterId, index) => [`a${index}`, entry(clusterId)])) };
+        const decision = decideClusterId(claim, { clusterId: ours, loadBalancerClasses: ourClasses }, CLUSTER_UID, SERVICES).kind;
+        if (other !== ours && otherClasses.some((name) => ourClasses.includes(name))) assert.equal(decision, "refuse");
+        if (entryIds.every((clusterId) => clusterId === ours) && (other === ours || !otherClasses.some((name) => ourClasses.includes(name)))) assert.notEqual(decision, "refuse");
+      }),
+    );
+  });
+
+  const noServices = async (): Promise<Map<string, string | undefined>> => {
+    throw new Error("the Services are listed only when another clusterId wrote entries");
+  };
+
+  it("the first start creates the ConfigMap with our claim; the next start reads it and writes nothing", async () => {
+    const fake = new FakeConfigMaps();
+    await new ConfigMapLedger(fake.api(), "reliab01").claimClusterId(GCE_CLASS, CLUSTER_UID, noServices);
+    await new ConfigMapLedger(fake.api(), "reliab01").claimClusterId(GCE_CLASS, CLUSTER_UID, noServices);
+    assert.deepEqual(fake.calls, [
+      "read kube-system/dccm-load-balancers",
+      'create kube-system/dccm-load-balancers undefined annotations {"claim.dccm.io/reliab01":"[\\"dccm.io/gce\\"]"}',
+      "read kube-system/dccm-load-balancers",
+    ]);
+    assert.deepEqual(fake.annotations, { "claim.dccm.io/reliab01": '["dccm.io/gce"]' });
+  });
+
+  it("an older dccm's ledger of our entries: claimed by a patch conditional on the version read", async () => {
+    const fake = new FakeConfigMaps();
+    fake.data = { [LB]: ledgerValue(entry("reliab01")) };
+    await new ConfigMapLedger(fake.api(), "reliab01").claimClusterId(GCE_CLASS, CLUSTER_UID, noServices);
+    assert.deepEqual(fake.calls, [
+      "read kube-system/dccm-load-balancers",
+      'patch kube-system/dccm-load-balancers {"metadata":{"annotations":{"claim.dccm.io/reliab01":"[\\"dccm.io/gce\\"]"},"resourceVersion":"1"}}',
+    ]);
+  });
+
+  it("a mistyped clusterId is refused and writes nothing; gc's check refuses alike", async () => {
+    const fake = new FakeConfigMaps();
+    fake.data = {};
+    fake.annotations = { "claim.dccm.io/reliab01": '["dccm.io/gce"]' };
+    const ledger = new ConfigMapLedger(fake.api(), "other02");
+    const refusal = { name: "ClusterIdRefusedError", message: MANAGED_ELSEWHERE("reliab01", BY_CLAIM("reliab01", "dccm.io/gce")) };
+    await assert.rejects(ledger.claimClusterId(GCE_CLASS, CLUSTER_UID, noServices), refusal);
+    await assert.rejects(ledger.verifyClusterId(GCE_CLASS, CLUSTER_UID, noServices), refusal);
+    assert.deepEqual(fake.calls, ["read kube-system/dccm-load-balancers", "read kube-system/dccm-load-balancers"]);
+    assert.deepEqual(fake.annotations, { "claim.dccm.io/reliab01": '["dccm.io/gce"]' });
+  });
+
+  it("an older dccm's install under another clusterId: its entries of our Services refuse, the Services listed once", async () => {
+    const fake = new FakeConfigMaps();
+    fake.data = { [LB]: ledgerValue(entry("reliab01")) };
+    let listed = 0;
+    const services = async (): Promise<Map<string, string | undefined>> => {
+      listed++;
+      return new Map([["default/web", undefined]]);
+    };
+    await assert.rejects(new ConfigMapLedger(fake.api(), "other02").claimClusterId(GCE_CLASS, CLUSTER_UID, services), {
+      message: MANAGED_ELSEWHERE("reliab01", BY_ENTRY("reliab01", LB, "default/web")),
+    });
+    assert.equal(listed, 1);
+    assert.deepEqual(fake.annotations, {});
+  });
+
+  it("two daemons claiming at once: the one whose write comes second reads the other's claim and is refused", async () => {
+    const fake = new FakeConfigMaps();
+    fake.data = {};
+    fake.beforeWrite = () => {
+      fake.beforeWrite = undefined;
+      fake.annotations = { "claim.dccm.io/reliab01": '["dccm.io/gce"]' };
+      fake.version++;
+    };
+    await assert.rejects(new ConfigMapLedger(fake.api(), "other02").claimClusterId(GCE_CLASS, CLUSTER_UID, noServices), {
+      message: MANAGED_ELSEWHERE("reliab01", BY_CLAIM("reliab01", "dccm.io/gce")),
+    });
+    assert.deepEqual(fake.annotations, { "claim.dccm.io/reliab01": '["dccm.io/gce"]' });
+  });
+
+  it("gc's check writes nothing when the cluster is not claimed yet", async () => {
+    const fake = new FakeConfigMaps();
+    await new ConfigMapLedger(fake.api(), "reliab01").verifyClusterId(GCE_CLASS, CLUSTER_UID, noServices);
+    assert.deepEqual(fake.calls, ["read kube-system/dccm-load-balancers"]);
+    assert.equal(fake.data, undefined);
+  });
+
+  it("parseClaims keeps the claim annotations whose value is a list of classes", () => {
+    assert.deepEqual([...parseClaims({ "claim.dccm.io/a1": '["dccm.io/gce"]', "claim.dccm.io/bad": "{", "claim.dccm.io/num": "[1]", "other.io/x": '["y"]' })], [["a1", ["dccm.io/gce"]]]);
   });
 });
 
