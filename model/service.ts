@@ -29,7 +29,23 @@ import { looksLikeIPv6, parseCidr4, parseIPv4 } from "./net";
 import { collapsePortRanges, MAX_FORWARDING_RULE_PORTS } from "./ports";
 import { malformedServiceFields } from "./shape";
 import { FIREWALL_PRIORITY_ALLOW_ABOVE_DENY, FIREWALL_PRIORITY_DEFAULT } from "./types";
-import type { BackendMode, Config, DenyFirewallSpec, FirewallDestination, FirewallSpec, FrontendSpec, HealthCheckRef, InstanceRef, IpProtocol, Ipv6Desired, LbScheme, NetworkTier, Rejection, ServiceDesired, ServiceInfo } from "./types";
+import type {
+  BackendMode,
+  Config,
+  DenyFirewallSpec,
+  FirewallDestination,
+  FirewallSpec,
+  FrontendSpec,
+  HealthCheckRef,
+  InstanceRef,
+  IpProtocol,
+  Ipv6Desired,
+  LbScheme,
+  NetworkTier,
+  Rejection,
+  ServiceDesired,
+  ServiceInfo,
+} from "./types";
 
 export interface Backends {
   zones: string[];

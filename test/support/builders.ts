@@ -3,7 +3,20 @@
 // their specs) and the Pulumi inputs the components declare for them. Every value is written out
 // here as docs/ARCHITECTURE.md (#names, #service-semantics) gives it; nothing is computed with the code under test.
 
-import type { ClusterDesired, Config, DenyFirewallSpec, FirewallDestination, FirewallSpec, HttpHealthCheckSpec, InstanceGroupSpec, Ipv6Desired, NodeInfo, RouteSpec, ServiceDesired, ServiceInfo } from "../../model/types";
+import type {
+  ClusterDesired,
+  Config,
+  DenyFirewallSpec,
+  FirewallDestination,
+  FirewallSpec,
+  HttpHealthCheckSpec,
+  InstanceGroupSpec,
+  Ipv6Desired,
+  NodeInfo,
+  RouteSpec,
+  ServiceDesired,
+  ServiceInfo,
+} from "../../model/types";
 
 // ---- Labels ------------------------------------------------------------------------------------------
 
@@ -65,7 +78,15 @@ export const TO_ADDRESS: FirewallDestination = { kind: "address" };
  * 1000; towards `destination` when given (an external Service's own check), else every node IP.
  */
 export function healthCheckFirewall(name: string, port: number, description: string, destination?: FirewallDestination, priority = 1000): FirewallSpec {
-  return { name, description, sourceRanges: HC_RANGES, targetTags: ["k8s-node"], allows: [{ protocol: "tcp", ports: [String(port)] }], ...(destination !== undefined ? { destination } : {}), priority };
+  return {
+    name,
+    description,
+    sourceRanges: HC_RANGES,
+    targetTags: ["k8s-node"],
+    allows: [{ protocol: "tcp", ports: [String(port)] }],
+    ...(destination !== undefined ? { destination } : {}),
+    priority,
+  };
 }
 
 /** The traffic firewall k8s-fw-<lb> of the Service `key`, on the node tag, towards `destination` (default: its reserved address), priority 1000. */
@@ -92,7 +113,16 @@ export const HC_RANGES_IPV6 = ["2600:1901:8001::/48", "2600:2d00:1:b029::/64"];
  * The IPv6 half of the Service `key`: k8s-fw-<lb>-ipv6 open to `sourceRanges` for `allows`, and
  * k8s-<lb>-http-hc-ipv6 opening TCP `hcPort` to Google's IPv6 health checkers, on the node tag.
  */
-export function ipv6Half(key: string, lb: string, subnetwork: string, sourceRanges: string[], allows: FirewallSpec["allows"], hcPort: number, userIP?: string, scheme: "EXTERNAL" | "INTERNAL" = "EXTERNAL"): Ipv6Desired {
+export function ipv6Half(
+  key: string,
+  lb: string,
+  subnetwork: string,
+  sourceRanges: string[],
+  allows: FirewallSpec["allows"],
+  hcPort: number,
+  userIP?: string,
+  scheme: "EXTERNAL" | "INTERNAL" = "EXTERNAL",
+): Ipv6Desired {
   const destination: FirewallDestination = userIP !== undefined ? { kind: "ip", ip: userIP } : TO_ADDRESS;
   return {
     subnetwork,

@@ -75,7 +75,11 @@ describe("model: firewall destinations (the stock CCM's firewallObject), priorit
       ],
       ["internal IPv4, reserved address", { annotations: INTERNAL }, { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, TO_ADDRESS) }],
       ["internal IPv4, spec.loadBalancerIP", { annotations: INTERNAL, loadBalancerIP: "10.128.0.9" }, { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, IP("10.128.0.9")) }],
-      ["internal IPv4, ETP Local: the health-check firewall towards every node IP", { annotations: INTERNAL, ...LOCAL }, { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80), hcFirewall: HC() }],
+      [
+        "internal IPv4, ETP Local: the health-check firewall towards every node IP",
+        { annotations: INTERNAL, ...LOCAL },
+        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80), hcFirewall: HC() },
+      ],
       [
         "external dual-stack: each family towards its own address",
         { ...DUAL },
@@ -97,7 +101,11 @@ describe("model: firewall destinations (the stock CCM's firewallObject), priorit
         { ...DUAL, ...LOCAL, annotations: INTERNAL },
         { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80), hcFirewall: HC(), firewallIpv6: ipv6Traffic(TO_ADDRESS), hcFirewallIpv6: ipv6Hc(31000, undefined) },
       ],
-      ["internal SingleStack IPv6, its own IP", { ...V6_ONLY, annotations: INTERNAL, loadBalancerIP: "fd20::9" }, { firewallIpv6: ipv6Traffic(IP("fd20::9")), hcFirewallIpv6: ipv6Hc(10256, undefined) }],
+      [
+        "internal SingleStack IPv6, its own IP",
+        { ...V6_ONLY, annotations: INTERNAL, loadBalancerIP: "fd20::9" },
+        { firewallIpv6: ipv6Traffic(IP("fd20::9")), hcFirewallIpv6: ipv6Hc(10256, undefined) },
+      ],
     ];
     for (const [title, over, want] of cases) it(title, () => assert.deepStrictEqual(firewallsOf(only(svc(over))), want));
   });
