@@ -555,7 +555,7 @@ describe("bin/dccm (child process)", function () {
     it("every flag the daemon's help lists is accepted by its parser (all at once, then --help)", () => {
       const args: string[] = [];
       for (const line of DAEMON_HELP.split("\n")) {
-        const match = /^ {2}(--[A-Za-z-]+)(?: (\S+))? {2,}/.exec(line);
+        const match = /^ {2}(--[A-Za-z0-9-]+)(?: (\S+))? {2,}/.exec(line);
         if (match === null || match[1] === "--help") continue;
         args.push(match[1], ...(match[2] !== undefined ? [match[1] === "--log-level" ? "debug" : "x"] : []));
       }
