@@ -156,7 +156,6 @@ describe("adopt: migration from the stock CCM", function () {
       "  import default/ext:target-pool",
       "  update Firewall default/ext:firewall",
       `      description: "{\\"kubernetes.io/service-name\\":\\"default/ext\\", \\"kubernetes.io/service-ip\\":\\"${ip}\\"}" → "{\\"kubernetes.io/service-name\\":\\"default/ext\\"}"`,
-      `      destinationRanges: ["${ip}"] → (unset)`,
     ]);
     assert.deepEqual(section("Service default/sticky").slice(0, 1), [
       "Service default/sticky (stack service.default.sticky): not adopted: would replace default/sticky:forwarding-rule-tcp, default/sticky:target-pool (pass --allow-replace to accept)",

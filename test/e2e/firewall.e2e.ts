@@ -143,6 +143,8 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
     const cluster = await runner.up(CLUSTER_STACK, { kind: "cluster" }, desired, { refresh: false });
     const service = await runner.up(SERVICE_STACK, SERVICE_SCOPE, desired, { refresh: false });
     assert.deepEqual(ops(cluster), ["cluster:node-hc-fw update"]);
+    // What a Service stack waits for before it creates a deny rule (daemon/clusterController.ts clusterReadyFor).
+    assert.equal(cluster.outputs.nodeHealthCheckFirewallPriority, 999);
     assert.deepEqual(ops(service), ["default/web:deny-firewall create", "default/web:firewall update", "default/web:hc-firewall update"]);
     const ip = ipOfAddress();
     const deny = firewall(`k8s-fw-${LB}-deny`);
