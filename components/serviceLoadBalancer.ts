@@ -251,11 +251,15 @@ function declareBackendService({ name, args, opts }: Children, frontend: Fronten
 }
 
 /** The IP a firewall's destination names: the reserved address's, or the user's. */
-function destinationIP(destination: FirewallDestination | undefined, address: pulumi.Input<string> | undefined): pulumi.Input<string> | undefined {
-  if (destination === undefined) return undefined;
+function destinationIP(destination: FirewallDestination, address: pulumi.Input<string> | undefined): pulumi.Input<string> {
   if (destination.kind === "ip") return destination.ip;
   if (address === undefined) throw new Error(`a firewall towards the reserved address, but no address is declared`);
   return address;
+}
+
+/** An allow rule's destination: undefined (every IP of the target nodes) when its spec names none. */
+function allowDestinationIP(spec: FirewallSpec, address: pulumi.Input<string> | undefined): pulumi.Input<string> | undefined {
+  return spec.destination === undefined ? undefined : destinationIP(spec.destination, address);
 }
 
 /**
@@ -273,14 +277,14 @@ function declareFamilyFirewalls(
   address: pulumi.Input<string> | undefined,
 ): string[] {
   const { project, network } = args;
-  const allows = [firewall(`${name}:firewall${suffix}`, project, network, specs.firewall, opts, destinationIP(specs.firewall.destination, address))];
+  const allows = [firewall(`${name}:firewall${suffix}`, project, network, specs.firewall, opts, allowDestinationIP(specs.firewall, address))];
   if (specs.healthCheckFirewall !== undefined) {
-    allows.push(firewall(`${name}:hc-firewall${suffix}`, project, network, specs.healthCheckFirewall, opts, destinationIP(specs.healthCheckFirewall.destination, address)));
+    allows.push(firewall(`${name}:hc-firewall${suffix}`, project, network, specs.healthCheckFirewall, opts, allowDestinationIP(specs.healthCheckFirewall, address)));
   }
   const names = [specs.firewall.name, ...(specs.healthCheckFirewall !== undefined ? [specs.healthCheckFirewall.name] : [])];
   if (specs.denyFirewall === undefined) return names;
   const deny = specs.denyFirewall;
-  denyFirewall(`${name}:deny-firewall${suffix}`, project, network, deny, { ...opts, dependsOn: allows }, destinationIP(deny.destination, address) ?? "");
+  denyFirewall(`${name}:deny-firewall${suffix}`, project, network, deny, { ...opts, dependsOn: allows }, destinationIP(deny.destination, address));
   return [...names, deny.name];
 }
 
@@ -313,8 +317,7 @@ interface DeclaredIpv6 {
  * IPv6 firewalls (a GCE firewall holds ranges of one family).
  */
 function declareIpv6(children: Children, ipv6: Ipv6Desired, frontends: DeclaredFrontend[], protocols: readonly string[]): DeclaredIpv6 {
-  const { name, args, opts } = children;
-  const { project, network } = args;
+  const { args } = children;
   const address = ipv6.userIP === undefined ? declareIpv6Address(children, ipv6) : undefined;
   const ipAddress: pulumi.Input<string> = address?.address ?? ipv6.userIP ?? "";
   const rules = frontends.map((frontend) => declareIpv6Rule(children, ipv6, frontend, ipAddress, protocols));
