@@ -155,5 +155,8 @@ export function previewIps(desired: DesiredState, adoption: StackAdoption): Map<
   const service = desired.services.find((candidate) => candidate.key === adoption.service);
   if (adoption.promotion === undefined || service === undefined) return ips;
   for (const frontend of service.frontends) ips.set(regional(desired, "forwardingRules", frontend.name), adoption.promotion.ip);
+  // The IPv4 firewalls towards the promoted address (destinationRanges); never the IPv6 ones.
+  const towardsAddress = [service.firewall, service.healthCheckFirewall, service.denyFirewall].filter((spec) => spec !== undefined && spec.destination?.kind === "address");
+  for (const spec of towardsAddress) if (spec !== undefined) ips.set(global(desired, "firewalls", spec.name), adoption.promotion.ip);
   return ips;
 }

@@ -13,9 +13,9 @@ export interface Adoption {
   /** Pulumi resource IDs (`projects/p/regions/r/forwardingRules/n`, components/ids.ts) to import. */
   readonly imports: ReadonlySet<string>;
   /**
-   * Forwarding rule GCE IDs → the IP the rule holds, for a preview before the ephemeral IP has been
-   * promoted to the static address the program declares (whose IP a preview cannot know): the rule
-   * is previewed with the IP it will get from that address.
+   * Forwarding rule and firewall GCE IDs → the IP the rule holds, for a preview before the ephemeral
+   * IP has been promoted to the static address the program declares (whose IP a preview cannot
+   * know): the rule is previewed with the IP it will get from that address, and the firewall towards it.
    */
   readonly previewIps?: ReadonlyMap<string, string>;
   /**
@@ -29,6 +29,7 @@ export interface Adoption {
 
 const FORWARDING_RULE = "gcp:compute/forwardingRule:ForwardingRule";
 const ADDRESS = "gcp:compute/address:Address";
+const FIREWALL = "gcp:compute/firewall:Firewall";
 
 /** The transformation a component carries so that its children adopt what exists (none when nothing is adopted). */
 export function adoptionTransformations(adoption: Adoption | undefined): pulumi.ResourceTransformation[] {
@@ -39,9 +40,16 @@ export function adoptionTransformations(adoption: Adoption | undefined): pulumi.
       // region and zone); components and providers have none.
       const id = gceResourceId(args.type, args.props);
       if (id === undefined) return undefined;
-      const ip = args.type === FORWARDING_RULE ? adoption.previewIps?.get(id) : undefined;
+      const ip = adoption.previewIps?.get(id);
       const pinned = args.type === ADDRESS ? adoption.addressIps?.get(id) : undefined;
-      const props = ip !== undefined ? { ...args.props, ipAddress: ip } : pinned !== undefined ? { ...args.props, address: pinned } : args.props;
+      const props =
+        ip !== undefined && args.type === FORWARDING_RULE
+          ? { ...args.props, ipAddress: ip }
+          : ip !== undefined && args.type === FIREWALL
+            ? { ...args.props, destinationRanges: [ip] }
+            : pinned !== undefined
+              ? { ...args.props, address: pinned }
+              : args.props;
       const opts = adoption.imports.has(id) ? { ...args.opts, import: id } : args.opts;
       return { props, opts };
     },

@@ -4,7 +4,7 @@
  */
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
-import type { FirewallSpec, HttpHealthCheckSpec } from "../model";
+import type { DenyFirewallSpec, FirewallSpec, HttpHealthCheckSpec } from "../model";
 import { ignoredChanges } from "./ignored";
 
 export function regionHealthCheck(name: string, project: string, region: string, spec: HttpHealthCheckSpec, opts: pulumi.CustomResourceOptions): gcp.compute.RegionHealthCheck {
@@ -44,7 +44,14 @@ export function legacyHealthCheck(name: string, project: string, spec: HttpHealt
   );
 }
 
-export function firewall(name: string, project: string, network: string, spec: FirewallSpec, opts: pulumi.CustomResourceOptions): gcp.compute.Firewall {
+/**
+ * An allow rule. `destinationIP` is the load balancer's IP its spec's destination resolves to
+ * (undefined: every IP of the target nodes). `destinationRanges` and `priority` are updated in place,
+ * never a replacement (terraform-provider-google resource_compute_firewall.go: neither is ForceNew;
+ * `destination_ranges` is Optional+Computed, `priority` Optional with Default 1000), so existing
+ * firewalls keep their name and their traffic when they gain them.
+ */
+export function firewall(name: string, project: string, network: string, spec: FirewallSpec, opts: pulumi.CustomResourceOptions, destinationIP?: pulumi.Input<string>): gcp.compute.Firewall {
   return new gcp.compute.Firewall(
     name,
     {
@@ -54,8 +61,30 @@ export function firewall(name: string, project: string, network: string, spec: F
       description: spec.description,
       direction: "INGRESS",
       sourceRanges: spec.sourceRanges,
+      ...(destinationIP !== undefined ? { destinationRanges: [destinationIP] } : {}),
       targetTags: spec.targetTags,
       allows: spec.allows.map((allow) => ({ protocol: allow.protocol, ports: allow.ports })),
+      priority: spec.priority,
+    },
+    opts,
+  );
+}
+
+/** A deny rule of every protocol towards `destinationIP` (the stock CCM's `Denied: [{IPProtocol: "all"}]`). */
+export function denyFirewall(name: string, project: string, network: string, spec: DenyFirewallSpec, opts: pulumi.CustomResourceOptions, destinationIP: pulumi.Input<string>): gcp.compute.Firewall {
+  return new gcp.compute.Firewall(
+    name,
+    {
+      project,
+      name: spec.name,
+      network,
+      description: spec.description,
+      direction: "INGRESS",
+      sourceRanges: spec.sourceRanges,
+      destinationRanges: [destinationIP],
+      targetTags: spec.targetTags,
+      denies: [{ protocol: "all" }],
+      priority: spec.priority,
     },
     { ...opts, ignoreChanges: ignoredChanges("gcp:compute/firewall:Firewall") },
   );

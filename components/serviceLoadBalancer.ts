@@ -1,9 +1,9 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
-import { backendGroupKeys, ipv6Name, ownedDescription, type FirewallSpec, type FrontendSpec, type Ipv6Desired, type OwnerMarker, type ServiceDesired } from "../model";
+import { backendGroupKeys, ipv6Name, ownedDescription, type DenyFirewallSpec, type FirewallDestination, type FirewallSpec, type FrontendSpec, type Ipv6Desired, type OwnerMarker, type ServiceDesired } from "../model";
 import { instanceLink } from "./links";
 import { ignoredChanges } from "./ignored";
-import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
+import { denyFirewall, firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 
 /** What a Service's load balancer uses from the cluster stack. */
 export interface ClusterRefs {
@@ -58,7 +58,7 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
     const targetPool = service.backend === "target-pool" ? declareTargetPool(children, healthCheck) : undefined;
     const protocols = service.frontends.map((frontend) => frontend.protocol);
     const frontends = service.frontends.map((frontend) => declareFrontend(children, frontend, protocols, ipv4 ? ipAddress : undefined, healthCheck, targetPool));
-    const firewalls = ipv4 ? declareFirewalls(children) : [];
+    const firewalls = ipv4 ? declareFirewalls(children, address?.address) : [];
     const ipv6 = service.ipv6 !== undefined ? declareIpv6(children, service.ipv6, frontends, protocols) : undefined;
 
     const rules = [...frontends.flatMap((frontend) => (frontend.rule !== undefined ? [frontend.rule] : [])), ...(ipv6?.rules ?? [])];
@@ -84,12 +84,18 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
 function ownedService(service: ServiceDesired, owner: OwnerMarker | undefined): ServiceDesired {
   if (owner === undefined) return service;
   const owned = <T extends { description: string }>(spec: T): T => ({ ...spec, description: ownedDescription(spec.description, owner) });
-  const firewalls = (ipv6: Ipv6Desired): Ipv6Desired => ({ ...ipv6, firewall: owned(ipv6.firewall), healthCheckFirewall: owned(ipv6.healthCheckFirewall) });
+  const firewalls = (ipv6: Ipv6Desired): Ipv6Desired => ({
+    ...ipv6,
+    firewall: owned(ipv6.firewall),
+    healthCheckFirewall: owned(ipv6.healthCheckFirewall),
+    ...(ipv6.denyFirewall !== undefined ? { denyFirewall: owned(ipv6.denyFirewall) } : {}),
+  });
   return {
     ...owned(service),
     healthCheck: { ...service.healthCheck, spec: owned(service.healthCheck.spec) },
     firewall: owned<FirewallSpec>(service.firewall),
     ...(service.healthCheckFirewall !== undefined ? { healthCheckFirewall: owned(service.healthCheckFirewall) } : {}),
+    ...(service.denyFirewall !== undefined ? { denyFirewall: owned(service.denyFirewall) } : {}),
     ...(service.ipv6 !== undefined ? { ipv6: firewalls(service.ipv6) } : {}),
   };
 }
@@ -275,13 +281,57 @@ function declareBackendService({ name, args, opts }: Children, frontend: Fronten
   );
 }
 
-/** The traffic firewall, and the health-check firewall when the Service has its own. Returns their GCE names. */
-function declareFirewalls({ name, args, opts }: Children): string[] {
-  const { service, project, network } = args;
-  firewall(`${name}:firewall`, project, network, service.firewall, opts);
-  if (service.healthCheckFirewall === undefined) return [service.firewall.name];
-  firewall(`${name}:hc-firewall`, project, network, service.healthCheckFirewall, opts);
-  return [service.firewall.name, service.healthCheckFirewall.name];
+/** The IP a firewall's destination names: the reserved address's, or the user's. */
+function destinationIP(destination: FirewallDestination, address: pulumi.Input<string> | undefined): pulumi.Input<string> {
+  if (destination.kind === "ip") return destination.ip;
+  if (address === undefined) throw new Error(`a firewall towards the reserved address, but no address is declared`);
+  return address;
+}
+
+/** An allow rule's destination: undefined (every IP of the target nodes) when its spec names none. */
+function allowDestinationIP(spec: FirewallSpec, address: pulumi.Input<string> | undefined): pulumi.Input<string> | undefined {
+  return spec.destination === undefined ? undefined : destinationIP(spec.destination, address);
+}
+
+/**
+ * One family's firewalls: the traffic firewall, the health-check firewall when there is one, and
+ * the deny rule (`enableL4DenyFirewall`). The deny rule depends on the allow rules, so that it is
+ * created only once they sit above it (999): created first, it would deny the Service's own traffic
+ * until they moved, which the stock CCM's order avoids too (ensureExternalLoadBalancer: "We can
+ * create deny firewall rule only after making sure that the allow firewalls ... are created/updated
+ * to 999 priority"). Returns their GCE names.
+ */
+function declareFamilyFirewalls(
+  { name, args, opts }: Children,
+  suffix: string,
+  specs: { firewall: FirewallSpec; healthCheckFirewall?: FirewallSpec; denyFirewall?: DenyFirewallSpec },
+  address: pulumi.Input<string> | undefined,
+): string[] {
+  const { project, network } = args;
+  const allows = [firewall(`${name}:firewall${suffix}`, project, network, specs.firewall, opts, allowDestinationIP(specs.firewall, address))];
+  if (specs.healthCheckFirewall !== undefined) {
+    allows.push(firewall(`${name}:hc-firewall${suffix}`, project, network, specs.healthCheckFirewall, opts, allowDestinationIP(specs.healthCheckFirewall, address)));
+  }
+  const names = [specs.firewall.name, ...(specs.healthCheckFirewall !== undefined ? [specs.healthCheckFirewall.name] : [])];
+  if (specs.denyFirewall === undefined) return names;
+  const deny = specs.denyFirewall;
+  denyFirewall(`${name}:deny-firewall${suffix}`, project, network, deny, { ...opts, dependsOn: allows }, destinationIP(deny.destination, address));
+  return [...names, deny.name];
+}
+
+/** The IPv4 traffic firewall, the health-check firewall when the Service has its own, the deny rule. Returns their GCE names. */
+function declareFirewalls(children: Children, address: pulumi.Input<string> | undefined): string[] {
+  const { service } = children.args;
+  return declareFamilyFirewalls(
+    children,
+    "",
+    {
+      firewall: service.firewall,
+      ...(service.healthCheckFirewall !== undefined ? { healthCheckFirewall: service.healthCheckFirewall } : {}),
+      ...(service.denyFirewall !== undefined ? { denyFirewall: service.denyFirewall } : {}),
+    },
+    address,
+  );
 }
 
 /** What the IPv6 half declared: its forwarding rules and their GCE names, its firewalls, its address. */
@@ -298,17 +348,15 @@ interface DeclaredIpv6 {
  * IPv6 firewalls (a GCE firewall holds ranges of one family).
  */
 function declareIpv6(children: Children, ipv6: Ipv6Desired, frontends: DeclaredFrontend[], protocols: readonly string[]): DeclaredIpv6 {
-  const { name, args, opts } = children;
-  const { project, network } = args;
+  const { args } = children;
   const address = ipv6.userIP === undefined ? declareIpv6Address(children, ipv6) : undefined;
   const ipAddress: pulumi.Input<string> = address?.address ?? ipv6.userIP ?? "";
   const rules = frontends.map((frontend) => declareIpv6Rule(children, ipv6, frontend, ipAddress, protocols));
-  firewall(`${name}:firewall-ipv6`, project, network, ipv6.firewall, opts);
-  firewall(`${name}:hc-firewall-ipv6`, project, network, ipv6.healthCheckFirewall, opts);
+  const firewalls = declareFamilyFirewalls(children, "-ipv6", ipv6, address?.address);
   return {
     rules,
     ruleNames: frontends.map((frontend) => ipv6Name(frontend.name)),
-    firewalls: [ipv6.firewall.name, ipv6.healthCheckFirewall.name],
+    firewalls,
     ...(address !== undefined ? { address: ipv6Name(args.service.lbName) } : {}),
   };
 }

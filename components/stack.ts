@@ -3,7 +3,7 @@
  * `cluster`, or `service:<namespace>/<name>`. Used by index.ts (CI) and the daemon alike.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { CLUSTER_STACK, instanceGroupKey, type DesiredState, type OwnerMarker, type Rejection, type ServiceDesired } from "../model";
+import { CLUSTER_STACK, FIREWALL_PRIORITY_DEFAULT, instanceGroupKey, type DesiredState, type OwnerMarker, type Rejection, type ServiceDesired } from "../model";
 import { adoptionTransformations, type Adoption } from "./adoption";
 import { ClusterNetwork } from "./clusterNetwork";
 import { globalLink, regionalLink, zonalLink } from "./links";
@@ -34,6 +34,12 @@ export interface StackOutputs {
   routes: Record<string, pulumi.Output<string>>;
   /** Self link of the legacy HTTP health check target pools use, while one is declared. */
   legacyNodeHealthCheck?: pulumi.Output<string>;
+  /**
+   * Cluster scopes, only when not GCE's default: the node health-check firewall's priority (999
+   * with the deny rules on), so that a Service stack creates its deny rule only once it is applied
+   * (daemon/clusterController.ts clusterReadyFor).
+   */
+  nodeHealthCheckFirewallPriority?: number;
 }
 
 /** References to the cluster stack's resources by name, for a Service stack that cannot see them. */
@@ -89,6 +95,8 @@ export function declareStack(desired: DesiredState, scope: Scope, adoption?: Ado
     outputs.instanceGroupMembers = network.instanceGroupMembers;
     outputs.routes = network.routes;
     if (network.legacyNodeHealthCheck !== undefined) outputs.legacyNodeHealthCheck = network.legacyNodeHealthCheck;
+    const priority = desired.cluster.nodeHealthCheckFirewall.priority;
+    if (priority !== FIREWALL_PRIORITY_DEFAULT) outputs.nodeHealthCheckFirewallPriority = priority;
     refs = {
       nodeHealthCheck: network.nodeHealthCheck,
       legacyNodeHealthCheck: network.legacyNodeHealthCheck ?? refs.legacyNodeHealthCheck,

@@ -4,7 +4,7 @@
  * What a drift pass put back, and a failed run, are told as Events (daemon/clusterEvents.ts).
  */
 import type { Logger } from "pino";
-import { backendGroupKeys, CLUSTER_STACK, type ServiceDesired } from "../model";
+import { backendGroupKeys, CLUSTER_STACK, FIREWALL_PRIORITY_DEFAULT, type ServiceDesired } from "../model";
 import type { DesiredCache } from "../watcher/desiredCache";
 import { isRecord } from "../controller/guards";
 import { describeError } from "../controller/errors";
@@ -23,6 +23,8 @@ export interface ClusterOutputs {
   instanceGroupMembers: Record<string, string[]>;
   routes: Record<string, string>;
   legacyNodeHealthCheck?: string;
+  /** Recorded only when not GCE's default: 999 while the deny rules are on (components/stack.ts). */
+  nodeHealthCheckFirewallPriority?: number;
 }
 
 function listMap(value: unknown): Record<string, string[]> {
@@ -44,6 +46,7 @@ export function clusterOutputs(outputs: Record<string, unknown>): ClusterOutputs
     instanceGroupMembers: listMap(outputs.instanceGroupMembers),
     routes: stringMap(outputs.routes),
     ...(typeof outputs.legacyNodeHealthCheck === "string" ? { legacyNodeHealthCheck: outputs.legacyNodeHealthCheck } : {}),
+    ...(typeof outputs.nodeHealthCheckFirewallPriority === "number" ? { nodeHealthCheckFirewallPriority: outputs.nodeHealthCheckFirewallPriority } : {}),
   };
 }
 
@@ -113,15 +116,34 @@ export interface ClusterControllerDeps {
   status?: Pick<StatusBook, "driftCorrected">;
 }
 
-/** What the cluster stack last applied that Service stacks point at. */
-interface AppliedCluster {
+/** What the cluster stack last applied that Service stacks point at, or rely on. */
+export interface AppliedCluster {
   /** Its groups' instanceGroupKeys. */
   zones: Set<string>;
   legacyHealthCheck: boolean;
+  /** Its node health-check firewall sits above the deny rules (999). */
+  nodeHealthCheckFirewallAboveDeny: boolean;
 }
 
-function appliedClusterOf(outputs: ClusterOutputs): AppliedCluster {
-  return { zones: new Set(Object.keys(outputs.instanceGroups)), legacyHealthCheck: outputs.legacyNodeHealthCheck !== undefined };
+export function appliedClusterOf(outputs: ClusterOutputs): AppliedCluster {
+  return {
+    zones: new Set(Object.keys(outputs.instanceGroups)),
+    legacyHealthCheck: outputs.legacyNodeHealthCheck !== undefined,
+    nodeHealthCheckFirewallAboveDeny: outputs.nodeHealthCheckFirewallPriority !== undefined && outputs.nodeHealthCheckFirewallPriority < FIREWALL_PRIORITY_DEFAULT,
+  };
+}
+
+/**
+ * Pure: whether a Service stack can run on what the cluster stack applied: its groups, the legacy
+ * check of a target pool on the shared check, and, before it creates a deny rule, the node
+ * health-check firewall moved above it (the health checkers' probes to the load balancer's IP would
+ * otherwise be denied: docs/ARCHITECTURE.md#service-semantics, "Deny rule").
+ */
+export function clusterReadyFor(applied: AppliedCluster | undefined, service: ServiceDesired): boolean {
+  if (applied === undefined) return false;
+  if (backendGroupKeys(service).some((key) => !applied.zones.has(key))) return false;
+  if (service.denyFirewall !== undefined && service.healthCheck.kind === "shared" && !applied.nodeHealthCheckFirewallAboveDeny) return false;
+  return !(service.backend === "target-pool" && service.healthCheck.kind === "shared" && !applied.legacyHealthCheck);
 }
 
 export class ClusterController {
@@ -135,10 +157,7 @@ export class ClusterController {
 
   /** Does the cluster stack hold what this Service's load balancer points at (instance groups, legacy health check)? */
   readyFor(service: ServiceDesired): boolean {
-    const applied = this.applied;
-    if (applied === undefined) return false;
-    if (backendGroupKeys(service).some((key) => !applied.zones.has(key))) return false;
-    return !(service.backend === "target-pool" && service.healthCheck.kind === "shared" && !applied.legacyHealthCheck);
+    return clusterReadyFor(this.applied, service);
   }
 
   /** A Service stack that must wait: it is enqueued again, as a change, once the cluster stack applies. */

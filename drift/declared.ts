@@ -29,7 +29,7 @@ const IDENTITY = new Set(["project", "region", "zone", "name"]);
 /** @pulumi/gcp input name → Compute API field name, per type (nested fields as `outer.inner`). */
 const REST_NAMES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   "gcp:compute/forwardingRule:ForwardingRule": { ipAddress: "IPAddress", ipProtocol: "IPProtocol" },
-  "gcp:compute/firewall:Firewall": { allows: "allowed", "allows.protocol": "IPProtocol" },
+  "gcp:compute/firewall:Firewall": { allows: "allowed", "allows.protocol": "IPProtocol", denies: "denied", "denies.protocol": "IPProtocol" },
 };
 
 /** One GCE resource as a stack last applied it: its id (`kind/scope/name`) and its declared fields, canonical. */

@@ -20,6 +20,7 @@
  * older dccm made (before the marker) are unproven too.
  */
 import {
+  denyFirewallName,
   describedObject,
   describedOwner,
   instanceGroupIndex,
@@ -99,7 +100,7 @@ const LB_NAME_SHAPES: Partial<Record<LeakKind, RegExp[]>> = {
   healthChecks: [new RegExp(`^(${LB_SHAPE})$`)],
   httpHealthChecks: [new RegExp(`^(${LB_SHAPE})$`)],
   addresses: [new RegExp(`^(${LB_SHAPE})(?:-ipv6)?$`)],
-  firewalls: [new RegExp(`^k8s-fw-(${LB_SHAPE})(?:-ipv6)?$`), new RegExp(`^k8s-(${LB_SHAPE})-http-hc(?:-ipv6)?$`)],
+  firewalls: [new RegExp(`^k8s-fw-(${LB_SHAPE})(?:-deny)?(?:-ipv6)?$`), new RegExp(`^k8s-(${LB_SHAPE})-http-hc(?:-ipv6)?$`)],
 };
 
 /** Every `kind/name` the resources of one load balancer can have (model/names.ts), IPv6 twins included. */
@@ -118,6 +119,8 @@ export function loadBalancerFamily(lb: string): Array<[LeakKind, string]> {
     ["firewalls", ipv6Name(trafficFirewallName(lb))],
     ["firewalls", serviceHealthCheckFirewallName(lb)],
     ["firewalls", ipv6Name(serviceHealthCheckFirewallName(lb))],
+    ["firewalls", denyFirewallName(lb)],
+    ["firewalls", ipv6Name(denyFirewallName(lb))],
   ];
 }
 

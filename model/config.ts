@@ -18,6 +18,7 @@ export const CONFIG_KEYS = [
   "configureRoutes",
   "loadBalancerClasses",
   "instanceGroupLimit",
+  "enableL4DenyFirewall",
 ] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
@@ -101,6 +102,7 @@ export function parseConfig(raw: RawConfig): Config {
   const configureRoutes = bool(raw, "configureRoutes", true, problems);
   const loadBalancerClasses = list(raw, "loadBalancerClasses", problems) ?? [DEFAULT_LOAD_BALANCER_CLASS];
   const instanceGroupLimit = groupLimit(raw, problems);
+  const enableL4DenyFirewall = bool(raw, "enableL4DenyFirewall", false, problems);
   // Checked after trimming, so "  " or " , " counts as missing.
   const present: Record<(typeof REQUIRED)[number], boolean> = {
     project: project !== "",
@@ -141,5 +143,6 @@ export function parseConfig(raw: RawConfig): Config {
     configureRoutes,
     loadBalancerClasses,
     ...(instanceGroupLimit !== undefined ? { instanceGroupLimit } : {}),
+    ...(enableL4DenyFirewall ? { enableL4DenyFirewall } : {}),
   };
 }

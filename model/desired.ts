@@ -8,7 +8,7 @@ import { BACKEND_SERVICE_MAX_BACKENDS, INSTANCE_GROUP_MAX_INSTANCES } from "./li
 import { CLUSTER_STACK, clusterDescription, instanceGroupIndex, instanceGroupName, nodeHealthCheckFirewallName, isValidGceName, ROUTE_DESCRIPTION, routeName } from "./names";
 import { cidrContains, parseCidr4, type Cidr4 } from "./net";
 import { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
-import { serviceDesired, sharedNodeHealthCheck, type Backends } from "./service";
+import { allowPriority, serviceDesired, sharedNodeHealthCheck, type Backends } from "./service";
 import { malformedNode, malformedService } from "./shape";
 import { NOTHING_OBSERVED } from "./types";
 import type { ClusterDesired, ClusterSnapshot, Config, DesiredState, GroupRef, InstanceGroupSpec, InstanceRef, NodeInfo, ObservedCloud, Rejection, RouteSpec, ServiceDesired } from "./types";
@@ -244,6 +244,10 @@ export function desiredState(snapshot: ClusterSnapshot, config: Config, observed
       sourceRanges: [...HEALTH_CHECK_SOURCE_RANGES],
       targetTags: [...config.nodeTags],
       allows: [{ protocol: "tcp", ports: ["10256"] }],
+      // No destination: it serves every load balancer of the cluster. With the deny rules on, it
+      // moves above them as the stock CCM's does (ensureHTTPHealthCheckFirewall, allowPriority):
+      // the checkers' probes go to each load balancer's IP, which a deny rule at 1000 would win.
+      priority: allowPriority(config, "EXTERNAL"),
     },
     legacyNodeHealthCheck: observed.legacyHealthCheckReferenced || services.some((service) => service.backend === "target-pool" && service.healthCheck.kind === "shared"),
     routes: routes(located, config, warnings),

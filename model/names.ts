@@ -29,6 +29,11 @@ export function trafficFirewallName(lbName: string): string {
   return `k8s-fw-${lbName}`;
 }
 
+/** The stock CCM's `MakeFirewallDenyName` (gce_loadbalancer_naming.go), made with `--enable-l4-deny-firewall`. */
+export function denyFirewallName(lbName: string): string {
+  return `k8s-fw-${lbName}-deny`;
+}
+
 export function serviceHealthCheckFirewallName(lbName: string): string {
   return `k8s-${lbName}-http-hc`;
 }

@@ -19,6 +19,7 @@ import {
   nodeHealthCheckName,
   protocolSuffixedName,
   serviceDescription,
+  denyFirewallName,
   serviceHealthCheckFirewallName,
   serviceKey,
   serviceStackName,
@@ -27,7 +28,24 @@ import {
 import { looksLikeIPv6, parseCidr4, parseIPv4 } from "./net";
 import { collapsePortRanges, MAX_FORWARDING_RULE_PORTS } from "./ports";
 import { malformedServiceFields } from "./shape";
-import type { BackendMode, Config, FirewallSpec, FrontendSpec, HealthCheckRef, InstanceRef, IpProtocol, Ipv6Desired, LbScheme, NetworkTier, Rejection, ServiceDesired, ServiceInfo } from "./types";
+import { FIREWALL_PRIORITY_ALLOW_ABOVE_DENY, FIREWALL_PRIORITY_DEFAULT } from "./types";
+import type {
+  BackendMode,
+  Config,
+  DenyFirewallSpec,
+  FirewallDestination,
+  FirewallSpec,
+  FrontendSpec,
+  HealthCheckRef,
+  InstanceRef,
+  IpProtocol,
+  Ipv6Desired,
+  LbScheme,
+  NetworkTier,
+  Rejection,
+  ServiceDesired,
+  ServiceInfo,
+} from "./types";
 
 export interface Backends {
   zones: string[];
@@ -284,7 +302,7 @@ export function serviceDesired(service: ServiceInfo, config: Config, backends: B
   const lbName = loadBalancerName(service.uid);
   const { scheme, networkTier, backend, subnetwork, ipv6Subnet, allowGlobalAccess, addressing, frontends, affinity, healthCheck } = readServiceFields(service, config, lbName, problems);
   if (problems.list.length > 0) return { ok: false, rejections: problems.list };
-  const { served, sourceRanges, userIP } = addressing;
+  const { served, userIP } = addressing;
 
   const description = serviceDescription(key);
   const desired: ServiceDesired = {
@@ -304,72 +322,130 @@ export function serviceDesired(service: ServiceInfo, config: Config, backends: B
     frontends,
     sessionAffinity: affinity === "ClientIP" ? "CLIENT_IP" : "NONE",
     healthCheck,
-    firewall: {
-      name: trafficFirewallName(lbName),
-      description,
-      sourceRanges,
-      targetTags: [...config.nodeTags],
-      allows: frontends.map((frontend) => ({
-        protocol: frontend.protocol.toLowerCase(),
-        ports: collapsePortRanges(frontend.ports),
-      })),
-    },
-    ...(healthCheck.kind === "dedicated"
-      ? {
-          healthCheckFirewall: {
-            name: serviceHealthCheckFirewallName(lbName),
-            description,
-            sourceRanges: [...HEALTH_CHECK_SOURCE_RANGES],
-            targetTags: [...config.nodeTags],
-            allows: [{ protocol: "tcp", ports: [String(healthCheck.spec.port)] }],
-          },
-        }
-      : {}),
+    ...ipv4Firewalls(firewallBasis(lbName, description, config, scheme, frontends, healthCheck), addressing),
     backendZones: backend === "backend-service" ? [...backends.zones] : [],
     backendInstances: backend === "target-pool" ? backends.instances.map((i) => ({ ...i })) : [],
-    ...(served.ipv6 && ipv6Subnet !== undefined ? { ipv6: ipv6Desired(firewallBasis(lbName, description, config, frontends, healthCheck), ipv6Subnet, addressing) } : {}),
+    ...(served.ipv6 && ipv6Subnet !== undefined ? { ipv6: ipv6Desired(firewallBasis(lbName, description, config, scheme, frontends, healthCheck), ipv6Subnet, addressing) } : {}),
     ...(served.ipv6 && !served.ipv4 ? { ipv6Only: true } : {}),
     ...(served.fallback !== undefined ? { ipv6Fallback: served.fallback } : {}),
   };
   return { ok: true, desired };
 }
 
-/** What the IPv6 firewalls are derived from. */
+/** What a Service's firewalls are derived from. */
 interface FirewallBasis {
   lbName: string;
   description: string;
   targetTags: string[];
   allows: FirewallSpec["allows"];
+  /** The dedicated check's port for the IPv4 health-check firewall; unset on the shared check (the cluster stack's firewall). */
+  dedicatedPort?: number;
   healthCheckPort: number;
+  external: boolean;
+  priority: number;
+  deny: boolean;
 }
 
-function firewallBasis(lbName: string, description: string, config: Config, frontends: FrontendSpec[], healthCheck: HealthCheckRef): FirewallBasis {
+function firewallBasis(lbName: string, description: string, config: Config, scheme: LbScheme, frontends: FrontendSpec[], healthCheck: HealthCheckRef): FirewallBasis {
   return {
     lbName,
     description,
     targetTags: [...config.nodeTags],
     allows: frontends.map((frontend) => ({ protocol: frontend.protocol.toLowerCase(), ports: collapsePortRanges(frontend.ports) })),
+    ...(healthCheck.kind === "dedicated" ? { dedicatedPort: healthCheck.spec.port } : {}),
     healthCheckPort: healthCheck.spec.port,
+    external: scheme === "EXTERNAL",
+    priority: allowPriority(config, scheme),
+    deny: denies(config, scheme),
   };
 }
 
 /**
- * The IPv6 half: its own firewalls, since a GCE firewall holds ranges of one family. The health
- * checkers reach the health check's port (the shared check's 10256 too) from Google's IPv6 ranges,
- * which the cluster stack's IPv4 firewall cannot hold: one per IPv6 Service, deleted with it.
+ * The stock CCM's deny rules (`--enable-l4-deny-firewall`, gce_loadbalancer_external.go
+ * ensureDenyNodeFirewall) are for its external load balancers only: its internal ones keep their
+ * allow rules at the default priority and get no deny rule.
+ */
+function denies(config: Pick<Config, "enableL4DenyFirewall">, scheme: LbScheme): boolean {
+  return config.enableL4DenyFirewall === true && scheme === "EXTERNAL";
+}
+
+/**
+ * An allow rule's priority: GCE's default 1000, or 999 (the stock CCM's firewallPriorityAllow) above
+ * the deny rule at 1000, which would otherwise win the tie (DENY rules take precedence over ALLOW
+ * rules of equal priority: resource_compute_firewall.go, `priority`).
+ */
+export function allowPriority(config: Pick<Config, "enableL4DenyFirewall">, scheme: LbScheme): number {
+  return denies(config, scheme) ? FIREWALL_PRIORITY_ALLOW_ABOVE_DENY : FIREWALL_PRIORITY_DEFAULT;
+}
+
+/** A user-owned IP of the family as it is; else the address dccm reserves for it. */
+function destinationOf(userIP: string | undefined): FirewallDestination {
+  return userIP !== undefined ? { kind: "ip", ip: userIP } : { kind: "address" };
+}
+
+/**
+ * The IPv4 firewalls. Each opens only towards the load balancer's IP, as the stock CCM's do
+ * (gce_loadbalancer_external.go firewallObject: `DestinationRanges = []string{destinationIP}`;
+ * gce_loadbalancer_internal.go ensureInternalFirewalls, the traffic firewall): without it, the
+ * Service's ports would be open from the source ranges on every IP of every tagged node (host-network
+ * pods, node daemons). The health-check firewall as the stock CCM's: towards the IP for an external
+ * load balancer (ensureHTTPHealthCheckFirewall passes the IP), every node IP for an internal one
+ * (ensureInternalFirewalls passes none).
+ */
+function ipv4Firewalls(basis: FirewallBasis, addressing: Addressing): Pick<ServiceDesired, "firewall" | "healthCheckFirewall" | "denyFirewall"> {
+  const { lbName, description, targetTags, allows, priority } = basis;
+  const destination = destinationOf(addressing.userIP);
+  return {
+    firewall: { name: trafficFirewallName(lbName), description, sourceRanges: addressing.sourceRanges, targetTags, allows, destination, priority },
+    ...(basis.dedicatedPort !== undefined
+      ? {
+          healthCheckFirewall: {
+            name: serviceHealthCheckFirewallName(lbName),
+            description,
+            sourceRanges: [...HEALTH_CHECK_SOURCE_RANGES],
+            targetTags: [...targetTags],
+            allows: [{ protocol: "tcp", ports: [String(basis.dedicatedPort)] }],
+            ...(basis.external ? { destination } : {}),
+            priority,
+          },
+        }
+      : {}),
+    ...(basis.deny && addressing.served.ipv4 ? { denyFirewall: denyFirewall(basis, denyFirewallName(lbName), "0.0.0.0/0", destination) } : {}),
+  };
+}
+
+/**
+ * `k8s-fw-<lb>-deny` as the stock CCM's ensureDenyNodeFirewall: every protocol, from anywhere,
+ * towards the load balancer's IP, at 1000 (firewallPriorityDeny), so that no broader allow rule of
+ * the VPC opens the IP's other ports; the Service's allow rules sit above it at 999.
+ */
+function denyFirewall(basis: FirewallBasis, name: string, everywhere: string, destination: FirewallDestination): DenyFirewallSpec {
+  return { name, description: basis.description, sourceRanges: [everywhere], targetTags: [...basis.targetTags], destination, priority: FIREWALL_PRIORITY_DEFAULT };
+}
+
+/**
+ * The IPv6 half: its own firewalls, since a GCE firewall holds ranges of one family, towards the
+ * IPv6 address (an IPv6 rule's destination is of its family). The health checkers reach the health
+ * check's port (the shared check's 10256 too) from Google's IPv6 ranges, which the cluster stack's
+ * IPv4 firewall cannot hold: one per IPv6 Service, deleted with it; towards the IPv6 address for an
+ * external load balancer, every node IP for an internal one, as the IPv4 one.
  */
 function ipv6Desired(basis: FirewallBasis, subnetwork: string, addressing: Addressing): Ipv6Desired {
-  const { lbName, description, targetTags, allows } = basis;
+  const { lbName, description, targetTags, allows, priority } = basis;
+  const destination = destinationOf(addressing.userIP6);
   return {
     subnetwork,
     ...(addressing.userIP6 !== undefined ? { userIP: addressing.userIP6 } : {}),
-    firewall: { name: ipv6Name(trafficFirewallName(lbName)), description, sourceRanges: addressing.sourceRanges6, targetTags, allows },
+    firewall: { name: ipv6Name(trafficFirewallName(lbName)), description, sourceRanges: addressing.sourceRanges6, targetTags, allows, destination, priority },
     healthCheckFirewall: {
       name: ipv6Name(serviceHealthCheckFirewallName(lbName)),
       description,
       sourceRanges: [...HEALTH_CHECK_SOURCE_RANGES_IPV6],
       targetTags: [...targetTags],
       allows: [{ protocol: "tcp", ports: [String(basis.healthCheckPort)] }],
+      ...(basis.external ? { destination } : {}),
+      priority,
     },
+    ...(basis.deny ? { denyFirewall: denyFirewall(basis, ipv6Name(denyFirewallName(lbName)), "::/0", destination) } : {}),
   };
 }

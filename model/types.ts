@@ -82,6 +82,8 @@ export interface Config {
   loadBalancerClasses: string[];
   /** Instances per instance group; unset: INSTANCE_GROUP_MAX_INSTANCES (model/limits.ts). */
   instanceGroupLimit?: number;
+  /** The stock CCM's `--enable-l4-deny-firewall`: a deny rule per external load balancer, allow rules at 999. */
+  enableL4DenyFirewall?: boolean;
 }
 
 export type NetworkTier = "PREMIUM" | "STANDARD";
@@ -104,12 +106,37 @@ export interface FirewallAllow {
   ports: string[];
 }
 
+/**
+ * Where a Service's firewall opens: towards the load balancer's IP of the rule's family only
+ * (`destinationRanges`, as the stock CCM's `firewallObject`), never every IP of the tagged nodes.
+ * `address`: the address dccm reserves (`<lb>`, `<lb>-ipv6`), known once it exists; `ip`: a
+ * user-owned `spec.loadBalancerIP`.
+ */
+export type FirewallDestination = { kind: "address" } | { kind: "ip"; ip: string };
+
+/** GCE's default firewall priority; with `enableL4DenyFirewall` the allow rules move one above it. */
+export const FIREWALL_PRIORITY_DEFAULT = 1000;
+export const FIREWALL_PRIORITY_ALLOW_ABOVE_DENY = FIREWALL_PRIORITY_DEFAULT - 1;
+
 export interface FirewallSpec {
   name: string;
   description: string;
   sourceRanges: string[];
   targetTags: string[];
   allows: FirewallAllow[];
+  /** Unset: every IP of the target nodes (the cluster's node health-check firewall, an internal Service's health-check firewall). */
+  destination?: FirewallDestination;
+  priority: number;
+}
+
+/** `k8s-fw-<lb>-deny`: denies every protocol from anywhere towards the load balancer's IP, below its allow rules. */
+export interface DenyFirewallSpec {
+  name: string;
+  description: string;
+  sourceRanges: string[];
+  targetTags: string[];
+  destination: FirewallDestination;
+  priority: number;
 }
 
 export interface InstanceRef {
@@ -181,6 +208,8 @@ export interface Ipv6Desired {
   firewall: FirewallSpec;
   /** Opens the health check's port to Google's IPv6 health checkers. */
   healthCheckFirewall: FirewallSpec;
+  /** `enableL4DenyFirewall`, external only: `k8s-fw-<lb>-deny-ipv6`. */
+  denyFirewall?: DenyFirewallSpec;
 }
 
 export interface HealthCheckRef {
@@ -212,6 +241,8 @@ export interface ServiceDesired {
   firewall: FirewallSpec;
   /** Only for ETP=Local: opens healthCheckNodePort to the health checkers. */
   healthCheckFirewall?: FirewallSpec;
+  /** `enableL4DenyFirewall`, external only: `k8s-fw-<lb>-deny`, created after the allow rules moved above it. */
+  denyFirewall?: DenyFirewallSpec;
   /** Zones whose instance group backs this Service (backend-service mode). */
   backendZones: string[];
   /**

@@ -96,6 +96,9 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
     assert.equal(rule?.properties.backendService, env.gce.listResources().find((resource) => resource.kind === "backendServices" && resource.name === lb)?.properties.selfLink);
     const firewall = env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === `k8s-${lb}-http-hc-ipv6`);
     assert.deepEqual(firewall?.properties.sourceRanges, ["2600:1901:8001::/48", "2600:2d00:1:b029::/64"]);
+    // Each family's firewalls open towards that family's IP only (an external Service's health-check firewall too).
+    const destinations = (name: string): unknown => env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === name)?.properties.destinationRanges;
+    assert.deepEqual([destinations(`k8s-fw-${lb}`), destinations(`k8s-fw-${lb}-ipv6`), destinations(`k8s-${lb}-http-hc-ipv6`)], [[ipv4], [ips[1]], [ips[1]]]);
   });
 
   it("moved to another dual-stack subnetwork (dccm.io/ipv6-subnet): the IPv6 address and rule are replaced there, the IPv4 IP stays", async () => {

@@ -3,7 +3,20 @@
 // their specs) and the Pulumi inputs the components declare for them. Every value is written out
 // here as docs/ARCHITECTURE.md (#names, #service-semantics) gives it; nothing is computed with the code under test.
 
-import type { ClusterDesired, Config, FirewallSpec, HttpHealthCheckSpec, InstanceGroupSpec, Ipv6Desired, NodeInfo, RouteSpec, ServiceDesired, ServiceInfo } from "../../model/types";
+import type {
+  ClusterDesired,
+  Config,
+  DenyFirewallSpec,
+  FirewallDestination,
+  FirewallSpec,
+  HttpHealthCheckSpec,
+  InstanceGroupSpec,
+  Ipv6Desired,
+  NodeInfo,
+  RouteSpec,
+  ServiceDesired,
+  ServiceInfo,
+} from "../../model/types";
 
 // ---- Labels ------------------------------------------------------------------------------------------
 
@@ -57,14 +70,40 @@ export function httpHealthCheck(name: string, port: number, description: string)
   return { name, port, requestPath: "/healthz", checkIntervalSec: 8, timeoutSec: 1, healthyThreshold: 1, unhealthyThreshold: 3, description };
 }
 
-/** A firewall opening TCP `port` to the four Google health-check ranges on the node tag. */
-export function healthCheckFirewall(name: string, port: number, description: string): FirewallSpec {
-  return { name, description, sourceRanges: HC_RANGES, targetTags: ["k8s-node"], allows: [{ protocol: "tcp", ports: [String(port)] }] };
+/** The destination of a Service's firewalls while dccm reserves its address: that address. */
+export const TO_ADDRESS: FirewallDestination = { kind: "address" };
+
+/**
+ * A firewall opening TCP `port` to the four Google health-check ranges on the node tag, at priority
+ * 1000; towards `destination` when given (an external Service's own check), else every node IP.
+ */
+export function healthCheckFirewall(name: string, port: number, description: string, destination?: FirewallDestination, priority = 1000): FirewallSpec {
+  return {
+    name,
+    description,
+    sourceRanges: HC_RANGES,
+    targetTags: ["k8s-node"],
+    allows: [{ protocol: "tcp", ports: [String(port)] }],
+    ...(destination !== undefined ? { destination } : {}),
+    priority,
+  };
 }
 
-/** The traffic firewall k8s-fw-<lb> of the Service `key`, on the node tag. */
-export function serviceFirewall(key: string, lb: string, sourceRanges: string[], allows: FirewallSpec["allows"]): FirewallSpec {
-  return { name: `k8s-fw-${lb}`, description: describedBy(key), sourceRanges, targetTags: ["k8s-node"], allows };
+/** The traffic firewall k8s-fw-<lb> of the Service `key`, on the node tag, towards `destination` (default: its reserved address), priority 1000. */
+export function serviceFirewall(key: string, lb: string, sourceRanges: string[], allows: FirewallSpec["allows"], destination: FirewallDestination = TO_ADDRESS, priority = 1000): FirewallSpec {
+  return { name: `k8s-fw-${lb}`, description: describedBy(key), sourceRanges, targetTags: ["k8s-node"], allows, destination, priority };
+}
+
+/** `enableL4DenyFirewall`: k8s-fw-<lb>-deny (`-deny-ipv6`), every protocol from anywhere of the family towards `destination`, priority 1000. */
+export function denyFirewall(key: string, lb: string, family: "ipv4" | "ipv6", destination: FirewallDestination = TO_ADDRESS): DenyFirewallSpec {
+  return {
+    name: family === "ipv4" ? `k8s-fw-${lb}-deny` : `k8s-fw-${lb}-deny-ipv6`,
+    description: describedBy(key),
+    sourceRanges: family === "ipv4" ? ["0.0.0.0/0"] : ["::/0"],
+    targetTags: ["k8s-node"],
+    destination,
+    priority: 1000,
+  };
 }
 
 /** Google's IPv6 health-checker ranges (external passthrough, then internal passthrough), as the model sorts them. */
@@ -74,17 +113,30 @@ export const HC_RANGES_IPV6 = ["2600:1901:8001::/48", "2600:2d00:1:b029::/64"];
  * The IPv6 half of the Service `key`: k8s-fw-<lb>-ipv6 open to `sourceRanges` for `allows`, and
  * k8s-<lb>-http-hc-ipv6 opening TCP `hcPort` to Google's IPv6 health checkers, on the node tag.
  */
-export function ipv6Half(key: string, lb: string, subnetwork: string, sourceRanges: string[], allows: FirewallSpec["allows"], hcPort: number, userIP?: string): Ipv6Desired {
+export function ipv6Half(
+  key: string,
+  lb: string,
+  subnetwork: string,
+  sourceRanges: string[],
+  allows: FirewallSpec["allows"],
+  hcPort: number,
+  userIP?: string,
+  scheme: "EXTERNAL" | "INTERNAL" = "EXTERNAL",
+): Ipv6Desired {
+  const destination: FirewallDestination = userIP !== undefined ? { kind: "ip", ip: userIP } : TO_ADDRESS;
   return {
     subnetwork,
     ...(userIP !== undefined ? { userIP } : {}),
-    firewall: { name: `k8s-fw-${lb}-ipv6`, description: describedBy(key), sourceRanges, targetTags: ["k8s-node"], allows },
+    firewall: { name: `k8s-fw-${lb}-ipv6`, description: describedBy(key), sourceRanges, targetTags: ["k8s-node"], allows, destination, priority: 1000 },
     healthCheckFirewall: {
       name: `k8s-${lb}-http-hc-ipv6`,
       description: describedBy(key),
       sourceRanges: HC_RANGES_IPV6,
       targetTags: ["k8s-node"],
       allows: [{ protocol: "tcp", ports: [String(hcPort)] }],
+      // The stock CCM's health-check firewall: towards the IP for an external load balancer, every node IP for an internal one.
+      ...(scheme === "EXTERNAL" ? { destination } : {}),
+      priority: 1000,
     },
   };
 }
@@ -191,7 +243,8 @@ export function legacyHealthCheckInputs(name: string, port: number, description:
   return { project: PROJECT, name, description, port, requestPath: "/healthz", checkIntervalSec: 8, timeoutSec: 1, healthyThreshold: 1, unhealthyThreshold: 3 };
 }
 
-export function firewallInputs(spec: FirewallSpec): Record<string, unknown> {
+/** A firewall's inputs; `destinationIP` is the load balancer's IP the spec's destination resolves to (the mocks' address, or the user's). */
+export function firewallInputs(spec: FirewallSpec, destinationIP?: string): Record<string, unknown> {
   return {
     project: PROJECT,
     name: spec.name,
@@ -199,8 +252,26 @@ export function firewallInputs(spec: FirewallSpec): Record<string, unknown> {
     description: spec.description,
     direction: "INGRESS",
     sourceRanges: spec.sourceRanges,
+    ...(destinationIP !== undefined ? { destinationRanges: [destinationIP] } : {}),
     targetTags: spec.targetTags,
     allows: spec.allows,
+    priority: spec.priority,
+  };
+}
+
+/** A deny firewall's inputs, towards `destinationIP`. */
+export function denyFirewallInputs(spec: DenyFirewallSpec, destinationIP: string): Record<string, unknown> {
+  return {
+    project: PROJECT,
+    name: spec.name,
+    network: NETWORK,
+    description: spec.description,
+    direction: "INGRESS",
+    sourceRanges: spec.sourceRanges,
+    destinationRanges: [destinationIP],
+    targetTags: spec.targetTags,
+    denies: [{ protocol: "all" }],
+    priority: spec.priority,
   };
 }
 

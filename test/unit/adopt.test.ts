@@ -162,7 +162,14 @@ describe("adopt/plan", () => {
     const desired = pinnedDesired();
     const web = planAdoption(desired, STOCK, NOTHING_HELD).find((plan) => plan.stack === "service.default.web");
     assert.ok(web?.promotion !== undefined);
-    assert.deepEqual([...previewIps(desired, web).entries()], [[`${R}/forwardingRules/${LB.web}`, "34.0.0.1"]]);
+    // Its firewall too: it opens towards the address (destinationRanges), whose IP a preview cannot know.
+    assert.deepEqual(
+      [...previewIps(desired, web).entries()],
+      [
+        [`${R}/forwardingRules/${LB.web}`, "34.0.0.1"],
+        [`${G}/firewalls/k8s-fw-${LB.web}`, "34.0.0.1"],
+      ],
+    );
     assert.equal(promotedAddressId(desired, web.promotion), `${R}/addresses/${LB.web}`);
     const cluster = planAdoption(desired, STOCK, NOTHING_HELD)[0];
     assert.deepEqual([...previewIps(desired, cluster).entries()], []);
@@ -175,7 +182,7 @@ async function registeredIds(
   scope: Scope,
   imports: ReadonlySet<string>,
   ips: ReadonlyMap<string, string> = new Map(),
-): Promise<{ ids: string[]; imported: string[]; ruleIps: string[] }> {
+): Promise<{ ids: string[]; imported: string[]; ruleIps: string[]; firewallDestinations: string[] }> {
   const mockState = (type: string, inputs: Record<string, unknown>): { id: string; state: Record<string, unknown> } => ({
     id: `${type}/${String(inputs.name)}`,
     state: { ...inputs, address: "198.51.100.5" },
@@ -191,7 +198,11 @@ async function registeredIds(
     .filter((resource) => resource.type === "gcp:compute/forwardingRule:ForwardingRule")
     .map((resource) => `${String(resource.inputs.name)} ${String(resource.inputs.ipAddress)}`)
     .sort();
-  return { ids, imported, ruleIps };
+  const firewallDestinations = custom
+    .filter((resource) => resource.type === "gcp:compute/firewall:Firewall")
+    .map((resource) => `${String(resource.inputs.name)} ${JSON.stringify(resource.inputs.destinationRanges)}`)
+    .sort();
+  return { ids, imported, ruleIps, firewallDestinations };
 }
 
 describe("components: declaredResourceIds and the adoption transformation (Pulumi mocks)", () => {
@@ -254,9 +265,14 @@ describe("components: declaredResourceIds and the adoption transformation (Pulum
 
   it("gives the import option to exactly the children whose ID is adopted, and previews a promoted rule on its IP", async () => {
     const imports = new Set([`${R}/targetPools/${LB.web}`, `${G}/firewalls/k8s-fw-${LB.web}`, `${R}/forwardingRules/${LB.ilb}`, `${G}/routes/not-declared`]);
-    const { imported, ruleIps } = await registeredIds(desired, { kind: "service", namespace: "default", name: "web" }, imports, new Map([[`${R}/forwardingRules/${LB.web}`, "34.0.0.1"]]));
+    const ips = new Map([
+      [`${R}/forwardingRules/${LB.web}`, "34.0.0.1"],
+      [`${G}/firewalls/k8s-fw-${LB.web}`, "34.0.0.1"],
+    ]);
+    const { imported, ruleIps, firewallDestinations } = await registeredIds(desired, { kind: "service", namespace: "default", name: "web" }, imports, ips);
     assert.deepEqual(imported, [`${G}/firewalls/k8s-fw-${LB.web}`, `${R}/targetPools/${LB.web}`]);
     assert.deepEqual(ruleIps, [`${LB.web} 34.0.0.1`]);
+    assert.deepEqual(firewallDestinations, [`k8s-fw-${LB.web} ["34.0.0.1"]`]);
   });
 });
 

@@ -40,7 +40,7 @@ const USAGE = [
   "  dccm status  [--url URL] [--config FILE] [--json]                  one row per stack, from the daemon or its backend (dccm status --help)",
   "  dccm help                                                          print this text",
   "one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys",
-  "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes loadBalancerClasses instanceGroupLimit",
+  "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes loadBalancerClasses instanceGroupLimit enableL4DenyFirewall",
   "",
 ].join("\n");
 
@@ -88,6 +88,7 @@ const DAEMON_HELP = [
   "  --configureRoutes BOOL               one route per node podCIDR (default true)",
   "  --loadBalancerClasses CLASS,…        loadBalancerClass values handled besides none (default dccm.io/gce)",
   "  --instanceGroupLimit N               instances per instance group, 1 to 1000; more nodes in a zone open more groups (default 1000)",
+  "  --enableL4DenyFirewall BOOL          a deny rule k8s-fw-<lb>-deny per external load balancer, its allow rules above it at 999 (default false)",
   "",
 ].join("\n");
 
@@ -327,7 +328,7 @@ describe("bin/dccm (child process)", function () {
         run.stderr,
         "dccm: invalid configuration:\n" +
           "  zone: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
-          "loadBalancerClasses, instanceGroupLimit; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+          "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
           "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n" +
           "  project: required\n" +
           '  backendMode: "pool" is not backend-service or target-pool\n',
@@ -475,7 +476,7 @@ describe("bin/dccm (child process)", function () {
           run.stderr,
           "dccm: invalid configuration:\n" +
             "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
-            "loadBalancerClasses, instanceGroupLimit; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+            "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
             "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
         );
       });
@@ -490,7 +491,7 @@ describe("bin/dccm (child process)", function () {
           run.stderr,
           "dccm: invalid configuration:\n" +
             "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
-            "loadBalancerClasses, instanceGroupLimit; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+            "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
             "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
         );
       });
@@ -554,11 +555,11 @@ describe("bin/dccm (child process)", function () {
     it("every flag the daemon's help lists is accepted by its parser (all at once, then --help)", () => {
       const args: string[] = [];
       for (const line of DAEMON_HELP.split("\n")) {
-        const match = /^ {2}(--[A-Za-z-]+)(?: (\S+))? {2,}/.exec(line);
+        const match = /^ {2}(--[A-Za-z0-9-]+)(?: (\S+))? {2,}/.exec(line);
         if (match === null || match[1] === "--help") continue;
         args.push(match[1], ...(match[2] !== undefined ? [match[1] === "--log-level" ? "debug" : "x"] : []));
       }
-      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 36);
+      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 37);
       const run = dccm("daemon", ...args, "--help");
       assert.deepStrictEqual([run.status, run.stderr, run.stdout], [0, "", DAEMON_HELP]);
     });

@@ -28,6 +28,9 @@ import {
   NETWORK,
   NODE_HC,
   NODE_HC_FIREWALL,
+  denyFirewall,
+  denyFirewallInputs,
+  TO_ADDRESS,
   PROJECT,
   REGION,
   regionHealthCheckInputs,
@@ -287,7 +290,7 @@ describe("components (Pulumi mocks)", () => {
     };
     const FIREWALL: FirewallSpec = serviceFirewall(KEY, LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443"] }]);
     const DEDICATED_HC: HttpHealthCheckSpec = httpHealthCheck(LB, 32000, DESCRIPTION);
-    const HC_FIREWALL: FirewallSpec = healthCheckFirewall(`k8s-${LB}-http-hc`, 32000, DESCRIPTION);
+    const HC_FIREWALL: FirewallSpec = healthCheckFirewall(`k8s-${LB}-http-hc`, 32000, DESCRIPTION, TO_ADDRESS);
 
     function service(over: Partial<ServiceDesired> = {}): ServiceDesired {
       return externalServiceDesired("default", "web", UID, LB, [80, 443], over);
@@ -322,7 +325,7 @@ describe("components (Pulumi mocks)", () => {
         "default/web:address": [T.address, externalAddress()],
         "default/web:backend-tcp": [T.backendService, backendService()],
         "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule()],
-        "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
+        "default/web:firewall": [T.firewall, firewallInputs(FIREWALL, EXTERNAL_IP)],
       });
       assert.deepStrictEqual(await value(captured.component.ingressIPs), [EXTERNAL_IP]);
       assert.deepStrictEqual(captured.component.resources, {
@@ -347,7 +350,7 @@ describe("components (Pulumi mocks)", () => {
         "default/web:address": [T.address, externalAddress({ networkTier: "STANDARD" })],
         "default/web:backend-tcp": [T.backendService, backendService({ sessionAffinity: "CLIENT_IP" })],
         "default/web:forwarding-rule-tcp": [T.forwardingRule, rule],
-        "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
+        "default/web:firewall": [T.firewall, firewallInputs(FIREWALL, EXTERNAL_IP)],
       });
     });
 
@@ -358,8 +361,8 @@ describe("components (Pulumi mocks)", () => {
         "default/web:hc": [T.regionHealthCheck, dedicatedHealthCheckInputs],
         "default/web:backend-tcp": [T.backendService, backendService({ healthChecks: selfLink(T.regionHealthCheck, LB) })],
         "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule()],
-        "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
-        "default/web:hc-firewall": [T.firewall, firewallInputs(HC_FIREWALL)],
+        "default/web:firewall": [T.firewall, firewallInputs(FIREWALL, EXTERNAL_IP)],
+        "default/web:hc-firewall": [T.firewall, firewallInputs(HC_FIREWALL, EXTERNAL_IP)],
       });
       assert.deepStrictEqual(captured.component.resources, {
         address: LB,
@@ -386,7 +389,7 @@ describe("components (Pulumi mocks)", () => {
         ],
         "default/web:backend-tcp": [T.backendService, backendService({ loadBalancingScheme: "INTERNAL", network: NETWORK })],
         "default/web:forwarding-rule-tcp": [T.forwardingRule, internalRule],
-        "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
+        "default/web:firewall": [T.firewall, firewallInputs(FIREWALL, INTERNAL_IP)],
       });
       assert.deepStrictEqual(await value(captured.component.ingressIPs), [INTERNAL_IP]);
     });
@@ -443,7 +446,7 @@ describe("components (Pulumi mocks)", () => {
         "default/web:backend-udp": [T.backendService, backendService({ name: `${LB}-udp`, protocol: "UDP" })],
         "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule({ ports: ["53"] })],
         "default/web:forwarding-rule-udp": [T.forwardingRule, forwardingRule({ name: `${LB}-udp`, ipProtocol: "UDP", ports: ["53"], backendService: selfLink(T.backendService, `${LB}-udp`) })],
-        "default/web:firewall": [T.firewall, firewallInputs(fw)],
+        "default/web:firewall": [T.firewall, firewallInputs(fw, EXTERNAL_IP)],
       });
       assert.deepStrictEqual(await value(captured.component.ingressIPs), [EXTERNAL_IP]);
       assert.deepStrictEqual(captured.component.resources, {
@@ -456,11 +459,12 @@ describe("components (Pulumi mocks)", () => {
     });
 
     it("user-owned loadBalancerIP: no Address declared, the forwarding rule uses that IP", async () => {
-      const captured = await build(service({ userIP: "203.0.113.50" }));
+      const userFirewall: FirewallSpec = { ...FIREWALL, destination: { kind: "ip", ip: "203.0.113.50" } };
+      const captured = await build(service({ userIP: "203.0.113.50", firewall: userFirewall }));
       assertResources(captured, {
         "default/web:backend-tcp": [T.backendService, backendService()],
         "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule({ ipAddress: "203.0.113.50" })],
-        "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
+        "default/web:firewall": [T.firewall, firewallInputs(userFirewall, "203.0.113.50")],
       });
       assert.deepStrictEqual(await value(captured.component.ingressIPs), ["203.0.113.50"]);
       assert.deepStrictEqual(captured.component.resources, {
@@ -501,7 +505,7 @@ describe("components (Pulumi mocks)", () => {
           "default/web:address": [T.address, externalAddress()],
           "default/web:target-pool": [T.targetPool, targetPool(REFS.legacyNodeHealthCheck as string)],
           "default/web:forwarding-rule-tcp": [T.forwardingRule, targetPoolRule],
-          "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
+          "default/web:firewall": [T.firewall, firewallInputs(FIREWALL, EXTERNAL_IP)],
         });
         assert.deepStrictEqual(captured.component.resources, {
           address: LB,
@@ -520,8 +524,8 @@ describe("components (Pulumi mocks)", () => {
           "default/web:hc": [T.httpHealthCheck, legacyHealthCheckInputs(LB, 32000, DESCRIPTION)],
           "default/web:target-pool": [T.targetPool, targetPool(selfLink(T.httpHealthCheck, LB))],
           "default/web:forwarding-rule-tcp": [T.forwardingRule, targetPoolRule],
-          "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
-          "default/web:hc-firewall": [T.firewall, firewallInputs(HC_FIREWALL)],
+          "default/web:firewall": [T.firewall, firewallInputs(FIREWALL, EXTERNAL_IP)],
+          "default/web:hc-firewall": [T.firewall, firewallInputs(HC_FIREWALL, EXTERNAL_IP)],
         });
       });
 
@@ -605,6 +609,64 @@ describe("components (Pulumi mocks)", () => {
       });
     });
 
+    describe("enableL4DenyFirewall: the deny rules, created after the allow rules they sit under", () => {
+      it("external dual-stack, ETP Local: k8s-fw-<lb>-deny and -deny-ipv6 towards each family's IP at 1000, every allow rule at 999", async () => {
+        const fw999: FirewallSpec = { ...FIREWALL, priority: 999 };
+        const hc999: FirewallSpec = { ...HC_FIREWALL, priority: 999 };
+        const half = ipv6Half(KEY, LB, "v6-subnet", ["::/0"], [{ protocol: "tcp", ports: ["80", "443"] }], 32000);
+        const ipv6 = {
+          ...half,
+          firewall: { ...half.firewall, priority: 999 },
+          healthCheckFirewall: { ...half.healthCheckFirewall, priority: 999 },
+          denyFirewall: denyFirewall(KEY, LB, "ipv6"),
+        };
+        const captured = await build(
+          service({ healthCheck: { kind: "dedicated", spec: DEDICATED_HC }, firewall: fw999, healthCheckFirewall: hc999, denyFirewall: denyFirewall(KEY, LB, "ipv4"), ipv6 }),
+        );
+        const registered = byName(captured.registered);
+        assert.deepStrictEqual(registered.get("default/web:firewall")?.inputs, firewallInputs(fw999, EXTERNAL_IP));
+        assert.deepStrictEqual(registered.get("default/web:hc-firewall")?.inputs, firewallInputs(hc999, EXTERNAL_IP));
+        assert.deepStrictEqual(registered.get("default/web:deny-firewall")?.inputs, {
+          project: PROJECT,
+          name: `k8s-fw-${LB}-deny`,
+          network: NETWORK,
+          description: DESCRIPTION,
+          direction: "INGRESS",
+          sourceRanges: ["0.0.0.0/0"],
+          destinationRanges: [EXTERNAL_IP],
+          targetTags: ["k8s-node"],
+          denies: [{ protocol: "all" }],
+          priority: 1000,
+        });
+        assert.deepStrictEqual(registered.get("default/web:firewall-ipv6")?.inputs, firewallInputs(ipv6.firewall, EXTERNAL_IPV6));
+        assert.deepStrictEqual(registered.get("default/web:hc-firewall-ipv6")?.inputs, firewallInputs(ipv6.healthCheckFirewall, EXTERNAL_IPV6));
+        assert.deepStrictEqual(registered.get("default/web:deny-firewall-ipv6")?.inputs, denyFirewallInputs(denyFirewall(KEY, LB, "ipv6"), EXTERNAL_IPV6));
+        const dependsOn = Object.fromEntries(captured.constructions.filter((c) => c.type === T.firewall).map((c) => [c.name, c.dependsOn]));
+        assert.deepStrictEqual(dependsOn, {
+          "default/web:firewall": [],
+          "default/web:hc-firewall": [],
+          "default/web:deny-firewall": ["default/web:firewall", "default/web:hc-firewall"],
+          "default/web:firewall-ipv6": [],
+          "default/web:hc-firewall-ipv6": [],
+          "default/web:deny-firewall-ipv6": ["default/web:firewall-ipv6", "default/web:hc-firewall-ipv6"],
+        });
+        assert.deepStrictEqual(captured.component.resources.firewalls, [
+          `k8s-fw-${LB}`,
+          `k8s-${LB}-http-hc`,
+          `k8s-fw-${LB}-deny`,
+          `k8s-fw-${LB}-ipv6`,
+          `k8s-${LB}-http-hc-ipv6`,
+          `k8s-fw-${LB}-deny-ipv6`,
+        ]);
+      });
+
+      it("a user-owned loadBalancerIP: the deny rule towards it", async () => {
+        const ip = { kind: "ip" as const, ip: "203.0.113.50" };
+        const captured = await build(service({ userIP: "203.0.113.50", firewall: { ...FIREWALL, destination: ip, priority: 999 }, denyFirewall: denyFirewall(KEY, LB, "ipv4", ip) }));
+        assert.deepStrictEqual(byName(captured.registered).get("default/web:deny-firewall")?.inputs, denyFirewallInputs(denyFirewall(KEY, LB, "ipv4", ip), "203.0.113.50"));
+      });
+    });
+
     describe("IPv6 (docs/ARCHITECTURE.md#service-semantics, IP families)", () => {
       const ALLOWS = [{ protocol: "tcp", ports: ["80", "443"] }];
       const V6_FIREWALL = `k8s-fw-${LB}-ipv6`;
@@ -617,7 +679,7 @@ describe("components (Pulumi mocks)", () => {
           "default/web:address": [T.address, externalAddress()],
           "default/web:backend-tcp": [T.backendService, backendService()],
           "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule()],
-          "default/web:firewall": [T.firewall, firewallInputs(FIREWALL)],
+          "default/web:firewall": [T.firewall, firewallInputs(FIREWALL, EXTERNAL_IP)],
           "default/web:address-ipv6": [
             T.address,
             {
@@ -633,18 +695,20 @@ describe("components (Pulumi mocks)", () => {
             },
           ],
           "default/web:forwarding-rule-tcp-ipv6": [T.forwardingRule, forwardingRule({ name: `${LB}-ipv6`, ipAddress: EXTERNAL_IPV6, ipVersion: "IPV6", subnetwork: "v6-subnet" })],
-          "default/web:firewall-ipv6": [T.firewall, firewallInputs(ipv6.firewall)],
-          "default/web:hc-firewall-ipv6": [T.firewall, firewallInputs(ipv6.healthCheckFirewall)],
+          "default/web:firewall-ipv6": [T.firewall, firewallInputs(ipv6.firewall, EXTERNAL_IPV6)],
+          "default/web:hc-firewall-ipv6": [T.firewall, firewallInputs(ipv6.healthCheckFirewall, EXTERNAL_IPV6)],
         });
-        assert.deepStrictEqual(firewallInputs(ipv6.healthCheckFirewall), {
+        assert.deepStrictEqual(firewallInputs(ipv6.healthCheckFirewall, EXTERNAL_IPV6), {
           project: PROJECT,
           name: V6_HC_FIREWALL,
           network: NETWORK,
           description: DESCRIPTION,
           direction: "INGRESS",
           sourceRanges: ["2600:1901:8001::/48", "2600:2d00:1:b029::/64"],
+          destinationRanges: [EXTERNAL_IPV6],
           targetTags: ["k8s-node"],
           allows: [{ protocol: "tcp", ports: ["10256"] }],
+          priority: 1000,
         });
         assert.deepStrictEqual(await value(captured.component.ingressIPs), [EXTERNAL_IP, EXTERNAL_IPV6]);
         assert.deepStrictEqual(captured.component.resources, {
@@ -668,6 +732,8 @@ describe("components (Pulumi mocks)", () => {
             { protocol: "udp", ports: ["53"] },
           ],
           32000,
+          undefined,
+          "INTERNAL",
         );
         const captured = await build(
           service({
@@ -718,7 +784,7 @@ describe("components (Pulumi mocks)", () => {
           ],
           "default/web:forwarding-rule-tcp-ipv6": [T.forwardingRule, internalRule("TCP", LB)],
           "default/web:forwarding-rule-udp-ipv6": [T.forwardingRule, internalRule("UDP", `${LB}-udp`)],
-          "default/web:firewall-ipv6": [T.firewall, firewallInputs(ipv6.firewall)],
+          "default/web:firewall-ipv6": [T.firewall, firewallInputs(ipv6.firewall, INTERNAL_IPV6)],
           "default/web:hc-firewall-ipv6": [T.firewall, firewallInputs(ipv6.healthCheckFirewall)],
         });
         assert.deepStrictEqual(await value(captured.component.ingressIPs), [INTERNAL_IPV6]);
@@ -741,6 +807,8 @@ describe("components (Pulumi mocks)", () => {
           forwardingRule({ name: `${LB}-ipv6`, ipAddress: "2001:db8::5", ipVersion: "IPV6", subnetwork: "v6-subnet" }),
         );
         assert.deepStrictEqual(await value(captured.component.ingressIPs), [EXTERNAL_IP, "2001:db8::5"]);
+        assert.deepStrictEqual(registered.get("default/web:firewall-ipv6")?.inputs, firewallInputs(ipv6.firewall, "2001:db8::5"));
+        assert.deepStrictEqual(registered.get("default/web:hc-firewall-ipv6")?.inputs, firewallInputs(ipv6.healthCheckFirewall, "2001:db8::5"));
       });
     });
 

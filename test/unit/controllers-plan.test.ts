@@ -5,14 +5,14 @@
  */
 import * as assert from "node:assert/strict";
 import fc from "fast-check";
-import { clusterOutputs, planClusterSync, type ClusterSyncAction, type ClusterSyncInput } from "../../daemon/clusterController";
+import { appliedClusterOf, clusterOutputs, clusterReadyFor, planClusterSync, type ClusterSyncAction, type ClusterSyncInput } from "../../daemon/clusterController";
 import { LB_FINALIZER } from "../../daemon/services";
 import { ingressOf, planServiceSync, type ServiceSyncAction, type ServiceSyncInput } from "../../daemon/serviceController";
 import { ReferenceUnion, type ClusterReferences, type StackRecord } from "../../daemon/stackRuns";
 import type { ServiceDesired } from "../../model";
 import type { ServiceMeta } from "../../watcher/informers";
 import { DesiredCache } from "../../watcher/desiredCache";
-import { CONFIG, gceNode, lbService } from "../support/builders";
+import { CONFIG, denyFirewall, externalServiceDesired, gceNode, lbService } from "../support/builders";
 
 describe("daemon/clusterController: planClusterSync", () => {
   const base: ClusterSyncInput = { hash: "h2", refresh: false, published: true, instancesObserved: true };
@@ -49,12 +49,33 @@ describe("daemon/clusterController: clusterOutputs (checked)", () => {
     ],
     ["nothing recorded (a stack applied before groups were numbered has no members)", {}, { instanceGroups: {}, instanceGroupMembers: {}, routes: {} }],
     [
+      "the node health-check firewall above the deny rules (enableL4DenyFirewall)",
+      { instanceGroups: {}, nodeHealthCheckFirewallPriority: 999 },
+      { instanceGroups: {}, instanceGroupMembers: {}, routes: {}, nodeHealthCheckFirewallPriority: 999 },
+    ],
+    [
       "values of another type are left out",
-      { instanceGroups: { a: "ig-a", b: 3, c: null }, instanceGroupMembers: { "a/g": ["n1", 2], b: "n3" }, routes: ["r1"], legacyNodeHealthCheck: 7 },
+      { instanceGroups: { a: "ig-a", b: 3, c: null }, instanceGroupMembers: { "a/g": ["n1", 2], b: "n3" }, routes: ["r1"], legacyNodeHealthCheck: 7, nodeHealthCheckFirewallPriority: "999" },
       { instanceGroups: { a: "ig-a" }, instanceGroupMembers: { "a/g": ["n1"] }, routes: {} },
     ],
   ];
   for (const [title, outputs, expected] of cases) it(title, () => assert.deepEqual(clusterOutputs(outputs), expected));
+});
+
+describe("daemon/clusterController: clusterReadyFor (a Service stack waits for what it needs of the cluster stack)", () => {
+  const LB = "a1b4e28ba2fa141d2883f0016d3cca42";
+  const UID = "1b4e28ba-2fa1-41d2-883f-0016d3cca427";
+  const plain = externalServiceDesired("default", "web", UID, LB, [80]);
+  const denying: ServiceDesired = { ...plain, denyFirewall: denyFirewall("default/web", LB, "ipv4") };
+  const applied = (outputs: Record<string, unknown>) => appliedClusterOf(clusterOutputs({ instanceGroups: { "us-central1-a": "ig-a", "us-central1-b": "ig-b" }, ...outputs }));
+  const cases: Array<[string, ReturnType<typeof appliedClusterOf> | undefined, ServiceDesired, boolean]> = [
+    ["nothing applied yet", undefined, plain, false],
+    ["its groups applied", applied({}), plain, true],
+    ["a zone's group missing", appliedClusterOf(clusterOutputs({ instanceGroups: { "us-central1-a": "ig-a" } })), plain, false],
+    ["a deny rule, the node health-check firewall still at 1000: wait (its probes would be denied)", applied({}), denying, false],
+    ["a deny rule, the node health-check firewall at 999", applied({ nodeHealthCheckFirewallPriority: 999 }), denying, true],
+  ];
+  for (const [title, cluster, service, ready] of cases) it(title, () => assert.equal(clusterReadyFor(cluster, service), ready));
 });
 
 describe("daemon/serviceController: ingressOf (checked)", () => {

@@ -166,6 +166,40 @@ describe("drift/declared: what a stack declared of a GCE resource", () => {
     assert.equal(driftOf(backend, { backends: [{ group: "projects/p/zones/a/instanceGroups/g" }, { group: "projects/p/zones/c/instanceGroups/g" }] }).length, 1);
   });
 
+  it("driftOf: a deny rule's denies are Compute's denied, and destinationRanges and priority are compared as declared", () => {
+    const deny = applied("gcp:compute/firewall:Firewall", "projects/p/global/firewalls/k8s-fw-a1-deny", {
+      project: "p",
+      name: "k8s-fw-a1-deny",
+      network: "k8s-net",
+      direction: "INGRESS",
+      sourceRanges: ["0.0.0.0/0"],
+      destinationRanges: ["203.0.113.1"],
+      targetTags: ["node"],
+      denies: [{ protocol: "all" }],
+      priority: 1000,
+    });
+    const listed = {
+      name: "k8s-fw-a1-deny",
+      network: `${LINK}/global/networks/k8s-net`,
+      direction: "INGRESS",
+      priority: 1000,
+      sourceRanges: ["0.0.0.0/0"],
+      destinationRanges: ["203.0.113.1"],
+      targetTags: ["node"],
+      denied: [{ IPProtocol: "all" }],
+      disabled: false,
+    };
+    assert.deepEqual(driftOf(deny, listed), []);
+    assert.deepEqual(driftOf(deny, { ...listed, priority: 65534, destinationRanges: undefined, denied: [{ IPProtocol: "tcp", ports: ["22"] }] }).map(describeDifference), [
+      'denied: declared [{"IPProtocol":"all"}], found [{"IPProtocol":"tcp","ports":"22"}]',
+      'destinationRanges: declared "203.0.113.1", found nothing',
+      "priority: declared 1000, found 65534",
+    ]);
+    const allow = applied("gcp:compute/firewall:Firewall", "projects/p/global/firewalls/k8s-fw-a1", { ...FIREWALL_INPUTS, destinationRanges: ["203.0.113.1"], priority: 999 });
+    assert.deepEqual(driftOf(allow, { ...FIREWALL_LISTED, destinationRanges: ["203.0.113.1"], priority: 999 }), []);
+    assert.deepEqual(driftOf(allow, FIREWALL_LISTED).map(describeDifference), ['destinationRanges: declared "203.0.113.1", found nothing', "priority: declared 999, found 1000"]);
+  });
+
   it("driftOf: a resource always matches the listing of itself, whatever order GCE lists its sets in (property)", () => {
     fc.assert(
       fc.property(

@@ -306,6 +306,18 @@ describe("leaks/classify: the IPv6 twins (-ipv6) of a load balancer", () => {
   });
 });
 
+describe("leaks/classify: the deny rules of enableL4DenyFirewall (k8s-fw-<lb>-deny, -deny-ipv6)", () => {
+  for (const name of [`k8s-fw-${GONE_LB}-deny`, `k8s-fw-${GONE_LB}-deny-ipv6`]) {
+    it(`firewalls/${name}: in the family, proven by the ledger and the description`, () => {
+      assert.ok(loadBalancerFamily(GONE_LB).some(([k, n]) => k === "firewalls" && n === name));
+      assert.deepEqual(
+        classifyLeaks([res("firewalls", "global", name, GONE)], new Set(), LEDGER, CLUSTER, CONFIG).map((leak) => [leak.proof, leak.why]),
+        [["proven", `dccm's ledger records load balancer ${GONE_LB} for Service default/gone and its description names that Service`]],
+      );
+    });
+  }
+});
+
 describe("leaks/classify: the Warning event's message", () => {
   const leak = (kind: LeakKind, name: string, proof: Leak["proof"]): Leak => ({ resource: res(kind, REGION, name, ""), proof, why: "w" });
 

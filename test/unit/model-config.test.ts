@@ -25,7 +25,7 @@ const DEFAULTS: Config = {
   loadBalancerClasses: ["dccm.io/gce"],
 };
 
-const KNOWN = "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, loadBalancerClasses, instanceGroupLimit";
+const KNOWN = "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall";
 
 /** parseConfig must throw a ConfigError listing exactly these problems, in this order. */
 function problems(raw: RawConfig | Record<string, unknown>, want: string[]): void {
@@ -66,9 +66,25 @@ describe("model: parseConfig", () => {
         configureRoutes: false,
         loadBalancerClasses: ["example.com/mine"],
         instanceGroupLimit: 2,
+        enableL4DenyFirewall: true,
       }),
-      { ...DEFAULTS, subnetwork: "k8s-subnet", clusterCIDR: "10.64.0.0/14", backendMode: "target-pool", configureRoutes: false, loadBalancerClasses: ["example.com/mine"], instanceGroupLimit: 2 },
+      {
+        ...DEFAULTS,
+        subnetwork: "k8s-subnet",
+        clusterCIDR: "10.64.0.0/14",
+        backendMode: "target-pool",
+        configureRoutes: false,
+        loadBalancerClasses: ["example.com/mine"],
+        instanceGroupLimit: 2,
+        enableL4DenyFirewall: true,
+      },
     );
+  });
+
+  it("enableL4DenyFirewall: off unless true (a flag's text too); false leaves the key out", () => {
+    assert.equal(parseConfig(BASE).enableL4DenyFirewall, undefined);
+    assert.equal(parseConfig({ ...BASE, enableL4DenyFirewall: false }).enableL4DenyFirewall, undefined);
+    assert.equal(parseConfig({ ...BASE, enableL4DenyFirewall: "true" }).enableL4DenyFirewall, true);
   });
 
   it("instanceGroupLimit from a flag's text, and at the GCE limit", () => {
@@ -116,6 +132,7 @@ describe("model: parseConfig", () => {
       ["backendMode unknown", { backendMode: "pool" }, ['backendMode: "pool" is not backend-service or target-pool']],
       ["configureRoutes yes", { configureRoutes: "yes" }, ['configureRoutes: expected true or false, got "yes"']],
       ["configureRoutes 1", { configureRoutes: 1 }, ["configureRoutes: expected true or false, got 1"]],
+      ["enableL4DenyFirewall yes", { enableL4DenyFirewall: "yes" }, ['enableL4DenyFirewall: expected true or false, got "yes"']],
       ["loadBalancerClasses an object", { loadBalancerClasses: { a: 1 } }, ['loadBalancerClasses: expected a list of strings or a comma-separated string, got {"a":1}']],
       ["instanceGroupLimit 0", { instanceGroupLimit: 0 }, ["instanceGroupLimit: expected a whole number from 1 to 1000, got 0"]],
       ["instanceGroupLimit over the GCE limit", { instanceGroupLimit: 1001 }, ["instanceGroupLimit: expected a whole number from 1 to 1000, got 1001"]],

@@ -25,6 +25,7 @@ import {
   route,
   serviceFirewall,
   SHARED_HC,
+  TO_ADDRESS,
   ZONE,
 } from "../support/builders";
 
@@ -98,7 +99,7 @@ const EXPECTED_FIXTURE: DesiredState = {
       sessionAffinity: "NONE",
       healthCheck: { kind: "dedicated", spec: httpHealthCheck(LOCAL_LB, 32000, describedBy("default/local")) },
       firewall: serviceFirewall("default/local", LOCAL_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["443"] }]),
-      healthCheckFirewall: healthCheckFirewall(`k8s-${LOCAL_LB}-http-hc`, 32000, describedBy("default/local")),
+      healthCheckFirewall: healthCheckFirewall(`k8s-${LOCAL_LB}-http-hc`, 32000, describedBy("default/local"), TO_ADDRESS),
       backendZones: BACKEND_ZONES,
       backendInstances: [],
     },

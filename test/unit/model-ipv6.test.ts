@@ -5,7 +5,7 @@ import * as assert from "node:assert/strict";
 import { desiredState } from "../../model/desired";
 import { formatIPv6, parseCidr, parseIPv6, type CidrAnyParse } from "../../model/net";
 import type { Config, DesiredState, Rejection, ServiceDesired, ServiceInfo } from "../../model/types";
-import { CONFIG, externalServiceDesired, gceNode, healthCheckFirewall, httpHealthCheck, ipv6Half, lbService, serviceFirewall } from "../support/builders";
+import { CONFIG, externalServiceDesired, gceNode, healthCheckFirewall, httpHealthCheck, ipv6Half, lbService, serviceFirewall, TO_ADDRESS } from "../support/builders";
 
 const A_LB_TYPE = "networking.gke.io/load-balancer-type";
 const A_SUBNET = "networking.gke.io/internal-load-balancer-subnet";
@@ -33,8 +33,8 @@ function expected(over: Partial<ServiceDesired> = {}): ServiceDesired {
 }
 
 /** The IPv6 half of the base Service: subnetwork `subnet`, open to all, shared check's port. */
-function half(subnet = "k8s-subnet", over: { ranges?: string[]; hcPort?: number; userIP?: string } = {}): ServiceDesired["ipv6"] {
-  return ipv6Half(KEY, LB, subnet, over.ranges ?? ["::/0"], TCP80, over.hcPort ?? 10256, over.userIP);
+function half(subnet = "k8s-subnet", over: { ranges?: string[]; hcPort?: number; userIP?: string; scheme?: "EXTERNAL" | "INTERNAL" } = {}): ServiceDesired["ipv6"] {
+  return ipv6Half(KEY, LB, subnet, over.ranges ?? ["::/0"], TCP80, over.hcPort ?? 10256, over.userIP, over.scheme);
 }
 
 function run(service: ServiceInfo, config: Partial<Config> = {}): DesiredState {
@@ -86,21 +86,26 @@ describe("model: IP families (docs/ARCHITECTURE.md#service-semantics, IP familie
       ["SingleStack IPv6 external", V6_ONLY, {}, expected({ ipv6: half(), ipv6Only: true })],
       ["external: dccm.io/ipv6-subnet wins over config", { ...DUAL, annotations: { [A_IPV6_SUBNET]: " v6-subnet " } }, {}, expected({ ipv6: half("v6-subnet") })],
       ["external: dccm.io/ipv6-subnet without config subnetwork", { ...DUAL, annotations: { [A_IPV6_SUBNET]: "v6-subnet" } }, NO_SUBNET, expected({ ipv6: half("v6-subnet") })],
-      ["internal RequireDualStack: the internal subnetwork", { ...DUAL, ...internal }, {}, expected({ scheme: "INTERNAL", subnetwork: "k8s-subnet", ipv6: half() })],
+      [
+        "internal RequireDualStack: the internal subnetwork",
+        { ...DUAL, ...internal },
+        {},
+        expected({ scheme: "INTERNAL", subnetwork: "k8s-subnet", ipv6: half("k8s-subnet", { scheme: "INTERNAL" }) }),
+      ],
       [
         "internal: the ILB subnet annotation",
         { ...DUAL, annotations: { [A_LB_TYPE]: "Internal", [A_SUBNET]: "ilb-v6" } },
         {},
-        expected({ scheme: "INTERNAL", subnetwork: "ilb-v6", ipv6: half("ilb-v6") }),
+        expected({ scheme: "INTERNAL", subnetwork: "ilb-v6", ipv6: half("ilb-v6", { scheme: "INTERNAL" }) }),
       ],
-      ["internal SingleStack IPv6", { ...V6_ONLY, ...internal }, {}, expected({ scheme: "INTERNAL", subnetwork: "k8s-subnet", ipv6: half(), ipv6Only: true })],
+      ["internal SingleStack IPv6", { ...V6_ONLY, ...internal }, {}, expected({ scheme: "INTERNAL", subnetwork: "k8s-subnet", ipv6: half("k8s-subnet", { scheme: "INTERNAL" }), ipv6Only: true })],
       [
         "ETP Local: the IPv6 health-check firewall opens healthCheckNodePort",
         { ...DUAL, externalTrafficPolicy: "Local", healthCheckNodePort: 31000 },
         {},
         expected({
           healthCheck: { kind: "dedicated", spec: httpHealthCheck(LB, 31000, DESCRIPTION) },
-          healthCheckFirewall: healthCheckFirewall(`k8s-${LB}-http-hc`, 31000, DESCRIPTION),
+          healthCheckFirewall: healthCheckFirewall(`k8s-${LB}-http-hc`, 31000, DESCRIPTION, TO_ADDRESS),
           ipv6: half("k8s-subnet", { hcPort: 31000 }),
         }),
       ],
@@ -213,7 +218,11 @@ describe("model: IP families (docs/ARCHITECTURE.md#service-semantics, IP familie
         expected({ firewall: serviceFirewall(KEY, LB, [], TCP80), ipv6: half("k8s-subnet", { ranges: ["2001:db8::/32"] }), ipv6Only: true }),
       ],
       ["IPv6 loadBalancerIP: RFC 5952 form, IPv4 address still reserved", { ...DUAL, loadBalancerIP: "2001:DB8:0:0:0:0:0:1" }, expected({ ipv6: half("k8s-subnet", { userIP: "2001:db8::1" }) })],
-      ["IPv4 loadBalancerIP on a dual-stack Service", { ...DUAL, loadBalancerIP: "203.0.113.50" }, expected({ userIP: "203.0.113.50", ipv6: half() })],
+      [
+        "IPv4 loadBalancerIP on a dual-stack Service",
+        { ...DUAL, loadBalancerIP: "203.0.113.50" },
+        expected({ userIP: "203.0.113.50", firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, { kind: "ip", ip: "203.0.113.50" }), ipv6: half() }),
+      ],
     ];
     for (const [title, over, want] of cases) it(title, () => accepted(svc(over), want));
   });

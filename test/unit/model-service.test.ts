@@ -144,7 +144,7 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
         svc({ externalTrafficPolicy: "Local", healthCheckNodePort: 32000 }),
         expected({
           healthCheck: { kind: "dedicated", spec: httpHealthCheck(LB, 32000, DESCRIPTION) },
-          healthCheckFirewall: healthCheckFirewall(`k8s-${LB}-http-hc`, 32000, DESCRIPTION),
+          healthCheckFirewall: healthCheckFirewall(`k8s-${LB}-http-hc`, 32000, DESCRIPTION, { kind: "address" }),
         }),
       );
     });
@@ -264,16 +264,19 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
 
   describe("spec.loadBalancerIP: a user-owned address", () => {
     it("used as is, never reserved", () => {
-      accepted(svc({ loadBalancerIP: "203.0.113.50" }), expected({ userIP: "203.0.113.50" }));
+      accepted(svc({ loadBalancerIP: "203.0.113.50" }), expected({ userIP: "203.0.113.50", firewall: trafficFirewall({ destination: { kind: "ip", ip: "203.0.113.50" } }) }));
     });
     it("surrounding spaces are trimmed", () => {
-      accepted(svc({ loadBalancerIP: " 203.0.113.50 " }), expected({ userIP: "203.0.113.50" }));
+      accepted(svc({ loadBalancerIP: " 203.0.113.50 " }), expected({ userIP: "203.0.113.50", firewall: trafficFirewall({ destination: { kind: "ip", ip: "203.0.113.50" } }) }));
     });
     it("empty means none", () => {
       accepted(svc({ loadBalancerIP: "" }), expected());
     });
     it("internal Service with its own IP", () => {
-      accepted(svc({ loadBalancerIP: "10.128.0.9", annotations: { [A_LB_TYPE]: "Internal" } }), expected({ scheme: "INTERNAL", subnetwork: "k8s-subnet", userIP: "10.128.0.9" }));
+      accepted(
+        svc({ loadBalancerIP: "10.128.0.9", annotations: { [A_LB_TYPE]: "Internal" } }),
+        expected({ scheme: "INTERNAL", subnetwork: "k8s-subnet", userIP: "10.128.0.9", firewall: trafficFirewall({ destination: { kind: "ip", ip: "10.128.0.9" } }) }),
+      );
     });
   });
 

@@ -113,7 +113,7 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
   "default/web:address": externalAddressInputs(WEB_LB, describedBy("default/web")),
   "default/web:backend-tcp": backendServiceInputs(WEB_LB, describedBy("default/web"), NODE_HC),
   "default/web:forwarding-rule-tcp": forwardingRuleInputs(WEB_LB, describedBy("default/web"), WEB_IP, ["80", "443", "8080"], backendServiceUrl(WEB_LB)),
-  "default/web:firewall": firewallInputs(serviceFirewall("default/web", WEB_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443", "8080"] }])),
+  "default/web:firewall": firewallInputs(serviceFirewall("default/web", WEB_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443", "8080"] }]), WEB_IP),
 
   "kube-system/dns:address": externalAddressInputs(DNS_LB, describedBy("kube-system/dns")),
   "kube-system/dns:backend-tcp": backendServiceInputs(DNS_LB, describedBy("kube-system/dns"), NODE_HC),
@@ -130,6 +130,7 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
         { protocol: "udp", ports: ["53"] },
       ],
     ),
+    DNS_IP,
   ),
 
   "db/internal:address": {
@@ -156,7 +157,7 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
     allowGlobalAccess: true,
     backendService: backendServiceUrl(INTERNAL_LB),
   },
-  "db/internal:firewall": firewallInputs(serviceFirewall("db/internal", INTERNAL_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["5432"] }])),
+  "db/internal:firewall": firewallInputs(serviceFirewall("db/internal", INTERNAL_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["5432"] }]), INTERNAL_IP),
 };
 
 function list(resources: RenderedResource[]): [string, string, string][] {

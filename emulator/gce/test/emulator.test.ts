@@ -599,6 +599,11 @@ describe("GCE emulator", function () {
       const fw = await getJson(`${gce.computeEndpoint}projects/${PROJECT}/global/firewalls/fw`);
       assert.ok(typeof fw.body === "object" && fw.body !== null && !Array.isArray(fw.body));
       assert.deepEqual(fw.body.allowed, [{ IPProtocol: "tcp", ports: ["80"] }]);
+      assert.equal(fw.body.priority, 1000);
+      gce.state.create(FIREWALL, { project: PROJECT, name: "deny", network: "default", denies: [{ protocol: "all" }], sourceRanges: ["0.0.0.0/0"], destinationRanges: ["203.0.113.7"] });
+      const deny = await getJson(`${gce.computeEndpoint}projects/${PROJECT}/global/firewalls/deny`);
+      assert.ok(typeof deny.body === "object" && deny.body !== null && !Array.isArray(deny.body));
+      assert.deepEqual([deny.body.denied, deny.body.destinationRanges, deny.body.priority, "denies" in deny.body], [[{ IPProtocol: "all" }], ["203.0.113.7"], 1000, false]);
       const bsList = await getJson(`${gce.computeEndpoint}projects/${PROJECT}/regions/${REGION}/backendServices`);
       assert.ok(typeof bsList.body === "object" && bsList.body !== null && !Array.isArray(bsList.body));
       assert.equal(bsList.body.kind, "compute#backendServiceList");

@@ -372,6 +372,34 @@ const CREATE_ROWS: CreateRow[] = [
     expect: [400, "Invalid value for field 'resource.sourceRanges': ''. An INGRESS firewall rule requires one of sourceRanges, sourceTags or sourceServiceAccounts."],
   },
   {
+    // resource_compute_firewall.go schema: destination_ranges, "the firewall will apply only to
+    // traffic that has destination IP address in these ranges"; an IP is a range of one address.
+    rule: "an INGRESS allow rule towards one IP (destinationRanges)",
+    type: T.firewall,
+    inputs: { project: PROJECT, name: "fw", network: "k8s-net", allows: [{ protocol: "tcp", ports: ["80"] }], sourceRanges: ["0.0.0.0/0"], destinationRanges: ["203.0.113.7"], priority: 999 },
+    expect: "accepted",
+  },
+  {
+    // resource_compute_firewall.go schema: deny, "a protocol and port-range tuple that describes a denied connection"; ExactlyOneOf allow, deny.
+    rule: "a deny rule of every protocol towards one IP",
+    type: T.firewall,
+    inputs: { project: PROJECT, name: "fw", network: "k8s-net", denies: [{ protocol: "all" }], sourceRanges: ["0.0.0.0/0"], destinationRanges: ["203.0.113.7"], priority: 1000 },
+    expect: "accepted",
+  },
+  {
+    rule: "a firewall takes allows or denies, not both",
+    type: T.firewall,
+    inputs: { project: PROJECT, name: "fw", network: "k8s-net", allows: [{ protocol: "tcp" }], denies: [{ protocol: "all" }], sourceRanges: ["0.0.0.0/0"] },
+    expect: [400, 'exactly one of "allows" or "denies" must be specified'],
+  },
+  {
+    // resource_compute_firewall.go schema: priority, validation.IntBetween(0, 65535).
+    rule: "a firewall priority above 65535",
+    type: T.firewall,
+    inputs: { project: PROJECT, name: "fw", network: "k8s-net", allows: [{ protocol: "tcp" }], sourceRanges: ["0.0.0.0/0"], priority: 65536 },
+    expect: [400, "expected priority to be an integer in the range (0 - 65535), got 65536"],
+  },
+  {
     rule: "an EGRESS firewall needs no source",
     type: T.firewall,
     inputs: { project: PROJECT, name: "fw", network: "k8s-net", direction: "EGRESS", allows: [{ protocol: "tcp" }], destinationRanges: ["10.0.0.0/8"] },
@@ -519,6 +547,12 @@ const CREATE_ROWS: CreateRow[] = [
     inputs: { project: PROJECT, name: "fw46", network: "k8s-net", sourceRanges: ["0.0.0.0/0", "::/0"], allows: [{ protocol: "tcp", ports: ["80"] }] },
     expect: [400, "Invalid value for field 'resource.sourceRanges': a firewall rule can contain either IPv4 or IPv6 ranges, but not both."],
   },
+  {
+    rule: "a firewall cannot mix IPv4 and IPv6 destination ranges",
+    type: T.firewall,
+    inputs: { project: PROJECT, name: "fw46", network: "k8s-net", sourceRanges: ["::/0"], destinationRanges: ["203.0.113.7", "2001:db8::7"], allows: [{ protocol: "tcp", ports: ["80"] }] },
+    expect: [400, "Invalid value for field 'resource.destinationRanges': a firewall rule can contain either IPv4 or IPv6 ranges, but not both."],
+  },
   // ---- IP literals of an address insert (state.ts, requireReservableIp) ----
   {
     rule: "an INTERNAL address literal another address holds: 409 IP_IN_USE_BY_ANOTHER_RESOURCE",
@@ -600,6 +634,9 @@ const DIFF_ROWS: DiffRow[] = [
   { rule: "RegionBackendService protocol", type: T.backendService, inputs: passthrough(), change: { protocol: "UDP" }, expect: "updated in place" },
   { rule: "Firewall direction (ForceNew)", type: T.firewall, inputs: FW, change: { direction: "EGRESS", destinationRanges: ["10.0.0.0/8"], sourceRanges: null }, expect: "replaced" },
   { rule: "Firewall network", type: T.firewall, inputs: FW, change: { network: "default" }, expect: "updated in place" },
+  // resource_compute_firewall.go schema: destination_ranges (Optional, Computed) and priority (Optional, Default 1000) have no ForceNew.
+  { rule: "Firewall destinationRanges", type: T.firewall, inputs: FW, change: { destinationRanges: ["203.0.113.7"] }, expect: "updated in place" },
+  { rule: "Firewall priority", type: T.firewall, inputs: FW, change: { priority: 999 }, expect: "updated in place" },
   { rule: "ForwardingRule allowGlobalAccess", type: T.forwardingRule, inputs: internalRule(), change: { allowGlobalAccess: true }, expect: "updated in place" },
   { rule: "ForwardingRule ipProtocol (ForceNew)", type: T.forwardingRule, inputs: internalRule(), change: { ipProtocol: "UDP" }, expect: "replaced" },
   {

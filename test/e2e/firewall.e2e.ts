@@ -1,0 +1,161 @@
+/**
+ * Firewalls on the real engine and the GCE emulator (issue 26, item 3): each Service firewall opens
+ * only towards its load balancer's IP (destinationRanges), a stack applied before that is updated in
+ * place (never replaced), and enableL4DenyFirewall adds k8s-fw-<lb>-deny at 1000 once the allow
+ * rules sit at 999.
+ */
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { LocalWorkspace } from "@pulumi/pulumi/automation";
+import { CLUSTER_STACK, desiredState, parseConfig, serviceStackName, type ClusterSnapshot, type DesiredState } from "../../model";
+import { PROJECT_NAME, StackRunner, stackProgramOutputs, type UpOutcome } from "../../daemon/stacks";
+import type { Scope } from "../../components/stack";
+import { E2E_CONFIG } from "../support/cluster";
+import { startTestEnv, type TestEnv } from "../support/env";
+
+const SERVICE_UID = "0f1ee2e0-1111-4222-8333-444455556666";
+const LB = "a0f1ee2e011114222833344445555666";
+const FIREWALL = "gcp:compute/firewall:Firewall";
+/** The inputs dccm declared of a firewall before destinationRanges and priority (components/primitives.ts at 4f9f7c6). */
+const FIREWALL_INPUTS_BEFORE = ["allows", "description", "direction", "name", "network", "project", "sourceRanges", "targetTags"];
+
+const snapshot: ClusterSnapshot = {
+  nodes: [{ name: "node-1", uid: "n0000000-0000-4000-8000-000000000001", providerID: "gce://dccm-test/us-central1-a/node-1", labels: {}, taints: [], deleting: false, podCIDRs: [] }],
+  services: [
+    {
+      namespace: "default",
+      name: "web",
+      uid: SERVICE_UID,
+      type: "LoadBalancer",
+      annotations: {},
+      ports: [{ protocol: "TCP", port: 80 }],
+      loadBalancerSourceRanges: [],
+      externalTrafficPolicy: "Local",
+      healthCheckNodePort: 31000,
+      deleting: false,
+    },
+  ],
+};
+
+const SERVICE_SCOPE: Scope = { kind: "service", namespace: "default", name: "web" };
+const SERVICE_STACK = serviceStackName("default", "web");
+
+function ops(outcome: UpOutcome): string[] {
+  return outcome.changed
+    .filter((change) => change.type.startsWith("gcp:compute/"))
+    .map((change) => `${change.name} ${change.op}`)
+    .sort();
+}
+
+describe("firewalls towards the load balancer's IP, and the deny rule, on the real engine", function () {
+  this.timeout(900_000);
+  let env: TestEnv;
+  let runner: StackRunner;
+  const workDir = (): string => path.join(env.dir, "workspaces");
+
+  before(async () => {
+    env = await startTestEnv({ withKube: false });
+    env.gce.putInstance("node-1", { zone: "us-central1-a" });
+    runner = new StackRunner({ backendUrl: env.backendUrl, env: env.pulumiEnv, workDir: workDir(), pulumiCommand: env.pulumiCommand });
+  });
+
+  after(async () => {
+    await env?.stop();
+  });
+
+  function firewall(name: string): Record<string, unknown> | undefined {
+    return env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === name)?.properties;
+  }
+
+  function ipOfAddress(): string {
+    const ip = env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === LB)?.properties.address;
+    assert.equal(typeof ip, "string");
+    return String(ip);
+  }
+
+  /**
+   * Applies a stack as the dccm before this change did: the same program, every firewall declared
+   * without destinationRanges and priority (the inputs of components/primitives.ts then).
+   */
+  async function upAsBefore(stackName: string, scope: Scope, desired: DesiredState): Promise<void> {
+    fs.mkdirSync(path.join(workDir(), stackName), { recursive: true, mode: 0o700 });
+    const stack = await LocalWorkspace.createOrSelectStack(
+      {
+        stackName,
+        projectName: PROJECT_NAME,
+        program: async () => {
+          pulumi.runtime.registerStackTransformation((args) => {
+            if (args.type !== FIREWALL) return undefined;
+            const { destinationRanges: _destination, priority: _priority, ...props } = args.props as Record<string, unknown>;
+            // The SDK's constructors list every output as an undefined input too.
+            assert.deepEqual(
+              Object.keys(props)
+                .filter((key) => props[key] !== undefined)
+                .sort(),
+              FIREWALL_INPUTS_BEFORE,
+            );
+            return { props, opts: args.opts };
+          });
+          return Promise.resolve(stackProgramOutputs(desired, scope, undefined, undefined));
+        },
+      },
+      {
+        workDir: path.join(workDir(), stackName),
+        projectSettings: { name: PROJECT_NAME, runtime: "nodejs", backend: { url: env.backendUrl } },
+        envVars: { PULUMI_BACKEND_URL: env.backendUrl, PULUMI_SKIP_UPDATE_CHECK: "true", ...env.pulumiEnv },
+        ...(env.pulumiCommand !== undefined ? { pulumiCommand: env.pulumiCommand } : {}),
+      },
+    );
+    await stack.up();
+  }
+
+  it("an existing stack (firewalls without destinationRanges) is updated in place on upgrade: each firewall towards the IP, nothing replaced", async () => {
+    const desired = desiredState(snapshot, parseConfig(E2E_CONFIG));
+    await upAsBefore(CLUSTER_STACK, { kind: "cluster" }, desired);
+    await upAsBefore(SERVICE_STACK, SERVICE_SCOPE, desired);
+    assert.equal(firewall(`k8s-fw-${LB}`)?.destinationRanges, undefined, "before: open on every node IP");
+    assert.equal(firewall(`k8s-${LB}-http-hc`)?.destinationRanges, undefined);
+
+    const cluster = await runner.up(CLUSTER_STACK, { kind: "cluster" }, desired, { refresh: false });
+    const service = await runner.up(SERVICE_STACK, SERVICE_SCOPE, desired, { refresh: false });
+    assert.deepEqual(ops(cluster), []);
+    assert.deepEqual(ops(service), ["default/web:firewall update", "default/web:hc-firewall update"]);
+    const ip = ipOfAddress();
+    assert.deepEqual(firewall(`k8s-fw-${LB}`)?.destinationRanges, [ip]);
+    assert.deepEqual(firewall(`k8s-${LB}-http-hc`)?.destinationRanges, [ip], "the stock CCM's external health-check firewall: towards the IP");
+    assert.equal(firewall("k8s-e2e0cafe-node-http-hc")?.destinationRanges, undefined, "the cluster's node health-check firewall serves every load balancer");
+    for (const name of [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, "k8s-e2e0cafe-node-http-hc"]) assert.equal(firewall(name)?.priority, 1000, name);
+    // Updated, never deleted and created again: the emulator's history of the two firewalls.
+    const history = env.gce
+      .history()
+      .filter((entry) => entry.kind === "firewalls" && entry.name !== "k8s-e2e0cafe-node-http-hc")
+      .map((entry) => `${entry.name} ${entry.op}`);
+    assert.deepEqual([...history].sort(), [`k8s-${LB}-http-hc create`, `k8s-${LB}-http-hc update`, `k8s-fw-${LB} create`, `k8s-fw-${LB} update`]);
+    const lastCreate = Math.max(...history.map((line, index) => (line.endsWith(" create") ? index : -1)));
+    assert.ok(history.findIndex((line) => line.endsWith(" update")) > lastCreate, history.join(", "));
+  });
+
+  it("enableL4DenyFirewall on: k8s-fw-<lb>-deny at 1000 towards the IP, created after the allow rules moved to 999", async () => {
+    const desired = desiredState(snapshot, parseConfig({ ...E2E_CONFIG, enableL4DenyFirewall: true }));
+    const before = env.gce.history().length;
+    const cluster = await runner.up(CLUSTER_STACK, { kind: "cluster" }, desired, { refresh: false });
+    const service = await runner.up(SERVICE_STACK, SERVICE_SCOPE, desired, { refresh: false });
+    assert.deepEqual(ops(cluster), ["cluster:node-hc-fw update"]);
+    // What a Service stack waits for before it creates a deny rule (daemon/clusterController.ts clusterReadyFor).
+    assert.equal(cluster.outputs.nodeHealthCheckFirewallPriority, 999);
+    assert.deepEqual(ops(service), ["default/web:deny-firewall create", "default/web:firewall update", "default/web:hc-firewall update"]);
+    const ip = ipOfAddress();
+    const deny = firewall(`k8s-fw-${LB}-deny`);
+    assert.deepEqual([deny?.priority, deny?.denies, deny?.sourceRanges, deny?.destinationRanges, deny?.targetTags], [1000, [{ protocol: "all" }], ["0.0.0.0/0"], [ip], ["k8s-node"]]);
+    for (const name of [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, "k8s-e2e0cafe-node-http-hc"]) assert.equal(firewall(name)?.priority, 999, name);
+    const order = env.gce
+      .history()
+      .slice(before)
+      .filter((entry) => entry.kind === "firewalls")
+      .map((entry) => `${entry.name} ${entry.op}`);
+    assert.equal(order.at(-1), `k8s-fw-${LB}-deny create`, order.join(", "));
+    assert.deepEqual(order.slice(0, -1).sort(), [`k8s-${LB}-http-hc update`, `k8s-e2e0cafe-node-http-hc update`, `k8s-fw-${LB} update`]);
+  });
+});
