@@ -14,6 +14,7 @@ export class DaemonMetrics {
   readonly foreignStacks: prom.Counter<"kind">;
   readonly operationTimeouts: prom.Counter<"kind" | "operation">;
   readonly destroysHeld: prom.Gauge;
+  readonly servicesHeldForAdoption: prom.Gauge;
   readonly retries: prom.Counter<"kind">;
   readonly backoffKeys: prom.Gauge;
   readonly leakedResources: prom.Gauge<"kind" | "proof">;
@@ -104,6 +105,11 @@ export class DaemonMetrics {
     this.destroysHeld = new prom.Gauge({
       name: "dccm_destroys_held",
       help: "Stacks whose Service is absent, held from destruction until an operator confirms (--confirm-orphan-destroys).",
+      registers: [registry],
+    });
+    this.servicesHeldForAdoption = new prom.Gauge({
+      name: "dccm_services_held_for_adoption",
+      help: "Services whose first up is held because GCE already has resources under their load balancer's names that no stack holds (Warning LoadBalancerExists): dccm adopt, or dccm daemon --adopt.",
       registers: [registry],
     });
     this.leakedResources = new prom.Gauge({

@@ -14,7 +14,7 @@ import type { EnqueueFlags, ReconcileResult, WorkItem } from "../controller/queu
 import type { LedgerWriter } from "../leaks/ledger";
 import { ClusterController, type ClusterEventDeps, type ClusterOutputs } from "./clusterController";
 import type { DaemonMetrics } from "./metrics";
-import { ServiceController } from "./serviceController";
+import { ServiceController, type FirstUpGuard } from "./serviceController";
 import { FullRefreshTimers, ForeignStackError, StackRecords, StackRuns, type ClusterReferences } from "./stackRuns";
 import type { ServiceWriter } from "./services";
 import type { StackRunner } from "./stacks";
@@ -73,6 +73,8 @@ export interface ReconcilerDeps {
    * replace what the operator did not allow.
    */
   adoptionHeld?: ReadonlyMap<string, string>;
+  /** Before a Service stack's first up: GCE's resources under its load balancer's names (daemon/existingLoadBalancer.ts); absent without Compute access. */
+  firstUpGuard?: FirstUpGuard;
 }
 
 /** A queue key, parsed once. */
