@@ -153,7 +153,7 @@ interface Sync {
 export class ServiceController {
   private toldReferences: ClusterReferences = { zones: [], legacyHealthCheck: false };
   /** The Service stacks the guard before their first up holds. */
-  private readonly held = new Set<string>();
+  private readonly heldStacks = new Set<string>();
 
   constructor(private readonly deps: ServiceControllerDeps) {}
 
@@ -228,8 +228,8 @@ export class ServiceController {
     const { item, record, target } = sync;
     if (action.firstUp === true && this.deps.firstUpGuard !== undefined) {
       // Before anything is written (stack, finalizer, ledger entry, address): a Service held here leaves no trace.
-      const held = await this.guardFirstUp(this.deps.firstUpGuard, sync, service);
-      if (held !== undefined) return held;
+      const holding = await this.guardFirstUp(this.deps.firstUpGuard, sync, service);
+      if (holding !== undefined) return holding;
     }
     this.heldForAdoption(item.key, false);
     if (action.verifyIp) {
@@ -309,10 +309,10 @@ export class ServiceController {
 
   /** Counts the Services the guard holds (dccm_services_held_for_adoption). */
   private heldForAdoption(stack: string, held: boolean): void {
-    const before = this.held.size;
-    if (held) this.held.add(stack);
-    else this.held.delete(stack);
-    if (this.held.size !== before) this.deps.metrics.servicesHeldForAdoption.set(this.held.size);
+    const before = this.heldStacks.size;
+    if (held) this.heldStacks.add(stack);
+    else this.heldStacks.delete(stack);
+    if (this.heldStacks.size !== before) this.deps.metrics.servicesHeldForAdoption.set(this.heldStacks.size);
   }
 
   /** Runs a step; a failure becomes a typed result (a stack of another cluster is never handled here). */
