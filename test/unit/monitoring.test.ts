@@ -65,7 +65,16 @@ describe("deploy/monitoring: alerts and dashboard", () => {
     const alerts = expressions()
       .filter((found) => found.where.startsWith("alert "))
       .map((found) => found.where.slice("alert ".length));
-    assert.deepEqual(alerts, ["DccmNoLeader", "DccmLoadBalancerSyncFailing", "DccmClusterStackFailing", "DccmDriftCorrected", "DccmQueueStuck", "DccmComputeErrors", "DccmOperationTimeouts"]);
+    assert.deepEqual(alerts, [
+      "DccmNoLeader",
+      "DccmLoadBalancerSyncFailing",
+      "DccmClusterStackFailing",
+      "DccmDriftCorrected",
+      "DccmQueueStuck",
+      "DccmComputeErrors",
+      "DccmOperationTimeouts",
+      "DccmServicesHeldForAdoption",
+    ]);
   });
 
   it("every metric and label they use exists in /metrics", () => {
@@ -81,6 +90,6 @@ describe("deploy/monitoring: alerts and dashboard", () => {
       }
     }
     assert.deepEqual(missing, []);
-    assert.equal(expressions().length, 20);
+    assert.equal(expressions().length, 21);
   });
 });
