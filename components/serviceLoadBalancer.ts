@@ -1,6 +1,17 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
-import { backendGroupKeys, ipv6Name, ownedDescription, type DenyFirewallSpec, type FirewallDestination, type FirewallSpec, type FrontendSpec, type Ipv6Desired, type OwnerMarker, type ServiceDesired } from "../model";
+import {
+  backendGroupKeys,
+  ipv6Name,
+  ownedDescription,
+  type DenyFirewallSpec,
+  type FirewallDestination,
+  type FirewallSpec,
+  type FrontendSpec,
+  type Ipv6Desired,
+  type OwnerMarker,
+  type ServiceDesired,
+} from "../model";
 import { instanceLink } from "./links";
 import { ignoredChanges } from "./ignored";
 import { denyFirewall, firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";

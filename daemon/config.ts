@@ -436,6 +436,7 @@ export function daemonOptions(settings: DaemonSettings, runtime: { readonly kube
     // Through the node controller's Compute endpoint, with or without the node controller.
     leakCheck: settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
     driftListing: settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
+    firstUpGuard: settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
     ...(settings.sharedProvider ? { sharedProvider: true } : {}),
     ...(settings.adopt ? { adopt: { allowReplace: settings.allowReplace, ...(settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {}) } } : {}),
   };

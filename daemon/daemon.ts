@@ -33,6 +33,7 @@ import { clearStaleLocks, removeTruncatedAttrs } from "./locks";
 import { holdOrphanDestroys } from "./ownership";
 import { ConfigMapLedger, listServiceClasses } from "../leaks/ledger";
 import { adoptStock } from "../adopt/adopter";
+import { existingResources } from "./existingLoadBalancer";
 import { daemonLeakMonitor, type LeakMonitor } from "../leaks/monitor";
 import { InstancePresence, sameInstances } from "./instances";
 import { computeAddressReader, requestedIpVerifier } from "./requestedIp";
@@ -95,6 +96,11 @@ export interface DaemonOptions {
   adopt?: { allowReplace: boolean; computeEndpoint?: string };
   /** `--shared-provider`: one `gcp` provider plugin for every engine run (daemon/sharedProvider.ts). */
   sharedProvider?: boolean;
+  /**
+   * Before a Service stack's first up, GCE is asked what exists under its load balancer's names
+   * (daemon/existingLoadBalancer.ts); off when undefined (the first up then runs unchecked).
+   */
+  firstUpGuard?: { computeEndpoint?: string };
 }
 
 /** What start-up builds once and its steps share. */
@@ -470,6 +476,19 @@ export class Daemon {
     };
   }
 
+  /** The guard before a Service stack's first up: GETs of its load balancer's names, and a read of its stack when one exists. */
+  private firstUpGuard(parts: StartParts): Pick<ReconcilerDeps, "firstUpGuard"> {
+    const { options } = this;
+    if (options.firstUpGuard === undefined) return {};
+    const compute = this.computeFor(options.firstUpGuard.computeEndpoint);
+    return {
+      firstUpGuard: {
+        existing: existingResources(compute, options.config.project, options.config.region),
+        held: (stack, scope) => parts.runner.heldResourceIds(stack, scope),
+      },
+    };
+  }
+
   /** Node initialization, lifecycle and route conditions, on the daemon's Node watch; undefined when off. */
   private newNodeController(parts: StartParts, routeStatus: ClusterRouteStatus): NodeController | undefined {
     const { options, metrics } = this;
@@ -517,6 +536,7 @@ export class Daemon {
       adoptionHeld: this.adoptionHeld,
       serviceOf: (stack) => this.stackKeys.serviceOf(stack),
       ...checks,
+      ...this.firstUpGuard(parts),
       onReferencesChanged: (references) =>
         this.observe({
           ...cache.lastObserved(),

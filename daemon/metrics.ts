@@ -15,6 +15,7 @@ export class DaemonMetrics {
   readonly operationTimeouts: prom.Counter<"kind" | "operation">;
   readonly destroysHeld: prom.Gauge;
   readonly ipChangesHeld: prom.Counter;
+  readonly servicesHeldForAdoption: prom.Gauge;
   readonly retries: prom.Counter<"kind">;
   readonly backoffKeys: prom.Gauge;
   readonly leakedResources: prom.Gauge<"kind" | "proof">;
@@ -110,6 +111,11 @@ export class DaemonMetrics {
     this.ipChangesHeld = new prom.Counter({
       name: "dccm_ip_changes_held_total",
       help: "Service runs that were not a change of the Service (drift pass, full refresh) and were held because their plan would not keep the load balancer's IP (Warning IPChangeHeld).",
+      registers: [registry],
+    });
+    this.servicesHeldForAdoption = new prom.Gauge({
+      name: "dccm_services_held_for_adoption",
+      help: "Services whose first up is held because GCE already has resources under their load balancer's names that no stack holds (Warning LoadBalancerExists): dccm adopt, or dccm daemon --adopt.",
       registers: [registry],
     });
     this.leakedResources = new prom.Gauge({

@@ -13,8 +13,8 @@ import type { EnqueueFlags, ReconcileResult, WorkItem } from "../controller/queu
 import type { LedgerWriter } from "../leaks/ledger";
 import { ClusterController, type ClusterEventDeps, type ClusterOutputs } from "./clusterController";
 import type { DaemonMetrics } from "./metrics";
-import { ServiceController } from "./serviceController";
 import { RepairGuard } from "./repairs";
+import { ServiceController, type FirstUpGuard } from "./serviceController";
 import { FullRefreshTimers, ForeignStackError, StackRecords, StackRuns, type ClusterReferences } from "./stackRuns";
 import type { ServiceWriter } from "./services";
 import type { StackRunner } from "./stacks";
@@ -75,6 +75,8 @@ export interface ReconcilerDeps {
   adoptionHeld?: ReadonlyMap<string, string>;
   /** A Service stack's Service, shortened names included (daemon/stackKeys.ts); absent: what the name says (parseServiceStack). */
   serviceOf?: (stack: string) => { namespace: string; name: string } | undefined;
+  /** Before a Service stack's first up: GCE's resources under its load balancer's names (daemon/existingLoadBalancer.ts); absent without Compute access. */
+  firstUpGuard?: FirstUpGuard;
 }
 
 /** A queue key, parsed once. */

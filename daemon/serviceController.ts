@@ -14,6 +14,7 @@ import type { EventRecorder, EventTarget } from "../controller/events";
 import type { ReconcileResult, WorkItem } from "../controller/queue";
 import type { LedgerWriter } from "../leaks/ledger";
 import type { ClusterController } from "./clusterController";
+import { decideFirstUp, LOAD_BALANCER_EXISTS, LoadBalancerExistsError, loadBalancerExistsMessage, type ExistingResources, type FirstUpDecision } from "./existingLoadBalancer";
 import type { DaemonMetrics } from "./metrics";
 import { planRemoval, type RemovalPlan } from "./ownership";
 import { LB_FINALIZER, type ServiceWriter } from "./services";
@@ -59,7 +60,8 @@ export type ServiceSyncAction =
   | { kind: "inspect"; failure: Failure }
   /** The stack declares the desired state: write the status back if someone changed it. */
   | { kind: "publish"; ingress: string[]; restored: boolean }
-  | { kind: "apply"; hash: string; changed: boolean; verifyIp: boolean; addFinalizer: boolean }
+  /** `firstUp`: no up of the stack ever succeeded (no applied hash): GCE is asked first what exists under its names (set only then). */
+  | { kind: "apply"; hash: string; changed: boolean; verifyIp: boolean; addFinalizer: boolean; firstUp?: true }
   | { kind: "remove"; removal: RemovalPlan; failure: Failure };
 
 export interface ServiceSyncInput {
@@ -85,7 +87,14 @@ export function planServiceSync(record: StackRecord, input: ServiceSyncInput): S
     const changed = record.applied !== hash;
     // Unchanged since the last run before a restart: only the status may need writing.
     if (!changed && !input.refresh) return { kind: "publish", ingress: ingressOf(record.recorded, input.namespace, input.name), restored: true };
-    return { kind: "apply", hash, changed, verifyIp: changed && service.userIP !== undefined, addFinalizer: !meta.finalizers.includes(LB_FINALIZER) };
+    return {
+      kind: "apply",
+      hash,
+      changed,
+      verifyIp: changed && service.userIP !== undefined,
+      addFinalizer: !meta.finalizers.includes(LB_FINALIZER),
+      ...(record.applied === undefined ? { firstUp: true as const } : {}),
+    };
   }
   if (input.rejections.length > 0 && hash !== undefined) {
     // Per object and spec: a Service deleted and created again unchanged is a new object, told again.
@@ -124,6 +133,15 @@ export interface ServiceControllerDeps {
   status?: Pick<StatusBook, "ingress" | "driftCorrected">;
   /** Plans a run that is not a change of the Service and holds it when it would change the IP (daemon/repairs.ts). */
   repairs?: Pick<RepairGuard, "decide">;
+  /** Before a Service stack's first up (daemon/existingLoadBalancer.ts); absent without Compute access: the first up runs unchecked. */
+  firstUpGuard?: FirstUpGuard;
+}
+
+/** What the guard before a Service stack's first up reads: GCE under the load balancer's names, and what the stack holds. */
+export interface FirstUpGuard {
+  existing: ExistingResources;
+  /** The IDs of the resources the stack holds (StackRunner.heldResourceIds). */
+  held: (stack: string, scope: Scope) => Promise<ReadonlySet<string>>;
 }
 
 /** One sync's context: the stack, its record and the Service it is for. */
@@ -138,6 +156,8 @@ interface Sync {
 
 export class ServiceController {
   private toldReferences: ClusterReferences = { zones: [], legacyHealthCheck: false };
+  /** The Service stacks the guard before their first up holds. */
+  private readonly heldStacks = new Set<string>();
 
   constructor(private readonly deps: ServiceControllerDeps) {}
 
@@ -174,6 +194,8 @@ export class ServiceController {
   }
 
   private async execute(action: Exclude<ServiceSyncAction, { kind: "inspect" }>, sync: Sync, service: ServiceDesired | undefined, meta: ServiceMeta | undefined): Promise<ReconcileResult> {
+    // Only an apply can be held (and a Service waiting for the cluster stack has not been let through yet).
+    if (action.kind !== "apply" && action.kind !== "waitForCluster") this.heldForAdoption(sync.item.key, false);
     switch (action.kind) {
       case "none":
         return { kind: "ok" };
@@ -208,6 +230,12 @@ export class ServiceController {
 
   private async apply(action: Extract<ServiceSyncAction, { kind: "apply" }>, sync: Sync, service: ServiceDesired, meta: ServiceMeta): Promise<ReconcileResult> {
     const { item, record, target } = sync;
+    if (action.firstUp === true && this.deps.firstUpGuard !== undefined) {
+      // Before anything is written (stack, finalizer, ledger entry, address): a Service held here leaves no trace.
+      const holding = await this.guardFirstUp(this.deps.firstUpGuard, sync, service);
+      if (holding !== undefined) return holding;
+    }
+    this.heldForAdoption(item.key, false);
     if (action.verifyIp) {
       const refusal = await this.deps.verifyRequestedIp?.(service);
       // Retried with backoff: reserving the address is what the user is told to do next.
@@ -277,6 +305,35 @@ export class ServiceController {
     if (removal.destroy) await this.deps.runner.removeStack(item.key);
     this.forget(item.key);
     return { kind: "ok" };
+  }
+
+  /**
+   * GCE resources under the load balancer's names and none in the stack: the up would create beside
+   * them (a new address, a new IP) and fail on the first name that exists. Held instead, with the
+   * queue's backoff, until an adoption puts them into the stack. Undefined: go on.
+   */
+  private async guardFirstUp(guard: FirstUpGuard, sync: Sync, service: ServiceDesired): Promise<ReconcileResult | undefined> {
+    let decision: FirstUpDecision;
+    try {
+      const occupied = await guard.existing.occupied(service.lbName, { signal: this.deps.signal });
+      // The stack is read only when something exists: a new Service costs its lookups alone.
+      decision = occupied.length === 0 ? { kind: "proceed" } : decideFirstUp(occupied, await guard.held(sync.item.key, sync.scope));
+    } catch (error) {
+      // Fails closed: without knowing what exists, creating could half-create beside it.
+      return this.failed(new Error("looking up GCE resources under the load balancer's names", { cause: error }), sync, { prefix: "Error syncing load balancer", tell: true });
+    }
+    if (decision.kind === "proceed") return undefined;
+    this.heldForAdoption(sync.item.key, true);
+    await this.deps.events.record(sync.target, "Warning", LOAD_BALANCER_EXISTS, loadBalancerExistsMessage(decision.resources));
+    return { kind: "retry", error: new LoadBalancerExistsError(decision.resources) };
+  }
+
+  /** Counts the Services the guard holds (dccm_services_held_for_adoption). */
+  private heldForAdoption(stack: string, held: boolean): void {
+    const before = this.heldStacks.size;
+    if (held) this.heldStacks.add(stack);
+    else this.heldStacks.delete(stack);
+    if (this.heldStacks.size !== before) this.deps.metrics.servicesHeldForAdoption.set(this.heldStacks.size);
   }
 
   /** Runs a step; a failure becomes a typed result (a stack of another cluster is never handled here). */

@@ -31,6 +31,12 @@ function scopePath(kind: LeakKind, scope: string): string {
   }
 }
 
+/** Where a resource of `kind` lives: the region, or `global`; undefined for a zonal kind (its zone is the resource's own). */
+export function regionalOrGlobalScope(kind: LeakKind, region: string): string | undefined {
+  const scope = COLLECTIONS[kind].scope;
+  return scope === "region" ? region : scope === "global" ? "global" : undefined;
+}
+
 /** `projects/p/regions/r/forwardingRules/n`: the API path of a resource. */
 export function resourcePath(project: string, resource: Pick<ObservedResource, "kind" | "scope" | "name">): string {
   return `projects/${project}/${scopePath(resource.kind, resource.scope)}/${resource.kind}/${resource.name}`;
@@ -69,7 +75,7 @@ export async function listObserved(compute: LeakCompute, project: string, region
 }
 
 /** Whether the resource still exists (a run may have deleted it since the listing). */
-export async function exists(compute: LeakCompute, project: string, resource: ObservedResource, opts?: CallOptions): Promise<boolean> {
+export async function exists(compute: Pick<LeakCompute, "getResource">, project: string, resource: ObservedResource, opts?: CallOptions): Promise<boolean> {
   return (await compute.getResource(`${COLLECTIONS[resource.kind].call}.get`, resourcePath(project, resource), opts)) !== undefined;
 }
 

@@ -172,10 +172,16 @@ describe("daemon/serviceController: planServiceSync", () => {
     ["known but not read since the start: read it", { known: true }, {}, { kind: "inspect", failure: syncing }],
     ["read, recording an older state: apply", { known: true, recorded, applied: "h1" }, {}, { kind: "apply", hash: "h2", changed: true, verifyIp: false, addFinalizer: false }],
     [
-      "a new Service: stack and finalizer first, then apply",
+      "a new Service: GCE asked what exists under its names, stack and finalizer first, then apply",
       { known: false, recorded: {} },
       { meta: meta({ finalizers: [] }) },
-      { kind: "apply", hash: "h2", changed: true, verifyIp: false, addFinalizer: true },
+      { kind: "apply", hash: "h2", changed: true, verifyIp: false, addFinalizer: true, firstUp: true },
+    ],
+    [
+      "a stack read after a start that never applied (an adoption refused, a first up failed): GCE asked first",
+      { known: true, recorded: {} },
+      {},
+      { kind: "apply", hash: "h2", changed: true, verifyIp: false, addFinalizer: false, firstUp: true },
     ],
     ["a change", { known: true, recorded, applied: "h1" }, {}, { kind: "apply", hash: "h2", changed: true, verifyIp: false, addFinalizer: false }],
     ["a drift pass", { known: true, recorded, applied: "h2" }, { refresh: true }, { kind: "apply", hash: "h2", changed: false, verifyIp: false, addFinalizer: false }],

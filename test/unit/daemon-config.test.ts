@@ -403,6 +403,7 @@ describe("daemon/config daemonOptions", () => {
       nodes: settings.nodes,
       leakCheck: { computeEndpoint: "http://127.0.0.1:1/compute/v1/" },
       driftListing: { computeEndpoint: "http://127.0.0.1:1/compute/v1/" },
+      firstUpGuard: { computeEndpoint: "http://127.0.0.1:1/compute/v1/" },
     });
   });
   it("--no-node-controller: no node controller, the leak check keeps the endpoint", () => {

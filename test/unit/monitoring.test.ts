@@ -74,6 +74,7 @@ describe("deploy/monitoring: alerts and dashboard", () => {
       "DccmQueueStuck",
       "DccmComputeErrors",
       "DccmOperationTimeouts",
+      "DccmServicesHeldForAdoption",
     ]);
   });
 
@@ -90,6 +91,6 @@ describe("deploy/monitoring: alerts and dashboard", () => {
       }
     }
     assert.deepEqual(missing, []);
-    assert.equal(expressions().length, 21);
+    assert.equal(expressions().length, 22);
   });
 });
