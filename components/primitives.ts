@@ -66,7 +66,7 @@ export function firewall(name: string, project: string, network: string, spec: F
       allows: spec.allows.map((allow) => ({ protocol: allow.protocol, ports: allow.ports })),
       priority: spec.priority,
     },
-    opts,
+    { ...opts, ignoreChanges: ignoredChanges("gcp:compute/firewall:Firewall") },
   );
 }
 

@@ -59,6 +59,8 @@ describe("daemon/existingLoadBalancer: the names looked up", () => {
         `${P}/global/firewalls/k8s-fw-${LB}-ipv6`,
         `${P}/global/firewalls/k8s-${LB}-http-hc`,
         `${P}/global/firewalls/k8s-${LB}-http-hc-ipv6`,
+        `${P}/global/firewalls/k8s-fw-${LB}-deny`,
+        `${P}/global/firewalls/k8s-fw-${LB}-deny-ipv6`,
       ],
     );
     assert.deepEqual(resources[2], RULE);

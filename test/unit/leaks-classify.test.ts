@@ -308,11 +308,15 @@ describe("leaks/classify: the IPv6 twins (-ipv6) of a load balancer", () => {
 
 describe("leaks/classify: the deny rules of enableL4DenyFirewall (k8s-fw-<lb>-deny, -deny-ipv6)", () => {
   for (const name of [`k8s-fw-${GONE_LB}-deny`, `k8s-fw-${GONE_LB}-deny-ipv6`]) {
-    it(`firewalls/${name}: in the family, proven by the ledger and the description`, () => {
+    it(`firewalls/${name}: in the family, proven by our owner marker, unproven without it`, () => {
       assert.ok(loadBalancerFamily(GONE_LB).some(([k, n]) => k === "firewalls" && n === name));
       assert.deepEqual(
-        classifyLeaks([res("firewalls", "global", name, GONE)], new Set(), LEDGER, CLUSTER, CONFIG).map((leak) => [leak.proof, leak.why]),
-        [["proven", `dccm's ledger records load balancer ${GONE_LB} for Service default/gone and its description names that Service`]],
+        classifyLeaks([res("firewalls", "global", name, owned(GONE))], new Set(), LEDGER, CLUSTER, CONFIG).map((leak) => [leak.proof, leak.why]),
+        [["proven", PROVEN_LB("default/gone")]],
+      );
+      assert.deepEqual(
+        classifyLeaks([res("firewalls", "global", name, GONE)], new Set(), LEDGER, CLUSTER, CONFIG).map((leak) => leak.proof),
+        ["unproven"],
       );
     });
   }
