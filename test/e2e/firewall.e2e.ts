@@ -2,14 +2,16 @@
  * Firewalls on the real engine and the GCE emulator (issue 26, item 3): each Service firewall opens
  * only towards its load balancer's IP (destinationRanges), a stack applied before that is updated in
  * place (never replaced), and enableL4DenyFirewall adds k8s-fw-<lb>-deny at 1000 once the allow
- * rules sit at 999.
+ * rules sit at 999; turned off, the deny rule is deleted before any allow rule goes back to 1000.
  */
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
-import { CLUSTER_STACK, desiredState, parseConfig, serviceStackName, type ClusterSnapshot, type DesiredState } from "../../model";
+import { CLUSTER_STACK, desiredState, NOTHING_OBSERVED, parseConfig, serviceStackName, type ClusterSnapshot, type DesiredState } from "../../model";
+import { recordedReferences } from "../../daemon/serviceController";
+import { withReferences } from "../../daemon/stackRuns";
 import { PROJECT_NAME, StackRunner, stackProgramOutputs, type UpOutcome } from "../../daemon/stacks";
 import type { Scope } from "../../components/stack";
 import { E2E_CONFIG } from "../support/cluster";
@@ -158,4 +160,47 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
     assert.equal(order.at(-1), `k8s-fw-${LB}-deny create`, order.join(", "));
     assert.deepEqual(order.slice(0, -1).sort(), [`k8s-${LB}-http-hc update`, `k8s-e2e0cafe-node-http-hc update`, `k8s-fw-${LB} update`]);
   });
+
+  it("enableL4DenyFirewall turned off: k8s-fw-<lb>-deny deleted before any allow rule goes back to 1000, never an allow at 1000 beside it", async () => {
+    const off = parseConfig(E2E_CONFIG);
+    const before = env.gce.history().length;
+    await offRuns(off);
+    const order = env.gce
+      .history()
+      .slice(before)
+      .filter((entry) => entry.kind === "firewalls")
+      .map((entry) => `${entry.name} ${entry.op}`);
+    const denyDeleted = order.indexOf(`k8s-fw-${LB}-deny delete`);
+    assert.ok(denyDeleted >= 0, order.join(", "));
+    // Each allow rule sat at 999 beside the deny rule: an update of one before the deny rule is gone is an allow at 1000 beside it.
+    const allowUpdates = order.map((line, index) => (line.endsWith(" update") ? index : -1)).filter((index) => index >= 0);
+    assert.ok(
+      allowUpdates.every((index) => index > denyDeleted),
+      order.join(", "),
+    );
+    assert.deepEqual([...order].sort(), [`k8s-${LB}-http-hc update`, "k8s-e2e0cafe-node-http-hc update", `k8s-fw-${LB} update`, `k8s-fw-${LB}-deny delete`]);
+    assert.equal(firewall(`k8s-fw-${LB}-deny`), undefined);
+    for (const name of [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, "k8s-e2e0cafe-node-http-hc"]) assert.equal(firewall(name)?.priority, 1000, name);
+  });
+
+  /**
+   * The runs a dccm started with the deny rules off makes, with its observations as the daemon
+   * builds them (daemon/serviceController.ts recordedReferences, daemon/stackRuns.ts withReferences):
+   * the Service stack read after the start, the cluster stack's firewall recorded at 999.
+   */
+  async function offRuns(off: ReturnType<typeof parseConfig>): Promise<void> {
+    const read = recordedReferences((await runner.inspect(SERVICE_STACK, SERVICE_SCOPE)).outputs, "default", "web");
+    const held = withReferences(NOTHING_OBSERVED, read, true);
+    assert.deepEqual(held.denyRulesHeld, ["default/web"]);
+    const first = desiredState(snapshot, off, held);
+    assert.deepEqual(ops(await runner.up(CLUSTER_STACK, { kind: "cluster" }, first, { refresh: false })), [], "the node health-check firewall stays at 999");
+    const deleted = await runner.up(SERVICE_STACK, SERVICE_SCOPE, first, { refresh: false });
+    assert.deepEqual(ops(deleted), ["default/web:deny-firewall delete"], "the deny rule alone");
+    for (const name of [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, "k8s-e2e0cafe-node-http-hc"]) assert.equal(firewall(name)?.priority, 999, name);
+    const none = withReferences(held, recordedReferences(deleted.outputs, "default", "web"), true);
+    assert.deepEqual([none.denyRulesHeld, none.denyRulesUnread], [undefined, undefined]);
+    const second = desiredState(snapshot, off, none);
+    assert.deepEqual(ops(await runner.up(SERVICE_STACK, SERVICE_SCOPE, second, { refresh: false })), ["default/web:firewall update", "default/web:hc-firewall update"]);
+    assert.deepEqual(ops(await runner.up(CLUSTER_STACK, { kind: "cluster" }, second, { refresh: false })), ["cluster:node-hc-fw update"]);
+  }
 });
