@@ -108,6 +108,8 @@ export interface ClusterControllerDeps {
    * first run, so that a Node keeps its group across a restart (model/groups.ts).
    */
   onGroupMembers?: (members: Record<string, string[]>) => void;
+  /** Whether the node health-check firewall the stack recorded sits above deny rules (999): told with the membership, before the first run since a start. */
+  onRecordedFirewall?: (aboveDeny: boolean) => void;
   onClusterFailed?: (error: unknown) => void;
   /** Events about the cluster stack; none recorded when absent. */
   clusterEvents?: ClusterEventDeps;
@@ -189,7 +191,10 @@ export class ClusterController {
           case "apply":
             // The desired groups depend on the membership last applied: tell it before the first run.
             if (!this.membersTold && record.recorded !== undefined) {
-              this.tellMembers(clusterOutputs(record.recorded));
+              const recorded = clusterOutputs(record.recorded);
+              // Its node health-check firewall above deny rules that unread Service stacks may still hold (ObservedCloud.denyRulesUnread).
+              this.deps.onRecordedFirewall?.(appliedClusterOf(recorded).nodeHealthCheckFirewallAboveDeny);
+              this.tellMembers(recorded);
               continue;
             }
             return await this.apply(item, record, action.hash, action.drift);

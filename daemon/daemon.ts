@@ -8,7 +8,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { PulumiCommand } from "@pulumi/pulumi/automation";
 import type { Logger } from "pino";
-import { ANNOTATION_BACKEND, CLUSTER_STACK, instanceGroupName, isServiceStack, observedReferences, serviceStackName, type Config, type ObservedCloud, type ServiceDesired } from "../model";
+import { ANNOTATION_BACKEND, CLUSTER_STACK, instanceGroupName, isServiceStack, serviceStackName, type Config, type ObservedCloud, type ServiceDesired } from "../model";
 import { DesiredCache } from "../watcher/desiredCache";
 import { ServiceStackKeys } from "./stackKeys";
 import { ClusterWatcher } from "../watcher/informers";
@@ -23,7 +23,7 @@ import { resultObserver } from "../controller/results";
 import { Reconciler, type ReconcilerDeps } from "./reconciler";
 import { leaseTarget } from "./clusterEvents";
 import type { ClusterEventDeps } from "./clusterController";
-import { stackKind } from "./stackRuns";
+import { stackKind, withReferences, type ClusterReferences } from "./stackRuns";
 import { ClusterRouteStatus } from "./routes";
 import { startProbeServer, type ProbeServer } from "./server";
 import { StatusBook, type StatusDocument } from "./status";
@@ -137,6 +137,10 @@ export class Daemon {
   private nodeController: NodeController | undefined;
   /** Set once the first snapshot went into the DesiredCache; watch events before it are covered by it. */
   private cacheFilled = false;
+  /** What the applied Service stacks point at, as last told (onReferencesChanged). */
+  private references: ClusterReferences = { zones: [], legacyHealthCheck: false };
+  /** The cluster stack recorded its node health-check firewall above deny rules (told before its first run since the start). */
+  private clusterFirewallAboveDeny = false;
   private agents: KeepAliveAgents | undefined;
   private leadershipLost = false;
   private leakMonitor: LeakMonitor | undefined;
@@ -514,6 +518,8 @@ export class Daemon {
   private newReconciler(parts: StartParts, routeStatus: ClusterRouteStatus, checks: ComputeChecks): Reconciler {
     const { options, metrics } = this;
     const { cache } = parts;
+    // As the Service controller's records start: the stacks known now are unread until each is read.
+    this.references = { zones: [], legacyHealthCheck: false, ...(parts.knownStacks.some(isServiceStack) ? { unread: true as const } : {}) };
     return new Reconciler({
       cache,
       watcher: parts.watcher,
@@ -537,13 +543,15 @@ export class Daemon {
       serviceOf: (stack) => this.stackKeys.serviceOf(stack),
       ...checks,
       ...this.firstUpGuard(parts),
-      onReferencesChanged: (references) =>
-        this.observe({
-          ...cache.lastObserved(),
-          ...observedReferences(references.zones),
-          legacyHealthCheckReferenced: references.legacyHealthCheck,
-        }),
+      onReferencesChanged: (references) => {
+        this.references = references;
+        this.observe(withReferences(cache.lastObserved(), references, this.clusterFirewallAboveDeny));
+      },
       onGroupMembers: (members) => this.observe({ ...cache.lastObserved(), groupMembers: members }),
+      onRecordedFirewall: (aboveDeny) => {
+        this.clusterFirewallAboveDeny = aboveDeny;
+        this.observe(withReferences(cache.lastObserved(), this.references, aboveDeny));
+      },
       onClusterApplied: (outputs) => {
         routeStatus.applied(outputs);
         this.nodeController?.onRoutesChanged();

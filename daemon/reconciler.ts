@@ -60,6 +60,8 @@ export interface ReconcilerDeps {
   onClusterApplied?: (outputs: ClusterOutputs) => void;
   /** The instance groups' membership the cluster stack recorded (see ClusterController). */
   onGroupMembers?: (members: Record<string, string[]>) => void;
+  /** Whether the cluster stack's recorded node health-check firewall sits above deny rules (see ClusterController). */
+  onRecordedFirewall?: (aboveDeny: boolean) => void;
   onClusterFailed?: (error: unknown) => void;
   /** Events about the cluster stack (daemon/clusterEvents.ts); none when absent. */
   clusterEvents?: ClusterEventDeps;

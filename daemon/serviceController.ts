@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { Scope } from "../components/stack";
-import { backendGroupKeys, serviceStackName, type Rejection, type ServiceDesired } from "../model";
+import { backendGroupKeys, isDenyFirewallName, serviceStackName, type Rejection, type ServiceDesired } from "../model";
 import type { DesiredCache } from "../watcher/desiredCache";
 import type { ClusterWatcher, ServiceMeta } from "../watcher/informers";
 import { isRecord } from "../controller/guards";
@@ -34,7 +34,23 @@ export function ingressOf(outputs: Record<string, unknown>, namespace: string, n
 }
 
 function referencesOf(service: ServiceDesired): ClusterReferences {
-  return { zones: backendGroupKeys(service), legacyHealthCheck: service.backend === "target-pool" && service.healthCheck.kind === "shared" };
+  const denies = service.denyFirewall !== undefined || service.ipv6?.denyFirewall !== undefined;
+  return { zones: backendGroupKeys(service), legacyHealthCheck: service.backend === "target-pool" && service.healthCheck.kind === "shared", ...(denies ? { denyRules: [service.key] } : {}) };
+}
+
+/**
+ * What a Service stack's recorded outputs tell before its first run since a start: whether it holds
+ * a deny rule (`resources.firewalls` names `k8s-fw-<lb>-deny` or `-deny-ipv6`). Its groups and check
+ * are told once it runs or is found unchanged, as before.
+ */
+export function recordedReferences(outputs: Record<string, unknown>, namespace: string, name: string): ClusterReferences {
+  const loadBalancers = outputs.loadBalancers;
+  const key = `${namespace}/${name}`;
+  const entry = isRecord(loadBalancers) ? loadBalancers[key] : undefined;
+  const resources = isRecord(entry) ? entry.resources : undefined;
+  const firewalls = isRecord(resources) && Array.isArray(resources.firewalls) ? resources.firewalls : [];
+  const denies = firewalls.some((firewall) => typeof firewall === "string" && isDenyFirewallName(firewall));
+  return { zones: [], legacyHealthCheck: false, ...(denies ? { denyRules: [key] } : {}) };
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
@@ -155,11 +171,14 @@ interface Sync {
 }
 
 export class ServiceController {
-  private toldReferences: ClusterReferences = { zones: [], legacyHealthCheck: false };
+  /** The union as last told; at first as the records start (`unread` while Service stacks known at the start are not read). */
+  private toldReferences: ClusterReferences;
   /** The Service stacks the guard before their first up holds. */
   private readonly heldStacks = new Set<string>();
 
-  constructor(private readonly deps: ServiceControllerDeps) {}
+  constructor(private readonly deps: ServiceControllerDeps) {
+    this.toldReferences = deps.records.references();
+  }
 
   async sync(item: WorkItem, namespace: string, name: string): Promise<ReconcileResult> {
     const meta = this.deps.watcher.meta(namespace, name);
@@ -190,6 +209,9 @@ export class ServiceController {
       } catch (error) {
         return this.failed(error, sync, action.failure);
       }
+      // A deny rule the stack still holds changes the desired state (ObservedCloud.denyRulesHeld),
+      // at once: the view read next is planned with it.
+      if (sync.record.references === undefined) this.referenced(sync.record, recordedReferences(sync.record.recorded ?? {}, namespace, name));
     }
   }
 
@@ -370,7 +392,10 @@ export class ServiceController {
 
   private tellReferences(): void {
     const union = this.deps.records.references();
-    if (union.legacyHealthCheck === this.toldReferences.legacyHealthCheck && sameList(union.zones, this.toldReferences.zones)) return;
+    const told = this.toldReferences;
+    if (union.legacyHealthCheck === told.legacyHealthCheck && sameList(union.zones, told.zones) && sameList(union.denyRules ?? [], told.denyRules ?? []) && union.unread === told.unread) {
+      return;
+    }
     this.toldReferences = union;
     this.deps.onReferencesChanged?.(union);
   }

@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { Scope } from "../components/stack";
-import { CLUSTER_STACK } from "../model";
+import { CLUSTER_STACK, isServiceStack, observedReferences, type ObservedCloud } from "../model";
 import type { DesiredCache } from "../watcher/desiredCache";
 import type { EnqueueFlags } from "../controller/queue";
 import { jitteredDelay } from "../controller/periodic";
@@ -29,6 +29,31 @@ export interface ClusterReferences {
    */
   zones: string[];
   legacyHealthCheck: boolean;
+  /**
+   * The Services (`namespace/name`) whose stack holds a deny rule (`enableL4DenyFirewall`); on one
+   * stack's references, its own Service when it does. Unset when none.
+   */
+  denyRules?: string[];
+  /**
+   * In the union only: some Service stack known at the start was not read yet (it may hold a deny
+   * rule). Unset when none.
+   */
+  unread?: true;
+}
+
+/**
+ * Pure: the observation with what the Service stacks point at. `clusterFirewallAboveDeny`: the
+ * cluster stack recorded its node health-check firewall at 999; with Service stacks still unread
+ * it stays there (denyRulesUnread). The deny fields only when they say something: the desired
+ * state of a cluster that never had a deny rule is unchanged.
+ */
+export function withReferences(observed: ObservedCloud, references: ClusterReferences, clusterFirewallAboveDeny: boolean): ObservedCloud {
+  const next: ObservedCloud = { ...observed, ...observedReferences(references.zones), legacyHealthCheckReferenced: references.legacyHealthCheck };
+  delete next.denyRulesHeld;
+  delete next.denyRulesUnread;
+  if (references.denyRules !== undefined && references.denyRules.length > 0) next.denyRulesHeld = references.denyRules;
+  if (references.unread === true && clusterFirewallAboveDeny) next.denyRulesUnread = true;
+  return next;
 }
 
 /** Everything the daemon knows of one stack; dropped when the stack is gone. */
@@ -53,6 +78,7 @@ export interface StackRecord {
  */
 export class ReferenceUnion {
   private readonly zones = new Map<string, number>();
+  private readonly denyRules = new Map<string, number>();
   private legacyHealthCheck = 0;
 
   replace(before: ClusterReferences | undefined, after: ClusterReferences | undefined): void {
@@ -60,18 +86,24 @@ export class ReferenceUnion {
     if (after !== undefined) this.count(after, 1);
   }
 
-  /** Zones sorted. */
+  /** Zones and deny rules sorted. */
   union(): ClusterReferences {
-    return { zones: [...this.zones.keys()].sort(), legacyHealthCheck: this.legacyHealthCheck > 0 };
+    const denyRules = [...this.denyRules.keys()].sort();
+    return { zones: [...this.zones.keys()].sort(), legacyHealthCheck: this.legacyHealthCheck > 0, ...(denyRules.length > 0 ? { denyRules } : {}) };
   }
 
   private count(references: ClusterReferences, delta: 1 | -1): void {
-    for (const zone of new Set(references.zones)) {
-      const next = (this.zones.get(zone) ?? 0) + delta;
-      if (next > 0) this.zones.set(zone, next);
-      else this.zones.delete(zone);
-    }
+    countEach(this.zones, references.zones, delta);
+    countEach(this.denyRules, references.denyRules ?? [], delta);
     if (references.legacyHealthCheck) this.legacyHealthCheck += delta;
+  }
+}
+
+function countEach(counts: Map<string, number>, keys: readonly string[], delta: 1 | -1): void {
+  for (const key of new Set(keys)) {
+    const next = (counts.get(key) ?? 0) + delta;
+    if (next > 0) counts.set(key, next);
+    else counts.delete(key);
   }
 }
 
@@ -79,6 +111,8 @@ export class StackRecords {
   private readonly records = new Map<string, StackRecord>();
   /** The union of every record's references. */
   private readonly referenced = new ReferenceUnion();
+  /** The Service stacks known at the start whose references are not known yet (ClusterReferences.unread). */
+  private readonly unread = new Set<StackRecord>();
 
   /** `status`: its rows are the stacks that have a record here. */
   constructor(
@@ -86,7 +120,9 @@ export class StackRecords {
     private readonly status?: Pick<StatusBook, "track" | "drop">,
   ) {
     for (const stack of knownStacks) {
-      this.records.set(stack, { known: true });
+      const record: StackRecord = { known: true };
+      this.records.set(stack, record);
+      if (isServiceStack(stack)) this.unread.add(record);
       status?.track(stack);
     }
   }
@@ -101,24 +137,27 @@ export class StackRecords {
     return record;
   }
 
-  /** Drops the stack's record; returns whether it pointed at anything (the union changed). */
+  /** Drops the stack's record; returns whether the union may have changed (it pointed at anything, or was the last unread). */
   forget(stack: string): boolean {
-    const references = this.records.get(stack)?.references;
+    const record = this.records.get(stack);
+    const references = record?.references;
+    const wasUnread = record !== undefined && this.unread.delete(record);
     this.records.delete(stack);
     this.status?.drop(stack);
     this.referenced.replace(references, undefined);
-    return references !== undefined;
+    return references !== undefined || (wasUnread && this.unread.size === 0);
   }
 
   /** Records what the stack's load balancer now points at in the cluster stack. */
   setReferences(record: StackRecord, references: ClusterReferences): void {
     this.referenced.replace(record.references, references);
     record.references = references;
+    this.unread.delete(record);
   }
 
   /** What the applied Service stacks point at, together (the cluster stack keeps all of it). */
   references(): ClusterReferences {
-    return this.referenced.union();
+    return { ...this.referenced.union(), ...(this.unread.size > 0 ? { unread: true as const } : {}) };
   }
 }
 

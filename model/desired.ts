@@ -5,12 +5,12 @@
 import { HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
 import { assignGroups } from "./groups";
 import { BACKEND_SERVICE_MAX_BACKENDS, INSTANCE_GROUP_MAX_INSTANCES } from "./limits";
-import { CLUSTER_STACK, clusterDescription, instanceGroupIndex, instanceGroupName, nodeHealthCheckFirewallName, isValidGceName, ROUTE_DESCRIPTION, routeName } from "./names";
+import { CLUSTER_STACK, clusterDescription, instanceGroupIndex, instanceGroupName, nodeHealthCheckFirewallName, isValidGceName, ROUTE_DESCRIPTION, routeName, serviceKey } from "./names";
 import { cidrContains, parseCidr4, type Cidr4 } from "./net";
 import { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
 import { allowPriority, serviceDesired, sharedNodeHealthCheck, type Backends } from "./service";
 import { malformedNode, malformedService } from "./shape";
-import { NOTHING_OBSERVED } from "./types";
+import { FIREWALL_PRIORITY_ALLOW_ABOVE_DENY, NOTHING_OBSERVED } from "./types";
 import type { ClusterDesired, ClusterSnapshot, Config, DesiredState, GroupRef, InstanceGroupSpec, InstanceRef, NodeInfo, ObservedCloud, Rejection, RouteSpec, ServiceDesired } from "./types";
 
 function compareText(a: string, b: string): number {
@@ -183,7 +183,7 @@ function presentNodes(snapshot: ClusterSnapshot, config: Config, observed: Obser
 }
 
 /** Every Service that wants a load balancer, sorted by key, and those refused with why. */
-function desiredServices(snapshot: ClusterSnapshot, config: Config, backends: Backends): { services: ServiceDesired[]; rejected: Rejection[] } {
+function desiredServices(snapshot: ClusterSnapshot, config: Config, backends: Backends, denyRulesHeld: ReadonlySet<string>): { services: ServiceDesired[]; rejected: Rejection[] } {
   const services: ServiceDesired[] = [];
   const rejected: Rejection[] = [];
   for (const service of snapshot.services) {
@@ -193,7 +193,7 @@ function desiredServices(snapshot: ClusterSnapshot, config: Config, backends: Ba
       continue;
     }
     if (!wantsLoadBalancer(service, config)) continue;
-    const outcome = serviceDesired(service, config, backends);
+    const outcome = serviceDesired(service, config, backends, denyRulesHeld.has(serviceKey(service.namespace, service.name)));
     if (outcome.ok) services.push(outcome.desired);
     else rejected.push(...outcome.rejections);
   }
@@ -225,7 +225,8 @@ export function desiredState(snapshot: ClusterSnapshot, config: Config, observed
     .map(({ instance }) => instance)
     .sort(compareInstances);
   const backendZones = [...new Set(backendInstances.map((instance) => instance.zone))].sort(compareText);
-  const planned = desiredServices(snapshot, config, { zones: backendZones, instances: backendInstances });
+  const denyRulesHeld = new Set(observed.denyRulesHeld);
+  const planned = desiredServices(snapshot, config, { zones: backendZones, instances: backendInstances }, denyRulesHeld);
   const groups = instanceGroups(backendInstances, config, observed);
   const rejected = [...planned.rejected];
   const services = withBackendGroups(planned.services, groups, rejected);
@@ -247,7 +248,8 @@ export function desiredState(snapshot: ClusterSnapshot, config: Config, observed
       // No destination: it serves every load balancer of the cluster. With the deny rules on, it
       // moves above them as the stock CCM's does (ensureHTTPHealthCheckFirewall, allowPriority):
       // the checkers' probes go to each load balancer's IP, which a deny rule at 1000 would win.
-      priority: allowPriority(config, "EXTERNAL"),
+      // With them off, it stays above while a Service stack may still hold one (ObservedCloud).
+      priority: denyRulesHeld.size > 0 || observed.denyRulesUnread === true ? FIREWALL_PRIORITY_ALLOW_ABOVE_DENY : allowPriority(config, "EXTERNAL"),
     },
     legacyNodeHealthCheck: observed.legacyHealthCheckReferenced || services.some((service) => service.backend === "target-pool" && service.healthCheck.kind === "shared"),
     routes: routes(located, config, warnings),

@@ -34,6 +34,11 @@ export function denyFirewallName(lbName: string): string {
   return `k8s-fw-${lbName}-deny`;
 }
 
+/** A deny rule's name of either family (`k8s-fw-<lb>-deny`, `k8s-fw-<lb>-deny-ipv6`). */
+export function isDenyFirewallName(name: string): boolean {
+  return /^k8s-fw-[a-z0-9]+-deny(-ipv6)?$/.test(name);
+}
+
 export function serviceHealthCheckFirewallName(lbName: string): string {
   return `k8s-${lbName}-http-hc`;
 }

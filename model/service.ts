@@ -294,7 +294,11 @@ function checkSharedUserIP(scheme: LbScheme, userIP: string | undefined, fronten
   }
 }
 
-export function serviceDesired(service: ServiceInfo, config: Config, backends: Backends): ServiceOutcome {
+/**
+ * `denyRuleHeld`: the Service's stack, as last applied, still holds a deny rule (ObservedCloud
+ * denyRulesHeld): its allow rules stay at 999 until the deny rule is deleted.
+ */
+export function serviceDesired(service: ServiceInfo, config: Config, backends: Backends, denyRuleHeld = false): ServiceOutcome {
   const malformed = malformedServiceFields(service);
   if (malformed !== undefined) return { ok: false, rejections: [malformed] };
   const key = serviceKey(service.namespace, service.name);
@@ -322,10 +326,10 @@ export function serviceDesired(service: ServiceInfo, config: Config, backends: B
     frontends,
     sessionAffinity: affinity === "ClientIP" ? "CLIENT_IP" : "NONE",
     healthCheck,
-    ...ipv4Firewalls(firewallBasis(lbName, description, config, scheme, frontends, healthCheck), addressing),
+    ...ipv4Firewalls(firewallBasis(lbName, description, config, scheme, frontends, healthCheck, denyRuleHeld), addressing),
     backendZones: backend === "backend-service" ? [...backends.zones] : [],
     backendInstances: backend === "target-pool" ? backends.instances.map((i) => ({ ...i })) : [],
-    ...(served.ipv6 && ipv6Subnet !== undefined ? { ipv6: ipv6Desired(firewallBasis(lbName, description, config, scheme, frontends, healthCheck), ipv6Subnet, addressing) } : {}),
+    ...(served.ipv6 && ipv6Subnet !== undefined ? { ipv6: ipv6Desired(firewallBasis(lbName, description, config, scheme, frontends, healthCheck, denyRuleHeld), ipv6Subnet, addressing) } : {}),
     ...(served.ipv6 && !served.ipv4 ? { ipv6Only: true } : {}),
     ...(served.fallback !== undefined ? { ipv6Fallback: served.fallback } : {}),
   };
@@ -346,7 +350,7 @@ interface FirewallBasis {
   deny: boolean;
 }
 
-function firewallBasis(lbName: string, description: string, config: Config, scheme: LbScheme, frontends: FrontendSpec[], healthCheck: HealthCheckRef): FirewallBasis {
+function firewallBasis(lbName: string, description: string, config: Config, scheme: LbScheme, frontends: FrontendSpec[], healthCheck: HealthCheckRef, denyRuleHeld: boolean): FirewallBasis {
   return {
     lbName,
     description,
@@ -355,7 +359,9 @@ function firewallBasis(lbName: string, description: string, config: Config, sche
     ...(healthCheck.kind === "dedicated" ? { dedicatedPort: healthCheck.spec.port } : {}),
     healthCheckPort: healthCheck.spec.port,
     external: scheme === "EXTERNAL",
-    priority: allowPriority(config, scheme),
+    // A deny rule still held keeps the allow rules above it until a run has deleted it (the stock
+    // CCM too deletes the deny rule before it moves the allow rules back: --enable-l4-deny-firewall-rollback-cleanup).
+    priority: denyRuleHeld ? FIREWALL_PRIORITY_ALLOW_ABOVE_DENY : allowPriority(config, scheme),
     deny: denies(config, scheme),
   };
 }

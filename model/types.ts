@@ -294,6 +294,20 @@ export interface ObservedCloud {
    * stays in its group when others join or leave (model/groups.ts).
    */
   groupMembers?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * The Services (`namespace/name`) whose stack, as last applied, still holds a deny rule
+   * (`k8s-fw-<lb>-deny`, `-deny-ipv6`). With `enableL4DenyFirewall` off, such a Service's allow rules
+   * stay at 999 and its deny rule is no longer declared: the run deletes the deny rule alone, and
+   * only the next one (the stack then holds none) moves the allow rules back to 1000, so the deny
+   * rule never ties them. The cluster stack's node health-check firewall stays at 999 while any is
+   * listed. Unset when none.
+   */
+  denyRulesHeld?: readonly string[];
+  /**
+   * After a start, the cluster stack's node health-check firewall sat at 999 and Service stacks were
+   * not read yet: any may still hold a deny rule, so the firewall stays at 999. Unset when false.
+   */
+  denyRulesUnread?: boolean;
 }
 
 export const NOTHING_OBSERVED: ObservedCloud = { goneInstances: [], referencedZones: [], legacyHealthCheckReferenced: false };

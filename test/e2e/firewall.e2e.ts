@@ -2,18 +2,23 @@
  * Firewalls on the real engine and the GCE emulator (issue 26, item 3): each Service firewall opens
  * only towards its load balancer's IP (destinationRanges), a stack applied before that is updated in
  * place (never replaced), and enableL4DenyFirewall adds k8s-fw-<lb>-deny at 1000 once the allow
- * rules sit at 999.
+ * rules sit at 999; turned off, the deny rule is deleted before any allow rule goes back to 1000.
  */
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
-import { CLUSTER_STACK, desiredState, parseConfig, serviceStackName, type ClusterSnapshot, type DesiredState } from "../../model";
+import * as k8s from "@kubernetes/client-node";
+import { CLUSTER_STACK, desiredState, loadBalancerName, NOTHING_OBSERVED, parseConfig, serviceStackName, type ClusterSnapshot, type DesiredState } from "../../model";
+import { Daemon } from "../../daemon/daemon";
+import { recordedReferences } from "../../daemon/serviceController";
+import { withReferences } from "../../daemon/stackRuns";
 import { PROJECT_NAME, StackRunner, stackProgramOutputs, type UpOutcome } from "../../daemon/stacks";
 import type { Scope } from "../../components/stack";
-import { E2E_CONFIG } from "../support/cluster";
-import { startTestEnv, type TestEnv } from "../support/env";
+import { createNode, E2E_CONFIG, lbService as e2eLbService } from "../support/cluster";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
+import { eventually } from "../support/wait";
 
 const SERVICE_UID = "0f1ee2e0-1111-4222-8333-444455556666";
 const LB = "a0f1ee2e011114222833344445555666";
@@ -157,5 +162,105 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
       .map((entry) => `${entry.name} ${entry.op}`);
     assert.equal(order.at(-1), `k8s-fw-${LB}-deny create`, order.join(", "));
     assert.deepEqual(order.slice(0, -1).sort(), [`k8s-${LB}-http-hc update`, `k8s-e2e0cafe-node-http-hc update`, `k8s-fw-${LB} update`]);
+  });
+
+  it("enableL4DenyFirewall turned off: k8s-fw-<lb>-deny deleted before any allow rule goes back to 1000, never an allow at 1000 beside it", async () => {
+    const off = parseConfig(E2E_CONFIG);
+    const before = env.gce.history().length;
+    await offRuns(off);
+    const order = env.gce
+      .history()
+      .slice(before)
+      .filter((entry) => entry.kind === "firewalls")
+      .map((entry) => `${entry.name} ${entry.op}`);
+    const denyDeleted = order.indexOf(`k8s-fw-${LB}-deny delete`);
+    assert.ok(denyDeleted >= 0, order.join(", "));
+    // Each allow rule sat at 999 beside the deny rule: an update of one before the deny rule is gone is an allow at 1000 beside it.
+    const allowUpdates = order.map((line, index) => (line.endsWith(" update") ? index : -1)).filter((index) => index >= 0);
+    assert.ok(
+      allowUpdates.every((index) => index > denyDeleted),
+      order.join(", "),
+    );
+    assert.deepEqual([...order].sort(), [`k8s-${LB}-http-hc update`, "k8s-e2e0cafe-node-http-hc update", `k8s-fw-${LB} update`, `k8s-fw-${LB}-deny delete`]);
+    assert.equal(firewall(`k8s-fw-${LB}-deny`), undefined);
+    for (const name of [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, "k8s-e2e0cafe-node-http-hc"]) assert.equal(firewall(name)?.priority, 1000, name);
+  });
+
+  /**
+   * The runs a dccm started with the deny rules off makes, with its observations as the daemon
+   * builds them (daemon/serviceController.ts recordedReferences, daemon/stackRuns.ts withReferences):
+   * the Service stack read after the start, the cluster stack's firewall recorded at 999.
+   */
+  async function offRuns(off: ReturnType<typeof parseConfig>): Promise<void> {
+    const read = recordedReferences((await runner.inspect(SERVICE_STACK, SERVICE_SCOPE)).outputs, "default", "web");
+    const held = withReferences(NOTHING_OBSERVED, read, true);
+    assert.deepEqual(held.denyRulesHeld, ["default/web"]);
+    const first = desiredState(snapshot, off, held);
+    assert.deepEqual(ops(await runner.up(CLUSTER_STACK, { kind: "cluster" }, first, { refresh: false })), [], "the node health-check firewall stays at 999");
+    const deleted = await runner.up(SERVICE_STACK, SERVICE_SCOPE, first, { refresh: false });
+    assert.deepEqual(ops(deleted), ["default/web:deny-firewall delete"], "the deny rule alone");
+    for (const name of [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, "k8s-e2e0cafe-node-http-hc"]) assert.equal(firewall(name)?.priority, 999, name);
+    const none = withReferences(held, recordedReferences(deleted.outputs, "default", "web"), true);
+    assert.deepEqual([none.denyRulesHeld, none.denyRulesUnread], [undefined, undefined]);
+    const second = desiredState(snapshot, off, none);
+    assert.deepEqual(ops(await runner.up(SERVICE_STACK, SERVICE_SCOPE, second, { refresh: false })), ["default/web:firewall update", "default/web:hc-firewall update"]);
+    assert.deepEqual(ops(await runner.up(CLUSTER_STACK, { kind: "cluster" }, second, { refresh: false })), ["cluster:node-hc-fw update"]);
+  }
+});
+
+describe("the daemon restarted with enableL4DenyFirewall off: each deny rule deleted before any allow rule goes back to 1000", function () {
+  this.timeout(900_000);
+  let env: TestEnv;
+  let core: k8s.CoreV1Api;
+  let daemon: Daemon | undefined;
+  const fwPriority = (name: string): unknown => env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === name)?.properties.priority;
+  const start = async (enableL4DenyFirewall: boolean): Promise<Daemon> => {
+    const started = new Daemon(daemonOptions(env, parseConfig({ ...E2E_CONFIG, enableL4DenyFirewall }), {}));
+    await started.start(() => assert.fail("leadership lost"));
+    return started;
+  };
+
+  before(async () => {
+    env = await startTestEnv();
+    core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    env.gce.putInstance("node-1", { zone: "us-central1-a" });
+    await createNode(core, "node-1", "us-central1-a");
+  });
+
+  after(async () => {
+    await daemon?.stop();
+    await env?.stop();
+  });
+
+  it("on, then restarted off: the deny rules deleted first (the allow rules still at 999), then every allow rule at 1000, never one at 1000 beside a deny rule", async () => {
+    daemon = await start(true);
+    // ETP Local: a health-check firewall of its own beside the traffic firewall.
+    const created = await core.createNamespacedService({ namespace: "default", body: e2eLbService("web", { externalTrafficPolicy: "Local" }) });
+    const lb = loadBalancerName(created.metadata?.uid ?? "");
+    await eventually("web's deny rule", () => (fwPriority(`k8s-fw-${lb}-deny`) === 1000 ? true : undefined));
+    await daemon.idle();
+    const allows = [`k8s-fw-${lb}`, `k8s-${lb}-http-hc`, "k8s-e2e0cafe-node-http-hc"];
+    for (const name of allows) assert.equal(fwPriority(name), 999, name);
+    await daemon.stop();
+    daemon = undefined;
+
+    const before = env.gce.history().length;
+    daemon = await start(false);
+    await eventually("every allow rule back at 1000", () => (allows.every((name) => fwPriority(name) === 1000) ? true : undefined));
+    await daemon.idle();
+    assert.equal(fwPriority(`k8s-fw-${lb}-deny`), undefined);
+    const order = env.gce
+      .history()
+      .slice(before)
+      .filter((entry) => entry.kind === "firewalls")
+      .map((entry) => `${entry.name} ${entry.op}`);
+    // Each allow rule sat at 999 beside the deny rule: an update of one before the deny rule is gone is an allow at 1000 beside it.
+    const denyDeleted = order.indexOf(`k8s-fw-${lb}-deny delete`);
+    assert.ok(denyDeleted >= 0, order.join(", "));
+    assert.ok(
+      order.every((line, index) => !line.endsWith(" update") || index > denyDeleted),
+      order.join(", "),
+    );
+    assert.deepEqual([...order].sort(), [`k8s-${lb}-http-hc update`, "k8s-e2e0cafe-node-http-hc update", `k8s-fw-${lb} update`, `k8s-fw-${lb}-deny delete`]);
   });
 });

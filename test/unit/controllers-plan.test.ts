@@ -7,8 +7,9 @@ import * as assert from "node:assert/strict";
 import fc from "fast-check";
 import { appliedClusterOf, clusterOutputs, clusterReadyFor, planClusterSync, type ClusterSyncAction, type ClusterSyncInput } from "../../daemon/clusterController";
 import { LB_FINALIZER } from "../../daemon/services";
-import { ingressOf, planServiceSync, type ServiceSyncAction, type ServiceSyncInput } from "../../daemon/serviceController";
-import { ReferenceUnion, type ClusterReferences, type StackRecord } from "../../daemon/stackRuns";
+import { ingressOf, planServiceSync, recordedReferences, type ServiceSyncAction, type ServiceSyncInput } from "../../daemon/serviceController";
+import { ReferenceUnion, StackRecords, withReferences, type ClusterReferences, type StackRecord } from "../../daemon/stackRuns";
+import { NOTHING_OBSERVED, type ObservedCloud } from "../../model";
 import type { ServiceDesired } from "../../model";
 import type { ServiceMeta } from "../../watcher/informers";
 import { DesiredCache } from "../../watcher/desiredCache";
@@ -125,6 +126,52 @@ describe("daemon/stackRuns: ReferenceUnion", () => {
         });
       }),
     );
+  });
+});
+
+describe("enableL4DenyFirewall off: which Service stacks still hold a deny rule (ObservedCloud.denyRulesHeld, denyRulesUnread)", () => {
+  const LB = "a0123456789abcdef0123456789abcde";
+  const recorded = (firewalls: unknown): Record<string, unknown> => ({ loadBalancers: { "default/web": { ingress: ["34.1.2.3"], resources: { firewalls } } } });
+  const cases: Array<[string, Record<string, unknown>, ClusterReferences]> = [
+    ["its IPv4 deny rule recorded", recorded([`k8s-fw-${LB}`, `k8s-fw-${LB}-deny`]), { zones: [], legacyHealthCheck: false, denyRules: ["default/web"] }],
+    ["its IPv6 deny rule only (SingleStack IPv6)", recorded([`k8s-fw-${LB}-ipv6`, `k8s-fw-${LB}-deny-ipv6`]), { zones: [], legacyHealthCheck: false, denyRules: ["default/web"] }],
+    ["allow rules only (never had one, or deleted)", recorded([`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, `k8s-fw-${LB}-ipv6`]), { zones: [], legacyHealthCheck: false }],
+    ["another Service's entry only", { loadBalancers: { "default/other": { resources: { firewalls: [`k8s-fw-${LB}-deny`] } } } }, { zones: [], legacyHealthCheck: false }],
+    ["not of the recorded shape", recorded("k8s-fw-x-deny"), { zones: [], legacyHealthCheck: false }],
+    ["nothing recorded", {}, { zones: [], legacyHealthCheck: false }],
+  ];
+  for (const [title, outputs, expected] of cases) it(`recordedReferences: ${title}`, () => assert.deepEqual(recordedReferences(outputs, "default", "web"), expected));
+
+  const held: ClusterReferences = { zones: ["us-central1-a"], legacyHealthCheck: false, denyRules: ["default/a", "default/b"] };
+  const observed: Array<[string, ObservedCloud, ClusterReferences, boolean, ObservedCloud]> = [
+    ["deny rules held", NOTHING_OBSERVED, held, false, { ...NOTHING_OBSERVED, referencedZones: ["us-central1-a"], referencedGroups: [], denyRulesHeld: ["default/a", "default/b"] }],
+    [
+      "unread stacks, the cluster's firewall recorded at 999",
+      NOTHING_OBSERVED,
+      { zones: [], legacyHealthCheck: false, unread: true },
+      true,
+      { ...NOTHING_OBSERVED, referencedGroups: [], denyRulesUnread: true },
+    ],
+    ["unread stacks, the cluster's firewall at 1000: nothing to hold", NOTHING_OBSERVED, { zones: [], legacyHealthCheck: false, unread: true }, false, { ...NOTHING_OBSERVED, referencedGroups: [] }],
+    [
+      "none held any more: the fields go (the desired state as without them)",
+      { ...NOTHING_OBSERVED, denyRulesHeld: ["default/a"], denyRulesUnread: true },
+      { zones: [], legacyHealthCheck: false },
+      true,
+      { ...NOTHING_OBSERVED, referencedGroups: [] },
+    ],
+  ];
+  for (const [title, before, references, aboveDeny, expected] of observed) it(`withReferences: ${title}`, () => assert.deepStrictEqual(withReferences(before, references, aboveDeny), expected));
+
+  it("StackRecords: the Service stacks known at the start are unread until each is referenced or forgotten; the cluster stack is none of them", () => {
+    const records = new StackRecords(["cluster", "service.default.a", "service.default.b"]);
+    assert.deepEqual(records.references(), { zones: [], legacyHealthCheck: false, unread: true });
+    records.setReferences(records.get("service.default.a"), { zones: [], legacyHealthCheck: false, denyRules: ["default/a"] });
+    assert.deepEqual(records.references(), { zones: [], legacyHealthCheck: false, denyRules: ["default/a"], unread: true });
+    assert.equal(records.forget("service.default.b"), true, "the last unread: the union changed");
+    assert.deepEqual(records.references(), { zones: [], legacyHealthCheck: false, denyRules: ["default/a"] });
+    records.setReferences(records.get("service.default.a"), { zones: [], legacyHealthCheck: false });
+    assert.deepEqual(records.references(), { zones: [], legacyHealthCheck: false });
   });
 });
 

@@ -4,7 +4,8 @@
 import * as assert from "node:assert/strict";
 
 import { desiredState } from "../../model/desired";
-import type { Config, DenyFirewallSpec, FirewallDestination, FirewallSpec, ServiceDesired, ServiceInfo } from "../../model/types";
+import { NOTHING_OBSERVED } from "../../model/types";
+import type { Config, DenyFirewallSpec, ObservedCloud, FirewallDestination, FirewallSpec, ServiceDesired, ServiceInfo } from "../../model/types";
 import { CONFIG, denyFirewall, gceNode, healthCheckFirewall, HC_RANGES_IPV6, describedBy, lbService, NODE_HC_FIREWALL, serviceFirewall, TO_ADDRESS } from "../support/builders";
 
 const NODES = [gceNode("n-a", "00000000-0000-4000-8000-000000000001", "us-central1-a", []), gceNode("n-b", "00000000-0000-4000-8000-000000000002", "us-central1-b", [])];
@@ -21,8 +22,8 @@ function svc(over: Partial<ServiceInfo> = {}): ServiceInfo {
   return lbService("default", "svc", UID, { ports: [{ name: "http", protocol: "TCP", port: 80, nodePort: 30080 }], ...over });
 }
 
-function only(service: ServiceInfo, config: Partial<Config> = {}): ServiceDesired {
-  const state = desiredState({ nodes: NODES, services: [service] }, { ...CONFIG, ...config });
+function only(service: ServiceInfo, config: Partial<Config> = {}, observed: ObservedCloud = NOTHING_OBSERVED): ServiceDesired {
+  const state = desiredState({ nodes: NODES, services: [service] }, { ...CONFIG, ...config }, observed);
   assert.deepStrictEqual(state.rejected, []);
   const [desired] = state.services;
   assert.ok(desired !== undefined);
@@ -145,5 +146,49 @@ describe("model: firewall destinations (the stock CCM's firewallObject), priorit
       assert.deepStrictEqual(desiredState({ nodes: NODES, services: [] }, { ...CONFIG, ...ON }).cluster.nodeHealthCheckFirewall, { ...NODE_HC_FIREWALL, priority: 999 });
       assert.deepStrictEqual(desiredState({ nodes: NODES, services: [] }, CONFIG).cluster.nodeHealthCheckFirewall, NODE_HC_FIREWALL);
     });
+  });
+
+  describe("enableL4DenyFirewall turned off: the deny rule is deleted before the allow rules move back to 1000 (ObservedCloud.denyRulesHeld)", () => {
+    const HELD: ObservedCloud = { ...NOTHING_OBSERVED, denyRulesHeld: [KEY] };
+    const cases: [string, Partial<ServiceInfo>, ObservedCloud, Record<string, FirewallSpec | DenyFirewallSpec>][] = [
+      [
+        "the stack still holds a deny rule: the allow rules stay at 999, no deny rule (the run deletes it alone)",
+        {},
+        HELD,
+        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, TO_ADDRESS, 999) },
+      ],
+      [
+        "ETP Local, dual-stack, still held: every allow rule of both families at 999, no deny rule",
+        { ...DUAL, ...LOCAL },
+        HELD,
+        {
+          firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, TO_ADDRESS, 999),
+          hcFirewall: HC(TO_ADDRESS, 999),
+          firewallIpv6: ipv6Traffic(TO_ADDRESS, 999),
+          hcFirewallIpv6: ipv6Hc(31000, TO_ADDRESS, 999),
+        },
+      ],
+      ["deleted (the stack holds none): the allow rules back at 1000", {}, NOTHING_OBSERVED, { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80) }],
+      ["another Service's deny rule held: this one's allow rules at 1000", {}, { ...NOTHING_OBSERVED, denyRulesHeld: ["default/other"] }, { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80) }],
+    ];
+    for (const [title, over, observed, want] of cases) it(title, () => assert.deepStrictEqual(firewallsOf(only(svc(over), {}, observed)), want));
+
+    it("on, and held: as on (the deny rule declared, the allow rules at 999)", () => {
+      assert.deepStrictEqual(firewallsOf(only(svc(), { enableL4DenyFirewall: true }, HELD)), {
+        firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, TO_ADDRESS, 999),
+        deny: denyFirewall(KEY, LB, "ipv4"),
+      });
+    });
+    it("a stack that never held one: the same desired state as without the fields (its hash unchanged)", () => {
+      assert.deepStrictEqual(only(svc({ ...LOCAL }), {}, { ...NOTHING_OBSERVED, denyRulesHeld: ["default/other"] }), only(svc({ ...LOCAL })));
+    });
+    const clusterCases: [string, ObservedCloud, number][] = [
+      ["a Service stack still holds a deny rule: the node health-check firewall stays at 999", HELD, 999],
+      ["Service stacks not read yet after a start, the firewall at 999 before: stays at 999", { ...NOTHING_OBSERVED, denyRulesUnread: true }, 999],
+      ["none held, all read: back at 1000", NOTHING_OBSERVED, 1000],
+    ];
+    for (const [title, observed, priority] of clusterCases) {
+      it(title, () => assert.deepStrictEqual(desiredState({ nodes: NODES, services: [] }, CONFIG, observed).cluster.nodeHealthCheckFirewall, { ...NODE_HC_FIREWALL, priority }));
+    }
   });
 });

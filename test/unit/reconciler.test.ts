@@ -13,7 +13,8 @@ import { Reconciler, type ReconcilerDeps } from "../../daemon/reconciler";
 import { LB_FINALIZER } from "../../daemon/services";
 import type { Inspection, UpOutcome } from "../../daemon/stacks";
 import type { Scope } from "../../components/stack";
-import { instanceGroupKey, observedReferences, type Config, type DesiredState } from "../../model";
+import { instanceGroupKey, loadBalancerName, observedReferences, type Config, type DesiredState } from "../../model";
+import { withReferences, type ClusterReferences } from "../../daemon/stackRuns";
 import type { NodeInfo, ServiceInfo } from "../../model/types";
 import { planGoneInstances, type CheckedNode } from "../../daemon/instances";
 import type { ServiceMeta } from "../../watcher/informers";
@@ -139,6 +140,8 @@ function harness(
     hashes?: (cache: DesiredCache) => Record<string, string>;
     deps?: (cache: DesiredCache) => Partial<ReconcilerDeps>;
     config?: Config;
+    /** Told of each `up`, with the desired state it declares. */
+    onUp?: (stack: string, desired: DesiredState) => void;
   } = {},
 ): Harness {
   const calls: string[] = [];
@@ -160,6 +163,7 @@ function harness(
     },
     async up(stack: string, _scope: Scope, desired: DesiredState): Promise<UpOutcome> {
       calls.push(`up ${stack}`);
+      options.onUp?.(stack, desired);
       if (stack === "cluster") clusterRuns.push(desired.cluster.instanceGroups.map((group) => `${instanceGroupKey(group)}: ${group.instances.join(",")}`));
       if (options.failUp?.has(stack) === true) throw new Error("googleapi: Error 429: Rate Limit Exceeded");
       // As components/clusterNetwork.ts outputs them.
@@ -361,7 +365,11 @@ describe("daemon/reconciler: removal and ownership", () => {
     assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
     assert.deepEqual(h.calls, ["inspect cluster", "inspect service.default.web", "setIngress default/web [34.1.2.3]"]);
-    assert.deepEqual(told, [{ zones: ["us-central1-a"], legacyHealthCheck: false }]);
+    // First the stack read (no longer unread, holding no deny rule), then its zones.
+    assert.deepEqual(told, [
+      { zones: [], legacyHealthCheck: false },
+      { zones: ["us-central1-a"], legacyHealthCheck: false },
+    ]);
     assert.equal(await driftPass, "service.default.web");
     h.reconciler.stop();
   });
@@ -661,5 +669,75 @@ describe("daemon/reconciler: a zone beyond the instance-group limit (issue 12.4)
       { "us-central1-a/k8s-ig--c0ffee1234": ["n2", "n3"], [IG2]: ["n1"] },
       { "us-central1-a/k8s-ig--c0ffee1234": ["n2", "n3"], [IG2]: ["n0", "n1"] },
     ]);
+  });
+});
+
+describe("daemon/reconciler: enableL4DenyFirewall turned off across a restart: each deny rule deleted before any allow rule moves back to 1000", () => {
+  const UID = "11111111-2222-4333-8444-555555555555";
+  const web = lbService("default", "web", UID);
+  const LB = loadBalancerName(UID);
+
+  it("the cluster stack's firewall stays at 999 while the Service stack is unread, then while it holds its deny rule; the Service's first run deletes the deny rule alone, the next moves its allow rules to 1000", async () => {
+    const on = new DesiredCache({ ...CONFIG, enableL4DenyFirewall: true });
+    on.update({ nodes: [gceNode("n1", "u1", "us-central1-a", [])], services: [web] });
+    const ups: string[] = [];
+    const changes: string[] = [];
+    const h = harness({
+      services: [web],
+      metas: [meta("web", { ingress: ["34.1.2.3"] })],
+      knownStacks: ["cluster", "service.default.web"],
+      recorded: { cluster: OUR_UID, "service.default.web": OUR_UID },
+      outputs: {
+        cluster: { instanceGroups: { "us-central1-a": "ig-a" }, instanceGroupMembers: { "us-central1-a/k8s-ig--e2e0cafe": ["n1"] }, routes: {}, nodeHealthCheckFirewallPriority: 999 },
+        "service.default.web": { loadBalancers: { "default/web": { ingress: ["34.1.2.3"], resources: { firewalls: [`k8s-fw-${LB}`, `k8s-fw-${LB}-deny`] } } } },
+      },
+      // As applied with the deny rules on, before the restart.
+      hashes: () => ({ cluster: on.view("cluster").hash ?? "", "service.default.web": on.view("service.default.web").hash ?? "" }),
+      onUp: (stack, desired) => {
+        const service = desired.services.find((candidate) => candidate.stack === stack);
+        ups.push(
+          service === undefined
+            ? `${stack}: node-http-hc ${desired.cluster.nodeHealthCheckFirewall.priority}`
+            : `${stack}: k8s-fw ${service.firewall.priority}, deny ${service.denyFirewall?.name ?? "none"}`,
+        );
+      },
+      // The daemon's wiring (daemon/daemon.ts newReconciler).
+      deps: (cache) => {
+        let references: ClusterReferences = { zones: [], legacyHealthCheck: false, unread: true };
+        let aboveDeny = false;
+        const observe = (): void => {
+          for (const change of cache.observe(withReferences(cache.lastObserved(), references, aboveDeny))) changes.push(change.stack);
+        };
+        return {
+          onReferencesChanged: (told) => {
+            references = told;
+            observe();
+          },
+          onRecordedFirewall: (told) => {
+            aboveDeny = told;
+            observe();
+          },
+          onGroupMembers: (members) => cache.observe({ ...cache.lastObserved(), groupMembers: members }),
+        };
+      },
+    });
+    const cluster = { key: "cluster", refresh: false };
+    const service = { key: "service.default.web", refresh: false };
+    assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
+    assert.deepEqual(ups, [], "unread Service stacks may hold deny rules: the cluster stack keeps its firewall at 999 (as applied: no run)");
+    assert.deepEqual(h.cache.lastObserved().denyRulesUnread, true);
+    assert.deepEqual(await h.reconciler.reconcile(service), { kind: "ok" });
+    assert.deepEqual(ups, [`service.default.web: k8s-fw 999, deny none`]);
+    assert.deepEqual(h.cache.lastObserved().denyRulesHeld, undefined);
+    // The cluster firewall held (unread), the Service read (its deny rule held), its deny rule deleted: both run again.
+    assert.deepEqual(changes, ["cluster", "service.default.web", "cluster", "service.default.web"]);
+    assert.deepEqual(await h.reconciler.reconcile(service), { kind: "ok" });
+    assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
+    assert.deepEqual(ups, [`service.default.web: k8s-fw 999, deny none`, `service.default.web: k8s-fw 1000, deny none`, "cluster: node-http-hc 1000"]);
+    // (The stand-in's up records no ingress: the status writes are left out.)
+    assert.deepEqual(
+      h.calls.filter((call) => !call.startsWith("setIngress")),
+      ["inspect cluster", "inspect service.default.web", "up service.default.web", "up service.default.web", "up cluster"],
+    );
   });
 });
