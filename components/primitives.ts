@@ -44,6 +44,22 @@ export function legacyHealthCheck(name: string, project: string, spec: HttpHealt
   );
 }
 
+/** What the allow and the deny rules share: an ingress rule from the spec's sources to its targets. */
+function ingressRule(
+  name: string,
+  project: string,
+  network: string,
+  spec: FirewallSpec | DenyFirewallSpec,
+  rule: Pick<gcp.compute.FirewallArgs, "allows" | "denies" | "destinationRanges">,
+  opts: pulumi.CustomResourceOptions,
+): gcp.compute.Firewall {
+  return new gcp.compute.Firewall(
+    name,
+    { project, name: spec.name, network, description: spec.description, direction: "INGRESS", sourceRanges: spec.sourceRanges, targetTags: spec.targetTags, priority: spec.priority, ...rule },
+    { ...opts, ignoreChanges: ignoredChanges("gcp:compute/firewall:Firewall") },
+  );
+}
+
 /**
  * An allow rule. `destinationIP` is the load balancer's IP its spec's destination resolves to
  * (undefined: every IP of the target nodes). `destinationRanges` and `priority` are updated in place,
@@ -52,40 +68,11 @@ export function legacyHealthCheck(name: string, project: string, spec: HttpHealt
  * firewalls keep their name and their traffic when they gain them.
  */
 export function firewall(name: string, project: string, network: string, spec: FirewallSpec, opts: pulumi.CustomResourceOptions, destinationIP?: pulumi.Input<string>): gcp.compute.Firewall {
-  return new gcp.compute.Firewall(
-    name,
-    {
-      project,
-      name: spec.name,
-      network,
-      description: spec.description,
-      direction: "INGRESS",
-      sourceRanges: spec.sourceRanges,
-      ...(destinationIP !== undefined ? { destinationRanges: [destinationIP] } : {}),
-      targetTags: spec.targetTags,
-      allows: spec.allows.map((allow) => ({ protocol: allow.protocol, ports: allow.ports })),
-      priority: spec.priority,
-    },
-    { ...opts, ignoreChanges: ignoredChanges("gcp:compute/firewall:Firewall") },
-  );
+  const allows = spec.allows.map((allow) => ({ protocol: allow.protocol, ports: allow.ports }));
+  return ingressRule(name, project, network, spec, { allows, ...(destinationIP !== undefined ? { destinationRanges: [destinationIP] } : {}) }, opts);
 }
 
 /** A deny rule of every protocol towards `destinationIP` (the stock CCM's `Denied: [{IPProtocol: "all"}]`). */
 export function denyFirewall(name: string, project: string, network: string, spec: DenyFirewallSpec, opts: pulumi.CustomResourceOptions, destinationIP: pulumi.Input<string>): gcp.compute.Firewall {
-  return new gcp.compute.Firewall(
-    name,
-    {
-      project,
-      name: spec.name,
-      network,
-      description: spec.description,
-      direction: "INGRESS",
-      sourceRanges: spec.sourceRanges,
-      destinationRanges: [destinationIP],
-      targetTags: spec.targetTags,
-      denies: [{ protocol: "all" }],
-      priority: spec.priority,
-    },
-    { ...opts, ignoreChanges: ignoredChanges("gcp:compute/firewall:Firewall") },
-  );
+  return ingressRule(name, project, network, spec, { denies: [{ protocol: "all" }], destinationRanges: [destinationIP] }, opts);
 }

@@ -27,7 +27,7 @@ import type { AppliedResource } from "../drift/declared";
 import { FileBackend } from "./checkpoints";
 import { TwoStepInterrupt } from "./interrupt";
 import { declareStack, type Scope, type StackOutputs } from "../components/stack";
-import { parseServiceStack, serviceStackName, type DesiredState } from "../model";
+import { parseServiceKey, parseServiceStack, serviceStackName, type DesiredState } from "../model";
 import { isRecord } from "../controller/guards";
 
 export const PROJECT_NAME = "dccm";
@@ -206,13 +206,8 @@ export function stackSlice(desired: DesiredState, scope: Scope): DesiredState {
  * say it) from the Service `service` (`<namespace>/<name>`) it is known to be for.
  */
 export function stackScope(stack: string, service?: string): Scope {
-  const ref = parseServiceStack(stack) ?? (service === undefined ? undefined : serviceRef(service));
+  const ref = parseServiceStack(stack) ?? (service === undefined ? undefined : parseServiceKey(service));
   return ref === undefined ? { kind: "cluster" } : { kind: "service", ...ref };
-}
-
-function serviceRef(key: string): { namespace: string; name: string } | undefined {
-  const [namespace, name, ...rest] = key.split("/");
-  return name === undefined || rest.length > 0 ? undefined : { namespace, name };
 }
 
 const SERVICE_COMPONENT = "dccm:gcp:ServiceLoadBalancer";
@@ -238,7 +233,7 @@ export function recordedService(stack: string, deployment: Record<string, unknow
     if (typeof urn === "string") candidates.push(nameFromUrn(urn).split(":")[0]);
   }
   for (const candidate of candidates) {
-    const ref = serviceRef(candidate);
+    const ref = parseServiceKey(candidate);
     if (ref !== undefined && serviceStackName(ref.namespace, ref.name) === stack) return ref;
   }
   return undefined;

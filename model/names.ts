@@ -128,6 +128,12 @@ export function serviceKey(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
+/** `<namespace>/<name>` back to its parts; undefined for anything else (no slash, or more than one). */
+export function parseServiceKey(key: string): { namespace: string; name: string } | undefined {
+  const [namespace, name, ...rest] = key.split("/");
+  return namespace === undefined || name === undefined || rest.length > 0 ? undefined : { namespace, name };
+}
+
 export function serviceDescription(key: string): string {
   return JSON.stringify({ "kubernetes.io/service-name": key });
 }

@@ -8,7 +8,7 @@ import { parseStackKey } from "../../daemon/reconciler";
 import { ServiceStackKeys } from "../../daemon/stackKeys";
 import { emptyRow, StatusBook } from "../../daemon/status";
 import { recordedService, serviceKeyOutput, StackRunner, stackScope, strayWorkspaces } from "../../daemon/stacks";
-import { isServiceStack, parseServiceStack, serviceStackName, STACK_NAME_MAX, STACK_NAME_PATTERN } from "../../model/names";
+import { isServiceStack, parseServiceKey, parseServiceStack, serviceKey, serviceStackName, STACK_NAME_MAX, STACK_NAME_PATTERN } from "../../model/names";
 
 /** Kubernetes: a namespace is a DNS-1123 label (`[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 63). */
 const namespaceLabel = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
@@ -178,5 +178,20 @@ describe("workspaces of stacks the backend does not have", () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("model/names parseServiceKey", () => {
+  const table: [string, { namespace: string; name: string } | undefined][] = [
+    ["default/web", { namespace: "default", name: "web" }],
+    ["web", undefined],
+    ["a/b/c", undefined],
+    ["/web", { namespace: "", name: "web" }],
+  ];
+  for (const [key, expected] of table) it(`${JSON.stringify(key)} → ${JSON.stringify(expected)}`, () => assert.deepEqual(parseServiceKey(key), expected));
+
+  it("is serviceKey's inverse for every Kubernetes-valid namespace and name", () => {
+    const label = fc.stringMatching(/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/);
+    fc.assert(fc.property(label, label, (namespace, name) => assert.deepEqual(parseServiceKey(serviceKey(namespace, name)), { namespace, name })));
   });
 });
