@@ -12,15 +12,20 @@ COPY package.json package-lock.json ./
 # No install scripts: @pulumi/gcp's would fetch its plugin here; the pulumi stage installs it pinned.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json index.ts ./
+COPY adopt ./adopt
 COPY bin ./bin
 COPY components ./components
-COPY controller ./controller
+COPY controllers ./controllers
 COPY daemon ./daemon
 COPY deploy ./deploy
+COPY drift ./drift
+COPY gce ./gce
 COPY leaks ./leaks
 COPY model ./model
-COPY nodes ./nodes
+COPY preview ./preview
 COPY program ./program
+COPY runtime ./runtime
+COPY stacks ./stacks
 COPY watcher ./watcher
 RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 

@@ -2,8 +2,8 @@
  * What exists in GCE for adoption: one listing of the collections dccm uses (leaks/gce.ts, the
  * same calls as the leak check), keyed by Pulumi resource ID.
  */
-import { resourcePath, listCollections, type LeakCompute } from "../leaks/gce";
-import type { CallOptions } from "../nodes/compute";
+import { resourcePath, listCollections, type LeakCompute } from "../gce/listing";
+import type { CallOptions } from "../gce";
 import type { GceItem, Inventory } from "./plan";
 
 export async function listInventory(compute: LeakCompute, project: string, region: string, opts?: CallOptions): Promise<Inventory> {

@@ -6,9 +6,10 @@
  * dccm does not use. The stock names are dccm's own (docs/ARCHITECTURE.md "Names"), so a resource
  * found under the name a stack declares is the one that stack adopts.
  */
-import { declaredResourceIds, globalResourceId, regionalResourceId } from "../components/ids";
-import type { Scope } from "../components/stack";
+import { declaredResourceIds, globalResourceId, regionalResourceId } from "../gce/ids";
+
 import { ANNOTATION_BACKEND, CLUSTER_STACK, type DesiredState, type NetworkTier, type ServiceDesired, type ServiceInfo } from "../model";
+import { type Scope } from "../model";
 
 /** One GCE resource as Compute lists it, under its Pulumi resource ID (components/ids.ts). */
 export interface GceItem {

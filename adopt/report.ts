@@ -1,5 +1,5 @@
 /** What `dccm adopt` prints (pure): per stack what is promoted, imported, updated field by field, replaced, created and left. */
-import { formatValue, type ResourceChange } from "../daemon/preview";
+import { formatValue, type ResourceChange } from "../preview/plan";
 import type { AdoptionReport, StackReport } from "./adopter";
 
 function shortType(type: string): string {

@@ -9,9 +9,9 @@ import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Node } from "@kubern
 import pino from "pino";
 import { Registry } from "prom-client";
 
-import { ComputeClient } from "../nodes/compute";
-import { type NodeControllerOptions, NodeController } from "../nodes/controller";
-import { UNINITIALIZED_TAINT } from "../nodes/decide";
+import { ComputeClient } from "../gce";
+import { type NodeControllerOptions, NodeController } from "../controllers/node/controller";
+import { UNINITIALIZED_TAINT } from "../controllers/node/decide";
 import { MemoryNodeApi } from "../test/support/nodes-fakes";
 import { type GceEmulator, startGceEmulator } from "../emulator/gce";
 import { type KubeEnv, startKube } from "../test/support/kube";

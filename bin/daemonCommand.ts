@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import pino, { type Logger } from "pino";
-import { formatDuration } from "../controller/durations";
+import { formatDuration } from "../runtime/durations";
 import { Daemon, defaultIdentity } from "../daemon/daemon";
 import {
   configKeyOfFlag,
@@ -19,8 +19,8 @@ import {
   type NodeFlagName,
 } from "../daemon/config";
 import { CONFIG_KEYS, DEFAULT_LOAD_BALANCER_CLASS, INSTANCE_GROUP_MAX_INSTANCES, type ConfigKey } from "../model";
-import { DEFAULT_COMPUTE_ENDPOINT } from "../nodes/compute";
-import { NODE_CONFIG_DEFAULTS } from "../nodes/config";
+import { DEFAULT_COMPUTE_ENDPOINT } from "../gce";
+import { NODE_CONFIG_DEFAULTS } from "../controllers/node/config";
 import { loadKubeConfig, readClusterId } from "../watcher/list";
 import { parseFlags, readConfigFile, UsageError } from "./options";
 

@@ -11,11 +11,11 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { LocalWorkspace, PulumiCommand, type EngineEvent, type InlineProgramArgs, type LocalWorkspaceOptions, type Stack } from "@pulumi/pulumi/automation";
 import * as k8s from "@kubernetes/client-node";
-import { describeError } from "../controller/errors";
-import { isRecord } from "../controller/guards";
-import { DAEMON_DEFAULTS, encryptionProblem, splitConfig, thisMachine } from "../daemon/config";
-import { FileBackend } from "../daemon/checkpoints";
-import { readClusterUid } from "../daemon/identity";
+import { describeError } from "../runtime/errors";
+import { isRecord } from "../runtime/guards";
+import { DAEMON_DEFAULTS, encryptionProblem, splitConfig } from "../daemon/config";
+import { FileBackend } from "../stacks/checkpoints";
+import { readClusterUid } from "../watcher/identity";
 import {
   changesByStack,
   decideStacks,
@@ -34,26 +34,20 @@ import {
   type RejectedService,
   type ResourceChange,
   type StackPlan,
-} from "../daemon/preview";
-import { ForeignStackError } from "../daemon/stackRuns";
-import {
-  CLUSTER_UID_OUTPUT,
-  clusterProjectName,
-  currentRunStore,
-  HASH_OUTPUT,
-  letGoOfRunStore,
-  localBackendUrl,
-  recordedService,
-  StackRunner,
-  stackOutputs,
-  stackProgramOutputs,
-  stackScope,
-} from "../daemon/stacks";
+} from "../preview/plan";
+
+import { clusterProjectName, currentRunStore, letGoOfRunStore, localBackendUrl, recordedService, StackRunner, stackOutputs } from "../stacks/runner";
 import { CLUSTER_STACK, isServiceStack, parseServiceStack, type Config, type DesiredState } from "../model";
 import { hashOf } from "../watcher/desiredCache";
 import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";
 import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
 import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig } from "./options";
+import { thisMachine } from "../runtime/parallelism";
+import { ForeignStackError } from "../stacks/errors";
+import { CLUSTER_UID_OUTPUT } from "../components/outputs";
+import { HASH_OUTPUT } from "../components/outputs";
+import { stackProgramOutputs } from "../components/outputs";
+import { stackScope } from "../model";
 
 export const PREVIEW_HELP = [
   "usage: dccm preview [--kubeconfig FILE] [--config FILE] [--snapshot FILE] [--json] [FLAG ...]",

@@ -9,15 +9,16 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import type { Workspace } from "@pulumi/pulumi/automation";
-import { describeError } from "../controller/errors";
-import { FileBackend } from "../daemon/checkpoints";
+import { describeError } from "../runtime/errors";
+import { FileBackend } from "../stacks/checkpoints";
 import { DAEMON_DEFAULTS, splitConfig } from "../daemon/config";
-import { ingressOf } from "../daemon/serviceController";
-import { compareStacks, emptyRow, parseStatusDocument, type StatusDocument, type StatusRow } from "../daemon/status";
-import { clusterProjectName, localBackendUrl, recordedService, StackRunner, stackOutputs } from "../daemon/stacks";
-import { isRecord } from "../controller/guards";
+
+import { compareStacks, emptyRow, parseStatusDocument, type StatusDocument, type StatusRow } from "../controllers/status";
+import { clusterProjectName, localBackendUrl, recordedService, StackRunner, stackOutputs } from "../stacks/runner";
+import { isRecord } from "../runtime/guards";
 import { loadKubeConfig, readClusterId } from "../watcher/list";
 import { configFromFlags, parseFlags, UsageError } from "./options";
+import { ingressOf } from "../components/outputs";
 
 export const DEFAULT_STATUS_URL = "http://127.0.0.1:10258";
 /** How long the daemon may take to answer before the backend is read instead. */

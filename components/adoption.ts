@@ -7,7 +7,7 @@
  * updates in place, replaces or leaves it, and a preview shows which, field by field.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { gceResourceId } from "./ids";
+import { gceResourceId } from "../gce/ids";
 
 export interface Adoption {
   /** Pulumi resource IDs (`projects/p/regions/r/forwardingRules/n`, components/ids.ts) to import. */

@@ -8,17 +8,7 @@ import { adoptionTransformations, type Adoption } from "./adoption";
 import { ClusterNetwork } from "./clusterNetwork";
 import { globalLink, regionalLink, zonalLink } from "./links";
 import { ServiceLoadBalancer, type ClusterRefs, type LoadBalancerResources } from "./serviceLoadBalancer";
-
-export type Scope = { kind: "all" } | { kind: "cluster" } | { kind: "service"; namespace: string; name: string };
-
-export function parseScope(text: string | undefined): Scope {
-  const value = (text ?? "all").trim();
-  if (value === "" || value === "all") return { kind: "all" };
-  if (value === "cluster") return { kind: "cluster" };
-  const match = /^service:([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9]*[a-z0-9])?)$/.exec(value);
-  if (match) return { kind: "service", namespace: match[1], name: match[3] };
-  throw new Error(`dccm:scope: "${value}" is not all, cluster or service:<namespace>/<name>`);
-}
+import { Scope } from "../model";
 
 export interface LoadBalancerOutput {
   ingress: string[];

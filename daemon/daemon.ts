@@ -10,98 +10,48 @@ import type { PulumiCommand } from "@pulumi/pulumi/automation";
 import type { Logger } from "pino";
 import { ANNOTATION_BACKEND, CLUSTER_STACK, instanceGroupName, isServiceStack, serviceStackName, type Config, type ObservedCloud, type ServiceDesired } from "../model";
 import { DesiredCache } from "../watcher/desiredCache";
-import { ServiceStackKeys } from "./stackKeys";
+import { ServiceStackKeys } from "../stacks/stackKeys";
 import { ClusterWatcher } from "../watcher/informers";
-import { EventRecorder } from "../controller/events";
-import { KeepAliveAgents, kubeError, kubeStatusCode } from "../controller/kube";
-import { KeyedQueue } from "../controller/queue";
+import { EventRecorder } from "../runtime/events";
+import { KeepAliveAgents, kubeError, kubeStatusCode } from "../runtime/kube";
+import { KeyedQueue } from "../runtime/queue";
 import { DEFAULT_LEASE, LeaderElector } from "./leader";
-import { DaemonMetrics } from "./metrics";
-import { computeClientFromConfig, NodeController, type ComputeClient, type NodeConfig } from "../nodes";
-import { describeError } from "../controller/errors";
-import { resultObserver } from "../controller/results";
-import { Reconciler, type ReconcilerDeps } from "./reconciler";
-import { leaseTarget } from "./clusterEvents";
-import type { ClusterEventDeps } from "./clusterController";
-import { stackKind, withReferences, type ClusterReferences } from "./stackRuns";
-import { ClusterRouteStatus } from "./routes";
+import { DaemonMetrics } from "../runtime/metrics";
+import { computeClientFromConfig, NodeController, type ComputeClient, type NodeConfig } from "../controllers/node";
+import { describeError } from "../runtime/errors";
+import { resultObserver } from "../runtime/results";
+import { Reconciler, type ReconcilerDeps } from "../controllers/reconciler";
+import { leaseTarget } from "../controllers/cluster/events";
+import type { ClusterEventDeps } from "../controllers/cluster/controller";
+import { withReferences, type ClusterReferences } from "../controllers/stackRuns";
+import { ClusterRouteStatus } from "../controllers/cluster/routes";
 import { startProbeServer, type ProbeServer } from "./server";
-import { StatusBook, type StatusDocument } from "./status";
-import { LB_FINALIZER, ServiceWriter } from "./services";
-import { clusterProjectName, localBackendUrl, StackRunner } from "./stacks";
-import { clearStaleLocks, removeTruncatedAttrs } from "./locks";
-import { holdOrphanDestroys } from "./ownership";
+import { StatusBook, type StatusDocument } from "../controllers/status";
+import { ServiceWriter } from "../controllers/service/services";
+import { clusterProjectName, localBackendUrl, StackRunner } from "../stacks/runner";
+import { clearStaleLocks, removeTruncatedAttrs } from "../stacks/locks";
+import { holdOrphanDestroys } from "../model/removal";
 import { ConfigMapLedger, listServiceClasses } from "../leaks/ledger";
 import { adoptStock } from "../adopt/adopter";
-import { existingResources } from "./existingLoadBalancer";
+import { existingResources } from "../controllers/service/existingLoadBalancer";
 import { daemonLeakMonitor, type LeakMonitor } from "../leaks/monitor";
-import { InstancePresence, sameInstances } from "./instances";
-import { computeAddressReader, requestedIpVerifier } from "./requestedIp";
-import { InstanceLocator } from "../nodes/locate";
+import { InstancePresence, sameInstances } from "../controllers/cluster/instances";
+import { computeAddressReader, requestedIpVerifier } from "../controllers/service/requestedIp";
+import { InstanceLocator } from "../controllers/node/locate";
 import { PhaseTimer } from "./phases";
-import { readClusterUid } from "./identity";
+import { readClusterUid } from "../watcher/identity";
 import { AppliedBook } from "../drift/applied";
 import { DriftScanner, type DriftPass } from "../drift/scanner";
-import { newProcessMarker, PROCESS_OWNER_VARIABLE, Reaper } from "./reaper";
+import { newProcessMarker, PROCESS_OWNER_VARIABLE, Reaper } from "../stacks/reaper";
 import { SHARED_PROVIDER_BACKOFF_BASE_MS, SHARED_PROVIDER_BACKOFF_MAX_MS, SHARED_PROVIDER_HEALTHY_AFTER_MS, WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "./config";
-import { SharedProvider } from "./sharedProvider";
+import { SharedProvider } from "../stacks/sharedProvider";
+import { stackKind } from "../model";
+import { LB_FINALIZER } from "../model";
+import { DaemonOptions } from "./options";
+import { appliedOf } from "../drift/applied";
 
 /** The full refresh of every stack once a day, when drift passes by listing run every drift interval. */
 export const DEFAULT_FULL_REFRESH_MS = 24 * 3_600_000;
-
-export interface DaemonOptions {
-  kubeConfig: k8s.KubeConfig;
-  config: Config;
-  logger: Logger;
-  /** Where workspaces and (by default) the file:// backend live. */
-  stateDir: string;
-  backendUrl?: string;
-  secretsProvider?: string;
-  /** Extra environment for the pulumi CLI (the offline environment's, for instance). */
-  pulumiEnv: Record<string, string>;
-  listenHost: string;
-  listenPort: number;
-  parallelism: number;
-  /** The drift pass by listing (drift/scanner.ts) runs this often; without listing, the full refresh does. */
-  driftMs: number;
-  driftJitter: number;
-  /**
-   * The full refresh (`up --refresh`) of every stack, spread over this period; driftMs when the
-   * drift pass by listing is off.
-   */
-  fullRefreshMs?: number;
-  /** Drift found by listing GCE every drift interval (drift/scanner.ts); off when undefined. */
-  driftListing?: { computeEndpoint?: string };
-  backoffBaseMs: number;
-  backoffMaxMs: number;
-  resyncMs: number;
-  /** Debounce of watch events before the desired state is recomputed. */
-  debounceMs: number;
-  leaderElection: boolean;
-  identity: string;
-  metrics?: DaemonMetrics;
-  pulumiCommand?: PulumiCommand;
-  onRunStart?: (stack: string, operation: "up" | "refresh" | "preview" | "destroy") => void;
-  /** Node initialization and lifecycle (issue 5); off when undefined. */
-  nodes?: NodeConfig;
-  /** Deadline of one pulumi operation (up, refresh, destroy); past it the run is cancelled and retried. */
-  operationTimeoutMs: number;
-  /** Destroys of stacks whose Service is absent, above which they wait for an operator (see holdOrphanDestroys). */
-  maxOrphanDestroys: number;
-  /** How many held orphan destroys an operator allowed (`--confirm-orphan-destroys N`). */
-  confirmOrphanDestroys: number;
-  /** Leak checks at start-up and every drift interval (leaks/monitor.ts); off when undefined. */
-  leakCheck?: { computeEndpoint?: string };
-  /** `--adopt`: the stock CCM's resources adopted at start-up, before the first runs (adopt/); off when undefined. */
-  adopt?: { allowReplace: boolean; computeEndpoint?: string };
-  /** `--shared-provider`: one `gcp` provider plugin for every engine run (daemon/sharedProvider.ts). */
-  sharedProvider?: boolean;
-  /**
-   * Before a Service stack's first up, GCE is asked what exists under its load balancer's names
-   * (daemon/existingLoadBalancer.ts); off when undefined (the first up then runs unchecked).
-   */
-  firstUpGuard?: { computeEndpoint?: string };
-}
 
 /** What start-up builds once and its steps share. */
 interface StartParts {
@@ -329,7 +279,7 @@ export class Daemon {
       onCheckpointUnsure: (stack, reason) => logger.info({ stack, reason }, "reading the stack through the pulumi CLI"),
       onOutputsMissing: (stack) => logger.warn({ stack }, "a successful up recorded no stack outputs; running it once more"),
       onTerminate: (stack, operation, afterMs) => logger.warn({ stack, operation, afterMs }, "a cancelled pulumi run did not end; terminating it"),
-      onApplied: (stack, resources) => this.applied.set(stack, resources),
+      onApplied: (stack, states) => this.applied.set(stack, states === undefined ? undefined : appliedOf(states)),
       onLateRunError: (error) => logger.warn({ err: describeError(error) }, "a pulumi run that had ended failed to reach its engine; ignored"),
     });
   }

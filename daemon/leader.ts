@@ -9,7 +9,7 @@
  * The renew deadline is shorter than the lease, so we stop acting before a standby may take over.
  */
 import * as k8s from "@kubernetes/client-node";
-import { KeepAliveAgents, kubeStatusCode } from "../controller/kube";
+import { KeepAliveAgents, kubeStatusCode } from "../runtime/kube";
 import type { Logger } from "pino";
 
 export interface LeaderOptions {

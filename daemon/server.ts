@@ -2,7 +2,7 @@
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import type * as prom from "prom-client";
-import type { StatusDocument } from "./status";
+import type { StatusDocument } from "../controllers/status";
 
 export interface ProbeServer {
   address: AddressInfo;

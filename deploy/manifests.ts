@@ -3,7 +3,7 @@
  * prints them as YAML, the `DccmDeployment` component (deploy/dccmDeployment.ts) declares them
  * with @pulumi/kubernetes. Pure: no I/O, no Pulumi.
  *
- * RBAC is exactly what the daemon and the node controller call (README.md "RBAC", nodes/README.md):
+ * RBAC is exactly what the daemon and the node controller call (README.md "RBAC", controllers/node/README.md):
  * cluster-scoped objects in two ClusterRoles, the Lease and the two ConfigMaps of kube-system in a
  * Role there. The pod runs on the host network: pod networking may depend on the routes dccm
  * creates, so dccm must not depend on it (docs/ARCHITECTURE.md).
@@ -27,7 +27,7 @@ import type {
 import * as crypto from "node:crypto";
 import * as YAML from "yaml";
 import { DAEMON_DEFAULTS, daemonSettings, readCommandLine, type DaemonFlagValues } from "../daemon/config";
-import { isRecord } from "../controller/guards";
+import { isRecord } from "../runtime/guards";
 import { DEFAULT_LEASE } from "../daemon/leader";
 import { LEDGER_CONFIGMAP } from "../leaks/ledger";
 import { CLUSTER_ID_CONFIGMAP } from "../watcher/clusterId";

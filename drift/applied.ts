@@ -5,51 +5,22 @@
  * run, from the run's own engine events (every resource's state, changed or not). A stack whose
  * last run failed is unknown until it succeeds: its retries are the queue's business, not a pass's.
  */
-import type { StepEventStateMetadata } from "@pulumi/pulumi/automation";
-import { isRecord } from "../controller/guards";
+import type { ResourceState } from "../stacks/states";
+import { deploymentStates } from "../stacks/states";
 import { appliedResource, type AppliedResource } from "./declared";
 
-/** Pure: the GCE resources an exported deployment records; undefined when a run left pending operations (unknown). */
-export function appliedFromDeployment(deployment: Record<string, unknown>): AppliedResource[] | undefined {
-  if (Array.isArray(deployment.pending_operations) && deployment.pending_operations.length > 0) return undefined;
-  const resources = Array.isArray(deployment.resources) ? deployment.resources : [];
-  return resources.flatMap((resource: unknown) => {
-    if (!isRecord(resource) || resource.custom !== true || typeof resource.type !== "string" || resource.delete === true) return [];
-    const applied = appliedResource(resource.type, resource.id, isRecord(resource.inputs) ? resource.inputs : {});
+/** Pure: the GCE resources among the engine's states, as the drift pass compares them. */
+export function appliedOf(states: readonly ResourceState[]): AppliedResource[] {
+  return states.flatMap((state) => {
+    const applied = appliedResource(state.type, state.id, state.inputs);
     return applied === undefined ? [] : [applied];
   });
 }
 
-/**
- * The resource states of one run's engine events (resOutputsEvent), in order: the last state of
- * each URN stands; a resource the run deleted (op `delete`, gone from the program) is dropped.
- */
-export class AppliedSteps {
-  private readonly states = new Map<string, StepEventStateMetadata>();
-
-  /** The engine's JSON events hold `null` where a step has no old or new state (a refresh of a deleted resource has no new one). */
-  record(op: string, state: StepEventStateMetadata | null | undefined, old: StepEventStateMetadata | null | undefined): void {
-    if (op === "delete" || op === "discard") {
-      if (old !== null && old !== undefined) this.states.delete(old.urn);
-      return;
-    }
-    // delete-replaced reports the old state of a resource whose replacement is already recorded.
-    if (op === "delete-replaced") return;
-    if (state === null || state === undefined) {
-      // A refresh found it gone: the update that follows creates it again (a later event), or the run fails.
-      if (old !== null && old !== undefined) this.states.delete(old.urn);
-      return;
-    }
-    this.states.set(state.urn, state);
-  }
-
-  resources(): AppliedResource[] {
-    return [...this.states.values()].flatMap((state) => {
-      if (state.custom !== true) return [];
-      const applied = appliedResource(state.type, state.id, state.inputs);
-      return applied === undefined ? [] : [applied];
-    });
-  }
+/** Pure: the GCE resources an exported deployment records; undefined when a run left pending operations (unknown). */
+export function appliedFromDeployment(deployment: Record<string, unknown>): AppliedResource[] | undefined {
+  const states = deploymentStates(deployment);
+  return states === undefined ? undefined : appliedOf(states);
 }
 
 interface BookEntry {

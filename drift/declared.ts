@@ -18,10 +18,11 @@
  * portRangeDiffSuppress). Anything else that differs is drift: a false alarm costs one refresh of
  * that stack, which is what every pass cost before.
  */
-import { isDeclaredGceType } from "../components/ids";
+import { isDeclaredGceType } from "../gce/ids";
 import { IGNORED_CHANGES } from "../components/ignored";
-import { resourceIdOfPath } from "../leaks/ownership";
-import { isRecord } from "../controller/guards";
+
+import { isRecord } from "../runtime/guards";
+import { resourceIdOfPath } from "../gce/resources";
 
 /** The resource's identity: where and under which name it lives, never drift. */
 const IDENTITY = new Set(["project", "region", "zone", "name"]);

@@ -8,15 +8,17 @@
  * on its own, much longer cadence (daemon/stackRuns.ts FullRefreshTimers).
  */
 import type { Logger } from "pino";
-import { Periodic, type PeriodicOptions } from "../controller/periodic";
-import { describeError } from "../controller/errors";
-import type { CallOptions, ComputeResourceApi } from "../nodes/compute";
-import { resourceId } from "../leaks/classify";
-import { listCollections, type LeakCompute } from "../leaks/gce";
-import type { DaemonMetrics } from "../daemon/metrics";
-import { stackKind } from "../daemon/stackRuns";
+import { Periodic, type PeriodicOptions } from "../runtime/periodic";
+import { describeError } from "../runtime/errors";
+import type { CallOptions, ComputeResourceApi } from "../gce";
+
+import { listCollections, type LeakCompute } from "../gce/listing";
+import type { DaemonMetrics } from "../runtime/metrics";
+
 import type { AppliedBook, AppliedSnapshot } from "./applied";
 import { appliedGroups, planDriftPass, type DriftFinding } from "./plan";
+import { resourceId } from "../gce/resources";
+import { stackKind } from "../model";
 
 export type DriftCompute = LeakCompute & Pick<ComputeResourceApi, "listGroupInstances">;
 

@@ -33,28 +33,10 @@ import {
   serviceHealthCheckFirewallName,
   trafficFirewallName,
 } from "../model";
-
-/** The collections dccm creates resources in, in an order that deletes users before what they use. */
-export const LEAK_KINDS = ["forwardingRules", "targetPools", "backendServices", "healthChecks", "httpHealthChecks", "addresses", "instanceGroups", "firewalls", "routes"] as const;
-export type LeakKind = (typeof LEAK_KINDS)[number];
-
-export function isLeakKind(value: string): value is LeakKind {
-  return (LEAK_KINDS as readonly string[]).includes(value);
-}
-
-/** A GCE resource as listed: its collection, region / zone / "global", name and description. */
-export interface ObservedResource {
-  kind: LeakKind;
-  scope: string;
-  name: string;
-  /** "" when the resource has none. */
-  description: string;
-}
-
-/** `kind/scope/name`: how leaks are printed, named on the `dccm gc` command line and matched against stack ownership. */
-export function resourceId(resource: Pick<ObservedResource, "kind" | "scope" | "name">): string {
-  return `${resource.kind}/${resource.scope}/${resource.name}`;
-}
+import { ObservedResource } from "../gce/resources";
+import { ResourceKind } from "../gce/resources";
+import { resourceId } from "../gce/resources";
+import { RESOURCE_KINDS } from "../gce/resources";
 
 /** One entry of the ledger: a load balancer name dccm was about to create resources under. */
 export interface LedgerEntry {
@@ -93,7 +75,7 @@ export interface Leak {
 const LB_SHAPE = "a[0-9a-f]{31}";
 /** Load balancer names by the shape of a resource name, per kind (the look-alike rule only). */
 /** `-ipv6` (model/names.ts ipv6Name): the IPv6 twins of forwarding rules, addresses and firewalls. */
-const LB_NAME_SHAPES: Partial<Record<LeakKind, RegExp[]>> = {
+const LB_NAME_SHAPES: Partial<Record<ResourceKind, RegExp[]>> = {
   forwardingRules: [new RegExp(`^(${LB_SHAPE})(?:-tcp|-udp)?(?:-ipv6)?$`)],
   backendServices: [new RegExp(`^(${LB_SHAPE})(?:-tcp|-udp)?$`)],
   targetPools: [new RegExp(`^(${LB_SHAPE})$`)],
@@ -104,14 +86,14 @@ const LB_NAME_SHAPES: Partial<Record<LeakKind, RegExp[]>> = {
 };
 
 /** Every `kind/name` the resources of one load balancer can have (model/names.ts), IPv6 twins included. */
-export function loadBalancerFamily(lb: string): Array<[LeakKind, string]> {
+export function loadBalancerFamily(lb: string): Array<[ResourceKind, string]> {
   const protocols = [lb, protocolSuffixedName(lb, "TCP"), protocolSuffixedName(lb, "UDP")];
   return [
     ["addresses", lb],
     ["addresses", ipv6Name(lb)],
-    ...protocols.map((name): [LeakKind, string] => ["forwardingRules", name]),
-    ...protocols.map((name): [LeakKind, string] => ["forwardingRules", ipv6Name(name)]),
-    ...protocols.map((name): [LeakKind, string] => ["backendServices", name]),
+    ...protocols.map((name): [ResourceKind, string] => ["forwardingRules", name]),
+    ...protocols.map((name): [ResourceKind, string] => ["forwardingRules", ipv6Name(name)]),
+    ...protocols.map((name): [ResourceKind, string] => ["backendServices", name]),
     ["targetPools", lb],
     ["healthChecks", lb],
     ["httpHealthChecks", lb],
@@ -162,7 +144,7 @@ function isClusterNamed(resource: ObservedResource, clusterId: string): boolean 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
- * The leaks among `observed`, sorted in deletion order (LEAK_KINDS, then scope and name). `owned`
+ * The leaks among `observed`, sorted in deletion order (RESOURCE_KINDS, then scope and name). `owned`
  * holds the resourceId of every resource a stack of this cluster records: those are never leaks.
  * `ledger` is this cluster's ledger (every entry; entries of other clusterIds are another dccm's).
  */
@@ -295,15 +277,15 @@ class LeakClassifier {
 }
 
 function compareLeaks(a: Leak, b: Leak): number {
-  const kinds = LEAK_KINDS.indexOf(a.resource.kind) - LEAK_KINDS.indexOf(b.resource.kind);
+  const kinds = RESOURCE_KINDS.indexOf(a.resource.kind) - RESOURCE_KINDS.indexOf(b.resource.kind);
   if (kinds !== 0) return kinds;
   return a.resource.scope.localeCompare(b.resource.scope) || a.resource.name.localeCompare(b.resource.name);
 }
 
 /** Counts by kind and proof, every combination present (zeros included), for the gauge. */
-export function leakCounts(leaks: readonly Leak[]): Array<{ kind: LeakKind; proof: Proof; count: number }> {
-  const counts: Array<{ kind: LeakKind; proof: Proof; count: number }> = [];
-  for (const kind of LEAK_KINDS) {
+export function leakCounts(leaks: readonly Leak[]): Array<{ kind: ResourceKind; proof: Proof; count: number }> {
+  const counts: Array<{ kind: ResourceKind; proof: Proof; count: number }> = [];
+  for (const kind of RESOURCE_KINDS) {
     for (const proof of ["proven", "unproven"] as const) {
       counts.push({ kind, proof, count: leaks.filter((leak) => leak.resource.kind === kind && leak.proof === proof).length });
     }

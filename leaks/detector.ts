@@ -6,10 +6,10 @@
  */
 import type { Workspace } from "@pulumi/pulumi/automation";
 import type { ClusterSnapshot } from "../model";
-import { classOwnership } from "../daemon/ownership";
-import type { CallOptions } from "../nodes/compute";
+import { classOwnership } from "../model/removal";
+import type { CallOptions } from "../gce";
 import { classifyLeaks, type ClusterFacts, type Leak, type LeakConfig, type LedgerEntry } from "./classify";
-import { exists, listObserved, type LeakCompute } from "./gce";
+import { exists, listObserved, type LeakCompute } from "../gce/listing";
 import { readOwnership, type Ownership } from "./ownership";
 
 export interface DetectorDeps {

@@ -10,7 +10,7 @@
  * proof is the owner marker, leaks/classify.ts). The ConfigMap also holds the clusterId claim.
  */
 import * as k8s from "@kubernetes/client-node";
-import { kubeError, kubeStatusCode } from "../controller/kube";
+import { kubeError, kubeStatusCode } from "../runtime/kube";
 import type { LedgerEntry } from "./classify";
 
 export const LEDGER_CONFIGMAP = { namespace: "kube-system", name: "dccm-load-balancers" } as const;

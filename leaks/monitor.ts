@@ -5,17 +5,19 @@
  * `LeakedResources` on Namespace kube-system. It never deletes anything: that is `dccm gc`.
  */
 import type { Logger } from "pino";
-import type { EventRecorder } from "../controller/events";
+import type { EventRecorder } from "../runtime/events";
 import type { Config, ClusterSnapshot } from "../model";
-import type { DaemonMetrics } from "../daemon/metrics";
-import { describeError } from "../controller/errors";
-import { Periodic } from "../controller/periodic";
-import { ForeignStackError } from "../daemon/stackRuns";
-import type { StackRunner } from "../daemon/stacks";
-import { leakCounts, leakMessage, resourceId, type Leak } from "./classify";
+import type { DaemonMetrics } from "../runtime/metrics";
+import { describeError } from "../runtime/errors";
+import { Periodic } from "../runtime/periodic";
+
+import type { StackRunner } from "../stacks/runner";
+import { leakCounts, leakMessage, type Leak } from "./classify";
 import { clusterFacts, detectLeaks, type Detection } from "./detector";
-import type { LeakCompute } from "./gce";
+import type { LeakCompute } from "../gce/listing";
 import type { ConfigMapLedger } from "./ledger";
+import { resourceId } from "../gce/resources";
+import { ForeignStackError } from "../stacks/errors";
 
 export const LEAK_EVENT_REASON = "LeakedResources";
 

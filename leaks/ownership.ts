@@ -4,22 +4,17 @@
  * listed, so anything a running `up` created before the listing is found in its stack.
  */
 import type { Workspace } from "@pulumi/pulumi/automation";
-import { gceResourceId } from "../components/ids";
+import { gceResourceId } from "../gce/ids";
 import { CLUSTER_STACK } from "../model";
-import { ForeignStackError } from "../daemon/stackRuns";
-import { CLUSTER_UID_OUTPUT, stackOutputs } from "../daemon/stacks";
-import { isLeakKind, resourceId } from "./classify";
-import { isRecord } from "../controller/guards";
 
-/** `projects/p/regions/r/forwardingRules/n` (a Pulumi ID or self link) → `forwardingRules/r/n`. */
-export function resourceIdOfPath(path: string): string | undefined {
-  const match = /(?:^|\/)projects\/[^/]+\/(?:(global)|regions\/([^/]+)|zones\/([^/]+))\/([^/]+)\/([^/?#]+)$/.exec(path);
-  if (match === null) return undefined;
-  const [, global, region, zone, collection, name] = match;
-  if (collection === undefined || name === undefined || !isLeakKind(collection)) return undefined;
-  const scope = global ?? region ?? zone;
-  return scope === undefined ? undefined : resourceId({ kind: collection, scope, name });
-}
+import { stackOutputs } from "../stacks/runner";
+
+import { isRecord } from "../runtime/guards";
+import { CLUSTER_UID_OUTPUT } from "../components/outputs";
+import { isResourceKind } from "../gce/resources";
+import { resourceId } from "../gce/resources";
+import { resourceIdOfPath } from "../gce/resources";
+import { ForeignStackError } from "../stacks/errors";
 
 /** The resourceIds one exported deployment records, and the cluster identity it records. */
 export function deploymentOwnership(deployment: unknown): { owned: string[]; clusterUid: string | undefined } {

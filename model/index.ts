@@ -8,3 +8,4 @@ export { collapsePortRanges } from "./ports";
 export { HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
 export { INSTANCE_GROUP_MAX_INSTANCES, BACKEND_SERVICE_MAX_BACKENDS } from "./limits";
 export { assignGroups, backendGroupKeys, observedReferences, type ZoneGroups } from "./groups";
+export * from "./stacks";

@@ -184,3 +184,5 @@ export function describedObject(description: string): Record<string, unknown> | 
     return undefined;
   }
 }
+
+export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";

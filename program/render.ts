@@ -4,7 +4,7 @@
  */
 import * as crypto from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
-import { gceResourceId } from "../components/ids";
+import { gceResourceId } from "../gce/ids";
 import { CLUSTER_STACK, serviceStackName } from "../model";
 
 export interface RenderedResource {

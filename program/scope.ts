@@ -5,7 +5,9 @@
  * program from CI); n chunks of it stay the size of a chunk.
  */
 import * as crypto from "node:crypto";
-import { parseScope, type Scope } from "../components/stack";
+
+import { parseScope } from "../model";
+import { type Scope } from "../model";
 
 export type ProgramScope = Scope | { kind: "services"; index: number; count: number };
 

@@ -6,11 +6,12 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { declareStack, type DeclaredStack, type StackOutputs } from "../components/stack";
-import { stackSlice } from "../daemon/stacks";
+
 import { CONFIG_KEYS, desiredState, parseConfig, type DesiredState, type RawConfig } from "../model";
 import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";
 import { listCluster, loadKubeConfig } from "../watcher/list";
 import { chunkOf, parseProgramScope, type ProgramScope } from "./scope";
+import { stackSlice } from "../components/outputs";
 
 /**
  * A relative `dccm:snapshot` is relative to the Pulumi project (where Pulumi.yaml and the stack's

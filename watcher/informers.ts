@@ -6,9 +6,9 @@ import { EventEmitter } from "node:events";
 import { isDeepStrictEqual } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import type { ClusterSnapshot, NodeInfo, ServiceInfo } from "../model";
-import { KeepAliveAgents } from "../controller/kube";
+import { KeepAliveAgents } from "../runtime/kube";
 import { trimNode, trimService, trimWatchedNode, type WatchedNode } from "./trim";
-import { backoffMs } from "../controller/backoff";
+import { backoffMs } from "../runtime/backoff";
 
 /** What the daemon needs of a Service besides the model's view. */
 export interface ServiceMeta {

@@ -2,7 +2,7 @@
 import type { ClusterSnapshot } from "../model";
 import { clusterIdFromConfigMap, type ConfigMapLike } from "./clusterId";
 import { trimNode, trimService, type NodeLike, type ServiceLike } from "./trim";
-import { isRecord } from "../controller/guards";
+import { isRecord } from "../runtime/guards";
 
 export class SnapshotError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

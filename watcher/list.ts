@@ -1,6 +1,6 @@
 /** A one-shot read of the live cluster, for the stack program run from CI without a snapshot file. */
 import * as k8s from "@kubernetes/client-node";
-import { kubeStatusCode } from "../controller/kube";
+import { kubeStatusCode } from "../runtime/kube";
 import type { ClusterSnapshot } from "../model";
 import { CLUSTER_ID_CONFIGMAP, clusterIdFromConfigMap } from "./clusterId";
 import type { DumpContents } from "./kubectlDump";

@@ -3,7 +3,7 @@
  * client-node objects and `kubectl get -o json` items are trimmed by the same code.
  */
 import type { NodeInfo, ServiceInfo, ServicePort, Taint } from "../model";
-import { isRecord } from "../controller/guards";
+import { isRecord } from "../runtime/guards";
 
 export interface ObjectMetaLike {
   name?: string;

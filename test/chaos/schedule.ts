@@ -1,5 +1,5 @@
 /** Pure helpers of the chaos suite: a seeded random source and the backoff's bound on runs. */
-import { jitteredBackoffMs } from "../../controller/backoff";
+import { jitteredBackoffMs } from "../../runtime/backoff";
 
 /** A size from the environment: a whole number ≥ `min`, or `fallback` when unset. */
 export function intFromEnv(name: string, fallback: number, min: number): number {

@@ -5,13 +5,14 @@ import * as assert from "node:assert/strict";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
-import { LB_FINALIZER } from "../../daemon/services";
-import { lateRunErrorListener, StackRunner } from "../../daemon/stacks";
+
+import { lateRunErrorListener, StackRunner } from "../../stacks/runner";
 import { loadBalancerName, parseConfig } from "../../model";
-import { parseNodeConfig } from "../../nodes";
+import { parseNodeConfig } from "../../controllers/node";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
 import { counter, createNode, createTaintedNode, E2E_CONFIG, eventReasons, initializedWithRoute, lbService } from "../support/cluster";
 import { eventually } from "../support/wait";
+import { LB_FINALIZER } from "../../model";
 
 describe("dccm daemon", function () {
   this.timeout(900_000);

@@ -8,12 +8,12 @@ import * as assert from "node:assert/strict";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
-import { describeError } from "../../controller/errors";
-import { StackRunner } from "../../daemon/stacks";
+import { describeError } from "../../runtime/errors";
+import { StackRunner } from "../../stacks/runner";
 import { CLUSTER_STACK, desiredState, loadBalancerName, parseConfig, type ClusterSnapshot, type ServiceInfo } from "../../model";
 import type { ResourceListing } from "../../emulator/gce";
 import { counter, createNode, E2E_CONFIG, eventReasons, lbService } from "../support/cluster";
-import { parseNodeConfig } from "../../nodes";
+import { parseNodeConfig } from "../../controllers/node";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
 import { eventually } from "../support/wait";
 

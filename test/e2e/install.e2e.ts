@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import * as YAML from "yaml";
-import { LB_FINALIZER } from "../../daemon/services";
+
 import { CONFIG_FILE, configFile, deployObjects, NODE_CONTROLLER_RULES, SERVICE_CONTROLLER_RULES, SYSTEM_NAMESPACE_RULES, type DeployArgs } from "../../deploy/manifests";
 import { ledgerValue, LEDGER_CONFIGMAP } from "../../leaks/ledger";
 import { loadBalancerName } from "../../model";
@@ -18,6 +18,7 @@ import { DaemonProcesses, type RunningDaemon } from "../support/daemon-process";
 import { startTestEnv, type TestEnv } from "../support/env";
 import { makeTokenKubeconfig } from "../support/kube";
 import { eventually } from "../support/wait";
+import { LB_FINALIZER } from "../../model";
 
 const SYSTEM = "kube-system";
 const BASELINE_ACCOUNT = "dccm-install-baseline";

@@ -9,7 +9,7 @@ import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 import { DEFAULT_LEASE } from "../../daemon/leader";
 import { parseConfig } from "../../model";
-import { parseNodeConfig } from "../../nodes";
+import { parseNodeConfig } from "../../controllers/node";
 import { BlackholeProxy } from "../support/blackhole-proxy";
 import { counter, E2E_CONFIG, lbService } from "../support/cluster";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";

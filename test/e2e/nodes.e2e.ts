@@ -1,7 +1,7 @@
 // Node controller end to end: a real etcd + kube-apiserver (test/support/kube.ts) and the GCE
 // emulator's Compute REST face (emulator/gce). No kubelet runs, so the tests create Node
 // objects themselves (taint, NotReady condition through the status subresource). The controller
-// runs as a user bound to exactly the ClusterRole documented in nodes/README.md.
+// runs as a user bound to exactly the ClusterRole documented in controllers/node/README.md.
 
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -13,9 +13,9 @@ import pino from "pino";
 import { Registry } from "prom-client";
 import * as YAML from "yaml";
 
-import { ComputeClient } from "../../nodes/compute";
-import { NodeController, type NodeControllerOptions, type RouteStatusSource } from "../../nodes/controller";
-import type { RouteStatus } from "../../nodes/decide";
+import { ComputeClient } from "../../gce";
+import { NodeController, type NodeControllerOptions, type RouteStatusSource } from "../../controllers/node/controller";
+import type { RouteStatus } from "../../controllers/node/decide";
 import { type GceEmulator, startGceEmulator } from "../../emulator/gce";
 import { type KubeEnv, makeUserKubeconfig, startKube } from "../support/kube";
 import { repoRoot } from "../support/testenv-paths";
@@ -61,11 +61,11 @@ class Routes implements RouteStatusSource {
   }
 }
 
-/** The ClusterRole YAML of nodes/README.md: the e2e tests prove the documented RBAC suffices. */
+/** The ClusterRole YAML of controllers/node/README.md: the e2e tests prove the documented RBAC suffices. */
 function documentedClusterRole(): V1ClusterRole {
-  const readme = fs.readFileSync(path.join(repoRoot(), "nodes", "README.md"), "utf8");
+  const readme = fs.readFileSync(path.join(repoRoot(), "controllers", "node", "README.md"), "utf8");
   const block = /```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
-  assert.ok(block !== undefined, "nodes/README.md has a yaml block");
+  assert.ok(block !== undefined, "controllers/node/README.md has a yaml block");
   const docs = YAML.parseAllDocuments(block).map((d) => d.toJS() as { kind?: string });
   const role = docs.find((d) => d.kind === "ClusterRole");
   assert.ok(role !== undefined, "the yaml block has a ClusterRole");

@@ -8,7 +8,7 @@
 import * as assert from "node:assert/strict";
 import * as path from "node:path";
 import type { StepEventMetadata } from "@pulumi/pulumi/automation";
-import { StackRunner } from "../../daemon/stacks";
+import { StackRunner } from "../../stacks/runner";
 import { CLUSTER_STACK, desiredState, loadBalancerName, parseConfig, serviceStackName, type ClusterSnapshot, type ServiceInfo } from "../../model";
 import { E2E_CONFIG } from "../support/cluster";
 import { startTestEnv, type TestEnv } from "../support/env";

@@ -14,7 +14,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { PROCESS_OWNER_VARIABLE } from "../../daemon/reaper";
+import { PROCESS_OWNER_VARIABLE } from "../../stacks/reaper";
 import { loadBalancerName } from "../../model";
 import { eventReasons, lbService } from "../support/cluster";
 import { alive, DaemonProcesses, descendants, lockFiles, processCluster, type RunningDaemon } from "../support/daemon-process";

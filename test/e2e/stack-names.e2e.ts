@@ -11,7 +11,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
-import { StackRunner, stackOutputs } from "../../daemon/stacks";
+import { StackRunner, stackOutputs } from "../../stacks/runner";
 import { loadBalancerName, parseConfig } from "../../model";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
 import { createNode, E2E_CONFIG, lbService } from "../support/cluster";

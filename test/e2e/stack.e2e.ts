@@ -9,10 +9,10 @@ import { CLUSTER_STACK, desiredState, parseConfig, serviceStackName, type Cluste
 import { snapshotFromKubectlJson } from "../../watcher/kubectlDump";
 import { repoRoot } from "../support/testenv-paths";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
-import { FileBackend } from "../../daemon/checkpoints";
-import { appliedFromDeployment } from "../../drift/applied";
+import { FileBackend } from "../../stacks/checkpoints";
+import { appliedFromDeployment, appliedOf } from "../../drift/applied";
 import type { AppliedResource } from "../../drift/declared";
-import { PROJECT_NAME, StackRunner, type StackRunnerOptions } from "../../daemon/stacks";
+import { PROJECT_NAME, StackRunner, type StackRunnerOptions } from "../../stacks/runner";
 import { E2E_CONFIG } from "../support/cluster";
 import { startTestEnv, type TestEnv } from "../support/env";
 
@@ -142,7 +142,7 @@ describe("stack program on the real engine and the GCE emulator", function () {
       env: env.pulumiEnv,
       workDir: path.join(env.dir, "workspaces-applied"),
       pulumiCommand: env.pulumiCommand,
-      onApplied: (stack, resources) => told.set(stack, resources),
+      onApplied: (stack, states) => told.set(stack, states === undefined ? undefined : appliedOf(states)),
     });
     await reporting.up(serviceStack, { kind: "service", namespace: "default", name: "web" }, desired, { refresh: true });
     const read = new FileBackend(env.backendUrl.slice("file://".length)).readCheckpoint(PROJECT_NAME, serviceStack);

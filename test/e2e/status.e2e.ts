@@ -13,7 +13,7 @@ import { processCluster, type DaemonProcesses } from "../support/daemon-process"
 import type { TestEnv } from "../support/env";
 import { repoRoot } from "../support/testenv-paths";
 import { eventually } from "../support/wait";
-import { parseStatusDocument } from "../../daemon/status";
+import { parseStatusDocument } from "../../controllers/status";
 
 interface Run {
   code: number | null;

@@ -6,9 +6,9 @@
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
-import { EVENT_NAMESPACE } from "../../controller/events";
+import { EVENT_NAMESPACE } from "../../runtime/events";
 import { loadBalancerName, parseConfig } from "../../model";
-import { parseNodeConfig } from "../../nodes";
+import { parseNodeConfig } from "../../controllers/node";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
 import { counter, createNode, E2E_CONFIG, lbService } from "../support/cluster";
 import { eventually } from "../support/wait";

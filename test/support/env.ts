@@ -7,11 +7,12 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
 import pino from "pino";
-import type { DaemonOptions } from "../../daemon/daemon";
+
 import type { Config } from "../../model";
 import { pluginBinDir, startGceEmulator, type GceEmulator, type GceEmulatorOptions, type NetworkSpec } from "../../emulator/gce";
 import { startKube, type KubeEnv, type StartKubeOptions } from "./kube";
 import { requireTestenvBinary, testenvBinDir } from "./testenv-paths";
+import { type DaemonOptions } from "../../daemon/options";
 
 export interface TestEnv {
   kube: KubeEnv;

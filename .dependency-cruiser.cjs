@@ -1,0 +1,63 @@
+// The floors of docs/ARCHITECTURE.md ("Floors and imports"): a module imports only from its own
+// floor or the floors below, never a cycle. `npm run lint` runs this (depcruise); a violation fails it.
+const FLOORS = [["model", "runtime", "gce"], ["watcher", "components"], ["stacks"], ["drift", "leaks", "adopt", "preview"], ["controllers"], ["daemon"], ["bin", "deploy", "program"]];
+const PRODUCTION = FLOORS.flat();
+const folder = (name) => `^${name}/`;
+const above = (index) => FLOORS.slice(index + 1).flat();
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycle",
+      severity: "error",
+      comment: "An import cycle: the floors order every folder, and a folder's files import one another without a loop.",
+      from: {},
+      to: { circular: true },
+    },
+    ...FLOORS.flatMap((names, index) =>
+      names.map((name) => ({
+        name: `floor-${index + 1}-${name}`,
+        severity: "error",
+        comment: `${name}/ is on floor ${index + 1}: it imports only from its floor or below (docs/ARCHITECTURE.md).`,
+        from: { path: folder(name) },
+        to: { path: `^(${[...above(index), "index\\.ts$", "test", "bench", "emulator", "scripts"].join("|")})(/|$)` },
+      })),
+    ),
+    {
+      name: "floor-1-model-imports-nothing",
+      severity: "error",
+      comment: "model/ is pure: it imports nothing of the project but itself.",
+      from: { path: "^model/" },
+      to: { path: `^(${PRODUCTION.filter((name) => name !== "model").join("|")})/` },
+    },
+    {
+      name: "floor-1-runtime-imports-nothing",
+      severity: "error",
+      comment: "runtime/ is the controller runtime: it imports nothing of the project but itself.",
+      from: { path: "^runtime/" },
+      to: { path: `^(${PRODUCTION.filter((name) => name !== "runtime").join("|")})/` },
+    },
+    {
+      name: "same-floor-siblings",
+      severity: "error",
+      comment: "watcher/ and components/ share floor 2 without knowing each other.",
+      from: { path: "^(watcher|components)/" },
+      to: { path: "^(watcher|components)/", pathNot: "^$1/" },
+    },
+    {
+      name: "production-not-tests",
+      severity: "error",
+      comment: "Production code never imports tests, the bench or the emulator.",
+      from: { path: `^(${PRODUCTION.join("|")}|index\\.ts$)` },
+      to: { path: "^(test|bench|emulator)/" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(node_modules|dist|\\.testenv)/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    combinedDependencies: false,
+  },
+};

@@ -1,0 +1,403 @@
+/**
+ * The Service stacks' controller, in cloud-provider's shape: a pure plan per sync
+ * (planServiceSync: what the record, the desired state and the observed Service call for) and a
+ * thin executor doing the I/O — the stack, the finalizer, the status and the events.
+ */
+import type { Logger } from "pino";
+
+import { backendGroupKeys, isDenyFirewallName, serviceStackName, type Rejection, type ServiceDesired } from "../../model";
+import type { DesiredCache } from "../../watcher/desiredCache";
+import type { ClusterWatcher, ServiceMeta } from "../../watcher/informers";
+import { isRecord } from "../../runtime/guards";
+import { describeError } from "../../runtime/errors";
+import type { EventRecorder, EventTarget } from "../../runtime/events";
+import type { ReconcileResult, WorkItem } from "../../runtime/queue";
+import type { LedgerWriter } from "../../leaks/ledger";
+import type { ClusterController } from "../cluster/controller";
+import { decideFirstUp, LOAD_BALANCER_EXISTS, LoadBalancerExistsError, loadBalancerExistsMessage, type ExistingResources, type FirstUpDecision } from "./existingLoadBalancer";
+import type { DaemonMetrics } from "../../runtime/metrics";
+import { planRemoval, type RemovalPlan } from "../../model/removal";
+import { type ServiceWriter } from "./services";
+import { describePutBack, type ClusterReferences, type FullRefreshTimers, type StackRecord, type StackRecords, type StackRuns } from "../stackRuns";
+import { type StackRunner } from "../../stacks/runner";
+import type { StatusBook } from "../status";
+import type { Adoption } from "../../components/adoption";
+import type { RepairGuard } from "./repairs";
+import { type Scope } from "../../model";
+import { LB_FINALIZER } from "../../model";
+import { ForeignStackError } from "../../stacks/errors";
+import { StackBusyError } from "../../stacks/errors";
+import { ingressOf } from "../../components/outputs";
+
+function referencesOf(service: ServiceDesired): ClusterReferences {
+  const denies = service.denyFirewall !== undefined || service.ipv6?.denyFirewall !== undefined;
+  return { zones: backendGroupKeys(service), legacyHealthCheck: service.backend === "target-pool" && service.healthCheck.kind === "shared", ...(denies ? { denyRules: [service.key] } : {}) };
+}
+
+/**
+ * What a Service stack's recorded outputs tell before its first run since a start: whether it holds
+ * a deny rule (`resources.firewalls` names `k8s-fw-<lb>-deny` or `-deny-ipv6`). Its groups and check
+ * are told once it runs or is found unchanged, as before.
+ */
+export function recordedReferences(outputs: Record<string, unknown>, namespace: string, name: string): ClusterReferences {
+  const loadBalancers = outputs.loadBalancers;
+  const key = `${namespace}/${name}`;
+  const entry = isRecord(loadBalancers) ? loadBalancers[key] : undefined;
+  const resources = isRecord(entry) ? entry.resources : undefined;
+  const firewalls = isRecord(resources) && Array.isArray(resources.firewalls) ? resources.firewalls : [];
+  const denies = firewalls.some((firewall) => typeof firewall === "string" && isDenyFirewallName(firewall));
+  return { zones: [], legacyHealthCheck: false, ...(denies ? { denyRules: [key] } : {}) };
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value, index) => value === b[index]);
+}
+
+/** How a step that fails is told: the prefix of its Warning, and whether the Service is told at all. */
+interface Failure {
+  prefix: "Error syncing load balancer" | "Error deleting load balancer";
+  tell: boolean;
+}
+
+export type ServiceSyncAction =
+  /** Nothing to do (the Service's object is not in the cache yet, or nothing of ours is left). */
+  | { kind: "none" }
+  /** Everything known of the stack is dropped: nothing of ours exists. */
+  | { kind: "forget" }
+  /** Invalid: nothing runs and nothing is deleted; `tell`: this object and spec were not told yet. */
+  | { kind: "reject"; message: string; tell: boolean; token: string }
+  /** The cluster stack does not hold what this load balancer points at yet. */
+  | { kind: "waitForCluster" }
+  /** Read what the stack recorded (once after a start), then plan again. */
+  | { kind: "inspect"; failure: Failure }
+  /** The stack declares the desired state: write the status back if someone changed it. */
+  | { kind: "publish"; ingress: string[]; restored: boolean }
+  /** `firstUp`: no up of the stack ever succeeded (no applied hash): GCE is asked first what exists under its names (set only then). */
+  | { kind: "apply"; hash: string; changed: boolean; verifyIp: boolean; addFinalizer: boolean; firstUp?: true }
+  | { kind: "remove"; removal: RemovalPlan; failure: Failure };
+
+export interface ServiceSyncInput {
+  namespace: string;
+  name: string;
+  service: ServiceDesired | undefined;
+  hash: string | undefined;
+  rejections: readonly Rejection[];
+  /** The Service object as the cache has it; undefined when gone. */
+  meta: ServiceMeta | undefined;
+  refresh: boolean;
+  clusterReady: boolean;
+  loadBalancerClasses: readonly string[];
+}
+
+export function planServiceSync(record: StackRecord, input: ServiceSyncInput): ServiceSyncAction {
+  const { service, hash, meta } = input;
+  if (service !== undefined && hash !== undefined) {
+    if (meta === undefined) return { kind: "none" };
+    if (!input.clusterReady) return { kind: "waitForCluster" };
+    if (record.applied === hash && !input.refresh && record.published !== undefined) return { kind: "publish", ingress: record.published, restored: false };
+    if (record.recorded === undefined) return { kind: "inspect", failure: { prefix: "Error syncing load balancer", tell: true } };
+    const changed = record.applied !== hash;
+    // Unchanged since the last run before a restart: only the status may need writing.
+    if (!changed && !input.refresh) return { kind: "publish", ingress: ingressOf(record.recorded, input.namespace, input.name), restored: true };
+    return {
+      kind: "apply",
+      hash,
+      changed,
+      verifyIp: changed && service.userIP !== undefined,
+      addFinalizer: !meta.finalizers.includes(LB_FINALIZER),
+      ...(record.applied === undefined ? { firstUp: true as const } : {}),
+    };
+  }
+  if (input.rejections.length > 0 && hash !== undefined) {
+    // Per object and spec: a Service deleted and created again unchanged is a new object, told again.
+    const token = `${meta?.uid ?? ""} ${hash}`;
+    return { kind: "reject", message: input.rejections.map((rejection) => rejection.message).join("; "), tell: meta !== undefined && record.toldRejection !== token, token };
+  }
+  const removal = planRemoval(meta, record.known, LB_FINALIZER, input.loadBalancerClasses);
+  if (!removal.destroy && !removal.removeFinalizer) return { kind: "forget" };
+  const failure: Failure = { prefix: "Error deleting load balancer", tell: removal.announce && meta !== undefined };
+  // Proof before deletion: a stack recording another cluster's identity is refused by the read.
+  if (removal.destroy && record.recorded === undefined) return { kind: "inspect", failure };
+  return { kind: "remove", removal, failure };
+}
+
+export interface ServiceControllerDeps {
+  cache: Pick<DesiredCache, "view">;
+  watcher: Pick<ClusterWatcher, "meta">;
+  runner: Pick<StackRunner, "removeStack" | "ensureStack">;
+  writer: Pick<ServiceWriter, "setFinalizer" | "setIngress">;
+  /** The load balancer ledger (leaks/ledger.ts): which leaked load balancer names are this cluster's. */
+  ledger?: LedgerWriter;
+  events: EventRecorder;
+  metrics: DaemonMetrics;
+  logger: Logger;
+  signal: AbortSignal;
+  records: StackRecords;
+  runs: StackRuns;
+  drift: FullRefreshTimers;
+  cluster: Pick<ClusterController, "readyFor" | "wait">;
+  /** The loadBalancerClass values handled besides "no class": Services of other classes are never touched. */
+  loadBalancerClasses: readonly string[];
+  /** Checks a changed Service's spec.loadBalancerIP against GCE: a message when it must be refused. */
+  verifyRequestedIp?: (service: ServiceDesired) => Promise<string | undefined>;
+  /** What the applied Service stacks point at in the cluster stack changed (see ObservedCloud). */
+  onReferencesChanged?: (references: ClusterReferences) => void;
+  status?: Pick<StatusBook, "ingress" | "driftCorrected">;
+  /** Plans a run that is not a change of the Service and holds it when it would change the IP (daemon/repairs.ts). */
+  repairs?: Pick<RepairGuard, "decide">;
+  /** Before a Service stack's first up (daemon/existingLoadBalancer.ts); absent without Compute access: the first up runs unchecked. */
+  firstUpGuard?: FirstUpGuard;
+}
+
+/** What the guard before a Service stack's first up reads: GCE under the load balancer's names, and what the stack holds. */
+export interface FirstUpGuard {
+  existing: ExistingResources;
+  /** The IDs of the resources the stack holds (StackRunner.heldResourceIds). */
+  held: (stack: string, scope: Scope) => Promise<ReadonlySet<string>>;
+}
+
+/** One sync's context: the stack, its record and the Service it is for. */
+interface Sync {
+  item: WorkItem;
+  record: StackRecord;
+  namespace: string;
+  name: string;
+  scope: Scope;
+  target: EventTarget;
+}
+
+export class ServiceController {
+  /** The union as last told; at first as the records start (`unread` while Service stacks known at the start are not read). */
+  private toldReferences: ClusterReferences;
+  /** The Service stacks the guard before their first up holds. */
+  private readonly heldStacks = new Set<string>();
+
+  constructor(private readonly deps: ServiceControllerDeps) {
+    this.toldReferences = deps.records.references();
+  }
+
+  async sync(item: WorkItem, namespace: string, name: string): Promise<ReconcileResult> {
+    const meta = this.deps.watcher.meta(namespace, name);
+    const sync: Sync = {
+      item,
+      record: this.deps.records.get(item.key),
+      namespace,
+      name,
+      scope: { kind: "service", namespace, name },
+      target: { kind: "Service", namespace, name, uid: meta?.uid ?? "" },
+    };
+    for (;;) {
+      const view = this.deps.cache.view(item.key);
+      const action = planServiceSync(sync.record, {
+        namespace,
+        name,
+        service: view.service,
+        hash: view.hash,
+        rejections: view.rejections,
+        meta,
+        refresh: item.refresh,
+        clusterReady: view.service !== undefined && this.deps.cluster.readyFor(view.service),
+        loadBalancerClasses: this.deps.loadBalancerClasses,
+      });
+      if (action.kind !== "inspect") return this.execute(action, sync, view.service, meta);
+      try {
+        await this.deps.runs.inspectOnce(item.key, sync.scope, sync.record);
+      } catch (error) {
+        return this.failed(error, sync, action.failure);
+      }
+      // A deny rule the stack still holds changes the desired state (ObservedCloud.denyRulesHeld),
+      // at once: the view read next is planned with it.
+      if (sync.record.references === undefined) this.referenced(sync.record, recordedReferences(sync.record.recorded ?? {}, namespace, name));
+    }
+  }
+
+  private async execute(action: Exclude<ServiceSyncAction, { kind: "inspect" }>, sync: Sync, service: ServiceDesired | undefined, meta: ServiceMeta | undefined): Promise<ReconcileResult> {
+    // Only an apply can be held (and a Service waiting for the cluster stack has not been let through yet).
+    if (action.kind !== "apply" && action.kind !== "waitForCluster") this.heldForAdoption(sync.item.key, false);
+    switch (action.kind) {
+      case "none":
+        return { kind: "ok" };
+      case "forget":
+        this.forget(sync.item.key);
+        return { kind: "ok" };
+      case "reject":
+        // The load balancer (if any) is left as it is: nothing is deleted because of bad input.
+        if (action.tell) {
+          sync.record.toldRejection = action.token;
+          await this.deps.events.record(sync.target, "Warning", "SyncLoadBalancerFailed", action.message);
+        }
+        return { kind: "giveUp", reason: `the Service is invalid: ${action.message}` };
+      case "waitForCluster":
+        this.deps.cluster.wait(sync.item.key);
+        return { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" };
+      case "publish":
+        if (meta === undefined || service === undefined) return { kind: "ok" };
+        return this.guarded(sync, { prefix: "Error syncing load balancer", tell: true }, async () => {
+          if (action.restored) this.referenced(sync.record, referencesOf(service));
+          await this.publish(sync.record, meta, action.ingress);
+          if (action.restored) this.deps.drift.arm(sync.item.key);
+          return { kind: "ok" };
+        });
+      case "apply":
+        if (meta === undefined || service === undefined) return { kind: "ok" };
+        return this.guarded(sync, { prefix: "Error syncing load balancer", tell: true }, () => this.apply(action, sync, service, meta));
+      case "remove":
+        return this.guarded(sync, action.failure, () => this.remove(action.removal, sync, meta));
+    }
+  }
+
+  private async apply(action: Extract<ServiceSyncAction, { kind: "apply" }>, sync: Sync, service: ServiceDesired, meta: ServiceMeta): Promise<ReconcileResult> {
+    const { item, record, target } = sync;
+    if (action.firstUp === true && this.deps.firstUpGuard !== undefined) {
+      // Before anything is written (stack, finalizer, ledger entry, address): a Service held here leaves no trace.
+      const holding = await this.guardFirstUp(this.deps.firstUpGuard, sync, service);
+      if (holding !== undefined) return holding;
+    }
+    this.heldForAdoption(item.key, false);
+    if (action.verifyIp) {
+      const refusal = await this.deps.verifyRequestedIp?.(service);
+      // Retried with backoff: reserving the address is what the user is told to do next.
+      if (refusal !== undefined) return this.failed(new Error(refusal), sync, { prefix: "Error syncing load balancer", tell: true });
+    }
+    if (action.addFinalizer) {
+      // The stack exists before the finalizer does: whoever finds our finalizer later also finds
+      // the proof that the Service was ours (the stack is the last thing a removal deletes).
+      await this.deps.runner.ensureStack(item.key, sync.scope);
+      record.known = true;
+      if (!(await this.deps.writer.setFinalizer(meta.namespace, meta.name, true))) return { kind: "ok" };
+    }
+    if (action.changed) await this.deps.events.record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
+    // The Service asked for dual-stack and gets IPv4 only: said on each change, as GCE cannot do it here.
+    if (action.changed && service.ipv6Fallback !== undefined) await this.deps.events.record(target, "Warning", "IPv6Unavailable", service.ipv6Fallback);
+    // Ledger before anything is created under the name: without an entry a leak is never provably ours.
+    await this.deps.ledger?.record(service.lbName, { key: `${meta.namespace}/${meta.name}`, uid: meta.uid });
+    let adoption: Adoption | undefined;
+    if (item.refresh && !action.changed && this.deps.repairs !== undefined) {
+      // A repair, not a change of the Service: planned first, never applied if it would change the IP.
+      const published = record.published ?? ingressOf(record.recorded ?? {}, meta.namespace, meta.name);
+      const decision = await this.deps.repairs.decide({ stack: item.key, scope: sync.scope, hash: action.hash, service, published, target });
+      if (decision.kind === "held") return { kind: "retry", error: decision.error };
+      if (decision.kind === "nothing") return this.unchanged(sync, service, meta, published);
+      adoption = decision.adoption;
+    }
+    const outcome = await this.deps.runs.up(item.key, sync.scope, record, item.refresh, action.hash, adoption);
+    if (item.refresh && !action.changed && outcome.changed.length > 0) {
+      this.deps.metrics.driftCorrections.inc({ kind: "service" });
+      this.deps.status?.driftCorrected(item.key, describePutBack(outcome.changed));
+      await this.deps.events.record(target, "Normal", "DriftCorrected", `Put back: ${describePutBack(outcome.changed)}`);
+    }
+    this.referenced(record, referencesOf(service));
+    await this.publish(record, meta, ingressOf(outcome.outputs, meta.namespace, meta.name));
+    record.applied = action.hash;
+    record.toldRejection = undefined;
+    if (action.changed) await this.deps.events.record(target, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
+    this.deps.drift.arm(item.key);
+    return { kind: "ok" };
+  }
+
+  /** A refresh whose plan changes nothing: no up; the status as published, the full refresh armed again. */
+  private async unchanged(sync: Sync, service: ServiceDesired, meta: ServiceMeta, published: string[]): Promise<ReconcileResult> {
+    this.referenced(sync.record, referencesOf(service));
+    await this.publish(sync.record, meta, published);
+    this.deps.drift.arm(sync.item.key);
+    return { kind: "ok" };
+  }
+
+  private async remove(removal: RemovalPlan, sync: Sync, meta: ServiceMeta | undefined): Promise<ReconcileResult> {
+    const { item, target } = sync;
+    this.deps.drift.disarm(item.key);
+    const announce = removal.announce && meta !== undefined;
+    if (removal.destroy) {
+      if (announce) await this.deps.events.record(target, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
+      const destroyed = await this.deps.runs.destroy(item.key);
+      // Only after our stack was destroyed (not found absent): until then a leak under these names stays provably ours.
+      if (destroyed === "destroyed") await this.deps.ledger?.forget(`${sync.namespace}/${sync.name}`);
+    }
+    if (meta !== undefined) {
+      // A Service that stopped being a LoadBalancer but still exists loses the IP we published.
+      if (removal.clearIngress) await this.deps.writer.setIngress(meta.namespace, meta.name, [], meta.uid);
+      if (announce) await this.deps.events.record(target, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+      if (removal.removeFinalizer) await this.deps.writer.setFinalizer(meta.namespace, meta.name, false);
+    }
+    // Last: until here, the stack is what proves a retry (or the next start) may finish the job.
+    if (removal.destroy) await this.deps.runner.removeStack(item.key);
+    this.forget(item.key);
+    return { kind: "ok" };
+  }
+
+  /**
+   * GCE resources under the load balancer's names and none in the stack: the up would create beside
+   * them (a new address, a new IP) and fail on the first name that exists. Held instead, with the
+   * queue's backoff, until an adoption puts them into the stack. Undefined: go on.
+   */
+  private async guardFirstUp(guard: FirstUpGuard, sync: Sync, service: ServiceDesired): Promise<ReconcileResult | undefined> {
+    let decision: FirstUpDecision;
+    try {
+      const occupied = await guard.existing.occupied(service.lbName, { signal: this.deps.signal });
+      // The stack is read only when something exists: a new Service costs its lookups alone.
+      decision = occupied.length === 0 ? { kind: "proceed" } : decideFirstUp(occupied, await guard.held(sync.item.key, sync.scope));
+    } catch (error) {
+      // Fails closed: without knowing what exists, creating could half-create beside it.
+      return this.failed(new Error("looking up GCE resources under the load balancer's names", { cause: error }), sync, { prefix: "Error syncing load balancer", tell: true });
+    }
+    if (decision.kind === "proceed") return undefined;
+    this.heldForAdoption(sync.item.key, true);
+    await this.deps.events.record(sync.target, "Warning", LOAD_BALANCER_EXISTS, loadBalancerExistsMessage(decision.resources));
+    return { kind: "retry", error: new LoadBalancerExistsError(decision.resources) };
+  }
+
+  /** Counts the Services the guard holds (dccm_services_held_for_adoption). */
+  private heldForAdoption(stack: string, held: boolean): void {
+    const before = this.heldStacks.size;
+    if (held) this.heldStacks.add(stack);
+    else this.heldStacks.delete(stack);
+    if (this.heldStacks.size !== before) this.deps.metrics.servicesHeldForAdoption.set(this.heldStacks.size);
+  }
+
+  /** Runs a step; a failure becomes a typed result (a stack of another cluster is never handled here). */
+  private async guarded(sync: Sync, failure: Failure, step: () => Promise<ReconcileResult>): Promise<ReconcileResult> {
+    try {
+      return await step();
+    } catch (error) {
+      return this.failed(error, sync, failure);
+    }
+  }
+
+  /** The result of a failed step; the Service (when it still exists and is to be told) is told why. */
+  private async failed(error: unknown, sync: Sync, failure: Failure): Promise<ReconcileResult> {
+    if (error instanceof ForeignStackError) throw error;
+    if (this.deps.signal.aborted) return { kind: "giveUp", reason: "shutting down" };
+    if (error instanceof StackBusyError) return { kind: "retryAfter", ms: 5000, reason: "stack locked" };
+    if (failure.tell) await this.deps.events.record(sync.target, "Warning", "SyncLoadBalancerFailed", `${failure.prefix}: ${describeError(error)}`);
+    return { kind: "retry", error };
+  }
+
+  /** Records the IPs we publish and writes them when the live status (read now) differs. */
+  private async publish(record: StackRecord, meta: ServiceMeta, ingress: string[]): Promise<void> {
+    record.published = ingress;
+    this.deps.status?.ingress(serviceStackName(meta.namespace, meta.name), ingress);
+    const live = this.deps.watcher.meta(meta.namespace, meta.name)?.ingress ?? meta.ingress;
+    if (!sameList(live, ingress)) await this.deps.writer.setIngress(meta.namespace, meta.name, ingress, meta.uid);
+  }
+
+  /** Records what a Service stack now points at; the cluster stack is told when the union changes. */
+  private referenced(record: StackRecord, references: ClusterReferences): void {
+    this.deps.records.setReferences(record, references);
+    this.tellReferences();
+  }
+
+  private tellReferences(): void {
+    const union = this.deps.records.references();
+    const told = this.toldReferences;
+    if (union.legacyHealthCheck === told.legacyHealthCheck && sameList(union.zones, told.zones) && sameList(union.denyRules ?? [], told.denyRules ?? []) && union.unread === told.unread) {
+      return;
+    }
+    this.toldReferences = union;
+    this.deps.onReferencesChanged?.(union);
+  }
+
+  /** Drops everything known of a stack that no longer exists. */
+  private forget(stack: string): void {
+    if (this.deps.records.forget(stack)) this.tellReferences();
+  }
+}

@@ -1,0 +1,100 @@
+import { ipv6Name, type DesiredState, type ServiceDesired } from "../model";
+import { type Scope } from "../model";
+
+/**
+ * The Pulumi resource ID of a named GCE resource, as @pulumi/gcp writes it
+ * (`projects/<p>/regions/<r>/forwardingRules/<name>`): derivable from the inputs alone.
+ */
+const COLLECTIONS: Record<string, { scope: "region" | "zone" | "global"; collection: string }> = {
+  "gcp:compute/address:Address": { scope: "region", collection: "addresses" },
+  "gcp:compute/forwardingRule:ForwardingRule": { scope: "region", collection: "forwardingRules" },
+  "gcp:compute/regionBackendService:RegionBackendService": { scope: "region", collection: "backendServices" },
+  "gcp:compute/targetPool:TargetPool": { scope: "region", collection: "targetPools" },
+  "gcp:compute/regionHealthCheck:RegionHealthCheck": { scope: "region", collection: "healthChecks" },
+  "gcp:compute/httpHealthCheck:HttpHealthCheck": { scope: "global", collection: "httpHealthChecks" },
+  "gcp:compute/instanceGroup:InstanceGroup": { scope: "zone", collection: "instanceGroups" },
+  "gcp:compute/firewall:Firewall": { scope: "global", collection: "firewalls" },
+  "gcp:compute/route:Route": { scope: "global", collection: "routes" },
+};
+
+/** Whether a Pulumi type is one of the GCE resources dccm declares. */
+export function isDeclaredGceType(type: string): boolean {
+  return COLLECTIONS[type] !== undefined;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** undefined for a type dccm does not declare or inputs that lack the name, project or location. */
+export function gceResourceId(type: string, inputs: Record<string, unknown>): string | undefined {
+  const place = COLLECTIONS[type];
+  const name = text(inputs.name);
+  const project = text(inputs.project);
+  if (place === undefined || name === undefined || project === undefined) return undefined;
+  let where: string | undefined = "global";
+  if (place.scope === "region") where = text(inputs.region) === undefined ? undefined : `regions/${text(inputs.region)}`;
+  if (place.scope === "zone") where = text(inputs.zone) === undefined ? undefined : `zones/${text(inputs.zone)}`;
+  return where === undefined ? undefined : `projects/${project}/${where}/${place.collection}/${name}`;
+}
+
+/** The resource ID of a named GCE resource in a project's region, zone or global collection. */
+function resourceId(project: string, where: string, collection: string, name: string): string {
+  return `projects/${project}/${where}/${collection}/${name}`;
+}
+
+export function regionalResourceId(project: string, region: string, collection: string, name: string): string {
+  return resourceId(project, `regions/${region}`, collection, name);
+}
+
+export function globalResourceId(project: string, collection: string, name: string): string {
+  return resourceId(project, "global", collection, name);
+}
+
+/**
+ * Pure: the Pulumi resource ID of every GCE resource the scope's program declares (components/
+ * clusterNetwork.ts and serviceLoadBalancer.ts declare exactly these; a tier-2 test holds the two
+ * equal). What adoption looks for in GCE before a stack's first `up`.
+ */
+export function declaredResourceIds(desired: DesiredState, scope: Scope): string[] {
+  const { cluster } = desired;
+  const { project, region } = cluster;
+  const regional = (collection: string, name: string): string => regionalResourceId(project, region, collection, name);
+  const global = (collection: string, name: string): string => globalResourceId(project, collection, name);
+  const ids: string[] = [];
+  if (scope.kind !== "service") {
+    for (const group of cluster.instanceGroups) ids.push(resourceId(project, `zones/${group.zone}`, "instanceGroups", group.name));
+    ids.push(regional("healthChecks", cluster.nodeHealthCheck.name));
+    if (cluster.legacyNodeHealthCheck) ids.push(global("httpHealthChecks", cluster.nodeHealthCheck.name));
+    ids.push(global("firewalls", cluster.nodeHealthCheckFirewall.name));
+    for (const route of cluster.routes) ids.push(global("routes", route.name));
+  }
+  if (scope.kind === "cluster") return ids;
+  for (const service of desired.services) {
+    if (scope.kind === "service" && service.key !== `${scope.namespace}/${scope.name}`) continue;
+    const targetPool = service.backend === "target-pool";
+    if (service.userIP === undefined && service.ipv6Only !== true) ids.push(regional("addresses", service.lbName));
+    if (service.healthCheck.kind === "dedicated") ids.push(targetPool ? global("httpHealthChecks", service.healthCheck.spec.name) : regional("healthChecks", service.healthCheck.spec.name));
+    if (targetPool) ids.push(regional("targetPools", service.lbName));
+    for (const frontend of service.frontends) {
+      if (!targetPool) ids.push(regional("backendServices", frontend.name));
+      if (service.ipv6Only !== true) ids.push(regional("forwardingRules", frontend.name));
+    }
+    if (service.ipv6Only !== true) ids.push(global("firewalls", service.firewall.name));
+    if (service.ipv6Only !== true && service.healthCheckFirewall !== undefined) ids.push(global("firewalls", service.healthCheckFirewall.name));
+    if (service.ipv6 !== undefined) ids.push(...ipv6Ids(service, regional, global));
+  }
+  return ids;
+}
+
+/** The IPv6 half's resources (components/serviceLoadBalancer.ts declareIpv6). */
+function ipv6Ids(service: ServiceDesired, regional: (collection: string, name: string) => string, global: (collection: string, name: string) => string): string[] {
+  const ipv6 = service.ipv6;
+  if (ipv6 === undefined) return [];
+  return [
+    ...(ipv6.userIP === undefined ? [regional("addresses", ipv6Name(service.lbName))] : []),
+    ...service.frontends.map((frontend) => regional("forwardingRules", ipv6Name(frontend.name))),
+    global("firewalls", ipv6.firewall.name),
+    global("firewalls", ipv6.healthCheckFirewall.name),
+  ];
+}
