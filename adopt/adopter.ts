@@ -19,16 +19,14 @@ import type { StepEventMetadata } from "@pulumi/pulumi/automation";
 import type { Adoption } from "../components/adoption";
 import { describeError } from "../runtime/errors";
 import type { LeakCompute } from "../gce/listing";
-import { CLUSTER_STACK, desiredState, serviceStackName, type ClusterSnapshot, type Config, type DesiredState } from "../model";
+import { CLUSTER_STACK, desiredState, serviceStackName, type ClusterSnapshot, type Config, type DesiredState, nameFromUrn, stackScope } from "../model";
 import type { ComputeClient } from "../gce";
 import { desiredStacks, resourceChange, uniqueChanges, type ResourceChange } from "../preview/plan";
 
-import { type StackRunner } from "../stacks/runner";
+import type { StackRunner } from "../stacks/runner";
 import { listInventory } from "./inventory";
 import { planAdoption, previewIps, promotedAddressId, servicesToPinOnTargetPool, STOCK_FINALIZERS, withTargetPoolPins, type AddressPromotion, type StackAdoption } from "./plan";
 import { ingressOf } from "../components/outputs";
-import { nameFromUrn } from "../model";
-import { stackScope } from "../model";
 
 /** The Service writes adoption makes (daemon/services.ts ServiceWriter). */
 export interface AdoptionServiceWrites {

@@ -8,8 +8,7 @@
  */
 import { declaredResourceIds, globalResourceId, regionalResourceId } from "../gce/ids";
 
-import { ANNOTATION_BACKEND, CLUSTER_STACK, type DesiredState, type NetworkTier, type ServiceDesired, type ServiceInfo } from "../model";
-import { type Scope } from "../model";
+import { ANNOTATION_BACKEND, CLUSTER_STACK, type DesiredState, type NetworkTier, type ServiceDesired, type ServiceInfo, type Scope } from "../model";
 
 /** One GCE resource as Compute lists it, under its Pulumi resource ID (components/ids.ts). */
 export interface GceItem {

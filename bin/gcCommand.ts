@@ -19,8 +19,7 @@ import { deleteObserved } from "../gce/listing";
 import { formatLeaks, formatOutcomes, gcHeader, planGc, type DeleteOutcome, type GcRequest } from "../leaks/gc";
 import { ClusterIdRefusedError, ConfigMapLedger, listServiceClasses, type ServiceClasses } from "../leaks/ledger";
 import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
-import { DAEMON_DEFAULTS } from "../daemon/config";
-import { splitConfig } from "../daemon/config";
+import { DAEMON_DEFAULTS, splitConfig } from "../daemon/config";
 import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig, UsageError } from "./options";
 
 export const GC_HELP = [

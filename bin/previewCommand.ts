@@ -37,17 +37,14 @@ import {
 } from "../preview/plan";
 
 import { clusterProjectName, currentRunStore, letGoOfRunStore, localBackendUrl, recordedService, StackRunner, stackOutputs } from "../stacks/runner";
-import { CLUSTER_STACK, isServiceStack, parseServiceStack, type Config, type DesiredState } from "../model";
+import { CLUSTER_STACK, isServiceStack, parseServiceStack, type Config, stackScope } from "../model";
 import { hashOf } from "../watcher/desiredCache";
 import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";
 import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
 import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig } from "./options";
 import { thisMachine } from "../runtime/parallelism";
 import { ForeignStackError } from "../stacks/errors";
-import { CLUSTER_UID_OUTPUT } from "../components/outputs";
-import { HASH_OUTPUT } from "../components/outputs";
-import { stackProgramOutputs } from "../components/outputs";
-import { stackScope } from "../model";
+import { CLUSTER_UID_OUTPUT, HASH_OUTPUT, stackProgramOutputs } from "../components/outputs";
 
 export const PREVIEW_HELP = [
   "usage: dccm preview [--kubeconfig FILE] [--config FILE] [--snapshot FILE] [--json] [FLAG ...]",

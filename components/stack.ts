@@ -3,12 +3,11 @@
  * `cluster`, or `service:<namespace>/<name>`. Used by index.ts (CI) and the daemon alike.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { CLUSTER_STACK, FIREWALL_PRIORITY_DEFAULT, instanceGroupKey, type DesiredState, type OwnerMarker, type Rejection, type ServiceDesired } from "../model";
+import { CLUSTER_STACK, FIREWALL_PRIORITY_DEFAULT, instanceGroupKey, type DesiredState, type OwnerMarker, type Rejection, type ServiceDesired, Scope } from "../model";
 import { adoptionTransformations, type Adoption } from "./adoption";
 import { ClusterNetwork } from "./clusterNetwork";
 import { globalLink, regionalLink, zonalLink } from "./links";
 import { ServiceLoadBalancer, type ClusterRefs, type LoadBalancerResources } from "./serviceLoadBalancer";
-import { Scope } from "../model";
 
 export interface LoadBalancerOutput {
   ingress: string[];

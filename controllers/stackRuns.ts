@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 
-import { CLUSTER_STACK, isServiceStack, observedReferences, type ObservedCloud } from "../model";
+import { isServiceStack, observedReferences, type ObservedCloud, type Scope, stackKind } from "../model";
 import type { DesiredCache } from "../watcher/desiredCache";
 import type { EnqueueFlags } from "../runtime/queue";
 import { jitteredDelay } from "../runtime/periodic";
@@ -14,10 +14,7 @@ import type { StatusBook } from "./status";
 import type { PutBack, StackRunner } from "../stacks/runner";
 import type { StepEventMetadata } from "@pulumi/pulumi/automation";
 import type { Adoption } from "../components/adoption";
-import { type Scope } from "../model";
-import { ForeignStackError } from "../stacks/errors";
-import { stackKind } from "../model";
-import { OperationTimeoutError } from "../stacks/errors";
+import { ForeignStackError, OperationTimeoutError } from "../stacks/errors";
 
 /** What Service stacks, as last applied, point at in the cluster stack. */
 export interface ClusterReferences {

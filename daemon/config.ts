@@ -11,17 +11,13 @@
  *   When neither sets clusterId, everything else is checked first (`needsClusterId`), then the
  *   cluster's ConfigMap kube-system/ingress-uid is read once (resolveDaemonSettings).
  */
-import * as fs from "node:fs";
-import * as os from "node:os";
 import type { Logger } from "pino";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { optionalDuration } from "../runtime/durations";
 import { CONFIG_KEYS, ConfigError, parseConfig, type Config, type ConfigKey, type RawConfig } from "../model";
 import { NODE_CONFIG_KEYS, parseNodeConfig, type NodeConfig, type NodeConfigKey } from "../controllers/node/config";
-import { type DaemonOptions } from "./options";
-import { Machine } from "../runtime/parallelism";
-import { defaultParallelism } from "../runtime/parallelism";
-import { thisMachine } from "../runtime/parallelism";
+import type { DaemonOptions } from "./options";
+import { Machine, defaultParallelism, thisMachine } from "../runtime/parallelism";
 
 // Tunables: fixed for every deployment, named here so tests, benchmarks and the docs can cite them.
 

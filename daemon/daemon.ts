@@ -6,9 +6,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import type { PulumiCommand } from "@pulumi/pulumi/automation";
-import type { Logger } from "pino";
-import { ANNOTATION_BACKEND, CLUSTER_STACK, instanceGroupName, isServiceStack, serviceStackName, type Config, type ObservedCloud, type ServiceDesired } from "../model";
+import { ANNOTATION_BACKEND, instanceGroupName, isServiceStack, serviceStackName, type ObservedCloud, stackKind, LB_FINALIZER } from "../model";
 import { DesiredCache } from "../watcher/desiredCache";
 import { ServiceStackKeys } from "../stacks/stackKeys";
 import { ClusterWatcher } from "../watcher/informers";
@@ -17,7 +15,7 @@ import { KeepAliveAgents, kubeError, kubeStatusCode } from "../runtime/kube";
 import { KeyedQueue } from "../runtime/queue";
 import { DEFAULT_LEASE, LeaderElector } from "./leader";
 import { DaemonMetrics } from "../runtime/metrics";
-import { computeClientFromConfig, NodeController, type ComputeClient, type NodeConfig } from "../controllers/node";
+import { computeClientFromConfig, NodeController, type ComputeClient } from "../controllers/node";
 import { describeError } from "../runtime/errors";
 import { resultObserver } from "../runtime/results";
 import { Reconciler, type ReconcilerDeps } from "../controllers/reconciler";
@@ -40,15 +38,12 @@ import { computeAddressReader, requestedIpVerifier } from "../controllers/servic
 import { InstanceLocator } from "../controllers/node/locate";
 import { PhaseTimer } from "./phases";
 import { readClusterUid } from "../watcher/identity";
-import { AppliedBook } from "../drift/applied";
+import { AppliedBook, appliedOf } from "../drift/applied";
 import { DriftScanner, type DriftPass } from "../drift/scanner";
 import { newProcessMarker, PROCESS_OWNER_VARIABLE, Reaper } from "../stacks/reaper";
 import { SHARED_PROVIDER_BACKOFF_BASE_MS, SHARED_PROVIDER_BACKOFF_MAX_MS, SHARED_PROVIDER_HEALTHY_AFTER_MS, WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "./config";
 import { SharedProvider } from "../stacks/sharedProvider";
-import { stackKind } from "../model";
-import { LB_FINALIZER } from "../model";
 import { DaemonOptions } from "./options";
-import { appliedOf } from "../drift/applied";
 
 /** The full refresh of every stack once a day, when drift passes by listing run every drift interval. */
 export const DEFAULT_FULL_REFRESH_MS = 24 * 3_600_000;

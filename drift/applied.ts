@@ -5,8 +5,7 @@
  * run, from the run's own engine events (every resource's state, changed or not). A stack whose
  * last run failed is unknown until it succeeds: its retries are the queue's business, not a pass's.
  */
-import type { ResourceState } from "../stacks/states";
-import { deploymentStates } from "../stacks/states";
+import { type ResourceState, deploymentStates } from "../stacks/states";
 import { appliedResource, type AppliedResource } from "./declared";
 
 /** Pure: the GCE resources among the engine's states, as the drift pass compares them. */

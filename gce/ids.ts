@@ -1,5 +1,4 @@
-import { ipv6Name, type DesiredState, type ServiceDesired } from "../model";
-import { type Scope } from "../model";
+import { ipv6Name, type DesiredState, type ServiceDesired, type Scope } from "../model";
 
 /**
  * The Pulumi resource ID of a named GCE resource, as @pulumi/gcp writes it

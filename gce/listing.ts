@@ -5,9 +5,7 @@
  */
 import type { CallOptions, CollectionCall, ComputeApi, ComputeResourceApi } from ".";
 
-import { RESOURCE_KINDS } from "./resources";
-import { type ResourceKind } from "./resources";
-import { type ObservedResource } from "./resources";
+import { RESOURCE_KINDS, type ResourceKind, type ObservedResource } from "./resources";
 
 const COLLECTIONS: Record<ResourceKind, { call: CollectionCall; scope: "region" | "zone" | "global" }> = {
   forwardingRules: { call: "forwardingRules", scope: "region" },

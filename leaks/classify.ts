@@ -33,10 +33,7 @@ import {
   serviceHealthCheckFirewallName,
   trafficFirewallName,
 } from "../model";
-import { ObservedResource } from "../gce/resources";
-import { ResourceKind } from "../gce/resources";
-import { resourceId } from "../gce/resources";
-import { RESOURCE_KINDS } from "../gce/resources";
+import { ObservedResource, ResourceKind, resourceId, RESOURCE_KINDS } from "../gce/resources";
 
 /** One entry of the ledger: a load balancer name dccm was about to create resources under. */
 export interface LedgerEntry {

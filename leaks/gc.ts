@@ -3,7 +3,7 @@
  * prints. Only proven leaks are ever deleted, only those the operator asked for (every one with
  * `--yes`, or each by name), in an order that deletes a resource's users first.
  */
-import { type Leak } from "./classify";
+import type { Leak } from "./classify";
 import { resourceId } from "../gce/resources";
 
 export type GcRequest = { kind: "dryRun" } | { kind: "all" } | { kind: "named"; ids: readonly string[] };

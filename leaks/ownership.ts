@@ -11,8 +11,6 @@ import { stackOutputs } from "../stacks/runner";
 
 import { isRecord } from "../runtime/guards";
 import { CLUSTER_UID_OUTPUT } from "../components/outputs";
-import { isResourceKind } from "../gce/resources";
-import { resourceId } from "../gce/resources";
 import { resourceIdOfPath } from "../gce/resources";
 import { ForeignStackError } from "../stacks/errors";
 

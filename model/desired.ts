@@ -10,8 +10,22 @@ import { cidrContains, parseCidr4, type Cidr4 } from "./net";
 import { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
 import { allowPriority, serviceDesired, sharedNodeHealthCheck, type Backends } from "./service";
 import { malformedNode, malformedService } from "./shape";
-import { FIREWALL_PRIORITY_ALLOW_ABOVE_DENY, NOTHING_OBSERVED } from "./types";
-import type { ClusterDesired, ClusterSnapshot, Config, DesiredState, GroupRef, InstanceGroupSpec, InstanceRef, NodeInfo, ObservedCloud, Rejection, RouteSpec, ServiceDesired } from "./types";
+import {
+  FIREWALL_PRIORITY_ALLOW_ABOVE_DENY,
+  NOTHING_OBSERVED,
+  type ClusterDesired,
+  type ClusterSnapshot,
+  type Config,
+  type DesiredState,
+  type GroupRef,
+  type InstanceGroupSpec,
+  type InstanceRef,
+  type NodeInfo,
+  type ObservedCloud,
+  type Rejection,
+  type RouteSpec,
+  type ServiceDesired,
+} from "./types";
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -28,23 +28,24 @@ import {
 import { looksLikeIPv6, parseCidr4, parseIPv4 } from "./net";
 import { collapsePortRanges, MAX_FORWARDING_RULE_PORTS } from "./ports";
 import { malformedServiceFields } from "./shape";
-import { FIREWALL_PRIORITY_ALLOW_ABOVE_DENY, FIREWALL_PRIORITY_DEFAULT } from "./types";
-import type {
-  BackendMode,
-  Config,
-  DenyFirewallSpec,
-  FirewallDestination,
-  FirewallSpec,
-  FrontendSpec,
-  HealthCheckRef,
-  InstanceRef,
-  IpProtocol,
-  Ipv6Desired,
-  LbScheme,
-  NetworkTier,
-  Rejection,
-  ServiceDesired,
-  ServiceInfo,
+import {
+  FIREWALL_PRIORITY_ALLOW_ABOVE_DENY,
+  FIREWALL_PRIORITY_DEFAULT,
+  type BackendMode,
+  type Config,
+  type DenyFirewallSpec,
+  type FirewallDestination,
+  type FirewallSpec,
+  type FrontendSpec,
+  type HealthCheckRef,
+  type InstanceRef,
+  type IpProtocol,
+  type Ipv6Desired,
+  type LbScheme,
+  type NetworkTier,
+  type Rejection,
+  type ServiceDesired,
+  type ServiceInfo,
 } from "./types";
 
 export interface Backends {

@@ -17,14 +17,13 @@ import {
   type ObservedCloud,
   type ServiceDesired,
   type ServiceInfo,
+  LB_FINALIZER,
 } from "../model";
 import { DesiredCache } from "../watcher/desiredCache";
 
 import { planRemoval } from "../model/removal";
 
-import { defaultParallelism } from "../runtime/parallelism";
-import { type Machine } from "../runtime/parallelism";
-import { LB_FINALIZER } from "../model";
+import { defaultParallelism, type Machine } from "../runtime/parallelism";
 
 export interface DesiredStacks {
   desired: DesiredState;

@@ -6,8 +6,7 @@
  */
 import * as crypto from "node:crypto";
 
-import { parseScope } from "../model";
-import { type Scope } from "../model";
+import { parseScope, type Scope } from "../model";
 
 export type ProgramScope = Scope | { kind: "services"; index: number; count: number };
 

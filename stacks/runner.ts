@@ -25,19 +25,10 @@ import { gceResourceId } from "../gce/ids";
 import { deploymentStates, RunStates, type ResourceState } from "./states";
 import { FileBackend } from "./checkpoints";
 import { TwoStepInterrupt } from "./interrupt";
-import { declareStack, type StackOutputs } from "../components/stack";
-import { parseServiceKey, parseServiceStack, serviceStackName, type DesiredState } from "../model";
+import { parseServiceKey, serviceStackName, type DesiredState, nameFromUrn, type Scope } from "../model";
 import { isRecord } from "../runtime/guards";
-import { SERVICE_KEY_OUTPUT } from "../components/outputs";
-import { nameFromUrn } from "../model";
-import { stackProgramOutputs } from "../components/outputs";
-import { CLUSTER_UID_OUTPUT } from "../components/outputs";
-import { HASH_OUTPUT } from "../components/outputs";
-import { stackSlice } from "../components/outputs";
-import { hasProgramOutputs } from "../components/outputs";
-import { PROGRAM_OUTPUTS } from "../components/outputs";
+import { SERVICE_KEY_OUTPUT, stackProgramOutputs, CLUSTER_UID_OUTPUT, HASH_OUTPUT, stackSlice, hasProgramOutputs, PROGRAM_OUTPUTS } from "../components/outputs";
 import { StackBusyError } from "./errors";
-import { type Scope } from "../model";
 
 export const PROJECT_NAME = "dccm";
 

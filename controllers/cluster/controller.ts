@@ -13,10 +13,9 @@ import type { EnqueueFlags, ReconcileResult, WorkItem } from "../../runtime/queu
 import type { DaemonMetrics } from "../../runtime/metrics";
 import { clusterDriftEvents, clusterFailureEvent, putBackCounts, type ClusterEvent, type NodeRef } from "./events";
 import { describePutBack, type FullRefreshTimers, type StackRecord, type StackRecords, type StackRuns } from "../stackRuns";
-import { type PutBack } from "../../stacks/runner";
+import type { PutBack } from "../../stacks/runner";
 import type { StatusBook } from "../status";
-import { ForeignStackError } from "../../stacks/errors";
-import { StackBusyError } from "../../stacks/errors";
+import { ForeignStackError, StackBusyError } from "../../stacks/errors";
 
 export interface ClusterOutputs {
   /** instanceGroupKey (the zone for its first group, `<zone>/<name>` for the others) → self link. */

@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 
-import { backendGroupKeys, isDenyFirewallName, serviceStackName, type Rejection, type ServiceDesired } from "../../model";
+import { backendGroupKeys, isDenyFirewallName, serviceStackName, type Rejection, type ServiceDesired, type Scope, LB_FINALIZER } from "../../model";
 import type { DesiredCache } from "../../watcher/desiredCache";
 import type { ClusterWatcher, ServiceMeta } from "../../watcher/informers";
 import { isRecord } from "../../runtime/guards";
@@ -17,16 +17,13 @@ import type { ClusterController } from "../cluster/controller";
 import { decideFirstUp, LOAD_BALANCER_EXISTS, LoadBalancerExistsError, loadBalancerExistsMessage, type ExistingResources, type FirstUpDecision } from "./existingLoadBalancer";
 import type { DaemonMetrics } from "../../runtime/metrics";
 import { planRemoval, type RemovalPlan } from "../../model/removal";
-import { type ServiceWriter } from "./services";
+import type { ServiceWriter } from "./services";
 import { describePutBack, type ClusterReferences, type FullRefreshTimers, type StackRecord, type StackRecords, type StackRuns } from "../stackRuns";
-import { type StackRunner } from "../../stacks/runner";
+import type { StackRunner } from "../../stacks/runner";
 import type { StatusBook } from "../status";
 import type { Adoption } from "../../components/adoption";
 import type { RepairGuard } from "./repairs";
-import { type Scope } from "../../model";
-import { LB_FINALIZER } from "../../model";
-import { ForeignStackError } from "../../stacks/errors";
-import { StackBusyError } from "../../stacks/errors";
+import { ForeignStackError, StackBusyError } from "../../stacks/errors";
 import { ingressOf } from "../../components/outputs";
 
 function referencesOf(service: ServiceDesired): ClusterReferences {

@@ -11,8 +11,7 @@
 import { loadBalancerFamily } from "../../leaks/classify";
 import { exists, regionalOrGlobalScope, resourcePath, type LeakCompute } from "../../gce/listing";
 import type { CallOptions } from "../../gce";
-import { resourceId } from "../../gce/resources";
-import { type ResourceKind } from "../../gce/resources";
+import { resourceId, type ResourceKind } from "../../gce/resources";
 
 /** The event reason the held Service gets. */
 export const LOAD_BALANCER_EXISTS = "LoadBalancerExists";

@@ -14,14 +14,11 @@ import type { Logger } from "pino";
 import type { Adoption } from "../../components/adoption";
 import { gceResourceId } from "../../gce/ids";
 
-import type { ServiceDesired } from "../../model";
+import { type ServiceDesired, type Scope, nameFromUrn } from "../../model";
 import type { DesiredCache } from "../../watcher/desiredCache";
 import type { EventRecorder, EventTarget } from "../../runtime/events";
 import type { DaemonMetrics } from "../../runtime/metrics";
 import type { StackRuns } from "../stackRuns";
-
-import { type Scope } from "../../model";
-import { nameFromUrn } from "../../model";
 
 export const FORWARDING_RULE_TYPE = "gcp:compute/forwardingRule:ForwardingRule";
 export const ADDRESS_TYPE = "gcp:compute/address:Address";

@@ -17,7 +17,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { createNode, lbService } from "../support/cluster";
 import { alive, DaemonProcesses, descendants, killAndWatch, lockFiles, type RunningDaemon, processCluster } from "../support/daemon-process";
-import { type TestEnv } from "../support/env";
+import type { TestEnv } from "../support/env";
 import { declaredResources, gceViolations, serviceViolations } from "../support/invariants";
 import { eventually } from "../support/wait";
 import { intFromEnv, maxRunsInWindow, mulberry32 } from "./schedule";

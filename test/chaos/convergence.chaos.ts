@@ -16,7 +16,7 @@ import * as k8s from "@kubernetes/client-node";
 import { median } from "../../bench/stats";
 import { lbService } from "../support/cluster";
 import { DaemonProcesses, lockFiles, type RunningDaemon, processCluster } from "../support/daemon-process";
-import { type TestEnv } from "../support/env";
+import type { TestEnv } from "../support/env";
 import { declaredResources, gceViolations, serviceViolations } from "../support/invariants";
 import { eventually } from "../support/wait";
 import { intFromEnv } from "./schedule";

@@ -14,13 +14,12 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 
-import { loadBalancerName, parseConfig } from "../../model";
+import { loadBalancerName, parseConfig, LB_FINALIZER } from "../../model";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
 import { E2E_CONFIG } from "../support/cluster";
 import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockSeed, type StockService } from "../support/stockCcm";
 import { runDccmAsync } from "../support/cli";
 import { eventually } from "../support/wait";
-import { LB_FINALIZER } from "../../model";
 
 const RAW_CONFIG = { ...E2E_CONFIG, subnetwork: "k8s-subnet" };
 const EXCLUDE = "node.kubernetes.io/exclude-from-external-load-balancers";

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { createNode, lbService } from "../support/cluster";
 import { backendStacks, DaemonProcesses, lockFiles, type RunningDaemon, processCluster } from "../support/daemon-process";
-import { type TestEnv } from "../support/env";
+import type { TestEnv } from "../support/env";
 import { serviceLeftovers } from "../support/invariants";
 import { eventually } from "../support/wait";
 

@@ -7,12 +7,11 @@ import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 
 import { lateRunErrorListener, StackRunner } from "../../stacks/runner";
-import { loadBalancerName, parseConfig } from "../../model";
+import { loadBalancerName, parseConfig, LB_FINALIZER } from "../../model";
 import { parseNodeConfig } from "../../controllers/node";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
 import { counter, createNode, createTaintedNode, E2E_CONFIG, eventReasons, initializedWithRoute, lbService } from "../support/cluster";
 import { eventually } from "../support/wait";
-import { LB_FINALIZER } from "../../model";
 
 describe("dccm daemon", function () {
   this.timeout(900_000);

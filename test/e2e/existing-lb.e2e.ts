@@ -14,13 +14,12 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 
-import { loadBalancerName, parseConfig } from "../../model";
+import { loadBalancerName, parseConfig, LB_FINALIZER } from "../../model";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
 import { E2E_CONFIG } from "../support/cluster";
 import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockCluster, type StockSeed } from "../support/stockCcm";
 import { eventually } from "../support/wait";
-import { type DaemonOptions } from "../../daemon/options";
-import { LB_FINALIZER } from "../../model";
+import type { DaemonOptions } from "../../daemon/options";
 
 const RAW_CONFIG = { ...E2E_CONFIG, subnetwork: "k8s-subnet" };
 const STOCK_CLUSTER: StockCluster = { project: "dccm-test", region: "us-central1", network: "k8s-net", subnetwork: "k8s-subnet", clusterId: "e2e0cafe", clusterName: "e2e", nodeTags: ["k8s-node"] };

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import * as k8s from "@kubernetes/client-node";
-import { CLUSTER_STACK, desiredState, loadBalancerName, NOTHING_OBSERVED, parseConfig, serviceStackName, type ClusterSnapshot, type DesiredState } from "../../model";
+import { CLUSTER_STACK, desiredState, loadBalancerName, NOTHING_OBSERVED, parseConfig, serviceStackName, type ClusterSnapshot, type DesiredState, type Scope } from "../../model";
 import { Daemon } from "../../daemon/daemon";
 import { recordedReferences } from "../../controllers/service/controller";
 import { withReferences } from "../../controllers/stackRuns";
@@ -20,7 +20,6 @@ import { createNode, E2E_CONFIG, lbService as e2eLbService } from "../support/cl
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
 import { eventually } from "../support/wait";
 import { stackProgramOutputs } from "../../components/outputs";
-import { type Scope } from "../../model";
 
 const SERVICE_UID = "0f1ee2e0-1111-4222-8333-444455556666";
 const LB = "a0f1ee2e011114222833344445555666";

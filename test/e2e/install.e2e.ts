@@ -12,13 +12,12 @@ import * as YAML from "yaml";
 
 import { CONFIG_FILE, configFile, deployObjects, NODE_CONTROLLER_RULES, SERVICE_CONTROLLER_RULES, SYSTEM_NAMESPACE_RULES, type DeployArgs } from "../../deploy/manifests";
 import { ledgerValue, LEDGER_CONFIGMAP } from "../../leaks/ledger";
-import { loadBalancerName } from "../../model";
+import { loadBalancerName, LB_FINALIZER } from "../../model";
 import { createTaintedNode, E2E_CONFIG, eventReasons, initializedWithRoute, lbService } from "../support/cluster";
 import { DaemonProcesses, type RunningDaemon } from "../support/daemon-process";
 import { startTestEnv, type TestEnv } from "../support/env";
 import { makeTokenKubeconfig } from "../support/kube";
 import { eventually } from "../support/wait";
-import { LB_FINALIZER } from "../../model";
 
 const SYSTEM = "kube-system";
 const BASELINE_ACCOUNT = "dccm-install-baseline";

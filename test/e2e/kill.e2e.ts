@@ -13,7 +13,7 @@ import { lbService } from "../support/cluster";
 import { DaemonProcesses, killAndWatch, lockFiles, type RunningDaemon, processCluster } from "../support/daemon-process";
 import { declaredResources, gceViolations, serviceLeftovers } from "../support/invariants";
 import { startDelayProxy, type DelayProxy } from "../support/delay-proxy";
-import { type TestEnv } from "../support/env";
+import type { TestEnv } from "../support/env";
 import { eventually } from "../support/wait";
 
 describe("dccm daemon killed with SIGKILL during an up", function () {

@@ -17,7 +17,7 @@ import { loadBalancerName } from "../../model";
 import { eventReasons, lbService } from "../support/cluster";
 import { DaemonProcesses, descendants, isReaper, lockFiles, PLUGIN_GRACE_MS, processCluster, type RunningDaemon } from "../support/daemon-process";
 import { startDelayProxy, type DelayProxy } from "../support/delay-proxy";
-import { type TestEnv } from "../support/env";
+import type { TestEnv } from "../support/env";
 import { declaredResources, gceViolations } from "../support/invariants";
 import { eventually } from "../support/wait";
 

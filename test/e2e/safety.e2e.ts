@@ -10,12 +10,11 @@ import { isDeepStrictEqual } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 
-import { loadBalancerName, parseConfig } from "../../model";
+import { loadBalancerName, parseConfig, LB_FINALIZER } from "../../model";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
 import { startKube, type KubeEnv } from "../support/kube";
 import { createNode, E2E_CONFIG, lbService } from "../support/cluster";
 import { eventually } from "../support/wait";
-import { LB_FINALIZER } from "../../model";
 
 const CLASS_A = "dccm.io/team-a";
 const CLASS_B = "dccm.io/team-b";

@@ -19,7 +19,7 @@ import { loadBalancerName } from "../../model";
 import { eventReasons, lbService } from "../support/cluster";
 import { alive, DaemonProcesses, descendants, lockFiles, processCluster, type RunningDaemon } from "../support/daemon-process";
 import { startDelayProxy, type DelayProxy } from "../support/delay-proxy";
-import { type TestEnv } from "../support/env";
+import type { TestEnv } from "../support/env";
 import { declaredResources, gceViolations } from "../support/invariants";
 import { eventually } from "../support/wait";
 

@@ -12,7 +12,7 @@ import type { Config } from "../../model";
 import { pluginBinDir, startGceEmulator, type GceEmulator, type GceEmulatorOptions, type NetworkSpec } from "../../emulator/gce";
 import { startKube, type KubeEnv, type StartKubeOptions } from "./kube";
 import { requireTestenvBinary, testenvBinDir } from "./testenv-paths";
-import { type DaemonOptions } from "../../daemon/options";
+import type { DaemonOptions } from "../../daemon/options";
 
 export interface TestEnv {
   kube: KubeEnv;

@@ -5,10 +5,9 @@ import { formatAdoption, summarizeAdoption } from "../../../adopt/report";
 import type { AdoptionReport } from "../../../adopt/adopter";
 import { declaredResourceIds, gceResourceId } from "../../../gce/ids";
 import { declareStack } from "../../../components/stack";
-import { desiredState, loadBalancerName, type ClusterSnapshot, type DesiredState } from "../../../model";
+import { desiredState, loadBalancerName, type ClusterSnapshot, type DesiredState, type Scope } from "../../../model";
 import { capture } from "../../support/pulumiMocks";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
-import { type Scope } from "../../../model";
 
 const UID = {
   web: "11111111-aaaa-4aaa-8aaa-111111111111",

@@ -2,11 +2,10 @@ import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
 import { declareStack } from "../../../components/stack";
 
-import { desiredState, type DesiredState } from "../../../model";
+import { desiredState, type DesiredState, type Scope } from "../../../model";
 import { capture, type Registered } from "../../support/pulumiMocks";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
 import { stackSlice } from "../../../components/outputs";
-import { type Scope } from "../../../model";
 
 const DESIRED: DesiredState = desiredState(
   {

@@ -9,12 +9,10 @@ import { appliedClusterOf, clusterOutputs, clusterReadyFor, planClusterSync, typ
 
 import { planServiceSync, recordedReferences, type ServiceSyncAction, type ServiceSyncInput } from "../../../controllers/service/controller";
 import { ReferenceUnion, StackRecords, withReferences, type ClusterReferences, type StackRecord } from "../../../controllers/stackRuns";
-import { NOTHING_OBSERVED, type ObservedCloud } from "../../../model";
-import type { ServiceDesired } from "../../../model";
+import { NOTHING_OBSERVED, type ObservedCloud, type ServiceDesired, LB_FINALIZER } from "../../../model";
 import type { ServiceMeta } from "../../../watcher/informers";
 import { DesiredCache } from "../../../watcher/desiredCache";
 import { CONFIG, denyFirewall, externalServiceDesired, gceNode, lbService } from "../../support/builders";
-import { LB_FINALIZER } from "../../../model";
 import { ingressOf } from "../../../components/outputs";
 
 describe("daemon/clusterController: planClusterSync", () => {

@@ -13,15 +13,13 @@ import { Reconciler, type ReconcilerDeps } from "../../../controllers/reconciler
 
 import type { Inspection, UpOutcome } from "../../../stacks/runner";
 
-import { instanceGroupKey, loadBalancerName, observedReferences, type Config, type DesiredState } from "../../../model";
+import { instanceGroupKey, loadBalancerName, observedReferences, type Config, type DesiredState, LB_FINALIZER, type Scope } from "../../../model";
 import { withReferences, type ClusterReferences } from "../../../controllers/stackRuns";
 import type { NodeInfo, ServiceInfo } from "../../../model/types";
 import { planGoneInstances, type CheckedNode } from "../../../controllers/cluster/instances";
 import type { ServiceMeta } from "../../../watcher/informers";
 import { DesiredCache } from "../../../watcher/desiredCache";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
-import { LB_FINALIZER } from "../../../model";
-import { type Scope } from "../../../model";
 
 const CLASSES = ["dccm.io/gce"];
 const OUR_UID = "c1a55e00-0000-4000-8000-000000000001";

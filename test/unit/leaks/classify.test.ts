@@ -7,10 +7,7 @@ import * as assert from "node:assert/strict";
 import * as fc from "fast-check";
 import { classifyLeaks, leakCounts, leakMessage, loadBalancerFamily, type ClusterFacts, type Leak, type LeakConfig, type LedgerEntry } from "../../../leaks/classify";
 import { clusterDescription, describedOwner, loadBalancerName, ownedDescription, ROUTE_DESCRIPTION, serviceDescription, type OwnerMarker } from "../../../model";
-import { RESOURCE_KINDS } from "../../../gce/resources";
-import { resourceId } from "../../../gce/resources";
-import { type ResourceKind } from "../../../gce/resources";
-import { type ObservedResource } from "../../../gce/resources";
+import { RESOURCE_KINDS, resourceId, type ResourceKind, type ObservedResource } from "../../../gce/resources";
 
 const CLUSTER_ID = "c0ffee1234";
 const CLUSTER_UID = "c1a55e00-0000-4000-8000-000000000001";

@@ -19,15 +19,11 @@ import { formatLeaks, formatOutcomes, gcHeader, planGc } from "../../../leaks/gc
 import { ConfigMapLedger, decideClusterId, ledgerValue, parseClaims, parseLedger, type Claimant, type ClusterIdDecision, type LedgerClaim, type LedgerWriter } from "../../../leaks/ledger";
 import { LeakMonitor } from "../../../leaks/monitor";
 import { deploymentOwnership, readOwnership } from "../../../leaks/ownership";
-import { loadBalancerName, type DesiredState } from "../../../model";
+import { loadBalancerName, type DesiredState, type Scope, LB_FINALIZER } from "../../../model";
 import type { ServiceMeta } from "../../../watcher/informers";
 import { DesiredCache } from "../../../watcher/desiredCache";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
-import { resourceId } from "../../../gce/resources";
-import { type ResourceKind } from "../../../gce/resources";
-import { resourceIdOfPath } from "../../../gce/resources";
-import { type Scope } from "../../../model";
-import { LB_FINALIZER } from "../../../model";
+import { resourceId, type ResourceKind, resourceIdOfPath } from "../../../gce/resources";
 
 const UID = "3f6e1d2a-8b4c-4d5e-9f01-23456789abcd";
 const LB = loadBalancerName(UID);

@@ -4,8 +4,7 @@
 import * as assert from "node:assert/strict";
 
 import { desiredState } from "../../../model/desired";
-import { NOTHING_OBSERVED } from "../../../model/types";
-import type { Config, DenyFirewallSpec, ObservedCloud, FirewallDestination, FirewallSpec, ServiceDesired, ServiceInfo } from "../../../model/types";
+import { NOTHING_OBSERVED, type Config, type DenyFirewallSpec, type ObservedCloud, type FirewallDestination, type FirewallSpec, type ServiceDesired, type ServiceInfo } from "../../../model/types";
 import { CONFIG, denyFirewall, gceNode, healthCheckFirewall, HC_RANGES_IPV6, describedBy, lbService, NODE_HC_FIREWALL, serviceFirewall, TO_ADDRESS } from "../../support/builders";
 
 const NODES = [gceNode("n-a", "00000000-0000-4000-8000-000000000001", "us-central1-a", []), gceNode("n-b", "00000000-0000-4000-8000-000000000002", "us-central1-b", [])];

@@ -7,8 +7,7 @@ import * as zlib from "node:zlib";
 import fc from "fast-check";
 import { FileBackend, layoutVersion, parseCheckpoint, stackNamesOf, type CheckpointRead } from "../../../stacks/checkpoints";
 import { holdsSecret } from "../../../stacks/runner";
-import { hasProgramOutputs } from "../../../components/outputs";
-import { PROGRAM_OUTPUTS } from "../../../components/outputs";
+import { hasProgramOutputs, PROGRAM_OUTPUTS } from "../../../components/outputs";
 
 const DEPLOYMENT = {
   manifest: { time: "2026-11-23T11:22:36Z", magic: "m", version: "v3.248.0" },

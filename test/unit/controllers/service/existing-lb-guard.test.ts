@@ -16,12 +16,10 @@ import { DaemonMetrics } from "../../../../runtime/metrics";
 import { Reconciler, type ReconcilerDeps } from "../../../../controllers/reconciler";
 
 import type { Inspection, UpOutcome } from "../../../../stacks/runner";
-import type { DesiredState } from "../../../../model";
+import { type DesiredState, type Scope, LB_FINALIZER } from "../../../../model";
 import type { ServiceMeta } from "../../../../watcher/informers";
 import { DesiredCache } from "../../../../watcher/desiredCache";
 import { CONFIG, gceNode, lbService } from "../../../support/builders";
-import { type Scope } from "../../../../model";
-import { LB_FINALIZER } from "../../../../model";
 
 const UID = "11111111-2222-4333-8444-555555555555";
 const LB = "a1111111122224333844455555555555";

@@ -18,8 +18,7 @@ import type { Inspection, UpOutcome } from "../../../../stacks/runner";
 import { DesiredCache } from "../../../../watcher/desiredCache";
 import { CONFIG, gceNode, lbService } from "../../../support/builders";
 import { counter } from "../../../support/cluster";
-import { type Scope } from "../../../../model";
-import { LB_FINALIZER } from "../../../../model";
+import { type Scope, LB_FINALIZER } from "../../../../model";
 
 const IP = "203.0.113.8";
 const UID = "0b1f2f6e-4c1a-4d59-9e0e-7c1f9d1c2a3b";
