@@ -46,6 +46,13 @@ module.exports = {
       to: { path: "^(watcher|components)/", pathNot: "^$1/" },
     },
     {
+      name: "in-a-floor",
+      severity: "error",
+      comment: "Every TypeScript file of the project lives in a floor's folder, or in test/, bench/, emulator/ (a new top-level folder needs its floor here and in docs/ARCHITECTURE.md).",
+      from: { path: "\\.ts$", pathNot: `^(${[...PRODUCTION, "test", "bench", "emulator"].join("|")})/|^index\\.ts$` },
+      to: {},
+    },
+    {
       name: "production-not-tests",
       severity: "error",
       comment: "Production code never imports tests, the bench or the emulator.",
@@ -55,7 +62,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "^(node_modules|dist|\\.testenv)/" },
+    exclude: { path: "^(node_modules|dist|\\.testenv|\\.git)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     combinedDependencies: false,
