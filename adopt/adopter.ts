@@ -28,7 +28,7 @@ import { listInventory } from "./inventory";
 import { planAdoption, previewIps, promotedAddressId, servicesToPinOnTargetPool, STOCK_FINALIZERS, withTargetPoolPins, type AddressPromotion, type StackAdoption } from "./plan";
 import { ingressOf } from "../components/outputs";
 
-/** The Service writes adoption makes (daemon/services.ts ServiceWriter). */
+/** The Service writes adoption makes (controllers/service/services.ts ServiceWriter). */
 export interface AdoptionServiceWrites {
   setAnnotation(namespace: string, name: string, key: string, value: string): Promise<boolean>;
   setFinalizer(namespace: string, name: string, present: boolean): Promise<boolean>;

@@ -1,5 +1,5 @@
 /**
- * What exists in GCE for adoption: one listing of the collections dccm uses (leaks/gce.ts, the
+ * What exists in GCE for adoption: one listing of the collections dccm uses (gce/listing.ts, the
  * same calls as the leak check), keyed by Pulumi resource ID.
  */
 import { resourcePath, listCollections, type LeakCompute } from "../gce/listing";

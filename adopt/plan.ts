@@ -10,7 +10,7 @@ import { declaredResourceIds, globalResourceId, regionalResourceId } from "../gc
 
 import { ANNOTATION_BACKEND, CLUSTER_STACK, type DesiredState, type NetworkTier, type ServiceDesired, type ServiceInfo, type Scope } from "../model";
 
-/** One GCE resource as Compute lists it, under its Pulumi resource ID (components/ids.ts). */
+/** One GCE resource as Compute lists it, under its Pulumi resource ID (gce/ids.ts). */
 export interface GceItem {
   id: string;
   /** The Compute resource (REST field names: `IPAddress`, `target`, …). */

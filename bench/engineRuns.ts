@@ -6,7 +6,7 @@
  * command; CPU is sampled from /proc for every descendant process (CLI, wrapper, plugins) and
  * attributed by command line, so one up splits into the CLI, the plugin and this process; the CLI's
  * and the plugin's starts are measured alone, and the same runs once more attached to one shared
- * plugin (daemon/sharedProvider.ts), whose CPU during each run counts.
+ * plugin (stacks/sharedProvider.ts), whose CPU during each run counts.
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -245,7 +245,7 @@ async function serviceRuns(runner: StackRunner, desired: DesiredState, service: 
   return { newService, noChange: medianCpu(noChange) };
 }
 
-/** The same runs with one provider for every engine run (daemon/sharedProvider.ts). */
+/** The same runs with one provider for every engine run (stacks/sharedProvider.ts). */
 async function sharedProviderRuns(env: TestEnv, desired: DesiredState, service: number): Promise<{ newService: RunCpu; noChange: RunCpu }> {
   const shared = new SharedProvider({ env: env.pulumiEnv, backoffBaseMs: 1_000, backoffMaxMs: 10_000, healthyAfterMs: 60_000 });
   try {

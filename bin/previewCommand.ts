@@ -2,7 +2,7 @@
  * `dccm preview`: what the daemon would do with the desired state of the live cluster (or of a
  * snapshot), as a plan of the daemon's own stacks: same project `dccm-<clusterId>`, same backend,
  * same stack names, same inline program. Read-only (see READ_ONLY below); the pure part (which
- * stacks change, the plan as text and JSON, the exit code) is daemon/preview.ts.
+ * stacks change, the plan as text and JSON, the exit code) is preview/plan.ts.
  */
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
@@ -250,7 +250,7 @@ async function readDeployment(where: Where, stack: string): Promise<Record<strin
   }
 }
 
-/** The program of `stacks` (the daemon's, daemon/stacks.ts, each with the hash and identity its next up would record), run as one. */
+/** The program of `stacks` (the daemon's, stacks/runner.ts, each with the hash and identity its next up would record), run as one. */
 function programArgs(where: Where, stackName: string, stacks: readonly string[], wanted: DesiredStacks, run: { store?: Record<string, unknown> }): InlineProgramArgs {
   const program = (): Promise<Record<string, unknown>> => {
     run.store = currentRunStore();
@@ -293,7 +293,7 @@ async function runEngine(where: Where, run: EngineRun, wanted: DesiredStacks): P
       const stack = await LocalWorkspace.selectStack(run.decision.kind === "destroy" ? { ...args, program: () => Promise.resolve({}) } : args, workspaceOptions(where, stacks[0], where.backendUrl));
       await (run.decision.kind === "destroy" ? stack.previewDestroy({ onEvent }) : stack.preview({ onEvent }));
     }
-    // The SDK keeps each inline run's store for the life of the process (daemon/stacks.ts letGoOfRunStore).
+    // The SDK keeps each inline run's store for the life of the process (stacks/runner.ts letGoOfRunStore).
     letGoOfRunStore(held.store);
   } catch (error) {
     throw new Error(`pulumi preview of ${stacks.length === 1 ? "stack" : "the new stacks"} ${stacks.join(", ")} failed`, { cause: error });

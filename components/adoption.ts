@@ -10,7 +10,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { gceResourceId } from "../gce/ids";
 
 export interface Adoption {
-  /** Pulumi resource IDs (`projects/p/regions/r/forwardingRules/n`, components/ids.ts) to import. */
+  /** Pulumi resource IDs (`projects/p/regions/r/forwardingRules/n`, gce/ids.ts) to import. */
   readonly imports: ReadonlySet<string>;
   /**
    * Forwarding rule and firewall GCE IDs → the IP the rule holds, for a preview before the ephemeral
@@ -36,7 +36,7 @@ export function adoptionTransformations(adoption: Adoption | undefined): pulumi.
   if (adoption === undefined || (adoption.imports.size === 0 && (adoption.previewIps?.size ?? 0) === 0 && (adoption.addressIps?.size ?? 0) === 0)) return [];
   return [
     (args) => {
-      // Only GCE resources have an ID here (components/ids.ts reads their plain name, project,
+      // Only GCE resources have an ID here (gce/ids.ts reads their plain name, project,
       // region and zone); components and providers have none.
       const id = gceResourceId(args.type, args.props);
       if (id === undefined) return undefined;

@@ -41,7 +41,7 @@ export function serviceKeyOutput(scope: Scope): Record<string, string> {
  * own Service and refers to the cluster's groups and health check by name: it needs neither the
  * other Services, nor the routes, nor the groups' members, nor the cluster's warnings (the cluster
  * stack logs those). Declaring from the slice gives exactly the resources the whole would give
- * (test/unit/stack-slice.test.ts).
+ * (test/unit/components/stack-slice.test.ts).
  */
 export function stackSlice(desired: DesiredState, scope: Scope): DesiredState {
   if (scope.kind !== "service") return desired;

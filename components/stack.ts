@@ -26,7 +26,7 @@ export interface StackOutputs {
   /**
    * Cluster scopes, only when not GCE's default: the node health-check firewall's priority (999
    * with the deny rules on), so that a Service stack creates its deny rule only once it is applied
-   * (daemon/clusterController.ts clusterReadyFor).
+   * (controllers/cluster/controller.ts clusterReadyFor).
    */
   nodeHealthCheckFirewallPriority?: number;
 }

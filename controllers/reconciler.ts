@@ -1,8 +1,8 @@
 /**
  * The daemon's one worker: every queue key is a stack, parsed once into the cluster stack or a
- * Service's stack and handed to its controller (daemon/clusterController.ts,
- * daemon/serviceController.ts). Both reconcile from the caches, never from an event payload, and
- * share one record per stack (daemon/stackRuns.ts).
+ * Service's stack and handed to its controller (controllers/cluster/controller.ts,
+ * controllers/service/controller.ts). Both reconcile from the caches, never from an event payload, and
+ * share one record per stack (controllers/stackRuns.ts).
  */
 import type { Logger } from "pino";
 import { CLUSTER_STACK, parseServiceStack, type ServiceDesired } from "../model";
@@ -52,7 +52,7 @@ export interface ReconcilerDeps {
    */
   observeInstances?: () => Promise<void>;
   /**
-   * Checks a changed Service's spec.loadBalancerIP against GCE (daemon/requestedIp.ts): a message
+   * Checks a changed Service's spec.loadBalancerIP against GCE (controllers/service/requestedIp.ts): a message
    * when it must be refused, undefined when fine or when Compute could not say.
    */
   verifyRequestedIp?: (service: ServiceDesired) => Promise<string | undefined>;
@@ -64,7 +64,7 @@ export interface ReconcilerDeps {
   /** Whether the cluster stack's recorded node health-check firewall sits above deny rules (see ClusterController). */
   onRecordedFirewall?: (aboveDeny: boolean) => void;
   onClusterFailed?: (error: unknown) => void;
-  /** Events about the cluster stack (daemon/clusterEvents.ts); none when absent. */
+  /** Events about the cluster stack (controllers/cluster/events.ts); none when absent. */
   clusterEvents?: ClusterEventDeps;
   /** Observability hook: a pulumi operation starts (benchmarks measure event-to-up latency with it). */
   onRunStart?: (stack: string, operation: "up" | "refresh" | "preview" | "destroy") => void;
@@ -76,9 +76,9 @@ export interface ReconcilerDeps {
    * replace what the operator did not allow.
    */
   adoptionHeld?: ReadonlyMap<string, string>;
-  /** A Service stack's Service, shortened names included (daemon/stackKeys.ts); absent: what the name says (parseServiceStack). */
+  /** A Service stack's Service, shortened names included (stacks/stackKeys.ts); absent: what the name says (parseServiceStack). */
   serviceOf?: (stack: string) => { namespace: string; name: string } | undefined;
-  /** Before a Service stack's first up: GCE's resources under its load balancer's names (daemon/existingLoadBalancer.ts); absent without Compute access. */
+  /** Before a Service stack's first up: GCE's resources under its load balancer's names (controllers/service/existingLoadBalancer.ts); absent without Compute access. */
   firstUpGuard?: FirstUpGuard;
 }
 

@@ -162,7 +162,7 @@ export function describePutBack(changed: PutBack[]): string {
 
 export interface StackRunsDeps {
   cache: Pick<DesiredCache, "desired">;
-  /** `preview`: without it (test stand-ins) runs are not planned first (daemon/repairs.ts). */
+  /** `preview`: without it (test stand-ins) runs are not planned first (controllers/service/repairs.ts). */
   runner: Pick<StackRunner, "up" | "destroy" | "inspect"> & Partial<Pick<StackRunner, "preview">>;
   metrics: DaemonMetrics;
   logger: Logger;
@@ -210,7 +210,7 @@ export class StackRuns {
 
   /**
    * `pulumi preview --refresh` of the stack with the desired state (read-only), under the operation
-   * deadline: every step the engine plans, in order. What a repair is judged by (daemon/repairs.ts).
+   * deadline: every step the engine plans, in order. What a repair is judged by (controllers/service/repairs.ts).
    */
   async preview(stack: string, scope: Scope, hash: string, adoption: Adoption | undefined): Promise<StepEventMetadata[]> {
     const preview = this.deps.runner.preview?.bind(this.deps.runner);

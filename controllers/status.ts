@@ -83,7 +83,7 @@ export function emptyRow(stack: string, service?: { namespace: string; name: str
 }
 
 /**
- * One row per stack the daemon keeps a record of (daemon/stackRuns.ts StackRecords: tracked when
+ * One row per stack the daemon keeps a record of (controllers/stackRuns.ts StackRecords: tracked when
  * the record is made, dropped with it). Facts about a stack without a row are ignored: a reconcile
  * result arrives after a removal forgot the stack, and must not bring its row back.
  */
@@ -97,7 +97,7 @@ export class StatusBook {
 
   constructor(
     private readonly now: () => Date = () => new Date(),
-    /** A Service stack's Service, shortened names included (daemon/stackKeys.ts). */
+    /** A Service stack's Service, shortened names included (stacks/stackKeys.ts). */
     private readonly serviceOf: (stack: string) => { namespace: string; name: string } | undefined = () => undefined,
   ) {}
 

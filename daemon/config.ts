@@ -161,7 +161,7 @@ export interface CommandLine {
   /** `--allow-replace`: adoption may replace resources. */
   readonly allowReplace: boolean;
   readonly nodeController: boolean;
-  /** `--shared-provider`: one provider plugin for every engine run (daemon/sharedProvider.ts). */
+  /** `--shared-provider`: one provider plugin for every engine run (stacks/sharedProvider.ts). */
   readonly sharedProvider: boolean;
   /** undefined: `<hostname>_<pid>` (defaultIdentity, daemon/daemon.ts). */
   readonly identity: string | undefined;

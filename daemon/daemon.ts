@@ -89,7 +89,7 @@ export class Daemon {
   private agents: KeepAliveAgents | undefined;
   private leadershipLost = false;
   private leakMonitor: LeakMonitor | undefined;
-  /** Kills this daemon's pulumi processes if it dies (daemon/reaper.ts). */
+  /** Kills this daemon's pulumi processes if it dies (stacks/reaper.ts). */
   private reaper: Reaper | undefined;
   /** The one provider plugin every engine run attaches to (`--shared-provider`). */
   private sharedProvider: SharedProvider | undefined;
@@ -510,7 +510,7 @@ export class Daemon {
     });
   }
 
-  /** The cluster stack's Events: routes on their Node, the rest on the Lease (daemon/clusterEvents.ts). */
+  /** The cluster stack's Events: routes on their Node, the rest on the Lease (controllers/cluster/events.ts). */
   private clusterEvents(parts: StartParts): ClusterEventDeps {
     const { options } = this;
     const leases = this.agents?.makeApiClient(k8s.CoordinationV1Api);

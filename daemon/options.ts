@@ -51,11 +51,11 @@ export interface DaemonOptions {
   leakCheck?: { computeEndpoint?: string };
   /** `--adopt`: the stock CCM's resources adopted at start-up, before the first runs (adopt/); off when undefined. */
   adopt?: { allowReplace: boolean; computeEndpoint?: string };
-  /** `--shared-provider`: one `gcp` provider plugin for every engine run (daemon/sharedProvider.ts). */
+  /** `--shared-provider`: one `gcp` provider plugin for every engine run (stacks/sharedProvider.ts). */
   sharedProvider?: boolean;
   /**
    * Before a Service stack's first up, GCE is asked what exists under its load balancer's names
-   * (daemon/existingLoadBalancer.ts); off when undefined (the first up then runs unchecked).
+   * (controllers/service/existingLoadBalancer.ts); off when undefined (the first up then runs unchecked).
    */
   firstUpGuard?: { computeEndpoint?: string };
 }

@@ -18,7 +18,7 @@ function reply(request: http.IncomingMessage, response: http.ServerResponse, sta
 }
 
 /**
- * `status`: the daemon's view of its stacks (daemon/status.ts), built only from what it learns
+ * `status`: the daemon's view of its stacks (controllers/status.ts), built only from what it learns
  * while it runs (no stack config, no backend URL); its error messages are those its Events carry.
  */
 export async function startProbeServer(host: string, port: number, registry: prom.Registry, ready: () => boolean, status: () => StatusDocument): Promise<ProbeServer> {

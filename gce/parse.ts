@@ -1,5 +1,5 @@
 // Compute response bodies → typed values. Pure (no I/O, no clock): every rule here is table-tested
-// in test/unit/nodes-compute-parse.test.ts, and the transport (transport.ts) and the client
+// in test/unit/gce/parse.test.ts, and the transport (transport.ts) and the client
 // (client.ts) only move bytes.
 
 import { isRecord } from "../runtime/guards";

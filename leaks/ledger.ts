@@ -15,7 +15,7 @@ import type { LedgerEntry } from "./classify";
 
 export const LEDGER_CONFIGMAP = { namespace: "kube-system", name: "dccm-load-balancers" } as const;
 
-/** What the reconciler writes (daemon/reconciler.ts). */
+/** What the reconciler writes (controllers/reconciler.ts). */
 export interface LedgerWriter {
   /** Before resources named for `lbName` are created for the Service. */
   record(lbName: string, service: { key: string; uid: string }): Promise<void>;

@@ -21,7 +21,7 @@ export function deploymentOwnership(deployment: unknown): { owned: string[]; clu
   const take = (resource: unknown): void => {
     if (!isRecord(resource) || typeof resource.type !== "string") return;
     const inputs = isRecord(resource.inputs) ? resource.inputs : {};
-    // Both spellings: the ID the provider returned, and the one its inputs derive (components/ids.ts).
+    // Both spellings: the ID the provider returned, and the one its inputs derive (gce/ids.ts).
     for (const path of [resource.id, gceResourceId(resource.type, inputs)]) {
       const id = typeof path === "string" ? resourceIdOfPath(path) : undefined;
       if (id !== undefined) owned.add(id);

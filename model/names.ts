@@ -104,7 +104,7 @@ const HASHED_SERVICE_STACK = new RegExp(`^service\\.[a-z0-9.-]+_[0-9a-f]{${STACK
  * characters, then `_` and the first 24 hex digits of SHA-256 over `<namespace>/<name>`
  * (exactly 100 characters). `_` is in no DNS label, so a shortened name is never a readable one;
  * it cannot be read back into the Service, so its stack records the key (`dccmServiceKey`,
- * daemon/stacks.ts). Names that fit are unchanged, as every stack made before this rule.
+ * stacks/runner.ts). Names that fit are unchanged, as every stack made before this rule.
  */
 export function serviceStackName(namespace: string, name: string): string {
   const readable = `service.${namespace}.${name}`;

@@ -76,7 +76,7 @@ export function desiredStacks(snapshot: ClusterSnapshot, config: Config): Desire
 export interface RecordedStack {
   /** The hash the last successful up applied; undefined when none (never applied, or a killed run left pending creates). */
   hash: string | undefined;
-  /** The Service (`<namespace>/<name>`) a stack with a shortened name records (daemon/stacks.ts recordedService). */
+  /** The Service (`<namespace>/<name>`) a stack with a shortened name records (stacks/runner.ts recordedService). */
   service?: string;
 }
 
@@ -110,7 +110,7 @@ function byStack(a: { stack: string }, b: { stack: string }): number {
 
 /**
  * The decision for every stack the desired state or the backend has. A backend stack whose Service
- * the model does not want is destroyed when the daemon's removal rules say so (daemon/ownership.ts):
+ * the model does not want is destroyed when the daemon's removal rules say so (model/removal.ts):
  * its Service is absent, of another class, or no longer a LoadBalancer.
  */
 export function decideStacks(

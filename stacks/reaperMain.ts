@@ -1,5 +1,5 @@
 /**
- * The reaper process (daemon/reaper.ts): waits for the end of its stdin, which comes when the
+ * The reaper process (stacks/reaper.ts): waits for the end of its stdin, which comes when the
  * daemon that started it exits or dies, then kills every process carrying the daemon's marker.
  * Usage: node reaperMain.js MARKER
  */

@@ -63,12 +63,12 @@ export interface StackRunnerOptions {
   clusterUid?: string;
   /**
    * Read a file:// backend's checkpoints directly instead of through `pulumi stack ls` / `stack
-   * export` (daemon/checkpoints.ts). Default true; false: always through the CLI.
+   * export` (stacks/checkpoints.ts). Default true; false: always through the CLI.
    */
   readCheckpoints?: boolean;
   /**
    * How long a cancelled run (deadline or shutdown) may take to end cleanly before the CLI is
-   * interrupted again, which terminates it (daemon/interrupt.ts). Default 20 s: within the daemon's
+   * interrupted again, which terminates it (stacks/interrupt.ts). Default 20 s: within the daemon's
    * shutdown timeout (30 s), so a stopping daemon still sees its CLI unlock.
    */
   terminateAfterMs?: number;
@@ -127,7 +127,7 @@ interface Entry {
   needsRefresh: boolean;
   /**
    * The last run failed: it may have ended with creates whose outcome the engine never learned (a
-   * run terminated at its deadline, daemon/interrupt.ts), recorded as pending. The next up adopts
+   * run terminated at its deadline, stacks/interrupt.ts), recorded as pending. The next up adopts
    * them first, as after a kill: the engine would otherwise drop them and create again, which GCE
    * refuses (409) when the operation completed after all.
    */
@@ -379,7 +379,7 @@ export class StackRunner {
   private readonly listeners = PROCESS_GUARD;
 
   private readonly projectName: string;
-  /** The file:// backend read directly (daemon/checkpoints.ts); undefined for other backends. */
+  /** The file:// backend read directly (stacks/checkpoints.ts); undefined for other backends. */
   private readonly files: FileBackend | undefined;
   /**
    * The CLI every workspace runs, checked once (never rejects): without it each workspace would
@@ -513,7 +513,7 @@ export class StackRunner {
 
   /**
    * The stack's deployment from its checkpoint file, when the backend is a file:// one that can be
-   * read with certainty (daemon/checkpoints.ts); undefined when the CLI must export it.
+   * read with certainty (stacks/checkpoints.ts); undefined when the CLI must export it.
    */
   private readCheckpoint(stackName: string): { version: number; features?: string[]; deployment: Record<string, unknown> | undefined } | undefined {
     const read = this.files?.readCheckpoint(this.projectName, stackName);
@@ -674,7 +674,7 @@ export class StackRunner {
     entry.mayHavePending = false;
   }
 
-  /** The cancellation of one run: the caller's abort cancels it, and terminates it if it does not end (daemon/interrupt.ts). */
+  /** The cancellation of one run: the caller's abort cancels it, and terminates it if it does not end (stacks/interrupt.ts). */
   private interrupt(stackName: string, operation: "up" | "preview" | "destroy", signal: AbortSignal | undefined): TwoStepInterrupt {
     const terminateAfterMs = this.options.terminateAfterMs ?? DEFAULT_TERMINATE_AFTER_MS;
     return new TwoStepInterrupt(signal, terminateAfterMs, () => this.options.onTerminate?.(stackName, operation, terminateAfterMs));

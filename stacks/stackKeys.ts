@@ -2,7 +2,7 @@
  * Service stacks back to their Service. A stack name says its Service (`service.<ns>.<name>`)
  * unless it was shortened to fit Pulumi's 100 characters (model/names.ts serviceStackName): those
  * are remembered from every Service the daemon sees, and from what the stack itself records
- * (daemon/stacks.ts recordedService) for a stack whose Service is gone, so that it can still be
+ * (stacks/runner.ts recordedService) for a stack whose Service is gone, so that it can still be
  * destroyed. Only shortened names are kept: a handful, whatever the cluster's size.
  */
 import { parseServiceStack, serviceStackName } from "../model";

@@ -1,7 +1,7 @@
 /**
  * The cluster stack's controller: instance groups, routes and the legacy node health check. A pure
  * plan per sync (planClusterSync) and a thin executor; Service stacks wait for what it applied.
- * What a drift pass put back, and a failed run, are told as Events (daemon/clusterEvents.ts).
+ * What a drift pass put back, and a failed run, are told as Events (controllers/cluster/events.ts).
  */
 import type { Logger } from "pino";
 import { backendGroupKeys, CLUSTER_STACK, FIREWALL_PRIORITY_DEFAULT, type ServiceDesired } from "../../model";
@@ -83,7 +83,7 @@ export function planClusterSync(record: StackRecord, input: ClusterSyncInput): C
   return { kind: "apply", hash: input.hash, drift: input.refresh && record.applied === input.hash };
 }
 
-/** Where the cluster stack's Events go (daemon/clusterEvents.ts). */
+/** Where the cluster stack's Events go (controllers/cluster/events.ts). */
 export interface ClusterEventDeps {
   recorder: Pick<EventRecorder, "record">;
   clusterName: string;

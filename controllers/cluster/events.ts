@@ -1,7 +1,7 @@
 /**
  * What `kubectl` shows of the cluster stack: the Events a drift pass that put something back, or a
  * failed run, is told by, and the metric labels of what was put back. Pure: the cluster controller
- * resolves the Lease and records (daemon/clusterController.ts). In daemon/, not controller/: it
+ * resolves the Lease and records (controllers/cluster/controller.ts). In daemon/, not controller/: it
  * knows the cluster stack's resources and the daemon's Lease, which the shared runtime does not.
  *
  * Where each Event goes. A route is one Node's (its GCE name carries the Node's UID), so its

@@ -1,7 +1,7 @@
 // Config keys of the node controller (flags of the same names, `--nodeWorkers 4`, except
 // computeEndpoint: `--compute-endpoint`), parsed into NodeControllerOptions fields. Kept here so the
 // daemon's config (daemon/config.ts) merges them into its problem list without knowing their
-// rules; problems name the key, like model/config.ts. Durations follow controller/durations.ts.
+// rules; problems name the key, like model/config.ts. Durations follow runtime/durations.ts.
 
 import { optionalDuration } from "../../runtime/durations";
 

@@ -1,7 +1,7 @@
 // Pure decisions of the node controller: what a Node should look like given its GCE instance,
 // whether a Node may be deleted, and which NetworkUnavailable condition it should carry.
 // No I/O here: the controller (controller.ts) feeds these functions data and performs the writes,
-// so every rule below is table-tested in test/unit/nodes-decide.test.ts.
+// so every rule below is table-tested in test/unit/controllers/node/decide.test.ts.
 
 import type { V1Node, V1NodeCondition } from "@kubernetes/client-node";
 

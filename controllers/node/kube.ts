@@ -9,7 +9,7 @@ import { KeepAliveAgents, kubeError, kubeStatusCode } from "../../runtime/kube";
 import type { NodeTaint } from "../../watcher/trim";
 import type { NodeMergePatch } from "./decide";
 
-/** The Node writes, plus the Event writes of the shared recorder (controller/events.ts). */
+/** The Node writes, plus the Event writes of the shared recorder (runtime/events.ts). */
 export interface NodeApi extends EventSink {
   /** Fresh read from the apiserver (used after a conflict); undefined when the Node is gone. */
   getNode(name: string): Promise<V1Node | undefined>;

@@ -1,7 +1,7 @@
 // The node controller's three syncs as pure plans: what to look up and what to write for one Node,
 // given the Node as the watch cache holds it, the Node's bookkeeping and the clock. No I/O: the
 // executors (syncs.ts) perform the plans, and every branch here is table-tested in
-// test/unit/nodes-plan.test.ts.
+// test/unit/controllers/node/plan.test.ts.
 //
 //   lifecycle        NotReady Node with a providerID → look its instance up → delete when gone
 //   initialize       tainted Node → look its instance up → addresses, then labels/providerID/taint

@@ -140,9 +140,9 @@ export interface ServiceControllerDeps {
   /** What the applied Service stacks point at in the cluster stack changed (see ObservedCloud). */
   onReferencesChanged?: (references: ClusterReferences) => void;
   status?: Pick<StatusBook, "ingress" | "driftCorrected">;
-  /** Plans a run that is not a change of the Service and holds it when it would change the IP (daemon/repairs.ts). */
+  /** Plans a run that is not a change of the Service and holds it when it would change the IP (controllers/service/repairs.ts). */
   repairs?: Pick<RepairGuard, "decide">;
-  /** Before a Service stack's first up (daemon/existingLoadBalancer.ts); absent without Compute access: the first up runs unchecked. */
+  /** Before a Service stack's first up (controllers/service/existingLoadBalancer.ts); absent without Compute access: the first up runs unchecked. */
   firstUpGuard?: FirstUpGuard;
 }
 

@@ -110,7 +110,7 @@ describe(`dccm daemon: drift found by listing GCE (${SERVICES} Services)`, funct
       },
     ]);
     await daemon.idle();
-    // A repair is planned first (daemon/repairs.ts): a preview, then the up.
+    // A repair is planned first (controllers/service/repairs.ts): a preview, then the up.
     assert.deepEqual(runs, ["preview service.default.svc-000", "refresh service.default.svc-000"]);
     const firewall = env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === `k8s-fw-${lb}`);
     assert.deepEqual(firewall?.properties.sourceRanges, ["10.0.0.0/8", "192.168.0.0/16"]);

@@ -149,7 +149,7 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
     const cluster = await runner.up(CLUSTER_STACK, { kind: "cluster" }, desired, { refresh: false });
     const service = await runner.up(SERVICE_STACK, SERVICE_SCOPE, desired, { refresh: false });
     assert.deepEqual(ops(cluster), ["cluster:node-hc-fw update"]);
-    // What a Service stack waits for before it creates a deny rule (daemon/clusterController.ts clusterReadyFor).
+    // What a Service stack waits for before it creates a deny rule (controllers/cluster/controller.ts clusterReadyFor).
     assert.equal(cluster.outputs.nodeHealthCheckFirewallPriority, 999);
     assert.deepEqual(ops(service), ["default/web:deny-firewall create", "default/web:firewall update", "default/web:hc-firewall update"]);
     const ip = ipOfAddress();
@@ -189,7 +189,7 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
 
   /**
    * The runs a dccm started with the deny rules off makes, with its observations as the daemon
-   * builds them (daemon/serviceController.ts recordedReferences, daemon/stackRuns.ts withReferences):
+   * builds them (controllers/service/controller.ts recordedReferences, controllers/stackRuns.ts withReferences):
    * the Service stack read after the start, the cluster stack's firewall recorded at 999.
    */
   async function offRuns(off: ReturnType<typeof parseConfig>): Promise<void> {

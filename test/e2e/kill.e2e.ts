@@ -1,7 +1,7 @@
 /**
  * SIGKILL of the daemon process alone (not its process group: an OOM kill does not signal the
  * group) during an `up`: the pulumi CLI it ran and the CLI's provider plugin die with it
- * (daemon/reaper.ts), so the next leader never shares a stack with an orphan engine; a restart
+ * (stacks/reaper.ts), so the next leader never shares a stack with an orphan engine; a restart
  * then converges.
  */
 import * as assert from "node:assert/strict";

@@ -4,7 +4,7 @@
  * proxy (test/support/delay-proxy.ts) that holds the provider's creates without ever answering (a
  * GCE call that hangs). The deadline is long enough for the retry (adoption, refresh, creates) to
  * finish on a loaded 2-core machine, so only the hung run times out. At the deadline the CLI is interrupted; it then waits for the hung create,
- * so 20 s later it is interrupted again, which terminates it (daemon/interrupt.ts). The run is
+ * so 20 s later it is interrupted again, which terminates it (stacks/interrupt.ts). The run is
  * counted once as timed out, its CLI and plugin are gone and the stack is not left locked. Then the
  * held creates complete in GCE after all (as a slow operation does), and the retry adopts them
  * (the engine recorded them as pending) instead of creating again into 409s, and converges.

@@ -274,7 +274,7 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
     daemon = undefined;
     // The full refresh of every stack every 2 s: the cluster stack's is an up --refresh, which holds
     // its lock most of the time; a Service stack's is planned first and, changing nothing, takes no
-    // lock (daemon/repairs.ts), unless its Service changed (gone is deleted in the cluster).
+    // lock (controllers/service/repairs.ts), unless its Service changed (gone is deleted in the cluster).
     const drifting = new DaemonProcesses(env, configPath, ["--full-refresh-interval", "2s"]);
     const running = drifting.start({ logLevel: "debug" });
     try {

@@ -1,5 +1,5 @@
 /**
- * `dccm daemon --shared-provider` (daemon/sharedProvider.ts) as a process, against the real engine
+ * `dccm daemon --shared-provider` (stacks/sharedProvider.ts) as a process, against the real engine
  * and the GCE emulator's plugin: every engine run attaches to the one plugin the daemon started (no
  * other plugin process appears while three Services are applied at once); a SIGKILL of that plugin
  * while its create is on the way to GCE fails the run in flight, a new plugin is started, and the

@@ -89,7 +89,7 @@ export function alive(pid: number): boolean {
 }
 
 /** Every live descendant of `root`. */
-/** The daemon's reaper (daemon/reaper.ts) lives as long as the daemon: it is none of its runs. */
+/** The daemon's reaper (stacks/reaper.ts) lives as long as the daemon: it is none of its runs. */
 export function isReaper(info: ProcessInfo): boolean {
   return info.cmdline.includes("reaperMain.js");
 }
@@ -229,7 +229,7 @@ export class DaemonProcesses {
 
 /**
  * How long a process of a killed daemon may outlive it: 1 s, the CLI (the only writer of the
- * stack), its plugins (still calling GCE) and the reaper alike (daemon/reaper.ts).
+ * stack), its plugins (still calling GCE) and the reaper alike (stacks/reaper.ts).
  */
 export const KILL_GRACE_MS = 1000;
 /** How long a provider plugin may outlive a CLI the daemon terminated (the second interrupt). */

@@ -1,6 +1,6 @@
 /**
- * The daemon controllers' pure decisions (daemon/clusterController.ts planClusterSync,
- * daemon/serviceController.ts planServiceSync) and the checked parsing of stack outputs: one row
+ * The daemon controllers' pure decisions (controllers/cluster/controller.ts planClusterSync,
+ * controllers/service/controller.ts planServiceSync) and the checked parsing of stack outputs: one row
  * per branch the executors take.
  */
 import * as assert from "node:assert/strict";

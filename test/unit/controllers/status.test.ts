@@ -1,4 +1,4 @@
-// daemon/status.ts (the rows of /status, fed in the order the daemon learns things) and
+// controllers/status.ts (the rows of /status, fed in the order the daemon learns things) and
 // `dccm status` (the table, its --help, and the backend read when no daemon answers) as a child process.
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";

@@ -294,7 +294,7 @@ describe("drift/applied: what each stack last applied", () => {
   });
 });
 
-describe("the full refresh cadence (daemon/stackRuns.ts FullRefreshTimers)", () => {
+describe("the full refresh cadence (controllers/stackRuns.ts FullRefreshTimers)", () => {
   it("delays: the first at a uniform phase of the period, then period ± jitter; a capped one waits 1 % of the period, 1 s to 1 min", () => {
     assert.deepEqual(
       [0, 0.25, 0.999].map((random) => firstRefreshDelay(86_400_000, random)),
@@ -343,7 +343,7 @@ describe("the full refresh cadence (daemon/stackRuns.ts FullRefreshTimers)", () 
   });
 });
 
-describe("a late error of an ended run's SDK (daemon/stacks.ts isLateEngineError)", () => {
+describe("a late error of an ended run's SDK (stacks/runner.ts isLateEngineError)", () => {
   function grpcError(code: unknown, details: unknown, stack: string): Error {
     return Object.assign(new Error("14 UNAVAILABLE: Connection dropped"), { code, details, stack });
   }

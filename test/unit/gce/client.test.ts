@@ -85,7 +85,7 @@ function rawInstance(project: string, zone: string, name: string, ip = "10.0.0.2
   };
 }
 
-describe("nodes/compute ComputeClient", () => {
+describe("gce/ ComputeClient", () => {
   const srv = new ScriptedServer();
   const sleeps: number[] = [];
   let registry: Registry;

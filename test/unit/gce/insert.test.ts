@@ -13,7 +13,7 @@ const PROJECT = "dccm-test";
 const REGION = "us-central1";
 const ADDRESSES = `projects/${PROJECT}/regions/${REGION}/addresses`;
 
-describe("nodes/compute ComputeClient.insertAddress against the emulator", function () {
+describe("gce/ ComputeClient.insertAddress against the emulator", function () {
   let gce: GceEmulator;
   let registry: Registry;
 

@@ -1,4 +1,4 @@
-// Table tests of the Compute client's pure parsing (nodes/compute/parse.ts): response bodies →
+// Table tests of the Compute client's pure parsing (gce/parse.ts): response bodies →
 // typed values, Google's error bodies, the 404 that names the resource, Retry-After, Operations.
 
 import * as assert from "node:assert/strict";
@@ -23,7 +23,7 @@ import {
 const BASE = "https://www.googleapis.com/compute/v1";
 const ORIGIN = { call: "instances.get", resource: "projects/p/zones/us-central1-a/instances/n1" } as const;
 
-describe("nodes/compute/parse", () => {
+describe("gce//parse", () => {
   describe("parseInstance", () => {
     const cases: { name: string; raw: unknown; fallback: { project: string; zone: string | undefined }; want: Instance }[] = [
       {

@@ -36,7 +36,7 @@ const op = (status: string, extra: Record<string, unknown> = {}): Scripted => ({
 });
 const inUse = "The forwarding_rule resource 'projects/p/regions/us-central1/forwardingRules/a1' is already being used by 'projects/p/regions/us-central1/routes/r1'";
 
-describe("nodes/compute: collection calls", () => {
+describe("gce/: collection calls", () => {
   it("list: every page's items", async () => {
     const { client, requests } = scripted([
       { status: 200, body: { items: [{ name: "a" }], nextPageToken: "t1" } },

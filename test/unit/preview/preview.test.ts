@@ -1,5 +1,5 @@
 /**
- * `dccm preview`'s pure part (daemon/preview.ts): the daemon's hashes, which stacks would change,
+ * `dccm preview`'s pure part (preview/plan.ts): the daemon's hashes, which stacks would change,
  * a resource change from an engine event, the plan as text and JSON, and the exit code.
  */
 import * as assert from "node:assert/strict";

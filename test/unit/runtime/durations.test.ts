@@ -1,4 +1,4 @@
-// controller/durations.ts: the one duration grammar of every flag and config key.
+// runtime/durations.ts: the one duration grammar of every flag and config key.
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";

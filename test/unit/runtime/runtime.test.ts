@@ -1,4 +1,4 @@
-/** controller/backoff.ts, controller/retry.ts, controller/guards.ts: the runtime's shared pieces. */
+/** runtime/backoff.ts, runtime/retry.ts, runtime/guards.ts: the runtime's shared pieces. */
 import * as assert from "node:assert/strict";
 import fc from "fast-check";
 import { backoffMs, fullJitterBackoffMs, jitteredBackoffMs } from "../../../runtime/backoff";

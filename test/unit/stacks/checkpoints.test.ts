@@ -1,4 +1,4 @@
-/** Reading a file:// backend without the CLI (daemon/checkpoints.ts): certain reads, and "unsure" for everything else. */
+/** Reading a file:// backend without the CLI (stacks/checkpoints.ts): certain reads, and "unsure" for everything else. */
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";

@@ -1,5 +1,5 @@
 /**
- * TwoStepInterrupt (daemon/interrupt.ts): the Automation API's abort listener is what interrupts
+ * TwoStepInterrupt (stacks/interrupt.ts): the Automation API's abort listener is what interrupts
  * the CLI; a run that has not ended `terminateAfterMs` after the caller's abort gets it again.
  */
 import * as assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * daemon/reaper.ts: the marker test on /proc environments (table), the freeze-then-kill rounds
+ * stacks/reaper.ts: the marker test on /proc environments (table), the freeze-then-kill rounds
  * (against a fake /proc), and real processes: a daemon killed with SIGKILL leaves no marked
  * process, wherever it sits in the process tree, and nothing unmarked is touched.
  */

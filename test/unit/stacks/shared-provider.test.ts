@@ -1,5 +1,5 @@
 /**
- * daemon/sharedProvider.ts: the port line the engine reads (table), where the engine looks for the
+ * stacks/sharedProvider.ts: the port line the engine reads (table), where the engine looks for the
  * plugin (table), the restart decision (table), and real processes: connections forwarded to the
  * plugin of the moment, a killed plugin's connections closed and a new plugin started on the same
  * attach port, a plugin that never announces a port retried with the backoff.

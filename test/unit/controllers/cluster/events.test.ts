@@ -1,5 +1,5 @@
 /**
- * The cluster stack's Events and put-back counts (daemon/clusterEvents.ts), then the cluster
+ * The cluster stack's Events and put-back counts (controllers/cluster/events.ts), then the cluster
  * controller recording them through the one EventRecorder: which object each Event is about, with
  * which involvedObject, and what /metrics counts.
  */

@@ -44,7 +44,7 @@ describe("nodes/config parseNodeConfig", () => {
     [{ nodeAddressRefreshPeriod: "soon" }, 'nodeAddressRefreshPeriod: expected a duration such as 30s, 10m or 1h30m, got "soon"'],
     [{ nodeLifecyclePeriod: "10ms" }, 'nodeLifecyclePeriod: expected a duration of at least 1s, got "10ms"'],
     [{ nodeLifecyclePeriod: "597h" }, 'nodeLifecyclePeriod: expected a duration of at most 596h, got "597h"'],
-    // One grammar with the daemon's flags (controller/durations.ts): a unit is required, no blank inside.
+    // One grammar with the daemon's flags (runtime/durations.ts): a unit is required, no blank inside.
     [{ nodeLifecyclePeriod: 30_000 }, "nodeLifecyclePeriod: expected a duration such as 30s, 10m or 1h30m, got 30000"],
     [{ nodeLifecyclePeriod: "30000" }, 'nodeLifecyclePeriod: expected a duration such as 30s, 10m or 1h30m, got "30000"'],
     [{ nodeAddressRefreshPeriod: "5 m" }, 'nodeAddressRefreshPeriod: expected a duration such as 30s, 10m or 1h30m, got "5 m"'],

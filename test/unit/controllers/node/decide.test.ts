@@ -1,4 +1,4 @@
-// Table tests of the node controller's pure decisions (nodes/decide.ts).
+// Table tests of the node controller's pure decisions (controllers/node/decide.ts).
 
 import * as assert from "node:assert/strict";
 

@@ -1,4 +1,4 @@
-// Table tests of the node controller's sync plans (nodes/plan.ts): which Nodes are looked up, when
+// Table tests of the node controller's sync plans (controllers/node/plan.ts): which Nodes are looked up, when
 // bookkeeping makes a sync skip, what a lookup turns into, and how a delete's outcome ends the run.
 
 import * as assert from "node:assert/strict";

@@ -1,6 +1,6 @@
 /**
- * Tier 2: a Service repair through the reconciler (daemon/serviceController.ts with
- * daemon/repairs.ts), the runner and the apiserver as stand-ins: a run that is not a change of the
+ * Tier 2: a Service repair through the reconciler (controllers/service/controller.ts with
+ * controllers/service/repairs.ts), the runner and the apiserver as stand-ins: a run that is not a change of the
  * Service is planned first, pinned, and held (typed retry, Warning, metric) when it would change the IP.
  */
 import * as assert from "node:assert/strict";
@@ -122,7 +122,7 @@ async function applied(plan: StepEventMetadata[]): Promise<Harness> {
 
 const PINS: Adoption = { imports: new Set(), addressIps: new Map([[`projects/dccm-test/regions/us-central1/addresses/${LB}`, IP]]) };
 
-describe("daemon/reconciler: a Service repair keeps the IP (daemon/repairs.ts)", () => {
+describe("daemon/reconciler: a Service repair keeps the IP (controllers/service/repairs.ts)", () => {
   it("a refresh whose plan changes nothing: the preview only, no up", async () => {
     const h = await applied([step("same", ADDRESS_TYPE, "default/web:address", IP, IP), step("same", FORWARDING_RULE_TYPE, "default/web:forwarding-rule-tcp", IP, IP)]);
     assert.deepEqual(await h.reconciler.reconcile({ key: STACK, refresh: true }), { kind: "ok" });

@@ -1,5 +1,5 @@
 /**
- * Tier 1: a repair never changes a Service's IP (daemon/repairs.ts): which planned steps are
+ * Tier 1: a repair never changes a Service's IP (controllers/service/repairs.ts): which planned steps are
  * dangerous, which IPs provably stay, what a repair pins and what the Warning says.
  */
 import * as assert from "node:assert/strict";
