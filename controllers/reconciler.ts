@@ -31,7 +31,7 @@ export interface ReconcilerDeps {
   ledger?: LedgerWriter;
   events: EventRecorder;
   metrics: ControllerMetrics;
-  /** The engine runs' (controllers/stackRuns.ts). */
+  /** The pulumi runs' metrics, which StackRuns (controllers/stackRuns.ts) counts. */
   stackMetrics: StackMetrics;
   logger: Logger;
   enqueue: (stack: string, flags?: EnqueueFlags) => void;
