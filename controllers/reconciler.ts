@@ -12,7 +12,8 @@ import type { EventRecorder } from "../runtime/events";
 import type { EnqueueFlags, ReconcileResult, WorkItem } from "../runtime/queue";
 import type { LedgerWriter } from "../leaks/ledger";
 import { ClusterController, type ClusterEventDeps, type ClusterOutputs } from "./cluster/controller";
-import type { DaemonMetrics } from "../runtime/metrics";
+import type { ControllerMetrics } from "./metrics";
+import type { StackMetrics } from "../stacks/metrics";
 import { RepairGuard } from "./service/repairs";
 import { ServiceController, type FirstUpGuard } from "./service/controller";
 import { FullRefreshTimers, StackRecords, StackRuns, type ClusterReferences } from "./stackRuns";
@@ -29,7 +30,9 @@ export interface ReconcilerDeps {
   /** The load balancer ledger (leaks/ledger.ts): which leaked load balancer names are this cluster's. */
   ledger?: LedgerWriter;
   events: EventRecorder;
-  metrics: DaemonMetrics;
+  metrics: ControllerMetrics;
+  /** The pulumi runs' metrics, which StackRuns (controllers/stackRuns.ts) counts. */
+  stackMetrics: StackMetrics;
   logger: Logger;
   enqueue: (stack: string, flags?: EnqueueFlags) => void;
   signal: AbortSignal;

@@ -9,7 +9,7 @@ import { isServiceStack, observedReferences, type ObservedCloud, type Scope, sta
 import type { DesiredCache } from "../watcher/desiredCache";
 import type { EnqueueFlags } from "../runtime/queue";
 import { jitteredDelay } from "../runtime/periodic";
-import type { DaemonMetrics } from "../runtime/metrics";
+import type { StackMetrics } from "../stacks/metrics";
 import type { StatusBook } from "./status";
 import type { PutBack, StackRunner } from "../stacks/runner";
 import type { StepEventMetadata } from "@pulumi/pulumi/automation";
@@ -164,7 +164,7 @@ export interface StackRunsDeps {
   cache: Pick<DesiredCache, "desired">;
   /** `preview`: without it (test stand-ins) runs are not planned first (controllers/service/repairs.ts). */
   runner: Pick<StackRunner, "up" | "destroy" | "inspect"> & Partial<Pick<StackRunner, "preview">>;
-  metrics: DaemonMetrics;
+  stackMetrics: StackMetrics;
   logger: Logger;
   signal: AbortSignal;
   operationTimeoutMs: number;
@@ -217,8 +217,8 @@ export class StackRuns {
     if (preview === undefined) throw new Error(`stack ${stack}: this runner cannot preview`);
     const kind = stackKind(stack);
     this.deps.onRunStart?.(stack, "preview");
-    const end = this.deps.metrics.upDuration.startTimer({ kind, operation: "preview" });
-    this.deps.metrics.stackRuns.inc({ stack, operation: "preview" });
+    const end = this.deps.stackMetrics.upDuration.startTimer({ kind, operation: "preview" });
+    this.deps.stackMetrics.stackRuns.inc({ stack, operation: "preview" });
     const steps: StepEventMetadata[] = [];
     try {
       await this.withDeadline(stack, "preview", (signal) =>
@@ -236,8 +236,8 @@ export class StackRuns {
     // Drift passes are counted apart, so change-driven runs can be read on their own.
     const operation = refresh ? "refresh" : "up";
     this.deps.onRunStart?.(stack, operation);
-    const end = this.deps.metrics.upDuration.startTimer({ kind, operation });
-    this.deps.metrics.stackRuns.inc({ stack, operation });
+    const end = this.deps.stackMetrics.upDuration.startTimer({ kind, operation });
+    this.deps.stackMetrics.stackRuns.inc({ stack, operation });
     const startedAt = new Date();
     try {
       const outcome = await this.withDeadline(stack, operation, (signal) =>
@@ -259,8 +259,8 @@ export class StackRuns {
   }
 
   async destroy(stack: string): Promise<"destroyed" | "absent"> {
-    const end = this.deps.metrics.upDuration.startTimer({ kind: "service", operation: "destroy" });
-    this.deps.metrics.stackRuns.inc({ stack, operation: "destroy" });
+    const end = this.deps.stackMetrics.upDuration.startTimer({ kind: "service", operation: "destroy" });
+    this.deps.stackMetrics.stackRuns.inc({ stack, operation: "destroy" });
     this.deps.onRunStart?.(stack, "destroy");
     let seconds: number;
     let destroyed: "destroyed" | "absent";
@@ -295,7 +295,7 @@ export class StackRuns {
       return await run(controller.signal);
     } catch (error) {
       if (!timedOut) throw error;
-      this.deps.metrics.operationTimeouts.inc({ kind: stackKind(stack), operation });
+      this.deps.stackMetrics.operationTimeouts.inc({ kind: stackKind(stack), operation });
       throw new OperationTimeoutError(stack, operation, this.deps.operationTimeoutMs, { cause: error });
     } finally {
       clearTimeout(deadline);

@@ -14,7 +14,7 @@ import { EventRecorder } from "../runtime/events";
 import { KeepAliveAgents, kubeError, kubeStatusCode } from "../runtime/kube";
 import { KeyedQueue } from "../runtime/queue";
 import { DEFAULT_LEASE, LeaderElector } from "./leader";
-import { DaemonMetrics } from "../runtime/metrics";
+import { DaemonMetrics } from "./metrics";
 import { computeClientFromConfig, NodeController, type ComputeClient } from "../controllers/node";
 import { describeError } from "../runtime/errors";
 import { resultObserver } from "../runtime/results";
@@ -183,7 +183,7 @@ export class Daemon {
       region: options.config.region,
       book: this.applied,
       refresh: (stack) => this.queue?.enqueue(stack, { refresh: true }),
-      metrics,
+      metrics: metrics.drift,
       logger: options.logger,
       periodMs: options.driftMs,
       jitter: options.driftJitter,
@@ -289,7 +289,7 @@ export class Daemon {
       healthyAfterMs: SHARED_PROVIDER_HEALTHY_AFTER_MS,
       onStart: (pid, port) => logger.info({ pid, port }, "shared provider started"),
       onExit: (reason, delayMs) => {
-        this.metrics.sharedProviderRestarts.inc();
+        this.metrics.stacks.sharedProviderRestarts.inc();
         logger.warn({ reason, delayMs }, "the shared provider exited; starting it again");
       },
     });
@@ -419,7 +419,7 @@ export class Daemon {
       observeInstances: async () => {
         const previous = cache.lastObserved().goneInstances;
         const gone = await presence.check(cache.locatedNodes(), previous);
-        metrics.nodesWithoutInstance.set(gone.length);
+        metrics.controllers.nodesWithoutInstance.set(gone.length);
         if (!sameInstances(gone, previous)) this.observe({ ...cache.lastObserved(), goneInstances: gone });
       },
     };
@@ -472,7 +472,8 @@ export class Daemon {
       writer: new ServiceWriter(parts.core),
       ledger: parts.ledger,
       events: parts.events,
-      metrics,
+      metrics: metrics.controllers,
+      stackMetrics: metrics.stacks,
       logger: options.logger,
       enqueue: (stack, flags) => this.queue?.enqueue(stack, flags),
       signal: this.abort.signal,
@@ -541,16 +542,16 @@ export class Daemon {
       parallelism: options.parallelism,
       backoffBaseMs: options.backoffBaseMs,
       backoffMaxMs: options.backoffMaxMs,
-      onDepth: (depth) => metrics.queueDepth.set(depth),
-      onBackoff: (stacks) => metrics.backoffKeys.set(stacks),
+      onDepth: (depth) => metrics.controllers.queueDepth.set(depth),
+      onBackoff: (stacks) => metrics.controllers.backoffKeys.set(stacks),
       onResult: resultObserver({
         logger: options.logger,
         keyField: "stack",
         kindOf: stackKind,
         // An invalid Service waits for its owner: routine, told on the Service already.
         giveUpLevel: "info",
-        reconciles: metrics.reconciles,
-        retries: metrics.retries,
+        reconciles: metrics.controllers.reconciles,
+        retries: metrics.controllers.retries,
         record: (stack, result) => this.status.reconciled(stack, result),
       }),
     });
@@ -586,7 +587,7 @@ export class Daemon {
       ledger: parts.ledger,
       snapshot: () => parts.watcher.snapshot(),
       events: parts.events,
-      metrics,
+      metrics: metrics.leaks,
       logger: options.logger,
       clusterUid: parts.clusterUid,
       periodMs: options.driftMs,
@@ -625,7 +626,7 @@ export class Daemon {
     const absent = unwanted.filter((stack) => !present.has(stack));
     const serviceStacks = knownStacks.filter(isServiceStack).length;
     const held = holdOrphanDestroys(absent.length, serviceStacks, options.maxOrphanDestroys, options.confirmOrphanDestroys);
-    metrics.destroysHeld.set(held ? absent.length : 0);
+    metrics.controllers.destroysHeld.set(held ? absent.length : 0);
     if (held) {
       const message =
         `${absent.length} of ${serviceStacks} Service stacks have no Service in this cluster; destroying none of them until an operator confirms ` +

@@ -2,7 +2,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { Config } from "../model";
 import { Logger } from "pino";
-import { DaemonMetrics } from "../runtime/metrics";
+import { DaemonMetrics } from "./metrics";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
 import { NodeConfig } from "../controllers/node/config";
 

@@ -13,7 +13,7 @@ import { describeError } from "../runtime/errors";
 import type { CallOptions, ComputeResourceApi } from "../gce";
 
 import { listCollections, type LeakCompute } from "../gce/listing";
-import type { DaemonMetrics } from "../runtime/metrics";
+import type { DriftMetrics } from "./metrics";
 
 import type { AppliedBook, AppliedSnapshot } from "./applied";
 import { appliedGroups, planDriftPass, type DriftFinding } from "./plan";
@@ -29,7 +29,7 @@ export interface DriftScannerOptions extends Omit<PeriodicOptions, "name"> {
   book: Pick<AppliedBook, "snapshot" | "generation">;
   /** Sends the stack to `up --refresh`. */
   refresh: (stack: string) => void;
-  metrics: Pick<DaemonMetrics, "driftPasses" | "driftPassSeconds" | "driftedStacks">;
+  metrics: DriftMetrics;
   logger: Logger;
 }
 

@@ -7,7 +7,7 @@
 import type { Logger } from "pino";
 import type { EventRecorder } from "../runtime/events";
 import type { Config, ClusterSnapshot } from "../model";
-import type { DaemonMetrics } from "../runtime/metrics";
+import type { LeakMetrics } from "./metrics";
 import { describeError } from "../runtime/errors";
 import { Periodic } from "../runtime/periodic";
 
@@ -26,7 +26,7 @@ export interface LeakMonitorOptions {
   events: Pick<EventRecorder, "record">;
   /** UID of Namespace kube-system, the object the Warning is about. */
   clusterUid: string;
-  metrics: Pick<DaemonMetrics, "leakedResources" | "leakChecks">;
+  metrics: LeakMetrics;
   logger: Logger;
   periodMs: number;
   /** Fraction of the period, as the drift passes'. */
@@ -88,7 +88,7 @@ export function daemonLeakMonitor(args: {
   ledger: Pick<ConfigMapLedger, "read">;
   snapshot: () => ClusterSnapshot;
   events: Pick<EventRecorder, "record">;
-  metrics: Pick<DaemonMetrics, "leakedResources" | "leakChecks">;
+  metrics: LeakMetrics;
   logger: Logger;
   clusterUid: string;
   periodMs: number;

@@ -10,7 +10,7 @@ import { isRecord } from "../../runtime/guards";
 import { describeError } from "../../runtime/errors";
 import type { EventRecorder, EventTarget } from "../../runtime/events";
 import type { EnqueueFlags, ReconcileResult, WorkItem } from "../../runtime/queue";
-import type { DaemonMetrics } from "../../runtime/metrics";
+import type { ControllerMetrics } from "../metrics";
 import { clusterDriftEvents, clusterFailureEvent, putBackCounts, type ClusterEvent, type NodeRef } from "./events";
 import { describePutBack, type FullRefreshTimers, type StackRecord, type StackRecords, type StackRuns } from "../stackRuns";
 import type { PutBack } from "../../stacks/runner";
@@ -98,7 +98,7 @@ export interface ClusterControllerDeps {
   records: StackRecords;
   runs: StackRuns;
   drift: FullRefreshTimers;
-  metrics: DaemonMetrics;
+  metrics: ControllerMetrics;
   logger: Logger;
   enqueue: (stack: string, flags?: EnqueueFlags) => void;
   /** Asks GCE which Nodes' instances are gone; absent without Compute access (node controller off). */

@@ -15,7 +15,7 @@ import type { ReconcileResult, WorkItem } from "../../runtime/queue";
 import type { LedgerWriter } from "../../leaks/ledger";
 import type { ClusterController } from "../cluster/controller";
 import { decideFirstUp, LOAD_BALANCER_EXISTS, LoadBalancerExistsError, loadBalancerExistsMessage, type ExistingResources, type FirstUpDecision } from "./existingLoadBalancer";
-import type { DaemonMetrics } from "../../runtime/metrics";
+import type { ControllerMetrics } from "../metrics";
 import { planRemoval, type RemovalPlan } from "../../model/removal";
 import type { ServiceWriter } from "./services";
 import { describePutBack, type ClusterReferences, type FullRefreshTimers, type StackRecord, type StackRecords, type StackRuns } from "../stackRuns";
@@ -126,7 +126,7 @@ export interface ServiceControllerDeps {
   /** The load balancer ledger (leaks/ledger.ts): which leaked load balancer names are this cluster's. */
   ledger?: LedgerWriter;
   events: EventRecorder;
-  metrics: DaemonMetrics;
+  metrics: ControllerMetrics;
   logger: Logger;
   signal: AbortSignal;
   records: StackRecords;

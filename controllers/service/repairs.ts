@@ -17,7 +17,7 @@ import { gceResourceId } from "../../gce/ids";
 import { type ServiceDesired, type Scope, nameFromUrn } from "../../model";
 import type { DesiredCache } from "../../watcher/desiredCache";
 import type { EventRecorder, EventTarget } from "../../runtime/events";
-import type { DaemonMetrics } from "../../runtime/metrics";
+import type { ControllerMetrics } from "../metrics";
 import type { StackRuns } from "../stackRuns";
 
 export const FORWARDING_RULE_TYPE = "gcp:compute/forwardingRule:ForwardingRule";
@@ -199,7 +199,7 @@ export interface RepairGuardDeps {
   runs: Pick<StackRuns, "preview">;
   cache: Pick<DesiredCache, "desired">;
   events: Pick<EventRecorder, "record">;
-  metrics: Pick<DaemonMetrics, "ipChangesHeld">;
+  metrics: Pick<ControllerMetrics, "ipChangesHeld">;
   logger: Logger;
 }
 

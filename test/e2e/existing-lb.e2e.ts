@@ -50,7 +50,7 @@ describe("existing load balancer: no first up next to the stock CCM's", function
     (await core.listNamespacedEvent({ namespace: "default", fieldSelector: "involvedObject.name=ilb,involvedObject.kind=Service" })).items
       .filter((event) => event.type === "Warning")
       .map((event): [string, string, number] => [event.reason ?? "", event.message ?? "", event.count ?? 1]);
-  const heldGauge = async (): Promise<number | undefined> => (await daemon?.metrics.servicesHeldForAdoption.get())?.values[0]?.value;
+  const heldGauge = async (): Promise<number | undefined> => (await daemon?.metrics.controllers.servicesHeldForAdoption.get())?.values[0]?.value;
   const stackFiles = (): string[] => {
     const dir = path.join(env.dir, "backend", ".pulumi", "stacks", "dccm-e2e0cafe");
     return fs.existsSync(dir)

@@ -133,7 +133,7 @@ describe("leaks: the detector and dccm gc", function () {
     const metrics = daemon.metrics;
     await eventually("the start-up leak check", async () => ((await counter(metrics.registry, "dccm_leak_checks_total", { result: "ok" })) === 1 ? true : undefined));
 
-    const leaked = (await metrics.leakedResources.get()).values.filter((value) => value.value > 0).map((value) => `${String(value.labels.kind)} ${String(value.labels.proof)} ${value.value}`);
+    const leaked = (await metrics.leaks.leakedResources.get()).values.filter((value) => value.value > 0).map((value) => `${String(value.labels.kind)} ${String(value.labels.proof)} ${value.value}`);
     assert.deepEqual(leaked.sort(), [
       "addresses proven 1",
       "backendServices proven 1",

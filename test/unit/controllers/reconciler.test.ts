@@ -6,7 +6,8 @@ import * as assert from "node:assert/strict";
 import { ApiException, type CoreV1Event } from "@kubernetes/client-node";
 import pino from "pino";
 import { EventRecorder, type EventPatch, type EventSink } from "../../../runtime/events";
-import { DaemonMetrics } from "../../../runtime/metrics";
+import { ControllerMetrics } from "../../../controllers/metrics";
+import { StackMetrics } from "../../../stacks/metrics";
 import { classOwnership, holdOrphanDestroys, planRemoval, type ObservedService } from "../../../model/removal";
 import { describeError } from "../../../runtime/errors";
 import { Reconciler, type ReconcilerDeps } from "../../../controllers/reconciler";
@@ -113,7 +114,7 @@ interface Harness {
   /** Every runner and writer call, in order. */
   calls: string[];
   events: MemoryEvents;
-  metrics: DaemonMetrics;
+  metrics: ControllerMetrics;
   metas: Map<string, ServiceMeta>;
   cache: DesiredCache;
   /** The instance groups (zone: instances) of each cluster `up`, in order. */
@@ -151,7 +152,7 @@ function harness(
   cache.update({ nodes: options.nodes ?? [gceNode("n1", "u1", "us-central1-a", [])], services: options.services ?? [] });
   const metas = new Map((options.metas ?? []).map((m) => [`${m.namespace}/${m.name}`, m]));
   const events = new MemoryEvents();
-  const metrics = new DaemonMetrics();
+  const metrics = new ControllerMetrics();
   const runner: ReconcilerDeps["runner"] = {
     async inspect(stack: string, _scope: Scope): Promise<Inspection> {
       calls.push(`inspect ${stack}`);
@@ -195,6 +196,7 @@ function harness(
     },
     events: new EventRecorder(events, pino({ level: "silent" }), "dccm-service-controller"),
     metrics,
+    stackMetrics: new StackMetrics(metrics.registry),
     logger: pino({ level: "silent" }),
     enqueue: (stack, flags) => enqueued.push(flags?.changed === true ? `${stack} changed` : stack),
     signal: new AbortController().signal,

@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { Registry } from "prom-client";
 import * as YAML from "yaml";
-import { DaemonMetrics } from "../../../runtime/metrics";
+import { DaemonMetrics } from "../../../daemon/metrics";
 import { nodeMetrics } from "../../../controllers/node/metrics";
 import { computeCallsCounter } from "../../../gce/transport";
 import { repoRoot } from "../../support/testenv-paths";

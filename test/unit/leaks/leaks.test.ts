@@ -10,7 +10,9 @@ import fc from "fast-check";
 import pino from "pino";
 
 import { EventRecorder, type EventPatch, type EventSink } from "../../../runtime/events";
-import { DaemonMetrics } from "../../../runtime/metrics";
+import { ControllerMetrics } from "../../../controllers/metrics";
+import { LeakMetrics } from "../../../leaks/metrics";
+import { StackMetrics } from "../../../stacks/metrics";
 import { Reconciler } from "../../../controllers/reconciler";
 
 import type { Inspection, UpOutcome } from "../../../stacks/runner";
@@ -368,7 +370,8 @@ describe("daemon/reconciler: the ledger is written before the first up and dropp
       },
       ledger,
       events: new EventRecorder(new NoEvents(), silent, "dccm-service-controller"),
-      metrics: new DaemonMetrics(),
+      metrics: new ControllerMetrics(),
+      stackMetrics: new StackMetrics(),
       logger: silent,
       enqueue: () => undefined,
       signal: new AbortController().signal,
@@ -550,13 +553,13 @@ describe("leaks/gc: the plan", () => {
 });
 
 describe("leaks/monitor: one check", () => {
-  async function gauge(metrics: DaemonMetrics): Promise<string[]> {
+  async function gauge(metrics: LeakMetrics): Promise<string[]> {
     const values = (await metrics.leakedResources.get()).values.filter((value) => value.value > 0);
     return values.map((value) => `${String(value.labels.kind)} ${String(value.labels.proof)} ${value.value}`).sort();
   }
 
-  function monitor(detect: () => Promise<Leak[]>): { monitor: LeakMonitor; metrics: DaemonMetrics; sink: NoEvents } {
-    const metrics = new DaemonMetrics();
+  function monitor(detect: () => Promise<Leak[]>): { monitor: LeakMonitor; metrics: LeakMetrics; sink: NoEvents } {
+    const metrics = new LeakMetrics();
     const sink = new NoEvents();
     const m = new LeakMonitor({
       detect: async () => ({ leaks: await detect(), ownership: { owned: new Set(), stacks: [], clusterStackUid: undefined }, ledgerEntries: 0 }),

@@ -8,7 +8,8 @@ import type { CoreV1Event } from "@kubernetes/client-node";
 import pino from "pino";
 import { EventRecorder, type EventPatch, type EventSink } from "../../../../runtime/events";
 import { clusterDriftEvents, clusterFailureEvent, leaseTarget, putBackCounts, putBackResource, type ClusterDriftInput, type ClusterEvent } from "../../../../controllers/cluster/events";
-import { DaemonMetrics } from "../../../../runtime/metrics";
+import { ControllerMetrics } from "../../../../controllers/metrics";
+import { StackMetrics } from "../../../../stacks/metrics";
 import { Reconciler } from "../../../../controllers/reconciler";
 import { type PutBack, type UpOutcome } from "../../../../stacks/runner";
 import type { DesiredState } from "../../../../model";
@@ -150,7 +151,7 @@ describe("daemon/clusterController: the cluster stack's events", () => {
   interface Harness {
     reconciler: Reconciler;
     sink: MemorySink;
-    metrics: DaemonMetrics;
+    metrics: ControllerMetrics;
     abort: AbortController;
     /** What each cluster `up` does, in order: report these changes, or throw. */
     runs: Array<PutBack[] | Error>;
@@ -160,7 +161,7 @@ describe("daemon/clusterController: the cluster stack's events", () => {
     const cache = new DesiredCache(CONFIG);
     cache.update({ nodes: [gceNode("n1", N1_UID, "us-central1-a", ["10.64.1.0/24"])], services: [] });
     const sink = new MemorySink();
-    const metrics = new DaemonMetrics();
+    const metrics = new ControllerMetrics();
     const abort = new AbortController();
     const runs: Array<PutBack[] | Error> = [];
     const logger = pino({ level: "silent" });
@@ -183,6 +184,7 @@ describe("daemon/clusterController: the cluster stack's events", () => {
       writer: { setFinalizer: () => Promise.resolve(true), setIngress: () => Promise.resolve(true) },
       events: recorder,
       metrics,
+      stackMetrics: new StackMetrics(metrics.registry),
       logger,
       enqueue: () => undefined,
       signal: abort.signal,

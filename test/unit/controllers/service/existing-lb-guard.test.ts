@@ -12,7 +12,8 @@ import pino from "pino";
 import { EventRecorder, type EventPatch, type EventSink } from "../../../../runtime/events";
 import type { ReconcileResult } from "../../../../runtime/queue";
 import { decideFirstUp, loadBalancerExistsMessage, loadBalancerResources, type FirstUpDecision, type NamedResource } from "../../../../controllers/service/existingLoadBalancer";
-import { DaemonMetrics } from "../../../../runtime/metrics";
+import { ControllerMetrics } from "../../../../controllers/metrics";
+import { StackMetrics } from "../../../../stacks/metrics";
 import { Reconciler, type ReconcilerDeps } from "../../../../controllers/reconciler";
 
 import type { Inspection, UpOutcome } from "../../../../stacks/runner";
@@ -111,7 +112,7 @@ interface Harness {
   /** Every runner, writer, ledger and guard call, in order. */
   calls: string[];
   events: MemoryEvents;
-  metrics: DaemonMetrics;
+  metrics: ControllerMetrics;
   /** What GCE has under the load balancer's names, and what the Service's stack holds: changed by the tests. */
   gce: { occupied: NamedResource[]; held: Set<string>; failing?: Error };
   metas: Map<string, ServiceMeta>;
@@ -129,7 +130,7 @@ function harness(options: { guard?: boolean; knownStacks?: string[]; hashes?: (c
   cache.update({ nodes: [gceNode("n1", "u1", "us-central1-a", [])], services: [lbService("default", "web", UID)] });
   const metas = new Map([["default/web", options.meta ?? meta()]]);
   const events = new MemoryEvents();
-  const metrics = new DaemonMetrics();
+  const metrics = new ControllerMetrics();
   const runner: ReconcilerDeps["runner"] = {
     async inspect(stack: string): Promise<Inspection> {
       calls.push(`inspect ${stack}`);
@@ -176,6 +177,7 @@ function harness(options: { guard?: boolean; knownStacks?: string[]; hashes?: (c
     },
     events: new EventRecorder(events, pino({ level: "silent" }), "dccm-service-controller"),
     metrics,
+    stackMetrics: new StackMetrics(metrics.registry),
     logger: pino({ level: "silent" }),
     enqueue: () => undefined,
     signal: new AbortController().signal,

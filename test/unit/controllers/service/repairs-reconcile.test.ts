@@ -10,7 +10,8 @@ import pino from "pino";
 import type { Adoption } from "../../../../components/adoption";
 
 import { EventRecorder, type EventPatch, type EventSink } from "../../../../runtime/events";
-import { DaemonMetrics } from "../../../../runtime/metrics";
+import { ControllerMetrics } from "../../../../controllers/metrics";
+import { StackMetrics } from "../../../../stacks/metrics";
 import { Reconciler, type ReconcilerDeps } from "../../../../controllers/reconciler";
 import { ADDRESS_TYPE, FORWARDING_RULE_TYPE, IpChangeHeldError } from "../../../../controllers/service/repairs";
 
@@ -58,7 +59,7 @@ interface Harness {
   calls: string[];
   adoptions: Array<Adoption | undefined>;
   events: MemoryEvents;
-  metrics: DaemonMetrics;
+  metrics: ControllerMetrics;
   cache: DesiredCache;
 }
 
@@ -68,7 +69,7 @@ function harness(plan: StepEventMetadata[]): Harness {
   const cache = new DesiredCache(CONFIG);
   cache.update({ nodes: [gceNode("n1", "u1", "us-central1-a", [])], services: [lbService("default", "web", UID)] });
   const events = new MemoryEvents();
-  const metrics = new DaemonMetrics();
+  const metrics = new ControllerMetrics();
   const outputs = { loadBalancers: { "default/web": { ingress: [IP] } }, instanceGroups: {}, routes: {} };
   const runner: ReconcilerDeps["runner"] = {
     inspect: async (): Promise<Inspection> => ({ hash: undefined, outputs: {}, adopted: [], clusterUid: undefined }),
@@ -93,6 +94,7 @@ function harness(plan: StepEventMetadata[]): Harness {
     writer: { setFinalizer: async () => true, setIngress: async () => true },
     events: new EventRecorder(events, pino({ level: "silent" }), "dccm-service-controller"),
     metrics,
+    stackMetrics: new StackMetrics(metrics.registry),
     logger: pino({ level: "silent" }),
     enqueue: () => undefined,
     signal: new AbortController().signal,
