@@ -24,7 +24,7 @@ export interface StartAdoptionDeps {
   config: Config;
   logger: Logger;
   source: AdoptionSource;
-  events: EventRecorder;
+  events: Pick<EventRecorder, "record">;
   signal: AbortSignal;
   allowReplace: boolean;
   /** Stacks not adopted → why; filled here. */

@@ -59,7 +59,7 @@ export interface UnwantedDeps {
   stackKeys: ServiceStackKeys;
   /** The Service a stack records it was made for (stacks/runner.ts StackRunner.recordedService). */
   recordedService: (stack: string) => Promise<ServiceRef | undefined>;
-  events: EventRecorder;
+  events: Pick<EventRecorder, "record">;
   clusterUid: string;
   logger: Logger;
   metrics: Pick<DaemonMetrics, "destroysHeld">;
