@@ -36,8 +36,9 @@ export class Daemon {
   readonly metrics: DaemonMetrics;
   /** What every stack last applied, for the drift pass by listing. */
   readonly applied = new AppliedBook();
+  /** Aborted on stop and on a lost Lease: every run, check and timer of ours ends. */
   private readonly abort = new AbortController();
-  /** Aborted on stop and on a lost Lease; the options, metrics and Compute clients every builder reads (daemon/wiring.ts). */
+  /** The options, metrics, abort signal and Compute clients every builder reads (daemon/wiring.ts). */
   private readonly wiring: Wiring;
   /** What start-up has built so far; stop() ends whatever is there. */
   private readonly running: Running = {};
