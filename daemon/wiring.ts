@@ -1,0 +1,372 @@
+/**
+ * The daemon's wiring: each subsystem built from the daemon's options and the parts start-up
+ * already has. Construction only; the order they are built and started in is daemon/daemon.ts's.
+ */
+import * as path from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { instanceGroupName, stackKind } from "../model";
+import { ClusterWatcher } from "../watcher/informers";
+import type { EventRecorder } from "../runtime/events";
+import { kubeError, kubeStatusCode, type KeepAliveAgents } from "../runtime/kube";
+import { KeyedQueue } from "../runtime/queue";
+import type { DaemonMetrics } from "./metrics";
+import { describeError } from "../runtime/errors";
+import { resultObserver } from "../runtime/results";
+import { computeClientFromConfig, NodeController, type ComputeClient } from "../controllers/node";
+import { Reconciler, type ReconcilerDeps } from "../controllers/reconciler";
+import { leaseTarget } from "../controllers/cluster/events";
+import type { ClusterEventDeps } from "../controllers/cluster/controller";
+import type { ClusterRouteStatus } from "../controllers/cluster/routes";
+import type { StatusBook } from "../controllers/status";
+import { ServiceWriter } from "../controllers/service/services";
+import { existingResources } from "../controllers/service/existingLoadBalancer";
+import { InstancePresence, sameInstances } from "../controllers/cluster/instances";
+import { computeAddressReader, requestedIpVerifier } from "../controllers/service/requestedIp";
+import { InstanceLocator } from "../controllers/node/locate";
+import type { DesiredDriver } from "../controllers/desiredDriver";
+import { clusterProjectName, StackRunner } from "../stacks/runner";
+import { newProcessMarker, PROCESS_OWNER_VARIABLE, Reaper } from "../stacks/reaper";
+import { SharedProvider } from "../stacks/sharedProvider";
+import type { ConfigMapLedger } from "../leaks/ledger";
+import { daemonLeakMonitor, type LeakMonitor } from "../leaks/monitor";
+import { appliedOf, type AppliedBook } from "../drift/applied";
+import { DriftScanner } from "../drift/scanner";
+import { DEFAULT_LEASE } from "./leader";
+import { SHARED_PROVIDER_BACKOFF_BASE_MS, SHARED_PROVIDER_BACKOFF_MAX_MS, SHARED_PROVIDER_HEALTHY_AFTER_MS, WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "./config";
+import type { DaemonOptions } from "./options";
+
+/** What every builder reads. */
+export interface Wiring {
+  options: DaemonOptions;
+  metrics: DaemonMetrics;
+  /** Aborted on stop and when the Lease is lost. */
+  signal: AbortSignal;
+  compute: ComputeClients;
+}
+
+/** What start-up builds once and its steps share. */
+export interface StartParts {
+  core: k8s.CoreV1Api;
+  clusterUid: string;
+  backendUrl: string;
+  runner: StackRunner;
+  watcher: ClusterWatcher;
+  events: EventRecorder;
+  ledger: ConfigMapLedger;
+  knownStacks: string[];
+  /** Stacks `--adopt` refused at this start → why (the reconciler leaves them alone). */
+  adoptionHeld: Map<string, string>;
+}
+
+/** What start-up has built so far: stop() (and a lost Lease) ends whatever is there. */
+export interface Running {
+  agents?: KeepAliveAgents;
+  /** Kills this daemon's pulumi processes if it dies (stacks/reaper.ts). */
+  reaper?: Reaper;
+  /** The one provider plugin every engine run attaches to (`--shared-provider`). */
+  sharedProvider?: SharedProvider;
+  watcher?: ClusterWatcher;
+  queue?: KeyedQueue;
+  reconciler?: Reconciler;
+  nodeController?: NodeController;
+  leakMonitor?: LeakMonitor;
+  driftScanner?: DriftScanner;
+}
+
+/** The reconciler's checks through Compute; none without Compute access. */
+type ComputeChecks = Pick<ReconcilerDeps, "observeInstances" | "verifyRequestedIp">;
+
+/** One Compute client per endpoint: the node controller, the daemon's own checks and the leak check share its connections and its dccm_compute_calls_total. */
+export class ComputeClients {
+  private readonly clients = new Map<string, ComputeClient>();
+
+  constructor(private readonly metrics: DaemonMetrics) {}
+
+  for(endpoint: string | undefined): ComputeClient {
+    const key = endpoint ?? "";
+    let client = this.clients.get(key);
+    if (client === undefined) {
+      client = computeClientFromConfig({ ...(endpoint !== undefined ? { computeEndpoint: endpoint } : {}), registry: this.metrics.registry });
+      this.clients.set(key, client);
+    }
+    return client;
+  }
+}
+
+/**
+ * The reaper first, then the shared provider if asked for, then the runner: every pulumi process
+ * (the shared provider's too) carries the reaper's marker. Each is in `running` as soon as it exists.
+ */
+export async function startRunner(w: Wiring, running: Running, clusterUid: string, backendUrl: string, applied: AppliedBook): Promise<StackRunner> {
+  const { options } = w;
+  const logger = options.logger;
+  const marker = newProcessMarker();
+  running.reaper = new Reaper({
+    marker,
+    onExit: (code, signal) => logger.warn({ code, signal }, "the reaper of pulumi processes exited; starting it again"),
+  });
+  running.reaper.start();
+  // Every pulumi process (the CLI, and the plugins it hands its environment on to) carries
+  // the marker the reaper kills by if the daemon dies.
+  const env = { ...options.pulumiEnv, [PROCESS_OWNER_VARIABLE]: marker };
+  const attach = options.sharedProvider === true ? await startSharedProvider(w, running, env) : {};
+  return new StackRunner({
+    clusterUid,
+    backendUrl,
+    ...(options.secretsProvider !== undefined ? { secretsProvider: options.secretsProvider } : {}),
+    env: { ...env, ...attach },
+    workDir: path.join(options.stateDir, "workspaces"),
+    ...(options.pulumiCommand !== undefined ? { pulumiCommand: options.pulumiCommand } : {}),
+    projectName: clusterProjectName(options.config.clusterId),
+    onAdopted: (stack, urns) => logger.warn({ stack, urns }, "adopted resources a killed run created but did not record"),
+    onCheckpointUnsure: (stack, reason) => logger.info({ stack, reason }, "reading the stack through the pulumi CLI"),
+    onOutputsMissing: (stack) => logger.warn({ stack }, "a successful up recorded no stack outputs; running it once more"),
+    onTerminate: (stack, operation, afterMs) => logger.warn({ stack, operation, afterMs }, "a cancelled pulumi run did not end; terminating it"),
+    onApplied: (stack, states) => applied.set(stack, states === undefined ? undefined : appliedOf(states)),
+    onLateRunError: (error) => logger.warn({ err: describeError(error) }, "a pulumi run that had ended failed to reach its engine; ignored"),
+  });
+}
+
+/** Starts the shared provider; resolves with the environment attaching the engines to it. */
+async function startSharedProvider(w: Wiring, running: Running, env: Record<string, string>): Promise<Record<string, string>> {
+  const logger = w.options.logger;
+  running.sharedProvider = new SharedProvider({
+    env,
+    backoffBaseMs: SHARED_PROVIDER_BACKOFF_BASE_MS,
+    backoffMaxMs: SHARED_PROVIDER_BACKOFF_MAX_MS,
+    healthyAfterMs: SHARED_PROVIDER_HEALTHY_AFTER_MS,
+    onStart: (pid, port) => logger.info({ pid, port }, "shared provider started"),
+    onExit: (reason, delayMs) => {
+      w.metrics.stacks.sharedProviderRestarts.inc();
+      logger.warn({ reason, delayMs }, "the shared provider exited; starting it again");
+    },
+  });
+  return running.sharedProvider.start();
+}
+
+export function newWatcher(w: Wiring): ClusterWatcher {
+  const { options, metrics } = w;
+  return new ClusterWatcher(options.kubeConfig, {
+    resyncMs: options.resyncMs,
+    restartBackoffBaseMs: WATCH_RESTART_BACKOFF_BASE_MS,
+    restartBackoffMaxMs: WATCH_RESTART_BACKOFF_MAX_MS,
+    onWatchRestart: (resource, error) => {
+      metrics.watchRestarts.inc({ resource });
+      options.logger.warn({ resource, err: describeError(error) }, "watch failed; restarting");
+    },
+  });
+}
+
+/** With Compute access (the node controller on): what the reconciler asks GCE before runs. */
+export function computeChecks(w: Wiring, parts: StartParts, desired: DesiredDriver): ComputeChecks {
+  const { options, metrics } = w;
+  if (options.nodes === undefined) return {};
+  const logger = options.logger;
+  const compute = w.compute.for(options.nodes.computeEndpoint);
+  const verifyRequestedIp = requestedIpVerifier(
+    computeAddressReader(compute),
+    { project: options.config.project, region: options.config.region },
+    (service, error) => logger.warn({ service, err: describeError(error) }, "could not check spec.loadBalancerIP against Compute; the run goes on"),
+    w.signal,
+  );
+  const presence = new InstancePresence({
+    project: options.config.project,
+    locator: new InstanceLocator(compute, {
+      project: options.config.project,
+      region: options.config.region,
+      signal: w.signal,
+      ...(options.nodes.zones !== undefined ? { zones: options.nodes.zones } : {}),
+    }),
+    events: parts.events,
+    logger,
+    instanceGroupName: instanceGroupName(options.config.clusterId),
+  });
+  const cache = desired.cache;
+  return {
+    verifyRequestedIp,
+    observeInstances: async () => {
+      const previous = cache.lastObserved().goneInstances;
+      const gone = await presence.check(cache.locatedNodes(), previous);
+      metrics.controllers.nodesWithoutInstance.set(gone.length);
+      if (!sameInstances(gone, previous)) desired.amend({ goneInstances: gone });
+    },
+  };
+}
+
+/** The guard before a Service stack's first up: GETs of its load balancer's names, and a read of its stack when one exists. */
+function firstUpGuard(w: Wiring, parts: StartParts): Pick<ReconcilerDeps, "firstUpGuard"> {
+  const { options } = w;
+  if (options.firstUpGuard === undefined) return {};
+  const compute = w.compute.for(options.firstUpGuard.computeEndpoint);
+  return {
+    firstUpGuard: {
+      existing: existingResources(compute, options.config.project, options.config.region),
+      held: (stack, scope) => parts.runner.heldResourceIds(stack, scope),
+    },
+  };
+}
+
+/** Node initialization, lifecycle and route conditions, on the daemon's Node watch; undefined when off. */
+export function newNodeController(w: Wiring, parts: StartParts, routeStatus: ClusterRouteStatus): NodeController | undefined {
+  const { options, metrics } = w;
+  if (options.nodes === undefined) return undefined;
+  return new NodeController({
+    project: options.config.project,
+    region: options.config.region,
+    ...(options.nodes.zones !== undefined ? { zones: options.nodes.zones } : {}),
+    compute: w.compute.for(options.nodes.computeEndpoint),
+    kubeConfig: options.kubeConfig,
+    // The daemon's one Node watch, started before the controller.
+    nodeSource: parts.watcher,
+    routes: routeStatus,
+    logger: options.logger,
+    registry: metrics.registry,
+    addressRefreshMs: options.nodes.addressRefreshMs,
+    lifecycleCheckMs: options.nodes.lifecycleCheckMs,
+    workers: options.nodes.workers,
+    identity: options.identity,
+  });
+}
+
+/** What the reconciler is built from besides the options and the start-up parts. */
+export interface ReconcilerWiring {
+  parts: StartParts;
+  running: Running;
+  desired: DesiredDriver;
+  status: StatusBook;
+  routeStatus: ClusterRouteStatus;
+  fullRefreshMs: number;
+}
+
+export function newReconciler(w: Wiring, r: ReconcilerWiring): Reconciler {
+  const { options, metrics } = w;
+  const { parts, running, desired, routeStatus } = r;
+  // As the Service controller's records start: the stacks known now are unread until each is read.
+  desired.startReferences(parts.knownStacks);
+  return new Reconciler({
+    cache: desired.cache,
+    watcher: parts.watcher,
+    runner: parts.runner,
+    writer: new ServiceWriter(parts.core),
+    ledger: parts.ledger,
+    events: parts.events,
+    metrics: metrics.controllers,
+    stackMetrics: metrics.stacks,
+    logger: options.logger,
+    enqueue: (stack, flags) => running.queue?.enqueue(stack, flags),
+    signal: w.signal,
+    fullRefreshMs: r.fullRefreshMs,
+    driftJitter: options.driftJitter,
+    parallelism: options.parallelism,
+    knownStacks: parts.knownStacks,
+    loadBalancerClasses: options.config.loadBalancerClasses,
+    clusterUid: parts.clusterUid,
+    operationTimeoutMs: options.operationTimeoutMs,
+    status: r.status,
+    adoptionHeld: parts.adoptionHeld,
+    serviceOf: (stack) => desired.stackKeys.serviceOf(stack),
+    ...computeChecks(w, parts, desired),
+    ...firstUpGuard(w, parts),
+    onReferencesChanged: (references) => desired.referencesChanged(references),
+    onGroupMembers: (members) => desired.amend({ groupMembers: members }),
+    onRecordedFirewall: (aboveDeny) => desired.recordedFirewall(aboveDeny),
+    onClusterApplied: (outputs) => {
+      routeStatus.applied(outputs);
+      running.nodeController?.onRoutesChanged();
+    },
+    ...(options.onRunStart !== undefined ? { onRunStart: options.onRunStart } : {}),
+    clusterEvents: clusterEvents(w, running.agents, parts),
+    onClusterFailed: (error) => {
+      routeStatus.failed(describeError(error));
+      running.nodeController?.onRoutesChanged();
+    },
+  });
+}
+
+/** The cluster stack's Events: routes on their Node, the rest on the Lease (controllers/cluster/events.ts). */
+function clusterEvents(w: Wiring, agents: KeepAliveAgents | undefined, parts: StartParts): ClusterEventDeps {
+  const { options } = w;
+  const leases = agents?.makeApiClient(k8s.CoordinationV1Api);
+  const where = { namespace: DEFAULT_LEASE.namespace, name: DEFAULT_LEASE.name };
+  return {
+    recorder: parts.events,
+    clusterName: options.config.clusterName,
+    nodes: () => parts.watcher.snapshot().nodes,
+    lease: leaseTarget(
+      where,
+      async () => {
+        try {
+          return (await leases?.readNamespacedLease(where))?.metadata?.uid;
+        } catch (error) {
+          // Without leader election there may be no Lease: the events still list in kube-system.
+          if (kubeStatusCode(error) === 404) return undefined;
+          throw kubeError(`read Lease ${where.namespace}/${where.name}`, error);
+        }
+      },
+      (error) => options.logger.warn({ err: describeError(error) }, "could not read the Lease the cluster stack's events are about"),
+    ),
+  };
+}
+
+export function newQueue(w: Wiring, reconciler: Reconciler, status: StatusBook): KeyedQueue {
+  const { options, metrics } = w;
+  return new KeyedQueue((item) => reconciler.reconcile(item), {
+    parallelism: options.parallelism,
+    backoffBaseMs: options.backoffBaseMs,
+    backoffMaxMs: options.backoffMaxMs,
+    onDepth: (depth) => metrics.controllers.queueDepth.set(depth),
+    onBackoff: (stacks) => metrics.controllers.backoffKeys.set(stacks),
+    onResult: resultObserver({
+      logger: options.logger,
+      keyField: "stack",
+      kindOf: stackKind,
+      // An invalid Service waits for its owner: routine, told on the Service already.
+      giveUpLevel: "info",
+      reconciles: metrics.controllers.reconciles,
+      retries: metrics.controllers.retries,
+      record: (stack, result) => status.reconciled(stack, result),
+    }),
+  });
+}
+
+/** What the periodic checks share: their cadence, and a wait until the queue is idle before their first. */
+export interface PeriodicWiring {
+  computeEndpoint: string | undefined;
+  settled: () => Promise<void>;
+}
+
+export function newLeakMonitor(w: Wiring, parts: StartParts, p: PeriodicWiring): LeakMonitor {
+  const { options, metrics } = w;
+  return daemonLeakMonitor({
+    config: options.config,
+    compute: w.compute.for(p.computeEndpoint),
+    runner: parts.runner,
+    ledger: parts.ledger,
+    snapshot: () => parts.watcher.snapshot(),
+    events: parts.events,
+    metrics: metrics.leaks,
+    logger: options.logger,
+    clusterUid: parts.clusterUid,
+    periodMs: options.driftMs,
+    jitter: options.driftJitter,
+    signal: w.signal,
+    settled: p.settled,
+  });
+}
+
+export function newDriftScanner(w: Wiring, applied: AppliedBook, refresh: (stack: string) => void, p: PeriodicWiring): DriftScanner {
+  const { options, metrics } = w;
+  return new DriftScanner({
+    compute: w.compute.for(p.computeEndpoint),
+    project: options.config.project,
+    region: options.config.region,
+    book: applied,
+    refresh,
+    metrics: metrics.drift,
+    logger: options.logger,
+    periodMs: options.driftMs,
+    jitter: options.driftJitter,
+    signal: w.signal,
+    settled: p.settled,
+  });
+}
