@@ -12,9 +12,9 @@ import { Registry } from "prom-client";
 import { ComputeClient } from "../gce";
 import { type NodeControllerOptions, NodeController } from "../controllers/node/controller";
 import { UNINITIALIZED_TAINT } from "../controllers/node/decide";
-import { MemoryNodeApi } from "../test/support/nodes-fakes";
+import { MemoryNodeApi } from "../test/support/fakes/nodes";
 import { type GceEmulator, startGceEmulator } from "../emulator/gce";
-import { type KubeEnv, startKube } from "../test/support/kube";
+import { type KubeEnv, startKube } from "../test/support/e2e/kube";
 import { elapsedMs, round } from "./stats";
 
 export interface NodeInitFigures {

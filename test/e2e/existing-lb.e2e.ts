@@ -15,9 +15,9 @@ import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 
 import { loadBalancerName, parseConfig, LB_FINALIZER } from "../../model";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
-import { E2E_CONFIG } from "../support/cluster";
-import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockCluster, type StockSeed } from "../support/stockCcm";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
+import { E2E_CONFIG } from "../support/e2e/cluster";
+import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockCluster, type StockSeed } from "../support/e2e/stockCcm";
 import { eventually } from "../support/wait";
 import type { DaemonOptions } from "../../daemon/options";
 

@@ -6,7 +6,7 @@ import * as assert from "node:assert/strict";
 
 import { ApiException, CoreV1Api, makeInformer, PatchStrategy, setHeaderOptions, type V1Service } from "@kubernetes/client-node";
 
-import { type KubeEnv, makeUserKubeconfig, startKube } from "../support/kube";
+import { type KubeEnv, makeUserKubeconfig, startKube } from "../support/e2e/kube";
 
 const NAMESPACE = "default";
 const SERVICE_NAME = "e2e-lb";

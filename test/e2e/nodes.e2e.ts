@@ -17,8 +17,8 @@ import { ComputeClient } from "../../gce";
 import { NodeController, type NodeControllerOptions, type RouteStatusSource } from "../../controllers/node/controller";
 import type { RouteStatus } from "../../controllers/node/decide";
 import { type GceEmulator, startGceEmulator } from "../../emulator/gce";
-import { type KubeEnv, makeUserKubeconfig, startKube } from "../support/kube";
-import { repoRoot } from "../support/testenv-paths";
+import { type KubeEnv, makeUserKubeconfig, startKube } from "../support/e2e/kube";
+import { repoRoot } from "../support/tooling/testenv-paths";
 
 const TAINT_KEY = "node.cloudprovider.kubernetes.io/uninitialized";
 const MERGE = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);

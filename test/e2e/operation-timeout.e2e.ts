@@ -14,11 +14,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { loadBalancerName } from "../../model";
-import { eventReasons, lbService } from "../support/cluster";
-import { DaemonProcesses, descendants, isReaper, lockFiles, PLUGIN_GRACE_MS, processCluster, type RunningDaemon } from "../support/daemon-process";
-import { startDelayProxy, type DelayProxy } from "../support/delay-proxy";
-import type { TestEnv } from "../support/env";
-import { declaredResources, gceViolations } from "../support/invariants";
+import { eventReasons, lbService } from "../support/e2e/cluster";
+import { DaemonProcesses, descendants, isReaper, lockFiles, PLUGIN_GRACE_MS, processCluster, type RunningDaemon } from "../support/e2e/daemon-process";
+import { startDelayProxy, type DelayProxy } from "../support/e2e/delay-proxy";
+import type { TestEnv } from "../support/e2e/env";
+import { declaredResources, gceViolations } from "../support/e2e/invariants";
 import { eventually } from "../support/wait";
 
 const TIMEOUTS = 'dccm_operation_timeouts_total{kind="service",operation="up"}';

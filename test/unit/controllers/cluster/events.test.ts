@@ -13,7 +13,7 @@ import { Reconciler } from "../../../../controllers/reconciler";
 import { type PutBack, type UpOutcome } from "../../../../stacks/runner";
 import type { DesiredState } from "../../../../model";
 import { DesiredCache } from "../../../../watcher/desiredCache";
-import { counter } from "../../../support/cluster";
+import { counter } from "../../../support/metrics";
 import { CONFIG, gceNode } from "../../../support/builders";
 import { StackBusyError } from "../../../../stacks/errors";
 

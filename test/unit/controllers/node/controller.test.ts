@@ -10,7 +10,7 @@ import { Registry } from "prom-client";
 
 import { NodeController, type RouteStatusSource } from "../../../../controllers/node/controller";
 import type { RouteStatus } from "../../../../controllers/node/decide";
-import { MemoryCompute, MemoryNodeApi, type MemoryNodeSource } from "../../../support/nodes-fakes";
+import { MemoryCompute, MemoryNodeApi, type MemoryNodeSource } from "../../../support/fakes/nodes";
 
 const TAINT = { key: "node.cloudprovider.kubernetes.io/uninitialized", value: "true", effect: "NoSchedule" };
 

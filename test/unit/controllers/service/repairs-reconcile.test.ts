@@ -17,7 +17,7 @@ import { ADDRESS_TYPE, FORWARDING_RULE_TYPE, IpChangeHeldError } from "../../../
 import type { Inspection, UpOutcome } from "../../../../stacks/runner";
 import { DesiredCache } from "../../../../watcher/desiredCache";
 import { CONFIG, gceNode, lbService } from "../../../support/builders";
-import { counter } from "../../../support/cluster";
+import { counter } from "../../../support/metrics";
 import { type Scope, LB_FINALIZER } from "../../../../model";
 
 const IP = "203.0.113.8";

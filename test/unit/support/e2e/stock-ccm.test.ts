@@ -4,9 +4,9 @@
 
 import * as assert from "node:assert/strict";
 
-import { GceError, type GceEmulator, type JsonObject, type ResourceListing, startGceEmulator } from "../../../emulator/gce";
-import { ComputeClient } from "../../../gce";
-import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockCluster, type StockNode, type StockService } from "../../support/stockCcm";
+import { GceError, type GceEmulator, type JsonObject, type ResourceListing, startGceEmulator } from "../../../../emulator/gce";
+import { ComputeClient } from "../../../../gce";
+import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockCluster, type StockNode, type StockService } from "../../../support/e2e/stockCcm";
 
 const PROJECT = "dccm-test";
 const REGION = "us-central1";
