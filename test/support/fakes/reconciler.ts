@@ -29,8 +29,8 @@ export interface ReconcilerHarnessOptions {
   /** Default one whose patches find the Event gone: each record creates an Event. */
   sink?: MemoryEventSink;
   recorder?: EventRecorderOptions;
-  /** Any other field, given the cache and the call record; applied last. */
-  deps?: (harness: { cache: DesiredCache; calls: string[] }) => Partial<ReconcilerDeps>;
+  /** Any other field, given the cache, the call record and the recorder; applied last. */
+  deps?: (harness: { cache: DesiredCache; calls: string[]; recorder: EventRecorder }) => Partial<ReconcilerDeps>;
 }
 
 export interface ReconcilerHarness {
@@ -85,7 +85,7 @@ export function newReconciler(options: ReconcilerHarnessOptions = {}): Reconcile
     loadBalancerClasses: ["dccm.io/gce"],
     clusterUid: CLUSTER_UID,
     operationTimeoutMs: 600_000,
-    ...options.deps?.({ cache, calls }),
+    ...options.deps?.({ cache, calls, recorder }),
   });
   return { reconciler, calls, sink, recorder, metrics, metas, cache, enqueued, abort };
 }
