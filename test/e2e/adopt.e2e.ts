@@ -1,6 +1,6 @@
 /**
  * Migration from the stock GCE CCM end to end (real apiserver, engine and GCE emulator): the
- * emulator is seeded with exactly what the stock CCM leaves (test/support/stockCcm.ts) for an
+ * emulator is seeded with exactly what the stock CCM leaves (test/support/e2e/stockCcm.ts) for an
  * external multi-port Service, an ETP=Local one, an internal one (its forwarding rule as GCE reads it
  * back: networkTier PREMIUM) and a UDP one, plus the routes of four nodes, one of them labelled out of
  * load balancers (its route only); the Services carry the stock finalizers. `dccm adopt --dry-run` changes nothing and

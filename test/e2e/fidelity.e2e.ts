@@ -18,7 +18,7 @@ import { parseNodeConfig } from "../../controllers/node";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { eventually } from "../support/wait";
 
-// The e2e VPC (test/support/env.ts) is custom mode: internal Services need a subnetwork.
+// The e2e VPC (test/support/e2e/env.ts) is custom mode: internal Services need a subnetwork.
 const config = parseConfig({ ...E2E_CONFIG, subnetwork: "k8s-subnet" });
 const INTERNAL = { "networking.gke.io/load-balancer-type": "Internal" };
 

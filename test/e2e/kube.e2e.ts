@@ -1,4 +1,4 @@
-// End-to-end check of the Kubernetes harness (test/support/kube.ts) against a real etcd and
+// End-to-end check of the Kubernetes harness (test/support/e2e/kube.ts) against a real etcd and
 // kube-apiserver: a LoadBalancer Service round-trip through an informer and the status
 // subresource, and proof that RBAC is enforced for a non-admin identity.
 

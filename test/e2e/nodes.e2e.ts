@@ -1,4 +1,4 @@
-// Node controller end to end: a real etcd + kube-apiserver (test/support/kube.ts) and the GCE
+// Node controller end to end: a real etcd + kube-apiserver (test/support/e2e/kube.ts) and the GCE
 // emulator's Compute REST face (emulator/gce). No kubelet runs, so the tests create Node
 // objects themselves (taint, NotReady condition through the status subresource). The controller
 // runs as a user bound to exactly the ClusterRole documented in controllers/node/README.md.

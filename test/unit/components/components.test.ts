@@ -40,7 +40,7 @@ import {
 } from "../../support/builders";
 import { parseScope } from "../../../model";
 
-// ---- Mock harness (test/support/pulumiMocks.ts) -------------------------------------------------
+// ---- Mock harness (test/support/fakes/pulumiMocks.ts) -------------------------------------------------
 
 const MOCK_LINK = "https://mock.test";
 const EXTERNAL_IP = "198.51.100.5";

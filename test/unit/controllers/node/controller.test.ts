@@ -1,4 +1,4 @@
-// NodeController against the in-memory Node API and Compute fakes (test/support/nodes-fakes.ts): the whole
+// NodeController against the in-memory Node API and Compute fakes (test/support/fakes/nodes.ts): the whole
 // reconcile path (Node cache → queue → lookup → writes → events/metrics) without processes.
 
 import * as assert from "node:assert/strict";

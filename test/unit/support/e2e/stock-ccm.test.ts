@@ -1,4 +1,4 @@
-// test/support/stockCcm.ts against the GCE emulator: exactly the resources the stock GCE CCM leaves
+// test/support/e2e/stockCcm.ts against the GCE emulator: exactly the resources the stock GCE CCM leaves
 // (names, order, properties), ephemeral IPs (no address left), shared resources created once, a
 // mixed-protocol Service left alone, and a second seed refused with GCE's 409.
 
