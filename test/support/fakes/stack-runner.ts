@@ -15,7 +15,7 @@ export interface MemoryStackRunnerOptions {
   /** A call's line in `calls`, or undefined to leave it out; default `<operation> <stack>`. */
   record?: (operation: StackOperation, stack: string, options?: { refresh?: boolean }) => string | undefined;
   /** What `inspect` reads besides no adoption: default no hash, no outputs, no cluster recorded. */
-  inspect?: (stack: string) => Omit<Inspection, "adopted">;
+  inspect?: (stack: string) => Partial<Omit<Inspection, "adopted">>;
   /** What an `up` reports (called after it is recorded; may throw); default `clusterNetworkOutcome`. */
   up?: (stack: string, desired: DesiredState, options: UpOptions) => UpOutcome | Promise<UpOutcome>;
   /** A `preview`, given only when the runner previews (plans and repairs need one). */

@@ -138,10 +138,10 @@ function harness(
 ): Harness {
   const clusterRuns: string[][] = [];
   const h = newReconciler({
-    ...(options.config !== undefined ? { config: options.config } : {}),
-    ...(options.nodes !== undefined ? { nodes: options.nodes } : {}),
-    services: options.services ?? [],
-    metas: options.metas ?? [],
+    config: options.config,
+    nodes: options.nodes,
+    services: options.services,
+    metas: options.metas,
     runner: {
       inspect: (stack) => ({ hash: options.hashes?.(h.cache)[stack], outputs: options.outputs?.[stack] ?? {}, clusterUid: options.recorded?.[stack] }),
       up: (stack, desired) => {

@@ -315,7 +315,7 @@ describe("daemon/reconciler: the ledger is written before the first up and dropp
     const h = newReconciler({
       services: options.meta.deleting ? [] : [lbService("default", "web", UID)],
       runner: {
-        inspect: () => ({ hash: undefined, outputs: {}, clusterUid: CLUSTER_UID }),
+        inspect: () => ({ clusterUid: CLUSTER_UID }),
         up: (stack) => ({ outputs: stack === "cluster" ? { instanceGroups: { "us-central1-a": "ig-a" }, routes: {} } : {}, changed: [] }),
         destroy: () => options.destroy ?? "destroyed",
       },

@@ -115,7 +115,7 @@ function harness(options: { guard?: boolean; knownStacks?: string[]; hashes?: (c
     metas: [options.meta ?? meta()],
     sink: new MemoryEventSink(),
     runner: {
-      inspect: (stack) => ({ hash: options.hashes?.(h.cache)[stack], outputs: {}, clusterUid: undefined }),
+      inspect: (stack) => ({ hash: options.hashes?.(h.cache)[stack] }),
       up: (stack, desired) => {
         const groups = Object.fromEntries(desired.cluster.instanceGroups.map((group) => [group.zone, `ig-${group.zone}`]));
         const outputs = stack === "cluster" ? { instanceGroups: groups, routes: {} } : { loadBalancers: { "default/web": { ingress: ["10.255.0.1"] } } };
