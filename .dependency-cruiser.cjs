@@ -59,6 +59,20 @@ module.exports = {
       from: { path: `^(${PRODUCTION.join("|")}|index\\.ts$)` },
       to: { path: "^(test|bench|emulator)/" },
     },
+    {
+      name: "unit-tests-not-e2e-harness",
+      severity: "error",
+      comment: "Unit tests and their fakes run without the e2e harness (apiserver, emulator, daemon process); only its own unit test imports it.",
+      from: { path: "^test/(unit|support/fakes)/", pathNot: "^test/unit/support/e2e/" },
+      to: { path: "^test/support/e2e/" },
+    },
+    {
+      name: "bench-not-tests",
+      severity: "error",
+      comment: "The bench takes what it needs from test/support (the e2e harness, tooling, a fake), never a test.",
+      from: { path: "^bench/" },
+      to: { path: "^test/(unit|e2e|chaos)/" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

@@ -5,7 +5,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../daemon/daemon";
 import { parseConfig } from "../model";
-import { daemonOptions, startTestEnv } from "../test/support/env";
+import { daemonOptions, startTestEnv } from "../test/support/e2e/env";
 import { eventually } from "../test/support/wait";
 import { elapsedMs, median, round } from "./stats";
 

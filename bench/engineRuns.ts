@@ -17,8 +17,8 @@ import { PulumiCommand } from "@pulumi/pulumi/automation";
 import { locatePlugin, SharedProvider } from "../stacks/sharedProvider";
 import { StackRunner } from "../stacks/runner";
 import { CLUSTER_STACK, desiredState, parseConfig, serviceStackName, type ClusterSnapshot, type DesiredState } from "../model";
-import { startTestEnv, type TestEnv } from "../test/support/env";
-import { testenvBinDir } from "../test/support/testenv-paths";
+import { startTestEnv, type TestEnv } from "../test/support/e2e/env";
+import { testenvBinDir } from "../test/support/tooling/testenv-paths";
 import { median, round } from "./stats";
 
 export interface EngineRunFigures {

@@ -3,7 +3,7 @@
  * providerID, as kubelets with --cloud-provider=external register on GCE), the controller started,
  * timed until the last taint is gone. Compute is the GCE emulator's REST face through the real
  * ComputeClient; Kubernetes is a real kube-apiserver + etcd from .testenv when its binaries are
- * there, otherwise the in-memory Node API (test/support/nodes-fakes.ts) — stderr says which.
+ * there, otherwise the in-memory Node API (test/support/fakes/nodes.ts) — stderr says which.
  */
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Node } from "@kubernetes/client-node";
 import pino from "pino";
@@ -12,9 +12,9 @@ import { Registry } from "prom-client";
 import { ComputeClient } from "../gce";
 import { type NodeControllerOptions, NodeController } from "../controllers/node/controller";
 import { UNINITIALIZED_TAINT } from "../controllers/node/decide";
-import { MemoryNodeApi } from "../test/support/nodes-fakes";
+import { MemoryNodeApi } from "../test/support/fakes/nodes";
 import { type GceEmulator, startGceEmulator } from "../emulator/gce";
-import { type KubeEnv, startKube } from "../test/support/kube";
+import { type KubeEnv, startKube } from "../test/support/e2e/kube";
 import { elapsedMs, round } from "./stats";
 
 export interface NodeInitFigures {

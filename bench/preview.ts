@@ -8,8 +8,8 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { startTestEnv } from "../test/support/env";
-import { repoRoot } from "../test/support/testenv-paths";
+import { startTestEnv } from "../test/support/e2e/env";
+import { repoRoot } from "../test/support/tooling/testenv-paths";
 import { elapsedMs, round, runAlone } from "./stats";
 
 export interface PreviewFigures {

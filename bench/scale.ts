@@ -9,7 +9,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../daemon/daemon";
 import { loadBalancerName, parseConfig, type Config } from "../model";
-import { daemonOptions, startTestEnv, type TestEnv } from "../test/support/env";
+import { daemonOptions, startTestEnv, type TestEnv } from "../test/support/e2e/env";
 import { eventually } from "../test/support/wait";
 import { elapsedMs, median, round, runAlone } from "./stats";
 

@@ -6,7 +6,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { parseConfig } from "../model";
-import { startKube } from "../test/support/kube";
+import { startKube } from "../test/support/e2e/kube";
 import { DesiredCache } from "../watcher/desiredCache";
 import { ClusterWatcher } from "../watcher/informers";
 import { elapsedMs, round, runAlone } from "./stats";

@@ -14,10 +14,10 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as k8s from "@kubernetes/client-node";
 import { median } from "../../bench/stats";
-import { lbService } from "../support/cluster";
-import { DaemonProcesses, lockFiles, type RunningDaemon, processCluster } from "../support/daemon-process";
-import type { TestEnv } from "../support/env";
-import { declaredResources, gceViolations, serviceViolations } from "../support/invariants";
+import { lbService } from "../support/e2e/cluster";
+import { DaemonProcesses, lockFiles, type RunningDaemon, processCluster } from "../support/e2e/daemon-process";
+import type { TestEnv } from "../support/e2e/env";
+import { declaredResources, gceViolations, serviceViolations } from "../support/e2e/invariants";
 import { eventually } from "../support/wait";
 import { intFromEnv } from "./schedule";
 

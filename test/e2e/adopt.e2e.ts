@@ -1,6 +1,6 @@
 /**
  * Migration from the stock GCE CCM end to end (real apiserver, engine and GCE emulator): the
- * emulator is seeded with exactly what the stock CCM leaves (test/support/stockCcm.ts) for an
+ * emulator is seeded with exactly what the stock CCM leaves (test/support/e2e/stockCcm.ts) for an
  * external multi-port Service, an ETP=Local one, an internal one (its forwarding rule as GCE reads it
  * back: networkTier PREMIUM) and a UDP one, plus the routes of four nodes, one of them labelled out of
  * load balancers (its route only); the Services carry the stock finalizers. `dccm adopt --dry-run` changes nothing and
@@ -15,9 +15,9 @@ import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 
 import { loadBalancerName, parseConfig, LB_FINALIZER } from "../../model";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
-import { E2E_CONFIG } from "../support/cluster";
-import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockSeed, type StockService } from "../support/stockCcm";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
+import { E2E_CONFIG } from "../support/e2e/cluster";
+import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockSeed, type StockService } from "../support/e2e/stockCcm";
 import { runDccmAsync } from "../support/cli";
 import { eventually } from "../support/wait";
 

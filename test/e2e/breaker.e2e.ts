@@ -12,8 +12,9 @@ import * as k8s from "@kubernetes/client-node";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { Daemon } from "../../daemon/daemon";
 import { loadBalancerName, parseConfig } from "../../model";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
-import { counter, createNode, E2E_CONFIG, lbService } from "../support/cluster";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
+import { createNode, E2E_CONFIG, lbService } from "../support/e2e/cluster";
+import { counter } from "../support/metrics";
 import { eventually } from "../support/wait";
 
 describe("safety: the orphan-destroy circuit breaker", function () {

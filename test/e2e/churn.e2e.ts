@@ -8,10 +8,10 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { createNode, lbService } from "../support/cluster";
-import { backendStacks, DaemonProcesses, lockFiles, type RunningDaemon, processCluster } from "../support/daemon-process";
-import type { TestEnv } from "../support/env";
-import { serviceLeftovers } from "../support/invariants";
+import { createNode, lbService } from "../support/e2e/cluster";
+import { backendStacks, DaemonProcesses, lockFiles, type RunningDaemon, processCluster } from "../support/e2e/daemon-process";
+import type { TestEnv } from "../support/e2e/env";
+import { serviceLeftovers } from "../support/e2e/invariants";
 import { eventually } from "../support/wait";
 
 describe("dccm daemon under delete churn", function () {

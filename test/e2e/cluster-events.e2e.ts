@@ -8,8 +8,9 @@ import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 import { instanceGroupName, parseConfig, routeName } from "../../model";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
-import { counter, E2E_CONFIG } from "../support/cluster";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
+import { E2E_CONFIG } from "../support/e2e/cluster";
+import { counter } from "../support/metrics";
 import { eventually } from "../support/wait";
 
 interface Told {

@@ -11,10 +11,10 @@ import * as path from "node:path";
 import * as readline from "node:readline";
 import * as k8s from "@kubernetes/client-node";
 import { loadBalancerName } from "../../model";
-import { startTestEnv, type TestEnv } from "../support/env";
-import { repoRoot } from "../support/testenv-paths";
+import { startTestEnv, type TestEnv } from "../support/e2e/env";
+import { repoRoot } from "../support/tooling/testenv-paths";
 import { eventually } from "../support/wait";
-import { createNode, E2E_CONFIG, lbService } from "../support/cluster";
+import { createNode, E2E_CONFIG, lbService } from "../support/e2e/cluster";
 
 interface Running {
   child: ChildProcess;

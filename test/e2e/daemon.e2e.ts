@@ -9,8 +9,9 @@ import { Daemon } from "../../daemon/daemon";
 import { lateRunErrorListener, StackRunner } from "../../stacks/runner";
 import { loadBalancerName, parseConfig, LB_FINALIZER } from "../../model";
 import { parseNodeConfig } from "../../controllers/node";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
-import { counter, createNode, createTaintedNode, E2E_CONFIG, eventReasons, initializedWithRoute, lbService } from "../support/cluster";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
+import { createNode, createTaintedNode, E2E_CONFIG, eventReasons, initializedWithRoute, lbService } from "../support/e2e/cluster";
+import { counter } from "../support/metrics";
 import { eventually } from "../support/wait";
 
 describe("dccm daemon", function () {

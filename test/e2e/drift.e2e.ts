@@ -8,8 +8,8 @@ import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 import { ANNOTATION_BACKEND, ANNOTATION_ILB_SUBNET, ANNOTATION_LB_TYPE, loadBalancerName, parseConfig } from "../../model";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
-import { E2E_CONFIG, lbService } from "../support/cluster";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
+import { E2E_CONFIG, lbService } from "../support/e2e/cluster";
 import { eventually } from "../support/wait";
 
 const SERVICES = Number(process.env.DCCM_E2E_DRIFT_SERVICES ?? "200");

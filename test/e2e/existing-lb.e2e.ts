@@ -1,7 +1,7 @@
 /**
  * Issue 26, item 2, end to end (real apiserver, engine and GCE emulator): the daemon never creates
  * next to a stock load balancer. The emulator holds what the stock CCM leaves for an internal
- * Service (test/support/stockCcm.ts, whose internal forwarding rule is being given the
+ * Service (test/support/e2e/stockCcm.ts, whose internal forwarding rule is being given the
  * `networkTier: PREMIUM` GCE reads back, with the emulator's diff of it, on another branch of the
  * same issue) and the routes of three nodes, one excluded from load balancers. `--adopt` refuses that Service
  * (its address cannot be promoted: a fault) and adopts the cluster stack; a start without `--adopt`
@@ -15,9 +15,9 @@ import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 
 import { loadBalancerName, parseConfig, LB_FINALIZER } from "../../model";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
-import { E2E_CONFIG } from "../support/cluster";
-import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockCluster, type StockSeed } from "../support/stockCcm";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
+import { E2E_CONFIG } from "../support/e2e/cluster";
+import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockCluster, type StockSeed } from "../support/e2e/stockCcm";
 import { eventually } from "../support/wait";
 import type { DaemonOptions } from "../../daemon/options";
 

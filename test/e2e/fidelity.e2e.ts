@@ -12,12 +12,13 @@ import { describeError } from "../../runtime/errors";
 import { StackRunner } from "../../stacks/runner";
 import { CLUSTER_STACK, desiredState, loadBalancerName, parseConfig, type ClusterSnapshot, type ServiceInfo } from "../../model";
 import type { ResourceListing } from "../../emulator/gce";
-import { counter, createNode, E2E_CONFIG, eventReasons, lbService } from "../support/cluster";
+import { createNode, E2E_CONFIG, eventReasons, lbService } from "../support/e2e/cluster";
+import { counter } from "../support/metrics";
 import { parseNodeConfig } from "../../controllers/node";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { eventually } from "../support/wait";
 
-// The e2e VPC (test/support/env.ts) is custom mode: internal Services need a subnetwork.
+// The e2e VPC (test/support/e2e/env.ts) is custom mode: internal Services need a subnetwork.
 const config = parseConfig({ ...E2E_CONFIG, subnetwork: "k8s-subnet" });
 const INTERNAL = { "networking.gke.io/load-balancer-type": "Internal" };
 

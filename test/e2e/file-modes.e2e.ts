@@ -9,10 +9,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as readline from "node:readline";
 import * as k8s from "@kubernetes/client-node";
-import { startTestEnv, type TestEnv } from "../support/env";
-import { repoRoot } from "../support/testenv-paths";
+import { startTestEnv, type TestEnv } from "../support/e2e/env";
+import { repoRoot } from "../support/tooling/testenv-paths";
 import { eventually } from "../support/wait";
-import { createNode, E2E_CONFIG } from "../support/cluster";
+import { createNode, E2E_CONFIG } from "../support/e2e/cluster";
 
 function mode(file: string): string {
   return (fs.statSync(file).mode & 0o777).toString(8);

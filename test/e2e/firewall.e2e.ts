@@ -16,8 +16,8 @@ import { recordedReferences } from "../../controllers/service/controller";
 import { withReferences } from "../../controllers/stackRuns";
 import { PROJECT_NAME, StackRunner, type UpOutcome } from "../../stacks/runner";
 
-import { createNode, E2E_CONFIG, lbService as e2eLbService } from "../support/cluster";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
+import { createNode, E2E_CONFIG, lbService as e2eLbService } from "../support/e2e/cluster";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { eventually } from "../support/wait";
 import { stackProgramOutputs } from "../../components/outputs";
 

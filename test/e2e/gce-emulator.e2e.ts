@@ -17,7 +17,7 @@ import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automa
 
 import { type GceEmulator, type ResourceListing, startGceEmulator } from "../../emulator/gce";
 import type { JsonObject } from "../../emulator/gce/json";
-import { requireTestenvBinary, testenvBinDir } from "../support/testenv-paths";
+import { requireTestenvBinary, testenvBinDir } from "../support/tooling/testenv-paths";
 
 const PROJECT = "dccm-test";
 const REGION = "us-central1";

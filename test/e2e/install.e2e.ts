@@ -13,10 +13,10 @@ import * as YAML from "yaml";
 import { CONFIG_FILE, configFile, deployObjects, NODE_CONTROLLER_RULES, SERVICE_CONTROLLER_RULES, SYSTEM_NAMESPACE_RULES, type DeployArgs } from "../../deploy/manifests";
 import { ledgerValue, LEDGER_CONFIGMAP } from "../../leaks/ledger";
 import { loadBalancerName, LB_FINALIZER } from "../../model";
-import { createTaintedNode, E2E_CONFIG, eventReasons, initializedWithRoute, lbService } from "../support/cluster";
-import { DaemonProcesses, type RunningDaemon } from "../support/daemon-process";
-import { startTestEnv, type TestEnv } from "../support/env";
-import { makeTokenKubeconfig } from "../support/kube";
+import { createTaintedNode, E2E_CONFIG, eventReasons, initializedWithRoute, lbService } from "../support/e2e/cluster";
+import { DaemonProcesses, type RunningDaemon } from "../support/e2e/daemon-process";
+import { startTestEnv, type TestEnv } from "../support/e2e/env";
+import { makeTokenKubeconfig } from "../support/e2e/kube";
 import { eventually } from "../support/wait";
 
 const SYSTEM = "kube-system";

@@ -9,8 +9,9 @@ import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 import { loadBalancerName, parseConfig } from "../../model";
 import { parseNodeConfig } from "../../controllers/node";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
-import { counter, createNode, E2E_CONFIG, lbService } from "../support/cluster";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
+import { createNode, E2E_CONFIG, lbService } from "../support/e2e/cluster";
+import { counter } from "../support/metrics";
 import { eventually } from "../support/wait";
 
 const ZONE = "us-central1-a";

@@ -8,8 +8,9 @@ import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 import { loadBalancerName, parseConfig } from "../../model";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
-import { counter, createNode, E2E_CONFIG, eventReasons, lbService } from "../support/cluster";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
+import { createNode, E2E_CONFIG, eventReasons, lbService } from "../support/e2e/cluster";
+import { counter } from "../support/metrics";
 import { eventually } from "../support/wait";
 
 const REGION = "us-central1";

@@ -8,8 +8,8 @@ import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 import { loadBalancerName, parseConfig } from "../../model";
-import { createNode, E2E_CONFIG, eventReasons, lbService } from "../support/cluster";
-import { daemonOptions, E2E_NETWORKS, startTestEnv, type TestEnv } from "../support/env";
+import { createNode, E2E_CONFIG, eventReasons, lbService } from "../support/e2e/cluster";
+import { daemonOptions, E2E_NETWORKS, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { eventually } from "../support/wait";
 
 /** The e2e VPC with one more subnetwork: dual-stack, external IPv6 access, its /64 named. */

@@ -9,11 +9,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { loadBalancerName } from "../../model";
-import { lbService } from "../support/cluster";
-import { DaemonProcesses, killAndWatch, lockFiles, type RunningDaemon, processCluster } from "../support/daemon-process";
-import { declaredResources, gceViolations, serviceLeftovers } from "../support/invariants";
-import { startDelayProxy, type DelayProxy } from "../support/delay-proxy";
-import type { TestEnv } from "../support/env";
+import { lbService } from "../support/e2e/cluster";
+import { DaemonProcesses, killAndWatch, lockFiles, type RunningDaemon, processCluster } from "../support/e2e/daemon-process";
+import { declaredResources, gceViolations, serviceLeftovers } from "../support/e2e/invariants";
+import { startDelayProxy, type DelayProxy } from "../support/e2e/delay-proxy";
+import type { TestEnv } from "../support/e2e/env";
 import { eventually } from "../support/wait";
 
 describe("dccm daemon killed with SIGKILL during an up", function () {

@@ -1,4 +1,4 @@
-// End-to-end check of the Kubernetes harness (test/support/kube.ts) against a real etcd and
+// End-to-end check of the Kubernetes harness (test/support/e2e/kube.ts) against a real etcd and
 // kube-apiserver: a LoadBalancer Service round-trip through an informer and the status
 // subresource, and proof that RBAC is enforced for a non-admin identity.
 
@@ -6,7 +6,7 @@ import * as assert from "node:assert/strict";
 
 import { ApiException, CoreV1Api, makeInformer, PatchStrategy, setHeaderOptions, type V1Service } from "@kubernetes/client-node";
 
-import { type KubeEnv, makeUserKubeconfig, startKube } from "../support/kube";
+import { type KubeEnv, makeUserKubeconfig, startKube } from "../support/e2e/kube";
 
 const NAMESPACE = "default";
 const SERVICE_NAME = "e2e-lb";

@@ -10,9 +10,10 @@ import { Daemon } from "../../daemon/daemon";
 import { DEFAULT_LEASE } from "../../daemon/leader";
 import { parseConfig } from "../../model";
 import { parseNodeConfig } from "../../controllers/node";
-import { BlackholeProxy } from "../support/blackhole-proxy";
-import { counter, E2E_CONFIG, lbService } from "../support/cluster";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
+import { BlackholeProxy } from "../support/e2e/blackhole-proxy";
+import { E2E_CONFIG, lbService } from "../support/e2e/cluster";
+import { counter } from "../support/metrics";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { eventually } from "../support/wait";
 
 interface Run {

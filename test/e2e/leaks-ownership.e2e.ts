@@ -14,9 +14,9 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 import { loadBalancerName, parseConfig } from "../../model";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
-import { createNode, E2E_CONFIG, lbService } from "../support/cluster";
-import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER } from "../support/stockCcm";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
+import { createNode, E2E_CONFIG, lbService } from "../support/e2e/cluster";
+import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER } from "../support/e2e/stockCcm";
 import { eventually } from "../support/wait";
 
 const CLI = path.resolve(__dirname, "../../bin/dccm.js");

@@ -1,4 +1,4 @@
-// Node controller end to end: a real etcd + kube-apiserver (test/support/kube.ts) and the GCE
+// Node controller end to end: a real etcd + kube-apiserver (test/support/e2e/kube.ts) and the GCE
 // emulator's Compute REST face (emulator/gce). No kubelet runs, so the tests create Node
 // objects themselves (taint, NotReady condition through the status subresource). The controller
 // runs as a user bound to exactly the ClusterRole documented in controllers/node/README.md.
@@ -17,8 +17,8 @@ import { ComputeClient } from "../../gce";
 import { NodeController, type NodeControllerOptions, type RouteStatusSource } from "../../controllers/node/controller";
 import type { RouteStatus } from "../../controllers/node/decide";
 import { type GceEmulator, startGceEmulator } from "../../emulator/gce";
-import { type KubeEnv, makeUserKubeconfig, startKube } from "../support/kube";
-import { repoRoot } from "../support/testenv-paths";
+import { type KubeEnv, makeUserKubeconfig, startKube } from "../support/e2e/kube";
+import { repoRoot } from "../support/tooling/testenv-paths";
 
 const TAINT_KEY = "node.cloudprovider.kubernetes.io/uninitialized";
 const MERGE = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);

@@ -1,7 +1,7 @@
 /**
  * Issue 16, item 6: a hung engine run must not hold its stack forever. The daemon runs as a
  * process with `--operation-timeout 20s` against the real engine and the GCE emulator, behind a
- * proxy (test/support/delay-proxy.ts) that holds the provider's creates without ever answering (a
+ * proxy (test/support/e2e/delay-proxy.ts) that holds the provider's creates without ever answering (a
  * GCE call that hangs). The deadline is long enough for the retry (adoption, refresh, creates) to
  * finish on a loaded 2-core machine, so only the hung run times out. At the deadline the CLI is interrupted; it then waits for the hung create,
  * so 20 s later it is interrupted again, which terminates it (stacks/interrupt.ts). The run is
@@ -14,11 +14,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { loadBalancerName } from "../../model";
-import { eventReasons, lbService } from "../support/cluster";
-import { DaemonProcesses, descendants, isReaper, lockFiles, PLUGIN_GRACE_MS, processCluster, type RunningDaemon } from "../support/daemon-process";
-import { startDelayProxy, type DelayProxy } from "../support/delay-proxy";
-import type { TestEnv } from "../support/env";
-import { declaredResources, gceViolations } from "../support/invariants";
+import { eventReasons, lbService } from "../support/e2e/cluster";
+import { DaemonProcesses, descendants, isReaper, lockFiles, PLUGIN_GRACE_MS, processCluster, type RunningDaemon } from "../support/e2e/daemon-process";
+import { startDelayProxy, type DelayProxy } from "../support/e2e/delay-proxy";
+import type { TestEnv } from "../support/e2e/env";
+import { declaredResources, gceViolations } from "../support/e2e/invariants";
 import { eventually } from "../support/wait";
 
 const TIMEOUTS = 'dccm_operation_timeouts_total{kind="service",operation="up"}';

@@ -10,8 +10,8 @@ import * as path from "node:path";
 import type { StepEventMetadata } from "@pulumi/pulumi/automation";
 import { StackRunner } from "../../stacks/runner";
 import { CLUSTER_STACK, desiredState, loadBalancerName, parseConfig, serviceStackName, type ClusterSnapshot, type ServiceInfo } from "../../model";
-import { E2E_CONFIG } from "../support/cluster";
-import { startTestEnv, type TestEnv } from "../support/env";
+import { E2E_CONFIG } from "../support/e2e/cluster";
+import { startTestEnv, type TestEnv } from "../support/e2e/env";
 
 const CLUSTER_UID = "c1a55e00-0000-4000-8000-000000000001";
 const config = parseConfig({ ...E2E_CONFIG, subnetwork: "k8s-subnet" });

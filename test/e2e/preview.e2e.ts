@@ -14,10 +14,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { PREVIEW_HELP } from "../../bin/previewCommand";
-import { eventReasons, lbService } from "../support/cluster";
-import { DaemonProcesses, lockFiles, processCluster, type RunningDaemon } from "../support/daemon-process";
-import type { TestEnv } from "../support/env";
-import { repoRoot } from "../support/testenv-paths";
+import { eventReasons, lbService } from "../support/e2e/cluster";
+import { DaemonProcesses, lockFiles, processCluster, type RunningDaemon } from "../support/e2e/daemon-process";
+import type { TestEnv } from "../support/e2e/env";
+import { repoRoot } from "../support/tooling/testenv-paths";
 import { eventually } from "../support/wait";
 
 interface Outcome {

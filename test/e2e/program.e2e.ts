@@ -7,8 +7,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
 import { loadBalancerName } from "../../model";
-import { startTestEnv, type TestEnv } from "../support/env";
-import { repoRoot } from "../support/testenv-paths";
+import { startTestEnv, type TestEnv } from "../support/e2e/env";
+import { repoRoot } from "../support/tooling/testenv-paths";
 
 const WEB_UID = "c1000001-7a1b-4c2d-8e3f-a0b1c2d3e4f5";
 const API_UID = "c1000002-7a1b-4c2d-8e3f-a0b1c2d3e4f5";

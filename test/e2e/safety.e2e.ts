@@ -11,9 +11,9 @@ import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 
 import { loadBalancerName, parseConfig, LB_FINALIZER } from "../../model";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
-import { startKube, type KubeEnv } from "../support/kube";
-import { createNode, E2E_CONFIG, lbService } from "../support/cluster";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
+import { startKube, type KubeEnv } from "../support/e2e/kube";
+import { createNode, E2E_CONFIG, lbService } from "../support/e2e/cluster";
 import { eventually } from "../support/wait";
 
 const CLASS_A = "dccm.io/team-a";

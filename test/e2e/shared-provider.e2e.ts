@@ -16,11 +16,11 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { PROCESS_OWNER_VARIABLE } from "../../stacks/reaper";
 import { loadBalancerName } from "../../model";
-import { eventReasons, lbService } from "../support/cluster";
-import { alive, DaemonProcesses, descendants, lockFiles, processCluster, type RunningDaemon } from "../support/daemon-process";
-import { startDelayProxy, type DelayProxy } from "../support/delay-proxy";
-import type { TestEnv } from "../support/env";
-import { declaredResources, gceViolations } from "../support/invariants";
+import { eventReasons, lbService } from "../support/e2e/cluster";
+import { alive, DaemonProcesses, descendants, lockFiles, processCluster, type RunningDaemon } from "../support/e2e/daemon-process";
+import { startDelayProxy, type DelayProxy } from "../support/e2e/delay-proxy";
+import type { TestEnv } from "../support/e2e/env";
+import { declaredResources, gceViolations } from "../support/e2e/invariants";
 import { eventually } from "../support/wait";
 
 const RESTARTS = "dccm_shared_provider_restarts_total";

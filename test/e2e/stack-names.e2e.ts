@@ -13,8 +13,8 @@ import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 import { StackRunner, stackOutputs } from "../../stacks/runner";
 import { loadBalancerName, parseConfig } from "../../model";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
-import { createNode, E2E_CONFIG, lbService } from "../support/cluster";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
+import { createNode, E2E_CONFIG, lbService } from "../support/e2e/cluster";
 import { eventually } from "../support/wait";
 
 const NS = `long-${"n".repeat(57)}x`;

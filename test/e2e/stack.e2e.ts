@@ -7,14 +7,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { CLUSTER_STACK, desiredState, parseConfig, serviceStackName, type ClusterSnapshot, type RawConfig } from "../../model";
 import { snapshotFromKubectlJson } from "../../watcher/kubectlDump";
-import { repoRoot } from "../support/testenv-paths";
+import { repoRoot } from "../support/tooling/testenv-paths";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
 import { FileBackend } from "../../stacks/checkpoints";
 import { appliedFromDeployment, appliedOf } from "../../drift/applied";
 import type { AppliedResource } from "../../drift/declared";
 import { PROJECT_NAME, StackRunner, type StackRunnerOptions } from "../../stacks/runner";
-import { E2E_CONFIG } from "../support/cluster";
-import { startTestEnv, type TestEnv } from "../support/env";
+import { E2E_CONFIG } from "../support/e2e/cluster";
+import { startTestEnv, type TestEnv } from "../support/e2e/env";
 
 const config = parseConfig(E2E_CONFIG);
 

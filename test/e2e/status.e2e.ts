@@ -8,10 +8,10 @@ import * as assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
-import { lbService } from "../support/cluster";
-import { processCluster, type DaemonProcesses } from "../support/daemon-process";
-import type { TestEnv } from "../support/env";
-import { repoRoot } from "../support/testenv-paths";
+import { lbService } from "../support/e2e/cluster";
+import { processCluster, type DaemonProcesses } from "../support/e2e/daemon-process";
+import type { TestEnv } from "../support/e2e/env";
+import { repoRoot } from "../support/tooling/testenv-paths";
 import { eventually } from "../support/wait";
 import { parseStatusDocument } from "../../controllers/status";
 

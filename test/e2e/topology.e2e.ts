@@ -9,8 +9,9 @@ import { Daemon } from "../../daemon/daemon";
 import { EVENT_NAMESPACE } from "../../runtime/events";
 import { loadBalancerName, parseConfig } from "../../model";
 import { parseNodeConfig } from "../../controllers/node";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/env";
-import { counter, createNode, E2E_CONFIG, lbService } from "../support/cluster";
+import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
+import { createNode, E2E_CONFIG, lbService } from "../support/e2e/cluster";
+import { counter } from "../support/metrics";
 import { eventually } from "../support/wait";
 
 describe("dccm daemon: Nodes and zones coming and going", function () {

@@ -6,7 +6,7 @@ import * as assert from "node:assert/strict";
 import * as net from "node:net";
 import * as k8s from "@kubernetes/client-node";
 import { ClusterWatcher } from "../../watcher/informers";
-import { startKube, type KubeEnv } from "../support/kube";
+import { startKube, type KubeEnv } from "../support/e2e/kube";
 import { eventually } from "../support/wait";
 
 class CuttableProxy {

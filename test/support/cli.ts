@@ -1,7 +1,7 @@
 /** `dccm` run as a child process from the built dist/, for the CLI's tests. */
 import { execFile, spawnSync } from "node:child_process";
 import * as path from "node:path";
-import { repoRoot } from "./testenv-paths";
+import { repoRoot } from "./tooling/testenv-paths";
 
 export interface CliRun {
   status: number | null;

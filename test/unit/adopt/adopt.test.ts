@@ -6,7 +6,7 @@ import type { AdoptionReport } from "../../../adopt/adopter";
 import { declaredResourceIds, gceResourceId } from "../../../gce/ids";
 import { declareStack } from "../../../components/stack";
 import { desiredState, loadBalancerName, type ClusterSnapshot, type DesiredState, type Scope } from "../../../model";
-import { capture } from "../../support/pulumiMocks";
+import { capture } from "../../support/fakes/pulumiMocks";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
 
 const UID = {

@@ -3,7 +3,7 @@ import * as assert from "node:assert/strict";
 
 import * as pulumi from "@pulumi/pulumi";
 
-import { capture as captureUnderMocks, nameOf, type Captured, type Registered } from "../../support/pulumiMocks";
+import { capture as captureUnderMocks, nameOf, type Captured, type Registered } from "../../support/fakes/pulumiMocks";
 
 import { ClusterNetwork } from "../../../components/clusterNetwork";
 import { ServiceLoadBalancer, type ClusterRefs } from "../../../components/serviceLoadBalancer";
@@ -40,7 +40,7 @@ import {
 } from "../../support/builders";
 import { parseScope } from "../../../model";
 
-// ---- Mock harness (test/support/pulumiMocks.ts) -------------------------------------------------
+// ---- Mock harness (test/support/fakes/pulumiMocks.ts) -------------------------------------------------
 
 const MOCK_LINK = "https://mock.test";
 const EXTERNAL_IP = "198.51.100.5";

@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { declareStack } from "../../../components/stack";
 
 import { desiredState, type DesiredState, type Scope } from "../../../model";
-import { capture, type Registered } from "../../support/pulumiMocks";
+import { capture, type Registered } from "../../support/fakes/pulumiMocks";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
 import { stackSlice } from "../../../components/outputs";
 

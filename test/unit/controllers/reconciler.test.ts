@@ -3,24 +3,25 @@
  * stand-ins for the pulumi runner and the apiserver writes: which calls are made, in which order.
  */
 import * as assert from "node:assert/strict";
-import { ApiException, type CoreV1Event } from "@kubernetes/client-node";
+import { ApiException } from "@kubernetes/client-node";
 import pino from "pino";
-import { EventRecorder, type EventPatch, type EventSink } from "../../../runtime/events";
-import { ControllerMetrics } from "../../../controllers/metrics";
-import { StackMetrics } from "../../../stacks/metrics";
+import type { ControllerMetrics } from "../../../controllers/metrics";
 import { classOwnership, holdOrphanDestroys, planRemoval, type ObservedService } from "../../../model/removal";
 import { describeError } from "../../../runtime/errors";
 import { Reconciler, type ReconcilerDeps } from "../../../controllers/reconciler";
 
-import type { Inspection, UpOutcome } from "../../../stacks/runner";
+import type { UpOutcome } from "../../../stacks/runner";
 
-import { instanceGroupKey, loadBalancerName, observedReferences, type Config, type DesiredState, LB_FINALIZER, type Scope } from "../../../model";
+import { instanceGroupKey, loadBalancerName, observedReferences, type Config, type DesiredState, LB_FINALIZER } from "../../../model";
 import { withReferences, type ClusterReferences } from "../../../controllers/stackRuns";
 import type { NodeInfo, ServiceInfo } from "../../../model/types";
 import { planGoneInstances, type CheckedNode } from "../../../controllers/cluster/instances";
 import type { ServiceMeta } from "../../../watcher/informers";
 import { DesiredCache } from "../../../watcher/desiredCache";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
+import { MemoryEventSink } from "../../support/fakes/events";
+import { newReconciler } from "../../support/fakes/reconciler";
+import { clusterNetworkOutcome } from "../../support/fakes/stack-runner";
 
 const CLASSES = ["dccm.io/gce"];
 const OUR_UID = "c1a55e00-0000-4000-8000-000000000001";
@@ -99,21 +100,11 @@ describe("daemon: describeError", () => {
 
 // ---- The reconciler with in-memory stand-ins ----------------------------------------------------------
 
-class MemoryEvents implements EventSink {
-  readonly created: CoreV1Event[] = [];
-  async createEvent(_namespace: string, event: CoreV1Event): Promise<void> {
-    this.created.push(event);
-  }
-  async patchEvent(_namespace: string, _name: string, _patch: EventPatch): Promise<"ok" | "gone"> {
-    return "gone";
-  }
-}
-
 interface Harness {
   reconciler: Reconciler;
   /** Every runner and writer call, in order. */
   calls: string[];
-  events: MemoryEvents;
+  events: MemoryEventSink;
   metrics: ControllerMetrics;
   metas: Map<string, ServiceMeta>;
   cache: DesiredCache;
@@ -145,71 +136,24 @@ function harness(
     onUp?: (stack: string, desired: DesiredState) => void;
   } = {},
 ): Harness {
-  const calls: string[] = [];
   const clusterRuns: string[][] = [];
-  const enqueued: string[] = [];
-  const cache = new DesiredCache(options.config ?? CONFIG);
-  cache.update({ nodes: options.nodes ?? [gceNode("n1", "u1", "us-central1-a", [])], services: options.services ?? [] });
-  const metas = new Map((options.metas ?? []).map((m) => [`${m.namespace}/${m.name}`, m]));
-  const events = new MemoryEvents();
-  const metrics = new ControllerMetrics();
-  const runner: ReconcilerDeps["runner"] = {
-    async inspect(stack: string, _scope: Scope): Promise<Inspection> {
-      calls.push(`inspect ${stack}`);
-      const uid = options.recorded?.[stack];
-      return { hash: options.hashes?.(cache)[stack], outputs: options.outputs?.[stack] ?? {}, adopted: [], clusterUid: uid };
-    },
-    async ensureStack(stack: string): Promise<void> {
-      calls.push(`ensureStack ${stack}`);
-    },
-    async up(stack: string, _scope: Scope, desired: DesiredState): Promise<UpOutcome> {
-      calls.push(`up ${stack}`);
-      options.onUp?.(stack, desired);
-      if (stack === "cluster") clusterRuns.push(desired.cluster.instanceGroups.map((group) => `${instanceGroupKey(group)}: ${group.instances.join(",")}`));
-      if (options.failUp?.has(stack) === true) throw new Error("googleapi: Error 429: Rate Limit Exceeded");
-      // As components/clusterNetwork.ts outputs them.
-      const groups = Object.fromEntries(desired.cluster.instanceGroups.map((group) => [instanceGroupKey(group), `ig-${group.zone}`]));
-      const members = Object.fromEntries(desired.cluster.instanceGroups.map((group) => [`${group.zone}/${group.name}`, group.instances]));
-      return { outputs: stack === "cluster" ? { instanceGroups: groups, instanceGroupMembers: members, routes: {} } : {}, changed: options.changed ?? [] };
-    },
-    async destroy(stack: string): Promise<"destroyed" | "absent"> {
-      calls.push(`destroy ${stack}`);
-      return "destroyed";
-    },
-    async removeStack(stack: string): Promise<void> {
-      calls.push(`removeStack ${stack}`);
-    },
-  };
-  const reconciler = new Reconciler({
-    cache,
-    watcher: { meta: (namespace, name) => metas.get(`${namespace}/${name}`) },
-    runner,
-    writer: {
-      async setFinalizer(namespace, name, present) {
-        calls.push(`setFinalizer ${namespace}/${name} ${present}`);
-        return true;
-      },
-      async setIngress(namespace, name, ips) {
-        calls.push(`setIngress ${namespace}/${name} [${ips.join(",")}]`);
-        return true;
+  const h = newReconciler({
+    config: options.config,
+    nodes: options.nodes,
+    services: options.services,
+    metas: options.metas,
+    runner: {
+      inspect: (stack) => ({ hash: options.hashes?.(h.cache)[stack], outputs: options.outputs?.[stack] ?? {}, clusterUid: options.recorded?.[stack] }),
+      up: (stack, desired) => {
+        options.onUp?.(stack, desired);
+        if (stack === "cluster") clusterRuns.push(desired.cluster.instanceGroups.map((group) => `${instanceGroupKey(group)}: ${group.instances.join(",")}`));
+        if (options.failUp?.has(stack) === true) throw new Error("googleapi: Error 429: Rate Limit Exceeded");
+        return { ...clusterNetworkOutcome(stack, desired), changed: options.changed ?? [] };
       },
     },
-    events: new EventRecorder(events, pino({ level: "silent" }), "dccm-service-controller"),
-    metrics,
-    stackMetrics: new StackMetrics(metrics.registry),
-    logger: pino({ level: "silent" }),
-    enqueue: (stack, flags) => enqueued.push(flags?.changed === true ? `${stack} changed` : stack),
-    signal: new AbortController().signal,
-    fullRefreshMs: 3_600_000,
-    parallelism: 4,
-    driftJitter: 0,
-    knownStacks: options.knownStacks ?? [],
-    loadBalancerClasses: CLASSES,
-    clusterUid: OUR_UID,
-    operationTimeoutMs: 600_000,
-    ...(options.deps?.(cache) ?? {}),
+    deps: ({ cache }) => ({ knownStacks: options.knownStacks ?? [], loadBalancerClasses: CLASSES, clusterUid: OUR_UID, ...(options.deps?.(cache) ?? {}) }),
   });
-  return { reconciler, calls, events, metrics, metas, cache, clusterRuns, enqueued };
+  return { reconciler: h.reconciler, calls: h.calls, events: h.sink, metrics: h.metrics, metas: h.metas, cache: h.cache, clusterRuns, enqueued: h.enqueued };
 }
 
 const reasons = (h: Harness): string[] => h.events.created.map((event) => `${event.involvedObject.name} ${event.reason}`);

@@ -3,17 +3,18 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { type CoreV1Event, V1MicroTime, type V1Lease } from "@kubernetes/client-node";
+import { V1MicroTime, type V1Lease } from "@kubernetes/client-node";
 import pino from "pino";
-import { EventRecorder, type EventPatch, type EventSink } from "../../../runtime/events";
+import { EventRecorder } from "../../../runtime/events";
 import { canAcquire } from "../../../daemon/leader";
 import { clearStaleLocks, removeTruncatedAttrs } from "../../../stacks/locks";
 import { describeError } from "../../../runtime/errors";
 import { ClusterRouteStatus } from "../../../controllers/cluster/routes";
 import { adoptPendingCreates, stackOutputs } from "../../../stacks/runner";
-import { parseConfig, type ClusterSnapshot, type ServiceInfo } from "../../../model";
+import { parseConfig, type ServiceInfo } from "../../../model";
 import { DesiredCache, parseServiceStack } from "../../../watcher/desiredCache";
 import { lbService } from "../../support/builders";
+import { MemoryEventSink } from "../../support/fakes/events";
 import { HASH_OUTPUT } from "../../../components/outputs";
 
 describe("daemon: Lease decisions (canAcquire)", () => {
@@ -153,30 +154,11 @@ describe("daemon: small pieces", () => {
   });
 });
 
-/** The apiserver's Event writes in memory; `expire` makes the next patch find the Event gone. */
-class MemoryEvents implements EventSink {
-  readonly created: { namespace: string; event: CoreV1Event }[] = [];
-  readonly patched: { namespace: string; name: string; patch: EventPatch }[] = [];
-  expire = false;
-  failCreate = false;
-
-  async createEvent(namespace: string, event: CoreV1Event): Promise<void> {
-    if (this.failCreate) throw new Error("apiserver down");
-    this.created.push({ namespace, event });
-  }
-
-  async patchEvent(namespace: string, name: string, patch: EventPatch): Promise<"ok" | "gone"> {
-    if (this.expire) return "gone";
-    this.patched.push({ namespace, name, patch });
-    return "ok";
-  }
-}
-
 describe("daemon: Service events (controller/events EventRecorder)", () => {
   const target = { kind: "Service" as const, namespace: "shop", name: "web", uid: "10000000-0000-4000-8000-000000000001" };
 
   it("creates an Event in the Service's namespace with its uid, the component given, and dccm as reporter", async () => {
-    const sink = new MemoryEvents();
+    const sink = new MemoryEventSink();
     const now = Date.parse("2026-11-22T10:00:00Z");
     await new EventRecorder(sink, pino({ level: "silent" }), "dccm-service-controller", { reportingInstance: "replica-1", now: () => now }).record(
       target,
@@ -185,7 +167,7 @@ describe("daemon: Service events (controller/events EventRecorder)", () => {
       "Ensuring load balancer",
     );
     assert.equal(sink.created.length, 1);
-    const { namespace, event } = sink.created[0];
+    const { namespace, event } = sink.createdIn[0];
     assert.equal(namespace, "shop");
     assert.equal(event.metadata.namespace, "shop");
     assert.match(event.metadata.name ?? "", /^web\.[0-9a-f]+$/);
@@ -198,7 +180,7 @@ describe("daemon: Service events (controller/events EventRecorder)", () => {
   });
 
   it("bumps the count of a repeat within 10 minutes, creates anew after that or when the Event expired, and never throws", async () => {
-    const sink = new MemoryEvents();
+    const sink = new MemoryEventSink();
     let now = Date.parse("2026-11-22T10:00:00Z");
     const recorder = new EventRecorder(sink, pino({ level: "silent" }), "dccm-service-controller", { now: () => now });
     const warn = (): Promise<void> => recorder.record(target, "Warning", "SyncLoadBalancerFailed", "quota");
@@ -206,7 +188,7 @@ describe("daemon: Service events (controller/events EventRecorder)", () => {
     now += 60_000;
     await warn();
     assert.equal(sink.created.length, 1);
-    assert.deepEqual(sink.patched, [{ namespace: "shop", name: sink.created[0].event.metadata.name, patch: { count: 2, lastTimestamp: new Date(now), message: "quota" } }]);
+    assert.deepEqual(sink.patched, [{ namespace: "shop", name: sink.createdIn[0].event.metadata.name, patch: { count: 2, lastTimestamp: new Date(now), message: "quota" } }]);
     await recorder.record({ ...target, name: "api" }, "Warning", "SyncLoadBalancerFailed", "quota");
     assert.equal(sink.created.length, 2, "another Service's event is its own");
     now += 10 * 60_000;
@@ -216,7 +198,7 @@ describe("daemon: Service events (controller/events EventRecorder)", () => {
     now += 1000;
     await warn();
     assert.equal(sink.created.length, 4, "the Event expired");
-    assert.notEqual(sink.created[3].event.metadata.name, sink.created[2].event.metadata.name);
+    assert.notEqual(sink.createdIn[3].event.metadata.name, sink.createdIn[2].event.metadata.name);
     sink.failCreate = true;
     await recorder.record(target, "Normal", "Other", "x");
   });

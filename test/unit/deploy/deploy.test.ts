@@ -12,8 +12,8 @@ import { childName, DCCM_DEPLOYMENT_TYPE, DccmDeployment } from "../../../deploy
 import { deployArgsProblems, deployObjects, manifestsYaml, NODE_CONTROLLER_RULES, SERVICE_CONTROLLER_RULES, SYSTEM_NAMESPACE_RULES, type DeployArgs, type KubeObject } from "../../../deploy/manifests";
 import { deployProgram } from "../../../deploy/program";
 import { deployArgsFromStackConfig, type StackConfigKey } from "../../../deploy/stackConfig";
-import { capture } from "../../support/pulumiMocks";
-import { repoRoot } from "../../support/testenv-paths";
+import { capture } from "../../support/fakes/pulumiMocks";
+import { repoRoot } from "../../support/tooling/testenv-paths";
 
 const CONFIG = { project: "my-project", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "prod", clusterId: "c0ffee1234" };
 const ARGS: DeployArgs = {

@@ -4,7 +4,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { RUN_AS } from "../../../deploy/manifests";
-import { repoRoot } from "../../support/testenv-paths";
+import { repoRoot } from "../../support/tooling/testenv-paths";
 
 const root = repoRoot();
 const dockerfile = fs.readFileSync(path.join(root, "Dockerfile"), "utf8");

@@ -7,7 +7,7 @@ import * as YAML from "yaml";
 import { DaemonMetrics } from "../../../daemon/metrics";
 import { nodeMetrics } from "../../../controllers/node/metrics";
 import { computeCallsCounter } from "../../../gce/transport";
-import { repoRoot } from "../../support/testenv-paths";
+import { repoRoot } from "../../support/tooling/testenv-paths";
 
 const dir = path.join(repoRoot(), "deploy", "monitoring");
 

@@ -4,27 +4,25 @@
  * deployments, the daemon's monitor (metric and Warning), and `dccm gc`'s plan and text.
  */
 import * as assert from "node:assert/strict";
-import { ApiException, type CoreV1Api, type CoreV1Event, type V1ConfigMap } from "@kubernetes/client-node";
+import { ApiException, type CoreV1Api, type V1ConfigMap } from "@kubernetes/client-node";
 import type { StackSummary } from "@pulumi/pulumi/automation";
 import fc from "fast-check";
 import pino from "pino";
 
-import { EventRecorder, type EventPatch, type EventSink } from "../../../runtime/events";
-import { ControllerMetrics } from "../../../controllers/metrics";
+import { EventRecorder } from "../../../runtime/events";
 import { LeakMetrics } from "../../../leaks/metrics";
-import { StackMetrics } from "../../../stacks/metrics";
 import { Reconciler } from "../../../controllers/reconciler";
 
-import type { Inspection, UpOutcome } from "../../../stacks/runner";
 import { type Leak, type LedgerEntry } from "../../../leaks/classify";
 import { formatLeaks, formatOutcomes, gcHeader, planGc } from "../../../leaks/gc";
-import { ConfigMapLedger, decideClusterId, ledgerValue, parseClaims, parseLedger, type Claimant, type ClusterIdDecision, type LedgerClaim, type LedgerWriter } from "../../../leaks/ledger";
+import { ConfigMapLedger, decideClusterId, ledgerValue, parseClaims, parseLedger, type Claimant, type ClusterIdDecision, type LedgerClaim } from "../../../leaks/ledger";
 import { LeakMonitor } from "../../../leaks/monitor";
 import { deploymentOwnership, readOwnership } from "../../../leaks/ownership";
-import { loadBalancerName, type DesiredState, type Scope, LB_FINALIZER } from "../../../model";
+import { loadBalancerName, LB_FINALIZER } from "../../../model";
 import type { ServiceMeta } from "../../../watcher/informers";
-import { DesiredCache } from "../../../watcher/desiredCache";
-import { CONFIG, gceNode, lbService } from "../../support/builders";
+import { lbService } from "../../support/builders";
+import { MemoryEventSink } from "../../support/fakes/events";
+import { newReconciler } from "../../support/fakes/reconciler";
 import { resourceId, type ResourceKind, resourceIdOfPath } from "../../../gce/resources";
 
 const UID = "3f6e1d2a-8b4c-4d5e-9f01-23456789abcd";
@@ -312,78 +310,39 @@ describe("leaks/ledger: one clusterId per set of Services", () => {
   });
 });
 
-class NoEvents implements EventSink {
-  readonly created: CoreV1Event[] = [];
-  async createEvent(_namespace: string, event: CoreV1Event): Promise<void> {
-    this.created.push(event);
-  }
-  async patchEvent(_namespace: string, _name: string, _patch: EventPatch): Promise<"ok" | "gone"> {
-    return "gone";
-  }
-}
-
 describe("daemon/reconciler: the ledger is written before the first up and dropped only after a destroy", () => {
   function reconciler(options: { meta: ServiceMeta; known?: string[]; destroy?: "destroyed" | "absent"; ledgerFails?: boolean }): { reconciler: Reconciler; calls: string[] } {
-    const calls: string[] = [];
-    const cache = new DesiredCache(CONFIG);
-    cache.update({ nodes: [gceNode("n1", "u1", "us-central1-a", [])], services: options.meta.deleting ? [] : [lbService("default", "web", UID)] });
-    const ledger: LedgerWriter = {
-      async record(lbName, service) {
-        calls.push(`ledger.record ${lbName} ${service.key} ${service.uid}`);
-        if (options.ledgerFails === true) throw new Error("recording load balancer: HTTP 403: forbidden");
-      },
-      async forget(key) {
-        calls.push(`ledger.forget ${key}`);
-      },
-    };
-    const r = new Reconciler({
-      cache,
-      watcher: { meta: () => options.meta },
+    const h = newReconciler({
+      services: options.meta.deleting ? [] : [lbService("default", "web", UID)],
       runner: {
-        async inspect(stack: string, _scope: Scope): Promise<Inspection> {
-          calls.push(`inspect ${stack}`);
-          return { hash: undefined, outputs: {}, adopted: [], clusterUid: CLUSTER_UID };
-        },
-        async ensureStack(stack: string): Promise<void> {
-          calls.push(`ensureStack ${stack}`);
-        },
-        async up(stack: string, _scope: Scope, _desired: DesiredState): Promise<UpOutcome> {
-          calls.push(`up ${stack}`);
-          return { outputs: stack === "cluster" ? { instanceGroups: { "us-central1-a": "ig-a" }, routes: {} } : {}, changed: [] };
-        },
-        async destroy(stack: string): Promise<"destroyed" | "absent"> {
-          calls.push(`destroy ${stack}`);
-          return options.destroy ?? "destroyed";
-        },
-        async removeStack(stack: string): Promise<void> {
-          calls.push(`removeStack ${stack}`);
-        },
+        inspect: () => ({ clusterUid: CLUSTER_UID }),
+        up: (stack) => ({ outputs: stack === "cluster" ? { instanceGroups: { "us-central1-a": "ig-a" }, routes: {} } : {}, changed: [] }),
+        destroy: () => options.destroy ?? "destroyed",
       },
-      writer: {
-        async setFinalizer(namespace, name, present) {
-          calls.push(`setFinalizer ${namespace}/${name} ${present}`);
-          return true;
+      deps: ({ calls }) => ({
+        watcher: { meta: () => options.meta },
+        writer: {
+          async setFinalizer(namespace, name, present) {
+            calls.push(`setFinalizer ${namespace}/${name} ${present}`);
+            return true;
+          },
+          async setIngress() {
+            return true;
+          },
         },
-        async setIngress() {
-          return true;
+        ledger: {
+          async record(lbName, service) {
+            calls.push(`ledger.record ${lbName} ${service.key} ${service.uid}`);
+            if (options.ledgerFails === true) throw new Error("recording load balancer: HTTP 403: forbidden");
+          },
+          async forget(key) {
+            calls.push(`ledger.forget ${key}`);
+          },
         },
-      },
-      ledger,
-      events: new EventRecorder(new NoEvents(), silent, "dccm-service-controller"),
-      metrics: new ControllerMetrics(),
-      stackMetrics: new StackMetrics(),
-      logger: silent,
-      enqueue: () => undefined,
-      signal: new AbortController().signal,
-      fullRefreshMs: 3_600_000,
-      parallelism: 4,
-      driftJitter: 0,
-      knownStacks: options.known ?? [],
-      loadBalancerClasses: ["dccm.io/gce"],
-      clusterUid: CLUSTER_UID,
-      operationTimeoutMs: 600_000,
+        knownStacks: options.known ?? [],
+      }),
     });
-    return { reconciler: r, calls };
+    return { reconciler: h.reconciler, calls: h.calls };
   }
   const meta = (over: Partial<ServiceMeta> = {}): ServiceMeta => ({
     namespace: "default",
@@ -558,9 +517,9 @@ describe("leaks/monitor: one check", () => {
     return values.map((value) => `${String(value.labels.kind)} ${String(value.labels.proof)} ${value.value}`).sort();
   }
 
-  function monitor(detect: () => Promise<Leak[]>): { monitor: LeakMonitor; metrics: LeakMetrics; sink: NoEvents } {
+  function monitor(detect: () => Promise<Leak[]>): { monitor: LeakMonitor; metrics: LeakMetrics; sink: MemoryEventSink } {
     const metrics = new LeakMetrics();
-    const sink = new NoEvents();
+    const sink = new MemoryEventSink({ expire: true });
     const m = new LeakMonitor({
       detect: async () => ({ leaks: await detect(), ownership: { owned: new Set(), stacks: [], clusterStackUid: undefined }, ledgerEntries: 0 }),
       events: new EventRecorder(sink, silent, "dccm-service-controller"),

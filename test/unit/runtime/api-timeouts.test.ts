@@ -13,7 +13,7 @@ import pino from "pino";
 import { Registry } from "prom-client";
 import { readClusterUid } from "../../../watcher/identity";
 import { NodeController } from "../../../controllers/node/controller";
-import { MemoryCompute, MemoryNodeApi } from "../../support/nodes-fakes";
+import { MemoryCompute, MemoryNodeApi } from "../../support/fakes/nodes";
 
 /** An apiserver that reads every request and never answers. */
 async function hangingServer(): Promise<{ url: string; paths: string[]; close(): Promise<void> }> {

@@ -4,17 +4,15 @@
  * which involvedObject, and what /metrics counts.
  */
 import * as assert from "node:assert/strict";
-import type { CoreV1Event } from "@kubernetes/client-node";
-import pino from "pino";
-import { EventRecorder, type EventPatch, type EventSink } from "../../../../runtime/events";
+import { EventRecorder } from "../../../../runtime/events";
 import { clusterDriftEvents, clusterFailureEvent, leaseTarget, putBackCounts, putBackResource, type ClusterDriftInput, type ClusterEvent } from "../../../../controllers/cluster/events";
 import { ControllerMetrics } from "../../../../controllers/metrics";
 import { StackMetrics } from "../../../../stacks/metrics";
 import { Reconciler } from "../../../../controllers/reconciler";
-import { type PutBack, type UpOutcome } from "../../../../stacks/runner";
-import type { DesiredState } from "../../../../model";
-import { DesiredCache } from "../../../../watcher/desiredCache";
-import { counter } from "../../../support/cluster";
+import { type PutBack } from "../../../../stacks/runner";
+import { counter } from "../../../support/metrics";
+import { MemoryEventSink } from "../../../support/fakes/events";
+import { newReconciler } from "../../../support/fakes/reconciler";
 import { CONFIG, gceNode } from "../../../support/builders";
 import { StackBusyError } from "../../../../stacks/errors";
 
@@ -134,23 +132,10 @@ describe("daemon/clusterEvents: clusterFailureEvent and leaseTarget", () => {
   });
 });
 
-/** An apiserver's events: creates and count bumps. */
-class MemorySink implements EventSink {
-  readonly created: Array<{ namespace: string; event: CoreV1Event }> = [];
-  readonly patched: Array<{ namespace: string; name: string; count: number }> = [];
-  async createEvent(namespace: string, event: CoreV1Event): Promise<void> {
-    this.created.push({ namespace, event });
-  }
-  async patchEvent(namespace: string, name: string, patch: EventPatch): Promise<"ok" | "gone"> {
-    this.patched.push({ namespace, name, count: patch.count });
-    return "ok";
-  }
-}
-
 describe("daemon/clusterController: the cluster stack's events", () => {
   interface Harness {
     reconciler: Reconciler;
-    sink: MemorySink;
+    sink: MemoryEventSink;
     metrics: ControllerMetrics;
     abort: AbortController;
     /** What each cluster `up` does, in order: report these changes, or throw. */
@@ -158,55 +143,35 @@ describe("daemon/clusterController: the cluster stack's events", () => {
   }
 
   function harness(): Harness {
-    const cache = new DesiredCache(CONFIG);
-    cache.update({ nodes: [gceNode("n1", N1_UID, "us-central1-a", ["10.64.1.0/24"])], services: [] });
-    const sink = new MemorySink();
-    const metrics = new ControllerMetrics();
-    const abort = new AbortController();
     const runs: Array<PutBack[] | Error> = [];
-    const logger = pino({ level: "silent" });
-    const recorder = new EventRecorder(sink, logger, "dccm-service-controller", { reportingInstance: "test" });
-    const reconciler = new Reconciler({
-      cache,
-      watcher: { meta: () => undefined },
+    const h = newReconciler({
+      nodes: [gceNode("n1", N1_UID, "us-central1-a", ["10.64.1.0/24"])],
+      sink: new MemoryEventSink(),
+      recorder: { reportingInstance: "test" },
       runner: {
-        async up(_stack: string, _scope: unknown, desired: DesiredState): Promise<UpOutcome> {
+        up: (_stack, desired) => {
           const run = runs.shift() ?? [];
           if (run instanceof Error) throw run;
           const routes = Object.fromEntries(desired.cluster.routes.map((route) => [route.node, route.name]));
           return { outputs: { instanceGroups: { "us-central1-a": "ig-a" }, routes, loadBalancers: {} }, changed: run };
         },
-        destroy: () => Promise.reject(new Error("not in these tests")),
-        removeStack: () => Promise.reject(new Error("not in these tests")),
-        inspect: () => Promise.reject(new Error("not in these tests")),
-        ensureStack: () => Promise.reject(new Error("not in these tests")),
       },
-      writer: { setFinalizer: () => Promise.resolve(true), setIngress: () => Promise.resolve(true) },
-      events: recorder,
-      metrics,
-      stackMetrics: new StackMetrics(metrics.registry),
-      logger,
-      enqueue: () => undefined,
-      signal: abort.signal,
-      fullRefreshMs: 3_600_000,
-      parallelism: 4,
-      driftJitter: 0,
-      knownStacks: [],
-      loadBalancerClasses: [],
-      clusterUid: "cluster-uid",
-      operationTimeoutMs: 600_000,
-      clusterEvents: {
-        recorder,
-        clusterName: CONFIG.clusterName,
-        nodes: () => [{ name: "n1", uid: N1_UID }],
-        lease: async () => ({ kind: "Lease", namespace: "kube-system", name: "dccm", uid: "lease-uid" }),
-      },
+      deps: ({ recorder }) => ({
+        loadBalancerClasses: [],
+        clusterUid: "cluster-uid",
+        clusterEvents: {
+          recorder,
+          clusterName: CONFIG.clusterName,
+          nodes: () => [{ name: "n1", uid: N1_UID }],
+          lease: async () => ({ kind: "Lease", namespace: "kube-system", name: "dccm", uid: "lease-uid" }),
+        },
+      }),
     });
-    return { reconciler, sink, metrics, abort, runs };
+    return { reconciler: h.reconciler, sink: h.sink, metrics: h.metrics, abort: h.abort, runs };
   }
 
   const told = (h: Harness): string[][] =>
-    h.sink.created.map(({ namespace, event }) => {
+    h.sink.createdIn.map(({ namespace, event }) => {
       const object = event.involvedObject;
       return [namespace, `${object.apiVersion} ${object.kind} ${object.namespace ?? "-"}/${object.name} uid=${object.uid}`, `${event.type} ${event.reason}`, event.message ?? ""];
     });
@@ -242,7 +207,7 @@ describe("daemon/clusterController: the cluster stack's events", () => {
       ["kube-system", "coordination.k8s.io/v1 Lease kube-system/dccm uid=lease-uid", "Warning SyncClusterFailed", "Error syncing cluster stack: googleapi: Error 403: Quota exceeded"],
     ]);
     assert.deepEqual(
-      h.sink.patched.map((patch) => [patch.namespace, patch.name === h.sink.created[0]?.event.metadata.name, patch.count]),
+      h.sink.patched.map(({ namespace, name, patch }) => [namespace, name === h.sink.created[0]?.metadata.name, patch.count]),
       [["kube-system", true, 2]],
     );
   });

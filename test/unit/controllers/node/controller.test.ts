@@ -1,4 +1,4 @@
-// NodeController against the in-memory Node API and Compute fakes (test/support/nodes-fakes.ts): the whole
+// NodeController against the in-memory Node API and Compute fakes (test/support/fakes/nodes.ts): the whole
 // reconcile path (Node cache → queue → lookup → writes → events/metrics) without processes.
 
 import * as assert from "node:assert/strict";
@@ -10,7 +10,7 @@ import { Registry } from "prom-client";
 
 import { NodeController, type RouteStatusSource } from "../../../../controllers/node/controller";
 import type { RouteStatus } from "../../../../controllers/node/decide";
-import { MemoryCompute, MemoryNodeApi, type MemoryNodeSource } from "../../../support/nodes-fakes";
+import { MemoryCompute, MemoryNodeApi, type MemoryNodeSource } from "../../../support/fakes/nodes";
 
 const TAINT = { key: "node.cloudprovider.kubernetes.io/uninitialized", value: "true", effect: "NoSchedule" };
 

@@ -3,7 +3,7 @@
 
 import * as assert from "node:assert/strict";
 
-import { MemoryCompute as FakeCompute } from "../../../support/nodes-fakes";
+import { MemoryCompute as FakeCompute } from "../../../support/fakes/nodes";
 import { InstanceLocator } from "../../../../controllers/node/locate";
 
 describe("nodes/locate InstanceLocator", () => {

@@ -6,21 +6,18 @@
  * reconcile is retried with the queue's backoff and the held Services are counted.
  */
 import * as assert from "node:assert/strict";
-import type { CoreV1Event } from "@kubernetes/client-node";
-import pino from "pino";
 
-import { EventRecorder, type EventPatch, type EventSink } from "../../../../runtime/events";
 import type { ReconcileResult } from "../../../../runtime/queue";
 import { decideFirstUp, loadBalancerExistsMessage, loadBalancerResources, type FirstUpDecision, type NamedResource } from "../../../../controllers/service/existingLoadBalancer";
-import { ControllerMetrics } from "../../../../controllers/metrics";
-import { StackMetrics } from "../../../../stacks/metrics";
-import { Reconciler, type ReconcilerDeps } from "../../../../controllers/reconciler";
+import type { ControllerMetrics } from "../../../../controllers/metrics";
+import { Reconciler } from "../../../../controllers/reconciler";
 
-import type { Inspection, UpOutcome } from "../../../../stacks/runner";
-import { type DesiredState, type Scope, LB_FINALIZER } from "../../../../model";
+import { LB_FINALIZER } from "../../../../model";
 import type { ServiceMeta } from "../../../../watcher/informers";
 import { DesiredCache } from "../../../../watcher/desiredCache";
-import { CONFIG, gceNode, lbService } from "../../../support/builders";
+import { gceNode, lbService } from "../../../support/builders";
+import { MemoryEventSink } from "../../../support/fakes/events";
+import { newReconciler } from "../../../support/fakes/reconciler";
 
 const UID = "11111111-2222-4333-8444-555555555555";
 const LB = "a1111111122224333844455555555555";
@@ -95,23 +92,11 @@ describe("daemon/existingLoadBalancer: decideFirstUp", () => {
 
 // ---- The Service controller with in-memory stand-ins -----------------------------------------------------
 
-class MemoryEvents implements EventSink {
-  readonly created: CoreV1Event[] = [];
-  readonly patched: EventPatch[] = [];
-  async createEvent(_namespace: string, event: CoreV1Event): Promise<void> {
-    this.created.push(event);
-  }
-  async patchEvent(_namespace: string, _name: string, patch: EventPatch): Promise<"ok" | "gone"> {
-    this.patched.push(patch);
-    return "ok";
-  }
-}
-
 interface Harness {
   reconciler: Reconciler;
   /** Every runner, writer, ledger and guard call, in order. */
   calls: string[];
-  events: MemoryEvents;
+  events: MemoryEventSink;
   metrics: ControllerMetrics;
   /** What GCE has under the load balancer's names, and what the Service's stack holds: changed by the tests. */
   gce: { occupied: NamedResource[]; held: Set<string>; failing?: Error };
@@ -124,89 +109,49 @@ function meta(over: Partial<ServiceMeta> = {}): ServiceMeta {
 }
 
 function harness(options: { guard?: boolean; knownStacks?: string[]; hashes?: (cache: DesiredCache) => Record<string, string>; meta?: ServiceMeta } = {}): Harness {
-  const calls: string[] = [];
   const gce: Harness["gce"] = { occupied: [], held: new Set() };
-  const cache = new DesiredCache(CONFIG);
-  cache.update({ nodes: [gceNode("n1", "u1", "us-central1-a", [])], services: [lbService("default", "web", UID)] });
-  const metas = new Map([["default/web", options.meta ?? meta()]]);
-  const events = new MemoryEvents();
-  const metrics = new ControllerMetrics();
-  const runner: ReconcilerDeps["runner"] = {
-    async inspect(stack: string): Promise<Inspection> {
-      calls.push(`inspect ${stack}`);
-      return { hash: options.hashes?.(cache)[stack], outputs: {}, adopted: [], clusterUid: undefined };
-    },
-    async ensureStack(stack: string): Promise<void> {
-      calls.push(`ensureStack ${stack}`);
-    },
-    async up(stack: string, _scope: Scope, desired: DesiredState): Promise<UpOutcome> {
-      calls.push(`up ${stack}`);
-      const groups = Object.fromEntries(desired.cluster.instanceGroups.map((group) => [group.zone, `ig-${group.zone}`]));
-      const outputs = stack === "cluster" ? { instanceGroups: groups, routes: {} } : { loadBalancers: { "default/web": { ingress: ["10.255.0.1"] } } };
-      return { outputs, changed: [] };
-    },
-    async destroy(stack: string): Promise<"destroyed" | "absent"> {
-      calls.push(`destroy ${stack}`);
-      return "destroyed";
-    },
-    async removeStack(stack: string): Promise<void> {
-      calls.push(`removeStack ${stack}`);
-    },
-  };
-  const reconciler = new Reconciler({
-    cache,
-    watcher: { meta: (namespace, name) => metas.get(`${namespace}/${name}`) },
-    runner,
-    writer: {
-      async setFinalizer(namespace, name, present) {
-        calls.push(`setFinalizer ${namespace}/${name} ${present}`);
-        return true;
-      },
-      async setIngress(namespace, name, ips) {
-        calls.push(`setIngress ${namespace}/${name} [${ips.join(",")}]`);
-        return true;
+  const h = newReconciler({
+    services: [lbService("default", "web", UID)],
+    metas: [options.meta ?? meta()],
+    sink: new MemoryEventSink(),
+    runner: {
+      inspect: (stack) => ({ hash: options.hashes?.(h.cache)[stack] }),
+      up: (stack, desired) => {
+        const groups = Object.fromEntries(desired.cluster.instanceGroups.map((group) => [group.zone, `ig-${group.zone}`]));
+        const outputs = stack === "cluster" ? { instanceGroups: groups, routes: {} } : { loadBalancers: { "default/web": { ingress: ["10.255.0.1"] } } };
+        return { outputs, changed: [] };
       },
     },
-    ledger: {
-      async record(lbName) {
-        calls.push(`ledger ${lbName}`);
+    deps: ({ calls }) => ({
+      ledger: {
+        async record(lbName) {
+          calls.push(`ledger ${lbName}`);
+        },
+        async forget(key) {
+          calls.push(`ledger forget ${key}`);
+        },
       },
-      async forget(key) {
-        calls.push(`ledger forget ${key}`);
-      },
-    },
-    events: new EventRecorder(events, pino({ level: "silent" }), "dccm-service-controller"),
-    metrics,
-    stackMetrics: new StackMetrics(metrics.registry),
-    logger: pino({ level: "silent" }),
-    enqueue: () => undefined,
-    signal: new AbortController().signal,
-    fullRefreshMs: 3_600_000,
-    parallelism: 4,
-    driftJitter: 0,
-    knownStacks: options.knownStacks ?? [],
-    loadBalancerClasses: ["dccm.io/gce"],
-    clusterUid: "c1a55e00-0000-4000-8000-000000000001",
-    operationTimeoutMs: 600_000,
-    ...(options.guard === false
-      ? {}
-      : {
-          firstUpGuard: {
-            existing: {
-              async occupied(lbName: string) {
-                calls.push(`lookup ${lbName}`);
-                if (gce.failing !== undefined) throw gce.failing;
-                return gce.occupied;
+      knownStacks: options.knownStacks ?? [],
+      ...(options.guard === false
+        ? {}
+        : {
+            firstUpGuard: {
+              existing: {
+                async occupied(lbName: string) {
+                  calls.push(`lookup ${lbName}`);
+                  if (gce.failing !== undefined) throw gce.failing;
+                  return gce.occupied;
+                },
+              },
+              async held(stack: string) {
+                calls.push(`held ${stack}`);
+                return gce.held;
               },
             },
-            async held(stack: string) {
-              calls.push(`held ${stack}`);
-              return gce.held;
-            },
-          },
-        }),
+          }),
+    }),
   });
-  return { reconciler, calls, events, metrics, gce, metas, cache };
+  return { reconciler: h.reconciler, calls: h.calls, events: h.sink, metrics: h.metrics, gce, metas: h.metas, cache: h.cache };
 }
 
 const ITEM = { key: STACK, refresh: false };
@@ -244,7 +189,7 @@ describe("daemon/serviceController: the guard before a Service stack's first up"
     assertHeld(await h.reconciler.reconcile(ITEM));
     assert.equal(h.events.created.length, 1);
     assert.deepEqual(
-      h.events.patched.map((patch) => [patch.count, patch.message]),
+      h.events.patched.map(({ patch }) => [patch.count, patch.message]),
       [[2, HELD_MESSAGE]],
     );
     assert.equal(await heldGauge(h), 1);

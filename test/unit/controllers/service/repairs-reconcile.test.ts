@@ -4,38 +4,25 @@
  * Service is planned first, pinned, and held (typed retry, Warning, metric) when it would change the IP.
  */
 import * as assert from "node:assert/strict";
-import type { CoreV1Event } from "@kubernetes/client-node";
 import type { StepEventMetadata } from "@pulumi/pulumi/automation";
-import pino from "pino";
 import type { Adoption } from "../../../../components/adoption";
 
-import { EventRecorder, type EventPatch, type EventSink } from "../../../../runtime/events";
-import { ControllerMetrics } from "../../../../controllers/metrics";
-import { StackMetrics } from "../../../../stacks/metrics";
-import { Reconciler, type ReconcilerDeps } from "../../../../controllers/reconciler";
+import type { ControllerMetrics } from "../../../../controllers/metrics";
+import { Reconciler } from "../../../../controllers/reconciler";
 import { ADDRESS_TYPE, FORWARDING_RULE_TYPE, IpChangeHeldError } from "../../../../controllers/service/repairs";
 
-import type { Inspection, UpOutcome } from "../../../../stacks/runner";
 import { DesiredCache } from "../../../../watcher/desiredCache";
-import { CONFIG, gceNode, lbService } from "../../../support/builders";
-import { counter } from "../../../support/cluster";
-import { type Scope, LB_FINALIZER } from "../../../../model";
+import { gceNode, lbService } from "../../../support/builders";
+import { counter } from "../../../support/metrics";
+import { MemoryEventSink } from "../../../support/fakes/events";
+import { newReconciler } from "../../../support/fakes/reconciler";
+import { LB_FINALIZER } from "../../../../model";
 
 const IP = "203.0.113.8";
 const UID = "0b1f2f6e-4c1a-4d59-9e0e-7c1f9d1c2a3b";
 const LB = "a0b1f2f6e4c1a4d599e0e7c1f9d1c2a3";
 const STACK = "service.default.web";
 const URN = `urn:pulumi:${STACK}::dccm-c1::dccm:gcp:ServiceLoadBalancer$`;
-
-class MemoryEvents implements EventSink {
-  readonly created: CoreV1Event[] = [];
-  async createEvent(_namespace: string, event: CoreV1Event): Promise<void> {
-    this.created.push(event);
-  }
-  async patchEvent(_namespace: string, _name: string, _patch: EventPatch): Promise<"ok" | "gone"> {
-    return "gone";
-  }
-}
 
 function step(op: string, type: string, name: string, before: string | undefined, after: string | undefined): StepEventMetadata {
   const field = type === ADDRESS_TYPE ? "address" : "ipAddress";
@@ -58,55 +45,33 @@ interface Harness {
   reconciler: Reconciler;
   calls: string[];
   adoptions: Array<Adoption | undefined>;
-  events: MemoryEvents;
+  events: MemoryEventSink;
   metrics: ControllerMetrics;
   cache: DesiredCache;
 }
 
 function harness(plan: StepEventMetadata[]): Harness {
-  const calls: string[] = [];
   const adoptions: Array<Adoption | undefined> = [];
-  const cache = new DesiredCache(CONFIG);
-  cache.update({ nodes: [gceNode("n1", "u1", "us-central1-a", [])], services: [lbService("default", "web", UID)] });
-  const events = new MemoryEvents();
-  const metrics = new ControllerMetrics();
   const outputs = { loadBalancers: { "default/web": { ingress: [IP] } }, instanceGroups: {}, routes: {} };
-  const runner: ReconcilerDeps["runner"] = {
-    inspect: async (): Promise<Inspection> => ({ hash: undefined, outputs: {}, adopted: [], clusterUid: undefined }),
-    ensureStack: async (): Promise<void> => undefined,
-    up: async (stack: string, _scope: Scope, _desired, opts): Promise<UpOutcome> => {
-      calls.push(`up ${stack}${opts.refresh ? " --refresh" : ""}`);
-      adoptions.push(opts.adoption);
-      return { outputs: stack === "cluster" ? { instanceGroups: { "us-central1-a": "ig" }, instanceGroupMembers: {}, routes: {} } : outputs, changed: [] };
+  const h = newReconciler({
+    services: [lbService("default", "web", UID)],
+    runner: {
+      record: (operation, stack, opts) => (operation === "up" || operation === "preview" ? `${operation} ${stack}${opts?.refresh === true ? " --refresh" : ""}` : undefined),
+      up: (stack, _desired, opts) => {
+        adoptions.push(opts.adoption);
+        return { outputs: stack === "cluster" ? { instanceGroups: { "us-central1-a": "ig" }, instanceGroupMembers: {}, routes: {} } : outputs, changed: [] };
+      },
+      preview: (_stack, _desired, opts) => {
+        adoptions.push(opts.adoption);
+        for (const metadata of plan) opts.onStep(metadata);
+      },
     },
-    preview: async (stack: string, _scope: Scope, _desired, opts): Promise<void> => {
-      calls.push(`preview ${stack}${opts.refresh === true ? " --refresh" : ""}`);
-      adoptions.push(opts.adoption);
-      for (const metadata of plan) opts.onStep(metadata);
-    },
-    destroy: async (): Promise<"destroyed" | "absent"> => "destroyed",
-    removeStack: async (): Promise<void> => undefined,
-  };
-  const reconciler = new Reconciler({
-    cache,
-    watcher: { meta: (namespace, name) => ({ namespace, name, uid: "uid-web", type: "LoadBalancer", finalizers: [LB_FINALIZER], ingress: [IP], deleting: false }) },
-    runner,
-    writer: { setFinalizer: async () => true, setIngress: async () => true },
-    events: new EventRecorder(events, pino({ level: "silent" }), "dccm-service-controller"),
-    metrics,
-    stackMetrics: new StackMetrics(metrics.registry),
-    logger: pino({ level: "silent" }),
-    enqueue: () => undefined,
-    signal: new AbortController().signal,
-    fullRefreshMs: 3_600_000,
-    parallelism: 4,
-    driftJitter: 0,
-    knownStacks: [],
-    loadBalancerClasses: ["dccm.io/gce"],
-    clusterUid: "c1a55e00-0000-4000-8000-000000000001",
-    operationTimeoutMs: 600_000,
+    deps: () => ({
+      watcher: { meta: (namespace, name) => ({ namespace, name, uid: "uid-web", type: "LoadBalancer", finalizers: [LB_FINALIZER], ingress: [IP], deleting: false }) },
+      writer: { setFinalizer: async () => true, setIngress: async () => true },
+    }),
   });
-  return { reconciler, calls, adoptions, events, metrics, cache };
+  return { reconciler: h.reconciler, calls: h.calls, adoptions, events: h.sink, metrics: h.metrics, cache: h.cache };
 }
 
 /** The Service applied once (a change: neither planned nor pinned), the record cleared of calls. */

@@ -7,11 +7,11 @@
 
 import type { CoreV1Event, V1Node, V1NodeAddress, V1NodeCondition } from "@kubernetes/client-node";
 
-import type { CallOptions, ComputeApi, GetInstanceResult, Instance, Region } from "../../gce";
-import { applyNodeMergePatch, type NodeMergePatch } from "../../controllers/node/decide";
-import { KubeConflictError, type NodeApi } from "../../controllers/node/kube";
-import type { NodeEvent, NodeSource } from "../../watcher/informers";
-import { trimNode, trimWatchedNode, type WatchedNode } from "../../watcher/trim";
+import type { CallOptions, ComputeApi, GetInstanceResult, Instance, Region } from "../../../gce";
+import { applyNodeMergePatch, type NodeMergePatch } from "../../../controllers/node/decide";
+import { KubeConflictError, type NodeApi } from "../../../controllers/node/kube";
+import type { NodeEvent, NodeSource } from "../../../watcher/informers";
+import { trimNode, trimWatchedNode, type WatchedNode } from "../../../watcher/trim";
 
 type Verb = "add" | "update" | "delete";
 

@@ -4,7 +4,7 @@
 // ground dccm's adoption of a stock cluster is proven on. Each shape cites the stock function it
 // comes from; the names are gce_loadbalancer_naming.go's.
 
-import type { GceEmulator, GceKind, JsonObject } from "../../emulator/gce";
+import type { GceEmulator, GceKind, JsonObject } from "../../../emulator/gce";
 
 /** The finalizer the stock CCM puts on internal LoadBalancer Services (gce_loadbalancer_internal.go, ILBFinalizerV1, addFinalizer in ensureInternalLoadBalancer). */
 export const STOCK_ILB_FINALIZER = "gke.networking.io/l4-ilb-v1";

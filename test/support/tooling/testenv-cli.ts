@@ -3,7 +3,7 @@
  * `{ "kubeconfig", "computeEndpoint", "env" }` and serves until SIGTERM or SIGINT, then stops
  * everything. With `env` exported, `dccm daemon --compute-endpoint <computeEndpoint>` runs against it.
  */
-import { startTestEnv } from "./env";
+import { startTestEnv } from "../e2e/env";
 
 async function up(): Promise<void> {
   const env = await startTestEnv();

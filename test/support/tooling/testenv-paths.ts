@@ -1,14 +1,14 @@
 // Where `bash scripts/testenv` puts the offline test environment's binaries.
 //
-// This file compiles to dist/test/support/testenv-paths.js, so the repository root is three
-// levels up from the compiled file's directory (dist/test/support → dist/test → dist → root).
+// This file compiles to dist/test/support/tooling/testenv-paths.js, so the repository root is four
+// levels up from the compiled file's directory (dist/test/support/tooling → dist/test/support → dist/test → dist → root).
 
 import * as fs from "node:fs";
 import * as path from "node:path";
 
 /** Absolute path of the repository root, derived from this file's compiled location. */
 export function repoRoot(): string {
-  return path.resolve(__dirname, "..", "..", "..");
+  return path.resolve(__dirname, "..", "..", "..", "..");
 }
 
 /** Absolute path of `<repo>/.testenv/bin`, where scripts/testenv installs its binaries. */

@@ -1,8 +1,7 @@
 /** Helpers for end-to-end tests of the daemon: cluster objects, events and metrics. */
 import * as k8s from "@kubernetes/client-node";
-import { eventually } from "./wait";
-import type * as prom from "prom-client";
-import type { RawConfig } from "../../model";
+import { eventually } from "../wait";
+import type { RawConfig } from "../../../model";
 
 export const E2E_CONFIG: RawConfig = {
   project: "dccm-test",
@@ -35,14 +34,6 @@ export async function eventReasons(core: k8s.CoreV1Api, name: string): Promise<{
     .filter((event) => event.reportingComponent === "dccm")
     .sort((a, b) => (a.firstTimestamp?.getTime() ?? 0) - (b.firstTimestamp?.getTime() ?? 0) || (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""))
     .map((event) => ({ reason: event.reason ?? "", message: event.message ?? "" }));
-}
-
-export async function counter(registry: prom.Registry, metric: string, labels: Record<string, string>): Promise<number> {
-  const found = registry.getSingleMetric(metric);
-  if (found === undefined) throw new Error(`no metric ${metric}`);
-  const data = await found.get();
-  const entry = data.values.find((value) => Object.entries(labels).every(([key, wanted]) => String(value.labels[key]) === wanted));
-  return entry?.value ?? 0;
 }
 
 const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized";

@@ -6,9 +6,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
-import { loadBalancerName, serviceDescription } from "../../model";
-import type { ResourceListing } from "../../emulator/gce";
-import { specOfToken } from "../../emulator/gce/kinds";
+import { loadBalancerName, serviceDescription } from "../../../model";
+import type { ResourceListing } from "../../../emulator/gce";
+import { specOfToken } from "../../../emulator/gce/kinds";
 
 export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 

@@ -9,8 +9,8 @@ import * as readline from "node:readline";
 import * as k8s from "@kubernetes/client-node";
 import { createNode, E2E_CONFIG } from "./cluster";
 import { startTestEnv, type TestEnv } from "./env";
-import { repoRoot } from "./testenv-paths";
-import { eventually } from "./wait";
+import { repoRoot } from "../tooling/testenv-paths";
+import { eventually } from "../wait";
 
 export interface RunningDaemon {
   child: ChildProcess;

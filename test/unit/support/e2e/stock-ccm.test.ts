@@ -1,12 +1,12 @@
-// test/support/stockCcm.ts against the GCE emulator: exactly the resources the stock GCE CCM leaves
+// test/support/e2e/stockCcm.ts against the GCE emulator: exactly the resources the stock GCE CCM leaves
 // (names, order, properties), ephemeral IPs (no address left), shared resources created once, a
 // mixed-protocol Service left alone, and a second seed refused with GCE's 409.
 
 import * as assert from "node:assert/strict";
 
-import { GceError, type GceEmulator, type JsonObject, type ResourceListing, startGceEmulator } from "../../../emulator/gce";
-import { ComputeClient } from "../../../gce";
-import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockCluster, type StockNode, type StockService } from "../../support/stockCcm";
+import { GceError, type GceEmulator, type JsonObject, type ResourceListing, startGceEmulator } from "../../../../emulator/gce";
+import { ComputeClient } from "../../../../gce";
+import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockCluster, type StockNode, type StockService } from "../../../support/e2e/stockCcm";
 
 const PROJECT = "dccm-test";
 const REGION = "us-central1";

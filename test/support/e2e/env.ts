@@ -8,11 +8,11 @@ import * as path from "node:path";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
 import pino from "pino";
 
-import type { Config } from "../../model";
-import { pluginBinDir, startGceEmulator, type GceEmulator, type GceEmulatorOptions, type NetworkSpec } from "../../emulator/gce";
+import type { Config } from "../../../model";
+import { pluginBinDir, startGceEmulator, type GceEmulator, type GceEmulatorOptions, type NetworkSpec } from "../../../emulator/gce";
 import { startKube, type KubeEnv, type StartKubeOptions } from "./kube";
-import { requireTestenvBinary, testenvBinDir } from "./testenv-paths";
-import type { DaemonOptions } from "../../daemon/options";
+import { requireTestenvBinary, testenvBinDir } from "../tooling/testenv-paths";
+import type { DaemonOptions } from "../../../daemon/options";
 
 export interface TestEnv {
   kube: KubeEnv;

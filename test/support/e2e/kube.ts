@@ -22,7 +22,7 @@ import { promisify } from "node:util";
 
 import { KubeConfig } from "@kubernetes/client-node";
 
-import { requireTestenvBinary } from "./testenv-paths";
+import { requireTestenvBinary } from "../tooling/testenv-paths";
 
 const execFileAsync = promisify(execFile);
 
