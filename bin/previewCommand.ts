@@ -36,7 +36,8 @@ import {
   type StackPlan,
 } from "../preview/plan";
 
-import { clusterProjectName, currentRunStore, letGoOfRunStore, localBackendUrl, recordedService, StackRunner, stackOutputs } from "../stacks/runner";
+import { clusterProjectName, currentRunStore, letGoOfRunStore, recordedService, StackRunner, stackOutputs } from "../stacks/runner";
+import { localBackendUrl } from "../stacks/backend";
 import { CLUSTER_STACK, isServiceStack, parseServiceStack, type Config, stackScope } from "../model";
 import { hashOf } from "../watcher/desiredCache";
 import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";

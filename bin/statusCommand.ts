@@ -14,7 +14,8 @@ import { FileBackend } from "../stacks/checkpoints";
 import { DAEMON_DEFAULTS, splitConfig } from "../daemon/config";
 
 import { compareStacks, emptyRow, parseStatusDocument, type StatusDocument, type StatusRow } from "../controllers/status";
-import { clusterProjectName, localBackendUrl, recordedService, StackRunner, stackOutputs } from "../stacks/runner";
+import { clusterProjectName, recordedService, StackRunner, stackOutputs } from "../stacks/runner";
+import { localBackendUrl } from "../stacks/backend";
 import { isRecord } from "../runtime/guards";
 import { loadKubeConfig, readClusterId } from "../watcher/list";
 import { configFromFlags, parseFlags, UsageError } from "./options";
