@@ -27,7 +27,6 @@ import { startProbeServer, type ProbeServer } from "./server";
 import { StatusBook, type StatusDocument } from "../controllers/status";
 import { ServiceWriter } from "../controllers/service/services";
 import { clusterProjectName, StackRunner } from "../stacks/runner";
-import { localBackendUrl } from "../stacks/backend";
 import { clearStaleLocks, removeTruncatedAttrs } from "../stacks/locks";
 import { holdOrphanDestroys } from "../model/removal";
 import { ConfigMapLedger, listServiceClasses } from "../leaks/ledger";
@@ -228,7 +227,7 @@ export class Daemon {
   /** The backend's URL; a file:// backend is created, and metadata files a kill truncated are removed. */
   private prepareBackend(): string {
     const { options } = this;
-    const backendUrl = options.backendUrl ?? localBackendUrl(path.join(options.stateDir, "backend"));
+    const backendUrl = options.backendUrl;
     if (backendUrl.startsWith("file://")) {
       const backendDir = backendUrl.slice("file://".length);
       fs.mkdirSync(backendDir, { recursive: true, mode: 0o700 });
