@@ -249,7 +249,7 @@ describe("bin/options clusterId: the flag or the config file, else the cluster's
         assert.deepEqual(await problemsOf(() => clusterConfig(shared, lookup.read)), expected);
         return;
       }
-      assert.deepEqual(await clusterConfig(shared, lookup.read), parseConfig({ ...file, clusterId: expected.clusterId } as RawConfig));
+      assert.deepEqual(await clusterConfig(shared, lookup.read), parseConfig({ ...file, clusterId: expected.clusterId }));
       assert.equal(lookup.calls, expected.asked);
     });
   }
