@@ -248,6 +248,11 @@ describe("daemon/config daemonSettings", () => {
   ];
   for (const [name, file, flags, env, expected] of backendRows) it(`backendUrl: ${name}`, () => assert.equal(settingsOf({ ...GCP, ...file }, flags, env).backendUrl, expected));
 
+  it('any daemon flag given as "" is unset: its key is read, else the default', () => {
+    const settings = settingsOf({ ...GCP, listen: "10.0.0.1:1", parallelism: 2 }, { listen: "", parallelism: "", "drift-interval": "" });
+    assert.deepEqual([settings.listen, settings.parallelism, settings.driftMs], [{ host: "10.0.0.1", port: 1 }, 2, 600_000]);
+  });
+
   const accepted: [string, Record<string, unknown>, (s: DaemonSettings) => unknown, unknown][] = [
     ["a YAML number as a directory name", { stateDir: 2024 }, (s) => s.stateDir, "2024"],
     [
