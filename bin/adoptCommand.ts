@@ -9,125 +9,98 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { adoptStock, type AdoptionReport } from "../adopt/adopter";
 import { formatAdoption } from "../adopt/report";
 import { regionalResourceId } from "../gce/ids";
-import { describeError } from "../runtime/errors";
 import { isRecord } from "../runtime/guards";
-import { DAEMON_DEFAULTS, encryptionProblem, splitConfig } from "../daemon/config";
+import { encryptionProblem } from "../daemon/config";
 import { readClusterUid } from "../watcher/identity";
 import { ConfigMapLedger, listServiceClasses } from "../leaks/ledger";
 import { ServiceWriter } from "../controllers/service/services";
-import { clusterProjectName, localBackendUrl, StackRunner } from "../stacks/runner";
-import { ANNOTATION_BACKEND, ConfigError, loadBalancerName, type Config } from "../model";
-import { parseNodeConfig } from "../controllers/node";
-import { COMPUTE_SCOPE, ComputeClient, DEFAULT_COMPUTE_ENDPOINT } from "../gce";
+import { clusterProjectName, StackRunner } from "../stacks/runner";
+import { localBackendUrl } from "../stacks/backend";
+import { ANNOTATION_BACKEND, loadBalancerName, type Config } from "../model";
+import { COMPUTE_SCOPE, ComputeClient } from "../gce";
 import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
-import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig, UsageError } from "./options";
+import {
+  clusterConfig,
+  commandHelp,
+  computeEndpointOf,
+  configFlag,
+  describeFailure,
+  GCP_FLAGS_NOTE,
+  parseCommand,
+  READER_FLAGS,
+  readReaderFlags,
+  stringFlag,
+  UsageError,
+  type HelpEntry,
+} from "./options";
 
-export const ADOPT_HELP = [
-  "usage: dccm adopt [--kubeconfig FILE] [--config FILE] [--dry-run] [--allow-replace] [FLAG ...]",
-  "       dccm adopt --to backend-service --service NAMESPACE/NAME [--kubeconfig FILE] [--config FILE] [FLAG ...]",
-  "adopts the stock GCE CCM's load balancers and routes into dccm's stacks, keeping every IP: each in-use",
-  "ephemeral IP is promoted to the static address dccm declares, then each stack's first pulumi up imports",
-  "what exists under dccm's names (the stock CCM's) and updates it in place to dccm's shape. Stop the stock",
-  "CCM's service and route controllers first. Refuses any stack whose adoption would replace a resource.",
-  "exit codes: 0 adopted (or would be, with --dry-run), 1 a stack refused or failed, 2 usage error.",
-  "  --dry-run                            print what would be promoted, imported, updated (field by field), replaced,",
+/** adopt's own flags and the shared ones, in help order. */
+const ADOPT_FLAGS: readonly HelpEntry[] = [
+  { name: "dry-run", help: "print what would be promoted, imported, updated (field by field), replaced," },
   "                                       created and left; change nothing in GCE, the cluster or the backend",
-  "  --allow-replace                      adopt even stacks whose first up would replace a resource",
-  "  --to backend-service                 move one adopted target-pool Service (--service) to a backend service",
-  "  --service NAMESPACE/NAME             the Service --to moves",
-  "  --kubeconfig FILE                    the cluster (default: $KUBECONFIG, else ~/.kube/config)",
-  "  --config FILE                        the config file of dccm daemon (GCP keys, stateDir, backendUrl, secretsProvider, computeEndpoint)",
-  `  --state-dir DIR                      [stateDir] where the daemon's default backend is (default ${DAEMON_DEFAULTS.stateDir})`,
-  "  --backend-url URL                    [backendUrl] the daemon's Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)",
-  "  --secrets-provider URL               [secretsProvider] as dccm daemon (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE[_FILE])",
-  `  --compute-endpoint URL               [computeEndpoint] Compute API (default ${DEFAULT_COMPUTE_ENDPOINT}, credentials from ADC)`,
-  "  -h, --help                           print this help",
-  "and the GCP flags of dccm daemon --help (--project, --clusterId, ...).",
-].join("\n");
+  { name: "allow-replace", help: "adopt even stacks whose first up would replace a resource" },
+  { name: "to", value: "backend-service", help: "move one adopted target-pool Service (--service) to a backend service" },
+  { name: "service", value: "NAMESPACE/NAME", help: "the Service --to moves" },
+  READER_FLAGS.kubeconfig,
+  configFlag(["GCP keys", "stateDir", "backendUrl", "secretsProvider", "computeEndpoint"]),
+  READER_FLAGS.stateDir,
+  READER_FLAGS.backendUrl,
+  READER_FLAGS.secretsProvider,
+  READER_FLAGS.computeEndpoint,
+];
+
+export const ADOPT_HELP = commandHelp(
+  [
+    "usage: dccm adopt [--kubeconfig FILE] [--config FILE] [--dry-run] [--allow-replace] [FLAG ...]",
+    "       dccm adopt --to backend-service --service NAMESPACE/NAME [--kubeconfig FILE] [--config FILE] [FLAG ...]",
+    "adopts the stock GCE CCM's load balancers and routes into dccm's stacks, keeping every IP: each in-use",
+    "ephemeral IP is promoted to the static address dccm declares, then each stack's first pulumi up imports",
+    "what exists under dccm's names (the stock CCM's) and updates it in place to dccm's shape. Stop the stock",
+    "CCM's service and route controllers first. Refuses any stack whose adoption would replace a resource.",
+    "exit codes: 0 adopted (or would be, with --dry-run), 1 a stack refused or failed, 2 usage error.",
+  ],
+  ADOPT_FLAGS,
+  [GCP_FLAGS_NOTE],
+);
 
 interface AdoptFlags {
   dryRun: boolean;
   allowReplace: boolean;
   to?: "backend-service";
   service?: { namespace: string; name: string };
-  kubeconfig?: string;
-  stateDir?: string;
   backendUrl: string;
   secretsProvider?: string;
   computeEndpoint?: string;
 }
 
-function adoptArgValues(argv: string[]): Record<string, string | boolean | undefined> {
-  return parseFlags(() =>
-    parseArgs({
-      args: argv,
-      options: {
-        help: { type: "boolean", short: "h" },
-        "dry-run": { type: "boolean" },
-        "allow-replace": { type: "boolean" },
-        to: { type: "string" },
-        service: { type: "string" },
-        kubeconfig: { type: "string" },
-        config: { type: "string" },
-        "state-dir": { type: "string" },
-        "backend-url": { type: "string" },
-        "secrets-provider": { type: "string" },
-        "compute-endpoint": { type: "string" },
-        ...CONFIG_FLAG_OPTIONS,
-      },
-      strict: true,
-      allowPositionals: false,
-    }),
-  ).values;
-}
-
 export async function runAdopt(argv: string[]): Promise<number> {
-  const values = adoptArgValues(argv);
+  const { values } = parseCommand(argv, ADOPT_FLAGS, { gcpFlags: true });
   if (values.help === true) {
     process.stdout.write(`${ADOPT_HELP}\n`);
     return 0;
   }
-  const flag = (name: string): string | undefined => {
-    const value = values[name];
-    return typeof value === "string" ? value : undefined;
-  };
-  const shared = splitConfig(configFromFlags(values, flag("config")));
-  const fromFile = (key: "stateDir" | "backendUrl" | "secretsProvider"): string | undefined => {
-    const value = shared.daemon[key];
-    return value === undefined || value === null || value === "" ? undefined : String(value);
-  };
-  const nodeSettings: Record<string, unknown> = { ...shared.node };
-  if (flag("compute-endpoint") !== undefined) nodeSettings.computeEndpoint = flag("compute-endpoint");
-  const nodeProblems: string[] = [];
-  const computeEndpoint = parseNodeConfig(nodeSettings, nodeProblems).computeEndpoint;
-  if (nodeProblems.length > 0) throw new ConfigError(nodeProblems);
-  const flags = adoptFlags(values["dry-run"] === true, values["allow-replace"] === true, flag("to"), flag("service"));
-  const stateDir = flag("state-dir") ?? fromFile("stateDir") ?? DAEMON_DEFAULTS.stateDir;
+  const { kubeconfig, shared, backend } = readReaderFlags(values, process.env);
+  const computeEndpoint = computeEndpointOf(values, shared);
+  const flags = adoptFlags(values["dry-run"] === true, values["allow-replace"] === true, stringFlag(values, "to"), stringFlag(values, "service"));
   const where: AdoptFlags = {
     ...flags,
-    ...(flag("kubeconfig") !== undefined ? { kubeconfig: flag("kubeconfig") } : {}),
-    backendUrl: flag("backend-url") ?? fromFile("backendUrl") ?? process.env.PULUMI_BACKEND_URL ?? localBackendUrl(path.join(stateDir, "backend")),
-    ...((flag("secrets-provider") ?? fromFile("secretsProvider")) !== undefined ? { secretsProvider: flag("secrets-provider") ?? fromFile("secretsProvider") } : {}),
+    backendUrl: backend.backendUrl,
+    ...(backend.secretsProvider !== undefined ? { secretsProvider: backend.secretsProvider } : {}),
     ...(computeEndpoint !== undefined ? { computeEndpoint } : {}),
   };
-  const kubeConfig = loadKubeConfig(where.kubeconfig);
+  const kubeConfig = loadKubeConfig(kubeconfig);
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
-  if (shared.model.clusterId === undefined) {
-    const clusterId = await readClusterId(core);
-    if (clusterId !== undefined) shared.model.clusterId = clusterId;
-  }
-  const config = parseModelConfig(shared);
+  const config = await clusterConfig(shared, () => readClusterId(core));
   process.umask(0o077);
   try {
     if (where.to !== undefined && where.service !== undefined) return await moveToBackendService(core, config, where, where.service);
     return await adopt(kubeConfig, core, config, where);
   } catch (error) {
-    process.stderr.write(`dccm adopt: ${describeError(error)}\n`);
+    process.stderr.write(`dccm adopt: ${describeFailure(error)}\n`);
     return 1;
   }
 }

@@ -1,5 +1,4 @@
 /** `dccm daemon --kubeconfig FILE --config FILE`: flags → settings (daemon/config.ts) → Daemon → signals. */
-import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import pino, { type Logger } from "pino";
 import { formatDuration } from "../runtime/durations";
@@ -19,18 +18,12 @@ import {
   type NodeFlagName,
 } from "../daemon/config";
 import { CONFIG_KEYS, DEFAULT_LOAD_BALANCER_CLASS, INSTANCE_GROUP_MAX_INSTANCES, type ConfigKey } from "../model";
-import { DEFAULT_COMPUTE_ENDPOINT } from "../gce";
 import { NODE_CONFIG_DEFAULTS } from "../controllers/node/config";
-import { loadKubeConfig, readClusterId } from "../watcher/list";
-import { parseFlags, readConfigFile, UsageError } from "./options";
+import { loadKubeConfig } from "../watcher/list";
+import { BACKEND_URL_DEFAULT, clusterIdFromCluster, COMPUTE_ENDPOINT_DEFAULT, helpLine, HELP_FLAG_LINE, parseCommand, readConfigFile, UsageError, type Flag } from "./options";
 
-interface DaemonFlag<Name extends string> {
-  /** Without the leading dashes. */
-  readonly name: Name;
-  /** Placeholder of the value; none for a switch. */
-  readonly value?: string;
-  readonly help: string;
-}
+/** A flag of the daemon; its config key, if any, is configKeyOfFlag's (daemon/config.ts). */
+type DaemonFlag<Name extends string> = Flag<Name> & { readonly key?: never };
 
 /** Flags of the daemon itself. parseArgs and the help text are both made from these lists, so they cannot differ. */
 export const DAEMON_FLAGS: readonly DaemonFlag<DaemonFlagName>[] = [
@@ -45,13 +38,13 @@ export const DAEMON_FLAGS: readonly DaemonFlag<DaemonFlagName>[] = [
     value: "DURATION",
     help: `up --refresh of every stack, spread over this period, at most half the workers at once (default ${formatDuration(DAEMON_DEFAULTS.fullRefreshMs)})`,
   },
-  { name: "backend-url", value: "URL", help: "Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)" },
+  { name: "backend-url", value: "URL", help: `Pulumi backend ${BACKEND_URL_DEFAULT}` },
   {
     name: "secrets-provider",
     value: "URL",
     help: "stack encryption, e.g. gcpkms://… (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE or $PULUMI_CONFIG_PASSPHRASE_FILE)",
   },
-  { name: "compute-endpoint", value: "URL", help: `Compute API of the node controller and the leak check (default ${DEFAULT_COMPUTE_ENDPOINT}, credentials from ADC)` },
+  { name: "compute-endpoint", value: "URL", help: `Compute API of the node controller and the leak check ${COMPUTE_ENDPOINT_DEFAULT}` },
   {
     name: "operation-timeout",
     value: "DURATION",
@@ -102,35 +95,21 @@ const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name">> = {
 /** The GCP picture's keys (the same for dccm desired and dccm render), as flags of the same names. */
 export const GCP_FLAGS: readonly DaemonFlag<ConfigKey>[] = CONFIG_KEYS.map((key) => ({ name: key, ...GCP_FLAG_HELP[key] }));
 
-const FLAG_COLUMN = 39;
-
-/** `key`: the config key the flag overrides (daemon/config.ts); a `--no-…` switch sets it to false. */
-function helpLine(flag: DaemonFlag<string>, key?: string): string {
-  const left = `  --${flag.name}${flag.value !== undefined ? ` ${flag.value}` : ""}`;
-  const keyText = key === undefined ? "" : flag.value === undefined ? `[${key}: false] ` : `[${key}] `;
-  return `${left.padEnd(FLAG_COLUMN)}${keyText}${flag.help}`;
-}
-
 export const DAEMON_HELP = [
   "usage: dccm daemon [--kubeconfig FILE] [--config FILE] [FLAG ...]",
   "runs the service controller and the node controller. Durations: 500ms, 30s, 10m, 1h.",
   "daemon flags (a flag wins over the config file key in brackets):",
-  ...DAEMON_FLAGS.map((flag) => helpLine(flag, configKeyOfFlag(flag.name))),
-  `${"  -h, --help".padEnd(FLAG_COLUMN)}print this help`,
+  ...DAEMON_FLAGS.map((flag) => helpLine({ ...flag, key: configKeyOfFlag(flag.name) })),
+  HELP_FLAG_LINE,
   "node controller flags (each wins over the config file key of the same name):",
-  ...NODE_FLAGS.map((flag) => helpLine(flag)),
+  ...NODE_FLAGS.map(helpLine),
   "GCP flags (each wins over the config file key of the same name; dccm desired and dccm render read them too):",
-  ...GCP_FLAGS.map((flag) => helpLine(flag)),
+  ...GCP_FLAGS.map(helpLine),
 ].join("\n");
 
-function daemonFlagOptions(): Record<string, { type: "string" | "boolean"; short?: string }> {
-  const options: Record<string, { type: "string" | "boolean"; short?: string }> = { help: { type: "boolean", short: "h" } };
-  for (const flag of [...DAEMON_FLAGS, ...NODE_FLAGS, ...GCP_FLAGS]) options[flag.name] = { type: flag.value !== undefined ? "string" : "boolean" };
-  return options;
-}
-
 export async function runDaemon(argv: string[]): Promise<number> {
-  const { values } = parseFlags(() => parseArgs({ args: argv, options: daemonFlagOptions(), strict: true, allowPositionals: false }));
+  // The daemon's settings are read by daemon/config.ts (readCommandLine, resolveDaemonSettings), not by readReaderFlags.
+  const { values } = parseCommand(argv, [...DAEMON_FLAGS, ...NODE_FLAGS, ...GCP_FLAGS]);
   if (values.help === true) {
     process.stdout.write(`${DAEMON_HELP}\n`);
     return 0;
@@ -144,7 +123,7 @@ export async function runDaemon(argv: string[]): Promise<number> {
   // Loaded only when needed, so configuration problems come first.
   let kubeConfig: k8s.KubeConfig | undefined;
   const kube = (): k8s.KubeConfig => (kubeConfig ??= loadKubeConfig(commandLine.value.kubeconfig));
-  const settings = await resolveDaemonSettings({ commandLine: commandLine.value, flags, file, env: process.env }, () => readClusterId(kube().makeApiClient(k8s.CoreV1Api)));
+  const settings = await resolveDaemonSettings({ commandLine: commandLine.value, flags, file, env: process.env }, () => clusterIdFromCluster(kube()));
   const noEncryption = encryptionProblem(settings, process.env);
   if (noEncryption !== undefined) throw new UsageError(noEncryption);
   const logger = daemonLogger(settings.logLevel);

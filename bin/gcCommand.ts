@@ -5,95 +5,61 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { readClusterUid } from "../watcher/identity";
-import { clusterProjectName, localBackendUrl, StackRunner } from "../stacks/runner";
+import { clusterProjectName, StackRunner } from "../stacks/runner";
 import { describeError } from "../runtime/errors";
-import { ConfigError, CLUSTER_STACK, type Config } from "../model";
-import { parseNodeConfig } from "../controllers/node";
-import { COMPUTE_SCOPE, ComputeClient, DEFAULT_COMPUTE_ENDPOINT } from "../gce";
+import { CLUSTER_STACK, type Config } from "../model";
+import { COMPUTE_SCOPE, ComputeClient } from "../gce";
 import { clusterFacts, detectLeaks } from "../leaks/detector";
 import type { Leak } from "../leaks/classify";
 import { deleteObserved } from "../gce/listing";
 import { formatLeaks, formatOutcomes, gcHeader, planGc, type DeleteOutcome, type GcRequest } from "../leaks/gc";
 import { ClusterIdRefusedError, ConfigMapLedger, listServiceClasses, type ServiceClasses } from "../leaks/ledger";
 import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
-import { DAEMON_DEFAULTS, splitConfig } from "../daemon/config";
-import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig, UsageError } from "./options";
+import { clusterConfig, commandHelp, computeEndpointOf, configFlag, describeFailure, GCP_FLAGS_NOTE, parseCommand, READER_FLAGS, readReaderFlags, UsageError, type HelpEntry } from "./options";
 
-export const GC_HELP = [
-  "usage: dccm gc [--kubeconfig FILE] [--config FILE] [FLAG ...] --dry-run | --yes | RESOURCE ...",
-  "lists the GCE resources of this cluster that no stack owns and says why each is taken for this cluster's;",
-  "deletes only proven ones (dccm's ledger in the cluster, or the cluster ID in name and description), and only",
-  "those confirmed: --yes for all of them, or each RESOURCE (kind/scope/name, as --dry-run prints it).",
-  "  --dry-run                            print the leaks, delete nothing",
-  "  --yes                                delete every proven leak",
-  "  --kubeconfig FILE                    the cluster (default: $KUBECONFIG, else ~/.kube/config)",
-  "  --config FILE                        the config file of dccm daemon (GCP keys, stateDir, backendUrl, computeEndpoint)",
-  `  --state-dir DIR                      [stateDir] where the daemon's default backend is (default ${DAEMON_DEFAULTS.stateDir})`,
-  "  --backend-url URL                    [backendUrl] the daemon's Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)",
-  `  --compute-endpoint URL               [computeEndpoint] Compute API (default ${DEFAULT_COMPUTE_ENDPOINT}, credentials from ADC)`,
-  "  -h, --help                           print this help",
-  "and the GCP flags of dccm daemon --help (--project, --clusterId, ...).",
-].join("\n");
+/** gc's own flags and the shared ones, in help order. */
+const GC_FLAGS: readonly HelpEntry[] = [
+  { name: "dry-run", help: "print the leaks, delete nothing" },
+  { name: "yes", help: "delete every proven leak" },
+  READER_FLAGS.kubeconfig,
+  configFlag(["GCP keys", "stateDir", "backendUrl", "computeEndpoint"]),
+  READER_FLAGS.stateDir,
+  READER_FLAGS.backendUrl,
+  READER_FLAGS.computeEndpoint,
+];
+
+export const GC_HELP = commandHelp(
+  [
+    "usage: dccm gc [--kubeconfig FILE] [--config FILE] [FLAG ...] --dry-run | --yes | RESOURCE ...",
+    "lists the GCE resources of this cluster that no stack owns and says why each is taken for this cluster's;",
+    "deletes only proven ones (dccm's ledger in the cluster, or the cluster ID in name and description), and only",
+    "those confirmed: --yes for all of them, or each RESOURCE (kind/scope/name, as --dry-run prints it).",
+  ],
+  GC_FLAGS,
+  [GCP_FLAGS_NOTE],
+);
 
 export async function runGc(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(() =>
-    parseArgs({
-      args: argv,
-      options: {
-        help: { type: "boolean", short: "h" },
-        "dry-run": { type: "boolean" },
-        yes: { type: "boolean" },
-        kubeconfig: { type: "string" },
-        config: { type: "string" },
-        "state-dir": { type: "string" },
-        "backend-url": { type: "string" },
-        "compute-endpoint": { type: "string" },
-        ...CONFIG_FLAG_OPTIONS,
-      },
-      strict: true,
-      allowPositionals: true,
-    }),
-  );
+  const { values, positionals } = parseCommand(argv, GC_FLAGS, { gcpFlags: true, positionals: true });
   if (values.help === true) {
     process.stdout.write(`${GC_HELP}\n`);
     return 0;
   }
   const request = gcRequest(values["dry-run"] === true, values.yes === true, positionals);
-  const flag = (name: string): string | undefined => {
-    const value = values[name as keyof typeof values];
-    return typeof value === "string" ? value : undefined;
-  };
-  const shared = splitConfig(configFromFlags(values, flag("config")));
-  const nodeSettings: Record<string, unknown> = { ...shared.node };
-  const endpointFlag = flag("compute-endpoint");
-  if (endpointFlag !== undefined) nodeSettings.computeEndpoint = endpointFlag;
-  const nodeProblems: string[] = [];
-  const computeEndpoint = parseNodeConfig(nodeSettings, nodeProblems).computeEndpoint;
-  if (nodeProblems.length > 0) throw new ConfigError(nodeProblems);
-  const kubeConfig = loadKubeConfig(flag("kubeconfig"));
+  const { kubeconfig, shared, backend } = readReaderFlags(values, process.env);
+  const computeEndpoint = computeEndpointOf(values, shared);
+  const kubeConfig = loadKubeConfig(kubeconfig);
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
-  if (shared.model.clusterId === undefined) {
-    const clusterId = await readClusterId(core);
-    if (clusterId !== undefined) shared.model.clusterId = clusterId;
-  }
-  const config = parseModelConfig(shared);
-  const fromFile = (key: "stateDir" | "backendUrl"): string | undefined => {
-    const value = shared.daemon[key];
-    return value === undefined || value === null ? undefined : String(value);
-  };
-  const stateDir = flag("state-dir") ?? fromFile("stateDir") ?? DAEMON_DEFAULTS.stateDir;
-  const backendUrl = flag("backend-url") ?? fromFile("backendUrl") ?? process.env.PULUMI_BACKEND_URL ?? localBackendUrl(path.join(stateDir, "backend"));
-  const secretsProvider = shared.daemon.secretsProvider;
+  const config = await clusterConfig(shared, () => readClusterId(core));
 
   process.umask(0o077);
   try {
-    return await checkAndDelete(kubeConfig, core, config, request, { backendUrl, computeEndpoint, secretsProvider: typeof secretsProvider === "string" ? secretsProvider : undefined });
+    return await checkAndDelete(kubeConfig, core, config, request, { backendUrl: backend.backendUrl, computeEndpoint, secretsProvider: backend.secretsProvider });
   } catch (error) {
     // The cluster, the backend or Compute failed us (or a stack is another cluster's): say which, no stack trace.
-    process.stderr.write(`dccm gc: ${describeError(error)}\n`);
+    process.stderr.write(`dccm gc: ${describeFailure(error)}\n`);
     return 1;
   }
 }

@@ -1,8 +1,31 @@
-/** CLI input: a config file (JSON or YAML) with flags of the same names on top. */
+/**
+ * What every dccm command shares: the config file (JSON or YAML) with flags of the same names on
+ * top, the flags themselves (parseArgs options and help lines from one list), and the flags of the
+ * commands that read the daemon's stacks and cluster (preview, status, gc, adopt): where the backend
+ * is (stacks/backend.ts's rule, through daemon/config.ts backendSettings, as the daemon finds it),
+ * the Compute endpoint, and clusterId (flag, config file, then the cluster's ConfigMap).
+ */
 import * as fs from "node:fs";
+import { parseArgs } from "node:util";
+import * as k8s from "@kubernetes/client-node";
 import * as YAML from "yaml";
-import { collectModelConfig, withConfigFlags, type SharedConfig } from "../daemon/config";
+import {
+  backendSettings,
+  CLUSTER_ID_NOT_FOUND,
+  clusterIdUnset,
+  collectClusterConfig,
+  collectModelConfig,
+  DAEMON_DEFAULTS,
+  splitConfig,
+  withConfigFlags,
+  type BackendSettings,
+  type SharedConfig,
+} from "../daemon/config";
 import { CONFIG_KEYS, ConfigError, type Config, type ConfigKey, type RawConfig } from "../model";
+import { DEFAULT_COMPUTE_ENDPOINT } from "../gce";
+import { parseNodeConfig } from "../controllers/node/config";
+import { describeError } from "../runtime/errors";
+import { readClusterId } from "../watcher/list";
 
 export class UsageError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -81,3 +104,158 @@ export const RENDER_HELP = [
   "prints every resource the stack program declares for the cluster in FILE (under Pulumi's mocks: no cloud call).",
   ...SNAPSHOT_FLAGS,
 ].join("\n");
+
+// ---- Flags: one list makes both the parser's options and the help lines, so the two cannot differ.
+
+/** A flag of a command. */
+export interface Flag<Name extends string = string> {
+  /** Without the leading dashes. */
+  readonly name: Name;
+  /** Placeholder of the value; none for a switch. */
+  readonly value?: string;
+  /** The config key the flag overrides, shown `[key]` (`[key: false]` for a `--no-…` switch). */
+  readonly key?: string;
+  readonly help: string;
+}
+
+/** A command's help, in order: its flags, and lines as they are (headings, a help text's second line). */
+export type HelpEntry = Flag | string;
+
+/** node:util parseArgs values: a string flag's text, a switch's true. */
+export type FlagValues = Readonly<Record<string, string | boolean | undefined>>;
+
+const FLAG_COLUMN = 39;
+
+/** One flag's help line: the flag and its placeholder, padded to one column, then `[key] ` and the help. */
+export function helpLine(flag: Flag): string {
+  const left = `  --${flag.name}${flag.value !== undefined ? ` ${flag.value}` : ""}`;
+  const keyText = flag.key === undefined ? "" : flag.value === undefined ? `[${flag.key}: false] ` : `[${flag.key}] `;
+  return `${left.padEnd(FLAG_COLUMN)}${keyText}${flag.help}`;
+}
+
+/** `-h, --help`, which every command takes (flagOptions adds it). */
+export const HELP_FLAG_LINE = `${"  -h, --help".padEnd(FLAG_COLUMN)}print this help`;
+
+/** A command's help text: `head`, its flags and lines, `-h, --help`, then `tail`. */
+export function commandHelp(head: readonly string[], entries: readonly HelpEntry[], tail: readonly string[] = []): string {
+  return [...head, ...entries.map((entry) => (typeof entry === "string" ? entry : helpLine(entry))), HELP_FLAG_LINE, ...tail].join("\n");
+}
+
+/** parseArgs options of `entries`' flags, `-h, --help` included; a flag with a placeholder takes a value. */
+export function flagOptions(entries: readonly HelpEntry[]): Record<string, { type: "string" | "boolean"; short?: string }> {
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = { help: { type: "boolean", short: "h" } };
+  for (const entry of entries) if (typeof entry !== "string") options[entry.name] = { type: entry.value !== undefined ? "string" : "boolean" };
+  return options;
+}
+
+/**
+ * A command line of `entries`' flags (and, with `gcpFlags`, a flag for every GCP config key), strict:
+ * an unknown flag or a missing value is a UsageError.
+ */
+export function parseCommand(argv: string[], entries: readonly HelpEntry[], options: { gcpFlags?: boolean; positionals?: boolean } = {}): { values: FlagValues; positionals: string[] } {
+  const parseOptions = { ...flagOptions(entries), ...(options.gcpFlags === true ? CONFIG_FLAG_OPTIONS : {}) };
+  return parseFlags(() => parseArgs({ args: argv, options: parseOptions, strict: true, allowPositionals: options.positionals === true }));
+}
+
+/** A string flag's value; undefined when absent (or a switch). */
+export function stringFlag(values: FlagValues, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+// ---- The flags of the commands that read the daemon's stacks and cluster (preview, status, gc, adopt).
+
+/** `--backend-url`'s default, the daemon's help and these commands' alike. */
+export const BACKEND_URL_DEFAULT = "(default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)";
+/** `--compute-endpoint`'s default, the daemon's help and these commands' alike. */
+export const COMPUTE_ENDPOINT_DEFAULT = `(default ${DEFAULT_COMPUTE_ENDPOINT}, credentials from ADC)`;
+
+/** Each shared flag as the commands reading the daemon's stacks describe it; a command may say more of one (`{ ...flag, help }`). */
+export const READER_FLAGS = {
+  kubeconfig: { name: "kubeconfig", value: "FILE", help: "the cluster (default: $KUBECONFIG, else ~/.kube/config)" },
+  stateDir: { name: "state-dir", value: "DIR", key: "stateDir", help: `where the daemon's default backend is (default ${DAEMON_DEFAULTS.stateDir})` },
+  backendUrl: { name: "backend-url", value: "URL", key: "backendUrl", help: `the daemon's Pulumi backend ${BACKEND_URL_DEFAULT}` },
+  secretsProvider: { name: "secrets-provider", value: "URL", key: "secretsProvider", help: "as dccm daemon (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE[_FILE])" },
+  computeEndpoint: { name: "compute-endpoint", value: "URL", key: "computeEndpoint", help: `Compute API ${COMPUTE_ENDPOINT_DEFAULT}` },
+  clusterId: { name: "clusterId", value: "ID", key: "clusterId", help: "instead of the config file's" },
+} as const satisfies Record<string, Flag>;
+
+/** `--config FILE`, naming the keys of the daemon's config file this command reads. */
+export function configFlag(keys: readonly string[]): Flag {
+  return { name: "config", value: "FILE", help: `the config file of dccm daemon (${keys.join(", ")})` };
+}
+
+/** The last help line of a command that takes the GCP flags. */
+export const GCP_FLAGS_NOTE = "and the GCP flags of dccm daemon --help (--project, --clusterId, ...).";
+
+/** What the shared flags and the config file say. */
+export interface ReaderInput {
+  /** `--kubeconfig`; undefined: $KUBECONFIG, else ~/.kube/config. */
+  readonly kubeconfig: string | undefined;
+  /** The config file by part, the GCP flags on top. */
+  readonly shared: SharedConfig;
+  /** stateDir, backendUrl (resolved) and secretsProvider, as the daemon reads them. */
+  readonly backend: BackendSettings;
+}
+
+/**
+ * The config file (`--config`) with the GCP flags on top, and where the daemon's stacks are: its
+ * flags over its keys, then $PULUMI_BACKEND_URL, then file://<stateDir>/backend ("" is unset
+ * everywhere). A key of the wrong type is a ConfigError.
+ */
+export function readReaderFlags(values: FlagValues, env: Readonly<Record<string, string | undefined>>): ReaderInput {
+  const shared = splitConfig(configFromFlags(values, stringFlag(values, "config")));
+  const problems: string[] = [];
+  const backend = backendSettings(values, shared, env, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { kubeconfig: stringFlag(values, "kubeconfig"), shared, backend };
+}
+
+/** `--compute-endpoint` over the config file's computeEndpoint, checked as the node controller checks it. */
+export function computeEndpointOf(values: FlagValues, shared: SharedConfig): string | undefined {
+  const raw: Record<string, unknown> = { ...shared.node };
+  const flag = stringFlag(values, "compute-endpoint");
+  if (flag !== undefined) raw.computeEndpoint = flag;
+  const problems: string[] = [];
+  const computeEndpoint = parseNodeConfig(raw, problems).computeEndpoint;
+  if (problems.length > 0) throw new ConfigError(problems);
+  return computeEndpoint;
+}
+
+/** ConfigMap kube-system/ingress-uid's clusterId, read from the cluster of `kubeConfig`. */
+export function clusterIdFromCluster(kubeConfig: k8s.KubeConfig): Promise<string | undefined> {
+  return readClusterId(kubeConfig.makeApiClient(k8s.CoreV1Api));
+}
+
+/**
+ * The GCP config, clusterId from --clusterId or the config file, else from the cluster
+ * (`fromCluster`, asked only then), as the daemon finds it (daemon/config.ts collectClusterConfig).
+ * Every problem in one ConfigError; no clusterId anywhere is CLUSTER_ID_NOT_FOUND.
+ */
+export async function clusterConfig(shared: Pick<SharedConfig, "model" | "unknown">, fromCluster: () => Promise<string | undefined>): Promise<Config> {
+  const found = clusterIdUnset(shared.model) ? { clusterId: await fromCluster() } : undefined;
+  const problems = [...shared.unknown];
+  const { config } = collectClusterConfig(shared.model, found, problems);
+  if (config !== undefined && problems.length === 0) return config;
+  throw new ConfigError(problems);
+}
+
+/** clusterId alone (dccm status needs no other GCP key), looked for as clusterConfig looks for it. */
+export async function clusterIdOf(model: RawConfig, fromCluster: () => Promise<string | undefined>): Promise<string> {
+  if (clusterIdUnset(model)) {
+    const found = await fromCluster();
+    if (found === undefined) throw new ConfigError([CLUSTER_ID_NOT_FOUND]);
+    return found;
+  }
+  // As parseConfig reads the key.
+  if (typeof model.clusterId !== "string") throw new ConfigError([`clusterId: expected a string, got ${JSON.stringify(model.clusterId)}`]);
+  return model.clusterId.trim();
+}
+
+/**
+ * A failure as one line after `dccm <command>: `: a ConfigError with every problem (describeError
+ * keeps only the lines of a message that say "error" or "invalid", which would drop them).
+ */
+export function describeFailure(error: unknown): string {
+  return error instanceof ConfigError ? `invalid configuration: ${error.problems.join("; ")}` : describeError(error);
+}

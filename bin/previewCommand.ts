@@ -8,12 +8,10 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { parseArgs } from "node:util";
 import { LocalWorkspace, PulumiCommand, type EngineEvent, type InlineProgramArgs, type LocalWorkspaceOptions, type Stack } from "@pulumi/pulumi/automation";
 import * as k8s from "@kubernetes/client-node";
-import { describeError } from "../runtime/errors";
 import { isRecord } from "../runtime/guards";
-import { DAEMON_DEFAULTS, encryptionProblem, splitConfig } from "../daemon/config";
+import { encryptionProblem } from "../daemon/config";
 import { FileBackend } from "../stacks/checkpoints";
 import { readClusterUid } from "../watcher/identity";
 import {
@@ -36,33 +34,53 @@ import {
   type StackPlan,
 } from "../preview/plan";
 
-import { clusterProjectName, currentRunStore, letGoOfRunStore, localBackendUrl, recordedService, StackRunner, stackOutputs } from "../stacks/runner";
+import { clusterProjectName, currentRunStore, letGoOfRunStore, recordedService, StackRunner, stackOutputs } from "../stacks/runner";
+import { localBackendUrl } from "../stacks/backend";
 import { CLUSTER_STACK, isServiceStack, parseServiceStack, type Config, stackScope } from "../model";
 import { hashOf } from "../watcher/desiredCache";
 import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";
-import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
-import { CONFIG_FLAG_OPTIONS, configFromFlags, parseFlags, parseModelConfig } from "./options";
+import { listCluster, loadKubeConfig } from "../watcher/list";
+import {
+  clusterConfig,
+  clusterIdFromCluster,
+  commandHelp,
+  configFlag,
+  describeFailure,
+  GCP_FLAGS_NOTE,
+  parseCommand,
+  READER_FLAGS,
+  readReaderFlags,
+  stringFlag,
+  type FlagValues,
+  type HelpEntry,
+} from "./options";
 import { thisMachine } from "../runtime/parallelism";
 import { ForeignStackError } from "../stacks/errors";
 import { CLUSTER_UID_OUTPUT, HASH_OUTPUT, stackProgramOutputs } from "../components/outputs";
 
-export const PREVIEW_HELP = [
-  "usage: dccm preview [--kubeconfig FILE] [--config FILE] [--snapshot FILE] [--json] [FLAG ...]",
-  "shows what dccm daemon would change: the desired state of the cluster (or of --snapshot) against the",
-  "daemon's own stacks (project dccm-<clusterId> in its backend). Only stacks whose recorded desired-state",
-  "hash differs get a pulumi preview; nothing is written to the backend and no stack lock is taken.",
-  "exit codes: 0 nothing would change, 2 something would (or a usage error, with this help on stderr), 1 error.",
-  "  --kubeconfig FILE                    the cluster (default: $KUBECONFIG, else ~/.kube/config); always read for its identity",
-  "  --config FILE                        the config file of dccm daemon (GCP keys, stateDir, backendUrl, secretsProvider)",
-  "  --snapshot FILE                      desired state from `kubectl get nodes,services -A -o json` instead of the live cluster",
-  "  --json                               one JSON document (changes, summary, stacks, rejected) instead of the text plan",
-  `  --state-dir DIR                      [stateDir] where the daemon's default backend is (default ${DAEMON_DEFAULTS.stateDir})`,
-  "  --backend-url URL                    [backendUrl] the daemon's Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)",
-  "  --secrets-provider URL               [secretsProvider] as dccm daemon (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE[_FILE])",
-  "  --parallelism N                      [parallelism] engine runs at once (default as dccm daemon: one per core, at most one per 512 MiB beyond 256 MiB)",
-  "  -h, --help                           print this help",
-  "and the GCP flags of dccm daemon --help (--project, --clusterId, ...).",
-].join("\n");
+/** preview's own flags and the shared ones, in help order. */
+const PREVIEW_FLAGS: readonly HelpEntry[] = [
+  { ...READER_FLAGS.kubeconfig, help: `${READER_FLAGS.kubeconfig.help}; always read for its identity` },
+  configFlag(["GCP keys", "stateDir", "backendUrl", "secretsProvider"]),
+  { name: "snapshot", value: "FILE", help: "desired state from `kubectl get nodes,services -A -o json` instead of the live cluster" },
+  { name: "json", help: "one JSON document (changes, summary, stacks, rejected) instead of the text plan" },
+  READER_FLAGS.stateDir,
+  READER_FLAGS.backendUrl,
+  READER_FLAGS.secretsProvider,
+  { name: "parallelism", value: "N", key: "parallelism", help: "engine runs at once (default as dccm daemon: one per core, at most one per 512 MiB beyond 256 MiB)" },
+];
+
+export const PREVIEW_HELP = commandHelp(
+  [
+    "usage: dccm preview [--kubeconfig FILE] [--config FILE] [--snapshot FILE] [--json] [FLAG ...]",
+    "shows what dccm daemon would change: the desired state of the cluster (or of --snapshot) against the",
+    "daemon's own stacks (project dccm-<clusterId> in its backend). Only stacks whose recorded desired-state",
+    "hash differs get a pulumi preview; nothing is written to the backend and no stack lock is taken.",
+    "exit codes: 0 nothing would change, 2 something would (or a usage error, with this help on stderr), 1 error.",
+  ],
+  PREVIEW_FLAGS,
+  [GCP_FLAGS_NOTE],
+);
 
 /*
  * READ_ONLY. What the pulumi CLI 3.248 does on a diy (file://, gs://, s3://) backend, from its
@@ -96,34 +114,9 @@ interface Where {
   parallelism: number;
 }
 
-type Flags = Record<string, string | boolean | undefined>;
-
-function parsePreviewFlags(argv: string[]): Flags {
-  const { values } = parseFlags(() =>
-    parseArgs({
-      args: argv,
-      options: {
-        help: { type: "boolean", short: "h" },
-        json: { type: "boolean" },
-        kubeconfig: { type: "string" },
-        config: { type: "string" },
-        snapshot: { type: "string" },
-        "state-dir": { type: "string" },
-        "backend-url": { type: "string" },
-        "secrets-provider": { type: "string" },
-        parallelism: { type: "string" },
-        ...CONFIG_FLAG_OPTIONS,
-      },
-      strict: true,
-      allowPositionals: false,
-    }),
-  );
-  return values;
-}
-
 export async function runPreview(argv: string[]): Promise<number> {
   // A usage error goes to bin/dccm.ts: exit 2 with PREVIEW_HELP, as for every subcommand.
-  const flags = parsePreviewFlags(argv);
+  const flags = parseCommand(argv, PREVIEW_FLAGS, { gcpFlags: true }).values;
   if (flags.help === true) {
     process.stdout.write(`${PREVIEW_HELP}\n`);
     return 0;
@@ -136,14 +129,9 @@ export async function runPreview(argv: string[]): Promise<number> {
     return exitCode(plans);
   } catch (error) {
     // Exit 1 for every failure, bad input included: 2 would read as "something would change".
-    process.stderr.write(`dccm preview: ${describeError(error)}\n`);
+    process.stderr.write(`dccm preview: ${describeFailure(error)}\n`);
     return 1;
   }
-}
-
-function stringFlag(flags: Flags, name: string): string | undefined {
-  const value = flags[name];
-  return typeof value === "string" ? value : undefined;
 }
 
 /** The snapshot file, or one list of the live cluster. */
@@ -158,25 +146,16 @@ function readDump(snapshotPath: string | undefined, kubeConfig: k8s.KubeConfig):
   return Promise.resolve(snapshotFromKubectlJson(text, snapshotPath));
 }
 
-async function preview(flags: Flags): Promise<{ plans: StackPlan[]; rejected: RejectedService[] }> {
-  const shared = splitConfig(configFromFlags(flags, stringFlag(flags, "config")));
-  const fromFile = (key: "stateDir" | "backendUrl" | "secretsProvider"): string | undefined => {
-    const value = shared.daemon[key];
-    return value === undefined || value === null || value === "" ? undefined : String(value);
-  };
-  const stateDir = stringFlag(flags, "state-dir") ?? fromFile("stateDir") ?? DAEMON_DEFAULTS.stateDir;
-  const backendUrl = stringFlag(flags, "backend-url") ?? fromFile("backendUrl") ?? process.env.PULUMI_BACKEND_URL ?? localBackendUrl(path.join(stateDir, "backend"));
-  const secretsProvider = stringFlag(flags, "secrets-provider") ?? fromFile("secretsProvider");
+async function preview(flags: FlagValues): Promise<{ plans: StackPlan[]; rejected: RejectedService[] }> {
+  const { kubeconfig, shared, backend } = readReaderFlags(flags, process.env);
+  const { backendUrl, secretsProvider } = backend;
   const noEncryption = encryptionProblem({ secretsProvider }, process.env);
   if (noEncryption !== undefined) throw new Error(`${noEncryption} (the preview decrypts the daemon's stacks)`);
   const parallelism = previewParallelism(stringFlag(flags, "parallelism"), shared.daemon.parallelism, thisMachine());
-  const kubeConfig = loadKubeConfig(stringFlag(flags, "kubeconfig"));
+  const kubeConfig = loadKubeConfig(kubeconfig);
   const dump = await readDump(stringFlag(flags, "snapshot"), kubeConfig);
-  if (shared.model.clusterId === undefined) {
-    const clusterId = dump.clusterId ?? (await readClusterId(kubeConfig.makeApiClient(k8s.CoreV1Api)));
-    if (clusterId !== undefined) shared.model.clusterId = clusterId;
-  }
-  const config = parseModelConfig(shared);
+  // The snapshot's (or the live list's) ConfigMap kube-system/ingress-uid, else the cluster's.
+  const config = await clusterConfig(shared, async () => dump.clusterId ?? (await clusterIdFromCluster(kubeConfig)));
   const clusterUid = await readClusterUid(kubeConfig);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-preview-"));
   try {

@@ -6,18 +6,28 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { parseArgs } from "node:util";
-import * as k8s from "@kubernetes/client-node";
 import type { Workspace } from "@pulumi/pulumi/automation";
 import { describeError } from "../runtime/errors";
 import { FileBackend } from "../stacks/checkpoints";
-import { DAEMON_DEFAULTS, splitConfig } from "../daemon/config";
 
 import { compareStacks, emptyRow, parseStatusDocument, type StatusDocument, type StatusRow } from "../controllers/status";
-import { clusterProjectName, localBackendUrl, recordedService, StackRunner, stackOutputs } from "../stacks/runner";
+import { clusterProjectName, recordedService, StackRunner, stackOutputs } from "../stacks/runner";
 import { isRecord } from "../runtime/guards";
-import { loadKubeConfig, readClusterId } from "../watcher/list";
-import { configFromFlags, parseFlags, UsageError } from "./options";
+import { loadKubeConfig } from "../watcher/list";
+import {
+  clusterIdFromCluster,
+  clusterIdOf,
+  commandHelp,
+  configFlag,
+  describeFailure,
+  parseCommand,
+  READER_FLAGS,
+  readReaderFlags,
+  stringFlag,
+  UsageError,
+  type FlagValues,
+  type HelpEntry,
+} from "./options";
 import { ingressOf } from "../components/outputs";
 
 export const DEFAULT_STATUS_URL = "http://127.0.0.1:10258";
@@ -26,22 +36,28 @@ const DAEMON_TIMEOUT_MS = 5000;
 /** Longer error messages are cut in the table (--json has them whole). */
 const TABLE_MESSAGE_CHARS = 200;
 
-export const STATUS_HELP = [
-  "usage: dccm status [--url URL] [--kubeconfig FILE] [--config FILE] [--backend-url URL] [--json]",
-  "prints one row per stack (the cluster stack first, then the Services by namespace and name): last up",
-  "(start, operation, result, duration), ingress, last drift correction and last error, from the daemon's",
-  "/status; when the daemon cannot be reached, the stacks and their recorded ingress from the backend.",
-  `  --url URL                            the daemon's listener (default ${DEFAULT_STATUS_URL})`,
-  "  --json                               print JSON instead of the table",
+/** status's own flags and the shared ones, in help order. */
+const STATUS_FLAGS: readonly HelpEntry[] = [
+  { name: "url", value: "URL", help: `the daemon's listener (default ${DEFAULT_STATUS_URL})` },
+  { name: "json", help: "print JSON instead of the table" },
   "  for the backend, when the daemon cannot be reached:",
-  "  --config FILE                        the config file of dccm daemon (clusterId, stateDir, backendUrl)",
-  "  --kubeconfig FILE                    the cluster, read only for clusterId when the config has none (default: $KUBECONFIG, else ~/.kube/config)",
-  `  --state-dir DIR                      [stateDir] where the daemon's default backend is (default ${DAEMON_DEFAULTS.stateDir})`,
-  "  --backend-url URL                    [backendUrl] the daemon's Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)",
-  "  --clusterId ID                       [clusterId] instead of the config file's",
-  "  -h, --help                           print this help",
-  "exit 0: the rows were printed (from the daemon or the backend); 1: neither could be read; 2: usage.",
-].join("\n");
+  configFlag(["clusterId", "stateDir", "backendUrl"]),
+  { ...READER_FLAGS.kubeconfig, help: "the cluster, read only for clusterId when the config has none (default: $KUBECONFIG, else ~/.kube/config)" },
+  READER_FLAGS.stateDir,
+  READER_FLAGS.backendUrl,
+  READER_FLAGS.clusterId,
+];
+
+export const STATUS_HELP = commandHelp(
+  [
+    "usage: dccm status [--url URL] [--kubeconfig FILE] [--config FILE] [--backend-url URL] [--json]",
+    "prints one row per stack (the cluster stack first, then the Services by namespace and name): last up",
+    "(start, operation, result, duration), ingress, last drift correction and last error, from the daemon's",
+    "/status; when the daemon cannot be reached, the stacks and their recorded ingress from the backend.",
+  ],
+  STATUS_FLAGS,
+  ["exit 0: the rows were printed (from the daemon or the backend); 1: neither could be read; 2: usage."],
+);
 
 /** What `dccm status --json` prints. */
 export type StatusReport = ({ source: "daemon"; url: string } & StatusDocument) | { source: "backend"; backend: string; project: string; stacks: StatusRow[] };
@@ -121,41 +137,14 @@ export function printableUrl(url: string): string {
 interface StatusArgs {
   url: string;
   json: boolean;
-  kubeconfig: string | undefined;
-  config: string | undefined;
-  stateDir: string | undefined;
-  backendUrl: string | undefined;
-  clusterId: string | undefined;
+  /** The shared flags (--config, --kubeconfig, --state-dir, --backend-url, --clusterId), read only for the backend. */
+  values: FlagValues;
 }
 
 function parseStatusArgs(argv: string[]): StatusArgs | "help" {
-  const { values } = parseFlags(() =>
-    parseArgs({
-      args: argv,
-      options: {
-        help: { type: "boolean", short: "h" },
-        url: { type: "string" },
-        json: { type: "boolean" },
-        kubeconfig: { type: "string" },
-        config: { type: "string" },
-        "state-dir": { type: "string" },
-        "backend-url": { type: "string" },
-        clusterId: { type: "string" },
-      },
-      strict: true,
-      allowPositionals: false,
-    }),
-  );
+  const { values } = parseCommand(argv, STATUS_FLAGS);
   if (values.help === true) return "help";
-  return {
-    url: (values.url ?? DEFAULT_STATUS_URL).replace(/\/+$/, ""),
-    json: values.json === true,
-    kubeconfig: values.kubeconfig,
-    config: values.config,
-    stateDir: values["state-dir"],
-    backendUrl: values["backend-url"],
-    clusterId: values.clusterId,
-  };
+  return { url: (stringFlag(values, "url") ?? DEFAULT_STATUS_URL).replace(/\/+$/, ""), json: values.json === true, values };
 }
 
 /** The daemon's /status, or why it could not be read. */
@@ -179,18 +168,9 @@ async function readDaemon(url: string): Promise<StatusDocument | { failed: strin
 
 /** Where the daemon keeps its stacks, as `dccm daemon` and `dccm gc` find it. */
 async function backendOf(args: StatusArgs): Promise<{ backendUrl: string; project: string }> {
-  const shared = splitConfig(configFromFlags({}, args.config));
-  const fromFile = (key: "stateDir" | "backendUrl"): string | undefined => {
-    const value = shared.daemon[key];
-    return value === undefined || value === null ? undefined : String(value);
-  };
-  let clusterId = args.clusterId ?? (typeof shared.model.clusterId === "string" ? shared.model.clusterId : undefined);
-  clusterId ??= await readClusterId(loadKubeConfig(args.kubeconfig).makeApiClient(k8s.CoreV1Api));
-  if (clusterId === undefined) throw new Error("no clusterId: in neither --clusterId, the config file nor the cluster's ConfigMap kube-system/ingress-uid");
-  const stateDir = args.stateDir ?? fromFile("stateDir") ?? DAEMON_DEFAULTS.stateDir;
-  const fromEnv = process.env.PULUMI_BACKEND_URL === "" ? undefined : process.env.PULUMI_BACKEND_URL;
-  const backendUrl = args.backendUrl ?? fromFile("backendUrl") ?? fromEnv ?? localBackendUrl(path.join(stateDir, "backend"));
-  return { backendUrl, project: clusterProjectName(clusterId) };
+  const { kubeconfig, shared, backend } = readReaderFlags(args.values, process.env);
+  const clusterId = await clusterIdOf(shared.model, () => clusterIdFromCluster(loadKubeConfig(kubeconfig)));
+  return { backendUrl: backend.backendUrl, project: clusterProjectName(clusterId) };
 }
 
 /**
@@ -252,7 +232,7 @@ export async function runStatus(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    process.stderr.write(`dccm status: reading the backend failed too: ${describeError(error)}\n`);
+    process.stderr.write(`dccm status: reading the backend failed too: ${describeFailure(error)}\n`);
     return 1;
   }
 }

@@ -18,6 +18,7 @@ import { CONFIG_KEYS, ConfigError, parseConfig, type Config, type ConfigKey, typ
 import { NODE_CONFIG_KEYS, parseNodeConfig, type NodeConfig, type NodeConfigKey } from "../controllers/node/config";
 import type { DaemonOptions } from "./options";
 import { Machine, defaultParallelism, thisMachine } from "../runtime/parallelism";
+import { resolveBackendUrl } from "../stacks/backend";
 
 // Tunables: fixed for every deployment, named here so tests, benchmarks and the docs can cite them.
 
@@ -223,8 +224,8 @@ export interface DaemonSettings extends CommandLine {
   readonly driftMs: number;
   readonly fullRefreshMs: number;
   readonly operationTimeoutMs: number;
-  /** The flag, the key, then $PULUMI_BACKEND_URL; undefined: file://<stateDir>/backend. */
-  readonly backendUrl: string | undefined;
+  /** The flag, the key, $PULUMI_BACKEND_URL, then file://<stateDir>/backend (stacks/backend.ts). */
+  readonly backendUrl: string;
   readonly secretsProvider: string | undefined;
   readonly leaderElection: boolean;
 }
@@ -245,15 +246,18 @@ export type SettingsResult =
   /** Everything else is valid; clusterId is to be read from the cluster. */
   | { readonly kind: "needsClusterId" };
 
-/** A daemon key's value and the name to report it by: its flag's when the flag is given (the flag wins), else the key's. */
-function daemonValue(input: SettingsInput, shared: SharedConfig, key: DaemonKey): { value: unknown; name: string } {
+/**
+ * A daemon key's value and the name to report it by: its flag's when the flag is given (the flag
+ * wins), else the key's. A flag given as "" is unset, as a key is: the key is read then.
+ */
+function daemonValue(flags: DaemonFlagValues, shared: SharedConfig, key: DaemonKey): { value: unknown; name: string } {
   const flag = DAEMON_KEY_FLAGS[key];
-  const fromFlag = input.flags[flag];
-  if (typeof fromFlag === "string") return { value: fromFlag, name: `--${flag}` };
+  const fromFlag = flags[flag];
+  if (typeof fromFlag === "string" && fromFlag !== "") return { value: fromFlag, name: `--${flag}` };
   return { value: shared.daemon[key], name: key };
 }
 
-/** A path or URL; a YAML number (a directory named 2024) is taken as written. */
+/** A path or URL; a YAML number (a directory named 2024) is taken as written; "" is unset. */
 function text(input: { value: unknown; name: string }, problems: string[]): string | undefined {
   const { value, name } = input;
   if (value === undefined || value === null || value === "") return undefined;
@@ -283,6 +287,27 @@ function leaderElection(input: SettingsInput, shared: SharedConfig, problems: st
   return true;
 }
 
+/** Where the daemon keeps its stacks and how they are encrypted. */
+export interface BackendSettings {
+  readonly stateDir: string;
+  readonly backendUrl: string;
+  readonly secretsProvider: string | undefined;
+}
+
+/**
+ * The daemon's stateDir, backendUrl and secretsProvider, from its flags (`--state-dir`,
+ * `--backend-url`, `--secrets-provider`) over the config file's keys: the daemon's, and those of
+ * every command that reads its stacks (bin/options.ts), so all find the same backend. A problem
+ * (a key that is no string) is added to `problems`, named as written.
+ */
+export function backendSettings(flags: DaemonFlagValues, shared: SharedConfig, env: Readonly<Record<string, string | undefined>>, problems: string[]): BackendSettings {
+  const stateDir = text(daemonValue(flags, shared, "stateDir"), problems) ?? DAEMON_DEFAULTS.stateDir;
+  const backend = daemonValue(flags, shared, "backendUrl");
+  const url = text(backend, problems);
+  const backendUrl = resolveBackendUrl(backend.name === "backendUrl" ? { file: url, env: env.PULUMI_BACKEND_URL, stateDir } : { flag: url, env: env.PULUMI_BACKEND_URL, stateDir });
+  return { stateDir, backendUrl, secretsProvider: text(daemonValue(flags, shared, "secretsProvider"), problems) };
+}
+
 /** GCP keys (of a config file) with the GCP flags on top: a flag wins. Every subcommand reads them so. */
 export function withConfigFlags(raw: RawConfig, flags: Readonly<Record<string, string | boolean | undefined>>): RawConfig {
   const merged: RawConfig = { ...raw };
@@ -305,8 +330,31 @@ function nodeRaw(input: SettingsInput, shared: SharedConfig): Record<string, unk
   return raw;
 }
 
-// Stands in for a clusterId the cluster has yet to supply, so every other key is checked first.
+// Stands in for a clusterId the cluster has yet to supply (or lacks), so every other key is checked all the same.
 const PENDING_CLUSTER_ID = "pending";
+
+/** The one text of a clusterId found nowhere, for the daemon and every command that looks for it so. */
+export const CLUSTER_ID_NOT_FOUND = "clusterId: in neither --clusterId, the config file nor the cluster's ConfigMap kube-system/ingress-uid";
+
+/** Whether clusterId is to be read from the cluster: neither a flag nor the config file sets it ("" and null are unset). */
+export function clusterIdUnset(raw: RawConfig): boolean {
+  return raw.clusterId === undefined || raw.clusterId === null || raw.clusterId === "";
+}
+
+/**
+ * parseConfig of the GCP keys (flags on top) with clusterId found where every command looks for it:
+ * the flag or the config file (`raw`), else `fromCluster`, what ConfigMap kube-system/ingress-uid said
+ * once asked. Not asked yet: `pending`, the other keys checked against a stand-in. Asked and found
+ * nothing: CLUSTER_ID_NOT_FOUND after the other problems. Problems go to `problems`.
+ */
+export function collectClusterConfig(raw: RawConfig, fromCluster: { readonly clusterId: string | undefined } | undefined, problems: string[]): { config: Config | undefined; pending: boolean } {
+  if (!clusterIdUnset(raw)) return { config: collectModelConfig(raw, problems), pending: false };
+  if (fromCluster?.clusterId !== undefined) return { config: collectModelConfig({ ...raw, clusterId: fromCluster.clusterId }, problems), pending: false };
+  const config = collectModelConfig({ ...raw, clusterId: PENDING_CLUSTER_ID }, problems);
+  if (fromCluster === undefined) return { config, pending: true };
+  problems.push(CLUSTER_ID_NOT_FOUND);
+  return { config: undefined, pending: false };
+}
 
 /**
  * Every setting of the daemon, or every problem: unknown keys, then the GCP keys, the daemon's
@@ -316,24 +364,19 @@ const PENDING_CLUSTER_ID = "pending";
 export function daemonSettings(input: SettingsInput, fromCluster?: { readonly clusterId: string | undefined }): SettingsResult {
   const shared = splitConfig(input.file);
   const problems = [...shared.unknown];
-  const raw = withConfigFlags(shared.model, input.flags);
-  const pending = raw.clusterId === undefined && fromCluster === undefined;
-  if (raw.clusterId === undefined && fromCluster?.clusterId !== undefined) raw.clusterId = fromCluster.clusterId;
-  const config = collectModelConfig(pending ? { ...raw, clusterId: PENDING_CLUSTER_ID } : raw, problems);
+  const { config, pending } = collectClusterConfig(withConfigFlags(shared.model, input.flags), fromCluster, problems);
 
-  const stateDir = text(daemonValue(input, shared, "stateDir"), problems) ?? DAEMON_DEFAULTS.stateDir;
-  const listenSetting = daemonValue(input, shared, "listen");
+  const { stateDir, backendUrl, secretsProvider } = backendSettings(input.flags, shared, input.env, problems);
+  const listenSetting = daemonValue(input.flags, shared, "listen");
   const listen = splitListen(text(listenSetting, problems) ?? DAEMON_DEFAULTS.listen, listenSetting.name, problems);
-  const parallelismSetting = daemonValue(input, shared, "parallelism");
+  const parallelismSetting = daemonValue(input.flags, shared, "parallelism");
   const parallelism = wholeNumber(parallelismSetting.value, parallelismSetting.name, 1, defaultParallelism(input.machine ?? thisMachine()), problems);
-  const driftSetting = daemonValue(input, shared, "driftInterval");
+  const driftSetting = daemonValue(input.flags, shared, "driftInterval");
   const driftMs = optionalDuration(driftSetting.value, driftSetting.name, DAEMON_DEFAULTS.driftMs, problems);
-  const fullRefreshSetting = daemonValue(input, shared, "fullRefreshInterval");
+  const fullRefreshSetting = daemonValue(input.flags, shared, "fullRefreshInterval");
   const fullRefreshMs = optionalDuration(fullRefreshSetting.value, fullRefreshSetting.name, DAEMON_DEFAULTS.fullRefreshMs, problems);
-  const backendUrl = text(daemonValue(input, shared, "backendUrl"), problems) ?? input.env.PULUMI_BACKEND_URL;
-  const secretsProvider = text(daemonValue(input, shared, "secretsProvider"), problems);
   const leader = leaderElection(input, shared, problems);
-  const timeoutSetting = daemonValue(input, shared, "operationTimeout");
+  const timeoutSetting = daemonValue(input.flags, shared, "operationTimeout");
   const operationTimeoutMs = optionalDuration(timeoutSetting.value, timeoutSetting.name, DAEMON_DEFAULTS.operationTimeoutMs, problems);
 
   const nodes = parseNodeConfig(nodeRaw(input, shared), problems);
@@ -365,7 +408,7 @@ export async function resolveDaemonSettings(input: SettingsInput, readClusterId:
   if (result.kind === "needsClusterId") result = daemonSettings(input, { clusterId: await readClusterId() });
   if (result.kind === "ok") return result.settings;
   // needsClusterId cannot come back once the cluster was asked: clusterId is then set or missing.
-  throw new ConfigError(result.kind === "invalid" ? [...result.problems] : ["clusterId: required"]);
+  throw new ConfigError(result.kind === "invalid" ? [...result.problems] : [CLUSTER_ID_NOT_FOUND]);
 }
 
 /** Why stacks could not be encrypted, or undefined when they can. */

@@ -19,7 +19,6 @@ import { ServiceWriter } from "../controllers/service/services";
 import { DesiredDriver } from "../controllers/desiredDriver";
 import { enqueueUnwanted } from "../controllers/unwanted";
 import { adoptAtStart } from "../controllers/startAdoption";
-import { localBackendUrl } from "../stacks/runner";
 import { clearStaleLocks, removeTruncatedAttrs } from "../stacks/locks";
 import { ConfigMapLedger, listServiceClasses } from "../leaks/ledger";
 import { PhaseTimer } from "./phases";
@@ -192,7 +191,7 @@ export class Daemon {
   /** The backend's URL; a file:// backend is created, and metadata files a kill truncated are removed. */
   private prepareBackend(): string {
     const { options } = this;
-    const backendUrl = options.backendUrl ?? localBackendUrl(path.join(options.stateDir, "backend"));
+    const backendUrl = options.backendUrl;
     if (backendUrl.startsWith("file://")) {
       const backendDir = backendUrl.slice("file://".length);
       fs.mkdirSync(backendDir, { recursive: true, mode: 0o700 });

@@ -12,7 +12,8 @@ export interface DaemonOptions {
   logger: Logger;
   /** Where workspaces and (by default) the file:// backend live. */
   stateDir: string;
-  backendUrl?: string;
+  /** Resolved once, by daemonOptions (daemon/config.ts, the rule of stacks/backend.ts). */
+  backendUrl: string;
   secretsProvider?: string;
   /** Extra environment for the pulumi CLI (the offline environment's, for instance). */
   pulumiEnv: Record<string, string>;

@@ -109,10 +109,6 @@ export interface UpOutcome {
 
 const CHANGING_OPS = new Set(["create", "update", "replace", "delete", "create-replacement", "delete-replaced"]);
 
-export function localBackendUrl(stateDir: string): string {
-  return `file://${path.resolve(stateDir)}`;
-}
-
 interface Entry {
   stack: Stack;
   /** The desired state the next run of this stack's program declares. */

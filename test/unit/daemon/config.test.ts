@@ -144,7 +144,7 @@ describe("daemon/config daemonSettings", () => {
       driftMs: 600_000,
       fullRefreshMs: 86_400_000,
       operationTimeoutMs: 1_200_000,
-      backendUrl: undefined,
+      backendUrl: "file:///var/lib/dccm/backend",
       secretsProvider: undefined,
       leaderElection: true,
     });
@@ -170,7 +170,7 @@ describe("daemon/config daemonSettings", () => {
     const settings = settingsOf(GCP);
     assert.deepEqual(
       [settings.stateDir, settings.listen, settings.parallelism, settings.driftMs, settings.operationTimeoutMs, settings.backendUrl, settings.secretsProvider, settings.leaderElection],
-      ["/var/lib/dccm", { host: "0.0.0.0", port: 10258 }, 4, 600_000, 1_200_000, undefined, undefined, true],
+      ["/var/lib/dccm", { host: "0.0.0.0", port: 10258 }, 4, 600_000, 1_200_000, "file:///var/lib/dccm/backend", undefined, true],
     );
   });
 
@@ -234,6 +234,23 @@ describe("daemon/config daemonSettings", () => {
     assert.equal(settingsOf(GCP, {}, env).backendUrl, "gs://env");
     assert.equal(settingsOf({ ...GCP, backendUrl: "gs://file" }, {}, env).backendUrl, "gs://file");
     assert.equal(settingsOf({ ...GCP, backendUrl: "gs://file" }, { "backend-url": "gs://flag" }, env).backendUrl, "gs://flag");
+  });
+
+  // One rule (stacks/backend.ts): "" is unset wherever it is written; the next source is read.
+  const backendRows: [string, Record<string, unknown>, DaemonFlagValues, Record<string, string>, string][] = [
+    ["nothing: file://<stateDir>/backend", {}, {}, {}, "file:///var/lib/dccm/backend"],
+    ["--state-dir moves the default", {}, { "state-dir": "/flag" }, {}, "file:///flag/backend"],
+    ["the key stateDir moves it", { stateDir: "/file" }, {}, {}, "file:///file/backend"],
+    ["PULUMI_BACKEND_URL= is unset", {}, {}, { PULUMI_BACKEND_URL: "" }, "file:///var/lib/dccm/backend"],
+    ['backendUrl: "" is unset', { backendUrl: "" }, {}, { PULUMI_BACKEND_URL: "gs://env" }, "gs://env"],
+    ['--backend-url "" is unset: the key is read', { backendUrl: "gs://file" }, { "backend-url": "" }, {}, "gs://file"],
+    ['--state-dir "" is unset: the key is read', { stateDir: "/file" }, { "state-dir": "" }, {}, "file:///file/backend"],
+  ];
+  for (const [name, file, flags, env, expected] of backendRows) it(`backendUrl: ${name}`, () => assert.equal(settingsOf({ ...GCP, ...file }, flags, env).backendUrl, expected));
+
+  it('any daemon flag given as "" is unset: its key is read, else the default', () => {
+    const settings = settingsOf({ ...GCP, listen: "10.0.0.1:1", parallelism: 2 }, { listen: "", parallelism: "", "drift-interval": "" });
+    assert.deepEqual([settings.listen, settings.parallelism, settings.driftMs], [{ host: "10.0.0.1", port: 1 }, 2, 600_000]);
   });
 
   const accepted: [string, Record<string, unknown>, (s: DaemonSettings) => unknown, unknown][] = [
@@ -307,7 +324,12 @@ describe("daemon/config daemonSettings", () => {
         kind: "invalid",
         problems: ['clusterId: "Not_A_Name" must be lowercase letters, digits and dashes, at most 46 characters'],
       }));
-    it("the cluster has none: clusterId is required", () => assert.deepEqual(daemonSettings(input(noClusterId), { clusterId: undefined }), { kind: "invalid", problems: ["clusterId: required"] }));
+    it("the cluster has none: where it was looked for", () =>
+      assert.deepEqual(daemonSettings(input(noClusterId), { clusterId: undefined }), {
+        kind: "invalid",
+        problems: ["clusterId: in neither --clusterId, the config file nor the cluster's ConfigMap kube-system/ingress-uid"],
+      }));
+    it('clusterId: "" is unset: the cluster is to be asked', () => assert.deepEqual(daemonSettings(input({ ...GCP, clusterId: "" })), { kind: "needsClusterId" }));
     it("the file's clusterId wins", () => {
       const result = daemonSettings(input(GCP), { clusterId: "feedface" });
       assert.equal(result.kind === "ok" ? result.settings.config.clusterId : result.kind, "c0ffee1234");
@@ -356,8 +378,10 @@ describe("daemon/config resolveDaemonSettings", () => {
     assert.deepEqual(await problems(resolveDaemonSettings(input({ ...noClusterId, listen: "x" }), cluster.read)), ['listen: "x" is not HOST:PORT']);
     assert.equal(cluster.calls(), 0);
   });
-  it("the cluster has none either: clusterId: required", async () => {
-    assert.deepEqual(await problems(resolveDaemonSettings(input(noClusterId), lookup(undefined).read)), ["clusterId: required"]);
+  it("the cluster has none either: where it was looked for", async () => {
+    assert.deepEqual(await problems(resolveDaemonSettings(input(noClusterId), lookup(undefined).read)), [
+      "clusterId: in neither --clusterId, the config file nor the cluster's ConfigMap kube-system/ingress-uid",
+    ]);
   });
 });
 
@@ -382,7 +406,7 @@ describe("daemon/config daemonOptions", () => {
       config: settings.config,
       logger,
       stateDir: "/var/lib/dccm",
-      backendUrl: undefined,
+      backendUrl: "file:///var/lib/dccm/backend",
       secretsProvider: undefined,
       pulumiEnv: {},
       listenHost: "0.0.0.0",
