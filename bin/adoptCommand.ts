@@ -20,7 +20,8 @@ import { DAEMON_DEFAULTS, encryptionProblem, splitConfig } from "../daemon/confi
 import { readClusterUid } from "../watcher/identity";
 import { ConfigMapLedger, listServiceClasses } from "../leaks/ledger";
 import { ServiceWriter } from "../controllers/service/services";
-import { clusterProjectName, localBackendUrl, StackRunner } from "../stacks/runner";
+import { localBackendUrl, StackRunner } from "../stacks/runner";
+import { clusterProjectName } from "../stacks/project";
 import { ANNOTATION_BACKEND, ConfigError, loadBalancerName, type Config } from "../model";
 import { parseNodeConfig } from "../controllers/node";
 import { COMPUTE_SCOPE, ComputeClient, DEFAULT_COMPUTE_ENDPOINT } from "../gce";

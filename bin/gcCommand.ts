@@ -8,7 +8,8 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { readClusterUid } from "../watcher/identity";
-import { clusterProjectName, localBackendUrl, StackRunner } from "../stacks/runner";
+import { localBackendUrl, StackRunner } from "../stacks/runner";
+import { clusterProjectName } from "../stacks/project";
 import { describeError } from "../runtime/errors";
 import { ConfigError, CLUSTER_STACK, type Config } from "../model";
 import { parseNodeConfig } from "../controllers/node";
@@ -154,7 +155,7 @@ async function checkAndDelete(
       config: { clusterId: config.clusterId, clusterUid, clusterName: config.clusterName, configureRoutes: config.configureRoutes },
       clusterUid,
       ledger,
-      workspace: () => runner.readOnlyWorkspace(),
+      reader: () => runner.stackReader({ readCheckpoints: false }),
       cluster: async () => clusterFacts((await listCluster(kubeConfig)).snapshot, config.loadBalancerClasses),
     });
     // Without a cluster stack applied by this cluster, the backend is empty, another one, or not

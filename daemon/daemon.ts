@@ -26,7 +26,8 @@ import { ClusterRouteStatus } from "../controllers/cluster/routes";
 import { startProbeServer, type ProbeServer } from "./server";
 import { StatusBook, type StatusDocument } from "../controllers/status";
 import { ServiceWriter } from "../controllers/service/services";
-import { clusterProjectName, localBackendUrl, StackRunner } from "../stacks/runner";
+import { localBackendUrl, StackRunner } from "../stacks/runner";
+import { clusterProjectName } from "../stacks/project";
 import { clearStaleLocks, removeTruncatedAttrs } from "../stacks/locks";
 import { holdOrphanDestroys } from "../model/removal";
 import { ConfigMapLedger, listServiceClasses } from "../leaks/ledger";
@@ -270,7 +271,7 @@ export class Daemon {
       workDir: path.join(options.stateDir, "workspaces"),
       ...(options.pulumiCommand !== undefined ? { pulumiCommand: options.pulumiCommand } : {}),
       projectName: clusterProjectName(options.config.clusterId),
-      onAdopted: (stack, urns) => logger.warn({ stack, urns }, "adopted resources a killed run created but did not record"),
+      onRecovered: (stack, urns) => logger.warn({ stack, urns }, "recovered resources a killed run created but did not record"),
       onCheckpointUnsure: (stack, reason) => logger.info({ stack, reason }, "reading the stack through the pulumi CLI"),
       onOutputsMissing: (stack) => logger.warn({ stack }, "a successful up recorded no stack outputs; running it once more"),
       onTerminate: (stack, operation, afterMs) => logger.warn({ stack, operation, afterMs }, "a cancelled pulumi run did not end; terminating it"),

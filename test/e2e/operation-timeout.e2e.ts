@@ -95,7 +95,7 @@ describe("dccm daemon: a hung pulumi up is cancelled at --operation-timeout", fu
 
     const ip = await eventually("stuck's ingress", async () => (await core.readNamespacedServiceStatus({ name: "stuck", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 240_000);
     assert.equal(await daemons.metric(running, TIMEOUTS), 1);
-    const adopted = logLines(running.logPath, "adopted resources a killed run created but did not record").map((line) => ({ ...line, urns: [...(line.urns as string[])].sort() }));
+    const adopted = logLines(running.logPath, "recovered resources a killed run created but did not record").map((line) => ({ ...line, urns: [...(line.urns as string[])].sort() }));
     const urn = (type: string, name: string): string => `urn:pulumi:service.default.stuck::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/${type}::default/stuck:${name}`;
     assert.deepEqual(adopted, [{ stack: "service.default.stuck", urns: [urn("address:Address", "address"), urn("regionBackendService:RegionBackendService", "backend-tcp")] }]);
     assert.deepEqual(ours(lb), [`addresses ${lb}`, `backendServices ${lb}`, `firewalls k8s-fw-${lb}`, `forwardingRules ${lb}`]);

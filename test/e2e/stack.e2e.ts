@@ -12,7 +12,8 @@ import { PulumiCommand } from "@pulumi/pulumi/automation";
 import { FileBackend } from "../../stacks/checkpoints";
 import { appliedFromDeployment, appliedOf } from "../../drift/applied";
 import type { AppliedResource } from "../../drift/declared";
-import { PROJECT_NAME, StackRunner, type StackRunnerOptions } from "../../stacks/runner";
+import { StackRunner, type StackRunnerOptions } from "../../stacks/runner";
+import { PROJECT_NAME } from "../../stacks/project";
 import { E2E_CONFIG } from "../support/cluster";
 import { startTestEnv, type TestEnv } from "../support/env";
 
@@ -118,7 +119,7 @@ describe("stack program on the real engine and the GCE emulator", function () {
       assert.deepEqual((await restarted.stackReader().exportStack(stack)).deployment, (await viaCli.stackReader().exportStack(stack)).deployment);
     }
     assert.deepEqual(
-      (await restarted.stackReader().listStacks()).map((summary) => summary.name),
+      await restarted.stackReader().listStacks(),
       [CLUSTER_STACK, serviceStack],
     );
     assert.deepEqual(

@@ -156,7 +156,7 @@ function harness(
     async inspect(stack: string, _scope: Scope): Promise<Inspection> {
       calls.push(`inspect ${stack}`);
       const uid = options.recorded?.[stack];
-      return { hash: options.hashes?.(cache)[stack], outputs: options.outputs?.[stack] ?? {}, adopted: [], clusterUid: uid };
+      return { hash: options.hashes?.(cache)[stack], outputs: options.outputs?.[stack] ?? {}, recovered: [], clusterUid: uid };
     },
     async ensureStack(stack: string): Promise<void> {
       calls.push(`ensureStack ${stack}`);

@@ -8,7 +8,8 @@ import { RunStates } from "../../../stacks/states";
 import { appliedGroups, planDriftPass } from "../../../drift/plan";
 import { firstRefreshDelay, FullRefreshTimers, refreshWaitMs } from "../../../controllers/stackRuns";
 import * as os from "node:os";
-import { isLateEngineError, lateRunErrorListener, StackRunner } from "../../../stacks/runner";
+import { StackRunner } from "../../../stacks/runner";
+import { isLateEngineError, lateRunErrorListener } from "../../../stacks/processGuard";
 import { jitteredDelay } from "../../../runtime/periodic";
 
 const LINK = "https://compute.googleapis.com/compute/v1/projects/p";

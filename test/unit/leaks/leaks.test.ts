@@ -5,7 +5,6 @@
  */
 import * as assert from "node:assert/strict";
 import { ApiException, type CoreV1Api, type CoreV1Event, type V1ConfigMap } from "@kubernetes/client-node";
-import type { StackSummary } from "@pulumi/pulumi/automation";
 import fc from "fast-check";
 import pino from "pino";
 
@@ -340,7 +339,7 @@ describe("daemon/reconciler: the ledger is written before the first up and dropp
       runner: {
         async inspect(stack: string, _scope: Scope): Promise<Inspection> {
           calls.push(`inspect ${stack}`);
-          return { hash: undefined, outputs: {}, adopted: [], clusterUid: CLUSTER_UID };
+          return { hash: undefined, outputs: {}, recovered: [], clusterUid: CLUSTER_UID };
         },
         async ensureStack(stack: string): Promise<void> {
           calls.push(`ensureStack ${stack}`);
@@ -454,9 +453,9 @@ describe("leaks/ownership", () => {
     assert.deepEqual(deploymentOwnership(undefined), { owned: [], clusterUid: undefined });
   });
 
-  function workspace(deployments: Record<string, unknown>): { listStacks(): Promise<StackSummary[]>; exportStack(stack: string): Promise<{ version: number; deployment: unknown }> } {
+  function workspace(deployments: Record<string, unknown>): { listStacks(): Promise<string[]>; exportStack(stack: string): Promise<{ version: number; deployment: unknown }> } {
     return {
-      listStacks: async () => Object.keys(deployments).map((name) => ({ name: `organization/dccm-c0ffee1234/${name}`, current: false })),
+      listStacks: async () => Object.keys(deployments),
       exportStack: async (stack) => ({ version: 3, deployment: deployments[stack] }),
     };
   }

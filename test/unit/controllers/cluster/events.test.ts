@@ -10,7 +10,8 @@ import { EventRecorder, type EventPatch, type EventSink } from "../../../../runt
 import { clusterDriftEvents, clusterFailureEvent, leaseTarget, putBackCounts, putBackResource, type ClusterDriftInput, type ClusterEvent } from "../../../../controllers/cluster/events";
 import { DaemonMetrics } from "../../../../runtime/metrics";
 import { Reconciler } from "../../../../controllers/reconciler";
-import { type PutBack, type UpOutcome } from "../../../../stacks/runner";
+import { type UpOutcome } from "../../../../stacks/runner";
+import { type PutBack } from "../../../../stacks/events";
 import type { DesiredState } from "../../../../model";
 import { DesiredCache } from "../../../../watcher/desiredCache";
 import { counter } from "../../../support/cluster";

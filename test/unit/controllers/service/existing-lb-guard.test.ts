@@ -133,7 +133,7 @@ function harness(options: { guard?: boolean; knownStacks?: string[]; hashes?: (c
   const runner: ReconcilerDeps["runner"] = {
     async inspect(stack: string): Promise<Inspection> {
       calls.push(`inspect ${stack}`);
-      return { hash: options.hashes?.(cache)[stack], outputs: {}, adopted: [], clusterUid: undefined };
+      return { hash: options.hashes?.(cache)[stack], outputs: {}, recovered: [], clusterUid: undefined };
     },
     async ensureStack(stack: string): Promise<void> {
       calls.push(`ensureStack ${stack}`);

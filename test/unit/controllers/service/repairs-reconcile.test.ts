@@ -71,7 +71,7 @@ function harness(plan: StepEventMetadata[]): Harness {
   const metrics = new DaemonMetrics();
   const outputs = { loadBalancers: { "default/web": { ingress: [IP] } }, instanceGroups: {}, routes: {} };
   const runner: ReconcilerDeps["runner"] = {
-    inspect: async (): Promise<Inspection> => ({ hash: undefined, outputs: {}, adopted: [], clusterUid: undefined }),
+    inspect: async (): Promise<Inspection> => ({ hash: undefined, outputs: {}, recovered: [], clusterUid: undefined }),
     ensureStack: async (): Promise<void> => undefined,
     up: async (stack: string, _scope: Scope, _desired, opts): Promise<UpOutcome> => {
       calls.push(`up ${stack}${opts.refresh ? " --refresh" : ""}`);
