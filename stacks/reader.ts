@@ -5,6 +5,8 @@
  * (stacks/checkpoints.ts), else through the CLI (`pulumi stack ls`, `pulumi stack export`). Read-only:
  * it never creates, selects or repairs a stack.
  */
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, type PulumiCommand, type Stack, type Workspace } from "@pulumi/pulumi/automation";
 import { isRecord } from "../runtime/guards";
@@ -110,9 +112,35 @@ export class StackReader {
     return { version: exported.version, ...(features !== undefined ? { features } : {}), deployment: exported.deployment };
   }
 
+  /**
+   * The deployment of a stack just listed: as readDeployment, but a stack whose checkpoint file is
+   * gone (removed since the listing) records none rather than failing its `pulumi stack export`.
+   */
+  async readListed(stack: string): Promise<Record<string, unknown> | undefined> {
+    if (this.files?.readCheckpoint(this.options.projectName, stack).kind === "absent") return undefined;
+    return this.readDeployment(stack);
+  }
+
   /** The stack's deployment (exportStack); undefined when it records none (never updated). */
   async readDeployment(stack: string): Promise<Record<string, unknown> | undefined> {
     const { deployment } = await this.exportStack(stack);
     return isRecord(deployment) ? deployment : undefined;
+  }
+}
+
+/**
+ * Every stack of the project and its deployment, read once by a reader of its own whose workspace
+ * is a temporary directory, removed after (a command's read of a backend: the daemon's workspaces
+ * are never used).
+ */
+export async function readEveryStack(options: Omit<StackReaderOptions, "workDir">): Promise<{ stack: string; deployment: Record<string, unknown> | undefined }[]> {
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-read-"));
+  try {
+    const reader = new StackReader({ ...options, workDir });
+    const read: { stack: string; deployment: Record<string, unknown> | undefined }[] = [];
+    for (const stack of await reader.listStacks()) read.push({ stack, deployment: await reader.readListed(stack) });
+    return read;
+  } finally {
+    fs.rmSync(workDir, { recursive: true, force: true });
   }
 }

@@ -150,7 +150,6 @@ function settle(entry: Entry): void {
   entry.runStore = undefined;
 }
 
-
 export class StackRunner {
   private readonly entries = new Map<string, Promise<Entry>>();
   /** The backend's stacks as listed (listStacks) plus those created since; undefined until listed. */

@@ -54,4 +54,3 @@ export function workspaceOptions(workDir: string, settings: WorkspaceSettings): 
 export function pulumiOnPath(): Promise<PulumiCommand | undefined> {
   return PulumiCommand.get().catch(() => undefined);
 }
-

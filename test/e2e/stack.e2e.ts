@@ -118,10 +118,7 @@ describe("stack program on the real engine and the GCE emulator", function () {
       // What the leak check reads of every stack, every drift interval.
       assert.deepEqual((await restarted.stackReader().exportStack(stack)).deployment, (await viaCli.stackReader().exportStack(stack)).deployment);
     }
-    assert.deepEqual(
-      await restarted.stackReader().listStacks(),
-      [CLUSTER_STACK, serviceStack],
-    );
+    assert.deepEqual(await restarted.stackReader().listStacks(), [CLUSTER_STACK, serviceStack]);
     assert.deepEqual(
       fs
         .readFileSync(commandLog, "utf8")
