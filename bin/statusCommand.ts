@@ -3,8 +3,6 @@
  * last up, ingress, drift correction, error) or, when the daemon cannot be reached, from the
  * backend (the stacks and the ingress they record; nothing else is known there).
  */
-import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
@@ -16,7 +14,6 @@ import { localBackendUrl } from "../stacks/runner";
 import { clusterProjectName } from "../stacks/project";
 import { recordedService, stackOutputs } from "../stacks/deployment";
 import { readEveryStack } from "../stacks/reader";
-import { isRecord } from "../runtime/guards";
 import { loadKubeConfig, readClusterId } from "../watcher/list";
 import { configFromFlags, parseFlags, UsageError } from "./options";
 import { ingressOf } from "../components/outputs";

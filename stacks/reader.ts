@@ -93,7 +93,7 @@ export class StackReader {
   readCheckpoint(stack: string): CheckpointDeployment | undefined {
     const read = this.files?.readCheckpoint(this.options.projectName, stack);
     if (read === undefined) return undefined;
-    if (read.kind === "read") return read;
+    if (read.kind === "read") return { version: read.version, ...(read.features !== undefined ? { features: read.features } : {}), deployment: read.deployment };
     if (read.kind === "unsure") this.options.onCheckpointUnsure?.(stack, read.reason);
     return undefined;
   }

@@ -13,7 +13,6 @@ import { ClusterRouteStatus } from "../../../controllers/cluster/routes";
 import { parseConfig, type ClusterSnapshot, type ServiceInfo } from "../../../model";
 import { DesiredCache, parseServiceStack } from "../../../watcher/desiredCache";
 import { lbService } from "../../support/builders";
-import { HASH_OUTPUT } from "../../../components/outputs";
 
 describe("daemon: Lease decisions (canAcquire)", () => {
   const now = Date.parse("2026-11-22T10:00:00Z");

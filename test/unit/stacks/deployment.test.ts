@@ -1,6 +1,7 @@
-/** The pure readers of an exported deployment (stacks/deployment.ts): the root outputs, the recovery of a killed run's pending creates. */
+/** The pure readers of an exported deployment (stacks/deployment.ts): the root outputs, the Service a stack records, the recovery of a killed run's pending creates. */
 import * as assert from "node:assert/strict";
-import { recoverPendingCreates, stackOutputs } from "../../../stacks/deployment";
+import { recordedService, recoverPendingCreates, stackOutputs } from "../../../stacks/deployment";
+import { serviceStackName } from "../../../model/names";
 import { HASH_OUTPUT } from "../../../components/outputs";
 
 describe("stacks: stackOutputs", () => {
@@ -40,4 +41,30 @@ describe("stacks: recoverPendingCreates", () => {
       { type: "updating", resource: { urn: "urn:y" } },
     ]);
   });
+});
+
+const NS63 = "n".repeat(62) + "s";
+
+describe("Service stacks back to their Service", () => {
+  const ns = NS63;
+  const long = "l".repeat(40);
+  const stack = serviceStackName(ns, long);
+  const component = { urn: `urn:pulumi:${stack}::dccm-e2e::dccm:gcp:ServiceLoadBalancer::${ns}/${long}`, type: "dccm:gcp:ServiceLoadBalancer", custom: false };
+  const root = (outputs: Record<string, unknown>): Record<string, unknown> => ({ urn: `urn:pulumi:${stack}::dccm-e2e::pulumi:pulumi:Stack::dccm-e2e-${stack}`, type: "pulumi:pulumi:Stack", outputs });
+
+  const table: [string, Record<string, unknown> | undefined, { namespace: string; name: string } | undefined][] = [
+    ["the output dccmServiceKey", { resources: [root({ dccmServiceKey: `${ns}/${long}` })] }, { namespace: ns, name: long }],
+    ["the ServiceLoadBalancer component (a first up that failed)", { resources: [root({}), component] }, { namespace: ns, name: long }],
+    [
+      "a pending create of a killed first up",
+      { resources: [], pending_operations: [{ type: "creating", resource: { urn: `urn:pulumi:${stack}::dccm-e2e::gcp:compute/address:Address::${ns}/${long}:address` } }] },
+      { namespace: ns, name: long },
+    ],
+    ["another Service's key (not this stack's)", { resources: [root({ dccmServiceKey: `${ns}/other` })] }, undefined],
+    ["nothing recorded (a stack never applied)", { resources: [] }, undefined],
+    ["no deployment", undefined, undefined],
+  ];
+  for (const [title, deployment, expected] of table) {
+    it(`recordedService: ${title}`, () => assert.deepEqual(recordedService(stack, deployment), expected));
+  }
 });
