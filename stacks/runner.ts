@@ -555,12 +555,8 @@ export class StackRunner {
 
   /** Names of the stacks in the backend (for orphans left by Services deleted while we were down). */
   async listStacks(): Promise<string[]> {
-    const stacks = await this.listBackend();
+    const stacks = await this.reader.listStacks();
     this.listed = new Set(stacks);
     return stacks;
-  }
-
-  private listBackend(): Promise<string[]> {
-    return this.reader.listStacks();
   }
 }
