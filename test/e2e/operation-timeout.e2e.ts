@@ -2,7 +2,7 @@
  * Issue 16, item 6: a hung engine run must not hold its stack forever. The daemon runs as a
  * process with `--operation-timeout 20s` against the real engine and the GCE emulator, behind a
  * proxy (test/support/delay-proxy.ts) that holds the provider's creates without ever answering (a
- * GCE call that hangs). The deadline is long enough for the retry (adoption, refresh, creates) to
+ * GCE call that hangs). The deadline is long enough for the retry (recovery, refresh, creates) to
  * finish on a loaded 2-core machine, so only the hung run times out. At the deadline the CLI is interrupted; it then waits for the hung create,
  * so 20 s later it is interrupted again, which terminates it (daemon/interrupt.ts). The run is
  * counted once as timed out, its CLI and plugin are gone and the stack is not left locked. Then the
