@@ -48,10 +48,6 @@ export class StackReader {
     this.files = options.readCheckpoints === false ? undefined : FileBackend.fromUrl(options.backendUrl);
   }
 
-  get projectName(): string {
-    return this.options.projectName;
-  }
-
   /** Whether checkpoints are read directly (a file:// backend): then stacks/ can skip CLI runs for what they hold. */
   get readsFiles(): boolean {
     return this.files !== undefined;
@@ -61,7 +57,7 @@ export class StackReader {
    * A workspace over the project's stacks for reading them (listStacks, exportStack): it creates,
    * selects and repairs no stack.
    */
-  async workspace(): Promise<Workspace> {
+  private async workspace(): Promise<Workspace> {
     const created = (this.cli ??= this.createWorkspace());
     created.catch(() => {
       if (this.cli === created) this.cli = undefined;
