@@ -15,7 +15,7 @@
  * checkpoint); a stack the backend does not have yet is previewed in an empty backend of its own,
  * as the real run's first up would create it. It writes nothing anywhere.
  */
-import type { StepEventMetadata } from "@pulumi/pulumi/automation";
+import type { StepEventMetadata } from "../stacks/events";
 import type { Adoption } from "../components/adoption";
 import { describeError } from "../runtime/errors";
 import type { LeakCompute } from "../gce/listing";

@@ -7,7 +7,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { readClusterUid } from "../watcher/identity";
-import { clusterProjectName, StackRunner } from "../stacks/runner";
+import { StackRunner } from "../stacks/runner";
+import { clusterProjectName } from "../stacks/project";
 import { describeError } from "../runtime/errors";
 import { CLUSTER_STACK, type Config } from "../model";
 import { COMPUTE_SCOPE, ComputeClient } from "../gce";
@@ -120,7 +121,7 @@ async function checkAndDelete(
       config: { clusterId: config.clusterId, clusterUid, clusterName: config.clusterName, configureRoutes: config.configureRoutes },
       clusterUid,
       ledger,
-      workspace: () => runner.readOnlyWorkspace(),
+      reader: () => runner.stackReader({ readCheckpoints: false }),
       cluster: async () => clusterFacts((await listCluster(kubeConfig)).snapshot, config.loadBalancerClasses),
     });
     // Without a cluster stack applied by this cluster, the backend is empty, another one, or not

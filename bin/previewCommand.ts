@@ -4,15 +4,12 @@
  * same stack names, same inline program. Read-only (see READ_ONLY below); the pure part (which
  * stacks change, the plan as text and JSON, the exit code) is preview/plan.ts.
  */
-import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { LocalWorkspace, PulumiCommand, type EngineEvent, type InlineProgramArgs, type LocalWorkspaceOptions, type Stack } from "@pulumi/pulumi/automation";
 import * as k8s from "@kubernetes/client-node";
 import { isRecord } from "../runtime/guards";
 import { encryptionProblem } from "../daemon/config";
-import { FileBackend } from "../stacks/checkpoints";
 import { readClusterUid } from "../watcher/identity";
 import {
   changesByStack,
@@ -34,10 +31,12 @@ import {
   type StackPlan,
 } from "../preview/plan";
 
-import { clusterProjectName, currentRunStore, letGoOfRunStore, recordedService, StackRunner, stackOutputs } from "../stacks/runner";
 import { localBackendUrl } from "../stacks/backend";
+import { clusterProjectName } from "../stacks/project";
+import { hasPendingCreates, recordedService, stackOutputs } from "../stacks/deployment";
+import { checkStackIdentity, recordedClusterUid } from "../stacks/identity";
+import { PreviewEngine } from "../stacks/previewRuns";
 import { CLUSTER_STACK, isServiceStack, parseServiceStack, type Config, stackScope } from "../model";
-import { hashOf } from "../watcher/desiredCache";
 import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";
 import { listCluster, loadKubeConfig } from "../watcher/list";
 import {
@@ -55,8 +54,7 @@ import {
   type HelpEntry,
 } from "./options";
 import { thisMachine } from "../runtime/parallelism";
-import { ForeignStackError } from "../stacks/errors";
-import { CLUSTER_UID_OUTPUT, HASH_OUTPUT, stackProgramOutputs } from "../components/outputs";
+import { HASH_OUTPUT, stackProgramOutputs } from "../components/outputs";
 
 /** preview's own flags and the shared ones, in help order. */
 const PREVIEW_FLAGS: readonly HelpEntry[] = [
@@ -103,13 +101,9 @@ export const PREVIEW_HELP = commandHelp(
  */
 
 interface Where {
-  backendUrl: string;
-  project: string;
   clusterUid: string;
-  /** The pulumi CLI on PATH, checked once for every workspace (each would run `pulumi version`). */
-  pulumiCommand: PulumiCommand;
-  /** Our temporary directory: workspaces, and the empty backend of new stacks. */
-  workDir: string;
+  /** The engine runs and the reader of the daemon's stacks (stacks/previewRuns.ts), in our temporary directory. */
+  engine: PreviewEngine;
   /** Engine runs at once. */
   parallelism: number;
 }
@@ -159,7 +153,7 @@ async function preview(flags: FlagValues): Promise<{ plans: StackPlan[]; rejecte
   const clusterUid = await readClusterUid(kubeConfig);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-preview-"));
   try {
-    const where: Where = { backendUrl, project: clusterProjectName(config.clusterId), clusterUid, pulumiCommand: await PulumiCommand.get(), workDir, parallelism };
+    const where: Where = { clusterUid, engine: await PreviewEngine.open({ backendUrl, projectName: clusterProjectName(config.clusterId), workDir }), parallelism };
     return await planStacks(where, config, desiredStacks(dump.snapshot, config), dump);
   } finally {
     fs.rmSync(workDir, { recursive: true, force: true });
@@ -184,31 +178,19 @@ async function planStacks(where: Where, config: Config, wanted: DesiredStacks, d
   return { plans, rejected };
 }
 
-function workspaceOptions(where: Where, stack: string, backendUrl: string, env: Record<string, string> = {}): LocalWorkspaceOptions {
-  const workDir = path.join(where.workDir, "workspaces", stack);
-  fs.mkdirSync(workDir, { recursive: true });
-  return {
-    workDir,
-    projectSettings: { name: where.project, runtime: "nodejs", backend: { url: backendUrl } },
-    envVars: { PULUMI_BACKEND_URL: backendUrl, PULUMI_SKIP_UPDATE_CHECK: "true", ...env },
-    pulumiCommand: where.pulumiCommand,
-  };
-}
-
 /** The recorded hash of every stack of the project; a stack of another cluster stops the preview. */
 async function readRecorded(where: Where): Promise<Map<string, RecordedStack>> {
-  // Listing only: the runner's listStacks reads the checkpoint directory or runs `pulumi stack ls`.
-  const runner = new StackRunner({ backendUrl: where.backendUrl, env: {}, workDir: path.join(where.workDir, "list"), projectName: where.project, pulumiCommand: where.pulumiCommand });
+  // The reader lists the checkpoint directory or runs `pulumi stack ls`.
+  const reader = where.engine.reader;
   const recorded = new Map<string, RecordedStack>();
-  for (const stack of await runner.listStacks()) {
+  for (const stack of await reader.listStacks()) {
     if (stack !== CLUSTER_STACK && !isServiceStack(stack)) continue;
     const deployment = await readDeployment(where, stack);
     const outputs = deployment === undefined ? {} : stackOutputs(deployment);
-    const uid = outputs[CLUSTER_UID_OUTPUT];
-    if (typeof uid === "string" && uid !== where.clusterUid) throw new ForeignStackError(stack, uid, where.clusterUid);
+    checkStackIdentity(stack, deployment === undefined ? undefined : recordedClusterUid(deployment), where.clusterUid);
     const hash = outputs[HASH_OUTPUT];
-    // Pending creates of a killed run: the daemon adopts them and runs `up --refresh`, whatever the hash.
-    const pending = Array.isArray(deployment?.pending_operations) && deployment.pending_operations.some((operation) => isRecord(operation) && operation.type === "creating");
+    // Pending creates of a killed run: the daemon recovers them and runs `up --refresh`, whatever the hash.
+    const pending = hasPendingCreates(deployment);
     // A shortened stack name does not say its Service: the stack does.
     const service = stack === CLUSTER_STACK || parseServiceStack(stack) !== undefined ? undefined : recordedService(stack, deployment);
     recorded.set(stack, { hash: typeof hash === "string" && !pending ? hash : undefined, ...(service !== undefined ? { service: `${service.namespace}/${service.name}` } : {}) });
@@ -218,72 +200,33 @@ async function readRecorded(where: Where): Promise<Map<string, RecordedStack>> {
 
 /** The stack's deployment: its checkpoint file on a file:// backend when certain, else `pulumi stack export`. */
 async function readDeployment(where: Where, stack: string): Promise<Record<string, unknown> | undefined> {
-  const file = FileBackend.fromUrl(where.backendUrl)?.readCheckpoint(where.project, stack);
-  if (file?.kind === "read") return file.deployment;
   try {
-    const selected = await LocalWorkspace.selectStack({ stackName: stack, projectName: where.project, program: () => Promise.resolve({}) }, workspaceOptions(where, stack, where.backendUrl));
-    const exported = await selected.exportStack();
-    return isRecord(exported.deployment) ? exported.deployment : undefined;
+    return await where.engine.reader.readDeployment(stack);
   } catch (error) {
     throw new Error(`reading stack ${stack} (pulumi stack export)`, { cause: error });
   }
 }
 
 /** The program of `stacks` (the daemon's, stacks/runner.ts, each with the hash and identity its next up would record), run as one. */
-function programArgs(where: Where, stackName: string, stacks: readonly string[], wanted: DesiredStacks, run: { store?: Record<string, unknown> }): InlineProgramArgs {
-  const program = (): Promise<Record<string, unknown>> => {
-    run.store = currentRunStore();
+function program(where: Where, stacks: readonly string[], wanted: DesiredStacks): () => Record<string, unknown> {
+  return () => {
     const outputs = stacks.map((stack) => stackProgramOutputs(wanted.desired, stackScope(stack, wanted.services.get(stack)), wanted.hashes.get(stack), where.clusterUid));
     // One stack's outputs as its up records them; a run of new stacks together records nothing anyone reads.
-    return Promise.resolve(outputs.length === 1 ? outputs[0] : {});
+    return outputs.length === 1 ? outputs[0] : {};
   };
-  return { stackName, projectName: where.project, program };
-}
-
-/** New stacks, previewed in an empty backend of ours: selecting them in the real one would create them. */
-async function newStack(where: Where, args: InlineProgramArgs): Promise<Stack> {
-  const backendDir = path.join(where.workDir, "empty-backend", args.stackName);
-  fs.mkdirSync(backendDir, { recursive: true });
-  // Nothing is encrypted there that anyone reads again: a throwaway passphrase.
-  const env = { PULUMI_CONFIG_PASSPHRASE: crypto.randomBytes(16).toString("hex") };
-  return LocalWorkspace.createStack(args, { ...workspaceOptions(where, `new-${args.stackName}`, localBackendUrl(backendDir), env), secretsProvider: "passphrase" });
 }
 
 /**
- * One engine run: `pulumi preview` of the daemon's program, `pulumi destroy --preview-only`, or a
- * preview of new stacks together; their changes by stack. What the run kept (the SDK's store, its
- * workspace and empty backend) is let go when it ends: 1,000 stacks cost what one does.
+ * One engine run (stacks/previewRuns.ts): `pulumi preview` of the daemon's program, `pulumi destroy
+ * --preview-only`, or a preview of new stacks together; their changes by stack.
  */
 async function runEngine(where: Where, run: EngineRun, wanted: DesiredStacks): Promise<Map<string, ResourceChange[]>> {
   const changes: ResourceChange[] = [];
-  const onEvent = (event: EngineEvent): void => {
-    const metadata = event.resourcePreEvent?.metadata;
-    const change = metadata === undefined ? undefined : resourceChange(metadata);
-    if (change !== undefined) changes.push(change);
-  };
   const stacks = run.kind === "creates" ? run.stacks : [run.decision.stack];
-  const held: { store?: Record<string, unknown> } = {};
-  // The temporary stack of new stacks: `new-` and a hash, within Pulumi's 100 characters whatever the first stack's name.
-  const args = programArgs(where, run.kind === "creates" ? `new-${hashOf(stacks[0])}` : stacks[0], stacks, wanted, held);
-  try {
-    if (run.kind === "creates") {
-      await (await newStack(where, args)).preview({ onEvent });
-    } else {
-      const stack = await LocalWorkspace.selectStack(run.decision.kind === "destroy" ? { ...args, program: () => Promise.resolve({}) } : args, workspaceOptions(where, stacks[0], where.backendUrl));
-      await (run.decision.kind === "destroy" ? stack.previewDestroy({ onEvent }) : stack.preview({ onEvent }));
-    }
-    // The SDK keeps each inline run's store for the life of the process (stacks/runner.ts letGoOfRunStore).
-    letGoOfRunStore(held.store);
-  } catch (error) {
-    throw new Error(`pulumi preview of ${stacks.length === 1 ? "stack" : "the new stacks"} ${stacks.join(", ")} failed`, { cause: error });
-  } finally {
-    for (const dir of [
-      path.join(where.workDir, "workspaces", args.stackName),
-      path.join(where.workDir, "workspaces", `new-${args.stackName}`),
-      path.join(where.workDir, "empty-backend", args.stackName),
-    ]) {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  }
+  const engineRun = run.kind === "creates" ? { kind: "creates" as const, stacks } : { kind: run.decision.kind === "destroy" ? ("destroy" as const) : ("update" as const), stack: stacks[0] };
+  await where.engine.run(engineRun, program(where, stacks, wanted), (metadata) => {
+    const change = resourceChange(metadata);
+    if (change !== undefined) changes.push(change);
+  });
   return run.kind === "creates" ? changesByStack(changes) : new Map([[stacks[0], changes]]);
 }

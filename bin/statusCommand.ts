@@ -3,15 +3,13 @@
  * last up, ingress, drift correction, error) or, when the daemon cannot be reached, from the
  * backend (the stacks and the ingress they record; nothing else is known there).
  */
-import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
-import type { Workspace } from "@pulumi/pulumi/automation";
 import { describeError } from "../runtime/errors";
-import { FileBackend } from "../stacks/checkpoints";
 
 import { compareStacks, emptyRow, parseStatusDocument, type StatusDocument, type StatusRow } from "../controllers/status";
-import { clusterProjectName, recordedService, StackRunner, stackOutputs } from "../stacks/runner";
+import { clusterProjectName } from "../stacks/project";
+import { recordedService, stackOutputs } from "../stacks/deployment";
+import { readEveryStack } from "../stacks/reader";
 import { isRecord } from "../runtime/guards";
 import { loadKubeConfig } from "../watcher/list";
 import {
@@ -174,33 +172,19 @@ async function backendOf(args: StatusArgs): Promise<{ backendUrl: string; projec
 }
 
 /**
- * The stacks and their recorded outputs, read only: a file:// backend's checkpoint files, else
- * `pulumi stack export` in a workspace of our own (the daemon's are never used).
+ * The stacks and their recorded outputs, read only (stacks/reader.ts readEveryStack): a file://
+ * backend's checkpoint files, else `pulumi stack export` in a workspace of its own.
  */
 async function readBackend(backendUrl: string, project: string): Promise<StatusRow[]> {
-  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-status-"));
-  try {
-    const runner = new StackRunner({ backendUrl, env: {}, workDir, projectName: project });
-    const files = FileBackend.fromUrl(backendUrl);
-    let workspace: Promise<Workspace> | undefined;
-    const rows: StatusRow[] = [];
-    for (const stack of await runner.listStacks()) {
-      const read = files?.readCheckpoint(project, stack);
-      let deployment: unknown = read?.kind === "read" ? read.deployment : undefined;
-      if (read === undefined || read.kind === "unsure") {
-        workspace ??= runner.readOnlyWorkspace();
-        deployment = (await (await workspace).exportStack(stack)).deployment;
-      }
-      // A shortened stack name does not say its Service: the stack does.
-      const row = emptyRow(stack, isRecord(deployment) ? recordedService(stack, deployment) : undefined);
-      const ref = row.service?.split("/");
-      if (ref !== undefined && isRecord(deployment)) row.ingress = ingressOf(stackOutputs(deployment), ref[0], ref[1]);
-      rows.push(row);
-    }
-    return rows.sort((a, b) => compareStacks(a.stack, b.stack));
-  } finally {
-    fs.rmSync(workDir, { recursive: true, force: true });
+  const rows: StatusRow[] = [];
+  for (const { stack, deployment } of await readEveryStack({ backendUrl, projectName: project })) {
+    // A shortened stack name does not say its Service: the stack does.
+    const row = emptyRow(stack, recordedService(stack, deployment));
+    const ref = row.service?.split("/");
+    if (ref !== undefined && deployment !== undefined) row.ingress = ingressOf(stackOutputs(deployment), ref[0], ref[1]);
+    rows.push(row);
   }
+  return rows.sort((a, b) => compareStacks(a.stack, b.stack));
 }
 
 function print(report: StatusReport, json: boolean): void {

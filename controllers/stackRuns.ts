@@ -11,10 +11,12 @@ import type { EnqueueFlags } from "../runtime/queue";
 import { jitteredDelay } from "../runtime/periodic";
 import type { StackMetrics } from "../stacks/metrics";
 import type { StatusBook } from "./status";
-import type { PutBack, StackRunner } from "../stacks/runner";
-import type { StepEventMetadata } from "@pulumi/pulumi/automation";
+import type { StackRunner } from "../stacks/runner";
+import type { PutBack } from "../stacks/events";
+import type { StepEventMetadata } from "../stacks/events";
 import type { Adoption } from "../components/adoption";
-import { ForeignStackError, OperationTimeoutError } from "../stacks/errors";
+import { OperationTimeoutError } from "../stacks/errors";
+import { checkStackIdentity } from "../stacks/identity";
 
 /** What Service stacks, as last applied, point at in the cluster stack. */
 export interface ClusterReferences {
@@ -197,7 +199,7 @@ export class StackRuns {
     }
     const inspection = await this.deps.runner.inspect(stack, scope);
     // A stack without a recorded identity was never applied, or by a dccm older than the check.
-    if (inspection.clusterUid !== undefined && inspection.clusterUid !== this.deps.clusterUid) throw new ForeignStackError(stack, inspection.clusterUid, this.deps.clusterUid);
+    checkStackIdentity(stack, inspection.clusterUid, this.deps.clusterUid);
     record.recorded = inspection.outputs;
     if (inspection.hash !== undefined) record.applied = inspection.hash;
     return inspection.outputs;

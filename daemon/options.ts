@@ -3,7 +3,7 @@ import * as k8s from "@kubernetes/client-node";
 import { Config } from "../model";
 import { Logger } from "pino";
 import { DaemonMetrics } from "./metrics";
-import { PulumiCommand } from "@pulumi/pulumi/automation";
+import type { PulumiCommand } from "../stacks/workspaces";
 import { NodeConfig } from "../controllers/node/config";
 
 export interface DaemonOptions {

@@ -24,7 +24,8 @@ import { InstancePresence, sameInstances } from "../controllers/cluster/instance
 import { computeAddressReader, requestedIpVerifier } from "../controllers/service/requestedIp";
 import { InstanceLocator } from "../controllers/node/locate";
 import type { DesiredDriver } from "../controllers/desiredDriver";
-import { clusterProjectName, StackRunner } from "../stacks/runner";
+import { StackRunner } from "../stacks/runner";
+import { clusterProjectName } from "../stacks/project";
 import { newProcessMarker, PROCESS_OWNER_VARIABLE, Reaper } from "../stacks/reaper";
 import { SharedProvider } from "../stacks/sharedProvider";
 import type { ConfigMapLedger } from "../leaks/ledger";
@@ -118,7 +119,7 @@ export async function startRunner(w: Wiring, running: Running, clusterUid: strin
     workDir: path.join(options.stateDir, "workspaces"),
     ...(options.pulumiCommand !== undefined ? { pulumiCommand: options.pulumiCommand } : {}),
     projectName: clusterProjectName(options.config.clusterId),
-    onAdopted: (stack, urns) => logger.warn({ stack, urns }, "adopted resources a killed run created but did not record"),
+    onRecovered: (stack, urns) => logger.warn({ stack, urns }, "recovered resources a killed run created but did not record"),
     onCheckpointUnsure: (stack, reason) => logger.info({ stack, reason }, "reading the stack through the pulumi CLI"),
     onOutputsMissing: (stack) => logger.warn({ stack }, "a successful up recorded no stack outputs; running it once more"),
     onTerminate: (stack, operation, afterMs) => logger.warn({ stack, operation, afterMs }, "a cancelled pulumi run did not end; terminating it"),

@@ -4,13 +4,13 @@
  * leak confirmed by a GET (a run may have deleted it since the listing). Shared by the daemon's
  * monitor (report only) and `dccm gc`.
  */
-import type { Workspace } from "@pulumi/pulumi/automation";
 import type { ClusterSnapshot } from "../model";
 import { classOwnership } from "../model/removal";
 import type { CallOptions } from "../gce";
 import { classifyLeaks, type ClusterFacts, type Leak, type LeakConfig, type LedgerEntry } from "./classify";
 import { exists, listObserved, type LeakCompute } from "../gce/listing";
 import { readOwnership, type Ownership } from "./ownership";
+import type { StackReader } from "../stacks/reader";
 
 export interface DetectorDeps {
   compute: LeakCompute;
@@ -20,7 +20,8 @@ export interface DetectorDeps {
   /** UID of this cluster's kube-system Namespace: a stack recording another one stops the check. */
   clusterUid: string;
   ledger: { read(): Promise<Map<string, LedgerEntry>> };
-  workspace: () => Promise<Pick<Workspace, "listStacks" | "exportStack">>;
+  /** The reader of the project's stacks (stacks/reader.ts). */
+  reader: () => Pick<StackReader, "listStacks" | "exportStack">;
   cluster: () => Promise<ClusterFacts> | ClusterFacts;
   signal?: AbortSignal;
 }
@@ -44,7 +45,7 @@ export async function detectLeaks(deps: DetectorDeps): Promise<Detection> {
   const opts: CallOptions = deps.signal !== undefined ? { signal: deps.signal } : {};
   const observed = await listObserved(deps.compute, deps.project, deps.region, opts);
   const ledger = await deps.ledger.read();
-  const ownership = await readOwnership(await deps.workspace(), deps.clusterUid, deps.signal);
+  const ownership = await readOwnership(deps.reader(), deps.clusterUid, deps.signal);
   const facts = await deps.cluster();
   const candidates = classifyLeaks(observed, ownership.owned, ledger, facts, deps.config);
   const leaks: Leak[] = [];

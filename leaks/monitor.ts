@@ -107,7 +107,7 @@ export function daemonLeakMonitor(args: {
         config: { clusterId: config.clusterId, clusterUid: args.clusterUid, clusterName: config.clusterName, configureRoutes: config.configureRoutes },
         clusterUid: args.clusterUid,
         ledger: args.ledger,
-        workspace: () => Promise.resolve(args.runner.stackReader()),
+        reader: () => args.runner.stackReader(),
         cluster: () => clusterFacts(args.snapshot(), config.loadBalancerClasses),
         signal,
       }),

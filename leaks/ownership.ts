@@ -3,16 +3,12 @@
  * and the pending creates of a killed run, which reached GCE or may have), read after GCE was
  * listed, so anything a running `up` created before the listing is found in its stack.
  */
-import type { Workspace } from "@pulumi/pulumi/automation";
 import { gceResourceId } from "../gce/ids";
 import { CLUSTER_STACK } from "../model";
-
-import { stackOutputs } from "../stacks/runner";
-
 import { isRecord } from "../runtime/guards";
-import { CLUSTER_UID_OUTPUT } from "../components/outputs";
 import { resourceIdOfPath } from "../gce/resources";
-import { ForeignStackError } from "../stacks/errors";
+import { checkStackIdentity, recordedClusterUid } from "../stacks/identity";
+import type { StackReader } from "../stacks/reader";
 
 /** The resourceIds one exported deployment records, and the cluster identity it records. */
 export function deploymentOwnership(deployment: unknown): { owned: string[]; clusterUid: string | undefined } {
@@ -31,8 +27,7 @@ export function deploymentOwnership(deployment: unknown): { owned: string[]; clu
   for (const operation of Array.isArray(deployment.pending_operations) ? deployment.pending_operations : []) {
     if (isRecord(operation)) take(operation.resource);
   }
-  const recorded = stackOutputs(deployment)[CLUSTER_UID_OUTPUT];
-  return { owned: [...owned].sort(), clusterUid: typeof recorded === "string" ? recorded : undefined };
+  return { owned: [...owned].sort(), clusterUid: recordedClusterUid(deployment) };
 }
 
 export interface Ownership {
@@ -50,8 +45,8 @@ const EXPORTS_AT_ONCE = 2;
  * backend or config is another cluster's: nothing it says can be trusted, so this throws
  * ForeignStackError rather than return a partial answer.
  */
-export async function readOwnership(workspace: Pick<Workspace, "listStacks" | "exportStack">, clusterUid: string, signal?: AbortSignal): Promise<Ownership> {
-  const stacks = (await workspace.listStacks({ all: false })).map((summary) => summary.name.split("/").pop() ?? summary.name).sort();
+export async function readOwnership(reader: Pick<StackReader, "listStacks" | "exportStack">, clusterUid: string, signal?: AbortSignal): Promise<Ownership> {
+  const stacks = [...(await reader.listStacks())].sort();
   const owned = new Set<string>();
   let clusterStackUid: string | undefined;
   let next = 0;
@@ -61,12 +56,12 @@ export async function readOwnership(workspace: Pick<Workspace, "listStacks" | "e
       const stack = stacks[next++];
       let deployment: unknown;
       try {
-        deployment = (await workspace.exportStack(stack)).deployment;
+        deployment = (await reader.exportStack(stack)).deployment;
       } catch (error) {
         throw new Error(`exporting stack ${stack}`, { cause: error });
       }
       const read = deploymentOwnership(deployment);
-      if (read.clusterUid !== undefined && read.clusterUid !== clusterUid) throw new ForeignStackError(stack, read.clusterUid, clusterUid);
+      checkStackIdentity(stack, read.clusterUid, clusterUid);
       for (const id of read.owned) owned.add(id);
       if (stack === CLUSTER_STACK) clusterStackUid = read.clusterUid;
     }

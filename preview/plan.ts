@@ -4,7 +4,7 @@
  * records as `dccmDesiredHash`, watcher/desiredCache.ts), and the plan made of the engine's preview
  * events, as text and as JSON, with the exit code (`terraform plan -detailed-exitcode`'s).
  */
-import type { StepEventMetadata } from "@pulumi/pulumi/automation";
+import type { StepEventMetadata } from "../stacks/events";
 import {
   backendGroupKeys,
   CLUSTER_STACK,

@@ -6,8 +6,8 @@
  * held create: the run never ended, so its deadline freed nothing). A second interrupt terminates
  * it (the CLI's cancellation scope: "^C received; cancelling. If you would like to terminate
  * immediately, press ^C again", then "^C received; terminating"): the plugins are stopped, the
- * update ends with the interrupted create recorded as pending (the next run adopts it, see
- * adoptPendingCreates) and the lock is released. So once the caller's signal aborts, the run
+ * update ends with the interrupted create recorded as pending (the next run recovers it, see
+ * recoverPendingCreates) and the lock is released. So once the caller's signal aborts, the run
  * gets `terminateAfterMs` to cancel cleanly, then the second interrupt.
  */
 

@@ -13,7 +13,7 @@ import type { EnqueueFlags, ReconcileResult, WorkItem } from "../../runtime/queu
 import type { ControllerMetrics } from "../metrics";
 import { clusterDriftEvents, clusterFailureEvent, putBackCounts, type ClusterEvent, type NodeRef } from "./events";
 import { describePutBack, type FullRefreshTimers, type StackRecord, type StackRecords, type StackRuns } from "../stackRuns";
-import type { PutBack } from "../../stacks/runner";
+import type { PutBack } from "../../stacks/events";
 import type { StatusBook } from "../status";
 import { ForeignStackError, StackBusyError } from "../../stacks/errors";
 

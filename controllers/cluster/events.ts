@@ -14,7 +14,7 @@
  */
 import type { EventTarget, EventType } from "../../runtime/events";
 import { CLUSTER_STACK, routeName } from "../../model";
-import type { PutBack } from "../../stacks/runner";
+import type { PutBack } from "../../stacks/events";
 import { describePutBack } from "../stackRuns";
 
 /** A route of the cluster stack put back: on its Node (the Lease when the Node is gone). */

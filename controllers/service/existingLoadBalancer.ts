@@ -42,7 +42,7 @@ export type FirstUpDecision =
 /**
  * Pure. `occupied`: the load balancer's resources GCE has; `held`: the IDs of the resources the
  * Service's stack holds. A stack holding anything is past its first up (the guard is off: an up
- * cut short holds its provider from its first step on, and the next up adopts the creates it left pending; what the
+ * cut short holds its provider from its first step on, and the next up recovers the creates it left pending; what the
  * stack lacks is the engine's to create); a stack holding nothing proceeds only when GCE has nothing
  * under the names.
  */

@@ -9,7 +9,7 @@
  * their thin executor.
  */
 import { isIP } from "node:net";
-import type { StepEventMetadata } from "@pulumi/pulumi/automation";
+import type { StepEventMetadata } from "../../stacks/events";
 import type { Logger } from "pino";
 import type { Adoption } from "../../components/adoption";
 import { gceResourceId } from "../../gce/ids";

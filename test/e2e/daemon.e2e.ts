@@ -6,7 +6,8 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 
-import { lateRunErrorListener, StackRunner } from "../../stacks/runner";
+import { StackRunner } from "../../stacks/runner";
+import { lateRunErrorListener } from "../../stacks/processGuard";
 import { loadBalancerName, parseConfig, LB_FINALIZER } from "../../model";
 import { parseNodeConfig } from "../../controllers/node";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";

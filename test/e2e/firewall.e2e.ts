@@ -14,7 +14,8 @@ import { CLUSTER_STACK, desiredState, loadBalancerName, NOTHING_OBSERVED, parseC
 import { Daemon } from "../../daemon/daemon";
 import { recordedReferences } from "../../controllers/service/controller";
 import { withReferences } from "../../controllers/stackRuns";
-import { PROJECT_NAME, StackRunner, type UpOutcome } from "../../stacks/runner";
+import { StackRunner, type UpOutcome } from "../../stacks/runner";
+import { PROJECT_NAME } from "../../stacks/project";
 
 import { createNode, E2E_CONFIG, lbService as e2eLbService } from "../support/e2e/cluster";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";

@@ -2,11 +2,11 @@
  * Issue 16, item 6: a hung engine run must not hold its stack forever. The daemon runs as a
  * process with `--operation-timeout 20s` against the real engine and the GCE emulator, behind a
  * proxy (test/support/e2e/delay-proxy.ts) that holds the provider's creates without ever answering (a
- * GCE call that hangs). The deadline is long enough for the retry (adoption, refresh, creates) to
+ * GCE call that hangs). The deadline is long enough for the retry (recovery, refresh, creates) to
  * finish on a loaded 2-core machine, so only the hung run times out. At the deadline the CLI is interrupted; it then waits for the hung create,
  * so 20 s later it is interrupted again, which terminates it (stacks/interrupt.ts). The run is
  * counted once as timed out, its CLI and plugin are gone and the stack is not left locked. Then the
- * held creates complete in GCE after all (as a slow operation does), and the retry adopts them
+ * held creates complete in GCE after all (as a slow operation does), and the retry recovers them
  * (the engine recorded them as pending) instead of creating again into 409s, and converges.
  */
 import * as assert from "node:assert/strict";
@@ -63,7 +63,7 @@ describe("dccm daemon: a hung pulumi up is cancelled at --operation-timeout", fu
     await env?.stop();
   });
 
-  it("cancels the run, counts it once, leaves no lock and no CLI, and converges once creates answer again, adopting the late ones", async () => {
+  it("cancels the run, counts it once, leaves no lock and no CLI, and converges once creates answer again, recovering the late ones", async () => {
     daemon = daemons.start({ env: { DCCM_GCE_EMULATOR_URL: gce.url } });
     await daemons.waitReady(daemon);
     await daemons.waitClusterApplied(daemon);
@@ -83,7 +83,7 @@ describe("dccm daemon: a hung pulumi up is cancelled at --operation-timeout", fu
     await eventually("the provider plugin gone too", () => (descendants(running.pid).filter((process) => !isReaper(process)).length === 0 ? true : undefined), PLUGIN_GRACE_MS, 20);
     // The CLI did not end on the deadline's interrupt (it waits for the hung create): it was terminated.
     assert.deepEqual(logLines(running.logPath, "a cancelled pulumi run did not end; terminating it"), [{ stack: "service.default.stuck", operation: "up", afterMs: 20_000 }]);
-    // GCE finishes the creates the engine gave up on, after all: the retry must adopt them (a
+    // GCE finishes the creates the engine gave up on, after all: the retry must recover them (a
     // create again would get 409 alreadyExists for ever).
     const lb = loadBalancerName(created.metadata?.uid ?? "");
     hangCreates = false;
@@ -95,9 +95,9 @@ describe("dccm daemon: a hung pulumi up is cancelled at --operation-timeout", fu
 
     const ip = await eventually("stuck's ingress", async () => (await core.readNamespacedServiceStatus({ name: "stuck", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 240_000);
     assert.equal(await daemons.metric(running, TIMEOUTS), 1);
-    const adopted = logLines(running.logPath, "adopted resources a killed run created but did not record").map((line) => ({ ...line, urns: [...(line.urns as string[])].sort() }));
+    const recovered = logLines(running.logPath, "recovered resources a killed run created but did not record").map((line) => ({ ...line, urns: [...(line.urns as string[])].sort() }));
     const urn = (type: string, name: string): string => `urn:pulumi:service.default.stuck::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/${type}::default/stuck:${name}`;
-    assert.deepEqual(adopted, [{ stack: "service.default.stuck", urns: [urn("address:Address", "address"), urn("regionBackendService:RegionBackendService", "backend-tcp")] }]);
+    assert.deepEqual(recovered, [{ stack: "service.default.stuck", urns: [urn("address:Address", "address"), urn("regionBackendService:RegionBackendService", "backend-tcp")] }]);
     assert.deepEqual(ours(lb), [`addresses ${lb}`, `backendServices ${lb}`, `firewalls k8s-fw-${lb}`, `forwardingRules ${lb}`]);
     assert.equal(env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === lb)?.properties.address, ip);
     assert.deepEqual(gceViolations(env.gce.listResources(), declaredResources(daemons.backendDir)), []);

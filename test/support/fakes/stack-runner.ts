@@ -15,7 +15,7 @@ export interface MemoryStackRunnerOptions {
   /** A call's line in `calls`, or undefined to leave it out; default `<operation> <stack>`. */
   record?: (operation: StackOperation, stack: string, options?: { refresh?: boolean }) => string | undefined;
   /** What `inspect` reads besides no adoption: default no hash, no outputs, no cluster recorded. */
-  inspect?: (stack: string) => Partial<Omit<Inspection, "adopted">>;
+  inspect?: (stack: string) => Partial<Omit<Inspection, "recovered">>;
   /** What an `up` reports (called after it is recorded; may throw); default `clusterNetworkOutcome`. */
   up?: (stack: string, desired: DesiredState, options: UpOptions) => UpOutcome | Promise<UpOutcome>;
   /** A `preview`, given only when the runner previews (plans and repairs need one). */
@@ -39,7 +39,7 @@ export function memoryStackRunner(options: MemoryStackRunnerOptions = {}): Runne
   const runner: Runner = {
     async inspect(stack: string, _scope: Scope): Promise<Inspection> {
       record("inspect", stack);
-      return { hash: undefined, outputs: {}, clusterUid: undefined, ...options.inspect?.(stack), adopted: [] };
+      return { hash: undefined, outputs: {}, clusterUid: undefined, ...options.inspect?.(stack), recovered: [] };
     },
     async ensureStack(stack: string): Promise<void> {
       record("ensureStack", stack);

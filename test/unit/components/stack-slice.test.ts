@@ -40,7 +40,7 @@ async function registered(desired: DesiredState, scope: Scope): Promise<Omit<Reg
   return captured.registered.map(({ type, name, custom, inputs }) => ({ type, name, custom, inputs })).sort((a, b) => a.name.localeCompare(b.name));
 }
 
-describe("daemon/stacks stackSlice: a stack's run declares from its own slice of the desired state", () => {
+describe("components/outputs stackSlice: a stack's run declares from its own slice of the desired state", () => {
   for (const name of ["web", "pool", "ilb"]) {
     it(`Service ${name}: exactly the resources and inputs the whole desired state gives`, async () => {
       const scope: Scope = { kind: "service", namespace: "default", name };

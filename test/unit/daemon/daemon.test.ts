@@ -1,4 +1,4 @@
-/** The daemon's pure parts: Lease decisions, stack hashes, pending-create adoption, Service events. (Queue semantics: controller-queue.test.ts.) */
+/** The daemon's pure parts: Lease decisions, stack hashes, Service events. (Queue semantics: controller-queue.test.ts.) */
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -10,7 +10,6 @@ import { canAcquire } from "../../../daemon/leader";
 import { clearStaleLocks, removeTruncatedAttrs } from "../../../stacks/locks";
 import { describeError } from "../../../runtime/errors";
 import { ClusterRouteStatus } from "../../../controllers/cluster/routes";
-import { adoptPendingCreates, stackOutputs } from "../../../stacks/runner";
 import { parseConfig, type ServiceInfo } from "../../../model";
 import { DesiredCache, parseServiceStack } from "../../../watcher/desiredCache";
 import { lbService } from "../../support/builders";
@@ -88,32 +87,6 @@ describe("daemon: DesiredCache (per-stack hashes)", () => {
     assert.deepEqual(parseServiceStack("service.kube-system.dns"), { namespace: "kube-system", name: "dns" });
     assert.equal(parseServiceStack("cluster"), undefined);
     assert.equal(parseServiceStack("service.a.b.c"), undefined);
-  });
-});
-
-describe("daemon: adoptPendingCreates", () => {
-  it("moves pending creates of named GCE resources into the resources under their derived ID and keeps the rest", () => {
-    const firewall = {
-      urn: "urn:pulumi:cluster::dccm::dccm:gcp:ClusterNetwork$gcp:compute/firewall:Firewall::cluster:node-hc-fw",
-      custom: true,
-      type: "gcp:compute/firewall:Firewall",
-      inputs: { name: "k8s-cid-node-http-hc", project: "dccm-test", network: "net" },
-    };
-    const unknownKind = { urn: "urn:x", custom: true, type: "gcp:storage/bucket:Bucket", inputs: { name: "b", project: "p" } };
-    const deployment: Record<string, unknown> = {
-      resources: [{ urn: "urn:stack" }],
-      pending_operations: [
-        { type: "creating", resource: firewall },
-        { type: "creating", resource: unknownKind },
-        { type: "updating", resource: { urn: "urn:y" } },
-      ],
-    };
-    assert.deepEqual(adoptPendingCreates(deployment), [firewall.urn]);
-    assert.deepEqual(deployment.resources, [{ urn: "urn:stack" }, { ...firewall, id: "projects/dccm-test/global/firewalls/k8s-cid-node-http-hc", outputs: firewall.inputs }]);
-    assert.deepEqual(deployment.pending_operations, [
-      { type: "creating", resource: unknownKind },
-      { type: "updating", resource: { urn: "urn:y" } },
-    ]);
   });
 });
 
@@ -201,19 +174,6 @@ describe("daemon: Service events (controller/events EventRecorder)", () => {
     assert.notEqual(sink.createdIn[3].event.metadata.name, sink.createdIn[2].event.metadata.name);
     sink.failCreate = true;
     await recorder.record(target, "Normal", "Other", "x");
-  });
-});
-
-describe("daemon: stackOutputs", () => {
-  it("reads the root stack resource's outputs, including the recorded desired-state hash", () => {
-    const deployment = {
-      resources: [
-        { urn: "urn:pulumi:cluster::dccm::pulumi:pulumi:Stack::dccm-cluster", type: "pulumi:pulumi:Stack", outputs: { [HASH_OUTPUT]: "abc", instanceGroups: { "us-central1-a": "link" } } },
-        { urn: "urn:x", type: "gcp:compute/firewall:Firewall", outputs: { name: "f" } },
-      ],
-    };
-    assert.deepEqual(stackOutputs(deployment), { dccmDesiredHash: "abc", instanceGroups: { "us-central1-a": "link" } });
-    assert.deepEqual(stackOutputs({}), {});
   });
 });
 

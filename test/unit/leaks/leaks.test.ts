@@ -5,7 +5,6 @@
  */
 import * as assert from "node:assert/strict";
 import { ApiException, type CoreV1Api, type V1ConfigMap } from "@kubernetes/client-node";
-import type { StackSummary } from "@pulumi/pulumi/automation";
 import fc from "fast-check";
 import pino from "pino";
 
@@ -416,9 +415,9 @@ describe("leaks/ownership", () => {
     assert.deepEqual(deploymentOwnership(undefined), { owned: [], clusterUid: undefined });
   });
 
-  function workspace(deployments: Record<string, unknown>): { listStacks(): Promise<StackSummary[]>; exportStack(stack: string): Promise<{ version: number; deployment: unknown }> } {
+  function workspace(deployments: Record<string, unknown>): { listStacks(): Promise<string[]>; exportStack(stack: string): Promise<{ version: number; deployment: unknown }> } {
     return {
-      listStacks: async () => Object.keys(deployments).map((name) => ({ name: `organization/dccm-c0ffee1234/${name}`, current: false })),
+      listStacks: async () => Object.keys(deployments),
       exportStack: async (stack) => ({ version: 3, deployment: deployments[stack] }),
     };
   }

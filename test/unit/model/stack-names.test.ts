@@ -1,13 +1,9 @@
 // Service stack names: within Pulumi's stack-name rule for every Service name Kubernetes allows.
 import * as assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
 import fc from "fast-check";
 import { parseStackKey } from "../../../controllers/reconciler";
 import { ServiceStackKeys } from "../../../stacks/stackKeys";
 import { emptyRow, StatusBook } from "../../../controllers/status";
-import { recordedService, StackRunner, strayWorkspaces } from "../../../stacks/runner";
 import { isServiceStack, parseServiceKey, parseServiceStack, serviceKey, serviceStackName, STACK_NAME_MAX, STACK_NAME_PATTERN } from "../../../model/names";
 import { serviceKeyOutput } from "../../../components/outputs";
 import { stackScope } from "../../../model";
@@ -91,24 +87,6 @@ describe("Service stacks back to their Service", () => {
   const ns = NS63;
   const long = "l".repeat(40);
   const stack = serviceStackName(ns, long);
-  const component = { urn: `urn:pulumi:${stack}::dccm-e2e::dccm:gcp:ServiceLoadBalancer::${ns}/${long}`, type: "dccm:gcp:ServiceLoadBalancer", custom: false };
-  const root = (outputs: Record<string, unknown>): Record<string, unknown> => ({ urn: `urn:pulumi:${stack}::dccm-e2e::pulumi:pulumi:Stack::dccm-e2e-${stack}`, type: "pulumi:pulumi:Stack", outputs });
-
-  const table: [string, Record<string, unknown> | undefined, { namespace: string; name: string } | undefined][] = [
-    ["the output dccmServiceKey", { resources: [root({ dccmServiceKey: `${ns}/${long}` })] }, { namespace: ns, name: long }],
-    ["the ServiceLoadBalancer component (a first up that failed)", { resources: [root({}), component] }, { namespace: ns, name: long }],
-    [
-      "a pending create of a killed first up",
-      { resources: [], pending_operations: [{ type: "creating", resource: { urn: `urn:pulumi:${stack}::dccm-e2e::gcp:compute/address:Address::${ns}/${long}:address` } }] },
-      { namespace: ns, name: long },
-    ],
-    ["another Service's key (not this stack's)", { resources: [root({ dccmServiceKey: `${ns}/other` })] }, undefined],
-    ["nothing recorded (a stack never applied)", { resources: [] }, undefined],
-    ["no deployment", undefined, undefined],
-  ];
-  for (const [title, deployment, expected] of table) {
-    it(`recordedService: ${title}`, () => assert.deepEqual(recordedService(stack, deployment), expected));
-  }
 
   it("the program records dccmServiceKey only in a stack whose name is shortened (existing stacks' outputs unchanged)", () => {
     assert.deepEqual(serviceKeyOutput({ kind: "service", namespace: ns, name: long }), { dccmServiceKey: `${ns}/${long}` });
@@ -145,41 +123,6 @@ describe("Service stacks back to their Service", () => {
     assert.deepEqual(stackScope("service.default.web"), { kind: "service", namespace: "default", name: "web" });
     assert.deepEqual(stackScope(stack, `${ns}/${long}`), { kind: "service", namespace: ns, name: long });
     assert.deepEqual(stackScope("cluster"), { kind: "cluster" });
-  });
-});
-
-describe("workspaces of stacks the backend does not have", () => {
-  it("strayWorkspaces: directories named for no stack; files, symbolic links and the listing's workspace stay", () => {
-    const entries = [
-      { name: "cluster", directory: true },
-      { name: "service.default.web", directory: true },
-      { name: "service.default.killed", directory: true },
-      { name: "_list", directory: true },
-      { name: "notes.txt", directory: false },
-      { name: "link", directory: false },
-    ];
-    assert.deepEqual(strayWorkspaces(entries, new Set(["cluster", "service.default.web"])), ["service.default.killed"]);
-  });
-
-  it("removeStrayWorkspaces removes exactly those under the workspaces folder, a shortened stack's kept", () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-workspaces-"));
-    try {
-      const workDir = path.join(dir, "workspaces");
-      const outside = path.join(dir, "outside");
-      const shortened = serviceStackName(NS63, "l".repeat(40));
-      for (const name of ["cluster", shortened, "service.default.killed"]) fs.mkdirSync(path.join(workDir, name, "sub"), { recursive: true });
-      fs.mkdirSync(outside);
-      fs.writeFileSync(path.join(outside, "keep"), "x");
-      fs.symlinkSync(outside, path.join(workDir, "link"));
-      fs.writeFileSync(path.join(workDir, "file"), "x");
-      const runner = new StackRunner({ backendUrl: `file://${path.join(dir, "backend")}`, env: {}, workDir });
-      assert.deepEqual(runner.removeStrayWorkspaces(["cluster", shortened]), ["service.default.killed"]);
-      assert.deepEqual(fs.readdirSync(workDir).sort(), ["cluster", "file", "link", shortened].sort());
-      assert.deepEqual(fs.readdirSync(outside), ["keep"]);
-      assert.deepEqual(new StackRunner({ backendUrl: "file:///nowhere", env: {}, workDir: path.join(dir, "none") }).removeStrayWorkspaces([]), []);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
   });
 });
 

@@ -6,7 +6,7 @@ import * as path from "node:path";
 import * as zlib from "node:zlib";
 import fc from "fast-check";
 import { FileBackend, layoutVersion, parseCheckpoint, stackNamesOf, type CheckpointRead } from "../../../stacks/checkpoints";
-import { holdsSecret } from "../../../stacks/runner";
+import { holdsSecret } from "../../../stacks/deployment";
 import { hasProgramOutputs, PROGRAM_OUTPUTS } from "../../../components/outputs";
 
 const DEPLOYMENT = {

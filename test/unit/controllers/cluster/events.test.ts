@@ -9,7 +9,7 @@ import { clusterDriftEvents, clusterFailureEvent, leaseTarget, putBackCounts, pu
 import { ControllerMetrics } from "../../../../controllers/metrics";
 import { StackMetrics } from "../../../../stacks/metrics";
 import { Reconciler } from "../../../../controllers/reconciler";
-import { type PutBack } from "../../../../stacks/runner";
+import type { PutBack } from "../../../../stacks/events";
 import { counter } from "../../../support/metrics";
 import { MemoryEventSink } from "../../../support/fakes/events";
 import { newReconciler } from "../../../support/fakes/reconciler";
