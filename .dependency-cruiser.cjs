@@ -53,6 +53,13 @@ module.exports = {
       to: {},
     },
     {
+      name: "automation-api-only-in-stacks",
+      severity: "error",
+      comment: "stacks/ is the only code that runs the Automation API (docs/ARCHITECTURE.md, floor 3): nothing else touches a workspace.",
+      from: { path: `^(${PRODUCTION.filter((name) => name !== "stacks").join("|")})/|^index\\.ts$` },
+      to: { path: "node_modules/@pulumi/pulumi/automation" },
+    },
+    {
       name: "production-not-tests",
       severity: "error",
       comment: "Production code never imports tests, the bench or the emulator.",
@@ -76,7 +83,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "^(node_modules|dist|\\.testenv|\\.git)/" },
+    exclude: { path: "^(dist|\\.testenv|\\.git)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     combinedDependencies: false,
