@@ -15,7 +15,7 @@ import { clusterDriftEvents, clusterFailureEvent, putBackCounts, type ClusterEve
 import { describePutBack, type FullRefreshTimers, type StackRecord, type StackRecords, type StackRuns } from "../stackRuns";
 import type { PutBack } from "../../stacks/events";
 import type { StatusBook } from "../status";
-import { ForeignStackError, StackBusyError } from "../../stacks/errors";
+import { classifyFailure } from "../failures";
 
 export interface ClusterOutputs {
   /** instanceGroupKey (the zone for its first group, `<zone>/<name>` for the others) → self link. */
@@ -258,14 +258,15 @@ export class ClusterController {
   }
 
   private async failed(error: unknown): Promise<ReconcileResult> {
+    const verdict = classifyFailure(error, this.deps.signal?.aborted === true);
     // Never retried: the caller refuses the stack (see Reconciler).
-    if (error instanceof ForeignStackError) throw error;
+    if (verdict.kind === "foreign") throw verdict.error;
     const description = describeError(error);
     this.deps.logger.error({ stack: CLUSTER_STACK, err: description }, "cluster stack update failed");
     this.deps.onClusterFailed?.(error);
     // As for a Service: a shutdown, or a lock another run of ours still holds, is no failure to tell.
     const events = this.deps.clusterEvents;
-    if (events !== undefined && this.deps.signal?.aborted !== true && !(error instanceof StackBusyError)) await this.record(events, clusterFailureEvent(description));
+    if (events !== undefined && verdict.kind === "failed") await this.record(events, clusterFailureEvent(description));
     return { kind: "retry", error };
   }
 }

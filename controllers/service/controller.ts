@@ -23,7 +23,7 @@ import type { StackRunner } from "../../stacks/runner";
 import type { StatusBook } from "../status";
 import type { Adoption } from "../../components/adoption";
 import type { RepairGuard } from "./repairs";
-import { ForeignStackError, StackBusyError } from "../../stacks/errors";
+import { classifyFailure } from "../failures";
 import { ingressOf } from "../../components/outputs";
 
 function referencesOf(service: ServiceDesired): ClusterReferences {
@@ -362,11 +362,18 @@ export class ServiceController {
 
   /** The result of a failed step; the Service (when it still exists and is to be told) is told why. */
   private async failed(error: unknown, sync: Sync, failure: Failure): Promise<ReconcileResult> {
-    if (error instanceof ForeignStackError) throw error;
-    if (this.deps.signal.aborted) return { kind: "giveUp", reason: "shutting down" };
-    if (error instanceof StackBusyError) return { kind: "retryAfter", ms: 5000, reason: "stack locked" };
-    if (failure.tell) await this.deps.events.record(sync.target, "Warning", "SyncLoadBalancerFailed", `${failure.prefix}: ${describeError(error)}`);
-    return { kind: "retry", error };
+    const verdict = classifyFailure(error, this.deps.signal.aborted);
+    switch (verdict.kind) {
+      case "foreign":
+        throw verdict.error;
+      case "shutdown":
+        return { kind: "giveUp", reason: "shutting down" };
+      case "busy":
+        return { kind: "retryAfter", ms: 5000, reason: "stack locked" };
+      case "failed":
+        if (failure.tell) await this.deps.events.record(sync.target, "Warning", "SyncLoadBalancerFailed", `${failure.prefix}: ${describeError(error)}`);
+        return { kind: "retry", error };
+    }
   }
 
   /** Records the IPs we publish and writes them when the live status (read now) differs. */

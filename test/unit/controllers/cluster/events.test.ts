@@ -4,10 +4,8 @@
  * which involvedObject, and what /metrics counts.
  */
 import * as assert from "node:assert/strict";
-import { EventRecorder } from "../../../../runtime/events";
 import { clusterDriftEvents, clusterFailureEvent, leaseTarget, putBackCounts, putBackResource, type ClusterDriftInput, type ClusterEvent } from "../../../../controllers/cluster/events";
 import { ControllerMetrics } from "../../../../controllers/metrics";
-import { StackMetrics } from "../../../../stacks/metrics";
 import { Reconciler } from "../../../../controllers/reconciler";
 import type { PutBack } from "../../../../stacks/events";
 import { counter } from "../../../support/metrics";
