@@ -5,7 +5,7 @@
  * the cluster firewall's recorded place, folded into the observation) and the memory of Service
  * stack names (ServiceStackKeys), which every Service the cache is filled from passes through.
  */
-import { isServiceStack, type ClusterSnapshot, type ObservedCloud } from "../model";
+import { isServiceStack, parseServiceKey, type ClusterSnapshot, type ObservedCloud } from "../model";
 import type { DesiredCache } from "../watcher/desiredCache";
 import type { EnqueueFlags } from "../runtime/queue";
 import { ServiceStackKeys } from "../stacks/stackKeys";
@@ -53,8 +53,8 @@ export class DesiredDriver {
     source.on("change", () => this.scheduleRecompute());
     source.on("serviceMeta", (key: string) => {
       if (!this.filled) return;
-      const [namespace, name] = key.split("/");
-      this.deps.enqueue(this.stackKeys.stackOf(namespace, name));
+      const ref = parseServiceKey(key);
+      if (ref !== undefined) this.deps.enqueue(this.stackKeys.stackOf(ref.namespace, ref.name));
     });
     source.on("resync", () => {
       if (!this.filled) return;

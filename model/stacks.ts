@@ -2,7 +2,7 @@
  * Stack identity: which stack a name is, what it declares (its scope), and the Pulumi names that
  * come back from the engine. Pure; the names themselves are model/names.ts.
  */
-import { CLUSTER_STACK, parseServiceKey, parseServiceStack } from "./names";
+import { CLUSTER_STACK, parseServiceKey, parseServiceStack, serviceStackName } from "./names";
 
 export type Scope = { kind: "all" } | { kind: "cluster" } | { kind: "service"; namespace: string; name: string };
 
@@ -33,4 +33,15 @@ export function stackScope(stack: string, service?: string): Scope {
 export function nameFromUrn(urn: string): string {
   const index = urn.lastIndexOf("::");
   return index < 0 ? urn : urn.slice(index + 2);
+}
+
+/**
+ * The stack that declares a resource, from its Pulumi name: components name their children
+ * `<component name>:<role>`, and the component name is `cluster` or the Service's `<namespace>/<name>`.
+ */
+export function stackOfResource(name: string): string {
+  const owner = name.split(":")[0];
+  if (owner === CLUSTER_STACK) return CLUSTER_STACK;
+  const [namespace, service] = owner.split("/");
+  return serviceStackName(namespace, service ?? "");
 }

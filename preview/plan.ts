@@ -10,7 +10,7 @@ import {
   CLUSTER_STACK,
   observedReferences,
   parseServiceStack,
-  serviceStackName,
+  stackOfResource,
   type ClusterSnapshot,
   type Config,
   type DesiredState,
@@ -175,14 +175,6 @@ export function engineRuns(decisions: readonly StackDecision[], createsPerRun: n
   }
   if (creates.length > 0) runs.push({ kind: "creates", stacks: creates });
   return runs;
-}
-
-/** Pure: `<stack>:<role>` or `<namespace>/<name>:<role>` (components' child names) → the stack that declares it. */
-export function stackOfResource(name: string): string {
-  const owner = name.split(":")[0];
-  if (owner === CLUSTER_STACK) return CLUSTER_STACK;
-  const [namespace, service] = owner.split("/");
-  return serviceStackName(namespace, service ?? "");
 }
 
 /** Pure: a change reported by a run of stack A, as a run of `stack` reports it (the URN's stack part). */

@@ -5,7 +5,7 @@
 import * as crypto from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { gceResourceId } from "../gce/ids";
-import { CLUSTER_STACK, serviceStackName } from "../model";
+import { stackOfResource } from "../model/stacks";
 
 export interface RenderedResource {
   stack: string;
@@ -36,14 +36,6 @@ export function computedState(type: string, inputs: Record<string, unknown>): { 
   return { id, state };
 }
 
-/** Child names are `<component name>:<role>`; the component name says which stack owns it. */
-export function stackOf(resourceName: string): string {
-  const owner = resourceName.split(":")[0];
-  if (owner === CLUSTER_STACK) return CLUSTER_STACK;
-  const [namespace, name] = owner.split("/");
-  return serviceStackName(namespace, name ?? "");
-}
-
 function compare(a: RenderedResource, b: RenderedResource): number {
   const ka = `${a.stack}\u0000${a.type}\u0000${a.name}`;
   const kb = `${b.stack}\u0000${b.type}\u0000${b.name}`;
@@ -63,7 +55,7 @@ export async function renderProgram(program: () => Promise<Record<string, unknow
     {
       newResource(args: pulumi.runtime.MockResourceArgs): pulumi.runtime.MockResourceResult {
         const inputs = args.inputs as Record<string, unknown>;
-        if (args.custom === true) resources.push({ stack: stackOf(args.name), type: args.type, name: args.name, inputs });
+        if (args.custom === true) resources.push({ stack: stackOfResource(args.name), type: args.type, name: args.name, inputs });
         return computedState(args.type, inputs);
       },
       call(args: pulumi.runtime.MockCallArgs): pulumi.runtime.MockCallResult {

@@ -88,8 +88,7 @@ export function declareChunk(desired: DesiredState, index: number, count: number
   const outputs: StackOutputs = { loadBalancers: {}, instanceGroups: {}, routes: {} };
   for (const service of desired.services) {
     if (chunkOf(service.key, count) !== index) continue;
-    const [namespace, name] = service.key.split("/");
-    const scope = { kind: "service", namespace, name } as const;
+    const scope = { kind: "service", namespace: service.namespace, name: service.name } as const;
     Object.assign(outputs.loadBalancers, declareStack(stackSlice(desired, scope), scope).outputs.loadBalancers);
   }
   return { outputs, rejected: desired.rejected.filter((rejection) => chunkOf(rejection.service, count) === index) };

@@ -19,7 +19,6 @@ import {
   planDocument,
   previewParallelism,
   resourceChange,
-  stackOfResource,
   stackPlan,
   summarize,
   type RecordedStack,
@@ -29,6 +28,7 @@ import {
   type StackPlan,
 } from "../../../preview/plan";
 import type { ClusterSnapshot, ServiceInfo } from "../../../model/types";
+import { stackOfResource } from "../../../model/stacks";
 import { DesiredCache, hashOf } from "../../../watcher/desiredCache";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
 

@@ -4,7 +4,8 @@ import * as path from "node:path";
 
 import * as pulumi from "@pulumi/pulumi";
 
-import { computedState, renderProgram, stackOf, type RenderedResource, type RenderResult } from "../../../program/render";
+import { computedState, renderProgram, type RenderedResource, type RenderResult } from "../../../program/render";
+import { stackOfResource } from "../../../model/stacks";
 import { RejectedServicesError, snapshotFile, stackProgram } from "../../../program/stackProgram";
 import {
   backendServiceInputs,
@@ -336,7 +337,7 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
       ["kube-system/dns:backend-udp", "service.kube-system.dns"],
     ];
     for (const [name, stack] of cases) {
-      it(`stackOf(${JSON.stringify(name)}) → ${stack}`, () => assert.equal(stackOf(name), stack));
+      it(`stackOfResource(${JSON.stringify(name)}) → ${stack}`, () => assert.equal(stackOfResource(name), stack));
     }
     // getRootDirectory() is the directory of Pulumi.yaml under the language host, "" or the placeholder "rootDirectory" elsewhere.
     const snapshotCases: [string, string, string][] = [
