@@ -197,12 +197,19 @@ function checkSecrets(secrets: SecretsArgs | undefined, problems: string[]): voi
   } else checkSecretRef(secrets.passphraseSecret, "secrets.passphraseSecret", problems);
 }
 
+/** The container's variable holding its Pod's name (downward API), the replica's Lease identity. */
+const POD_NAME_ENV = "POD_NAME";
+
 /** The daemon's flags as the container passes them (they win over the config file's keys). */
 function daemonFlags(args: DeployArgs): DaemonFlagValues {
   return {
     config: `${CONFIG_MOUNT}/${CONFIG_FILE}`,
     "state-dir": STATE_DIR,
     listen: `0.0.0.0:${PORT}`,
+    // Stable per replica, distinct between replicas: a restarted container takes its Lease back at
+    // once instead of waiting the lease out, as the default <hostname>_<pid> would (the kubelet
+    // expands $(POD_NAME) in args).
+    identity: `$(${POD_NAME_ENV})`,
     ...(args.nodeController === false ? { "no-node-controller": true } : {}),
     ...(args.logLevel !== undefined ? { "log-level": args.logLevel } : {}),
   };
@@ -316,6 +323,7 @@ function containerArgs(args: DeployArgs): string[] {
 function containerEnv(args: DeployArgs, files: SecretFile[]): V1EnvVar[] {
   const accessToken = "url" in args.backend ? args.backend.accessTokenSecret : undefined;
   return [
+    { name: POD_NAME_ENV, valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.name" } } },
     // The CLI writes its workspace files under PULUMI_HOME; the root filesystem is read-only.
     { name: "PULUMI_HOME", value: `${STATE_DIR}/pulumi-home` },
     { name: "PULUMI_SKIP_UPDATE_CHECK", value: "true" },

@@ -75,10 +75,12 @@ describe("deploy: deployObjects (every object of an install)", () => {
     assert.deepEqual(pod?.securityContext, { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001, seccompProfile: { type: "RuntimeDefault" } });
     const container = pod?.containers[0];
     assert.deepEqual(container?.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } });
-    assert.deepEqual(container?.args, ["daemon", "--config", "/etc/dccm/config.yaml", "--state-dir", "/var/lib/dccm", "--listen", "0.0.0.0:10258"]);
+    // Each replica's Lease identity is its Pod name (downward API): a restarted container takes the Lease back at once.
+    assert.deepEqual(container?.args, ["daemon", "--config", "/etc/dccm/config.yaml", "--state-dir", "/var/lib/dccm", "--listen", "0.0.0.0:10258", "--identity", "$(POD_NAME)"]);
     assert.deepEqual(container?.ports, [{ name: "metrics", containerPort: 10258, protocol: "TCP" }]);
     assert.deepEqual([container?.livenessProbe?.httpGet?.path, container?.readinessProbe?.httpGet?.path], ["/healthz", "/readyz"]);
     assert.deepEqual(container?.env, [
+      { name: "POD_NAME", valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.name" } } },
       { name: "PULUMI_HOME", value: "/var/lib/dccm/pulumi-home" },
       { name: "PULUMI_SKIP_UPDATE_CHECK", value: "true" },
       { name: "PULUMI_CONFIG_PASSPHRASE_FILE", value: "/var/run/secrets/dccm/passphrase/passphrase" },
@@ -132,7 +134,7 @@ describe("deploy: deployObjects (every object of an install)", () => {
       names(objects).some((name) => name.includes("node-controller")),
       false,
     );
-    assert.deepEqual(deploymentOf(objects).spec?.template.spec?.containers[0].args?.slice(7), ["--no-node-controller", "--log-level", "debug"]);
+    assert.deepEqual(deploymentOf(objects).spec?.template.spec?.containers[0].args?.slice(9), ["--no-node-controller", "--log-level", "debug"]);
   });
 
   const invalid: [string, Partial<DeployArgs> & Record<string, unknown>, string[]][] = [
