@@ -101,13 +101,22 @@ function manifestsArgs(values: Values, file: Record<string, unknown>): DeployArg
   };
 }
 
+function parseManifestsFlags(argv: readonly string[]): Values {
+  return parseFlags(() => parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false })).values;
+}
+
+/** The deploy arguments `dccm manifests ARGV` installs (ARGV without `--help`); throws UsageError. */
+export function manifestsDeployArgs(argv: readonly string[]): DeployArgs {
+  const values = parseManifestsFlags(argv);
+  if (values.config === undefined) throw new UsageError("--config FILE is required (the dccm config file the pods read)");
+  return manifestsArgs(values, readConfigFile(values.config));
+}
+
 export function runManifests(argv: string[]): number {
-  const { values } = parseFlags(() => parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }));
-  if (values.help === true) {
+  if (parseManifestsFlags(argv).help === true) {
     process.stdout.write(`${MANIFESTS_HELP}\n`);
     return 0;
   }
-  if (values.config === undefined) throw new UsageError("--config FILE is required (the dccm config file the pods read)");
-  process.stdout.write(manifestsYaml(deployObjects(manifestsArgs(values, readConfigFile(values.config)))));
+  process.stdout.write(manifestsYaml(deployObjects(manifestsDeployArgs(argv))));
   return 0;
 }

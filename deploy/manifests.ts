@@ -22,6 +22,7 @@ import type {
   V1Role,
   V1RoleBinding,
   V1ServiceAccount,
+  V1Toleration,
   V1Volume,
 } from "@kubernetes/client-node";
 import * as crypto from "node:crypto";
@@ -70,6 +71,8 @@ export interface DeployArgs {
   nodeController?: boolean;
   imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
   nodeSelector?: Record<string, string>;
+  /** Tolerations added after the three every install has (the uninitialized, control-plane and not-ready taints). */
+  tolerations?: V1Toleration[];
   logLevel?: string;
 }
 
@@ -248,6 +251,7 @@ export function deployArgsProblems(args: DeployArgs): string[] {
   checkBackend(args.backend, replicas, problems);
   checkSecrets(args.secrets, problems);
   checkSecretRef(args.gcpCredentialsSecret, "gcpCredentialsSecret", problems);
+  if (args.tolerations !== undefined && !Array.isArray(args.tolerations)) problems.push(`tolerations: expected a list of tolerations, got ${JSON.stringify(args.tolerations)}`);
   checkConfig(args, replicas, problems);
   return problems;
 }
@@ -387,6 +391,7 @@ function podSpec(args: DeployArgs): V1PodSpec {
       { key: "node-role.kubernetes.io/control-plane", operator: "Exists", effect: "NoSchedule" },
       // A new node is NotReady until its pod network works, which may need dccm's routes.
       { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoSchedule" },
+      ...(args.tolerations ?? []),
     ],
     affinity: {
       podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { "app.kubernetes.io/name": NAME } }, topologyKey: "kubernetes.io/hostname" }] },
