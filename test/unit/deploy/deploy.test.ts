@@ -137,6 +137,14 @@ describe("deploy: deployObjects (every object of an install)", () => {
     assert.deepEqual(deploymentOf(objects).spec?.template.spec?.containers[0].args?.slice(9), ["--no-node-controller", "--log-level", "debug"]);
   });
 
+  it("extra tolerations come after the three every install has", () => {
+    const pod = deploymentOf(deployObjects({ ...ARGS, tolerations: [{ key: "dedicated", operator: "Equal", value: "infra", effect: "NoExecute" }] })).spec?.template.spec;
+    assert.deepEqual(
+      pod?.tolerations?.map((toleration) => `${toleration.key ?? ""}=${toleration.value ?? ""}:${toleration.effect ?? ""}`),
+      ["node.cloudprovider.kubernetes.io/uninitialized=:NoSchedule", "node-role.kubernetes.io/control-plane=:NoSchedule", "node.kubernetes.io/not-ready=:NoSchedule", "dedicated=infra:NoExecute"],
+    );
+  });
+
   const invalid: [string, Partial<DeployArgs> & Record<string, unknown>, string[]][] = [
     [
       "a file:// backend on the pod's disk",
@@ -169,6 +177,7 @@ describe("deploy: deployObjects (every object of an install)", () => {
     ],
     ["two replicas without leader election", { config: { ...CONFIG, leaderElection: false } }, ["config.leaderElection: 2 replicas need leader election (only the Lease holder acts)"]],
     ["a log level the daemon rejects", { logLevel: "loud" }, ['logLevel: --log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent']],
+    ["tolerations that are not a list", { tolerations: { key: "dedicated" } as unknown as DeployArgs["tolerations"] }, ['tolerations: expected a list of tolerations, got {"key":"dedicated"}']],
   ];
   for (const [name, change, problems] of invalid) {
     it(`rejects ${name}, naming the field`, () => {
