@@ -13,7 +13,16 @@ import { DeployArgsError, deployObjects, manifestsYaml, type DeployArgs } from "
 import { CHART_DIR, HELM_LABELS, helm, helmFailure, helmTemplate, helmTemplateRun, normalise, objectKey, parseObjects, valuesFile, type ChartObject } from "../support/chart";
 import { repoRoot } from "../support/tooling/testenv-paths";
 
-const CONFIG = { project: "my-project", region: "us-central1", network: "k8s-net", subnetwork: "k8s-subnet", nodeTags: ["k8s-node"], clusterName: "prod", clusterCIDR: "10.64.0.0/14", driftInterval: "10m" };
+const CONFIG = {
+  project: "my-project",
+  region: "us-central1",
+  network: "k8s-net",
+  subnetwork: "k8s-subnet",
+  nodeTags: ["k8s-node"],
+  clusterName: "prod",
+  clusterCIDR: "10.64.0.0/14",
+  driftInterval: "10m",
+};
 const APP_VERSION = (YAML.parse(fs.readFileSync(path.join(CHART_DIR, "Chart.yaml"), "utf8")) as { appVersion: string }).appVersion;
 
 /** A dccm config file holding `config`, for `dccm manifests --config`. */
@@ -56,11 +65,28 @@ const ROWS: Row[] = [
       secrets: { passphraseSecret: { name: "dccm-secrets", key: "passphrase" } },
       gcpCredentialsSecret: { name: "dccm-gcp", key: "key.json" },
     },
-    flags: ["--image", "ghcr.io/acme/dccm:0.2.0", "--image-pull-policy", "Always", "--replicas", "3", "--backend-url", "gs://acme-dccm/prod", "--passphrase-secret", "dccm-secrets/passphrase", "--gcp-credentials-secret", "dccm-gcp/key.json"],
+    flags: [
+      "--image",
+      "ghcr.io/acme/dccm:0.2.0",
+      "--image-pull-policy",
+      "Always",
+      "--replicas",
+      "3",
+      "--backend-url",
+      "gs://acme-dccm/prod",
+      "--passphrase-secret",
+      "dccm-secrets/passphrase",
+      "--gcp-credentials-secret",
+      "dccm-gcp/key.json",
+    ],
   },
   {
     name: "Pulumi Cloud with its token",
-    values: { ...REQUIRED, backend: { url: "https://api.pulumi.com", accessTokenSecret: { name: "pulumi", key: "token" } }, secrets: { passphraseSecret: { name: "dccm-secrets", key: "passphrase" } } },
+    values: {
+      ...REQUIRED,
+      backend: { url: "https://api.pulumi.com", accessTokenSecret: { name: "pulumi", key: "token" } },
+      secrets: { passphraseSecret: { name: "dccm-secrets", key: "passphrase" } },
+    },
     flags: ["--image", `ghcr.io/acme/dccm:${APP_VERSION}`, "--backend-url", "https://api.pulumi.com", "--backend-token-secret", "pulumi/token", "--passphrase-secret", "dccm-secrets/passphrase"],
   },
   {
@@ -76,12 +102,29 @@ const ROWS: Row[] = [
   {
     name: "KMS secrets provider, log level debug",
     values: { ...REQUIRED, backend: { url: "gs://acme-dccm/prod" }, secrets: { provider: "gcpkms://projects/p/locations/global/keyRings/dccm/cryptoKeys/stacks" }, logLevel: "debug" },
-    flags: ["--image", `ghcr.io/acme/dccm:${APP_VERSION}`, "--backend-url", "gs://acme-dccm/prod", "--secrets-provider", "gcpkms://projects/p/locations/global/keyRings/dccm/cryptoKeys/stacks", "--log-level", "debug"],
+    flags: [
+      "--image",
+      `ghcr.io/acme/dccm:${APP_VERSION}`,
+      "--backend-url",
+      "gs://acme-dccm/prod",
+      "--secrets-provider",
+      "gcpkms://projects/p/locations/global/keyRings/dccm/cryptoKeys/stacks",
+      "--log-level",
+      "debug",
+    ],
   },
   {
     name: "node controller off",
     values: { ...REQUIRED, backend: { url: "gs://acme-dccm/prod" }, secrets: { provider: "gcpkms://projects/p/locations/global/keyRings/dccm/cryptoKeys/stacks" }, nodeController: false },
-    flags: ["--image", `ghcr.io/acme/dccm:${APP_VERSION}`, "--backend-url", "gs://acme-dccm/prod", "--secrets-provider", "gcpkms://projects/p/locations/global/keyRings/dccm/cryptoKeys/stacks", "--no-node-controller"],
+    flags: [
+      "--image",
+      `ghcr.io/acme/dccm:${APP_VERSION}`,
+      "--backend-url",
+      "gs://acme-dccm/prod",
+      "--secrets-provider",
+      "gcpkms://projects/p/locations/global/keyRings/dccm/cryptoKeys/stacks",
+      "--no-node-controller",
+    ],
   },
   {
     name: "another namespace (the release's)",
@@ -114,7 +157,12 @@ describe("chart: charts/dccm renders what `dccm manifests` prints", () => {
       const chart = helmTemplate(row.values, row.namespace);
       assert.deepEqual(normalise(chart), normalise(manifests(row.flags, row.extra)));
       // Helm's labels are there (the normalisation drops nothing else).
-      for (const object of chart) assert.deepEqual(HELM_LABELS.filter((label) => object.metadata.labels?.[label] === undefined), [], objectKey(object));
+      for (const object of chart)
+        assert.deepEqual(
+          HELM_LABELS.filter((label) => object.metadata.labels?.[label] === undefined),
+          [],
+          objectKey(object),
+        );
       const lint = helm(["lint", "--strict", CHART_DIR, "--namespace", row.namespace ?? "kube-system", "--values", valuesFile(row.values)]);
       assert.equal(lint.status, 0, lint.stdout + lint.stderr);
     });

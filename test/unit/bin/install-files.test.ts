@@ -41,7 +41,10 @@ describe("bin: the checked-in install files", () => {
       ],
     );
     const config = YAML.parse((objects[7] as unknown as { data: Record<string, string> }).data["config.yaml"] ?? "") as Record<string, unknown>;
-    assert.deepEqual([config.project, config.backendUrl, config.secretsProvider], ["my-gcp-project", "gs://my-bucket/dccm", "gcpkms://projects/my-gcp-project/locations/global/keyRings/dccm/cryptoKeys/stacks"]);
+    assert.deepEqual(
+      [config.project, config.backendUrl, config.secretsProvider],
+      ["my-gcp-project", "gs://my-bucket/dccm", "gcpkms://projects/my-gcp-project/locations/global/keyRings/dccm/cryptoKeys/stacks"],
+    );
     assert.match(text, /^ {10}image: REGISTRY\/dccm:0\.1\.0$/m);
   });
 
