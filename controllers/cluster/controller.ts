@@ -269,7 +269,8 @@ export class ClusterController {
     if (verdict.kind === "quota") {
       // A quota (ROUTES, FIREWALLS) is not freed by trying again: one try per quota wait.
       this.deps.metrics.quotaExceeded.inc({ kind: "cluster", quota: verdict.quota.quota });
-      if (events !== undefined) await this.record(events, { object: { kind: "Lease" }, type: "Warning", reason: QUOTA_EXCEEDED, message: quotaExceededMessage("Error syncing cluster stack", verdict.quota) });
+      if (events !== undefined)
+        await this.record(events, { object: { kind: "Lease" }, type: "Warning", reason: QUOTA_EXCEEDED, message: quotaExceededMessage("Error syncing cluster stack", verdict.quota) });
       return { kind: "retryAfter", ms: QUOTA_RETRY_MS, reason: `GCE quota ${verdict.quota.quota} exceeded` };
     }
     if (events !== undefined && verdict.kind === "failed") await this.record(events, clusterFailureEvent(description));

@@ -62,7 +62,10 @@ describe("dccm under GCE's quotas and rate limits", function () {
       "Error syncing load balancer: GCE quota STATIC_ADDRESSES (limit 1 in region us-central1) exceeded; release unused resources or raise the quota. Next try in 5 minutes, or at once when the desired state changes",
     );
     assert.equal(await counter(daemon.metrics.registry, "dccm_gce_quota_exceeded_total", { kind: "service", quota: "STATIC_ADDRESSES" }), 1);
-    assert.equal(env.gce.listResources().some((resource) => resource.kind === "addresses" && resource.name === cappedLb), false);
+    assert.equal(
+      env.gce.listResources().some((resource) => resource.kind === "addresses" && resource.name === cappedLb),
+      false,
+    );
   });
 
   it("a burst of Services spends the rate quota of mutations: the provider backs off, every Service converges without a failure, and the capped Service was not retried meanwhile", async () => {
@@ -81,10 +84,7 @@ describe("dccm under GCE's quotas and rate limits", function () {
     // The burst took several rate intervals; the queue's failure backoff (1 s, doubling) would
     // have tried the capped Service again several times: the quota wait tried it once.
     assert.deepEqual(env.gce.limits.counts().quotaExceeded, { STATIC_ADDRESSES: 1 });
-    assert.deepEqual(
-      (await eventReasons(core, "capped")).filter((event) => event.reason === "QuotaExceeded").length,
-      1,
-    );
+    assert.deepEqual((await eventReasons(core, "capped")).filter((event) => event.reason === "QuotaExceeded").length, 1);
   });
 
   it("once the quota has room, a change of the Service runs it at once: it gets its address and ingress", async () => {

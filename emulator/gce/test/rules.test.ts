@@ -1463,16 +1463,19 @@ describe("GCE emulator rules: timing and limits (limits.ts, one row per rule)", 
       const list = `${gce.computeEndpoint}projects/${PROJECT}/regions/${REGION}/addresses`;
       assert.equal((await fetch(list)).status, 200);
       const res = await fetch(list);
-      assert.deepEqual([res.status, await res.json()], [
-        403,
-        {
-          error: {
-            code: 403,
-            message: "Quota exceeded for quota metric 'List requests' and limit 'List requests per minute' of service 'compute.googleapis.com' for consumer 'project_number:123456789012'.",
-            errors: [{ reason: "rateLimitExceeded" }],
+      assert.deepEqual(
+        [res.status, await res.json()],
+        [
+          403,
+          {
+            error: {
+              code: 403,
+              message: "Quota exceeded for quota metric 'List requests' and limit 'List requests per minute' of service 'compute.googleapis.com' for consumer 'project_number:123456789012'.",
+              errors: [{ reason: "rateLimitExceeded" }],
+            },
           },
-        },
-      ]);
+        ],
+      );
       assert.deepEqual(gce.limits.counts(), { rateLimited: { "List requests": 1 }, quotaExceeded: {} });
     } finally {
       await gce.stop();
