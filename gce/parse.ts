@@ -199,3 +199,31 @@ function stringField(v: unknown, key: string): string | undefined {
   const f = isRecord(v) ? v[key] : undefined;
   return typeof f === "string" ? f : undefined;
 }
+
+/** A GCE project quota a request would have gone over (403 quotaExceeded). */
+export interface QuotaExceeded {
+  /** The quota's metric name, as GCE names it: `STATIC_ADDRESSES`, `ROUTES`, … */
+  readonly quota: string;
+  readonly limit: number;
+  /** The region of a regional quota; absent for a project-wide one ("globally"). */
+  readonly region?: string;
+}
+
+/**
+ * GCE's quota refusal in any text that carries it (a Compute error body, the provider's "Error
+ * creating Address: googleapi: Error 403: Quota 'STATIC_ADDRESSES' exceeded. Limit: 8.0 in
+ * region us-central1., quotaExceeded", gcloud's "… Limit: 1.0 globally."); undefined otherwise.
+ * A per-minute rate quota ("Quota exceeded for quota metric …") is not one: it refills by itself.
+ */
+export function parseQuotaExceeded(text: string): QuotaExceeded | undefined {
+  const m = /Quota '([A-Z0-9_]+)' exceeded\.\s+Limit: (\d+(?:\.\d+)?) (?:in region ([a-z0-9-]+)|globally)/.exec(text);
+  if (m?.[1] === undefined || m[2] === undefined) {
+    return undefined;
+  }
+  return m[3] === undefined ? { quota: m[1], limit: Number(m[2]) } : { quota: m[1], limit: Number(m[2]), region: m[3] };
+}
+
+/** "STATIC_ADDRESSES (limit 8 in region us-central1)", "ROUTES (limit 250 in the project)". */
+export function describeQuota(q: QuotaExceeded): string {
+  return `${q.quota} (limit ${q.limit} ${q.region === undefined ? "in the project" : `in region ${q.region}`})`;
+}

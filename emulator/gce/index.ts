@@ -22,6 +22,7 @@ import * as path from "node:path";
 import { HttpFace, listen, type ResourceListing, toListing } from "./http";
 import type { JsonObject } from "./json";
 import { kindOf } from "./kinds";
+import { GceLimits, type GceLimitsOptions } from "./limits";
 import { ProviderApi } from "./provider-api";
 import { type FaultSpec, GceError, GceState, type HistoryEntry, type InstanceSpec, type NetworkSpec, type ResourceKey, type StoredResource } from "./state";
 
@@ -31,6 +32,8 @@ export type { GceKind } from "./kinds";
 export type { FaultOperation, FaultSpec, HistoryEntry, InstanceSpec, NetworkInterfaceSpec, NetworkSpec, OutOfBandWhere, ResourceKey, StoredResource, SubnetworkSpec } from "./state";
 export { GceError, GceState } from "./state";
 export { ProviderApi } from "./provider-api";
+export { GceLimits, realisticLimits, RATE_GROUPS } from "./limits";
+export type { GceLimitsOptions, LimitCounts, QuotaName, RateGroup } from "./limits";
 
 export interface GceEmulatorOptions {
   /** Default `dccm-test`. */
@@ -53,6 +56,11 @@ export interface GceEmulatorOptions {
    * the limit does; never a way to make a test pass.
    */
   readonly instanceGroupMaxInstances?: number;
+  /**
+   * GCE's timing and limits (limits.ts): operation latency per kind, project quotas, per-minute
+   * rate quotas. Default none: every operation DONE at once, nothing limited.
+   */
+  readonly limits?: GceLimitsOptions;
 }
 
 export interface GceEmulator {
@@ -63,6 +71,8 @@ export interface GceEmulator {
   /** What a Pulumi engine process needs in its environment to use the emulator. */
   readonly env: Readonly<Record<string, string>>;
   readonly state: GceState;
+  /** The timing and limits in force; `limits.counts()` says how often each refused. */
+  readonly limits: GceLimits;
   readonly project: string;
   readonly region: string;
   readonly zones: readonly string[];
@@ -137,7 +147,9 @@ export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<G
     ...(opts.instanceNetwork ? { instanceNetwork: opts.instanceNetwork } : {}),
     ...(opts.instanceGroupMaxInstances !== undefined ? { instanceGroupMaxInstances: opts.instanceGroupMaxInstances } : {}),
   });
-  const face = new HttpFace(state, new ProviderApi(state));
+  const limits = new GceLimits(opts.limits);
+  state.setCreateGuard((key, properties, existing) => limits.checkQuota(key, properties, existing));
+  const face = new HttpFace(state, new ProviderApi(state), limits);
   handle.server.on("request", face.listener);
 
   const env: Record<string, string> = {
@@ -168,6 +180,7 @@ export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<G
     computeEndpoint: `${handle.endpoint}/compute/v1/`,
     env,
     state,
+    limits,
     project,
     region,
     zones,

@@ -99,6 +99,9 @@ export interface OutOfBandWhere {
   readonly scope?: string;
 }
 
+/** A check before a create (GceState.setCreateGuard): the key, its inputs, everything stored. */
+export type CreateGuard = (key: ResourceKey, properties: JsonObject, existing: readonly StoredResource[]) => void;
+
 export interface FaultSpec {
   /** A GceKind ("forwardingRules") or a Pulumi type token ("gcp:compute/forwardingRule:ForwardingRule"). */
   readonly kind: string;
@@ -410,6 +413,8 @@ export class GceState {
   private readonly released = new Set<string>();
   private events: HistoryEntry[] = [];
   private readonly groupMaxInstances: number;
+  /** Asked before every create with what exists (limits.ts: project quotas); throws to refuse it. */
+  private createGuard: CreateGuard | undefined;
 
   constructor(opts: GceStateOptions) {
     this.endpoint = opts.endpoint.replace(/\/+$/, "");
@@ -421,6 +426,11 @@ export class GceState {
     this.instanceNetwork = opts.instanceNetwork ?? "default";
     this.groupMaxInstances = opts.instanceGroupMaxInstances ?? INSTANCE_GROUP_MAX_INSTANCES;
     this.initialNetworks.forEach((n) => this.putNetwork(n));
+  }
+
+  /** Sets the check every create passes (quotas, limits.ts), through any face. */
+  setCreateGuard(guard: CreateGuard | undefined): void {
+    this.createGuard = guard;
   }
 
   // ---- networks ----------------------------------------------------------------------------
@@ -735,6 +745,7 @@ export class GceState {
     if (this.resources.has(keyString(key))) {
       throw new GceError(409, `The resource '${this.path(key)}' already exists`, "alreadyExists");
     }
+    this.createGuard?.(key, props, [...this.resources.values()]);
     const properties = this.materialize(key, props, undefined);
     const stored: StoredResource = { ...key, properties };
     this.resources.set(keyString(key), stored);
@@ -829,6 +840,9 @@ export class GceState {
   private remove(key: ResourceKey): void {
     const gone = this.resources.get(keyString(key));
     this.resources.delete(keyString(key));
+    if (gone?.kind === "instances") {
+      this.dropFromGroups(key);
+    }
     const ip = gone?.kind === "forwardingRules" ? gone.properties.ipAddress : undefined;
     if (gone !== undefined && typeof ip === "string") {
       const held = [...this.resources.values()].some(
@@ -839,6 +853,32 @@ export class GceState {
       }
     }
     this.record(key, "delete");
+  }
+
+  /**
+   * A deleted VM leaves its unmanaged instance groups: the group lists only VMs that exist
+   * (instanceGroups.listInstances lists "the instances in the specified instance group"; a group
+   * is a collection of VMs, cloud.google.com/compute/docs/instance-groups/creating-groups-of-unmanaged-instances),
+   * as issue 30 records GCE doing (no documentation sentence states it verbatim). The group's size
+   * follows; the change is GCE's own, not an update anyone made, so it is not in the history.
+   */
+  private dropFromGroups(instance: ResourceKey): void {
+    const gone = keyString(instance);
+    for (const [k, group] of this.resources) {
+      const members = group.kind === "instanceGroups" ? group.properties.instances : undefined;
+      if (!Array.isArray(members)) {
+        continue;
+      }
+      const kept = members.filter((m) => {
+        const mk = typeof m === "string" ? this.keyOfPath(m) : undefined;
+        return mk === undefined || keyString(mk) !== gone;
+      });
+      if (kept.length !== members.length) {
+        const properties: JsonObject = { ...group.properties, instances: kept, size: kept.length };
+        properties.fingerprint = resourceFingerprint(properties);
+        this.resources.set(k, { ...group, properties });
+      }
+    }
   }
 
   private record(key: ResourceKey, op: HistoryEntry["op"]): void {

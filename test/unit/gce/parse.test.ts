@@ -18,6 +18,7 @@ import {
   parseInstanceList,
   parseRegion,
   parseRetryAfter,
+  parseQuotaExceeded,
 } from "../../../gce/parse";
 
 const BASE = "https://www.googleapis.com/compute/v1";
@@ -162,6 +163,23 @@ describe("gce//parse", () => {
     ];
     for (const [message, want] of cases) {
       it(`${String(message)} → ${want}`, () => assert.equal(namesResource(r, message), want));
+    }
+  });
+
+  describe("parseQuotaExceeded", () => {
+    const rows: Array<[string, ReturnType<typeof parseQuotaExceeded>]> = [
+      [
+        "Error creating Address: googleapi: Error 403: Quota 'STATIC_ADDRESSES' exceeded. Limit: 8.0 in region us-central1., quotaExceeded",
+        { quota: "STATIC_ADDRESSES", limit: 8, region: "us-central1" },
+      ],
+      ["Quota 'ROUTES' exceeded.  Limit: 250.0 globally.", { quota: "ROUTES", limit: 250 }],
+      ["Quota 'INTERNAL_ADDRESSES' exceeded. Limit: 0.0 in region europe-west1.", { quota: "INTERNAL_ADDRESSES", limit: 0, region: "europe-west1" }],
+      ["Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service 'compute.googleapis.com' for consumer 'project_number:1'.", undefined],
+      ["googleapi: Error 403: Required 'compute.addresses.create' permission, forbidden", undefined],
+      ["", undefined],
+    ];
+    for (const [text, want] of rows) {
+      it(`${JSON.stringify(text.slice(0, 60))} → ${JSON.stringify(want)}`, () => assert.deepEqual(parseQuotaExceeded(text), want));
     }
   });
 
