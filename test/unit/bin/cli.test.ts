@@ -40,7 +40,7 @@ const USAGE = [
   "  dccm status  [--url URL] [--config FILE] [--json]                  one row per stack, from the daemon or its backend (dccm status --help)",
   "  dccm help                                                          print this text",
   "one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys",
-  "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes loadBalancerClasses instanceGroupLimit enableL4DenyFirewall",
+  "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes podCIDRSource podCIDRStack loadBalancerClasses instanceGroupLimit enableL4DenyFirewall",
   "",
 ].join("\n");
 
@@ -85,7 +85,9 @@ const DAEMON_HELP = [
   "  --clusterId ID                       names the instance groups and the node health check (required unless ConfigMap kube-system/ingress-uid has it)",
   "  --clusterCIDR CIDR                   pod range: a node podCIDR outside it gets no route",
   "  --backendMode MODE                   backend-service or target-pool, for external load balancers (default backend-service)",
-  "  --configureRoutes BOOL               one route per node podCIDR (default true)",
+  "  --configureRoutes BOOL               one route per node podCIDR (default true; false with podCIDRSource cloud)",
+  "  --podCIDRSource SOURCE               none (kube-controller-manager allocates) or cloud (each VM's alias IP range; no routes) (default none)",
+  "  --podCIDRStack STACK                 with podCIDRSource cloud: IPv4, IPv4_IPv6, IPv6_IPv4 or IPv6 (default IPv4)",
   "  --loadBalancerClasses CLASS,…        loadBalancerClass values handled besides none (default dccm.io/gce)",
   "  --instanceGroupLimit N               instances per instance group, 1 to 1000; more nodes in a zone open more groups (default 1000)",
   "  --enableL4DenyFirewall BOOL          a deny rule k8s-fw-<lb>-deny per external load balancer, its allow rules above it at 999 (default false)",
