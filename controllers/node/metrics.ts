@@ -24,7 +24,9 @@ export function nodeMetrics(registry: Registry): NodeMetrics {
       "Pod CIDR checks of podCIDRSource cloud, by result (assigned, unavailable: the VM has no range, mismatch: the Node's CIDR is not its VM's, error: the write failed).",
       ["result"],
     ),
-    shutdownTaints: counter(registry, "dccm_node_shutdown_taints_total", "Shutdown taints written, by action (added: the VM is stopped or suspended, removed: it runs again or the Node is Ready).", ["action"]),
+    shutdownTaints: counter(registry, "dccm_node_shutdown_taints_total", "Shutdown taints written, by action (added: the VM is stopped or suspended, removed: it runs again or the Node is Ready).", [
+      "action",
+    ]),
     computeCalls: computeCallsCounter(registry),
   };
 }

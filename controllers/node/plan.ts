@@ -178,7 +178,10 @@ export function planPodCIDRs(node: WatchedNode, state: NodeSyncState, clock: Syn
 }
 
 /** A failed lookup is retried; a missing or ambiguous instance is the other syncs' business. */
-export function podCIDRLookupResult(node: WatchedNode, lookup: InstanceLookup): { readonly kind: "retry"; readonly error: Error } | { readonly kind: "none" } | { readonly kind: "found"; readonly instance: Instance } {
+export function podCIDRLookupResult(
+  node: WatchedNode,
+  lookup: InstanceLookup,
+): { readonly kind: "retry"; readonly error: Error } | { readonly kind: "none" } | { readonly kind: "found"; readonly instance: Instance } {
   if (lookup.kind === "error") {
     return { kind: "retry", error: new Error(`read pod CIDRs of node ${node.name}`, { cause: lookup.error }) };
   }

@@ -119,9 +119,7 @@ async function syncShutdownTaint(ctx: SyncContext, node: WatchedNode, lookup: In
     return { kind: "retry", error: new Error(`${add ? "add" : "remove"} the shutdown taint of node ${node.name}`, { cause: err }) };
   }
   ctx.metrics.shutdownTaints.inc({ action: add ? "added" : "removed" });
-  const message = add
-    ? `Added taint ${SHUTDOWN_TAINT}:NoSchedule: instance is ${decision.status}`
-    : `Removed taint ${SHUTDOWN_TAINT}: ${decision.reason}`;
+  const message = add ? `Added taint ${SHUTDOWN_TAINT}:NoSchedule: instance is ${decision.status}` : `Removed taint ${SHUTDOWN_TAINT}: ${decision.reason}`;
   ctx.log.info({ node: node.name }, message);
   await ctx.events.record(nodeTarget(node.name), "Normal", add ? "ShutdownTaintAdded" : "ShutdownTaintRemoved", message);
   return undefined;

@@ -351,11 +351,19 @@ function aliasRange(
     throw new GceError(400, `Invalid value for field 'resource.${field}.subnetworkRangeName': '${name ?? ""}'. Subnetwork '${subnet.name}' has no secondary range of that name.`, "invalid");
   }
   if (!inRange(cidr.split("/")[0] ?? "", from) || Number(cidr.split("/")[1]) < Number(from.split("/")[1])) {
-    throw new GceError(400, `Invalid value for field 'resource.${field}.ipCidrRange': '${cidr}'. It is not within ${name === undefined ? "the primary range" : `secondary range '${name}'`} ${from} of subnetwork '${subnet.name}'.`, "invalid");
+    throw new GceError(
+      400,
+      `Invalid value for field 'resource.${field}.ipCidrRange': '${cidr}'. It is not within ${name === undefined ? "the primary range" : `secondary range '${name}'`} ${from} of subnetwork '${subnet.name}'.`,
+      "invalid",
+    );
   }
   const clash = inUse.find((u) => cidrsOverlap(u.cidr, cidr));
   if (clash !== undefined || (name === undefined && inRange(networkIP, cidr))) {
-    throw new GceError(400, `Invalid value for field 'resource.${field}.ipCidrRange': '${cidr}'. It overlaps ${clash === undefined ? `the interface's address ${networkIP}` : `alias range ${clash.cidr} of instance '${clash.owner}'`}.`, "invalid");
+    throw new GceError(
+      400,
+      `Invalid value for field 'resource.${field}.ipCidrRange': '${cidr}'. It overlaps ${clash === undefined ? `the interface's address ${networkIP}` : `alias range ${clash.cidr} of instance '${clash.owner}'`}.`,
+      "invalid",
+    );
   }
   inUse.push({ cidr, owner });
   return name === undefined ? { ipCidrRange: cidr } : { ipCidrRange: cidr, subnetworkRangeName: name };

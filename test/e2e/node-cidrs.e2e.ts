@@ -116,7 +116,10 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
   async function setReady(name: string, status: "True" | "False" | "Unknown"): Promise<void> {
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
     const ready = { type: "Ready", status, reason: "KubeletStatus", message: "no kubelet in e2e", lastHeartbeatTime: now, lastTransitionTime: now };
-    await core.patchNodeStatus({ name, body: { status: { addresses: [{ type: "Hostname", address: name }], conditions: [ready] } } }, setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch));
+    await core.patchNodeStatus(
+      { name, body: { status: { addresses: [{ type: "Hostname", address: name }], conditions: [ready] } } },
+      setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch),
+    );
   }
 
   async function readNode(name: string): Promise<V1Node | undefined> {
@@ -154,10 +157,14 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
       ["cidr-a", "10.4.1.0/24"],
       ["cidr-b", "10.4.2.0/24"],
     ] as const) {
-      const n = await eventually(`${name} pod CIDR and NetworkUnavailable=False`, async () => {
-        const node = await readNode(name);
-        return node?.spec?.podCIDR !== undefined && networkUnavailable(node)?.status === "False" ? node : undefined;
-      }, WAIT_MS);
+      const n = await eventually(
+        `${name} pod CIDR and NetworkUnavailable=False`,
+        async () => {
+          const node = await readNode(name);
+          return node?.spec?.podCIDR !== undefined && networkUnavailable(node)?.status === "False" ? node : undefined;
+        },
+        WAIT_MS,
+      );
       assert.equal(n.spec?.podCIDR, cidr);
       assert.deepEqual(n.spec?.podCIDRs, [cidr]);
       const cond = networkUnavailable(n);
@@ -168,10 +175,14 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
     const warning = await eventually("CIDRNotAvailable", async () => (await eventsFor("cidr-none")).find((e) => e.reason === "CIDRNotAvailable"), WAIT_MS);
     assert.equal(warning.type, "Warning");
     assert.equal(warning.message, "Node cidr-none has no pod CIDR and none can be read: instance dccm-test/us-central1-a/cidr-none has no alias IP range on nic0 (podCIDRStack IPv4)");
-    const none = await eventually("cidr-none NetworkUnavailable=True", async () => {
-      const node = await readNode("cidr-none");
-      return networkUnavailable(node)?.status === "True" ? node : undefined;
-    }, WAIT_MS);
+    const none = await eventually(
+      "cidr-none NetworkUnavailable=True",
+      async () => {
+        const node = await readNode("cidr-none");
+        return networkUnavailable(node)?.status === "True" ? node : undefined;
+      },
+      WAIT_MS,
+    );
     assert.equal(networkUnavailable(none)?.reason, "NoPodCIDR");
     assert.equal(none.spec?.podCIDR, undefined);
 
@@ -190,10 +201,14 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
     g.putInstance("cidr-dual", { zone: ZONE, networkInterfaces: [{ ipv6Address: "fd20:0:0:1:0:7::", aliasIpRanges: [{ ipCidrRange: "10.4.7.0/24", subnetworkRangeName: "pods" }] }] });
     await createNode("cidr-dual", "True");
     await startController({ podCIDRStack: "IPv6_IPv4" });
-    const n = await eventually("dual-stack pod CIDRs", async () => {
-      const node = await readNode("cidr-dual");
-      return (node?.spec?.podCIDRs?.length ?? 0) > 0 ? node : undefined;
-    }, WAIT_MS);
+    const n = await eventually(
+      "dual-stack pod CIDRs",
+      async () => {
+        const node = await readNode("cidr-dual");
+        return (node?.spec?.podCIDRs?.length ?? 0) > 0 ? node : undefined;
+      },
+      WAIT_MS,
+    );
     assert.deepEqual(n.spec?.podCIDRs, ["fd20:0:0:1:0:7::/112", "10.4.7.0/24"]);
     assert.equal(n.spec?.podCIDR, "fd20:0:0:1:0:7::/112");
     assert.equal(await counter("dccm_node_pod_cidr_assignments_total", "result", "assigned"), 1);
@@ -223,10 +238,14 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
 
     g.setInstanceStatus("stoppable", "TERMINATED");
     await setReady("stoppable", "Unknown");
-    const tainted = await eventually("shutdown taint", async () => {
-      const node = await readNode("stoppable");
-      return taintKeys(node).includes(SHUTDOWN) ? node : undefined;
-    }, WAIT_MS);
+    const tainted = await eventually(
+      "shutdown taint",
+      async () => {
+        const node = await readNode("stoppable");
+        return taintKeys(node).includes(SHUTDOWN) ? node : undefined;
+      },
+      WAIT_MS,
+    );
     assert.deepEqual(
       tainted.spec?.taints?.filter((t) => t.key === SHUTDOWN).map((t) => ({ key: t.key, effect: t.effect })),
       [{ key: SHUTDOWN, effect: "NoSchedule" }],
@@ -235,7 +254,12 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
     assert.equal(added.message, `Added taint ${SHUTDOWN}:NoSchedule: instance is TERMINATED`);
     // Several lifecycle periods (1 s) later the NotReady Node with a stopped VM still exists.
     const checks = await counter("dccm_compute_calls_total", "call", "instances.get");
-    await eventually("more lifecycle checks", async () => ((await counter("dccm_compute_calls_total", "call", "instances.get")) + (await counter("dccm_compute_calls_total", "call", "instances.aggregatedList")) > checks + 3 ? true : undefined), WAIT_MS);
+    await eventually(
+      "more lifecycle checks",
+      async () =>
+        (await counter("dccm_compute_calls_total", "call", "instances.get")) + (await counter("dccm_compute_calls_total", "call", "instances.aggregatedList")) > checks + 3 ? true : undefined,
+      WAIT_MS,
+    );
     assert.ok(await readNode("stoppable"), "a Node whose VM is stopped is never deleted");
 
     g.setInstanceStatus("stoppable", "RUNNING");

@@ -1323,7 +1323,16 @@ describe("GCE emulator rules: alias IP ranges, secondary ranges, instance status
   const vpc: NetworkSpec = {
     name: "vpc-native",
     autoCreateSubnetworks: false,
-    subnetworks: [{ name: "nodes", ipCidrRange: "10.10.0.0/20", secondaryIpRanges: [{ rangeName: "pods", ipCidrRange: "10.4.0.0/14" }, { rangeName: "services", ipCidrRange: "10.8.0.0/20" }] }],
+    subnetworks: [
+      {
+        name: "nodes",
+        ipCidrRange: "10.10.0.0/20",
+        secondaryIpRanges: [
+          { rangeName: "pods", ipCidrRange: "10.4.0.0/14" },
+          { rangeName: "services", ipCidrRange: "10.8.0.0/20" },
+        ],
+      },
+    ],
   };
   function vpcWorld(): GceState {
     return new GceState({ endpoint: ENDPOINT, project: PROJECT, region: REGION, zones: [ZONE], networks: [vpc] });
@@ -1374,7 +1383,11 @@ describe("GCE emulator rules: alias IP ranges, secondary ranges, instance status
     ));
   it("secondary ranges overlapping the primary range or each other, or sharing a name, are a test error", () => {
     const state = vpcWorld();
-    const sub = (secondaryIpRanges: { rangeName: string; ipCidrRange: string }[]): NetworkSpec => ({ name: "bad", autoCreateSubnetworks: false, subnetworks: [{ name: "s", ipCidrRange: "10.20.0.0/20", secondaryIpRanges }] });
+    const sub = (secondaryIpRanges: { rangeName: string; ipCidrRange: string }[]): NetworkSpec => ({
+      name: "bad",
+      autoCreateSubnetworks: false,
+      subnetworks: [{ name: "s", ipCidrRange: "10.20.0.0/20", secondaryIpRanges }],
+    });
     assert.throws(() => state.putNetwork(sub([{ rangeName: "a", ipCidrRange: "10.20.4.0/24" }])), { message: "putNetwork: subnetwork s: secondary range a (10.20.4.0/24) overlaps 10.20.0.0/20" });
     assert.throws(
       () =>
@@ -1408,6 +1421,9 @@ describe("GCE emulator rules: alias IP ranges, secondary ranges, instance status
     const before = state.putInstance(PROJECT, ZONE, "n1", withAlias("10.4.1.0/24", "pods"));
     const after = state.setInstanceStatus(PROJECT, ZONE, "n1", "TERMINATED");
     assert.deepEqual(after.properties, { ...before.properties, status: "TERMINATED" });
-    assert.throws(() => state.setInstanceStatus(PROJECT, ZONE, "gone", "RUNNING"), (err: unknown) => err instanceof GceError && err.status === 404);
+    assert.throws(
+      () => state.setInstanceStatus(PROJECT, ZONE, "gone", "RUNNING"),
+      (err: unknown) => err instanceof GceError && err.status === 404,
+    );
   });
 });

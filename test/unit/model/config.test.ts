@@ -25,7 +25,8 @@ const DEFAULTS: Config = {
   loadBalancerClasses: ["dccm.io/gce"],
 };
 
-const KNOWN = "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall";
+const KNOWN =
+  "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall";
 
 /** parseConfig must throw a ConfigError listing exactly these problems, in this order. */
 function problems(raw: RawConfig | Record<string, unknown>, want: string[]): void {
@@ -135,7 +136,11 @@ describe("model: parseConfig", () => {
       ["podCIDRSource unknown", { podCIDRSource: "alias" }, ['podCIDRSource: "alias" is not one of none, cloud']],
       ["podCIDRSource in capitals", { podCIDRSource: "Cloud" }, ['podCIDRSource: "Cloud" is not one of none, cloud']],
       ["podCIDRSource a boolean", { podCIDRSource: true }, ["podCIDRSource: expected a string, got true"]],
-      ["podCIDRSource cloud with routes asked for", { podCIDRSource: "cloud", configureRoutes: true }, ["configureRoutes: must be false with podCIDRSource cloud (the VPC routes alias IP ranges itself)"]],
+      [
+        "podCIDRSource cloud with routes asked for",
+        { podCIDRSource: "cloud", configureRoutes: true },
+        ["configureRoutes: must be false with podCIDRSource cloud (the VPC routes alias IP ranges itself)"],
+      ],
       ["podCIDRStack dual-stack in lower case", { podCIDRSource: "cloud", podCIDRStack: "ipv4_ipv6" }, ['podCIDRStack: "ipv4_ipv6" is not one of IPv4, IPv4_IPv6, IPv6_IPv4, IPv6']],
       ["podCIDRStack without podCIDRSource cloud", { podCIDRStack: "IPv6" }, ["podCIDRStack: only used with podCIDRSource cloud, which is not set"]],
       ["enableL4DenyFirewall yes", { enableL4DenyFirewall: "yes" }, ['enableL4DenyFirewall: expected true or false, got "yes"']],

@@ -171,7 +171,12 @@ describe("nodes/cloud pod CIDRs and the shutdown taint", () => {
     const cases: { name: string; node: WatchedNode; state: NodeSyncState; want: ReturnType<typeof planPodCIDRs> }[] = [
       { name: "never checked → lookup (by name without providerID)", node: node(), state: {}, want: { kind: "lookup", target: { by: "name", name: "n1" } } },
       { name: "unsettled, checked 14 s ago → skip", node: node(), state: { lastPodCIDRCheck: CLOCK.now - 14_000 }, want: { kind: "skip" } },
-      { name: "unsettled, checked 15 s ago (half the lifecycle period) → lookup", node: node(), state: { lastPodCIDRCheck: CLOCK.now - 15_000 }, want: { kind: "lookup", target: { by: "name", name: "n1" } } },
+      {
+        name: "unsettled, checked 15 s ago (half the lifecycle period) → lookup",
+        node: node(),
+        state: { lastPodCIDRCheck: CLOCK.now - 15_000 },
+        want: { kind: "lookup", target: { by: "name", name: "n1" } },
+      },
       { name: "settled, checked 29 s ago → skip", node: settled, state: { lastPodCIDRCheck: CLOCK.now - 29_000 }, want: { kind: "skip" } },
       { name: "settled, checked 30 s ago (half the refresh period) → lookup", node: settled, state: { lastPodCIDRCheck: CLOCK.now - 30_000 }, want: byPid },
     ];
@@ -209,7 +214,8 @@ describe("nodes/cloud pod CIDRs and the shutdown taint", () => {
         it(`NotReady (${ready}), ${status}, tainted → ${shutdown ? "none" : "remove"}`, () =>
           assert.deepEqual(decideShutdownTaint(node({ ready, taints: [SHUTDOWN] }), found(status)), shutdown ? { kind: "none" } : { kind: "remove", reason: `instance is ${status}` }));
       }
-      it(`Ready, ${status}, tainted → remove (the kubelet runs)`, () => assert.deepEqual(decideShutdownTaint(node({ ready: "True", taints: [SHUTDOWN] }), found(status)), { kind: "remove", reason: "node is Ready" }));
+      it(`Ready, ${status}, tainted → remove (the kubelet runs)`, () =>
+        assert.deepEqual(decideShutdownTaint(node({ ready: "True", taints: [SHUTDOWN] }), found(status)), { kind: "remove", reason: "node is Ready" }));
     }
     const unknown: [string, InstanceLookup | undefined][] = [
       ["no lookup", undefined],
@@ -227,8 +233,7 @@ describe("nodes/cloud pod CIDRs and the shutdown taint", () => {
   });
 
   describe("shutdownTaintPatch", () => {
-    it("adds NoSchedule after the other taints", () =>
-      assert.deepEqual(shutdownTaintPatch(node({ taints: [OTHER] }), true), { taints: [OTHER, { key: SHUTDOWN_TAINT, effect: "NoSchedule" }] }));
+    it("adds NoSchedule after the other taints", () => assert.deepEqual(shutdownTaintPatch(node({ taints: [OTHER] }), true), { taints: [OTHER, { key: SHUTDOWN_TAINT, effect: "NoSchedule" }] }));
     it("removes it and keeps the others", () => assert.deepEqual(shutdownTaintPatch(node({ taints: [SHUTDOWN, OTHER] }), false), { taints: [OTHER] }));
     it("the last taint gone → field removed", () => assert.deepEqual(shutdownTaintPatch(node({ taints: [SHUTDOWN] }), false), { taints: null }));
     it("already as wanted → no patch", () => {
