@@ -561,7 +561,7 @@ describe("bin/dccm (child process)", function () {
         if (match === null || match[1] === "--help") continue;
         args.push(match[1], ...(match[2] !== undefined ? [match[1] === "--log-level" ? "debug" : "x"] : []));
       }
-      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 37);
+      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 39);
       const run = dccm("daemon", ...args, "--help");
       assert.deepStrictEqual([run.status, run.stderr, run.stdout], [0, "", DAEMON_HELP]);
     });
