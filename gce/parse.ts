@@ -3,7 +3,7 @@
 // (client.ts) only move bytes.
 
 import { isRecord } from "../runtime/guards";
-import { ComputeError, type ComputeCall, type Instance, type NetworkInterface, type Region } from "./types";
+import { type AliasIpRange, ComputeError, type ComputeCall, type Instance, type NetworkInterface, type Region } from "./types";
 
 /** Where a body came from: parse errors name the call and the resource like transport errors. */
 export interface Origin {
@@ -170,14 +170,24 @@ function parseNic(raw: Record<string, unknown>): NetworkInterface {
   const ipv6AccessConfigs = arrayField(raw, "ipv6AccessConfigs")
     .filter(isRecord)
     .map((a) => (typeof a["externalIpv6"] === "string" ? { externalIpv6: a["externalIpv6"] } : {}));
-  const nic: { networkIP?: string; ipv6Address?: string; stackType?: string } = {};
-  for (const key of ["networkIP", "ipv6Address", "stackType"] as const) {
+  const aliasIpRanges = arrayField(raw, "aliasIpRanges")
+    .filter(isRecord)
+    .flatMap((a): AliasIpRange[] => {
+      const range = a["ipCidrRange"];
+      if (typeof range !== "string" || range === "") {
+        return [];
+      }
+      const rangeName = a["subnetworkRangeName"];
+      return [typeof rangeName === "string" && rangeName !== "" ? { ipCidrRange: range, subnetworkRangeName: rangeName } : { ipCidrRange: range }];
+    });
+  const nic: { name?: string; networkIP?: string; ipv6Address?: string; stackType?: string } = {};
+  for (const key of ["name", "networkIP", "ipv6Address", "stackType"] as const) {
     const v = raw[key];
     if (typeof v === "string" && v !== "") {
       nic[key] = v;
     }
   }
-  return { ...nic, accessConfigs, ipv6AccessConfigs };
+  return { ...nic, accessConfigs, ipv6AccessConfigs, ...(aliasIpRanges.length > 0 ? { aliasIpRanges } : {}) };
 }
 
 export function lastSegment(url: string): string {

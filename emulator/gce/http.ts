@@ -10,7 +10,7 @@ import { isJsonObject, type Json, type JsonObject, toJson } from "./json";
 import { type GceKind, isGceKind, kindOf, scopePath, specOf } from "./kinds";
 import { GceLimits, providerRateGroup, restRateGroup } from "./limits";
 import { PROVIDER_OPERATIONS, type ProviderApi } from "./provider-api";
-import { type FaultOperation, GceError, type GceState, type InstanceSpec, notFound, regionOfZone, type ResourceKey, type StoredResource } from "./state";
+import { type FaultOperation, GceError, type GceState, type InstanceSpec, type NetworkInterfaceSpec, notFound, regionOfZone, type ResourceKey, type StoredResource } from "./state";
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** The fields of a Compute Address the REST insert takes (addresses resource reference). */
@@ -792,7 +792,7 @@ function parseInstanceSpec(b: JsonObject): InstanceSpec {
     status?: string;
     tags?: string[];
     labels?: Record<string, string>;
-    networkInterfaces?: Array<{ networkIP?: string; ipv6Address?: string; network?: string; accessConfigs?: Array<{ natIP?: string }> }>;
+    networkInterfaces?: NetworkInterfaceSpec[];
   } = {};
   const machineType = str("machineType");
   if (machineType !== undefined) {
@@ -827,7 +827,13 @@ function parseInstanceSpec(b: JsonObject): InstanceSpec {
       if (!isJsonObject(n)) {
         throw badRequest("networkInterfaces entries must be objects");
       }
-      const nic: { networkIP?: string; ipv6Address?: string; network?: string; accessConfigs?: Array<{ natIP?: string }> } = {};
+      const nic: {
+        networkIP?: string;
+        ipv6Address?: string;
+        network?: string;
+        accessConfigs?: Array<{ natIP?: string }>;
+        aliasIpRanges?: Array<{ ipCidrRange: string; subnetworkRangeName?: string }>;
+      } = {};
       for (const k of ["networkIP", "ipv6Address", "network"] as const) {
         const v = n[k];
         if (typeof v === "string") {
@@ -836,6 +842,14 @@ function parseInstanceSpec(b: JsonObject): InstanceSpec {
       }
       if (Array.isArray(n.accessConfigs)) {
         nic.accessConfigs = n.accessConfigs.map((ac) => (isJsonObject(ac) && typeof ac.natIP === "string" ? { natIP: ac.natIP } : {}));
+      }
+      if (Array.isArray(n.aliasIpRanges)) {
+        nic.aliasIpRanges = n.aliasIpRanges.map((a) => {
+          if (!isJsonObject(a) || typeof a.ipCidrRange !== "string" || (a.subnetworkRangeName !== undefined && typeof a.subnetworkRangeName !== "string")) {
+            throw badRequest("aliasIpRanges entries need an ipCidrRange string and an optional subnetworkRangeName string");
+          }
+          return typeof a.subnetworkRangeName === "string" ? { ipCidrRange: a.ipCidrRange, subnetworkRangeName: a.subnetworkRangeName } : { ipCidrRange: a.ipCidrRange };
+        });
       }
       return nic;
     });

@@ -78,6 +78,8 @@ export interface GceEmulator {
   readonly zones: readonly string[];
   /** Creates or replaces an instance; zone defaults to the first zone, project to the default. */
   putInstance(name: string, spec?: InstanceSpec & { readonly zone?: string; readonly project?: string }): StoredResource;
+  /** A stop, start, suspend or resume: only the instance's status changes (zone defaults to the first zone). */
+  setInstanceStatus(name: string, status: string, where?: { readonly zone?: string; readonly project?: string }): StoredResource;
   /** Creates or replaces a VPC network and its subnetworks. */
   putNetwork(spec: NetworkSpec): void;
   /** Everything the emulator holds (instances included), sorted by kind, project, scope, name. */
@@ -188,6 +190,7 @@ export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<G
       const { zone, project: p, ...rest } = spec;
       return state.putInstance(p ?? project, zone ?? zones[0] ?? `${region}-a`, name, rest);
     },
+    setInstanceStatus: (name, status, where = {}) => state.setInstanceStatus(where.project ?? project, where.zone ?? zones[0] ?? `${region}-a`, name, status),
     putNetwork: (spec) => state.putNetwork(spec),
     listResources: () => state.list().map(toListing),
     deleteOutOfBand: (kind, name, where) => state.deleteOutOfBand(locate(kind, name, where)),

@@ -135,7 +135,7 @@ describe("gce/ ComputeClient", () => {
         machineType: "n2-standard-8",
         status: "RUNNING",
         id: "1234567890",
-        networkInterfaces: [{ networkIP: "10.0.0.2", stackType: "IPV4_ONLY", accessConfigs: [{ natIP: "35.0.0.2" }], ipv6AccessConfigs: [] }],
+        networkInterfaces: [{ name: "nic0", networkIP: "10.0.0.2", stackType: "IPV4_ONLY", accessConfigs: [{ natIP: "35.0.0.2" }], ipv6AccessConfigs: [] }],
       },
     });
     assert.equal(srv.requests[0]?.headers["authorization"], undefined);
