@@ -870,8 +870,13 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
         // Passthrough (internal, and backend service-based external) load balancers:
         // cloud.google.com/load-balancing/docs/internal and .../network/networklb-backend-service:
         // protocol TCP, UDP or UNSPECIFIED (GCE's default HTTP is refused), a health check
-        // is required, backends balance by CONNECTION (GCE's default UTILIZATION is refused),
-        // and only the 5-tuple family of session affinities applies.
+        // is required, backends balance by CONNECTION (another mode is refused), and only the
+        // 5-tuple family of session affinities applies. A backend that names no balancingMode gets
+        // CONNECTION here (state.ts materialize): the stock CCM's internal load balancers send
+        // none (kubernetes/cloud-provider-gcp gce_loadbalancer_internal.go backendsFromGroupLinks,
+        // `&compute.Backend{Group: igLink}`) and GCE serves them, and the terraform provider's
+        // default for a regional backend's balancing_mode is CONNECTION
+        // (resource_compute_region_backend_service.go).
         const protocol = known("protocol") ?? "HTTP";
         if (typeof protocol === "string" && !PASSTHROUGH_PROTOCOLS.includes(protocol)) {
           fail("protocol", `Invalid value for field 'resource.protocol': '${protocol}'. A backend service with loadBalancingScheme ${bsScheme} must use protocol TCP, UDP or UNSPECIFIED.`);
@@ -890,7 +895,7 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
         const list = known("backends");
         if (Array.isArray(list)) {
           list.forEach((b, i) => {
-            const mode = isJsonObject(b) ? (b.balancingMode ?? "UTILIZATION") : undefined;
+            const mode = isJsonObject(b) ? (b.balancingMode ?? "CONNECTION") : undefined;
             if (typeof mode === "string" && mode !== "CONNECTION") {
               fail(
                 `backends[${i}].balancingMode`,

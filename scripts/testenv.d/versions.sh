@@ -1,6 +1,6 @@
 # Versions of the offline test environment: the ONE place they are pinned.
 # Sourced by scripts/testenv. After changing a value, run `bash scripts/testenv --regen` to rewrite
-# the wrapper modules' go.mod/go.sum (scripts/testenv.d/{kube,pulumi}) and commit them.
+# the wrapper modules' go.mod/go.sum (scripts/testenv.d/{kube,pulumi,gce-ccm}) and commit them.
 
 # kube-apiserver: module k8s.io/kubernetes; its staging modules (k8s.io/api, ...) are v0.<minor>.<patch>.
 KUBERNETES_VERSION=v1.34.4
@@ -13,6 +13,14 @@ ETCD_VERSION=v3.6.4
 # pulumi CLI (github.com/pulumi/pulumi/pkg/v3) and the Node.js language host; must match the npm
 # pin of @pulumi/pulumi in package.json, because the Automation API checks the CLI version.
 PULUMI_VERSION=v3.248.0
+
+# The stock GCE cloud-controller-manager (scripts/testenv.d/gce-ccm: our main on k8s.io/cloud-provider's
+# controller manager with the GCE provider of k8s.io/cloud-provider-gcp/providers). v0.28.2 is the only
+# providers version the module proxy serves (the root module k8s.io/cloud-provider-gcp is not served);
+# k8s.io/cloud-provider is the version that providers module requires. The binary reports
+# GCE_CCM_VERSION as its --version.
+GCE_CCM_VERSION=v0.28.2
+GCE_CCM_CLOUD_PROVIDER_VERSION=v0.28.2
 
 # Oldest Go that builds all of the above (pkg/v3 v3.248.0 declares `go 1.25.11`).
 GO_MIN_VERSION=1.25.11
