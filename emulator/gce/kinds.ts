@@ -502,8 +502,8 @@ export interface RefContext {
 const SELF_LINK_RE = /^https?:\/\/[^/]+\/compute\/(?:v1|beta|alpha)\/(projects\/.+)$/;
 
 /**
- * Normalizes a reference given as a self link (any host), a partial path (`projects/P/...` or
- * `regions/R/...`), `zone/name` (instances) or a bare name, to the emulator's self link.
+ * Normalizes a reference given as a self link (any host), a partial path (`projects/P/...`,
+ * `regions/R/...` or `/zones/Z/...`), `zone/name` (instances) or a bare name, to the emulator's self link.
  */
 export function normalizeRef(raw: string, target: RefTarget, ctx: RefContext): string {
   if (raw === "" || containsUnknown(raw)) {
@@ -515,8 +515,12 @@ export function normalizeRef(raw: string, target: RefTarget, ctx: RefContext): s
     rel = link[1];
   } else if (raw.startsWith("projects/")) {
     rel = raw;
-  } else if (/^(regions|zones)\/[^/]+\/|^global\//.test(raw)) {
-    rel = `projects/${ctx.project}/${raw}`;
+  } else if (/^\/?(regions|zones)\/[^/]+\/|^\/?global\//.test(raw)) {
+    // With or without a leading slash: the stock CCM's target pools name their instances
+    // `/zones/<zone>/instances/<name>` (kubernetes/cloud-provider-gcp gce_instances.go
+    // makeComparableHostPath, sent by gce_loadbalancer_external.go createTargetPoolAndHealthCheck),
+    // which GCE accepts relative to the project.
+    rel = `projects/${ctx.project}/${raw.replace(/^\//, "")}`;
   } else if (target.scope === "zone" && /^[a-z0-9-]+\/[^/]+$/.test(raw)) {
     const [zone, name] = raw.split("/");
     rel = `projects/${ctx.project}/zones/${zone}/${target.collection}/${name}`;

@@ -1454,9 +1454,10 @@ describe("GCE emulator rules: the stock CCM's Compute mutations over HTTP (one r
       },
     },
     {
-      rule: "targetPools.insert, addInstance and removeInstance change its instances (a link twice is one member)",
+      rule: "targetPools.insert takes instances as the stock CCM sends them (/zones/Z/instances/N); addInstance and removeInstance change them (a link twice is one member)",
       run: async () => {
-        assert.equal((await call("POST", `${P}/targetPools`, { name: "tp", instances: [link(`${Z}/instances/node-1`)] })).status, 200);
+        assert.equal((await call("POST", `${P}/targetPools`, { name: "tp", instances: [`/zones/${REGION}-a/instances/node-1`] })).status, 200);
+        assert.deepEqual(stored("targetPools", "tp")?.instances, [link(`${Z}/instances/node-1`)]);
         const added = await call("POST", `${P}/targetPools/tp/addInstance`, { instances: [{ instance: link(`${Z}/instances/node-2`) }, { instance: link(`${Z}/instances/node-1`) }] });
         assert.deepEqual([added.status, added.body.operationType], [200, "addInstance"]);
         assert.deepEqual(stored("targetPools", "tp")?.instances, [link(`${Z}/instances/node-1`), link(`${Z}/instances/node-2`)]);
