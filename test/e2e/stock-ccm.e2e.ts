@@ -100,7 +100,12 @@ describe("the real stock GCE CCM: it serves the cluster, then dccm adopts it", f
       const created = await core.createNamespacedService({ namespace: "default", body: service(name) });
       lb[name] = loadBalancerName(created.metadata?.uid ?? "");
     }
-    const log = (): string => fs.readFileSync(ccm?.logPath ?? "", "utf8").split("\n").slice(-40).join("\n");
+    const log = (): string =>
+      fs
+        .readFileSync(ccm?.logPath ?? "", "utf8")
+        .split("\n")
+        .slice(-40)
+        .join("\n");
     for (const name of SERVICES) {
       ips[name] = await eventually(
         () => `${name} served by the stock CCM; its log ends:\n${log()}`,
@@ -129,7 +134,10 @@ describe("the real stock GCE CCM: it serves the cluster, then dccm adopts it", f
       members.filter((link) => link.endsWith("/node-x1")),
       [],
     );
-    assert.ok(members.some((link) => link.endsWith("/zones/us-central1-b/instances/node-b1")), JSON.stringify(members));
+    assert.ok(
+      members.some((link) => link.endsWith("/zones/us-central1-b/instances/node-b1")),
+      JSON.stringify(members),
+    );
     // Stopped as the README's migration says (step 2); the load balancers keep serving.
     await ccm.stop();
     stock = env.gce

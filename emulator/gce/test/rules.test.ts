@@ -1320,7 +1320,14 @@ describe("GCE emulator rules: instances per instance group (state.ts INSTANCE_GR
 });
 
 describe("GCE emulator rules: list filter grammar (filter.ts, one row per rule)", () => {
-  const R = (over: JsonObject): JsonObject => ({ name: "k8s-e2e-1", network: "http://gce.test/compute/v1/projects/p/global/networks/k8s-net", description: "k8s-node-route", priority: 1000, tags: ["a", "b"], ...over });
+  const R = (over: JsonObject): JsonObject => ({
+    name: "k8s-e2e-1",
+    network: "http://gce.test/compute/v1/projects/p/global/networks/k8s-net",
+    description: "k8s-node-route",
+    priority: 1000,
+    tags: ["a", "b"],
+    ...over,
+  });
   const ROWS: ReadonlyArray<{ rule: string; filter: string; resource: JsonObject; expect: boolean | string }> = [
     { rule: "eq: the literal is a regular expression matching the entire field", filter: "name eq k8s-e2e-.*", resource: R({}), expect: true },
     { rule: "eq: a partial match is no match", filter: "name eq k8s", resource: R({}), expect: false },
@@ -1426,7 +1433,10 @@ describe("GCE emulator rules: the stock CCM's Compute mutations over HTTP (one r
         assert.deepEqual(stored("firewalls", "fw")?.allows, [{ protocol: "tcp", ports: ["80"] }]);
         const patched = await call("PATCH", `${G}/firewalls/fw`, { sourceRanges: ["10.0.0.0/8"], targetTags: null });
         assert.deepEqual([patched.status, patched.body.operationType], [200, "patch"]);
-        assert.deepEqual([stored("firewalls", "fw")?.sourceRanges, stored("firewalls", "fw")?.targetTags, stored("firewalls", "fw")?.allows], [["10.0.0.0/8"], undefined, [{ protocol: "tcp", ports: ["80"] }]]);
+        assert.deepEqual(
+          [stored("firewalls", "fw")?.sourceRanges, stored("firewalls", "fw")?.targetTags, stored("firewalls", "fw")?.allows],
+          [["10.0.0.0/8"], undefined, [{ protocol: "tcp", ports: ["80"] }]],
+        );
         assert.equal((await call("PUT", `${G}/firewalls/fw`, { name: "fw", network, allowed: [{ IPProtocol: "udp" }], sourceRanges: ["0.0.0.0/0"] })).status, 200);
         assert.deepEqual([stored("firewalls", "fw")?.allows, stored("firewalls", "fw")?.sourceRanges], [[{ protocol: "udp" }], ["0.0.0.0/0"]]);
       },
@@ -1469,7 +1479,10 @@ describe("GCE emulator rules: the stock CCM's Compute mutations over HTTP (one r
       rule: "instanceGroups.insert then addInstances / removeInstances; listInstances shows them",
       run: async () => {
         assert.equal((await call("POST", `${Z}/instanceGroups`, { name: "ig" })).status, 200);
-        assert.equal((await call("POST", `${Z}/instanceGroups/ig/addInstances`, { instances: [{ instance: link(`${Z}/instances/node-1`) }, { instance: link(`${Z}/instances/node-2`) }] })).status, 200);
+        assert.equal(
+          (await call("POST", `${Z}/instanceGroups/ig/addInstances`, { instances: [{ instance: link(`${Z}/instances/node-1`) }, { instance: link(`${Z}/instances/node-2`) }] })).status,
+          200,
+        );
         assert.equal((await call("POST", `${Z}/instanceGroups/ig/removeInstances`, { instances: [{ instance: link(`${Z}/instances/node-2`) }] })).status, 200);
         const listed = await call("POST", `${Z}/instanceGroups/ig/listInstances`);
         assert.deepEqual(listed.body.items, [{ instance: link(`${Z}/instances/node-1`), status: "RUNNING" }]);
@@ -1493,17 +1506,36 @@ describe("GCE emulator rules: the stock CCM's Compute mutations over HTTP (one r
         const got = await call("GET", `${P}/backendServices/bs`);
         assert.deepEqual([got.body.healthChecks, got.body.backends], [[link(`${G}/healthChecks/hc`)], [{ group: link(`${Z}/instanceGroups/ig`), balancingMode: "CONNECTION" }]]);
         const two = await call("PUT", `${P}/backendServices/bs`, { ...got.body, healthChecks: [link(`${G}/healthChecks/hc`), link(`${G}/healthChecks/hc`)] });
-        assert.deepEqual([two.status, two.body.error], [
-          400,
-          { code: 400, message: `Invalid value for field 'resource.healthChecks': ${JSON.stringify([link(`${G}/healthChecks/hc`), link(`${G}/healthChecks/hc`)])}. Only one health check may be specified.`, errors: [{ reason: "invalid" }] },
-        ]);
+        assert.deepEqual(
+          [two.status, two.body.error],
+          [
+            400,
+            {
+              code: 400,
+              message: `Invalid value for field 'resource.healthChecks': ${JSON.stringify([link(`${G}/healthChecks/hc`), link(`${G}/healthChecks/hc`)])}. Only one health check may be specified.`,
+              errors: [{ reason: "invalid" }],
+            },
+          ],
+        );
       },
     },
     {
       rule: "routes.insert with a zones/Z/instances/N next hop; list with the stock CCM's filter finds it",
       run: async () => {
         const network = link(`${G}/networks/k8s-net`);
-        assert.equal((await call("POST", `${G}/routes`, { name: "e2e-1", destRange: "10.64.1.0/24", nextHopInstance: `zones/${REGION}-a/instances/node-1`, network, priority: 1000, description: "k8s-node-route" })).status, 200);
+        assert.equal(
+          (
+            await call("POST", `${G}/routes`, {
+              name: "e2e-1",
+              destRange: "10.64.1.0/24",
+              nextHopInstance: `zones/${REGION}-a/instances/node-1`,
+              network,
+              priority: 1000,
+              description: "k8s-node-route",
+            })
+          ).status,
+          200,
+        );
         const filter = encodeURIComponent(`(name eq e2e-.*) (network eq ${network}) (description eq k8s-node-route)`);
         const listed = await call("GET", `${G}/routes?filter=${filter}`);
         assert.deepEqual(Array.isArray(listed.body.items) ? listed.body.items.map((r) => (isObject(r) ? [r.name, r.nextHopInstance] : null)) : null, [["e2e-1", link(`${Z}/instances/node-1`)]]);
