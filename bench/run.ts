@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: prints figures as it goes; the last line is one JSON object of all figures.
  * `node --expose-gc dist/bench/run.js engineRuns` runs only the named part (core, watcher, daemon,
- * engineRuns, realisticIngress, nodes).
+ * engineRuns, realisticIngress, nodes); `node dist/bench/peer.js` only dccm beside the real stock CCM.
  */
 import { benchCore } from "./core";
 import { benchDaemon, benchRealisticIngress } from "./daemon";
 import { benchEngineRuns } from "./engineRuns";
 import { benchNodeInit } from "./nodes";
+import { benchPeer } from "./peer";
 import { benchScale } from "./scale";
 import { benchWatcherScale } from "./watcherScale";
 import { benchPreview } from "./preview";
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
   for (const [key, value] of Object.entries(nodes)) if (typeof value === "number") figures[key] = value;
   Object.assign(figures, await benchWatcherScale());
   Object.assign(figures, await benchScale());
+  Object.assign(figures, await benchPeer());
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }
 

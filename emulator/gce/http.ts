@@ -6,6 +6,7 @@
 
 import * as http from "node:http";
 
+import { type ListFilter, matchesFilter, parseFilter } from "./filter";
 import { isJsonObject, type Json, type JsonObject, toJson } from "./json";
 import { type GceKind, isGceKind, kindOf, scopePath, specOf } from "./kinds";
 import { GceLimits, providerRateGroup, restRateGroup } from "./limits";
@@ -31,6 +32,13 @@ const ADDRESS_FIELDS = [
   "region",
 ];
 const DEFAULT_MAX_RESULTS = 500;
+/** Fields of a REST resource GCE computes: a request may carry them back (an update sends what a get returned); they are not inputs. */
+const REST_OUTPUT_ONLY = new Set(["kind", "id", "selfLink", "creationTimestamp", "fingerprint", "labelFingerprint", "region", "zone", "type", "size"]);
+/** REST field names that differ from the stored (@pulumi/gcp) ones: toRest's renames. */
+const REST_RENAMES: Partial<Record<GceKind, Readonly<Record<string, string>>>> = {
+  forwardingRules: { IPAddress: "ipAddress", IPProtocol: "ipProtocol" },
+  firewalls: { allowed: "allows", denied: "denies" },
+};
 
 /** One row of GET /emulator/resources. */
 export interface ResourceListing {
@@ -116,18 +124,19 @@ function page<T>(items: readonly T[], query: URLSearchParams): { items: T[]; nex
   return { items: slice, nextPageToken: next };
 }
 
-/** Supports the one filter shape worth supporting here: `name = "x"` / `name eq x`. */
-function applyFilter(items: readonly StoredResource[], query: URLSearchParams): StoredResource[] {
-  const filter = query.get("filter");
-  if (filter === null || filter.trim() === "") {
+/** The items whose REST representation (`view`) GCE's list `filter` keeps (filter.ts: the grammar and its source). */
+function applyFilter<T>(items: readonly T[], query: URLSearchParams, view: (item: T) => JsonObject): T[] {
+  const text = query.get("filter");
+  if (text === null || text.trim() === "") {
     return [...items];
   }
-  const m = /^\(?\s*name\s*(?:=|eq)\s*"?([^")\s]+)"?\s*\)?$/.exec(filter.trim());
-  if (m?.[1] === undefined) {
-    throw badRequest(`Invalid value for field 'filter': '${filter}'. The GCE emulator supports only name = "x".`);
+  let filter: ListFilter;
+  try {
+    filter = parseFilter(text);
+  } catch (cause) {
+    throw new GceError(400, cause instanceof Error ? cause.message : String(cause), "invalid", { cause });
   }
-  const name = m[1];
-  return items.filter((r) => r.name === name);
+  return items.filter((item) => matchesFilter(filter, view(item)));
 }
 
 export class HttpFace {
@@ -264,6 +273,120 @@ export class HttpFace {
     return out;
   }
 
+  /**
+   * A Compute REST request body as the stored (@pulumi/gcp-named) inputs of `kind`: toRest's
+   * renames undone, fields GCE computes dropped, a list of one health check as the one link the
+   * stored form holds. A field the kind does not have is GCE's 400 for an unknown JSON name.
+   */
+  fromRest(kind: GceKind, body: Json | undefined): JsonObject {
+    const spec = specOf(kind);
+    if (!isJsonObject(body)) {
+      throw badRequest(`Invalid JSON payload received. The request body must be a Compute ${spec.typeName}.`);
+    }
+    const out: JsonObject = {};
+    for (const [k, v] of Object.entries(body)) {
+      if (REST_OUTPUT_ONLY.has(k) || v === null) {
+        continue;
+      }
+      const name = REST_RENAMES[kind]?.[k] ?? k;
+      if (name !== "name" && (name === "deletionPolicy" || !spec.inputs.includes(name))) {
+        throw badRequest(`Invalid JSON payload received. Unknown name "${k}" at 'resource': Cannot find field.`);
+      }
+      out[name] = v;
+    }
+    if (kind === "firewalls") {
+      for (const field of ["allows", "denies"]) {
+        const rules = out[field];
+        if (Array.isArray(rules)) {
+          out[field] = rules.map((rule) => {
+            if (!isJsonObject(rule)) {
+              return rule;
+            }
+            const { IPProtocol, ...rest } = rule;
+            return IPProtocol === undefined ? rest : { protocol: IPProtocol, ...rest };
+          });
+        }
+      }
+    }
+    if ((kind === "backendServices" || kind === "targetPools") && Array.isArray(out.healthChecks)) {
+      // A target pool and a passthrough backend service take one health check (targetPools and
+      // backendServices resource references, healthChecks: "Only one health check may be specified").
+      if (out.healthChecks.length > 1) {
+        throw badRequest(`Invalid value for field 'resource.healthChecks': ${JSON.stringify(out.healthChecks)}. Only one health check may be specified.`);
+      }
+      const [only] = out.healthChecks;
+      if (only === undefined) {
+        delete out.healthChecks;
+      } else {
+        out.healthChecks = only;
+      }
+    }
+    return out;
+  }
+
+  /** The key a mutation's path names. */
+  private keyOfRoute(kind: GceKind, ctx: RouteContext): ResourceKey {
+    return { kind, project: this.param(ctx, "project"), scope: specOf(kind).scope === "global" ? "global" : this.param(ctx, "scope"), name: this.param(ctx, "name") };
+  }
+
+  /** `{collection}.insert`: GceState.create's rules on the request body, answered with an Operation. */
+  private insertResource(kind: GceKind, ctx: RouteContext): JsonObject {
+    const spec = specOf(kind);
+    const props = this.fromRest(kind, ctx.body);
+    props.project = this.param(ctx, "project");
+    if (spec.scope !== "global") {
+      props[spec.scope] = this.param(ctx, "scope");
+    }
+    const key = this.state.keyOf(kind, props);
+    const created = this.state.create(kind, props);
+    return this.operation(key, created.properties.id, "insert");
+  }
+
+  /**
+   * `{collection}.update` (PUT: the body is the whole new resource) and `.patch` (PATCH: "JSON
+   * merge patch format and processing rules", a null removes a field), answered with an Operation.
+   * A `fingerprint` that is not the resource's current one is GCE's optimistic-lock refusal
+   * (backendServices resource reference, fingerprint: "An up-to-date fingerprint must be provided in
+   * order to update the BackendService, otherwise the request will fail with error 412
+   * conditionNotMet"); none skips the check. Immutable fields and GCE's other rules: GceState.update.
+   */
+  private updateResource(kind: GceKind, ctx: RouteContext, merge: boolean): JsonObject {
+    const key = this.keyOfRoute(kind, ctx);
+    const current = this.state.get(key);
+    if (!isJsonObject(ctx.body)) {
+      throw badRequest(`Invalid JSON payload received. The request body must be a Compute ${specOf(kind).typeName}.`);
+    }
+    const fingerprint = ctx.body.fingerprint;
+    if (typeof fingerprint === "string" && fingerprint !== current.properties.fingerprint) {
+      throw new GceError(
+        412,
+        `Invalid fingerprint '${fingerprint}' for '${this.state.path(key)}': the resource changed since it was read (current fingerprint '${String(current.properties.fingerprint)}').`,
+        "conditionNotMet",
+      );
+    }
+    const body = merge ? { ...this.toRest(current), ...ctx.body } : ctx.body;
+    if (body.name !== undefined && body.name !== key.name) {
+      throw badRequest(`Invalid value for field 'resource.name': '${String(body.name)}'. The name of '${this.state.path(key)}' cannot be changed.`);
+    }
+    const props = this.fromRest(kind, body);
+    const spec = specOf(kind);
+    const updated = this.state.update(key, { ...props, name: key.name, project: key.project, ...(spec.scope === "global" ? {} : { [spec.scope]: key.scope }) });
+    return this.operation(key, updated.properties.id, merge ? "patch" : "update");
+  }
+
+  /** targetPools.addInstance / removeInstance, instanceGroups.addInstances / removeInstances: body `{ instances: [{ instance: URL }] }`. */
+  private changeMembers(kind: GceKind, ctx: RouteContext, add: boolean): JsonObject {
+    const key = this.keyOfRoute(kind, ctx);
+    const list = isJsonObject(ctx.body) ? ctx.body.instances : undefined;
+    if (!Array.isArray(list) || list.some((entry) => !isJsonObject(entry) || typeof entry.instance !== "string")) {
+      throw badRequest("Invalid value for field 'instances': the request needs a list of { instance: URL }.");
+    }
+    const links = list.map((entry) => (isJsonObject(entry) ? String(entry.instance) : ""));
+    const updated = this.state.changeMembers(key, links, add);
+    const verb = kind === "targetPools" ? "Instance" : "Instances";
+    return this.operation(key, updated.properties.id, `${add ? "add" : "remove"}${verb}`);
+  }
+
   /** The Node request listener. */
   readonly listener = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     this.serve(req, res).catch((e: unknown) => {
@@ -381,7 +504,7 @@ export class HttpFace {
       const project = this.param(ctx, "project");
       const zone = this.param(ctx, "zone");
       st.checkFault("instances", undefined, "get");
-      const all = applyFilter(st.list({ kind: "instances", project, scope: zone }), ctx.query);
+      const all = applyFilter(st.list({ kind: "instances", project, scope: zone }), ctx.query, (r) => this.toRest(r));
       const p = page(all, ctx.query);
       const body: JsonObject = {
         kind: "compute#instanceList",
@@ -399,7 +522,7 @@ export class HttpFace {
     this.route("GET", `${base}/aggregated/instances`, true, (ctx) => {
       const project = this.param(ctx, "project");
       st.checkFault("instances", undefined, "get");
-      const all = applyFilter(st.list({ kind: "instances", project }), ctx.query);
+      const all = applyFilter(st.list({ kind: "instances", project }), ctx.query, (r) => this.toRest(r));
       const p = page(all, ctx.query);
       const zones = [...new Set([...st.zones, ...all.map((r) => r.scope)])].sort();
       const items: JsonObject = {};
@@ -460,7 +583,7 @@ export class HttpFace {
       return ok({
         kind: "compute#regionList",
         id: `projects/${project}/regions`,
-        items: regions().map((r) => regionBody(project, r)),
+        items: applyFilter(regions(), ctx.query, (r) => regionBody(project, r)).map((r) => regionBody(project, r)),
         selfLink: `${st.endpoint}/compute/v1/projects/${project}/regions`,
       });
     });
@@ -477,7 +600,7 @@ export class HttpFace {
       return ok({
         kind: "compute#zoneList",
         id: `projects/${project}/zones`,
-        items: [...st.zones].sort().map((z) => zoneBody(project, z)),
+        items: applyFilter([...st.zones].sort(), ctx.query, (z) => zoneBody(project, z)).map((z) => zoneBody(project, z)),
         selfLink: `${st.endpoint}/compute/v1/projects/${project}/zones`,
       });
     });
@@ -504,7 +627,7 @@ export class HttpFace {
         const project = this.param(ctx, "project");
         const scope = scopeOf(ctx);
         st.checkFault(kind, undefined, "get");
-        const all = applyFilter(st.list({ kind, project, scope }), ctx.query);
+        const all = applyFilter(st.list({ kind, project, scope }), ctx.query, (r) => this.toRest(r));
         const p = page(all, ctx.query);
         const prefix = spec.scope === "global" ? "global" : `${spec.scope}s/${scope}`;
         const body: JsonObject = {
@@ -554,6 +677,31 @@ export class HttpFace {
     }
 
     this.addAliased("POST", `${base}/regions/{scope}/addresses`, `${base}/regions/{region}/addresses`, (ctx) => this.once(ctx, () => this.insertAddress(ctx)));
+
+    // The mutations the stock GCE CCM makes (kubernetes/cloud-provider-gcp providers/gce, GA v1):
+    // insert of every managed collection but addresses (above); update (PUT) of health checks,
+    // legacy HTTP health checks, backend services and firewalls, patch of firewalls; the members of
+    // target pools and instance groups. One model: what they change is what the provider face reads.
+    for (const [kind, scopeSeg, collection] of collections) {
+      if (kind === "addresses") {
+        continue;
+      }
+      const display = `${base}/${scopeSeg.replace("{scope}", specOf(kind).scope === "zone" ? "{zone}" : "{region}")}/${collection}`;
+      this.addAliased("POST", `${base}/${scopeSeg}/${collection}`, display, (ctx) => this.once(ctx, () => this.insertResource(kind, ctx)));
+      if (["healthChecks", "globalHealthChecks", "httpHealthChecks", "backendServices", "firewalls"].includes(kind)) {
+        this.addAliased("PUT", `${base}/${scopeSeg}/${collection}/{name}`, `${display}/{name}`, (ctx) => this.once(ctx, () => this.updateResource(kind, ctx, false)));
+      }
+      if (kind === "firewalls") {
+        this.addAliased("PATCH", `${base}/${scopeSeg}/${collection}/{name}`, `${display}/{name}`, (ctx) => this.once(ctx, () => this.updateResource(kind, ctx, true)));
+      }
+      if (kind === "targetPools" || kind === "instanceGroups") {
+        const verb = kind === "targetPools" ? "Instance" : "Instances";
+        for (const add of [true, false]) {
+          const action = `${add ? "add" : "remove"}${verb}`;
+          this.addAliased("POST", `${base}/${scopeSeg}/${collection}/{name}/${action}`, `${display}/{name}/${action}`, (ctx) => this.once(ctx, () => this.changeMembers(kind, ctx, add)));
+        }
+      }
+    }
 
     // regionOperations / zoneOperations / globalOperations get and wait: the stored operation,
     // 404 for one this emulator never returned (they are all DONE, so wait returns at once).

@@ -502,8 +502,8 @@ export interface RefContext {
 const SELF_LINK_RE = /^https?:\/\/[^/]+\/compute\/(?:v1|beta|alpha)\/(projects\/.+)$/;
 
 /**
- * Normalizes a reference given as a self link (any host), a partial path (`projects/P/...` or
- * `regions/R/...`), `zone/name` (instances) or a bare name, to the emulator's self link.
+ * Normalizes a reference given as a self link (any host), a partial path (`projects/P/...`,
+ * `regions/R/...` or `/zones/Z/...`), `zone/name` (instances) or a bare name, to the emulator's self link.
  */
 export function normalizeRef(raw: string, target: RefTarget, ctx: RefContext): string {
   if (raw === "" || containsUnknown(raw)) {
@@ -515,8 +515,12 @@ export function normalizeRef(raw: string, target: RefTarget, ctx: RefContext): s
     rel = link[1];
   } else if (raw.startsWith("projects/")) {
     rel = raw;
-  } else if (/^(regions|zones)\/[^/]+\/|^global\//.test(raw)) {
-    rel = `projects/${ctx.project}/${raw}`;
+  } else if (/^\/?(regions|zones)\/[^/]+\/|^\/?global\//.test(raw)) {
+    // With or without a leading slash: the stock CCM's target pools name their instances
+    // `/zones/<zone>/instances/<name>` (kubernetes/cloud-provider-gcp gce_instances.go
+    // makeComparableHostPath, sent by gce_loadbalancer_external.go createTargetPoolAndHealthCheck),
+    // which GCE accepts relative to the project.
+    rel = `projects/${ctx.project}/${raw.replace(/^\//, "")}`;
   } else if (target.scope === "zone" && /^[a-z0-9-]+\/[^/]+$/.test(raw)) {
     const [zone, name] = raw.split("/");
     rel = `projects/${ctx.project}/zones/${zone}/${target.collection}/${name}`;
@@ -870,8 +874,13 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
         // Passthrough (internal, and backend service-based external) load balancers:
         // cloud.google.com/load-balancing/docs/internal and .../network/networklb-backend-service:
         // protocol TCP, UDP or UNSPECIFIED (GCE's default HTTP is refused), a health check
-        // is required, backends balance by CONNECTION (GCE's default UTILIZATION is refused),
-        // and only the 5-tuple family of session affinities applies.
+        // is required, backends balance by CONNECTION (another mode is refused), and only the
+        // 5-tuple family of session affinities applies. A backend that names no balancingMode gets
+        // CONNECTION here (state.ts materialize): the stock CCM's internal load balancers send
+        // none (kubernetes/cloud-provider-gcp gce_loadbalancer_internal.go backendsFromGroupLinks,
+        // `&compute.Backend{Group: igLink}`) and GCE serves them, and the terraform provider's
+        // default for a regional backend's balancing_mode is CONNECTION
+        // (resource_compute_region_backend_service.go).
         const protocol = known("protocol") ?? "HTTP";
         if (typeof protocol === "string" && !PASSTHROUGH_PROTOCOLS.includes(protocol)) {
           fail("protocol", `Invalid value for field 'resource.protocol': '${protocol}'. A backend service with loadBalancingScheme ${bsScheme} must use protocol TCP, UDP or UNSPECIFIED.`);
@@ -890,7 +899,7 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
         const list = known("backends");
         if (Array.isArray(list)) {
           list.forEach((b, i) => {
-            const mode = isJsonObject(b) ? (b.balancingMode ?? "UTILIZATION") : undefined;
+            const mode = isJsonObject(b) ? (b.balancingMode ?? "CONNECTION") : undefined;
             if (typeof mode === "string" && mode !== "CONNECTION") {
               fail(
                 `backends[${i}].balancingMode`,

@@ -901,6 +901,28 @@ export class GceState {
   }
 
   /**
+   * Adds or removes members of a target pool or an unmanaged instance group (targetPools.addInstance
+   * / removeInstance, instanceGroups.addInstances / removeInstances: "Adds/Removes ... instances"
+   * from the `instances` of the request body, each an instance URL). The group's rules hold as on
+   * update (same zone and network, the group size limit); a link already in (add) or not in
+   * (remove) the list changes nothing. Recorded as an update, like any change of the resource.
+   */
+  changeMembers(key: ResourceKey, links: readonly string[], add: boolean): StoredResource {
+    const prev = this.get(key);
+    const ctx = this.refContext(key);
+    const named = links.map((link) => normalizeRef(link, { collection: "instances", scope: "zone" }, ctx));
+    const current = Array.isArray(prev.properties.instances) ? prev.properties.instances.filter((l): l is string => typeof l === "string") : [];
+    const next = add ? [...current, ...named.filter((l, i) => !current.includes(l) && named.indexOf(l) === i)] : current.filter((l) => !named.includes(l));
+    const inputs: JsonObject = {};
+    for (const [k, v] of Object.entries(prev.properties)) {
+      if (!COMPUTED.has(k)) {
+        inputs[k] = v;
+      }
+    }
+    return this.update(key, { ...inputs, instances: next });
+  }
+
+  /**
    * GCE delete: refuses (400 resourceInUseByAnotherResource) while another resource uses it, except
    * an address: deleting an address a forwarding rule uses releases the reservation and the rule
    * keeps the IP, now ephemeral (cloud.google.com/vpc/docs/reserve-static-external-ip-address,
@@ -1681,6 +1703,11 @@ export class GceState {
           for (const b of props.backends) {
             if (isJsonObject(b)) {
               this.requireExists(b.group);
+              // A passthrough backend service's backends balance by CONNECTION, the mode a backend
+              // that names none gets (kinds.ts validateInputs, backendServices: the sources).
+              if (b.balancingMode === undefined && ["INTERNAL", "EXTERNAL"].includes(String(props.loadBalancingScheme))) {
+                b.balancingMode = "CONNECTION";
+              }
             }
           }
         }

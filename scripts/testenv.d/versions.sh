@@ -1,6 +1,6 @@
 # Versions of the offline test environment: the ONE place they are pinned.
 # Sourced by scripts/testenv. After changing a value, run `bash scripts/testenv --regen` to rewrite
-# the wrapper modules' go.mod/go.sum (scripts/testenv.d/{kube,pulumi,helm}) and commit them.
+# the wrapper modules' go.mod/go.sum (scripts/testenv.d/{kube,pulumi,helm,gce-ccm}) and commit them.
 
 # kube-apiserver: module k8s.io/kubernetes; its staging modules (k8s.io/api, ...) are v0.<minor>.<patch>.
 KUBERNETES_VERSION=v1.34.4
@@ -17,6 +17,14 @@ PULUMI_VERSION=v3.248.0
 # helm CLI (helm.sh/helm/v3), for the chart in charts/dccm: its tests (helm template, helm lint
 # --strict) and the install e2e.
 HELM_VERSION=v3.22.0
+
+# The stock GCE cloud-controller-manager (scripts/testenv.d/gce-ccm: our main on k8s.io/cloud-provider's
+# controller manager with the GCE provider of k8s.io/cloud-provider-gcp/providers). v0.28.2 is the only
+# providers version the module proxy serves (the root module k8s.io/cloud-provider-gcp is not served);
+# k8s.io/cloud-provider is the version that providers module requires. The binary reports
+# GCE_CCM_VERSION as its --version.
+GCE_CCM_VERSION=v0.28.2
+GCE_CCM_CLOUD_PROVIDER_VERSION=v0.28.2
 
 # Oldest Go that builds all of the above (helm.sh/helm/v3 v3.22.0 declares `go 1.26.0`; pulumi's
 # pkg/v3 v3.248.0 `go 1.25.11`).

@@ -9,6 +9,7 @@ import { ProviderApi } from "../provider-api";
 import type { Json, JsonObject } from "../json";
 import { GceError, GceState, type NetworkSpec } from "../state";
 import { GceLimits, restRateGroup } from "../limits";
+import { matchesFilter, parseFilter } from "../filter";
 
 const ENDPOINT = "http://gce.test";
 const PROJECT = "dccm-test";
@@ -113,10 +114,10 @@ const CREATE_ROWS: CreateRow[] = [
     expect: [400, "Invalid value for field 'resource.protocol': 'HTTP'. A backend service with loadBalancingScheme INTERNAL must use protocol TCP, UDP or UNSPECIFIED."],
   },
   {
-    rule: "a backend without balancingMode gets GCE's default UTILIZATION, which a passthrough backend service refuses",
+    rule: "a passthrough backend service refuses a backend balancing by UTILIZATION",
     setup: [[T.instanceGroup, { project: PROJECT, zone: `${REGION}-a`, name: "ig", network: `projects/${PROJECT}/global/networks/k8s-net` }]],
     type: T.backendService,
-    inputs: passthrough({ backends: [{ group: `zones/${REGION}-a/instanceGroups/ig` }] }),
+    inputs: passthrough({ backends: [{ group: `zones/${REGION}-a/instanceGroups/ig`, balancingMode: "UTILIZATION" }] }),
     expect: [400, "Invalid value for field 'resource.backends[0].balancingMode': 'UTILIZATION'. Balancing mode must be CONNECTION for a backend service with loadBalancingScheme INTERNAL."],
   },
   {
@@ -1601,4 +1602,232 @@ describe("GCE emulator rules: alias IP ranges, secondary ranges, instance status
       (err: unknown) => err instanceof GceError && err.status === 404,
     );
   });
+});
+
+describe("GCE emulator rules: list filter grammar (filter.ts, one row per rule)", () => {
+  const R = (over: JsonObject): JsonObject => ({
+    name: "k8s-e2e-1",
+    network: "http://gce.test/compute/v1/projects/p/global/networks/k8s-net",
+    description: "k8s-node-route",
+    priority: 1000,
+    tags: ["a", "b"],
+    ...over,
+  });
+  const ROWS: ReadonlyArray<{ rule: string; filter: string; resource: JsonObject; expect: boolean | string }> = [
+    { rule: "eq: the literal is a regular expression matching the entire field", filter: "name eq k8s-e2e-.*", resource: R({}), expect: true },
+    { rule: "eq: a partial match is no match", filter: "name eq k8s", resource: R({}), expect: false },
+    { rule: "eq: double-quoted literal", filter: 'name eq ".*"', resource: R({}), expect: true },
+    { rule: "eq: single-quoted literal", filter: "name eq 'k8s-e2e-1'", resource: R({}), expect: true },
+    { rule: "ne: holds when the regular expression does not match", filter: "name ne k8s-.*", resource: R({}), expect: false },
+    { rule: "ne: an absent field matches nothing, so ne holds", filter: "nextHopIp ne 10\\..*", resource: R({}), expect: true },
+    { rule: "eq: an IP literal's dots match themselves too (addresses.list by address)", filter: "address eq 203.0.113.7", resource: { address: "203.0.113.7" }, expect: true },
+    {
+      rule: "several parenthesized regular expressions must all hold (the stock CCM's routes list)",
+      filter: "(name eq e2e-.*) (network eq http://gce.test/compute/v1/projects/p/global/networks/k8s-net) (description eq k8s-node-route)",
+      resource: R({ name: "e2e-1" }),
+      expect: true,
+    },
+    { rule: "one of several parenthesized expressions failing fails the filter", filter: "(name eq e2e-.*) (description eq other)", resource: R({ name: "e2e-1" }), expect: false },
+    { rule: "= compares exactly", filter: 'name = "k8s-e2e-1"', resource: R({}), expect: true },
+    { rule: "= is no regular expression", filter: "name = k8s-.*", resource: R({}), expect: false },
+    { rule: "!= holds for another value", filter: "name != other", resource: R({}), expect: true },
+    { rule: "numbers compare as numbers", filter: "priority < 1001", resource: R({}), expect: true },
+    { rule: "a list field matches when one element does", filter: "tags = b", resource: R({}), expect: true },
+    { rule: ": matches a substring of a string field", filter: "description : node", resource: R({}), expect: true },
+    { rule: ":* tests that a field is defined", filter: "nextHopIp:*", resource: R({}), expect: false },
+    { rule: "nested fields by dotted path", filter: "httpHealthCheck.port = 10256", resource: { httpHealthCheck: { port: 10256 } }, expect: true },
+    { rule: "AND and implicit AND", filter: "(name = k8s-e2e-1) AND (priority = 1000) (tags = a)", resource: R({}), expect: true },
+    { rule: "OR holds when one side does", filter: "(name = x) OR (priority = 1000)", resource: R({}), expect: true },
+    {
+      rule: "eq/ne cannot be mixed with = in one filter: 400",
+      filter: "(name eq x) (priority = 1000)",
+      resource: R({}),
+      expect: "Invalid value for field 'filter': '(name eq x) (priority = 1000)'. Invalid list filter expression: eq/ne (regular expressions) cannot be mixed with =, !=, >, <, >=, <= or :.",
+    },
+    {
+      rule: "several expressions without parentheses: 400",
+      filter: "name eq x description eq y",
+      resource: R({}),
+      expect: "Invalid value for field 'filter': 'name eq x description eq y'. Invalid list filter expression: several expressions must each be in parentheses.",
+    },
+    {
+      rule: "a regular expression that does not compile: 400",
+      filter: "name eq (",
+      resource: R({}),
+      expect: "Invalid value for field 'filter': 'name eq ('. Invalid list filter expression: '(' is not a regular expression (Invalid regular expression: /^(?:()$/s: Unterminated group).",
+    },
+  ];
+  for (const row of ROWS) {
+    it(row.rule, () => {
+      if (typeof row.expect === "string") {
+        assert.throws(() => parseFilter(row.filter), { message: row.expect });
+      } else {
+        assert.equal(matchesFilter(parseFilter(row.filter), row.resource), row.expect);
+      }
+    });
+  }
+});
+
+describe("GCE emulator rules: the stock CCM's Compute mutations over HTTP (one row per rule)", function () {
+  let gce: GceEmulator;
+  const P = `projects/${PROJECT}/regions/${REGION}`;
+  const G = `projects/${PROJECT}/global`;
+  const Z = `projects/${PROJECT}/zones/${REGION}-a`;
+  const call = async (method: string, rel: string, body?: JsonObject): Promise<{ status: number; body: JsonObject }> => {
+    const res = await fetch(`${gce.computeEndpoint}${rel}`, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }) });
+    return { status: res.status, body: (await res.json()) as JsonObject };
+  };
+  const stored = (kind: string, name: string): JsonObject | undefined => gce.listResources().find((r) => r.kind === kind && r.name === name)?.properties;
+  const link = (rel: string): string => `${gce.endpoint}/compute/v1/${rel}`;
+
+  beforeEach(async () => {
+    gce = await startGceEmulator({ networks: NETWORKS });
+    gce.putInstance("node-1", { zone: `${REGION}-a`, networkInterfaces: [{ network: "k8s-net" }] });
+    gce.putInstance("node-2", { zone: `${REGION}-a`, networkInterfaces: [{ network: "k8s-net" }] });
+  });
+  afterEach(async () => gce?.stop());
+
+  const ROWS: ReadonlyArray<{ rule: string; run: () => Promise<void> }> = [
+    {
+      rule: "forwardingRules.insert takes REST names (IPAddress, IPProtocol); the provider face reads the same resource",
+      run: async () => {
+        const { status, body } = await call("POST", `${P}/forwardingRules`, { name: "fr", IPProtocol: "UDP", portRange: "53-53", networkTier: "PREMIUM" });
+        assert.deepEqual([status, body.operationType, body.status, body.targetLink], [200, "insert", "DONE", link(`${P}/forwardingRules/fr`)]);
+        const rule = stored("forwardingRules", "fr");
+        assert.deepEqual([rule?.ipAddress, rule?.ipProtocol, rule?.portRange], ["203.0.113.1", "UDP", "53-53"]);
+        const got = await call("GET", `${P}/forwardingRules/fr`);
+        assert.deepEqual([got.body.IPAddress, got.body.IPProtocol, got.body.kind], ["203.0.113.1", "UDP", "compute#forwardingRule"]);
+        const read = new ProviderApi(gce.state).dispatch("read", { type: "gcp:compute/forwardingRule:ForwardingRule", id: `${P}/forwardingRules/fr` });
+        assert.equal(isObject(read.outputs) ? read.outputs.ipProtocol : undefined, "UDP");
+      },
+    },
+    {
+      rule: "an insert with a field the kind does not have: 400",
+      run: async () => {
+        assert.deepEqual(await call("POST", `${G}/firewalls`, { name: "fw", network: link(`${G}/networks/k8s-net`), allowed: [{ IPProtocol: "tcp" }], sourceRanges: ["0.0.0.0/0"], bogus: 1 }), {
+          status: 400,
+          body: { error: { code: 400, message: `Invalid JSON payload received. Unknown name "bogus" at 'resource': Cannot find field.`, errors: [{ reason: "invalid" }] } },
+        });
+      },
+    },
+    {
+      rule: "firewalls.insert takes allowed[].IPProtocol; patch merges (a null removes), update replaces",
+      run: async () => {
+        const network = link(`${G}/networks/k8s-net`);
+        assert.equal((await call("POST", `${G}/firewalls`, { name: "fw", network, allowed: [{ IPProtocol: "tcp", ports: ["80"] }], sourceRanges: ["0.0.0.0/0"], targetTags: ["n"] })).status, 200);
+        assert.deepEqual(stored("firewalls", "fw")?.allows, [{ protocol: "tcp", ports: ["80"] }]);
+        const patched = await call("PATCH", `${G}/firewalls/fw`, { sourceRanges: ["10.0.0.0/8"], targetTags: null });
+        assert.deepEqual([patched.status, patched.body.operationType], [200, "patch"]);
+        assert.deepEqual(
+          [stored("firewalls", "fw")?.sourceRanges, stored("firewalls", "fw")?.targetTags, stored("firewalls", "fw")?.allows],
+          [["10.0.0.0/8"], undefined, [{ protocol: "tcp", ports: ["80"] }]],
+        );
+        assert.equal((await call("PUT", `${G}/firewalls/fw`, { name: "fw", network, allowed: [{ IPProtocol: "udp" }], sourceRanges: ["0.0.0.0/0"] })).status, 200);
+        assert.deepEqual([stored("firewalls", "fw")?.allows, stored("firewalls", "fw")?.sourceRanges], [[{ protocol: "udp" }], ["0.0.0.0/0"]]);
+      },
+    },
+    {
+      rule: "an update with a fingerprint that is not the current one: 412 conditionNotMet, nothing changes",
+      run: async () => {
+        assert.equal((await call("POST", `${G}/httpHealthChecks`, { name: "hc", port: 10256, requestPath: "/healthz" })).status, 200);
+        const current = (await call("GET", `${G}/httpHealthChecks/hc`)).body;
+        const stale = await call("PUT", `${G}/httpHealthChecks/hc`, { ...current, port: 1, fingerprint: "c3RhbGU=" });
+        assert.deepEqual(
+          [stale.status, stale.body.error],
+          [
+            412,
+            {
+              code: 412,
+              message: `Invalid fingerprint 'c3RhbGU=' for '${G}/httpHealthChecks/hc': the resource changed since it was read (current fingerprint '${String(current.fingerprint)}').`,
+              errors: [{ reason: "conditionNotMet" }],
+            },
+          ],
+        );
+        assert.equal(stored("httpHealthChecks", "hc")?.port, 10256);
+        assert.equal((await call("PUT", `${G}/httpHealthChecks/hc`, { ...current, port: 10257 })).status, 200);
+        assert.equal(stored("httpHealthChecks", "hc")?.port, 10257);
+      },
+    },
+    {
+      rule: "targetPools.insert takes instances as the stock CCM sends them (/zones/Z/instances/N); addInstance and removeInstance change them (a link twice is one member)",
+      run: async () => {
+        assert.equal((await call("POST", `${P}/targetPools`, { name: "tp", instances: [`/zones/${REGION}-a/instances/node-1`] })).status, 200);
+        assert.deepEqual(stored("targetPools", "tp")?.instances, [link(`${Z}/instances/node-1`)]);
+        const added = await call("POST", `${P}/targetPools/tp/addInstance`, { instances: [{ instance: link(`${Z}/instances/node-2`) }, { instance: link(`${Z}/instances/node-1`) }] });
+        assert.deepEqual([added.status, added.body.operationType], [200, "addInstance"]);
+        assert.deepEqual(stored("targetPools", "tp")?.instances, [link(`${Z}/instances/node-1`), link(`${Z}/instances/node-2`)]);
+        assert.equal((await call("POST", `${P}/targetPools/tp/removeInstance`, { instances: [{ instance: link(`${Z}/instances/node-1`) }] })).status, 200);
+        assert.deepEqual(stored("targetPools", "tp")?.instances, [link(`${Z}/instances/node-2`)]);
+      },
+    },
+    {
+      rule: "instanceGroups.insert then addInstances / removeInstances; listInstances shows them",
+      run: async () => {
+        assert.equal((await call("POST", `${Z}/instanceGroups`, { name: "ig" })).status, 200);
+        assert.equal(
+          (await call("POST", `${Z}/instanceGroups/ig/addInstances`, { instances: [{ instance: link(`${Z}/instances/node-1`) }, { instance: link(`${Z}/instances/node-2`) }] })).status,
+          200,
+        );
+        assert.equal((await call("POST", `${Z}/instanceGroups/ig/removeInstances`, { instances: [{ instance: link(`${Z}/instances/node-2`) }] })).status, 200);
+        const listed = await call("POST", `${Z}/instanceGroups/ig/listInstances`);
+        assert.deepEqual(listed.body.items, [{ instance: link(`${Z}/instances/node-1`), status: "RUNNING" }]);
+        assert.equal((await call("GET", `${Z}/instanceGroups/ig`)).body.size, 1);
+      },
+    },
+    {
+      rule: "an INTERNAL backend service whose backends name no balancingMode gets CONNECTION (the stock CCM sends none)",
+      run: async () => {
+        assert.equal((await call("POST", `${G}/healthChecks`, { name: "hc", type: "HTTP", httpHealthCheck: { port: 10256, requestPath: "/healthz" } })).status, 200);
+        assert.equal((await call("POST", `${Z}/instanceGroups`, { name: "ig" })).status, 200);
+        const created = await call("POST", `${P}/backendServices`, {
+          name: "bs",
+          protocol: "TCP",
+          loadBalancingScheme: "INTERNAL",
+          sessionAffinity: "NONE",
+          healthChecks: [link(`${G}/healthChecks/hc`)],
+          backends: [{ group: link(`${Z}/instanceGroups/ig`) }],
+        });
+        assert.equal(created.status, 200, JSON.stringify(created.body));
+        const got = await call("GET", `${P}/backendServices/bs`);
+        assert.deepEqual([got.body.healthChecks, got.body.backends], [[link(`${G}/healthChecks/hc`)], [{ group: link(`${Z}/instanceGroups/ig`), balancingMode: "CONNECTION" }]]);
+        const two = await call("PUT", `${P}/backendServices/bs`, { ...got.body, healthChecks: [link(`${G}/healthChecks/hc`), link(`${G}/healthChecks/hc`)] });
+        assert.deepEqual(
+          [two.status, two.body.error],
+          [
+            400,
+            {
+              code: 400,
+              message: `Invalid value for field 'resource.healthChecks': ${JSON.stringify([link(`${G}/healthChecks/hc`), link(`${G}/healthChecks/hc`)])}. Only one health check may be specified.`,
+              errors: [{ reason: "invalid" }],
+            },
+          ],
+        );
+      },
+    },
+    {
+      rule: "routes.insert with a zones/Z/instances/N next hop; list with the stock CCM's filter finds it",
+      run: async () => {
+        const network = link(`${G}/networks/k8s-net`);
+        assert.equal(
+          (
+            await call("POST", `${G}/routes`, {
+              name: "e2e-1",
+              destRange: "10.64.1.0/24",
+              nextHopInstance: `zones/${REGION}-a/instances/node-1`,
+              network,
+              priority: 1000,
+              description: "k8s-node-route",
+            })
+          ).status,
+          200,
+        );
+        const filter = encodeURIComponent(`(name eq e2e-.*) (network eq ${network}) (description eq k8s-node-route)`);
+        const listed = await call("GET", `${G}/routes?filter=${filter}`);
+        assert.deepEqual(Array.isArray(listed.body.items) ? listed.body.items.map((r) => (isObject(r) ? [r.name, r.nextHopInstance] : null)) : null, [["e2e-1", link(`${Z}/instances/node-1`)]]);
+        const none = await call("GET", `${G}/routes?filter=${encodeURIComponent("(name eq other-.*) (description eq k8s-node-route)")}`);
+        assert.equal(none.body.items, undefined);
+      },
+    },
+  ];
+  for (const row of ROWS) it(row.rule, row.run);
 });

@@ -3,6 +3,14 @@
 // emulator out of band (as the stock CCM's own Compute calls would), in the stock CCM's order. The
 // ground dccm's adoption of a stock cluster is proven on. Each shape cites the stock function it
 // comes from; the names are gce_loadbalancer_naming.go's.
+//
+// The real stock CCM runs too (realStockCcm.ts, test/e2e/stock-ccm.e2e.ts). Compared with its
+// output for the same Services and Nodes, this seed differs only in order (a target pool's
+// instances, an internal backend service's backends, which Service's IP the shared node
+// health-check firewall names: the real one syncs in its own order) and in the internal forwarding
+// rule's networkTier: PREMIUM here (the forwardingRules reference: "assumed to be PREMIUM"), none
+// in the emulator for a rule inserted over REST without one. This seed stays for what the real CCM
+// cannot set up: a cluster state at one precise moment (a Service changed after the last sync).
 
 import type { GceEmulator, GceKind, JsonObject } from "../../../emulator/gce";
 

@@ -1,0 +1,156 @@
+/**
+ * dccm beside the real stock GCE CCM (Google's code, test/support/e2e/realStockCcm.ts), one after
+ * the other, each on a fresh offline environment with the same two Nodes and the same N external
+ * LoadBalancer Services (DCCM_BENCH_PEER_SIZES, default 1,20,100): the time from a Service's create
+ * to its `status.loadBalancer.ingress` (median, p95), the Compute calls per Service (the
+ * emulator's counter: REST calls, and the provider face's create/read/update/delete, each one call
+ * although Google's provider also polls the operation), CPU-seconds per Service (the process, its
+ * reaped children and its live descendants, /proc) and the peak RSS of the main process (VmHWM).
+ * Both run as processes: dccm's `dccm daemon`, the stock CCM's binary.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as k8s from "@kubernetes/client-node";
+
+import { startTestEnv, type TestEnv } from "../test/support/e2e/env";
+import { DaemonProcesses, descendants } from "../test/support/e2e/daemon-process";
+import { startStockCcm } from "../test/support/e2e/realStockCcm";
+import { eventually } from "../test/support/wait";
+import { median, round, runAlone } from "./stats";
+
+const CLUSTER = { project: "dccm-test", region: "us-central1", network: "k8s-net", subnetwork: "k8s-subnet", nodeTags: ["k8s-node"], clusterName: "peer", clusterId: "9ee70000" };
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks. */
+const TICKS_PER_SECOND = 100;
+
+type Peer = "dccm" | "stock";
+
+interface PeerFigures {
+  ingressMedianMs: number;
+  ingressP95Ms: number;
+  computeCallsPerService: number;
+  cpuSecondsPerService: number;
+  peakRssMb: number;
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+}
+
+/** utime + stime (+ cutime + cstime: reaped children) of one process, in seconds; 0 when it is gone. */
+function cpuSeconds(pid: number, withChildren: boolean): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command (which may hold spaces) start at the state, field 3.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = (index: number): number => Number(fields[index - 3] ?? 0);
+    return (ticks(14) + ticks(15) + (withChildren ? ticks(16) + ticks(17) : 0)) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/** The CPU a process tree used so far: the root with its reaped children, and each live descendant. */
+function treeCpuSeconds(pid: number): number {
+  return cpuSeconds(pid, true) + descendants(pid).reduce((sum, info) => sum + cpuSeconds(info.pid, true), 0);
+}
+
+function peakRssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1];
+  return kb === undefined ? 0 : Number(kb) / 1024;
+}
+
+async function nodes(env: TestEnv, core: k8s.CoreV1Api): Promise<void> {
+  for (const [name, zone, podCIDR] of [
+    ["node-a1", "us-central1-a", "10.64.1.0/24"],
+    ["node-b1", "us-central1-b", "10.64.2.0/24"],
+  ] as const) {
+    env.gce.putInstance(name, { zone, tags: ["k8s-node"] });
+    const created = await core.createNode({
+      body: { metadata: { name, labels: { "topology.kubernetes.io/zone": zone } }, spec: { providerID: `gce://dccm-test/${zone}/${name}`, podCIDR, podCIDRs: [podCIDR] } },
+    });
+    const now = new Date();
+    await core.replaceNodeStatus({ name, body: { ...created, status: { conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", lastHeartbeatTime: now, lastTransitionTime: now }] } } });
+  }
+}
+
+/** Starts the peer; resolves with its pid and a stop function once it is ready to serve Services. */
+async function startPeer(peer: Peer, env: TestEnv, core: k8s.CoreV1Api): Promise<{ pid: number; stop: () => Promise<unknown> }> {
+  if (peer === "stock") {
+    const ccm = await startStockCcm(env, core, CLUSTER);
+    return { pid: ccm.pid, stop: () => ccm.stop() };
+  }
+  const configPath = path.join(env.dir, "dccm.json");
+  fs.writeFileSync(configPath, JSON.stringify(CLUSTER));
+  const daemons = new DaemonProcesses(env, configPath);
+  const running = daemons.start({ logLevel: "info" });
+  await daemons.waitReady(running);
+  await daemons.waitClusterApplied(running, 600_000);
+  return { pid: running.pid, stop: () => daemons.stop(running) };
+}
+
+async function measure(peer: Peer, count: number): Promise<PeerFigures> {
+  const env = await startTestEnv();
+  const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+  let stop: (() => Promise<unknown>) | undefined;
+  try {
+    await nodes(env, core);
+    const started = await startPeer(peer, env, core);
+    stop = started.stop;
+    env.gce.resetCalls();
+    const cpuBefore = treeCpuSeconds(started.pid);
+    const createdAt = new Map<string, number>();
+    for (let i = 0; i < count; i++) {
+      const name = `peer-${i}`;
+      createdAt.set(name, Date.now());
+      await core.createNamespacedService({ namespace: "default", body: { metadata: { name }, spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ port: 80, protocol: "TCP" }] } } });
+    }
+    const servedAt = new Map<string, number>();
+    await eventually(
+      () => `${count - servedAt.size} of ${count} Services without ingress (${peer})`,
+      async () => {
+        for (const service of (await core.listNamespacedService({ namespace: "default" })).items) {
+          const name = service.metadata?.name ?? "";
+          if (createdAt.has(name) && !servedAt.has(name) && (service.status?.loadBalancer?.ingress?.length ?? 0) > 0) servedAt.set(name, Date.now());
+        }
+        return servedAt.size === count ? true : undefined;
+      },
+      3_600_000,
+      50,
+    );
+    const latencies = [...servedAt].map(([name, at]) => at - (createdAt.get(name) ?? at));
+    const calls = Object.entries(env.gce.calls())
+      .filter(([key]) => !key.startsWith("POST /emulator/provider/") || /\/(create|read|update|delete)$/.test(key))
+      .reduce((sum, [, n]) => sum + n, 0);
+    return {
+      ingressMedianMs: round(median(latencies), 0),
+      ingressP95Ms: round(percentile(latencies, 95), 0),
+      computeCallsPerService: round(calls / count, 1),
+      cpuSecondsPerService: round((treeCpuSeconds(started.pid) - cpuBefore) / count, 2),
+      peakRssMb: round(peakRssMb(started.pid), 0),
+    };
+  } finally {
+    await stop?.();
+    await env.stop();
+  }
+}
+
+export async function benchPeer(): Promise<Record<string, number>> {
+  const sizes = (process.env.DCCM_BENCH_PEER_SIZES ?? "1,20,100").split(",").map(Number);
+  const figures: Record<string, number> = {};
+  for (const count of sizes) {
+    for (const peer of ["stock", "dccm"] as const) {
+      const measured = await measure(peer, count);
+      process.stderr.write(`peer ${peer} N=${count}: ${JSON.stringify(measured)}\n`);
+      for (const [key, value] of Object.entries(measured)) figures[`peer_${peer}_n${count}_${key}`] = value;
+    }
+    for (const key of ["ingressMedianMs", "computeCallsPerService", "cpuSecondsPerService"] as const) {
+      const stock = figures[`peer_stock_n${count}_${key}`] ?? 0;
+      figures[`peer_ratio_n${count}_${key}`] = stock === 0 ? 0 : round((figures[`peer_dccm_n${count}_${key}`] ?? 0) / stock, 2);
+    }
+  }
+  return figures;
+}
+
+if (require.main === module) runAlone(benchPeer);
