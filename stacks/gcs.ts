@@ -255,7 +255,11 @@ export class GcsBackend {
   async listStacks(project: string): Promise<string[] | { unsure: string }> {
     try {
       const { bucket } = this.location;
-      const [meta, names, journals] = await Promise.all([this.client.list(bucket, `${this.root}meta.yaml`), this.client.list(bucket, this.stacksDir(project)), this.client.list(bucket, this.journalDir(project))]);
+      const [meta, names, journals] = await Promise.all([
+        this.client.list(bucket, `${this.root}meta.yaml`),
+        this.client.list(bucket, this.stacksDir(project)),
+        this.client.list(bucket, this.journalDir(project)),
+      ]);
       // A backend nothing was ever written to has no stack in any layout.
       if (meta.length === 0 && names.length === 0) return [];
       const layout = await this.projectLayout();
