@@ -224,9 +224,9 @@ export class GcsBackend {
   ) {}
 
   /** The backend of a `gs://` URL; undefined for any other backend, or one read only by the CLI (gcsLocation). */
-  static fromUrl(backendUrl: string, env: Readonly<Record<string, string | undefined>>, fetchImpl?: Fetch): GcsBackend | undefined {
+  static fromUrl(backendUrl: string, env: Readonly<Record<string, string | undefined>>, client: Omit<GcsClientOptions, "env"> = {}): GcsBackend | undefined {
     const location = gcsLocation(backendUrl);
-    return location === undefined ? undefined : new GcsBackend(location, new GcsClient({ env, ...(fetchImpl !== undefined ? { fetch: fetchImpl } : {}) }));
+    return location === undefined ? undefined : new GcsBackend(location, new GcsClient({ ...client, env }));
   }
 
   private get root(): string {

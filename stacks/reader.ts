@@ -56,7 +56,7 @@ export function checkpointStore(backendUrl: string, env: Readonly<Record<string,
   if (files !== undefined) {
     return { listStacks: (project) => Promise.resolve(files.listStacks(project)), readCheckpoint: (project, stack) => Promise.resolve(files.readCheckpoint(project, stack)) };
   }
-  return GcsBackend.fromUrl(backendUrl, { ...process.env, ...env }, fetchImpl);
+  return GcsBackend.fromUrl(backendUrl, { ...process.env, ...env }, fetchImpl !== undefined ? { fetch: fetchImpl } : {});
 }
 
 export class StackReader {

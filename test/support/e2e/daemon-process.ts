@@ -8,7 +8,8 @@ import * as path from "node:path";
 import * as readline from "node:readline";
 import * as k8s from "@kubernetes/client-node";
 import { createNode, E2E_CONFIG } from "./cluster";
-import { startTestEnv, type TestEnv } from "./env";
+import { startTestEnv, type E2eBackend, type TestEnv } from "./env";
+import { GcsClient, gcsLocation } from "../../../stacks/gcs";
 import { repoRoot } from "../tooling/testenv-paths";
 import { eventually } from "../wait";
 
@@ -40,6 +41,16 @@ export function lockFiles(backendDir: string): string[] {
   const root = path.join(backendDir, ".pulumi", "locks");
   if (!fs.existsSync(root)) return [];
   return (fs.readdirSync(root, { recursive: true }) as string[]).filter((file) => file.endsWith(".json"));
+}
+
+/** The stack locks of the environment's backend, file:// or gs:// (paths under `.pulumi/locks`). */
+export async function backendLocks(env: TestEnv): Promise<string[]> {
+  if (env.backend === "file") return lockFiles(env.backendUrl.slice("file://".length));
+  const location = gcsLocation(env.backendUrl);
+  if (location === undefined) throw new Error(`backendLocks: ${env.backendUrl} is not a gs:// backend`);
+  const root = `${location.prefix}.pulumi/locks/`;
+  const names = await new GcsClient({ env: env.pulumiEnv }).list(location.bucket, root);
+  return names.filter((name) => name.endsWith(".json")).map((name) => name.slice(root.length));
 }
 
 /** Stack names in a file backend (`<project>/<stack>.json` checkpoints). */
@@ -120,7 +131,9 @@ export class DaemonProcesses {
     private readonly extraArgs: string[] = [],
   ) {}
 
+  /** The directory of a file:// environment's backend (a gs:// one has none: backendLocks, declaredResourcesOf). */
   get backendDir(): string {
+    if (this.env.backend !== "file") throw new Error(`backendDir: the environment's backend is ${this.env.backendUrl}, not a directory`);
     return this.env.backendUrl.slice("file://".length);
   }
 
@@ -270,8 +283,8 @@ export async function killAndWatch(daemons: DaemonProcesses, running: RunningDae
  * The offline environment with one Node (node-a1, its VM in us-central1-a) and a config file for
  * daemon processes: the e2e config with the environment's backend.
  */
-export async function processCluster(): Promise<{ env: TestEnv; core: k8s.CoreV1Api; daemons: DaemonProcesses }> {
-  const env = await startTestEnv();
+export async function processCluster(opts: { backend?: E2eBackend } = {}): Promise<{ env: TestEnv; core: k8s.CoreV1Api; daemons: DaemonProcesses }> {
+  const env = await startTestEnv(opts);
   const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
   env.gce.putInstance("node-a1", { zone: "us-central1-a" });
   await createNode(core, "node-a1", "us-central1-a");
