@@ -16,6 +16,7 @@ import { readEveryStack } from "../../stacks/reader";
 import { StackRunner, type StackRunnerOptions } from "../../stacks/runner";
 import { PROJECT_NAME } from "../../stacks/project";
 import { E2E_CONFIG } from "../support/e2e/cluster";
+import { declaredResourcesOf, gceViolations } from "../support/e2e/invariants";
 import { startTestEnv, type TestEnv } from "../support/e2e/env";
 
 const config = parseConfig(E2E_CONFIG);
@@ -36,18 +37,37 @@ const snapshot: ClusterSnapshot = {
   ],
 };
 
-/**
- * An HTTP proxy in front of fake-gcs-server that answers `status` to the first `count` requests
- * it sees after arm(), then forwards everything: a GCS rate limit or outage burst.
- */
-async function startBurstProxy(target: string): Promise<{ host: string; arm(count: number, status: number): void; refused(): number; close(): Promise<void> }> {
+interface FaultProxy {
+  /** `127.0.0.1:PORT`: use as STORAGE_EMULATOR_HOST. */
+  host: string;
+  /** Answers `status` to the next `count` requests, whatever they are: a rate limit or outage burst. */
+  arm(count: number, status: number): void;
+  /** Answers 403 to every upload whose body names an object under `fragment`, until told undefined. */
+  refuseUploads(fragment: string | undefined): void;
+  /** Requests answered by the proxy itself so far. */
+  refused(): number;
+  close(): Promise<void>;
+}
+
+/** An HTTP proxy in front of fake-gcs-server that answers chosen requests itself, else forwards them unchanged. */
+async function startFaultProxy(target: string): Promise<FaultProxy> {
   let left = 0;
   let status = 503;
   let refused = 0;
+  let uploadsRefused: string | undefined;
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
+      const upload = (request.url ?? "").startsWith("/upload/");
+      // The object's name is in the query (media uploads) or in the multipart body's metadata.
+      const named = `${decodeURIComponent(request.url ?? "")} ${Buffer.concat(chunks).toString("latin1")}`;
+      if (uploadsRefused !== undefined && upload && named.includes(uploadsRefused)) {
+        refused++;
+        response.writeHead(403, { "content-type": "application/json" });
+        response.end(JSON.stringify({ error: { code: 403, message: "upload refused by gcs-backend.e2e.ts" } }));
+        return;
+      }
       if (left > 0) {
         left--;
         refused++;
@@ -69,6 +89,9 @@ async function startBurstProxy(target: string): Promise<{ host: string; arm(coun
     arm: (count, answer) => {
       left = count;
       status = answer;
+    },
+    refuseUploads: (fragment) => {
+      uploadsRefused = fragment;
     },
     refused: () => refused,
     close: async () => {
@@ -201,7 +224,7 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
   });
 
   it("a burst of 503s and 429s during a run and during the reads backs off and converges", async () => {
-    const proxy = await startBurstProxy(env.gcs?.host ?? "");
+    const proxy = await startFaultProxy(env.gcs?.host ?? "");
     try {
       const proxied = { ...env.pulumiEnv, STORAGE_EMULATOR_HOST: proxy.host };
       const cli = await recordingCli("fake-pulumi-burst");
@@ -220,6 +243,27 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
       const outcome = await running.up(serviceStack, scopes[1].scope, desired, { refresh: true });
       assert.equal(proxy.refused(), 10);
       assert.deepEqual(outcome.outputs, (await viaCli.up(serviceStack, scopes[1].scope, desired, { refresh: false })).outputs);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("a run whose checkpoint writes fail fails, and the next run converges: GCE holds exactly what the stacks declare", async () => {
+    const proxy = await startFaultProxy(env.gcs?.host ?? "");
+    try {
+      const running = new StackRunner(options("workspaces-refused", { env: { ...env.pulumiEnv, STORAGE_EMULATOR_HOST: proxy.host } }));
+      const lb = "a0b0e2e0011114222833344445555666";
+      env.gce.deleteOutOfBand("forwardingRules", lb);
+      proxy.refuseUploads(`.pulumi/stacks/${PROJECT_NAME}/${serviceStack}`);
+      await assert.rejects(running.up(serviceStack, scopes[1].scope, desired, { refresh: true }));
+      assert.notEqual(proxy.refused(), 0);
+      proxy.refuseUploads(undefined);
+      const outcome = await running.up(serviceStack, scopes[1].scope, desired, { refresh: true });
+      assert.deepEqual(
+        outcome.changed.map((change) => `${change.type} ${change.name} ${change.op}`),
+        ["gcp:compute/forwardingRule:ForwardingRule default/web:forwarding-rule-tcp create"],
+      );
+      assert.deepEqual(gceViolations(env.gce.listResources(), await declaredResourcesOf(env)), []);
     } finally {
       await proxy.close();
     }

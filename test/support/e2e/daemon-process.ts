@@ -3,6 +3,7 @@
  * readiness, metrics, its descendant processes (the pulumi CLI and its plugins) and backend locks.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as readline from "node:readline";
@@ -51,6 +52,32 @@ export async function backendLocks(env: TestEnv): Promise<string[]> {
   const root = `${location.prefix}.pulumi/locks/`;
   const names = await new GcsClient({ env: env.pulumiEnv }).list(location.bucket, root);
   return names.filter((name) => name.endsWith(".json")).map((name) => name.slice(root.length));
+}
+
+/**
+ * What the environment's backend holds, to tell that nothing wrote it: file:// path → sha256 of the
+ * file; gs:// object name → its MD5 and generation (a rewrite of the same bytes is a new generation).
+ */
+export async function backendContents(env: TestEnv): Promise<Map<string, string>> {
+  const contents = new Map<string, string>();
+  if (env.backend === "file") {
+    const dir = env.backendUrl.slice("file://".length);
+    for (const entry of (fs.readdirSync(dir, { recursive: true }) as string[]).sort()) {
+      const file = path.join(dir, entry);
+      if (fs.statSync(file).isFile()) contents.set(entry, crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex"));
+    }
+    return contents;
+  }
+  const location = gcsLocation(env.backendUrl);
+  if (location === undefined || env.gcs === undefined) throw new Error(`backendContents: ${env.backendUrl} is not a gs:// backend of fake-gcs-server`);
+  let pageToken = "";
+  do {
+    const query = new URLSearchParams({ prefix: location.prefix, ...(pageToken !== "" ? { pageToken } : {}) });
+    const page = (await (await fetch(`http://${env.gcs.host}/storage/v1/b/${location.bucket}/o?${query.toString()}`)).json()) as { items?: { name: string; md5Hash: string; generation: string }[]; nextPageToken?: string };
+    for (const item of page.items ?? []) contents.set(item.name, `${item.md5Hash} ${item.generation}`);
+    pageToken = page.nextPageToken ?? "";
+  } while (pageToken !== "");
+  return new Map([...contents].sort(([a], [b]) => a.localeCompare(b)));
 }
 
 /** Stack names in a file backend (`<project>/<stack>.json` checkpoints). */
