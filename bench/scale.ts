@@ -73,7 +73,13 @@ async function countingCli(env: TestEnv): Promise<{ command: PulumiCommand; comm
   fs.writeFileSync(path.join(root, "bin", "pulumi"), `#!/bin/sh\n[ "$1" = version ] || echo "$1" >> '${log}'\nexec '${env.pulumiCommand.command}' "$@"\n`, { mode: 0o755 });
   return {
     command: await PulumiCommand.get({ root, skipVersionCheck: true }),
-    commands: () => (fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").filter((line) => line !== "").length : 0),
+    commands: () =>
+      fs.existsSync(log)
+        ? fs
+            .readFileSync(log, "utf8")
+            .split("\n")
+            .filter((line) => line !== "").length
+        : 0,
   };
 }
 
@@ -219,7 +225,8 @@ export async function benchScale(sizes: readonly number[] = (process.env.DCCM_BE
     if (!backends.includes("gs")) continue;
     const gs = await benchAt(services, "gs");
     process.stderr.write(`scale ${services} gs://: ${JSON.stringify(gs)}\n`);
-    for (const key of ["restartToConfirmedMs", "driftPassMs", "coldStartMsPerService", "changeLatencyMedianMs"] as const) figures[`scale${services}_gs_${key}Ratio`] = round(gs[key] / Math.max(1, at[key]), 2);
+    for (const key of ["restartToConfirmedMs", "driftPassMs", "coldStartMsPerService", "changeLatencyMedianMs"] as const)
+      figures[`scale${services}_gs_${key}Ratio`] = round(gs[key] / Math.max(1, at[key]), 2);
     figures[`scale${services}_gs_restartRuns`] = gs.restartRuns;
     figures[`scale${services}_gs_restartCliCommands`] = gs.restartCliCommands;
   }

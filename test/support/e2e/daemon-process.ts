@@ -73,7 +73,10 @@ export async function backendContents(env: TestEnv): Promise<Map<string, string>
   let pageToken = "";
   do {
     const query = new URLSearchParams({ prefix: location.prefix, ...(pageToken !== "" ? { pageToken } : {}) });
-    const page = (await (await fetch(`http://${env.gcs.host}/storage/v1/b/${location.bucket}/o?${query.toString()}`)).json()) as { items?: { name: string; md5Hash: string; generation: string }[]; nextPageToken?: string };
+    const page = (await (await fetch(`http://${env.gcs.host}/storage/v1/b/${location.bucket}/o?${query.toString()}`)).json()) as {
+      items?: { name: string; md5Hash: string; generation: string }[];
+      nextPageToken?: string;
+    };
     for (const item of page.items ?? []) contents.set(item.name, `${item.md5Hash} ${item.generation}`);
     pageToken = page.nextPageToken ?? "";
   } while (pageToken !== "");
