@@ -153,14 +153,14 @@ export class StackReader {
   }
 }
 
+/** Stacks readEveryStack reads at once from a backend read directly. */
+const READ_WORKERS = 16;
+
 /**
  * Every stack of the project and its deployment, read once by a reader of its own whose workspace
  * is a temporary directory, removed after (a command's read of a backend: the daemon's workspaces
  * are never used).
  */
-/** Stacks readEveryStack reads at once from a backend read directly. */
-const READ_WORKERS = 16;
-
 export async function readEveryStack(options: Omit<StackReaderOptions, "workDir">): Promise<{ stack: string; deployment: Record<string, unknown> | undefined }[]> {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-read-"));
   try {
