@@ -30,6 +30,8 @@ export interface ScaleFigures {
   restartRuns: number;
   /** pulumi CLI processes the restart started (`pulumi version` aside): stack reads through the CLI, runs. */
   restartCliCommands: number;
+  /** The same counter after the new node's run: what the CLI ran for it (the counter counts). */
+  nodeToGroupCliCommands: number;
   nodeToGroupMs: number;
   idleHeapMb: number;
   idleRssMb: number;
@@ -185,6 +187,8 @@ async function benchAt(services: number, backend: E2eBackend): Promise<ScaleFigu
       10,
     );
     const nodeMs = elapsedMs(node);
+    await daemon.idle();
+    const nodeCliCommands = cli.commands() - restartCliCommands;
     return {
       services,
       coldStartMsPerService: round(coldMs / services, 0),
@@ -196,6 +200,7 @@ async function benchAt(services: number, backend: E2eBackend): Promise<ScaleFigu
       restartToConfirmedMs: round(restartMs, 0),
       restartRuns,
       restartCliCommands,
+      nodeToGroupCliCommands: nodeCliCommands,
       nodeToGroupMs: round(nodeMs, 0),
       idleHeapMb: mb(idleHeap),
       idleRssMb: mb(idleRss),
@@ -229,6 +234,7 @@ export async function benchScale(sizes: readonly number[] = (process.env.DCCM_BE
       figures[`scale${services}_gs_${key}Ratio`] = round(gs[key] / Math.max(1, at[key]), 2);
     figures[`scale${services}_gs_restartRuns`] = gs.restartRuns;
     figures[`scale${services}_gs_restartCliCommands`] = gs.restartCliCommands;
+    figures[`scale${services}_gs_nodeToGroupCliCommands`] = gs.nodeToGroupCliCommands;
   }
   if (base !== undefined && last !== undefined && last.services > base.services) {
     // Per stack, from the smallest N to the largest, after a restart (no run's residue in it).
