@@ -5,11 +5,16 @@
  * by listing (wall time, engine runs) with nothing drifted and with one stack drifted; a restart
  * until every stack is confirmed unchanged (engine runs); a new node until its instance group holds
  * it; and the heap and RSS of this process (daemon, emulator and kube clients) idle and in a pass.
+ * DCCM_BENCH_SCALE_BACKENDS (default `file`; e.g. `file,gs`) runs each N on each backend, gs:// on
+ * fake-gcs-server, with the gs:// figures as ratios to file:// of the same run.
  */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { PulumiCommand } from "@pulumi/pulumi/automation";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../daemon/daemon";
 import { loadBalancerName, parseConfig, type Config } from "../model";
-import { daemonOptions, startTestEnv, type TestEnv } from "../test/support/e2e/env";
+import { daemonOptions, startTestEnv, type E2eBackend, type TestEnv } from "../test/support/e2e/env";
 import { eventually } from "../test/support/wait";
 import { elapsedMs, median, round, runAlone } from "./stats";
 
@@ -23,6 +28,10 @@ export interface ScaleFigures {
   driftPassOneDriftedRuns: number;
   restartToConfirmedMs: number;
   restartRuns: number;
+  /** pulumi CLI processes the restart started (`pulumi version` aside): stack reads through the CLI, runs. */
+  restartCliCommands: number;
+  /** The same counter after the new node's run: what the CLI ran for it (the counter counts). */
+  nodeToGroupCliCommands: number;
   nodeToGroupMs: number;
   idleHeapMb: number;
   idleRssMb: number;
@@ -58,9 +67,28 @@ async function allIngress(core: k8s.CoreV1Api): Promise<true | undefined> {
   return listed.items.every((item) => item.spec?.type !== "LoadBalancer" || (item.status?.loadBalancer?.ingress ?? []).length > 0) ? true : undefined;
 }
 
-function newDaemon(env: TestEnv, runs: string[]): Daemon {
+/** The environment's pulumi CLI behind a script that logs each command to `log`, one line each. */
+async function countingCli(env: TestEnv): Promise<{ command: PulumiCommand; commands(): number }> {
+  const root = path.join(env.dir, "counting-pulumi");
+  const log = path.join(root, "commands");
+  fs.mkdirSync(path.join(root, "bin"), { recursive: true });
+  fs.writeFileSync(path.join(root, "bin", "pulumi"), `#!/bin/sh\n[ "$1" = version ] || echo "$1" >> '${log}'\nexec '${env.pulumiCommand.command}' "$@"\n`, { mode: 0o755 });
+  return {
+    command: await PulumiCommand.get({ root, skipVersionCheck: true }),
+    commands: () =>
+      fs.existsSync(log)
+        ? fs
+            .readFileSync(log, "utf8")
+            .split("\n")
+            .filter((line) => line !== "").length
+        : 0,
+  };
+}
+
+function newDaemon(env: TestEnv, runs: string[], pulumiCommand: PulumiCommand = env.pulumiCommand): Daemon {
   return new Daemon(
     daemonOptions(env, CONFIG, {
+      pulumiCommand,
       logLevel: "error",
       leaderElection: false,
       identity: "bench",
@@ -106,8 +134,8 @@ async function changeLatency(env: TestEnv, core: k8s.CoreV1Api, daemon: Daemon):
   return median(samples);
 }
 
-async function benchAt(services: number): Promise<ScaleFigures> {
-  const env = await startTestEnv();
+async function benchAt(services: number, backend: E2eBackend): Promise<ScaleFigures> {
+  const env = await startTestEnv({ backend });
   const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
   const runs: string[] = [];
   let daemon = newDaemon(env, runs);
@@ -138,12 +166,14 @@ async function benchAt(services: number): Promise<ScaleFigures> {
 
     await daemon.stop();
     runs.length = 0;
-    daemon = newDaemon(env, runs);
+    const cli = await countingCli(env);
+    daemon = newDaemon(env, runs, cli.command);
     const restart = process.hrtime.bigint();
     await daemon.start(() => undefined);
     await daemon.idle();
     const restartMs = elapsedMs(restart);
     const restartRuns = runs.length;
+    const restartCliCommands = cli.commands();
     global.gc?.();
     const restartIdle = process.memoryUsage();
 
@@ -157,6 +187,8 @@ async function benchAt(services: number): Promise<ScaleFigures> {
       10,
     );
     const nodeMs = elapsedMs(node);
+    await daemon.idle();
+    const nodeCliCommands = cli.commands() - restartCliCommands;
     return {
       services,
       coldStartMsPerService: round(coldMs / services, 0),
@@ -167,6 +199,8 @@ async function benchAt(services: number): Promise<ScaleFigures> {
       driftPassOneDriftedRuns: driftedRuns,
       restartToConfirmedMs: round(restartMs, 0),
       restartRuns,
+      restartCliCommands,
+      nodeToGroupCliCommands: nodeCliCommands,
       nodeToGroupMs: round(nodeMs, 0),
       idleHeapMb: mb(idleHeap),
       idleRssMb: mb(idleRss),
@@ -185,13 +219,22 @@ export async function benchScale(sizes: readonly number[] = (process.env.DCCM_BE
   const figures: Record<string, number> = {};
   let base: ScaleFigures | undefined;
   let last: ScaleFigures | undefined;
+  const backends = (process.env.DCCM_BENCH_SCALE_BACKENDS ?? "file").split(",") as E2eBackend[];
   for (const services of sizes) {
-    const at = await benchAt(services);
+    const at = await benchAt(services, "file");
     process.stderr.write(`scale ${services}: ${JSON.stringify(at)}\n`);
     base ??= at;
     last = at;
     for (const [key, value] of Object.entries(at)) if (key !== "services") figures[`scale${services}_${key}`] = value;
     figures[`scale${services}_changeLatencyRatio`] = round(at.changeLatencyMedianMs / base.changeLatencyMedianMs, 2);
+    if (!backends.includes("gs")) continue;
+    const gs = await benchAt(services, "gs");
+    process.stderr.write(`scale ${services} gs://: ${JSON.stringify(gs)}\n`);
+    for (const key of ["restartToConfirmedMs", "driftPassMs", "coldStartMsPerService", "changeLatencyMedianMs"] as const)
+      figures[`scale${services}_gs_${key}Ratio`] = round(gs[key] / Math.max(1, at[key]), 2);
+    figures[`scale${services}_gs_restartRuns`] = gs.restartRuns;
+    figures[`scale${services}_gs_restartCliCommands`] = gs.restartCliCommands;
+    figures[`scale${services}_gs_nodeToGroupCliCommands`] = gs.nodeToGroupCliCommands;
   }
   if (base !== undefined && last !== undefined && last.services > base.services) {
     // Per stack, from the smallest N to the largest, after a restart (no run's residue in it).

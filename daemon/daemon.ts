@@ -20,6 +20,7 @@ import { DesiredDriver } from "../controllers/desiredDriver";
 import { enqueueUnwanted } from "../controllers/unwanted";
 import { adoptAtStart } from "../controllers/startAdoption";
 import { clearStaleLocks, removeTruncatedAttrs } from "../stacks/locks";
+import { GcsBackend } from "../stacks/gcs";
 import { ConfigMapLedger, listServiceClasses } from "../leaks/ledger";
 import { PhaseTimer } from "./phases";
 import { readClusterUid } from "../watcher/identity";
@@ -90,7 +91,7 @@ export class Daemon {
     running.reconciler = reconciler;
     // Before anything runs: a cluster stack recording another cluster's identity stops the start.
     await reconciler.verifyClusterStack();
-    this.clearStaleLocks(parts.backendUrl);
+    await this.clearStaleLocks(parts.backendUrl);
     phases.mark("identityCheck");
     const queue = newQueue(this.wiring, reconciler, this.status);
     running.queue = queue;
@@ -204,9 +205,24 @@ export class Daemon {
    * As the only leader of the cluster the stacks belong to, a lock left by a killed run of ours is
    * stale (called after the identity check: another cluster's daemon must not break our locks).
    */
-  private clearStaleLocks(backendUrl: string): void {
-    if (!backendUrl.startsWith("file://")) return;
-    for (const removed of clearStaleLocks(backendUrl.slice("file://".length))) this.options.logger.warn({ lock: removed }, "removed a stale stack lock");
+  private async clearStaleLocks(backendUrl: string): Promise<void> {
+    const { logger, pulumiEnv } = this.options;
+    if (backendUrl.startsWith("file://")) {
+      for (const removed of clearStaleLocks(backendUrl.slice("file://".length))) logger.warn({ lock: removed }, "removed a stale stack lock");
+      return;
+    }
+    // The bucket's objects, as the CLI sees them (its environment: STORAGE_EMULATOR_HOST, credentials).
+    const bucket = GcsBackend.fromUrl(backendUrl, { ...process.env, ...pulumiEnv });
+    if (bucket === undefined) return;
+    let removed: string[];
+    try {
+      removed = await bucket.clearStaleLocks();
+    } catch (error) {
+      // Not fatal: a stack still locked fails its runs with the CLI's "currently locked" error, which names the lock.
+      logger.warn({ err: error, backend: backendUrl }, "could not remove stale stack locks from the bucket");
+      return;
+    }
+    for (const lock of removed) logger.warn({ lock }, "removed a stale stack lock");
   }
 
   /** `--adopt` (controllers/startAdoption.ts), before anything else runs; refused stacks go into adoptionHeld. */

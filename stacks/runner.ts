@@ -58,8 +58,8 @@ export interface StackRunnerOptions {
    */
   clusterUid?: string;
   /**
-   * Read a file:// backend's checkpoints directly instead of through `pulumi stack ls` / `stack
-   * export` (stacks/checkpoints.ts). Default true; false: always through the CLI.
+   * Read a file:// or gs:// backend's checkpoints directly instead of through `pulumi stack ls` /
+   * `stack export` (stacks/checkpoints.ts, stacks/gcs.ts). Default true; false: always through the CLI.
    */
   readCheckpoints?: boolean;
   /**
@@ -221,7 +221,7 @@ export class StackRunner {
   }
 
   /**
-   * On a file:// backend, the results of a run come from the checkpoint it just wrote. The
+   * On a file:// or gs:// backend, the results of a run come from the checkpoint it just wrote. The
    * Automation API ends every up with two `stack output` runs and, like refresh and destroy, one
    * `stack history` run (@pulumi/pulumi automation/stack.js): three CLI starts after the engine is
    * done, 1-2 s each on a busy 2-core machine, on the path from a Service change to its ingress.
@@ -231,10 +231,10 @@ export class StackRunner {
    * history.
    */
   private readsOwnResults(stackName: string, stack: Stack): Stack {
-    if (!this.reader.readsFiles) return stack;
+    if (!this.reader.readsCheckpoints) return stack;
     const cliOutputs = stack.outputs.bind(stack);
     stack.outputs = async (): Promise<OutputMap> => {
-      const deployment = this.reader.readCheckpoint(stackName)?.deployment;
+      const deployment = (await this.reader.readCheckpoint(stackName))?.deployment;
       if (deployment === undefined) return cliOutputs();
       const outputs = stackOutputs(deployment);
       if (holdsSecret(outputs)) return cliOutputs();
@@ -294,12 +294,12 @@ export class StackRunner {
 
   /**
    * Reads the stack once: recovers pending creates a killed run left, and returns the hash and
-   * outputs of the last successful up, so unchanged stacks need no up. On a file:// backend an
-   * unchanged stack costs no CLI run: its checkpoint file is read, and the stack is only selected
+   * outputs of the last successful up, so unchanged stacks need no up. On a file:// or gs:// backend
+   * an unchanged stack costs no CLI run: its checkpoint is read, and the stack is only selected
    * (`stack select`) when a repair must be imported or when it runs.
    */
   async inspect(stackName: string, scope: Scope): Promise<Inspection> {
-    const file: CheckpointDeployment | undefined = this.reader.readCheckpoint(stackName);
+    const file: CheckpointDeployment | undefined = await this.reader.readCheckpoint(stackName);
     let read: { deployment: Record<string, unknown> | undefined; recovered: string[] };
     if (file === undefined) {
       read = await this.exportRecovering(stackName, (await this.entry(stackName, scope)).stack);
@@ -486,8 +486,8 @@ export class StackRunner {
 
   /**
    * A reader of this project's stacks (listing, exporting; stacks/reader.ts) for a reader of every
-   * stack (the daemon's leak check, every drift interval, and `dccm gc`): a file:// backend's
-   * checkpoints are read directly (unless `readCheckpoints` is false), not through one `pulumi stack
+   * stack (the daemon's leak check, every drift interval, and `dccm gc`): a file:// or gs://
+   * backend's checkpoints are read directly (unless `readCheckpoints` is false), not through one `pulumi stack
    * export` per stack; the CLI reads the rest, and any stack whose checkpoint is not certain. It
    * creates, selects and repairs no stack.
    */
@@ -502,7 +502,7 @@ export class StackRunner {
    * what adoption must not import again.
    */
   async heldResourceIds(stackName: string, scope: Scope): Promise<Set<string>> {
-    const file = this.reader.readCheckpoint(stackName);
+    const file = await this.reader.readCheckpoint(stackName);
     let deployment = file?.deployment;
     if (file === undefined) {
       // The listing made at start-up (or the first such call), not one `pulumi stack ls` per stack.
@@ -519,7 +519,7 @@ export class StackRunner {
    * (recordedService); read-only (its checkpoint file, or `pulumi stack export`).
    */
   async recordedService(stackName: string): Promise<{ namespace: string; name: string } | undefined> {
-    const file = this.reader.readCheckpoint(stackName);
+    const file = await this.reader.readCheckpoint(stackName);
     if (file !== undefined) return recordedService(stackName, file.deployment);
     try {
       return recordedService(stackName, await this.reader.readDeployment(stackName));

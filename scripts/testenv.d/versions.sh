@@ -1,6 +1,6 @@
 # Versions of the offline test environment: the ONE place they are pinned.
 # Sourced by scripts/testenv. After changing a value, run `bash scripts/testenv --regen` to rewrite
-# the wrapper modules' go.mod/go.sum (scripts/testenv.d/{kube,pulumi,helm,gce-ccm}) and commit them.
+# the wrapper modules' go.mod/go.sum (scripts/testenv.d/{kube,pulumi,helm,gce-ccm,fake-gcs-server}) and commit them.
 
 # kube-apiserver: module k8s.io/kubernetes; its staging modules (k8s.io/api, ...) are v0.<minor>.<patch>.
 KUBERNETES_VERSION=v1.34.4
@@ -26,6 +26,10 @@ HELM_VERSION=v3.22.0
 GCE_CCM_VERSION=v0.28.2
 GCE_CCM_CLOUD_PROVIDER_VERSION=v0.28.2
 
-# Oldest Go that builds all of the above (helm.sh/helm/v3 v3.22.0 declares `go 1.26.0`; pulumi's
-# pkg/v3 v3.248.0 `go 1.25.11`).
+# fake-gcs-server: a GCS JSON-API server (github.com/fsouza/fake-gcs-server), the bucket behind the
+# e2e tests' gs:// Pulumi state (test/support/e2e/gcs.ts).
+FAKE_GCS_SERVER_VERSION=v1.56.1
+
+# Oldest Go that builds all of the above (helm.sh/helm/v3 v3.22.0 declares `go 1.26.0`, fake-gcs-server
+# v1.56.1 `go 1.26`; pulumi's pkg/v3 v3.248.0 `go 1.25.11`). The pulumi wrapper module keeps the floor it was generated with.
 GO_MIN_VERSION=1.26.0

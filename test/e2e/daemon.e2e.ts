@@ -26,7 +26,7 @@ describe("dccm daemon", function () {
   let lateListenerBefore = false;
 
   before(async () => {
-    env = await startTestEnv();
+    env = await startTestEnv({ backend: "gs" });
     core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
     env.gce.putInstance("node-a1", { zone: "us-central1-a" });
     env.gce.putInstance("node-b1", { zone: "us-central1-b" });

@@ -46,7 +46,7 @@ describe(`dccm daemon: drift found by listing GCE (${SERVICES} Services)`, funct
   const uids = new Map<string, string>();
 
   before(async () => {
-    env = await startTestEnv();
+    env = await startTestEnv({ backend: "gs" });
     core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
     for (const [name, zone, cidr] of [
       ["node-a1", "us-central1-a", "10.64.1.0/24"],

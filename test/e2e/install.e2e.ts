@@ -83,7 +83,7 @@ describe("dccm installed in the cluster with its own RBAC", function () {
   let webLb = "";
 
   before(async () => {
-    env = await startTestEnv();
+    env = await startTestEnv({ backend: "gs" });
     core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
   });
 
@@ -206,7 +206,8 @@ describe("dccm installed in the cluster with its own RBAC", function () {
     assert.deepEqual(YAML.parse(text), configFile(ARGS));
     const configPath = path.join(env.dir, CONFIG_FILE);
     fs.writeFileSync(configPath, text);
-    // The pod's backend is a bucket; here the environment's file:// backend stands for it (the flag wins over the file).
+    // The pod's backend is a bucket: the environment's fake-gcs-server bucket, reached through STORAGE_EMULATOR_HOST
+    // (the flag wins over the file's gs://dccm-e2e/state, a bucket of no server here).
     daemons = new DaemonProcesses(env, configPath, ["--backend-url", env.backendUrl]);
     running = daemons.start({ identity: IDENTITY, kubeconfig: dccmKubeconfig });
     await daemons.waitReady(running);

@@ -10,8 +10,8 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { loadBalancerName } from "../../model";
 import { lbService } from "../support/e2e/cluster";
-import { DaemonProcesses, killAndWatch, lockFiles, type RunningDaemon, processCluster } from "../support/e2e/daemon-process";
-import { declaredResources, gceViolations, serviceLeftovers } from "../support/e2e/invariants";
+import { backendLocks, DaemonProcesses, killAndWatch, type RunningDaemon, processCluster } from "../support/e2e/daemon-process";
+import { declaredResourcesOf, gceViolations, serviceLeftovers } from "../support/e2e/invariants";
 import { startDelayProxy, type DelayProxy } from "../support/e2e/delay-proxy";
 import type { TestEnv } from "../support/e2e/env";
 import { eventually } from "../support/wait";
@@ -25,7 +25,8 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
   let victimUid = "";
 
   before(async () => {
-    ({ env, core, daemons } = await processCluster());
+    // gs://, as production: the next leader must clear the killed run's lock in the bucket.
+    ({ env, core, daemons } = await processCluster({ backend: "gs" }));
     // GCE creates take seconds, during which the CLI waits and prints nothing: an orphan CLI then
     // lives on (it only dies of SIGPIPE at its next write to the dead daemon's pipe).
     slowCreates = await startDelayProxy(env.gce.endpoint, (method, url) =>
@@ -57,6 +58,8 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
     const lb = loadBalancerName(victimUid);
     await createHeld;
     await killAndAssertNoSurvivor(first);
+    // The killed run's lock stays in the bucket; the next leader removes it (daemon/daemon.ts clearStaleLocks).
+    assert.equal((await backendLocks(env)).length, 1);
 
     const restartedAt = Date.now();
     const second = daemons.start();
@@ -74,7 +77,7 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
     );
     assert.equal(ours.find((resource) => resource.kind === "addresses")?.properties.address, ip);
     assert.equal(await daemons.stop(second), 0);
-    assert.deepEqual(lockFiles(daemons.backendDir), []);
+    assert.deepEqual(await backendLocks(env), []);
   });
 
   it("during a destroy too (no inline program ties that CLI to the daemon), and a restart finishes the delete", async () => {
@@ -88,8 +91,8 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
     await daemons.waitReady(second);
     await eventually("victim deleted", async () => ((await core.listNamespacedService({ namespace: "default" })).items.length === 1 ? true : undefined), 240_000);
     assert.deepEqual(serviceLeftovers(env.gce.listResources(), "default", "victim", victimUid), []);
-    assert.deepEqual(gceViolations(env.gce.listResources(), declaredResources(daemons.backendDir)), []);
+    assert.deepEqual(gceViolations(env.gce.listResources(), await declaredResourcesOf(env)), []);
     assert.equal(await daemons.stop(second), 0);
-    assert.deepEqual(lockFiles(daemons.backendDir), []);
+    assert.deepEqual(await backendLocks(env), []);
   });
 });

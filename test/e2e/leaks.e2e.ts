@@ -64,7 +64,7 @@ describe("leaks: the detector and dccm gc", function () {
       .sort();
 
   before(async () => {
-    env = await startTestEnv();
+    env = await startTestEnv({ backend: "gs" });
     core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
     configPath = path.join(env.dir, "dccm.json");
     fs.writeFileSync(configPath, JSON.stringify(E2E_CONFIG));

@@ -9,13 +9,12 @@
  */
 import * as assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { PREVIEW_HELP } from "../../bin/previewCommand";
 import { eventReasons, lbService } from "../support/e2e/cluster";
-import { DaemonProcesses, lockFiles, processCluster, type RunningDaemon } from "../support/e2e/daemon-process";
+import { backendContents, backendLocks, DaemonProcesses, processCluster, type RunningDaemon } from "../support/e2e/daemon-process";
 import type { TestEnv } from "../support/e2e/env";
 import { repoRoot } from "../support/tooling/testenv-paths";
 import { eventually } from "../support/wait";
@@ -24,16 +23,6 @@ interface Outcome {
   code: number | null;
   stdout: string;
   stderr: string;
-}
-
-/** Every file under `dir` (path → sha256 of its bytes). */
-function fileHashes(dir: string): Map<string, string> {
-  const hashes = new Map<string, string>();
-  for (const entry of (fs.readdirSync(dir, { recursive: true }) as string[]).sort()) {
-    const file = path.join(dir, entry);
-    if (fs.statSync(file).isFile()) hashes.set(entry, crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex"));
-  }
-  return hashes;
 }
 
 /** The cluster as `kubectl get nodes,services -A -o json` prints it (a v1 List, each item with its kind). */
@@ -108,7 +97,6 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
   let daemons: DaemonProcesses;
   let daemon: RunningDaemon | undefined;
   let configPath: string;
-  let backendDir: string;
   const uids: Record<string, string> = {};
   let equalSnapshot: string;
   let changedSnapshot: string;
@@ -129,9 +117,9 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
   }
 
   before(async () => {
-    ({ env, core, daemons } = await processCluster());
+    // gs://, as production: reading the bucket straight (stacks/gcs.ts) must write and lock nothing either.
+    ({ env, core, daemons } = await processCluster({ backend: "gs" }));
     configPath = path.join(env.dir, "config.json");
-    backendDir = env.backendUrl.slice("file://".length);
     daemon = daemons.start();
     await daemons.waitReady(daemon);
     await daemons.waitClusterApplied(daemon);
@@ -174,7 +162,7 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
   });
 
   it("the live cluster and a snapshot equal to it: every stack unchanged, no engine run, exit 0, the backend byte-identical", async () => {
-    const before = fileHashes(backendDir);
+    const before = await backendContents(env);
     const unchanged = {
       code: 0,
       stdout: "Unchanged stacks: cluster, service.default.gone, service.default.grow, service.default.keep\nPlan: 0 to create, 0 to update, 0 to replace, 0 to delete, 4 unchanged stacks\n",
@@ -182,17 +170,17 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
     };
     assert.deepEqual(await preview([]), unchanged);
     assert.deepEqual(await preview(["--snapshot", equalSnapshot]), unchanged);
-    assert.deepEqual(fileHashes(backendDir), before);
+    assert.deepEqual(await backendContents(env), before);
   });
 
   it("one Service gains a port, one is deleted: exactly one update and one delete, exit 2, in text and JSON; the backend byte-identical", async () => {
-    const before = fileHashes(backendDir);
+    const before = await backendContents(env);
     assert.deepEqual(await preview(["--snapshot", changedSnapshot]), { code: 2, stdout: CHANGED_TEXT, stderr: "" });
     const json = await preview(["--snapshot", changedSnapshot, "--json"]);
     assert.deepEqual({ code: json.code, stderr: json.stderr }, { code: 2, stderr: "" });
     assert.deepEqual(JSON.parse(json.stdout), CHANGED_JSON);
-    assert.deepEqual(fileHashes(backendDir), before);
-    assert.deepEqual(lockFiles(backendDir), []);
+    assert.deepEqual(await backendContents(env), before);
+    assert.deepEqual(await backendLocks(env), []);
   });
 
   it("a new Service is previewed in an empty backend of its own: every resource a create; an invalid one is listed with the model's message", async () => {
@@ -208,7 +196,7 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
       snapshot,
       JSON.stringify({ ...live, items: [...live.items, added("fresh", "f7e5a000-0000-4000-8000-000000000001", "TCP"), added("sctp", "f7e5a000-0000-4000-8000-000000000002", "SCTP")] }),
     );
-    const before = fileHashes(backendDir);
+    const before = await backendContents(env);
     assert.deepEqual(await preview(["--snapshot", snapshot]), {
       code: 2,
       stdout: [
@@ -225,7 +213,7 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
       ].join("\n"),
       stderr: "",
     });
-    assert.deepEqual(fileHashes(backendDir), before);
+    assert.deepEqual(await backendContents(env), before);
   });
 
   it("30 new Services, previewed 25 to an engine run: every stack exactly once, each with its own 4 creates under its own URN, whatever the parallelism", async () => {
@@ -239,7 +227,7 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
     }));
     const snapshot = path.join(env.dir, "many.json");
     fs.writeFileSync(snapshot, JSON.stringify({ ...live, items: [...live.items, ...added] }));
-    const before = fileHashes(backendDir);
+    const before = await backendContents(env);
     const one = await preview(["--snapshot", snapshot, "--json", "--parallelism", "1"]);
     const two = await preview(["--snapshot", snapshot, "--json", "--parallelism", "2"]);
     assert.deepEqual({ code: one.code, stderr: one.stderr }, { code: 2, stderr: "" });
@@ -266,7 +254,7 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
         ],
       );
     }
-    assert.deepEqual(fileHashes(backendDir), before);
+    assert.deepEqual(await backendContents(env), before);
   });
 
   it("with the daemon running drift passes on the same stacks meanwhile, neither fails", async () => {
@@ -280,13 +268,13 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
     try {
       await drifting.waitReady(running);
       const ours = (lock: string): boolean => lock.includes("service.default.grow") || lock.includes("service.default.gone") || lock.split(path.sep).includes("cluster");
-      await eventually("a run holding the lock of a stack the preview reads", () => (lockFiles(backendDir).some(ours) ? true : undefined), 120_000, 20);
+      await eventually("a run holding the lock of a stack the preview reads", async () => ((await backendLocks(env)).some(ours) ? true : undefined), 120_000, 20);
       let sawLock = false;
       const watching = preview(["--snapshot", changedSnapshot]);
       let done = false;
       void watching.finally(() => (done = true));
       while (!done) {
-        sawLock ||= lockFiles(backendDir).some(ours);
+        sawLock ||= (await backendLocks(env)).some(ours);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       assert.deepEqual(await watching, { code: 2, stdout: CHANGED_TEXT, stderr: "" });

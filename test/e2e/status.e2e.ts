@@ -21,9 +21,10 @@ interface Run {
   stderr: string;
 }
 
-function dccmStatus(...args: string[]): Promise<Run> {
+/** `dccm status ARGS` with the operator's environment: `env` (the bucket's STORAGE_EMULATOR_HOST, the pulumi CLI's PATH). */
+function dccmStatus(env: Record<string, string>, ...args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [path.join(repoRoot(), "dist", "bin", "dccm.js"), "status", ...args], { timeout: 120_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [path.join(repoRoot(), "dist", "bin", "dccm.js"), "status", ...args], { timeout: 120_000, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
       if (error !== null && typeof error.code !== "number") {
         reject(error);
         return;
@@ -60,7 +61,7 @@ describe("dccm status", function () {
   let daemons: DaemonProcesses;
 
   before(async () => {
-    ({ env, core, daemons } = await processCluster());
+    ({ env, core, daemons } = await processCluster({ backend: "gs" }));
   });
   after(async () => {
     daemons?.killAll();
@@ -89,7 +90,7 @@ describe("dccm status", function () {
       240_000,
     );
 
-    const fromDaemon = await dccmStatus("--url", url);
+    const fromDaemon = await dccmStatus(env.pulumiEnv, "--url", url);
     assert.equal(fromDaemon.code, 0, fromDaemon.stderr);
     assert.equal(fromDaemon.stderr, "");
     assert.deepEqual(normalised(fromDaemon.stdout), [
@@ -102,7 +103,7 @@ describe("dccm status", function () {
 
     assert.equal(await daemons.stop(daemon), 0);
     const configPath = path.join(env.dir, "config.json");
-    const fromBackend = await dccmStatus("--url", url, "--config", configPath);
+    const fromBackend = await dccmStatus(env.pulumiEnv, "--url", url, "--config", configPath);
     assert.equal(fromBackend.code, 0, fromBackend.stderr);
     assert.match(fromBackend.stderr, new RegExp(`^dccm status: the daemon at ${url} cannot be reached \\(fetch failed: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+\\); reading the backend instead\\n$`));
     assert.deepEqual(normalised(fromBackend.stdout), [

@@ -3,12 +3,14 @@
  * readiness, metrics, its descendant processes (the pulumi CLI and its plugins) and backend locks.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as readline from "node:readline";
 import * as k8s from "@kubernetes/client-node";
 import { createNode, E2E_CONFIG } from "./cluster";
-import { startTestEnv, type TestEnv } from "./env";
+import { startTestEnv, type E2eBackend, type TestEnv } from "./env";
+import { GcsClient, gcsLocation } from "../../../stacks/gcs";
 import { repoRoot } from "../tooling/testenv-paths";
 import { eventually } from "../wait";
 
@@ -40,6 +42,45 @@ export function lockFiles(backendDir: string): string[] {
   const root = path.join(backendDir, ".pulumi", "locks");
   if (!fs.existsSync(root)) return [];
   return (fs.readdirSync(root, { recursive: true }) as string[]).filter((file) => file.endsWith(".json"));
+}
+
+/** The stack locks of the environment's backend, file:// or gs:// (paths under `.pulumi/locks`). */
+export async function backendLocks(env: TestEnv): Promise<string[]> {
+  if (env.backend === "file") return lockFiles(env.backendUrl.slice("file://".length));
+  const location = gcsLocation(env.backendUrl);
+  if (location === undefined) throw new Error(`backendLocks: ${env.backendUrl} is not a gs:// backend`);
+  const root = `${location.prefix}.pulumi/locks/`;
+  const names = await new GcsClient({ env: env.pulumiEnv }).list(location.bucket, root);
+  return names.filter((name) => name.endsWith(".json")).map((name) => name.slice(root.length));
+}
+
+/**
+ * What the environment's backend holds, to tell that nothing wrote it: file:// path → sha256 of the
+ * file; gs:// object name → its MD5 and generation (a rewrite of the same bytes is a new generation).
+ */
+export async function backendContents(env: TestEnv): Promise<Map<string, string>> {
+  const contents = new Map<string, string>();
+  if (env.backend === "file") {
+    const dir = env.backendUrl.slice("file://".length);
+    for (const entry of (fs.readdirSync(dir, { recursive: true }) as string[]).sort()) {
+      const file = path.join(dir, entry);
+      if (fs.statSync(file).isFile()) contents.set(entry, crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex"));
+    }
+    return contents;
+  }
+  const location = gcsLocation(env.backendUrl);
+  if (location === undefined || env.gcs === undefined) throw new Error(`backendContents: ${env.backendUrl} is not a gs:// backend of fake-gcs-server`);
+  let pageToken = "";
+  do {
+    const query = new URLSearchParams({ prefix: location.prefix, ...(pageToken !== "" ? { pageToken } : {}) });
+    const page = (await (await fetch(`http://${env.gcs.host}/storage/v1/b/${location.bucket}/o?${query.toString()}`)).json()) as {
+      items?: { name: string; md5Hash: string; generation: string }[];
+      nextPageToken?: string;
+    };
+    for (const item of page.items ?? []) contents.set(item.name, `${item.md5Hash} ${item.generation}`);
+    pageToken = page.nextPageToken ?? "";
+  } while (pageToken !== "");
+  return new Map([...contents].sort(([a], [b]) => a.localeCompare(b)));
 }
 
 /** Stack names in a file backend (`<project>/<stack>.json` checkpoints). */
@@ -120,7 +161,9 @@ export class DaemonProcesses {
     private readonly extraArgs: string[] = [],
   ) {}
 
+  /** The directory of a file:// environment's backend (a gs:// one has none: backendLocks, declaredResourcesOf). */
   get backendDir(): string {
+    if (this.env.backend !== "file") throw new Error(`backendDir: the environment's backend is ${this.env.backendUrl}, not a directory`);
     return this.env.backendUrl.slice("file://".length);
   }
 
@@ -270,8 +313,8 @@ export async function killAndWatch(daemons: DaemonProcesses, running: RunningDae
  * The offline environment with one Node (node-a1, its VM in us-central1-a) and a config file for
  * daemon processes: the e2e config with the environment's backend.
  */
-export async function processCluster(): Promise<{ env: TestEnv; core: k8s.CoreV1Api; daemons: DaemonProcesses }> {
-  const env = await startTestEnv();
+export async function processCluster(opts: { backend?: E2eBackend } = {}): Promise<{ env: TestEnv; core: k8s.CoreV1Api; daemons: DaemonProcesses }> {
+  const env = await startTestEnv(opts);
   const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
   env.gce.putInstance("node-a1", { zone: "us-central1-a" });
   await createNode(core, "node-a1", "us-central1-a");

@@ -12,15 +12,36 @@ import type { Config } from "../../../model";
 import { pluginBinDir, realisticLimits, startGceEmulator, type GceEmulator, type GceEmulatorOptions, type GceLimitsOptions, type NetworkSpec } from "../../../emulator/gce";
 import { startKube, type KubeEnv, type StartKubeOptions } from "./kube";
 import { requireTestenvBinary, testenvBinDir } from "../tooling/testenv-paths";
+import { fakeGcsLogDir, startFakeGcs, type FakeGcs } from "./gcs";
 import type { DaemonOptions } from "../../../daemon/options";
+
+/**
+ * Where a test environment keeps Pulumi state: `file` (a directory under its temporary directory)
+ * or `gs` (a bucket of fake-gcs-server, as production keeps it: test/support/e2e/gcs.ts).
+ */
+export type E2eBackend = "file" | "gs";
+
+/**
+ * The backend of a suite: the one it declares, unless DCCM_E2E_BACKEND (`file` or `gs`) runs every
+ * suite on one backend. README "Tests" says which suites declare gs.
+ */
+export function e2eBackend(declared: E2eBackend): E2eBackend {
+  const forced = process.env.DCCM_E2E_BACKEND;
+  if (forced === undefined || forced === "") return declared;
+  if (forced !== "file" && forced !== "gs") throw new Error(`DCCM_E2E_BACKEND=${forced}: expected file or gs`);
+  return forced;
+}
 
 export interface TestEnv {
   kube: KubeEnv;
   gce: GceEmulator;
   /** Temporary directory for Pulumi state, workspaces and PULUMI_HOME. */
   dir: string;
-  /** `file://` backend under `dir`. */
+  backend: E2eBackend;
+  /** `file://` backend under `dir`, or `gs://` of the fake-gcs-server bucket. */
   backendUrl: string;
+  /** The fake-gcs-server of a gs:// environment. */
+  gcs?: FakeGcs;
   /** Environment for the pulumi CLI: emulator plugin and .testenv/bin on PATH, passphrase, home. */
   pulumiEnv: Record<string, string>;
   /** The pulumi CLI of .testenv/bin, for the Automation API. */
@@ -96,28 +117,36 @@ export function profileLimits(env: NodeJS.ProcessEnv = process.env): GceLimitsOp
   throw new Error(`DCCM_E2E_GCE_PROFILE: unknown profile ${JSON.stringify(profile)} (known: realistic)`);
 }
 
-export async function startTestEnv(opts: { gce?: GceEmulatorOptions; withKube?: boolean; kube?: StartKubeOptions } = {}): Promise<TestEnv> {
+/**
+ * `backend`: where the stacks live (default `file`; e2eBackend lets DCCM_E2E_BACKEND override it).
+ */
+export async function startTestEnv(opts: { gce?: GceEmulatorOptions; withKube?: boolean; kube?: StartKubeOptions; backend?: E2eBackend } = {}): Promise<TestEnv> {
   requireTestenvBinary("pulumi");
   requireTestenvBinary("pulumi-language-nodejs");
+  const backend = e2eBackend(opts.backend ?? "file");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-e2e-"));
   const limits = profileLimits();
   const gce = await startGceEmulator({ networks: E2E_NETWORKS, instanceNetwork: "k8s-net", ...(limits === undefined ? {} : { limits }), ...opts.gce });
   let kube: KubeEnv | undefined;
+  let gcs: FakeGcs | undefined;
   try {
+    if (backend === "gs") gcs = await startFakeGcs(fakeGcsLogDir(dir));
     if (opts.withKube !== false) kube = await startKube(opts.kube);
   } catch (error) {
-    await gce.stop();
+    await Promise.allSettled([gce.stop(), gcs?.stop()]);
     throw error;
   }
   const backendDir = path.join(dir, "backend");
   fs.mkdirSync(backendDir, { recursive: true });
   fs.mkdirSync(path.join(dir, "pulumi-home"), { recursive: true });
+  const backendUrl = gcs !== undefined ? gcs.backendUrl("dccm") : `file://${backendDir}`;
   const pulumiEnv: Record<string, string> = {
     ...gce.env,
+    ...gcs?.env,
     PATH: [pluginBinDir(), testenvBinDir(), process.env.PATH ?? ""].filter((entry) => entry !== "").join(path.delimiter),
     PULUMI_HOME: path.join(dir, "pulumi-home"),
     PULUMI_CONFIG_PASSPHRASE: TEST_PASSPHRASE,
-    PULUMI_BACKEND_URL: `file://${backendDir}`,
+    PULUMI_BACKEND_URL: backendUrl,
     PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "true",
   };
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(testenvBinDir()), skipVersionCheck: true });
@@ -126,10 +155,12 @@ export async function startTestEnv(opts: { gce?: GceEmulatorOptions; withKube?: 
     kube: kube as KubeEnv,
     gce,
     dir,
-    backendUrl: `file://${backendDir}`,
+    backend,
+    backendUrl,
+    ...(gcs !== undefined ? { gcs } : {}),
     pulumiEnv,
     async stop(): Promise<void> {
-      await Promise.allSettled([gce.stop(), kube?.stop()]);
+      await Promise.allSettled([gce.stop(), kube?.stop(), gcs?.stop()]);
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

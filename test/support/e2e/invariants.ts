@@ -9,6 +9,8 @@ import type * as k8s from "@kubernetes/client-node";
 import { loadBalancerName, serviceDescription } from "../../../model";
 import type { ResourceListing } from "../../../emulator/gce";
 import { specOfToken } from "../../../emulator/gce/kinds";
+import { GcsClient, gcsLocation } from "../../../stacks/gcs";
+import type { TestEnv } from "./env";
 
 export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 
@@ -46,10 +48,25 @@ interface CheckpointResource {
 export function declaredResources(backendDir: string): string[] {
   const root = path.join(backendDir, ".pulumi", "stacks");
   if (!fs.existsSync(root)) return [];
+  const files = (fs.readdirSync(root, { recursive: true }) as string[]).filter((file) => file.endsWith(".json"));
+  return declaredIn(files.map((file) => fs.readFileSync(path.join(root, file), "utf8")));
+}
+
+/** declaredResources of the environment's backend, file:// or gs:// (its `.json` checkpoints). */
+export async function declaredResourcesOf(env: TestEnv): Promise<string[]> {
+  if (env.backend === "file") return declaredResources(env.backendUrl.slice("file://".length));
+  const location = gcsLocation(env.backendUrl);
+  if (location === undefined) throw new Error(`declaredResourcesOf: ${env.backendUrl} is not a gs:// backend`);
+  const client = new GcsClient({ env: env.pulumiEnv });
+  const names = (await client.list(location.bucket, `${location.prefix}.pulumi/stacks/`)).filter((name) => name.endsWith(".json"));
+  const texts = await Promise.all(names.map(async (name) => (await client.get(location.bucket, name))?.toString("utf8") ?? "{}"));
+  return declaredIn(texts);
+}
+
+function declaredIn(checkpoints: readonly string[]): string[] {
   const declared: string[] = [];
-  for (const file of fs.readdirSync(root, { recursive: true }) as string[]) {
-    if (!file.endsWith(".json")) continue;
-    const checkpoint = JSON.parse(fs.readFileSync(path.join(root, file), "utf8")) as { checkpoint?: { latest?: { resources?: CheckpointResource[] } } };
+  for (const text of checkpoints) {
+    const checkpoint = JSON.parse(text) as { checkpoint?: { latest?: { resources?: CheckpointResource[] } } };
     for (const resource of checkpoint.checkpoint?.latest?.resources ?? []) {
       const spec = resource.custom === true && resource.type !== undefined ? specOfToken(resource.type) : undefined;
       const name = resource.outputs?.name ?? resource.inputs?.name;

@@ -336,7 +336,7 @@ class StartupError extends Error {
   override readonly name = "StartupError";
 }
 
-class ManagedProcess {
+export class ManagedProcess {
   private readonly exited: Promise<void>;
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   /** Spawn failure (ENOENT, EACCES) or a failed kill(), as reported by the 'error' event. */
@@ -420,7 +420,7 @@ class ManagedProcess {
  * process's stderr) when the process exits first or the deadline passes. Probe errors
  * (connection refused while the server starts) count as "not yet".
  */
-async function waitUntil(proc: ManagedProcess, deadline: number, what: string, probe: () => Promise<boolean>): Promise<void> {
+export async function waitUntil(proc: ManagedProcess, deadline: number, what: string, probe: () => Promise<boolean>): Promise<void> {
   let lastProbeError: unknown;
   for (;;) {
     if (proc.hasExited) {
@@ -465,7 +465,7 @@ function httpGet(url: string, tls: TlsOptions): Promise<{ status: number; body: 
 }
 
 /** Distinct free TCP ports on 127.0.0.1 (bound to port 0, then released). */
-async function freePorts(count: number): Promise<number[]> {
+export async function freePorts(count: number): Promise<number[]> {
   const servers: net.Server[] = [];
   try {
     const ports: number[] = [];

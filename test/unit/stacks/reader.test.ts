@@ -38,20 +38,23 @@ describe("stacks/reader: StackReader on a file:// backend", () => {
     assert.equal(await read.readDeployment("cluster"), undefined);
     // A stack whose checkpoint is gone since the listing records none either.
     assert.equal(await read.readListed("service.default.gone"), undefined);
-    assert.equal(read.readsFiles, true);
+    assert.equal(read.readsCheckpoints, true);
     assert.equal(fs.existsSync(path.join(dir, "workspaces")), false);
   });
 
-  it("tells what it cannot read with certainty", () => {
+  it("tells what it cannot read with certainty", async () => {
     fs.writeFileSync(path.join(stacks(), "cluster.json.zst"), "x");
     const unsure: string[] = [];
-    assert.equal(reader(unsure).readCheckpoint("cluster"), undefined);
+    assert.equal(await reader(unsure).readCheckpoint("cluster"), undefined);
     assert.deepEqual(unsure, ["cluster: the checkpoint is zstd-compressed"]);
   });
 
-  it("reads nothing directly when told not to, or for another backend", () => {
-    assert.equal(new StackReader({ backendUrl: `file://${dir}`, projectName: "p", workDir: dir, readCheckpoints: false }).readsFiles, false);
-    assert.equal(new StackReader({ backendUrl: "gs://bucket", projectName: "p", workDir: dir }).readsFiles, false);
+  it("reads file:// and gs:// directly, nothing when told not to, or for another backend", () => {
+    assert.equal(new StackReader({ backendUrl: `file://${dir}`, projectName: "p", workDir: dir, readCheckpoints: false }).readsCheckpoints, false);
+    assert.equal(new StackReader({ backendUrl: "gs://bucket/dccm", projectName: "p", workDir: dir, env: { STORAGE_EMULATOR_HOST: "127.0.0.1:1" } }).readsCheckpoints, true);
+    assert.equal(new StackReader({ backendUrl: "gs://bucket/dccm?anonymous=true", projectName: "p", workDir: dir }).readsCheckpoints, false);
+    assert.equal(new StackReader({ backendUrl: "s3://bucket/dccm", projectName: "p", workDir: dir }).readsCheckpoints, false);
+    assert.equal(new StackReader({ backendUrl: "https://api.pulumi.com", projectName: "p", workDir: dir }).readsCheckpoints, false);
   });
 });
 
