@@ -19,6 +19,7 @@ export const CONFIG_KEYS = [
   "loadBalancerClasses",
   "instanceGroupLimit",
   "enableL4DenyFirewall",
+  "instanceGroupZones",
 ] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
@@ -85,6 +86,14 @@ function checkClusterNames(clusterName: string, clusterId: string, problems: str
   }
 }
 
+/** Each a zone of the region: a group elsewhere could not serve the region's load balancers. */
+function checkZones(zones: readonly string[], region: string, problems: string[]): void {
+  for (const zone of zones) {
+    if (!/^[a-z]+-[a-z]+[0-9]+-[a-z]$/.test(zone)) problems.push(`instanceGroupZones: "${zone}" is not a GCP zone (like us-central1-a)`);
+    else if (region !== "" && zone.slice(0, zone.lastIndexOf("-")) !== region) problems.push(`instanceGroupZones: "${zone}" is not in region ${region}`);
+  }
+}
+
 export function parseConfig(raw: RawConfig): Config {
   const problems: string[] = [];
   for (const key of Object.keys(raw)) {
@@ -103,6 +112,7 @@ export function parseConfig(raw: RawConfig): Config {
   const loadBalancerClasses = list(raw, "loadBalancerClasses", problems) ?? [DEFAULT_LOAD_BALANCER_CLASS];
   const instanceGroupLimit = groupLimit(raw, problems);
   const enableL4DenyFirewall = bool(raw, "enableL4DenyFirewall", false, problems);
+  const instanceGroupZones = list(raw, "instanceGroupZones", problems);
   // Checked after trimming, so "  " or " , " counts as missing.
   const present: Record<(typeof REQUIRED)[number], boolean> = {
     project: project !== "",
@@ -128,6 +138,7 @@ export function parseConfig(raw: RawConfig): Config {
     const parsed = parseCidr4(clusterCIDR);
     if (!parsed.ok) problems.push(`clusterCIDR: ${parsed.reason}`);
   }
+  checkZones(instanceGroupZones ?? [], region, problems);
   if (backendText !== "backend-service" && backendText !== "target-pool") problems.push(`backendMode: "${backendText}" is not backend-service or target-pool`);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -144,5 +155,6 @@ export function parseConfig(raw: RawConfig): Config {
     loadBalancerClasses,
     ...(instanceGroupLimit !== undefined ? { instanceGroupLimit } : {}),
     ...(enableL4DenyFirewall ? { enableL4DenyFirewall } : {}),
+    ...(instanceGroupZones !== undefined && instanceGroupZones.length > 0 ? { instanceGroupZones: [...new Set(instanceGroupZones)].sort() } : {}),
   };
 }
