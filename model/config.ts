@@ -3,7 +3,7 @@ import { DEFAULT_LOAD_BALANCER_CLASS } from "./annotations";
 import { INSTANCE_GROUP_MAX_INSTANCES } from "./limits";
 import { instanceGroupName, isValidGceName, nodeHealthCheckFirewallName, routeName } from "./names";
 import { parseCidr4 } from "./net";
-import type { BackendMode, Config } from "./types";
+import { type BackendMode, type Config, POD_CIDR_SOURCES, POD_CIDR_STACKS } from "./types";
 
 export const CONFIG_KEYS = [
   "project",
@@ -16,6 +16,8 @@ export const CONFIG_KEYS = [
   "clusterCIDR",
   "backendMode",
   "configureRoutes",
+  "podCIDRSource",
+  "podCIDRStack",
   "loadBalancerClasses",
   "instanceGroupLimit",
   "enableL4DenyFirewall",
@@ -66,6 +68,31 @@ function bool(raw: RawConfig, key: ConfigKey, fallback: boolean, problems: strin
   return fallback;
 }
 
+/** One of the listed words, exactly (case matters: they are the stock CCM's). */
+function oneOf<T extends string>(raw: RawConfig, key: ConfigKey, allowed: readonly T[], problems: string[]): T | undefined {
+  const value = text(raw, key, problems);
+  if (value === undefined) return undefined;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  problems.push(`${key}: "${value}" is not one of ${allowed.join(", ")}`);
+  return undefined;
+}
+
+/** configureRoutes, podCIDRSource and podCIDRStack, which decide together how pods are reached. */
+function podCIDRKeys(raw: RawConfig, problems: string[]): Pick<Config, "configureRoutes" | "podCIDRSource" | "podCIDRStack"> {
+  const podCIDRSource = oneOf(raw, "podCIDRSource", POD_CIDR_SOURCES, problems) ?? "none";
+  const podCIDRStack = oneOf(raw, "podCIDRStack", POD_CIDR_STACKS, problems);
+  // Alias IP ranges are routed by the VPC itself (subnet routes of the secondary ranges), and GCE
+  // refuses a custom route as specific as a subnet route: in `cloud` mode there are no routes.
+  const configureRoutes = bool(raw, "configureRoutes", podCIDRSource !== "cloud", problems);
+  if (podCIDRSource === "cloud" && configureRoutes) problems.push("configureRoutes: must be false with podCIDRSource cloud (the VPC routes alias IP ranges itself)");
+  if (podCIDRStack !== undefined && podCIDRSource !== "cloud") problems.push("podCIDRStack: only used with podCIDRSource cloud, which is not set");
+  return {
+    configureRoutes,
+    ...(podCIDRSource === "cloud" ? { podCIDRSource } : {}),
+    ...(podCIDRStack !== undefined && podCIDRStack !== "IPv4" ? { podCIDRStack } : {}),
+  };
+}
+
 /** A whole number from 1 to the documented GCE limit (a number, or its decimal text from a flag). */
 function groupLimit(raw: RawConfig, problems: string[]): number | undefined {
   const value = raw.instanceGroupLimit;
@@ -86,12 +113,21 @@ function checkClusterNames(clusterName: string, clusterId: string, problems: str
   }
 }
 
-/** Each a zone of the region: a group elsewhere could not serve the region's load balancers. */
-function checkZones(zones: readonly string[], region: string, problems: string[]): void {
+/** Each a zone of the region (a group elsewhere could not serve the region's load balancers); sorted, without repeats. */
+function instanceGroupZonesOf(raw: RawConfig, region: string, problems: string[]): string[] | undefined {
+  const zones = list(raw, "instanceGroupZones", problems);
+  if (zones === undefined || zones.length === 0) return undefined;
   for (const zone of zones) {
     if (!/^[a-z]+-[a-z]+[0-9]+-[a-z]$/.test(zone)) problems.push(`instanceGroupZones: "${zone}" is not a GCP zone (like us-central1-a)`);
     else if (region !== "" && zone.slice(0, zone.lastIndexOf("-")) !== region) problems.push(`instanceGroupZones: "${zone}" is not in region ${region}`);
   }
+  return [...new Set(zones)].sort();
+}
+
+function checkClusterCidr(clusterCIDR: string | undefined, problems: string[]): void {
+  if (clusterCIDR === undefined) return;
+  const parsed = parseCidr4(clusterCIDR);
+  if (!parsed.ok) problems.push(`clusterCIDR: ${parsed.reason}`);
 }
 
 export function parseConfig(raw: RawConfig): Config {
@@ -108,11 +144,11 @@ export function parseConfig(raw: RawConfig): Config {
   const clusterId = text(raw, "clusterId", problems) ?? "";
   const clusterCIDR = text(raw, "clusterCIDR", problems);
   const backendText = text(raw, "backendMode", problems) ?? "backend-service";
-  const configureRoutes = bool(raw, "configureRoutes", true, problems);
+  const podNetwork = podCIDRKeys(raw, problems);
   const loadBalancerClasses = list(raw, "loadBalancerClasses", problems) ?? [DEFAULT_LOAD_BALANCER_CLASS];
   const instanceGroupLimit = groupLimit(raw, problems);
   const enableL4DenyFirewall = bool(raw, "enableL4DenyFirewall", false, problems);
-  const instanceGroupZones = list(raw, "instanceGroupZones", problems);
+  const instanceGroupZones = instanceGroupZonesOf(raw, region, problems);
   // Checked after trimming, so "  " or " , " counts as missing.
   const present: Record<(typeof REQUIRED)[number], boolean> = {
     project: project !== "",
@@ -134,11 +170,7 @@ export function parseConfig(raw: RawConfig): Config {
   }
   for (const tag of nodeTags) if (!isValidGceName(tag)) problems.push(`nodeTags: "${tag}" is not a valid network tag`);
   checkClusterNames(clusterName, clusterId, problems);
-  if (clusterCIDR !== undefined) {
-    const parsed = parseCidr4(clusterCIDR);
-    if (!parsed.ok) problems.push(`clusterCIDR: ${parsed.reason}`);
-  }
-  checkZones(instanceGroupZones ?? [], region, problems);
+  checkClusterCidr(clusterCIDR, problems);
   if (backendText !== "backend-service" && backendText !== "target-pool") problems.push(`backendMode: "${backendText}" is not backend-service or target-pool`);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -151,10 +183,10 @@ export function parseConfig(raw: RawConfig): Config {
     clusterId,
     ...(clusterCIDR !== undefined ? { clusterCIDR } : {}),
     backendMode: backendText as BackendMode,
-    configureRoutes,
+    ...podNetwork,
     loadBalancerClasses,
     ...(instanceGroupLimit !== undefined ? { instanceGroupLimit } : {}),
     ...(enableL4DenyFirewall ? { enableL4DenyFirewall } : {}),
-    ...(instanceGroupZones !== undefined && instanceGroupZones.length > 0 ? { instanceGroupZones: [...new Set(instanceGroupZones)].sort() } : {}),
+    ...(instanceGroupZones !== undefined ? { instanceGroupZones } : {}),
   };
 }
