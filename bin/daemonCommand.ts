@@ -92,6 +92,10 @@ const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name">> = {
   loadBalancerClasses: { value: "CLASS,…", help: `loadBalancerClass values handled besides none (default ${DEFAULT_LOAD_BALANCER_CLASS})` },
   instanceGroupLimit: { value: "N", help: `instances per instance group, 1 to ${INSTANCE_GROUP_MAX_INSTANCES}; more nodes in a zone open more groups (default ${INSTANCE_GROUP_MAX_INSTANCES})` },
   enableL4DenyFirewall: { value: "BOOL", help: "a deny rule k8s-fw-<lb>-deny per external load balancer, its allow rules above it at 999 (default false)" },
+  instanceGroupZones: {
+    value: "ZONE,…",
+    help: "zones whose instance group is declared even with no Node, listed by every backend-service load balancer: a zone's first and last Node then change the cluster stack only",
+  },
 };
 
 /** The GCP picture's keys (the same for dccm desired and dccm render), as flags of the same names. */

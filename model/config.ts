@@ -21,6 +21,7 @@ export const CONFIG_KEYS = [
   "loadBalancerClasses",
   "instanceGroupLimit",
   "enableL4DenyFirewall",
+  "instanceGroupZones",
 ] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
@@ -112,6 +113,23 @@ function checkClusterNames(clusterName: string, clusterId: string, problems: str
   }
 }
 
+/** Each a zone of the region (a group elsewhere could not serve the region's load balancers); sorted, without repeats. */
+function instanceGroupZonesOf(raw: RawConfig, region: string, problems: string[]): string[] | undefined {
+  const zones = list(raw, "instanceGroupZones", problems);
+  if (zones === undefined || zones.length === 0) return undefined;
+  for (const zone of zones) {
+    if (!/^[a-z]+-[a-z]+[0-9]+-[a-z]$/.test(zone)) problems.push(`instanceGroupZones: "${zone}" is not a GCP zone (like us-central1-a)`);
+    else if (region !== "" && zone.slice(0, zone.lastIndexOf("-")) !== region) problems.push(`instanceGroupZones: "${zone}" is not in region ${region}`);
+  }
+  return [...new Set(zones)].sort();
+}
+
+function checkClusterCidr(clusterCIDR: string | undefined, problems: string[]): void {
+  if (clusterCIDR === undefined) return;
+  const parsed = parseCidr4(clusterCIDR);
+  if (!parsed.ok) problems.push(`clusterCIDR: ${parsed.reason}`);
+}
+
 export function parseConfig(raw: RawConfig): Config {
   const problems: string[] = [];
   for (const key of Object.keys(raw)) {
@@ -130,6 +148,7 @@ export function parseConfig(raw: RawConfig): Config {
   const loadBalancerClasses = list(raw, "loadBalancerClasses", problems) ?? [DEFAULT_LOAD_BALANCER_CLASS];
   const instanceGroupLimit = groupLimit(raw, problems);
   const enableL4DenyFirewall = bool(raw, "enableL4DenyFirewall", false, problems);
+  const instanceGroupZones = instanceGroupZonesOf(raw, region, problems);
   // Checked after trimming, so "  " or " , " counts as missing.
   const present: Record<(typeof REQUIRED)[number], boolean> = {
     project: project !== "",
@@ -151,10 +170,7 @@ export function parseConfig(raw: RawConfig): Config {
   }
   for (const tag of nodeTags) if (!isValidGceName(tag)) problems.push(`nodeTags: "${tag}" is not a valid network tag`);
   checkClusterNames(clusterName, clusterId, problems);
-  if (clusterCIDR !== undefined) {
-    const parsed = parseCidr4(clusterCIDR);
-    if (!parsed.ok) problems.push(`clusterCIDR: ${parsed.reason}`);
-  }
+  checkClusterCidr(clusterCIDR, problems);
   if (backendText !== "backend-service" && backendText !== "target-pool") problems.push(`backendMode: "${backendText}" is not backend-service or target-pool`);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -171,5 +187,6 @@ export function parseConfig(raw: RawConfig): Config {
     loadBalancerClasses,
     ...(instanceGroupLimit !== undefined ? { instanceGroupLimit } : {}),
     ...(enableL4DenyFirewall ? { enableL4DenyFirewall } : {}),
+    ...(instanceGroupZones !== undefined ? { instanceGroupZones } : {}),
   };
 }

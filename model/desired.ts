@@ -87,8 +87,10 @@ function byZoneIndex<T>(entries: Iterable<[string, T]>, clusterId: string): Map<
 }
 
 function instanceGroups(backends: readonly InstanceRef[], config: Config, observed: ObservedCloud): InstanceGroupSpec[] {
+  // A configured zone's first group stands like one an applied Service stack names: declared, empty or not.
+  const standingZones = new Set([...observed.referencedZones, ...(config.instanceGroupZones ?? [])]);
   const byZone = new Map<string, string[]>();
-  for (const zone of observed.referencedZones) byZone.set(zone, []);
+  for (const zone of standingZones) byZone.set(zone, []);
   for (const instance of backends) byZone.set(instance.zone, [...(byZone.get(instance.zone) ?? []), instance.name]);
   const previous = byZoneIndex(Object.entries(observed.groupMembers ?? {}), config.clusterId);
   const referenced = byZoneIndex(
@@ -99,7 +101,7 @@ function instanceGroups(backends: readonly InstanceRef[], config: Config, observ
   const specs: InstanceGroupSpec[] = [];
   for (const zone of [...byZone.keys()].sort(compareText)) {
     const zoneReferenced = new Set(referenced.get(zone)?.keys());
-    if (observed.referencedZones.includes(zone)) zoneReferenced.add(1);
+    if (standingZones.has(zone)) zoneReferenced.add(1);
     const { groups } = assignGroups({
       instances: byZone.get(zone) ?? [],
       previous: previous.get(zone) ?? new Map(),
@@ -238,7 +240,7 @@ export function desiredState(snapshot: ClusterSnapshot, config: Config, observed
     .filter(({ node }) => isBackendNode(node))
     .map(({ instance }) => instance)
     .sort(compareInstances);
-  const backendZones = [...new Set(backendInstances.map((instance) => instance.zone))].sort(compareText);
+  const backendZones = [...new Set([...backendInstances.map((instance) => instance.zone), ...(config.instanceGroupZones ?? [])])].sort(compareText);
   const denyRulesHeld = new Set(observed.denyRulesHeld);
   const planned = desiredServices(snapshot, config, { zones: backendZones, instances: backendInstances }, denyRulesHeld);
   const groups = instanceGroups(backendInstances, config, observed);

@@ -98,6 +98,12 @@ export interface Config {
   instanceGroupLimit?: number;
   /** The stock CCM's `--enable-l4-deny-firewall`: a deny rule per external load balancer, allow rules at 999. */
   enableL4DenyFirewall?: boolean;
+  /**
+   * Zones whose first instance group is declared whether or not a Node runs there, and which every
+   * backend-service load balancer lists: a Node arriving in or leaving one changes the cluster stack
+   * only (docs/ARCHITECTURE.md, "Instance groups"). Sorted, without repeats.
+   */
+  instanceGroupZones?: string[];
 }
 
 export type NetworkTier = "PREMIUM" | "STANDARD";

@@ -26,7 +26,7 @@ const DEFAULTS: Config = {
 };
 
 const KNOWN =
-  "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall";
+  "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones";
 
 /** parseConfig must throw a ConfigError listing exactly these problems, in this order. */
 function problems(raw: RawConfig | Record<string, unknown>, want: string[]): void {
@@ -86,6 +86,13 @@ describe("model: parseConfig", () => {
     assert.equal(parseConfig(BASE).enableL4DenyFirewall, undefined);
     assert.equal(parseConfig({ ...BASE, enableL4DenyFirewall: false }).enableL4DenyFirewall, undefined);
     assert.equal(parseConfig({ ...BASE, enableL4DenyFirewall: "true" }).enableL4DenyFirewall, true);
+  });
+
+  it("instanceGroupZones: a list or a flag's text, sorted without repeats; absent or empty is unset", () => {
+    assert.deepEqual(parseConfig({ ...BASE, instanceGroupZones: "us-central1-c, us-central1-a,us-central1-c" }).instanceGroupZones, ["us-central1-a", "us-central1-c"]);
+    assert.deepEqual(parseConfig({ ...BASE, instanceGroupZones: ["us-central1-b"] }).instanceGroupZones, ["us-central1-b"]);
+    assert.equal(parseConfig(BASE).instanceGroupZones, undefined);
+    assert.equal(parseConfig({ ...BASE, instanceGroupZones: " , " }).instanceGroupZones, undefined);
   });
 
   it("instanceGroupLimit from a flag's text, and at the GCE limit", () => {
@@ -148,6 +155,9 @@ describe("model: parseConfig", () => {
       ["instanceGroupLimit 0", { instanceGroupLimit: 0 }, ["instanceGroupLimit: expected a whole number from 1 to 1000, got 0"]],
       ["instanceGroupLimit over the GCE limit", { instanceGroupLimit: 1001 }, ["instanceGroupLimit: expected a whole number from 1 to 1000, got 1001"]],
       ["instanceGroupLimit a fraction", { instanceGroupLimit: 2.5 }, ["instanceGroupLimit: expected a whole number from 1 to 1000, got 2.5"]],
+      ["instanceGroupZones not a zone", { instanceGroupZones: "us-central1" }, ['instanceGroupZones: "us-central1" is not a GCP zone (like us-central1-a)']],
+      ["instanceGroupZones of another region", { instanceGroupZones: ["us-central1-a", "europe-west1-b"] }, ['instanceGroupZones: "europe-west1-b" is not in region us-central1']],
+      ["instanceGroupZones a number", { instanceGroupZones: 3 }, ["instanceGroupZones: expected a list of strings or a comma-separated string, got 3"]],
       ["instanceGroupLimit text", { instanceGroupLimit: "two" }, ['instanceGroupLimit: expected a whole number from 1 to 1000, got "two"']],
       ["instanceGroupLimit negative text", { instanceGroupLimit: "-3" }, ['instanceGroupLimit: expected a whole number from 1 to 1000, got "-3"']],
       [

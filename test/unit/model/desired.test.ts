@@ -411,6 +411,52 @@ describe("model: desiredState", () => {
       const state = desiredState({ nodes: [], services: [] }, CONFIG, { ...NOTHING, referencedZones: ["us-central1-c"] });
       assert.deepStrictEqual(state.cluster.instanceGroups, [{ name: "k8s-ig--c0ffee1234", zone: "us-central1-c", description: CLUSTER_DESCRIPTION, instances: [] }]);
     });
+    describe("instanceGroupZones: a configured zone's group stands, and the load balancers list it, Node or not", () => {
+      const ZONES: Config = { ...CONFIG, instanceGroupZones: ["us-central1-a", "us-central1-b", "us-central1-c"] };
+      const web = [lbService("default", "web", "5ec00001-7a1b-4c2d-8e3f-a0b1c2d3e4f5")];
+      it("an empty configured zone: an empty group of the cluster's name, listed by the backend service", () => {
+        const state = desiredState({ nodes, services: web }, ZONES, NOTHING);
+        assert.deepStrictEqual(
+          state.cluster.instanceGroups.map((group) => [group.zone, group.name, group.instances]),
+          [
+            ["us-central1-a", "k8s-ig--c0ffee1234", ["n1"]],
+            ["us-central1-b", "k8s-ig--c0ffee1234", ["n2", "n3"]],
+            ["us-central1-c", "k8s-ig--c0ffee1234", []],
+          ],
+        );
+        assert.deepStrictEqual(state.services[0].backendZones, ["us-central1-a", "us-central1-b", "us-central1-c"]);
+        assert.equal(state.services[0].backendGroups, undefined);
+      });
+      it("a Node's zone outside the configured ones still joins, as without the key", () => {
+        const state = desiredState({ nodes, services: web }, { ...CONFIG, instanceGroupZones: ["us-central1-c"] }, NOTHING);
+        assert.deepStrictEqual(state.services[0].backendZones, ["us-central1-a", "us-central1-b", "us-central1-c"]);
+      });
+      it("target pools list instances, not zones: unchanged", () => {
+        const pool = [lbService("default", "pool", "5ec00002-7a1b-4c2d-8e3f-a0b1c2d3e4f5", { annotations: TARGET_POOL })];
+        assert.deepStrictEqual(desiredState({ nodes, services: pool }, ZONES, NOTHING).services[0].backendZones, []);
+      });
+      it("property: Nodes coming and going inside the configured zones change the cluster's groups, never a Service", () => {
+        const pool = ["us-central1-a", "us-central1-b", "us-central1-c"].flatMap((zone, z) =>
+          [0, 1].map((i) => node(`n${z}${i}`, `0000000${z}-0000-4000-8000-00000000000${i}`, zone, [`10.64.${z * 2 + i}.0/24`])),
+        );
+        const services = [
+          ...web,
+          lbService("default", "local", "5ec00003-7a1b-4c2d-8e3f-a0b1c2d3e4f5", { externalTrafficPolicy: "Local", healthCheckNodePort: 30100 }),
+          lbService("default", "ilb", "5ec00004-7a1b-4c2d-8e3f-a0b1c2d3e4f5", { annotations: { "networking.gke.io/load-balancer-type": "Internal" } }),
+        ];
+        const reference = desiredState({ nodes: [], services }, ZONES, NOTHING).services;
+        fc.assert(
+          fc.property(fc.subarray(pool), (present) => {
+            const state = desiredState({ nodes: present, services }, ZONES, NOTHING);
+            assert.deepStrictEqual(state.services, reference);
+            assert.deepStrictEqual(
+              state.cluster.instanceGroups.map((group) => group.zone),
+              ["us-central1-a", "us-central1-b", "us-central1-c"],
+            );
+          }),
+        );
+      });
+    });
     it("the legacy node health check stays while an applied target pool names it, though no Service wants one now", () => {
       assert.equal(desiredState({ nodes, services: [] }, CONFIG, NOTHING).cluster.legacyNodeHealthCheck, false);
       assert.equal(desiredState({ nodes, services: [] }, CONFIG, { ...NOTHING, legacyHealthCheckReferenced: true }).cluster.legacyNodeHealthCheck, true);
