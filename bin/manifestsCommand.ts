@@ -102,7 +102,7 @@ function manifestsArgs(values: Values, file: Record<string, unknown>): DeployArg
 }
 
 export function runManifests(argv: string[]): number {
-  const { values } = parseFlags(() => parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }));
+  const { values } = parseFlags(() => parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }), Object.keys(OPTIONS));
   if (values.help === true) {
     process.stdout.write(`${MANIFESTS_HELP}\n`);
     return 0;

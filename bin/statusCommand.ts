@@ -11,7 +11,6 @@ import { clusterProjectName } from "../stacks/project";
 import { recordedService, stackOutputs } from "../stacks/deployment";
 import { readEveryStack } from "../stacks/reader";
 import { isRecord } from "../runtime/guards";
-import { loadKubeConfig } from "../watcher/list";
 import {
   clusterIdFromCluster,
   clusterIdOf,
@@ -25,6 +24,7 @@ import {
   UsageError,
   type FlagValues,
   type HelpEntry,
+  kubeConfigOf,
 } from "./options";
 import { ingressOf } from "../components/outputs";
 
@@ -167,7 +167,7 @@ async function readDaemon(url: string): Promise<StatusDocument | { failed: strin
 /** Where the daemon keeps its stacks, as `dccm daemon` and `dccm gc` find it. */
 async function backendOf(args: StatusArgs): Promise<{ backendUrl: string; project: string }> {
   const { kubeconfig, shared, backend } = readReaderFlags(args.values, process.env);
-  const clusterId = await clusterIdOf(shared.model, () => clusterIdFromCluster(loadKubeConfig(kubeconfig)));
+  const clusterId = await clusterIdOf(shared.model, () => clusterIdFromCluster(kubeConfigOf(kubeconfig)));
   return { backendUrl: backend.backendUrl, project: clusterProjectName(clusterId) };
 }
 

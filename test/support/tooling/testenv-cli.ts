@@ -1,26 +1,45 @@
 /**
- * `npm run testenv -- up`: the offline environment for manual use. Prints one JSON line
- * `{ "kubeconfig", "computeEndpoint", "env" }` and serves until SIGTERM or SIGINT, then stops
- * everything. With `env` exported, `dccm daemon --compute-endpoint <computeEndpoint>` runs against it.
+ * `npm run testenv -- up [--json-file FILE]`: the offline environment for manual use and for
+ * `dccm demo`. Prints one JSON line `{ "kubeconfig", "computeEndpoint", "dir", "env" }` once
+ * everything answers (and, with --json-file, writes the same line to FILE, atomically: the file
+ * exists only once it is complete), then serves until SIGTERM, SIGINT or SIGHUP, or until the
+ * process that started it is gone (a shell's `kill %1` without job control, a SIGKILLed `dccm
+ * demo`), then stops everything it started and removes its files. With `env` exported,
+ * `dccm daemon --compute-endpoint <computeEndpoint>` runs against it.
  */
+import * as fs from "node:fs";
 import { startTestEnv } from "../e2e/env";
+import { watchParent } from "../../../runtime/parentDeath";
 
-async function up(): Promise<void> {
-  const env = await startTestEnv();
-  process.stdout.write(`${JSON.stringify({ kubeconfig: env.kube.kubeconfigPath, computeEndpoint: env.gce.computeEndpoint, env: env.pulumiEnv })}\n`);
-  await new Promise<void>((resolve) => {
-    process.once("SIGTERM", () => resolve());
-    process.once("SIGINT", () => resolve());
+export const TESTENV_USAGE = "usage: npm run testenv -- up [--json-file FILE]";
+
+async function up(jsonFile: string | undefined): Promise<void> {
+  // Listening before the start: a stop asked for while the apiserver starts must still stop it.
+  const stopAsked = new Promise<string>((resolve) => {
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(signal, () => resolve(signal));
+    watchParent(() => resolve("parent gone"));
   });
+  // A reader gone (its parent killed) must not crash us before we stop what we started.
+  process.stdout.on("error", () => undefined);
+  const env = await startTestEnv();
+  const line = `${JSON.stringify({ kubeconfig: env.kube.kubeconfigPath, computeEndpoint: env.gce.computeEndpoint, dir: env.dir, env: env.pulumiEnv })}\n`;
+  if (jsonFile !== undefined) {
+    fs.writeFileSync(`${jsonFile}.tmp`, line, { mode: 0o600 });
+    fs.renameSync(`${jsonFile}.tmp`, jsonFile);
+  }
+  process.stdout.write(line);
+  await stopAsked;
   await env.stop();
+  if (jsonFile !== undefined) fs.rmSync(jsonFile, { force: true });
 }
 
-const [command] = process.argv.slice(2);
-if (command !== "up") {
-  process.stderr.write("usage: npm run testenv -- up\n");
+const [command, ...rest] = process.argv.slice(2);
+const jsonFile = rest[0] === "--json-file" && rest.length === 2 ? rest[1] : undefined;
+if (command !== "up" || (rest.length > 0 && jsonFile === undefined)) {
+  process.stderr.write(`${TESTENV_USAGE}\n`);
   process.exitCode = 2;
 } else {
-  up().catch((error: unknown) => {
+  up(jsonFile).catch((error: unknown) => {
     process.stderr.write(`testenv: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exitCode = 1;
   });
