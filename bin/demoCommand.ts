@@ -13,7 +13,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as readline from "node:readline";
 import { formatDuration, parseDuration } from "../runtime/durations";
-import { watchParent } from "../runtime/parentDeath";
+import { watchAncestors } from "../runtime/parentDeath";
 import type { Daemon } from "../daemon/daemon";
 import { runDaemon } from "./daemonCommand";
 import { commandHelp, parseCommand, stringFlag, UsageError, type Flag } from "./options";
@@ -116,7 +116,7 @@ export async function runDemo(argv: string[]): Promise<number> {
   // Listening before anything starts: a stop asked for at any point stops what has started so far.
   const stopAsked = new Promise<string>((resolve) => {
     for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => resolve(signal));
-    watchParent(() => resolve("parent gone"));
+    watchAncestors((gone) => resolve(`process ${gone.pid}, which started this one, is gone`));
   });
   const say = (line: string): void => void process.stderr.write(`dccm demo: ${line}\n`);
 

@@ -9,7 +9,7 @@
  */
 import * as fs from "node:fs";
 import { startTestEnv } from "../e2e/env";
-import { watchParent } from "../../../runtime/parentDeath";
+import { watchAncestors } from "../../../runtime/parentDeath";
 
 export const TESTENV_USAGE = "usage: npm run testenv -- up [--json-file FILE]";
 
@@ -17,7 +17,7 @@ async function up(jsonFile: string | undefined): Promise<void> {
   // Listening before the start: a stop asked for while the apiserver starts must still stop it.
   const stopAsked = new Promise<string>((resolve) => {
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(signal, () => resolve(signal));
-    watchParent(() => resolve("parent gone"));
+    watchAncestors((gone) => resolve(`process ${gone.pid}, which started this one, is gone`));
   });
   // A reader gone (its parent killed) must not crash us before we stop what we started.
   process.stdout.on("error", () => undefined);
