@@ -80,7 +80,7 @@ interface Printed {
 async function printed(demo: Demo): Promise<Printed> {
   const text = await eventually(
     () => `the demo's instructions (stdout: ${demo.stdout.join("\n")}; stderr: ${demo.stderr.join("\n")})`,
-    () => (demo.stdout.length >= 12 ? `${demo.stdout.join("\n")}\n` : undefined),
+    () => (demo.stdout.some((line) => line.includes("# 404 now")) ? `${demo.stdout.join("\n")}\n` : undefined),
     600_000,
   );
   const field = (name: string): string => {

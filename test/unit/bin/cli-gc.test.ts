@@ -68,13 +68,13 @@ describe("bin/dccm gc (child process, before it talks to the cluster)", function
     [
       "an unknown flag",
       ["--dry-run", "--force"],
-      "Unknown option '--force'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- \"--force\"",
+      "unknown flag --force",
     ],
   ];
   for (const [title, args, message] of usageErrors) {
-    it(`${title}: exit 2, the message and gc's usage, nothing on stdout`, () => {
+    it(`${title}: exit 2, the message and where gc's usage is, nothing on stdout`, () => {
       const run = dccm("gc", ...args.map((arg) => (arg === "K" ? kubeconfig : arg)));
-      assert.deepStrictEqual(run, { status: 2, stdout: "", stderr: `dccm: ${message}\n${GC_HELP}` });
+      assert.deepStrictEqual(run, { status: 2, stdout: "", stderr: `dccm: ${message}\nsee dccm gc --help\n` });
     });
   }
 
