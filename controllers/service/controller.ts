@@ -402,6 +402,7 @@ export class ServiceController {
 
   /** Drops everything known of a stack that no longer exists. */
   private forget(stack: string): void {
+    this.deps.runs.forget(stack);
     if (this.deps.records.forget(stack)) this.tellReferences();
   }
 }

@@ -194,6 +194,17 @@ describe("daemon/reconciler: removal and ownership", () => {
     assert.deepEqual(reasons(h), ["web DeletingLoadBalancer", "web DeletedLoadBalancer"]);
   });
 
+  it("a deleted Service's stack gone: its dccm_stack_runs_total series go too (one per Service ever seen would grow without bound)", async () => {
+    const h = harness({ metas: [meta("web", { deleting: true })], knownStacks: ["service.default.web"], recorded: { "service.default.web": OUR_UID } });
+    const series = async (): Promise<unknown[]> => {
+      const metric = h.metrics.registry.getSingleMetric("dccm_stack_runs_total");
+      return metric === undefined ? ["no metric"] : (await metric.get()).values.map((value) => value.labels);
+    };
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
+    assert.deepEqual(h.calls, ["inspect service.default.web", "destroy service.default.web", "setFinalizer default/web false", "removeStack service.default.web"]);
+    assert.deepEqual(await series(), []);
+  });
+
   it("a Service turned ClusterIP without a stack of ours is not ours: no status write, no finalizer change", async () => {
     const h = harness({ metas: [meta("was-lb", { type: "ClusterIP" })] });
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.was-lb", refresh: false }), { kind: "ok" });
