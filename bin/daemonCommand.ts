@@ -3,6 +3,7 @@ import * as k8s from "@kubernetes/client-node";
 import pino, { type Logger } from "pino";
 import { formatDuration } from "../runtime/durations";
 import { Daemon, defaultIdentity } from "../daemon/daemon";
+import { DaemonMetrics } from "../daemon/metrics";
 import {
   configKeyOfFlag,
   DAEMON_DEFAULTS,
@@ -136,7 +137,7 @@ export async function runDaemon(argv: string[], run: DaemonRun = {}): Promise<nu
   const noEncryption = encryptionProblem(settings, process.env);
   if (noEncryption !== undefined) throw new UsageError(noEncryption);
   const logger = daemonLogger(settings.logLevel, run.logFile);
-  const daemon = new Daemon(daemonOptions(settings, { kubeConfig: kube(), logger, identity: settings.identity ?? defaultIdentity() }));
+  const daemon = new Daemon({ ...daemonOptions(settings, { kubeConfig: kube(), logger, identity: settings.identity ?? defaultIdentity() }), metrics: DaemonMetrics.forProcess() });
   return runUntilStopped(daemon, logger, settings.shutdownTimeoutMs, run);
 }
 

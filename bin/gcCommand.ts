@@ -18,7 +18,20 @@ import { deleteObserved } from "../gce/listing";
 import { formatLeaks, formatOutcomes, gcHeader, planGc, type DeleteOutcome, type GcRequest } from "../leaks/gc";
 import { ClusterIdRefusedError, ConfigMapLedger, listServiceClasses, type ServiceClasses } from "../leaks/ledger";
 import { listCluster, readClusterId } from "../watcher/list";
-import { clusterConfig, commandHelp, computeEndpointOf, configFlag, describeFailure, GCP_FLAGS_NOTE, parseCommand, READER_FLAGS, readReaderFlags, UsageError, type HelpEntry, kubeConfigOf } from "./options";
+import {
+  clusterConfig,
+  commandHelp,
+  computeEndpointOf,
+  configFlag,
+  describeFailure,
+  GCP_FLAGS_NOTE,
+  parseCommand,
+  READER_FLAGS,
+  readReaderFlags,
+  UsageError,
+  type HelpEntry,
+  kubeConfigOf,
+} from "./options";
 
 /** gc's own flags and the shared ones, in help order. */
 const GC_FLAGS: readonly HelpEntry[] = [

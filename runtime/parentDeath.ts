@@ -29,7 +29,10 @@ export type ReadLink = (pid: number) => ProcessLink | undefined;
  * so the fields are counted from the last `)`: ppid is the 2nd after it, starttime the 20th.
  */
 export function parseStat(pid: number, stat: string): ProcessLink | undefined {
-  const fields = stat.slice(stat.lastIndexOf(")") + 1).trim().split(/\s+/);
+  const fields = stat
+    .slice(stat.lastIndexOf(")") + 1)
+    .trim()
+    .split(/\s+/);
   const parent = Number(fields[1]);
   const startTime = fields[19];
   if (!Number.isInteger(parent) || startTime === undefined) return undefined;

@@ -91,7 +91,10 @@ describe("safety: the orphan-destroy circuit breaker", function () {
     const durations = (await daemon.metrics.registry.getSingleMetric("dccm_up_duration_seconds")?.get())?.values ?? [];
     assert.equal(durations.find((value) => (value as { metricName?: string }).metricName === "dccm_up_duration_seconds_count" && value.labels.operation === "destroy")?.value, 2);
     const runs = (await daemon.metrics.registry.getSingleMetric("dccm_stack_runs_total")?.get())?.values ?? [];
-    assert.deepEqual(runs.filter((value) => String(value.labels.stack).startsWith("service.")), []);
+    assert.deepEqual(
+      runs.filter((value) => String(value.labels.stack).startsWith("service.")),
+      [],
+    );
   });
 
   it("a Service deleted while the daemon was down, its stack removed out of band: its finalizer goes, GCE is left alone", async () => {

@@ -106,7 +106,9 @@ async function createServiceAndSeeItsIp(shown: Printed): Promise<void> {
     body: { metadata: { name: "hello" }, spec: { type: "LoadBalancer", ports: [{ port: 80, targetPort: 8080, protocol: "TCP" }] } },
   });
   const ip = await eventually("hello's ingress IP", async () => (await core.readNamespacedService({ name: "hello", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
-  const address = (await (await fetch(`${shown.computeEndpoint}projects/${DEMO_PROJECT}/regions/us-central1/addresses/${loadBalancerName(created.metadata?.uid ?? "")}`)).json()) as { address?: string };
+  const address = (await (await fetch(`${shown.computeEndpoint}projects/${DEMO_PROJECT}/regions/us-central1/addresses/${loadBalancerName(created.metadata?.uid ?? "")}`)).json()) as {
+    address?: string;
+  };
   assert.equal(ip, address.address);
 }
 

@@ -65,11 +65,7 @@ describe("bin/dccm gc (child process, before it talks to the cluster)", function
     ["--dry-run and --yes at once", ["--dry-run", "--yes"], "gc: --dry-run, --yes and RESOURCE names exclude each other"],
     ["--yes and names at once", ["--yes", "forwardingRules/us-central1/a1"], "gc: --dry-run, --yes and RESOURCE names exclude each other"],
     ["a name that is not kind/scope/name", ["a1"], 'gc: "a1" is not a resource as --dry-run prints it (kind/scope/name)'],
-    [
-      "an unknown flag",
-      ["--dry-run", "--force"],
-      "unknown flag --force",
-    ],
+    ["an unknown flag", ["--dry-run", "--force"], "unknown flag --force"],
   ];
   for (const [title, args, message] of usageErrors) {
     it(`${title}: exit 2, the message and where gc's usage is, nothing on stdout`, () => {

@@ -298,4 +298,3 @@ describe("bin/options describeFailure", () => {
     for (const [given, meant] of cases) it(`${given} → ${String(meant)}`, () => assert.equal(nearestFlag(given, known), meant));
   });
 });
-
