@@ -4,7 +4,7 @@
  * backend (the stacks and the ingress they record; nothing else is known there).
  */
 import * as path from "node:path";
-import { describeError } from "../runtime/errors";
+import { describeError, pulumiFailure } from "../runtime/errors";
 
 import { compareStacks, emptyRow, parseStatusDocument, type StatusDocument, type StatusRow } from "../controllers/status";
 import { clusterProjectName } from "../stacks/project";
@@ -77,10 +77,8 @@ function oneLine(text: string, limit: number): string {
  * Any other message is kept as it is; --json has every message whole.
  */
 export function tableError(message: string): string {
-  const cli = /^(.*?)(?::\s*stderr:)?:?\s*Command failed with exit code \d+: pulumi /s.exec(message);
-  if (cli === null) return message;
-  const engine = /\berror: (.+?)(?=\s+\+\s|\s+error:|$)/s.exec(message.slice(cli[0].length));
-  return engine === null ? message : `${cli[1]}: ${engine[1]}`;
+  const failure = pulumiFailure(message);
+  return failure === undefined ? message : `${failure.said}: ${failure.engineError}`;
 }
 
 const COLUMNS = ["STACK", "SERVICE", "LAST UP", "RESULT", "DURATION", "INGRESS", "DRIFT CORRECTED", "LAST ERROR"] as const;
