@@ -81,6 +81,15 @@ export function tableError(message: string): string {
   return failure === undefined ? message : `${failure.said}: ${failure.engineError}`;
 }
 
+/**
+ * The last error stays after a later success (so an operator sees what happened at night); next to
+ * an `ok` run that started after it, it is marked as past, not read as the current state.
+ */
+function staleMark(row: StatusRow): string {
+  const up = row.lastUp;
+  return up !== null && row.lastError !== null && up.result === "ok" && Date.parse(up.at) > Date.parse(row.lastError.at) ? "(before the last ok run) " : "";
+}
+
 const COLUMNS = ["STACK", "SERVICE", "LAST UP", "RESULT", "DURATION", "INGRESS", "DRIFT CORRECTED", "LAST ERROR"] as const;
 
 /** Pure: one row's cells, `-` for what is not known. */
@@ -94,7 +103,7 @@ export function statusCells(row: StatusRow): string[] {
     up === null ? "-" : `${(up.durationMs / 1000).toFixed(1)}s`,
     row.ingress === null || row.ingress.length === 0 ? "-" : row.ingress.join(","),
     row.lastDriftCorrection === null ? "-" : `${seconds(row.lastDriftCorrection.at)} ${oneLine(row.lastDriftCorrection.putBack, TABLE_MESSAGE_CHARS)}`,
-    row.lastError === null ? "-" : `${seconds(row.lastError.at)} ${oneLine(tableError(row.lastError.message), TABLE_MESSAGE_CHARS)}`,
+    row.lastError === null ? "-" : `${seconds(row.lastError.at)} ${staleMark(row)}${oneLine(tableError(row.lastError.message), TABLE_MESSAGE_CHARS)}`,
   ];
 }
 
