@@ -16,7 +16,7 @@ import { PREVIEW_HELP, runPreview } from "./previewCommand";
 import { runStatus, STATUS_HELP } from "./statusCommand";
 import { DeployArgsError } from "../deploy/manifests";
 import { splitConfig } from "../daemon/config";
-import { CONFIG_FLAG_OPTIONS, configFromFlags, DESIRED_HELP, parseFlags, parseModelConfig, RENDER_HELP, toPulumiConfig, UsageError } from "./options";
+import { CONFIG_FLAG_OPTIONS, configFromFlags, DESIRED_HELP, dropWarnings, parseFlags, parseModelConfig, RENDER_HELP, toPulumiConfig, UsageError } from "./options";
 
 const USAGE = `usage:
   dccm demo    [--listen HOST:PORT]                                  the main job with no cluster and no GCP account: apiserver, GCE emulator, daemon (dccm demo --help)
@@ -139,6 +139,7 @@ const SUBCOMMAND_HELP: Readonly<Record<string, string>> = {
   status: STATUS_HELP,
 };
 
+dropWarnings("MetadataLookupWarning");
 const argv = process.argv.slice(2);
 run(argv).then(
   (code) => {

@@ -319,3 +319,17 @@ export function kubeConfigOf(file: string | undefined, env: Readonly<Record<stri
     throw new UsageError(`${named !== undefined ? where : "~/.kube/config"}: ${(error as Error).message}`, { cause: error });
   }
 }
+
+/**
+ * Process warnings of type `name` are dropped; every other warning reaches the listeners there were
+ * (Node's own, which prints it). For gcp-metadata's `MetadataLookupWarning`: off GCE, looking for
+ * the metadata server fails in ways it does not expect (no DNS), and the warning says nothing that
+ * the credentials error which follows does not say better.
+ */
+export function dropWarnings(name: string): void {
+  const listeners = process.listeners("warning");
+  process.removeAllListeners("warning");
+  process.on("warning", (warning) => {
+    if (warning.name !== name) for (const listener of listeners) listener(warning);
+  });
+}

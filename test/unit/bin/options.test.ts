@@ -13,6 +13,7 @@ import {
   computeEndpointOf,
   configFlag,
   describeFailure,
+  dropWarnings,
   flagOptions,
   helpLine,
   nearestFlag,
@@ -296,5 +297,22 @@ describe("bin/options describeFailure", () => {
       ["--completely-different", undefined],
     ];
     for (const [given, meant] of cases) it(`${given} → ${String(meant)}`, () => assert.equal(nearestFlag(given, known), meant));
+  });
+
+  it("dropWarnings: that type of warning is dropped, every other reaches the listeners there were", async () => {
+    const saved = process.listeners("warning");
+    const heard: string[] = [];
+    process.removeAllListeners("warning");
+    process.on("warning", (warning) => heard.push(`${warning.name}: ${warning.message}`));
+    try {
+      dropWarnings("MetadataLookupWarning");
+      process.emitWarning("received unexpected error = getaddrinfo EAI_AGAIN metadata.google.internal code = EAI_AGAIN", "MetadataLookupWarning");
+      process.emitWarning("something else", "OtherWarning");
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.removeAllListeners("warning");
+      for (const listener of saved) process.on("warning", listener);
+    }
+    assert.deepEqual(heard, ["OtherWarning: something else"]);
   });
 });
