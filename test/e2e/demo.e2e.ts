@@ -9,6 +9,8 @@ import * as assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import * as readline from "node:readline";
 import * as k8s from "@kubernetes/client-node";
 import { demoInstructions, DEMO_PROJECT } from "../../bin/demoCommand";
@@ -148,4 +150,29 @@ describe("npx dccm demo (the README's first command)", function () {
       assert.deepEqual(await eventually("no process of the demo left", () => (demoProcesses(demo.marker).size === 0 ? [] : undefined), 60_000), []);
     });
   }
+
+  it("the README's script for the environment alone, as pasted: it waits for the file, and the environment ends with the script", async () => {
+    const readme = fs.readFileSync(path.join(repoRoot(), "README.md"), "utf8");
+    const start = readme.indexOf("    npm run -s testenv -- up --json-file /tmp/dccm-testenv.json");
+    const end = readme.indexOf("\n\n", start);
+    assert.ok(start > 0 && end > start, "the script is in the README");
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "dccm-recipe-")), "testenv.json");
+    const script = readme
+      .slice(start, end)
+      .split("\n")
+      .map((line) => line.replace(/^ {4}/, "").replace(/\s+# .*$/, ""))
+      .join("\n")
+      .replaceAll("/tmp/dccm-testenv.json", file);
+    const marker = randomUUID();
+    const env: NodeJS.ProcessEnv = { ...process.env, [MARKER_VARIABLE]: marker };
+    const shell = spawn("bash", ["-c", script], { cwd: repoRoot(), env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    shell.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => shell.once("exit", (exit) => resolve(exit)));
+    const launched = stdout.trim();
+    assert.deepEqual([code, launched.endsWith("/admin.kubeconfig")], [0, true], stdout);
+    // The script has ended: the launcher saw its ancestor go, stopped everything, and removed the file.
+    assert.deepEqual(await eventually("no process of the environment left", () => (demoProcesses(marker).size === 0 ? [] : undefined), 60_000), []);
+    assert.deepEqual([fs.existsSync(file), fs.existsSync(launched)], [false, false]);
+  });
 });
