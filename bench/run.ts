@@ -1,10 +1,10 @@
 /**
  * `npm run bench`: prints figures as it goes; the last line is one JSON object of all figures.
  * `node --expose-gc dist/bench/run.js engineRuns` runs only the named part (core, watcher, daemon,
- * engineRuns, nodes).
+ * engineRuns, realisticIngress, nodes).
  */
 import { benchCore } from "./core";
-import { benchDaemon } from "./daemon";
+import { benchDaemon, benchRealisticIngress } from "./daemon";
 import { benchEngineRuns } from "./engineRuns";
 import { benchNodeInit } from "./nodes";
 import { benchScale } from "./scale";
@@ -21,6 +21,11 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(figures)}\n`);
     return;
   }
+  if (only === "realisticIngress") {
+    Object.assign(figures, await benchRealisticIngress());
+    process.stdout.write(`${JSON.stringify(figures)}\n`);
+    return;
+  }
   const core = await benchCore();
   process.stderr.write(`core: ${JSON.stringify(core)}\n`);
   Object.assign(figures, core);
@@ -30,6 +35,9 @@ async function main(): Promise<void> {
   const daemon = await benchDaemon();
   process.stderr.write(`daemon: ${JSON.stringify(daemon)}\n`);
   Object.assign(figures, daemon);
+  const realistic = await benchRealisticIngress();
+  process.stderr.write(`realistic ingress: ${JSON.stringify(realistic)}\n`);
+  Object.assign(figures, realistic);
   const engine = await benchEngineRuns();
   process.stderr.write(`engine runs: ${JSON.stringify(engine)}\n`);
   Object.assign(figures, engine);

@@ -120,7 +120,7 @@ export async function runDemo(argv: string[]): Promise<number> {
   });
   const say = (line: string): void => void process.stderr.write(`dccm demo: ${line}\n`);
 
-  say("building the offline environment's binaries (bash scripts/testenv: warm, seconds; cold, ~6 min of Go builds on 2 cores)");
+  say("building the offline environment's binaries (bash scripts/testenv: warm, seconds; cold, ~8 min of Go builds on 2 cores)");
   const built = await untilStopped(spawnGroup("bash", [provisioner], root, ["ignore", "ignore", "inherit"]), stopAsked);
   if (built === "stopped") return 0;
   if (built !== 0) throw new Error(`bash scripts/testenv failed (exit ${String(built)}); its log is above`);

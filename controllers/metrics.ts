@@ -19,6 +19,7 @@ export class ControllerMetrics {
   readonly ipChangesHeld: prom.Counter;
   readonly servicesHeldForAdoption: prom.Gauge;
   readonly nodesWithoutInstance: prom.Gauge;
+  readonly quotaExceeded: prom.Counter<"kind" | "quota">;
 
   // eslint-disable-next-line max-lines-per-function -- one declaration per metric: a list, which split would only scatter
   constructor(registry: prom.Registry = new prom.Registry()) {
@@ -74,6 +75,12 @@ export class ControllerMetrics {
     this.servicesHeldForAdoption = new prom.Gauge({
       name: "dccm_services_held_for_adoption",
       help: "Services whose first up is held because GCE already has resources under their load balancer's names that no stack holds (Warning LoadBalancerExists): dccm adopt, or dccm daemon --adopt.",
+      registers: [registry],
+    });
+    this.quotaExceeded = new prom.Counter({
+      name: "dccm_gce_quota_exceeded_total",
+      help: "Stack runs GCE refused over a project quota (403 quotaExceeded), by stack kind and quota (STATIC_ADDRESSES, ROUTES, …); each waits 5 minutes before its next try (Warning QuotaExceeded).",
+      labelNames: ["kind", "quota"],
       registers: [registry],
     });
     this.nodesWithoutInstance = new prom.Gauge({

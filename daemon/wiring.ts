@@ -219,7 +219,8 @@ export function newNodeController(w: Wiring, parts: StartParts, routeStatus: Clu
     kubeConfig: options.kubeConfig,
     // The daemon's one Node watch, started before the controller.
     nodeSource: parts.watcher,
-    routes: routeStatus,
+    // podCIDRSource cloud: no routes; NetworkUnavailable follows the pod CIDR from the VM instead.
+    ...(options.config.podCIDRSource === "cloud" ? { podCIDRStack: options.config.podCIDRStack ?? "IPv4" } : { routes: routeStatus }),
     logger: options.logger,
     registry: metrics.registry,
     addressRefreshMs: options.nodes.addressRefreshMs,

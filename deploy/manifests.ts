@@ -22,6 +22,7 @@ import type {
   V1Role,
   V1RoleBinding,
   V1ServiceAccount,
+  V1Toleration,
   V1Volume,
 } from "@kubernetes/client-node";
 import * as crypto from "node:crypto";
@@ -70,6 +71,8 @@ export interface DeployArgs {
   nodeController?: boolean;
   imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
   nodeSelector?: Record<string, string>;
+  /** Tolerations added after the three every install has (the uninitialized, control-plane and not-ready taints). */
+  tolerations?: V1Toleration[];
   logLevel?: string;
 }
 
@@ -197,12 +200,19 @@ function checkSecrets(secrets: SecretsArgs | undefined, problems: string[]): voi
   } else checkSecretRef(secrets.passphraseSecret, "secrets.passphraseSecret", problems);
 }
 
+/** The container's variable holding its Pod's name (downward API), the replica's Lease identity. */
+const POD_NAME_ENV = "POD_NAME";
+
 /** The daemon's flags as the container passes them (they win over the config file's keys). */
 function daemonFlags(args: DeployArgs): DaemonFlagValues {
   return {
     config: `${CONFIG_MOUNT}/${CONFIG_FILE}`,
     "state-dir": STATE_DIR,
     listen: `0.0.0.0:${PORT}`,
+    // Stable per replica, distinct between replicas: a restarted container takes its Lease back at
+    // once instead of waiting the lease out, as the default <hostname>_<pid> would (the kubelet
+    // expands $(POD_NAME) in args).
+    identity: `$(${POD_NAME_ENV})`,
     ...(args.nodeController === false ? { "no-node-controller": true } : {}),
     ...(args.logLevel !== undefined ? { "log-level": args.logLevel } : {}),
   };
@@ -241,6 +251,7 @@ export function deployArgsProblems(args: DeployArgs): string[] {
   checkBackend(args.backend, replicas, problems);
   checkSecrets(args.secrets, problems);
   checkSecretRef(args.gcpCredentialsSecret, "gcpCredentialsSecret", problems);
+  if (args.tolerations !== undefined && !Array.isArray(args.tolerations)) problems.push(`tolerations: expected a list of tolerations, got ${JSON.stringify(args.tolerations)}`);
   checkConfig(args, replicas, problems);
   return problems;
 }
@@ -316,6 +327,7 @@ function containerArgs(args: DeployArgs): string[] {
 function containerEnv(args: DeployArgs, files: SecretFile[]): V1EnvVar[] {
   const accessToken = "url" in args.backend ? args.backend.accessTokenSecret : undefined;
   return [
+    { name: POD_NAME_ENV, valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.name" } } },
     // The CLI writes its workspace files under PULUMI_HOME; the root filesystem is read-only.
     { name: "PULUMI_HOME", value: `${STATE_DIR}/pulumi-home` },
     { name: "PULUMI_SKIP_UPDATE_CHECK", value: "true" },
@@ -379,6 +391,7 @@ function podSpec(args: DeployArgs): V1PodSpec {
       { key: "node-role.kubernetes.io/control-plane", operator: "Exists", effect: "NoSchedule" },
       // A new node is NotReady until its pod network works, which may need dccm's routes.
       { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoSchedule" },
+      ...(args.tolerations ?? []),
     ],
     affinity: {
       podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { "app.kubernetes.io/name": NAME } }, topologyKey: "kubernetes.io/hostname" }] },

@@ -18,6 +18,7 @@ const STACK_CONFIG_KEYS = [
   "nodeController",
   "imagePullPolicy",
   "nodeSelector",
+  "tolerations",
   "logLevel",
 ] as const;
 export type StackConfigKey = (typeof STACK_CONFIG_KEYS)[number];
@@ -48,7 +49,7 @@ export function deployArgsFromStackConfig(read: (key: StackConfigKey) => unknown
   const backend = (typeof given === "string" ? { url: given } : (given ?? (backendUrl !== undefined ? { url: backendUrl } : undefined))) as BackendArgs;
   const secrets = (read("secrets") ?? (secretsProvider !== undefined ? { provider: secretsProvider } : undefined)) as SecretsArgs;
   const optional: Partial<DeployArgs> = {};
-  for (const key of ["namespace", "replicas", "gcpCredentialsSecret", "resources", "nodeController", "imagePullPolicy", "nodeSelector", "logLevel"] as const) {
+  for (const key of ["namespace", "replicas", "gcpCredentialsSecret", "resources", "nodeController", "imagePullPolicy", "nodeSelector", "tolerations", "logLevel"] as const) {
     const value = read(key);
     if (value !== undefined) Object.assign(optional, { [key]: value });
   }

@@ -3,7 +3,7 @@
 // (client.ts) only move bytes.
 
 import { isRecord } from "../runtime/guards";
-import { ComputeError, type ComputeCall, type Instance, type NetworkInterface, type Region } from "./types";
+import { type AliasIpRange, ComputeError, type ComputeCall, type Instance, type NetworkInterface, type Region } from "./types";
 
 /** Where a body came from: parse errors name the call and the resource like transport errors. */
 export interface Origin {
@@ -170,14 +170,24 @@ function parseNic(raw: Record<string, unknown>): NetworkInterface {
   const ipv6AccessConfigs = arrayField(raw, "ipv6AccessConfigs")
     .filter(isRecord)
     .map((a) => (typeof a["externalIpv6"] === "string" ? { externalIpv6: a["externalIpv6"] } : {}));
-  const nic: { networkIP?: string; ipv6Address?: string; stackType?: string } = {};
-  for (const key of ["networkIP", "ipv6Address", "stackType"] as const) {
+  const aliasIpRanges = arrayField(raw, "aliasIpRanges")
+    .filter(isRecord)
+    .flatMap((a): AliasIpRange[] => {
+      const range = a["ipCidrRange"];
+      if (typeof range !== "string" || range === "") {
+        return [];
+      }
+      const rangeName = a["subnetworkRangeName"];
+      return [typeof rangeName === "string" && rangeName !== "" ? { ipCidrRange: range, subnetworkRangeName: rangeName } : { ipCidrRange: range }];
+    });
+  const nic: { name?: string; networkIP?: string; ipv6Address?: string; stackType?: string } = {};
+  for (const key of ["name", "networkIP", "ipv6Address", "stackType"] as const) {
     const v = raw[key];
     if (typeof v === "string" && v !== "") {
       nic[key] = v;
     }
   }
-  return { ...nic, accessConfigs, ipv6AccessConfigs };
+  return { ...nic, accessConfigs, ipv6AccessConfigs, ...(aliasIpRanges.length > 0 ? { aliasIpRanges } : {}) };
 }
 
 export function lastSegment(url: string): string {
@@ -198,4 +208,32 @@ function objectField(v: unknown, key: string): Record<string, unknown> {
 function stringField(v: unknown, key: string): string | undefined {
   const f = isRecord(v) ? v[key] : undefined;
   return typeof f === "string" ? f : undefined;
+}
+
+/** A GCE project quota a request would have gone over (403 quotaExceeded). */
+export interface QuotaExceeded {
+  /** The quota's metric name, as GCE names it: `STATIC_ADDRESSES`, `ROUTES`, … */
+  readonly quota: string;
+  readonly limit: number;
+  /** The region of a regional quota; absent for a project-wide one ("globally"). */
+  readonly region?: string;
+}
+
+/**
+ * GCE's quota refusal in any text that carries it (a Compute error body, the provider's "Error
+ * creating Address: googleapi: Error 403: Quota 'STATIC_ADDRESSES' exceeded. Limit: 8.0 in
+ * region us-central1., quotaExceeded", gcloud's "… Limit: 1.0 globally."); undefined otherwise.
+ * A per-minute rate quota ("Quota exceeded for quota metric …") is not one: it refills by itself.
+ */
+export function parseQuotaExceeded(text: string): QuotaExceeded | undefined {
+  const m = /Quota '([A-Z0-9_]+)' exceeded\.\s+Limit: (\d+(?:\.\d+)?) (?:in region ([a-z0-9-]+)|globally)/.exec(text);
+  if (m?.[1] === undefined || m[2] === undefined) {
+    return undefined;
+  }
+  return m[3] === undefined ? { quota: m[1], limit: Number(m[2]) } : { quota: m[1], limit: Number(m[2]), region: m[3] };
+}
+
+/** "STATIC_ADDRESSES (limit 8 in region us-central1)", "ROUTES (limit 250 in the project)". */
+export function describeQuota(q: QuotaExceeded): string {
+  return `${q.quota} (limit ${q.limit} ${q.region === undefined ? "in the project" : `in region ${q.region}`})`;
 }

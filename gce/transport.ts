@@ -199,7 +199,11 @@ function classify(req: Request, res: globalThis.Response, text: string, attempt:
   if (res.status === 404 && namesResource(resource, g.message)) {
     return { kind: "notFound", error };
   }
-  const retryable = res.status === 429 || res.status >= 500;
+  // GCE answers a spent per-minute rate quota with 403 rateLimitExceeded, not 429 ("If your
+  // project exceeds a rate quota, you receive a 403 error with the reason rateLimitExceeded ...
+  // wait a minute then try your request again", cloud.google.com/compute/api-quota), as
+  // terraform-provider-google knows (is403QuotaExceededPerMinuteError): retried like a 429.
+  const retryable = res.status === 429 || res.status >= 500 || (res.status === 403 && g.reason === "rateLimitExceeded");
   const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"), Date.now());
   return retryAfterMs === undefined ? { kind: "error", error, retryable } : { kind: "error", error, retryable, retryAfterMs };
 }

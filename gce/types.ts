@@ -40,11 +40,22 @@ export interface Instance {
 }
 
 export interface NetworkInterface {
+  /** Interface name (`nic0` is the default interface; older bodies may lack it). */
+  readonly name?: string;
   readonly networkIP?: string;
   readonly ipv6Address?: string;
   readonly stackType?: string;
   readonly accessConfigs: readonly { readonly natIP?: string }[];
   readonly ipv6AccessConfigs: readonly { readonly externalIpv6?: string }[];
+  /** Alias IP ranges (VPC-native pods), in the API's order; absent when the interface has none. */
+  readonly aliasIpRanges?: readonly AliasIpRange[];
+}
+
+export interface AliasIpRange {
+  /** A CIDR such as `10.4.1.0/24` (GCE always reports the allocated range as a CIDR). */
+  readonly ipCidrRange: string;
+  /** Name of the subnetwork secondary range; absent when taken from the primary range. */
+  readonly subnetworkRangeName?: string;
 }
 
 export interface Region {

@@ -3,7 +3,7 @@ import { DEFAULT_LOAD_BALANCER_CLASS } from "./annotations";
 import { INSTANCE_GROUP_MAX_INSTANCES } from "./limits";
 import { instanceGroupName, isValidGceName, nodeHealthCheckFirewallName, routeName } from "./names";
 import { parseCidr4 } from "./net";
-import type { BackendMode, Config } from "./types";
+import { type BackendMode, type Config, POD_CIDR_SOURCES, POD_CIDR_STACKS } from "./types";
 
 export const CONFIG_KEYS = [
   "project",
@@ -16,6 +16,8 @@ export const CONFIG_KEYS = [
   "clusterCIDR",
   "backendMode",
   "configureRoutes",
+  "podCIDRSource",
+  "podCIDRStack",
   "loadBalancerClasses",
   "instanceGroupLimit",
   "enableL4DenyFirewall",
@@ -65,6 +67,31 @@ function bool(raw: RawConfig, key: ConfigKey, fallback: boolean, problems: strin
   return fallback;
 }
 
+/** One of the listed words, exactly (case matters: they are the stock CCM's). */
+function oneOf<T extends string>(raw: RawConfig, key: ConfigKey, allowed: readonly T[], problems: string[]): T | undefined {
+  const value = text(raw, key, problems);
+  if (value === undefined) return undefined;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  problems.push(`${key}: "${value}" is not one of ${allowed.join(", ")}`);
+  return undefined;
+}
+
+/** configureRoutes, podCIDRSource and podCIDRStack, which decide together how pods are reached. */
+function podCIDRKeys(raw: RawConfig, problems: string[]): Pick<Config, "configureRoutes" | "podCIDRSource" | "podCIDRStack"> {
+  const podCIDRSource = oneOf(raw, "podCIDRSource", POD_CIDR_SOURCES, problems) ?? "none";
+  const podCIDRStack = oneOf(raw, "podCIDRStack", POD_CIDR_STACKS, problems);
+  // Alias IP ranges are routed by the VPC itself (subnet routes of the secondary ranges), and GCE
+  // refuses a custom route as specific as a subnet route: in `cloud` mode there are no routes.
+  const configureRoutes = bool(raw, "configureRoutes", podCIDRSource !== "cloud", problems);
+  if (podCIDRSource === "cloud" && configureRoutes) problems.push("configureRoutes: must be false with podCIDRSource cloud (the VPC routes alias IP ranges itself)");
+  if (podCIDRStack !== undefined && podCIDRSource !== "cloud") problems.push("podCIDRStack: only used with podCIDRSource cloud, which is not set");
+  return {
+    configureRoutes,
+    ...(podCIDRSource === "cloud" ? { podCIDRSource } : {}),
+    ...(podCIDRStack !== undefined && podCIDRStack !== "IPv4" ? { podCIDRStack } : {}),
+  };
+}
+
 /** A whole number from 1 to the documented GCE limit (a number, or its decimal text from a flag). */
 function groupLimit(raw: RawConfig, problems: string[]): number | undefined {
   const value = raw.instanceGroupLimit;
@@ -99,7 +126,7 @@ export function parseConfig(raw: RawConfig): Config {
   const clusterId = text(raw, "clusterId", problems) ?? "";
   const clusterCIDR = text(raw, "clusterCIDR", problems);
   const backendText = text(raw, "backendMode", problems) ?? "backend-service";
-  const configureRoutes = bool(raw, "configureRoutes", true, problems);
+  const podNetwork = podCIDRKeys(raw, problems);
   const loadBalancerClasses = list(raw, "loadBalancerClasses", problems) ?? [DEFAULT_LOAD_BALANCER_CLASS];
   const instanceGroupLimit = groupLimit(raw, problems);
   const enableL4DenyFirewall = bool(raw, "enableL4DenyFirewall", false, problems);
@@ -140,7 +167,7 @@ export function parseConfig(raw: RawConfig): Config {
     clusterId,
     ...(clusterCIDR !== undefined ? { clusterCIDR } : {}),
     backendMode: backendText as BackendMode,
-    configureRoutes,
+    ...podNetwork,
     loadBalancerClasses,
     ...(instanceGroupLimit !== undefined ? { instanceGroupLimit } : {}),
     ...(enableL4DenyFirewall ? { enableL4DenyFirewall } : {}),

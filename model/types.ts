@@ -61,6 +61,12 @@ export interface ClusterSnapshot {
 
 export type BackendMode = "backend-service" | "target-pool";
 
+export const POD_CIDR_SOURCES = ["none", "cloud"] as const;
+export type PodCIDRSource = (typeof POD_CIDR_SOURCES)[number];
+/** The stock CCM's cluster stack types (cloud_cidr_allocator.go clusterStackType). */
+export const POD_CIDR_STACKS = ["IPv4", "IPv4_IPv6", "IPv6_IPv4", "IPv6"] as const;
+export type PodCIDRStack = (typeof POD_CIDR_STACKS)[number];
+
 export interface Config {
   project: string;
   region: string;
@@ -76,8 +82,16 @@ export interface Config {
   clusterCIDR?: string;
   /** Default backend kind for external load balancers. */
   backendMode: BackendMode;
-  /** Declare one route per node podCIDR. */
+  /** Declare one route per node podCIDR (always false with podCIDRSource `cloud`). */
   configureRoutes: boolean;
+  /**
+   * Where Nodes' pod CIDRs come from. Absent (`none`, the default): not from dccm
+   * (kube-controller-manager allocates them, dccm routes them when configureRoutes). `cloud`: the
+   * alias IP ranges of each Node's VM, written by the node controller; no routes.
+   */
+  podCIDRSource?: PodCIDRSource;
+  /** IP families of the pod CIDRs in `cloud` mode, in spec.podCIDRs order; absent: IPv4. */
+  podCIDRStack?: PodCIDRStack;
   /** The loadBalancerClass values handled besides "no class". */
   loadBalancerClasses: string[];
   /** Instances per instance group; unset: INSTANCE_GROUP_MAX_INSTANCES (model/limits.ts). */

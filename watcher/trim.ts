@@ -179,6 +179,8 @@ export interface WatchedNode {
   readonly labels: Readonly<Record<string, string>>;
   readonly taints: readonly NodeTaint[];
   readonly addresses: readonly NodeAddress[];
+  /** spec.podCIDRs (else spec.podCIDR); absent while none is assigned. Immutable once set. */
+  readonly podCIDRs?: readonly string[];
   /** Status of the Ready condition; undefined until the kubelet reported one. */
   readonly ready?: string;
   readonly networkUnavailable?: NodeConditionState;
@@ -217,6 +219,12 @@ function conditionState(condition: Record<string, unknown>): NodeConditionState 
   };
 }
 
+function watchedPodCIDRs(spec: Record<string, unknown>): Pick<WatchedNode, "podCIDRs"> {
+  const list = Array.isArray(spec.podCIDRs) ? spec.podCIDRs.filter((c): c is string => typeof c === "string" && c !== "") : [];
+  if (list.length > 0) return { podCIDRs: list };
+  return typeof spec.podCIDR === "string" && spec.podCIDR !== "" ? { podCIDRs: [spec.podCIDR] } : {};
+}
+
 /**
  * The node controller's view of a Node. Unlike trimNode it keeps only well-typed values (the
  * controller writes them back); `shared` lends its labels, so the watcher stores them once.
@@ -238,6 +246,7 @@ export function trimWatchedNode(node: NodeLike, shared?: Pick<NodeInfo, "labels"
     labels,
     taints: objectItems(spec.taints).map(nodeTaint),
     addresses: objectItems(status.addresses).map((a) => ({ type: stringOr(a.type, ""), address: stringOr(a.address, "") })),
+    ...watchedPodCIDRs(spec),
     ...(typeof ready === "string" ? { ready } : {}),
     ...(networkUnavailable === undefined ? {} : { networkUnavailable: conditionState(networkUnavailable) }),
   };

@@ -15,7 +15,7 @@ import { clusterDriftEvents, clusterFailureEvent, putBackCounts, type ClusterEve
 import { describePutBack, type FullRefreshTimers, type StackRecord, type StackRecords, type StackRuns } from "../stackRuns";
 import type { PutBack } from "../../stacks/events";
 import type { StatusBook } from "../status";
-import { classifyFailure } from "../failures";
+import { classifyFailure, QUOTA_EXCEEDED, QUOTA_RETRY_MS, quotaExceededMessage } from "../failures";
 
 export interface ClusterOutputs {
   /** instanceGroupKey (the zone for its first group, `<zone>/<name>` for the others) → self link. */
@@ -266,6 +266,13 @@ export class ClusterController {
     this.deps.onClusterFailed?.(error);
     // As for a Service: a shutdown, or a lock another run of ours still holds, is no failure to tell.
     const events = this.deps.clusterEvents;
+    if (verdict.kind === "quota") {
+      // A quota (ROUTES, FIREWALLS) is not freed by trying again: one try per quota wait.
+      this.deps.metrics.quotaExceeded.inc({ kind: "cluster", quota: verdict.quota.quota });
+      if (events !== undefined)
+        await this.record(events, { object: { kind: "Lease" }, type: "Warning", reason: QUOTA_EXCEEDED, message: quotaExceededMessage("Error syncing cluster stack", verdict.quota) });
+      return { kind: "retryAfter", ms: QUOTA_RETRY_MS, reason: `GCE quota ${verdict.quota.quota} exceeded` };
+    }
     if (events !== undefined && verdict.kind === "failed") await this.record(events, clusterFailureEvent(description));
     return { kind: "retry", error };
   }

@@ -17,13 +17,14 @@ import { KeyedQueue, OK, type QueueOptions, type ReconcileResult } from "../../r
 import { resultObserver } from "../../runtime/results";
 import { ClusterWatcher, type NodeSource, WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "../../watcher/informers";
 import type { ComputeApi } from "../../gce";
+import type { PodCIDRStack } from "../../model";
 import { NODE_CONFIG_DEFAULTS } from "./config";
 import type { RouteStatus } from "./decide";
 import { KubeNodeApi, type NodeApi } from "./kube";
 import { InstanceLocator } from "./locate";
 import { type NodeMetrics, nodeMetrics } from "./metrics";
 import { type NodeSyncState, planInitialize, worst } from "./plan";
-import { type SyncContext, syncAddresses, syncInitialize, syncLifecycle, syncRouteCondition } from "./syncs";
+import { type SyncContext, syncAddresses, syncInitialize, syncLifecycle, syncPodCIDRs, syncRouteCondition } from "./syncs";
 
 /** Route state per Node, implemented by the daemon from the cluster stack's outputs. */
 export interface RouteStatusSource {
@@ -60,6 +61,8 @@ export interface NodeControllerSettings {
   readonly zones?: readonly string[];
   readonly compute: ComputeApi;
   readonly routes?: RouteStatusSource;
+  /** podCIDRSource cloud: Nodes get spec.podCIDRs from their VMs' alias IP ranges, for this stack. */
+  readonly podCIDRStack?: PodCIDRStack;
   readonly logger: Logger;
   readonly registry: Registry;
   /** Address refresh period. Default 5 min. */
@@ -222,6 +225,7 @@ export class NodeController {
       metrics: this.metrics,
       log: this.log,
       routes: this.opts.routes,
+      podCIDRStack: this.opts.podCIDRStack,
       clock: () => ({ now: this.now(), addressRefreshMs: this.addressRefreshMs, lifecycleCheckMs: this.lifecycleCheckMs }),
     };
   }
@@ -270,7 +274,7 @@ export class NodeController {
       return syncInitialize(ctx, node, state, init);
     }
     delete state.justInitialized;
-    return worst(await syncAddresses(ctx, node, state), await syncRouteCondition(ctx, node));
+    return worst(await syncAddresses(ctx, node, state), await syncRouteCondition(ctx, node), await syncPodCIDRs(ctx, node, state));
   }
 
   private stateOf(name: string): NodeSyncState {

@@ -9,6 +9,7 @@ import { LABEL_ZONE, LABEL_ZONE_LEGACY } from "../../model/annotations";
 import { formatProviderID, parseProviderID, type ProviderID } from "../../model/providerId";
 import type { NodeAddress, NodeTaint, WatchedNode } from "../../watcher/trim";
 import type { Instance } from "../../gce";
+import type { PodCIDRStack } from "../../model";
 
 export const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized";
 
@@ -137,6 +138,8 @@ export interface NodeMergePatch {
   readonly providerID?: string;
   /** The complete new taint list (lists are replaced by a merge patch); null removes the field. */
   readonly taints?: readonly NodeTaint[] | null;
+  /** spec.podCIDR and spec.podCIDRs: only ever written onto a Node that has none (the apiserver refuses changes). */
+  readonly podCIDRs?: readonly string[];
 }
 
 export function initializationMergePatch(node: WatchedNode, patch: InitializationPatch): NodeMergePatch | undefined {
@@ -177,6 +180,10 @@ export function applyNodeMergePatch(node: V1Node, patch: NodeMergePatch): V1Node
     delete spec.taints;
   } else if (patch.taints !== undefined) {
     spec.taints = patch.taints.map(({ timeAdded, ...t }) => (timeAdded === undefined ? { ...t } : { ...t, timeAdded: new Date(timeAdded) }));
+  }
+  if (patch.podCIDRs !== undefined) {
+    spec.podCIDR = patch.podCIDRs[0] ?? "";
+    spec.podCIDRs = [...patch.podCIDRs];
   }
   return { ...node, metadata, spec };
 }
@@ -275,4 +282,151 @@ function toDate(v: string | undefined): Date | undefined {
   }
   const d = new Date(v);
   return Number.isNaN(d.getTime()) ? undefined : d;
+}
+
+// ---- pod CIDRs from alias IP ranges (podCIDRSource cloud) ----------------------------------------
+
+/**
+ * The prefix length of a Node's IPv6 pod range: the stock CCM takes the /112 of its default
+ * interface's IPv6 address (cloud-provider-gcp providers/gce GetIPV6Address, used by
+ * pkg/controller/nodeipam/ipam/cloud_cidr_allocator.go updateCIDRAllocation).
+ */
+export const IPV6_POD_PREFIX = 112;
+
+export type PodCIDRsFromCloud = { readonly kind: "ok"; readonly cidrs: readonly string[] } | { readonly kind: "unavailable"; readonly message: string };
+
+/**
+ * The pod CIDRs GCE gave `instance`, in the order of the cluster's stack, as the stock CCM's
+ * CloudAllocator reads them (cloud_cidr_allocator.go updateCIDRAllocation): only the default
+ * interface (`nic0`, else the first), its first alias IP range for IPv4, the /112 of its IPv6
+ * address (internal, else external) for IPv6; IPv4_IPv6 and IPv6_IPv4 need both.
+ */
+export function podCIDRsFromInstance(instance: Instance, stack: PodCIDRStack): PodCIDRsFromCloud {
+  const where = `instance ${instance.project}/${instance.zone}/${instance.name}`;
+  const nic = instance.networkInterfaces.find((n) => n.name === "nic0") ?? instance.networkInterfaces[0];
+  if (nic === undefined) {
+    return { kind: "unavailable", message: `${where} has no network interface` };
+  }
+  const nicName = nic.name ?? "nic0";
+  const v4 = nic.aliasIpRanges?.[0]?.ipCidrRange;
+  const v6Address = nic.ipv6Address ?? nic.ipv6AccessConfigs.find((a) => a.externalIpv6 !== undefined && a.externalIpv6 !== "")?.externalIpv6;
+  const v6 = v6Address === undefined ? undefined : `${v6Address}/${IPV6_POD_PREFIX}`;
+  const missing = (what: string): PodCIDRsFromCloud => ({ kind: "unavailable", message: `${where} has no ${what} on ${nicName} (podCIDRStack ${stack})` });
+  switch (stack) {
+    case "IPv4":
+      return v4 === undefined ? missing("alias IP range") : { kind: "ok", cidrs: [v4] };
+    case "IPv6":
+      return v6 === undefined ? missing("IPv6 address") : { kind: "ok", cidrs: [v6] };
+    case "IPv4_IPv6":
+    case "IPv6_IPv4":
+      if (v4 === undefined || v6 === undefined) {
+        return missing(v4 === undefined && v6 === undefined ? "alias IP range and no IPv6 address" : v4 === undefined ? "alias IP range" : "IPv6 address");
+      }
+      return { kind: "ok", cidrs: stack === "IPv4_IPv6" ? [v4, v6] : [v6, v4] };
+  }
+}
+
+export type PodCIDRDecision =
+  /** The Node has no pod CIDR yet: write these (spec.podCIDR is the first). */
+  | { readonly kind: "assign"; readonly cidrs: readonly string[] }
+  /** Already the VM's. */
+  | { readonly kind: "inSync" }
+  /** The VM has no range for the stack: a Warning, and the Node stays NetworkUnavailable. */
+  | { readonly kind: "unavailable"; readonly message: string }
+  /** The Node's CIDRs are not its VM's any more: immutable, so a Warning and never a patch. */
+  | { readonly kind: "mismatch"; readonly message: string };
+
+function sameCIDRs(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((c, i) => c === b[i]);
+}
+
+export function decidePodCIDRs(node: WatchedNode, fromCloud: PodCIDRsFromCloud): PodCIDRDecision {
+  const current = node.podCIDRs ?? [];
+  if (fromCloud.kind === "unavailable") {
+    return current.length === 0 ? { kind: "unavailable", message: `Node ${node.name} has no pod CIDR and none can be read: ${fromCloud.message}` } : { kind: "inSync" };
+  }
+  if (current.length === 0) {
+    return { kind: "assign", cidrs: fromCloud.cidrs };
+  }
+  if (sameCIDRs(current, fromCloud.cidrs)) {
+    return { kind: "inSync" };
+  }
+  return {
+    kind: "mismatch",
+    message: `Node ${node.name} has pod CIDRs ${current.join(",")} but its VM's range is ${fromCloud.cidrs.join(",")}; spec.podCIDRs cannot change: recreate the Node (delete it, the kubelet registers it again) to take the VM's range`,
+  };
+}
+
+/**
+ * NetworkUnavailable in `cloud` mode: False with the stock CCM's reason and message once the
+ * Node has a pod CIDR (the VPC routes alias ranges itself), True while it has none. Undefined
+ * when the Node already carries it (written only on change, like routeCondition).
+ */
+export function podCIDRCondition(node: WatchedNode, assigned: boolean, now: Date, why = ""): V1NodeCondition | undefined {
+  const want = assigned
+    ? { status: "False", reason: "RouteCreated", message: "NodeController create implicit route" }
+    : { status: "True", reason: "NoPodCIDR", message: `No pod CIDR from the VM's alias IP ranges: ${why}` };
+  const current = node.networkUnavailable;
+  if (current !== undefined && current.status === want.status && current.reason === want.reason && current.message === want.message) {
+    return undefined;
+  }
+  const transitioned = current === undefined || current.status !== want.status;
+  return {
+    type: CONDITION_NETWORK_UNAVAILABLE,
+    ...want,
+    lastHeartbeatTime: now,
+    lastTransitionTime: transitioned ? now : (toDate(current.lastTransitionTime) ?? now),
+  };
+}
+
+// ---- the shutdown taint -------------------------------------------------------------------------
+
+/** The cloud-provider framework's taint for a Node whose instance is shut down (k8s.io/cloud-provider api well_known_taints.go). */
+export const SHUTDOWN_TAINT = "node.cloudprovider.kubernetes.io/shutdown";
+
+/**
+ * Instance statuses of a VM that is not running and will not until someone starts or resumes it
+ * (Compute Engine instance life cycle: STOPPING → TERMINATED on stop or preemption, SUSPENDING →
+ * SUSPENDED on suspend). PROVISIONING, STAGING, RUNNING and REPAIRING are not shut down.
+ */
+export const SHUTDOWN_STATUSES: ReadonlySet<string> = new Set(["STOPPING", "TERMINATED", "SUSPENDING", "SUSPENDED"]);
+
+export type ShutdownTaintDecision = { readonly kind: "none" } | { readonly kind: "add"; readonly status: string } | { readonly kind: "remove"; readonly reason: string };
+
+export function hasShutdownTaint(node: WatchedNode): boolean {
+  return node.taints.some((t) => t.key === SHUTDOWN_TAINT);
+}
+
+/**
+ * Like cloud-provider's node lifecycle controller (MonitorNodes: a Ready Node loses the taint, a
+ * NotReady one whose InstanceShutdown is true gets it and is not deleted), plus: a NotReady Node
+ * whose VM is found in any other status loses it (the VM was started again). Without a found
+ * instance (a lookup that failed, a gone VM) nothing changes.
+ */
+export function decideShutdownTaint(node: WatchedNode, lookup: InstanceLookup | undefined): ShutdownTaintDecision {
+  const has = hasShutdownTaint(node);
+  if (node.ready === "True") {
+    return has ? { kind: "remove", reason: "node is Ready" } : { kind: "none" };
+  }
+  if (lookup?.kind !== "found" || lookup.instance.status === undefined) {
+    return { kind: "none" };
+  }
+  const status = lookup.instance.status;
+  if (SHUTDOWN_STATUSES.has(status)) {
+    return has ? { kind: "none" } : { kind: "add", status };
+  }
+  return has ? { kind: "remove", reason: `instance is ${status}` } : { kind: "none" };
+}
+
+/** The taint list after the decision, as a merge patch on `node` (recomputed on each conflict retry). */
+export function shutdownTaintPatch(node: WatchedNode, add: boolean): NodeMergePatch | undefined {
+  const has = hasShutdownTaint(node);
+  if (add === has) {
+    return undefined;
+  }
+  if (add) {
+    return { taints: [...node.taints, { key: SHUTDOWN_TAINT, effect: "NoSchedule" }] };
+  }
+  const kept = node.taints.filter((t) => t.key !== SHUTDOWN_TAINT);
+  return { taints: kept.length === 0 ? null : kept };
 }

@@ -79,6 +79,10 @@ export class KubeNodeApi implements NodeApi {
     if (patch.taints !== undefined) {
       spec["taints"] = patch.taints === null ? null : patch.taints.map(serializeTaint);
     }
+    if (patch.podCIDRs !== undefined) {
+      spec["podCIDR"] = patch.podCIDRs[0];
+      spec["podCIDRs"] = patch.podCIDRs;
+    }
     const metadata: Record<string, unknown> = { resourceVersion };
     if (patch.labels !== undefined) {
       metadata["labels"] = patch.labels;

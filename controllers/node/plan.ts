@@ -7,7 +7,10 @@
 //   initialize       tainted Node → look its instance up → addresses, then labels/providerID/taint
 //   addresses        (the initialize sync of an initialized Node) periodic refresh of status.addresses
 //   route condition  NetworkUnavailable from the cluster stack's route state (decide.routeCondition)
+//   pod CIDRs        (podCIDRSource cloud) spec.podCIDRs from the VM's alias range, once; NetworkUnavailable
+//   shutdown taint   (inside lifecycle) the taint on a NotReady Node whose VM is stopped or suspended
 
+import type { Instance } from "../../gce";
 import type { ReconcileResult } from "../../runtime/queue";
 import type { NodeAddress, WatchedNode } from "../../watcher/trim";
 import { desiredAddresses, hasUninitializedTaint, initializationPatch, type InitializationPatch, type InstanceLookup, parseProviderID, type ProviderID, sameAddresses } from "./decide";
@@ -25,6 +28,10 @@ export interface NodeSyncState {
    * and a fresh read per Node for nothing.
    */
   justInitialized?: { readonly uid: string; readonly at: number };
+  /** Last pod CIDR check against Compute (podCIDRSource cloud). */
+  lastPodCIDRCheck?: number;
+  /** The last pod CIDR Warning sent for this Node: the same one is not repeated every period. */
+  podCIDRWarning?: string;
 }
 
 export interface SyncClock {
@@ -149,6 +156,37 @@ export function planAddressWrite(node: WatchedNode, lookup: InstanceLookup): Add
   }
   const want = desiredAddresses(node, lookup.instance);
   return want.length === 0 || sameAddresses(node.addresses, want) ? { kind: "none" } : { kind: "write", addresses: want };
+}
+
+// ---- pod CIDRs (podCIDRSource cloud) -----------------------------------------------------------
+
+export type PodCIDRPlan = { readonly kind: "skip" } | { readonly kind: "lookup"; readonly target: LookupTarget };
+
+/**
+ * A Node without pod CIDR, or not yet NetworkUnavailable=False, is checked at most every half
+ * lifecycle period (it may wait for its VM's range, and a kubelet's status updates must not each
+ * cost a Compute call); a settled one every half address refresh period, to notice a VM whose
+ * range no longer matches.
+ */
+export function planPodCIDRs(node: WatchedNode, state: NodeSyncState, clock: SyncClock): PodCIDRPlan {
+  const settled = (node.podCIDRs?.length ?? 0) > 0 && node.networkUnavailable?.status === "False";
+  const every = settled ? clock.addressRefreshMs : clock.lifecycleCheckMs;
+  const last = state.lastPodCIDRCheck;
+  if (last !== undefined && clock.now - last < every / 2) {
+    return { kind: "skip" };
+  }
+  return { kind: "lookup", target: lookupTarget(node) };
+}
+
+/** A failed lookup is retried; a missing or ambiguous instance is the other syncs' business. */
+export function podCIDRLookupResult(
+  node: WatchedNode,
+  lookup: InstanceLookup,
+): { readonly kind: "retry"; readonly error: Error } | { readonly kind: "none" } | { readonly kind: "found"; readonly instance: Instance } {
+  if (lookup.kind === "error") {
+    return { kind: "retry", error: new Error(`read pod CIDRs of node ${node.name}`, { cause: lookup.error }) };
+  }
+  return lookup.kind === "found" ? { kind: "found", instance: lookup.instance } : { kind: "none" };
 }
 
 // ---- results ------------------------------------------------------------------------------------

@@ -2,17 +2,45 @@
 // writes, events, metrics) and updates the Node's bookkeeping. Decisions stay in plan.ts and
 // decide.ts; what is left here is the order of the calls.
 
+import type { V1NodeCondition } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 
 import type { EventRecorder, EventTarget } from "../../runtime/events";
 import { OK, type ReconcileResult } from "../../runtime/queue";
+import type { PodCIDRStack } from "../../model";
 import { retryOnConflict } from "../../runtime/retry";
 import { trimWatchedNode, type WatchedNode } from "../../watcher/trim";
-import { initializationMergePatch, type InstanceLookup, type NodeMergePatch, type ProviderID, routeCondition, type RouteStatus, shouldDeleteNode } from "./decide";
+import {
+  decidePodCIDRs,
+  decideShutdownTaint,
+  initializationMergePatch,
+  type InstanceLookup,
+  type NodeMergePatch,
+  podCIDRCondition,
+  podCIDRsFromInstance,
+  type ProviderID,
+  routeCondition,
+  type RouteStatus,
+  SHUTDOWN_TAINT,
+  shouldDeleteNode,
+  shutdownTaintPatch,
+} from "./decide";
 import { KubeConflictError, type NodeApi } from "./kube";
 import type { InstanceLocator } from "./locate";
 import type { NodeMetrics } from "./metrics";
-import { afterDelete, type InitializePlan, type LookupTarget, type NodeSyncState, planAddresses, planAddressWrite, planInitializeWrite, planLifecycle, type SyncClock } from "./plan";
+import {
+  afterDelete,
+  type InitializePlan,
+  type LookupTarget,
+  type NodeSyncState,
+  planAddresses,
+  planAddressWrite,
+  planInitializeWrite,
+  planLifecycle,
+  planPodCIDRs,
+  podCIDRLookupResult,
+  type SyncClock,
+} from "./plan";
 
 /** What the executors act through; the controller builds one per start(). */
 export interface SyncContext {
@@ -22,6 +50,8 @@ export interface SyncContext {
   readonly metrics: NodeMetrics;
   readonly log: Logger;
   readonly routes: { routeStatus(nodeName: string): RouteStatus } | undefined;
+  /** Set with podCIDRSource cloud: the stack the Nodes' pod CIDRs are read for. */
+  readonly podCIDRStack: PodCIDRStack | undefined;
   readonly clock: () => SyncClock;
 }
 
@@ -45,7 +75,7 @@ function lookup(ctx: SyncContext, target: LookupTarget): Promise<InstanceLookup>
 export async function syncLifecycle(ctx: SyncContext, node: WatchedNode, state: NodeSyncState): Promise<ReconcileResult | undefined> {
   const plan = planLifecycle(node, state, ctx.clock());
   if (plan.kind === "skip") {
-    return undefined;
+    return syncShutdownTaint(ctx, node, undefined);
   }
   const found = await confirmInstance(ctx, plan.pid);
   state.lastLifecycleCheck = ctx.clock().now;
@@ -56,7 +86,7 @@ export async function syncLifecycle(ctx: SyncContext, node: WatchedNode, state: 
     } else {
       ctx.log.debug({ node: node.name }, `keeping NotReady node: ${decision.reason}`);
     }
-    return undefined;
+    return syncShutdownTaint(ctx, node, found);
   }
   const outcome = afterDelete(node.name, await ctx.api.deleteNode(node.name, { uid: node.uid, resourceVersion: node.resourceVersion }));
   if (outcome.recheck) {
@@ -68,6 +98,31 @@ export async function syncLifecycle(ctx: SyncContext, node: WatchedNode, state: 
     ctx.log.info({ node: node.name, providerID: node.providerID }, `deleted node: ${decision.reason}`);
   }
   return outcome.result;
+}
+
+/**
+ * Adds or removes the shutdown taint (decide.decideShutdownTaint); `lookup` is the lifecycle
+ * check's, undefined when none ran (a Ready Node only ever loses the taint). Undefined carries on.
+ */
+async function syncShutdownTaint(ctx: SyncContext, node: WatchedNode, lookup: InstanceLookup | undefined): Promise<ReconcileResult | undefined> {
+  const decision = decideShutdownTaint(node, lookup);
+  if (decision.kind === "none") {
+    return undefined;
+  }
+  const add = decision.kind === "add";
+  try {
+    const outcome = await patchWithRetry(ctx.api, node, (current) => shutdownTaintPatch(current, add));
+    if (outcome !== "updated") {
+      return undefined;
+    }
+  } catch (err) {
+    return { kind: "retry", error: new Error(`${add ? "add" : "remove"} the shutdown taint of node ${node.name}`, { cause: err }) };
+  }
+  ctx.metrics.shutdownTaints.inc({ action: add ? "added" : "removed" });
+  const message = add ? `Added taint ${SHUTDOWN_TAINT}:NoSchedule: instance is ${decision.status}` : `Removed taint ${SHUTDOWN_TAINT}: ${decision.reason}`;
+  ctx.log.info({ node: node.name }, message);
+  await ctx.events.record(nodeTarget(node.name), "Normal", add ? "ShutdownTaintAdded" : "ShutdownTaintRemoved", message);
+  return undefined;
 }
 
 /** A listed instance spares the instances.get; only a miss asks Compute in the providerID's zone. */
@@ -163,6 +218,79 @@ export async function syncAddresses(ctx: SyncContext, node: WatchedNode, state: 
     delete state.lastAddressSync;
     return { kind: "retry", error: asError(err) };
   }
+}
+
+/**
+ * podCIDRSource cloud: writes spec.podCIDR(s) from the VM's alias range onto a Node that has none
+ * (once: the apiserver refuses changes), keeps NetworkUnavailable, warns when the VM has no range
+ * or the Node's range is no longer its VM's.
+ */
+export async function syncPodCIDRs(ctx: SyncContext, node: WatchedNode, state: NodeSyncState): Promise<ReconcileResult> {
+  const stack = ctx.podCIDRStack;
+  if (stack === undefined) {
+    return OK;
+  }
+  const plan = planPodCIDRs(node, state, ctx.clock());
+  if (plan.kind === "skip") {
+    return OK;
+  }
+  const looked = podCIDRLookupResult(node, await lookup(ctx, plan.target));
+  if (looked.kind === "retry") {
+    return { kind: "retry", error: looked.error };
+  }
+  state.lastPodCIDRCheck = ctx.clock().now;
+  if (looked.kind === "none") {
+    return OK;
+  }
+  const decision = decidePodCIDRs(node, podCIDRsFromInstance(looked.instance, stack));
+  const now = new Date(ctx.clock().now);
+  try {
+    switch (decision.kind) {
+      case "assign": {
+        const outcome = await patchWithRetry(ctx.api, node, (current) => ((current.podCIDRs?.length ?? 0) > 0 ? undefined : { podCIDRs: decision.cidrs }));
+        if (outcome === "updated") {
+          ctx.metrics.podCIDRs.inc({ result: "assigned" });
+          ctx.log.info({ node: node.name, podCIDRs: decision.cidrs }, "pod CIDRs set from the VM's alias IP range");
+        }
+        delete state.podCIDRWarning;
+        await writeCondition(ctx, node.name, podCIDRCondition(node, true, now));
+        return OK;
+      }
+      case "inSync":
+        delete state.podCIDRWarning;
+        await writeCondition(ctx, node.name, podCIDRCondition(node, (node.podCIDRs?.length ?? 0) > 0, now));
+        return OK;
+      case "unavailable":
+        await warnOnce(ctx, node.name, state, "CIDRNotAvailable", decision.message, "unavailable");
+        await writeCondition(ctx, node.name, podCIDRCondition(node, false, now, decision.message));
+        return OK;
+      case "mismatch":
+        await warnOnce(ctx, node.name, state, "PodCIDRMismatch", decision.message, "mismatch");
+        return OK;
+    }
+  } catch (err) {
+    ctx.metrics.podCIDRs.inc({ result: "error" });
+    delete state.lastPodCIDRCheck;
+    await ctx.events.record(nodeTarget(node.name), "Warning", "CIDRAssignmentFailed", `Could not set the pod CIDRs of node ${node.name}: ${asError(err).message}`);
+    return { kind: "retry", error: new Error(`set pod CIDRs of node ${node.name}`, { cause: err }) };
+  }
+}
+
+async function writeCondition(ctx: SyncContext, name: string, condition: V1NodeCondition | undefined): Promise<void> {
+  if (condition !== undefined) {
+    await ctx.api.setNodeCondition(name, condition);
+  }
+}
+
+/** One Warning per distinct message and Node: the periodic re-check must not repeat it. */
+async function warnOnce(ctx: SyncContext, name: string, state: NodeSyncState, reason: string, message: string, result: "unavailable" | "mismatch"): Promise<void> {
+  if (state.podCIDRWarning === message) {
+    return;
+  }
+  state.podCIDRWarning = message;
+  ctx.metrics.podCIDRs.inc({ result });
+  ctx.log.warn({ node: name }, message);
+  await ctx.events.record(nodeTarget(name), "Warning", reason, message);
 }
 
 /** Mirrors the cluster stack's route for the Node into its NetworkUnavailable condition. */

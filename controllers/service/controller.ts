@@ -23,7 +23,7 @@ import type { StackRunner } from "../../stacks/runner";
 import type { StatusBook } from "../status";
 import type { Adoption } from "../../components/adoption";
 import type { RepairGuard } from "./repairs";
-import { classifyFailure } from "../failures";
+import { classifyFailure, QUOTA_EXCEEDED, QUOTA_RETRY_MS, quotaExceededMessage } from "../failures";
 import { ingressOf } from "../../components/outputs";
 
 function referencesOf(service: ServiceDesired): ClusterReferences {
@@ -378,6 +378,11 @@ export class ServiceController {
         return { kind: "giveUp", reason: "shutting down" };
       case "busy":
         return { kind: "retryAfter", ms: 5000, reason: "stack locked" };
+      case "quota":
+        this.deps.metrics.quotaExceeded.inc({ kind: "service", quota: verdict.quota.quota });
+        this.deps.logger.warn({ stack: sync.item.key, quota: verdict.quota.quota, err: describeError(error) }, "GCE quota exceeded; next try after the quota wait");
+        if (failure.tell) await this.deps.events.record(sync.target, "Warning", QUOTA_EXCEEDED, quotaExceededMessage(failure.prefix, verdict.quota));
+        return { kind: "retryAfter", ms: QUOTA_RETRY_MS, reason: `GCE quota ${verdict.quota.quota} exceeded` };
       case "failed":
         if (failure.tell) await this.deps.events.record(sync.target, "Warning", "SyncLoadBalancerFailed", `${failure.prefix}: ${describeError(error)}`);
         return { kind: "retry", error };

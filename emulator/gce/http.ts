@@ -8,8 +8,9 @@ import * as http from "node:http";
 
 import { isJsonObject, type Json, type JsonObject, toJson } from "./json";
 import { type GceKind, isGceKind, kindOf, scopePath, specOf } from "./kinds";
+import { GceLimits, providerRateGroup, restRateGroup } from "./limits";
 import { PROVIDER_OPERATIONS, type ProviderApi } from "./provider-api";
-import { type FaultOperation, GceError, type GceState, type InstanceSpec, notFound, regionOfZone, type ResourceKey, type StoredResource } from "./state";
+import { type FaultOperation, GceError, type GceState, type InstanceSpec, type NetworkInterfaceSpec, notFound, regionOfZone, type ResourceKey, type StoredResource } from "./state";
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** The fields of a Compute Address the REST insert takes (addresses resource reference). */
@@ -141,6 +142,8 @@ export class HttpFace {
   constructor(
     private readonly state: GceState,
     private readonly provider: ProviderApi,
+    /** GCE's timing and limits (limits.ts); none unless the emulator was started with some. */
+    readonly limits: GceLimits = new GceLimits(),
   ) {
     this.defineComputeRoutes();
     this.defineEmulatorRoutes();
@@ -198,7 +201,7 @@ export class HttpFace {
       op.zone = this.state.scopeLink(key.project, "zone", key.scope);
     }
     this.operations.set(path, op);
-    return op;
+    return this.limits.operationStarted(op, key.kind);
   }
 
   /** The Compute REST representation of a stored resource. */
@@ -296,7 +299,9 @@ export class HttpFace {
           params[n] = decodeURIComponent(m?.[i + 1] ?? "");
         });
         const body = await readBody(req);
+        await this.limit(route, params, body);
         reply = route.handle({ params, query: url.searchParams, body });
+        await this.settle(route, body, reply);
       }
     } catch (e) {
       const err = e instanceof GceError ? e : new GceError(500, e instanceof Error ? e.message : String(e), "backendError", { cause: e });
@@ -308,6 +313,41 @@ export class HttpFace {
       "content-length": Buffer.byteLength(text),
     });
     res.end(text);
+  }
+
+  /**
+   * Before a request is handled (limits.ts): counted against its rate quota group (403
+   * rateLimitExceeded when spent), and an operations.wait held until its operation is done.
+   */
+  private async limit(route: Route, params: Readonly<Record<string, string>>, body: Json | undefined): Promise<void> {
+    const provider = /^\/emulator\/provider\/(\w+)$/.exec(route.pattern)?.[1];
+    const preview = isJsonObject(body) && body.preview === true;
+    const group = provider !== undefined ? (preview ? undefined : providerRateGroup(provider)) : restRateGroup(route.method, route.pattern);
+    this.limits.admit(params.project ?? this.state.project, group);
+    if (route.pattern.endsWith("/wait")) {
+      await this.limits.waitFor(this.operationLink(route.pattern, params));
+    }
+  }
+
+  /** After a provider create, update or delete: the provider waits for its operation (limits.ts providerWait). */
+  private async settle(route: Route, body: Json | undefined, reply: Reply): Promise<void> {
+    const provider = /^\/emulator\/provider\/(create|update|delete)$/.exec(route.pattern)?.[1];
+    if (provider === undefined || reply.status !== 200 || !isJsonObject(body) || typeof body.type !== "string" || body.preview === true) {
+      return;
+    }
+    let kind: GceKind;
+    try {
+      kind = kindOf(body.type);
+    } catch {
+      return;
+    }
+    await this.limits.providerWait(kind);
+  }
+
+  /** The selfLink of the operation an operations get/wait route names. */
+  private operationLink(pattern: string, params: Readonly<Record<string, string>>): string {
+    const scope = pattern.includes("/regions/") ? `regions/${params.scope ?? ""}` : pattern.includes("/zones/") ? `zones/${params.scope ?? ""}` : "global";
+    return `${this.state.endpoint}/compute/v1/projects/${params.project ?? ""}/${scope}/operations/${params.operation ?? ""}`;
   }
 
   private route(method: string, pattern: string, counted: boolean, handle: (ctx: RouteContext) => Reply): void {
@@ -526,7 +566,7 @@ export class HttpFace {
         if (op === undefined) {
           throw notFound(path);
         }
-        return ok(op);
+        return ok(this.limits.operationView(op));
       };
       this.addAliased("GET", `${base}/${scopeSeg}/operations/{operation}`, `${base}/${display}/operations/{operation}`, find);
       this.addAliased("POST", `${base}/${scopeSeg}/operations/{operation}/wait`, `${base}/${display}/operations/{operation}/wait`, find);
@@ -720,6 +760,7 @@ export class HttpFace {
     });
     this.route("POST", "/emulator/reset", false, () => {
       st.reset();
+      this.limits.reset();
       this.resetCalls();
       this.operations.clear();
       this.requests.clear();
@@ -751,7 +792,7 @@ function parseInstanceSpec(b: JsonObject): InstanceSpec {
     status?: string;
     tags?: string[];
     labels?: Record<string, string>;
-    networkInterfaces?: Array<{ networkIP?: string; ipv6Address?: string; network?: string; accessConfigs?: Array<{ natIP?: string }> }>;
+    networkInterfaces?: NetworkInterfaceSpec[];
   } = {};
   const machineType = str("machineType");
   if (machineType !== undefined) {
@@ -786,7 +827,13 @@ function parseInstanceSpec(b: JsonObject): InstanceSpec {
       if (!isJsonObject(n)) {
         throw badRequest("networkInterfaces entries must be objects");
       }
-      const nic: { networkIP?: string; ipv6Address?: string; network?: string; accessConfigs?: Array<{ natIP?: string }> } = {};
+      const nic: {
+        networkIP?: string;
+        ipv6Address?: string;
+        network?: string;
+        accessConfigs?: Array<{ natIP?: string }>;
+        aliasIpRanges?: Array<{ ipCidrRange: string; subnetworkRangeName?: string }>;
+      } = {};
       for (const k of ["networkIP", "ipv6Address", "network"] as const) {
         const v = n[k];
         if (typeof v === "string") {
@@ -795,6 +842,14 @@ function parseInstanceSpec(b: JsonObject): InstanceSpec {
       }
       if (Array.isArray(n.accessConfigs)) {
         nic.accessConfigs = n.accessConfigs.map((ac) => (isJsonObject(ac) && typeof ac.natIP === "string" ? { natIP: ac.natIP } : {}));
+      }
+      if (Array.isArray(n.aliasIpRanges)) {
+        nic.aliasIpRanges = n.aliasIpRanges.map((a) => {
+          if (!isJsonObject(a) || typeof a.ipCidrRange !== "string" || (a.subnetworkRangeName !== undefined && typeof a.subnetworkRangeName !== "string")) {
+            throw badRequest("aliasIpRanges entries need an ipCidrRange string and an optional subnetworkRangeName string");
+          }
+          return typeof a.subnetworkRangeName === "string" ? { ipCidrRange: a.ipCidrRange, subnetworkRangeName: a.subnetworkRangeName } : { ipCidrRange: a.ipCidrRange };
+        });
       }
       return nic;
     });

@@ -22,6 +22,7 @@ import * as path from "node:path";
 import { HttpFace, listen, type ResourceListing, toListing } from "./http";
 import type { JsonObject } from "./json";
 import { kindOf } from "./kinds";
+import { GceLimits, type GceLimitsOptions } from "./limits";
 import { ProviderApi } from "./provider-api";
 import { type FaultSpec, GceError, GceState, type HistoryEntry, type InstanceSpec, type NetworkSpec, type ResourceKey, type StoredResource } from "./state";
 
@@ -31,6 +32,8 @@ export type { GceKind } from "./kinds";
 export type { FaultOperation, FaultSpec, HistoryEntry, InstanceSpec, NetworkInterfaceSpec, NetworkSpec, OutOfBandWhere, ResourceKey, StoredResource, SubnetworkSpec } from "./state";
 export { GceError, GceState } from "./state";
 export { ProviderApi } from "./provider-api";
+export { GceLimits, realisticLimits, RATE_GROUPS } from "./limits";
+export type { GceLimitsOptions, LimitCounts, QuotaName, RateGroup } from "./limits";
 
 export interface GceEmulatorOptions {
   /** Default `dccm-test`. */
@@ -53,6 +56,11 @@ export interface GceEmulatorOptions {
    * the limit does; never a way to make a test pass.
    */
   readonly instanceGroupMaxInstances?: number;
+  /**
+   * GCE's timing and limits (limits.ts): operation latency per kind, project quotas, per-minute
+   * rate quotas. Default none: every operation DONE at once, nothing limited.
+   */
+  readonly limits?: GceLimitsOptions;
 }
 
 export interface GceEmulator {
@@ -63,11 +71,15 @@ export interface GceEmulator {
   /** What a Pulumi engine process needs in its environment to use the emulator. */
   readonly env: Readonly<Record<string, string>>;
   readonly state: GceState;
+  /** The timing and limits in force; `limits.counts()` says how often each refused. */
+  readonly limits: GceLimits;
   readonly project: string;
   readonly region: string;
   readonly zones: readonly string[];
   /** Creates or replaces an instance; zone defaults to the first zone, project to the default. */
   putInstance(name: string, spec?: InstanceSpec & { readonly zone?: string; readonly project?: string }): StoredResource;
+  /** A stop, start, suspend or resume: only the instance's status changes (zone defaults to the first zone). */
+  setInstanceStatus(name: string, status: string, where?: { readonly zone?: string; readonly project?: string }): StoredResource;
   /** Creates or replaces a VPC network and its subnetworks. */
   putNetwork(spec: NetworkSpec): void;
   /** Everything the emulator holds (instances included), sorted by kind, project, scope, name. */
@@ -137,7 +149,9 @@ export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<G
     ...(opts.instanceNetwork ? { instanceNetwork: opts.instanceNetwork } : {}),
     ...(opts.instanceGroupMaxInstances !== undefined ? { instanceGroupMaxInstances: opts.instanceGroupMaxInstances } : {}),
   });
-  const face = new HttpFace(state, new ProviderApi(state));
+  const limits = new GceLimits(opts.limits);
+  state.setCreateGuard((key, properties, existing) => limits.checkQuota(key, properties, existing));
+  const face = new HttpFace(state, new ProviderApi(state), limits);
   handle.server.on("request", face.listener);
 
   const env: Record<string, string> = {
@@ -168,6 +182,7 @@ export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<G
     computeEndpoint: `${handle.endpoint}/compute/v1/`,
     env,
     state,
+    limits,
     project,
     region,
     zones,
@@ -175,6 +190,7 @@ export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<G
       const { zone, project: p, ...rest } = spec;
       return state.putInstance(p ?? project, zone ?? zones[0] ?? `${region}-a`, name, rest);
     },
+    setInstanceStatus: (name, status, where = {}) => state.setInstanceStatus(where.project ?? project, where.zone ?? zones[0] ?? `${region}-a`, name, status),
     putNetwork: (spec) => state.putNetwork(spec),
     listResources: () => state.list().map(toListing),
     deleteOutOfBand: (kind, name, where) => state.deleteOutOfBand(locate(kind, name, where)),

@@ -116,6 +116,37 @@ const VERBS: Readonly<Record<string, string>> = {
   delete: "deleting",
 };
 
+/**
+ * GCE's per-minute rate quota refusal, which the provider retries (terraform-provider-google
+ * transport/error_retry_predicates.go is403QuotaExceededPerMinuteError, one of the default retry
+ * predicates of every request: "Quota exceeded for quota metric '…' and limit '… per minute' of
+ * service", HTTP 403).
+ */
+const PER_MINUTE_QUOTA = /Quota exceeded for quota metric '.*' and limit '.* per minute' of service/;
+/**
+ * How the provider retries it: transport_tpg.Retry runs terraform-plugin-sdk's retry.RetryContext
+ * (helper/retry: a StateChangeConf with MinTimeout 500 ms, the wait doubling up to 10 s) within
+ * the resource's timeout (20 minutes for the compute resources dccm uses).
+ */
+const RETRY_FIRST_MS = 500;
+const RETRY_MAX_MS = 10_000;
+const RETRY_TIMEOUT_MS = 20 * 60_000;
+
+/** callEmulator, retrying a per-minute rate quota refusal as the provider does. */
+async function callEmulatorRetrying(op: string, type: string, body: JsonObject): Promise<JsonObject> {
+  const deadline = Date.now() + RETRY_TIMEOUT_MS;
+  for (let wait = RETRY_FIRST_MS; ; wait = Math.min(RETRY_MAX_MS, wait * 2)) {
+    try {
+      return await callEmulator(op, type, body);
+    } catch (e) {
+      if (!(e instanceof ProviderError) || !PER_MINUTE_QUOTA.test(e.message) || Date.now() + wait > deadline) {
+        throw e;
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
 /** POSTs to /emulator/provider/<op>; a Google error becomes `Error creating X: googleapi: Error 409: ..., alreadyExists`. */
 async function callEmulator(op: string, type: string, body: JsonObject): Promise<JsonObject> {
   const url = `${emulatorUrl()}/emulator/provider/${op}`;
@@ -222,14 +253,14 @@ class EmulatorProvider {
 
   async create(type: string, inputs: JsonObject, preview: boolean): Promise<{ id: string; outputs: JsonObject }> {
     const secrets = secretKeys(inputs);
-    const res = await callEmulator("create", type, { type, inputs: unwrapObject(inputs), preview });
+    const res = await callEmulatorRetrying("create", type, { type, inputs: unwrapObject(inputs), preview });
     const id = typeof res.id === "string" ? res.id : "";
     return { id, outputs: rewrapSecrets(objectField(res, "outputs"), secrets) };
   }
 
   async read(type: string, id: string, state: JsonObject, inputs: JsonObject | undefined): Promise<{ id: string; outputs: JsonObject; inputs: JsonObject | undefined }> {
     const secrets = secretKeys(state, inputs ?? {});
-    const res = await callEmulator("read", type, {
+    const res = await callEmulatorRetrying("read", type, {
       type,
       id,
       state: unwrapObject(state),
@@ -248,12 +279,12 @@ class EmulatorProvider {
 
   async update(type: string, id: string, olds: JsonObject, news: JsonObject, preview: boolean): Promise<JsonObject> {
     const secrets = secretKeys(news);
-    const res = await callEmulator("update", type, { type, id, olds: unwrapObject(olds), news: unwrapObject(news), preview });
+    const res = await callEmulatorRetrying("update", type, { type, id, olds: unwrapObject(olds), news: unwrapObject(news), preview });
     return rewrapSecrets(objectField(res, "outputs"), secrets);
   }
 
   async delete(type: string, id: string, outputs: JsonObject): Promise<void> {
-    await callEmulator("delete", type, { type, id, outputs: unwrapObject(outputs) });
+    await callEmulatorRetrying("delete", type, { type, id, outputs: unwrapObject(outputs) });
   }
 }
 

@@ -99,6 +99,9 @@ export interface OutOfBandWhere {
   readonly scope?: string;
 }
 
+/** A check before a create (GceState.setCreateGuard): the key, its inputs, everything stored. */
+export type CreateGuard = (key: ResourceKey, properties: JsonObject, existing: readonly StoredResource[]) => void;
+
 export interface FaultSpec {
   /** A GceKind ("forwardingRules") or a Pulumi type token ("gcp:compute/forwardingRule:ForwardingRule"). */
   readonly kind: string;
@@ -129,7 +132,19 @@ export interface NetworkInterfaceSpec {
   readonly network?: string;
   /** One entry per external IP; an entry without natIP gets an ephemeral one. */
   readonly accessConfigs?: ReadonlyArray<{ readonly natIP?: string }>;
+  /**
+   * Alias IP ranges (VPC-native pods): an explicit IPv4 CIDR (or one address, a /32) from the
+   * interface's subnet, its primary range or the secondary range `subnetworkRangeName`.
+   */
+  readonly aliasIpRanges?: ReadonlyArray<{ readonly ipCidrRange: string; readonly subnetworkRangeName?: string }>;
 }
+
+/**
+ * Compute v1 Instance.status values (instances resource reference). A stopped VM is TERMINATED
+ * (after STOPPING), a suspended one SUSPENDED (after SUSPENDING); starting goes through
+ * PROVISIONING/STAGING to RUNNING (compute/docs/instances/instance-life-cycle).
+ */
+export const INSTANCE_STATUSES: readonly string[] = ["PROVISIONING", "STAGING", "RUNNING", "STOPPING", "STOPPED", "SUSPENDING", "SUSPENDED", "REPAIRING", "TERMINATED", "DEPROVISIONING"];
 
 export interface InstanceSpec {
   /** Short name ("e2-standard-2") or URL. Default e2-standard-2. */
@@ -188,6 +203,8 @@ export interface SubnetworkSpec {
   readonly ipv6AccessType?: "EXTERNAL" | "INTERNAL";
   /** The subnet's IPv6 /64 (dual-stack only): external `2600:1900:4000:7f3::/64`, internal `fd20:0:0:1::/64`. */
   readonly ipv6CidrRange?: string;
+  /** Secondary IPv4 ranges (subnetworks resource reference, secondaryIpRanges[]): alias IP ranges come from them. */
+  readonly secondaryIpRanges?: ReadonlyArray<{ readonly rangeName: string; readonly ipCidrRange: string }>;
 }
 
 export interface NetworkSpec {
@@ -218,6 +235,7 @@ interface StoredSubnetwork {
   readonly ipCidrRange: string;
   readonly ipv6CidrRange: string | undefined;
   readonly ipv6AccessType: "EXTERNAL" | "INTERNAL" | undefined;
+  readonly secondaryIpRanges: ReadonlyArray<{ readonly rangeName: string; readonly ipCidrRange: string }>;
   readonly pool: IpPool;
 }
 
@@ -277,6 +295,81 @@ function inRange(ip: string, cidr: string): boolean {
   }
   const size = 2 ** (32 - Number(bits));
   return Math.floor(ipToInt(ip) / size) === Math.floor(ipToInt(base) / size);
+}
+
+function cidrsOverlap(a: string, b: string): boolean {
+  return inRange(a.split("/")[0] ?? "", b) || inRange(b.split("/")[0] ?? "", a);
+}
+
+function isCidr4(cidr: string): boolean {
+  return isCidr(cidr) && cidr.includes("/") && net.isIP(cidr.split("/")[0] ?? "") === 4;
+}
+
+/**
+ * Secondary ranges of a subnet (cloud.google.com/vpc/docs/subnets#valid-ranges): each a named
+ * IPv4 range ("The secondary range name must be unique within the subnet" and RFC 1035 like
+ * resource names), none overlapping the primary range or another secondary range of the subnet.
+ */
+function checkSecondaryRanges(sub: SubnetworkSpec): void {
+  const ranges = sub.secondaryIpRanges ?? [];
+  ranges.forEach((r, i) => {
+    if (!NAME_RE.test(r.rangeName) || ranges.findIndex((o) => o.rangeName === r.rangeName) !== i) {
+      throw new Error(`putNetwork: subnetwork ${sub.name}: secondary range name "${r.rangeName}" must be a unique RFC 1035 name`);
+    }
+    if (!isCidr4(r.ipCidrRange)) {
+      throw new Error(`putNetwork: subnetwork ${sub.name}: secondary range ${r.rangeName} needs an IPv4 CIDR, got ${r.ipCidrRange}`);
+    }
+    const clash = [sub.ipCidrRange, ...ranges.slice(0, i).map((o) => o.ipCidrRange)].find((o) => cidrsOverlap(o, r.ipCidrRange));
+    if (clash !== undefined) {
+      throw new Error(`putNetwork: subnetwork ${sub.name}: secondary range ${r.rangeName} (${r.ipCidrRange}) overlaps ${clash}`);
+    }
+  });
+}
+
+/**
+ * One alias IP range of an interface (cloud.google.com/vpc/docs/alias-ip): from the primary range
+ * of the interface's subnet, or from the secondary range `subnetworkRangeName`, which must exist;
+ * "Alias IP ranges ... must not conflict with" the ranges of other VMs in the subnet (nor, in the
+ * primary range, the VM's own address). GCE also allocates a range from a netmask ("/24"); the
+ * emulator is given explicit ranges. Messages are the emulator's (GCE's exact text is not documented).
+ */
+function aliasRange(
+  alias: { readonly ipCidrRange: string; readonly subnetworkRangeName?: string },
+  subnet: StoredSubnetwork | undefined,
+  field: string,
+  inUse: { cidr: string; owner: string }[],
+  networkIP: string,
+  owner: string,
+): JsonObject {
+  const cidr = net.isIP(alias.ipCidrRange) === 4 ? `${alias.ipCidrRange}/32` : alias.ipCidrRange;
+  if (!isCidr4(cidr)) {
+    throw new GceError(400, `Invalid value for field 'resource.${field}.ipCidrRange': '${alias.ipCidrRange}'. The emulator needs an explicit IPv4 range.`, "invalid");
+  }
+  if (subnet === undefined) {
+    throw new GceError(400, `Invalid value for field 'resource.${field}': the interface has no subnetwork to take an alias IP range from.`, "invalid");
+  }
+  const name = alias.subnetworkRangeName;
+  const from = name === undefined ? subnet.ipCidrRange : subnet.secondaryIpRanges.find((r) => r.rangeName === name)?.ipCidrRange;
+  if (from === undefined) {
+    throw new GceError(400, `Invalid value for field 'resource.${field}.subnetworkRangeName': '${name ?? ""}'. Subnetwork '${subnet.name}' has no secondary range of that name.`, "invalid");
+  }
+  if (!inRange(cidr.split("/")[0] ?? "", from) || Number(cidr.split("/")[1]) < Number(from.split("/")[1])) {
+    throw new GceError(
+      400,
+      `Invalid value for field 'resource.${field}.ipCidrRange': '${cidr}'. It is not within ${name === undefined ? "the primary range" : `secondary range '${name}'`} ${from} of subnetwork '${subnet.name}'.`,
+      "invalid",
+    );
+  }
+  const clash = inUse.find((u) => cidrsOverlap(u.cidr, cidr));
+  if (clash !== undefined || (name === undefined && inRange(networkIP, cidr))) {
+    throw new GceError(
+      400,
+      `Invalid value for field 'resource.${field}.ipCidrRange': '${cidr}'. It overlaps ${clash === undefined ? `the interface's address ${networkIP}` : `alias range ${clash.cidr} of instance '${clash.owner}'`}.`,
+      "invalid",
+    );
+  }
+  inUse.push({ cidr, owner });
+  return name === undefined ? { ipCidrRange: cidr } : { ipCidrRange: cidr, subnetworkRangeName: name };
 }
 
 /** A region's name from one of its zones' names (`us-central1-a` → `us-central1`). */
@@ -410,6 +503,8 @@ export class GceState {
   private readonly released = new Set<string>();
   private events: HistoryEntry[] = [];
   private readonly groupMaxInstances: number;
+  /** Asked before every create with what exists (limits.ts: project quotas); throws to refuse it. */
+  private createGuard: CreateGuard | undefined;
 
   constructor(opts: GceStateOptions) {
     this.endpoint = opts.endpoint.replace(/\/+$/, "");
@@ -421,6 +516,11 @@ export class GceState {
     this.instanceNetwork = opts.instanceNetwork ?? "default";
     this.groupMaxInstances = opts.instanceGroupMaxInstances ?? INSTANCE_GROUP_MAX_INSTANCES;
     this.initialNetworks.forEach((n) => this.putNetwork(n));
+  }
+
+  /** Sets the check every create passes (quotas, limits.ts), through any face. */
+  setCreateGuard(guard: CreateGuard | undefined): void {
+    this.createGuard = guard;
   }
 
   // ---- networks ----------------------------------------------------------------------------
@@ -447,6 +547,7 @@ export class GceState {
       if (dualStack !== (sub.ipv6AccessType !== undefined && v6 !== undefined) || (v6 !== undefined && (!isCidr(v6) || net.isIP(v6.split("/")[0] ?? "") !== 6 || !v6.endsWith("/64")))) {
         throw new Error(`putNetwork: subnetwork ${sub.name}: a dual-stack subnet (stackType IPV4_IPV6) needs an ipv6AccessType and an IPv6 /64 ipv6CidrRange, and only it has them`);
       }
+      checkSecondaryRanges(sub);
       this.subnetworks.set(`${project}/${region}/${sub.name}`, {
         project,
         region,
@@ -455,6 +556,7 @@ export class GceState {
         ipCidrRange: sub.ipCidrRange,
         ipv6CidrRange: v6,
         ipv6AccessType: sub.ipv6AccessType,
+        secondaryIpRanges: (sub.secondaryIpRanges ?? []).map((r) => ({ rangeName: r.rangeName, ipCidrRange: r.ipCidrRange })),
         pool: new IpPool(`subnetwork ${sub.name}`, [usableRange(sub.ipCidrRange)]),
       });
     }
@@ -735,6 +837,7 @@ export class GceState {
     if (this.resources.has(keyString(key))) {
       throw new GceError(409, `The resource '${this.path(key)}' already exists`, "alreadyExists");
     }
+    this.createGuard?.(key, props, [...this.resources.values()]);
     const properties = this.materialize(key, props, undefined);
     const stored: StoredResource = { ...key, properties };
     this.resources.set(keyString(key), stored);
@@ -829,6 +932,9 @@ export class GceState {
   private remove(key: ResourceKey): void {
     const gone = this.resources.get(keyString(key));
     this.resources.delete(keyString(key));
+    if (gone?.kind === "instances") {
+      this.dropFromGroups(key);
+    }
     const ip = gone?.kind === "forwardingRules" ? gone.properties.ipAddress : undefined;
     if (gone !== undefined && typeof ip === "string") {
       const held = [...this.resources.values()].some(
@@ -839,6 +945,32 @@ export class GceState {
       }
     }
     this.record(key, "delete");
+  }
+
+  /**
+   * A deleted VM leaves its unmanaged instance groups: the group lists only VMs that exist
+   * (instanceGroups.listInstances lists "the instances in the specified instance group"; a group
+   * is a collection of VMs, cloud.google.com/compute/docs/instance-groups/creating-groups-of-unmanaged-instances),
+   * as issue 30 records GCE doing (no documentation sentence states it verbatim). The group's size
+   * follows; the change is GCE's own, not an update anyone made, so it is not in the history.
+   */
+  private dropFromGroups(instance: ResourceKey): void {
+    const gone = keyString(instance);
+    for (const [k, group] of this.resources) {
+      const members = group.kind === "instanceGroups" ? group.properties.instances : undefined;
+      if (!Array.isArray(members)) {
+        continue;
+      }
+      const kept = members.filter((m) => {
+        const mk = typeof m === "string" ? this.keyOfPath(m) : undefined;
+        return mk === undefined || keyString(mk) !== gone;
+      });
+      if (kept.length !== members.length) {
+        const properties: JsonObject = { ...group.properties, instances: kept, size: kept.length };
+        properties.fingerprint = resourceFingerprint(properties);
+        this.resources.set(k, { ...group, properties });
+      }
+    }
   }
 
   private record(key: ResourceKey, op: HistoryEntry["op"]): void {
@@ -900,10 +1032,14 @@ export class GceState {
     if (!NAME_RE.test(name)) {
       throw new GceError(400, invalidNameMessage(name), "invalid");
     }
+    if (spec.status !== undefined && !INSTANCE_STATUSES.includes(spec.status)) {
+      throw new GceError(400, `Invalid value for field 'resource.status': '${spec.status}'. Expected one of ${INSTANCE_STATUSES.join(", ")}.`, "invalid");
+    }
     const key: ResourceKey = { kind: "instances", project, scope: zone, name };
     const prev = this.find(key);
     const ctx = this.refContext(key);
     const machineType = spec.machineType ?? "e2-standard-2";
+    const aliasesInUse = this.aliasRangesInUse(keyString(key));
     const inUse = this.ipsInUse(prev === undefined ? undefined : key);
     const nics: Json[] = (spec.networkInterfaces ?? [{}]).map((nic, i) => {
       const network = normalizeRef(nic.network ?? this.instanceNetwork, { collection: "networks", scope: "global" }, ctx);
@@ -918,6 +1054,9 @@ export class GceState {
 
       if (nic.ipv6Address !== undefined) {
         out.ipv6Address = nic.ipv6Address;
+      }
+      if (nic.aliasIpRanges !== undefined && nic.aliasIpRanges.length > 0) {
+        out.aliasIpRanges = nic.aliasIpRanges.map((alias, j) => aliasRange(alias, subnet, `networkInterfaces[${i}].aliasIpRanges[${j}]`, aliasesInUse, networkIP, name));
       }
       out.accessConfigs = (nic.accessConfigs ?? []).map((ac) => {
         const natIP = ac.natIP ?? this.externalPool.allocate(inUse);
@@ -947,6 +1086,40 @@ export class GceState {
     }
     this.resources.set(keyString(key), { ...key, properties });
     this.record(key, prev === undefined ? "create" : "update");
+    return this.get(key);
+  }
+
+  /** Alias ranges of every instance but `except` (a replaced instance gives its own back), by subnet network. */
+  private aliasRangesInUse(except: string): { cidr: string; owner: string }[] {
+    const out: { cidr: string; owner: string }[] = [];
+    for (const [k, r] of this.resources) {
+      if (r.kind !== "instances" || k === except) continue;
+      const nics = Array.isArray(r.properties.networkInterfaces) ? r.properties.networkInterfaces : [];
+      for (const n of nics) {
+        const aliases = isJsonObject(n) && Array.isArray(n.aliasIpRanges) ? n.aliasIpRanges : [];
+        for (const a of aliases) {
+          if (isJsonObject(a) && typeof a.ipCidrRange === "string") out.push({ cidr: a.ipCidrRange, owner: r.name });
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * A stop, start, suspend or resume (instances.stop/start/suspend/resume): the status changes,
+   * nothing else (addresses and alias ranges stay, as they do for a VM that keeps its interfaces).
+   */
+  setInstanceStatus(project: string, zone: string, name: string, status: string): StoredResource {
+    if (!INSTANCE_STATUSES.includes(status)) {
+      throw new GceError(400, `Invalid value for field 'resource.status': '${status}'. Expected one of ${INSTANCE_STATUSES.join(", ")}.`, "invalid");
+    }
+    const key: ResourceKey = { kind: "instances", project, scope: zone, name };
+    const prev = this.find(key);
+    if (prev === undefined) {
+      throw new GceError(404, `The resource 'projects/${project}/zones/${zone}/instances/${name}' was not found`, "notFound");
+    }
+    this.resources.set(keyString(key), { ...key, properties: { ...prev.properties, status } });
+    this.record(key, "update");
     return this.get(key);
   }
 

@@ -1,6 +1,6 @@
 # Versions of the offline test environment: the ONE place they are pinned.
 # Sourced by scripts/testenv. After changing a value, run `bash scripts/testenv --regen` to rewrite
-# the wrapper modules' go.mod/go.sum (scripts/testenv.d/{kube,pulumi}) and commit them.
+# the wrapper modules' go.mod/go.sum (scripts/testenv.d/{kube,pulumi,helm}) and commit them.
 
 # kube-apiserver: module k8s.io/kubernetes; its staging modules (k8s.io/api, ...) are v0.<minor>.<patch>.
 KUBERNETES_VERSION=v1.34.4
@@ -14,5 +14,10 @@ ETCD_VERSION=v3.6.4
 # pin of @pulumi/pulumi in package.json, because the Automation API checks the CLI version.
 PULUMI_VERSION=v3.248.0
 
-# Oldest Go that builds all of the above (pkg/v3 v3.248.0 declares `go 1.25.11`).
-GO_MIN_VERSION=1.25.11
+# helm CLI (helm.sh/helm/v3), for the chart in charts/dccm: its tests (helm template, helm lint
+# --strict) and the install e2e.
+HELM_VERSION=v3.22.0
+
+# Oldest Go that builds all of the above (helm.sh/helm/v3 v3.22.0 declares `go 1.26.0`; pulumi's
+# pkg/v3 v3.248.0 `go 1.25.11`).
+GO_MIN_VERSION=1.26.0

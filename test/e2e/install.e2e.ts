@@ -1,8 +1,10 @@
 /**
- * The in-cluster install on a real kube-apiserver: every object of deploy/manifests.ts passes a
- * server-side dry run and is created; the ServiceAccount's token is granted exactly the documented
- * rules (what `kubectl auth can-i --list` shows, less what every authenticated identity has); and
- * `dccm daemon` runs its main scenario with that token alone, with no `forbidden` in its log.
+ * The in-cluster install on a real kube-apiserver: every object of deploy/manifests.ts and of the
+ * Helm chart (charts/dccm, the same objects: test/chart) passes a server-side dry run; `helm
+ * install` creates the chart's; the ServiceAccount's token is granted exactly the documented rules
+ * (what `kubectl auth can-i --list` shows, less what every authenticated identity has); `dccm
+ * daemon` runs its main scenario with that token alone, with no `forbidden` in its log; and `helm
+ * upgrade` with a changed config rolls the pod template (its config hash).
  */
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -13,6 +15,7 @@ import * as YAML from "yaml";
 import { CONFIG_FILE, configFile, deployObjects, NODE_CONTROLLER_RULES, SERVICE_CONTROLLER_RULES, SYSTEM_NAMESPACE_RULES, type DeployArgs } from "../../deploy/manifests";
 import { ledgerValue, LEDGER_CONFIGMAP } from "../../leaks/ledger";
 import { loadBalancerName, LB_FINALIZER } from "../../model";
+import { helm, valuesFile, CHART_DIR, parseObjects, helmTemplate } from "../support/chart";
 import { createTaintedNode, E2E_CONFIG, eventReasons, initializedWithRoute, lbService } from "../support/e2e/cluster";
 import { DaemonProcesses, type RunningDaemon } from "../support/e2e/daemon-process";
 import { startTestEnv, type TestEnv } from "../support/e2e/env";
@@ -30,6 +33,14 @@ const ARGS: DeployArgs = {
   backend: { url: "gs://dccm-e2e/state" },
   secrets: { passphraseSecret: { name: "dccm-secrets", key: "passphrase" } },
 };
+/** The chart's values for ARGS. */
+const VALUES = {
+  image: { repository: "dccm", tag: "e2e" },
+  config: { ...E2E_CONFIG },
+  backend: { url: "gs://dccm-e2e/state" },
+  secrets: { passphraseSecret: { name: "dccm-secrets", key: "passphrase" } },
+};
+const CONFIG_HASH_ANNOTATION = "dccm.io/config-sha256";
 
 /** `Kind namespace/name`, or `Kind name` for a cluster-scoped object. */
 function objectRef(object: k8s.KubernetesObject): string {
@@ -81,8 +92,7 @@ describe("dccm installed in the cluster with its own RBAC", function () {
     await env?.stop();
   });
 
-  it("every object passes a server-side dry run, persists nothing, and is then created", async () => {
-    const objects = deployObjects(ARGS);
+  it("every object, of `dccm manifests` and of the chart, passes a server-side dry run and persists nothing; helm install creates them", async () => {
     const client = k8s.KubernetesObjectApi.makeApiClient(env.kube.kubeConfig);
     const expected = [
       "ServiceAccount kube-system/dccm",
@@ -96,24 +106,31 @@ describe("dccm installed in the cluster with its own RBAC", function () {
       "Deployment kube-system/dccm",
       "PodDisruptionBudget kube-system/dccm",
     ];
-    const accepted: string[] = [];
-    for (const object of objects) accepted.push(objectRef(await client.create(object, undefined, "All")));
-    assert.deepEqual(accepted, expected);
+    const chartObjects = helmTemplate(VALUES);
+    for (const objects of [deployObjects(ARGS), chartObjects] as k8s.KubernetesObject[][]) {
+      const accepted: string[] = [];
+      for (const object of objects) accepted.push(objectRef(await client.create(object, undefined, "All")));
+      assert.deepEqual(sorted(accepted), sorted(expected));
+    }
     const persisted: string[] = [];
-    for (const object of objects) {
+    for (const object of chartObjects) {
       try {
-        persisted.push(
-          objectRef(await client.read({ apiVersion: object.apiVersion ?? "", kind: object.kind ?? "", metadata: { name: object.metadata?.name ?? "", namespace: object.metadata?.namespace } })),
-        );
+        persisted.push(objectRef(await client.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata.name, namespace: object.metadata.namespace } })));
       } catch (error) {
         if (!isNotFound(error)) throw error;
       }
     }
     assert.deepEqual(persisted, []);
 
+    const install = helm(["install", "dccm", CHART_DIR, "--namespace", SYSTEM, "--values", valuesFile(VALUES)], env.kube.kubeconfigPath);
+    assert.equal(install.status, 0, install.stderr);
     const created: string[] = [];
-    for (const object of objects) created.push(objectRef(await client.create(object)));
-    assert.deepEqual(created, expected);
+    for (const object of chartObjects) {
+      const read = await client.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata.name, namespace: object.metadata.namespace } });
+      assert.equal(read.metadata?.labels?.["app.kubernetes.io/managed-by"], "Helm", objectRef(read));
+      created.push(objectRef(read));
+    }
+    assert.deepEqual(sorted(created), sorted(expected));
   });
 
   it("the ServiceAccount's token is granted exactly the documented rules, and nothing beside them", async () => {
@@ -270,5 +287,30 @@ describe("dccm installed in the cluster with its own RBAC", function () {
       .split("\n")
       .filter((line) => /forbidden/i.test(line));
     assert.deepEqual(forbidden, []);
+  });
+
+  it("helm upgrade with a changed config rolls the pod template (its config hash), one without a change does not", async () => {
+    const apps = env.kube.kubeConfig.makeApiClient(k8s.AppsV1Api);
+    const template = async (): Promise<{ hash: string | undefined; generation: number | undefined; config: unknown }> => {
+      const deployment = await apps.readNamespacedDeployment({ name: "dccm", namespace: SYSTEM });
+      const configMap = await core.readNamespacedConfigMap({ name: "dccm-config", namespace: SYSTEM });
+      return { hash: deployment.spec?.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION], generation: deployment.metadata?.generation, config: YAML.parse(configMap.data?.[CONFIG_FILE] ?? "") };
+    };
+    const upgrade = (values: unknown): void => {
+      const run = helm(["upgrade", "dccm", CHART_DIR, "--namespace", SYSTEM, "--values", valuesFile(values)], env.kube.kubeconfigPath);
+      assert.equal(run.status, 0, run.stderr);
+    };
+    const before = await template();
+    upgrade(VALUES);
+    assert.deepEqual(await template(), before);
+
+    const changed = { ...VALUES, config: { ...VALUES.config, driftInterval: "5m" } };
+    upgrade(changed);
+    const after = await template();
+    const rendered = parseObjects(helm(["template", "dccm", CHART_DIR, "--namespace", SYSTEM, "--values", valuesFile(changed)]).stdout);
+    const renderedHash = (rendered.find((object) => object.kind === "Deployment") as { spec: { template: { metadata: { annotations: Record<string, string> } } } } | undefined)?.spec.template.metadata
+      .annotations[CONFIG_HASH_ANNOTATION];
+    assert.deepEqual(after, { hash: renderedHash, generation: (before.generation ?? 0) + 1, config: configFile({ ...ARGS, config: changed.config }) });
+    assert.notEqual(after.hash, before.hash);
   });
 });

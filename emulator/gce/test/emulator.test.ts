@@ -926,6 +926,56 @@ describe("GCE emulator", function () {
     });
   });
 
+  describe("provider plugin process: GCE's 403s", function () {
+    let child: ChildProcess | undefined;
+    let client: provrpc.ResourceProviderClient | undefined;
+    afterEach(async function () {
+      client?.close();
+      const c = child;
+      if (c !== undefined && c.exitCode === null && c.signalCode === null) {
+        const exited = new Promise<void>((resolve) => c.once("exit", () => resolve()));
+        c.kill("SIGTERM");
+        await exited;
+      }
+    });
+
+    it("retries a per-minute rate quota refusal as the provider does (is403QuotaExceededPerMinuteError); a project quota refusal is final", async function () {
+      this.timeout(30_000);
+      const c = spawn(path.join(pluginBinDir(), "pulumi-resource-gcp"), ["127.0.0.1:1"], { env: { ...process.env, ...gce.env }, stdio: ["ignore", "pipe", "ignore"] });
+      child = c;
+      const port = await new Promise<string>((resolve) => readline.createInterface({ input: c.stdout }).once("line", (line) => resolve(line.trim())));
+      const rpc = new provrpc.ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+      client = rpc;
+      const create = (name: string): Promise<unknown> =>
+        new Promise((resolve) => {
+          rpc.create(
+            new provproto.CreateRequest()
+              .setUrn(`urn:pulumi:e2e::p::${ADDRESS}::${name}`)
+              .setType(ADDRESS)
+              .setProperties(Struct.fromJavaScript({ name, project: PROJECT, region: REGION })),
+            (err, res) => resolve(err ?? res.getId()),
+          );
+        });
+      const perMinute = "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service 'compute.googleapis.com' for consumer 'project_number:123456789012'.";
+      gce.injectFault({ kind: "addresses", name: "limited", operation: "create", status: 403, reason: "rateLimitExceeded", message: perMinute, count: 2 });
+      assert.equal(await create("limited"), `projects/${PROJECT}/regions/${REGION}/addresses/limited`);
+      assert.equal(gce.calls()["POST /emulator/provider/create"], 3);
+      gce.resetCalls();
+      gce.injectFault({
+        kind: "addresses",
+        name: "capped",
+        operation: "create",
+        status: 403,
+        reason: "quotaExceeded",
+        message: "Quota 'STATIC_ADDRESSES' exceeded. Limit: 1.0 in region us-central1.",
+      });
+      const refused = await create("capped");
+      assert.ok(refused instanceof Error && "details" in refused);
+      assert.equal(refused.details, "Error creating Address: googleapi: Error 403: Quota 'STATIC_ADDRESSES' exceeded. Limit: 1.0 in region us-central1., quotaExceeded");
+      assert.equal(gce.calls()["POST /emulator/provider/create"], 1);
+    });
+  });
+
   describe("standalone", function () {
     it("main.js prints { endpoint, computeEndpoint, env } and serves until SIGTERM", async function () {
       this.timeout(30_000);

@@ -8,6 +8,7 @@ import { startGceEmulator, type GceEmulator } from "../index";
 import { ProviderApi } from "../provider-api";
 import type { Json, JsonObject } from "../json";
 import { GceError, GceState, type NetworkSpec } from "../state";
+import { GceLimits, restRateGroup } from "../limits";
 
 const ENDPOINT = "http://gce.test";
 const PROJECT = "dccm-test";
@@ -1315,5 +1316,289 @@ describe("GCE emulator rules: instances per instance group (state.ts INSTANCE_GR
     const u = gceError(() => state.update(key, group(3)));
     assert.deepEqual([u.status, u.message], [400, "Exceeded limit 'MAX_INSTANCES_IN_INSTANCE_GROUP' on resource 'ig'. Limit: 2.0"]);
     assert.deepEqual(state.get(key).properties.size, 2);
+  });
+});
+
+describe("GCE emulator rules: timing and limits (limits.ts, one row per rule)", () => {
+  const ZONE_A = `${REGION}-a`;
+  /** A state whose creates pass the quotas of `limits`. */
+  function limited(quotas: ConstructorParameters<typeof GceLimits>[0]): GceState {
+    const state = world();
+    const limits = new GceLimits(quotas);
+    state.setCreateGuard((key, properties, existing) => limits.checkQuota(key, properties, existing));
+    return state;
+  }
+  /** A clock the test moves. */
+  function clock(): { now: () => number; set: (ms: number) => void } {
+    let t = 1_000_000;
+    return { now: () => t, set: (ms) => (t = ms) };
+  }
+
+  it("STATIC_ADDRESSES: static external addresses per region up to the limit; one more is 403 quotaExceeded; internal ones and other regions do not count", () => {
+    const state = limited({ quotas: { STATIC_ADDRESSES: 1 } });
+    state.create(T.address, { ...regional, name: "a1" });
+    state.create(T.address, { ...regional, name: "i1", addressType: "INTERNAL", subnetwork: "k8s-subnet" });
+    state.create(T.address, { project: PROJECT, region: "europe-west1", name: "eu" });
+    const e = gceError(() => state.create(T.address, { ...regional, name: "a2" }));
+    assert.deepEqual([e.status, e.reason, e.message], [403, "quotaExceeded", "Quota 'STATIC_ADDRESSES' exceeded. Limit: 1.0 in region us-central1."]);
+    assert.equal(state.find({ kind: "addresses", project: PROJECT, scope: REGION, name: "a2" }), undefined);
+  });
+
+  it("INTERNAL_ADDRESSES counts static internal addresses per region", () => {
+    const state = limited({ quotas: { INTERNAL_ADDRESSES: 1 } });
+    state.create(T.address, { ...regional, name: "i1", addressType: "INTERNAL", subnetwork: "k8s-subnet" });
+    const e = gceError(() => state.create(T.address, { ...regional, name: "i2", addressType: "INTERNAL", subnetwork: "k8s-subnet" }));
+    assert.deepEqual([e.status, e.reason, e.message], [403, "quotaExceeded", "Quota 'INTERNAL_ADDRESSES' exceeded. Limit: 1.0 in region us-central1."]);
+  });
+
+  it("ROUTES is a project quota: 'globally'", () => {
+    const state = limited({ quotas: { ROUTES: 1 } });
+    const route = (name: string, dest: string): JsonObject => ({ project: PROJECT, name, network: "k8s-net", destRange: dest, nextHopInstance: "node-1", nextHopInstanceZone: ZONE_A });
+    state.create(T.route, route("r1", "10.4.0.0/24"));
+    const e = gceError(() => state.create(T.route, route("r2", "10.4.1.0/24")));
+    assert.deepEqual([e.status, e.reason, e.message], [403, "quotaExceeded", "Quota 'ROUTES' exceeded. Limit: 1.0 globally."]);
+  });
+
+  it("a quota is counted against creates out of band too (another tool's resources use the project's quota)", () => {
+    const state = limited({ quotas: { STATIC_ADDRESSES: 1 } });
+    state.insertOutOfBand("addresses", { name: "theirs" });
+    const e = gceError(() => state.create(T.address, { ...regional, name: "ours" }));
+    assert.equal(e.message, "Quota 'STATIC_ADDRESSES' exceeded. Limit: 1.0 in region us-central1.");
+  });
+
+  it("rate quotas: a group's requests per interval, then 403 rateLimitExceeded with the per-minute message; each group counted apart; refilled at the next interval", () => {
+    const c = clock();
+    c.set(120_000);
+    const limits = new GceLimits({ ratePerInterval: { Queries: 2, "Read requests": 1 }, now: c.now });
+    limits.admit(PROJECT, "Queries");
+    limits.admit(PROJECT, "Queries");
+    limits.admit(PROJECT, "Read requests");
+    limits.admit(PROJECT, "List requests");
+    const e = gceError(() => limits.admit(PROJECT, "Queries"));
+    assert.deepEqual(
+      [e.status, e.reason, e.message],
+      [403, "rateLimitExceeded", "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service 'compute.googleapis.com' for consumer 'project_number:123456789012'."],
+    );
+    assert.equal(gceError(() => limits.admit(PROJECT, "Read requests")).message.includes("'Read requests per minute'"), true);
+    limits.admit("other-project", "Queries");
+    c.set(179_999);
+    assert.equal(gceError(() => limits.admit(PROJECT, "Queries")).reason, "rateLimitExceeded");
+    c.set(180_000);
+    limits.admit(PROJECT, "Queries");
+    assert.deepEqual(limits.counts(), { rateLimited: { Queries: 2, "Read requests": 1 }, quotaExceeded: {} });
+  });
+
+  it("rate quota groups: a get is a read, a list and listInstances are lists, operations get and wait are operation reads, the rest mutations", () => {
+    const base = "/compute/v1/projects/{project}";
+    const rows: ReadonlyArray<readonly [string, string, string | undefined]> = [
+      ["GET", `${base}/regions/{region}/forwardingRules/{name}`, "Read requests"],
+      ["GET", `${base}/zones/{zone}`, "Read requests"],
+      ["GET", `${base}/regions/{region}/forwardingRules`, "List requests"],
+      ["GET", `${base}/aggregated/instances`, "List requests"],
+      ["POST", `${base}/zones/{zone}/instanceGroups/{name}/listInstances`, "List requests"],
+      ["GET", `${base}/regions/{region}/operations/{operation}`, "Operation read requests"],
+      ["POST", `${base}/global/operations/{operation}/wait`, "Operation read requests"],
+      ["DELETE", `${base}/regions/{region}/addresses/{name}`, "Queries"],
+      ["POST", `${base}/regions/{region}/addresses`, "Queries"],
+      ["GET", "/emulator/resources", undefined],
+    ];
+    assert.deepEqual(
+      rows.map(([m, p]) => restRateGroup(m, p)),
+      rows.map(([, , g]) => g),
+    );
+  });
+
+  it("operations: PENDING (progress 0, no endTime) for the first tenth of the kind's latency, then RUNNING, then DONE with endTime", () => {
+    const c = clock();
+    const limits = new GceLimits({ operationLatencyMs: { forwardingRules: 1000 }, now: c.now });
+    const start = c.now();
+    const op: JsonObject = { name: "operation-1", selfLink: "http://x/op/1", status: "DONE", progress: 100, endTime: "t" };
+    const view = (at: number): Json[] => {
+      c.set(start + at);
+      const v = limits.operationView(op);
+      return [v.status ?? null, v.progress ?? null, v.endTime ?? null];
+    };
+    assert.deepEqual(limits.operationStarted(op, "forwardingRules").status, "PENDING");
+    assert.deepEqual(view(99), ["PENDING", 0, null]);
+    assert.deepEqual(view(500), ["RUNNING", 50, null]);
+    assert.deepEqual(view(1000), ["DONE", 100, new Date(start + 1000).toISOString()]);
+    assert.deepEqual(limits.operationStarted({ selfLink: "http://x/op/2", status: "DONE" }, "addresses").status, "DONE");
+  });
+
+  it("REST: a DELETE answers a PENDING operation; operations.wait returns it DONE; the provider face answers after the operation's latency", async () => {
+    const slept: number[] = [];
+    const gce = await startGceEmulator({
+      networks: NETWORKS,
+      limits: {
+        operationLatencyMs: { forwardingRules: 40, addresses: 5000 },
+        sleep: (ms) => {
+          slept.push(ms);
+          return new Promise((resolve) => setTimeout(resolve, Math.min(ms, 50)));
+        },
+      },
+    });
+    try {
+      const P = `projects/${PROJECT}/regions/${REGION}`;
+      gce.state.create(T.forwardingRule, { ...regional, name: "fr", portRange: "80" });
+      const del = (await (await fetch(`${gce.computeEndpoint}${P}/forwardingRules/fr`, { method: "DELETE" })).json()) as JsonObject;
+      assert.deepEqual([del.status, del.progress, "endTime" in del], ["PENDING", 0, false]);
+      const waited = (await (await fetch(`${String(del.selfLink)}/wait`, { method: "POST" })).json()) as JsonObject;
+      assert.equal(waited.status, "DONE");
+      slept.length = 0;
+      const created = await fetch(`${gce.endpoint}/emulator/provider/create`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ type: T.address, inputs: { ...regional, name: "slow" } }),
+      });
+      assert.equal(created.status, 200);
+      assert.deepEqual(slept, [5000]);
+    } finally {
+      await gce.stop();
+    }
+  });
+
+  it("a rate-limited REST call is 403 rateLimitExceeded with Google's error body", async () => {
+    const gce = await startGceEmulator({ networks: NETWORKS, limits: { ratePerInterval: { "List requests": 1 } } });
+    try {
+      const list = `${gce.computeEndpoint}projects/${PROJECT}/regions/${REGION}/addresses`;
+      assert.equal((await fetch(list)).status, 200);
+      const res = await fetch(list);
+      assert.deepEqual(
+        [res.status, await res.json()],
+        [
+          403,
+          {
+            error: {
+              code: 403,
+              message: "Quota exceeded for quota metric 'List requests' and limit 'List requests per minute' of service 'compute.googleapis.com' for consumer 'project_number:123456789012'.",
+              errors: [{ reason: "rateLimitExceeded" }],
+            },
+          },
+        ],
+      );
+      assert.deepEqual(gce.limits.counts(), { rateLimited: { "List requests": 1 }, quotaExceeded: {} });
+    } finally {
+      await gce.stop();
+    }
+  });
+
+  it("a deleted VM leaves its unmanaged instance groups (size follows)", () => {
+    const state = world();
+    const NET = `projects/${PROJECT}/global/networks/k8s-net`;
+    state.putInstance(PROJECT, ZONE_A, "node-4", { networkInterfaces: [{ network: "k8s-net" }] });
+    state.create(T.instanceGroup, { project: PROJECT, zone: ZONE_A, name: "ig", network: NET, instances: [`${ZONE_A}/node-1`, `${ZONE_A}/node-4`] });
+    state.deleteOutOfBand({ kind: "instances", project: PROJECT, scope: ZONE_A, name: "node-1" });
+    const group = state.get({ kind: "instanceGroups", project: PROJECT, scope: ZONE_A, name: "ig" });
+    assert.deepEqual([group.properties.instances, group.properties.size], [[`${ENDPOINT}/compute/v1/projects/${PROJECT}/zones/${ZONE_A}/instances/node-4`], 1]);
+  });
+});
+
+describe("GCE emulator rules: alias IP ranges, secondary ranges, instance statuses (one row per rule)", () => {
+  const ZONE = `${REGION}-a`;
+  const vpc: NetworkSpec = {
+    name: "vpc-native",
+    autoCreateSubnetworks: false,
+    subnetworks: [
+      {
+        name: "nodes",
+        ipCidrRange: "10.10.0.0/20",
+        secondaryIpRanges: [
+          { rangeName: "pods", ipCidrRange: "10.4.0.0/14" },
+          { rangeName: "services", ipCidrRange: "10.8.0.0/20" },
+        ],
+      },
+    ],
+  };
+  function vpcWorld(): GceState {
+    return new GceState({ endpoint: ENDPOINT, project: PROJECT, region: REGION, zones: [ZONE], networks: [vpc] });
+  }
+  const withAlias = (ipCidrRange: string, subnetworkRangeName?: string) => ({
+    networkInterfaces: [{ network: "vpc-native", aliasIpRanges: [subnetworkRangeName === undefined ? { ipCidrRange } : { ipCidrRange, subnetworkRangeName }] }],
+  });
+  const invalid = (message: string) => (err: unknown) => err instanceof GceError && err.status === 400 && err.message === message;
+
+  it("an alias range from a secondary range is on the interface as given, with its range name", () => {
+    const state = vpcWorld();
+    const nics = state.putInstance(PROJECT, ZONE, "n1", withAlias("10.4.1.0/24", "pods")).properties.networkInterfaces as JsonObject[];
+    assert.deepEqual(nics[0]?.aliasIpRanges, [{ ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" }]);
+  });
+  it("an alias range from the primary range has no range name; one address is a /32", () => {
+    const state = vpcWorld();
+    const nics = state.putInstance(PROJECT, ZONE, "n1", withAlias("10.10.8.9")).properties.networkInterfaces as JsonObject[];
+    assert.deepEqual(nics[0]?.aliasIpRanges, [{ ipCidrRange: "10.10.8.9/32" }]);
+  });
+  it("a range name the subnet does not have is refused", () =>
+    assert.throws(
+      () => vpcWorld().putInstance(PROJECT, ZONE, "n1", withAlias("10.4.1.0/24", "pod")),
+      invalid("Invalid value for field 'resource.networkInterfaces[0].aliasIpRanges[0].subnetworkRangeName': 'pod'. Subnetwork 'nodes' has no secondary range of that name."),
+    ));
+  it("a range outside its secondary range is refused", () =>
+    assert.throws(
+      () => vpcWorld().putInstance(PROJECT, ZONE, "n1", withAlias("10.8.1.0/24", "pods")),
+      invalid("Invalid value for field 'resource.networkInterfaces[0].aliasIpRanges[0].ipCidrRange': '10.8.1.0/24'. It is not within secondary range 'pods' 10.4.0.0/14 of subnetwork 'nodes'."),
+    ));
+  it("a range wider than its secondary range is refused", () =>
+    assert.throws(
+      () => vpcWorld().putInstance(PROJECT, ZONE, "n1", withAlias("10.8.0.0/12", "services")),
+      invalid("Invalid value for field 'resource.networkInterfaces[0].aliasIpRanges[0].ipCidrRange': '10.8.0.0/12'. It is not within secondary range 'services' 10.8.0.0/20 of subnetwork 'nodes'."),
+    ));
+  it("a range overlapping another instance's alias range is refused; re-seeding the same instance is not a clash", () => {
+    const state = vpcWorld();
+    state.putInstance(PROJECT, ZONE, "n1", withAlias("10.4.1.0/24", "pods"));
+    state.putInstance(PROJECT, ZONE, "n1", withAlias("10.4.1.0/24", "pods"));
+    assert.throws(
+      () => state.putInstance(PROJECT, ZONE, "n2", withAlias("10.4.1.128/25", "pods")),
+      invalid("Invalid value for field 'resource.networkInterfaces[0].aliasIpRanges[0].ipCidrRange': '10.4.1.128/25'. It overlaps alias range 10.4.1.0/24 of instance 'n1'."),
+    );
+  });
+  it("a primary-range alias holding the interface's own address is refused", () =>
+    assert.throws(
+      () => vpcWorld().putInstance(PROJECT, ZONE, "n1", { networkInterfaces: [{ network: "vpc-native", networkIP: "10.10.0.5", aliasIpRanges: [{ ipCidrRange: "10.10.0.0/29" }] }] }),
+      invalid("Invalid value for field 'resource.networkInterfaces[0].aliasIpRanges[0].ipCidrRange': '10.10.0.0/29'. It overlaps the interface's address 10.10.0.5."),
+    ));
+  it("secondary ranges overlapping the primary range or each other, or sharing a name, are a test error", () => {
+    const state = vpcWorld();
+    const sub = (secondaryIpRanges: { rangeName: string; ipCidrRange: string }[]): NetworkSpec => ({
+      name: "bad",
+      autoCreateSubnetworks: false,
+      subnetworks: [{ name: "s", ipCidrRange: "10.20.0.0/20", secondaryIpRanges }],
+    });
+    assert.throws(() => state.putNetwork(sub([{ rangeName: "a", ipCidrRange: "10.20.4.0/24" }])), { message: "putNetwork: subnetwork s: secondary range a (10.20.4.0/24) overlaps 10.20.0.0/20" });
+    assert.throws(
+      () =>
+        state.putNetwork(
+          sub([
+            { rangeName: "a", ipCidrRange: "10.32.0.0/14" },
+            { rangeName: "b", ipCidrRange: "10.33.0.0/16" },
+          ]),
+        ),
+      { message: "putNetwork: subnetwork s: secondary range b (10.33.0.0/16) overlaps 10.32.0.0/14" },
+    );
+    assert.throws(
+      () =>
+        state.putNetwork(
+          sub([
+            { rangeName: "a", ipCidrRange: "10.32.0.0/14" },
+            { rangeName: "a", ipCidrRange: "10.40.0.0/14" },
+          ]),
+        ),
+      { message: 'putNetwork: subnetwork s: secondary range name "a" must be a unique RFC 1035 name' },
+    );
+  });
+  it("an instance status outside Compute's enum is refused; a stop keeps the interfaces and changes the status only", () => {
+    const state = vpcWorld();
+    assert.throws(
+      () => state.putInstance(PROJECT, ZONE, "n1", { status: "STOPPED_BY_USER" }),
+      invalid(
+        "Invalid value for field 'resource.status': 'STOPPED_BY_USER'. Expected one of PROVISIONING, STAGING, RUNNING, STOPPING, STOPPED, SUSPENDING, SUSPENDED, REPAIRING, TERMINATED, DEPROVISIONING.",
+      ),
+    );
+    const before = state.putInstance(PROJECT, ZONE, "n1", withAlias("10.4.1.0/24", "pods"));
+    const after = state.setInstanceStatus(PROJECT, ZONE, "n1", "TERMINATED");
+    assert.deepEqual(after.properties, { ...before.properties, status: "TERMINATED" });
+    assert.throws(
+      () => state.setInstanceStatus(PROJECT, ZONE, "gone", "RUNNING"),
+      (err: unknown) => err instanceof GceError && err.status === 404,
+    );
   });
 });

@@ -9,7 +9,7 @@ import { PulumiCommand } from "@pulumi/pulumi/automation";
 import pino from "pino";
 
 import type { Config } from "../../../model";
-import { pluginBinDir, startGceEmulator, type GceEmulator, type GceEmulatorOptions, type NetworkSpec } from "../../../emulator/gce";
+import { pluginBinDir, realisticLimits, startGceEmulator, type GceEmulator, type GceEmulatorOptions, type GceLimitsOptions, type NetworkSpec } from "../../../emulator/gce";
 import { startKube, type KubeEnv, type StartKubeOptions } from "./kube";
 import { requireTestenvBinary, testenvBinDir } from "../tooling/testenv-paths";
 import type { DaemonOptions } from "../../../daemon/options";
@@ -80,11 +80,28 @@ export const E2E_NETWORKS: readonly NetworkSpec[] = [
   },
 ];
 
+/**
+ * The realistic profile (`DCCM_E2E_GCE_PROFILE=realistic`, `npm run test:e2e:realistic`): GCE's
+ * quotas and per-minute rate quotas at their defaults, and operations that take GCE's time scaled
+ * by REALISTIC_SCALE (a forwarding rule 1.5 s instead of 15 s), so that a suite of many Services
+ * stays within CI's time while every create, update and delete still waits out a running operation.
+ */
+export const REALISTIC_SCALE = 0.1;
+
+/** The emulator's limits for this run: the realistic profile when asked for, else none. */
+export function profileLimits(env: NodeJS.ProcessEnv = process.env): GceLimitsOptions | undefined {
+  const profile = env.DCCM_E2E_GCE_PROFILE ?? "";
+  if (profile === "") return undefined;
+  if (profile === "realistic") return realisticLimits(REALISTIC_SCALE);
+  throw new Error(`DCCM_E2E_GCE_PROFILE: unknown profile ${JSON.stringify(profile)} (known: realistic)`);
+}
+
 export async function startTestEnv(opts: { gce?: GceEmulatorOptions; withKube?: boolean; kube?: StartKubeOptions } = {}): Promise<TestEnv> {
   requireTestenvBinary("pulumi");
   requireTestenvBinary("pulumi-language-nodejs");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-e2e-"));
-  const gce = await startGceEmulator({ networks: E2E_NETWORKS, instanceNetwork: "k8s-net", ...opts.gce });
+  const limits = profileLimits();
+  const gce = await startGceEmulator({ networks: E2E_NETWORKS, instanceNetwork: "k8s-net", ...(limits === undefined ? {} : { limits }), ...opts.gce });
   let kube: KubeEnv | undefined;
   try {
     if (opts.withKube !== false) kube = await startKube(opts.kube);

@@ -43,7 +43,7 @@ const USAGE = [
   "  dccm help                                                          print this text",
   "  dccm version                                                       print the version (also --version)",
   "one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys",
-  "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes loadBalancerClasses instanceGroupLimit enableL4DenyFirewall",
+  "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes podCIDRSource podCIDRStack loadBalancerClasses instanceGroupLimit enableL4DenyFirewall",
   "",
 ].join("\n");
 
@@ -88,7 +88,9 @@ const DAEMON_HELP = [
   "  --clusterId ID                       names the instance groups and the node health check (required unless ConfigMap kube-system/ingress-uid has it)",
   "  --clusterCIDR CIDR                   pod range: a node podCIDR outside it gets no route",
   "  --backendMode MODE                   backend-service or target-pool, for external load balancers (default backend-service)",
-  "  --configureRoutes BOOL               one route per node podCIDR (default true)",
+  "  --configureRoutes BOOL               one route per node podCIDR (default true; false with podCIDRSource cloud)",
+  "  --podCIDRSource SOURCE               none (kube-controller-manager allocates) or cloud (each VM's alias IP range; no routes) (default none)",
+  "  --podCIDRStack STACK                 with podCIDRSource cloud: IPv4, IPv4_IPv6, IPv6_IPv4 or IPv6 (default IPv4)",
   "  --loadBalancerClasses CLASS,…        loadBalancerClass values handled besides none (default dccm.io/gce)",
   "  --instanceGroupLimit N               instances per instance group, 1 to 1000; more nodes in a zone open more groups (default 1000)",
   "  --enableL4DenyFirewall BOOL          a deny rule k8s-fw-<lb>-deny per external load balancer, its allow rules above it at 999 (default false)",
@@ -330,7 +332,7 @@ describe("bin/dccm (child process)", function () {
       assert.equal(
         run.stderr,
         "dccm: invalid configuration:\n" +
-          "  zone: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
+          "  zone: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
           "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
           "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n" +
           "  project: required\n" +
@@ -478,7 +480,7 @@ describe("bin/dccm (child process)", function () {
         assert.equal(
           run.stderr,
           "dccm: invalid configuration:\n" +
-            "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
+            "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
             "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
             "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
         );
@@ -493,7 +495,7 @@ describe("bin/dccm (child process)", function () {
         assert.equal(
           run.stderr,
           "dccm: invalid configuration:\n" +
-            "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
+            "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
             "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
             "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
         );
@@ -563,7 +565,7 @@ describe("bin/dccm (child process)", function () {
         if (match === null || match[1] === "--help") continue;
         args.push(match[1], ...(match[2] !== undefined ? [match[1] === "--log-level" ? "debug" : "x"] : []));
       }
-      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 37);
+      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 39);
       const run = dccm("daemon", ...args, "--help");
       assert.deepStrictEqual([run.status, run.stderr, run.stdout], [0, "", DAEMON_HELP]);
     });

@@ -234,7 +234,7 @@ describe("bin/options clusterId: the flag or the config file, else the cluster's
       { ...noClusterId, region: "Europe", zone: "x" },
       undefined,
       [
-        "zone: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
+        "zone: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
           "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
           "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)",
         'region: "Europe" is not a GCP region (like us-central1)',

@@ -22,6 +22,7 @@ import { CONFIG, gceNode, lbService } from "../../support/builders";
 import { MemoryEventSink } from "../../support/fakes/events";
 import { newReconciler } from "../../support/fakes/reconciler";
 import { clusterNetworkOutcome } from "../../support/fakes/stack-runner";
+import { counter } from "../../support/metrics";
 
 const CLASSES = ["dccm.io/gce"];
 const OUR_UID = "c1a55e00-0000-4000-8000-000000000001";
@@ -698,5 +699,35 @@ describe("daemon/reconciler: enableL4DenyFirewall turned off across a restart: e
       h.calls.filter((call) => !call.startsWith("setIngress")),
       ["inspect cluster", "inspect service.default.web", "up service.default.web", "up service.default.web", "up cluster"],
     );
+  });
+});
+
+describe("daemon/reconciler: a GCE quota refusal (issue 30)", () => {
+  const web = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
+  const quotaError = new Error("pulumi up of service.default.web failed", {
+    cause: new Error("error: 1 error occurred:\n\t* Error creating Address: googleapi: Error 403: Quota 'STATIC_ADDRESSES' exceeded. Limit: 8.0 in region us-central1., quotaExceeded"),
+  });
+  it("a Warning QuotaExceeded naming the quota, counted by quota, and one try per quota wait (retryAfter 5 minutes, no failure backoff)", async () => {
+    const h = harness({
+      services: [web],
+      metas: [meta("web", { finalizers: [], ingress: [] })],
+      onUp: (stack) => {
+        if (stack === "service.default.web") throw quotaError;
+      },
+    });
+    await h.reconciler.reconcile({ key: "cluster", refresh: false });
+    const result = await h.reconciler.reconcile({ key: "service.default.web", refresh: false });
+    assert.deepEqual(result, { kind: "retryAfter", ms: 300_000, reason: "GCE quota STATIC_ADDRESSES exceeded" });
+    assert.deepEqual(
+      h.events.created.filter((event) => event.type === "Warning").map((event) => [event.involvedObject.name, event.reason, event.message]),
+      [
+        [
+          "web",
+          "QuotaExceeded",
+          "Error syncing load balancer: GCE quota STATIC_ADDRESSES (limit 8 in region us-central1) exceeded; release unused resources or raise the quota. Next try in 5 minutes, or at once when the desired state changes",
+        ],
+      ],
+    );
+    assert.equal(await counter(h.metrics.registry, "dccm_gce_quota_exceeded_total", { kind: "service", quota: "STATIC_ADDRESSES" }), 1);
   });
 });

@@ -299,7 +299,7 @@ describe("daemon/config daemonSettings", () => {
 
   it("one list: unknown keys, then the GCP keys, the daemon's keys and the node controller's, each named as written", () => {
     assert.deepEqual(problemsOf({ ...GCP, region: "Europe", lisen: ":1", nodeWorkers: 0, parallelism: 0 }, { "drift-interval": "10", backendMode: "pool" }), [
-      "lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, " +
+      "lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
         "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
         "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)",
       'region: "Europe" is not a GCP region (like us-central1)',

@@ -75,10 +75,12 @@ describe("deploy: deployObjects (every object of an install)", () => {
     assert.deepEqual(pod?.securityContext, { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001, seccompProfile: { type: "RuntimeDefault" } });
     const container = pod?.containers[0];
     assert.deepEqual(container?.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } });
-    assert.deepEqual(container?.args, ["daemon", "--config", "/etc/dccm/config.yaml", "--state-dir", "/var/lib/dccm", "--listen", "0.0.0.0:10258"]);
+    // Each replica's Lease identity is its Pod name (downward API): a restarted container takes the Lease back at once.
+    assert.deepEqual(container?.args, ["daemon", "--config", "/etc/dccm/config.yaml", "--state-dir", "/var/lib/dccm", "--listen", "0.0.0.0:10258", "--identity", "$(POD_NAME)"]);
     assert.deepEqual(container?.ports, [{ name: "metrics", containerPort: 10258, protocol: "TCP" }]);
     assert.deepEqual([container?.livenessProbe?.httpGet?.path, container?.readinessProbe?.httpGet?.path], ["/healthz", "/readyz"]);
     assert.deepEqual(container?.env, [
+      { name: "POD_NAME", valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.name" } } },
       { name: "PULUMI_HOME", value: "/var/lib/dccm/pulumi-home" },
       { name: "PULUMI_SKIP_UPDATE_CHECK", value: "true" },
       { name: "PULUMI_CONFIG_PASSPHRASE_FILE", value: "/var/run/secrets/dccm/passphrase/passphrase" },
@@ -132,7 +134,15 @@ describe("deploy: deployObjects (every object of an install)", () => {
       names(objects).some((name) => name.includes("node-controller")),
       false,
     );
-    assert.deepEqual(deploymentOf(objects).spec?.template.spec?.containers[0].args?.slice(7), ["--no-node-controller", "--log-level", "debug"]);
+    assert.deepEqual(deploymentOf(objects).spec?.template.spec?.containers[0].args?.slice(9), ["--no-node-controller", "--log-level", "debug"]);
+  });
+
+  it("extra tolerations come after the three every install has", () => {
+    const pod = deploymentOf(deployObjects({ ...ARGS, tolerations: [{ key: "dedicated", operator: "Equal", value: "infra", effect: "NoExecute" }] })).spec?.template.spec;
+    assert.deepEqual(
+      pod?.tolerations?.map((toleration) => `${toleration.key ?? ""}=${toleration.value ?? ""}:${toleration.effect ?? ""}`),
+      ["node.cloudprovider.kubernetes.io/uninitialized=:NoSchedule", "node-role.kubernetes.io/control-plane=:NoSchedule", "node.kubernetes.io/not-ready=:NoSchedule", "dedicated=infra:NoExecute"],
+    );
   });
 
   const invalid: [string, Partial<DeployArgs> & Record<string, unknown>, string[]][] = [
@@ -167,6 +177,7 @@ describe("deploy: deployObjects (every object of an install)", () => {
     ],
     ["two replicas without leader election", { config: { ...CONFIG, leaderElection: false } }, ["config.leaderElection: 2 replicas need leader election (only the Lease holder acts)"]],
     ["a log level the daemon rejects", { logLevel: "loud" }, ['logLevel: --log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent']],
+    ["tolerations that are not a list", { tolerations: { key: "dedicated" } as unknown as DeployArgs["tolerations"] }, ['tolerations: expected a list of tolerations, got {"key":"dedicated"}']],
   ];
   for (const [name, change, problems] of invalid) {
     it(`rejects ${name}, naming the field`, () => {

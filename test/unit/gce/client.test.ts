@@ -136,7 +136,7 @@ describe("gce/ ComputeClient", () => {
         machineType: "n2-standard-8",
         status: "RUNNING",
         id: "1234567890",
-        networkInterfaces: [{ networkIP: "10.0.0.2", stackType: "IPV4_ONLY", accessConfigs: [{ natIP: "35.0.0.2" }], ipv6AccessConfigs: [] }],
+        networkInterfaces: [{ name: "nic0", networkIP: "10.0.0.2", stackType: "IPV4_ONLY", accessConfigs: [{ natIP: "35.0.0.2" }], ipv6AccessConfigs: [] }],
       },
     });
     assert.equal(srv.requests[0]?.headers["authorization"], undefined);
@@ -184,6 +184,27 @@ describe("gce/ ComputeClient", () => {
     assert.equal(await callCount("instances.get", "429"), 1);
     assert.equal(await callCount("instances.get", "500"), 1);
     assert.equal(await callCount("instances.get", "200"), 1);
+  });
+
+  it("retries GCE's 403 rateLimitExceeded (a spent per-minute rate quota) like a 429; any other 403 is final", async () => {
+    let n = 0;
+    const rateLimited = {
+      error: {
+        code: 403,
+        message: "Quota exceeded for quota metric 'Read requests' and limit 'Read requests per minute' of service 'compute.googleapis.com' for consumer 'project_number:1'.",
+        errors: [{ reason: "rateLimitExceeded" }],
+      },
+    };
+    srv.on(() => (++n === 1 ? { status: 403, body: rateLimited } : { status: 200, body: rawInstance("p", "us-central1-a", "n1") }));
+    const res = await client({ retry: { attempts: 5, baseDelayMs: 100, maxDelayMs: 10_000 } }).getInstance("p", "us-central1-a", "n1");
+    assert.deepEqual([res.kind, n, sleeps], ["found", 2, [50]]);
+    n = 0;
+    srv.on(() => {
+      n++;
+      return { status: 403, body: { error: { code: 403, message: "Required 'compute.instances.get' permission", errors: [{ reason: "forbidden" }] } } };
+    });
+    await assert.rejects(client({ retry: { attempts: 5 } }).getInstance("p", "us-central1-a", "n1"), (err: unknown) => err instanceof ComputeError && err.status === 403);
+    assert.equal(n, 1);
   });
 
   it("honours Retry-After (capped by maxDelayMs)", async () => {

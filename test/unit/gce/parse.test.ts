@@ -18,6 +18,7 @@ import {
   parseInstanceList,
   parseRegion,
   parseRetryAfter,
+  parseQuotaExceeded,
 } from "../../../gce/parse";
 
 const BASE = "https://www.googleapis.com/compute/v1";
@@ -44,8 +45,9 @@ describe("gce//parse", () => {
               stackType: "IPV4_IPV6",
               accessConfigs: [{ type: "ONE_TO_ONE_NAT", natIP: "35.0.0.2" }, { type: "ONE_TO_ONE_NAT" }],
               ipv6AccessConfigs: [{ externalIpv6: "2600::2" }],
+              aliasIpRanges: [{ ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" }, { ipCidrRange: "10.0.0.64/28" }, { ipCidrRange: "" }, "junk"],
             },
-            { networkIP: "", accessConfigs: "junk" },
+            { networkIP: "", accessConfigs: "junk", aliasIpRanges: "junk" },
           ],
         },
         fallback: { project: "p", zone: "us-central1-a" },
@@ -55,7 +57,15 @@ describe("gce//parse", () => {
           zone: "us-central1-b",
           machineType: "n2-standard-8",
           networkInterfaces: [
-            { networkIP: "10.0.0.2", ipv6Address: "fd20::2", stackType: "IPV4_IPV6", accessConfigs: [{ natIP: "35.0.0.2" }, {}], ipv6AccessConfigs: [{ externalIpv6: "2600::2" }] },
+            {
+              name: "nic0",
+              networkIP: "10.0.0.2",
+              ipv6Address: "fd20::2",
+              stackType: "IPV4_IPV6",
+              accessConfigs: [{ natIP: "35.0.0.2" }, {}],
+              ipv6AccessConfigs: [{ externalIpv6: "2600::2" }],
+              aliasIpRanges: [{ ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" }, { ipCidrRange: "10.0.0.64/28" }],
+            },
             { accessConfigs: [], ipv6AccessConfigs: [] },
           ],
           status: "RUNNING",
@@ -162,6 +172,23 @@ describe("gce//parse", () => {
     ];
     for (const [message, want] of cases) {
       it(`${String(message)} → ${want}`, () => assert.equal(namesResource(r, message), want));
+    }
+  });
+
+  describe("parseQuotaExceeded", () => {
+    const rows: Array<[string, ReturnType<typeof parseQuotaExceeded>]> = [
+      [
+        "Error creating Address: googleapi: Error 403: Quota 'STATIC_ADDRESSES' exceeded. Limit: 8.0 in region us-central1., quotaExceeded",
+        { quota: "STATIC_ADDRESSES", limit: 8, region: "us-central1" },
+      ],
+      ["Quota 'ROUTES' exceeded.  Limit: 250.0 globally.", { quota: "ROUTES", limit: 250 }],
+      ["Quota 'INTERNAL_ADDRESSES' exceeded. Limit: 0.0 in region europe-west1.", { quota: "INTERNAL_ADDRESSES", limit: 0, region: "europe-west1" }],
+      ["Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service 'compute.googleapis.com' for consumer 'project_number:1'.", undefined],
+      ["googleapi: Error 403: Required 'compute.addresses.create' permission, forbidden", undefined],
+      ["", undefined],
+    ];
+    for (const [text, want] of rows) {
+      it(`${JSON.stringify(text.slice(0, 60))} → ${JSON.stringify(want)}`, () => assert.deepEqual(parseQuotaExceeded(text), want));
     }
   });
 

@@ -25,7 +25,8 @@ const DEFAULTS: Config = {
   loadBalancerClasses: ["dccm.io/gce"],
 };
 
-const KNOWN = "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall";
+const KNOWN =
+  "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall";
 
 /** parseConfig must throw a ConfigError listing exactly these problems, in this order. */
 function problems(raw: RawConfig | Record<string, unknown>, want: string[]): void {
@@ -132,6 +133,16 @@ describe("model: parseConfig", () => {
       ["backendMode unknown", { backendMode: "pool" }, ['backendMode: "pool" is not backend-service or target-pool']],
       ["configureRoutes yes", { configureRoutes: "yes" }, ['configureRoutes: expected true or false, got "yes"']],
       ["configureRoutes 1", { configureRoutes: 1 }, ["configureRoutes: expected true or false, got 1"]],
+      ["podCIDRSource unknown", { podCIDRSource: "alias" }, ['podCIDRSource: "alias" is not one of none, cloud']],
+      ["podCIDRSource in capitals", { podCIDRSource: "Cloud" }, ['podCIDRSource: "Cloud" is not one of none, cloud']],
+      ["podCIDRSource a boolean", { podCIDRSource: true }, ["podCIDRSource: expected a string, got true"]],
+      [
+        "podCIDRSource cloud with routes asked for",
+        { podCIDRSource: "cloud", configureRoutes: true },
+        ["configureRoutes: must be false with podCIDRSource cloud (the VPC routes alias IP ranges itself)"],
+      ],
+      ["podCIDRStack dual-stack in lower case", { podCIDRSource: "cloud", podCIDRStack: "ipv4_ipv6" }, ['podCIDRStack: "ipv4_ipv6" is not one of IPv4, IPv4_IPv6, IPv6_IPv4, IPv6']],
+      ["podCIDRStack without podCIDRSource cloud", { podCIDRStack: "IPv6" }, ["podCIDRStack: only used with podCIDRSource cloud, which is not set"]],
       ["enableL4DenyFirewall yes", { enableL4DenyFirewall: "yes" }, ['enableL4DenyFirewall: expected true or false, got "yes"']],
       ["loadBalancerClasses an object", { loadBalancerClasses: { a: 1 } }, ['loadBalancerClasses: expected a list of strings or a comma-separated string, got {"a":1}']],
       ["instanceGroupLimit 0", { instanceGroupLimit: 0 }, ["instanceGroupLimit: expected a whole number from 1 to 1000, got 0"]],
@@ -172,6 +183,11 @@ describe("model: parseConfig", () => {
       ['configureRoutes "true"', { configureRoutes: "true" }, { configureRoutes: true }],
       ["configureRoutes false", { configureRoutes: false }, { configureRoutes: false }],
       ["configureRoutes empty → default true", { configureRoutes: "" }, {}],
+      ["podCIDRSource none: today's behaviour, routes on", { podCIDRSource: "none" }, {}],
+      ["podCIDRSource cloud: routes off by default", { podCIDRSource: "cloud" }, { podCIDRSource: "cloud", configureRoutes: false }],
+      ["podCIDRSource cloud with routes off explicitly", { podCIDRSource: "cloud", configureRoutes: "false" }, { podCIDRSource: "cloud", configureRoutes: false }],
+      ["podCIDRStack IPv4 (the default) is left out", { podCIDRSource: "cloud", podCIDRStack: "IPv4" }, { podCIDRSource: "cloud", configureRoutes: false }],
+      ["podCIDRStack IPv6_IPv4", { podCIDRSource: "cloud", podCIDRStack: "IPv6_IPv4" }, { podCIDRSource: "cloud", podCIDRStack: "IPv6_IPv4", configureRoutes: false }],
       ["backendMode target-pool", { backendMode: "target-pool" }, { backendMode: "target-pool" }],
       ["backendMode empty → default", { backendMode: "" }, {}],
       ["clusterCIDR kept as written", { clusterCIDR: "10.64.0.0/14" }, { clusterCIDR: "10.64.0.0/14" }],

@@ -222,6 +222,21 @@ describe("daemon/clusterController: the cluster stack's events", () => {
     );
   });
 
+  it("a run GCE refused over the ROUTES quota: Warning QuotaExceeded on the Lease naming it, retried after the quota wait, counted by quota", async () => {
+    const h = harness();
+    h.runs.push(new Error("pulumi up of cluster failed", { cause: new Error("* Error creating Route: googleapi: Error 403: Quota 'ROUTES' exceeded. Limit: 250.0 globally., quotaExceeded") }));
+    assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "retryAfter", ms: 300_000, reason: "GCE quota ROUTES exceeded" });
+    assert.deepEqual(told(h), [
+      [
+        "kube-system",
+        "coordination.k8s.io/v1 Lease kube-system/dccm uid=lease-uid",
+        "Warning QuotaExceeded",
+        "Error syncing cluster stack: GCE quota ROUTES (limit 250 in the project) exceeded; release unused resources or raise the quota. Next try in 5 minutes, or at once when the desired state changes",
+      ],
+    ]);
+    assert.equal(await counter(h.metrics.registry, "dccm_gce_quota_exceeded_total", { kind: "cluster", quota: "ROUTES" }), 1);
+  });
+
   it("a run cancelled by a shutdown, or a stack locked by another run: no event", async () => {
     const h = harness();
     h.runs.push(new StackBusyError("cluster", { cause: new Error("locked") }));

@@ -316,6 +316,54 @@ describe("nodes/controller NodeController", () => {
     assert.equal(compute.calls.length, 0);
   });
 
+  it("shutdown taint: a stopped VM's NotReady Node is tainted and kept, the taint goes when the VM runs", async () => {
+    const inst = compute.add("p", "us-central1-a", "n1");
+    compute.instances[0] = { ...inst, status: "TERMINATED" };
+    api.put(plain("n1", "gce://p/us-central1-a/n1", "Unknown"));
+    await start({ lifecycleCheckMs: 40, now: () => Date.now() });
+    const shutdown = (): boolean => (api.peek("n1")?.spec?.taints ?? []).some((t) => t.key === "node.cloudprovider.kubernetes.io/shutdown" && t.effect === "NoSchedule");
+    await waitFor("tainted", shutdown);
+    assert.deepEqual(
+      api.events.filter((e) => e.reason === "ShutdownTaintAdded").map((e) => e.message),
+      ["Added taint node.cloudprovider.kubernetes.io/shutdown:NoSchedule: instance is TERMINATED"],
+    );
+    await waitFor("several more lifecycle checks", () => compute.count("aggregatedList") + compute.count("get") > 5);
+    assert.ok(api.peek("n1") !== undefined, "never deleted: its VM exists");
+    assert.equal(await metricValue(registry, "dccm_node_deletions_total"), 0);
+    compute.instances[0] = { ...inst, status: "RUNNING" };
+    await waitFor("untainted", () => !shutdown());
+    assert.deepEqual(
+      [await metricValue(registry, "dccm_node_shutdown_taints_total", { action: "added" }), await metricValue(registry, "dccm_node_shutdown_taints_total", { action: "removed" })],
+      [1, 1],
+    );
+  });
+
+  it("podCIDRStack IPv4: a Node without pod CIDR gets its VM's alias range and NetworkUnavailable=False; without a range, a Warning", async () => {
+    const withRange = compute.add("p", "us-central1-a", "n1");
+    compute.instances[0] = {
+      ...withRange,
+      networkInterfaces: [{ name: "nic0", networkIP: "10.0.0.1", accessConfigs: [], ipv6AccessConfigs: [], aliasIpRanges: [{ ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" }] }],
+    };
+    compute.add("p", "us-central1-a", "n2", "10.0.0.2");
+    api.put(plain("n1", "gce://p/us-central1-a/n1", "True"));
+    api.put(plain("n2", "gce://p/us-central1-a/n2", "True"));
+    await start({ podCIDRStack: "IPv4" });
+    await waitFor("pod CIDR", () => api.peek("n1")?.spec?.podCIDR !== undefined);
+    assert.deepEqual([api.peek("n1")?.spec?.podCIDR, api.peek("n1")?.spec?.podCIDRs], ["10.4.1.0/24", ["10.4.1.0/24"]]);
+    await waitFor(
+      "conditions",
+      () => api.peek("n2")?.status?.conditions?.some((c) => c.type === "NetworkUnavailable") === true && api.peek("n1")?.status?.conditions?.some((c) => c.type === "NetworkUnavailable") === true,
+    );
+    const cond = (name: string) => api.peek(name)?.status?.conditions?.find((c) => c.type === "NetworkUnavailable");
+    assert.deepEqual([cond("n1")?.status, cond("n1")?.reason], ["False", "RouteCreated"]);
+    assert.deepEqual([cond("n2")?.status, cond("n2")?.reason], ["True", "NoPodCIDR"]);
+    assert.deepEqual(
+      api.events.filter((e) => e.reason === "CIDRNotAvailable").map((e) => [e.type, e.involvedObject.name, e.message]),
+      [["Warning", "n2", "Node n2 has no pod CIDR and none can be read: instance p/us-central1-a/n2 has no alias IP range on nic0 (podCIDRStack IPv4)"]],
+    );
+    assert.equal(await metricValue(registry, "dccm_node_pod_cidr_assignments_total", { result: "assigned" }), 1);
+  });
+
   it("aggregates repeated events into one with a count", async () => {
     api.put(plain("n1", "gce://p/us-central1-a/n1", "True"));
     compute.add("p", "us-central1-a", "n1");

@@ -55,6 +55,7 @@ const FULL_VIEW: WatchedNode = {
     { type: "InternalIP", address: "10.0.0.2" },
     { type: "Hostname", address: "n1" },
   ],
+  podCIDRs: ["10.4.0.0/24"],
   ready: "False",
   networkUnavailable: { status: "False", reason: "RouteCreated", message: "RouteController created a route", lastTransitionTime: "2025-01-01T00:00:10.000Z" },
 };
