@@ -23,7 +23,7 @@ import { clusterProjectName } from "../stacks/project";
 import { localBackendUrl } from "../stacks/backend";
 import { ANNOTATION_BACKEND, loadBalancerName, type Config } from "../model";
 import { COMPUTE_SCOPE, ComputeClient } from "../gce";
-import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
+import { listCluster, readClusterId } from "../watcher/list";
 import {
   clusterConfig,
   commandHelp,
@@ -37,6 +37,7 @@ import {
   stringFlag,
   UsageError,
   type HelpEntry,
+  kubeConfigOf,
 } from "./options";
 
 /** adopt's own flags and the shared ones, in help order. */
@@ -93,7 +94,7 @@ export async function runAdopt(argv: string[]): Promise<number> {
     ...(backend.secretsProvider !== undefined ? { secretsProvider: backend.secretsProvider } : {}),
     ...(computeEndpoint !== undefined ? { computeEndpoint } : {}),
   };
-  const kubeConfig = loadKubeConfig(kubeconfig);
+  const kubeConfig = kubeConfigOf(kubeconfig);
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
   const config = await clusterConfig(shared, () => readClusterId(core));
   process.umask(0o077);

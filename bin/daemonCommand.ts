@@ -3,6 +3,7 @@ import * as k8s from "@kubernetes/client-node";
 import pino, { type Logger } from "pino";
 import { formatDuration } from "../runtime/durations";
 import { Daemon, defaultIdentity } from "../daemon/daemon";
+import { DaemonMetrics } from "../daemon/metrics";
 import {
   configKeyOfFlag,
   DAEMON_DEFAULTS,
@@ -19,8 +20,7 @@ import {
 } from "../daemon/config";
 import { CONFIG_KEYS, DEFAULT_LOAD_BALANCER_CLASS, INSTANCE_GROUP_MAX_INSTANCES, type ConfigKey } from "../model";
 import { NODE_CONFIG_DEFAULTS } from "../controllers/node/config";
-import { loadKubeConfig } from "../watcher/list";
-import { BACKEND_URL_DEFAULT, clusterIdFromCluster, COMPUTE_ENDPOINT_DEFAULT, helpLine, HELP_FLAG_LINE, parseCommand, readConfigFile, UsageError, type Flag } from "./options";
+import { BACKEND_URL_DEFAULT, clusterIdFromCluster, COMPUTE_ENDPOINT_DEFAULT, helpLine, HELP_FLAG_LINE, parseCommand, readConfigFile, UsageError, type Flag, kubeConfigOf } from "./options";
 
 /** A flag of the daemon; its config key, if any, is configKeyOfFlag's (daemon/config.ts). */
 type DaemonFlag<Name extends string> = Flag<Name> & { readonly key?: never };
@@ -113,7 +113,17 @@ export const DAEMON_HELP = [
   ...GCP_FLAGS.map(helpLine),
 ].join("\n");
 
-export async function runDaemon(argv: string[]): Promise<number> {
+/** How a caller other than the command line (`dccm demo`) runs the daemon. */
+export interface DaemonRun {
+  /** The log goes to this file instead of stdout. */
+  readonly logFile?: string;
+  /** Stops the daemon when it settles, as a signal would (its value names the reason in the log). */
+  readonly stopWhen?: Promise<string>;
+  /** Told once the daemon has started (its initial lists synced). */
+  readonly onStarted?: (daemon: Daemon) => void;
+}
+
+export async function runDaemon(argv: string[], run: DaemonRun = {}): Promise<number> {
   // The daemon's settings are read by daemon/config.ts (readCommandLine, resolveDaemonSettings), not by readReaderFlags.
   const { values } = parseCommand(argv, [...DAEMON_FLAGS, ...NODE_FLAGS, ...GCP_FLAGS]);
   if (values.help === true) {
@@ -128,25 +138,26 @@ export async function runDaemon(argv: string[]): Promise<number> {
   const file = commandLine.value.configFile !== undefined ? readConfigFile(commandLine.value.configFile) : {};
   // Loaded only when needed, so configuration problems come first.
   let kubeConfig: k8s.KubeConfig | undefined;
-  const kube = (): k8s.KubeConfig => (kubeConfig ??= loadKubeConfig(commandLine.value.kubeconfig));
+  const kube = (): k8s.KubeConfig => (kubeConfig ??= kubeConfigOf(commandLine.value.kubeconfig));
   const settings = await resolveDaemonSettings({ commandLine: commandLine.value, flags, file, env: process.env }, () => clusterIdFromCluster(kube()));
   const noEncryption = encryptionProblem(settings, process.env);
   if (noEncryption !== undefined) throw new UsageError(noEncryption);
-  const logger = daemonLogger(settings.logLevel);
-  const daemon = new Daemon(daemonOptions(settings, { kubeConfig: kube(), logger, identity: settings.identity ?? defaultIdentity() }));
-  return runUntilStopped(daemon, logger, settings.shutdownTimeoutMs);
+  const logger = daemonLogger(settings.logLevel, run.logFile);
+  const daemon = new Daemon({ ...daemonOptions(settings, { kubeConfig: kube(), logger, identity: settings.identity ?? defaultIdentity() }), metrics: DaemonMetrics.forProcess() });
+  return runUntilStopped(daemon, logger, settings.shutdownTimeoutMs, run);
 }
 
-function daemonLogger(level: LogLevel): Logger {
-  return pino({
+function daemonLogger(level: LogLevel, file: string | undefined): Logger {
+  const options = {
     level,
     base: { component: "dccm" },
     redact: { paths: ["*.passphrase", "*.PULUMI_CONFIG_PASSPHRASE", "*.env", "*.token"], censor: "[redacted]" },
-  });
+  };
+  return file === undefined ? pino(options) : pino(options, pino.destination({ dest: file, sync: true }));
 }
 
 /** Starts the daemon and stops it on SIGTERM, SIGINT or a lost Lease; 1 when it stopped for any reason but a signal. */
-async function runUntilStopped(daemon: Daemon, logger: Logger, shutdownTimeoutMs: number): Promise<number> {
+async function runUntilStopped(daemon: Daemon, logger: Logger, shutdownTimeoutMs: number, run: DaemonRun): Promise<number> {
   let lost = false;
   const stopped = new Promise<void>((resolve) => {
     let stopping = false;
@@ -169,10 +180,14 @@ async function runUntilStopped(daemon: Daemon, logger: Logger, shutdownTimeoutMs
     // `on`, not `once`: execa's signal-exit re-raises a signal once it is the only listener left.
     process.on("SIGTERM", () => shutdown("SIGTERM"));
     process.on("SIGINT", () => shutdown("SIGINT"));
+    run.stopWhen?.then(shutdown, () => undefined);
     daemon
       .start(() => {
         lost = true;
         shutdown("lost leadership");
+      })
+      .then(() => {
+        if (!stopping) run.onStarted?.(daemon);
       })
       .catch((error: unknown) => {
         logger.error({ err: error }, "daemon failed to start");

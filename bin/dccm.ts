@@ -8,6 +8,7 @@ import { renderProgram } from "../program/render";
 import { RejectedServicesError, stackProgram } from "../program/stackProgram";
 import { snapshotFromKubectlJson, SnapshotError, type DumpContents } from "../watcher/kubectlDump";
 import { DAEMON_HELP, runDaemon } from "./daemonCommand";
+import { DEMO_HELP, runDemo } from "./demoCommand";
 import { ADOPT_HELP, runAdopt } from "./adoptCommand";
 import { GC_HELP, runGc } from "./gcCommand";
 import { MANIFESTS_HELP, runManifests } from "./manifestsCommand";
@@ -15,9 +16,10 @@ import { PREVIEW_HELP, runPreview } from "./previewCommand";
 import { runStatus, STATUS_HELP } from "./statusCommand";
 import { DeployArgsError } from "../deploy/manifests";
 import { splitConfig } from "../daemon/config";
-import { CONFIG_FLAG_OPTIONS, configFromFlags, DESIRED_HELP, parseFlags, parseModelConfig, RENDER_HELP, toPulumiConfig, UsageError } from "./options";
+import { CONFIG_FLAG_OPTIONS, configFromFlags, DESIRED_HELP, dropWarnings, parseFlags, parseModelConfig, RENDER_HELP, toPulumiConfig, UsageError } from "./options";
 
 const USAGE = `usage:
+  dccm demo    [--listen HOST:PORT]                                  the main job with no cluster and no GCP account: apiserver, GCE emulator, daemon (dccm demo --help)
   dccm desired --snapshot FILE [--config FILE] [--<key> VALUE ...]   print the DesiredState JSON
   dccm render  --snapshot FILE [--config FILE] [--<key> VALUE ...]   print every resource the stack program declares
   dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)
@@ -27,6 +29,7 @@ const USAGE = `usage:
   dccm preview [--snapshot FILE] [--json] [FLAG ...]                 what the daemon would change: exit 0 none, 2 some, 1 error (dccm preview --help)
   dccm status  [--url URL] [--config FILE] [--json]                  one row per stack, from the daemon or its backend (dccm status --help)
   dccm help                                                          print this text
+  dccm version                                                       print the version (also --version)
 one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys
 config keys (file or flags): ${CONFIG_KEYS.join(" ")}`;
 
@@ -39,14 +42,8 @@ interface Input {
 }
 
 function readInput(argv: string[]): Input | "help" {
-  const { values } = parseFlags(() =>
-    parseArgs({
-      args: argv,
-      options: { snapshot: { type: "string" }, config: { type: "string" }, help: { type: "boolean", short: "h" }, ...CONFIG_FLAG_OPTIONS },
-      strict: true,
-      allowPositionals: false,
-    }),
-  );
+  const options = { snapshot: { type: "string" }, config: { type: "string" }, help: { type: "boolean", short: "h" }, ...CONFIG_FLAG_OPTIONS } as const;
+  const { values } = parseFlags(() => parseArgs({ args: argv, options, strict: true, allowPositionals: false }), Object.keys(options));
   if (values.help === true) return "help";
   const snapshotPath = values.snapshot;
   if (typeof snapshotPath !== "string") throw new UsageError("--snapshot FILE is required (the output of kubectl get nodes,services -A -o json)");
@@ -89,6 +86,8 @@ async function run(argv: string[]): Promise<number> {
     }
     case "daemon":
       return runDaemon(rest);
+    case "demo":
+      return runDemo(rest);
     case "gc":
       return runGc(rest);
     case "adopt":
@@ -102,6 +101,11 @@ async function run(argv: string[]): Promise<number> {
     case undefined:
       process.stdout.write(`${USAGE}\n`);
       return 2;
+    case "version":
+    case "--version":
+    case "-v":
+      process.stdout.write(`dccm ${dccmVersion()}\n`);
+      return 0;
     case "help":
     case "--help":
     case "-h":
@@ -109,6 +113,12 @@ async function run(argv: string[]): Promise<number> {
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+/** The version of the package this dccm was built from (dist/bin/dccm.js → package.json). */
+function dccmVersion(): string {
+  const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as { version?: unknown };
+  return typeof manifest.version === "string" ? manifest.version : "unknown";
 }
 
 function help(text = USAGE): number {
@@ -121,6 +131,7 @@ const SUBCOMMAND_HELP: Readonly<Record<string, string>> = {
   desired: DESIRED_HELP,
   render: RENDER_HELP,
   daemon: DAEMON_HELP,
+  demo: DEMO_HELP,
   gc: GC_HELP,
   adopt: ADOPT_HELP,
   manifests: MANIFESTS_HELP,
@@ -128,6 +139,7 @@ const SUBCOMMAND_HELP: Readonly<Record<string, string>> = {
   status: STATUS_HELP,
 };
 
+dropWarnings("MetadataLookupWarning");
 const argv = process.argv.slice(2);
 run(argv).then(
   (code) => {
@@ -135,8 +147,9 @@ run(argv).then(
   },
   (error: unknown) => {
     if (error instanceof UsageError || error instanceof ConfigError || error instanceof SnapshotError || error instanceof DeployArgsError) {
-      const usage = SUBCOMMAND_HELP[argv[0] ?? ""] ?? USAGE;
-      process.stderr.write(`dccm: ${error.message}\n${error instanceof UsageError ? `${usage}\n` : ""}`);
+      // One line naming the problem, then where the usage is: the whole help would bury the line.
+      const helpCommand = SUBCOMMAND_HELP[argv[0] ?? ""] !== undefined ? `dccm ${argv[0] ?? ""} --help` : "dccm help";
+      process.stderr.write(`dccm: ${error.message}\n${error instanceof UsageError ? `see ${helpCommand}\n` : ""}`);
       process.exitCode = 2;
       return;
     }

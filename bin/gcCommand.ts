@@ -17,8 +17,21 @@ import type { Leak } from "../leaks/classify";
 import { deleteObserved } from "../gce/listing";
 import { formatLeaks, formatOutcomes, gcHeader, planGc, type DeleteOutcome, type GcRequest } from "../leaks/gc";
 import { ClusterIdRefusedError, ConfigMapLedger, listServiceClasses, type ServiceClasses } from "../leaks/ledger";
-import { listCluster, loadKubeConfig, readClusterId } from "../watcher/list";
-import { clusterConfig, commandHelp, computeEndpointOf, configFlag, describeFailure, GCP_FLAGS_NOTE, parseCommand, READER_FLAGS, readReaderFlags, UsageError, type HelpEntry } from "./options";
+import { listCluster, readClusterId } from "../watcher/list";
+import {
+  clusterConfig,
+  commandHelp,
+  computeEndpointOf,
+  configFlag,
+  describeFailure,
+  GCP_FLAGS_NOTE,
+  parseCommand,
+  READER_FLAGS,
+  readReaderFlags,
+  UsageError,
+  type HelpEntry,
+  kubeConfigOf,
+} from "./options";
 
 /** gc's own flags and the shared ones, in help order. */
 const GC_FLAGS: readonly HelpEntry[] = [
@@ -51,7 +64,7 @@ export async function runGc(argv: string[]): Promise<number> {
   const request = gcRequest(values["dry-run"] === true, values.yes === true, positionals);
   const { kubeconfig, shared, backend } = readReaderFlags(values, process.env);
   const computeEndpoint = computeEndpointOf(values, shared);
-  const kubeConfig = loadKubeConfig(kubeconfig);
+  const kubeConfig = kubeConfigOf(kubeconfig);
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
   const config = await clusterConfig(shared, () => readClusterId(core));
 

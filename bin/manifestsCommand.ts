@@ -104,7 +104,7 @@ function manifestsArgs(values: Values, file: Record<string, unknown>): DeployArg
 }
 
 function parseManifestsFlags(argv: readonly string[]): Values {
-  return parseFlags(() => parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false })).values;
+  return parseFlags(() => parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }), Object.keys(OPTIONS)).values;
 }
 
 /** The deploy arguments `dccm manifests ARGV` installs (ARGV without `--help`); throws UsageError. */

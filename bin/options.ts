@@ -6,6 +6,8 @@
  * the Compute endpoint, and clusterId (flag, config file, then the cluster's ConfigMap).
  */
 import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import * as YAML from "yaml";
@@ -25,7 +27,7 @@ import { CONFIG_KEYS, ConfigError, type Config, type ConfigKey, type RawConfig }
 import { DEFAULT_COMPUTE_ENDPOINT } from "../gce";
 import { parseNodeConfig } from "../controllers/node/config";
 import { describeError } from "../runtime/errors";
-import { readClusterId } from "../watcher/list";
+import { loadKubeConfig, readClusterId } from "../watcher/list";
 
 export class UsageError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -69,13 +71,53 @@ export function toPulumiConfig(raw: RawConfig): Record<string, string> {
   return out;
 }
 
-/** node:util parseArgs with its errors (unknown flag, missing value) turned into usage errors. */
-export function parseFlags<T>(parse: () => T): T {
+/**
+ * node:util parseArgs with its errors (unknown flag, missing value) turned into usage errors; an
+ * unknown flag is named with the known one it most likely meant (`known`: the flags' names).
+ */
+export function parseFlags<T>(parse: () => T, known: readonly string[] = []): T {
   try {
     return parse();
   } catch (error) {
-    throw new UsageError((error as Error).message, { cause: error });
+    const unknown = /^Unknown option '(-[^']*)'/.exec((error as Error).message)?.[1];
+    if (unknown === undefined) throw new UsageError((error as Error).message, { cause: error });
+    const meant = nearestFlag(unknown, known);
+    throw new UsageError(`unknown flag ${unknown}${meant === undefined ? "" : ` (did you mean --${meant}?)`}`, { cause: error });
   }
+}
+
+/** A flag name compared without case, dashes or underscores: `--stateDir`, `--state_dir` and `--state-dir` are one. */
+function flagKey(name: string): string {
+  return name.replace(/^-+/, "").toLowerCase().replace(/[-_]/g, "");
+}
+
+/** Edits (insert, delete, substitute) from `a` to `b`. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/**
+ * The known flag an unknown one most likely meant: the same name in another spelling (case,
+ * dashes), else the nearest within two edits (a typo), the first of equals in `known`'s order;
+ * undefined when none is that near, or the name is too short to tell.
+ */
+export function nearestFlag(given: string, known: readonly string[]): string | undefined {
+  const key = flagKey(given);
+  const same = known.find((name) => flagKey(name) === key);
+  if (same !== undefined) return same;
+  if (key.length < 4) return undefined;
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    const distance = editDistance(key, flagKey(name));
+    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
 }
 
 /** parseConfig of the model's keys, with the unknown keys reported first in the same error. */
@@ -154,7 +196,7 @@ export function flagOptions(entries: readonly HelpEntry[]): Record<string, { typ
  */
 export function parseCommand(argv: string[], entries: readonly HelpEntry[], options: { gcpFlags?: boolean; positionals?: boolean } = {}): { values: FlagValues; positionals: string[] } {
   const parseOptions = { ...flagOptions(entries), ...(options.gcpFlags === true ? CONFIG_FLAG_OPTIONS : {}) };
-  return parseFlags(() => parseArgs({ args: argv, options: parseOptions, strict: true, allowPositionals: options.positionals === true }));
+  return parseFlags(() => parseArgs({ args: argv, options: parseOptions, strict: true, allowPositionals: options.positionals === true }), Object.keys(parseOptions));
 }
 
 /** A string flag's value; undefined when absent (or a switch). */
@@ -258,4 +300,36 @@ export async function clusterIdOf(model: RawConfig, fromCluster: () => Promise<s
  */
 export function describeFailure(error: unknown): string {
   return error instanceof ConfigError ? `invalid configuration: ${error.problems.join("; ")}` : describeError(error);
+}
+
+/**
+ * The cluster of `--kubeconfig FILE`, else $KUBECONFIG, ~/.kube/config or the in-cluster service
+ * account (the client's order); a file that cannot be read, or none of them, is a usage error
+ * naming it (the client would fall back to http://localhost:8080 and fail later, less clearly).
+ */
+export function kubeConfigOf(file: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): k8s.KubeConfig {
+  const named = file ?? (env.KUBECONFIG !== undefined && env.KUBECONFIG !== "" ? env.KUBECONFIG.split(path.delimiter)[0] : undefined);
+  if (named === undefined && env.KUBERNETES_SERVICE_HOST === undefined && !fs.existsSync(path.join(os.homedir(), ".kube", "config"))) {
+    throw new UsageError("no cluster: pass --kubeconfig FILE or set $KUBECONFIG (there is no ~/.kube/config, and this is not a pod) — or try dccm demo");
+  }
+  try {
+    return loadKubeConfig(file);
+  } catch (error) {
+    const where = file !== undefined ? `--kubeconfig ${file}` : `$KUBECONFIG ${env.KUBECONFIG ?? ""}`.trim();
+    throw new UsageError(`${named !== undefined ? where : "~/.kube/config"}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
+ * Process warnings of type `name` are dropped; every other warning reaches the listeners there were
+ * (Node's own, which prints it). For gcp-metadata's `MetadataLookupWarning`: off GCE, looking for
+ * the metadata server fails in ways it does not expect (no DNS), and the warning says nothing that
+ * the credentials error which follows does not say better.
+ */
+export function dropWarnings(name: string): void {
+  const listeners = process.listeners("warning");
+  process.removeAllListeners("warning");
+  process.on("warning", (warning) => {
+    if (warning.name !== name) for (const listener of listeners) listener(warning);
+  });
 }

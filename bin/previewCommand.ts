@@ -38,7 +38,7 @@ import { checkStackIdentity, recordedClusterUid } from "../stacks/identity";
 import { PreviewEngine } from "../stacks/previewRuns";
 import { CLUSTER_STACK, isServiceStack, parseServiceStack, type Config, stackScope } from "../model";
 import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";
-import { listCluster, loadKubeConfig } from "../watcher/list";
+import { listCluster } from "../watcher/list";
 import {
   clusterConfig,
   clusterIdFromCluster,
@@ -52,6 +52,7 @@ import {
   stringFlag,
   type FlagValues,
   type HelpEntry,
+  kubeConfigOf,
 } from "./options";
 import { thisMachine } from "../runtime/parallelism";
 import { HASH_OUTPUT, stackProgramOutputs } from "../components/outputs";
@@ -146,7 +147,7 @@ async function preview(flags: FlagValues): Promise<{ plans: StackPlan[]; rejecte
   const noEncryption = encryptionProblem({ secretsProvider }, process.env);
   if (noEncryption !== undefined) throw new Error(`${noEncryption} (the preview decrypts the daemon's stacks)`);
   const parallelism = previewParallelism(stringFlag(flags, "parallelism"), shared.daemon.parallelism, thisMachine());
-  const kubeConfig = loadKubeConfig(kubeconfig);
+  const kubeConfig = kubeConfigOf(kubeconfig);
   const dump = await readDump(stringFlag(flags, "snapshot"), kubeConfig);
   // The snapshot's (or the live list's) ConfigMap kube-system/ingress-uid, else the cluster's.
   const config = await clusterConfig(shared, async () => dump.clusterId ?? (await clusterIdFromCluster(kubeConfig)));

@@ -4,14 +4,13 @@
  * backend (the stacks and the ingress they record; nothing else is known there).
  */
 import * as path from "node:path";
-import { describeError } from "../runtime/errors";
+import { describeError, pulumiFailure } from "../runtime/errors";
 
 import { compareStacks, emptyRow, parseStatusDocument, type StatusDocument, type StatusRow } from "../controllers/status";
 import { clusterProjectName } from "../stacks/project";
 import { recordedService, stackOutputs } from "../stacks/deployment";
 import { readEveryStack } from "../stacks/reader";
 import { isRecord } from "../runtime/guards";
-import { loadKubeConfig } from "../watcher/list";
 import {
   clusterIdFromCluster,
   clusterIdOf,
@@ -25,6 +24,7 @@ import {
   UsageError,
   type FlagValues,
   type HelpEntry,
+  kubeConfigOf,
 } from "./options";
 import { ingressOf } from "../components/outputs";
 
@@ -77,10 +77,17 @@ function oneLine(text: string, limit: number): string {
  * Any other message is kept as it is; --json has every message whole.
  */
 export function tableError(message: string): string {
-  const cli = /^(.*?)(?::\s*stderr:)?:?\s*Command failed with exit code \d+: pulumi /s.exec(message);
-  if (cli === null) return message;
-  const engine = /\berror: (.+?)(?=\s+\+\s|\s+error:|$)/s.exec(message.slice(cli[0].length));
-  return engine === null ? message : `${cli[1]}: ${engine[1]}`;
+  const failure = pulumiFailure(message);
+  return failure === undefined ? message : `${failure.said}: ${failure.engineError}`;
+}
+
+/**
+ * The last error stays after a later success (so an operator sees what happened at night); next to
+ * an `ok` run that started after it, it is marked as past, not read as the current state.
+ */
+function staleMark(row: StatusRow): string {
+  const up = row.lastUp;
+  return up !== null && row.lastError !== null && up.result === "ok" && Date.parse(up.at) > Date.parse(row.lastError.at) ? "(before the last ok run) " : "";
 }
 
 const COLUMNS = ["STACK", "SERVICE", "LAST UP", "RESULT", "DURATION", "INGRESS", "DRIFT CORRECTED", "LAST ERROR"] as const;
@@ -96,7 +103,7 @@ export function statusCells(row: StatusRow): string[] {
     up === null ? "-" : `${(up.durationMs / 1000).toFixed(1)}s`,
     row.ingress === null || row.ingress.length === 0 ? "-" : row.ingress.join(","),
     row.lastDriftCorrection === null ? "-" : `${seconds(row.lastDriftCorrection.at)} ${oneLine(row.lastDriftCorrection.putBack, TABLE_MESSAGE_CHARS)}`,
-    row.lastError === null ? "-" : `${seconds(row.lastError.at)} ${oneLine(tableError(row.lastError.message), TABLE_MESSAGE_CHARS)}`,
+    row.lastError === null ? "-" : `${seconds(row.lastError.at)} ${staleMark(row)}${oneLine(tableError(row.lastError.message), TABLE_MESSAGE_CHARS)}`,
   ];
 }
 
@@ -167,7 +174,7 @@ async function readDaemon(url: string): Promise<StatusDocument | { failed: strin
 /** Where the daemon keeps its stacks, as `dccm daemon` and `dccm gc` find it. */
 async function backendOf(args: StatusArgs): Promise<{ backendUrl: string; project: string }> {
   const { kubeconfig, shared, backend } = readReaderFlags(args.values, process.env);
-  const clusterId = await clusterIdOf(shared.model, () => clusterIdFromCluster(loadKubeConfig(kubeconfig)));
+  const clusterId = await clusterIdOf(shared.model, () => clusterIdFromCluster(kubeConfigOf(kubeconfig)));
   return { backendUrl: backend.backendUrl, project: clusterProjectName(clusterId) };
 }
 

@@ -260,6 +260,11 @@ export class StackRuns {
     }
   }
 
+  /** The stack is gone: its per-stack series go with it. */
+  forget(stack: string): void {
+    this.deps.stackMetrics.forgetStack(stack);
+  }
+
   async destroy(stack: string): Promise<"destroyed" | "absent"> {
     const end = this.deps.stackMetrics.upDuration.startTimer({ kind: "service", operation: "destroy" });
     this.deps.stackMetrics.stackRuns.inc({ stack, operation: "destroy" });

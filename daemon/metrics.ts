@@ -33,4 +33,16 @@ export class DaemonMetrics {
     this.leaks = new LeakMetrics(registry);
     this.drift = new DriftMetrics(registry);
   }
+
+  /**
+   * The daemon process's metrics: dccm's, plus prom-client's defaults (`process_*`: CPU, memory, open
+   * files, start time; `nodejs_*`: heap, event loop lag, GC, active handles). Only for the process
+   * itself (`dccm daemon`): the defaults describe the whole process, and their collectors (an event
+   * loop monitor, a GC observer) are started once per registry, so in-process tests' daemons leave them out.
+   */
+  static forProcess(): DaemonMetrics {
+    const registry = new prom.Registry();
+    prom.collectDefaultMetrics({ register: registry });
+    return new DaemonMetrics(registry);
+  }
 }

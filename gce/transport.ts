@@ -141,10 +141,13 @@ export class ComputeTransport {
       try {
         Object.assign(headers, await this.auth(url.toString()));
       } catch (cause) {
-        // Token fetches from the metadata server fail transiently too: retry like a 5xx.
+        // Token fetches from the metadata server fail transiently too: retry like a 5xx. No
+        // credentials configured at all (google-auth-library's "Could not load the default
+        // credentials") is not transient: one attempt, said once.
         this.count(call, "auth");
-        const error = new ComputeError({ call, resource, status: undefined, reason: "auth", detail: errorText(cause), attempts: attempt }, { cause });
-        return { kind: "error", error, retryable: true };
+        const text = errorText(cause);
+        const error = new ComputeError({ call, resource, status: undefined, reason: "auth", detail: text, attempts: attempt }, { cause });
+        return { kind: "error", error, retryable: !/Could not load the default credentials/.test(text) };
       }
     }
     let res: globalThis.Response;

@@ -23,6 +23,21 @@ export function describeError(error: unknown, limit = 1024): string {
       break;
     }
   }
-  const text = [...new Set(parts.filter((part) => part !== ""))].join(": ");
+  // A cause whose text its wrapper already quotes (a client error carrying its cause's message) is said once.
+  const said = parts.filter((part, index) => part !== "" && !parts.slice(0, index).some((earlier) => earlier.includes(part)));
+  const text = said.join(": ");
   return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
+}
+
+/**
+ * A failed pulumi CLI run reads, through describeError, as what the daemon said, the CLI's command
+ * line, then every progress line that says "error". Split into what the daemon said (`pulumi up of
+ * stack … failed`) and the engine's first error (`Error creating ForwardingRule: googleapi: Error
+ * 400: …`, GCE's reason); undefined for any other message, or a CLI failure that names no error.
+ */
+export function pulumiFailure(message: string): { readonly said: string; readonly engineError: string } | undefined {
+  const cli = /^(.*?)(?::\s*stderr:)?:?\s*Command failed with exit code \d+: pulumi /s.exec(message);
+  if (cli === null) return undefined;
+  const engine = /\berror: (.+?)(?=\s+\+\s|\s+error:|$)/s.exec(message.slice(cli[0].length));
+  return engine === null ? undefined : { said: cli[1] ?? "", engineError: engine[1] ?? "" };
 }

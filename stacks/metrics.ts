@@ -5,6 +5,9 @@
  */
 import * as prom from "prom-client";
 
+/** The operations `dccm_stack_runs_total` counts, each a series per stack. */
+export const STACK_RUN_OPERATIONS = ["up", "refresh", "preview", "destroy"] as const;
+
 export class StackMetrics {
   readonly registry: prom.Registry;
   readonly upDuration: prom.Histogram<"kind" | "operation">;
@@ -38,5 +41,13 @@ export class StackMetrics {
       help: "Exits (or failed starts) of the shared provider plugin (--shared-provider), each followed by a start after a backoff.",
       registers: [registry],
     });
+  }
+
+  /**
+   * Drops a stack's series of `dccm_stack_runs_total` once the stack is gone (its Service deleted):
+   * one series per Service ever seen would grow without bound on a cluster whose Services come and go.
+   */
+  forgetStack(stack: string): void {
+    for (const operation of STACK_RUN_OPERATIONS) this.stackRuns.remove({ stack, operation });
   }
 }

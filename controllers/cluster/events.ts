@@ -16,6 +16,7 @@ import type { EventTarget, EventType } from "../../runtime/events";
 import { CLUSTER_STACK, routeName } from "../../model";
 import type { PutBack } from "../../stacks/events";
 import { describePutBack } from "../stackRuns";
+import { pulumiFailure } from "../../runtime/errors";
 
 /** A route of the cluster stack put back: on its Node (the Lease when the Node is gone). */
 export const ROUTE_RESTORED = "RouteRestored";
@@ -121,9 +122,15 @@ export function clusterDriftEvents(input: ClusterDriftInput): ClusterEvent[] {
   return events;
 }
 
-/** A failed run of the cluster stack; `description` is describeError's (the recorder folds repeats of one message into its count). */
+/**
+ * A failed run of the cluster stack; `description` is describeError's (the recorder folds repeats
+ * of one message into its count). A pulumi CLI failure leads with the engine's first error, GCE's
+ * reason, then what the daemon said, without the CLI's command line (which would bury the reason).
+ */
 export function clusterFailureEvent(description: string): ClusterEvent {
-  return { object: { kind: "Lease" }, type: "Warning", reason: SYNC_CLUSTER_FAILED, message: `Error syncing cluster stack: ${description}` };
+  const failure = pulumiFailure(description);
+  const message = failure === undefined ? description : `${failure.engineError} (${failure.said})`;
+  return { object: { kind: "Lease" }, type: "Warning", reason: SYNC_CLUSTER_FAILED, message: `Error syncing cluster stack: ${message}` };
 }
 
 /**

@@ -211,11 +211,11 @@ export function shouldDeleteNode(node: WatchedNode, lookup: InstanceLookup): Del
   if (node.deleting) {
     return { delete: false, reason: "already being deleted" };
   }
-  const ready = node.ready;
-  if (ready === undefined) {
-    return { delete: false, reason: "no Ready condition reported yet" };
-  }
-  if (ready === "True") {
+  // No Ready condition counts as Unknown, as the stock CCM reads it (k8s.io/cloud-provider
+  // controllers/nodelifecycle/node_lifecycle_controller.go, MonitorNodes: "Default NodeReady status
+  // to v1.ConditionUnknown"; only True is skipped): a Node whose kubelet never reported and whose
+  // VM is gone would otherwise stay forever. The instance's 404 below is still what deletes it.
+  if (node.ready === "True") {
     return { delete: false, reason: "node is Ready" };
   }
   const pid = parseProviderID(node.providerID);

@@ -59,13 +59,14 @@ export type LifecyclePlan =
   | { readonly kind: "check"; readonly pid: ProviderID };
 
 /**
- * Only NotReady Nodes with a gce:// providerID are checked (a Node without one cannot be tied to an
+ * Only Nodes that are not Ready (False, Unknown, or no Ready condition at all: see isReady in
+ * decide.ts) with a gce:// providerID are checked (a Node without one cannot be tied to an
  * instance), and at most every half period: update events of a NotReady Node (conditions, our own
  * writes) must not each cost a Compute call; the lifecycle ticker brings it back every period.
  */
 export function planLifecycle(node: WatchedNode, state: NodeSyncState, clock: SyncClock): LifecyclePlan {
   const pid = parseProviderID(node.providerID);
-  if (pid === undefined || node.ready === undefined || node.ready === "True") {
+  if (pid === undefined || node.ready === "True") {
     return { kind: "skip" };
   }
   const last = state.lastLifecycleCheck;

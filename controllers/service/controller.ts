@@ -36,6 +36,14 @@ function referencesOf(service: ServiceDesired): ClusterReferences {
  * a deny rule (`resources.firewalls` names `k8s-fw-<lb>-deny` or `-deny-ipv6`). Its groups and check
  * are told once it runs or is found unchanged, as before.
  */
+/**
+ * A Service waiting for the cluster stack is enqueued again by the cluster controller as soon as the
+ * stack applies (ClusterController.wait): its retryAfter is only a backstop. Polling every second
+ * instead re-ran each waiting Service once a second for as long as the cluster stack's up took,
+ * which counted dozens of `retryAfter` results on a healthy cluster's start.
+ */
+export const CLUSTER_WAIT_BACKSTOP_MS = 60_000;
+
 export function recordedReferences(outputs: Record<string, unknown>, namespace: string, name: string): ClusterReferences {
   const loadBalancers = outputs.loadBalancers;
   const key = `${namespace}/${name}`;
@@ -226,7 +234,7 @@ export class ServiceController {
         return { kind: "giveUp", reason: `the Service is invalid: ${action.message}` };
       case "waitForCluster":
         this.deps.cluster.wait(sync.item.key);
-        return { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" };
+        return { kind: "retryAfter", ms: CLUSTER_WAIT_BACKSTOP_MS, reason: "waiting for the cluster stack" };
       case "publish":
         if (meta === undefined || service === undefined) return { kind: "ok" };
         return this.guarded(sync, { prefix: "Error syncing load balancer", tell: true }, async () => {
@@ -407,6 +415,7 @@ export class ServiceController {
 
   /** Drops everything known of a stack that no longer exists. */
   private forget(stack: string): void {
+    this.deps.runs.forget(stack);
     if (this.deps.records.forget(stack)) this.tellReferences();
   }
 }

@@ -13,8 +13,10 @@ import {
   computeEndpointOf,
   configFlag,
   describeFailure,
+  dropWarnings,
   flagOptions,
   helpLine,
+  nearestFlag,
   parseCommand,
   READER_FLAGS,
   readReaderFlags,
@@ -83,7 +85,7 @@ describe("bin/options flags and help", () => {
     ["a switch and a value", ["--json", "--url", "u"], {}, { json: true, url: "u" }],
     ["-h", ["-h"], {}, { help: true }],
     ["a GCP flag with gcpFlags", ["--project", "p"], { gcpFlags: true }, { project: "p" }],
-    ["a GCP flag without", ["--project", "p"], {}, "Unknown option '--project'"],
+    ["a GCP flag without", ["--project", "p"], {}, "unknown flag --project"],
     ["a missing value", ["--url"], {}, "Option '--url <value>' argument missing"],
     ["positionals when allowed", ["--json", "a/b/c"], { positionals: true }, { json: true }, ["a/b/c"]],
     ["positionals when not", ["a/b/c"], {}, "Unexpected argument 'a/b/c'. This command does not take positional arguments"],
@@ -277,4 +279,40 @@ describe("bin/options describeFailure", () => {
     ["any other error: describeError's chain", new Error("reading stack cluster", { cause: new Error("permission denied") }), "reading stack cluster: permission denied"],
   ];
   for (const [name, error, expected] of rows) it(name, () => assert.equal(describeFailure(error), expected));
+
+  describe("nearestFlag: the known flag an unknown one most likely meant", () => {
+    const known = ["kubeconfig", "config", "state-dir", "log-level", "clusterId", "no-leader-election", "listen", "json"];
+    const cases: [string, string | undefined][] = [
+      ["--stateDir", "state-dir"],
+      ["--STATE_DIR", "state-dir"],
+      ["--cluster-id", "clusterId"],
+      ["--loglevel", "log-level"],
+      ["--kubconfig", "kubeconfig"],
+      ["--confg", "config"],
+      ["--lsiten", "listen"],
+      ["--no-leader-elections", "no-leader-election"],
+      ["--jsn", undefined],
+      ["--bogus", undefined],
+      ["-x", undefined],
+      ["--completely-different", undefined],
+    ];
+    for (const [given, meant] of cases) it(`${given} → ${String(meant)}`, () => assert.equal(nearestFlag(given, known), meant));
+  });
+
+  it("dropWarnings: that type of warning is dropped, every other reaches the listeners there were", async () => {
+    const saved = process.listeners("warning");
+    const heard: string[] = [];
+    process.removeAllListeners("warning");
+    process.on("warning", (warning) => heard.push(`${warning.name}: ${warning.message}`));
+    try {
+      dropWarnings("MetadataLookupWarning");
+      process.emitWarning("received unexpected error = getaddrinfo EAI_AGAIN metadata.google.internal code = EAI_AGAIN", "MetadataLookupWarning");
+      process.emitWarning("something else", "OtherWarning");
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.removeAllListeners("warning");
+      for (const listener of saved) process.on("warning", listener);
+    }
+    assert.deepEqual(heard, ["OtherWarning: something else"]);
+  });
 });

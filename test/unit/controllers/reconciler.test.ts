@@ -195,6 +195,17 @@ describe("daemon/reconciler: removal and ownership", () => {
     assert.deepEqual(reasons(h), ["web DeletingLoadBalancer", "web DeletedLoadBalancer"]);
   });
 
+  it("a deleted Service's stack gone: its dccm_stack_runs_total series go too (one per Service ever seen would grow without bound)", async () => {
+    const h = harness({ metas: [meta("web", { deleting: true })], knownStacks: ["service.default.web"], recorded: { "service.default.web": OUR_UID } });
+    const series = async (): Promise<unknown[]> => {
+      const metric = h.metrics.registry.getSingleMetric("dccm_stack_runs_total");
+      return metric === undefined ? ["no metric"] : (await metric.get()).values.map((value) => value.labels);
+    };
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
+    assert.deepEqual(h.calls, ["inspect service.default.web", "destroy service.default.web", "setFinalizer default/web false", "removeStack service.default.web"]);
+    assert.deepEqual(await series(), []);
+  });
+
   it("a Service turned ClusterIP without a stack of ours is not ours: no status write, no finalizer change", async () => {
     const h = harness({ metas: [meta("was-lb", { type: "ClusterIP" })] });
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.was-lb", refresh: false }), { kind: "ok" });
@@ -321,10 +332,12 @@ describe("daemon/reconciler: removal and ownership", () => {
     h.reconciler.stop();
   });
 
-  it("a Service that ran before the cluster stack applied is run again as soon as it has, not after its retryAfter", async () => {
+  it("a Service that ran before the cluster stack applied is run again as soon as it has, not after its retryAfter (a backstop: no polling meanwhile)", async () => {
     const service = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
     const h = harness({ services: [service], metas: [meta("web", { ingress: [] })] });
-    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" });
+    // Not every second: each Service re-run once a second while the cluster stack's first up ran was
+    // the retryAfter count of a healthy cluster (33 at a start with 6 Services).
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "retryAfter", ms: 60_000, reason: "waiting for the cluster stack" });
     assert.deepEqual(h.enqueued, ["cluster"]);
     assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
     assert.deepEqual(h.enqueued, ["cluster", "service.default.web changed"]);

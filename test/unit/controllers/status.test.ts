@@ -239,6 +239,20 @@ describe("dccm status: the table", () => {
     ]);
   });
 
+  it("an error older than the last run that succeeded is marked as before it, not shown as if current", () => {
+    const lastUp = { at: "2026-11-23T18:10:00.000Z", operation: "up" as const, result: "ok" as const, durationMs: 1000 };
+    const lastError = { at: "2026-11-23T18:01:06.700Z", message: "pulumi up of stack service.a.b failed: error: 503 boom" };
+    const cell = (fields: Partial<StatusRow>): string => (formatStatusTable([row("service.a.b", fields)])[1] ?? "").split("  ").pop() ?? "";
+    assert.deepEqual(
+      [cell({ lastUp, lastError }), cell({ lastUp: { ...lastUp, result: "retry" }, lastError }), cell({ lastUp: { ...lastUp, at: "2026-11-23T18:00:00.000Z" }, lastError })],
+      [
+        "2026-11-23T18:01:06Z (before the last ok run) pulumi up of stack service.a.b failed: error: 503 boom",
+        "2026-11-23T18:01:06Z pulumi up of stack service.a.b failed: error: 503 boom",
+        "2026-11-23T18:01:06Z pulumi up of stack service.a.b failed: error: 503 boom",
+      ],
+    );
+  });
+
   it("no stacks: the header alone", () => {
     assert.deepEqual(formatStatusTable([]), ["STACK  SERVICE  LAST UP  RESULT  DURATION  INGRESS  DRIFT CORRECTED  LAST ERROR"]);
   });
@@ -338,12 +352,12 @@ describe("dccm status: the command", function () {
     assert.deepEqual(dccm("status", "--help"), { status: 0, stdout: `${STATUS_HELP}\n`, stderr: "" });
   });
 
-  it("an unknown flag: exit 2 with the status usage", () => {
+  it("an unknown flag: exit 2, one line, then where the status usage is", () => {
     const run = dccm("status", "--nope");
     assert.deepEqual(run, {
       status: 2,
       stdout: "",
-      stderr: `dccm: Unknown option '--nope'\n${STATUS_HELP}\n`,
+      stderr: "dccm: unknown flag --nope\nsee dccm status --help\n",
     });
   });
 

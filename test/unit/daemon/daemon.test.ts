@@ -195,3 +195,25 @@ describe("daemon: removeTruncatedAttrs", () => {
     }
   });
 });
+
+describe("DaemonMetrics.forProcess (dccm daemon's /metrics)", () => {
+  it("adds prom-client's process_* and nodejs_* default metrics to dccm's own; an in-process daemon's registry has none", async () => {
+    const { DaemonMetrics } = await import("../../../daemon/metrics");
+    const names = async (metrics: InstanceType<typeof DaemonMetrics>): Promise<Set<string>> =>
+      new Set([...(await metrics.registry.metrics()).matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1] ?? ""));
+    const [forProcess, inProcess] = await Promise.all([names(DaemonMetrics.forProcess()), names(new DaemonMetrics())]);
+    const wanted = [
+      "process_cpu_user_seconds_total",
+      "process_resident_memory_bytes",
+      "process_start_time_seconds",
+      "nodejs_heap_size_used_bytes",
+      "nodejs_eventloop_lag_seconds",
+      "dccm_leader",
+      "dccm_stack_runs_total",
+    ];
+    assert.deepEqual(
+      wanted.map((name) => [name, forProcess.has(name), inProcess.has(name)]),
+      wanted.map((name) => [name, true, name.startsWith("dccm_")]),
+    );
+  });
+});

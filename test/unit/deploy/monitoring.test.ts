@@ -78,6 +78,15 @@ describe("deploy/monitoring: alerts and dashboard", () => {
     ]);
   });
 
+  it("DccmComputeErrors counts neither successes nor 404s (a deleted VM's lookup is an answer, not an error)", () => {
+    assert.deepEqual(
+      expressions()
+        .filter((found) => found.where === "alert DccmComputeErrors")
+        .map((found) => found.expr),
+      ['sum(rate(dccm_compute_calls_total{code!~"2..|404"}[5m])) / sum(rate(dccm_compute_calls_total[5m])) > 0.05'],
+    );
+  });
+
   it("every metric and label they use exists in /metrics", () => {
     const metrics = exposed();
     const missing: string[] = [];

@@ -2,6 +2,7 @@
 // pagination, the typed 404, retries with backoff for 429/5xx/timeouts, and error messages that
 // name the call and the instance.
 
+import { describeError } from "../../../runtime/errors";
 import * as assert from "node:assert/strict";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -354,5 +355,26 @@ describe("gce/ ComputeClient", () => {
       return true;
     });
     assert.equal(srv.requests.length, 0);
+  });
+
+  it("no credentials configured at all: one attempt, ADC's text once, no retry count (nothing transient to wait for)", async () => {
+    const adc = "Could not load the default credentials. Browse to https://cloud.google.com/docs/authentication/getting-started for more information.";
+    let asked = 0;
+    const c = client({
+      retry: { attempts: 5 },
+      auth: async () => {
+        asked++;
+        throw new Error(adc);
+      },
+    });
+    const failure = await c.getInstance("p", "z", "n").then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    assert.ok(failure instanceof ComputeError);
+    assert.deepEqual(
+      [asked, failure.message, describeError(failure)],
+      [1, `compute instances.get projects/p/zones/z/instances/n: no response: ${adc}`, `compute instances.get projects/p/zones/z/instances/n: no response: ${adc}`],
+    );
   });
 });

@@ -108,6 +108,18 @@ describe("daemon/clusterEvents: clusterFailureEvent and leaseTarget", () => {
     });
   });
 
+  it("a failed pulumi CLI run: GCE's reason first, then what the daemon said, no CLI command line", () => {
+    const description =
+      "pulumi up of stack cluster failed: stderr: Command failed with exit code 255: pulumi up --yes --skip-preview --refresh --exec-kind auto.inline " +
+      "--stack cluster --non-interactive +  gcp:compute:Firewall cluster:node-hc-fw creating (0s) error: Error creating Firewall: googleapi: Error 409: " +
+      "The resource 'projects/p/global/firewalls/k8s-c1-node-http-hc' already exists, alreadyExists +  pulumi:pulumi:Stack dccm-c1-cluster creating (2s) error: update failed";
+    assert.equal(
+      clusterFailureEvent(description).message,
+      "Error syncing cluster stack: Error creating Firewall: googleapi: Error 409: The resource 'projects/p/global/firewalls/k8s-c1-node-http-hc' already exists, alreadyExists " +
+        "(pulumi up of stack cluster failed)",
+    );
+  });
+
   it("reads the Lease's UID once; a failed or empty read gives no UID and is tried again", async () => {
     const answers: Array<string | undefined | Error> = [new Error("HTTP 500"), undefined, "lease-uid", "other-uid"];
     const errors: string[] = [];

@@ -273,8 +273,9 @@ describe("nodes/controller NodeController", () => {
   it("refreshes addresses once the period has passed, from one shared list", async () => {
     compute.add("p", "us-central1-a", "n1", "10.0.0.1");
     compute.add("p", "us-central1-a", "n2", "10.0.0.2");
-    api.put(tainted("n1"));
-    api.put(tainted("n2"));
+    // Ready: a Node that is not (no Ready condition included) also gets its lifecycle check, an instances.get.
+    api.put(tainted("n1", { ready: "True" }));
+    api.put(tainted("n2", { ready: "True" }));
     await start({ addressRefreshMs: 60_000, lookupCacheMs: 1000 });
     await waitFor("initialized", () => api.list().every((n) => n.spec?.taints === undefined));
     for (const inst of compute.instances) {

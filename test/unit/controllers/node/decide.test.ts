@@ -258,7 +258,14 @@ describe("nodes/decide", () => {
       { name: "NotReady + 404 in its own zone → delete", node: node({ providerID: pid, ready: "False" }), lookup: gone, want: true },
       { name: "Unknown + 404 in its own zone → delete", node: node({ providerID: pid, ready: "Unknown" }), lookup: gone, want: true },
       { name: "Ready + 404 → keep", node: node({ providerID: pid, ready: "True" }), lookup: gone, want: false },
-      { name: "no Ready condition yet → keep", node: node({ providerID: pid }), lookup: gone, want: false },
+      // The stock CCM reads a missing Ready condition as Unknown (cloud-provider nodelifecycle MonitorNodes).
+      { name: "no Ready condition (Unknown) + 404 in its own zone → delete", node: node({ providerID: pid }), lookup: gone, want: true },
+      {
+        name: "no Ready condition (Unknown) + instance found → keep",
+        node: node({ providerID: pid }),
+        lookup: { kind: "found", instance: instance({ zone: "us-central1-a" }) },
+        want: false,
+      },
       { name: "already deleting → keep", node: node({ providerID: pid, ready: "False", deleting: true }), lookup: gone, want: false },
       { name: "no providerID → keep", node: node({ ready: "False" }), lookup: gone, want: false },
       { name: "foreign providerID → keep", node: node({ providerID: "aws:///x/i-1", ready: "False" }), lookup: gone, want: false },

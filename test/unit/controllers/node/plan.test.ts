@@ -62,7 +62,12 @@ describe("nodes/plan", () => {
       },
       { name: "Unknown → check", node: node({ providerID: PID, ready: "Unknown" }), state: {}, want: { kind: "check", pid: { project: "p", zone: "us-central1-a", name: "n1" } } },
       { name: "Ready → skip", node: node({ providerID: PID, ready: "True" }), state: {}, want: { kind: "skip" } },
-      { name: "no Ready condition yet → skip", node: node({ providerID: PID }), state: {}, want: { kind: "skip" } },
+      {
+        name: "no Ready condition (Unknown, as the stock CCM reads it) → check",
+        node: node({ providerID: PID }),
+        state: {},
+        want: { kind: "check", pid: { project: "p", zone: "us-central1-a", name: "n1" } },
+      },
       { name: "no providerID → skip", node: node({ ready: "False" }), state: {}, want: { kind: "skip" } },
       { name: "checked less than half a period ago → skip", node: node({ providerID: PID, ready: "False" }), state: { lastLifecycleCheck: CLOCK.now - 14_999 }, want: { kind: "skip" } },
       {

@@ -1,0 +1,178 @@
+/**
+ * `npx dccm demo`, the README's first command, run as a user runs it: in a plain non-interactive
+ * shell (no job control, no terminal), from the checkout. It prints what to try; a Service created
+ * through the printed kubeconfig gets the emulator's address; then it is stopped three ways (SIGTERM
+ * to the shell's command, the death of its parent, its own SIGKILL) and no process it started is
+ * left: every process carries a marker in its environment, and /proc is searched for it.
+ */
+import * as assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as readline from "node:readline";
+import * as k8s from "@kubernetes/client-node";
+import { demoInstructions, DEMO_PROJECT } from "../../bin/demoCommand";
+import { loadBalancerName } from "../../model";
+import { PROCESS_OWNER_VARIABLE } from "../../stacks/reaper";
+import { repoRoot } from "../support/tooling/testenv-paths";
+import { eventually } from "../support/wait";
+
+/** The marker every process of one demo inherits (the daemon marks its pulumi runs with its own marker, under the same variable). */
+const MARKER_VARIABLE = "DCCM_DEMO_E2E_MARKER";
+
+interface Demo {
+  readonly shell: ChildProcess;
+  readonly marker: string;
+  /** The shell's command's exit: its code, or the signal that ended it. */
+  readonly exited: Promise<number | NodeJS.Signals | null>;
+  readonly stdout: string[];
+  readonly stderr: string[];
+}
+
+function startDemo(): Demo {
+  const marker = randomUUID();
+  const env: NodeJS.ProcessEnv = { ...process.env, [MARKER_VARIABLE]: marker };
+  // What the demo must make up itself: no passphrase, no backend, no Pulumi home of the caller's.
+  for (const name of ["PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE", "PULUMI_BACKEND_URL", "PULUMI_HOME", PROCESS_OWNER_VARIABLE]) delete env[name];
+  const shell = spawn("bash", ["-c", "npx dccm demo --listen 127.0.0.1:0"], { cwd: repoRoot(), env, stdio: ["ignore", "pipe", "pipe"] });
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  readline.createInterface({ input: shell.stdout as NodeJS.ReadableStream }).on("line", (line) => stdout.push(line));
+  readline.createInterface({ input: shell.stderr as NodeJS.ReadableStream }).on("line", (line) => stderr.push(line));
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => shell.once("exit", (code, signal) => resolve(code ?? signal)));
+  return { shell, marker, exited, stdout, stderr };
+}
+
+/** The processes carrying the demo's marker, by pid, with their command names. */
+function demoProcesses(marker: string): Map<number, string> {
+  const carriers = new Map<number, string>();
+  for (const pid of markedProcessesOf(marker)) {
+    try {
+      carriers.set(pid, fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim());
+    } catch {
+      // Gone between the two reads.
+    }
+  }
+  return carriers;
+}
+
+/** Processes (other than this one) whose initial environment holds `DCCM_DEMO_E2E_MARKER=<marker>`. */
+function markedProcessesOf(marker: string): number[] {
+  const wanted = `${MARKER_VARIABLE}=${marker}`;
+  const found: number[] = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(wanted)) found.push(Number(entry));
+    } catch {
+      // Not ours, or gone.
+    }
+  }
+  return found;
+}
+
+interface Printed {
+  readonly kubeconfig: string;
+  readonly computeEndpoint: string;
+  readonly logFile: string;
+  readonly statusUrl: string;
+}
+
+async function printed(demo: Demo): Promise<Printed> {
+  const text = await eventually(
+    () => `the demo's instructions (stdout: ${demo.stdout.join("\n")}; stderr: ${demo.stderr.join("\n")})`,
+    () => (demo.stdout.some((line) => line.includes("# 404 now")) ? `${demo.stdout.join("\n")}\n` : undefined),
+    600_000,
+  );
+  const field = (name: string): string => {
+    const match = new RegExp(`^  ${name} +(\\S+)`, "m").exec(text);
+    assert.ok(match?.[1] !== undefined, `${name} in:\n${text}`);
+    return match[1];
+  };
+  const status = /^ {2}status +npx dccm status --url (\S+)$/m.exec(text)?.[1];
+  assert.ok(status !== undefined, text);
+  const result = { kubeconfig: field("kubeconfig"), computeEndpoint: field("Compute API"), logFile: field("daemon log"), statusUrl: status };
+  // Exactly what the command prints, with this run's paths and ports.
+  assert.equal(text, demoInstructions({ kubeconfig: result.kubeconfig, computeEndpoint: result.computeEndpoint, dir: "", env: {} }, result.logFile, result.statusUrl, 30_000));
+  return result;
+}
+
+async function createServiceAndSeeItsIp(shown: Printed): Promise<void> {
+  const kubeConfig = new k8s.KubeConfig();
+  kubeConfig.loadFromFile(shown.kubeconfig);
+  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const created = await core.createNamespacedService({
+    namespace: "default",
+    body: { metadata: { name: "hello" }, spec: { type: "LoadBalancer", ports: [{ port: 80, targetPort: 8080, protocol: "TCP" }] } },
+  });
+  const ip = await eventually("hello's ingress IP", async () => (await core.readNamespacedService({ name: "hello", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+  const address = (await (await fetch(`${shown.computeEndpoint}projects/${DEMO_PROJECT}/regions/us-central1/addresses/${loadBalancerName(created.metadata?.uid ?? "")}`)).json()) as {
+    address?: string;
+  };
+  assert.equal(ip, address.address);
+}
+
+describe("npx dccm demo (the README's first command)", function () {
+  this.timeout(900_000);
+  const started: Demo[] = [];
+
+  after(() => {
+    // Whatever a failed case left: not the next test's problem.
+    for (const demo of started) for (const pid of markedProcessesOf(demo.marker)) process.kill(pid, "SIGKILL");
+  });
+
+  it("prints what to try; a Service gets the emulator's address; SIGTERM to the shell's command stops everything", async () => {
+    const demo = startDemo();
+    started.push(demo);
+    const shown = await printed(demo);
+    await createServiceAndSeeItsIp(shown);
+    const running = new Set(demoProcesses(demo.marker).values());
+    for (const name of ["etcd", "kube-apiserver", "node"]) assert.ok(running.has(name), `${name} among ${[...running].join(", ")}`);
+    demo.shell.kill("SIGTERM");
+    // The shell ran npx in its place; npx hands the signal on to the demo, waits for it, then ends by the same signal.
+    assert.equal(await demo.exited, "SIGTERM");
+    assert.deepEqual(await eventually("no process of the demo left", () => (demoProcesses(demo.marker).size === 0 ? [] : undefined), 30_000), []);
+    assert.deepEqual(demo.stderr.slice(-2), ["dccm demo: stopping kube-apiserver, etcd and the GCE emulator", "dccm demo: stopped; nothing it started is left running"]);
+  });
+
+  for (const victim of ["its parent (npx)", "the demo itself"] as const) {
+    it(`SIGKILL of ${victim}: nothing it started is left running`, async () => {
+      const demo = startDemo();
+      started.push(demo);
+      await printed(demo);
+      const processes = demoProcesses(demo.marker);
+      // The shell runs `npx` in its place; npx runs the demo through a shell of its own.
+      const demoPid = [...processes.keys()].find((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("demo") && processes.get(pid) === "node");
+      assert.ok(demoPid !== undefined, [...processes.values()].join(", "));
+      process.kill(victim === "the demo itself" ? demoPid : (demo.shell.pid ?? 0), "SIGKILL");
+      assert.deepEqual(await eventually("no process of the demo left", () => (demoProcesses(demo.marker).size === 0 ? [] : undefined), 60_000), []);
+    });
+  }
+
+  it("the README's script for the environment alone, as pasted: it waits for the file, and the environment ends with the script", async () => {
+    const readme = fs.readFileSync(path.join(repoRoot(), "README.md"), "utf8");
+    const start = readme.indexOf("    npm run -s testenv -- up --json-file /tmp/dccm-testenv.json");
+    const end = readme.indexOf("\n\n", start);
+    assert.ok(start > 0 && end > start, "the script is in the README");
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "dccm-recipe-")), "testenv.json");
+    const script = readme
+      .slice(start, end)
+      .split("\n")
+      .map((line) => line.replace(/^ {4}/, "").replace(/\s+# .*$/, ""))
+      .join("\n")
+      .replaceAll("/tmp/dccm-testenv.json", file);
+    const marker = randomUUID();
+    const env: NodeJS.ProcessEnv = { ...process.env, [MARKER_VARIABLE]: marker };
+    const shell = spawn("bash", ["-c", script], { cwd: repoRoot(), env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    shell.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => shell.once("exit", (exit) => resolve(exit)));
+    const launched = stdout.trim();
+    assert.deepEqual([code, launched.endsWith("/admin.kubeconfig")], [0, true], stdout);
+    // The script has ended: the launcher saw its ancestor go, stopped everything, and removed the file.
+    assert.deepEqual(await eventually("no process of the environment left", () => (demoProcesses(marker).size === 0 ? [] : undefined), 60_000), []);
+    assert.deepEqual([fs.existsSync(file), fs.existsSync(launched)], [false, false]);
+  });
+});
