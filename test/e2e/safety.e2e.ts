@@ -20,11 +20,18 @@ const CLASS_A = "dccm.io/team-a";
 const CLASS_B = "dccm.io/team-b";
 
 /** Every stack a daemon ran a pulumi operation on. */
-async function stacksRun(daemon: Daemon): Promise<string[]> {
-  const metric = daemon.metrics.registry.getSingleMetric("dccm_stack_runs_total");
-  if (metric === undefined) throw new Error("no dccm_stack_runs_total");
-  const values = (await metric.get()).values.filter((value) => value.value > 0);
-  return [...new Set(values.map((value) => String(value.labels.stack)))].sort();
+/**
+ * The stacks each daemon (by identity) started a pulumi run of. Recorded at the start of each run,
+ * not read from dccm_stack_runs_total: that metric drops a stack's series once the stack is gone.
+ */
+const runsBy = new Map<string, Set<string>>();
+function recordRuns(identity: string): { identity: string; onRunStart: (stack: string) => void } {
+  runsBy.set(identity, new Set());
+  return { identity, onRunStart: (stack) => runsBy.get(identity)?.add(stack) };
+}
+
+function stacksRun(identity: string): string[] {
+  return [...(runsBy.get(identity) ?? [])].sort();
 }
 
 async function readService(core: k8s.CoreV1Api, name: string): Promise<k8s.V1Service | undefined> {
@@ -53,13 +60,13 @@ describe("safety: what dccm never touches", function () {
     const backendB = path.join(env.dir, "backend-b");
     fs.mkdirSync(backendB, { recursive: true });
     // Two controllers of one cluster keep their own state and cluster ID (their instance groups differ).
-    daemonA = new Daemon(daemonOptions(env, parseConfig(configA), { stateDir: path.join(env.dir, "state-a"), leaderElection: false, identity: "team-a" }));
+    daemonA = new Daemon(daemonOptions(env, parseConfig(configA), { stateDir: path.join(env.dir, "state-a"), leaderElection: false, ...recordRuns("team-a") }));
     daemonB = new Daemon(
       daemonOptions(env, parseConfig({ ...E2E_CONFIG, clusterId: "e2e0beef", clusterName: "e2e-b", loadBalancerClasses: [CLASS_B] }), {
         stateDir: path.join(env.dir, "state-b"),
         backendUrl: `file://${backendB}`,
         leaderElection: false,
-        identity: "team-b",
+        ...recordRuns("team-b"),
       }),
     );
     await daemonA.start(() => assert.fail("A lost leadership"));
@@ -80,8 +87,8 @@ describe("safety: what dccm never touches", function () {
     const webB = await readService(core, "web-b");
     assert.deepEqual(webB?.metadata?.finalizers, [LB_FINALIZER]);
     assert.equal(webB?.status?.loadBalancer?.ingress?.length, 1);
-    assert.deepEqual(await stacksRun(daemonA), ["cluster", "service.default.web-a"]);
-    assert.deepEqual(await stacksRun(daemonB), ["cluster", "service.default.web-b"]);
+    assert.deepEqual(stacksRun("team-a"), ["cluster", "service.default.web-a"]);
+    assert.deepEqual(stacksRun("team-b"), ["cluster", "service.default.web-b"]);
   });
 
   it("a daemon pointed at another cluster with the same config file and backend refuses to start and touches nothing", async () => {
@@ -95,7 +102,7 @@ describe("safety: what dccm never touches", function () {
         kubeConfig: wrongCluster.kubeConfig,
         stateDir: path.join(env.dir, "state-impostor"),
         leaderElection: false,
-        identity: "impostor",
+        ...recordRuns("impostor"),
       }),
     );
     try {
@@ -111,7 +118,7 @@ describe("safety: what dccm never touches", function () {
     } finally {
       await impostor.stop();
     }
-    assert.deepEqual(await stacksRun(impostor), []);
+    assert.deepEqual(stacksRun("impostor"), []);
     assert.deepEqual(
       env.gce
         .listResources()
@@ -152,8 +159,8 @@ describe("safety: what dccm never touches", function () {
     assert.equal(webB?.status?.loadBalancer?.ingress?.length, 1);
     await core.deleteNamespacedService({ name: "web-b", namespace: "default" });
     await eventually("web-b gone", async () => ((await readService(core, "web-b")) === undefined ? true : undefined));
-    assert.deepEqual(await stacksRun(daemonA), ["cluster", "service.default.web-a"]);
-    assert.deepEqual(await stacksRun(daemonB), ["cluster", "service.default.web-b"]);
+    assert.deepEqual(stacksRun("team-a"), ["cluster", "service.default.web-a"]);
+    assert.deepEqual(stacksRun("team-b"), ["cluster", "service.default.web-b"]);
     assert.deepEqual(
       env.gce
         .listResources()
