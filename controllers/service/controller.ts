@@ -32,11 +32,6 @@ function referencesOf(service: ServiceDesired): ClusterReferences {
 }
 
 /**
- * What a Service stack's recorded outputs tell before its first run since a start: whether it holds
- * a deny rule (`resources.firewalls` names `k8s-fw-<lb>-deny` or `-deny-ipv6`). Its groups and check
- * are told once it runs or is found unchanged, as before.
- */
-/**
  * A Service waiting for the cluster stack is enqueued again by the cluster controller as soon as the
  * stack applies (ClusterController.wait): its retryAfter is only a backstop. Polling every second
  * instead re-ran each waiting Service once a second for as long as the cluster stack's up took,
@@ -44,6 +39,11 @@ function referencesOf(service: ServiceDesired): ClusterReferences {
  */
 export const CLUSTER_WAIT_BACKSTOP_MS = 60_000;
 
+/**
+ * What a Service stack's recorded outputs tell before its first run since a start: whether it holds
+ * a deny rule (`resources.firewalls` names `k8s-fw-<lb>-deny` or `-deny-ipv6`). Its groups and check
+ * are told once it runs or is found unchanged, as before.
+ */
 export function recordedReferences(outputs: Record<string, unknown>, namespace: string, name: string): ClusterReferences {
   const loadBalancers = outputs.loadBalancers;
   const key = `${namespace}/${name}`;
