@@ -246,7 +246,8 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
     const key = `${trimmed.namespace}/${trimmed.name}`;
     const sameModel = isDeepStrictEqual(this.services.get(key), trimmed);
     const sameMeta = isDeepStrictEqual(this.metas.get(key), meta);
-    this.services.set(key, trimmed);
+    // An unchanged Service keeps its object, so consumers can tell what changed by identity.
+    if (!sameModel) this.services.set(key, trimmed);
     this.metas.set(key, meta);
     if (!sameModel) this.emit("change");
     else if (!sameMeta) this.emit("serviceMeta", key);
