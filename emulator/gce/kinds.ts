@@ -580,20 +580,27 @@ export function defaultFor(kind: GceKind, field: string, props: JsonObject): Jso
       if (field === "addressType") {
         return "EXTERNAL";
       }
+      // addresses reference, networkTier: "Internal IP addresses are always Premium Tier ... If this
+      // field is not specified, it is assumed to be PREMIUM" (https://cloud.google.com/compute/docs/reference/rest/v1/addresses),
+      // internal or external alike.
       if (field === "networkTier") {
-        return (props.addressType ?? "EXTERNAL") === "EXTERNAL" ? "PREMIUM" : undefined;
+        return "PREMIUM";
       }
       return undefined;
     case "forwardingRules": {
-      const scheme = props.loadBalancingScheme ?? "EXTERNAL";
       if (field === "ipProtocol") {
         return "TCP";
       }
       if (field === "loadBalancingScheme") {
         return "EXTERNAL";
       }
+      // forwardingRules reference, networkTier: "For regional ForwardingRule, the valid values are
+      // PREMIUM and STANDARD ... If this field is not specified, it is assumed to be PREMIUM"
+      // (https://cloud.google.com/compute/docs/reference/rest/v1/forwardingRules), whatever the
+      // scheme: an INTERNAL rule inserted without one (the stock CCM's ensureInternalLoadBalancer
+      // sends none) reads back PREMIUM.
       if (field === "networkTier") {
-        return typeof scheme === "string" && scheme.startsWith("EXTERNAL") ? "PREMIUM" : undefined;
+        return "PREMIUM";
       }
       return undefined;
     }

@@ -1775,6 +1775,31 @@ describe("GCE emulator rules: the stock CCM's Compute mutations over HTTP (one r
       },
     },
     {
+      rule: "an INTERNAL forwarding rule and an INTERNAL address inserted with no networkTier read back PREMIUM (the stock CCM sends none)",
+      run: async () => {
+        assert.equal((await call("POST", `${G}/healthChecks`, { name: "hc", type: "HTTP", httpHealthCheck: { port: 10256, requestPath: "/healthz" } })).status, 200);
+        const bs = { name: "bs", protocol: "TCP", loadBalancingScheme: "INTERNAL", healthChecks: [link(`${G}/healthChecks/hc`)] };
+        assert.equal((await call("POST", `${P}/backendServices`, bs)).status, 200);
+        const address = await call("POST", `${P}/addresses`, { name: "ilb", addressType: "INTERNAL", subnetwork: link(`${P}/subnetworks/k8s-subnet`) });
+        assert.equal(address.status, 200, JSON.stringify(address.body));
+        const rule = await call("POST", `${P}/forwardingRules`, {
+          name: "ilb",
+          loadBalancingScheme: "INTERNAL",
+          IPProtocol: "TCP",
+          ports: ["80"],
+          backendService: link(`${P}/backendServices/bs`),
+          network: link(`${G}/networks/k8s-net`),
+          subnetwork: link(`${P}/subnetworks/k8s-subnet`),
+        });
+        assert.equal(rule.status, 200, JSON.stringify(rule.body));
+        assert.deepEqual(
+          [(await call("GET", `${P}/forwardingRules/ilb`)).body.networkTier, (await call("GET", `${P}/addresses/ilb`)).body.networkTier],
+          ["PREMIUM", "PREMIUM"],
+        );
+        assert.deepEqual([stored("forwardingRules", "ilb")?.networkTier, stored("addresses", "ilb")?.networkTier], ["PREMIUM", "PREMIUM"]);
+      },
+    },
+    {
       rule: "an INTERNAL backend service whose backends name no balancingMode gets CONNECTION (the stock CCM sends none)",
       run: async () => {
         assert.equal((await call("POST", `${G}/healthChecks`, { name: "hc", type: "HTTP", httpHealthCheck: { port: 10256, requestPath: "/healthz" } })).status, 200);

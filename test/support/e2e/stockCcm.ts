@@ -7,10 +7,11 @@
 // The real stock CCM runs too (realStockCcm.ts, test/e2e/stock-ccm.e2e.ts). Compared with its
 // output for the same Services and Nodes, this seed differs only in order (a target pool's
 // instances, an internal backend service's backends, which Service's IP the shared node
-// health-check firewall names: the real one syncs in its own order) and in the internal forwarding
-// rule's networkTier: PREMIUM here (the forwardingRules reference: "assumed to be PREMIUM"), none
-// in the emulator for a rule inserted over REST without one. This seed stays for what the real CCM
-// cannot set up: a cluster state at one precise moment (a Service changed after the last sync).
+// health-check firewall names: the real one syncs in its own order). The internal forwarding
+// rule's networkTier agrees too: PREMIUM here, and PREMIUM in the emulator for the real CCM's rule
+// inserted over REST without one (GCE's default, emulator/gce/kinds.ts defaultFor). This seed stays
+// for what the real CCM cannot set up: a cluster state at one precise moment (a Service changed
+// after the last sync).
 
 import type { GceEmulator, GceKind, JsonObject } from "../../../emulator/gce";
 
@@ -346,10 +347,9 @@ class Seeder {
       ...(ports.length > MAX_ILB_PORTS ? { allPorts: true } : { ports }),
       subnetwork: this.subnetworkUrl,
       network: this.networkUrl,
-      // ensureInternalLoadBalancer sends no networkTier; GCE reads the rule back with PREMIUM
-      // (forwardingRules reference, networkTier: "If this field is not specified, it is assumed to
-      // be PREMIUM"), the real stock output (issue 26).
-      networkTier: "PREMIUM",
+      // No networkTier, as ensureInternalLoadBalancer sends none: GCE (and the emulator) reads the
+      // rule back with PREMIUM (forwardingRules reference, networkTier: "If this field is not
+      // specified, it is assumed to be PREMIUM"), the real stock output (issue 26).
     });
     this.firewall(`k8s-fw-${lb}`, firewallDescription(serviceName, ip), protocol, stockPortRanges(s.ports.map((p) => p.port)), s.sourceRanges ?? ["0.0.0.0/0"], ip);
     const hcFirewall = shared ? `k8s-${this.cluster.clusterId}-node-hc` : `${lb}-hc`;
