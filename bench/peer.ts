@@ -6,7 +6,13 @@
  * emulator's counter: REST calls, and the provider face's create/read/update/delete, each one call
  * although Google's provider also polls the operation), CPU-seconds per Service (the process, its
  * reaped children and its live descendants, /proc) and the peak RSS of the main process (VmHWM).
- * Both run as processes: dccm's `dccm daemon`, the stock CCM's binary.
+ * Then, with the N Services in place: a third Node added (its instance in the emulator, then the
+ * Node object), the time until every Service's target pool holds it and the Compute calls until
+ * then; and one Service's forwarding rule deleted in the emulator behind the peer's back, the time
+ * until it is back, waited for at most REPAIR_BOUND_MS (`repairMs: null` when it was not put back
+ * by then: the stock CCM syncs a Service only when the Service or the Node set changes).
+ * Both run as processes: dccm's `dccm daemon` (with `--drift-interval 30s` instead of its default
+ * 10m, so that its drift pass puts the rule back within the bound), the stock CCM's binary.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -16,11 +22,22 @@ import { startTestEnv, type TestEnv } from "../test/support/e2e/env";
 import { DaemonProcesses, descendants } from "../test/support/e2e/daemon-process";
 import { startStockCcm } from "../test/support/e2e/realStockCcm";
 import { eventually } from "../test/support/wait";
+import { loadBalancerName } from "../model";
 import { median, round, runAlone } from "./stats";
 
 const CLUSTER = { project: "dccm-test", region: "us-central1", network: "k8s-net", subnetwork: "k8s-subnet", nodeTags: ["k8s-node"], clusterName: "peer", clusterId: "9ee70000" };
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks. */
 const TICKS_PER_SECOND = 100;
+/** dccm's drift interval in the bench (its default is 10m): a drift pass starts within 33 s (±10 %). */
+const DCCM_DRIFT_INTERVAL = "30s";
+/** How long a deleted forwarding rule is waited for: dccm's drift interval + 10 %, then 60 s for the pass and its `up`. */
+const REPAIR_BOUND_MS = 33_000 + 60_000;
+const NODES = [
+  { name: "node-a1", zone: "us-central1-a", podCIDR: "10.64.1.0/24" },
+  { name: "node-b1", zone: "us-central1-b", podCIDR: "10.64.2.0/24" },
+] as const;
+/** The Node added once the Services are served. */
+const ADDED_NODE = { name: "node-a2", zone: "us-central1-a", podCIDR: "10.64.3.0/24" } as const;
 
 type Peer = "dccm" | "stock";
 
@@ -30,6 +47,15 @@ interface PeerFigures {
   computeCallsPerService: number;
   cpuSecondsPerService: number;
   peakRssMb: number;
+  /** Node added → every Service's target pool holds it. */
+  nodeAddMs: number;
+  /** Compute calls from the Node's add until then. */
+  nodeAddComputeCalls: number;
+  /** A forwarding rule deleted behind the peer's back → back; null: not back within repairBoundMs. */
+  repairMs: number | null;
+  repairBoundMs: number;
+  /** Compute calls from the delete until it was back (or until the bound). */
+  repairComputeCalls: number;
 }
 
 function percentile(values: readonly number[], p: number): number {
@@ -61,11 +87,8 @@ function peakRssMb(pid: number): number {
   return kb === undefined ? 0 : Number(kb) / 1024;
 }
 
-async function nodes(env: TestEnv, core: k8s.CoreV1Api): Promise<void> {
-  for (const [name, zone, podCIDR] of [
-    ["node-a1", "us-central1-a", "10.64.1.0/24"],
-    ["node-b1", "us-central1-b", "10.64.2.0/24"],
-  ] as const) {
+async function addNodes(env: TestEnv, core: k8s.CoreV1Api, nodes: ReadonlyArray<{ readonly name: string; readonly zone: string; readonly podCIDR: string }>): Promise<void> {
+  for (const { name, zone, podCIDR } of nodes) {
     env.gce.putInstance(name, { zone, tags: ["k8s-node"] });
     const created = await core.createNode({
       body: { metadata: { name, labels: { "topology.kubernetes.io/zone": zone } }, spec: { providerID: `gce://dccm-test/${zone}/${name}`, podCIDR, podCIDRs: [podCIDR] } },
@@ -83,11 +106,29 @@ async function startPeer(peer: Peer, env: TestEnv, core: k8s.CoreV1Api): Promise
   }
   const configPath = path.join(env.dir, "dccm.json");
   fs.writeFileSync(configPath, JSON.stringify(CLUSTER));
-  const daemons = new DaemonProcesses(env, configPath);
+  // Given after DaemonProcesses' own `--drift-interval 1h`: the last one counts (util.parseArgs).
+  const daemons = new DaemonProcesses(env, configPath, ["--drift-interval", DCCM_DRIFT_INTERVAL]);
   const running = daemons.start({ logLevel: "info" });
   await daemons.waitReady(running);
   await daemons.waitClusterApplied(running, 600_000);
   return { pid: running.pid, stop: () => daemons.stop(running) };
+}
+
+/** The emulator's Compute calls so far: REST calls, and the provider face's create/read/update/delete. */
+function computeCalls(env: TestEnv): number {
+  return Object.entries(env.gce.calls())
+    .filter(([key]) => !key.startsWith("POST /emulator/provider/") || /\/(create|read|update|delete)$/.test(key))
+    .reduce((sum, [, n]) => sum + n, 0);
+}
+
+/** Polls `done` every 50 ms; resolves with the ms it took, or null when `boundMs` passed first. */
+async function timeUntil(done: () => boolean, boundMs: number): Promise<number | null> {
+  const start = Date.now();
+  for (;;) {
+    if (done()) return Date.now() - start;
+    if (Date.now() - start > boundMs) return null;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 async function measure(peer: Peer, count: number): Promise<PeerFigures> {
@@ -95,7 +136,7 @@ async function measure(peer: Peer, count: number): Promise<PeerFigures> {
   const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
   let stop: (() => Promise<unknown>) | undefined;
   try {
-    await nodes(env, core);
+    await addNodes(env, core, NODES);
     const started = await startPeer(peer, env, core);
     stop = started.stop;
     env.gce.resetCalls();
@@ -107,12 +148,16 @@ async function measure(peer: Peer, count: number): Promise<PeerFigures> {
       await core.createNamespacedService({ namespace: "default", body: { metadata: { name }, spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ port: 80, protocol: "TCP" }] } } });
     }
     const servedAt = new Map<string, number>();
+    const lbNames = new Map<string, string>();
     await eventually(
       () => `${count - servedAt.size} of ${count} Services without ingress (${peer})`,
       async () => {
         for (const service of (await core.listNamespacedService({ namespace: "default" })).items) {
           const name = service.metadata?.name ?? "";
-          if (createdAt.has(name) && !servedAt.has(name) && (service.status?.loadBalancer?.ingress?.length ?? 0) > 0) servedAt.set(name, Date.now());
+          if (createdAt.has(name) && !servedAt.has(name) && (service.status?.loadBalancer?.ingress?.length ?? 0) > 0) {
+            servedAt.set(name, Date.now());
+            lbNames.set(name, loadBalancerName(service.metadata?.uid ?? ""));
+          }
         }
         return servedAt.size === count ? true : undefined;
       },
@@ -120,15 +165,45 @@ async function measure(peer: Peer, count: number): Promise<PeerFigures> {
       50,
     );
     const latencies = [...servedAt].map(([name, at]) => at - (createdAt.get(name) ?? at));
-    const calls = Object.entries(env.gce.calls())
-      .filter(([key]) => !key.startsWith("POST /emulator/provider/") || /\/(create|read|update|delete)$/.test(key))
-      .reduce((sum, [, n]) => sum + n, 0);
+    const calls = computeCalls(env);
+    const cpuSecondsPerService = round((treeCpuSeconds(started.pid) - cpuBefore) / count, 2);
+
+    // Both peers name a Service's target pool after the Service's UID (loadBalancerName).
+    const addedInstance = `/zones/${ADDED_NODE.zone}/instances/${ADDED_NODE.name}`;
+    const poolsWithAddedNode = (): number =>
+      env.gce
+        .listResources()
+        .filter((r) => r.kind === "targetPools" && [...lbNames.values()].includes(r.name))
+        .filter((r) => Array.isArray(r.properties.instances) && r.properties.instances.some((link) => typeof link === "string" && link.endsWith(addedInstance))).length;
+    env.gce.resetCalls();
+    const nodeAddStart = Date.now();
+    await addNodes(env, core, [ADDED_NODE]);
+    await eventually(
+      () => `${count - poolsWithAddedNode()} of ${count} target pools without ${ADDED_NODE.name} (${peer})`,
+      () => (poolsWithAddedNode() === count ? true : undefined),
+      3_600_000,
+      50,
+    );
+    const nodeAddMs = Date.now() - nodeAddStart;
+    const nodeAddComputeCalls = computeCalls(env);
+
+    const deleted = lbNames.get("peer-0") ?? "";
+    const ruleExists = (): boolean => env.gce.listResources().some((r) => r.kind === "forwardingRules" && r.name === deleted);
+    env.gce.resetCalls();
+    env.gce.deleteOutOfBand("forwardingRules", deleted, { scope: CLUSTER.region });
+    const repairMs = await timeUntil(ruleExists, REPAIR_BOUND_MS);
+    const repairComputeCalls = computeCalls(env);
     return {
       ingressMedianMs: round(median(latencies), 0),
       ingressP95Ms: round(percentile(latencies, 95), 0),
       computeCallsPerService: round(calls / count, 1),
-      cpuSecondsPerService: round((treeCpuSeconds(started.pid) - cpuBefore) / count, 2),
+      cpuSecondsPerService,
       peakRssMb: round(peakRssMb(started.pid), 0),
+      nodeAddMs,
+      nodeAddComputeCalls,
+      repairMs,
+      repairBoundMs: REPAIR_BOUND_MS,
+      repairComputeCalls,
     };
   } finally {
     await stop?.();
@@ -136,16 +211,22 @@ async function measure(peer: Peer, count: number): Promise<PeerFigures> {
   }
 }
 
-export async function benchPeer(): Promise<Record<string, number>> {
+/**
+ * `peer_<peer>_n<N>_<figure>` for each size, `peer_ratio_n<N>_<figure>` (dccm / stock) and
+ * `peer_<peer>_n<N>_wallSeconds` (the whole measure, environment start and stop included). A
+ * `repairMs` of null is a rule not put back within `repairBoundMs`.
+ */
+export async function benchPeer(): Promise<Record<string, number | null>> {
   const sizes = (process.env.DCCM_BENCH_PEER_SIZES ?? "1,20,100").split(",").map(Number);
-  const figures: Record<string, number> = {};
+  const figures: Record<string, number | null> = {};
   for (const count of sizes) {
     for (const peer of ["stock", "dccm"] as const) {
-      const measured = await measure(peer, count);
+      const startedAt = Date.now();
+      const measured = { ...(await measure(peer, count)), wallSeconds: round((Date.now() - startedAt) / 1000, 0) };
       process.stderr.write(`peer ${peer} N=${count}: ${JSON.stringify(measured)}\n`);
       for (const [key, value] of Object.entries(measured)) figures[`peer_${peer}_n${count}_${key}`] = value;
     }
-    for (const key of ["ingressMedianMs", "computeCallsPerService", "cpuSecondsPerService"] as const) {
+    for (const key of ["ingressMedianMs", "computeCallsPerService", "cpuSecondsPerService", "peakRssMb", "nodeAddMs", "nodeAddComputeCalls"] as const) {
       const stock = figures[`peer_stock_n${count}_${key}`] ?? 0;
       figures[`peer_ratio_n${count}_${key}`] = stock === 0 ? 0 : round((figures[`peer_dccm_n${count}_${key}`] ?? 0) / stock, 2);
     }

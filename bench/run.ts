@@ -50,7 +50,8 @@ async function main(): Promise<void> {
   for (const [key, value] of Object.entries(nodes)) if (typeof value === "number") figures[key] = value;
   Object.assign(figures, await benchWatcherScale());
   Object.assign(figures, await benchScale());
-  Object.assign(figures, await benchPeer());
+  // A repairMs of null (not put back within the bound) stays in `node dist/bench/peer.js`'s output.
+  for (const [key, value] of Object.entries(await benchPeer())) if (typeof value === "number") figures[key] = value;
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }
 
