@@ -7,8 +7,9 @@
  * although Google's provider also polls the operation), CPU-seconds per Service (the process, its
  * reaped children and its live descendants, /proc) and the peak RSS of the main process (VmHWM).
  * Then, with the N Services in place: a third Node added (its instance in the emulator, then the
- * Node object), the time until every Service's target pool holds it and the Compute calls until
- * then; and one Service's forwarding rule deleted in the emulator behind the peer's back, the time
+ * Node object), the time until every load balancer sends to it (the stock CCM: the Service's target
+ * pool holds it; dccm: an instance group of the Service's backend service does) and the Compute
+ * calls until then; and one Service's forwarding rule deleted in the emulator behind the peer's back, the time
  * until it is back, waited for at most REPAIR_BOUND_MS (`repairMs: null` when it was not put back
  * by then: the stock CCM syncs a Service only when the Service or the Node set changes).
  * Both run as processes: dccm's `dccm daemon` (with `--drift-interval 30s` instead of its default
@@ -121,6 +122,31 @@ function computeCalls(env: TestEnv): number {
     .reduce((sum, [, n]) => sum + n, 0);
 }
 
+function holds(list: unknown, suffix: string): boolean {
+  return Array.isArray(list) && list.some((link) => typeof link === "string" && link.endsWith(suffix));
+}
+
+/**
+ * How many of the load balancers (named after their Service's UID by both peers, loadBalancerName)
+ * send traffic to the instance: the stock CCM's target pool holds it, or one of dccm's backend
+ * services (`<name>`, `<name>-<protocol>`) has a backend instance group that holds it.
+ */
+function lbsHolding(env: TestEnv, lbNames: readonly string[], instance: string): number {
+  const resources = env.gce.listResources();
+  const groups = new Map(resources.filter((r) => r.kind === "instanceGroups").map((r) => [`/zones/${r.scope}/instanceGroups/${r.name}`, r.properties.instances]));
+  const groupHolds = (link: unknown): boolean => typeof link === "string" && [...groups].some(([suffix, instances]) => link.endsWith(suffix) && holds(instances, instance));
+  return lbNames.filter((name) => {
+    const pool = resources.find((r) => r.kind === "targetPools" && r.name === name);
+    if (pool !== undefined) return holds(pool.properties.instances, instance);
+    const backendServices = resources.filter((r) => r.kind === "backendServices" && (r.name === name || r.name.startsWith(`${name}-`)));
+    return backendServices.some((bs) => Array.isArray(bs.properties.backends) && bs.properties.backends.some((backend) => isGroupBackend(backend) && groupHolds(backend.group)));
+  }).length;
+}
+
+function isGroupBackend(backend: unknown): backend is { group: unknown } {
+  return typeof backend === "object" && backend !== null && "group" in backend;
+}
+
 /** Polls `done` every 50 ms; resolves with the ms it took, or null when `boundMs` passed first. */
 async function timeUntil(done: () => boolean, boundMs: number): Promise<number | null> {
   const start = Date.now();
@@ -168,26 +194,23 @@ async function measure(peer: Peer, count: number): Promise<PeerFigures> {
     const calls = computeCalls(env);
     const cpuSecondsPerService = round((treeCpuSeconds(started.pid) - cpuBefore) / count, 2);
 
-    // Both peers name a Service's target pool after the Service's UID (loadBalancerName).
     const addedInstance = `/zones/${ADDED_NODE.zone}/instances/${ADDED_NODE.name}`;
-    const poolsWithAddedNode = (): number =>
-      env.gce
-        .listResources()
-        .filter((r) => r.kind === "targetPools" && [...lbNames.values()].includes(r.name))
-        .filter((r) => Array.isArray(r.properties.instances) && r.properties.instances.some((link) => typeof link === "string" && link.endsWith(addedInstance))).length;
+    const lbsWithAddedNode = (): number => lbsHolding(env, [...lbNames.values()], addedInstance);
     env.gce.resetCalls();
     const nodeAddStart = Date.now();
     await addNodes(env, core, [ADDED_NODE]);
     await eventually(
-      () => `${count - poolsWithAddedNode()} of ${count} target pools without ${ADDED_NODE.name} (${peer})`,
-      () => (poolsWithAddedNode() === count ? true : undefined),
+      () => `${count - lbsWithAddedNode()} of ${count} load balancers without ${ADDED_NODE.name} (${peer})`,
+      () => (lbsWithAddedNode() === count ? true : undefined),
       3_600_000,
       50,
     );
     const nodeAddMs = Date.now() - nodeAddStart;
     const nodeAddComputeCalls = computeCalls(env);
 
-    const deleted = lbNames.get("peer-0") ?? "";
+    const lb0 = lbNames.get("peer-0") ?? "";
+    const deleted = env.gce.listResources().find((r) => r.kind === "forwardingRules" && (r.name === lb0 || r.name.startsWith(`${lb0}-`)))?.name;
+    if (deleted === undefined) throw new Error(`no forwarding rule ${lb0} of Service default/peer-0 (${peer})`);
     const ruleExists = (): boolean => env.gce.listResources().some((r) => r.kind === "forwardingRules" && r.name === deleted);
     env.gce.resetCalls();
     env.gce.deleteOutOfBand("forwardingRules", deleted, { scope: CLUSTER.region });

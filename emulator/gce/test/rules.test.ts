@@ -1792,10 +1792,7 @@ describe("GCE emulator rules: the stock CCM's Compute mutations over HTTP (one r
           subnetwork: link(`${P}/subnetworks/k8s-subnet`),
         });
         assert.equal(rule.status, 200, JSON.stringify(rule.body));
-        assert.deepEqual(
-          [(await call("GET", `${P}/forwardingRules/ilb`)).body.networkTier, (await call("GET", `${P}/addresses/ilb`)).body.networkTier],
-          ["PREMIUM", "PREMIUM"],
-        );
+        assert.deepEqual([(await call("GET", `${P}/forwardingRules/ilb`)).body.networkTier, (await call("GET", `${P}/addresses/ilb`)).body.networkTier], ["PREMIUM", "PREMIUM"]);
         assert.deepEqual([stored("forwardingRules", "ilb")?.networkTier, stored("addresses", "ilb")?.networkTier], ["PREMIUM", "PREMIUM"]);
       },
     },
