@@ -28,7 +28,9 @@ async function main(kubeconfigPath: string, informersModule: string): Promise<Ch
   const { ClusterWatcher: Watcher } = require(informersModule) as { ClusterWatcher: new (kubeConfig: ReturnType<typeof loadKubeConfig>, options: WatcherOptions) => ClusterWatcher };
   const kubeConfig = loadKubeConfig(kubeconfigPath);
   const before = memory();
-  const watcher = new Watcher(kubeConfig, { resyncMs: 3_600_000, restartBackoffBaseMs: 1000, restartBackoffMaxMs: 10_000 });
+  // DCCM_BENCH_WATCH_PAGE_SIZE: the list page size to measure (default: the watcher's own).
+  const pageSize = Number(process.env.DCCM_BENCH_WATCH_PAGE_SIZE ?? "0");
+  const watcher = new Watcher(kubeConfig, { resyncMs: 3_600_000, restartBackoffBaseMs: 1000, restartBackoffMaxMs: 10_000, ...(pageSize > 0 ? { pageSize } : {}) });
   try {
     const start = process.hrtime.bigint();
     await watcher.start();
