@@ -133,9 +133,7 @@ export async function benchWatcherScale(): Promise<WatcherScaleFigures> {
       scaleWatcherHeapMb: round(measured.heapBytes / 1024 / 1024, 1),
       scaleWatcherRssMb: round(measured.rssBytes / 1024 / 1024, 1),
       scaleRecomputeMs: round(measured.recomputeMs, 0),
-      ...(baseline === undefined
-        ? {}
-        : { scaleBaselineWatcherHeapMb: round(baseline.heapBytes / 1024 / 1024, 1), scaleBaselineWatcherRssMb: round(baseline.rssBytes / 1024 / 1024, 1) }),
+      ...(baseline === undefined ? {} : { scaleBaselineWatcherHeapMb: round(baseline.heapBytes / 1024 / 1024, 1), scaleBaselineWatcherRssMb: round(baseline.rssBytes / 1024 / 1024, 1) }),
     };
   } finally {
     await kube.stop();

@@ -215,12 +215,7 @@ export class LeanListWatch<T extends ObjectRef> {
         void this.run(++this.generation);
       }
     };
-    const controller = await this.options.watch.watch(
-      this.options.path,
-      { resourceVersion: this.resumeFrom, allowWatchBookmarks: true, timeoutSeconds },
-      onEvent,
-      onDone,
-    );
+    const controller = await this.options.watch.watch(this.options.path, { resourceVersion: this.resumeFrom, allowWatchBookmarks: true, timeoutSeconds }, onEvent, onDone);
     // Stopped (or ended) while the request was opening: nothing may keep it open.
     if (generation !== this.generation) controller.abort();
     else this.abortWatch = controller;
