@@ -38,7 +38,7 @@ export interface WatcherOptions {
   /** Deadline of each list call (watches have none: they are long-lived by design). Default 60 s. */
   listTimeoutMs?: number;
   onWatchRestart?: (resource: "nodes" | "services", error: unknown, delayMs: number) => void;
-  /** Objects per list page (default 500): the initial list and every relist come in pages this big. */
+  /** Objects per list page (default 100): the initial list and every relist come in pages this big. */
   pageSize?: number;
   /** What to watch. Default both; the node controller alone (tests, the benchmark) watches only Nodes. */
   resources?: readonly Resource[];

@@ -158,7 +158,7 @@ describe("watcher/informers ClusterWatcher: the Node subscription", function () 
     assert.equal(changes, 4);
     assert.deepEqual(api.paths, ["GET /api/v1/nodes", "GET /api/v1/nodes watch"], "Nodes only: no Service list");
     assert.deepEqual(api.queries, [
-      [["limit", "500"]],
+      [["limit", "100"]],
       [
         ["watch", "true"],
         ["resourceVersion", "10"],
