@@ -9,6 +9,7 @@ import type { ClusterSnapshot, NodeInfo, ServiceInfo } from "../model";
 import { KeepAliveAgents } from "../runtime/kube";
 import { trimNode, trimService, trimWatchedNode, type WatchedNode } from "./trim";
 import { backoffMs } from "../runtime/backoff";
+import { LeanListWatch, type LeanListWatchOptions, type ListWatchHandlers } from "./listWatch";
 
 /** What the daemon needs of a Service besides the model's view. */
 export interface ServiceMeta {
@@ -26,7 +27,7 @@ export interface ServiceMeta {
 export interface WatcherOptions {
   /**
    * Period of the `resync` event: consumers look at everything again from the cache. Watches are
-   * not restarted for it (aborting a live watch is what a failure looks like to the informer).
+   * not restarted for it.
    * Undefined: no resync events.
    */
   resyncMs?: number;
@@ -37,6 +38,8 @@ export interface WatcherOptions {
   /** Deadline of each list call (watches have none: they are long-lived by design). Default 60 s. */
   listTimeoutMs?: number;
   onWatchRestart?: (resource: "nodes" | "services", error: unknown, delayMs: number) => void;
+  /** Objects per list page (default 100): the initial list and every relist come in pages this big. */
+  pageSize?: number;
   /** What to watch. Default both; the node controller alone (tests, the benchmark) watches only Nodes. */
   resources?: readonly Resource[];
 }
@@ -75,12 +78,10 @@ export function serviceMeta(service: k8s.V1Service): ServiceMeta {
 
 export type Resource = "nodes" | "services";
 
-type CachingInformer = k8s.Informer<k8s.KubernetesObject> & k8s.ObjectCache<k8s.KubernetesObject>;
-
-/** One informer and its restart bookkeeping. */
+/** One list-watch and its restart bookkeeping. */
 interface Watched {
   resource: Resource;
-  informer: CachingInformer;
+  listWatch: LeanListWatch<k8s.KubernetesObject>;
   /** Consecutive failures without a healthy span in between; drives the backoff. */
   failures: number;
   /** Since when the watch has been (re)connected without an error. */
@@ -93,10 +94,10 @@ interface Watched {
 export class ClusterWatcher extends EventEmitter implements NodeSource {
   private readonly nodes = new Map<string, NodeInfo>();
   /**
-   * The node controller's view of each Node (labels shared with `nodes`): kept from the first
-   * subscription or read on, so a daemon without the node controller stores none.
+   * The node controller's view of each Node (labels shared with `nodes`). Kept from the start: no
+   * full Node is kept to build it from later, and it is small (addresses, taints, two conditions).
    */
-  private watchedNodeMap: Map<string, WatchedNode> | undefined;
+  private readonly watchedNodeMap = new Map<string, WatchedNode>();
   private readonly nodeListeners = new Set<(event: NodeEvent) => void>();
   private readonly services = new Map<string, ServiceInfo>();
   private readonly metas = new Map<string, ServiceMeta>();
@@ -112,41 +113,52 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
     super();
   }
 
-  /** Resolves once the initial lists are in the cache. */
+  /** Resolves once the initial lists are in the cache (or failed: a restart with backoff follows). */
   async start(): Promise<void> {
     this.agents = new KeepAliveAgents(this.kubeConfig, { requestTimeoutMs: this.options.listTimeoutMs ?? 60_000 });
     const core = this.agents.makeApiClient(k8s.CoreV1Api);
+    const watch = new k8s.Watch(this.kubeConfig);
     const resources = this.options.resources ?? ["nodes", "services"];
+    const add = (resource: Resource, path: string, list: LeanListWatchOptions<k8s.KubernetesObject>["list"], handlers: Pick<ListWatchHandlers<k8s.KubernetesObject>, "put" | "remove">): void => {
+      const listWatch: LeanListWatch<k8s.KubernetesObject> = new LeanListWatch({
+        path,
+        list,
+        watch,
+        ...(this.options.pageSize === undefined ? {} : { pageSize: this.options.pageSize }),
+        handlers: {
+          ...handlers,
+          failed: (error) => this.restart(watched, error),
+          // Opening a list or a watch proves nothing about health: it only starts the span that
+          // restart() measures. A watch the server ends normally reopens without an error, which
+          // keeps the span going.
+          connecting: () => {
+            watched.upSince ??= Date.now();
+          },
+        },
+      });
+      const watched: Watched = { resource, listWatch, failures: 0, upSince: undefined, restartTimer: undefined };
+      this.watched.push(watched);
+    };
     if (resources.includes("nodes")) {
-      const nodeInformer = k8s.makeInformer<k8s.V1Node>(this.kubeConfig, "/api/v1/nodes", () => core.listNode());
-      nodeInformer.on(k8s.ADD, (node) => this.putNode(node, "added"));
-      nodeInformer.on(k8s.UPDATE, (node) => this.putNode(node, "updated"));
-      nodeInformer.on(k8s.DELETE, (node) => this.removeNode(node.metadata?.name ?? ""));
-      this.watched.push({ resource: "nodes", informer: nodeInformer, failures: 0, upSince: undefined, restartTimer: undefined });
-    }
-    if (resources.includes("services")) {
-      const serviceInformer = k8s.makeInformer<k8s.V1Service>(this.kubeConfig, "/api/v1/services", () => core.listServiceForAllNamespaces());
-      for (const verb of [k8s.ADD, k8s.UPDATE] as const) serviceInformer.on(verb, (service) => this.putService(service));
-      serviceInformer.on(k8s.DELETE, (service) => this.removeService(`${service.metadata?.namespace}/${service.metadata?.name}`));
-      this.watched.push({ resource: "services", informer: serviceInformer, failures: 0, upSince: undefined, restartTimer: undefined });
-    }
-    for (const watched of this.watched) {
-      watched.informer.on(k8s.ERROR, (error) => this.restart(watched, error));
-      // A CONNECT comes before the list and the watch, so it proves nothing about health: it only
-      // starts the span that restart() measures. A watch the server ends normally reconnects with
-      // a CONNECT and no error, which keeps the span going.
-      watched.informer.on(k8s.CONNECT, () => {
-        watched.upSince ??= Date.now();
+      add("nodes", "/api/v1/nodes", (page) => core.listNode(page), {
+        put: (node, kind) => this.putNode(node, kind),
+        remove: (name) => this.removeNode(name),
       });
     }
-    await Promise.all(this.watched.map(({ informer }) => informer.start()));
+    if (resources.includes("services")) {
+      add("services", "/api/v1/services", (page) => core.listServiceForAllNamespaces(page), {
+        put: (service) => this.putService(service),
+        remove: (key) => this.removeService(key),
+      });
+    }
+    await Promise.all(this.watched.map(({ listWatch }) => listWatch.start()));
     if (this.options.resyncMs !== undefined) this.scheduleResync(this.options.resyncMs);
   }
 
   /**
-   * Restarts a failed watch after a backoff. The informer does not restart after an error, and
-   * there is no live watch to abort when its error arrives, so at most one restart is pending per
-   * resource and nothing else ever calls start() on a running informer.
+   * Restarts a failed list or watch after a backoff; it resumes from the last resourceVersion
+   * (lists again only if there is none, or the apiserver answers 410). A failed list-watch does
+   * nothing until restarted, so at most one restart is pending per resource.
    */
   private restart(watched: Watched, error: unknown): void {
     // Our own stop() aborts the watches: that error is not a failure.
@@ -160,13 +172,13 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
     this.options.onWatchRestart?.(watched.resource, error, delay);
     watched.restartTimer = this.later(delay, () => {
       watched.restartTimer = undefined;
-      watched.informer.start().catch((startError: unknown) => this.restart(watched, startError));
+      void watched.listWatch.start();
     });
   }
 
   private scheduleResync(resyncMs: number): void {
     this.later(resyncMs, () => {
-      // The informers keep the cache current through their watches (and relist on their own when
+      // The list-watches keep the cache current through their watches (and relist on their own when
       // a watch cannot resume); a resync only has consumers look at all of it again.
       this.emit("resync");
       this.scheduleResync(resyncMs);
@@ -187,37 +199,21 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
     const trimmed = trimNode(node);
     const same = isDeepStrictEqual(this.nodes.get(trimmed.name), trimmed);
     if (!same) this.nodes.set(trimmed.name, trimmed);
-    if (this.watchedNodeMap !== undefined) {
-      // The node controller sees every event, as from an informer of its own: even one that
-      // changed nothing here moved the resourceVersion its next write must carry.
-      const watched = trimWatchedNode(node, this.nodes.get(trimmed.name));
-      this.watchedNodeMap.set(watched.name, watched);
-      this.notifyNodes({ kind, node: watched });
-    }
+    // The node controller sees every event, as from an informer of its own: even one that changed
+    // nothing here moved the resourceVersion its next write must carry.
+    const watched = trimWatchedNode(node, this.nodes.get(trimmed.name));
+    this.watchedNodeMap.set(watched.name, watched);
+    this.notifyNodes({ kind, node: watched });
     if (!same) this.emit("change");
   }
 
   private removeNode(name: string): void {
-    const watched = this.watchedNodeMap?.get(name);
+    const watched = this.watchedNodeMap.get(name);
     if (watched !== undefined) {
-      this.watchedNodeMap?.delete(name);
+      this.watchedNodeMap.delete(name);
       this.notifyNodes({ kind: "deleted", node: watched });
     }
     if (this.nodes.delete(name)) this.emit("change");
-  }
-
-  /** The views, built from the informer's cache on first use (before start() that is empty). */
-  private watchedNodeViews(): Map<string, WatchedNode> {
-    if (this.watchedNodeMap === undefined) {
-      const informer = this.watched.find((watched) => watched.resource === "nodes")?.informer;
-      const views = new Map<string, WatchedNode>();
-      for (const object of informer?.list() ?? []) {
-        const view = trimWatchedNode(object, this.nodes.get(object.metadata?.name ?? ""));
-        views.set(view.name, view);
-      }
-      this.watchedNodeMap = views;
-    }
-    return this.watchedNodeMap;
   }
 
   private notifyNodes(event: NodeEvent): void {
@@ -225,7 +221,6 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
   }
 
   subscribeNodes(listener: (event: NodeEvent) => void): () => void {
-    this.watchedNodeViews();
     this.nodeListeners.add(listener);
     return () => {
       this.nodeListeners.delete(listener);
@@ -233,11 +228,11 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
   }
 
   watchedNode(name: string): WatchedNode | undefined {
-    return this.watchedNodeViews().get(name);
+    return this.watchedNodeMap.get(name);
   }
 
   watchedNodes(): WatchedNode[] {
-    return [...this.watchedNodeViews().values()];
+    return [...this.watchedNodeMap.values()];
   }
 
   private putService(service: k8s.V1Service): void {
@@ -281,7 +276,7 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     for (const watched of this.watched) watched.restartTimer = undefined;
-    await Promise.all(this.watched.map(({ informer }) => informer.stop()));
+    for (const watched of this.watched) watched.listWatch.stop();
     this.agents?.destroy();
   }
 }

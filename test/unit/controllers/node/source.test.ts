@@ -27,6 +27,8 @@ function node(name: string, resourceVersion: string, extra: { ready?: string; ip
 /** Serves one Node list and keeps the watch stream open for the test to write to. */
 class ScriptedApiserver {
   readonly paths: string[] = [];
+  /** Each request's query parameters, but the watch's random timeout. */
+  readonly queries: [string, string][][] = [];
   private readonly server: http.Server;
   private watch: http.ServerResponse | undefined;
   private watchWaiters: (() => void)[] = [];
@@ -36,6 +38,7 @@ class ScriptedApiserver {
     this.server = http.createServer((req, res) => {
       const url = new URL(req.url ?? "/", "http://x");
       this.paths.push(`${req.method} ${url.pathname}${url.searchParams.get("watch") === "true" ? " watch" : ""}`);
+      this.queries.push([...url.searchParams.entries()].filter(([key]) => key !== "timeoutSeconds"));
       if (url.searchParams.get("watch") === "true") {
         res.writeHead(200, { "content-type": "application/json" });
         res.flushHeaders();
@@ -154,9 +157,17 @@ describe("watcher/informers ClusterWatcher: the Node subscription", function () 
     );
     assert.equal(changes, 4);
     assert.deepEqual(api.paths, ["GET /api/v1/nodes", "GET /api/v1/nodes watch"], "Nodes only: no Service list");
+    assert.deepEqual(api.queries, [
+      [["limit", "100"]],
+      [
+        ["watch", "true"],
+        ["resourceVersion", "10"],
+        ["allowWatchBookmarks", "true"],
+      ],
+    ]);
   });
 
-  it("a watcher nobody subscribed to keeps no views; the first reader gets them from the informer's cache", async () => {
+  it("a reader who comes after start() gets the views of every Node listed and watched so far", async () => {
     watcher = new ClusterWatcher(kubeConfigFor(api.url), { resources: ["nodes"], restartBackoffBaseMs: 1000, restartBackoffMaxMs: 1000 });
     const w = watcher;
     await w.start();
@@ -164,7 +175,6 @@ describe("watcher/informers ClusterWatcher: the Node subscription", function () 
     const changed = new Promise<void>((resolve) => w.once("change", () => resolve()));
     api.send("ADDED", node("n2", "11", { ready: "Unknown" }));
     await changed;
-    assert.equal((w as unknown as { watchedNodeMap: unknown }).watchedNodeMap, undefined, "no views before a reader");
     assert.deepEqual(
       w.watchedNodes().map((n) => `${n.name}@${n.resourceVersion} ${n.ready ?? ""}`),
       ["n1@5 False", "n2@11 Unknown"],
