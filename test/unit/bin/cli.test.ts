@@ -40,6 +40,7 @@ const USAGE = [
   "  dccm manifests --config FILE --image IMAGE [FLAG ...]            print the in-cluster install as YAML (dccm manifests --help)",
   "  dccm preview [--snapshot FILE] [--json] [FLAG ...]                 what the daemon would change: exit 0 none, 2 some, 1 error (dccm preview --help)",
   "  dccm status  [--url URL] [--config FILE] [--json]                  one row per stack, from the daemon or its backend (dccm status --help)",
+  "  dccm drift   [--json] [FLAG ...]                                   what differs in GCE from the stacks, changing nothing: exit 0 none, 2 some, 1 error (dccm drift --help)",
   "  dccm refresh NAMESPACE/NAME [--timeout DURATION]                   refresh one Service's stack now, print the daemon's answer (dccm refresh --help)",
   "  dccm help                                                          print this text",
   "  dccm version                                                       print the version (also --version)",
