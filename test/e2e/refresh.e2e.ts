@@ -100,10 +100,11 @@ describe("dccm drift and dccm refresh against a running daemon", function () {
       stderr: "",
     });
 
-    // Observe-only: list and get calls alone, nothing created, changed or deleted, the backend untouched.
+    // Observe-only: gets and lists alone (an instance group's members are listed by a POST, which
+    // changes nothing), nothing created, changed or deleted, the backend untouched.
     assert.deepEqual(
       Object.keys(env.gce.calls()).filter((call) => !call.startsWith("GET ")),
-      [],
+      ["POST /compute/v1/projects/{project}/zones/{zone}/instanceGroups/{name}/listInstances"],
     );
     assert.deepEqual(env.gce.history(), []);
     assert.deepEqual(digest(backendDir), before);

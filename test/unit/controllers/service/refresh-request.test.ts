@@ -13,6 +13,7 @@ import { pendingRefresh, refreshAnswer, REFRESH_FAILED, REFRESHED, type RefreshO
 import { ADDRESS_TYPE, FORWARDING_RULE_TYPE } from "../../../../controllers/service/repairs";
 import type { ServiceMeta } from "../../../../watcher/informers";
 import { serviceMeta } from "../../../../watcher/informers";
+import { trimService } from "../../../../watcher/trim";
 import { ANNOTATION_REFRESH_HANDLED, ANNOTATION_REFRESH_REQUESTED, LB_FINALIZER } from "../../../../model";
 import { lbService } from "../../../support/builders";
 import { counter } from "../../../support/metrics";
@@ -109,6 +110,16 @@ describe("watcher/informers serviceMeta: the refresh annotations", () => {
     });
     assert.equal("refreshRequested" in serviceMeta(base), false);
     assert.equal("refreshHandled" in serviceMeta(base), false);
+  });
+
+  it("trimService leaves them out of the model's view (a request is no change of the desired state), every other annotation kept", () => {
+    const service = {
+      metadata: { namespace: "default", name: "web", uid: "u", annotations: { [ANNOTATION_REFRESH_REQUESTED]: "t2", [ANNOTATION_REFRESH_HANDLED]: "t1", "cloud.google.com/network-tier": "Standard" } },
+      spec: { type: "LoadBalancer" },
+    };
+    assert.deepEqual(trimService(service).annotations, { "cloud.google.com/network-tier": "Standard" });
+    const plain = { ...service, metadata: { ...service.metadata, annotations: { "cloud.google.com/network-tier": "Standard" } } };
+    assert.deepEqual(trimService(service), trimService(plain));
   });
 });
 
