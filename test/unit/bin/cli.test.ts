@@ -26,6 +26,8 @@ import { GC_HELP as SOURCE_GC_HELP } from "../../../bin/gcCommand";
 import { ADOPT_HELP as SOURCE_ADOPT_HELP } from "../../../bin/adoptCommand";
 import { STATUS_HELP } from "../../../bin/statusCommand";
 import { DEMO_HELP } from "../../../bin/demoCommand";
+import { DRIFT_HELP } from "../../../bin/driftCommand";
+import { REFRESH_HELP } from "../../../bin/refreshCommand";
 import { runDccm, type CliRun } from "../../support/cli";
 const DESIRED_HELP_TEXT = `${DESIRED_HELP}\n`;
 
@@ -517,9 +519,11 @@ describe("bin/dccm (child process)", function () {
       ["preview", PREVIEW_HELP],
       ["status", STATUS_HELP],
       ["demo", DEMO_HELP],
+      ["drift", DRIFT_HELP],
+      ["refresh", REFRESH_HELP],
     ];
     it("every subcommand: --help prints its own usage (exit 0); an unknown flag exits 2, one line, then where that usage is", function () {
-      // 18 processes: on a loaded machine more than the suite's bound for one.
+      // 22 processes: on a loaded machine more than the suite's bound for one.
       this.timeout(600_000);
       const runs = SUBCOMMANDS.map(([command]) => [dccm(command, "--help"), dccm(command, "--no-such-flag")]);
       assert.deepStrictEqual(

@@ -1,9 +1,9 @@
 // `dccm refresh`: the pure parts (the Service named, which Services can be refreshed, the Event
 // answering a value) and, as a child process, its help and the usage errors that stop it before it
-// talks to the cluster (the whole round trip with a daemon is test/e2e/refresh.e2e.ts).
+// talks to the cluster (its --help: cli.test.ts; the whole round trip with a daemon is test/e2e/refresh.e2e.ts).
 import * as assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
-import { REFRESH_HELP, refreshAnswerOf, refreshRefusal, refreshTarget } from "../../../bin/refreshCommand";
+import { refreshAnswerOf, refreshRefusal, refreshTarget } from "../../../bin/refreshCommand";
 import { runDccm } from "../../support/cli";
 
 function event(uid: string, reason: string, message: string, type = "Normal"): k8s.CoreV1Event {
@@ -47,10 +47,6 @@ describe("bin/refreshCommand: the pure parts", () => {
 
 describe("bin/dccm refresh (child process, before it talks to the cluster)", function () {
   this.timeout(60_000);
-
-  it("dccm refresh --help prints its flags, exit 0", () => {
-    assert.deepStrictEqual(runDccm(["refresh", "--help"]), { status: 0, stdout: `${REFRESH_HELP}\n`, stderr: "" });
-  });
 
   const usageErrors: Array<[string[], string]> = [
     [["refresh"], "dccm: expected one Service as NAMESPACE/NAME, got none\nsee dccm refresh --help\n"],
