@@ -5,7 +5,7 @@
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import * as YAML from "yaml";
 import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
 import { loadBalancerName } from "../../model";
@@ -127,7 +127,12 @@ describe("index.ts through the pulumi CLI and language host", function () {
     fs.symlinkSync(path.join(repoRoot(), "node_modules"), path.join(checkout, "node_modules"));
     fs.writeFileSync(path.join(checkout, "cluster.json"), JSON.stringify(dump("TCP")));
     const before = names();
-    const run = spawnSync("bash", ["-c", script], { cwd: checkout, env: { ...process.env, ...env.pulumiEnv }, encoding: "utf8", timeout: 540_000 });
+    // Not blocking this process: the emulator the preview talks to answers from it.
+    const run = await new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+      execFile("bash", ["-c", script], { cwd: checkout, env: { ...process.env, ...env.pulumiEnv }, timeout: 540_000 }, (error, stdout, stderr) =>
+        resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }),
+      );
+    });
     assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
     // Its own backend in the checkout (PULUMI_BACKEND_URL unset first, as it says), not the environment's.
     assert.deepEqual(fs.readdirSync(path.join(checkout, ".pulumi-state", ".pulumi", "stacks", "dccm")).filter((file) => file.endsWith(".json")), ["ci.json"]);
