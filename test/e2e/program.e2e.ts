@@ -119,7 +119,13 @@ describe("index.ts through the pulumi CLI and language host", function () {
       .map((line) => line.replace(/^ {4}/, ""));
     assert.equal(pasted.at(-1), "pulumi preview");
     // What its comment asks for: the other keys as dccm:<key>, and the project the emulator holds.
-    const otherKeys = ["pulumi config set dccm:region us-central1", "pulumi config set dccm:network k8s-net", "pulumi config set -- dccm:nodeTags '[\"k8s-node\"]'", "pulumi config set dccm:clusterName ci", "pulumi config set dccm:clusterId c1c2"];
+    const otherKeys = [
+      "pulumi config set dccm:region us-central1",
+      "pulumi config set dccm:network k8s-net",
+      "pulumi config set -- dccm:nodeTags '[\"k8s-node\"]'",
+      "pulumi config set dccm:clusterName ci",
+      "pulumi config set dccm:clusterId c1c2",
+    ];
     const script = ["set -e", ...pasted.slice(0, -1).map((line) => line.replace(" my-project ", " dccm-test ")), ...otherKeys, pasted.at(-1) ?? ""].join("\n");
     const checkout = path.join(env.dir, "checkout");
     fs.mkdirSync(checkout);
@@ -135,7 +141,10 @@ describe("index.ts through the pulumi CLI and language host", function () {
     });
     assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
     // Its own backend in the checkout (PULUMI_BACKEND_URL unset first, as it says), not the environment's.
-    assert.deepEqual(fs.readdirSync(path.join(checkout, ".pulumi-state", ".pulumi", "stacks", "dccm")).filter((file) => file.endsWith(".json")), ["ci.json"]);
+    assert.deepEqual(
+      fs.readdirSync(path.join(checkout, ".pulumi-state", ".pulumi", "stacks", "dccm")).filter((file) => file.endsWith(".json")),
+      ["ci.json"],
+    );
     assert.deepEqual(YAML.parse(fs.readFileSync(path.join(checkout, "Pulumi.ci.yaml"), "utf8")).config, {
       "dccm:snapshot": "cluster.json",
       "dccm:scope": "all",
