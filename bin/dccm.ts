@@ -14,6 +14,8 @@ import { GC_HELP, runGc } from "./gcCommand";
 import { MANIFESTS_HELP, runManifests } from "./manifestsCommand";
 import { PREVIEW_HELP, runPreview } from "./previewCommand";
 import { runStatus, STATUS_HELP } from "./statusCommand";
+import { REFRESH_HELP, runRefresh } from "./refreshCommand";
+import { DRIFT_HELP, runDrift } from "./driftCommand";
 import { DeployArgsError } from "../deploy/manifests";
 import { splitConfig } from "../daemon/config";
 import { CONFIG_FLAG_OPTIONS, configFromFlags, DESIRED_HELP, dropWarnings, parseFlags, parseModelConfig, RENDER_HELP, toPulumiConfig, UsageError } from "./options";
@@ -28,6 +30,8 @@ const USAGE = `usage:
   dccm manifests --config FILE --image IMAGE [FLAG ...]            print the in-cluster install as YAML (dccm manifests --help)
   dccm preview [--snapshot FILE] [--json] [FLAG ...]                 what the daemon would change: exit 0 none, 2 some, 1 error (dccm preview --help)
   dccm status  [--url URL] [--config FILE] [--json]                  one row per stack, from the daemon or its backend (dccm status --help)
+  dccm drift   [--json] [FLAG ...]                                   what differs in GCE from the stacks, changing nothing: exit 0 none, 2 some, 1 error (dccm drift --help)
+  dccm refresh NAMESPACE/NAME [--timeout DURATION]                   refresh one Service's stack now, print the daemon's answer (dccm refresh --help)
   dccm help                                                          print this text
   dccm version                                                       print the version (also --version)
 one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys
@@ -98,6 +102,10 @@ async function run(argv: string[]): Promise<number> {
       return runPreview(rest);
     case "status":
       return runStatus(rest);
+    case "refresh":
+      return runRefresh(rest);
+    case "drift":
+      return runDrift(rest);
     case undefined:
       process.stdout.write(`${USAGE}\n`);
       return 2;
@@ -137,6 +145,8 @@ const SUBCOMMAND_HELP: Readonly<Record<string, string>> = {
   manifests: MANIFESTS_HELP,
   preview: PREVIEW_HELP,
   status: STATUS_HELP,
+  refresh: REFRESH_HELP,
+  drift: DRIFT_HELP,
 };
 
 dropWarnings("MetadataLookupWarning");

@@ -14,6 +14,7 @@ export class ControllerMetrics {
   readonly backoffKeys: prom.Gauge;
   readonly foreignStacks: prom.Counter<"kind">;
   readonly driftCorrections: prom.Counter<"kind">;
+  readonly refreshRequests: prom.Counter<"result">;
   readonly clusterPutBack: prom.Counter<"resource">;
   readonly destroysHeld: prom.Gauge;
   readonly ipChangesHeld: prom.Counter;
@@ -52,6 +53,12 @@ export class ControllerMetrics {
       name: "dccm_drift_corrections_total",
       help: "Drift passes that put something back, by stack kind.",
       labelNames: ["kind"],
+      registers: [registry],
+    });
+    this.refreshRequests = new prom.Counter({
+      name: "dccm_refresh_requests_total",
+      help: "Refresh requests (annotation dccm.io/refresh-requested, dccm refresh) answered, by result (clean, repaired, applied, held, failed, invalid).",
+      labelNames: ["result"],
       registers: [registry],
     });
     this.clusterPutBack = new prom.Counter({

@@ -26,7 +26,7 @@ export interface ReconcilerDeps {
   cache: DesiredCache;
   watcher: Pick<ClusterWatcher, "meta">;
   runner: Pick<StackRunner, "up" | "destroy" | "removeStack" | "inspect" | "ensureStack"> & Partial<Pick<StackRunner, "preview">>;
-  writer: Pick<ServiceWriter, "setFinalizer" | "setIngress">;
+  writer: Pick<ServiceWriter, "setFinalizer" | "setIngress" | "setAnnotation">;
   /** The load balancer ledger (leaks/ledger.ts): which leaked load balancer names are this cluster's. */
   ledger?: LedgerWriter;
   events: EventRecorder;

@@ -44,8 +44,15 @@ export interface DriftPass {
   skipped: string[];
 }
 
-/** Every listed resource by id; instance groups the stacks hold carry their members as `instances`. */
-async function listDeclared(options: DriftScannerOptions, applied: readonly AppliedSnapshot[], opts: CallOptions): Promise<Map<string, Record<string, unknown>>> {
+/**
+ * Every listed resource by id; instance groups the stacks hold carry their members as `instances`.
+ * Reads only (list and get calls): `dccm drift` lists with it too.
+ */
+export async function listDeclared(
+  options: Pick<DriftScannerOptions, "compute" | "project" | "region" | "logger">,
+  applied: readonly AppliedSnapshot[],
+  opts: CallOptions,
+): Promise<Map<string, Record<string, unknown>>> {
   const { compute, project, region } = options;
   const listed = new Map<string, Record<string, unknown>>();
   for (const { kind, scope, item } of await listCollections(compute, project, region, opts)) {

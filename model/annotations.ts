@@ -8,6 +8,14 @@ export const ANNOTATION_SOURCE_RANGES = "service.beta.kubernetes.io/load-balance
 export const ANNOTATION_BACKEND = "dccm.io/backend";
 /** External load balancers only: the dual-stack subnetwork their IPv6 address comes from. */
 export const ANNOTATION_IPV6_SUBNET = "dccm.io/ipv6-subnet";
+/**
+ * Refresh now: a new value (any string; `dccm refresh` writes a timestamp) asks the daemon to
+ * refresh the Service's stack once, as a drift pass would; the daemon answers each value with one
+ * Event and records it under ANNOTATION_REFRESH_HANDLED, so a restart does not refresh it again.
+ * Neither is a change of the Service's load balancer (not read by the model).
+ */
+export const ANNOTATION_REFRESH_REQUESTED = "dccm.io/refresh-requested";
+export const ANNOTATION_REFRESH_HANDLED = "dccm.io/refresh-handled";
 
 export const LABEL_EXCLUDE_FROM_LB = "node.kubernetes.io/exclude-from-external-load-balancers";
 export const TAINT_TO_BE_DELETED = "ToBeDeletedByClusterAutoscaler";

@@ -5,7 +5,7 @@
 import { EventEmitter } from "node:events";
 import { isDeepStrictEqual } from "node:util";
 import * as k8s from "@kubernetes/client-node";
-import type { ClusterSnapshot, NodeInfo, ServiceInfo } from "../model";
+import { ANNOTATION_REFRESH_HANDLED, ANNOTATION_REFRESH_REQUESTED, type ClusterSnapshot, type NodeInfo, type ServiceInfo } from "../model";
 import { KeepAliveAgents } from "../runtime/kube";
 import { trimNode, trimService, trimWatchedNode, type WatchedNode } from "./trim";
 import { backoffMs } from "../runtime/backoff";
@@ -22,6 +22,9 @@ export interface ServiceMeta {
   finalizers: string[];
   ingress: string[];
   deleting: boolean;
+  /** dccm.io/refresh-requested and dccm.io/refresh-handled (controllers/service/refreshRequest.ts); unset when absent. */
+  refreshRequested?: string;
+  refreshHandled?: string;
 }
 
 export interface WatcherOptions {
@@ -63,6 +66,10 @@ export interface NodeSource {
   watchedNodes(): WatchedNode[];
 }
 
+function annotationField<K extends string>(field: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [field]: value } as Partial<Record<K, string>>);
+}
+
 export function serviceMeta(service: k8s.V1Service): ServiceMeta {
   return {
     namespace: service.metadata?.namespace ?? "default",
@@ -73,6 +80,8 @@ export function serviceMeta(service: k8s.V1Service): ServiceMeta {
     finalizers: [...(service.metadata?.finalizers ?? [])],
     ingress: (service.status?.loadBalancer?.ingress ?? []).map((entry) => entry.ip ?? entry.hostname ?? "").filter((ip) => ip !== ""),
     deleting: service.metadata?.deletionTimestamp !== undefined && service.metadata?.deletionTimestamp !== null,
+    ...annotationField("refreshRequested", service.metadata?.annotations?.[ANNOTATION_REFRESH_REQUESTED]),
+    ...annotationField("refreshHandled", service.metadata?.annotations?.[ANNOTATION_REFRESH_HANDLED]),
   };
 }
 

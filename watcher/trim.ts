@@ -2,7 +2,7 @@
  * Kubernetes objects → the plain snapshot entries the model reads. Structural input types, so
  * client-node objects and `kubectl get -o json` items are trimmed by the same code.
  */
-import type { NodeInfo, ServiceInfo, ServicePort, Taint } from "../model";
+import { ANNOTATION_REFRESH_HANDLED, ANNOTATION_REFRESH_REQUESTED, type NodeInfo, type ServiceInfo, type ServicePort, type Taint } from "../model";
 import { isRecord } from "../runtime/guards";
 
 export interface ObjectMetaLike {
@@ -69,6 +69,17 @@ function copyRecord(value: unknown): Record<string, string> {
   return isRecord(value) ? asWritten<Record<string, string>>({ ...value }) : asWritten<Record<string, string>>(value);
 }
 
+/**
+ * The annotations without the refresh requests (model/annotations.ts ANNOTATION_REFRESH_*): they
+ * are no input of the model, so a request is a change of the Service's meta (ServiceMeta, event
+ * `serviceMeta`: its stack is looked at), not of the desired state (which would run nothing).
+ */
+function modelAnnotations(annotations: Record<string, string>): Record<string, string> {
+  if (!isRecord(annotations) || (!(ANNOTATION_REFRESH_REQUESTED in annotations) && !(ANNOTATION_REFRESH_HANDLED in annotations))) return annotations;
+  const { [ANNOTATION_REFRESH_REQUESTED]: _requested, [ANNOTATION_REFRESH_HANDLED]: _handled, ...rest } = annotations;
+  return rest;
+}
+
 /** `null` or absent → empty; an array → its items through `each`; anything else as written. */
 function mapList<T>(value: unknown, each: (item: unknown) => T): T[] {
   if (value === undefined || value === null) return [];
@@ -103,7 +114,7 @@ export function trimService(service: ServiceLike): ServiceInfo {
     uid: asWritten(meta.uid ?? ""),
     type: asWritten(spec.type ?? "ClusterIP"),
     ...(isSet(spec.loadBalancerClass) ? { loadBalancerClass: asWritten<string>(spec.loadBalancerClass) } : {}),
-    annotations: copyRecord(meta.annotations),
+    annotations: modelAnnotations(copyRecord(meta.annotations)),
     ports: mapList(spec.ports, (port): ServicePort =>
       isRecord(port)
         ? {

@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 
-import { backendGroupKeys, isDenyFirewallName, serviceStackName, type Rejection, type ServiceDesired, type Scope, LB_FINALIZER } from "../../model";
+import { ANNOTATION_REFRESH_HANDLED, backendGroupKeys, isDenyFirewallName, serviceStackName, type Rejection, type ServiceDesired, type Scope, LB_FINALIZER } from "../../model";
 import type { DesiredCache } from "../../watcher/desiredCache";
 import type { ClusterWatcher, ServiceMeta } from "../../watcher/informers";
 import { isRecord } from "../../runtime/guards";
@@ -25,6 +25,7 @@ import type { Adoption } from "../../components/adoption";
 import type { RepairGuard } from "./repairs";
 import { classifyFailure, QUOTA_EXCEEDED, QUOTA_RETRY_MS, quotaExceededMessage } from "../failures";
 import { ingressOf } from "../../components/outputs";
+import { pendingRefresh, refreshAnswer, type RefreshFinding } from "./refreshRequest";
 
 function referencesOf(service: ServiceDesired): ClusterReferences {
   const denies = service.denyFirewall !== undefined || service.ipv6?.denyFirewall !== undefined;
@@ -130,7 +131,7 @@ export interface ServiceControllerDeps {
   cache: Pick<DesiredCache, "view">;
   watcher: Pick<ClusterWatcher, "meta">;
   runner: Pick<StackRunner, "removeStack" | "ensureStack">;
-  writer: Pick<ServiceWriter, "setFinalizer" | "setIngress">;
+  writer: Pick<ServiceWriter, "setFinalizer" | "setIngress" | "setAnnotation">;
   /** The load balancer ledger (leaks/ledger.ts): which leaked load balancer names are this cluster's. */
   ledger?: LedgerWriter;
   events: EventRecorder;
@@ -164,6 +165,10 @@ export interface FirstUpGuard {
 /** One sync's context: the stack, its record and the Service it is for. */
 interface Sync {
   item: WorkItem;
+  /** A refreshing run: the queue's flag (a drift pass) or a refresh request on the Service. */
+  refresh: boolean;
+  /** What a refreshing apply found (controllers/service/refreshRequest.ts). */
+  finding?: RefreshFinding;
   record: StackRecord;
   namespace: string;
   name: string;
@@ -176,6 +181,8 @@ export class ServiceController {
   private toldReferences: ClusterReferences;
   /** The Service stacks the guard before their first up holds. */
   private readonly heldStacks = new Set<string>();
+  /** The refresh request each Service stack last answered, until the watch shows it handled. */
+  private readonly answeredRefresh = new Map<string, string>();
 
   constructor(private readonly deps: ServiceControllerDeps) {
     this.toldReferences = deps.records.references();
@@ -183,14 +190,24 @@ export class ServiceController {
 
   async sync(item: WorkItem, namespace: string, name: string): Promise<ReconcileResult> {
     const meta = this.deps.watcher.meta(namespace, name);
+    const request = pendingRefresh(meta, this.answeredRefresh.get(item.key));
     const sync: Sync = {
       item,
+      refresh: item.refresh || request !== undefined,
       record: this.deps.records.get(item.key),
       namespace,
       name,
       scope: { kind: "service", namespace, name },
       target: { kind: "Service", namespace, name, uid: meta?.uid ?? "" },
     };
+    const { action, result } = await this.plannedSync(sync, meta);
+    if (request !== undefined && meta !== undefined) await this.answerRefresh(request, sync, meta, action, result);
+    return result;
+  }
+
+  /** Plans and executes until the plan needs no read of the stack; returns the last plan's kind with the result. */
+  private async plannedSync(sync: Sync, meta: ServiceMeta | undefined): Promise<{ action: ServiceSyncAction["kind"]; result: ReconcileResult }> {
+    const { item, namespace, name } = sync;
     for (;;) {
       const view = this.deps.cache.view(item.key);
       const action = planServiceSync(sync.record, {
@@ -200,19 +217,40 @@ export class ServiceController {
         hash: view.hash,
         rejections: view.rejections,
         meta,
-        refresh: item.refresh,
+        refresh: sync.refresh,
         clusterReady: view.service !== undefined && this.deps.cluster.readyFor(view.service),
         loadBalancerClasses: this.deps.loadBalancerClasses,
       });
-      if (action.kind !== "inspect") return this.execute(action, sync, view.service, meta);
+      if (action.kind !== "inspect") return { action: action.kind, result: await this.execute(action, sync, view.service, meta) };
       try {
         await this.deps.runs.inspectOnce(item.key, sync.scope, sync.record);
       } catch (error) {
-        return this.failed(error, sync, action.failure);
+        return { action: action.kind, result: await this.failed(error, sync, action.failure) };
       }
       // A deny rule the stack still holds changes the desired state (ObservedCloud.denyRulesHeld),
       // at once: the view read next is planned with it.
       if (sync.record.references === undefined) this.referenced(sync.record, recordedReferences(sync.record.recorded ?? {}, namespace, name));
+    }
+  }
+
+  /**
+   * Answers a refresh request once: the Event `dccm refresh` waits for, the metric, and the value
+   * recorded as handled on the Service (so a restart does not refresh it again). A request the
+   * sync did not get to (waiting, locked, shutting down) stays pending for the next sync.
+   */
+  private async answerRefresh(value: string, sync: Sync, meta: ServiceMeta, action: ServiceSyncAction["kind"], result: ReconcileResult): Promise<void> {
+    if (this.deps.signal.aborted) return;
+    const kind = action === "apply" || action === "inspect" ? "apply" : action === "reject" ? "reject" : "other";
+    const answer = refreshAnswer(value, { action: kind, result, finding: sync.finding, ...(result.kind === "retry" ? { error: describeError(result.error) } : {}) });
+    if (answer === undefined) return;
+    this.answeredRefresh.set(sync.item.key, value);
+    this.deps.metrics.refreshRequests.inc({ result: answer.result });
+    await this.deps.events.record(sync.target, answer.type, answer.reason, answer.message);
+    try {
+      await this.deps.writer.setAnnotation(meta.namespace, meta.name, ANNOTATION_REFRESH_HANDLED, value);
+    } catch (error) {
+      // Answered all the same: only a restart before the next write would refresh it once more.
+      this.deps.logger.warn({ stack: sync.item.key, err: describeError(error) }, "recording a refresh request as handled failed");
     }
   }
 
@@ -277,16 +315,26 @@ export class ServiceController {
     // Ledger before anything is created under the name: without an entry a leak is never provably ours.
     await this.deps.ledger?.record(service.lbName, { key: `${meta.namespace}/${meta.name}`, uid: meta.uid });
     let adoption: Adoption | undefined;
-    if (item.refresh && !action.changed && this.deps.repairs !== undefined) {
+    if (sync.refresh && !action.changed && this.deps.repairs !== undefined) {
       // A repair, not a change of the Service: planned first, never applied if it would change the IP.
       const published = record.published ?? ingressOf(record.recorded ?? {}, meta.namespace, meta.name);
       const decision = await this.deps.repairs.decide({ stack: item.key, scope: sync.scope, hash: action.hash, service, published, target });
-      if (decision.kind === "held") return { kind: "retry", error: decision.error };
-      if (decision.kind === "nothing") return this.unchanged(sync, service, meta, published);
+      if (decision.kind === "held") {
+        sync.finding = { kind: "held" };
+        return { kind: "retry", error: decision.error };
+      }
+      if (decision.kind === "nothing") {
+        sync.finding = { kind: "clean" };
+        return this.unchanged(sync, service, meta, published);
+      }
       adoption = decision.adoption;
     }
-    const outcome = await this.deps.runs.up(item.key, sync.scope, record, item.refresh, action.hash, adoption);
-    if (item.refresh && !action.changed && outcome.changed.length > 0) {
+    const outcome = await this.deps.runs.up(item.key, sync.scope, record, sync.refresh, action.hash, adoption);
+    if (sync.refresh) {
+      const putBack = describePutBack(outcome.changed);
+      sync.finding = action.changed ? { kind: "applied", putBack } : outcome.changed.length > 0 ? { kind: "repaired", putBack } : { kind: "clean" };
+    }
+    if (sync.refresh && !action.changed && outcome.changed.length > 0) {
       this.deps.metrics.driftCorrections.inc({ kind: "service" });
       this.deps.status?.driftCorrected(item.key, describePutBack(outcome.changed));
       await this.deps.events.record(target, "Normal", "DriftCorrected", `Put back: ${describePutBack(outcome.changed)}`);
@@ -416,6 +464,7 @@ export class ServiceController {
   /** Drops everything known of a stack that no longer exists. */
   private forget(stack: string): void {
     this.deps.runs.forget(stack);
+    this.answeredRefresh.delete(stack);
     if (this.deps.records.forget(stack)) this.tellReferences();
   }
 }

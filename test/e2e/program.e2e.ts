@@ -5,6 +5,8 @@
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { execFile } from "node:child_process";
+import * as YAML from "yaml";
 import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
 import { loadBalancerName } from "../../model";
 import { startTestEnv, type TestEnv } from "../support/e2e/env";
@@ -104,6 +106,60 @@ describe("index.ts through the pulumi CLI and language host", function () {
       return true;
     });
     assert.deepEqual(names(), everything);
+  });
+
+  it("the README's CI section as pasted, in a plain non-interactive bash: its own file backend and stack, the preview of both Services, nothing created", async () => {
+    const readme = fs.readFileSync(path.join(repoRoot(), "README.md"), "utf8");
+    const start = readme.indexOf("    unset PULUMI_BACKEND_URL ");
+    const end = readme.indexOf("\n\n", start);
+    assert.ok(start > 0 && end > start, "the CI section's block is in the README");
+    const pasted = readme
+      .slice(start, end)
+      .split("\n")
+      .map((line) => line.replace(/^ {4}/, ""));
+    assert.equal(pasted.at(-1), "pulumi preview");
+    // What its comment asks for: the other keys as dccm:<key>, and the project the emulator holds.
+    const otherKeys = [
+      "pulumi config set dccm:region us-central1",
+      "pulumi config set dccm:network k8s-net",
+      "pulumi config set -- dccm:nodeTags '[\"k8s-node\"]'",
+      "pulumi config set dccm:clusterName ci",
+      "pulumi config set dccm:clusterId c1c2",
+    ];
+    const script = ["set -e", ...pasted.slice(0, -1).map((line) => line.replace(" my-project ", " dccm-test ")), ...otherKeys, pasted.at(-1) ?? ""].join("\n");
+    const checkout = path.join(env.dir, "checkout");
+    fs.mkdirSync(checkout);
+    fs.writeFileSync(path.join(checkout, "Pulumi.yaml"), `name: dccm\nruntime: nodejs\nmain: ${path.join(repoRoot(), "dist", "index.js")}\n`);
+    fs.symlinkSync(path.join(repoRoot(), "node_modules"), path.join(checkout, "node_modules"));
+    fs.writeFileSync(path.join(checkout, "cluster.json"), JSON.stringify(dump("TCP")));
+    const before = names();
+    // Not blocking this process: the emulator the preview talks to answers from it.
+    const run = await new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+      execFile("bash", ["-c", script], { cwd: checkout, env: { ...process.env, ...env.pulumiEnv }, timeout: 540_000 }, (error, stdout, stderr) =>
+        resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }),
+      );
+    });
+    assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+    // Its own backend in the checkout (PULUMI_BACKEND_URL unset first, as it says), not the environment's.
+    assert.deepEqual(
+      fs.readdirSync(path.join(checkout, ".pulumi-state", ".pulumi", "stacks", "dccm")).filter((file) => file.endsWith(".json")),
+      ["ci.json"],
+    );
+    assert.deepEqual(YAML.parse(fs.readFileSync(path.join(checkout, "Pulumi.ci.yaml"), "utf8")).config, {
+      "dccm:snapshot": "cluster.json",
+      "dccm:scope": "all",
+      "dccm:project": "dccm-test",
+      "dccm:region": "us-central1",
+      "dccm:network": "k8s-net",
+      "dccm:nodeTags": '["k8s-node"]',
+      "dccm:clusterName": "ci",
+      "dccm:clusterId": "c1c2",
+    });
+    const previewed = run.stdout.slice(run.stdout.indexOf("Previewing update (ci)"));
+    for (const service of ["default/web", "default/api"]) assert.ok(previewed.includes(` ${service} `), previewed);
+    assert.match(previewed, /\nResources:\n {4}\+ \d+ to create\n/);
+    // A preview: GCE as it was.
+    assert.deepEqual(names(), before);
   });
 
   it("destroy leaves the emulator empty", async () => {

@@ -73,6 +73,10 @@ export function newReconciler(options: ReconcilerHarnessOptions = {}): Reconcile
         calls.push(`setIngress ${namespace}/${name} [${ips.join(",")}]`);
         return true;
       },
+      async setAnnotation(namespace, name, key, value) {
+        calls.push(`setAnnotation ${namespace}/${name} ${key}=${value}`);
+        return true;
+      },
     },
     events: recorder,
     metrics,

@@ -26,6 +26,8 @@ import { GC_HELP as SOURCE_GC_HELP } from "../../../bin/gcCommand";
 import { ADOPT_HELP as SOURCE_ADOPT_HELP } from "../../../bin/adoptCommand";
 import { STATUS_HELP } from "../../../bin/statusCommand";
 import { DEMO_HELP } from "../../../bin/demoCommand";
+import { DRIFT_HELP } from "../../../bin/driftCommand";
+import { REFRESH_HELP } from "../../../bin/refreshCommand";
 import { runDccm, type CliRun } from "../../support/cli";
 const DESIRED_HELP_TEXT = `${DESIRED_HELP}\n`;
 
@@ -40,6 +42,8 @@ const USAGE = [
   "  dccm manifests --config FILE --image IMAGE [FLAG ...]            print the in-cluster install as YAML (dccm manifests --help)",
   "  dccm preview [--snapshot FILE] [--json] [FLAG ...]                 what the daemon would change: exit 0 none, 2 some, 1 error (dccm preview --help)",
   "  dccm status  [--url URL] [--config FILE] [--json]                  one row per stack, from the daemon or its backend (dccm status --help)",
+  "  dccm drift   [--json] [FLAG ...]                                   what differs in GCE from the stacks, changing nothing: exit 0 none, 2 some, 1 error (dccm drift --help)",
+  "  dccm refresh NAMESPACE/NAME [--timeout DURATION]                   refresh one Service's stack now, print the daemon's answer (dccm refresh --help)",
   "  dccm help                                                          print this text",
   "  dccm version                                                       print the version (also --version)",
   "one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys",
@@ -515,9 +519,11 @@ describe("bin/dccm (child process)", function () {
       ["preview", PREVIEW_HELP],
       ["status", STATUS_HELP],
       ["demo", DEMO_HELP],
+      ["drift", DRIFT_HELP],
+      ["refresh", REFRESH_HELP],
     ];
     it("every subcommand: --help prints its own usage (exit 0); an unknown flag exits 2, one line, then where that usage is", function () {
-      // 18 processes: on a loaded machine more than the suite's bound for one.
+      // 22 processes: on a loaded machine more than the suite's bound for one.
       this.timeout(600_000);
       const runs = SUBCOMMANDS.map(([command]) => [dccm(command, "--help"), dccm(command, "--no-such-flag")]);
       assert.deepStrictEqual(

@@ -328,6 +328,9 @@ describe("daemon/reconciler: the ledger is written before the first up and dropp
           async setIngress() {
             return true;
           },
+          async setAnnotation() {
+            return true;
+          },
         },
         ledger: {
           async record(lbName, service) {

@@ -68,7 +68,7 @@ function harness(plan: StepEventMetadata[]): Harness {
     },
     deps: () => ({
       watcher: { meta: (namespace, name) => ({ namespace, name, uid: "uid-web", type: "LoadBalancer", finalizers: [LB_FINALIZER], ingress: [IP], deleting: false }) },
-      writer: { setFinalizer: async () => true, setIngress: async () => true },
+      writer: { setFinalizer: async () => true, setIngress: async () => true, setAnnotation: async () => true },
     }),
   });
   return { reconciler: h.reconciler, calls: h.calls, adoptions, events: h.sink, metrics: h.metrics, cache: h.cache };
