@@ -6,7 +6,8 @@
  * until every stack is confirmed unchanged (engine runs); a new node until its instance group holds
  * it; and the heap and RSS of this process (daemon, emulator and kube clients) idle and in a pass.
  * DCCM_BENCH_SCALE_BACKENDS (default `file`; e.g. `file,gs`) runs each N on each backend, gs:// on
- * fake-gcs-server, with the gs:// figures as ratios to file:// of the same run.
+ * fake-gcs-server, with the gs:// figures as ratios to file:// of the same run (`npm run bench:gs`:
+ * N = 100 and 500 on both, apart from `npm run bench`, whose scale part stays on file://).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -232,6 +233,7 @@ export async function benchScale(sizes: readonly number[] = (process.env.DCCM_BE
     process.stderr.write(`scale ${services} gs://: ${JSON.stringify(gs)}\n`);
     for (const key of ["restartToConfirmedMs", "driftPassMs", "coldStartMsPerService", "changeLatencyMedianMs"] as const)
       figures[`scale${services}_gs_${key}Ratio`] = round(gs[key] / Math.max(1, at[key]), 2);
+    figures[`scale${services}_gs_restartToConfirmedMs`] = gs.restartToConfirmedMs;
     figures[`scale${services}_gs_restartRuns`] = gs.restartRuns;
     figures[`scale${services}_gs_restartCliCommands`] = gs.restartCliCommands;
     figures[`scale${services}_gs_nodeToGroupCliCommands`] = gs.nodeToGroupCliCommands;

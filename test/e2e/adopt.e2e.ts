@@ -8,13 +8,14 @@
  * and replacing nothing that existed; `dccm adopt --to backend-service` moves one Service.
  */
 import * as assert from "node:assert/strict";
-import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 
 import { loadBalancerName, parseConfig, LB_FINALIZER } from "../../model";
+import { backendStackNames } from "../support/e2e/backendListing";
+import { backendContents } from "../support/e2e/daemon-process";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { E2E_CONFIG } from "../support/e2e/cluster";
 import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockSeed, type StockService } from "../support/e2e/stockCcm";
@@ -86,7 +87,7 @@ describe("adopt: migration from the stock CCM", function () {
     );
 
   before(async () => {
-    env = await startTestEnv();
+    env = await startTestEnv({ backend: "gs" });
     core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
     configPath = path.join(env.dir, "dccm.json");
     fs.writeFileSync(configPath, JSON.stringify(RAW_CONFIG));
@@ -143,7 +144,7 @@ describe("adopt: migration from the stock CCM", function () {
     const before = gceState();
     const run = await dccm("--dry-run");
     assert.equal(gceState(), before, "GCE unchanged");
-    assert.deepEqual(fs.readdirSync(path.join(env.dir, "backend")), [], "the backend unchanged");
+    assert.deepEqual(await backendContents(env), new Map(), "the backend unchanged: empty");
     assert.equal(run.code, 1, "sticky would be replaced");
     const lines = run.stdout.split("\n");
     const section = (subject: string): string[] => {
@@ -333,7 +334,7 @@ describe("adopt: dccm adopt from the command line", function () {
   let configPath: string;
 
   before(async () => {
-    env = await startTestEnv();
+    env = await startTestEnv({ backend: "gs" });
     core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
     configPath = path.join(env.dir, "dccm.json");
     fs.writeFileSync(configPath, JSON.stringify(RAW_CONFIG));
@@ -400,33 +401,13 @@ describe("adopt: dccm adopt from the command line", function () {
       env.gce.history().filter((entry) => entry.op !== "update" && seeded.has(`${entry.kind}/${entry.scope}/${entry.name}`)),
       [],
     );
-    assert.deepEqual(
-      fs
-        .readdirSync(path.join(env.dir, "backend", ".pulumi", "stacks", "dccm-e2e0cafe"))
-        .filter((file) => file.endsWith(".json"))
-        .sort(),
-      ["cluster.json", "service.default.web.json"],
-    );
+    assert.deepEqual(await backendStackNames(env, "dccm-e2e0cafe"), ["cluster", "service.default.web"]);
     env.gce.clearHistory();
     const second = await adopt(env, configPath, []);
     assert.deepEqual([second.code, second.stdout], [0, "Adoption: 0 addresses to promote, 0 to import, 0 to update in place, 0 to replace, 0 to create, 0 stacks refused\n"]);
     assert.deepEqual(env.gce.history(), []);
   });
 });
-
-/** Every file under `dir` (relative path → sha256 of its bytes): a backend compared byte for byte. */
-function filesOf(dir: string): Record<string, string> {
-  const files: Record<string, string> = {};
-  const walk = (at: string): void => {
-    for (const entry of fs.readdirSync(at, { withFileTypes: true })) {
-      const full = path.join(at, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else files[path.relative(dir, full)] = crypto.createHash("sha256").update(fs.readFileSync(full)).digest("hex");
-    }
-  };
-  walk(dir);
-  return files;
-}
 
 describe("adopt: a dry run after a partial adoption", function () {
   this.timeout(900_000);
@@ -435,7 +416,7 @@ describe("adopt: a dry run after a partial adoption", function () {
   let configPath: string;
 
   before(async () => {
-    env = await startTestEnv();
+    env = await startTestEnv({ backend: "gs" });
     core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
     configPath = path.join(env.dir, "dccm.json");
     fs.writeFileSync(configPath, JSON.stringify(RAW_CONFIG));
@@ -484,14 +465,13 @@ describe("adopt: a dry run after a partial adoption", function () {
     // Its owner sets it back to what the stock CCM made: now it can be adopted without a replace.
     const sticky = await core.readNamespacedService({ name: "sticky", namespace: "default" });
     await core.replaceNamespacedService({ name: "sticky", namespace: "default", body: { ...sticky, spec: { ...sticky.spec, sessionAffinity: "ClientIP" } } });
-    const backendDir = path.join(env.dir, "backend");
-    const backend = filesOf(backendDir);
+    const backend = await backendContents(env);
     const gce = JSON.stringify(env.gce.listResources().map((r) => [r.kind, r.scope, r.name, r.properties]));
     env.gce.clearHistory();
 
     const dry = await adopt(env, configPath, ["--dry-run"]);
     assert.equal(dry.code, 0, dry.stderr);
-    assert.deepEqual(filesOf(backendDir), backend, "the backend byte for byte");
+    assert.deepEqual(await backendContents(env), backend, "the backend byte for byte (gs://: every object's MD5 and generation)");
     assert.equal(JSON.stringify(env.gce.listResources().map((r) => [r.kind, r.scope, r.name, r.properties])), gce, "GCE unchanged");
     assert.deepEqual(env.gce.history(), [], "no write to GCE");
     const lb = loadBalancerName(stock[1].uid);

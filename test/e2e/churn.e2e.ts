@@ -5,11 +5,10 @@
  * names it.
  */
 import * as assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { createNode, lbService } from "../support/e2e/cluster";
-import { backendStacks, DaemonProcesses, lockFiles, type RunningDaemon, processCluster } from "../support/e2e/daemon-process";
+import { backendStackNames } from "../support/e2e/backendListing";
+import { backendLocks, DaemonProcesses, type RunningDaemon, processCluster } from "../support/e2e/daemon-process";
 import type { TestEnv } from "../support/e2e/env";
 import { serviceLeftovers } from "../support/e2e/invariants";
 import { eventually } from "../support/wait";
@@ -22,7 +21,7 @@ describe("dccm daemon under delete churn", function () {
   let daemon: RunningDaemon;
 
   before(async () => {
-    ({ env, core, daemons } = await processCluster());
+    ({ env, core, daemons } = await processCluster({ backend: "gs" }));
     daemon = daemons.start();
     await daemons.waitReady(daemon);
     await daemons.waitClusterApplied(daemon);
@@ -52,9 +51,10 @@ describe("dccm daemon under delete churn", function () {
 
   async function assertNothingLeft(name: string, uid: string): Promise<void> {
     await serviceGone(name);
+    let stacks: string[] = [];
     await eventually(
-      () => `the stack of ${name} removed from the backend: ${backendStacks(daemons.backendDir).join(", ")}`,
-      () => (backendStacks(daemons.backendDir).includes(`service.default.${name}`) ? undefined : true),
+      () => `the stack of ${name} removed from the backend: ${stacks.join(", ")}`,
+      async () => ((stacks = await backendStackNames(env)).includes(`service.default.${name}`) ? undefined : true),
       60_000,
     );
     assert.deepEqual(serviceLeftovers(env.gce.listResources(), "default", name, uid), []);
@@ -99,7 +99,7 @@ describe("dccm daemon under delete churn", function () {
     await daemons.waitReady(daemon);
     await assertNothingLeft("destroyed", uid);
     assert.equal(await daemons.stop(daemon), 0);
-    assert.deepEqual(lockFiles(daemons.backendDir), []);
+    assert.deepEqual(await backendLocks(env), []);
   });
 
   it("a daemon killed during a first up, the Service deleted while it is down: the restart destroys what the killed up created", async () => {

@@ -10,7 +10,8 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
-import { CLUSTER_STACK, desiredState, parseConfig, serviceStackName, type ClusterSnapshot } from "../../model";
+import { CLUSTER_STACK, desiredState, loadBalancerName, parseConfig, serviceStackName, type ClusterSnapshot } from "../../model";
+import { ingressOf } from "../../components/outputs";
 import { GcsBackend, GcsClient } from "../../stacks/gcs";
 import { readEveryStack } from "../../stacks/reader";
 import { StackRunner, type StackRunnerOptions } from "../../stacks/runner";
@@ -42,8 +43,11 @@ interface FaultProxy {
   host: string;
   /** Answers `status` to the next `count` requests, whatever they are: a rate limit or outage burst. */
   arm(count: number, status: number): void;
-  /** Answers 403 to every upload whose body names an object under `fragment`, until told undefined. */
-  refuseUploads(fragment: string | undefined): void;
+  /**
+   * Answers 403 to every upload whose body names an object under `fragment` (while `when()` holds,
+   * if given: e.g. once GCE holds what the run creates), until told undefined.
+   */
+  refuseUploads(fragment: string | undefined, when?: () => boolean): void;
   /** Requests answered by the proxy itself so far. */
   refused(): number;
   close(): Promise<void>;
@@ -55,6 +59,7 @@ async function startFaultProxy(target: string): Promise<FaultProxy> {
   let status = 503;
   let refused = 0;
   let uploadsRefused: string | undefined;
+  let refuseWhen: () => boolean = () => true;
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -62,7 +67,7 @@ async function startFaultProxy(target: string): Promise<FaultProxy> {
       const upload = (request.url ?? "").startsWith("/upload/");
       // The object's name is in the query (media uploads) or in the multipart body's metadata.
       const named = `${decodeURIComponent(request.url ?? "")} ${Buffer.concat(chunks).toString("latin1")}`;
-      if (uploadsRefused !== undefined && upload && named.includes(uploadsRefused)) {
+      if (uploadsRefused !== undefined && upload && named.includes(uploadsRefused) && refuseWhen()) {
         refused++;
         response.writeHead(403, { "content-type": "application/json" });
         response.end(JSON.stringify({ error: { code: 403, message: "upload refused by gcs-backend.e2e.ts" } }));
@@ -90,8 +95,9 @@ async function startFaultProxy(target: string): Promise<FaultProxy> {
       left = count;
       status = answer;
     },
-    refuseUploads: (fragment) => {
+    refuseUploads: (fragment, when = () => true) => {
       uploadsRefused = fragment;
+      refuseWhen = when;
     },
     refused: () => refused,
     close: async () => {
@@ -268,4 +274,62 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
       await proxy.close();
     }
   });
+
+  for (const kind of ["addresses", "forwardingRules"] as const) {
+    it(`a checkpoint write refused after GCE made the new Service's ${kind === "addresses" ? "address" : "forwarding rule"}: the next run keeps it, creates no second one and keeps the IP`, async () => {
+      const name = kind === "addresses" ? "api" : "mail";
+      const uid = kind === "addresses" ? "0b0e2e00-2222-4222-8333-444455556666" : "0b0e2e00-3333-4222-8333-444455556666";
+      const lb = loadBalancerName(uid);
+      const withNew: ClusterSnapshot = { ...snapshot, services: [...snapshot.services, { ...snapshot.services[0], name, uid }] };
+      const desiredNew = desiredState(withNew, config);
+      const stack = serviceStackName("default", name);
+      const scope = { kind: "service" as const, namespace: "default", name };
+      const made = (): boolean => env.gce.listResources().some((resource) => resource.kind === kind && resource.name === lb);
+      const proxy = await startFaultProxy(env.gcs?.host ?? "");
+      try {
+        const running = new StackRunner(options(`workspaces-refused-${name}`, { env: { ...env.pulumiEnv, STORAGE_EMULATOR_HOST: proxy.host } }));
+        env.gce.clearHistory();
+        proxy.refuseUploads(`.pulumi/stacks/${PROJECT_NAME}/${stack}`, made);
+        await assert.rejects(running.up(stack, scope, desiredNew, { refresh: false }));
+        proxy.refuseUploads(undefined);
+        assert.notEqual(proxy.refused(), 0, "a checkpoint write was refused");
+        assert.equal(made(), true, `GCE made ${kind}/${lb} before the refused write`);
+        const ip = env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === lb)?.properties.address;
+        assert.equal(typeof ip, "string");
+        // What the bucket recorded: the create begun, its end refused.
+        const read = await GcsBackend.fromUrl(env.backendUrl, env.pulumiEnv)?.readCheckpoint(PROJECT_NAME, stack);
+        assert.equal(read?.kind, "read");
+        const recorded = read?.kind === "read" ? read.deployment : undefined;
+        const pending = ((recorded?.pending_operations ?? []) as { type: string; resource: { type: string } }[]).map((operation) => `${operation.type} ${operation.resource.type}`);
+        const pendingType = kind === "addresses" ? "gcp:compute/address:Address" : "gcp:compute/forwardingRule:ForwardingRule";
+        // With it, whichever other creates were in flight when the write was refused (timing).
+        assert.deepEqual(
+          pending.filter((operation) => operation === `creating ${pendingType}`),
+          [`creating ${pendingType}`],
+        );
+        assert.deepEqual(
+          pending.filter((operation) => !operation.startsWith("creating ")),
+          [],
+        );
+
+        // The retry (the same runner, as the daemon retries) and a restarted daemon's runner.
+        const outcome = await running.up(stack, scope, desiredNew, { refresh: false });
+        const restarted = new StackRunner(options(`workspaces-refused-${name}-restarted`));
+        const inspected = await restarted.inspect(stack, scope);
+        assert.deepEqual(inspected.recovered, []);
+        assert.deepEqual((await restarted.up(stack, scope, desiredNew, { refresh: true })).changed, []);
+        assert.deepEqual(ingressOf(outcome.outputs, "default", name), [ip], "the Service's ingress is the address GCE made first");
+        assert.equal(env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === lb)?.properties.address, ip, "the IP unchanged");
+        const forLb = env.gce.history().filter((entry) => entry.name === lb && (entry.kind === "addresses" || entry.kind === "forwardingRules"));
+        assert.deepEqual(
+          forLb.map((entry) => `${entry.op} ${entry.kind}`),
+          ["create addresses", "create forwardingRules"],
+          "each made once, never deleted",
+        );
+        assert.deepEqual(gceViolations(env.gce.listResources(), await declaredResourcesOf(env)), []);
+      } finally {
+        await proxy.close();
+      }
+    });
+  }
 });

@@ -14,6 +14,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 import { loadBalancerName, parseConfig } from "../../model";
+import { backendProjects } from "../support/e2e/backendListing";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { createNode, E2E_CONFIG, lbService } from "../support/e2e/cluster";
 import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER } from "../support/e2e/stockCcm";
@@ -74,7 +75,7 @@ describe("leaks: only what dccm created is proven (issue 26)", function () {
   const ledger = async (): Promise<k8s.V1ConfigMap> => core.readNamespacedConfigMap({ name: "dccm-load-balancers", namespace: "kube-system" });
 
   before(async () => {
-    env = await startTestEnv();
+    env = await startTestEnv({ backend: "gs" });
     core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
     clusterUid = (await core.readNamespace({ name: "kube-system" })).metadata?.uid ?? "";
     env.gce.putInstance("node-a1", { zone: "us-central1-a" });
@@ -175,8 +176,7 @@ describe("leaks: only what dccm created is proven (issue 26)", function () {
     assert.equal(gceState(), gceBefore, "GCE unchanged: no k8s-ig--other02, nothing else");
     const ledgerAfter = await ledger();
     assert.deepEqual([ledgerAfter.metadata?.annotations, ledgerAfter.data], [ledgerBefore.metadata?.annotations, ledgerBefore.data]);
-    const projects = fs.readdirSync(path.join(env.backendUrl.slice("file://".length), ".pulumi", "stacks")).sort();
-    assert.deepEqual(projects, [`dccm-${CLUSTER_ID}`], "no stack of project dccm-other02");
+    assert.deepEqual(await backendProjects(env), [`dccm-${CLUSTER_ID}`], "no stack of project dccm-other02");
     const web = await core.listNamespacedEvent({ namespace: "default", fieldSelector: "involvedObject.name=web,reason=SyncLoadBalancerFailed" });
     assert.deepEqual(web.items, [], "no failure posted on the served Service");
 
