@@ -8,6 +8,8 @@
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import * as v8 from "node:v8";
+import * as vm from "node:vm";
 import { LocalWorkspace, PulumiCommand, type InlineProgramArgs, type Stack, type StepEventMetadata } from "@pulumi/pulumi/automation";
 import { hashOf } from "../watcher/desiredCache";
 import { stepListener } from "./events";
@@ -83,6 +85,11 @@ export class PreviewEngine {
       for (const dir of [this.workspaceDir(stackName), this.workspaceDir(`new-${stackName}`), path.join(this.options.workDir, "empty-backend", stackName)]) {
         fs.rmSync(dir, { recursive: true, force: true });
       }
+      // V8 collects lazily while memory is plentiful: each run's garbage (its program's resources and
+      // outputs, the gRPC messages) would raise the heap run after run, to 663 MB at 500 new Services
+      // where what stays alive between runs is ~70 MB (README, Benchmarks). A full collection after
+      // each run starts the next from what is alive.
+      collectGarbage();
     }
   }
 
@@ -102,4 +109,21 @@ export class PreviewEngine {
     const env = { PULUMI_CONFIG_PASSPHRASE: crypto.randomBytes(16).toString("hex") };
     return LocalWorkspace.createStack(args, { ...this.workspace(`new-${args.stackName}`, localBackendUrl(backendDir), env), secretsProvider: "passphrase" });
   }
+}
+
+/**
+ * A full garbage collection now, as `--expose-gc`'s `gc()` does, without that flag on the command
+ * line (the process's own `gc` when it has one): the flag is set for one new context, whose global
+ * `gc` is kept, then unset again so no program sees a `gc` it was not started with
+ * (jest-leak-detector gets its `gc` the same way).
+ */
+let fullCollection: (() => void) | undefined;
+export function collectGarbage(): void {
+  fullCollection ??= (globalThis as { gc?: () => void }).gc;
+  if (fullCollection === undefined) {
+    v8.setFlagsFromString("--expose-gc");
+    fullCollection = vm.runInNewContext("gc") as () => void;
+    v8.setFlagsFromString("--no-expose-gc");
+  }
+  fullCollection();
 }
