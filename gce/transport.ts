@@ -263,7 +263,9 @@ function googleAuthHeaders(scopes: readonly string[]): AuthHeaders {
 
 function errorText(err: unknown): string {
   if (err instanceof Error) {
-    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : "";
+    // fetch's "fetch failed" says why only in its cause; a wrapper that already quotes its cause
+    // (ours around ADC's error) would say it twice.
+    const cause = err.cause instanceof Error && !err.message.includes(err.cause.message) ? `: ${err.cause.message}` : "";
     return `${err.message}${cause}`;
   }
   return String(err);

@@ -4,6 +4,7 @@
  * by `dccm drift` exactly, which changes nothing (no mutating Compute call, the backend's files
  * byte for byte the same, no run of the daemon); `dccm refresh` then has the daemon repair it now
  * and prints the daemon's answer. Refused targets (no such Service, not a LoadBalancer) say so.
+ * Last, with the daemon stopped: `dccm gc` with no Google credentials says so in one line.
  */
 import * as assert from "node:assert/strict";
 import * as crypto from "node:crypto";
@@ -14,7 +15,7 @@ import { Daemon } from "../../daemon/daemon";
 import { ANNOTATION_REFRESH_HANDLED, ANNOTATION_REFRESH_REQUESTED, loadBalancerName, parseConfig } from "../../model";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { createNode, E2E_CONFIG, lbService } from "../support/e2e/cluster";
-import { runDccmAsync, type CliRun } from "../support/cli";
+import { runDccm, runDccmAsync, type CliRun } from "../support/cli";
 import { counter } from "../support/metrics";
 import { eventually } from "../support/wait";
 
@@ -163,5 +164,21 @@ describe("dccm drift and dccm refresh against a running daemon", function () {
         "dccm refresh: no answer from a dccm daemon within 2s: is one running and leading for this cluster (dccm status)? " +
         "The request stays on the Service; the daemon answers it when it next syncs the Service (kubectl describe service -n default web)\n",
     });
+  });
+
+  it("dccm gc --dry-run with no Google credentials at all (no ADC file, no gcloud, no metadata server): one line, ADC's text once, no retry count, exit 1", () => {
+    const home = fs.mkdtempSync(path.join(env.dir, "home-"));
+    const run = runDccm(["gc", "--dry-run", "--kubeconfig", env.kube.kubeconfigPath, "--config", configPath, "--backend-url", env.backendUrl], {
+      env: { ...process.env, ...env.pulumiEnv, HOME: home, CLOUDSDK_CONFIG: home },
+      unset: ["GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"],
+    });
+    const adc = "Could not load the default credentials. Browse to https://cloud.google.com/docs/authentication/getting-started for more information.";
+    assert.equal(run.status, 1, run.stderr);
+    const lines = run.stderr.split("\n").filter((line) => line !== "");
+    assert.equal(lines.length, 1, run.stderr);
+    assert.match(lines[0] ?? "", /^dccm gc: compute [a-zA-Z]+\.[a-zA-Z]+ projects\/dccm-test\/\S+: no response: /);
+    assert.ok(lines[0]?.endsWith(adc), run.stderr);
+    assert.equal(run.stderr.split("Could not load the default credentials").length - 1, 1);
+    assert.deepEqual([run.stderr.includes("attempts"), run.stderr.includes("MetadataLookupWarning")], [false, false]);
   });
 });

@@ -377,4 +377,24 @@ describe("gce/ ComputeClient", () => {
       [1, `compute instances.get projects/p/zones/z/instances/n: no response: ${adc}`, `compute instances.get projects/p/zones/z/instances/n: no response: ${adc}`],
     );
   });
+
+  it("an auth error that already quotes its cause (as the ADC wrapper does) says the cause once", async () => {
+    const adc = "Could not load the default credentials. Browse to https://cloud.google.com/docs/authentication/getting-started for more information.";
+    const wrapped = `no Google credentials for the Compute API (Application Default Credentials / metadata server): ${adc}`;
+    const c = client({
+      retry: { attempts: 5 },
+      auth: async () => {
+        throw new Error(wrapped, { cause: new Error(adc) });
+      },
+    });
+    const failure = await c.getInstance("p", "z", "n").then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    assert.ok(failure instanceof ComputeError);
+    assert.deepEqual(
+      [failure.message, describeError(failure)],
+      [`compute instances.get projects/p/zones/z/instances/n: no response: ${wrapped}`, `compute instances.get projects/p/zones/z/instances/n: no response: ${wrapped}`],
+    );
+  });
 });
