@@ -133,7 +133,7 @@ export class DesiredCache {
     this.snapshot = snapshot;
     const dirty = new Set<string>();
     const lbNames = new Set<string>();
-    const nodesChanged = first || this.nodesChanged(snapshot.nodes);
+    const nodesChanged = this.nodesChanged(snapshot.nodes) || first;
     const replan = this.syncServices(snapshot.services, dirty, lbNames);
     return this.apply({ nodesChanged, replan, dirty, lbNames });
   }
@@ -280,7 +280,8 @@ export class DesiredCache {
         changes.push({ stack: CLUSTER_STACK, hash });
       }
     }
-    this.assembled = undefined;
+    // Warnings move with the Nodes alone; a Service placed again may be equal and yet a new object.
+    if (change.nodesChanged || place.size > 0 || dirty.size > 0) this.assembled = undefined;
     return changes.sort((a, b) => compareText(a.stack, b.stack));
   }
 

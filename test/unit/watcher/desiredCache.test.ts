@@ -9,7 +9,7 @@ import { desiredState } from "../../../model/desired";
 import { instanceGroupName } from "../../../model/names";
 import { NOTHING_OBSERVED, type ClusterSnapshot, type Config, type NodeInfo, type ObservedCloud, type ServiceInfo } from "../../../model/types";
 import { DesiredCache, rejectionStack, stackHashes, type StackChange } from "../../../watcher/desiredCache";
-import { CONFIG, lbService } from "../../support/builders";
+import { CONFIG, gceNode, lbService } from "../../support/builders";
 import { nodeArb, serviceArb } from "../../support/modelArbitraries";
 
 const ZONES = ["us-central1-a", "us-central1-b", "us-central1-c"];
@@ -149,5 +149,79 @@ describe("watcher/desiredCache DesiredCache: incremental, equal to the full reco
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("watcher/desiredCache DesiredCache: what each change recomputes", () => {
+  const A = "us-central1-a";
+  const nodes = [gceNode("n1", "11111111-1111-4111-8111-111111111111", A, []), gceNode("n2", "22222222-2222-4222-8222-222222222222", A, [])];
+  const web = lbService("default", "web", "5ec00001-7a1b-4c2d-8e3f-a0b1c2d3e4f5");
+  const api = lbService("default", "api", "5ec00002-7a1b-4c2d-8e3f-a0b1c2d3e4f5");
+  const pool = lbService("default", "pool", "5ec00003-7a1b-4c2d-8e3f-a0b1c2d3e4f5", { annotations: { "dccm.io/backend": "target-pool" } });
+
+  function filled(): DesiredCache {
+    const cache = new DesiredCache(CONFIG);
+    cache.update({ nodes, services: [web, api, pool] });
+    return cache;
+  }
+
+  it("a Service changed: only its stack changes, and every other Service's desired state is the object it was (not computed again)", () => {
+    const cache = filled();
+    const before = cache.desired();
+    const changedWeb = { ...web, loadBalancerSourceRanges: ["10.0.0.0/8"] };
+    const changes = cache.update({ nodes, services: [changedWeb, api, pool] });
+    assert.deepStrictEqual(
+      changes.map((change) => change.stack),
+      ["service.default.web"],
+    );
+    assert.equal(
+      cache.view("service.default.api").service,
+      before.services.find((service) => service.key === "default/api"),
+    );
+    assert.equal(
+      cache.view("service.default.pool").service,
+      before.services.find((service) => service.key === "default/pool"),
+    );
+    assert.deepStrictEqual(cache.view("service.default.web").service?.firewall.sourceRanges, ["10.0.0.0/8"]);
+  });
+
+  it("a Node joins a zone that has one: the cluster stack and the target pool's change; the backend services are the objects they were", () => {
+    const cache = filled();
+    const before = cache.desired();
+    const changes = cache.update({ nodes: [...nodes, gceNode("n3", "33333333-3333-4333-8333-333333333333", A, [])], services: [web, api, pool] });
+    assert.deepStrictEqual(
+      changes.map((change) => change.stack),
+      ["cluster", "service.default.pool"],
+    );
+    assert.equal(
+      cache.view("service.default.web").service,
+      before.services.find((service) => service.key === "default/web"),
+    );
+    assert.equal(
+      cache.view("service.default.api").service,
+      before.services.find((service) => service.key === "default/api"),
+    );
+  });
+
+  it("the same snapshot again: nothing changes and nothing is computed again", () => {
+    const cache = filled();
+    const before = cache.desired();
+    assert.deepStrictEqual(cache.update({ nodes: [...nodes], services: [pool, api, web] }), []);
+    assert.equal(cache.desired(), before);
+  });
+
+  it("an observation that holds one Service's deny rule: that Service's stack only (and the cluster's firewall above the deny rules)", () => {
+    const cache = filled();
+    const before = cache.desired();
+    const changes = cache.observe({ ...NOTHING_OBSERVED, denyRulesHeld: ["default/api"] });
+    assert.deepStrictEqual(
+      changes.map((change) => change.stack),
+      ["cluster", "service.default.api"],
+    );
+    assert.equal(
+      cache.view("service.default.web").service,
+      before.services.find((service) => service.key === "default/web"),
+    );
+    assert.equal(cache.view("service.default.api").service?.firewall.priority, 999);
   });
 });
