@@ -1,12 +1,15 @@
 /**
  * The daemon at N Services (issue 12.5), on the offline environment (real kube-apiserver, real
  * engine, the GCE emulator in this process): for each N of DCCM_BENCH_SCALE (default 1,100,500),
- * the time to apply N new Services from a cold start; one Service's change latency; a drift pass
+ * the time to apply N new Services from a cold start; one Service's change latency (split into
+ * patch → its `up` starts and `up` start → applied); a drift pass
  * by listing (wall time, engine runs) with nothing drifted and with one stack drifted; a restart
  * until every stack is confirmed unchanged (engine runs); a new node until its instance group holds
  * it; and the heap and RSS of this process (daemon, emulator and kube clients) idle and in a pass.
  * DCCM_BENCH_SCALE_BACKENDS (default `file`; e.g. `file,gs`) runs each N on each backend, gs:// on
- * fake-gcs-server, with the gs:// figures as ratios to file:// of the same run.
+ * fake-gcs-server, with the gs:// figures as ratios to file:// of the same run. N = 2,000 does not
+ * fit the normal `npm run bench` (its cold start alone is ~23 min on a quiet 2-core machine):
+ * `npm run bench:scale` runs 1,500,2000.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
