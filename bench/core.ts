@@ -6,6 +6,7 @@ import { desiredState, parseConfig } from "../model";
 import { renderProgram } from "../program/render";
 import { stackProgram } from "../program/stackProgram";
 import { StackRecords } from "../controllers/stackRuns";
+import { DesiredCache, stackHashes } from "../watcher/desiredCache";
 import { BENCH_CONFIG_RAW, generateCluster, toKubectlList } from "./generate";
 import { elapsedMs, median, round } from "./stats";
 
@@ -19,6 +20,13 @@ export interface CoreFigures {
   renderResources: number;
   renderMs: number;
   renderMsPerResource: number;
+  /** 5,000 Nodes and 10,000 Services: one Service changed, through the DesiredCache (incremental), median of 21. */
+  serviceChangeNodes: number;
+  serviceChangeServices: number;
+  serviceChangeIncrementalMs: number;
+  /** The same change as the cache computed it before (desiredState from scratch and every stack hashed), median of 5. */
+  serviceChangeFullMs: number;
+  serviceChangeSpeedup: number;
   /** Stacks whose references are recorded one by one, as after a restart. */
   referenceStacks: number;
   /** Median time to record all of them, the cluster stack's union read after each. */
@@ -39,6 +47,35 @@ function benchReferences(stacks: number): number {
     samples.push(elapsedMs(start));
   }
   return round(median(samples));
+}
+
+/** One Service's change at 5,000 Nodes + 10,000 Services: the incremental cache, and from scratch as before (both in this run). */
+function benchServiceChange(nodes: number, services: number): { incremental: number; full: number } {
+  const config = parseConfig(BENCH_CONFIG_RAW);
+  const snapshot = generateCluster(nodes, services);
+  const cache = new DesiredCache(config);
+  cache.update(snapshot);
+  const changed = (round: number): typeof snapshot => ({
+    nodes: snapshot.nodes,
+    services: snapshot.services.map((service, i) => (i === 0 ? { ...service, loadBalancerSourceRanges: [`10.${round % 256}.0.0/16`] } : service)),
+  });
+  const incremental: number[] = [];
+  for (let round = 0; round < 21; round++) {
+    const next = changed(round);
+    const start = process.hrtime.bigint();
+    const changes = cache.update(next);
+    cache.desired();
+    incremental.push(elapsedMs(start));
+    if (changes.length !== 1) throw new Error(`bench: one Service's change changed ${changes.length} stacks`);
+  }
+  const full: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    const next = changed(round);
+    const start = process.hrtime.bigint();
+    stackHashes(desiredState(next, config));
+    full.push(elapsedMs(start));
+  }
+  return { incremental: median(incremental), full: median(full) };
 }
 
 export async function benchCore(): Promise<CoreFigures> {
@@ -69,6 +106,7 @@ export async function benchCore(): Promise<CoreFigures> {
   fs.rmSync(dir, { recursive: true, force: true });
   if ("error" in rendered) throw new Error("bench: the stack program failed", { cause: rendered.error });
 
+  const change = benchServiceChange(5000, 10_000);
   return {
     desiredNodes: snapshot.nodes.length,
     desiredServices: snapshot.services.length,
@@ -79,6 +117,11 @@ export async function benchCore(): Promise<CoreFigures> {
     renderResources: rendered.resources.length,
     renderMs: round(renderMs, 0),
     renderMsPerResource: round(renderMs / rendered.resources.length),
+    serviceChangeNodes: 5000,
+    serviceChangeServices: 10_000,
+    serviceChangeIncrementalMs: round(change.incremental),
+    serviceChangeFullMs: round(change.full),
+    serviceChangeSpeedup: round(change.full / change.incremental, 0),
     referenceStacks: 10_000,
     referenceRestoreMedianMs: benchReferences(10_000),
   };

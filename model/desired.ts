@@ -8,7 +8,7 @@ import { BACKEND_SERVICE_MAX_BACKENDS, INSTANCE_GROUP_MAX_INSTANCES } from "./li
 import { CLUSTER_STACK, clusterDescription, instanceGroupIndex, instanceGroupName, nodeHealthCheckFirewallName, isValidGceName, ROUTE_DESCRIPTION, routeName, serviceKey } from "./names";
 import { cidrContains, parseCidr4, type Cidr4 } from "./net";
 import { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
-import { allowPriority, serviceDesired, sharedNodeHealthCheck, type Backends } from "./service";
+import { allowPriority, serviceShape, sharedNodeHealthCheck, withBackends, type Backends } from "./service";
 import { malformedNode, malformedService } from "./shape";
 import {
   FIREWALL_PRIORITY_ALLOW_ABOVE_DENY,
@@ -25,13 +25,14 @@ import {
   type Rejection,
   type RouteSpec,
   type ServiceDesired,
+  type ServiceInfo,
 } from "./types";
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function compareRejections(a: Rejection, b: Rejection): number {
+export function compareRejections(a: Rejection, b: Rejection): number {
   return compareText(a.service, b.service) || compareText(a.field, b.field) || compareText(a.message, b.message);
 }
 
@@ -121,30 +122,6 @@ function instanceGroups(backends: readonly InstanceRef[], config: Config, observ
   return specs;
 }
 
-/**
- * The groups a Service's backend service lists: every group of its backend zones that holds an
- * instance, and each zone's first group. Set on the Service only when a zone has more than one;
- * more than GCE allows in one backend service rejects the Service.
- */
-function withBackendGroups(services: ServiceDesired[], groups: readonly InstanceGroupSpec[], rejected: Rejection[]): ServiceDesired[] {
-  return services.flatMap((service): ServiceDesired[] => {
-    if (service.backend !== "backend-service") return [service];
-    const zones = new Set(service.backendZones);
-    const refs: GroupRef[] = groups
-      .filter((group) => zones.has(group.zone) && (group.index === undefined || group.instances.length > 0))
-      .map((group) => ({ zone: group.zone, name: group.name, ...(group.index === undefined ? {} : { index: group.index }) }));
-    if (refs.length > BACKEND_SERVICE_MAX_BACKENDS) {
-      rejected.push({
-        service: service.key,
-        field: "backends",
-        message: `Service ${service.key}: its nodes need ${refs.length} instance groups, ` + `more than the ${BACKEND_SERVICE_MAX_BACKENDS} backends GCE allows in one backend service`,
-      });
-      return [];
-    }
-    return refs.length > zones.size ? [{ ...service, backendGroups: refs }] : [service];
-  });
-}
-
 function routes(located: readonly LocatedNode[], config: Config, warnings: string[]): RouteSpec[] {
   if (!config.configureRoutes) return [];
   let clusterCidr: Cidr4 | undefined;
@@ -188,9 +165,9 @@ function instanceId(instance: InstanceRef): string {
 }
 
 /** Nodes with their GCE instance, less those whose instance GCE says is gone. */
-function presentNodes(snapshot: ClusterSnapshot, config: Config, observed: ObservedCloud, warnings: string[]): LocatedNode[] {
+function presentNodes(nodes: readonly NodeInfo[], config: Config, observed: ObservedCloud, warnings: string[]): LocatedNode[] {
   const gone = new Set(observed.goneInstances.map(instanceId));
-  return locateNodes(snapshot.nodes, config, warnings).filter(({ node, instance }) => {
+  return locateNodes(nodes, config, warnings).filter(({ node, instance }) => {
     if (!gone.has(instanceId(instance))) return true;
     // A group naming a deleted VM cannot be written at all: one such Node would stop every Node's changes.
     warnings.push(`node ${node.name}: instance ${instanceId(instance)} does not exist in GCE; left out of instance groups and routes`);
@@ -198,62 +175,97 @@ function presentNodes(snapshot: ClusterSnapshot, config: Config, observed: Obser
   });
 }
 
-/** Every Service that wants a load balancer, sorted by key, and those refused with why. */
-function desiredServices(snapshot: ClusterSnapshot, config: Config, backends: Backends, denyRulesHeld: ReadonlySet<string>): { services: ServiceDesired[]; rejected: Rejection[] } {
-  const services: ServiceDesired[] = [];
-  const rejected: Rejection[] = [];
-  for (const service of snapshot.services) {
-    const malformed = malformedService(service, config);
-    if (malformed !== undefined) {
-      rejected.push(malformed);
-      continue;
-    }
-    if (!wantsLoadBalancer(service, config)) continue;
-    const outcome = serviceDesired(service, config, backends, denyRulesHeld.has(serviceKey(service.namespace, service.name)));
-    if (outcome.ok) services.push(outcome.desired);
-    else rejected.push(...outcome.rejections);
-  }
-  services.sort((a, b) => compareText(a.key, b.key));
-  // UIDs that agree in their first 31 hex digits give one GCE name: the first Service by key keeps it.
-  const owners = new Map<string, string>();
-  const unique = services.filter((service) => {
-    const owner = owners.get(service.lbName);
-    if (owner === undefined) {
-      owners.set(service.lbName, service.key);
-      return true;
-    }
-    rejected.push({
-      service: service.key,
-      field: "metadata.uid",
-      message: `Service ${service.key}: metadata.uid: load balancer name ${service.lbName} is already used by Service ${owner}`,
-    });
-    return false;
-  });
-  rejected.sort(compareRejections);
-  return { services: unique, rejected };
+/**
+ * What the Nodes (and the observation of GCE) give every Service and the cluster stack: the
+ * backends, the instance groups, the routes and the warnings about Nodes. Recomputed whole on a
+ * Node change; no Service is read.
+ */
+export interface NodePart {
+  backends: Backends;
+  groups: InstanceGroupSpec[];
+  /**
+   * The groups a backend service lists: every group of the backend zones that holds an instance,
+   * and each zone's first group. The same for every Service, since each lists every backend zone.
+   */
+  backendGroupRefs: GroupRef[];
+  routes: RouteSpec[];
+  /** Sorted. */
+  warnings: string[];
 }
 
-export function desiredState(snapshot: ClusterSnapshot, config: Config, observed: ObservedCloud = NOTHING_OBSERVED): DesiredState {
+export function nodePart(nodes: readonly NodeInfo[], config: Config, observed: ObservedCloud): NodePart {
   const warnings: string[] = [];
-  const located = presentNodes(snapshot, config, observed, warnings);
-  const backendInstances = located
+  const located = presentNodes(nodes, config, observed, warnings);
+  const instances = located
     .filter(({ node }) => isBackendNode(node))
     .map(({ instance }) => instance)
     .sort(compareInstances);
-  const backendZones = [...new Set([...backendInstances.map((instance) => instance.zone), ...(config.instanceGroupZones ?? [])])].sort(compareText);
-  const denyRulesHeld = new Set(observed.denyRulesHeld);
-  const planned = desiredServices(snapshot, config, { zones: backendZones, instances: backendInstances }, denyRulesHeld);
-  const groups = instanceGroups(backendInstances, config, observed);
-  const rejected = [...planned.rejected];
-  const services = withBackendGroups(planned.services, groups, rejected);
-  if (rejected.length > planned.rejected.length) rejected.sort(compareRejections);
-  const cluster: ClusterDesired = {
+  const zones = [...new Set([...instances.map((instance) => instance.zone), ...(config.instanceGroupZones ?? [])])].sort(compareText);
+  const groups = instanceGroups(instances, config, observed);
+  const zoneSet = new Set(zones);
+  const backendGroupRefs = groups
+    .filter((group) => zoneSet.has(group.zone) && (group.index === undefined || group.instances.length > 0))
+    .map((group) => ({ zone: group.zone, name: group.name, ...(group.index === undefined ? {} : { index: group.index }) }));
+  const routeSpecs = routes(located, config, warnings);
+  return { backends: { zones, instances }, groups, backendGroupRefs, routes: routeSpecs, warnings: warnings.sort(compareText) };
+}
+
+/** One Service read on its own: not ours, rejected, or its desired state before uniqueness and backends. */
+export type ServicePlan = { kind: "ignored" } | { kind: "rejected"; rejections: Rejection[] } | { kind: "planned"; desired: ServiceDesired };
+
+export function planService(service: ServiceInfo, config: Config, denyRulesHeld: ReadonlySet<string>): ServicePlan {
+  const malformed = malformedService(service, config);
+  if (malformed !== undefined) return { kind: "rejected", rejections: [malformed] };
+  if (!wantsLoadBalancer(service, config)) return { kind: "ignored" };
+  const outcome = serviceShape(service, config, denyRulesHeld.has(serviceKey(service.namespace, service.name)));
+  return outcome.ok ? { kind: "planned", desired: outcome.desired } : { kind: "rejected", rejections: outcome.rejections };
+}
+
+/** UIDs that agree in their first 31 hex digits give one GCE name: the first Service by key (`owner`) keeps it. */
+export function lbNameTaken(service: ServiceDesired, owner: string): Rejection {
+  return {
+    service: service.key,
+    field: "metadata.uid",
+    message: `Service ${service.key}: metadata.uid: load balancer name ${service.lbName} is already used by Service ${owner}`,
+  };
+}
+
+/**
+ * A planned Service (the owner of its load balancer name) on the cluster's backends. A backend
+ * service lists its groups (backendGroups) only when a zone has more than one; more than GCE allows
+ * in one backend service rejects the Service.
+ */
+export function placeService(planned: ServiceDesired, nodes: NodePart): { ok: true; desired: ServiceDesired } | { ok: false; rejection: Rejection } {
+  const service = withBackends(planned, nodes.backends);
+  if (service.backend !== "backend-service") return { ok: true, desired: service };
+  const refs = nodes.backendGroupRefs;
+  if (refs.length > BACKEND_SERVICE_MAX_BACKENDS) {
+    return {
+      ok: false,
+      rejection: {
+        service: service.key,
+        field: "backends",
+        message: `Service ${service.key}: its nodes need ${refs.length} instance groups, ` + `more than the ${BACKEND_SERVICE_MAX_BACKENDS} backends GCE allows in one backend service`,
+      },
+    };
+  }
+  return { ok: true, desired: refs.length > service.backendZones.length ? { ...service, backendGroups: refs.map((ref) => ({ ...ref })) } : service };
+}
+
+/** A Service that needs the legacy node health check (a target pool on the shared check). */
+export function usesLegacyHealthCheck(service: ServiceDesired): boolean {
+  return service.backend === "target-pool" && service.healthCheck.kind === "shared";
+}
+
+/** The cluster stack's slice; `legacyHealthCheckUsed`: some desired Service usesLegacyHealthCheck. */
+export function clusterDesired(config: Config, nodes: NodePart, observed: ObservedCloud, legacyHealthCheckUsed: boolean): ClusterDesired {
+  return {
     stack: CLUSTER_STACK,
     project: config.project,
     region: config.region,
     network: config.network,
     clusterId: config.clusterId,
-    instanceGroups: groups,
+    instanceGroups: nodes.groups,
     nodeHealthCheck: sharedNodeHealthCheck(config),
     nodeHealthCheckFirewall: {
       name: nodeHealthCheckFirewallName(config.clusterId),
@@ -265,10 +277,41 @@ export function desiredState(snapshot: ClusterSnapshot, config: Config, observed
       // moves above them as the stock CCM's does (ensureHTTPHealthCheckFirewall, allowPriority):
       // the checkers' probes go to each load balancer's IP, which a deny rule at 1000 would win.
       // With them off, it stays above while a Service stack may still hold one (ObservedCloud).
-      priority: denyRulesHeld.size > 0 || observed.denyRulesUnread === true ? FIREWALL_PRIORITY_ALLOW_ABOVE_DENY : allowPriority(config, "EXTERNAL"),
+      priority: (observed.denyRulesHeld ?? []).length > 0 || observed.denyRulesUnread === true ? FIREWALL_PRIORITY_ALLOW_ABOVE_DENY : allowPriority(config, "EXTERNAL"),
     },
-    legacyNodeHealthCheck: observed.legacyHealthCheckReferenced || services.some((service) => service.backend === "target-pool" && service.healthCheck.kind === "shared"),
-    routes: routes(located, config, warnings),
+    legacyNodeHealthCheck: observed.legacyHealthCheckReferenced || legacyHealthCheckUsed,
+    routes: nodes.routes,
   };
-  return { cluster, services, rejected, warnings: warnings.sort(compareText) };
+}
+
+/**
+ * The reference: every piece computed from scratch. watcher/desiredCache.ts keeps the same pieces
+ * and recomputes only those a change reaches; a property test holds the two equal.
+ */
+export function desiredState(snapshot: ClusterSnapshot, config: Config, observed: ObservedCloud = NOTHING_OBSERVED): DesiredState {
+  const nodes = nodePart(snapshot.nodes, config, observed);
+  const denyRulesHeld = new Set(observed.denyRulesHeld);
+  const planned: ServiceDesired[] = [];
+  const rejected: Rejection[] = [];
+  for (const service of snapshot.services) {
+    const plan = planService(service, config, denyRulesHeld);
+    if (plan.kind === "planned") planned.push(plan.desired);
+    else if (plan.kind === "rejected") rejected.push(...plan.rejections);
+  }
+  planned.sort((a, b) => compareText(a.key, b.key));
+  const owners = new Map<string, string>();
+  const services: ServiceDesired[] = [];
+  for (const service of planned) {
+    const owner = owners.get(service.lbName);
+    if (owner !== undefined) {
+      rejected.push(lbNameTaken(service, owner));
+      continue;
+    }
+    owners.set(service.lbName, service.key);
+    const placed = placeService(service, nodes);
+    if (placed.ok) services.push(placed.desired);
+    else rejected.push(placed.rejection);
+  }
+  rejected.sort(compareRejections);
+  return { cluster: clusterDesired(config, nodes, observed, services.some(usesLegacyHealthCheck)), services, rejected, warnings: nodes.warnings };
 }

@@ -300,6 +300,27 @@ function checkSharedUserIP(scheme: LbScheme, userIP: string | undefined, fronten
  * denyRulesHeld): its allow rules stay at 999 until the deny rule is deleted.
  */
 export function serviceDesired(service: ServiceInfo, config: Config, backends: Backends, denyRuleHeld = false): ServiceOutcome {
+  const outcome = serviceShape(service, config, denyRuleHeld);
+  return outcome.ok ? { ok: true, desired: withBackends(outcome.desired, backends) } : outcome;
+}
+
+/**
+ * The Service's backends: the zones of a backend service, the instances of a target pool. Apart
+ * from serviceShape because they are the cluster's, not the Service's: a Node change that moves
+ * them re-places every Service of that backend kind without reading any Service again
+ * (watcher/desiredCache.ts). The keys keep their place in the object, so its JSON (the stack's
+ * hash) is what one pass would give.
+ */
+export function withBackends(desired: ServiceDesired, backends: Backends): ServiceDesired {
+  return {
+    ...desired,
+    backendZones: desired.backend === "backend-service" ? [...backends.zones] : [],
+    backendInstances: desired.backend === "target-pool" ? backends.instances.map((i) => ({ ...i })) : [],
+  };
+}
+
+/** Everything serviceDesired says that is the Service's own: its backends empty (withBackends fills them). */
+export function serviceShape(service: ServiceInfo, config: Config, denyRuleHeld: boolean): ServiceOutcome {
   const malformed = malformedServiceFields(service);
   if (malformed !== undefined) return { ok: false, rejections: [malformed] };
   const key = serviceKey(service.namespace, service.name);
@@ -328,8 +349,8 @@ export function serviceDesired(service: ServiceInfo, config: Config, backends: B
     sessionAffinity: affinity === "ClientIP" ? "CLIENT_IP" : "NONE",
     healthCheck,
     ...ipv4Firewalls(firewallBasis(lbName, description, config, scheme, frontends, healthCheck, denyRuleHeld), addressing),
-    backendZones: backend === "backend-service" ? [...backends.zones] : [],
-    backendInstances: backend === "target-pool" ? backends.instances.map((i) => ({ ...i })) : [],
+    backendZones: [],
+    backendInstances: [],
     ...(served.ipv6 && ipv6Subnet !== undefined ? { ipv6: ipv6Desired(firewallBasis(lbName, description, config, scheme, frontends, healthCheck, denyRuleHeld), ipv6Subnet, addressing) } : {}),
     ...(served.ipv6 && !served.ipv4 ? { ipv6Only: true } : {}),
     ...(served.fallback !== undefined ? { ipv6Fallback: served.fallback } : {}),
