@@ -93,10 +93,11 @@ describe("API call deadlines against a hung apiserver", function () {
     });
     try {
       await controller.start();
-      assert.deepEqual(hung.paths, ["GET /api/v1/nodes"]);
+      // The watcher lists in pages (watcher/listWatch.ts).
+      assert.deepEqual(hung.paths, ["GET /api/v1/nodes?limit=100"]);
       assert.deepEqual(
         lines.map((line) => `${String(line.msg)}: ${String((line.err as { message?: unknown } | undefined)?.message)}`),
-        ["node watch failed; restarting in 1000 ms: The user aborted a request."],
+        ["node watch failed; restarting in 1000 ms: listing /api/v1/nodes: The user aborted a request."],
       );
     } finally {
       await controller.stop();

@@ -319,8 +319,8 @@ describe("nodes/decide", () => {
           const providerID = p === null ? undefined : `gce://${p[0]}/${p[1]}/${p[2]}`;
           const n = node({ ...(providerID === undefined ? {} : { providerID }), ...(ready === null ? {} : { ready }) });
           const d = shouldDeleteNode(view(n), lookup);
-          const expected =
-            p !== null && ready !== null && ready !== "True" && lookup.kind === "notFound" && lookup.scope === "instance" && lookup.project === p[0] && lookup.zone === p[1] && lookup.name === p[2];
+          // A Node without a Ready condition counts as Unknown, as the stock CCM's does.
+          const expected = p !== null && ready !== "True" && lookup.kind === "notFound" && lookup.scope === "instance" && lookup.project === p[0] && lookup.zone === p[1] && lookup.name === p[2];
           assert.equal(d.delete, expected);
         }),
       );
