@@ -19,26 +19,18 @@ import {
   clusterConfig,
   commandHelp,
   computeEndpointOf,
-  configFlag,
+  CLUSTER_STACKS_COMPUTE_FLAGS,
   describeFailure,
   GCP_FLAGS_NOTE,
   kubeConfigOf,
   parseCommand,
-  READER_FLAGS,
   readReaderFlags,
   UsageError,
   type HelpEntry,
 } from "./options";
 import { printableUrl } from "./statusCommand";
 
-const DRIFT_FLAGS: readonly HelpEntry[] = [
-  { name: "json", help: "print the report as JSON" },
-  READER_FLAGS.kubeconfig,
-  configFlag(["GCP keys", "stateDir", "backendUrl", "computeEndpoint"]),
-  READER_FLAGS.stateDir,
-  READER_FLAGS.backendUrl,
-  READER_FLAGS.computeEndpoint,
-];
+const DRIFT_FLAGS: readonly HelpEntry[] = [{ name: "json", help: "print the report as JSON" }, ...CLUSTER_STACKS_COMPUTE_FLAGS];
 
 export const DRIFT_HELP = commandHelp(
   [

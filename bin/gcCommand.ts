@@ -22,11 +22,10 @@ import {
   clusterConfig,
   commandHelp,
   computeEndpointOf,
-  configFlag,
+  CLUSTER_STACKS_COMPUTE_FLAGS,
   describeFailure,
   GCP_FLAGS_NOTE,
   parseCommand,
-  READER_FLAGS,
   readReaderFlags,
   UsageError,
   type HelpEntry,
@@ -34,15 +33,7 @@ import {
 } from "./options";
 
 /** gc's own flags and the shared ones, in help order. */
-const GC_FLAGS: readonly HelpEntry[] = [
-  { name: "dry-run", help: "print the leaks, delete nothing" },
-  { name: "yes", help: "delete every proven leak" },
-  READER_FLAGS.kubeconfig,
-  configFlag(["GCP keys", "stateDir", "backendUrl", "computeEndpoint"]),
-  READER_FLAGS.stateDir,
-  READER_FLAGS.backendUrl,
-  READER_FLAGS.computeEndpoint,
-];
+const GC_FLAGS: readonly HelpEntry[] = [{ name: "dry-run", help: "print the leaks, delete nothing" }, { name: "yes", help: "delete every proven leak" }, ...CLUSTER_STACKS_COMPUTE_FLAGS];
 
 export const GC_HELP = commandHelp(
   [

@@ -227,6 +227,15 @@ export function configFlag(keys: readonly string[]): Flag {
   return { name: "config", value: "FILE", help: `the config file of dccm daemon (${keys.join(", ")})` };
 }
 
+/** The flags of a command that reads the cluster, the daemon's stacks and Compute (gc, drift), in help order. */
+export const CLUSTER_STACKS_COMPUTE_FLAGS: readonly Flag[] = [
+  READER_FLAGS.kubeconfig,
+  configFlag(["GCP keys", "stateDir", "backendUrl", "computeEndpoint"]),
+  READER_FLAGS.stateDir,
+  READER_FLAGS.backendUrl,
+  READER_FLAGS.computeEndpoint,
+];
+
 /** The last help line of a command that takes the GCP flags. */
 export const GCP_FLAGS_NOTE = "and the GCP flags of dccm daemon --help (--project, --clusterId, ...).";
 
