@@ -261,8 +261,10 @@ export class GceLimits {
     if (timing === undefined) {
       return;
     }
-    const left = Math.min(timing.doneMs - this.now(), 120_000);
-    if (left > 0) {
+    // A timer may wake a millisecond before Date.now reaches its end (Node's timers run on the
+    // monotonic clock), so wait again until the clock the view reads says done.
+    const deadline = Math.min(timing.doneMs, this.now() + 120_000);
+    for (let left = deadline - this.now(); left > 0; left = deadline - this.now()) {
       await this.sleep(left);
     }
   }

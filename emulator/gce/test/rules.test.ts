@@ -1426,6 +1426,23 @@ describe("GCE emulator rules: timing and limits (limits.ts, one row per rule)", 
     assert.deepEqual(limits.operationStarted({ selfLink: "http://x/op/2", status: "DONE" }, "addresses").status, "DONE");
   });
 
+  it("operations.wait returns DONE even when a timer fires before the wall clock reaches the end (Node's setTimeout may wake a millisecond early by Date.now)", async () => {
+    const c = clock();
+    const slept: number[] = [];
+    const limits = new GceLimits({
+      operationLatencyMs: { forwardingRules: 40 },
+      now: c.now,
+      sleep: async (ms) => {
+        slept.push(ms);
+        c.set(c.now() + Math.max(ms - 1, 1));
+      },
+    });
+    const op = limits.operationStarted({ selfLink: "http://x/op/early", status: "DONE" }, "forwardingRules");
+    assert.equal(op.status, "PENDING");
+    await limits.waitFor("http://x/op/early");
+    assert.deepEqual([limits.operationView({ selfLink: "http://x/op/early", status: "DONE" }).status, slept], ["DONE", [40, 1]]);
+  });
+
   it("REST: a DELETE answers a PENDING operation; operations.wait returns it DONE; the provider face answers after the operation's latency", async () => {
     const slept: number[] = [];
     const gce = await startGceEmulator({
