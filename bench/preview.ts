@@ -3,7 +3,8 @@
  * offline environment (real engine, the GCE emulator's provider), every stack new, so every
  * Service is previewed through the engine. Wall time per Service, and the peak RSS of the preview
  * process with every process under it (pulumi CLI, provider plugins), summed from /proc every 50 ms.
- * `DCCM_BENCH_PREVIEW_SERVICES` (100) sets N.
+ * `DCCM_BENCH_PREVIEW_SERVICES` (100) sets N; `DCCM_BENCH_PREVIEW_PARALLELISM`, when set, is passed as
+ * `--parallelism`.
  */
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
@@ -119,7 +120,11 @@ export async function benchPreview(services = Number(process.env.DCCM_BENCH_PREV
       JSON.stringify({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "bench", clusterId: "b3nch", backendUrl: env.backendUrl }),
     );
     const start = process.hrtime.bigint();
-    const run = await runPreview(["--kubeconfig", env.kube.kubeconfigPath, "--config", config, "--snapshot", snapshot, "--json"], env.pulumiEnv);
+    const parallelism = process.env.DCCM_BENCH_PREVIEW_PARALLELISM;
+    const run = await runPreview(
+      ["--kubeconfig", env.kube.kubeconfigPath, "--config", config, "--snapshot", snapshot, "--json", ...(parallelism === undefined ? [] : ["--parallelism", parallelism])],
+      env.pulumiEnv,
+    );
     const ms = elapsedMs(start);
     if (run.code !== 2) throw new Error(`dccm preview exited ${String(run.code)}: ${run.stderr}`);
     const plan = JSON.parse(run.stdout) as { summary: { create: number }; stacks: { action: string }[] };

@@ -18,6 +18,7 @@ import {
   parsePropertyPath,
   planDocument,
   previewParallelism,
+  defaultPreviewParallelism,
   resourceChange,
   stackPlan,
   summarize,
@@ -481,15 +482,29 @@ describe("daemon/preview: engine runs", () => {
 
   const machine = { cores: 2, memoryBytes: 8 * 1024 ** 3 };
   const parallelisms: [string | undefined, unknown, number][] = [
-    [undefined, undefined, 2],
+    [undefined, undefined, 1],
     [undefined, 3, 3],
     [undefined, "5", 5],
     ["4", 3, 4],
     ["64", undefined, 64],
-    ["", 7, 2],
+    ["", 7, 1],
   ];
   for (const [flag, fromFile, expected] of parallelisms) {
     it(`previewParallelism(${JSON.stringify(flag)}, ${JSON.stringify(fromFile)}) = ${expected}`, () => assert.equal(previewParallelism(flag, fromFile, machine), expected));
+  }
+  const GIB = 1024 ** 3;
+  const defaults: [number, number, number][] = [
+    [1, 8 * GIB, 1],
+    [2, 8 * GIB, 1],
+    [3, 8 * GIB, 1],
+    [4, 8 * GIB, 2],
+    [16, 64 * GIB, 8],
+    // The memory bound first: 16 cores in 1.25 GiB hold 2 runs of the daemon's, 1 of a preview's.
+    [16, 1.25 * GIB, 1],
+    [8, 0.5 * GIB, 1],
+  ];
+  for (const [cores, memoryBytes, expected] of defaults) {
+    it(`defaultPreviewParallelism(${cores} cores, ${memoryBytes / GIB} GiB) = ${expected}`, () => assert.equal(defaultPreviewParallelism({ cores, memoryBytes }), expected));
   }
   const refused: [string | undefined, unknown, string][] = [
     ["0", undefined, '--parallelism: "0" is not a whole number from 1 to 64'],
