@@ -2,14 +2,16 @@
  * `dccm preview` of N new LoadBalancer Services (issue 18): the real CLI as a child process on the
  * offline environment (real engine, the GCE emulator's provider), every stack new, so every
  * Service is previewed through the engine. Wall time per Service, and the peak RSS of the preview
- * process with every process under it (pulumi CLI, provider plugins), summed from /proc every 50 ms.
- * `DCCM_BENCH_PREVIEW_SERVICES` (100) sets N; `DCCM_BENCH_PREVIEW_PARALLELISM`, when set, is passed as
- * `--parallelism`.
+ * process with every process under it (pulumi CLI, provider plugins), summed from /proc every 50 ms;
+ * the preview process's own peak; and, in the same run, the same preview of 1 Service: the floor
+ * that holds whatever N is (the process with its code loaded, one CLI, one plugin).
+ * `DCCM_BENCH_PREVIEW_SERVICES` (500, issue 31's size) sets N; `DCCM_BENCH_PREVIEW_PARALLELISM`,
+ * when set, is passed as `--parallelism` (default: dccm preview's own for this machine).
  */
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { startTestEnv } from "../test/support/e2e/env";
+import { startTestEnv, type TestEnv } from "../test/support/e2e/env";
 import { repoRoot } from "../test/support/tooling/testenv-paths";
 import { elapsedMs, round, runAlone } from "./stats";
 
@@ -18,6 +20,12 @@ export interface PreviewFigures {
   previewMsPerService: number;
   /** The preview process and its descendants, summed at the sample where the sum was highest, MB. */
   previewPeakRssMb: number;
+  /** The preview process alone, its highest sample, MB. */
+  previewProcessPeakRssMb: number;
+  /** previewPeakRssMb of a preview of 1 new Service in the same run, MB. */
+  previewOneServicePeakRssMb: number;
+  /** previewPeakRssMb ÷ previewOneServicePeakRssMb. */
+  previewPeakRssRatioToOne: number;
 }
 
 const PAGE_BYTES = 4096;
@@ -78,6 +86,8 @@ interface Run {
   stdout: string;
   stderr: string;
   peakRss: number;
+  /** The preview process's own highest sample. */
+  ownPeakRss: number;
   /** The peak sample by command (dccm preview itself, pulumi, node: the emulator's provider plugin), MB, to tell what holds it. */
   peakByCommand: Record<string, number>;
 }
@@ -88,10 +98,12 @@ function runPreview(args: string[], env: Record<string, string>): Promise<Run> {
     let stdout = "";
     let stderr = "";
     let peakRss = 0;
+    let ownPeakRss = 0;
     let peakByCommand: Record<string, number> = {};
     const timer = setInterval(() => {
       if (child.pid === undefined) return;
       const sample = treeRss(child.pid);
+      ownPeakRss = Math.max(ownPeakRss, sample.byCommand.get("dccm preview") ?? 0);
       if (sample.total <= peakRss) return;
       peakRss = sample.total;
       peakByCommand = Object.fromEntries([...sample.byCommand].map(([command, bytes]) => [command, megabytes(bytes)]));
@@ -104,35 +116,49 @@ function runPreview(args: string[], env: Record<string, string>): Promise<Run> {
     });
     child.once("close", (code) => {
       clearInterval(timer);
-      resolve({ code, stdout, stderr, peakRss, peakByCommand });
+      resolve({ code, stdout, stderr, peakRss, ownPeakRss, peakByCommand });
     });
   });
 }
 
-export async function benchPreview(services = Number(process.env.DCCM_BENCH_PREVIEW_SERVICES ?? 100)): Promise<PreviewFigures> {
+/** One `dccm preview --snapshot` of `services` new Services in `env`: its wall time and memory. */
+async function previewOf(env: TestEnv, services: number): Promise<{ ms: number; run: Run }> {
+  const snapshot = path.join(env.dir, `cluster-${services}.json`);
+  fs.writeFileSync(snapshot, kubectlSnapshot(services));
+  const config = path.join(env.dir, "config.json");
+  fs.writeFileSync(
+    config,
+    JSON.stringify({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "bench", clusterId: "b3nch", backendUrl: env.backendUrl }),
+  );
+  const start = process.hrtime.bigint();
+  const parallelism = process.env.DCCM_BENCH_PREVIEW_PARALLELISM;
+  const run = await runPreview(
+    ["--kubeconfig", env.kube.kubeconfigPath, "--config", config, "--snapshot", snapshot, "--json", ...(parallelism === undefined ? [] : ["--parallelism", parallelism])],
+    env.pulumiEnv,
+  );
+  const ms = elapsedMs(start);
+  if (run.code !== 2) throw new Error(`dccm preview exited ${String(run.code)}: ${run.stderr}`);
+  const plan = JSON.parse(run.stdout) as { summary: { create: number }; stacks: { action: string }[] };
+  // Each Service: address, backend service, firewall, forwarding rule; every stack a create.
+  const created = plan.stacks.filter((stack) => stack.action === "create").length;
+  if (created !== services + 1 || plan.summary.create < 4 * services) throw new Error(`dccm preview planned ${created} new stacks and ${plan.summary.create} creates for ${services} Services`);
+  process.stderr.write(`preview: ${services} Services, ${plan.summary.create} creates in ${round(ms / 1000)} s; peak RSS by command (MB): ${JSON.stringify(run.peakByCommand)}\n`);
+  return { ms, run };
+}
+
+export async function benchPreview(services = Number(process.env.DCCM_BENCH_PREVIEW_SERVICES ?? 500)): Promise<PreviewFigures> {
   const env = await startTestEnv();
   try {
-    const snapshot = path.join(env.dir, "cluster.json");
-    fs.writeFileSync(snapshot, kubectlSnapshot(services));
-    const config = path.join(env.dir, "config.json");
-    fs.writeFileSync(
-      config,
-      JSON.stringify({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "bench", clusterId: "b3nch", backendUrl: env.backendUrl }),
-    );
-    const start = process.hrtime.bigint();
-    const parallelism = process.env.DCCM_BENCH_PREVIEW_PARALLELISM;
-    const run = await runPreview(
-      ["--kubeconfig", env.kube.kubeconfigPath, "--config", config, "--snapshot", snapshot, "--json", ...(parallelism === undefined ? [] : ["--parallelism", parallelism])],
-      env.pulumiEnv,
-    );
-    const ms = elapsedMs(start);
-    if (run.code !== 2) throw new Error(`dccm preview exited ${String(run.code)}: ${run.stderr}`);
-    const plan = JSON.parse(run.stdout) as { summary: { create: number }; stacks: { action: string }[] };
-    // Each Service: address, backend service, firewall, forwarding rule; every stack a create.
-    const created = plan.stacks.filter((stack) => stack.action === "create").length;
-    if (created !== services + 1 || plan.summary.create < 4 * services) throw new Error(`dccm preview planned ${created} new stacks and ${plan.summary.create} creates for ${services} Services`);
-    process.stderr.write(`preview: ${services} Services, ${plan.summary.create} creates in ${round(ms / 1000)} s; peak RSS by command (MB): ${JSON.stringify(run.peakByCommand)}\n`);
-    return { previewServices: services, previewMsPerService: round(ms / services, 0), previewPeakRssMb: megabytes(run.peakRss) };
+    const one = await previewOf(env, 1);
+    const { ms, run } = await previewOf(env, services);
+    return {
+      previewServices: services,
+      previewMsPerService: round(ms / services, 0),
+      previewPeakRssMb: megabytes(run.peakRss),
+      previewProcessPeakRssMb: megabytes(run.ownPeakRss),
+      previewOneServicePeakRssMb: megabytes(one.run.peakRss),
+      previewPeakRssRatioToOne: round(run.peakRss / one.run.peakRss, 2),
+    };
   } finally {
     await env.stop();
   }
