@@ -5,6 +5,7 @@
  */
 import * as fs from "node:fs";
 import { PulumiCommand, type LocalWorkspaceOptions } from "@pulumi/pulumi/automation";
+import { ownSubchannelsForRuns } from "./grpcChannels";
 
 /** The CLI a runner is given (daemon/options.ts), named here: stacks/ alone imports the Automation API. */
 export type { PulumiCommand };
@@ -35,8 +36,13 @@ export interface WorkspaceSettings {
   pulumiCommand?: PulumiCommand;
 }
 
-/** The options of a workspace in `workDir` (created, the owner's only: it holds stack settings with salts). */
+/**
+ * The options of a workspace in `workDir` (created, the owner's only: it holds stack settings with
+ * salts). Every workspace's inline runs go through here, so this is where their gRPC clients are
+ * given subchannels of their own (stacks/grpcChannels.ts).
+ */
 export function workspaceOptions(workDir: string, settings: WorkspaceSettings): LocalWorkspaceOptions {
+  ownSubchannelsForRuns();
   fs.mkdirSync(workDir, { recursive: true, mode: 0o700 });
   return {
     workDir,
