@@ -66,7 +66,12 @@ const PREVIEW_FLAGS: readonly HelpEntry[] = [
   READER_FLAGS.stateDir,
   READER_FLAGS.backendUrl,
   READER_FLAGS.secretsProvider,
-  { name: "parallelism", value: "N", key: "parallelism", help: "engine runs at once (default: half the daemon's, one per two cores, at least 1; each run keeps the pulumi CLI and the provider plugin busy)" },
+  {
+    name: "parallelism",
+    value: "N",
+    key: "parallelism",
+    help: "engine runs at once (default: half the daemon's, one per two cores, at least 1; each run keeps the pulumi CLI and the provider plugin busy)",
+  },
 ];
 
 export const PREVIEW_HELP = commandHelp(

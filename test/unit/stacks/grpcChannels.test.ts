@@ -13,7 +13,17 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 const identity = (bytes: Buffer): Buffer => bytes;
-const PING = { ping: { path: "/dccm.test.Engine/Ping", requestStream: false, responseStream: false, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity } } as const;
+const PING = {
+  ping: {
+    path: "/dccm.test.Engine/Ping",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  },
+} as const;
 const PingClient = grpc.makeGenericClientConstructor(PING, "Engine");
 
 /** The options the SDK gives every client of a run (runtime/settings.js getMonitor, getEngine). */
