@@ -9,9 +9,10 @@
  * line) leaves that subchannel reconnecting with backoff, up to 120 s, to a closed port. When the
  * kernel later gives another run's engine the same ephemeral port, that run's new clients get the
  * failing subchannel, and every call fails at once with `14 UNAVAILABLE: No connection
- * established. Last error: null`. Measured on the offline environment at 2,000 Services: 2,400
- * failed syncs among 3,166, more as each failure left such a subchannel behind, until 36 stacks
- * failed run after run. With a pool per client, a new run always dials its own engine.
+ * established. Last error: null`. Seen in bench:scale at 2,000 Services, where many runs failed
+ * (the emulator's IP pool ran out at the 763rd Service), each leaving such a subchannel behind:
+ * svc-926's runs failed with it 14 minutes apart. With a pool per client, a new run always dials
+ * its own engine.
  */
 import * as sdkSettings from "@pulumi/pulumi/runtime/settings";
 import { isRecord } from "../runtime/guards";

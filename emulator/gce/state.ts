@@ -482,12 +482,16 @@ export class GceState {
   private readonly resources = new Map<string, StoredResource>();
   private faults: ActiveFault[] = [];
   private nextId = 1n;
-  // The three documentation ranges (RFC 5737, never routed): 762 external IPs, enough for the
-  // benches' 500 Services and their nodes (released ephemeral IPs are never handed out again).
+  // Addresses never routed on the internet: the three documentation ranges (RFC 5737) first, then
+  // 198.18.0.0/20 of the benchmarking range (RFC 2544, RFC 6890 "Benchmarking"): 4,856 external
+  // IPs, enough for bench:scale's 2,000 Services and their nodes (released ephemeral IPs are never
+  // handed out again). GCE's own pool has no such end within a project's quotas (STATIC_ADDRESSES,
+  // IN_USE_ADDRESSES: limits.ts); with 762 the 2,000-Service bench failed at the 763rd address.
   private readonly externalPool = new IpPool("EXTERNAL", [
     ["203.0.113.1", "203.0.113.254"],
     ["198.51.100.1", "198.51.100.254"],
     ["192.0.2.1", "192.0.2.254"],
+    ["198.18.0.1", "198.18.15.254"],
   ]);
   private readonly internalPool = new IpPool("INTERNAL", [["10.128.0.2", "10.128.15.254"]]);
   private readonly networks = new Map<string, StoredNetwork>();

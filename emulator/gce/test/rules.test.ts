@@ -990,10 +990,10 @@ describe("GCE emulator rules: IP ownership (one row per rule)", () => {
         const state = world();
         assert.equal(state.create(T.forwardingRule, { ...regional, name: "fr", portRange: "80" }).properties.ipAddress, "203.0.113.1");
         state.deleteOutOfBand({ kind: "forwardingRules", project: PROJECT, scope: REGION, name: "fr" });
-        // The pool holds 762 IPs (the three RFC 5737 ranges): 761 more allocations use every other one, then it is exhausted.
-        const ips = Array.from({ length: 761 }, (_, i) => state.create(T.address, { ...regional, name: `a-${i}` }).properties.address);
+        // The pool holds 4,856 IPs (the three RFC 5737 ranges, then 198.18.0.0/20 of RFC 2544's): 4,855 more allocations use every other one, then it is exhausted.
+        const ips = Array.from({ length: 4855 }, (_, i) => state.create(T.address, { ...regional, name: `a-${i}` }).properties.address);
         assert.equal(ips.includes("203.0.113.1"), false);
-        assert.equal(new Set(ips).size, 761);
+        assert.deepEqual([new Set(ips).size, ips[0], ips[761], ips[4854]], [4855, "203.0.113.2", "198.18.0.1", "198.18.15.254"]);
         const e = gceError(() => state.create(T.address, { ...regional, name: "one-more" }));
         assert.deepEqual([e.status, e.message], [400, "IP space of the EXTERNAL pool is exhausted"]);
         const named = gceError(() => state.create(T.address, { ...regional, name: "named", address: "203.0.113.1" }));
