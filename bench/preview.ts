@@ -121,15 +121,10 @@ function runPreview(args: string[], env: Record<string, string>): Promise<Run> {
   });
 }
 
-/** One `dccm preview --snapshot` of `services` new Services in `env`: its wall time and memory. */
-async function previewOf(env: TestEnv, services: number): Promise<{ ms: number; run: Run }> {
+/** One `dccm preview --snapshot` of `services` new Services in `env` with the config file `config`: its wall time and memory. */
+async function previewOf(env: TestEnv, config: string, services: number): Promise<{ ms: number; run: Run }> {
   const snapshot = path.join(env.dir, `cluster-${services}.json`);
   fs.writeFileSync(snapshot, kubectlSnapshot(services));
-  const config = path.join(env.dir, "config.json");
-  fs.writeFileSync(
-    config,
-    JSON.stringify({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "bench", clusterId: "b3nch", backendUrl: env.backendUrl }),
-  );
   const start = process.hrtime.bigint();
   const parallelism = process.env.DCCM_BENCH_PREVIEW_PARALLELISM;
   const run = await runPreview(
@@ -149,8 +144,13 @@ async function previewOf(env: TestEnv, services: number): Promise<{ ms: number; 
 export async function benchPreview(services = Number(process.env.DCCM_BENCH_PREVIEW_SERVICES ?? 500)): Promise<PreviewFigures> {
   const env = await startTestEnv();
   try {
-    const one = await previewOf(env, 1);
-    const { ms, run } = await previewOf(env, services);
+    const config = path.join(env.dir, "config.json");
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "bench", clusterId: "b3nch", backendUrl: env.backendUrl }),
+    );
+    const one = await previewOf(env, config, 1);
+    const { ms, run } = await previewOf(env, config, services);
     return {
       previewServices: services,
       previewMsPerService: round(ms / services, 0),

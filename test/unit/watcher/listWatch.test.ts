@@ -3,6 +3,7 @@
  * event by event (the e2e tier, test/e2e/listWatch.e2e.ts, runs it on a real kube-apiserver).
  */
 import * as assert from "node:assert/strict";
+import { describeError } from "../../../runtime/errors";
 import { LeanListWatch, MAX_LIST_RESTARTS, type ListPage, type ObjectRef } from "../../../watcher/listWatch";
 
 interface Obj extends ObjectRef {
@@ -63,7 +64,7 @@ class FakeServer {
     handlers: {
       put: (object, kind) => this.seen.push(`${kind} ${object.metadata.name}@${object.metadata.resourceVersion}`),
       remove: (key) => this.seen.push(`removed ${key}`),
-      failed: (error) => this.failures.push(chainOf(error)),
+      failed: (error) => this.failures.push(describeError(error)),
     },
   });
 
@@ -72,12 +73,6 @@ class FakeServer {
     while (this.watches.length < count) await new Promise<void>((resolve) => this.waiters.push(resolve));
     return this.watches[count - 1];
   }
-}
-
-function chainOf(error: unknown): string {
-  const parts: string[] = [];
-  for (let at: unknown = error; at instanceof Error; at = at.cause) parts.push(at.message);
-  return parts.join(" ← ");
 }
 
 function page(items: Obj[], resourceVersion: string, next?: string): ListPage<Obj> {
@@ -123,7 +118,15 @@ describe("LeanListWatch (watcher/listWatch.ts) over a fake apiserver", () => {
   });
 
   for (const [how, end] of [
-    ["an ERROR event with a 410 Status", (w: OpenWatch) => w.event("ERROR", { kind: "Status", code: 410, message: "too old resource version: 10 (40)" })],
+    [
+      "an ERROR event with a 410 Status",
+      (w: OpenWatch) => {
+        w.event("ERROR", { kind: "Status", code: 410, message: "too old resource version: 10 (40)" });
+        // The event aborts the watch; the client then reports it done, as client-node's does.
+        assert.equal(w.aborted(), true);
+        w.done(null);
+      },
+    ],
     ["the watch request failing with 410", (w: OpenWatch) => w.done(new Gone("Gone"))],
   ] as const) {
     it(`410 Gone (${how}) lists again: what the new list lacks is removed, an unchanged version is not handed over again`, async () => {
@@ -132,7 +135,6 @@ describe("LeanListWatch (watcher/listWatch.ts) over a fake apiserver", () => {
       await server.listWatch.start();
       server.answers.push(page([obj("a", "10"), obj("c", "50")], "55"));
       end(server.watches[0]);
-      if (server.watches[0].aborted()) server.watches[0].done(null);
       const next = await server.watchCount(2);
       assert.deepEqual(server.seen, ["added a@10", "added b@11", "added c@50", "removed b"]);
       assert.deepEqual([next.resourceVersion, server.listWatch.lists(), server.failures], ["55", 2, []]);
@@ -162,7 +164,7 @@ describe("LeanListWatch (watcher/listWatch.ts) over a fake apiserver", () => {
     const server = new FakeServer();
     server.answers.push(new Error("connect ECONNREFUSED 127.0.0.1:6443"));
     await server.listWatch.start();
-    assert.deepEqual(server.failures, ["listing /api/v1/nodes ← connect ECONNREFUSED 127.0.0.1:6443"]);
+    assert.deepEqual(server.failures, ["listing /api/v1/nodes: connect ECONNREFUSED 127.0.0.1:6443"]);
     server.answers.push(page([obj("a", "10")], "10"));
     await server.listWatch.start();
     assert.deepEqual([server.seen, server.watches[0].resourceVersion], [["added a@10"], "10"]);
@@ -187,7 +189,7 @@ describe("LeanListWatch (watcher/listWatch.ts) over a fake apiserver", () => {
       path: "/api/v1/services",
       list: () => new Promise((resolve) => (answer = resolve)),
       watch: { watch: () => Promise.reject(new Error("no watch may open")) },
-      handlers: { put: (o) => server.seen.push(o.metadata.name), remove: (k) => server.seen.push(k), failed: (e) => server.failures.push(chainOf(e)) },
+      handlers: { put: (o) => server.seen.push(o.metadata.name), remove: (k) => server.seen.push(k), failed: (e) => server.failures.push(describeError(e)) },
     });
     const started = lw.start();
     lw.stop();
