@@ -81,11 +81,19 @@ interface Printed {
 }
 
 async function printed(demo: Demo): Promise<Printed> {
-  const text = await eventually(
+  let end: number | NodeJS.Signals | null | undefined;
+  demo.exited.then(
+    (value) => (end = value),
+    () => undefined,
+  );
+  // A demo that ended before printing (e.g. `sh: 1: dccm: Permission denied`) fails the case at once, not after the bound.
+  const shown = await eventually(
     () => `the demo's instructions (stdout: ${demo.stdout.join("\n")}; stderr: ${demo.stderr.join("\n")})`,
-    () => (demo.stdout.some((line) => line.includes("# 404 now")) ? `${demo.stdout.join("\n")}\n` : undefined),
+    () => (demo.stdout.some((line) => line.includes("# 404 now")) ? { text: `${demo.stdout.join("\n")}\n` } : end !== undefined ? { ended: end } : undefined),
     600_000,
   );
+  const text = shown.text;
+  if (text === undefined) assert.fail(`the demo ended (${String(shown.ended)}) before it printed its instructions; stderr: ${demo.stderr.join("\n")}`);
   const field = (name: string): string => {
     const match = new RegExp(`^  ${name} +(\\S+)`, "m").exec(text);
     assert.ok(match?.[1] !== undefined, `${name} in:\n${text}`);
