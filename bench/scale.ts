@@ -1,25 +1,33 @@
 /**
  * The daemon at N Services (issue 12.5), on the offline environment (real kube-apiserver, real
- * engine, the GCE emulator in this process): for each N of DCCM_BENCH_SCALE (default 1,100,500),
+ * engine, the GCE emulator in a process of its own, bench/emulatorChild.ts, as Google is in
+ * production): for each N of DCCM_BENCH_SCALE (default 1,100,500),
  * the time to apply N new Services from a cold start; one Service's change latency (split into
  * patch → its `up` starts and `up` start → applied); a drift pass
  * by listing (wall time, engine runs) with nothing drifted and with one stack drifted; a restart
  * until every stack is confirmed unchanged (engine runs); a new node until its instance group holds
- * it; and the heap and RSS of this process (daemon, emulator and kube clients) idle and in a pass.
+ * it; the first node of a new zone (a configured instanceGroupZones zone) until its zone's group
+ * holds it, and the cluster-stack and Service-stack runs it cost; and the heap and RSS of this process (the daemon and the bench's kube clients) idle and in a
+ * pass. The change samples also record this process's event-loop delay and GC time, the part of
+ * the engine's run that is the daemon's (the inline program runs in it).
  * DCCM_BENCH_SCALE_BACKENDS (default `file`; e.g. `file,gs`) runs each N on each backend, gs:// on
  * fake-gcs-server, with the gs:// figures as ratios to file:// of the same run (`npm run bench:gs`:
  * N = 100 and 500 on both, apart from `npm run bench`, whose scale part stays on file://). N = 2,000
  * does not fit the normal `npm run bench` (its cold start alone is ~23 min on a quiet 2-core
  * machine): `npm run bench:scale` runs 1,500,2000.
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
+import * as readline from "node:readline";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../daemon/daemon";
-import { loadBalancerName, parseConfig, serviceStackName, type Config } from "../model";
+import { CLUSTER_STACK, isServiceStack, loadBalancerName, parseConfig, serviceStackName, type Config } from "../model";
 import { daemonOptions, startTestEnv, type E2eBackend, type TestEnv } from "../test/support/e2e/env";
 import { eventually } from "../test/support/wait";
+import { BUSY_QUESTION, type BusyAnswer, type EmulatorEndpoints } from "./emulatorChild";
 import { elapsedMs, median, round, runAlone } from "./stats";
 
 export interface ScaleFigures {
@@ -30,6 +38,13 @@ export interface ScaleFigures {
   changeToRunStartMedianMs: number;
   /** Of it: the `up` starts → the firewall seen updated in the emulator (engine, provider, emulator). */
   runStartToAppliedMedianMs: number;
+  /** This process's event-loop delay over the change samples: p99 and max (a busy daemon delays its inline program). */
+  changeLoopDelayP99Ms: number;
+  changeLoopDelayMaxMs: number;
+  /** This process's GC pauses over the change samples, per change. */
+  changeGcMsPerChange: number;
+  /** The emulator's process busy over the change samples, per change: Google's share, not the daemon's. */
+  changeEmulatorBusyMsPerChange: number;
   driftPassMs: number;
   driftPassRuns: number;
   driftPassOneDriftedMs: number;
@@ -41,6 +56,11 @@ export interface ScaleFigures {
   /** The same counter after the new node's run: what the CLI ran for it (the counter counts). */
   nodeToGroupCliCommands: number;
   nodeToGroupMs: number;
+  /** The first Node of a zone (us-central1-b, a configured instanceGroupZones zone) until its zone's group holds it. */
+  newZoneNodeToGroupMs: number;
+  /** The engine runs it cost: the cluster stack's, and the Service stacks' (the goal: 0). */
+  newZoneClusterRuns: number;
+  newZoneServiceRuns: number;
   idleHeapMb: number;
   idleRssMb: number;
   passPeakRssMb: number;
@@ -49,7 +69,16 @@ export interface ScaleFigures {
   restartIdleRssMb: number;
 }
 
-const CONFIG: Config = parseConfig({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "scale", clusterId: "5ca1e" });
+// instanceGroupZones as the README advises for many Services: a zone's first Node runs the cluster stack only.
+const CONFIG: Config = parseConfig({
+  project: "dccm-test",
+  region: "us-central1",
+  network: "k8s-net",
+  nodeTags: ["k8s-node"],
+  clusterName: "scale",
+  clusterId: "5ca1e",
+  instanceGroupZones: ["us-central1-a", "us-central1-b"],
+});
 const CHANGE_SAMPLES = 5;
 const SVC0_STACK = serviceStackName("default", "svc-0");
 
@@ -97,16 +126,69 @@ async function countingCli(env: TestEnv): Promise<{ command: PulumiCommand; comm
 /** When each engine run started, by `<operation> <stack>`, last one kept. */
 const runStarts = new Map<string, bigint>();
 
-function newDaemon(env: TestEnv, runs: string[], pulumiCommand: PulumiCommand = env.pulumiCommand): Daemon {
+/** The emulator's process, and what talks to it. */
+interface EmulatorProcess extends EmulatorEndpoints {
+  readonly child: ChildProcess;
+}
+
+async function startEmulatorProcess(): Promise<EmulatorProcess> {
+  const child = spawn(process.execPath, [path.join(__dirname, "emulatorChild.js")], { stdio: ["ignore", "pipe", "inherit", "ipc"] });
+  const lines = readline.createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const first = await new Promise<string>((resolve, reject) => {
+    lines.once("line", resolve);
+    child.once("exit", (code, signal) => reject(new Error(`bench: the emulator's process ended (${String(code ?? signal)}) before it printed its endpoints`)));
+  });
+  lines.close();
+  return { ...(JSON.parse(first) as EmulatorEndpoints), child };
+}
+
+/** The emulator's event-loop busy time so far (bench/emulatorChild.ts). */
+async function emulatorBusyMs(gce: EmulatorProcess): Promise<number> {
+  const answer = new Promise<number>((resolve) => gce.child.once("message", (message: BusyAnswer) => resolve(message.busyMs)));
+  gce.child.send(BUSY_QUESTION);
+  return answer;
+}
+
+async function stopEmulatorProcess(gce: EmulatorProcess): Promise<void> {
+  if (gce.child.exitCode !== null || gce.child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => gce.child.once("exit", () => resolve()));
+  gce.child.kill("SIGTERM");
+  await exited;
+}
+
+/** One call of the emulator's test face (/emulator/...), failing on an error status. */
+async function emulatorAdmin(gce: EmulatorEndpoints, method: "PUT" | "PATCH", route: string, body: object): Promise<void> {
+  const response = await fetch(`${gce.endpoint}/emulator/${route}`, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  if (!response.ok) throw new Error(`bench: ${method} /emulator/${route}: ${response.status} ${await response.text()}`);
+}
+
+/** A VM and its Node, as a new node joins. */
+async function addNode(gce: EmulatorEndpoints, core: k8s.CoreV1Api, name: string, zone: string): Promise<void> {
+  await emulatorAdmin(gce, "PUT", `instances/${CONFIG.project}/${zone}/${name}`, {});
+  await core.createNode({ body: { metadata: { name, labels: { "topology.kubernetes.io/zone": zone } }, spec: { providerID: `gce://${CONFIG.project}/${zone}/${name}` } } });
+}
+
+/** Until `node` is in its zone's instance group. */
+async function nodeInGroup(gce: EmulatorEndpoints, node: string, zone: string): Promise<void> {
+  await eventually(
+    `${node} in its instance group`,
+    async () => (JSON.stringify(await emulatorCall(gce, "POST", `zones/${zone}/instanceGroups/k8s-ig--${CONFIG.clusterId}/listInstances`)).includes(`/instances/${node}`) ? true : undefined),
+    300_000,
+    10,
+  );
+}
+
+function newDaemon(env: TestEnv, gce: EmulatorEndpoints, runs: string[], pulumiCommand: PulumiCommand = env.pulumiCommand): Daemon {
   return new Daemon(
     daemonOptions(env, CONFIG, {
       pulumiCommand,
+      pulumiEnv: { ...env.pulumiEnv, DCCM_GCE_EMULATOR_URL: gce.emulatorUrl },
       logLevel: "error",
       leaderElection: false,
       identity: "bench",
       resyncMs: 3_600_000,
       driftMs: 3_600_000,
-      driftListing: { computeEndpoint: env.gce.computeEndpoint },
+      driftListing: { computeEndpoint: gce.computeEndpoint },
       onRunStart: (stack, operation) => {
         runs.push(`${operation} ${stack}`);
         runStarts.set(`${operation} ${stack}`, process.hrtime.bigint());
@@ -132,6 +214,10 @@ interface ChangeLatency {
   total: number;
   toRunStart: number;
   runStartToApplied: number;
+  loopDelayP99: number;
+  loopDelayMax: number;
+  gcPerChange: number;
+  emulatorBusyPerChange: number;
 }
 
 /**
@@ -139,16 +225,24 @@ interface ChangeLatency {
  * listResources() instead would copy and sort every resource every 10 ms in the daemon's own
  * process, a cost that grows with N and would be measured as the daemon's.
  */
-async function emulatorCall(env: TestEnv, method: "GET" | "POST", resource: string): Promise<Record<string, unknown>> {
-  const response = await fetch(`${env.gce.computeEndpoint}projects/${CONFIG.project}/${resource}`, { method });
+async function emulatorCall(gce: EmulatorEndpoints, method: "GET" | "POST", resource: string): Promise<Record<string, unknown>> {
+  const response = await fetch(`${gce.computeEndpoint}projects/${CONFIG.project}/${resource}`, { method });
   if (!response.ok) return {};
   return (await response.json()) as Record<string, unknown>;
 }
 
-async function changeLatency(env: TestEnv, core: k8s.CoreV1Api, daemon: Daemon, firewall: string): Promise<ChangeLatency> {
+async function changeLatency(gce: EmulatorProcess, core: k8s.CoreV1Api, daemon: Daemon, firewall: string): Promise<ChangeLatency> {
   const samples: number[] = [];
   const toRunStart: number[] = [];
   const runToApplied: number[] = [];
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  let gcMs = 0;
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcMs += entry.duration;
+  });
+  gcObserver.observe({ entryTypes: ["gc"] });
+  loopDelay.enable();
+  const emulatorBusyBefore = await emulatorBusyMs(gce);
   for (let i = 0; i < CHANGE_SAMPLES; i++) {
     const range = `10.99.${i}.0/24`;
     runStarts.delete(`up ${SVC0_STACK}`);
@@ -159,7 +253,7 @@ async function changeLatency(env: TestEnv, core: k8s.CoreV1Api, daemon: Daemon, 
     );
     await eventually(
       "the change applied",
-      async () => (JSON.stringify((await emulatorCall(env, "GET", `global/firewalls/${firewall}`)).sourceRanges) === JSON.stringify([range]) ? true : undefined),
+      async () => (JSON.stringify((await emulatorCall(gce, "GET", `global/firewalls/${firewall}`)).sourceRanges) === JSON.stringify([range]) ? true : undefined),
       300_000,
       10,
     );
@@ -171,24 +265,38 @@ async function changeLatency(env: TestEnv, core: k8s.CoreV1Api, daemon: Daemon, 
     runToApplied.push(Number(end - runStart) / 1e6);
     await daemon.idle();
   }
-  return { total: median(samples), toRunStart: median(toRunStart), runStartToApplied: median(runToApplied) };
+  loopDelay.disable();
+  gcObserver.disconnect();
+  const emulatorBusy = (await emulatorBusyMs(gce)) - emulatorBusyBefore;
+  return {
+    total: median(samples),
+    toRunStart: median(toRunStart),
+    runStartToApplied: median(runToApplied),
+    loopDelayP99: loopDelay.percentile(99) / 1e6,
+    loopDelayMax: loopDelay.max / 1e6,
+    gcPerChange: gcMs / CHANGE_SAMPLES,
+    emulatorBusyPerChange: emulatorBusy / CHANGE_SAMPLES,
+  };
 }
 
 async function benchAt(services: number, backend: E2eBackend): Promise<ScaleFigures> {
-  const env = await startTestEnv({ backend });
+  const gce = await startEmulatorProcess();
+  const env = await startTestEnv({ backend }).catch(async (error: unknown) => {
+    await stopEmulatorProcess(gce);
+    throw error;
+  });
   const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
   const runs: string[] = [];
-  let daemon = newDaemon(env, runs);
+  let daemon = newDaemon(env, gce, runs);
   try {
-    env.gce.putInstance("node-1", { zone: "us-central1-a" });
-    await core.createNode({ body: { metadata: { name: "node-1", labels: { "topology.kubernetes.io/zone": "us-central1-a" } }, spec: { providerID: "gce://dccm-test/us-central1-a/node-1" } } });
+    await addNode(gce, core, "node-1", "us-central1-a");
     const uids = await createServices(core, services);
     const cold = process.hrtime.bigint();
     await daemon.start(() => undefined);
     await eventually("every Service's ingress", () => allIngress(core), 3_600_000, 500);
     await daemon.idle();
     const coldMs = elapsedMs(cold);
-    const latency = await changeLatency(env, core, daemon, `k8s-fw-${loadBalancerName(uids.get("svc-0") ?? "")}`);
+    const latency = await changeLatency(gce, core, daemon, `k8s-fw-${loadBalancerName(uids.get("svc-0") ?? "")}`);
 
     global.gc?.();
     const idleHeap = process.memoryUsage().heapUsed;
@@ -196,7 +304,7 @@ async function benchAt(services: number, backend: E2eBackend): Promise<ScaleFigu
     runs.length = 0;
     const clean = await sampled(() => daemon.driftPass());
     const cleanRuns = runs.length;
-    env.gce.patchOutOfBand("firewalls", `k8s-fw-${loadBalancerName(uids.get("svc-0") ?? "")}`, { sourceRanges: ["0.0.0.0/0"] });
+    await emulatorAdmin(gce, "PATCH", `resources/firewalls/${CONFIG.project}/global/k8s-fw-${loadBalancerName(uids.get("svc-0") ?? "")}`, { sourceRanges: ["0.0.0.0/0"] });
     runs.length = 0;
     const drifted = await sampled(async () => {
       await daemon.driftPass();
@@ -207,7 +315,7 @@ async function benchAt(services: number, backend: E2eBackend): Promise<ScaleFigu
     await daemon.stop();
     runs.length = 0;
     const cli = await countingCli(env);
-    daemon = newDaemon(env, runs, cli.command);
+    daemon = newDaemon(env, gce, runs, cli.command);
     const restart = process.hrtime.bigint();
     await daemon.start(() => undefined);
     await daemon.idle();
@@ -218,23 +326,29 @@ async function benchAt(services: number, backend: E2eBackend): Promise<ScaleFigu
     const restartIdle = process.memoryUsage();
 
     const node = process.hrtime.bigint();
-    env.gce.putInstance("node-2", { zone: "us-central1-a" });
-    await core.createNode({ body: { metadata: { name: "node-2", labels: { "topology.kubernetes.io/zone": "us-central1-a" } }, spec: { providerID: "gce://dccm-test/us-central1-a/node-2" } } });
-    await eventually(
-      "node-2 in its instance group",
-      async () => (JSON.stringify(await emulatorCall(env, "POST", `zones/us-central1-a/instanceGroups/k8s-ig--${CONFIG.clusterId}/listInstances`)).includes("/instances/node-2") ? true : undefined),
-      300_000,
-      10,
-    );
+    await addNode(gce, core, "node-2", "us-central1-a");
+    await nodeInGroup(gce, "node-2", "us-central1-a");
     const nodeMs = elapsedMs(node);
     await daemon.idle();
     const nodeCliCommands = cli.commands() - restartCliCommands;
+
+    runs.length = 0;
+    const newZone = process.hrtime.bigint();
+    await addNode(gce, core, "node-3", "us-central1-b");
+    await nodeInGroup(gce, "node-3", "us-central1-b");
+    const newZoneMs = elapsedMs(newZone);
+    await daemon.idle();
+    const runStacks = runs.map((run) => run.slice(run.indexOf(" ") + 1));
     return {
       services,
       coldStartMsPerService: round(coldMs / services, 0),
       changeLatencyMedianMs: round(latency.total, 0),
       changeToRunStartMedianMs: round(latency.toRunStart, 0),
       runStartToAppliedMedianMs: round(latency.runStartToApplied, 0),
+      changeLoopDelayP99Ms: round(latency.loopDelayP99, 0),
+      changeLoopDelayMaxMs: round(latency.loopDelayMax, 0),
+      changeGcMsPerChange: round(latency.gcPerChange, 0),
+      changeEmulatorBusyMsPerChange: round(latency.emulatorBusyPerChange, 0),
       driftPassMs: round(clean.ms, 0),
       driftPassRuns: cleanRuns,
       driftPassOneDriftedMs: round(drifted.ms, 0),
@@ -244,6 +358,9 @@ async function benchAt(services: number, backend: E2eBackend): Promise<ScaleFigu
       restartCliCommands,
       nodeToGroupCliCommands: nodeCliCommands,
       nodeToGroupMs: round(nodeMs, 0),
+      newZoneNodeToGroupMs: round(newZoneMs, 0),
+      newZoneClusterRuns: runStacks.filter((stack) => stack === CLUSTER_STACK).length,
+      newZoneServiceRuns: runStacks.filter(isServiceStack).length,
       idleHeapMb: mb(idleHeap),
       idleRssMb: mb(idleRss),
       passPeakRssMb: mb(Math.max(clean.peakRss, drifted.peakRss)),
@@ -253,6 +370,7 @@ async function benchAt(services: number, backend: E2eBackend): Promise<ScaleFigu
   } finally {
     await daemon.stop();
     await env.stop();
+    await stopEmulatorProcess(gce);
   }
 }
 
