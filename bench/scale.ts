@@ -7,9 +7,10 @@
  * by listing (wall time, engine runs) with nothing drifted and with one stack drifted; a restart
  * until every stack is confirmed unchanged (engine runs); a new node until its instance group holds
  * it; the first node of a new zone (a configured instanceGroupZones zone) until its zone's group
- * holds it, and the cluster-stack and Service-stack runs it cost; and the heap and RSS of this process (the daemon and the bench's kube clients) idle and in a
- * pass. The change samples also record this process's event-loop delay and GC time, the part of
- * the engine's run that is the daemon's (the inline program runs in it).
+ * holds it, and the cluster-stack and Service-stack runs it cost; and the heap and RSS of this
+ * process (the daemon and the bench's kube clients) idle and in a pass. The change samples also
+ * record this process's event-loop delay and GC time (the inline program of each run runs in it)
+ * and the emulator's busy time.
  * DCCM_BENCH_SCALE_BACKENDS (default `file`; e.g. `file,gs`) runs each N on each backend, gs:// on
  * fake-gcs-server, with the gs:// figures as ratios to file:// of the same run (`npm run bench:gs`:
  * N = 100 and 500 on both, apart from `npm run bench`, whose scale part stays on file://). N = 2,000
