@@ -26,6 +26,7 @@ import { PulumiCommand } from "@pulumi/pulumi/automation";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../daemon/daemon";
 import { CLUSTER_STACK, isServiceStack, loadBalancerName, parseConfig, serviceStackName, type Config } from "../model";
+import { createNode } from "../test/support/e2e/cluster";
 import { daemonOptions, startTestEnv, type E2eBackend, type TestEnv } from "../test/support/e2e/env";
 import { eventually } from "../test/support/wait";
 import { BUSY_QUESTION, type BusyAnswer, type EmulatorEndpoints } from "./emulatorChild";
@@ -166,7 +167,7 @@ async function emulatorAdmin(gce: EmulatorEndpoints, method: "PUT" | "PATCH", ro
 /** A VM and its Node, as a new node joins. */
 async function addNode(gce: EmulatorEndpoints, core: k8s.CoreV1Api, name: string, zone: string): Promise<void> {
   await emulatorAdmin(gce, "PUT", `instances/${CONFIG.project}/${zone}/${name}`, {});
-  await core.createNode({ body: { metadata: { name, labels: { "topology.kubernetes.io/zone": zone } }, spec: { providerID: `gce://${CONFIG.project}/${zone}/${name}` } } });
+  await createNode(core, name, zone);
 }
 
 /** Until `node` is in its zone's instance group. */
