@@ -24,6 +24,9 @@ export interface LeaderOptions {
   now?: () => number;
 }
 
+/** Reads and writes of the Lease a release tries: a renew in flight can make one write stale, not three. */
+const RELEASE_ATTEMPTS = 3;
+
 export const DEFAULT_LEASE = { namespace: "kube-system", name: "dccm", leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
 /** Pure: may `identity` take or keep this lease at `now`? */
@@ -179,13 +182,22 @@ export class LeaderElector {
     this.leading = false;
     const { namespace, name, identity } = this.options;
     try {
-      const lease = await this.api.readNamespacedLease({ name, namespace });
-      if (lease.spec?.holderIdentity !== identity) return;
-      await this.api.replaceNamespacedLease({
-        name,
-        namespace,
-        body: { metadata: lease.metadata, spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: new k8s.V1MicroTime(this.now()) } },
-      });
+      // A renew already sent may land between this read and this write: the write then gets 409
+      // (a stale resourceVersion), and the Lease is read again, or the standby would wait out its term.
+      for (let attempt = 1; ; attempt++) {
+        const lease = await this.api.readNamespacedLease({ name, namespace });
+        if (lease.spec?.holderIdentity !== identity) return;
+        try {
+          await this.api.replaceNamespacedLease({
+            name,
+            namespace,
+            body: { metadata: lease.metadata, spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: new k8s.V1MicroTime(this.now()) } },
+          });
+          return;
+        } catch (error) {
+          if (kubeStatusCode(error) !== 409 || attempt === RELEASE_ATTEMPTS) throw error;
+        }
+      }
     } catch (error) {
       this.logger.warn({ err: error }, "could not release the Lease");
     } finally {

@@ -12,11 +12,30 @@ import { eventually } from "../../support/wait";
 
 const LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/dccm";
 
-/** Stores one Lease; while `hanging`, reads the request and never answers (a blackholed apiserver). */
-async function leaseServer(): Promise<{ server: http.Server; url: string; setHanging(value: boolean): void; requests: () => number }> {
+interface LeaseServer {
+  server: http.Server;
+  url: string;
+  setHanging(value: boolean): void;
+  requests: () => number;
+  gets: () => number;
+  /** While held, writes wait; un-holding applies them in the order they came. */
+  setHoldingWrites(value: boolean): void;
+  heldWrites: () => number;
+  lease: () => Record<string, unknown> | undefined;
+}
+
+/**
+ * Stores one Lease; while `hanging`, reads the request and never answers (a blackholed apiserver).
+ * A replace whose metadata.resourceVersion is not the stored one is refused 409, as the apiserver
+ * refuses a write based on a stale read (optimistic concurrency).
+ */
+async function leaseServer(): Promise<LeaseServer> {
   let lease: Record<string, unknown> | undefined;
   let hanging = false;
+  let holdingWrites = false;
+  const held: Array<() => void> = [];
   let requests = 0;
+  let gets = 0;
   let resourceVersion = 1;
   const server = http.createServer((request, response) => {
     requests++;
@@ -29,13 +48,22 @@ async function leaseServer(): Promise<{ server: http.Server; url: string; setHan
       };
       const url = request.url ?? "";
       if (request.method === "GET" && url.startsWith(LEASE_PATH)) {
+        gets++;
         if (lease === undefined) send(404, { kind: "Status", apiVersion: "v1", code: 404, reason: "NotFound", message: "not found" });
         else send(200, lease);
       } else if ((request.method === "POST" && url.startsWith(LEASE_PATH.slice(0, LEASE_PATH.lastIndexOf("/")))) || (request.method === "PUT" && url.startsWith(LEASE_PATH))) {
-        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { metadata?: Record<string, unknown> };
-        resourceVersion++;
-        lease = { apiVersion: "coordination.k8s.io/v1", kind: "Lease", ...body, metadata: { ...body.metadata, resourceVersion: String(resourceVersion) } };
-        send(request.method === "POST" ? 201 : 200, lease);
+        const write = (): void => {
+          const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { metadata?: Record<string, unknown> };
+          if (request.method === "PUT" && body.metadata?.resourceVersion !== String(resourceVersion)) {
+            send(409, { kind: "Status", apiVersion: "v1", code: 409, reason: "Conflict", message: "the object has been modified; please apply your changes to the latest version and try again" });
+            return;
+          }
+          resourceVersion++;
+          lease = { apiVersion: "coordination.k8s.io/v1", kind: "Lease", ...body, metadata: { ...body.metadata, resourceVersion: String(resourceVersion) } };
+          send(request.method === "POST" ? 201 : 200, lease);
+        };
+        if (holdingWrites) held.push(write);
+        else write();
       } else {
         send(404, { kind: "Status", apiVersion: "v1", code: 404, message: `no route ${request.method} ${url}` });
       }
@@ -49,6 +77,13 @@ async function leaseServer(): Promise<{ server: http.Server; url: string; setHan
       hanging = value;
     },
     requests: () => requests,
+    gets: () => gets,
+    setHoldingWrites: (value) => {
+      holdingWrites = value;
+      if (!value) for (const write of held.splice(0)) write();
+    },
+    heldWrites: () => held.length,
+    lease: () => lease,
   };
 }
 
@@ -95,6 +130,33 @@ describe("daemon: LeaderElector renew deadline", function () {
       assert.equal(fake.requests(), requestsAtLoss);
       assert.equal(losses.length, 1);
     } finally {
+      await elector.release();
+      fake.server.closeAllConnections();
+      await new Promise<void>((resolve) => fake.server.close(() => resolve()));
+    }
+  });
+
+  it("release while a renew's write is in flight: the renew lands first, the release's stale write gets 409, and the Lease is still handed back", async () => {
+    const fake = await leaseServer();
+    const elector = new LeaderElector(
+      kubeConfigFor(fake.url),
+      { namespace: "kube-system", name: "dccm", identity: "me", leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 100, requestTimeoutMs: 5000 },
+      pino({ level: "silent" }),
+    );
+    try {
+      await elector.acquire(() => undefined);
+      fake.setHoldingWrites(true);
+      await eventually("a renew's write in flight", () => (fake.heldWrites() === 1 ? true : undefined), 5000, 10);
+      const getsBefore = fake.gets();
+      const released = elector.release();
+      // The release read the Lease before the renew's write lands, and its own write waits behind it.
+      await eventually("the release's write held", () => (fake.gets() > getsBefore && fake.heldWrites() === 2 ? true : undefined), 5000, 10);
+      fake.setHoldingWrites(false);
+      await released;
+      const spec = fake.lease()?.spec as { holderIdentity?: string; leaseDurationSeconds?: number } | undefined;
+      assert.deepEqual({ holderIdentity: spec?.holderIdentity, leaseDurationSeconds: spec?.leaseDurationSeconds }, { holderIdentity: "", leaseDurationSeconds: 1 });
+    } finally {
+      fake.setHoldingWrites(false);
       await elector.release();
       fake.server.closeAllConnections();
       await new Promise<void>((resolve) => fake.server.close(() => resolve()));
