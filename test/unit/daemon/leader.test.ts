@@ -7,7 +7,7 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as k8s from "@kubernetes/client-node";
 import pino from "pino";
-import { LeaderElector } from "../../../daemon/leader";
+import { LeaderElector, type LeaderOptions } from "../../../daemon/leader";
 import { eventually } from "../../support/wait";
 
 const LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/dccm";
@@ -22,6 +22,8 @@ interface LeaseServer {
   setHoldingWrites(value: boolean): void;
   heldWrites: () => number;
   lease: () => Record<string, unknown> | undefined;
+  /** Ends every connection (hung ones too) and closes the server. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -84,6 +86,10 @@ async function leaseServer(): Promise<LeaseServer> {
     },
     heldWrites: () => held.length,
     lease: () => lease,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }
 
@@ -98,16 +104,17 @@ function kubeConfigFor(server: string): k8s.KubeConfig {
   return kubeConfig;
 }
 
+/** An elector of the Lease kube-system/dccm on the fake, logging nothing. */
+function electorOn(fake: LeaseServer, options: Omit<LeaderOptions, "namespace" | "name">): LeaderElector {
+  return new LeaderElector(kubeConfigFor(fake.url), { namespace: "kube-system", name: "dccm", ...options }, pino({ level: "silent" }));
+}
+
 describe("daemon: LeaderElector renew deadline", function () {
   this.timeout(20_000);
 
   it("loses leadership by the clock when renews hang, calls onLost once and stops renewing", async () => {
     const fake = await leaseServer();
-    const elector = new LeaderElector(
-      kubeConfigFor(fake.url),
-      { namespace: "kube-system", name: "dccm", identity: "me", leaseDurationMs: 3000, renewDeadlineMs: 600, retryPeriodMs: 100, requestTimeoutMs: 5000 },
-      pino({ level: "silent" }),
-    );
+    const elector = electorOn(fake, { identity: "me", leaseDurationMs: 3000, renewDeadlineMs: 600, retryPeriodMs: 100, requestTimeoutMs: 5000 });
     try {
       const losses: number[] = [];
       await elector.acquire(() => losses.push(Date.now()));
@@ -131,18 +138,13 @@ describe("daemon: LeaderElector renew deadline", function () {
       assert.equal(losses.length, 1);
     } finally {
       await elector.release();
-      fake.server.closeAllConnections();
-      await new Promise<void>((resolve) => fake.server.close(() => resolve()));
+      await fake.stop();
     }
   });
 
   it("release while a renew's write is in flight: the renew lands first, the release's stale write gets 409, and the Lease is still handed back", async () => {
     const fake = await leaseServer();
-    const elector = new LeaderElector(
-      kubeConfigFor(fake.url),
-      { namespace: "kube-system", name: "dccm", identity: "me", leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 100, requestTimeoutMs: 5000 },
-      pino({ level: "silent" }),
-    );
+    const elector = electorOn(fake, { identity: "me", leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 100, requestTimeoutMs: 5000 });
     try {
       await elector.acquire(() => undefined);
       fake.setHoldingWrites(true);
@@ -158,16 +160,15 @@ describe("daemon: LeaderElector renew deadline", function () {
     } finally {
       fake.setHoldingWrites(false);
       await elector.release();
-      fake.server.closeAllConnections();
-      await new Promise<void>((resolve) => fake.server.close(() => resolve()));
+      await fake.stop();
     }
   });
 
   it("a standby is standing by while it reads the Lease another holds, and not once its reads fail", async () => {
     const fake = await leaseServer();
-    const options = { namespace: "kube-system", name: "dccm", leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 100, requestTimeoutMs: 300 };
-    const holder = new LeaderElector(kubeConfigFor(fake.url), { ...options, identity: "holder" }, pino({ level: "silent" }));
-    const standby = new LeaderElector(kubeConfigFor(fake.url), { ...options, identity: "standby" }, pino({ level: "silent" }));
+    const options = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 100, requestTimeoutMs: 300 };
+    const holder = electorOn(fake, { ...options, identity: "holder" });
+    const standby = electorOn(fake, { ...options, identity: "standby" });
     try {
       await holder.acquire(() => undefined);
       assert.equal(standby.isStandingBy(), false);
@@ -183,8 +184,7 @@ describe("daemon: LeaderElector renew deadline", function () {
       await standby.release();
       fake.setHanging(false);
       await holder.release();
-      fake.server.closeAllConnections();
-      await new Promise<void>((resolve) => fake.server.close(() => resolve()));
+      await fake.stop();
     }
   });
 });
