@@ -1,6 +1,14 @@
 // The floors of docs/ARCHITECTURE.md ("Floors and imports"): a module imports only from its own
 // floor or the floors below, never a cycle. `npm run lint` runs this (depcruise); a violation fails it.
-const FLOORS = [["model", "runtime", "gce"], ["watcher", "components"], ["stacks"], ["drift", "leaks", "adopt", "preview"], ["controllers"], ["daemon"], ["bin", "deploy", "program"]];
+const FLOORS = [
+  ["model", "runtime", "gce"],
+  ["watcher", "components"],
+  ["stacks"],
+  ["drift", "leaks", "adopt", "preview"],
+  ["controllers"],
+  ["daemon"],
+  ["bin", "deploy", "program"],
+];
 const PRODUCTION = FLOORS.flat();
 const folder = (name) => `^${name}/`;
 const above = (index) => FLOORS.slice(index + 1).flat();
@@ -11,7 +19,8 @@ module.exports = {
     {
       name: "no-cycle",
       severity: "error",
-      comment: "An import cycle: the floors order every folder, and a folder's files import one another without a loop.",
+      comment:
+        "An import cycle: the floors order every folder, and a folder's files import one another without a loop.",
       from: {},
       to: { circular: true },
     },
@@ -48,14 +57,16 @@ module.exports = {
     {
       name: "in-a-floor",
       severity: "error",
-      comment: "Every TypeScript file of the project lives in a floor's folder, or in test/, bench/, emulator/ (a new top-level folder needs its floor here and in docs/ARCHITECTURE.md).",
+      comment:
+        "Every TypeScript file of the project lives in a floor's folder, or in test/, bench/, emulator/ (a new top-level folder needs its floor here and in docs/ARCHITECTURE.md).",
       from: { path: "\\.ts$", pathNot: `^(${[...PRODUCTION, "test", "bench", "emulator"].join("|")})/|^index\\.ts$` },
       to: {},
     },
     {
       name: "automation-api-only-in-stacks",
       severity: "error",
-      comment: "stacks/ is the only code that runs the Automation API (docs/ARCHITECTURE.md, floor 3): nothing else touches a workspace.",
+      comment:
+        "stacks/ is the only code that runs the Automation API (docs/ARCHITECTURE.md, floor 3): nothing else touches a workspace.",
       from: { path: `^(${PRODUCTION.filter((name) => name !== "stacks").join("|")})/|^index\\.ts$` },
       to: { path: "node_modules/@pulumi/pulumi/automation" },
     },
@@ -69,7 +80,8 @@ module.exports = {
     {
       name: "unit-tests-not-e2e-harness",
       severity: "error",
-      comment: "Unit tests and their fakes run without the e2e harness (apiserver, emulator, daemon process); only its own unit test imports it.",
+      comment:
+        "Unit tests and their fakes run without the e2e harness (apiserver, emulator, daemon process); only its own unit test imports it.",
       from: { path: "^test/(unit|support/fakes)/", pathNot: "^test/unit/support/e2e/" },
       to: { path: "^test/support/e2e/" },
     },

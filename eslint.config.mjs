@@ -21,9 +21,10 @@ export default tseslint.config(
     },
   },
   {
-    // Production code (what the daemon and the CLI run): a function longer than this reads as more
-    // than one step; an exception says why beside it. Tests, the bench and the GCE emulator (a
-    // test double whose rule tables are long by nature) are not held to it.
+    // Production code (what the daemon and the CLI run): a function longer than this (80 lines at
+    // the 120-column print width) reads as more than one step; an exception says why beside it.
+    // Tests, the bench and the GCE emulator (a test double whose rule tables are long by nature)
+    // are not held to it.
     files: [
       "index.ts",
       "adopt/**/*.ts",
@@ -42,6 +43,6 @@ export default tseslint.config(
       "stacks/**/*.ts",
       "watcher/**/*.ts",
     ],
-    rules: { "max-lines-per-function": ["error", { max: 60, skipBlankLines: true, skipComments: true, IIFEs: true }] },
+    rules: { "max-lines-per-function": ["error", { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }] },
   },
 );

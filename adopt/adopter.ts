@@ -19,13 +19,31 @@ import type { StepEventMetadata } from "../stacks/events";
 import type { Adoption } from "../components/adoption";
 import { describeError } from "../runtime/errors";
 import type { LeakCompute } from "../gce/listing";
-import { CLUSTER_STACK, desiredState, serviceStackName, type ClusterSnapshot, type Config, type DesiredState, nameFromUrn, stackScope } from "../model";
+import {
+  CLUSTER_STACK,
+  desiredState,
+  serviceStackName,
+  type ClusterSnapshot,
+  type Config,
+  type DesiredState,
+  nameFromUrn,
+  stackScope,
+} from "../model";
 import type { ComputeClient } from "../gce";
 import { desiredStacks, resourceChange, uniqueChanges, type ResourceChange } from "../preview/plan";
 
 import type { StackRunner } from "../stacks/runner";
 import { listInventory } from "./inventory";
-import { planAdoption, previewIps, promotedAddressId, servicesToPinOnTargetPool, STOCK_FINALIZERS, withTargetPoolPins, type AddressPromotion, type StackAdoption } from "./plan";
+import {
+  planAdoption,
+  previewIps,
+  promotedAddressId,
+  servicesToPinOnTargetPool,
+  STOCK_FINALIZERS,
+  withTargetPoolPins,
+  type AddressPromotion,
+  type StackAdoption,
+} from "./plan";
 import { ingressOf } from "../components/outputs";
 
 /** The Service writes adoption makes (controllers/service/services.ts ServiceWriter). */
@@ -86,13 +104,18 @@ class StepLog {
   }
 }
 
-export async function adoptStock(deps: AdoptionDeps, snapshot: ClusterSnapshot, opts: { dryRun: boolean; allowReplace: boolean; signal?: AbortSignal }): Promise<AdoptionReport> {
+export async function adoptStock(
+  deps: AdoptionDeps,
+  snapshot: ClusterSnapshot,
+  opts: { dryRun: boolean; allowReplace: boolean; signal?: AbortSignal },
+): Promise<AdoptionReport> {
   const { config, runner } = deps;
   const inventory = await listInventory(deps.compute, config.project, config.region);
   const pinned = servicesToPinOnTargetPool(desiredState(snapshot, config), snapshot.services, inventory);
   const wanted = desiredStacks({ ...snapshot, services: withTargetPoolPins(snapshot.services, pinned) }, config);
   const held = new Map<string, ReadonlySet<string>>();
-  for (const stack of wanted.hashes.keys()) held.set(stack, await runner.heldResourceIds(stack, stackScope(stack, wanted.services.get(stack))));
+  for (const stack of wanted.hashes.keys())
+    held.set(stack, await runner.heldResourceIds(stack, stackScope(stack, wanted.services.get(stack))));
   const previews = opts.dryRun ? await dryRunPreviews(deps) : runner;
   const plans = planAdoption(wanted.desired, inventory, (stack) => held.get(stack) ?? new Set());
   if (!opts.dryRun && deps.services !== undefined) {
@@ -117,7 +140,14 @@ export async function adoptStock(deps: AdoptionDeps, snapshot: ClusterSnapshot, 
       });
       continue;
     }
-    const report = await adoptStack({ ...deps, previews }, wanted.desired, wanted.hashes.get(plan.stack), plan, opts, snapshot);
+    const report = await adoptStack(
+      { ...deps, previews },
+      wanted.desired,
+      wanted.hashes.get(plan.stack),
+      plan,
+      opts,
+      snapshot,
+    );
     if (plan.stack === CLUSTER_STACK && report.refused !== undefined) clusterRefused = true;
     stacks.push(report);
   }
@@ -131,7 +161,12 @@ export async function adoptStock(deps: AdoptionDeps, snapshot: ClusterSnapshot, 
  * of each such Service (only of those the watch shows with one, in the daemon), a write only where
  * a stock finalizer is left.
  */
-async function removeStockFinalizers(deps: AdoptionDeps, snapshot: ClusterSnapshot, held: ReadonlyMap<string, ReadonlySet<string>>, stacks: readonly StackReport[]): Promise<void> {
+async function removeStockFinalizers(
+  deps: AdoptionDeps,
+  snapshot: ClusterSnapshot,
+  held: ReadonlyMap<string, ReadonlySet<string>>,
+  stacks: readonly StackReport[],
+): Promise<void> {
   if (deps.services === undefined) return;
   const adopted = new Set(stacks.filter((stack) => stack.refused === undefined).map((stack) => stack.stack));
   for (const info of snapshot.services) {
@@ -139,7 +174,8 @@ async function removeStockFinalizers(deps: AdoptionDeps, snapshot: ClusterSnapsh
     if (!adopted.has(stack) && (held.get(stack)?.size ?? 0) === 0) continue;
     // With a watch cache, only the Services still carrying a stock finalizer are read and written.
     const known = deps.finalizersOf?.(info.namespace, info.name);
-    if (known !== undefined && !known.some((finalizer) => (STOCK_FINALIZERS as readonly string[]).includes(finalizer))) continue;
+    if (known !== undefined && !known.some((finalizer) => (STOCK_FINALIZERS as readonly string[]).includes(finalizer)))
+      continue;
     await deps.services.removeFinalizers(info.namespace, info.name, STOCK_FINALIZERS);
   }
 }
@@ -150,9 +186,13 @@ async function removeStockFinalizers(deps: AdoptionDeps, snapshot: ClusterSnapsh
  */
 async function dryRunPreviews(deps: AdoptionDeps): Promise<Pick<StackRunner, "preview">> {
   const { newStacks } = deps;
-  if (newStacks === undefined) throw new Error("a dry run needs an empty backend for the stacks the real one does not have");
+  if (newStacks === undefined)
+    throw new Error("a dry run needs an empty backend for the stacks the real one does not have");
   const existing = new Set(await deps.runner.listStacks());
-  return { preview: (stack, ...rest) => (existing.has(stack) ? deps.runner.preview(stack, ...rest) : newStacks.preview(stack, ...rest)) };
+  return {
+    preview: (stack, ...rest) =>
+      existing.has(stack) ? deps.runner.preview(stack, ...rest) : newStacks.preview(stack, ...rest),
+  };
 }
 
 async function adoptStack(
@@ -179,11 +219,20 @@ async function adoptStack(
     // that a refused stack leaves GCE exactly as it was.
     const preview = new StepLog();
     const previewed: Adoption = { imports: new Set(plan.imports), previewIps: previewIps(desired, plan) };
-    await deps.previews.preview(plan.stack, scope, desired, { ...(hash !== undefined ? { hash } : {}), adoption: previewed, onStep: preview.onStep });
+    await deps.previews.preview(plan.stack, scope, desired, {
+      ...(hash !== undefined ? { hash } : {}),
+      adoption: previewed,
+      onStep: preview.onStep,
+    });
     const changes = preview.sortedChanges();
     const replaces = changes.filter((change) => change.op === "replace").map((change) => change.name);
     if (replaces.length > 0 && !opts.allowReplace) {
-      return { ...base, imported: [...preview.imported].sort(), changes, refused: `would replace ${replaces.join(", ")} (pass --allow-replace to accept)` };
+      return {
+        ...base,
+        imported: [...preview.imported].sort(),
+        changes,
+        refused: `would replace ${replaces.join(", ")} (pass --allow-replace to accept)`,
+      };
     }
     if (opts.dryRun) return { ...base, imported: [...preview.imported].sort(), changes };
     const imports = new Set(plan.imports);
@@ -193,9 +242,18 @@ async function adoptStack(
     }
     const adoption: Adoption = { imports };
     deps.log(`adopting ${what}: importing ${imports.size} resources`);
-    const info = plan.service === undefined ? undefined : snapshot.services.find((service) => `${service.namespace}/${service.name}` === plan.service);
-    if (info !== undefined && deps.services !== undefined) await deps.services.setFinalizer(info.namespace, info.name, true);
-    const outcome = await runner.up(plan.stack, scope, desired, { refresh: false, ...(hash !== undefined ? { hash } : {}), adoption, ...(opts.signal !== undefined ? { signal: opts.signal } : {}) });
+    const info =
+      plan.service === undefined
+        ? undefined
+        : snapshot.services.find((service) => `${service.namespace}/${service.name}` === plan.service);
+    if (info !== undefined && deps.services !== undefined)
+      await deps.services.setFinalizer(info.namespace, info.name, true);
+    const outcome = await runner.up(plan.stack, scope, desired, {
+      refresh: false,
+      ...(hash !== undefined ? { hash } : {}),
+      adoption,
+      ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
+    });
     if (info !== undefined && deps.services !== undefined) {
       const ingress = ingressOf(outcome.outputs, info.namespace, info.name);
       if (ingress.length > 0) await deps.services.setIngress(info.namespace, info.name, ingress, info.uid);
@@ -210,7 +268,10 @@ async function adoptStack(
 async function promote(deps: AdoptionDeps, desired: DesiredState, promotion: AddressPromotion): Promise<void> {
   const { project } = desired.cluster;
   deps.log(`promoting ${promotion.ip} of forwarding rule ${promotion.name} to static address ${promotion.name}`);
-  const subnetwork = promotion.subnetwork !== undefined ? `projects/${project}/regions/${promotion.region}/subnetworks/${promotion.subnetwork}` : undefined;
+  const subnetwork =
+    promotion.subnetwork !== undefined
+      ? `projects/${project}/regions/${promotion.region}/subnetworks/${promotion.subnetwork}`
+      : undefined;
   const result = await deps.compute.insertAddress(project, promotion.region, {
     name: promotion.name,
     address: promotion.ip,
@@ -221,7 +282,11 @@ async function promote(deps: AdoptionDeps, desired: DesiredState, promotion: Add
   });
   if (result === "exists") {
     const existing = await deps.compute.getResource("addresses.get", promotedAddressId(desired, promotion));
-    const ip = typeof existing === "object" && existing !== null ? (existing as Record<string, unknown>).address : undefined;
-    if (ip !== promotion.ip) throw new Error(`address ${promotion.name} exists with IP ${String(ip)}, not the forwarding rule's ${promotion.ip}`);
+    const ip =
+      typeof existing === "object" && existing !== null ? (existing as Record<string, unknown>).address : undefined;
+    if (ip !== promotion.ip)
+      throw new Error(
+        `address ${promotion.name} exists with IP ${String(ip)}, not the forwarding rule's ${promotion.ip}`,
+      );
   }
 }

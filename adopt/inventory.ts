@@ -6,7 +6,12 @@ import { resourcePath, listCollections, type LeakCompute } from "../gce/listing"
 import type { CallOptions } from "../gce";
 import type { GceItem, Inventory } from "./plan";
 
-export async function listInventory(compute: LeakCompute, project: string, region: string, opts?: CallOptions): Promise<Inventory> {
+export async function listInventory(
+  compute: LeakCompute,
+  project: string,
+  region: string,
+  opts?: CallOptions,
+): Promise<Inventory> {
   const inventory = new Map<string, GceItem>();
   for (const { kind, scope, item } of await listCollections(compute, project, region, opts)) {
     if (typeof item.name !== "string") continue;
@@ -17,7 +22,8 @@ export async function listInventory(compute: LeakCompute, project: string, regio
   // only to be reported as left in place.
   const globalChecks = `projects/${project}/global/healthChecks`;
   for (const item of await compute.listCollection("healthChecks.list", globalChecks, opts)) {
-    if (typeof item !== "object" || item === null || typeof (item as Record<string, unknown>).name !== "string") continue;
+    if (typeof item !== "object" || item === null || typeof (item as Record<string, unknown>).name !== "string")
+      continue;
     const id = `${globalChecks}/${String((item as Record<string, unknown>).name)}`;
     inventory.set(id, { id, properties: item as Record<string, unknown> });
   }

@@ -8,7 +8,15 @@
  */
 import { declaredResourceIds, globalResourceId, regionalResourceId } from "../gce/ids";
 
-import { ANNOTATION_BACKEND, CLUSTER_STACK, type DesiredState, type NetworkTier, type ServiceDesired, type ServiceInfo, type Scope } from "../model";
+import {
+  ANNOTATION_BACKEND,
+  CLUSTER_STACK,
+  type DesiredState,
+  type NetworkTier,
+  type ServiceDesired,
+  type ServiceInfo,
+  type Scope,
+} from "../model";
 
 /** One GCE resource as Compute lists it, under its Pulumi resource ID (gce/ids.ts). */
 export interface GceItem {
@@ -69,10 +77,21 @@ function global(desired: DesiredState, collection: string, name: string): string
  * pins them to `target-pool` with the annotation, so that adopting never replaces a forwarding
  * rule. `dccm adopt --to backend-service` moves them, one at a time.
  */
-export function servicesToPinOnTargetPool(desired: DesiredState, services: readonly ServiceInfo[], inventory: Inventory): string[] {
-  const annotated = new Set(services.filter((info) => info.annotations[ANNOTATION_BACKEND] !== undefined).map((info) => `${info.namespace}/${info.name}`));
+export function servicesToPinOnTargetPool(
+  desired: DesiredState,
+  services: readonly ServiceInfo[],
+  inventory: Inventory,
+): string[] {
+  const annotated = new Set(
+    services
+      .filter((info) => info.annotations[ANNOTATION_BACKEND] !== undefined)
+      .map((info) => `${info.namespace}/${info.name}`),
+  );
   return desired.services
-    .filter((service) => service.scheme === "EXTERNAL" && service.backend === "backend-service" && !annotated.has(service.key))
+    .filter(
+      (service) =>
+        service.scheme === "EXTERNAL" && service.backend === "backend-service" && !annotated.has(service.key),
+    )
     .filter((service) => {
       const rule = inventory.get(regional(desired, "forwardingRules", service.lbName));
       return rule !== undefined && TARGET_POOL_LINK.test(text(rule.properties.target) ?? "");
@@ -83,10 +102,18 @@ export function servicesToPinOnTargetPool(desired: DesiredState, services: reado
 /** The Services with the annotation that keeps each on its target pool (what the adoption writes first). */
 export function withTargetPoolPins(services: readonly ServiceInfo[], pinned: readonly string[]): ServiceInfo[] {
   const keys = new Set(pinned);
-  return services.map((info) => (keys.has(`${info.namespace}/${info.name}`) ? { ...info, annotations: { ...info.annotations, [ANNOTATION_BACKEND]: "target-pool" } } : info));
+  return services.map((info) =>
+    keys.has(`${info.namespace}/${info.name}`)
+      ? { ...info, annotations: { ...info.annotations, [ANNOTATION_BACKEND]: "target-pool" } }
+      : info,
+  );
 }
 
-function promotionFor(desired: DesiredState, service: ServiceDesired, inventory: Inventory): AddressPromotion | undefined {
+function promotionFor(
+  desired: DesiredState,
+  service: ServiceDesired,
+  inventory: Inventory,
+): AddressPromotion | undefined {
   if (service.userIP !== undefined || inventory.has(regional(desired, "addresses", service.lbName))) return undefined;
   const rule = inventory.get(regional(desired, "forwardingRules", service.lbName));
   const ip = text(rule?.properties.IPAddress);
@@ -97,7 +124,11 @@ function promotionFor(desired: DesiredState, service: ServiceDesired, inventory:
     region: desired.cluster.region,
     ip,
     addressType: service.scheme,
-    ...(internal ? (service.subnetwork !== undefined ? { subnetwork: service.subnetwork } : {}) : { networkTier: service.networkTier }),
+    ...(internal
+      ? service.subnetwork !== undefined
+        ? { subnetwork: service.subnetwork }
+        : {}
+      : { networkTier: service.networkTier }),
     description: service.description,
   };
 }
@@ -117,11 +148,19 @@ function stockOnlyIds(desired: DesiredState, service: ServiceDesired): string[] 
  * whole) and is not in the stack yet. `inState(stack)`: the resource IDs the stack already holds
  * (empty for a stack never applied); those are never imported again.
  */
-export function planAdoption(desired: DesiredState, inventory: Inventory, inState: (stack: string) => ReadonlySet<string>): StackAdoption[] {
+export function planAdoption(
+  desired: DesiredState,
+  inventory: Inventory,
+  inState: (stack: string) => ReadonlySet<string>,
+): StackAdoption[] {
   const plans: StackAdoption[] = [];
   const scopes: { stack: string; scope: Scope; service?: ServiceDesired }[] = [
     { stack: CLUSTER_STACK, scope: { kind: "cluster" } },
-    ...desired.services.map((service) => ({ stack: service.stack, scope: { kind: "service" as const, namespace: service.namespace, name: service.name }, service })),
+    ...desired.services.map((service) => ({
+      stack: service.stack,
+      scope: { kind: "service" as const, namespace: service.namespace, name: service.name },
+      service,
+    })),
   ];
   for (const { stack, scope, service } of scopes) {
     const held = inState(stack);
@@ -154,9 +193,13 @@ export function previewIps(desired: DesiredState, adoption: StackAdoption): Map<
   const ips = new Map<string, string>();
   const service = desired.services.find((candidate) => candidate.key === adoption.service);
   if (adoption.promotion === undefined || service === undefined) return ips;
-  for (const frontend of service.frontends) ips.set(regional(desired, "forwardingRules", frontend.name), adoption.promotion.ip);
+  for (const frontend of service.frontends)
+    ips.set(regional(desired, "forwardingRules", frontend.name), adoption.promotion.ip);
   // The IPv4 firewalls towards the promoted address (destinationRanges); never the IPv6 ones.
-  const towardsAddress = [service.firewall, service.healthCheckFirewall, service.denyFirewall].filter((spec) => spec !== undefined && spec.destination?.kind === "address");
-  for (const spec of towardsAddress) if (spec !== undefined) ips.set(global(desired, "firewalls", spec.name), adoption.promotion.ip);
+  const towardsAddress = [service.firewall, service.healthCheckFirewall, service.denyFirewall].filter(
+    (spec) => spec !== undefined && spec.destination?.kind === "address",
+  );
+  for (const spec of towardsAddress)
+    if (spec !== undefined) ips.set(global(desired, "firewalls", spec.name), adoption.promotion.ip);
   return ips;
 }

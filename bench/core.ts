@@ -41,7 +41,10 @@ function benchReferences(stacks: number): number {
     const records = new StackRecords([]);
     const start = process.hrtime.bigint();
     for (let i = 0; i < stacks; i++) {
-      records.setReferences(records.get(`service.default.s${i}`), { zones: [zones[i % 4], zones[(i + 1) % 4]], legacyHealthCheck: i % 10 === 0 });
+      records.setReferences(records.get(`service.default.s${i}`), {
+        zones: [zones[i % 4], zones[(i + 1) % 4]],
+        legacyHealthCheck: i % 10 === 0,
+      });
       records.references();
     }
     samples.push(elapsedMs(start));
@@ -57,7 +60,9 @@ function benchServiceChange(nodes: number, services: number): { incremental: num
   cache.update(snapshot);
   const changed = (round: number): typeof snapshot => ({
     nodes: snapshot.nodes,
-    services: snapshot.services.map((service, i) => (i === 0 ? { ...service, loadBalancerSourceRanges: [`10.${round % 256}.0.0/16`] } : service)),
+    services: snapshot.services.map((service, i) =>
+      i === 0 ? { ...service, loadBalancerSourceRanges: [`10.${round % 256}.0.0/16`] } : service,
+    ),
   });
   const incremental: number[] = [];
   for (let round = 0; round < 21; round++) {
@@ -92,14 +97,16 @@ export async function benchCore(): Promise<CoreFigures> {
   }
   const sorted = [...samples].sort((a, b) => a - b);
   const last = desiredState(snapshot, config);
-  if (last.rejected.length > 0) throw new Error(`bench: the generated cluster has rejected Services: ${last.rejected[0].message}`);
+  if (last.rejected.length > 0)
+    throw new Error(`bench: the generated cluster has rejected Services: ${last.rejected[0].message}`);
 
   const renderServices = 200;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-bench-"));
   const snapshotPath = path.join(dir, "cluster.json");
   fs.writeFileSync(snapshotPath, JSON.stringify(toKubectlList(generateCluster(300, renderServices))));
   const pulumiConfig: Record<string, string> = { snapshot: snapshotPath, scope: "all" };
-  for (const [key, value] of Object.entries(BENCH_CONFIG_RAW)) pulumiConfig[key] = typeof value === "string" ? value : JSON.stringify(value);
+  for (const [key, value] of Object.entries(BENCH_CONFIG_RAW))
+    pulumiConfig[key] = typeof value === "string" ? value : JSON.stringify(value);
   const start = process.hrtime.bigint();
   const rendered = await renderProgram(stackProgram, pulumiConfig);
   const renderMs = elapsedMs(start);

@@ -26,22 +26,38 @@ export async function benchDaemon(): Promise<DaemonFigures> {
   const upRuns = new Map<string, number>();
   const waiting = new Map<string, () => void>();
   const daemon = new Daemon(
-    daemonOptions(env, parseConfig({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "bench", clusterId: "b3nch" }), {
-      logLevel: "error",
-      resyncMs: 3_600_000,
-      leaderElection: false,
-      identity: "bench",
-      onRunStart: (stack, operation) => {
-        if (operation !== "up") return;
-        upRuns.set(stack, (upRuns.get(stack) ?? 0) + 1);
-        waiting.get(stack)?.();
+    daemonOptions(
+      env,
+      parseConfig({
+        project: "dccm-test",
+        region: "us-central1",
+        network: "k8s-net",
+        nodeTags: ["k8s-node"],
+        clusterName: "bench",
+        clusterId: "b3nch",
+      }),
+      {
+        logLevel: "error",
+        resyncMs: 3_600_000,
+        leaderElection: false,
+        identity: "bench",
+        onRunStart: (stack, operation) => {
+          if (operation !== "up") return;
+          upRuns.set(stack, (upRuns.get(stack) ?? 0) + 1);
+          waiting.get(stack)?.();
+        },
       },
-    }),
+    ),
   );
   const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
   try {
     env.gce.putInstance("node-1", { zone: "us-central1-a" });
-    await core.createNode({ body: { metadata: { name: "node-1", labels: { "topology.kubernetes.io/zone": "us-central1-a" } }, spec: { providerID: "gce://dccm-test/us-central1-a/node-1" } } });
+    await core.createNode({
+      body: {
+        metadata: { name: "node-1", labels: { "topology.kubernetes.io/zone": "us-central1-a" } },
+        spec: { providerID: "gce://dccm-test/us-central1-a/node-1" },
+      },
+    });
     await daemon.start(() => undefined);
     await eventually("the cluster stack", () => (upRuns.get("cluster") !== undefined ? true : undefined));
     await daemon.idle();
@@ -53,10 +69,20 @@ export async function benchDaemon(): Promise<DaemonFigures> {
       const stack = `service.default.${name}`;
       const upStarted = new Promise<void>((resolve) => waiting.set(stack, resolve));
       const start = process.hrtime.bigint();
-      await core.createNamespacedService({ namespace: "default", body: { metadata: { name }, spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] } } });
+      await core.createNamespacedService({
+        namespace: "default",
+        body: { metadata: { name }, spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] } },
+      });
       await upStarted;
       toUp.push(elapsedMs(start));
-      await eventually(`${name}'s ingress`, async () => (await core.readNamespacedServiceStatus({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 120_000, 20);
+      await eventually(
+        `${name}'s ingress`,
+        async () =>
+          (await core.readNamespacedServiceStatus({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]
+            ?.ip,
+        120_000,
+        20,
+      );
       toIngress.push(elapsedMs(start));
       await daemon.idle();
     }
@@ -67,13 +93,23 @@ export async function benchDaemon(): Promise<DaemonFigures> {
       const before = upRuns.get("service.default.lat-0") ?? 0;
       for (let i = 0; i < BURST_UPDATES; i++) {
         await core.patchNamespacedService(
-          { name: "lat-0", namespace: "default", body: { spec: { loadBalancerSourceRanges: [`10.${burst}.${i}.0/24`] } } },
+          {
+            name: "lat-0",
+            namespace: "default",
+            body: { spec: { loadBalancerSourceRanges: [`10.${burst}.${i}.0/24`] } },
+          },
           k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
         );
       }
       const last = `10.${burst}.${BURST_UPDATES - 1}.0/24`;
       await eventually("the burst's last range applied", () => {
-        const firewall = env.gce.listResources().find((resource) => resource.kind === "firewalls" && JSON.stringify(resource.properties.sourceRanges) === JSON.stringify([last]));
+        const firewall = env.gce
+          .listResources()
+          .find(
+            (resource) =>
+              resource.kind === "firewalls" &&
+              JSON.stringify(resource.properties.sourceRanges) === JSON.stringify([last]),
+          );
         return firewall !== undefined ? true : undefined;
       });
       await daemon.idle();
@@ -116,25 +152,51 @@ export async function benchRealisticIngress(): Promise<RealisticIngressFigures> 
 async function medianIngress(realistic: boolean): Promise<number> {
   const env = await startTestEnv(realistic ? { gce: { limits: realisticLimits(1) } } : {});
   const daemon = new Daemon(
-    daemonOptions(env, parseConfig({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "bench", clusterId: "b3nch" }), {
-      logLevel: "error",
-      resyncMs: 3_600_000,
-      leaderElection: false,
-      identity: "bench",
-    }),
+    daemonOptions(
+      env,
+      parseConfig({
+        project: "dccm-test",
+        region: "us-central1",
+        network: "k8s-net",
+        nodeTags: ["k8s-node"],
+        clusterName: "bench",
+        clusterId: "b3nch",
+      }),
+      {
+        logLevel: "error",
+        resyncMs: 3_600_000,
+        leaderElection: false,
+        identity: "bench",
+      },
+    ),
   );
   const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
   try {
     env.gce.putInstance("node-1", { zone: "us-central1-a" });
-    await core.createNode({ body: { metadata: { name: "node-1", labels: { "topology.kubernetes.io/zone": "us-central1-a" } }, spec: { providerID: "gce://dccm-test/us-central1-a/node-1" } } });
+    await core.createNode({
+      body: {
+        metadata: { name: "node-1", labels: { "topology.kubernetes.io/zone": "us-central1-a" } },
+        spec: { providerID: "gce://dccm-test/us-central1-a/node-1" },
+      },
+    });
     await daemon.start(() => undefined);
     await daemon.idle();
     const toIngress: number[] = [];
     for (let i = 0; i < REALISTIC_SAMPLES; i++) {
       const name = `real-${i}`;
       const start = process.hrtime.bigint();
-      await core.createNamespacedService({ namespace: "default", body: { metadata: { name }, spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] } } });
-      await eventually(`${name}'s ingress`, async () => (await core.readNamespacedServiceStatus({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 600_000, 50);
+      await core.createNamespacedService({
+        namespace: "default",
+        body: { metadata: { name }, spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] } },
+      });
+      await eventually(
+        `${name}'s ingress`,
+        async () =>
+          (await core.readNamespacedServiceStatus({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]
+            ?.ip,
+        600_000,
+        50,
+      );
       toIngress.push(elapsedMs(start));
       await daemon.idle();
     }

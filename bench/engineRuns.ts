@@ -16,7 +16,14 @@ import { promisify } from "node:util";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
 import { locatePlugin, SharedProvider } from "../stacks/sharedProvider";
 import { StackRunner } from "../stacks/runner";
-import { CLUSTER_STACK, desiredState, parseConfig, serviceStackName, type ClusterSnapshot, type DesiredState } from "../model";
+import {
+  CLUSTER_STACK,
+  desiredState,
+  parseConfig,
+  serviceStackName,
+  type ClusterSnapshot,
+  type DesiredState,
+} from "../model";
 import { startTestEnv, type TestEnv } from "../test/support/e2e/env";
 import { testenvBinDir } from "../test/support/tooling/testenv-paths";
 import { median, round } from "./stats";
@@ -65,7 +72,11 @@ const IDLE_STACKS = 21;
 function wrapperRoot(dir: string, log: string): string {
   const bin = path.join(dir, "bin");
   fs.mkdirSync(bin, { recursive: true });
-  const script = ["#!/usr/bin/env bash", `printf '%s %s\\n' "$1" "$2" >> "${log}"`, `exec "${path.join(testenvBinDir(), "pulumi")}" "$@"`].join("\n");
+  const script = [
+    "#!/usr/bin/env bash",
+    `printf '%s %s\\n' "$1" "$2" >> "${log}"`,
+    `exec "${path.join(testenvBinDir(), "pulumi")}" "$@"`,
+  ].join("\n");
   fs.writeFileSync(path.join(bin, "pulumi"), `${script}\n`, { mode: 0o755 });
   return dir;
 }
@@ -151,7 +162,10 @@ async function runCpu<T>(run: () => Promise<T>): Promise<RunCpu> {
   const sample = (): void => {
     for (const [pid, stat] of descendants()) {
       const known = seen.get(pid);
-      seen.set(pid, { cpuS: Math.max(known?.cpuS ?? 0, stat.cpuS - (baseline.get(pid) ?? 0)), kind: known?.kind ?? processKind(cmdlineOf(pid)) });
+      seen.set(pid, {
+        cpuS: Math.max(known?.cpuS ?? 0, stat.cpuS - (baseline.get(pid) ?? 0)),
+        kind: known?.kind ?? processKind(cmdlineOf(pid)),
+      });
     }
   };
   const self = process.cpuUsage();
@@ -205,7 +219,12 @@ function heapMb(): number {
 }
 
 async function upService(runner: StackRunner, desired: DesiredState, i: number): Promise<void> {
-  await runner.up(serviceStackName("default", `s${i}`), { kind: "service", namespace: "default", name: `s${i}` }, desired, { refresh: false });
+  await runner.up(
+    serviceStackName("default", `s${i}`),
+    { kind: "service", namespace: "default", name: `s${i}` },
+    desired,
+    { refresh: false },
+  );
 }
 
 const SAMPLES = 5;
@@ -213,7 +232,11 @@ const SAMPLES = 5;
 /** Median per field of CPU samples. */
 function medianCpu(samples: readonly RunCpu[]): RunCpu {
   return {
-    byKind: { cli: median(samples.map((s) => s.byKind.cli)), provider: median(samples.map((s) => s.byKind.provider)), other: median(samples.map((s) => s.byKind.other)) },
+    byKind: {
+      cli: median(samples.map((s) => s.byKind.cli)),
+      provider: median(samples.map((s) => s.byKind.provider)),
+      other: median(samples.map((s) => s.byKind.other)),
+    },
     childS: median(samples.map((s) => s.childS)),
     selfS: median(samples.map((s) => s.selfS)),
   };
@@ -224,9 +247,14 @@ async function startCosts(pulumiEnv: Record<string, string>): Promise<{ cliS: nu
   const cli: number[] = [];
   const provider: number[] = [];
   for (let sample = 0; sample < SAMPLES; sample++) {
-    const run = await runCpu(() => promisify(execFile)(path.join(testenvBinDir(), "pulumi"), ["version"], { env: { ...process.env, ...pulumiEnv } }));
+    const run = await runCpu(() =>
+      promisify(execFile)(path.join(testenvBinDir(), "pulumi"), ["version"], { env: { ...process.env, ...pulumiEnv } }),
+    );
     cli.push(run.byKind.cli);
-    const child = spawn(locatePlugin(pulumiEnv), [], { env: { ...process.env, ...pulumiEnv }, stdio: ["ignore", "pipe", "ignore"] });
+    const child = spawn(locatePlugin(pulumiEnv), [], {
+      env: { ...process.env, ...pulumiEnv },
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
     provider.push(procStat(String(child.pid))?.cpuS ?? 0);
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -237,17 +265,31 @@ async function startCosts(pulumiEnv: Record<string, string>): Promise<{ cliS: nu
 }
 
 /** A new Service's first up and no-change ups of it, through `runner`. */
-async function serviceRuns(runner: StackRunner, desired: DesiredState, service: number): Promise<{ newService: RunCpu; noChange: RunCpu }> {
+async function serviceRuns(
+  runner: StackRunner,
+  desired: DesiredState,
+  service: number,
+): Promise<{ newService: RunCpu; noChange: RunCpu }> {
   await runner.listStacks();
   const newService = await runCpu(() => upService(runner, desired, service));
   const noChange: RunCpu[] = [];
-  for (let sample = 0; sample < SAMPLES; sample++) noChange.push(await runCpu(() => upService(runner, desired, service)));
+  for (let sample = 0; sample < SAMPLES; sample++)
+    noChange.push(await runCpu(() => upService(runner, desired, service)));
   return { newService, noChange: medianCpu(noChange) };
 }
 
 /** The same runs with one provider for every engine run (stacks/sharedProvider.ts). */
-async function sharedProviderRuns(env: TestEnv, desired: DesiredState, service: number): Promise<{ newService: RunCpu; noChange: RunCpu }> {
-  const shared = new SharedProvider({ env: env.pulumiEnv, backoffBaseMs: 1_000, backoffMaxMs: 10_000, healthyAfterMs: 60_000 });
+async function sharedProviderRuns(
+  env: TestEnv,
+  desired: DesiredState,
+  service: number,
+): Promise<{ newService: RunCpu; noChange: RunCpu }> {
+  const shared = new SharedProvider({
+    env: env.pulumiEnv,
+    backoffBaseMs: 1_000,
+    backoffMaxMs: 10_000,
+    healthyAfterMs: 60_000,
+  });
   try {
     const attach = await shared.start();
     const runner = new StackRunner({
@@ -276,7 +318,14 @@ export async function benchEngineRuns(): Promise<EngineRunFigures> {
       projectName: "dccm-b3nch",
       pulumiCommand: await PulumiCommand.get({ root, skipVersionCheck: true }),
     });
-    const config = parseConfig({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "bench", clusterId: "b3nch" });
+    const config = parseConfig({
+      project: "dccm-test",
+      region: "us-central1",
+      network: "k8s-net",
+      nodeTags: ["k8s-node"],
+      clusterName: "bench",
+      clusterId: "b3nch",
+    });
     const desired = desiredState(snapshot(IDLE_STACKS + 1), config);
     await runner.listStacks();
     await runner.up(CLUSTER_STACK, { kind: "cluster" }, desired, { refresh: false });
@@ -291,7 +340,9 @@ export async function benchEngineRuns(): Promise<EngineRunFigures> {
     const shared = await sharedProviderRuns(env, desired, IDLE_STACKS);
     const starts = await startCosts(env.pulumiEnv);
     process.stderr.write(`engine runs: a new Service's CLI processes: ${newService.join(", ")}\n`);
-    process.stderr.write(`engine runs: one no-change up, own provider ${JSON.stringify(own.noChange)}, shared ${JSON.stringify(shared.noChange)}, starts ${JSON.stringify(starts)}\n`);
+    process.stderr.write(
+      `engine runs: one no-change up, own provider ${JSON.stringify(own.noChange)}, shared ${JSON.stringify(shared.noChange)}, starts ${JSON.stringify(starts)}\n`,
+    );
     return {
       cliProcessesPerNewService: newService.length,
       ...figures(own, shared, starts),
@@ -310,7 +361,10 @@ function figures(
   own: Runs,
   shared: Runs,
   starts: { cliS: number; providerS: number },
-): Omit<EngineRunFigures, "cliProcessesPerNewService" | "daemonIdleRssMbPerStack" | "daemonIdleHeapMbPerStack" | "idleStacks"> {
+): Omit<
+  EngineRunFigures,
+  "cliProcessesPerNewService" | "daemonIdleRssMbPerStack" | "daemonIdleHeapMbPerStack" | "idleStacks"
+> {
   const up = own.noChange;
   return {
     newServiceChildCpuS: round(own.newService.childS),

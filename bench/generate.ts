@@ -6,7 +6,11 @@ function uid(prefix: number, index: number): string {
   return `${index.toString(16).padStart(8, "0")}-${prefix.toString(16).padStart(4, "0")}-4000-8000-000000000000`;
 }
 
-export function generateCluster(nodeCount: number, serviceCount: number, zones: string[] = ["us-central1-a", "us-central1-b", "us-central1-c"]): ClusterSnapshot {
+export function generateCluster(
+  nodeCount: number,
+  serviceCount: number,
+  zones: string[] = ["us-central1-a", "us-central1-b", "us-central1-c"],
+): ClusterSnapshot {
   const nodes: NodeInfo[] = [];
   for (let i = 0; i < nodeCount; i++) {
     const zone = zones[i % zones.length];
@@ -37,7 +41,9 @@ export function generateCluster(nodeCount: number, serviceCount: number, zones: 
         { protocol: "TCP", port: 80, nodePort: 30000 + (i % 2000) },
         { protocol: "TCP", port: 443, nodePort: 32000 + (i % 700) },
       ],
-      ...(local ? { externalTrafficPolicy: "Local", healthCheckNodePort: 31000 + (i % 900) } : { externalTrafficPolicy: "Cluster" }),
+      ...(local
+        ? { externalTrafficPolicy: "Local", healthCheckNodePort: 31000 + (i % 900) }
+        : { externalTrafficPolicy: "Cluster" }),
       loadBalancerSourceRanges: i % 7 === 0 ? ["10.0.0.0/8", "192.168.0.0/16"] : [],
       deleting: false,
     });
@@ -71,7 +77,12 @@ export function toKubectlList(snapshot: ClusterSnapshot): unknown {
       ...snapshot.services.map((service) => ({
         apiVersion: "v1",
         kind: "Service",
-        metadata: { name: service.name, namespace: service.namespace, uid: service.uid, annotations: service.annotations },
+        metadata: {
+          name: service.name,
+          namespace: service.namespace,
+          uid: service.uid,
+          annotations: service.annotations,
+        },
         spec: {
           type: service.type,
           ports: service.ports,

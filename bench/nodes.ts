@@ -54,7 +54,9 @@ export async function benchNodeInit(opts: { workers?: number } = {}): Promise<No
     try {
       kube = await startKube();
     } catch (err) {
-      process.stderr.write(`nodes bench: no kube-apiserver (${err instanceof Error ? err.message.split("\n")[0] : String(err)}); using the in-memory Node API\n`);
+      process.stderr.write(
+        `nodes bench: no kube-apiserver (${err instanceof Error ? err.message.split("\n")[0] : String(err)}); using the in-memory Node API\n`,
+      );
     }
     const names = Array.from({ length: NODES }, (_, i) => `bench-node-${String(i).padStart(4, "0")}`);
     names.forEach((name, i) => gce.putInstance(name, { zone: gce.zones[i % gce.zones.length] ?? "us-central1-a" }));
@@ -86,35 +88,48 @@ export async function benchNodeInit(opts: { workers?: number } = {}): Promise<No
       await inBatches(NODES, CREATE_CONCURRENCY, async (i) => {
         const name = names[i] ?? "";
         await core.createNode({ body: tainted(name) });
-        await core.patchNodeStatus({ name, body: { status: { addresses: [{ type: "Hostname", address: name }] } } }, merge);
+        await core.patchNodeStatus(
+          { name, body: { status: { addresses: [{ type: "Hostname", address: name }] } } },
+          merge,
+        );
       });
       controller = new NodeController({ ...common, kubeConfig: kube.kubeConfig });
-      remaining = async () => (await core.listNode()).items.filter((n) => (n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT)).length;
+      remaining = async () =>
+        (await core.listNode()).items.filter((n) => (n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT))
+          .length;
     } else {
       const api = new MemoryNodeApi();
       for (const name of names) {
         api.put({ ...tainted(name), status: { addresses: [{ type: "Hostname", address: name }] } });
       }
       controller = new NodeController({ ...common, api, nodeSource: api.source() });
-      remaining = async () => api.list().filter((n) => (n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT)).length;
+      remaining = async () =>
+        api.list().filter((n) => (n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT)).length;
     }
 
     // Progress comes from the controller's own counter (bumped right after the taint-removing
     // update succeeded) so that polling does not load the apiserver being measured.
-    const initialized = async (): Promise<number> => (await registry.getSingleMetric("dccm_node_initializations_total")?.get())?.values.find((v) => v.labels["result"] === "ok")?.value ?? 0;
+    const initialized = async (): Promise<number> =>
+      (await registry.getSingleMetric("dccm_node_initializations_total")?.get())?.values.find(
+        (v) => v.labels["result"] === "ok",
+      )?.value ?? 0;
     const start = process.hrtime.bigint();
     await controller.start();
     const deadline = Date.now() + TIMEOUT_MS;
     while ((await initialized()) < NODES) {
       if (Date.now() > deadline) {
-        throw new Error(`nodes bench: ${NODES - (await initialized())} of ${NODES} Nodes not initialized after ${TIMEOUT_MS} ms`);
+        throw new Error(
+          `nodes bench: ${NODES - (await initialized())} of ${NODES} Nodes not initialized after ${TIMEOUT_MS} ms`,
+        );
       }
       await new Promise((r) => setTimeout(r, 10));
     }
     const ms = elapsedMs(start);
     const left = await remaining();
     if (left !== 0) {
-      throw new Error(`nodes bench: the controller counted ${NODES} initializations but ${left} Nodes still carry the taint`);
+      throw new Error(
+        `nodes bench: the controller counted ${NODES} initializations but ${left} Nodes still carry the taint`,
+      );
     }
     process.stderr.write(
       `nodes bench: ${NODES} Nodes initialized in ${round(ms, 0)} ms against ${kube === undefined ? "in-memory Node API" : "kube-apiserver"} + GCE emulator; ${computeCalls} Compute calls\n`,

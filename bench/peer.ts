@@ -27,7 +27,15 @@ import { eventually } from "../test/support/wait";
 import { loadBalancerName } from "../model";
 import { median, round, runAlone } from "./stats";
 
-const CLUSTER = { project: "dccm-test", region: "us-central1", network: "k8s-net", subnetwork: "k8s-subnet", nodeTags: ["k8s-node"], clusterName: "peer", clusterId: "9ee70000" };
+const CLUSTER = {
+  project: "dccm-test",
+  region: "us-central1",
+  network: "k8s-net",
+  subnetwork: "k8s-subnet",
+  nodeTags: ["k8s-node"],
+  clusterName: "peer",
+  clusterId: "9ee70000",
+};
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks. */
 const TICKS_PER_SECOND = 100;
 /** dccm's drift interval in the bench (its default is 10m): a drift pass starts within 33 s (±10 %). */
@@ -89,19 +97,40 @@ function peakRssMb(pid: number): number {
   return kb === undefined ? 0 : Number(kb) / 1024;
 }
 
-async function addNodes(env: TestEnv, core: k8s.CoreV1Api, nodes: ReadonlyArray<{ readonly name: string; readonly zone: string; readonly podCIDR: string }>): Promise<void> {
+async function addNodes(
+  env: TestEnv,
+  core: k8s.CoreV1Api,
+  nodes: ReadonlyArray<{ readonly name: string; readonly zone: string; readonly podCIDR: string }>,
+): Promise<void> {
   for (const { name, zone, podCIDR } of nodes) {
     env.gce.putInstance(name, { zone, tags: ["k8s-node"] });
     const created = await core.createNode({
-      body: { metadata: { name, labels: { "topology.kubernetes.io/zone": zone } }, spec: { providerID: `gce://dccm-test/${zone}/${name}`, podCIDR, podCIDRs: [podCIDR] } },
+      body: {
+        metadata: { name, labels: { "topology.kubernetes.io/zone": zone } },
+        spec: { providerID: `gce://dccm-test/${zone}/${name}`, podCIDR, podCIDRs: [podCIDR] },
+      },
     });
     const now = new Date();
-    await core.replaceNodeStatus({ name, body: { ...created, status: { conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", lastHeartbeatTime: now, lastTransitionTime: now }] } } });
+    await core.replaceNodeStatus({
+      name,
+      body: {
+        ...created,
+        status: {
+          conditions: [
+            { type: "Ready", status: "True", reason: "KubeletReady", lastHeartbeatTime: now, lastTransitionTime: now },
+          ],
+        },
+      },
+    });
   }
 }
 
 /** Starts the peer; resolves with its pid and a stop function once it is ready to serve Services. */
-async function startPeer(peer: Peer, env: TestEnv, core: k8s.CoreV1Api): Promise<{ pid: number; stop: () => Promise<unknown> }> {
+async function startPeer(
+  peer: Peer,
+  env: TestEnv,
+  core: k8s.CoreV1Api,
+): Promise<{ pid: number; stop: () => Promise<unknown> }> {
   if (peer === "stock") {
     const ccm = await startStockCcm(env, core, CLUSTER);
     return { pid: ccm.pid, stop: () => ccm.stop() };
@@ -134,13 +163,25 @@ function holds(list: unknown, suffix: string): boolean {
  */
 function lbsHolding(env: TestEnv, lbNames: readonly string[], instance: string): number {
   const resources = env.gce.listResources();
-  const groups = new Map(resources.filter((r) => r.kind === "instanceGroups").map((r) => [`/zones/${r.scope}/instanceGroups/${r.name}`, r.properties.instances]));
-  const groupHolds = (link: unknown): boolean => typeof link === "string" && [...groups].some(([suffix, instances]) => link.endsWith(suffix) && holds(instances, instance));
+  const groups = new Map(
+    resources
+      .filter((r) => r.kind === "instanceGroups")
+      .map((r) => [`/zones/${r.scope}/instanceGroups/${r.name}`, r.properties.instances]),
+  );
+  const groupHolds = (link: unknown): boolean =>
+    typeof link === "string" &&
+    [...groups].some(([suffix, instances]) => link.endsWith(suffix) && holds(instances, instance));
   return lbNames.filter((name) => {
     const pool = resources.find((r) => r.kind === "targetPools" && r.name === name);
     if (pool !== undefined) return holds(pool.properties.instances, instance);
-    const backendServices = resources.filter((r) => r.kind === "backendServices" && (r.name === name || r.name.startsWith(`${name}-`)));
-    return backendServices.some((bs) => Array.isArray(bs.properties.backends) && bs.properties.backends.some((backend) => isGroupBackend(backend) && groupHolds(backend.group)));
+    const backendServices = resources.filter(
+      (r) => r.kind === "backendServices" && (r.name === name || r.name.startsWith(`${name}-`)),
+    );
+    return backendServices.some(
+      (bs) =>
+        Array.isArray(bs.properties.backends) &&
+        bs.properties.backends.some((backend) => isGroupBackend(backend) && groupHolds(backend.group)),
+    );
   }).length;
 }
 
@@ -172,7 +213,13 @@ async function measure(peer: Peer, count: number): Promise<PeerFigures> {
     for (let i = 0; i < count; i++) {
       const name = `peer-${i}`;
       createdAt.set(name, Date.now());
-      await core.createNamespacedService({ namespace: "default", body: { metadata: { name }, spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ port: 80, protocol: "TCP" }] } } });
+      await core.createNamespacedService({
+        namespace: "default",
+        body: {
+          metadata: { name },
+          spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ port: 80, protocol: "TCP" }] },
+        },
+      });
     }
     const servedAt = new Map<string, number>();
     const lbNames = new Map<string, string>();
@@ -210,9 +257,12 @@ async function measure(peer: Peer, count: number): Promise<PeerFigures> {
     const nodeAddComputeCalls = computeCalls(env);
 
     const lb0 = lbNames.get("peer-0") ?? "";
-    const deleted = env.gce.listResources().find((r) => r.kind === "forwardingRules" && (r.name === lb0 || r.name.startsWith(`${lb0}-`)))?.name;
+    const deleted = env.gce
+      .listResources()
+      .find((r) => r.kind === "forwardingRules" && (r.name === lb0 || r.name.startsWith(`${lb0}-`)))?.name;
     if (deleted === undefined) throw new Error(`no forwarding rule ${lb0} of Service default/peer-0 (${peer})`);
-    const ruleExists = (): boolean => env.gce.listResources().some((r) => r.kind === "forwardingRules" && r.name === deleted);
+    const ruleExists = (): boolean =>
+      env.gce.listResources().some((r) => r.kind === "forwardingRules" && r.name === deleted);
     env.gce.resetCalls();
     env.gce.deleteOutOfBand("forwardingRules", deleted, { scope: CLUSTER.region });
     const repairMs = await timeUntil(ruleExists, REPAIR_BOUND_MS);
@@ -250,9 +300,17 @@ export async function benchPeer(): Promise<Record<string, number | null>> {
       process.stderr.write(`peer ${peer} N=${count}: ${JSON.stringify(measured)}\n`);
       for (const [key, value] of Object.entries(measured)) figures[`peer_${peer}_n${count}_${key}`] = value;
     }
-    for (const key of ["ingressMedianMs", "computeCallsPerService", "cpuSecondsPerService", "peakRssMb", "nodeAddMs", "nodeAddComputeCalls"] as const) {
+    for (const key of [
+      "ingressMedianMs",
+      "computeCallsPerService",
+      "cpuSecondsPerService",
+      "peakRssMb",
+      "nodeAddMs",
+      "nodeAddComputeCalls",
+    ] as const) {
       const stock = figures[`peer_stock_n${count}_${key}`] ?? 0;
-      figures[`peer_ratio_n${count}_${key}`] = stock === 0 ? 0 : round((figures[`peer_dccm_n${count}_${key}`] ?? 0) / stock, 2);
+      figures[`peer_ratio_n${count}_${key}`] =
+        stock === 0 ? 0 : round((figures[`peer_dccm_n${count}_${key}`] ?? 0) / stock, 2);
     }
   }
   return figures;

@@ -37,7 +37,11 @@ function processTable(): Map<number, [number, number, string]> {
     try {
       const text = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
       const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-      table.set(Number(pid), [Number(fields[1]), Number(fields[21]) * PAGE_BYTES, text.slice(text.indexOf("(") + 1, text.lastIndexOf(")"))]);
+      table.set(Number(pid), [
+        Number(fields[1]),
+        Number(fields[21]) * PAGE_BYTES,
+        text.slice(text.indexOf("(") + 1, text.lastIndexOf(")")),
+      ]);
     } catch {
       // Gone between the listing and the read.
     }
@@ -69,16 +73,28 @@ function kubectlSnapshot(services: number): string {
   const node = {
     apiVersion: "v1",
     kind: "Node",
-    metadata: { name: "node-1", uid: "0b7a3c1e-0000-4000-8000-000000000001", labels: { "topology.kubernetes.io/zone": "us-central1-a" } },
+    metadata: {
+      name: "node-1",
+      uid: "0b7a3c1e-0000-4000-8000-000000000001",
+      labels: { "topology.kubernetes.io/zone": "us-central1-a" },
+    },
     spec: { providerID: "gce://dccm-test/us-central1-a/node-1" },
   };
   const service = (i: number): Record<string, unknown> => ({
     apiVersion: "v1",
     kind: "Service",
     metadata: { namespace: "default", name: `s${i}`, uid: `${String(i).padStart(8, "0")}-5e7f-4000-8000-000000000000` },
-    spec: { type: "LoadBalancer", selector: { app: `s${i}` }, ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }] },
+    spec: {
+      type: "LoadBalancer",
+      selector: { app: `s${i}` },
+      ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }],
+    },
   });
-  return JSON.stringify({ apiVersion: "v1", kind: "List", items: [node, ...Array.from({ length: services }, (_, i) => service(i))] });
+  return JSON.stringify({
+    apiVersion: "v1",
+    kind: "List",
+    items: [node, ...Array.from({ length: services }, (_, i) => service(i))],
+  });
 }
 
 interface Run {
@@ -94,7 +110,10 @@ interface Run {
 
 function runPreview(args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repoRoot(), "dist", "bin", "dccm.js"), "preview", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [path.join(repoRoot(), "dist", "bin", "dccm.js"), "preview", ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     let peakRss = 0;
@@ -128,7 +147,16 @@ async function previewOf(env: TestEnv, config: string, services: number): Promis
   const start = process.hrtime.bigint();
   const parallelism = process.env.DCCM_BENCH_PREVIEW_PARALLELISM;
   const run = await runPreview(
-    ["--kubeconfig", env.kube.kubeconfigPath, "--config", config, "--snapshot", snapshot, "--json", ...(parallelism === undefined ? [] : ["--parallelism", parallelism])],
+    [
+      "--kubeconfig",
+      env.kube.kubeconfigPath,
+      "--config",
+      config,
+      "--snapshot",
+      snapshot,
+      "--json",
+      ...(parallelism === undefined ? [] : ["--parallelism", parallelism]),
+    ],
     env.pulumiEnv,
   );
   const ms = elapsedMs(start);
@@ -136,18 +164,33 @@ async function previewOf(env: TestEnv, config: string, services: number): Promis
   const plan = JSON.parse(run.stdout) as { summary: { create: number }; stacks: { action: string }[] };
   // Each Service: address, backend service, firewall, forwarding rule; every stack a create.
   const created = plan.stacks.filter((stack) => stack.action === "create").length;
-  if (created !== services + 1 || plan.summary.create < 4 * services) throw new Error(`dccm preview planned ${created} new stacks and ${plan.summary.create} creates for ${services} Services`);
-  process.stderr.write(`preview: ${services} Services, ${plan.summary.create} creates in ${round(ms / 1000)} s; peak RSS by command (MB): ${JSON.stringify(run.peakByCommand)}\n`);
+  if (created !== services + 1 || plan.summary.create < 4 * services)
+    throw new Error(
+      `dccm preview planned ${created} new stacks and ${plan.summary.create} creates for ${services} Services`,
+    );
+  process.stderr.write(
+    `preview: ${services} Services, ${plan.summary.create} creates in ${round(ms / 1000)} s; peak RSS by command (MB): ${JSON.stringify(run.peakByCommand)}\n`,
+  );
   return { ms, run };
 }
 
-export async function benchPreview(services = Number(process.env.DCCM_BENCH_PREVIEW_SERVICES ?? 500)): Promise<PreviewFigures> {
+export async function benchPreview(
+  services = Number(process.env.DCCM_BENCH_PREVIEW_SERVICES ?? 500),
+): Promise<PreviewFigures> {
   const env = await startTestEnv();
   try {
     const config = path.join(env.dir, "config.json");
     fs.writeFileSync(
       config,
-      JSON.stringify({ project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "bench", clusterId: "b3nch", backendUrl: env.backendUrl }),
+      JSON.stringify({
+        project: "dccm-test",
+        region: "us-central1",
+        network: "k8s-net",
+        nodeTags: ["k8s-node"],
+        clusterName: "bench",
+        clusterId: "b3nch",
+        backendUrl: env.backendUrl,
+      }),
     );
     const one = await previewOf(env, config, 1);
     const { ms, run } = await previewOf(env, config, services);

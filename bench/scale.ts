@@ -94,7 +94,10 @@ async function createServices(core: k8s.CoreV1Api, count: number): Promise<Map<s
   const worker = async (): Promise<void> => {
     while (next < count) {
       const name = `svc-${next++}`;
-      const created = await core.createNamespacedService({ namespace: "default", body: { metadata: { name }, spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] } } });
+      const created = await core.createNamespacedService({
+        namespace: "default",
+        body: { metadata: { name }, spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] } },
+      });
       uids.set(name, created.metadata?.uid ?? "");
     }
   };
@@ -104,7 +107,11 @@ async function createServices(core: k8s.CoreV1Api, count: number): Promise<Map<s
 
 async function allIngress(core: k8s.CoreV1Api): Promise<true | undefined> {
   const listed = await core.listNamespacedService({ namespace: "default" });
-  return listed.items.every((item) => item.spec?.type !== "LoadBalancer" || (item.status?.loadBalancer?.ingress ?? []).length > 0) ? true : undefined;
+  return listed.items.every(
+    (item) => item.spec?.type !== "LoadBalancer" || (item.status?.loadBalancer?.ingress ?? []).length > 0,
+  )
+    ? true
+    : undefined;
 }
 
 /** The environment's pulumi CLI behind a script that logs each command to `log`, one line each. */
@@ -112,7 +119,11 @@ async function countingCli(env: TestEnv): Promise<{ command: PulumiCommand; comm
   const root = path.join(env.dir, "counting-pulumi");
   const log = path.join(root, "commands");
   fs.mkdirSync(path.join(root, "bin"), { recursive: true });
-  fs.writeFileSync(path.join(root, "bin", "pulumi"), `#!/bin/sh\n[ "$1" = version ] || echo "$1" >> '${log}'\nexec '${env.pulumiCommand.command}' "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(
+    path.join(root, "bin", "pulumi"),
+    `#!/bin/sh\n[ "$1" = version ] || echo "$1" >> '${log}'\nexec '${env.pulumiCommand.command}' "$@"\n`,
+    { mode: 0o755 },
+  );
   return {
     command: await PulumiCommand.get({ root, skipVersionCheck: true }),
     commands: () =>
@@ -134,11 +145,17 @@ interface EmulatorProcess extends EmulatorEndpoints {
 }
 
 async function startEmulatorProcess(): Promise<EmulatorProcess> {
-  const child = spawn(process.execPath, [path.join(__dirname, "emulatorChild.js")], { stdio: ["ignore", "pipe", "inherit", "ipc"] });
+  const child = spawn(process.execPath, [path.join(__dirname, "emulatorChild.js")], {
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+  });
   const lines = readline.createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const first = await new Promise<string>((resolve, reject) => {
     lines.once("line", resolve);
-    child.once("exit", (code, signal) => reject(new Error(`bench: the emulator's process ended (${String(code ?? signal)}) before it printed its endpoints`)));
+    child.once("exit", (code, signal) =>
+      reject(
+        new Error(`bench: the emulator's process ended (${String(code ?? signal)}) before it printed its endpoints`),
+      ),
+    );
   });
   lines.close();
   return { ...(JSON.parse(first) as EmulatorEndpoints), child };
@@ -146,7 +163,9 @@ async function startEmulatorProcess(): Promise<EmulatorProcess> {
 
 /** The emulator's event-loop busy time so far (bench/emulatorChild.ts). */
 async function emulatorBusyMs(gce: EmulatorProcess): Promise<number> {
-  const answer = new Promise<number>((resolve) => gce.child.once("message", (message: BusyAnswer) => resolve(message.busyMs)));
+  const answer = new Promise<number>((resolve) =>
+    gce.child.once("message", (message: BusyAnswer) => resolve(message.busyMs)),
+  );
   gce.child.send(BUSY_QUESTION);
   return answer;
 }
@@ -159,8 +178,17 @@ async function stopEmulatorProcess(gce: EmulatorProcess): Promise<void> {
 }
 
 /** One call of the emulator's test face (/emulator/...), failing on an error status. */
-async function emulatorAdmin(gce: EmulatorEndpoints, method: "PUT" | "PATCH", route: string, body: object): Promise<void> {
-  const response = await fetch(`${gce.endpoint}/emulator/${route}`, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+async function emulatorAdmin(
+  gce: EmulatorEndpoints,
+  method: "PUT" | "PATCH",
+  route: string,
+  body: object,
+): Promise<void> {
+  const response = await fetch(`${gce.endpoint}/emulator/${route}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   if (!response.ok) throw new Error(`bench: ${method} /emulator/${route}: ${response.status} ${await response.text()}`);
 }
 
@@ -174,13 +202,23 @@ async function addNode(gce: EmulatorEndpoints, core: k8s.CoreV1Api, name: string
 async function nodeInGroup(gce: EmulatorEndpoints, node: string, zone: string): Promise<void> {
   await eventually(
     `${node} in its instance group`,
-    async () => (JSON.stringify(await emulatorCall(gce, "POST", `zones/${zone}/instanceGroups/k8s-ig--${CONFIG.clusterId}/listInstances`)).includes(`/instances/${node}`) ? true : undefined),
+    async () =>
+      JSON.stringify(
+        await emulatorCall(gce, "POST", `zones/${zone}/instanceGroups/k8s-ig--${CONFIG.clusterId}/listInstances`),
+      ).includes(`/instances/${node}`)
+        ? true
+        : undefined,
     300_000,
     10,
   );
 }
 
-function newDaemon(env: TestEnv, gce: EmulatorEndpoints, runs: string[], pulumiCommand: PulumiCommand = env.pulumiCommand): Daemon {
+function newDaemon(
+  env: TestEnv,
+  gce: EmulatorEndpoints,
+  runs: string[],
+  pulumiCommand: PulumiCommand = env.pulumiCommand,
+): Daemon {
   return new Daemon(
     daemonOptions(env, CONFIG, {
       pulumiCommand,
@@ -227,13 +265,22 @@ interface ChangeLatency {
  * listResources() instead would copy and sort every resource every 10 ms in the daemon's own
  * process, a cost that grows with N and would be measured as the daemon's.
  */
-async function emulatorCall(gce: EmulatorEndpoints, method: "GET" | "POST", resource: string): Promise<Record<string, unknown>> {
+async function emulatorCall(
+  gce: EmulatorEndpoints,
+  method: "GET" | "POST",
+  resource: string,
+): Promise<Record<string, unknown>> {
   const response = await fetch(`${gce.computeEndpoint}projects/${CONFIG.project}/${resource}`, { method });
   if (!response.ok) return {};
   return (await response.json()) as Record<string, unknown>;
 }
 
-async function changeLatency(gce: EmulatorProcess, core: k8s.CoreV1Api, daemon: Daemon, firewall: string): Promise<ChangeLatency> {
+async function changeLatency(
+  gce: EmulatorProcess,
+  core: k8s.CoreV1Api,
+  daemon: Daemon,
+  firewall: string,
+): Promise<ChangeLatency> {
   const samples: number[] = [];
   const toRunStart: number[] = [];
   const runToApplied: number[] = [];
@@ -255,7 +302,11 @@ async function changeLatency(gce: EmulatorProcess, core: k8s.CoreV1Api, daemon: 
     );
     await eventually(
       "the change applied",
-      async () => (JSON.stringify((await emulatorCall(gce, "GET", `global/firewalls/${firewall}`)).sourceRanges) === JSON.stringify([range]) ? true : undefined),
+      async () =>
+        JSON.stringify((await emulatorCall(gce, "GET", `global/firewalls/${firewall}`)).sourceRanges) ===
+        JSON.stringify([range])
+          ? true
+          : undefined,
       300_000,
       10,
     );
@@ -306,7 +357,12 @@ async function benchAt(services: number, backend: E2eBackend): Promise<ScaleFigu
     runs.length = 0;
     const clean = await sampled(() => daemon.driftPass());
     const cleanRuns = runs.length;
-    await emulatorAdmin(gce, "PATCH", `resources/firewalls/${CONFIG.project}/global/k8s-fw-${loadBalancerName(uids.get("svc-0") ?? "")}`, { sourceRanges: ["0.0.0.0/0"] });
+    await emulatorAdmin(
+      gce,
+      "PATCH",
+      `resources/firewalls/${CONFIG.project}/global/k8s-fw-${loadBalancerName(uids.get("svc-0") ?? "")}`,
+      { sourceRanges: ["0.0.0.0/0"] },
+    );
     runs.length = 0;
     const drifted = await sampled(async () => {
       await daemon.driftPass();
@@ -377,7 +433,9 @@ async function benchAt(services: number, backend: E2eBackend): Promise<ScaleFigu
 }
 
 /** Figures per N, and the ratios the README quotes (to N = the smallest). */
-export async function benchScale(sizes: readonly number[] = (process.env.DCCM_BENCH_SCALE ?? "1,100,500").split(",").map(Number)): Promise<Record<string, number>> {
+export async function benchScale(
+  sizes: readonly number[] = (process.env.DCCM_BENCH_SCALE ?? "1,100,500").split(",").map(Number),
+): Promise<Record<string, number>> {
   const figures: Record<string, number> = {};
   let base: ScaleFigures | undefined;
   let last: ScaleFigures | undefined;
@@ -392,7 +450,12 @@ export async function benchScale(sizes: readonly number[] = (process.env.DCCM_BE
     if (!backends.includes("gs")) continue;
     const gs = await benchAt(services, "gs");
     process.stderr.write(`scale ${services} gs://: ${JSON.stringify(gs)}\n`);
-    for (const key of ["restartToConfirmedMs", "driftPassMs", "coldStartMsPerService", "changeLatencyMedianMs"] as const)
+    for (const key of [
+      "restartToConfirmedMs",
+      "driftPassMs",
+      "coldStartMsPerService",
+      "changeLatencyMedianMs",
+    ] as const)
       figures[`scale${services}_gs_${key}Ratio`] = round(gs[key] / Math.max(1, at[key]), 2);
     figures[`scale${services}_gs_restartToConfirmedMs`] = gs.restartToConfirmedMs;
     figures[`scale${services}_gs_restartRuns`] = gs.restartRuns;

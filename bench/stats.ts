@@ -18,7 +18,9 @@ export function runAlone(bench: () => Promise<object>): void {
   bench().then(
     (figures) => process.stdout.write(`${JSON.stringify(figures)}\n`),
     (error: unknown) => {
-      process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.stderr.write(
+        `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
       process.exitCode = 1;
     },
   );

@@ -39,8 +39,18 @@ export async function benchWatcher(): Promise<WatcherFigures> {
         const name = `node-${i}`;
         await core.createNode({
           body: {
-            metadata: { name, labels: { "topology.kubernetes.io/zone": zone, "kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": "e2-standard-4" } },
-            spec: { providerID: `gce://bench-project/${zone}/${name}`, podCIDR: `10.${64 + Math.floor(i / 256)}.${i % 256}.0/24` },
+            metadata: {
+              name,
+              labels: {
+                "topology.kubernetes.io/zone": zone,
+                "kubernetes.io/hostname": name,
+                "node.kubernetes.io/instance-type": "e2-standard-4",
+              },
+            },
+            spec: {
+              providerID: `gce://bench-project/${zone}/${name}`,
+              podCIDR: `10.${64 + Math.floor(i / 256)}.${i % 256}.0/24`,
+            },
           },
         });
       }
@@ -48,21 +58,42 @@ export async function benchWatcher(): Promise<WatcherFigures> {
     await Promise.all(Array.from({ length: CREATE_CONCURRENCY }, () => create()));
 
     const before = heapUsed();
-    watcher = new ClusterWatcher(kube.kubeConfig, { resyncMs: 3_600_000, restartBackoffBaseMs: 1000, restartBackoffMaxMs: 10_000 });
+    watcher = new ClusterWatcher(kube.kubeConfig, {
+      resyncMs: 3_600_000,
+      restartBackoffBaseMs: 1000,
+      restartBackoffMaxMs: 10_000,
+    });
     const start = process.hrtime.bigint();
     await watcher.start();
     const syncMs = elapsedMs(start);
     const heapPerNode = (heapUsed() - before) / NODES;
 
-    const cache = new DesiredCache(parseConfig({ project: "bench-project", region: "us-central1", network: "n", nodeTags: ["t"], clusterName: "bench", clusterId: "b3nch" }));
+    const cache = new DesiredCache(
+      parseConfig({
+        project: "bench-project",
+        region: "us-central1",
+        network: "n",
+        nodeTags: ["t"],
+        clusterName: "bench",
+        clusterId: "b3nch",
+      }),
+    );
     cache.update(watcher.snapshot());
     const changed = process.hrtime.bigint();
     await core.patchNode(
-      { name: "node-7", body: { metadata: { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "true" } } } },
+      {
+        name: "node-7",
+        body: { metadata: { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "true" } } },
+      },
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
     );
     const active = watcher;
-    await eventually("the label in the desired state", () => (cache.update(active.snapshot()).length > 0 ? true : undefined), 60_000, 5);
+    await eventually(
+      "the label in the desired state",
+      () => (cache.update(active.snapshot()).length > 0 ? true : undefined),
+      60_000,
+      5,
+    );
     return {
       watchedNodes: NODES,
       watcherSyncMs: round(syncMs, 0),

@@ -38,7 +38,9 @@ const ZONES = ["us-central1-a", "us-central1-b", "us-central1-c"];
 /** Starts a watcher in a fresh process on `kubeconfigPath` and returns what it measured. */
 async function measureWatcher(kubeconfigPath: string, informersModule: string): Promise<ChildFigures> {
   const child = path.join(__dirname, "watcherScaleChild.js");
-  const { stdout } = await execFileAsync(process.execPath, ["--expose-gc", child, kubeconfigPath, informersModule], { maxBuffer: 1024 * 1024 });
+  const { stdout } = await execFileAsync(process.execPath, ["--expose-gc", child, kubeconfigPath, informersModule], {
+    maxBuffer: 1024 * 1024,
+  });
   return JSON.parse(stdout) as ChildFigures;
 }
 
@@ -62,11 +64,20 @@ function kubeletStatus(i: number, name: string): k8s.V1NodeStatus {
     ],
     addresses: [
       { type: "InternalIP", address: `10.128.${Math.floor(i / 250)}.${(i % 250) + 2}` },
-      { type: "ExternalIP", address: `34.${100 + Math.floor(i / 65_000)}.${Math.floor(i / 250) % 256}.${(i % 250) + 2}` },
+      {
+        type: "ExternalIP",
+        address: `34.${100 + Math.floor(i / 65_000)}.${Math.floor(i / 250) % 256}.${(i % 250) + 2}`,
+      },
       { type: "Hostname", address: name },
     ],
     capacity: { cpu: "4", memory: "16393916Ki", pods: "110", "ephemeral-storage": "101203600Ki", "hugepages-2Mi": "0" },
-    allocatable: { cpu: "3920m", memory: "13747388Ki", pods: "110", "ephemeral-storage": "46291729149", "hugepages-2Mi": "0" },
+    allocatable: {
+      cpu: "3920m",
+      memory: "13747388Ki",
+      pods: "110",
+      "ephemeral-storage": "46291729149",
+      "hugepages-2Mi": "0",
+    },
     nodeInfo: {
       machineID: `m${i}`,
       systemUUID: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
@@ -80,7 +91,10 @@ function kubeletStatus(i: number, name: string): k8s.V1NodeStatus {
       architecture: "amd64",
     },
     images: Array.from({ length: 20 }, (_, image) => ({
-      names: [`registry.example.com/team-${image}/app@sha256:${String(image).padStart(64, "0")}`, `registry.example.com/team-${image}/app:v1.${image}.0`],
+      names: [
+        `registry.example.com/team-${image}/app@sha256:${String(image).padStart(64, "0")}`,
+        `registry.example.com/team-${image}/app:v1.${image}.0`,
+      ],
       sizeBytes: 50_000_000 + image,
     })),
   };
@@ -103,8 +117,19 @@ export async function benchWatcherScale(): Promise<WatcherScaleFigures> {
       const name = `node-${i}`;
       await core.createNode({
         body: {
-          metadata: { name, labels: { "topology.kubernetes.io/zone": zone, "kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": "e2-standard-4", "kubernetes.io/os": "linux" } },
-          spec: { providerID: `gce://bench-project/${zone}/${name}`, podCIDR: `10.${64 + Math.floor(i / 256)}.${i % 256}.0/24` },
+          metadata: {
+            name,
+            labels: {
+              "topology.kubernetes.io/zone": zone,
+              "kubernetes.io/hostname": name,
+              "node.kubernetes.io/instance-type": "e2-standard-4",
+              "kubernetes.io/os": "linux",
+            },
+          },
+          spec: {
+            providerID: `gce://bench-project/${zone}/${name}`,
+            podCIDR: `10.${64 + Math.floor(i / 256)}.${i % 256}.0/24`,
+          },
         },
       });
       await core.replaceNodeStatus({ name, body: { metadata: { name }, status: kubeletStatus(i, name) } });
@@ -125,7 +150,10 @@ export async function benchWatcherScale(): Promise<WatcherScaleFigures> {
     );
     const measured = await measureWatcher(kube.kubeconfigPath, path.join(__dirname, "..", "watcher", "informers.js"));
     const baselineModule = process.env.DCCM_BENCH_WATCHER_BASELINE;
-    const baseline = baselineModule === undefined || baselineModule === "" ? undefined : await measureWatcher(kube.kubeconfigPath, path.resolve(baselineModule));
+    const baseline =
+      baselineModule === undefined || baselineModule === ""
+        ? undefined
+        : await measureWatcher(kube.kubeconfigPath, path.resolve(baselineModule));
     return {
       scaleWatchedNodes: NODES,
       scaleWatchedServices: SERVICES,
@@ -133,7 +161,12 @@ export async function benchWatcherScale(): Promise<WatcherScaleFigures> {
       scaleWatcherHeapMb: round(measured.heapBytes / 1024 / 1024, 1),
       scaleWatcherRssMb: round(measured.rssBytes / 1024 / 1024, 1),
       scaleRecomputeMs: round(measured.recomputeMs, 0),
-      ...(baseline === undefined ? {} : { scaleBaselineWatcherHeapMb: round(baseline.heapBytes / 1024 / 1024, 1), scaleBaselineWatcherRssMb: round(baseline.rssBytes / 1024 / 1024, 1) }),
+      ...(baseline === undefined
+        ? {}
+        : {
+            scaleBaselineWatcherHeapMb: round(baseline.heapBytes / 1024 / 1024, 1),
+            scaleBaselineWatcherRssMb: round(baseline.rssBytes / 1024 / 1024, 1),
+          }),
     };
   } finally {
     await kube.stop();

@@ -25,21 +25,42 @@ function memory(): NodeJS.MemoryUsage {
 
 async function main(kubeconfigPath: string, informersModule: string): Promise<ChildFigures> {
   // The module of the build under measurement: this build's, or a baseline's.
-  const { ClusterWatcher: Watcher } = require(informersModule) as { ClusterWatcher: new (kubeConfig: ReturnType<typeof loadKubeConfig>, options: WatcherOptions) => ClusterWatcher };
+  const { ClusterWatcher: Watcher } = require(informersModule) as {
+    ClusterWatcher: new (kubeConfig: ReturnType<typeof loadKubeConfig>, options: WatcherOptions) => ClusterWatcher;
+  };
   const kubeConfig = loadKubeConfig(kubeconfigPath);
   const before = memory();
   // DCCM_BENCH_WATCH_PAGE_SIZE: the list page size to measure (default: the watcher's own).
   const pageSize = Number(process.env.DCCM_BENCH_WATCH_PAGE_SIZE ?? "0");
-  const watcher = new Watcher(kubeConfig, { resyncMs: 3_600_000, restartBackoffBaseMs: 1000, restartBackoffMaxMs: 10_000, ...(pageSize > 0 ? { pageSize } : {}) });
+  const watcher = new Watcher(kubeConfig, {
+    resyncMs: 3_600_000,
+    restartBackoffBaseMs: 1000,
+    restartBackoffMaxMs: 10_000,
+    ...(pageSize > 0 ? { pageSize } : {}),
+  });
   try {
     const start = process.hrtime.bigint();
     await watcher.start();
     const syncMs = elapsedMs(start);
     const cached = memory();
-    const cache = new DesiredCache(parseConfig({ project: "bench-project", region: "us-central1", network: "n", nodeTags: ["t"], clusterName: "bench", clusterId: "b3nch" }));
+    const cache = new DesiredCache(
+      parseConfig({
+        project: "bench-project",
+        region: "us-central1",
+        network: "n",
+        nodeTags: ["t"],
+        clusterName: "bench",
+        clusterId: "b3nch",
+      }),
+    );
     const recompute = process.hrtime.bigint();
     cache.update(watcher.snapshot());
-    return { syncMs, heapBytes: cached.heapUsed - before.heapUsed, rssBytes: cached.rss, recomputeMs: elapsedMs(recompute) };
+    return {
+      syncMs,
+      heapBytes: cached.heapUsed - before.heapUsed,
+      rssBytes: cached.rss,
+      recomputeMs: elapsedMs(recompute),
+    };
   } finally {
     await watcher.stop();
   }
@@ -53,7 +74,9 @@ if (kubeconfigPath === undefined || informersModule === undefined) {
   main(kubeconfigPath, informersModule).then(
     (figures) => process.stdout.write(`${JSON.stringify(figures)}\n`),
     (error: unknown) => {
-      process.stderr.write(`watcher bench child failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.stderr.write(
+        `watcher bench child failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
       process.exitCode = 1;
     },
   );

@@ -45,7 +45,11 @@ const ADOPT_FLAGS: readonly HelpEntry[] = [
   { name: "dry-run", help: "print what would be promoted, imported, updated (field by field), replaced," },
   "                                       created and left; change nothing in GCE, the cluster or the backend",
   { name: "allow-replace", help: "adopt even stacks whose first up would replace a resource" },
-  { name: "to", value: "backend-service", help: "move one adopted target-pool Service (--service) to a backend service" },
+  {
+    name: "to",
+    value: "backend-service",
+    help: "move one adopted target-pool Service (--service) to a backend service",
+  },
   { name: "service", value: "NAMESPACE/NAME", help: "the Service --to moves" },
   READER_FLAGS.kubeconfig,
   configFlag(["GCP keys", "stateDir", "backendUrl", "secretsProvider", "computeEndpoint"]),
@@ -87,7 +91,12 @@ export async function runAdopt(argv: string[]): Promise<number> {
   }
   const { kubeconfig, shared, backend } = readReaderFlags(values, process.env);
   const computeEndpoint = computeEndpointOf(values, shared);
-  const flags = adoptFlags(values["dry-run"] === true, values["allow-replace"] === true, stringFlag(values, "to"), stringFlag(values, "service"));
+  const flags = adoptFlags(
+    values["dry-run"] === true,
+    values["allow-replace"] === true,
+    stringFlag(values, "to"),
+    stringFlag(values, "service"),
+  );
   const where: AdoptFlags = {
     ...flags,
     backendUrl: backend.backendUrl,
@@ -99,7 +108,8 @@ export async function runAdopt(argv: string[]): Promise<number> {
   const config = await clusterConfig(shared, () => readClusterId(core));
   process.umask(0o077);
   try {
-    if (where.to !== undefined && where.service !== undefined) return await moveToBackendService(core, config, where, where.service);
+    if (where.to !== undefined && where.service !== undefined)
+      return await moveToBackendService(core, config, where, where.service);
     return await adopt(kubeConfig, core, config, where);
   } catch (error) {
     process.stderr.write(`dccm adopt: ${describeFailure(error)}\n`);
@@ -107,24 +117,44 @@ export async function runAdopt(argv: string[]): Promise<number> {
   }
 }
 
-function adoptFlags(dryRun: boolean, allowReplace: boolean, to: string | undefined, service: string | undefined): Pick<AdoptFlags, "dryRun" | "allowReplace" | "to" | "service"> {
-  if (to === undefined && service !== undefined) throw new UsageError("adopt: --service goes with --to backend-service");
+function adoptFlags(
+  dryRun: boolean,
+  allowReplace: boolean,
+  to: string | undefined,
+  service: string | undefined,
+): Pick<AdoptFlags, "dryRun" | "allowReplace" | "to" | "service"> {
+  if (to === undefined && service !== undefined)
+    throw new UsageError("adopt: --service goes with --to backend-service");
   if (to === undefined) return { dryRun, allowReplace };
   if (to !== "backend-service") throw new UsageError(`adopt: --to "${to}" is not backend-service`);
-  if (dryRun || allowReplace) throw new UsageError("adopt: --to backend-service takes neither --dry-run nor --allow-replace");
-  const match = service === undefined ? null : /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9]*[a-z0-9])?)$/.exec(service);
+  if (dryRun || allowReplace)
+    throw new UsageError("adopt: --to backend-service takes neither --dry-run nor --allow-replace");
+  const match =
+    service === undefined ? null : /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9]*[a-z0-9])?)$/.exec(service);
   if (match === null) throw new UsageError("adopt: --to backend-service needs --service NAMESPACE/NAME");
   return { dryRun, allowReplace, to, service: { namespace: match[1], name: match[3] } };
 }
 
 function computeClient(where: AdoptFlags): ComputeClient {
-  return new ComputeClient({ ...(where.computeEndpoint !== undefined ? { endpoint: where.computeEndpoint } : {}), scopes: [COMPUTE_SCOPE] });
+  return new ComputeClient({
+    ...(where.computeEndpoint !== undefined ? { endpoint: where.computeEndpoint } : {}),
+    scopes: [COMPUTE_SCOPE],
+  });
 }
 
-async function adopt(kubeConfig: k8s.KubeConfig, core: k8s.CoreV1Api, config: Config, where: AdoptFlags): Promise<number> {
+async function adopt(
+  kubeConfig: k8s.KubeConfig,
+  core: k8s.CoreV1Api,
+  config: Config,
+  where: AdoptFlags,
+): Promise<number> {
   const clusterUid = await readClusterUid(kubeConfig);
   // Stacks under a clusterId other than the cluster's would be a second set of load balancers.
-  await new ConfigMapLedger(core, config.clusterId).verifyClusterId(config.loadBalancerClasses, clusterUid, listServiceClasses(core));
+  await new ConfigMapLedger(core, config.clusterId).verifyClusterId(
+    config.loadBalancerClasses,
+    clusterUid,
+    listServiceClasses(core),
+  );
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-adopt-"));
   try {
     const projectName = clusterProjectName(config.clusterId);
@@ -181,7 +211,12 @@ function emptyBackendRunner(workDir: string, projectName: string, clusterUid: st
  * static address first (the one adoption promoted, or the user's loadBalancerIP). The annotation
  * is what the daemon then applies, this Service alone.
  */
-async function moveToBackendService(core: k8s.CoreV1Api, config: Config, where: AdoptFlags, ref: { namespace: string; name: string }): Promise<number> {
+async function moveToBackendService(
+  core: k8s.CoreV1Api,
+  config: Config,
+  where: AdoptFlags,
+  ref: { namespace: string; name: string },
+): Promise<number> {
   const key = `${ref.namespace}/${ref.name}`;
   const service = await core.readNamespacedService(ref).catch((error: unknown) => {
     throw new Error(`reading Service ${key}`, { cause: error });
@@ -195,7 +230,9 @@ async function moveToBackendService(core: k8s.CoreV1Api, config: Config, where: 
   const ip = field(await compute.getResource("forwardingRules.get", regional("forwardingRules")), "IPAddress");
   const address = await compute.getResource("addresses.get", regional("addresses"));
   if (service.spec?.loadBalancerIP === undefined && (address === undefined || field(address, "address") !== ip)) {
-    process.stderr.write(`dccm adopt: Service ${key}: its IP ${String(ip)} is not a static address ${lb} yet; run dccm adopt first, or the move would change the IP\n`);
+    process.stderr.write(
+      `dccm adopt: Service ${key}: its IP ${String(ip)} is not a static address ${lb} yet; run dccm adopt first, or the move would change the IP\n`,
+    );
     return 1;
   }
   if (service.metadata?.annotations?.[ANNOTATION_BACKEND] === "backend-service") {
@@ -203,6 +240,8 @@ async function moveToBackendService(core: k8s.CoreV1Api, config: Config, where: 
     return 0;
   }
   await new ServiceWriter(core).setAnnotation(ref.namespace, ref.name, ANNOTATION_BACKEND, "backend-service");
-  process.stdout.write(`Service ${key}: annotated ${ANNOTATION_BACKEND}: backend-service; dccm daemon recreates its forwarding rule on ${String(ip)} and deletes its target pool\n`);
+  process.stdout.write(
+    `Service ${key}: annotated ${ANNOTATION_BACKEND}: backend-service; dccm daemon recreates its forwarding rule on ${String(ip)} and deletes its target pool\n`,
+  );
   return 0;
 }

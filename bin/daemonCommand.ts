@@ -20,19 +20,50 @@ import {
 } from "../daemon/config";
 import { CONFIG_KEYS, DEFAULT_LOAD_BALANCER_CLASS, INSTANCE_GROUP_MAX_INSTANCES, type ConfigKey } from "../model";
 import { NODE_CONFIG_DEFAULTS } from "../controllers/node/config";
-import { BACKEND_URL_DEFAULT, clusterIdFromCluster, COMPUTE_ENDPOINT_DEFAULT, helpLine, HELP_FLAG_LINE, parseCommand, readConfigFile, UsageError, type Flag, kubeConfigOf } from "./options";
+import {
+  BACKEND_URL_DEFAULT,
+  clusterIdFromCluster,
+  COMPUTE_ENDPOINT_DEFAULT,
+  helpLine,
+  HELP_FLAG_LINE,
+  parseCommand,
+  readConfigFile,
+  UsageError,
+  type Flag,
+  kubeConfigOf,
+} from "./options";
 
 /** A flag of the daemon; its config key, if any, is configKeyOfFlag's (daemon/config.ts). */
 type DaemonFlag<Name extends string> = Flag<Name> & { readonly key?: never };
 
 /** Flags of the daemon itself. parseArgs and the help text are both made from these lists, so they cannot differ. */
 export const DAEMON_FLAGS: readonly DaemonFlag<DaemonFlagName>[] = [
-  { name: "kubeconfig", value: "FILE", help: "the cluster (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster service account)" },
+  {
+    name: "kubeconfig",
+    value: "FILE",
+    help: "the cluster (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster service account)",
+  },
   { name: "config", value: "FILE", help: "YAML or JSON file of the keys below (one file serves every dccm command)" },
-  { name: "state-dir", value: "DIR", help: `stack workspaces and the default backend, mode 0700 (default ${DAEMON_DEFAULTS.stateDir})` },
-  { name: "listen", value: "HOST:PORT", help: `/healthz, /readyz, /metrics and /status, GET and HEAD only (default ${DAEMON_DEFAULTS.listen})` },
-  { name: "parallelism", value: "N", help: "stacks run at once (default: one per core, at most one per 512 MiB of memory beyond 256 MiB)" },
-  { name: "drift-interval", value: "DURATION", help: `list GCE this often and up --refresh the stacks that drifted, ±10 % (default ${formatDuration(DAEMON_DEFAULTS.driftMs)})` },
+  {
+    name: "state-dir",
+    value: "DIR",
+    help: `stack workspaces and the default backend, mode 0700 (default ${DAEMON_DEFAULTS.stateDir})`,
+  },
+  {
+    name: "listen",
+    value: "HOST:PORT",
+    help: `/healthz, /readyz, /metrics and /status, GET and HEAD only (default ${DAEMON_DEFAULTS.listen})`,
+  },
+  {
+    name: "parallelism",
+    value: "N",
+    help: "stacks run at once (default: one per core, at most one per 512 MiB of memory beyond 256 MiB)",
+  },
+  {
+    name: "drift-interval",
+    value: "DURATION",
+    help: `list GCE this often and up --refresh the stacks that drifted, ±10 % (default ${formatDuration(DAEMON_DEFAULTS.driftMs)})`,
+  },
   {
     name: "full-refresh-interval",
     value: "DURATION",
@@ -44,36 +75,70 @@ export const DAEMON_FLAGS: readonly DaemonFlag<DaemonFlagName>[] = [
     value: "URL",
     help: "stack encryption, e.g. gcpkms://… (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE or $PULUMI_CONFIG_PASSPHRASE_FILE)",
   },
-  { name: "compute-endpoint", value: "URL", help: `Compute API of the node controller and the leak check ${COMPUTE_ENDPOINT_DEFAULT}` },
+  {
+    name: "compute-endpoint",
+    value: "URL",
+    help: `Compute API of the node controller and the leak check ${COMPUTE_ENDPOINT_DEFAULT}`,
+  },
   {
     name: "operation-timeout",
     value: "DURATION",
     help: `a pulumi run (up, refresh, destroy) still going after this is cancelled and retried (default ${formatDuration(DAEMON_DEFAULTS.operationTimeoutMs)})`,
   },
-  { name: "shutdown-timeout", value: "DURATION", help: `on SIGTERM, exit 1 if stopping takes longer than this (default ${formatDuration(DAEMON_DEFAULTS.shutdownTimeoutMs)})` },
+  {
+    name: "shutdown-timeout",
+    value: "DURATION",
+    help: `on SIGTERM, exit 1 if stopping takes longer than this (default ${formatDuration(DAEMON_DEFAULTS.shutdownTimeoutMs)})`,
+  },
   {
     name: "confirm-orphan-destroys",
     value: "N",
     help: `allow up to N held destroys of stacks whose Service is absent (held when more than ${DEFAULT_MAX_ORPHAN_DESTROYS}, or more than half, at once; default ${DAEMON_DEFAULTS.confirmOrphanDestroys})`,
   },
-  { name: "adopt", help: "at start-up, adopt the stock GCE CCM's load balancers and routes into dccm's stacks, keeping every IP (dccm adopt --help)" },
+  {
+    name: "adopt",
+    help: "at start-up, adopt the stock GCE CCM's load balancers and routes into dccm's stacks, keeping every IP (dccm adopt --help)",
+  },
   { name: "allow-replace", help: "with --adopt: adopt stacks even where the first up would replace a resource" },
   { name: "no-leader-election", help: "no Lease kube-system/dccm: run a single replica only" },
-  { name: "no-node-controller", help: "run the service controller only (Node initialization, addresses and lifecycle are left to another controller)" },
+  {
+    name: "no-node-controller",
+    help: "run the service controller only (Node initialization, addresses and lifecycle are left to another controller)",
+  },
   {
     name: "shared-provider",
     help: "start the gcp provider plugin once and attach every pulumi run to it, restarted when it exits (default: one plugin per run; see the README before using it with Google's plugin)",
   },
   { name: "identity", value: "NAME", help: "holder identity in the Lease (default <hostname>_<pid>)" },
-  { name: "log-level", value: "LEVEL", help: `${LOG_LEVELS.slice(0, -1).join(", ")} or ${LOG_LEVELS[LOG_LEVELS.length - 1]} (default ${DAEMON_DEFAULTS.logLevel})` },
+  {
+    name: "log-level",
+    value: "LEVEL",
+    help: `${LOG_LEVELS.slice(0, -1).join(", ")} or ${LOG_LEVELS[LOG_LEVELS.length - 1]} (default ${DAEMON_DEFAULTS.logLevel})`,
+  },
 ];
 
 /** The node controller's keys other than computeEndpoint (a daemon flag above), as flags of the same names. */
 export const NODE_FLAGS: readonly DaemonFlag<NodeFlagName>[] = [
-  { name: "nodeAddressRefreshPeriod", value: "DURATION", help: `Node addresses are refreshed this often (default ${formatDuration(NODE_CONFIG_DEFAULTS.addressRefreshMs)})` },
-  { name: "nodeLifecyclePeriod", value: "DURATION", help: `NotReady Nodes are checked this often (default ${formatDuration(NODE_CONFIG_DEFAULTS.lifecycleCheckMs)})` },
-  { name: "nodeWorkers", value: "N", help: `Nodes reconciled at once, 1 to 100 (default ${NODE_CONFIG_DEFAULTS.workers})` },
-  { name: "nodeZones", value: "ZONE,…", help: "zones searched for Nodes without spec.providerID (default: the region's zones)" },
+  {
+    name: "nodeAddressRefreshPeriod",
+    value: "DURATION",
+    help: `Node addresses are refreshed this often (default ${formatDuration(NODE_CONFIG_DEFAULTS.addressRefreshMs)})`,
+  },
+  {
+    name: "nodeLifecyclePeriod",
+    value: "DURATION",
+    help: `NotReady Nodes are checked this often (default ${formatDuration(NODE_CONFIG_DEFAULTS.lifecycleCheckMs)})`,
+  },
+  {
+    name: "nodeWorkers",
+    value: "N",
+    help: `Nodes reconciled at once, 1 to 100 (default ${NODE_CONFIG_DEFAULTS.workers})`,
+  },
+  {
+    name: "nodeZones",
+    value: "ZONE,…",
+    help: "zones searched for Nodes without spec.providerID (default: the region's zones)",
+  },
 ];
 
 const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name">> = {
@@ -83,15 +148,33 @@ const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name">> = {
   subnetwork: { value: "NAME", help: "default subnetwork of internal load balancers" },
   nodeTags: { value: "TAG,…", help: "network tags of the nodes: the target of every firewall (required)" },
   clusterName: { value: "NAME", help: "routes are named <clusterName cut to 26>-<node UID> (required)" },
-  clusterId: { value: "ID", help: "names the instance groups and the node health check (required unless ConfigMap kube-system/ingress-uid has it)" },
+  clusterId: {
+    value: "ID",
+    help: "names the instance groups and the node health check (required unless ConfigMap kube-system/ingress-uid has it)",
+  },
   clusterCIDR: { value: "CIDR", help: "pod range: a node podCIDR outside it gets no route" },
-  backendMode: { value: "MODE", help: "backend-service or target-pool, for external load balancers (default backend-service)" },
+  backendMode: {
+    value: "MODE",
+    help: "backend-service or target-pool, for external load balancers (default backend-service)",
+  },
   configureRoutes: { value: "BOOL", help: "one route per node podCIDR (default true; false with podCIDRSource cloud)" },
-  podCIDRSource: { value: "SOURCE", help: "none (kube-controller-manager allocates) or cloud (each VM's alias IP range; no routes) (default none)" },
+  podCIDRSource: {
+    value: "SOURCE",
+    help: "none (kube-controller-manager allocates) or cloud (each VM's alias IP range; no routes) (default none)",
+  },
   podCIDRStack: { value: "STACK", help: "with podCIDRSource cloud: IPv4, IPv4_IPv6, IPv6_IPv4 or IPv6 (default IPv4)" },
-  loadBalancerClasses: { value: "CLASS,…", help: `loadBalancerClass values handled besides none (default ${DEFAULT_LOAD_BALANCER_CLASS})` },
-  instanceGroupLimit: { value: "N", help: `instances per instance group, 1 to ${INSTANCE_GROUP_MAX_INSTANCES}; more nodes in a zone open more groups (default ${INSTANCE_GROUP_MAX_INSTANCES})` },
-  enableL4DenyFirewall: { value: "BOOL", help: "a deny rule k8s-fw-<lb>-deny per external load balancer, its allow rules above it at 999 (default false)" },
+  loadBalancerClasses: {
+    value: "CLASS,…",
+    help: `loadBalancerClass values handled besides none (default ${DEFAULT_LOAD_BALANCER_CLASS})`,
+  },
+  instanceGroupLimit: {
+    value: "N",
+    help: `instances per instance group, 1 to ${INSTANCE_GROUP_MAX_INSTANCES}; more nodes in a zone open more groups (default ${INSTANCE_GROUP_MAX_INSTANCES})`,
+  },
+  enableL4DenyFirewall: {
+    value: "BOOL",
+    help: "a deny rule k8s-fw-<lb>-deny per external load balancer, its allow rules above it at 999 (default false)",
+  },
   instanceGroupZones: {
     value: "ZONE,…",
     help: "zones whose instance group is declared even with no Node, listed by every backend-service load balancer: a zone's first and last Node then change the cluster stack only",
@@ -99,7 +182,10 @@ const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name">> = {
 };
 
 /** The GCP picture's keys (the same for dccm desired and dccm render), as flags of the same names. */
-export const GCP_FLAGS: readonly DaemonFlag<ConfigKey>[] = CONFIG_KEYS.map((key) => ({ name: key, ...GCP_FLAG_HELP[key] }));
+export const GCP_FLAGS: readonly DaemonFlag<ConfigKey>[] = CONFIG_KEYS.map((key) => ({
+  name: key,
+  ...GCP_FLAG_HELP[key],
+}));
 
 export const DAEMON_HELP = [
   "usage: dccm daemon [--kubeconfig FILE] [--config FILE] [FLAG ...]",
@@ -139,11 +225,16 @@ export async function runDaemon(argv: string[], run: DaemonRun = {}): Promise<nu
   // Loaded only when needed, so configuration problems come first.
   let kubeConfig: k8s.KubeConfig | undefined;
   const kube = (): k8s.KubeConfig => (kubeConfig ??= kubeConfigOf(commandLine.value.kubeconfig));
-  const settings = await resolveDaemonSettings({ commandLine: commandLine.value, flags, file, env: process.env }, () => clusterIdFromCluster(kube()));
+  const settings = await resolveDaemonSettings({ commandLine: commandLine.value, flags, file, env: process.env }, () =>
+    clusterIdFromCluster(kube()),
+  );
   const noEncryption = encryptionProblem(settings, process.env);
   if (noEncryption !== undefined) throw new UsageError(noEncryption);
   const logger = daemonLogger(settings.logLevel, run.logFile);
-  const daemon = new Daemon({ ...daemonOptions(settings, { kubeConfig: kube(), logger, identity: settings.identity ?? defaultIdentity() }), metrics: DaemonMetrics.forProcess() });
+  const daemon = new Daemon({
+    ...daemonOptions(settings, { kubeConfig: kube(), logger, identity: settings.identity ?? defaultIdentity() }),
+    metrics: DaemonMetrics.forProcess(),
+  });
   return runUntilStopped(daemon, logger, settings.shutdownTimeoutMs, run);
 }
 
@@ -157,7 +248,12 @@ function daemonLogger(level: LogLevel, file: string | undefined): Logger {
 }
 
 /** Starts the daemon and stops it on SIGTERM, SIGINT or a lost Lease; 1 when it stopped for any reason but a signal. */
-async function runUntilStopped(daemon: Daemon, logger: Logger, shutdownTimeoutMs: number, run: DaemonRun): Promise<number> {
+async function runUntilStopped(
+  daemon: Daemon,
+  logger: Logger,
+  shutdownTimeoutMs: number,
+  run: DaemonRun,
+): Promise<number> {
   let lost = false;
   const stopped = new Promise<void>((resolve) => {
     let stopping = false;

@@ -18,7 +18,17 @@ import { REFRESH_HELP, runRefresh } from "./refreshCommand";
 import { DRIFT_HELP, runDrift } from "./driftCommand";
 import { DeployArgsError } from "../deploy/manifests";
 import { splitConfig } from "../daemon/config";
-import { CONFIG_FLAG_OPTIONS, configFromFlags, DESIRED_HELP, dropWarnings, parseFlags, parseModelConfig, RENDER_HELP, toPulumiConfig, UsageError } from "./options";
+import {
+  CONFIG_FLAG_OPTIONS,
+  configFromFlags,
+  DESIRED_HELP,
+  dropWarnings,
+  parseFlags,
+  parseModelConfig,
+  RENDER_HELP,
+  toPulumiConfig,
+  UsageError,
+} from "./options";
 
 const USAGE = `usage:
   dccm demo    [--listen HOST:PORT]                                  the main job with no cluster and no GCP account: apiserver, GCE emulator, daemon (dccm demo --help)
@@ -46,11 +56,20 @@ interface Input {
 }
 
 function readInput(argv: string[]): Input | "help" {
-  const options = { snapshot: { type: "string" }, config: { type: "string" }, help: { type: "boolean", short: "h" }, ...CONFIG_FLAG_OPTIONS } as const;
-  const { values } = parseFlags(() => parseArgs({ args: argv, options, strict: true, allowPositionals: false }), Object.keys(options));
+  const options = {
+    snapshot: { type: "string" },
+    config: { type: "string" },
+    help: { type: "boolean", short: "h" },
+    ...CONFIG_FLAG_OPTIONS,
+  } as const;
+  const { values } = parseFlags(
+    () => parseArgs({ args: argv, options, strict: true, allowPositionals: false }),
+    Object.keys(options),
+  );
   if (values.help === true) return "help";
   const snapshotPath = values.snapshot;
-  if (typeof snapshotPath !== "string") throw new UsageError("--snapshot FILE is required (the output of kubectl get nodes,services -A -o json)");
+  if (typeof snapshotPath !== "string")
+    throw new UsageError("--snapshot FILE is required (the output of kubectl get nodes,services -A -o json)");
   let text: string;
   try {
     text = fs.readFileSync(snapshotPath, "utf8");
@@ -125,7 +144,9 @@ async function run(argv: string[]): Promise<number> {
 
 /** The version of the package this dccm was built from (dist/bin/dccm.js → package.json). */
 function dccmVersion(): string {
-  const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as { version?: unknown };
+  const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as {
+    version?: unknown;
+  };
   return typeof manifest.version === "string" ? manifest.version : "unknown";
 }
 
@@ -156,7 +177,12 @@ run(argv).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (error instanceof UsageError || error instanceof ConfigError || error instanceof SnapshotError || error instanceof DeployArgsError) {
+    if (
+      error instanceof UsageError ||
+      error instanceof ConfigError ||
+      error instanceof SnapshotError ||
+      error instanceof DeployArgsError
+    ) {
       // One line naming the problem, then where the usage is: the whole help would bury the line.
       const helpCommand = SUBCOMMAND_HELP[argv[0] ?? ""] !== undefined ? `dccm ${argv[0] ?? ""} --help` : "dccm help";
       process.stderr.write(`dccm: ${error.message}\n${error instanceof UsageError ? `see ${helpCommand}\n` : ""}`);

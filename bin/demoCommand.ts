@@ -23,8 +23,16 @@ export const DEMO_PROJECT = "dccm-test";
 const DEMO_DEFAULTS = { listen: "127.0.0.1:10258", driftInterval: "30s" } as const;
 
 const DEMO_FLAGS: readonly Flag[] = [
-  { name: "listen", value: "HOST:PORT", help: `the daemon's /healthz, /readyz, /metrics and /status (default ${DEMO_DEFAULTS.listen}; :0 for any free port)` },
-  { name: "drift-interval", value: "DURATION", help: `how soon a resource deleted behind dccm's back comes back (default ${DEMO_DEFAULTS.driftInterval})` },
+  {
+    name: "listen",
+    value: "HOST:PORT",
+    help: `the daemon's /healthz, /readyz, /metrics and /status (default ${DEMO_DEFAULTS.listen}; :0 for any free port)`,
+  },
+  {
+    name: "drift-interval",
+    value: "DURATION",
+    help: `how soon a resource deleted behind dccm's back comes back (default ${DEMO_DEFAULTS.driftInterval})`,
+  },
 ];
 
 export const DEMO_HELP = commandHelp(
@@ -50,29 +58,68 @@ export function parseLaunchedEnvironment(line: string): LaunchedEnvironment {
   try {
     parsed = JSON.parse(line);
   } catch (error) {
-    throw new Error(`the offline environment's launcher printed ${JSON.stringify(line)}, not its JSON line`, { cause: error });
+    throw new Error(`the offline environment's launcher printed ${JSON.stringify(line)}, not its JSON line`, {
+      cause: error,
+    });
   }
   const value = parsed as Partial<Record<keyof LaunchedEnvironment, unknown>>;
   const env = value.env;
-  const envOk = typeof env === "object" && env !== null && Object.values(env).every((entry) => typeof entry === "string");
-  if (typeof value.kubeconfig !== "string" || typeof value.computeEndpoint !== "string" || typeof value.dir !== "string" || !envOk) {
-    throw new Error(`the offline environment's launcher printed ${JSON.stringify(line)}: expected kubeconfig, computeEndpoint, dir and env`);
+  const envOk =
+    typeof env === "object" && env !== null && Object.values(env).every((entry) => typeof entry === "string");
+  if (
+    typeof value.kubeconfig !== "string" ||
+    typeof value.computeEndpoint !== "string" ||
+    typeof value.dir !== "string" ||
+    !envOk
+  ) {
+    throw new Error(
+      `the offline environment's launcher printed ${JSON.stringify(line)}: expected kubeconfig, computeEndpoint, dir and env`,
+    );
   }
-  return { kubeconfig: value.kubeconfig, computeEndpoint: value.computeEndpoint, dir: value.dir, env: env as Record<string, string> };
+  return {
+    kubeconfig: value.kubeconfig,
+    computeEndpoint: value.computeEndpoint,
+    dir: value.dir,
+    env: env as Record<string, string>,
+  };
 }
 
 /** The daemon's command line against the environment: the example config with the emulator's project. */
-export function demoDaemonArgs(root: string, launched: LaunchedEnvironment, stateDir: string, flags: { listen: string; driftInterval: string }): string[] {
+export function demoDaemonArgs(
+  root: string,
+  launched: LaunchedEnvironment,
+  stateDir: string,
+  flags: { listen: string; driftInterval: string },
+): string[] {
   return [
-    ...["--kubeconfig", launched.kubeconfig, "--config", path.join(root, "examples", "dccm.yaml"), "--project", DEMO_PROJECT],
+    ...[
+      "--kubeconfig",
+      launched.kubeconfig,
+      "--config",
+      path.join(root, "examples", "dccm.yaml"),
+      "--project",
+      DEMO_PROJECT,
+    ],
     ...["--state-dir", stateDir, "--backend-url", `file://${path.join(stateDir, "backend")}`],
-    ...["--listen", flags.listen, "--drift-interval", flags.driftInterval, "--compute-endpoint", launched.computeEndpoint],
+    ...[
+      "--listen",
+      flags.listen,
+      "--drift-interval",
+      flags.driftInterval,
+      "--compute-endpoint",
+      launched.computeEndpoint,
+    ],
     ...["--identity", "dccm-demo", "--log-level", "info"],
   ];
 }
 
 /** What to try, printed once the daemon runs. */
-export function demoInstructions(launched: LaunchedEnvironment, logFile: string, statusUrl: string, driftMs: number): string {
+export function demoInstructions(
+  launched: LaunchedEnvironment,
+  logFile: string,
+  statusUrl: string,
+  driftMs: number,
+): string {
   const firewalls = `${launched.computeEndpoint}projects/${DEMO_PROJECT}/global/firewalls`;
   const firewall = `${firewalls}/k8s-fw-a$(kubectl get service hello -o jsonpath='{.metadata.uid}' | tr -d - | cut -c1-31)`;
   return [
@@ -105,12 +152,14 @@ export async function runDemo(argv: string[]): Promise<number> {
   const listen = stringFlag(values, "listen") ?? DEMO_DEFAULTS.listen;
   const driftInterval = stringFlag(values, "drift-interval") ?? DEMO_DEFAULTS.driftInterval;
   const driftMs = parseDuration(driftInterval);
-  if (driftMs === undefined) throw new UsageError(`--drift-interval ${driftInterval}: expected a duration such as 30s or 5m`);
+  if (driftMs === undefined)
+    throw new UsageError(`--drift-interval ${driftInterval}: expected a duration such as 30s or 5m`);
   const root = checkoutRoot();
   const launcher = path.join(root, "dist", "test", "support", "tooling", "testenv-cli.js");
   const provisioner = path.join(root, "scripts", "testenv");
   for (const file of [launcher, provisioner]) {
-    if (!fs.existsSync(file)) throw new UsageError(`${file} is missing: dccm demo runs in a clone of dccm, after npm ci (which builds dist/)`);
+    if (!fs.existsSync(file))
+      throw new UsageError(`${file} is missing: dccm demo runs in a clone of dccm, after npm ci (which builds dist/)`);
   }
 
   // Listening before anything starts: a stop asked for at any point stops what has started so far.
@@ -120,18 +169,30 @@ export async function runDemo(argv: string[]): Promise<number> {
   });
   const say = (line: string): void => void process.stderr.write(`dccm demo: ${line}\n`);
 
-  say("building the offline environment's binaries (bash scripts/testenv: warm, seconds; cold, ~20 min of Go builds on 2 cores)");
+  say(
+    "building the offline environment's binaries (bash scripts/testenv: warm, seconds; cold, ~20 min of Go builds on 2 cores)",
+  );
   const built = await untilStopped(spawnGroup("bash", [provisioner], root, ["ignore", "ignore", "inherit"]), stopAsked);
   if (built === "stopped") return 0;
   if (built !== 0) throw new Error(`bash scripts/testenv failed (exit ${String(built)}); its log is above`);
 
   say("starting kube-apiserver, etcd and the GCE emulator");
-  const environment = spawnGroup(process.execPath, [launcher, "up", "--backend", "file"], root, ["ignore", "pipe", "inherit"]);
+  const environment = spawnGroup(process.execPath, [launcher, "up", "--backend", "file"], root, [
+    "ignore",
+    "pipe",
+    "inherit",
+  ]);
   const environmentExited = exitOf(environment);
   try {
     const launched = await Promise.race([
       firstLine(environment).then(parseLaunchedEnvironment),
-      environmentExited.then((code) => Promise.reject(new Error(`the offline environment's launcher exited (${String(code)}) before it was ready; its log is above`))),
+      environmentExited.then((code) =>
+        Promise.reject(
+          new Error(
+            `the offline environment's launcher exited (${String(code)}) before it was ready; its log is above`,
+          ),
+        ),
+      ),
       stopAsked.then(() => undefined),
     ]);
     if (launched === undefined) return 0;
@@ -141,7 +202,10 @@ export async function runDemo(argv: string[]): Promise<number> {
     // The pulumi CLI the daemon runs inherits this: .testenv/bin and the emulator's plugin on PATH, PULUMI_HOME.
     Object.assign(process.env, launched.env, { PULUMI_CONFIG_PASSPHRASE: randomBytes(24).toString("hex") });
     say(`starting dccm daemon (its log: ${logFile})`);
-    const stopWhen = Promise.race([stopAsked, environmentExited.then((code) => `the offline environment stopped (${String(code)})`)]);
+    const stopWhen = Promise.race([
+      stopAsked,
+      environmentExited.then((code) => `the offline environment stopped (${String(code)})`),
+    ]);
     const code = await runDaemon(demoDaemonArgs(root, launched, stateDir, { listen, driftInterval }), {
       logFile,
       stopWhen,
@@ -164,7 +228,12 @@ export async function runDemo(argv: string[]): Promise<number> {
  * A child in a process group of its own: a terminal's Ctrl-C reaches only this process, which
  * stops the daemon before the environment it talks to.
  */
-function spawnGroup(command: string, args: string[], cwd: string, stdio: ["ignore", "ignore" | "pipe", "inherit"]): ChildProcess {
+function spawnGroup(
+  command: string,
+  args: string[],
+  cwd: string,
+  stdio: ["ignore", "ignore" | "pipe", "inherit"],
+): ChildProcess {
   return spawn(command, args, { cwd, detached: true, stdio });
 }
 

@@ -30,7 +30,10 @@ import {
 } from "./options";
 import { printableUrl } from "./statusCommand";
 
-const DRIFT_FLAGS: readonly HelpEntry[] = [{ name: "json", help: "print the report as JSON" }, ...CLUSTER_STACKS_COMPUTE_FLAGS];
+const DRIFT_FLAGS: readonly HelpEntry[] = [
+  { name: "json", help: "print the report as JSON" },
+  ...CLUSTER_STACKS_COMPUTE_FLAGS,
+];
 
 export const DRIFT_HELP = commandHelp(
   [
@@ -40,7 +43,10 @@ export const DRIFT_HELP = commandHelp(
     "calls no mutating Compute method; the daemon repairs drift on its own pass, or now with dccm refresh NAMESPACE/NAME.",
   ],
   DRIFT_FLAGS,
-  [GCP_FLAGS_NOTE, "exit 0: no drift; 2: drift found; 1: error (the cluster, the backend or Compute could not be read)."],
+  [
+    GCP_FLAGS_NOTE,
+    "exit 0: no drift; 2: drift found; 1: error (the cluster, the backend or Compute could not be read).",
+  ],
 );
 
 export async function runDrift(argv: string[]): Promise<number> {
@@ -69,11 +75,22 @@ export async function runDrift(argv: string[]): Promise<number> {
       const resources = deployment === undefined ? [] : appliedFromDeployment(deployment);
       return { stack, ...(ref !== undefined ? { service: `${ref.namespace}/${ref.name}` } : {}), resources };
     });
-    const compute = new ComputeClient({ ...(computeEndpoint !== undefined ? { endpoint: computeEndpoint } : {}), scopes: [COMPUTE_SCOPE] });
-    const applied = stacks.flatMap(({ stack, resources }) => (resources === undefined ? [] : [{ stack, resources, generation: 0 }]));
-    const listed = await listDeclared({ compute, project: config.project, region: config.region, logger: pino({ level: "silent" }) }, applied, {});
+    const compute = new ComputeClient({
+      ...(computeEndpoint !== undefined ? { endpoint: computeEndpoint } : {}),
+      scopes: [COMPUTE_SCOPE],
+    });
+    const applied = stacks.flatMap(({ stack, resources }) =>
+      resources === undefined ? [] : [{ stack, resources, generation: 0 }],
+    );
+    const listed = await listDeclared(
+      { compute, project: config.project, region: config.region, logger: pino({ level: "silent" }) },
+      applied,
+      {},
+    );
     const report = driftReport(config.project, stacks, listed);
-    process.stdout.write(`${values.json === true ? JSON.stringify(report, null, 2) : formatDriftReport(report).join("\n")}\n`);
+    process.stdout.write(
+      `${values.json === true ? JSON.stringify(report, null, 2) : formatDriftReport(report).join("\n")}\n`,
+    );
     return driftExitCode(report);
   } catch (error) {
     if (error instanceof UsageError) throw error;

@@ -33,7 +33,11 @@ import {
 } from "./options";
 
 /** gc's own flags and the shared ones, in help order. */
-const GC_FLAGS: readonly HelpEntry[] = [{ name: "dry-run", help: "print the leaks, delete nothing" }, { name: "yes", help: "delete every proven leak" }, ...CLUSTER_STACKS_COMPUTE_FLAGS];
+const GC_FLAGS: readonly HelpEntry[] = [
+  { name: "dry-run", help: "print the leaks, delete nothing" },
+  { name: "yes", help: "delete every proven leak" },
+  ...CLUSTER_STACKS_COMPUTE_FLAGS,
+];
 
 export const GC_HELP = commandHelp(
   [
@@ -61,7 +65,11 @@ export async function runGc(argv: string[]): Promise<number> {
 
   process.umask(0o077);
   try {
-    return await checkAndDelete(kubeConfig, core, config, request, { backendUrl: backend.backendUrl, computeEndpoint, secretsProvider: backend.secretsProvider });
+    return await checkAndDelete(kubeConfig, core, config, request, {
+      backendUrl: backend.backendUrl,
+      computeEndpoint,
+      secretsProvider: backend.secretsProvider,
+    });
   } catch (error) {
     // The cluster, the backend or Compute failed us (or a stack is another cluster's): say which, no stack trace.
     process.stderr.write(`dccm gc: ${describeFailure(error)}\n`);
@@ -84,7 +92,12 @@ async function deleteLeaks(compute: ComputeClient, project: string, leaks: reado
 }
 
 /** False (and why on stderr) when this cluster is managed under another clusterId: then nothing of it is ours to delete. */
-async function clusterIdVerified(ledger: ConfigMapLedger, loadBalancerClasses: readonly string[], clusterUid: string, services: ServiceClasses): Promise<boolean> {
+async function clusterIdVerified(
+  ledger: ConfigMapLedger,
+  loadBalancerClasses: readonly string[],
+  clusterUid: string,
+  services: ServiceClasses,
+): Promise<boolean> {
   try {
     await ledger.verifyClusterId(loadBalancerClasses, clusterUid, services);
     return true;
@@ -117,12 +130,20 @@ async function checkAndDelete(
       workDir,
       projectName: clusterProjectName(config.clusterId),
     });
-    const compute = new ComputeClient({ ...(computeEndpoint !== undefined ? { endpoint: computeEndpoint } : {}), scopes: [COMPUTE_SCOPE] });
+    const compute = new ComputeClient({
+      ...(computeEndpoint !== undefined ? { endpoint: computeEndpoint } : {}),
+      scopes: [COMPUTE_SCOPE],
+    });
     const detection = await detectLeaks({
       compute,
       project: config.project,
       region: config.region,
-      config: { clusterId: config.clusterId, clusterUid, clusterName: config.clusterName, configureRoutes: config.configureRoutes },
+      config: {
+        clusterId: config.clusterId,
+        clusterUid,
+        clusterName: config.clusterName,
+        configureRoutes: config.configureRoutes,
+      },
       clusterUid,
       ledger,
       reader: () => runner.stackReader({ readCheckpoints: false }),
@@ -141,7 +162,15 @@ async function checkAndDelete(
     const out = (lines: string[]): void => {
       process.stdout.write(`${lines.join("\n")}\n`);
     };
-    out([gcHeader({ clusterId: config.clusterId, clusterUid, project: config.project, stacks: detection.ownership.stacks.length, ledgerEntries: detection.ledgerEntries })]);
+    out([
+      gcHeader({
+        clusterId: config.clusterId,
+        clusterUid,
+        project: config.project,
+        stacks: detection.ownership.stacks.length,
+        ledgerEntries: detection.ledgerEntries,
+      }),
+    ]);
     const plan = planGc(detection.leaks, request);
     if (plan.kind === "print") {
       out(formatLeaks(detection.leaks));
@@ -162,13 +191,16 @@ async function checkAndDelete(
 function gcRequest(dryRun: boolean, yes: boolean, ids: readonly string[]): GcRequest {
   const chosen = [dryRun, yes, ids.length > 0].filter(Boolean).length;
   if (chosen === 0) {
-    throw new UsageError("gc deletes only what you confirm: --dry-run to see the leaks, then --yes (every proven leak) or the resources by name (dccm gc --help)");
+    throw new UsageError(
+      "gc deletes only what you confirm: --dry-run to see the leaks, then --yes (every proven leak) or the resources by name (dccm gc --help)",
+    );
   }
   if (chosen > 1) throw new UsageError("gc: --dry-run, --yes and RESOURCE names exclude each other");
   if (dryRun) return { kind: "dryRun" };
   if (yes) return { kind: "all" };
   for (const id of ids) {
-    if (!/^[A-Za-z]+\/[a-z0-9-]+\/[a-z0-9-]+$/.test(id)) throw new UsageError(`gc: "${id}" is not a resource as --dry-run prints it (kind/scope/name)`);
+    if (!/^[A-Za-z]+\/[a-z0-9-]+\/[a-z0-9-]+$/.test(id))
+      throw new UsageError(`gc: "${id}" is not a resource as --dry-run prints it (kind/scope/name)`);
   }
   return { kind: "named", ids };
 }

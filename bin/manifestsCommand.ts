@@ -5,7 +5,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { deployObjects, manifestsYaml, type BackendArgs, type DeployArgs, type SecretKeyRef, type SecretsArgs } from "../deploy/manifests";
+import {
+  deployObjects,
+  manifestsYaml,
+  type BackendArgs,
+  type DeployArgs,
+  type SecretKeyRef,
+  type SecretsArgs,
+} from "../deploy/manifests";
 import { splitInstallConfig } from "../deploy/stackConfig";
 import { parseFlags, readConfigFile, UsageError } from "./options";
 
@@ -49,31 +56,39 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true; allowPositionals: false }>>["values"];
+type Values = ReturnType<
+  typeof parseArgs<{ options: typeof OPTIONS; strict: true; allowPositionals: false }>
+>["values"];
 
 /** `NAME/KEY` of a Secret. */
 function parseSecretKeyRef(text: string, flag: string): SecretKeyRef {
   const slash = text.indexOf("/");
-  if (slash <= 0 || slash === text.length - 1) throw new UsageError(`--${flag}: expected NAME/KEY of a Secret, got "${text}"`);
+  if (slash <= 0 || slash === text.length - 1)
+    throw new UsageError(`--${flag}: expected NAME/KEY of a Secret, got "${text}"`);
   return { name: text.slice(0, slash), key: text.slice(slash + 1) };
 }
 
 function backendArgs(values: Values, fromFile: string | undefined): BackendArgs | undefined {
   const claim = values["backend-claim"];
   if (claim !== undefined) {
-    if (values["backend-url"] !== undefined) throw new UsageError("--backend-claim and --backend-url: give one backend");
+    if (values["backend-url"] !== undefined)
+      throw new UsageError("--backend-claim and --backend-url: give one backend");
     return { volumeClaim: claim, ...(values["backend-claim-rwx"] === true ? { readWriteMany: true } : {}) };
   }
   const url = values["backend-url"] ?? fromFile;
   if (url === undefined) return undefined;
   const token = values["backend-token-secret"];
-  return { url, ...(token !== undefined ? { accessTokenSecret: parseSecretKeyRef(token, "backend-token-secret") } : {}) };
+  return {
+    url,
+    ...(token !== undefined ? { accessTokenSecret: parseSecretKeyRef(token, "backend-token-secret") } : {}),
+  };
 }
 
 function secretsArgs(values: Values, fromFile: string | undefined): SecretsArgs | undefined {
   const passphrase = values["passphrase-secret"];
   const provider = values["secrets-provider"] ?? (passphrase === undefined ? fromFile : undefined);
-  if (passphrase !== undefined && provider !== undefined) throw new UsageError("--passphrase-secret and --secrets-provider: give one way to encrypt the stacks");
+  if (passphrase !== undefined && provider !== undefined)
+    throw new UsageError("--passphrase-secret and --secrets-provider: give one way to encrypt the stacks");
   if (passphrase !== undefined) return { passphraseSecret: parseSecretKeyRef(passphrase, "passphrase-secret") };
   return provider !== undefined ? { provider } : undefined;
 }
@@ -84,9 +99,11 @@ const PULL_POLICIES = ["Always", "IfNotPresent", "Never"] as const;
 function manifestsArgs(values: Values, file: Record<string, unknown>): DeployArgs {
   const { config, backendUrl, secretsProvider } = splitInstallConfig(file);
   const replicas = values.replicas !== undefined ? Number(values.replicas) : undefined;
-  if (replicas !== undefined && !Number.isInteger(replicas)) throw new UsageError(`--replicas: expected a whole number, got "${values.replicas}"`);
+  if (replicas !== undefined && !Number.isInteger(replicas))
+    throw new UsageError(`--replicas: expected a whole number, got "${values.replicas}"`);
   const pullPolicy = values["image-pull-policy"];
-  if (pullPolicy !== undefined && !(PULL_POLICIES as readonly string[]).includes(pullPolicy)) throw new UsageError(`--image-pull-policy: "${pullPolicy}" is not one of ${PULL_POLICIES.join(", ")}`);
+  if (pullPolicy !== undefined && !(PULL_POLICIES as readonly string[]).includes(pullPolicy))
+    throw new UsageError(`--image-pull-policy: "${pullPolicy}" is not one of ${PULL_POLICIES.join(", ")}`);
   const credentials = values["gcp-credentials-secret"];
   return {
     image: values.image ?? "",
@@ -96,7 +113,9 @@ function manifestsArgs(values: Values, file: Record<string, unknown>): DeployArg
     secrets: secretsArgs(values, secretsProvider) as SecretsArgs,
     ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
     ...(replicas !== undefined ? { replicas } : {}),
-    ...(credentials !== undefined ? { gcpCredentialsSecret: parseSecretKeyRef(credentials, "gcp-credentials-secret") } : {}),
+    ...(credentials !== undefined
+      ? { gcpCredentialsSecret: parseSecretKeyRef(credentials, "gcp-credentials-secret") }
+      : {}),
     ...(pullPolicy !== undefined ? { imagePullPolicy: pullPolicy as DeployArgs["imagePullPolicy"] } : {}),
     ...(values["log-level"] !== undefined ? { logLevel: values["log-level"] } : {}),
     ...(values["no-node-controller"] === true ? { nodeController: false } : {}),
@@ -104,13 +123,17 @@ function manifestsArgs(values: Values, file: Record<string, unknown>): DeployArg
 }
 
 function parseManifestsFlags(argv: readonly string[]): Values {
-  return parseFlags(() => parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }), Object.keys(OPTIONS)).values;
+  return parseFlags(
+    () => parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }),
+    Object.keys(OPTIONS),
+  ).values;
 }
 
 /** The deploy arguments `dccm manifests ARGV` installs (ARGV without `--help`); throws UsageError. */
 export function manifestsDeployArgs(argv: readonly string[]): DeployArgs {
   const values = parseManifestsFlags(argv);
-  if (values.config === undefined) throw new UsageError("--config FILE is required (the dccm config file the pods read)");
+  if (values.config === undefined)
+    throw new UsageError("--config FILE is required (the dccm config file the pods read)");
   return manifestsArgs(values, readConfigFile(values.config));
 }
 
@@ -127,7 +150,12 @@ export function runManifests(argv: string[]): number {
  * The install files kept in the repository, each rendered from its one source: `npm run
  * render:install` writes them, test/unit/bin/install-files.test.ts fails when one is stale.
  */
-export const CHECKED_IN_MANIFESTS_ARGV = ["--config", "examples/dccm-in-cluster.yaml", "--image", "REGISTRY/dccm:0.1.0"] as const;
+export const CHECKED_IN_MANIFESTS_ARGV = [
+  "--config",
+  "examples/dccm-in-cluster.yaml",
+  "--image",
+  "REGISTRY/dccm:0.1.0",
+] as const;
 
 const CHECKED_IN_HEADER = [
   "# dccm for `kubectl apply -f deploy/manifests/dccm.yaml` (or a GitOps repository): every object of the install.",
@@ -148,7 +176,10 @@ export function installFiles(root: string): Map<string, string> {
   return new Map([
     ["deploy/manifests/dccm.yaml", `${CHECKED_IN_HEADER}\n${manifestsYaml(deployObjects(manifestsDeployArgs(argv)))}`],
     // The chart's copy of the monitoring objects (Helm reads files inside the chart only).
-    ["charts/dccm/files/monitoring.yaml", fs.readFileSync(path.join(root, "deploy", "monitoring", "monitoring.yaml"), "utf8")],
+    [
+      "charts/dccm/files/monitoring.yaml",
+      fs.readFileSync(path.join(root, "deploy", "monitoring", "monitoring.yaml"), "utf8"),
+    ],
   ]);
 }
 

@@ -50,16 +50,22 @@ export function readConfigFile(path: string): RawConfig {
     throw new UsageError(`--config ${path}: not JSON or YAML: ${(error as Error).message}`, { cause: error });
   }
   if (parsed === null || parsed === undefined) return {};
-  if (typeof parsed !== "object" || Array.isArray(parsed)) throw new UsageError(`--config ${path}: expected a mapping of config keys`);
+  if (typeof parsed !== "object" || Array.isArray(parsed))
+    throw new UsageError(`--config ${path}: expected a mapping of config keys`);
   return parsed;
 }
 
-export function configFromFlags(values: Record<string, string | boolean | undefined>, configPath: string | undefined): RawConfig {
+export function configFromFlags(
+  values: Record<string, string | boolean | undefined>,
+  configPath: string | undefined,
+): RawConfig {
   return withConfigFlags(configPath !== undefined ? readConfigFile(configPath) : {}, values);
 }
 
 /** Flags for every config key, for node:util parseArgs. */
-export const CONFIG_FLAG_OPTIONS: Record<string, { type: "string" }> = Object.fromEntries(CONFIG_KEYS.map((key) => [key, { type: "string" as const }]));
+export const CONFIG_FLAG_OPTIONS: Record<string, { type: "string" }> = Object.fromEntries(
+  CONFIG_KEYS.map((key) => [key, { type: "string" as const }]),
+);
 
 /** Pulumi config values are strings; lists travel as JSON arrays. */
 export function toPulumiConfig(raw: RawConfig): Record<string, string> {
@@ -82,7 +88,9 @@ export function parseFlags<T>(parse: () => T, known: readonly string[] = []): T 
     const unknown = /^Unknown option '(-[^']*)'/.exec((error as Error).message)?.[1];
     if (unknown === undefined) throw new UsageError((error as Error).message, { cause: error });
     const meant = nearestFlag(unknown, known);
-    throw new UsageError(`unknown flag ${unknown}${meant === undefined ? "" : ` (did you mean --${meant}?)`}`, { cause: error });
+    throw new UsageError(`unknown flag ${unknown}${meant === undefined ? "" : ` (did you mean --${meant}?)`}`, {
+      cause: error,
+    });
   }
 }
 
@@ -96,7 +104,12 @@ function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     previous = current;
   }
   return previous[b.length] ?? 0;
@@ -179,14 +192,28 @@ export function helpLine(flag: Flag): string {
 export const HELP_FLAG_LINE = `${"  -h, --help".padEnd(FLAG_COLUMN)}print this help`;
 
 /** A command's help text: `head`, its flags and lines, `-h, --help`, then `tail`. */
-export function commandHelp(head: readonly string[], entries: readonly HelpEntry[], tail: readonly string[] = []): string {
-  return [...head, ...entries.map((entry) => (typeof entry === "string" ? entry : helpLine(entry))), HELP_FLAG_LINE, ...tail].join("\n");
+export function commandHelp(
+  head: readonly string[],
+  entries: readonly HelpEntry[],
+  tail: readonly string[] = [],
+): string {
+  return [
+    ...head,
+    ...entries.map((entry) => (typeof entry === "string" ? entry : helpLine(entry))),
+    HELP_FLAG_LINE,
+    ...tail,
+  ].join("\n");
 }
 
 /** parseArgs options of `entries`' flags, `-h, --help` included; a flag with a placeholder takes a value. */
-export function flagOptions(entries: readonly HelpEntry[]): Record<string, { type: "string" | "boolean"; short?: string }> {
-  const options: Record<string, { type: "string" | "boolean"; short?: string }> = { help: { type: "boolean", short: "h" } };
-  for (const entry of entries) if (typeof entry !== "string") options[entry.name] = { type: entry.value !== undefined ? "string" : "boolean" };
+export function flagOptions(
+  entries: readonly HelpEntry[],
+): Record<string, { type: "string" | "boolean"; short?: string }> {
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = {
+    help: { type: "boolean", short: "h" },
+  };
+  for (const entry of entries)
+    if (typeof entry !== "string") options[entry.name] = { type: entry.value !== undefined ? "string" : "boolean" };
   return options;
 }
 
@@ -194,9 +221,17 @@ export function flagOptions(entries: readonly HelpEntry[]): Record<string, { typ
  * A command line of `entries`' flags (and, with `gcpFlags`, a flag for every GCP config key), strict:
  * an unknown flag or a missing value is a UsageError.
  */
-export function parseCommand(argv: string[], entries: readonly HelpEntry[], options: { gcpFlags?: boolean; positionals?: boolean } = {}): { values: FlagValues; positionals: string[] } {
+export function parseCommand(
+  argv: string[],
+  entries: readonly HelpEntry[],
+  options: { gcpFlags?: boolean; positionals?: boolean } = {},
+): { values: FlagValues; positionals: string[] } {
   const parseOptions = { ...flagOptions(entries), ...(options.gcpFlags === true ? CONFIG_FLAG_OPTIONS : {}) };
-  return parseFlags(() => parseArgs({ args: argv, options: parseOptions, strict: true, allowPositionals: options.positionals === true }), Object.keys(parseOptions));
+  return parseFlags(
+    () =>
+      parseArgs({ args: argv, options: parseOptions, strict: true, allowPositionals: options.positionals === true }),
+    Object.keys(parseOptions),
+  );
 }
 
 /** A string flag's value; undefined when absent (or a switch). */
@@ -215,10 +250,30 @@ export const COMPUTE_ENDPOINT_DEFAULT = `(default ${DEFAULT_COMPUTE_ENDPOINT}, c
 /** Each shared flag as the commands reading the daemon's stacks describe it; a command may say more of one (`{ ...flag, help }`). */
 export const READER_FLAGS = {
   kubeconfig: { name: "kubeconfig", value: "FILE", help: "the cluster (default: $KUBECONFIG, else ~/.kube/config)" },
-  stateDir: { name: "state-dir", value: "DIR", key: "stateDir", help: `where the daemon's default backend is (default ${DAEMON_DEFAULTS.stateDir})` },
-  backendUrl: { name: "backend-url", value: "URL", key: "backendUrl", help: `the daemon's Pulumi backend ${BACKEND_URL_DEFAULT}` },
-  secretsProvider: { name: "secrets-provider", value: "URL", key: "secretsProvider", help: "as dccm daemon (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE[_FILE])" },
-  computeEndpoint: { name: "compute-endpoint", value: "URL", key: "computeEndpoint", help: `Compute API ${COMPUTE_ENDPOINT_DEFAULT}` },
+  stateDir: {
+    name: "state-dir",
+    value: "DIR",
+    key: "stateDir",
+    help: `where the daemon's default backend is (default ${DAEMON_DEFAULTS.stateDir})`,
+  },
+  backendUrl: {
+    name: "backend-url",
+    value: "URL",
+    key: "backendUrl",
+    help: `the daemon's Pulumi backend ${BACKEND_URL_DEFAULT}`,
+  },
+  secretsProvider: {
+    name: "secrets-provider",
+    value: "URL",
+    key: "secretsProvider",
+    help: "as dccm daemon (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE[_FILE])",
+  },
+  computeEndpoint: {
+    name: "compute-endpoint",
+    value: "URL",
+    key: "computeEndpoint",
+    help: `Compute API ${COMPUTE_ENDPOINT_DEFAULT}`,
+  },
   clusterId: { name: "clusterId", value: "ID", key: "clusterId", help: "instead of the config file's" },
 } as const satisfies Record<string, Flag>;
 
@@ -283,7 +338,10 @@ export function clusterIdFromCluster(kubeConfig: k8s.KubeConfig): Promise<string
  * (`fromCluster`, asked only then), as the daemon finds it (daemon/config.ts collectClusterConfig).
  * Every problem in one ConfigError; no clusterId anywhere is CLUSTER_ID_NOT_FOUND.
  */
-export async function clusterConfig(shared: Pick<SharedConfig, "model" | "unknown">, fromCluster: () => Promise<string | undefined>): Promise<Config> {
+export async function clusterConfig(
+  shared: Pick<SharedConfig, "model" | "unknown">,
+  fromCluster: () => Promise<string | undefined>,
+): Promise<Config> {
   const found = clusterIdUnset(shared.model) ? { clusterId: await fromCluster() } : undefined;
   const problems = [...shared.unknown];
   const { config } = collectClusterConfig(shared.model, found, problems);
@@ -299,7 +357,8 @@ export async function clusterIdOf(model: RawConfig, fromCluster: () => Promise<s
     return found;
   }
   // As parseConfig reads the key.
-  if (typeof model.clusterId !== "string") throw new ConfigError([`clusterId: expected a string, got ${JSON.stringify(model.clusterId)}`]);
+  if (typeof model.clusterId !== "string")
+    throw new ConfigError([`clusterId: expected a string, got ${JSON.stringify(model.clusterId)}`]);
   return model.clusterId.trim();
 }
 
@@ -316,16 +375,29 @@ export function describeFailure(error: unknown): string {
  * account (the client's order); a file that cannot be read, or none of them, is a usage error
  * naming it (the client would fall back to http://localhost:8080 and fail later, less clearly).
  */
-export function kubeConfigOf(file: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): k8s.KubeConfig {
-  const named = file ?? (env.KUBECONFIG !== undefined && env.KUBECONFIG !== "" ? env.KUBECONFIG.split(path.delimiter)[0] : undefined);
-  if (named === undefined && env.KUBERNETES_SERVICE_HOST === undefined && !fs.existsSync(path.join(os.homedir(), ".kube", "config"))) {
-    throw new UsageError("no cluster: pass --kubeconfig FILE or set $KUBECONFIG (there is no ~/.kube/config, and this is not a pod) — or try dccm demo");
+export function kubeConfigOf(
+  file: string | undefined,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): k8s.KubeConfig {
+  const named =
+    file ??
+    (env.KUBECONFIG !== undefined && env.KUBECONFIG !== "" ? env.KUBECONFIG.split(path.delimiter)[0] : undefined);
+  if (
+    named === undefined &&
+    env.KUBERNETES_SERVICE_HOST === undefined &&
+    !fs.existsSync(path.join(os.homedir(), ".kube", "config"))
+  ) {
+    throw new UsageError(
+      "no cluster: pass --kubeconfig FILE or set $KUBECONFIG (there is no ~/.kube/config, and this is not a pod) — or try dccm demo",
+    );
   }
   try {
     return loadKubeConfig(file);
   } catch (error) {
     const where = file !== undefined ? `--kubeconfig ${file}` : `$KUBECONFIG ${env.KUBECONFIG ?? ""}`.trim();
-    throw new UsageError(`${named !== undefined ? where : "~/.kube/config"}: ${(error as Error).message}`, { cause: error });
+    throw new UsageError(`${named !== undefined ? where : "~/.kube/config"}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 

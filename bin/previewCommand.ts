@@ -61,7 +61,11 @@ import { HASH_OUTPUT, stackProgramOutputs } from "../components/outputs";
 const PREVIEW_FLAGS: readonly HelpEntry[] = [
   { ...READER_FLAGS.kubeconfig, help: `${READER_FLAGS.kubeconfig.help}; always read for its identity` },
   configFlag(["GCP keys", "stateDir", "backendUrl", "secretsProvider"]),
-  { name: "snapshot", value: "FILE", help: "desired state from `kubectl get nodes,services -A -o json` instead of the live cluster" },
+  {
+    name: "snapshot",
+    value: "FILE",
+    help: "desired state from `kubectl get nodes,services -A -o json` instead of the live cluster",
+  },
   { name: "json", help: "one JSON document (changes, summary, stacks, rejected) instead of the text plan" },
   READER_FLAGS.stateDir,
   READER_FLAGS.backendUrl,
@@ -125,7 +129,9 @@ export async function runPreview(argv: string[]): Promise<number> {
   process.umask(0o077);
   try {
     const { plans, rejected } = await preview(flags);
-    process.stdout.write(flags.json === true ? `${JSON.stringify(planDocument(plans, rejected), null, 2)}\n` : formatPlan(plans, rejected));
+    process.stdout.write(
+      flags.json === true ? `${JSON.stringify(planDocument(plans, rejected), null, 2)}\n` : formatPlan(plans, rejected),
+    );
     return exitCode(plans);
   } catch (error) {
     // Exit 1 for every failure, bad input included: 2 would read as "something would change".
@@ -159,7 +165,11 @@ async function preview(flags: FlagValues): Promise<{ plans: StackPlan[]; rejecte
   const clusterUid = await readClusterUid(kubeConfig);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-preview-"));
   try {
-    const where: Where = { clusterUid, engine: await PreviewEngine.open({ backendUrl, projectName: clusterProjectName(config.clusterId), workDir }), parallelism };
+    const where: Where = {
+      clusterUid,
+      engine: await PreviewEngine.open({ backendUrl, projectName: clusterProjectName(config.clusterId), workDir }),
+      parallelism,
+    };
     return await planStacks(where, config, desiredStacks(dump.snapshot, config), dump);
   } finally {
     fs.rmSync(workDir, { recursive: true, force: true });
@@ -169,16 +179,29 @@ async function preview(flags: FlagValues): Promise<{ plans: StackPlan[]; rejecte
 /** New stacks previewed together in one engine run: its memory (CLI, provider, program) is this many Services' at most. */
 export const CREATES_PER_RUN = 25;
 
-async function planStacks(where: Where, config: Config, wanted: DesiredStacks, dump: DumpContents): Promise<{ plans: StackPlan[]; rejected: RejectedService[] }> {
+async function planStacks(
+  where: Where,
+  config: Config,
+  wanted: DesiredStacks,
+  dump: DumpContents,
+): Promise<{ plans: StackPlan[]; rejected: RejectedService[] }> {
   const recorded = await readRecorded(where);
   const decisions = decideStacks(wanted, recorded, dump.snapshot.services, config.loadBalancerClasses);
   const changes = new Map<string, ResourceChange[]>();
-  const outcomes = await mapLimit(engineRuns(decisions, CREATES_PER_RUN), where.parallelism, (run) => runEngine(where, run, wanted));
+  const outcomes = await mapLimit(engineRuns(decisions, CREATES_PER_RUN), where.parallelism, (run) =>
+    runEngine(where, run, wanted),
+  );
   for (const outcome of outcomes) for (const [stack, list] of outcome) changes.set(stack, list);
   const plans: StackPlan[] = [];
   const rejected: RejectedService[] = [];
   for (const decision of decisions) {
-    if (decision.kind === "rejected") rejected.push({ service: decision.service, stack: decision.stack, messages: decision.messages, hasStack: decision.hasStack });
+    if (decision.kind === "rejected")
+      rejected.push({
+        service: decision.service,
+        stack: decision.stack,
+        messages: decision.messages,
+        hasStack: decision.hasStack,
+      });
     else plans.push(stackPlan(decision, changes.get(decision.stack) ?? []));
   }
   return { plans, rejected };
@@ -198,8 +221,14 @@ async function readRecorded(where: Where): Promise<Map<string, RecordedStack>> {
     // Pending creates of a killed run: the daemon recovers them and runs `up --refresh`, whatever the hash.
     const pending = hasPendingCreates(deployment);
     // A shortened stack name does not say its Service: the stack does.
-    const service = stack === CLUSTER_STACK || parseServiceStack(stack) !== undefined ? undefined : recordedService(stack, deployment);
-    recorded.set(stack, { hash: typeof hash === "string" && !pending ? hash : undefined, ...(service !== undefined ? { service: `${service.namespace}/${service.name}` } : {}) });
+    const service =
+      stack === CLUSTER_STACK || parseServiceStack(stack) !== undefined
+        ? undefined
+        : recordedService(stack, deployment);
+    recorded.set(stack, {
+      hash: typeof hash === "string" && !pending ? hash : undefined,
+      ...(service !== undefined ? { service: `${service.namespace}/${service.name}` } : {}),
+    });
   }
   return recorded;
 }
@@ -216,7 +245,14 @@ async function readDeployment(where: Where, stack: string): Promise<Record<strin
 /** The program of `stacks` (the daemon's, stacks/runner.ts, each with the hash and identity its next up would record), run as one. */
 function program(where: Where, stacks: readonly string[], wanted: DesiredStacks): () => Record<string, unknown> {
   return () => {
-    const outputs = stacks.map((stack) => stackProgramOutputs(wanted.desired, stackScope(stack, wanted.services.get(stack)), wanted.hashes.get(stack), where.clusterUid));
+    const outputs = stacks.map((stack) =>
+      stackProgramOutputs(
+        wanted.desired,
+        stackScope(stack, wanted.services.get(stack)),
+        wanted.hashes.get(stack),
+        where.clusterUid,
+      ),
+    );
     // One stack's outputs as its up records them; a run of new stacks together records nothing anyone reads.
     return outputs.length === 1 ? outputs[0] : {};
   };
@@ -229,7 +265,10 @@ function program(where: Where, stacks: readonly string[], wanted: DesiredStacks)
 async function runEngine(where: Where, run: EngineRun, wanted: DesiredStacks): Promise<Map<string, ResourceChange[]>> {
   const changes: ResourceChange[] = [];
   const stacks = run.kind === "creates" ? run.stacks : [run.decision.stack];
-  const engineRun = run.kind === "creates" ? { kind: "creates" as const, stacks } : { kind: run.decision.kind === "destroy" ? ("destroy" as const) : ("update" as const), stack: stacks[0] };
+  const engineRun =
+    run.kind === "creates"
+      ? { kind: "creates" as const, stacks }
+      : { kind: run.decision.kind === "destroy" ? ("destroy" as const) : ("update" as const), stack: stacks[0] };
   await where.engine.run(engineRun, program(where, stacks, wanted), (metadata) => {
     const change = resourceChange(metadata);
     if (change !== undefined) changes.push(change);

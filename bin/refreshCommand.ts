@@ -11,7 +11,15 @@ import { REFRESHED, REFRESH_FAILED } from "../controllers/service/refreshRequest
 import { kubeStatusCode } from "../runtime/kube";
 import { describeError } from "../runtime/errors";
 import { formatDuration, parseDuration } from "../runtime/durations";
-import { commandHelp, kubeConfigOf, parseCommand, READER_FLAGS, stringFlag, UsageError, type HelpEntry } from "./options";
+import {
+  commandHelp,
+  kubeConfigOf,
+  parseCommand,
+  READER_FLAGS,
+  stringFlag,
+  UsageError,
+  type HelpEntry,
+} from "./options";
 
 export const DEFAULT_REFRESH_TIMEOUT_MS = 5 * 60_000;
 /** How often the Service's Events are read while waiting. */
@@ -19,7 +27,11 @@ const POLL_MS = 1000;
 
 const REFRESH_FLAGS: readonly HelpEntry[] = [
   READER_FLAGS.kubeconfig,
-  { name: "timeout", value: "DURATION", help: `how long to wait for the daemon's answer (default ${formatDuration(DEFAULT_REFRESH_TIMEOUT_MS)})` },
+  {
+    name: "timeout",
+    value: "DURATION",
+    help: `how long to wait for the daemon's answer (default ${formatDuration(DEFAULT_REFRESH_TIMEOUT_MS)})`,
+  },
   { name: "no-wait", help: "ask and return at once (the answer is an Event on the Service)" },
 ];
 
@@ -30,12 +42,17 @@ export const REFRESH_HELP = commandHelp(
     `and prints the daemon's answer (an Event ${REFRESHED} or ${REFRESH_FAILED} on the Service).`,
   ],
   REFRESH_FLAGS,
-  [`exit 0: refreshed (no drift, or drift repaired); 1: ${REFRESH_FAILED}, no answer within the timeout, or no such LoadBalancer Service; 2: usage.`],
+  [
+    `exit 0: refreshed (no drift, or drift repaired); 1: ${REFRESH_FAILED}, no answer within the timeout, or no such LoadBalancer Service; 2: usage.`,
+  ],
 );
 
 /** Pure: `NAMESPACE/NAME` of the command line. */
 export function refreshTarget(positionals: readonly string[]): { namespace: string; name: string } {
-  if (positionals.length !== 1) throw new UsageError(`expected one Service as NAMESPACE/NAME, got ${positionals.length === 0 ? "none" : positionals.join(" ")}`);
+  if (positionals.length !== 1)
+    throw new UsageError(
+      `expected one Service as NAMESPACE/NAME, got ${positionals.length === 0 ? "none" : positionals.join(" ")}`,
+    );
   const match = /^([a-z0-9][-a-z0-9]*)\/([a-z0-9][-a-z0-9]*)$/.exec(positionals[0] ?? "");
   if (match === null) throw new UsageError(`expected NAMESPACE/NAME, got "${positionals[0] ?? ""}"`);
   return { namespace: match[1] ?? "", name: match[2] ?? "" };
@@ -45,13 +62,19 @@ export function refreshTarget(positionals: readonly string[]): { namespace: stri
 export function refreshRefusal(service: Pick<k8s.V1Service, "spec" | "metadata">): string | undefined {
   const where = `Service ${service.metadata?.namespace ?? ""}/${service.metadata?.name ?? ""}`;
   const type = service.spec?.type ?? "ClusterIP";
-  if (type !== "LoadBalancer") return `${where} is of type ${type}, not LoadBalancer: dccm has no load balancer to refresh`;
-  if (service.metadata?.deletionTimestamp !== undefined && service.metadata.deletionTimestamp !== null) return `${where} is being deleted`;
+  if (type !== "LoadBalancer")
+    return `${where} is of type ${type}, not LoadBalancer: dccm has no load balancer to refresh`;
+  if (service.metadata?.deletionTimestamp !== undefined && service.metadata.deletionTimestamp !== null)
+    return `${where} is being deleted`;
   return undefined;
 }
 
 /** Pure: the daemon's answer to `value` among the Service's Events; undefined when not there yet. */
-export function refreshAnswerOf(events: readonly k8s.CoreV1Event[], uid: string, value: string): { type: string; reason: string; message: string } | undefined {
+export function refreshAnswerOf(
+  events: readonly k8s.CoreV1Event[],
+  uid: string,
+  value: string,
+): { type: string; reason: string; message: string } | undefined {
   const prefix = `Refresh ${value}:`;
   for (const event of events) {
     const reason = event.reason ?? "";
@@ -70,7 +93,8 @@ export async function runRefresh(argv: string[]): Promise<number> {
   const { namespace, name } = refreshTarget(positionals);
   const timeoutText = stringFlag(values, "timeout");
   const timeoutMs = timeoutText === undefined ? DEFAULT_REFRESH_TIMEOUT_MS : parseDuration(timeoutText);
-  if (timeoutMs === undefined || timeoutMs <= 0) throw new UsageError(`--timeout ${timeoutText ?? ""}: expected a duration such as 30s or 5m`);
+  if (timeoutMs === undefined || timeoutMs <= 0)
+    throw new UsageError(`--timeout ${timeoutText ?? ""}: expected a duration such as 30s or 5m`);
   const core = kubeConfigOf(stringFlag(values, "kubeconfig")).makeApiClient(k8s.CoreV1Api);
 
   let service: k8s.V1Service;
@@ -92,7 +116,9 @@ export async function runRefresh(argv: string[]): Promise<number> {
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
     );
   } catch (error) {
-    return fail(`setting annotation ${ANNOTATION_REFRESH_REQUESTED} on Service ${namespace}/${name}: ${describeError(error)}`);
+    return fail(
+      `setting annotation ${ANNOTATION_REFRESH_REQUESTED} on Service ${namespace}/${name}: ${describeError(error)}`,
+    );
   }
   process.stdout.write(`asked: ${ANNOTATION_REFRESH_REQUESTED}=${value} on Service ${namespace}/${name}\n`);
   if (values["no-wait"] === true) return 0;

@@ -6,7 +6,13 @@
 import * as path from "node:path";
 import { describeError, pulumiFailure } from "../runtime/errors";
 
-import { compareStacks, emptyRow, parseStatusDocument, type StatusDocument, type StatusRow } from "../controllers/status";
+import {
+  compareStacks,
+  emptyRow,
+  parseStatusDocument,
+  type StatusDocument,
+  type StatusRow,
+} from "../controllers/status";
 import { clusterProjectName } from "../stacks/project";
 import { recordedService, stackOutputs } from "../stacks/deployment";
 import { readEveryStack } from "../stacks/reader";
@@ -40,7 +46,10 @@ const STATUS_FLAGS: readonly HelpEntry[] = [
   { name: "json", help: "print JSON instead of the table" },
   "  for the backend, when the daemon cannot be reached:",
   configFlag(["clusterId", "stateDir", "backendUrl"]),
-  { ...READER_FLAGS.kubeconfig, help: "the cluster, read only for clusterId when the config has none (default: $KUBECONFIG, else ~/.kube/config)" },
+  {
+    ...READER_FLAGS.kubeconfig,
+    help: "the cluster, read only for clusterId when the config has none (default: $KUBECONFIG, else ~/.kube/config)",
+  },
   READER_FLAGS.stateDir,
   READER_FLAGS.backendUrl,
   READER_FLAGS.clusterId,
@@ -58,7 +67,9 @@ export const STATUS_HELP = commandHelp(
 );
 
 /** What `dccm status --json` prints. */
-export type StatusReport = ({ source: "daemon"; url: string } & StatusDocument) | { source: "backend"; backend: string; project: string; stacks: StatusRow[] };
+export type StatusReport =
+  | ({ source: "daemon"; url: string } & StatusDocument)
+  | { source: "backend"; backend: string; project: string; stacks: StatusRow[] };
 
 /** `2026-11-23T18:01:02.345Z` → `2026-11-23T18:01:02Z`: a table needs no milliseconds. */
 function seconds(iso: string): string {
@@ -87,10 +98,21 @@ export function tableError(message: string): string {
  */
 function staleMark(row: StatusRow): string {
   const up = row.lastUp;
-  return up !== null && row.lastError !== null && up.result === "ok" && Date.parse(up.at) > Date.parse(row.lastError.at) ? "(before the last ok run) " : "";
+  return up !== null && row.lastError !== null && up.result === "ok" && Date.parse(up.at) > Date.parse(row.lastError.at)
+    ? "(before the last ok run) "
+    : "";
 }
 
-const COLUMNS = ["STACK", "SERVICE", "LAST UP", "RESULT", "DURATION", "INGRESS", "DRIFT CORRECTED", "LAST ERROR"] as const;
+const COLUMNS = [
+  "STACK",
+  "SERVICE",
+  "LAST UP",
+  "RESULT",
+  "DURATION",
+  "INGRESS",
+  "DRIFT CORRECTED",
+  "LAST ERROR",
+] as const;
 
 /** Pure: one row's cells, `-` for what is not known. */
 export function statusCells(row: StatusRow): string[] {
@@ -102,8 +124,12 @@ export function statusCells(row: StatusRow): string[] {
     up === null ? "-" : up.result,
     up === null ? "-" : `${(up.durationMs / 1000).toFixed(1)}s`,
     row.ingress === null || row.ingress.length === 0 ? "-" : row.ingress.join(","),
-    row.lastDriftCorrection === null ? "-" : `${seconds(row.lastDriftCorrection.at)} ${oneLine(row.lastDriftCorrection.putBack, TABLE_MESSAGE_CHARS)}`,
-    row.lastError === null ? "-" : `${seconds(row.lastError.at)} ${staleMark(row)}${oneLine(tableError(row.lastError.message), TABLE_MESSAGE_CHARS)}`,
+    row.lastDriftCorrection === null
+      ? "-"
+      : `${seconds(row.lastDriftCorrection.at)} ${oneLine(row.lastDriftCorrection.putBack, TABLE_MESSAGE_CHARS)}`,
+    row.lastError === null
+      ? "-"
+      : `${seconds(row.lastError.at)} ${staleMark(row)}${oneLine(tableError(row.lastError.message), TABLE_MESSAGE_CHARS)}`,
   ];
 }
 
@@ -121,8 +147,13 @@ export function formatStatusTable(rows: readonly StatusRow[]): string[] {
 
 /** Pure: the line above the table. */
 export function statusTitle(report: StatusReport): string {
-  if (report.source === "backend") return `backend ${report.backend}, project ${report.project}: ${report.stacks.length} stacks (recorded ingress only; the daemon knows the rest)`;
-  const role = report.leader ? (report.synced ? "leader, initial lists synced" : "leader, initial lists not synced yet") : "standby (the leader's /status has the rows)";
+  if (report.source === "backend")
+    return `backend ${report.backend}, project ${report.project}: ${report.stacks.length} stacks (recorded ingress only; the daemon knows the rest)`;
+  const role = report.leader
+    ? report.synced
+      ? "leader, initial lists synced"
+      : "leader, initial lists not synced yet"
+    : "standby (the leader's /status has the rows)";
   return `daemon ${report.url}: ${role}`;
 }
 
@@ -149,7 +180,11 @@ interface StatusArgs {
 function parseStatusArgs(argv: string[]): StatusArgs | "help" {
   const { values } = parseCommand(argv, STATUS_FLAGS);
   if (values.help === true) return "help";
-  return { url: (stringFlag(values, "url") ?? DEFAULT_STATUS_URL).replace(/\/+$/, ""), json: values.json === true, values };
+  return {
+    url: (stringFlag(values, "url") ?? DEFAULT_STATUS_URL).replace(/\/+$/, ""),
+    json: values.json === true,
+    values,
+  };
 }
 
 /** The daemon's /status, or why it could not be read. */
@@ -188,7 +223,8 @@ async function readBackend(backendUrl: string, project: string): Promise<StatusR
     // A shortened stack name does not say its Service: the stack does.
     const row = emptyRow(stack, recordedService(stack, deployment));
     const ref = row.service?.split("/");
-    if (ref !== undefined && deployment !== undefined) row.ingress = ingressOf(stackOutputs(deployment), ref[0], ref[1]);
+    if (ref !== undefined && deployment !== undefined)
+      row.ingress = ingressOf(stackOutputs(deployment), ref[0], ref[1]);
     rows.push(row);
   }
   return rows.sort((a, b) => compareStacks(a.stack, b.stack));
@@ -208,15 +244,27 @@ export async function runStatus(argv: string[]): Promise<number> {
   }
   const daemon = await readDaemon(args.url);
   if (!("failed" in daemon)) {
-    print({ source: "daemon", url: args.url, ...daemon, stacks: [...daemon.stacks].sort((a, b) => compareStacks(a.stack, b.stack)) }, args.json);
+    print(
+      {
+        source: "daemon",
+        url: args.url,
+        ...daemon,
+        stacks: [...daemon.stacks].sort((a, b) => compareStacks(a.stack, b.stack)),
+      },
+      args.json,
+    );
     return 0;
   }
-  process.stderr.write(`dccm status: the daemon at ${args.url} cannot be reached (${daemon.failed}); reading the backend instead\n`);
+  process.stderr.write(
+    `dccm status: the daemon at ${args.url} cannot be reached (${daemon.failed}); reading the backend instead\n`,
+  );
   try {
     const { backendUrl, project } = await backendOf(args);
     const stacks = await readBackend(backendUrl, project);
     if (stacks.length === 0) {
-      process.stderr.write(`dccm status: the backend ${printableUrl(backendUrl)} has no stack of project ${project} (check --backend-url, --state-dir and clusterId)\n`);
+      process.stderr.write(
+        `dccm status: the backend ${printableUrl(backendUrl)} has no stack of project ${project} (check --backend-url, --state-dir and clusterId)\n`,
+      );
       return 1;
     }
     print({ source: "backend", backend: printableUrl(backendUrl), project, stacks }, args.json);

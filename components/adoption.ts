@@ -33,7 +33,11 @@ const FIREWALL = "gcp:compute/firewall:Firewall";
 
 /** The transformation a component carries so that its children adopt what exists (none when nothing is adopted). */
 export function adoptionTransformations(adoption: Adoption | undefined): pulumi.ResourceTransformation[] {
-  if (adoption === undefined || (adoption.imports.size === 0 && (adoption.previewIps?.size ?? 0) === 0 && (adoption.addressIps?.size ?? 0) === 0)) return [];
+  if (
+    adoption === undefined ||
+    (adoption.imports.size === 0 && (adoption.previewIps?.size ?? 0) === 0 && (adoption.addressIps?.size ?? 0) === 0)
+  )
+    return [];
   return [
     (args) => {
       // Only GCE resources have an ID here (gce/ids.ts reads their plain name, project,

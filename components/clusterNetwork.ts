@@ -56,8 +56,16 @@ export class ClusterNetwork extends pulumi.ComponentResource {
       this.instanceGroupMembers[`${group.zone}/${group.name}`] = [...group.instances];
     }
 
-    this.nodeHealthCheck = regionHealthCheck(`${name}:node-hc`, cluster.project, cluster.region, cluster.nodeHealthCheck, childOpts).selfLink;
-    this.legacyNodeHealthCheck = cluster.legacyNodeHealthCheck ? legacyHealthCheck(`${name}:node-legacy-hc`, cluster.project, cluster.nodeHealthCheck, childOpts).selfLink : undefined;
+    this.nodeHealthCheck = regionHealthCheck(
+      `${name}:node-hc`,
+      cluster.project,
+      cluster.region,
+      cluster.nodeHealthCheck,
+      childOpts,
+    ).selfLink;
+    this.legacyNodeHealthCheck = cluster.legacyNodeHealthCheck
+      ? legacyHealthCheck(`${name}:node-legacy-hc`, cluster.project, cluster.nodeHealthCheck, childOpts).selfLink
+      : undefined;
     firewall(`${name}:node-hc-fw`, cluster.project, cluster.network, cluster.nodeHealthCheckFirewall, childOpts);
 
     this.routes = {};
@@ -102,7 +110,10 @@ export class ClusterNetwork extends pulumi.ComponentResource {
  */
 function ownedCluster(cluster: ClusterDesired, owner: OwnerMarker | undefined): ClusterDesired {
   if (owner === undefined) return cluster;
-  const owned = <T extends { description: string }>(spec: T): T => ({ ...spec, description: ownedDescription(spec.description, owner) });
+  const owned = <T extends { description: string }>(spec: T): T => ({
+    ...spec,
+    description: ownedDescription(spec.description, owner),
+  });
   return {
     ...cluster,
     instanceGroups: cluster.instanceGroups.map(owned),

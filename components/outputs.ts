@@ -20,7 +20,13 @@ export const SERVICE_KEY_OUTPUT = "dccmServiceKey";
  * desired-state hash and the cluster identity as outputs (dccm preview runs the very same program).
  * The identity is also the owner marker every resource it creates carries in its description.
  */
-export function stackProgramOutputs(desired: DesiredState, scope: Scope, hash: string | undefined, clusterUid: string | undefined, adoption?: Adoption): Record<string, unknown> {
+export function stackProgramOutputs(
+  desired: DesiredState,
+  scope: Scope,
+  hash: string | undefined,
+  clusterUid: string | undefined,
+  adoption?: Adoption,
+): Record<string, unknown> {
   const owner = clusterUid !== undefined ? { clusterId: desired.cluster.clusterId, clusterUid } : undefined;
   return {
     ...declareStack(desired, scope, adoption, owner).outputs,
@@ -32,7 +38,8 @@ export function stackProgramOutputs(desired: DesiredState, scope: Scope, hash: s
 
 /** Pure: `dccmServiceKey` for a Service stack whose shortened name does not say its Service; nothing for any other (their outputs as before). */
 export function serviceKeyOutput(scope: Scope): Record<string, string> {
-  if (scope.kind !== "service" || parseServiceStack(serviceStackName(scope.namespace, scope.name)) !== undefined) return {};
+  if (scope.kind !== "service" || parseServiceStack(serviceStackName(scope.namespace, scope.name)) !== undefined)
+    return {};
   return { [SERVICE_KEY_OUTPUT]: `${scope.namespace}/${scope.name}` };
 }
 
@@ -47,7 +54,11 @@ export function stackSlice(desired: DesiredState, scope: Scope): DesiredState {
   if (scope.kind !== "service") return desired;
   const key = `${scope.namespace}/${scope.name}`;
   return {
-    cluster: { ...desired.cluster, routes: [], instanceGroups: desired.cluster.instanceGroups.map((group) => ({ ...group, instances: [] })) },
+    cluster: {
+      ...desired.cluster,
+      routes: [],
+      instanceGroups: desired.cluster.instanceGroups.map((group) => ({ ...group, instances: [] })),
+    },
     services: desired.services.filter((service) => service.key === key),
     rejected: desired.rejected.filter((rejection) => rejection.service === key),
     warnings: [],
@@ -55,7 +66,11 @@ export function stackSlice(desired: DesiredState, scope: Scope): DesiredState {
 }
 
 /** The outputs every run of the stack program records (components/stack.ts declareStack), whatever the scope. */
-export const PROGRAM_OUTPUTS = ["loadBalancers", "instanceGroups", "routes"] as const satisfies readonly (keyof StackOutputs)[];
+export const PROGRAM_OUTPUTS = [
+  "loadBalancers",
+  "instanceGroups",
+  "routes",
+] as const satisfies readonly (keyof StackOutputs)[];
 
 /** Pure: whether a run's stack outputs hold what the program always returns. */
 export function hasProgramOutputs(outputs: Record<string, unknown>): boolean {

@@ -7,7 +7,13 @@ import * as pulumi from "@pulumi/pulumi";
 import type { DenyFirewallSpec, FirewallSpec, HttpHealthCheckSpec } from "../model";
 import { ignoredChanges } from "./ignored";
 
-export function regionHealthCheck(name: string, project: string, region: string, spec: HttpHealthCheckSpec, opts: pulumi.CustomResourceOptions): gcp.compute.RegionHealthCheck {
+export function regionHealthCheck(
+  name: string,
+  project: string,
+  region: string,
+  spec: HttpHealthCheckSpec,
+  opts: pulumi.CustomResourceOptions,
+): gcp.compute.RegionHealthCheck {
   return new gcp.compute.RegionHealthCheck(
     name,
     {
@@ -26,7 +32,12 @@ export function regionHealthCheck(name: string, project: string, region: string,
 }
 
 /** Target pools accept only legacy HTTP health checks. */
-export function legacyHealthCheck(name: string, project: string, spec: HttpHealthCheckSpec, opts: pulumi.CustomResourceOptions): gcp.compute.HttpHealthCheck {
+export function legacyHealthCheck(
+  name: string,
+  project: string,
+  spec: HttpHealthCheckSpec,
+  opts: pulumi.CustomResourceOptions,
+): gcp.compute.HttpHealthCheck {
   return new gcp.compute.HttpHealthCheck(
     name,
     {
@@ -55,7 +66,17 @@ function ingressRule(
 ): gcp.compute.Firewall {
   return new gcp.compute.Firewall(
     name,
-    { project, name: spec.name, network, description: spec.description, direction: "INGRESS", sourceRanges: spec.sourceRanges, targetTags: spec.targetTags, priority: spec.priority, ...rule },
+    {
+      project,
+      name: spec.name,
+      network,
+      description: spec.description,
+      direction: "INGRESS",
+      sourceRanges: spec.sourceRanges,
+      targetTags: spec.targetTags,
+      priority: spec.priority,
+      ...rule,
+    },
     { ...opts, ignoreChanges: ignoredChanges("gcp:compute/firewall:Firewall") },
   );
 }
@@ -67,12 +88,40 @@ function ingressRule(
  * `destination_ranges` is Optional+Computed, `priority` Optional with Default 1000), so existing
  * firewalls keep their name and their traffic when they gain them.
  */
-export function firewall(name: string, project: string, network: string, spec: FirewallSpec, opts: pulumi.CustomResourceOptions, destinationIP?: pulumi.Input<string>): gcp.compute.Firewall {
+export function firewall(
+  name: string,
+  project: string,
+  network: string,
+  spec: FirewallSpec,
+  opts: pulumi.CustomResourceOptions,
+  destinationIP?: pulumi.Input<string>,
+): gcp.compute.Firewall {
   const allows = spec.allows.map((allow) => ({ protocol: allow.protocol, ports: allow.ports }));
-  return ingressRule(name, project, network, spec, { allows, ...(destinationIP !== undefined ? { destinationRanges: [destinationIP] } : {}) }, opts);
+  return ingressRule(
+    name,
+    project,
+    network,
+    spec,
+    { allows, ...(destinationIP !== undefined ? { destinationRanges: [destinationIP] } : {}) },
+    opts,
+  );
 }
 
 /** A deny rule of every protocol towards `destinationIP` (the stock CCM's `Denied: [{IPProtocol: "all"}]`). */
-export function denyFirewall(name: string, project: string, network: string, spec: DenyFirewallSpec, opts: pulumi.CustomResourceOptions, destinationIP: pulumi.Input<string>): gcp.compute.Firewall {
-  return ingressRule(name, project, network, spec, { denies: [{ protocol: "all" }], destinationRanges: [destinationIP] }, opts);
+export function denyFirewall(
+  name: string,
+  project: string,
+  network: string,
+  spec: DenyFirewallSpec,
+  opts: pulumi.CustomResourceOptions,
+  destinationIP: pulumi.Input<string>,
+): gcp.compute.Firewall {
+  return ingressRule(
+    name,
+    project,
+    network,
+    spec,
+    { denies: [{ protocol: "all" }], destinationRanges: [destinationIP] },
+    opts,
+  );
 }

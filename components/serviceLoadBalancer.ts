@@ -68,15 +68,23 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
     const healthCheck = declareHealthCheck(children);
     const targetPool = service.backend === "target-pool" ? declareTargetPool(children, healthCheck) : undefined;
     const protocols = service.frontends.map((frontend) => frontend.protocol);
-    const frontends = service.frontends.map((frontend) => declareFrontend(children, frontend, protocols, ipv4 ? ipAddress : undefined, healthCheck, targetPool));
+    const frontends = service.frontends.map((frontend) =>
+      declareFrontend(children, frontend, protocols, ipv4 ? ipAddress : undefined, healthCheck, targetPool),
+    );
     const firewalls = ipv4 ? declareFirewalls(children, address?.address) : [];
     const ipv6 = service.ipv6 !== undefined ? declareIpv6(children, service.ipv6, frontends, protocols) : undefined;
 
-    const rules = [...frontends.flatMap((frontend) => (frontend.rule !== undefined ? [frontend.rule] : [])), ...(ipv6?.rules ?? [])];
+    const rules = [
+      ...frontends.flatMap((frontend) => (frontend.rule !== undefined ? [frontend.rule] : [])),
+      ...(ipv6?.rules ?? []),
+    ];
     this.ingressIPs = pulumi.all(rules.map((rule) => rule.ipAddress)).apply(ingressOrder);
     this.resources = {
       ...(address !== undefined ? { address: service.lbName } : {}),
-      forwardingRules: [...(ipv4 ? service.frontends.map((frontend) => frontend.name) : []), ...(ipv6?.ruleNames ?? [])],
+      forwardingRules: [
+        ...(ipv4 ? service.frontends.map((frontend) => frontend.name) : []),
+        ...(ipv6?.ruleNames ?? []),
+      ],
       backendServices: frontends.flatMap((frontend) => (frontend.backend !== undefined ? [frontend.name] : [])),
       ...(targetPool !== undefined ? { targetPool: service.lbName } : {}),
       healthCheck: service.healthCheck.spec.name,
@@ -94,7 +102,10 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
  */
 function ownedService(service: ServiceDesired, owner: OwnerMarker | undefined): ServiceDesired {
   if (owner === undefined) return service;
-  const owned = <T extends { description: string }>(spec: T): T => ({ ...spec, description: ownedDescription(spec.description, owner) });
+  const owned = <T extends { description: string }>(spec: T): T => ({
+    ...spec,
+    description: ownedDescription(spec.description, owner),
+  });
   const firewalls = (ipv6: Ipv6Desired): Ipv6Desired => ({
     ...ipv6,
     firewall: owned(ipv6.firewall),
@@ -135,7 +146,9 @@ function declareAddress({ name, args, opts }: Children): gcp.compute.Address | u
       // GCE lets several INTERNAL forwarding rules share an IP only through such an address,
       // and `purpose` forces a replacement (a new IP) once set, so a Service that gains a
       // second protocol must already hold one.
-      ...(service.scheme === "INTERNAL" ? { subnetwork: service.subnetwork, purpose: "SHARED_LOADBALANCER_VIP" } : { networkTier: service.networkTier }),
+      ...(service.scheme === "INTERNAL"
+        ? { subnetwork: service.subnetwork, purpose: "SHARED_LOADBALANCER_VIP" }
+        : { networkTier: service.networkTier }),
     },
     // Stacks of earlier dccm versions hold single-protocol internal addresses with purpose
     // GCE_ENDPOINT: replacing them would change the Service's IP on upgrade, which users
@@ -148,8 +161,13 @@ function declareAddress({ name, args, opts }: Children): gcp.compute.Address | u
 function declareHealthCheck({ name, args, opts }: Children): pulumi.Input<string> {
   const { service, project, region, cluster } = args;
   const dedicated = service.healthCheck.kind === "dedicated";
-  if (service.backend === "target-pool") return dedicated ? legacyHealthCheck(`${name}:hc`, project, service.healthCheck.spec, opts).selfLink : cluster.legacyNodeHealthCheck;
-  return dedicated ? regionHealthCheck(`${name}:hc`, project, region, service.healthCheck.spec, opts).selfLink : cluster.nodeHealthCheck;
+  if (service.backend === "target-pool")
+    return dedicated
+      ? legacyHealthCheck(`${name}:hc`, project, service.healthCheck.spec, opts).selfLink
+      : cluster.legacyNodeHealthCheck;
+  return dedicated
+    ? regionHealthCheck(`${name}:hc`, project, region, service.healthCheck.spec, opts).selfLink
+    : cluster.nodeHealthCheck;
 }
 
 function declareTargetPool({ name, args, opts }: Children, healthCheck: pulumi.Input<string>): gcp.compute.TargetPool {
@@ -193,7 +211,11 @@ interface DeclaredFrontend {
  * Aliasing the other protocol's Pulumi name (only when no frontend of that protocol is still
  * declared) turns the switch into a change of the same resources.
  */
-function inheritedProtocols(service: ServiceDesired, frontend: { name: string }, protocols: readonly string[]): string[] {
+function inheritedProtocols(
+  service: ServiceDesired,
+  frontend: { name: string },
+  protocols: readonly string[],
+): string[] {
   return frontend.name === service.lbName ? otherProtocols(protocols).map((other) => other.toLowerCase()) : [];
 }
 
@@ -243,7 +265,9 @@ function declareFrontend(
       ipProtocol: frontend.protocol,
       loadBalancingScheme: service.scheme,
       ...portFields(frontend),
-      ...(internal ? { network, subnetwork: service.subnetwork, allowGlobalAccess: service.allowGlobalAccess } : { networkTier: service.networkTier }),
+      ...(internal
+        ? { network, subnetwork: service.subnetwork, allowGlobalAccess: service.allowGlobalAccess }
+        : { networkTier: service.networkTier }),
       ...target,
     },
     {
@@ -257,7 +281,12 @@ function declareFrontend(
 }
 
 /** A frontend's backend service: the Service's backend instance groups behind the health check. */
-function declareBackendService({ name, args, opts }: Children, frontend: FrontendSpec, healthCheck: pulumi.Input<string>, inherited: string[]): gcp.compute.RegionBackendService {
+function declareBackendService(
+  { name, args, opts }: Children,
+  frontend: FrontendSpec,
+  healthCheck: pulumi.Input<string>,
+  inherited: string[],
+): gcp.compute.RegionBackendService {
   const { service, project, region, network } = args;
   return new gcp.compute.RegionBackendService(
     `${name}:backend-${frontend.protocol.toLowerCase()}`,
@@ -293,14 +322,20 @@ function declareBackendService({ name, args, opts }: Children, frontend: Fronten
 }
 
 /** The IP a firewall's destination names: the reserved address's, or the user's. */
-function destinationIP(destination: FirewallDestination, address: pulumi.Input<string> | undefined): pulumi.Input<string> {
+function destinationIP(
+  destination: FirewallDestination,
+  address: pulumi.Input<string> | undefined,
+): pulumi.Input<string> {
   if (destination.kind === "ip") return destination.ip;
   if (address === undefined) throw new Error(`a firewall towards the reserved address, but no address is declared`);
   return address;
 }
 
 /** An allow rule's destination: undefined (every IP of the target nodes) when its spec names none. */
-function allowDestinationIP(spec: FirewallSpec, address: pulumi.Input<string> | undefined): pulumi.Input<string> | undefined {
+function allowDestinationIP(
+  spec: FirewallSpec,
+  address: pulumi.Input<string> | undefined,
+): pulumi.Input<string> | undefined {
   return spec.destination === undefined ? undefined : destinationIP(spec.destination, address);
 }
 
@@ -319,14 +354,42 @@ function declareFamilyFirewalls(
   address: pulumi.Input<string> | undefined,
 ): string[] {
   const { project, network } = args;
-  const allows = [firewall(`${name}:firewall${suffix}`, project, network, specs.firewall, opts, allowDestinationIP(specs.firewall, address))];
+  const allows = [
+    firewall(
+      `${name}:firewall${suffix}`,
+      project,
+      network,
+      specs.firewall,
+      opts,
+      allowDestinationIP(specs.firewall, address),
+    ),
+  ];
   if (specs.healthCheckFirewall !== undefined) {
-    allows.push(firewall(`${name}:hc-firewall${suffix}`, project, network, specs.healthCheckFirewall, opts, allowDestinationIP(specs.healthCheckFirewall, address)));
+    allows.push(
+      firewall(
+        `${name}:hc-firewall${suffix}`,
+        project,
+        network,
+        specs.healthCheckFirewall,
+        opts,
+        allowDestinationIP(specs.healthCheckFirewall, address),
+      ),
+    );
   }
-  const names = [specs.firewall.name, ...(specs.healthCheckFirewall !== undefined ? [specs.healthCheckFirewall.name] : [])];
+  const names = [
+    specs.firewall.name,
+    ...(specs.healthCheckFirewall !== undefined ? [specs.healthCheckFirewall.name] : []),
+  ];
   if (specs.denyFirewall === undefined) return names;
   const deny = specs.denyFirewall;
-  denyFirewall(`${name}:deny-firewall${suffix}`, project, network, deny, { ...opts, dependsOn: allows }, destinationIP(deny.destination, address));
+  denyFirewall(
+    `${name}:deny-firewall${suffix}`,
+    project,
+    network,
+    deny,
+    { ...opts, dependsOn: allows },
+    destinationIP(deny.destination, address),
+  );
   return [...names, deny.name];
 }
 
@@ -358,7 +421,12 @@ interface DeclaredIpv6 {
  * dual-stack subnet, one IPv6 forwarding rule per frontend on the same backend service, and the
  * IPv6 firewalls (a GCE firewall holds ranges of one family).
  */
-function declareIpv6(children: Children, ipv6: Ipv6Desired, frontends: DeclaredFrontend[], protocols: readonly string[]): DeclaredIpv6 {
+function declareIpv6(
+  children: Children,
+  ipv6: Ipv6Desired,
+  frontends: DeclaredFrontend[],
+  protocols: readonly string[],
+): DeclaredIpv6 {
   const { args } = children;
   const address = ipv6.userIP === undefined ? declareIpv6Address(children, ipv6) : undefined;
   const ipAddress: pulumi.Input<string> = address?.address ?? ipv6.userIP ?? "";
@@ -397,13 +465,20 @@ function declareIpv6Address({ name, args, opts }: Children, ipv6: Ipv6Desired): 
 }
 
 /** `<frontend>-ipv6`: the frontend's backend service, over IPv6. GCE needs the subnetwork on every IPv6 rule. */
-function declareIpv6Rule(children: Children, ipv6: Ipv6Desired, frontend: DeclaredFrontend, ipAddress: pulumi.Input<string>, protocols: readonly string[]): gcp.compute.ForwardingRule {
+function declareIpv6Rule(
+  children: Children,
+  ipv6: Ipv6Desired,
+  frontend: DeclaredFrontend,
+  ipAddress: pulumi.Input<string>,
+  protocols: readonly string[],
+): gcp.compute.ForwardingRule {
   const { name, args, opts } = children;
   const { service, project, region, network } = args;
   const internal = service.scheme === "INTERNAL";
   const inherited = inheritedProtocols(service, frontend, protocols);
   const spec = service.frontends.find((candidate) => candidate.name === frontend.name);
-  if (frontend.backend === undefined || spec === undefined) throw new Error(`Service ${service.key}: IPv6 frontend ${frontend.name} has no backend service`);
+  if (frontend.backend === undefined || spec === undefined)
+    throw new Error(`Service ${service.key}: IPv6 frontend ${frontend.name} has no backend service`);
   return new gcp.compute.ForwardingRule(
     `${name}:forwarding-rule-${frontend.protocol.toLowerCase()}-ipv6`,
     {

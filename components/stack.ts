@@ -3,7 +3,16 @@
  * `cluster`, or `service:<namespace>/<name>`. Used by index.ts (CI) and the daemon alike.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { CLUSTER_STACK, FIREWALL_PRIORITY_DEFAULT, instanceGroupKey, type DesiredState, type OwnerMarker, type Rejection, type ServiceDesired, Scope } from "../model";
+import {
+  CLUSTER_STACK,
+  FIREWALL_PRIORITY_DEFAULT,
+  instanceGroupKey,
+  type DesiredState,
+  type OwnerMarker,
+  type Rejection,
+  type ServiceDesired,
+  Scope,
+} from "../model";
 import { adoptionTransformations, type Adoption } from "./adoption";
 import { ClusterNetwork } from "./clusterNetwork";
 import { globalLink, regionalLink, zonalLink } from "./links";
@@ -35,7 +44,8 @@ export interface StackOutputs {
 export function clusterRefsByName(desired: DesiredState): ClusterRefs {
   const { cluster } = desired;
   const instanceGroups: Record<string, string> = {};
-  for (const group of cluster.instanceGroups) instanceGroups[instanceGroupKey(group)] = zonalLink(cluster.project, group.zone, "instanceGroups", group.name);
+  for (const group of cluster.instanceGroups)
+    instanceGroups[instanceGroupKey(group)] = zonalLink(cluster.project, group.zone, "instanceGroups", group.name);
   return {
     nodeHealthCheck: regionalLink(cluster.project, cluster.region, "healthChecks", cluster.nodeHealthCheck.name),
     legacyNodeHealthCheck: globalLink(cluster.project, "httpHealthChecks", cluster.nodeHealthCheck.name),
@@ -43,7 +53,13 @@ export function clusterRefsByName(desired: DesiredState): ClusterRefs {
   };
 }
 
-function declareService(service: ServiceDesired, desired: DesiredState, refs: ClusterRefs, opts: pulumi.ComponentResourceOptions, owner: OwnerMarker | undefined): pulumi.Output<LoadBalancerOutput> {
+function declareService(
+  service: ServiceDesired,
+  desired: DesiredState,
+  refs: ClusterRefs,
+  opts: pulumi.ComponentResourceOptions,
+  owner: OwnerMarker | undefined,
+): pulumi.Output<LoadBalancerOutput> {
   const { cluster } = desired;
   const lb = new ServiceLoadBalancer(
     service.key,
@@ -73,13 +89,22 @@ export interface DeclaredStack {
  * marker every created resource's description carries (the daemon's clusterId and cluster UID);
  * none from CI, which has no cluster UID (its resources are never proven leaks).
  */
-export function declareStack(desired: DesiredState, scope: Scope, adoption?: Adoption, owner?: OwnerMarker): DeclaredStack {
+export function declareStack(
+  desired: DesiredState,
+  scope: Scope,
+  adoption?: Adoption,
+  owner?: OwnerMarker,
+): DeclaredStack {
   const opts: pulumi.ComponentResourceOptions = { transformations: adoptionTransformations(adoption) };
   for (const warning of desired.warnings) void pulumi.log.warn(warning);
   const outputs: StackOutputs = { loadBalancers: {}, instanceGroups: {}, routes: {} };
   let refs = clusterRefsByName(desired);
   if (scope.kind === "all" || scope.kind === "cluster") {
-    const network = new ClusterNetwork(CLUSTER_STACK, { cluster: desired.cluster, ...(owner !== undefined ? { owner } : {}) }, opts);
+    const network = new ClusterNetwork(
+      CLUSTER_STACK,
+      { cluster: desired.cluster, ...(owner !== undefined ? { owner } : {}) },
+      opts,
+    );
     outputs.instanceGroups = network.instanceGroups;
     outputs.instanceGroupMembers = network.instanceGroupMembers;
     outputs.routes = network.routes;
@@ -96,7 +121,8 @@ export function declareStack(desired: DesiredState, scope: Scope, adoption?: Ado
 
   const inScope = (key: string): boolean => scope.kind === "all" || key === `${scope.namespace}/${scope.name}`;
   const rejected = desired.rejected.filter((rejection) => inScope(rejection.service));
-  if (scope.kind === "service" && rejected.length > 0) throw new Error(rejected.map((rejection) => rejection.message).join("\n"));
+  if (scope.kind === "service" && rejected.length > 0)
+    throw new Error(rejected.map((rejection) => rejection.message).join("\n"));
   for (const service of desired.services) {
     if (inScope(service.key)) outputs.loadBalancers[service.key] = declareService(service, desired, refs, opts, owner);
   }

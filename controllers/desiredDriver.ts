@@ -75,7 +75,11 @@ export class DesiredDriver {
 
   /** As the Service controller's records start: with Service stacks known now, their references are unread until each is read. */
   startReferences(knownStacks: readonly string[]): void {
-    this.references = { zones: [], legacyHealthCheck: false, ...(knownStacks.some(isServiceStack) ? { unread: true as const } : {}) };
+    this.references = {
+      zones: [],
+      legacyHealthCheck: false,
+      ...(knownStacks.some(isServiceStack) ? { unread: true as const } : {}),
+    };
   }
 
   /** The union of what the applied Service stacks point at changed. */

@@ -25,7 +25,8 @@ import { ForeignStackError } from "../stacks/errors";
 export interface ReconcilerDeps {
   cache: DesiredCache;
   watcher: Pick<ClusterWatcher, "meta">;
-  runner: Pick<StackRunner, "up" | "destroy" | "removeStack" | "inspect" | "ensureStack"> & Partial<Pick<StackRunner, "preview">>;
+  runner: Pick<StackRunner, "up" | "destroy" | "removeStack" | "inspect" | "ensureStack"> &
+    Partial<Pick<StackRunner, "preview">>;
   writer: Pick<ServiceWriter, "setFinalizer" | "setIngress" | "setAnnotation">;
   /** The load balancer ledger (leaks/ledger.ts): which leaked load balancer names are this cluster's. */
   ledger?: LedgerWriter;
@@ -88,7 +89,10 @@ export interface ReconcilerDeps {
 /** A queue key, parsed once. */
 export type StackKey = { kind: "cluster" } | { kind: "service"; namespace: string; name: string };
 
-export function parseStackKey(key: string, serviceOf: (stack: string) => { namespace: string; name: string } | undefined = parseServiceStack): StackKey | undefined {
+export function parseStackKey(
+  key: string,
+  serviceOf: (stack: string) => { namespace: string; name: string } | undefined = parseServiceStack,
+): StackKey | undefined {
   if (key === CLUSTER_STACK) return { kind: "cluster" };
   const ref = serviceOf(key);
   return ref === undefined ? undefined : { kind: "service", ...ref };
@@ -112,17 +116,27 @@ export class Reconciler {
     });
     const shared = { records, runs, drift: this.drift };
     this.cluster = new ClusterController({ ...deps, ...shared });
-    const repairs = runs.plans ? new RepairGuard({ runs, cache: deps.cache, events: deps.events, metrics: deps.metrics, logger: deps.logger }) : undefined;
-    this.services = new ServiceController({ ...deps, ...shared, cluster: this.cluster, ...(repairs !== undefined ? { repairs } : {}) });
+    const repairs = runs.plans
+      ? new RepairGuard({ runs, cache: deps.cache, events: deps.events, metrics: deps.metrics, logger: deps.logger })
+      : undefined;
+    this.services = new ServiceController({
+      ...deps,
+      ...shared,
+      cluster: this.cluster,
+      ...(repairs !== undefined ? { repairs } : {}),
+    });
   }
 
   async reconcile(item: WorkItem): Promise<ReconcileResult> {
     const key = parseStackKey(item.key, this.deps.serviceOf);
     if (key === undefined) return { kind: "giveUp", reason: `${item.key} is not a stack dccm manages` };
     const held = this.deps.adoptionHeld?.get(item.key);
-    if (held !== undefined) return { kind: "giveUp", reason: `not adopted (${held}); held until dccm daemon --adopt starts again` };
+    if (held !== undefined)
+      return { kind: "giveUp", reason: `not adopted (${held}); held until dccm daemon --adopt starts again` };
     try {
-      return key.kind === "cluster" ? await this.cluster.sync(item) : await this.services.sync(item, key.namespace, key.name);
+      return key.kind === "cluster"
+        ? await this.cluster.sync(item)
+        : await this.services.sync(item, key.namespace, key.name);
     } catch (error) {
       if (!(error instanceof ForeignStackError)) throw error;
       // Never retried: nothing changes by trying again, and the stack must not be touched.

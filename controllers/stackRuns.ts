@@ -44,8 +44,16 @@ export interface ClusterReferences {
  * it stays there (denyRulesUnread). The deny fields only when they say something: the desired
  * state of a cluster that never had a deny rule is unchanged.
  */
-export function withReferences(observed: ObservedCloud, references: ClusterReferences, clusterFirewallAboveDeny: boolean): ObservedCloud {
-  const next: ObservedCloud = { ...observed, ...observedReferences(references.zones), legacyHealthCheckReferenced: references.legacyHealthCheck };
+export function withReferences(
+  observed: ObservedCloud,
+  references: ClusterReferences,
+  clusterFirewallAboveDeny: boolean,
+): ObservedCloud {
+  const next: ObservedCloud = {
+    ...observed,
+    ...observedReferences(references.zones),
+    legacyHealthCheckReferenced: references.legacyHealthCheck,
+  };
   delete next.denyRulesHeld;
   delete next.denyRulesUnread;
   if (references.denyRules !== undefined && references.denyRules.length > 0) next.denyRulesHeld = references.denyRules;
@@ -86,7 +94,11 @@ export class ReferenceUnion {
   /** Zones and deny rules sorted. */
   union(): ClusterReferences {
     const denyRules = [...this.denyRules.keys()].sort();
-    return { zones: [...this.zones.keys()].sort(), legacyHealthCheck: this.legacyHealthCheck > 0, ...(denyRules.length > 0 ? { denyRules } : {}) };
+    return {
+      zones: [...this.zones.keys()].sort(),
+      legacyHealthCheck: this.legacyHealthCheck > 0,
+      ...(denyRules.length > 0 ? { denyRules } : {}),
+    };
   }
 
   private count(references: ClusterReferences, delta: 1 | -1): void {
@@ -214,7 +226,12 @@ export class StackRuns {
    * `pulumi preview --refresh` of the stack with the desired state (read-only), under the operation
    * deadline: every step the engine plans, in order. What a repair is judged by (controllers/service/repairs.ts).
    */
-  async preview(stack: string, scope: Scope, hash: string, adoption: Adoption | undefined): Promise<StepEventMetadata[]> {
+  async preview(
+    stack: string,
+    scope: Scope,
+    hash: string,
+    adoption: Adoption | undefined,
+  ): Promise<StepEventMetadata[]> {
     const preview = this.deps.runner.preview?.bind(this.deps.runner);
     if (preview === undefined) throw new Error(`stack ${stack}: this runner cannot preview`);
     const kind = stackKind(stack);
@@ -224,7 +241,13 @@ export class StackRuns {
     const steps: StepEventMetadata[] = [];
     try {
       await this.withDeadline(stack, "preview", (signal) =>
-        preview(stack, scope, this.deps.cache.desired(), { hash, ...(adoption !== undefined ? { adoption } : {}), refresh: true, signal, onStep: (step) => steps.push(step) }),
+        preview(stack, scope, this.deps.cache.desired(), {
+          hash,
+          ...(adoption !== undefined ? { adoption } : {}),
+          refresh: true,
+          signal,
+          onStep: (step) => steps.push(step),
+        }),
       );
     } finally {
       const seconds = Math.round(end() * 10) / 10;
@@ -233,7 +256,14 @@ export class StackRuns {
     return steps;
   }
 
-  async up(stack: string, scope: Scope, record: StackRecord, refresh: boolean, hash: string, adoption?: Adoption): Promise<UpResult> {
+  async up(
+    stack: string,
+    scope: Scope,
+    record: StackRecord,
+    refresh: boolean,
+    hash: string,
+    adoption?: Adoption,
+  ): Promise<UpResult> {
     const kind = stackKind(stack);
     // Drift passes are counted apart, so change-driven runs can be read on their own.
     const operation = refresh ? "refresh" : "up";
@@ -243,7 +273,12 @@ export class StackRuns {
     const startedAt = new Date();
     try {
       const outcome = await this.withDeadline(stack, operation, (signal) =>
-        this.deps.runner.up(stack, scope, this.deps.cache.desired(), { refresh, hash, signal, ...(adoption !== undefined ? { adoption } : {}) }),
+        this.deps.runner.up(stack, scope, this.deps.cache.desired(), {
+          refresh,
+          hash,
+          signal,
+          ...(adoption !== undefined ? { adoption } : {}),
+        }),
       );
       record.known = true;
       record.recorded = outcome.outputs;
@@ -251,8 +286,14 @@ export class StackRuns {
       this.deps.status?.ran(stack, operation, startedAt, elapsed * 1000);
       const seconds = Math.round(elapsed * 10) / 10;
       // One line per run that changed something; unchanged drift passes stay at debug.
-      const log = outcome.changed.length > 0 ? this.deps.logger.info.bind(this.deps.logger) : this.deps.logger.debug.bind(this.deps.logger);
-      log({ stack, operation, seconds, changed: describePutBack(outcome.changed) }, outcome.changed.length > 0 ? "stack updated" : "stack unchanged");
+      const log =
+        outcome.changed.length > 0
+          ? this.deps.logger.info.bind(this.deps.logger)
+          : this.deps.logger.debug.bind(this.deps.logger);
+      log(
+        { stack, operation, seconds, changed: describePutBack(outcome.changed) },
+        outcome.changed.length > 0 ? "stack updated" : "stack unchanged",
+      );
       return outcome;
     } catch (error) {
       this.deps.status?.ran(stack, operation, startedAt, end() * 1000);
@@ -287,7 +328,11 @@ export class StackRuns {
    * A signal for one pulumi run that follows the daemon's: the Automation API never removes the
    * listener it adds, so giving it the long-lived signal would leak one listener per run.
    */
-  private async withDeadline<T>(stack: string, operation: string, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  private async withDeadline<T>(
+    stack: string,
+    operation: string,
+    run: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
     const controller = new AbortController();
     const forward = (): void => controller.abort();
     this.deps.signal.addEventListener("abort", forward, { once: true });
@@ -351,7 +396,9 @@ export class FullRefreshTimers {
     this.inFlight.delete(stack);
     if (this.timers.has(stack) || this.options.signal.aborted) return;
     const { periodMs, jitter } = this.options;
-    const delay = this.seen.has(stack) ? jitteredDelay(periodMs, jitter, Math.random()) : firstRefreshDelay(periodMs, Math.random());
+    const delay = this.seen.has(stack)
+      ? jitteredDelay(periodMs, jitter, Math.random())
+      : firstRefreshDelay(periodMs, Math.random());
     this.seen.add(stack);
     this.schedule(stack, delay);
   }

@@ -47,7 +47,11 @@ export async function adoptAtStart(deps: StartAdoptionDeps): Promise<void> {
   );
   const services = source.snapshot().services;
   for (const stack of report.stacks) {
-    const fields = { stack: stack.stack, imported: stack.imported.length, changes: stack.changes.map((change) => `${change.op} ${change.name}`) };
+    const fields = {
+      stack: stack.stack,
+      imported: stack.imported.length,
+      changes: stack.changes.map((change) => `${change.op} ${change.name}`),
+    };
     if (stack.refused === undefined) {
       logger.info(fields, "stack adopted");
       continue;
@@ -55,14 +59,24 @@ export async function adoptAtStart(deps: StartAdoptionDeps): Promise<void> {
     logger.error({ ...fields, reason: stack.refused }, "stack not adopted");
     deps.held.set(stack.stack, stack.refused);
     const info = services.find((service) => serviceStackName(service.namespace, service.name) === stack.stack);
-    if (info !== undefined) await deps.events.record({ kind: "Service", namespace: info.namespace, name: info.name, uid: info.uid }, "Warning", "AdoptionRefused", `Not adopted: ${stack.refused}`);
+    if (info !== undefined)
+      await deps.events.record(
+        { kind: "Service", namespace: info.namespace, name: info.name, uid: info.uid },
+        "Warning",
+        "AdoptionRefused",
+        `Not adopted: ${stack.refused}`,
+      );
   }
   await watchedPins(source, report.pinned);
 }
 
 /** Pure: the pinned Services (`namespace/name`) the snapshot does not show with `dccm.io/backend: target-pool` yet. */
 export function missingPins(snapshot: ClusterSnapshot, pinned: readonly string[]): string[] {
-  const annotated = new Set(snapshot.services.filter((service) => service.annotations[ANNOTATION_BACKEND] === "target-pool").map((service) => `${service.namespace}/${service.name}`));
+  const annotated = new Set(
+    snapshot.services
+      .filter((service) => service.annotations[ANNOTATION_BACKEND] === "target-pool")
+      .map((service) => `${service.namespace}/${service.name}`),
+  );
   return pinned.filter((key) => !annotated.has(key));
 }
 
@@ -71,7 +85,11 @@ export function missingPins(snapshot: ClusterSnapshot, pinned: readonly string[]
  * from a cache without them the first runs would move those Services to backend services (a new
  * forwarding rule each). Waits for the watch to deliver them (at most `timeoutMs`; past it the start fails).
  */
-export async function watchedPins(source: AdoptionSource, pinned: readonly string[], timeoutMs = 60_000): Promise<void> {
+export async function watchedPins(
+  source: AdoptionSource,
+  pinned: readonly string[],
+  timeoutMs = 60_000,
+): Promise<void> {
   const missing = (): string[] => missingPins(source.snapshot(), pinned);
   if (missing().length === 0) return;
   await new Promise<void>((resolve, reject) => {
@@ -82,7 +100,11 @@ export async function watchedPins(source: AdoptionSource, pinned: readonly strin
     };
     const timer = setTimeout(() => {
       done();
-      reject(new Error(`the watch did not show the target-pool pins of ${missing().join(", ")} within ${timeoutMs / 1000} s`));
+      reject(
+        new Error(
+          `the watch did not show the target-pool pins of ${missing().join(", ")} within ${timeoutMs / 1000} s`,
+        ),
+      );
     }, timeoutMs);
     const done = (): void => {
       clearTimeout(timer);

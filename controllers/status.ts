@@ -112,7 +112,8 @@ export class StatusBook {
 
   /** A pulumi operation ended, well or not: its reconcile's result (reconciled) says which. */
   ran(stack: string, operation: StackOperation, startedAt: Date, durationMs: number): void {
-    if (this.rows.has(stack)) this.ended.set(stack, { at: startedAt.toISOString(), operation, durationMs: Math.round(durationMs) });
+    if (this.rows.has(stack))
+      this.ended.set(stack, { at: startedAt.toISOString(), operation, durationMs: Math.round(durationMs) });
   }
 
   ingress(stack: string, ips: readonly string[]): void {
@@ -132,7 +133,8 @@ export class StatusBook {
     this.ended.delete(stack);
     if (row === undefined) return;
     if (ended !== undefined) row.lastUp = { ...ended, result: result.kind };
-    const message = result.kind === "retry" ? describeError(result.error) : result.kind === "giveUp" ? result.reason : undefined;
+    const message =
+      result.kind === "retry" ? describeError(result.error) : result.kind === "giveUp" ? result.reason : undefined;
     if (message !== undefined) row.lastError = { at: this.now().toISOString(), message: cut(message) };
   }
 
@@ -153,30 +155,62 @@ function parseLastUp(value: unknown): LastUp | null | undefined {
   if (value === null) return null;
   if (!isRecord(value) || typeof value.at !== "string" || typeof value.durationMs !== "number") return undefined;
   const { operation, result } = value;
-  if (typeof operation !== "string" || !OPERATIONS.includes(operation) || typeof result !== "string" || !RESULTS.includes(result)) return undefined;
-  return { at: value.at, operation: operation as StackOperation, result: result as LastUp["result"], durationMs: value.durationMs };
+  if (
+    typeof operation !== "string" ||
+    !OPERATIONS.includes(operation) ||
+    typeof result !== "string" ||
+    !RESULTS.includes(result)
+  )
+    return undefined;
+  return {
+    at: value.at,
+    operation: operation as StackOperation,
+    result: result as LastUp["result"],
+    durationMs: value.durationMs,
+  };
 }
 
 /** An `{ at, <field>: string }` fact, null, or undefined when malformed. */
-function parseFact<K extends string>(value: unknown, field: K): ({ at: string } & Record<K, string>) | null | undefined {
+function parseFact<K extends string>(
+  value: unknown,
+  field: K,
+): ({ at: string } & Record<K, string>) | null | undefined {
   if (value === null) return null;
   if (!isRecord(value) || typeof value.at !== "string" || typeof value[field] !== "string") return undefined;
   return { at: value.at, [field]: value[field] } as { at: string } & Record<K, string>;
 }
 
 function parseRow(value: unknown): StatusRow | undefined {
-  if (!isRecord(value) || typeof value.stack !== "string" || (value.kind !== "cluster" && value.kind !== "service")) return undefined;
-  if (!(value.service === null || typeof value.service === "string") || !(value.ingress === null || isStringList(value.ingress))) return undefined;
+  if (!isRecord(value) || typeof value.stack !== "string" || (value.kind !== "cluster" && value.kind !== "service"))
+    return undefined;
+  if (
+    !(value.service === null || typeof value.service === "string") ||
+    !(value.ingress === null || isStringList(value.ingress))
+  )
+    return undefined;
   const lastUp = parseLastUp(value.lastUp);
   const lastDriftCorrection = parseFact(value.lastDriftCorrection, "putBack");
   const lastError = parseFact(value.lastError, "message");
   if (lastUp === undefined || lastDriftCorrection === undefined || lastError === undefined) return undefined;
-  return { stack: value.stack, kind: value.kind, service: value.service, lastUp, ingress: value.ingress, lastDriftCorrection, lastError };
+  return {
+    stack: value.stack,
+    kind: value.kind,
+    service: value.service,
+    lastUp,
+    ingress: value.ingress,
+    lastDriftCorrection,
+    lastError,
+  };
 }
 
 /** A `/status` answer checked (dccm status reads it from another process): the document, or what is wrong with it. */
 export function parseStatusDocument(value: unknown): StatusDocument | string {
-  if (!isRecord(value) || typeof value.leader !== "boolean" || typeof value.synced !== "boolean" || !Array.isArray(value.stacks)) {
+  if (
+    !isRecord(value) ||
+    typeof value.leader !== "boolean" ||
+    typeof value.synced !== "boolean" ||
+    !Array.isArray(value.stacks)
+  ) {
     return "expected an object with leader, synced and stacks";
   }
   const stacks: StatusRow[] = [];

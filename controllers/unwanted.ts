@@ -40,10 +40,14 @@ export interface UnwantedPlan {
 /** Pure: which stacks the start enqueues beyond the desired state's, and which destroys wait for an operator. */
 export function planUnwanted(input: UnwantedInput): UnwantedPlan {
   const { knownStacks, wanted, present, identified } = input;
-  const unwanted = knownStacks.filter((stack) => isServiceStack(stack) && !wanted.has(stack) && (present.has(stack) || identified.has(stack)));
+  const unwanted = knownStacks.filter(
+    (stack) => isServiceStack(stack) && !wanted.has(stack) && (present.has(stack) || identified.has(stack)),
+  );
   const absent = unwanted.filter((stack) => !present.has(stack));
   const serviceStacks = knownStacks.filter(isServiceStack).length;
-  const held = holdOrphanDestroys(absent.length, serviceStacks, input.maxOrphanDestroys, input.confirmOrphanDestroys) ? absent : [];
+  const held = holdOrphanDestroys(absent.length, serviceStacks, input.maxOrphanDestroys, input.confirmOrphanDestroys)
+    ? absent
+    : [];
   const heldSet = new Set(held);
   const known = new Set(knownStacks);
   // A Service with our finalizer but no stack and no desired state (deleted while we were down,
@@ -79,7 +83,9 @@ export async function enqueueUnwanted(deps: UnwantedDeps): Promise<void> {
     wanted,
     present,
     identified,
-    finalized: deps.serviceMetas.filter((meta) => meta.finalizers.includes(LB_FINALIZER)).map((meta) => deps.stackKeys.stackOf(meta.namespace, meta.name)),
+    finalized: deps.serviceMetas
+      .filter((meta) => meta.finalizers.includes(LB_FINALIZER))
+      .map((meta) => deps.stackKeys.stackOf(meta.namespace, meta.name)),
     maxOrphanDestroys: deps.maxOrphanDestroys,
     confirmOrphanDestroys: deps.confirmOrphanDestroys,
   });
@@ -90,7 +96,12 @@ export async function enqueueUnwanted(deps: UnwantedDeps): Promise<void> {
       `${absent} of ${plan.serviceStacks} Service stacks have no Service in this cluster; destroying none of them until an operator confirms ` +
       `with --confirm-orphan-destroys ${absent} (an empty or wrong cluster looks the same as every Service deleted)`;
     logger.error({ stacks: plan.held }, message);
-    await deps.events.record({ kind: "Namespace", namespace: "kube-system", name: "kube-system", uid: deps.clusterUid }, "Warning", "OrphanDestroysHeld", message);
+    await deps.events.record(
+      { kind: "Namespace", namespace: "kube-system", name: "kube-system", uid: deps.clusterUid },
+      "Warning",
+      "OrphanDestroysHeld",
+      message,
+    );
   }
   for (const stack of plan.enqueue) deps.enqueue(stack);
 }
@@ -99,19 +110,29 @@ export async function enqueueUnwanted(deps: UnwantedDeps): Promise<void> {
  * The unwanted stacks whose Service is known without the watcher. A shortened name whose Service
  * is gone: the stack says which it was (remembered in stackKeys), and is destroyed as that Service's.
  */
-async function identify(deps: UnwantedDeps, wanted: ReadonlySet<string>, present: ReadonlySet<string>): Promise<Set<string>> {
+async function identify(
+  deps: UnwantedDeps,
+  wanted: ReadonlySet<string>,
+  present: ReadonlySet<string>,
+): Promise<Set<string>> {
   const { logger } = deps;
   const identified = new Set<string>();
-  for (const stack of deps.knownStacks.filter((name) => isServiceStack(name) && !wanted.has(name) && !present.has(name))) {
+  for (const stack of deps.knownStacks.filter(
+    (name) => isServiceStack(name) && !wanted.has(name) && !present.has(name),
+  )) {
     if (deps.stackKeys.serviceOf(stack) !== undefined) {
       identified.add(stack);
       continue;
     }
     const ref = await deps.recordedService(stack).catch((error: unknown) => {
-      logger.warn({ stack, err: describeError(error) }, "reading which Service a stack was made for failed; left until the next start");
+      logger.warn(
+        { stack, err: describeError(error) },
+        "reading which Service a stack was made for failed; left until the next start",
+      );
       return null;
     });
-    if (ref === undefined) logger.warn({ stack }, "a Service stack records no Service (and so holds no resource); left as it is");
+    if (ref === undefined)
+      logger.warn({ stack }, "a Service stack records no Service (and so holds no resource); left as it is");
     if (ref === undefined || ref === null) continue;
     deps.stackKeys.stackOf(ref.namespace, ref.name);
     identified.add(stack);

@@ -59,7 +59,17 @@ export const DAEMON_DEFAULTS = {
 } as const satisfies Record<string, string | number>;
 
 /** Keys of the config file that configure the daemon rather than the GCP picture. */
-export const DAEMON_KEYS = ["stateDir", "listen", "parallelism", "driftInterval", "fullRefreshInterval", "backendUrl", "secretsProvider", "leaderElection", "operationTimeout"] as const;
+export const DAEMON_KEYS = [
+  "stateDir",
+  "listen",
+  "parallelism",
+  "driftInterval",
+  "fullRefreshInterval",
+  "backendUrl",
+  "secretsProvider",
+  "leaderElection",
+  "operationTimeout",
+] as const;
 export type DaemonKey = (typeof DAEMON_KEYS)[number];
 
 /** The daemon's own flags (bin/daemonCommand.ts DAEMON_FLAGS has their help, in this order). */
@@ -89,7 +99,9 @@ export type DaemonFlagName = (typeof DAEMON_FLAG_NAMES)[number];
 
 /** The node controller's keys that are flags of the same name (computeEndpoint is --compute-endpoint). */
 export type NodeFlagName = Exclude<NodeConfigKey, "computeEndpoint">;
-export const NODE_FLAG_NAMES: readonly NodeFlagName[] = NODE_CONFIG_KEYS.filter((key): key is NodeFlagName => key !== "computeEndpoint");
+export const NODE_FLAG_NAMES: readonly NodeFlagName[] = NODE_CONFIG_KEYS.filter(
+  (key): key is NodeFlagName => key !== "computeEndpoint",
+);
 
 /** The flag of each daemon key; the flag wins. `--no-leader-election` is `leaderElection: false`. */
 export const DAEMON_KEY_FLAGS = {
@@ -134,7 +146,9 @@ export function splitConfig(raw: Readonly<Record<string, unknown>>): SharedConfi
     else if ((DAEMON_KEYS as readonly string[]).includes(key)) shared.daemon[key as DaemonKey] = value;
     else if ((NODE_CONFIG_KEYS as readonly string[]).includes(key)) shared.node[key] = value;
     else {
-      shared.unknown.push(`${key}: unknown key (GCP keys: ${CONFIG_KEYS.join(", ")}; daemon keys: ${DAEMON_KEYS.join(", ")}; node controller keys: ${NODE_CONFIG_KEYS.join(", ")})`);
+      shared.unknown.push(
+        `${key}: unknown key (GCP keys: ${CONFIG_KEYS.join(", ")}; daemon keys: ${DAEMON_KEYS.join(", ")}; node controller keys: ${NODE_CONFIG_KEYS.join(", ")})`,
+      );
     }
   }
   return shared;
@@ -169,7 +183,8 @@ export interface CommandLine {
   readonly logLevel: LogLevel;
 }
 
-export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problems: readonly string[] };
+export type Checked<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problems: readonly string[] };
 
 function stringFlag(flags: DaemonFlagValues, name: DaemonFlagName | NodeFlagName | ConfigKey): string | undefined {
   const value = flags[name];
@@ -194,8 +209,19 @@ export function readCommandLine(flags: DaemonFlagValues): Checked<CommandLine> {
   const level = stringFlag(flags, "log-level") ?? DAEMON_DEFAULTS.logLevel;
   const logLevel = isLogLevel(level) ? level : undefined;
   if (logLevel === undefined) problems.push(`--log-level: "${level}" is not one of ${LOG_LEVELS.join(", ")}`);
-  const shutdownTimeoutMs = optionalDuration(stringFlag(flags, "shutdown-timeout"), "--shutdown-timeout", DAEMON_DEFAULTS.shutdownTimeoutMs, problems);
-  const confirmOrphanDestroys = wholeNumber(stringFlag(flags, "confirm-orphan-destroys"), "--confirm-orphan-destroys", 0, DAEMON_DEFAULTS.confirmOrphanDestroys, problems);
+  const shutdownTimeoutMs = optionalDuration(
+    stringFlag(flags, "shutdown-timeout"),
+    "--shutdown-timeout",
+    DAEMON_DEFAULTS.shutdownTimeoutMs,
+    problems,
+  );
+  const confirmOrphanDestroys = wholeNumber(
+    stringFlag(flags, "confirm-orphan-destroys"),
+    "--confirm-orphan-destroys",
+    0,
+    DAEMON_DEFAULTS.confirmOrphanDestroys,
+    problems,
+  );
   if (flags["allow-replace"] === true && flags.adopt !== true) problems.push("--allow-replace: only with --adopt");
   if (problems.length > 0 || logLevel === undefined) return { ok: false, problems };
   return {
@@ -300,16 +326,28 @@ export interface BackendSettings {
  * every command that reads its stacks (bin/options.ts), so all find the same backend. A problem
  * (a key that is no string) is added to `problems`, named as written.
  */
-export function backendSettings(flags: DaemonFlagValues, shared: SharedConfig, env: Readonly<Record<string, string | undefined>>, problems: string[]): BackendSettings {
+export function backendSettings(
+  flags: DaemonFlagValues,
+  shared: SharedConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  problems: string[],
+): BackendSettings {
   const stateDir = text(daemonValue(flags, shared, "stateDir"), problems) ?? DAEMON_DEFAULTS.stateDir;
   const backend = daemonValue(flags, shared, "backendUrl");
   const url = text(backend, problems);
-  const backendUrl = resolveBackendUrl(backend.name === "backendUrl" ? { file: url, env: env.PULUMI_BACKEND_URL, stateDir } : { flag: url, env: env.PULUMI_BACKEND_URL, stateDir });
+  const backendUrl = resolveBackendUrl(
+    backend.name === "backendUrl"
+      ? { file: url, env: env.PULUMI_BACKEND_URL, stateDir }
+      : { flag: url, env: env.PULUMI_BACKEND_URL, stateDir },
+  );
   return { stateDir, backendUrl, secretsProvider: text(daemonValue(flags, shared, "secretsProvider"), problems) };
 }
 
 /** GCP keys (of a config file) with the GCP flags on top: a flag wins. Every subcommand reads them so. */
-export function withConfigFlags(raw: RawConfig, flags: Readonly<Record<string, string | boolean | undefined>>): RawConfig {
+export function withConfigFlags(
+  raw: RawConfig,
+  flags: Readonly<Record<string, string | boolean | undefined>>,
+): RawConfig {
   const merged: RawConfig = { ...raw };
   for (const key of CONFIG_KEYS) {
     const value = flags[key];
@@ -334,7 +372,8 @@ function nodeRaw(input: SettingsInput, shared: SharedConfig): Record<string, unk
 const PENDING_CLUSTER_ID = "pending";
 
 /** The one text of a clusterId found nowhere, for the daemon and every command that looks for it so. */
-export const CLUSTER_ID_NOT_FOUND = "clusterId: in neither --clusterId, the config file nor the cluster's ConfigMap kube-system/ingress-uid";
+export const CLUSTER_ID_NOT_FOUND =
+  "clusterId: in neither --clusterId, the config file nor the cluster's ConfigMap kube-system/ingress-uid";
 
 /** Whether clusterId is to be read from the cluster: neither a flag nor the config file sets it ("" and null are unset). */
 export function clusterIdUnset(raw: RawConfig): boolean {
@@ -347,9 +386,14 @@ export function clusterIdUnset(raw: RawConfig): boolean {
  * once asked. Not asked yet: `pending`, the other keys checked against a stand-in. Asked and found
  * nothing: CLUSTER_ID_NOT_FOUND after the other problems. Problems go to `problems`.
  */
-export function collectClusterConfig(raw: RawConfig, fromCluster: { readonly clusterId: string | undefined } | undefined, problems: string[]): { config: Config | undefined; pending: boolean } {
+export function collectClusterConfig(
+  raw: RawConfig,
+  fromCluster: { readonly clusterId: string | undefined } | undefined,
+  problems: string[],
+): { config: Config | undefined; pending: boolean } {
   if (!clusterIdUnset(raw)) return { config: collectModelConfig(raw, problems), pending: false };
-  if (fromCluster?.clusterId !== undefined) return { config: collectModelConfig({ ...raw, clusterId: fromCluster.clusterId }, problems), pending: false };
+  if (fromCluster?.clusterId !== undefined)
+    return { config: collectModelConfig({ ...raw, clusterId: fromCluster.clusterId }, problems), pending: false };
   const config = collectModelConfig({ ...raw, clusterId: PENDING_CLUSTER_ID }, problems);
   if (fromCluster === undefined) return { config, pending: true };
   problems.push(CLUSTER_ID_NOT_FOUND);
@@ -361,7 +405,10 @@ export function collectClusterConfig(raw: RawConfig, fromCluster: { readonly clu
  * keys and the node controller's, in that order. `fromCluster` is what ConfigMap
  * kube-system/ingress-uid said, once asked (asked only when neither the file nor a flag sets clusterId).
  */
-export function daemonSettings(input: SettingsInput, fromCluster?: { readonly clusterId: string | undefined }): SettingsResult {
+export function daemonSettings(
+  input: SettingsInput,
+  fromCluster?: { readonly clusterId: string | undefined },
+): SettingsResult {
   const shared = splitConfig(input.file);
   const problems = [...shared.unknown];
   const { config, pending } = collectClusterConfig(withConfigFlags(shared.model, input.flags), fromCluster, problems);
@@ -370,14 +417,30 @@ export function daemonSettings(input: SettingsInput, fromCluster?: { readonly cl
   const listenSetting = daemonValue(input.flags, shared, "listen");
   const listen = splitListen(text(listenSetting, problems) ?? DAEMON_DEFAULTS.listen, listenSetting.name, problems);
   const parallelismSetting = daemonValue(input.flags, shared, "parallelism");
-  const parallelism = wholeNumber(parallelismSetting.value, parallelismSetting.name, 1, defaultParallelism(input.machine ?? thisMachine()), problems);
+  const parallelism = wholeNumber(
+    parallelismSetting.value,
+    parallelismSetting.name,
+    1,
+    defaultParallelism(input.machine ?? thisMachine()),
+    problems,
+  );
   const driftSetting = daemonValue(input.flags, shared, "driftInterval");
   const driftMs = optionalDuration(driftSetting.value, driftSetting.name, DAEMON_DEFAULTS.driftMs, problems);
   const fullRefreshSetting = daemonValue(input.flags, shared, "fullRefreshInterval");
-  const fullRefreshMs = optionalDuration(fullRefreshSetting.value, fullRefreshSetting.name, DAEMON_DEFAULTS.fullRefreshMs, problems);
+  const fullRefreshMs = optionalDuration(
+    fullRefreshSetting.value,
+    fullRefreshSetting.name,
+    DAEMON_DEFAULTS.fullRefreshMs,
+    problems,
+  );
   const leader = leaderElection(input, shared, problems);
   const timeoutSetting = daemonValue(input.flags, shared, "operationTimeout");
-  const operationTimeoutMs = optionalDuration(timeoutSetting.value, timeoutSetting.name, DAEMON_DEFAULTS.operationTimeoutMs, problems);
+  const operationTimeoutMs = optionalDuration(
+    timeoutSetting.value,
+    timeoutSetting.name,
+    DAEMON_DEFAULTS.operationTimeoutMs,
+    problems,
+  );
 
   const nodes = parseNodeConfig(nodeRaw(input, shared), problems);
 
@@ -403,7 +466,10 @@ export function daemonSettings(input: SettingsInput, fromCluster?: { readonly cl
 }
 
 /** daemonSettings, asking the cluster for clusterId only when needed and everything else is valid; throws ConfigError listing every problem. */
-export async function resolveDaemonSettings(input: SettingsInput, readClusterId: () => Promise<string | undefined>): Promise<DaemonSettings> {
+export async function resolveDaemonSettings(
+  input: SettingsInput,
+  readClusterId: () => Promise<string | undefined>,
+): Promise<DaemonSettings> {
   let result = daemonSettings(input);
   if (result.kind === "needsClusterId") result = daemonSettings(input, { clusterId: await readClusterId() });
   if (result.kind === "ok") return result.settings;
@@ -412,13 +478,24 @@ export async function resolveDaemonSettings(input: SettingsInput, readClusterId:
 }
 
 /** Why stacks could not be encrypted, or undefined when they can. */
-export function encryptionProblem(settings: Pick<DaemonSettings, "secretsProvider">, env: Readonly<Record<string, string | undefined>>): string | undefined {
-  if (settings.secretsProvider !== undefined || env.PULUMI_CONFIG_PASSPHRASE !== undefined || env.PULUMI_CONFIG_PASSPHRASE_FILE !== undefined) return undefined;
+export function encryptionProblem(
+  settings: Pick<DaemonSettings, "secretsProvider">,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  if (
+    settings.secretsProvider !== undefined ||
+    env.PULUMI_CONFIG_PASSPHRASE !== undefined ||
+    env.PULUMI_CONFIG_PASSPHRASE_FILE !== undefined
+  )
+    return undefined;
   return "set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) or --secrets-provider (e.g. gcpkms://…) so stacks can be encrypted";
 }
 
 /** The Daemon's options: the settings, the tunables above, and what the caller built (cluster access, logger, identity). */
-export function daemonOptions(settings: DaemonSettings, runtime: { readonly kubeConfig: KubeConfig; readonly logger: Logger; readonly identity: string }): DaemonOptions {
+export function daemonOptions(
+  settings: DaemonSettings,
+  runtime: { readonly kubeConfig: KubeConfig; readonly logger: Logger; readonly identity: string },
+): DaemonOptions {
   return {
     kubeConfig: runtime.kubeConfig,
     config: settings.config,
@@ -445,9 +522,20 @@ export function daemonOptions(settings: DaemonSettings, runtime: { readonly kube
     nodes: settings.nodeController ? settings.nodes : undefined,
     // Through the node controller's Compute endpoint, with or without the node controller.
     leakCheck: settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
-    driftListing: settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
-    firstUpGuard: settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
+    driftListing:
+      settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
+    firstUpGuard:
+      settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
     ...(settings.sharedProvider ? { sharedProvider: true } : {}),
-    ...(settings.adopt ? { adopt: { allowReplace: settings.allowReplace, ...(settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {}) } } : {}),
+    ...(settings.adopt
+      ? {
+          adopt: {
+            allowReplace: settings.allowReplace,
+            ...(settings.nodes.computeEndpoint !== undefined
+              ? { computeEndpoint: settings.nodes.computeEndpoint }
+              : {}),
+          },
+        }
+      : {}),
   };
 }

@@ -27,7 +27,19 @@ import { readClusterUid } from "../watcher/identity";
 import { AppliedBook } from "../drift/applied";
 import type { DriftPass } from "../drift/scanner";
 import { DaemonOptions } from "./options";
-import { ComputeClients, newDriftScanner, newLeakMonitor, newNodeController, newQueue, newReconciler, newWatcher, startRunner, type Running, type StartParts, type Wiring } from "./wiring";
+import {
+  ComputeClients,
+  newDriftScanner,
+  newLeakMonitor,
+  newNodeController,
+  newQueue,
+  newReconciler,
+  newWatcher,
+  startRunner,
+  type Running,
+  type StartParts,
+  type Wiring,
+} from "./wiring";
 
 /** The full refresh of every stack once a day, when drift passes by listing run every drift interval. */
 export const DEFAULT_FULL_REFRESH_MS = 24 * 3_600_000;
@@ -56,7 +68,12 @@ export class Daemon {
 
   constructor(private readonly options: DaemonOptions) {
     this.metrics = options.metrics ?? new DaemonMetrics();
-    this.wiring = { options, metrics: this.metrics, signal: this.abort.signal, compute: new ComputeClients(this.metrics) };
+    this.wiring = {
+      options,
+      metrics: this.metrics,
+      signal: this.abort.signal,
+      compute: new ComputeClients(this.metrics),
+    };
     this.desired = new DesiredDriver({
       cache: new DesiredCache(options.config),
       debounceMs: options.debounceMs,
@@ -85,9 +102,18 @@ export class Daemon {
     if (this.abort.signal.aborted) return;
 
     const parts = await this.startParts(phases);
-    const routeStatus = new ClusterRouteStatus(() => new Set(desired.cache.desired().cluster.routes.map((route) => route.node)));
+    const routeStatus = new ClusterRouteStatus(
+      () => new Set(desired.cache.desired().cluster.routes.map((route) => route.node)),
+    );
     running.nodeController = newNodeController(this.wiring, parts, routeStatus);
-    const reconciler = newReconciler(this.wiring, { parts, running, desired, status: this.status, routeStatus, fullRefreshMs: this.fullRefreshMs() });
+    const reconciler = newReconciler(this.wiring, {
+      parts,
+      running,
+      desired,
+      status: this.status,
+      routeStatus,
+      fullRefreshMs: this.fullRefreshMs(),
+    });
     running.reconciler = reconciler;
     // Before anything runs: a cluster stack recording another cluster's identity stops the start.
     await reconciler.verifyClusterStack();
@@ -107,7 +133,15 @@ export class Daemon {
     await running.nodeController?.start();
     this.synced = true;
     phases.mark("enqueue");
-    options.logger.info({ nodes: parts.watcher.nodeCount(), stacks: desired.cache.stacks().length, known: parts.knownStacks.length, phases: phases.phases }, "initial lists synced");
+    options.logger.info(
+      {
+        nodes: parts.watcher.nodeCount(),
+        stacks: desired.cache.stacks().length,
+        known: parts.knownStacks.length,
+        phases: phases.phases,
+      },
+      "initial lists synced",
+    );
     this.startPeriodic(parts);
   }
 
@@ -130,7 +164,8 @@ export class Daemon {
     const knownStacks = await runner.listStacks();
     // A run killed between its workspace's creation and its stack's left the workspace alone.
     const stray = runner.removeStrayWorkspaces(knownStacks);
-    if (stray.length > 0) options.logger.info({ workspaces: stray }, "removed the workspaces of stacks the backend does not have");
+    if (stray.length > 0)
+      options.logger.info({ workspaces: stray }, "removed the workspaces of stacks the backend does not have");
     phases.mark("listStacks");
     return { core, clusterUid, backendUrl, runner, watcher, events, ledger, knownStacks, adoptionHeld: new Map() };
   }
@@ -140,14 +175,22 @@ export class Daemon {
     const { options, running } = this;
     const settled = (): Promise<void> => this.idle();
     if (options.leakCheck !== undefined) {
-      running.leakMonitor = newLeakMonitor(this.wiring, parts, { computeEndpoint: options.leakCheck.computeEndpoint, settled });
+      running.leakMonitor = newLeakMonitor(this.wiring, parts, {
+        computeEndpoint: options.leakCheck.computeEndpoint,
+        settled,
+      });
       running.leakMonitor.start();
     }
     if (options.driftListing !== undefined) {
-      running.driftScanner = newDriftScanner(this.wiring, this.applied, (stack) => running.queue?.enqueue(stack, { refresh: true }), {
-        computeEndpoint: options.driftListing.computeEndpoint,
-        settled,
-      });
+      running.driftScanner = newDriftScanner(
+        this.wiring,
+        this.applied,
+        (stack) => running.queue?.enqueue(stack, { refresh: true }),
+        {
+          computeEndpoint: options.driftListing.computeEndpoint,
+          settled,
+        },
+      );
       running.driftScanner.start();
     }
   }
@@ -173,7 +216,11 @@ export class Daemon {
     );
     options.logger.info({ address: this.server.address }, "serving /healthz, /readyz, /metrics");
     if (options.leaderElection) {
-      this.leader = new LeaderElector(options.kubeConfig, { ...DEFAULT_LEASE, identity: options.identity }, options.logger);
+      this.leader = new LeaderElector(
+        options.kubeConfig,
+        { ...DEFAULT_LEASE, identity: options.identity },
+        options.logger,
+      );
       metrics.leader.set(0);
       await this.leader.acquire(() => {
         // Nothing of ours may act past this point: stop first, tell the caller after.
@@ -196,7 +243,8 @@ export class Daemon {
     if (backendUrl.startsWith("file://")) {
       const backendDir = backendUrl.slice("file://".length);
       fs.mkdirSync(backendDir, { recursive: true, mode: 0o700 });
-      for (const removed of removeTruncatedAttrs(backendDir)) options.logger.warn({ file: removed }, "removed a truncated backend metadata file");
+      for (const removed of removeTruncatedAttrs(backendDir))
+        options.logger.warn({ file: removed }, "removed a truncated backend metadata file");
     }
     return backendUrl;
   }
@@ -208,7 +256,8 @@ export class Daemon {
   private async clearStaleLocks(backendUrl: string): Promise<void> {
     const { logger, pulumiEnv } = this.options;
     if (backendUrl.startsWith("file://")) {
-      for (const removed of clearStaleLocks(backendUrl.slice("file://".length))) logger.warn({ lock: removed }, "removed a stale stack lock");
+      for (const removed of clearStaleLocks(backendUrl.slice("file://".length)))
+        logger.warn({ lock: removed }, "removed a stale stack lock");
       return;
     }
     // The bucket's objects, as the CLI sees them (its environment: STORAGE_EMULATOR_HOST, credentials).
@@ -273,9 +322,17 @@ export class Daemon {
     this.desired.stop();
     const { running } = this;
     running.reconciler?.stop();
-    running.queue?.drain().catch((error: unknown) => this.options.logger.error({ err: error }, "draining the queue after losing leadership failed"));
+    running.queue
+      ?.drain()
+      .catch((error: unknown) =>
+        this.options.logger.error({ err: error }, "draining the queue after losing leadership failed"),
+      );
     // Node initialization writes to Nodes: also only the leader's job.
-    running.nodeController?.stop().catch((error: unknown) => this.options.logger.error({ err: error }, "stopping the node controller after losing leadership failed"));
+    running.nodeController
+      ?.stop()
+      .catch((error: unknown) =>
+        this.options.logger.error({ err: error }, "stopping the node controller after losing leadership failed"),
+      );
     this.metrics.leader.set(0);
   }
 
@@ -300,7 +357,13 @@ export class Daemon {
       this.abort.abort();
       this.desired.stop();
       running.reconciler?.stop();
-      await Promise.all([running.queue?.drain(), running.nodeController?.stop(), running.watcher?.stop(), running.leakMonitor?.stop(), running.driftScanner?.stop()]);
+      await Promise.all([
+        running.queue?.drain(),
+        running.nodeController?.stop(),
+        running.watcher?.stop(),
+        running.leakMonitor?.stop(),
+        running.driftScanner?.stop(),
+      ]);
       await this.leader?.release();
       this.leading = false;
       running.agents?.destroy();

@@ -27,12 +27,24 @@ export interface LeaderOptions {
 /** Reads and writes of the Lease a release tries: a renew in flight can make one write stale, not three. */
 const RELEASE_ATTEMPTS = 3;
 
-export const DEFAULT_LEASE = { namespace: "kube-system", name: "dccm", leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+export const DEFAULT_LEASE = {
+  namespace: "kube-system",
+  name: "dccm",
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+};
 
 /** Pure: may `identity` take or keep this lease at `now`? */
 export function canAcquire(lease: k8s.V1Lease | undefined, identity: string, now: number): boolean {
   const spec = lease?.spec;
-  if (spec === undefined || spec.holderIdentity === undefined || spec.holderIdentity === null || spec.holderIdentity === "") return true;
+  if (
+    spec === undefined ||
+    spec.holderIdentity === undefined ||
+    spec.holderIdentity === null ||
+    spec.holderIdentity === ""
+  )
+    return true;
   if (spec.holderIdentity === identity) return true;
   const renewed = spec.renewTime !== undefined && spec.renewTime !== null ? new Date(spec.renewTime).getTime() : 0;
   const duration = (spec.leaseDurationSeconds ?? 0) * 1000;
@@ -56,7 +68,9 @@ export class LeaderElector {
     private readonly options: LeaderOptions,
     private readonly logger: Logger,
   ) {
-    this.agents = new KeepAliveAgents(kubeConfig, { requestTimeoutMs: options.requestTimeoutMs ?? Math.max(1, Math.floor(options.renewDeadlineMs / 2)) });
+    this.agents = new KeepAliveAgents(kubeConfig, {
+      requestTimeoutMs: options.requestTimeoutMs ?? Math.max(1, Math.floor(options.renewDeadlineMs / 2)),
+    });
     this.api = this.agents.makeApiClient(k8s.CoordinationV1Api);
     this.now = options.now ?? Date.now;
   }
@@ -93,7 +107,10 @@ export class LeaderElector {
     }
     try {
       if (lease === undefined) {
-        await this.api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: spec(0, true) } });
+        await this.api.createNamespacedLease({
+          namespace,
+          body: { metadata: { name, namespace }, spec: spec(0, true) },
+        });
       } else {
         if (!canAcquire(lease, identity, now)) return false;
         const takingOver = lease.spec?.holderIdentity !== identity;
@@ -140,7 +157,10 @@ export class LeaderElector {
               this.armRenewDeadline(onLost);
               if (!this.leading) {
                 this.leading = true;
-                this.logger.info({ lease: `${this.options.namespace}/${this.options.name}`, identity: this.options.identity }, "became leader");
+                this.logger.info(
+                  { lease: `${this.options.namespace}/${this.options.name}`, identity: this.options.identity },
+                  "became leader",
+                );
                 resolve();
               }
             }
@@ -165,7 +185,10 @@ export class LeaderElector {
       this.leading = false;
       if (this.timer !== undefined) clearTimeout(this.timer);
       this.agents.destroy();
-      this.logger.error({ lease: `${this.options.namespace}/${this.options.name}`, renewDeadlineMs: this.options.renewDeadlineMs }, "lost leadership: no renew succeeded within the renew deadline");
+      this.logger.error(
+        { lease: `${this.options.namespace}/${this.options.name}`, renewDeadlineMs: this.options.renewDeadlineMs },
+        "lost leadership: no renew succeeded within the renew deadline",
+      );
       onLost();
     }, remaining);
   }
@@ -191,7 +214,15 @@ export class LeaderElector {
           await this.api.replaceNamespacedLease({
             name,
             namespace,
-            body: { metadata: lease.metadata, spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: new k8s.V1MicroTime(this.now()) } },
+            body: {
+              metadata: lease.metadata,
+              spec: {
+                ...lease.spec,
+                holderIdentity: "",
+                leaseDurationSeconds: 1,
+                renewTime: new k8s.V1MicroTime(this.now()),
+              },
+            },
           });
           return;
         } catch (error) {

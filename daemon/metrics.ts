@@ -29,7 +29,11 @@ export class DaemonMetrics {
       labelNames: ["resource"],
       registers: [registry],
     });
-    this.leader = new prom.Gauge({ name: "dccm_leader", help: "1 while this replica holds the Lease.", registers: [registry] });
+    this.leader = new prom.Gauge({
+      name: "dccm_leader",
+      help: "1 while this replica holds the Lease.",
+      registers: [registry],
+    });
     this.leaks = new LeakMetrics(registry);
     this.drift = new DriftMetrics(registry);
   }

@@ -12,7 +12,13 @@ export interface ProbeServer {
 const PATHS = new Set(["/healthz", "/readyz", "/metrics", "/status"]);
 const ALLOWED_METHODS = "GET, HEAD";
 
-function reply(request: http.IncomingMessage, response: http.ServerResponse, status: number, headers: http.OutgoingHttpHeaders, body: string): void {
+function reply(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  status: number,
+  headers: http.OutgoingHttpHeaders,
+  body: string,
+): void {
   // HEAD gets the headers GET would, and no body (node drops it, but say so).
   response.writeHead(status, headers).end(request.method === "HEAD" ? undefined : body);
 }
@@ -21,7 +27,13 @@ function reply(request: http.IncomingMessage, response: http.ServerResponse, sta
  * `status`: the daemon's view of its stacks (controllers/status.ts), built only from what it learns
  * while it runs (no stack config, no backend URL); its error messages are those its Events carry.
  */
-export async function startProbeServer(host: string, port: number, registry: prom.Registry, ready: () => boolean, status: () => StatusDocument): Promise<ProbeServer> {
+export async function startProbeServer(
+  host: string,
+  port: number,
+  registry: prom.Registry,
+  ready: () => boolean,
+  status: () => StatusDocument,
+): Promise<ProbeServer> {
   const server = http.createServer((request, response) => {
     // The query string does not select anything; a probe with `?verbose` still gets its answer.
     const pathname = (request.url ?? "/").split("?")[0];

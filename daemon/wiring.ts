@@ -33,7 +33,13 @@ import { daemonLeakMonitor, type LeakMonitor } from "../leaks/monitor";
 import { appliedOf, type AppliedBook } from "../drift/applied";
 import { DriftScanner } from "../drift/scanner";
 import { DEFAULT_LEASE } from "./leader";
-import { SHARED_PROVIDER_BACKOFF_BASE_MS, SHARED_PROVIDER_BACKOFF_MAX_MS, SHARED_PROVIDER_HEALTHY_AFTER_MS, WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "./config";
+import {
+  SHARED_PROVIDER_BACKOFF_BASE_MS,
+  SHARED_PROVIDER_BACKOFF_MAX_MS,
+  SHARED_PROVIDER_HEALTHY_AFTER_MS,
+  WATCH_RESTART_BACKOFF_BASE_MS,
+  WATCH_RESTART_BACKOFF_MAX_MS,
+} from "./config";
 import type { DaemonOptions } from "./options";
 
 /** What every builder reads. */
@@ -87,7 +93,10 @@ export class ComputeClients {
     const key = endpoint ?? "";
     let client = this.clients.get(key);
     if (client === undefined) {
-      client = computeClientFromConfig({ ...(endpoint !== undefined ? { computeEndpoint: endpoint } : {}), registry: this.metrics.registry });
+      client = computeClientFromConfig({
+        ...(endpoint !== undefined ? { computeEndpoint: endpoint } : {}),
+        registry: this.metrics.registry,
+      });
       this.clients.set(key, client);
     }
     return client;
@@ -98,7 +107,13 @@ export class ComputeClients {
  * The reaper first, then the shared provider if asked for, then the runner: every pulumi process
  * (the shared provider's too) carries the reaper's marker. Each is in `running` as soon as it exists.
  */
-export async function startRunner(w: Wiring, running: Running, clusterUid: string, backendUrl: string, applied: AppliedBook): Promise<StackRunner> {
+export async function startRunner(
+  w: Wiring,
+  running: Running,
+  clusterUid: string,
+  backendUrl: string,
+  applied: AppliedBook,
+): Promise<StackRunner> {
   const { options } = w;
   const logger = options.logger;
   const marker = newProcessMarker();
@@ -119,17 +134,25 @@ export async function startRunner(w: Wiring, running: Running, clusterUid: strin
     workDir: path.join(options.stateDir, "workspaces"),
     ...(options.pulumiCommand !== undefined ? { pulumiCommand: options.pulumiCommand } : {}),
     projectName: clusterProjectName(options.config.clusterId),
-    onRecovered: (stack, urns) => logger.warn({ stack, urns }, "recovered resources a killed run created but did not record"),
+    onRecovered: (stack, urns) =>
+      logger.warn({ stack, urns }, "recovered resources a killed run created but did not record"),
     onCheckpointUnsure: (stack, reason) => logger.info({ stack, reason }, "reading the stack through the pulumi CLI"),
-    onOutputsMissing: (stack) => logger.warn({ stack }, "a successful up recorded no stack outputs; running it once more"),
-    onTerminate: (stack, operation, afterMs) => logger.warn({ stack, operation, afterMs }, "a cancelled pulumi run did not end; terminating it"),
+    onOutputsMissing: (stack) =>
+      logger.warn({ stack }, "a successful up recorded no stack outputs; running it once more"),
+    onTerminate: (stack, operation, afterMs) =>
+      logger.warn({ stack, operation, afterMs }, "a cancelled pulumi run did not end; terminating it"),
     onApplied: (stack, states) => applied.set(stack, states === undefined ? undefined : appliedOf(states)),
-    onLateRunError: (error) => logger.warn({ err: describeError(error) }, "a pulumi run that had ended failed to reach its engine; ignored"),
+    onLateRunError: (error) =>
+      logger.warn({ err: describeError(error) }, "a pulumi run that had ended failed to reach its engine; ignored"),
   });
 }
 
 /** Starts the shared provider; resolves with the environment attaching the engines to it. */
-async function startSharedProvider(w: Wiring, running: Running, env: Record<string, string>): Promise<Record<string, string>> {
+async function startSharedProvider(
+  w: Wiring,
+  running: Running,
+  env: Record<string, string>,
+): Promise<Record<string, string>> {
   const logger = w.options.logger;
   running.sharedProvider = new SharedProvider({
     env,
@@ -167,7 +190,11 @@ export function computeChecks(w: Wiring, parts: StartParts, desired: DesiredDriv
   const verifyRequestedIp = requestedIpVerifier(
     computeAddressReader(compute),
     { project: options.config.project, region: options.config.region },
-    (service, error) => logger.warn({ service, err: describeError(error) }, "could not check spec.loadBalancerIP against Compute; the run goes on"),
+    (service, error) =>
+      logger.warn(
+        { service, err: describeError(error) },
+        "could not check spec.loadBalancerIP against Compute; the run goes on",
+      ),
     w.signal,
   );
   const presence = new InstancePresence({
@@ -208,7 +235,11 @@ function firstUpGuard(w: Wiring, parts: StartParts): Pick<ReconcilerDeps, "first
 }
 
 /** Node initialization, lifecycle and route conditions, on the daemon's Node watch; undefined when off. */
-export function newNodeController(w: Wiring, parts: StartParts, routeStatus: ClusterRouteStatus): NodeController | undefined {
+export function newNodeController(
+  w: Wiring,
+  parts: StartParts,
+  routeStatus: ClusterRouteStatus,
+): NodeController | undefined {
   const { options, metrics } = w;
   if (options.nodes === undefined) return undefined;
   return new NodeController({
@@ -220,7 +251,9 @@ export function newNodeController(w: Wiring, parts: StartParts, routeStatus: Clu
     // The daemon's one Node watch, started before the controller.
     nodeSource: parts.watcher,
     // podCIDRSource cloud: no routes; NetworkUnavailable follows the pod CIDR from the VM instead.
-    ...(options.config.podCIDRSource === "cloud" ? { podCIDRStack: options.config.podCIDRStack ?? "IPv4" } : { routes: routeStatus }),
+    ...(options.config.podCIDRSource === "cloud"
+      ? { podCIDRStack: options.config.podCIDRStack ?? "IPv4" }
+      : { routes: routeStatus }),
     logger: options.logger,
     registry: metrics.registry,
     addressRefreshMs: options.nodes.addressRefreshMs,
@@ -305,7 +338,11 @@ function clusterEvents(w: Wiring, agents: KeepAliveAgents | undefined, parts: St
           throw kubeError(`read Lease ${where.namespace}/${where.name}`, error);
         }
       },
-      (error) => options.logger.warn({ err: describeError(error) }, "could not read the Lease the cluster stack's events are about"),
+      (error) =>
+        options.logger.warn(
+          { err: describeError(error) },
+          "could not read the Lease the cluster stack's events are about",
+        ),
     ),
   };
 }
@@ -356,7 +393,12 @@ export function newLeakMonitor(w: Wiring, parts: StartParts, p: PeriodicWiring):
   });
 }
 
-export function newDriftScanner(w: Wiring, applied: AppliedBook, refresh: (stack: string) => void, p: PeriodicWiring): DriftScanner {
+export function newDriftScanner(
+  w: Wiring,
+  applied: AppliedBook,
+  refresh: (stack: string) => void,
+  p: PeriodicWiring,
+): DriftScanner {
   const { options, metrics } = w;
   return new DriftScanner({
     compute: w.compute.for(p.computeEndpoint),

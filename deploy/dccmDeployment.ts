@@ -30,27 +30,51 @@ function declare(name: string, object: KubeObject, opts: pulumi.CustomResourceOp
     case "ServiceAccount":
       return new k8s.core.v1.ServiceAccount(name, { metadata }, opts);
     case "ClusterRole":
-      return new k8s.rbac.v1.ClusterRole(name, { metadata, rules: input<k8s.types.input.rbac.v1.PolicyRule[]>(object.rules) }, opts);
+      return new k8s.rbac.v1.ClusterRole(
+        name,
+        { metadata, rules: input<k8s.types.input.rbac.v1.PolicyRule[]>(object.rules) },
+        opts,
+      );
     case "ClusterRoleBinding":
       return new k8s.rbac.v1.ClusterRoleBinding(
         name,
-        { metadata, roleRef: input<k8s.types.input.rbac.v1.RoleRef>(object.roleRef), subjects: input<k8s.types.input.rbac.v1.Subject[]>(object.subjects) },
+        {
+          metadata,
+          roleRef: input<k8s.types.input.rbac.v1.RoleRef>(object.roleRef),
+          subjects: input<k8s.types.input.rbac.v1.Subject[]>(object.subjects),
+        },
         opts,
       );
     case "Role":
-      return new k8s.rbac.v1.Role(name, { metadata, rules: input<k8s.types.input.rbac.v1.PolicyRule[]>(object.rules) }, opts);
+      return new k8s.rbac.v1.Role(
+        name,
+        { metadata, rules: input<k8s.types.input.rbac.v1.PolicyRule[]>(object.rules) },
+        opts,
+      );
     case "RoleBinding":
       return new k8s.rbac.v1.RoleBinding(
         name,
-        { metadata, roleRef: input<k8s.types.input.rbac.v1.RoleRef>(object.roleRef), subjects: input<k8s.types.input.rbac.v1.Subject[]>(object.subjects) },
+        {
+          metadata,
+          roleRef: input<k8s.types.input.rbac.v1.RoleRef>(object.roleRef),
+          subjects: input<k8s.types.input.rbac.v1.Subject[]>(object.subjects),
+        },
         opts,
       );
     case "ConfigMap":
       return new k8s.core.v1.ConfigMap(name, { metadata, data: object.data }, opts);
     case "Deployment":
-      return new k8s.apps.v1.Deployment(name, { metadata, spec: input<k8s.types.input.apps.v1.DeploymentSpec>(object.spec) }, opts);
+      return new k8s.apps.v1.Deployment(
+        name,
+        { metadata, spec: input<k8s.types.input.apps.v1.DeploymentSpec>(object.spec) },
+        opts,
+      );
     case "PodDisruptionBudget":
-      return new k8s.policy.v1.PodDisruptionBudget(name, { metadata, spec: input<k8s.types.input.policy.v1.PodDisruptionBudgetSpec>(object.spec) }, opts);
+      return new k8s.policy.v1.PodDisruptionBudget(
+        name,
+        { metadata, spec: input<k8s.types.input.policy.v1.PodDisruptionBudgetSpec>(object.spec) },
+        opts,
+      );
   }
 }
 
@@ -68,9 +92,16 @@ export class DccmDeployment extends pulumi.ComponentResource {
     for (const object of built) {
       // The pods start only once their RBAC and config exist: a daemon starting without them logs `forbidden` and restarts.
       const dependsOn = object.kind === "Deployment" ? [...objects] : [];
-      objects.push(declare(childName(name, object), object, { parent: this, ...(dependsOn.length > 0 ? { dependsOn } : {}) }));
+      objects.push(
+        declare(childName(name, object), object, { parent: this, ...(dependsOn.length > 0 ? { dependsOn } : {}) }),
+      );
     }
     this.objects = objects;
-    this.registerOutputs({ namespace: this.namespace, objects: built.map((object) => `${object.kind} ${object.metadata?.namespace ?? ""}/${object.metadata?.name ?? ""}`) });
+    this.registerOutputs({
+      namespace: this.namespace,
+      objects: built.map(
+        (object) => `${object.kind} ${object.metadata?.namespace ?? ""}/${object.metadata?.name ?? ""}`,
+      ),
+    });
   }
 }

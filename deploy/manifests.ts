@@ -128,10 +128,20 @@ export const NODE_CONTROLLER_RULES: V1PolicyRule[] = [
 
 /** kube-system only: the Lease, the cluster ID and the load balancer ledger. */
 export const SYSTEM_NAMESPACE_RULES: V1PolicyRule[] = [
-  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], resourceNames: [DEFAULT_LEASE.name], verbs: ["get", "update"] },
+  {
+    apiGroups: ["coordination.k8s.io"],
+    resources: ["leases"],
+    resourceNames: [DEFAULT_LEASE.name],
+    verbs: ["get", "update"],
+  },
   // A create cannot be limited by resourceNames (the name is not known to the authorizer before the object exists).
   { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
-  { apiGroups: [""], resources: ["configmaps"], resourceNames: [CLUSTER_ID_CONFIGMAP.name, LEDGER_CONFIGMAP.name], verbs: ["get"] },
+  {
+    apiGroups: [""],
+    resources: ["configmaps"],
+    resourceNames: [CLUSTER_ID_CONFIGMAP.name, LEDGER_CONFIGMAP.name],
+    verbs: ["get"],
+  },
   { apiGroups: [""], resources: ["configmaps"], resourceNames: [LEDGER_CONFIGMAP.name], verbs: ["patch"] },
   { apiGroups: [""], resources: ["configmaps"], verbs: ["create"] },
 ];
@@ -144,7 +154,10 @@ const KEYS_SET_BY_DEPLOYMENT: Record<string, string> = {
   secretsProvider: "set `secrets` instead",
 };
 
-function metadata(name: string, namespace?: string): { name: string; namespace?: string; labels: Record<string, string> } {
+function metadata(
+  name: string,
+  namespace?: string,
+): { name: string; namespace?: string; labels: Record<string, string> } {
   return { name, ...(namespace !== undefined ? { namespace } : {}), labels: { ...LABELS } };
 }
 
@@ -155,12 +168,15 @@ function checkSecretRef(ref: SecretKeyRef | undefined, field: string, problems: 
     return;
   }
   if (typeof ref.name !== "string" || ref.name === "") problems.push(`${field}.name: the Secret's name is required`);
-  if (typeof ref.key !== "string" || ref.key === "") problems.push(`${field}.key: the key in Secret ${ref.name} is required`);
+  if (typeof ref.key !== "string" || ref.key === "")
+    problems.push(`${field}.key: the key in Secret ${ref.name} is required`);
 }
 
 function checkBackend(backend: BackendArgs | undefined, replicas: number, problems: string[]): void {
   if (backend === undefined) {
-    problems.push("backend: required: gs://BUCKET/PREFIX, https://api.pulumi.com (with accessTokenSecret), or volumeClaim (a PersistentVolumeClaim for a file:// backend)");
+    problems.push(
+      "backend: required: gs://BUCKET/PREFIX, https://api.pulumi.com (with accessTokenSecret), or volumeClaim (a PersistentVolumeClaim for a file:// backend)",
+    );
     return;
   }
   if (typeof backend !== "object" || backend === null) {
@@ -168,26 +184,36 @@ function checkBackend(backend: BackendArgs | undefined, replicas: number, proble
     return;
   }
   if ("volumeClaim" in backend) {
-    if (typeof backend.volumeClaim !== "string" || backend.volumeClaim === "") problems.push("backend.volumeClaim: the PersistentVolumeClaim's name is required");
+    if (typeof backend.volumeClaim !== "string" || backend.volumeClaim === "")
+      problems.push("backend.volumeClaim: the PersistentVolumeClaim's name is required");
     if (replicas > 1 && backend.readWriteMany !== true) {
-      problems.push(`backend.volumeClaim: a ReadWriteOnce claim is mounted by one pod at a time: set replicas to 1, or readWriteMany: true for a ReadWriteMany claim`);
+      problems.push(
+        `backend.volumeClaim: a ReadWriteOnce claim is mounted by one pod at a time: set replicas to 1, or readWriteMany: true for a ReadWriteMany claim`,
+      );
     }
     return;
   }
   const url = backend.url;
   if (typeof url !== "string" || url === "") problems.push("backend.url: required");
   else if (url.startsWith("file://")) {
-    problems.push(`backend.url: ${url} is on the pod's own disk and every stack is lost when the pod restarts; use gs://BUCKET/PREFIX, https://api.pulumi.com, or backend.volumeClaim`);
-  } else if (!/^[a-z][a-z0-9+.-]*:\/\/./.test(url)) problems.push(`backend.url: ${url} is not a URL (gs://BUCKET/PREFIX, https://api.pulumi.com, …)`);
+    problems.push(
+      `backend.url: ${url} is on the pod's own disk and every stack is lost when the pod restarts; use gs://BUCKET/PREFIX, https://api.pulumi.com, or backend.volumeClaim`,
+    );
+  } else if (!/^[a-z][a-z0-9+.-]*:\/\/./.test(url))
+    problems.push(`backend.url: ${url} is not a URL (gs://BUCKET/PREFIX, https://api.pulumi.com, …)`);
   checkSecretRef(backend.accessTokenSecret, "backend.accessTokenSecret", problems);
   if (typeof url === "string" && url.startsWith("https://") && backend.accessTokenSecret === undefined) {
-    problems.push(`backend.accessTokenSecret: ${url} needs a Pulumi access token (a Secret's key, given to the CLI as PULUMI_ACCESS_TOKEN)`);
+    problems.push(
+      `backend.accessTokenSecret: ${url} needs a Pulumi access token (a Secret's key, given to the CLI as PULUMI_ACCESS_TOKEN)`,
+    );
   }
 }
 
 function checkSecrets(secrets: SecretsArgs | undefined, problems: string[]): void {
   if (secrets === undefined) {
-    problems.push("secrets: required: provider (e.g. gcpkms://projects/P/locations/L/keyRings/R/cryptoKeys/K) or passphraseSecret");
+    problems.push(
+      "secrets: required: provider (e.g. gcpkms://projects/P/locations/L/keyRings/R/cryptoKeys/K) or passphraseSecret",
+    );
     return;
   }
   if (typeof secrets !== "object" || secrets === null) {
@@ -195,8 +221,12 @@ function checkSecrets(secrets: SecretsArgs | undefined, problems: string[]): voi
     return;
   }
   if ("provider" in secrets) {
-    if (typeof secrets.provider !== "string" || secrets.provider === "") problems.push("secrets.provider: required (e.g. gcpkms://…)");
-    else if (secrets.provider === "passphrase") problems.push("secrets.provider: for a passphrase, give passphraseSecret (the passphrase never goes into the ConfigMap)");
+    if (typeof secrets.provider !== "string" || secrets.provider === "")
+      problems.push("secrets.provider: required (e.g. gcpkms://…)");
+    else if (secrets.provider === "passphrase")
+      problems.push(
+        "secrets.provider: for a passphrase, give passphraseSecret (the passphrase never goes into the ConfigMap)",
+      );
   } else checkSecretRef(secrets.passphraseSecret, "secrets.passphraseSecret", problems);
 }
 
@@ -243,15 +273,19 @@ function checkConfig(args: DeployArgs, replicas: number, problems: string[]): vo
 /** Every problem of `args`, each naming its field; empty when they are valid. */
 export function deployArgsProblems(args: DeployArgs): string[] {
   const problems: string[] = [];
-  if (typeof args.image !== "string" || args.image.trim() === "") problems.push("image: required (the dccm image built from the Dockerfile, e.g. ghcr.io/acme/dccm:0.1.0)");
+  if (typeof args.image !== "string" || args.image.trim() === "")
+    problems.push("image: required (the dccm image built from the Dockerfile, e.g. ghcr.io/acme/dccm:0.1.0)");
   const replicas = args.replicas ?? 2;
-  if (!Number.isInteger(replicas) || replicas < 1) problems.push(`replicas: expected a whole number of at least 1, got ${JSON.stringify(args.replicas)}`);
+  if (!Number.isInteger(replicas) || replicas < 1)
+    problems.push(`replicas: expected a whole number of at least 1, got ${JSON.stringify(args.replicas)}`);
   const namespace = args.namespace ?? SYSTEM_NAMESPACE;
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace)) problems.push(`namespace: "${namespace}" is not a namespace name`);
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace))
+    problems.push(`namespace: "${namespace}" is not a namespace name`);
   checkBackend(args.backend, replicas, problems);
   checkSecrets(args.secrets, problems);
   checkSecretRef(args.gcpCredentialsSecret, "gcpCredentialsSecret", problems);
-  if (args.tolerations !== undefined && !Array.isArray(args.tolerations)) problems.push(`tolerations: expected a list of tolerations, got ${JSON.stringify(args.tolerations)}`);
+  if (args.tolerations !== undefined && !Array.isArray(args.tolerations))
+    problems.push(`tolerations: expected a list of tolerations, got ${JSON.stringify(args.tolerations)}`);
   checkConfig(args, replicas, problems);
   return problems;
 }
@@ -284,7 +318,12 @@ function roleObjects(namespace: string, nodeController: boolean): KubeObject[] {
   ];
   const objects: KubeObject[] = [];
   for (const [name, rules] of clusterRoles) {
-    objects.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: metadata(name), rules } satisfies KubeObject);
+    objects.push({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: metadata(name),
+      rules,
+    } satisfies KubeObject);
     objects.push({
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRoleBinding",
@@ -293,7 +332,12 @@ function roleObjects(namespace: string, nodeController: boolean): KubeObject[] {
       subjects: [subject],
     } satisfies KubeObject);
   }
-  objects.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: metadata(NAME, SYSTEM_NAMESPACE), rules: SYSTEM_NAMESPACE_RULES } satisfies KubeObject);
+  objects.push({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata: metadata(NAME, SYSTEM_NAMESPACE),
+    rules: SYSTEM_NAMESPACE_RULES,
+  } satisfies KubeObject);
   objects.push({
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "RoleBinding",
@@ -313,14 +357,17 @@ interface SecretFile {
 
 function secretFiles(args: DeployArgs): SecretFile[] {
   const files: SecretFile[] = [];
-  if ("passphraseSecret" in args.secrets) files.push({ volume: "passphrase", ref: args.secrets.passphraseSecret, env: "PULUMI_CONFIG_PASSPHRASE_FILE" });
-  if (args.gcpCredentialsSecret !== undefined) files.push({ volume: "gcp-credentials", ref: args.gcpCredentialsSecret, env: "GOOGLE_APPLICATION_CREDENTIALS" });
+  if ("passphraseSecret" in args.secrets)
+    files.push({ volume: "passphrase", ref: args.secrets.passphraseSecret, env: "PULUMI_CONFIG_PASSPHRASE_FILE" });
+  if (args.gcpCredentialsSecret !== undefined)
+    files.push({ volume: "gcp-credentials", ref: args.gcpCredentialsSecret, env: "GOOGLE_APPLICATION_CREDENTIALS" });
   return files;
 }
 
 function containerArgs(args: DeployArgs): string[] {
   const argv = ["daemon"];
-  for (const [flag, value] of Object.entries(daemonFlags(args))) argv.push(...(value === true ? [`--${flag}`] : typeof value === "string" ? [`--${flag}`, value] : []));
+  for (const [flag, value] of Object.entries(daemonFlags(args)))
+    argv.push(...(value === true ? [`--${flag}`] : typeof value === "string" ? [`--${flag}`, value] : []));
   return argv;
 }
 
@@ -333,7 +380,9 @@ function containerEnv(args: DeployArgs, files: SecretFile[]): V1EnvVar[] {
     { name: "PULUMI_SKIP_UPDATE_CHECK", value: "true" },
     ...files.map((file) => ({ name: file.env, value: `${SECRETS_MOUNT}/${file.volume}/${file.ref.key}` })),
     // The CLI reads a Pulumi Cloud token from its environment only.
-    ...(accessToken !== undefined ? [{ name: "PULUMI_ACCESS_TOKEN", valueFrom: { secretKeyRef: { name: accessToken.name, key: accessToken.key } } }] : []),
+    ...(accessToken !== undefined
+      ? [{ name: "PULUMI_ACCESS_TOKEN", valueFrom: { secretKeyRef: { name: accessToken.name, key: accessToken.key } } }]
+      : []),
   ];
 }
 
@@ -369,8 +418,13 @@ function volumes(args: DeployArgs, files: SecretFile[]): V1Volume[] {
     { name: "config", configMap: { name: `${NAME}-config` } },
     { name: "state", emptyDir: {} },
     { name: "tmp", emptyDir: {} },
-    ...("volumeClaim" in backend ? [{ name: "backend", persistentVolumeClaim: { claimName: backend.volumeClaim } }] : []),
-    ...files.map((file) => ({ name: file.volume, secret: { secretName: file.ref.name, items: [{ key: file.ref.key, path: file.ref.key }], defaultMode: 0o400 } })),
+    ...("volumeClaim" in backend
+      ? [{ name: "backend", persistentVolumeClaim: { claimName: backend.volumeClaim } }]
+      : []),
+    ...files.map((file) => ({
+      name: file.volume,
+      secret: { secretName: file.ref.name, items: [{ key: file.ref.key, path: file.ref.key }], defaultMode: 0o400 },
+    })),
   ];
 }
 
@@ -394,16 +448,31 @@ function podSpec(args: DeployArgs): V1PodSpec {
       ...(args.tolerations ?? []),
     ],
     affinity: {
-      podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { "app.kubernetes.io/name": NAME } }, topologyKey: "kubernetes.io/hostname" }] },
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          { labelSelector: { matchLabels: { "app.kubernetes.io/name": NAME } }, topologyKey: "kubernetes.io/hostname" },
+        ],
+      },
     },
-    securityContext: { runAsNonRoot: true, runAsUser: RUN_AS, runAsGroup: RUN_AS, fsGroup: RUN_AS, seccompProfile: { type: "RuntimeDefault" } },
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: RUN_AS,
+      runAsGroup: RUN_AS,
+      fsGroup: RUN_AS,
+      seccompProfile: { type: "RuntimeDefault" },
+    },
     containers: [container(args, files)],
     volumes: volumes(args, files),
   };
 }
 
 /** `configText`: the ConfigMap's config file, whose hash rolls the pods when it changes. */
-function deployment(args: DeployArgs, namespace: string, replicas: number, configText: string): V1Deployment & { kind: "Deployment" } {
+function deployment(
+  args: DeployArgs,
+  namespace: string,
+  replicas: number,
+  configText: string,
+): V1Deployment & { kind: "Deployment" } {
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -414,7 +483,10 @@ function deployment(args: DeployArgs, namespace: string, replicas: number, confi
       // The host network gives each pod the node's port: a surge pod could not start next to its predecessor.
       strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
       // A ConfigMap change alone restarts no pod: its hash in the template rolls them.
-      template: { metadata: { labels: { ...LABELS }, annotations: { [CONFIG_HASH_ANNOTATION]: sha256(configText) } }, spec: podSpec(args) },
+      template: {
+        metadata: { labels: { ...LABELS }, annotations: { [CONFIG_HASH_ANNOTATION]: sha256(configText) } },
+        spec: podSpec(args),
+      },
     },
   };
 }
@@ -429,7 +501,12 @@ export function deployObjects(args: DeployArgs): KubeObject[] {
   return [
     { apiVersion: "v1", kind: "ServiceAccount", metadata: metadata(NAME, namespace) } satisfies KubeObject,
     ...roleObjects(namespace, args.nodeController !== false),
-    { apiVersion: "v1", kind: "ConfigMap", metadata: metadata(`${NAME}-config`, namespace), data: { [CONFIG_FILE]: configText } } satisfies KubeObject,
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: metadata(`${NAME}-config`, namespace),
+      data: { [CONFIG_FILE]: configText },
+    } satisfies KubeObject,
     deployment(args, namespace, replicas, configText),
     {
       apiVersion: "policy/v1",

@@ -23,7 +23,9 @@ export function deployProgram(): { namespace: string } {
     (file) => {
       // Relative to the project directory (deploy/), where Pulumi.<stack>.yaml lives.
       const root = pulumi.runtime.getRootDirectory();
-      return readConfigFile(path.isAbsolute(file) || !path.isAbsolute(root) ? path.resolve(file) : path.resolve(root, file));
+      return readConfigFile(
+        path.isAbsolute(file) || !path.isAbsolute(root) ? path.resolve(file) : path.resolve(root, file),
+      );
     },
   );
   const install = new DccmDeployment("dccm", args);

@@ -54,7 +54,8 @@ export class AppliedBook {
   /** The stacks whose applied resources are known, as they are now. */
   snapshot(): AppliedSnapshot[] {
     const out: AppliedSnapshot[] = [];
-    for (const [stack, entry] of this.stacks) if (entry.resources !== undefined) out.push({ stack, resources: entry.resources, generation: entry.generation });
+    for (const [stack, entry] of this.stacks)
+      if (entry.resources !== undefined) out.push({ stack, resources: entry.resources, generation: entry.generation });
     return out;
   }
 }

@@ -30,7 +30,12 @@ const IDENTITY = new Set(["project", "region", "zone", "name"]);
 /** @pulumi/gcp input name → Compute API field name, per type (nested fields as `outer.inner`). */
 const REST_NAMES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   "gcp:compute/forwardingRule:ForwardingRule": { ipAddress: "IPAddress", ipProtocol: "IPProtocol" },
-  "gcp:compute/firewall:Firewall": { allows: "allowed", "allows.protocol": "IPProtocol", denies: "denied", "denies.protocol": "IPProtocol" },
+  "gcp:compute/firewall:Firewall": {
+    allows: "allowed",
+    "allows.protocol": "IPProtocol",
+    denies: "denied",
+    "denies.protocol": "IPProtocol",
+  },
 };
 
 /** One GCE resource as a stack last applied it: its id (`kind/scope/name`) and its declared fields, canonical. */
@@ -43,7 +48,14 @@ export interface AppliedResource {
 type Canonical = string | number | boolean | Canonical[] | { [key: string]: Canonical };
 
 function isEmpty(value: unknown): boolean {
-  return value === undefined || value === null || value === false || value === "" || (Array.isArray(value) && value.length === 0) || (isRecord(value) && Object.keys(value).length === 0);
+  return (
+    value === undefined ||
+    value === null ||
+    value === false ||
+    value === "" ||
+    (Array.isArray(value) && value.length === 0) ||
+    (isRecord(value) && Object.keys(value).length === 0)
+  );
 }
 
 /** `…/projects/p/regions/r/x/y` → `projects/p/regions/r/x/y`; any other string as it is. */
@@ -57,7 +69,9 @@ function canonical(value: unknown, type: string, path: string): Canonical | unde
   if (typeof value === "string") return canonicalString(value);
   if (typeof value === "number" || typeof value === "boolean") return value;
   if (Array.isArray(value)) {
-    const items = value.map((item) => canonical(item, type, path)).filter((item): item is Canonical => item !== undefined);
+    const items = value
+      .map((item) => canonical(item, type, path))
+      .filter((item): item is Canonical => item !== undefined);
     items.sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
     return items.length === 1 && typeof items[0] !== "object" ? items[0] : items;
   }
@@ -79,13 +93,18 @@ function canonical(value: unknown, type: string, path: string): Canonical | unde
  * Pure: the resource a stack's state records (type, id, inputs), as the drift pass compares it;
  * undefined for anything that is not a GCE resource dccm declares (the stack, components, the provider).
  */
-export function appliedResource(type: string, id: unknown, inputs: Record<string, unknown>): AppliedResource | undefined {
+export function appliedResource(
+  type: string,
+  id: unknown,
+  inputs: Record<string, unknown>,
+): AppliedResource | undefined {
   if (!isDeclaredGceType(type) || typeof id !== "string") return undefined;
   const resourceId = resourceIdOfPath(id);
   if (resourceId === undefined) return undefined;
   const ignored = new Set<string>((IGNORED_CHANGES as Readonly<Record<string, readonly string[]>>)[type] ?? []);
   const declared: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(inputs)) if (!IDENTITY.has(key) && !ignored.has(key) && !key.startsWith("__")) declared[key] = value;
+  for (const [key, value] of Object.entries(inputs))
+    if (!IDENTITY.has(key) && !ignored.has(key) && !key.startsWith("__")) declared[key] = value;
   return { id: resourceId, declared: JSON.stringify(canonical(withPortRangeForm(declared), type, "") ?? {}) };
 }
 
@@ -106,7 +125,8 @@ function sameValue(declared: Canonical, found: Canonical | undefined): boolean {
     if (declared === found) return true;
     // A bare name (`default`) against the link GCE stores for it.
     return (
-      (!declared.includes("/") && found.startsWith("projects/") && lastSegment(found) === declared) || (!found.includes("/") && declared.startsWith("projects/") && lastSegment(declared) === found)
+      (!declared.includes("/") && found.startsWith("projects/") && lastSegment(found) === declared) ||
+      (!found.includes("/") && declared.startsWith("projects/") && lastSegment(declared) === found)
     );
   }
   if (Array.isArray(declared)) {
@@ -120,13 +140,15 @@ function sameValue(declared: Canonical, found: Canonical | undefined): boolean {
       return true;
     });
   }
-  if (typeof declared === "object") return typeof found === "object" && !Array.isArray(found) && differences(declared, found).length === 0;
+  if (typeof declared === "object")
+    return typeof found === "object" && !Array.isArray(found) && differences(declared, found).length === 0;
   return declared === found;
 }
 
 /** The found value reduced to the keys the declared one has (GCE adds its own defaults to objects). */
 function projectOnto(declared: Canonical, found: Canonical): Canonical {
-  if (typeof declared !== "object" || Array.isArray(declared) || typeof found !== "object" || Array.isArray(found)) return found;
+  if (typeof declared !== "object" || Array.isArray(declared) || typeof found !== "object" || Array.isArray(found))
+    return found;
   const out: Record<string, Canonical> = {};
   for (const key of Object.keys(declared)) if (found[key] !== undefined) out[key] = found[key];
   return out;
@@ -142,7 +164,8 @@ function differences(declared: Record<string, Canonical>, found: Record<string, 
   const out: FieldDifference[] = [];
   for (const [field, value] of Object.entries(declared)) {
     const there = found[field];
-    if (!sameValue(value, there === undefined ? undefined : projectOnto(value, there))) out.push({ field, declared: value, found: there });
+    if (!sameValue(value, there === undefined ? undefined : projectOnto(value, there)))
+      out.push({ field, declared: value, found: there });
   }
   return out;
 }

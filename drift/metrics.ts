@@ -19,7 +19,11 @@ export class DriftMetrics {
       labelNames: ["result"],
       registers: [registry],
     });
-    this.driftPassSeconds = new prom.Gauge({ name: "dccm_drift_pass_seconds", help: "Duration of the last drift pass by listing (its Compute API calls and the comparison).", registers: [registry] });
+    this.driftPassSeconds = new prom.Gauge({
+      name: "dccm_drift_pass_seconds",
+      help: "Duration of the last drift pass by listing (its Compute API calls and the comparison).",
+      registers: [registry],
+    });
     this.driftedStacks = new prom.Counter({
       name: "dccm_drifted_stacks_total",
       help: "Stacks a drift pass found drifted and sent to up --refresh, by stack kind.",

@@ -15,7 +15,10 @@ export interface DriftFinding {
 }
 
 /** `listed`: every listed resource by its id (`kind/scope/name`, leaks/classify.ts resourceId). */
-export function planDriftPass(applied: readonly AppliedSnapshot[], listed: ReadonlyMap<string, Record<string, unknown>>): DriftFinding[] {
+export function planDriftPass(
+  applied: readonly AppliedSnapshot[],
+  listed: ReadonlyMap<string, Record<string, unknown>>,
+): DriftFinding[] {
   const findings: DriftFinding[] = [];
   for (const { stack, resources, generation } of applied) {
     const reasons: string[] = [];

@@ -25,7 +25,11 @@ export interface RecordedStack {
 }
 
 /** Pure: the report of `listed` (resource id → the Compute API's JSON) against the recorded stacks. */
-export function driftReport(project: string, stacks: readonly RecordedStack[], listed: ReadonlyMap<string, Record<string, unknown>>): DriftReport {
+export function driftReport(
+  project: string,
+  stacks: readonly RecordedStack[],
+  listed: ReadonlyMap<string, Record<string, unknown>>,
+): DriftReport {
   const applied: AppliedSnapshot[] = [];
   const unknown: string[] = [];
   const services = new Map<string, string>();
@@ -51,7 +55,10 @@ export function formatDriftReport(report: DriftReport): string[] {
     lines.push(`${stack}${service !== undefined ? ` (Service ${service})` : ""}:`);
     for (const reason of reasons) lines.push(`  ${reason}`);
   }
-  if (report.unknown.length > 0) lines.push(`not compared (a run left pending operations; the stack's next run settles them): ${report.unknown.join(", ")}`);
+  if (report.unknown.length > 0)
+    lines.push(
+      `not compared (a run left pending operations; the stack's next run settles them): ${report.unknown.join(", ")}`,
+    );
   return lines;
 }
 

@@ -103,7 +103,10 @@ export class DriftScanner {
     } catch (error) {
       if (signal.aborted) return undefined;
       metrics.driftPasses.inc({ result: "failed" });
-      logger.warn({ err: describeError(error) }, "drift pass failed: GCE could not be listed; the next one is due after the drift interval");
+      logger.warn(
+        { err: describeError(error) },
+        "drift pass failed: GCE could not be listed; the next one is due after the drift interval",
+      );
       return undefined;
     }
     const pass: DriftPass = { stacks: applied.length, listed: listed.size, refreshed: [], skipped: [] };
@@ -119,7 +122,10 @@ export class DriftScanner {
     }
     metrics.driftPasses.inc({ result: "ok" });
     metrics.driftPassSeconds.set((performance.now() - started) / 1000);
-    logger.debug({ stacks: pass.stacks, listed: pass.listed, drifted: pass.refreshed.length, skipped: pass.skipped }, "drift pass");
+    logger.debug(
+      { stacks: pass.stacks, listed: pass.listed, drifted: pass.refreshed.length, skipped: pass.skipped },
+      "drift pass",
+    );
     return pass;
   }
 }

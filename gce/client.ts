@@ -10,7 +10,17 @@ import { randomUUID } from "node:crypto";
 
 import type { Registry } from "prom-client";
 
-import { listItems, nextPageToken, operationFailure, operationPath, operationStatus, parseAggregatedInstances, parseInstance, parseInstanceList, parseRegion } from "./parse";
+import {
+  listItems,
+  nextPageToken,
+  operationFailure,
+  operationPath,
+  operationStatus,
+  parseAggregatedInstances,
+  parseInstance,
+  parseInstanceList,
+  parseRegion,
+} from "./parse";
 import { bodyOf, ComputeTransport, type Request, type TransportOptions } from "./transport";
 import {
   type AddressInsert,
@@ -68,12 +78,17 @@ export class ComputeClient implements ComputeApi, ComputeResourceApi {
   async aggregatedListInstances(project: string, filter?: string, opts?: CallOptions): Promise<Instance[]> {
     const origin = { call: "instances.aggregatedList", resource: `projects/${project}/aggregated/instances` } as const;
     const out: Instance[] = [];
-    await this.paginate(origin, filter === undefined ? {} : { filter }, opts, (body) => out.push(...parseAggregatedInstances(body, project, origin)));
+    await this.paginate(origin, filter === undefined ? {} : { filter }, opts, (body) =>
+      out.push(...parseAggregatedInstances(body, project, origin)),
+    );
     return out;
   }
 
   async getRegion(project: string, region: string, opts?: CallOptions): Promise<Region> {
-    const res = await this.transport.send({ call: "regions.get", method: "GET", resource: `projects/${project}/regions/${region}` }, opts);
+    const res = await this.transport.send(
+      { call: "regions.get", method: "GET", resource: `projects/${project}/regions/${region}` },
+      opts,
+    );
     return parseRegion(bodyOf(res), region);
   }
 
@@ -89,7 +104,10 @@ export class ComputeClient implements ComputeApi, ComputeResourceApi {
    */
   async listGroupInstances(project: string, zone: string, group: string, opts?: CallOptions): Promise<string[]> {
     const out: string[] = [];
-    const origin = { call: "instanceGroups.listInstances", resource: `projects/${project}/zones/${zone}/instanceGroups/${group}/listInstances` } as const;
+    const origin = {
+      call: "instanceGroups.listInstances",
+      resource: `projects/${project}/zones/${zone}/instanceGroups/${group}/listInstances`,
+    } as const;
     const onPage = (body: unknown): void => {
       for (const item of listItems(body)) {
         const instance = typeof item === "object" && item !== null && "instance" in item ? item.instance : undefined;
@@ -105,10 +123,17 @@ export class ComputeClient implements ComputeApi, ComputeResourceApi {
     return res.kind === "notFound" ? undefined : res.body;
   }
 
-  async deleteResource(call: `${CollectionCall}.delete`, resourcePath: string, opts?: CallOptions): Promise<"deleted" | "absent"> {
+  async deleteResource(
+    call: `${CollectionCall}.delete`,
+    resourcePath: string,
+    opts?: CallOptions,
+  ): Promise<"deleted" | "absent"> {
     // One request ID for every retry of this delete: GCE answers a repeat with the first
     // request's operation instead of acting twice (forwardingRules.delete, query parameter requestId).
-    const res = await this.transport.send({ call, method: "DELETE", resource: resourcePath, query: { requestId: randomUUID() } }, opts);
+    const res = await this.transport.send(
+      { call, method: "DELETE", resource: resourcePath, query: { requestId: randomUUID() } },
+      opts,
+    );
     if (res.kind === "notFound") {
       return "absent";
     }
@@ -123,11 +148,22 @@ export class ComputeClient implements ComputeApi, ComputeResourceApi {
    * forwarding rule of the project and region promotes that IP to static; GCE's other refusals
    * (an IP another resource holds: IP_IN_USE_BY_ANOTHER_RESOURCE in the operation) are ComputeErrors.
    */
-  async insertAddress(project: string, region: string, address: AddressInsert, opts?: CallOptions): Promise<"created" | "exists"> {
+  async insertAddress(
+    project: string,
+    region: string,
+    address: AddressInsert,
+    opts?: CallOptions,
+  ): Promise<"created" | "exists"> {
     const resource = `projects/${project}/regions/${region}/addresses`;
     // One request ID for every retry: GCE answers a repeat with the first request's operation
     // (addresses.insert, query parameter requestId), so a retried insert never reserves twice.
-    const request = { call: "addresses.insert", method: "POST", resource, query: { requestId: randomUUID() }, body: address } as const;
+    const request = {
+      call: "addresses.insert",
+      method: "POST",
+      resource,
+      query: { requestId: randomUUID() },
+      body: address,
+    } as const;
     const res = await this.transport.send(request, opts).catch((e: unknown) => {
       if (e instanceof ComputeError && e.status === 409 && e.reason === "alreadyExists") {
         return "exists" as const;
@@ -147,23 +183,49 @@ export class ComputeClient implements ComputeApi, ComputeResourceApi {
    * Until DONE, `<operation>/wait` is called: it returns when the operation is done or after
    * about two minutes (regionOperations.wait, zoneOperations.wait, globalOperations.wait).
    */
-  private async waitOperation(call: ComputeCall, resource: string, first: unknown, opts: CallOptions | undefined): Promise<void> {
+  private async waitOperation(
+    call: ComputeCall,
+    resource: string,
+    first: unknown,
+    opts: CallOptions | undefined,
+  ): Promise<void> {
     let op = first;
     for (let waits = 0; ; waits++) {
       const status = operationStatus(op);
       if (status === "DONE") {
         const failure = operationFailure(op);
         if (failure !== undefined) {
-          throw new ComputeError({ call, resource, status: failure.status, reason: failure.reason, detail: failure.message, attempts: 1 });
+          throw new ComputeError({
+            call,
+            resource,
+            status: failure.status,
+            reason: failure.reason,
+            detail: failure.message,
+            attempts: 1,
+          });
         }
         return;
       }
       const path = operationPath(op);
       if (path === undefined) {
-        throw new ComputeError({ call, resource, status: 200, reason: "badResponse", detail: "the response is not an Operation with a selfLink", attempts: 1 });
+        throw new ComputeError({
+          call,
+          resource,
+          status: 200,
+          reason: "badResponse",
+          detail: "the response is not an Operation with a selfLink",
+          attempts: 1,
+        });
       }
       if (waits >= MAX_OPERATION_WAITS) {
-        throw new ComputeError({ call, resource, status: undefined, reason: "timeout", detail: `operation ${path.path} still ${status ?? "unknown"} after ${waits} waits`, attempts: 1 });
+        throw new ComputeError({
+          call,
+          resource,
+          status: undefined,
+          reason: "timeout",
+          detail: `operation ${path.path} still ${status ?? "unknown"} after ${waits} waits`,
+          attempts: 1,
+        });
       }
       op = bodyOf(await this.transport.send({ call: path.call, method: "POST", resource: `${path.path}/wait` }, opts));
     }
@@ -178,7 +240,11 @@ export class ComputeClient implements ComputeApi, ComputeResourceApi {
   ): Promise<void> {
     let pageToken: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const q: Record<string, string> = { ...query, maxResults: String(PAGE_SIZE), ...(pageToken === undefined ? {} : { pageToken }) };
+      const q: Record<string, string> = {
+        ...query,
+        maxResults: String(PAGE_SIZE),
+        ...(pageToken === undefined ? {} : { pageToken }),
+      };
       const body = bodyOf(await this.transport.send({ ...origin, method, query: q }, opts));
       onPage(body);
       pageToken = nextPageToken(body);
@@ -186,7 +252,13 @@ export class ComputeClient implements ComputeApi, ComputeResourceApi {
         return;
       }
     }
-    throw new ComputeError({ ...origin, status: undefined, reason: "pagination", detail: `more than ${MAX_PAGES} pages`, attempts: MAX_PAGES });
+    throw new ComputeError({
+      ...origin,
+      status: undefined,
+      reason: "pagination",
+      detail: `more than ${MAX_PAGES} pages`,
+      attempts: MAX_PAGES,
+    });
   }
 }
 

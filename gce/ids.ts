@@ -32,7 +32,8 @@ export function gceResourceId(type: string, inputs: Record<string, unknown>): st
   const project = text(inputs.project);
   if (place === undefined || name === undefined || project === undefined) return undefined;
   let where: string | undefined = "global";
-  if (place.scope === "region") where = text(inputs.region) === undefined ? undefined : `regions/${text(inputs.region)}`;
+  if (place.scope === "region")
+    where = text(inputs.region) === undefined ? undefined : `regions/${text(inputs.region)}`;
   if (place.scope === "zone") where = text(inputs.zone) === undefined ? undefined : `zones/${text(inputs.zone)}`;
   return where === undefined ? undefined : `projects/${project}/${where}/${place.collection}/${name}`;
 }
@@ -62,7 +63,8 @@ export function declaredResourceIds(desired: DesiredState, scope: Scope): string
   const global = (collection: string, name: string): string => globalResourceId(project, collection, name);
   const ids: string[] = [];
   if (scope.kind !== "service") {
-    for (const group of cluster.instanceGroups) ids.push(resourceId(project, `zones/${group.zone}`, "instanceGroups", group.name));
+    for (const group of cluster.instanceGroups)
+      ids.push(resourceId(project, `zones/${group.zone}`, "instanceGroups", group.name));
     ids.push(regional("healthChecks", cluster.nodeHealthCheck.name));
     if (cluster.legacyNodeHealthCheck) ids.push(global("httpHealthChecks", cluster.nodeHealthCheck.name));
     ids.push(global("firewalls", cluster.nodeHealthCheckFirewall.name));
@@ -73,21 +75,31 @@ export function declaredResourceIds(desired: DesiredState, scope: Scope): string
     if (scope.kind === "service" && service.key !== `${scope.namespace}/${scope.name}`) continue;
     const targetPool = service.backend === "target-pool";
     if (service.userIP === undefined && service.ipv6Only !== true) ids.push(regional("addresses", service.lbName));
-    if (service.healthCheck.kind === "dedicated") ids.push(targetPool ? global("httpHealthChecks", service.healthCheck.spec.name) : regional("healthChecks", service.healthCheck.spec.name));
+    if (service.healthCheck.kind === "dedicated")
+      ids.push(
+        targetPool
+          ? global("httpHealthChecks", service.healthCheck.spec.name)
+          : regional("healthChecks", service.healthCheck.spec.name),
+      );
     if (targetPool) ids.push(regional("targetPools", service.lbName));
     for (const frontend of service.frontends) {
       if (!targetPool) ids.push(regional("backendServices", frontend.name));
       if (service.ipv6Only !== true) ids.push(regional("forwardingRules", frontend.name));
     }
     if (service.ipv6Only !== true) ids.push(global("firewalls", service.firewall.name));
-    if (service.ipv6Only !== true && service.healthCheckFirewall !== undefined) ids.push(global("firewalls", service.healthCheckFirewall.name));
+    if (service.ipv6Only !== true && service.healthCheckFirewall !== undefined)
+      ids.push(global("firewalls", service.healthCheckFirewall.name));
     if (service.ipv6 !== undefined) ids.push(...ipv6Ids(service, regional, global));
   }
   return ids;
 }
 
 /** The IPv6 half's resources (components/serviceLoadBalancer.ts declareIpv6). */
-function ipv6Ids(service: ServiceDesired, regional: (collection: string, name: string) => string, global: (collection: string, name: string) => string): string[] {
+function ipv6Ids(
+  service: ServiceDesired,
+  regional: (collection: string, name: string) => string,
+  global: (collection: string, name: string) => string,
+): string[] {
   const ipv6 = service.ipv6;
   if (ipv6 === undefined) return [];
   return [

@@ -3,4 +3,10 @@
 
 export * from "./types";
 export { ComputeClient, computeClientFromConfig, type ComputeClientOptions } from "./client";
-export { computeCallsCounter, DEFAULT_RETRY, isLoopbackEndpoint, type AuthHeaders, type RetryPolicy } from "./transport";
+export {
+  computeCallsCounter,
+  DEFAULT_RETRY,
+  isLoopbackEndpoint,
+  type AuthHeaders,
+  type RetryPolicy,
+} from "./transport";

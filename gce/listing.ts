@@ -57,29 +57,59 @@ export interface ListedItem {
 }
 
 /** Every resource of the collections dccm uses, in the region, its zones and globally, as Compute lists them. */
-export async function listCollections(compute: LeakCompute, project: string, region: string, opts?: CallOptions): Promise<ListedItem[]> {
+export async function listCollections(
+  compute: LeakCompute,
+  project: string,
+  region: string,
+  opts?: CallOptions,
+): Promise<ListedItem[]> {
   const zones = (await compute.getRegion(project, region, opts)).zones;
   const lists = RESOURCE_KINDS.flatMap((kind) => {
-    const scopes = COLLECTIONS[kind].scope === "region" ? [region] : COLLECTIONS[kind].scope === "zone" ? zones : ["global"];
+    const scopes =
+      COLLECTIONS[kind].scope === "region" ? [region] : COLLECTIONS[kind].scope === "zone" ? zones : ["global"];
     return scopes.map(async (scope) => {
       const collection = `projects/${project}/${scopePath(kind, scope)}/${kind}`;
       const items = await compute.listCollection(`${COLLECTIONS[kind].call}.list`, collection, opts);
-      return items.filter((item): item is Record<string, unknown> => typeof item === "object" && item !== null && !Array.isArray(item)).map((item) => ({ kind, scope, item }));
+      return items
+        .filter(
+          (item): item is Record<string, unknown> => typeof item === "object" && item !== null && !Array.isArray(item),
+        )
+        .map((item) => ({ kind, scope, item }));
     });
   });
   return (await Promise.all(lists)).flat();
 }
 
 /** Every resource of the collections dccm uses, in the region, its zones and globally. */
-export async function listObserved(compute: LeakCompute, project: string, region: string, opts?: CallOptions): Promise<ObservedResource[]> {
-  return (await listCollections(compute, project, region, opts)).map(({ kind, scope, item }) => observed(kind, scope, item)).filter((resource): resource is ObservedResource => resource !== undefined);
+export async function listObserved(
+  compute: LeakCompute,
+  project: string,
+  region: string,
+  opts?: CallOptions,
+): Promise<ObservedResource[]> {
+  return (await listCollections(compute, project, region, opts))
+    .map(({ kind, scope, item }) => observed(kind, scope, item))
+    .filter((resource): resource is ObservedResource => resource !== undefined);
 }
 
 /** Whether the resource still exists (a run may have deleted it since the listing). */
-export async function exists(compute: Pick<LeakCompute, "getResource">, project: string, resource: ObservedResource, opts?: CallOptions): Promise<boolean> {
-  return (await compute.getResource(`${COLLECTIONS[resource.kind].call}.get`, resourcePath(project, resource), opts)) !== undefined;
+export async function exists(
+  compute: Pick<LeakCompute, "getResource">,
+  project: string,
+  resource: ObservedResource,
+  opts?: CallOptions,
+): Promise<boolean> {
+  return (
+    (await compute.getResource(`${COLLECTIONS[resource.kind].call}.get`, resourcePath(project, resource), opts)) !==
+    undefined
+  );
 }
 
-export async function deleteObserved(compute: LeakCompute, project: string, resource: ObservedResource, opts?: CallOptions): Promise<"deleted" | "absent"> {
+export async function deleteObserved(
+  compute: LeakCompute,
+  project: string,
+  resource: ObservedResource,
+  opts?: CallOptions,
+): Promise<"deleted" | "absent"> {
   return compute.deleteResource(`${COLLECTIONS[resource.kind].call}.delete`, resourcePath(project, resource), opts);
 }

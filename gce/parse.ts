@@ -3,7 +3,14 @@
 // (client.ts) only move bytes.
 
 import { isRecord } from "../runtime/guards";
-import { type AliasIpRange, ComputeError, type ComputeCall, type Instance, type NetworkInterface, type Region } from "./types";
+import {
+  type AliasIpRange,
+  ComputeError,
+  type ComputeCall,
+  type Instance,
+  type NetworkInterface,
+  type Region,
+} from "./types";
 
 /** Where a body came from: parse errors name the call and the resource like transport errors. */
 export interface Origin {
@@ -68,7 +75,9 @@ export function parseRetryAfter(v: string | null, nowMs: number): number | undef
 }
 
 /** A DONE operation's failure: its first error, with the HTTP status it maps to. */
-export function operationFailure(op: unknown): { status: number | undefined; reason: string; message: string } | undefined {
+export function operationFailure(
+  op: unknown,
+): { status: number | undefined; reason: string; message: string } | undefined {
   const error = isRecord(op) ? op["error"] : undefined;
   const first = arrayField(error, "errors")[0];
   if (!isRecord(first)) {
@@ -85,11 +94,18 @@ export function operationFailure(op: unknown): { status: number | undefined; rea
 /** The path of an operation from its selfLink, and the wait call of its scope. */
 export function operationPath(op: unknown): { path: string; call: ComputeCall } | undefined {
   const link = stringField(op, "selfLink");
-  const m = link === undefined ? null : /(projects\/[^/]+\/(regions\/[^/]+|zones\/[^/]+|global)\/operations\/[^/?#]+)$/.exec(link);
+  const m =
+    link === undefined
+      ? null
+      : /(projects\/[^/]+\/(regions\/[^/]+|zones\/[^/]+|global)\/operations\/[^/?#]+)$/.exec(link);
   if (m?.[1] === undefined || m[2] === undefined) {
     return undefined;
   }
-  const call: ComputeCall = m[2].startsWith("regions/") ? "regionOperations.wait" : m[2].startsWith("zones/") ? "zoneOperations.wait" : "globalOperations.wait";
+  const call: ComputeCall = m[2].startsWith("regions/")
+    ? "regionOperations.wait"
+    : m[2].startsWith("zones/")
+      ? "zoneOperations.wait"
+      : "globalOperations.wait";
   return { path: m[1], call };
 }
 
@@ -139,16 +155,32 @@ export function parseAggregatedInstances(body: unknown, project: string, origin:
  * An instance body → Instance. Project and zone come from its selfLink / zone URL, else from where
  * it was asked for; a body without a name or a zone is a ComputeError (status 200, badResponse).
  */
-export function parseInstance(raw: unknown, fallback: { project: string; zone: string | undefined }, origin: Origin): Instance {
+export function parseInstance(
+  raw: unknown,
+  fallback: { project: string; zone: string | undefined },
+  origin: Origin,
+): Instance {
   if (!isRecord(raw) || typeof raw["name"] !== "string") {
-    throw new ComputeError({ ...origin, status: 200, reason: "badResponse", detail: "instance without a name", attempts: 1 });
+    throw new ComputeError({
+      ...origin,
+      status: 200,
+      reason: "badResponse",
+      detail: "instance without a name",
+      attempts: 1,
+    });
   }
   const selfLink = typeof raw["selfLink"] === "string" ? raw["selfLink"] : "";
   const fromLink = /\/projects\/([^/]+)\/zones\/([^/]+)\/instances\//.exec(selfLink);
   const zoneUrl = typeof raw["zone"] === "string" ? raw["zone"] : undefined;
   const zone = zoneUrl !== undefined ? lastSegment(zoneUrl) : (fromLink?.[2] ?? fallback.zone);
   if (zone === undefined || zone === "") {
-    throw new ComputeError({ ...origin, status: 200, reason: "badResponse", detail: `instance ${raw["name"]} without a zone`, attempts: 1 });
+    throw new ComputeError({
+      ...origin,
+      status: 200,
+      reason: "badResponse",
+      detail: `instance ${raw["name"]} without a zone`,
+      attempts: 1,
+    });
   }
   const nics = Array.isArray(raw["networkInterfaces"]) ? raw["networkInterfaces"] : [];
   const base = {
@@ -178,7 +210,11 @@ function parseNic(raw: Record<string, unknown>): NetworkInterface {
         return [];
       }
       const rangeName = a["subnetworkRangeName"];
-      return [typeof rangeName === "string" && rangeName !== "" ? { ipCidrRange: range, subnetworkRangeName: rangeName } : { ipCidrRange: range }];
+      return [
+        typeof rangeName === "string" && rangeName !== ""
+          ? { ipCidrRange: range, subnetworkRangeName: rangeName }
+          : { ipCidrRange: range },
+      ];
     });
   const nic: { name?: string; networkIP?: string; ipv6Address?: string; stackType?: string } = {};
   for (const key of ["name", "networkIP", "ipv6Address", "stackType"] as const) {

@@ -5,7 +5,17 @@
  */
 
 /** The collections dccm creates resources in, in an order that deletes users before what they use. */
-export const RESOURCE_KINDS = ["forwardingRules", "targetPools", "backendServices", "healthChecks", "httpHealthChecks", "addresses", "instanceGroups", "firewalls", "routes"] as const;
+export const RESOURCE_KINDS = [
+  "forwardingRules",
+  "targetPools",
+  "backendServices",
+  "healthChecks",
+  "httpHealthChecks",
+  "addresses",
+  "instanceGroups",
+  "firewalls",
+  "routes",
+] as const;
 
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
 

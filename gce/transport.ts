@@ -64,7 +64,8 @@ export interface Request {
  * What a call answered. A 404 naming the requested resource is a result, not an error: only some
  * callers may read it as "absent" (see `bodyOf`), the others get its ComputeError.
  */
-export type Response = { readonly kind: "ok"; readonly body: unknown } | { readonly kind: "notFound"; readonly error: ComputeError };
+export type Response =
+  { readonly kind: "ok"; readonly body: unknown } | { readonly kind: "notFound"; readonly error: ComputeError };
 
 /** The body of a call that has no "absent" answer: its 404 is the ComputeError it is. */
 export function bodyOf(res: Response): unknown {
@@ -74,7 +75,14 @@ export function bodyOf(res: Response): unknown {
   return res.body;
 }
 
-type Attempt = Response | { readonly kind: "error"; readonly error: ComputeError; readonly retryable: boolean; readonly retryAfterMs?: number };
+type Attempt =
+  | Response
+  | {
+      readonly kind: "error";
+      readonly error: ComputeError;
+      readonly retryable: boolean;
+      readonly retryAfterMs?: number;
+    };
 
 export class ComputeTransport {
   private readonly endpoint: string;
@@ -122,11 +130,22 @@ export class ComputeTransport {
         throw outcome.error;
       }
       const wait =
-        outcome.retryAfterMs !== undefined ? Math.min(this.retry.maxDelayMs, outcome.retryAfterMs) : fullJitterBackoffMs(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, this.random());
+        outcome.retryAfterMs !== undefined
+          ? Math.min(this.retry.maxDelayMs, outcome.retryAfterMs)
+          : fullJitterBackoffMs(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, this.random());
       await this.sleep(wait, signal);
     }
     // Only reachable with attempts < 1.
-    throw lastError ?? new ComputeError({ call: req.call, resource: req.resource, status: undefined, detail: "no attempts configured", attempts: 0 });
+    throw (
+      lastError ??
+      new ComputeError({
+        call: req.call,
+        resource: req.resource,
+        status: undefined,
+        detail: "no attempts configured",
+        attempts: 0,
+      })
+    );
   }
 
   private async attempt(req: Request, url: URL, attempt: number, outer: AbortSignal | undefined): Promise<Attempt> {
@@ -146,14 +165,22 @@ export class ComputeTransport {
         // credentials") is not transient: one attempt, said once.
         this.count(call, "auth");
         const text = errorText(cause);
-        const error = new ComputeError({ call, resource, status: undefined, reason: "auth", detail: text, attempts: attempt }, { cause });
+        const error = new ComputeError(
+          { call, resource, status: undefined, reason: "auth", detail: text, attempts: attempt },
+          { cause },
+        );
         return { kind: "error", error, retryable: !/Could not load the default credentials/.test(text) };
       }
     }
     let res: globalThis.Response;
     let text: string;
     try {
-      res = await this.fetchFn(url, { method: req.method, headers, signal, ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }) });
+      res = await this.fetchFn(url, {
+        method: req.method,
+        headers,
+        signal,
+        ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),
+      });
       text = await res.text();
     } catch (cause) {
       if (outer?.aborted === true) {
@@ -163,7 +190,10 @@ export class ComputeTransport {
       const code = timeout.aborted ? "timeout" : "network";
       this.count(call, code);
       const detail = timeout.aborted ? `timed out after ${this.timeoutMs} ms` : errorText(cause);
-      const error = new ComputeError({ call, resource, status: undefined, reason: code, detail, attempts: attempt }, { cause });
+      const error = new ComputeError(
+        { call, resource, status: undefined, reason: code, detail, attempts: attempt },
+        { cause },
+      );
       return { kind: "error", error, retryable: true };
     }
     this.count(call, String(res.status));
@@ -183,7 +213,10 @@ function classify(req: Request, res: globalThis.Response, text: string, attempt:
     try {
       return { kind: "ok", body: JSON.parse(text) as unknown };
     } catch (cause) {
-      const error = new ComputeError({ call, resource, status: res.status, reason: "badJson", detail: "response is not JSON", attempts: attempt }, { cause });
+      const error = new ComputeError(
+        { call, resource, status: res.status, reason: "badJson", detail: "response is not JSON", attempts: attempt },
+        { cause },
+      );
       return { kind: "error", error, retryable: false };
     }
   }
@@ -205,7 +238,9 @@ function classify(req: Request, res: globalThis.Response, text: string, attempt:
   // terraform-provider-google knows (is403QuotaExceededPerMinuteError): retried like a 429.
   const retryable = res.status === 429 || res.status >= 500 || (res.status === 403 && g.reason === "rateLimitExceeded");
   const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"), Date.now());
-  return retryAfterMs === undefined ? { kind: "error", error, retryable } : { kind: "error", error, retryable, retryAfterMs };
+  return retryAfterMs === undefined
+    ? { kind: "error", error, retryable }
+    : { kind: "error", error, retryable, retryAfterMs };
 }
 
 function authFor(endpoint: string, opts: TransportOptions): AuthHeaders | undefined {
@@ -222,7 +257,9 @@ function authFor(endpoint: string, opts: TransportOptions): AuthHeaders | undefi
 export function isLoopbackEndpoint(endpoint: string): boolean {
   try {
     const u = new URL(endpoint);
-    return u.protocol === "http:" && (u.hostname === "127.0.0.1" || u.hostname === "localhost" || u.hostname === "[::1]");
+    return (
+      u.protocol === "http:" && (u.hostname === "127.0.0.1" || u.hostname === "localhost" || u.hostname === "[::1]")
+    );
   } catch {
     return false;
   }
@@ -251,7 +288,10 @@ function googleAuthHeaders(scopes: readonly string[]): AuthHeaders {
     try {
       headers = await auth.getRequestHeaders(url);
     } catch (cause) {
-      throw new Error(`no Google credentials for the Compute API (Application Default Credentials / metadata server): ${errorText(cause)}`, { cause });
+      throw new Error(
+        `no Google credentials for the Compute API (Application Default Credentials / metadata server): ${errorText(cause)}`,
+        { cause },
+      );
     }
     const out: Record<string, string> = {};
     headers.forEach((value, key) => {
@@ -265,7 +305,8 @@ function errorText(err: unknown): string {
   if (err instanceof Error) {
     // fetch's "fetch failed" says why only in its cause; a wrapper that already quotes its cause
     // (ours around ADC's error) would say it twice.
-    const cause = err.cause instanceof Error && !err.message.includes(err.cause.message) ? `: ${err.cause.message}` : "";
+    const cause =
+      err.cause instanceof Error && !err.message.includes(err.cause.message) ? `: ${err.cause.message}` : "";
     return `${err.message}${cause}`;
   }
   return String(err);

@@ -12,7 +12,16 @@ export const COMPUTE_SCOPE = "https://www.googleapis.com/auth/compute";
  * global ones the stock CCM's internal load balancers use (read and deleted when adopting them).
  */
 export type CollectionCall =
-  "addresses" | "forwardingRules" | "regionBackendServices" | "targetPools" | "regionHealthChecks" | "healthChecks" | "httpHealthChecks" | "instanceGroups" | "firewalls" | "routes";
+  | "addresses"
+  | "forwardingRules"
+  | "regionBackendServices"
+  | "targetPools"
+  | "regionHealthChecks"
+  | "healthChecks"
+  | "httpHealthChecks"
+  | "instanceGroups"
+  | "firewalls"
+  | "routes";
 
 export type ComputeCall =
   | "instances.get"
@@ -94,7 +103,11 @@ export interface ComputeResourceApi {
    * Deletes the resource and waits for its operation: `absent` when a 404 names it. GCE's refusals
    * (`resourceInUseByAnotherResource`, synchronous or in the operation) are ComputeErrors.
    */
-  deleteResource(call: `${CollectionCall}.delete`, resourcePath: string, opts?: CallOptions): Promise<"deleted" | "absent">;
+  deleteResource(
+    call: `${CollectionCall}.delete`,
+    resourcePath: string,
+    opts?: CallOptions,
+  ): Promise<"deleted" | "absent">;
 }
 
 /** The fields of a Compute `Address` that `insertAddress` sends (addresses resource reference). */

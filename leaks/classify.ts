@@ -79,7 +79,10 @@ const LB_NAME_SHAPES: Partial<Record<ResourceKind, RegExp[]>> = {
   healthChecks: [new RegExp(`^(${LB_SHAPE})$`)],
   httpHealthChecks: [new RegExp(`^(${LB_SHAPE})$`)],
   addresses: [new RegExp(`^(${LB_SHAPE})(?:-ipv6)?$`)],
-  firewalls: [new RegExp(`^k8s-fw-(${LB_SHAPE})(?:-deny)?(?:-ipv6)?$`), new RegExp(`^k8s-(${LB_SHAPE})-http-hc(?:-ipv6)?$`)],
+  firewalls: [
+    new RegExp(`^k8s-fw-(${LB_SHAPE})(?:-deny)?(?:-ipv6)?$`),
+    new RegExp(`^k8s-(${LB_SHAPE})-http-hc(?:-ipv6)?$`),
+  ],
 };
 
 /** Every `kind/name` the resources of one load balancer can have (model/names.ts), IPv6 twins included. */
@@ -145,7 +148,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  * holds the resourceId of every resource a stack of this cluster records: those are never leaks.
  * `ledger` is this cluster's ledger (every entry; entries of other clusterIds are another dccm's).
  */
-export function classifyLeaks(observed: readonly ObservedResource[], owned: ReadonlySet<string>, ledger: ReadonlyMap<string, LedgerEntry>, cluster: ClusterFacts, config: LeakConfig): Leak[] {
+export function classifyLeaks(
+  observed: readonly ObservedResource[],
+  owned: ReadonlySet<string>,
+  ledger: ReadonlyMap<string, LedgerEntry>,
+  cluster: ClusterFacts,
+  config: LeakConfig,
+): Leak[] {
   const classifier = new LeakClassifier(ledger, cluster, config);
   const leaks: Leak[] = [];
   for (const resource of observed) {
@@ -175,8 +184,11 @@ class LeakClassifier {
   ) {
     this.ours = new Map([...ledger].filter(([, entry]) => entry.clusterId === config.clusterId));
     this.ledgerIndex = familyIndex(this.ours.keys());
-    this.othersIndex = familyIndex([...ledger].filter(([, entry]) => entry.clusterId !== config.clusterId).map(([lb]) => lb));
-    for (const [key, service] of cluster.services) if (!service.foreign) this.liveByLb.set(loadBalancerName(service.uid), key);
+    this.othersIndex = familyIndex(
+      [...ledger].filter(([, entry]) => entry.clusterId !== config.clusterId).map(([lb]) => lb),
+    );
+    for (const [key, service] of cluster.services)
+      if (!service.foreign) this.liveByLb.set(loadBalancerName(service.uid), key);
     this.liveIndex = familyIndex(this.liveByLb.keys());
     this.liveLbOf = new Map([...cluster.services].map(([key, service]) => [key, loadBalancerName(service.uid)]));
   }
@@ -221,8 +233,17 @@ class LeakClassifier {
 
   private clusterResource(resource: ObservedResource): Leak {
     const { clusterId } = this.config;
-    if (this.isOurs(resource.description)) return { resource, proof: "proven", why: `named for cluster ${clusterId} and its description carries the owner marker of ${this.ourDccm()}` };
-    return { resource, proof: "unproven", why: `named for cluster ${clusterId}, but ${this.markerProblem(resource.description)}` };
+    if (this.isOurs(resource.description))
+      return {
+        resource,
+        proof: "proven",
+        why: `named for cluster ${clusterId} and its description carries the owner marker of ${this.ourDccm()}`,
+      };
+    return {
+      resource,
+      proof: "unproven",
+      why: `named for cluster ${clusterId}, but ${this.markerProblem(resource.description)}`,
+    };
   }
 
   /** A load balancer resource whose description carries our marker and names its Service: proven. */
@@ -236,7 +257,9 @@ class LeakClassifier {
       proof: "proven",
       why:
         `its description carries the owner marker of ${this.ourDccm()} and names Service ${service}` +
-        (live ? " (the Service still exists: if its load balancer uses this, deleting it takes that down until dccm creates it again)" : ""),
+        (live
+          ? " (the Service still exists: if its load balancer uses this, deleting it takes that down until dccm creates it again)"
+          : ""),
     };
   }
 
@@ -244,14 +267,19 @@ class LeakClassifier {
   private ledgerRecorded(resource: ObservedResource, lb: string): Leak | undefined {
     const entry = this.ours.get(lb);
     if (entry === undefined) return undefined;
-    return { resource, proof: "unproven", why: `dccm's ledger records load balancer ${lb} for Service ${entry.service}, but ${this.markerProblem(resource.description)}` };
+    return {
+      resource,
+      proof: "unproven",
+      why: `dccm's ledger records load balancer ${lb} for Service ${entry.service}, but ${this.markerProblem(resource.description)}`,
+    };
   }
 
   /** A Service of another controller's class, named for its own UID, is that controller's. */
   private serviceLookAlike(resource: ObservedResource): Leak | undefined {
     const shaped = lbNameByShape(resource);
     const key = describedService(resource.description);
-    if (shaped === undefined || key === undefined || !this.liveLbOf.has(key) || this.liveLbOf.get(key) === shaped) return undefined;
+    if (shaped === undefined || key === undefined || !this.liveLbOf.has(key) || this.liveLbOf.get(key) === shaped)
+      return undefined;
     return {
       resource,
       proof: "unproven",
@@ -260,7 +288,8 @@ class LeakClassifier {
   }
 
   private nodeRoute(resource: ObservedResource): Leak | undefined {
-    if (resource.kind !== "routes" || !this.config.configureRoutes || resource.description !== ROUTE_DESCRIPTION) return undefined;
+    if (resource.kind !== "routes" || !this.config.configureRoutes || resource.description !== ROUTE_DESCRIPTION)
+      return undefined;
     const prefix = `${this.config.clusterName.slice(0, 26)}-`;
     const uid = resource.name.startsWith(prefix) ? resource.name.slice(prefix.length) : "";
     const node = UUID.test(uid) ? this.cluster.nodes.get(uid) : undefined;
@@ -284,7 +313,11 @@ export function leakCounts(leaks: readonly Leak[]): Array<{ kind: ResourceKind; 
   const counts: Array<{ kind: ResourceKind; proof: Proof; count: number }> = [];
   for (const kind of RESOURCE_KINDS) {
     for (const proof of ["proven", "unproven"] as const) {
-      counts.push({ kind, proof, count: leaks.filter((leak) => leak.resource.kind === kind && leak.proof === proof).length });
+      counts.push({
+        kind,
+        proof,
+        count: leaks.filter((leak) => leak.resource.kind === kind && leak.proof === proof).length,
+      });
     }
   }
   return counts;

@@ -36,7 +36,12 @@ export interface Detection {
 /** The evidence a snapshot of the cluster gives: Service UIDs (and whose class), Node UIDs. */
 export function clusterFacts(snapshot: ClusterSnapshot, loadBalancerClasses: readonly string[]): ClusterFacts {
   return {
-    services: new Map(snapshot.services.map((service) => [`${service.namespace}/${service.name}`, { uid: service.uid, foreign: classOwnership(service, loadBalancerClasses) === "foreign" }])),
+    services: new Map(
+      snapshot.services.map((service) => [
+        `${service.namespace}/${service.name}`,
+        { uid: service.uid, foreign: classOwnership(service, loadBalancerClasses) === "foreign" },
+      ]),
+    ),
     nodes: new Map(snapshot.nodes.map((node) => [node.uid, node.name])),
   };
 }

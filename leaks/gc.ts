@@ -25,7 +25,10 @@ export function planGc(leaks: readonly Leak[], request: GcRequest): GcPlan {
       const problems: string[] = [];
       for (const id of new Set(request.ids)) {
         const leak = byId.get(id);
-        if (leak === undefined) problems.push(`${id}: not a leak of this cluster (a stack owns it, it is gone, or nothing ties it to this cluster)`);
+        if (leak === undefined)
+          problems.push(
+            `${id}: not a leak of this cluster (a stack owns it, it is gone, or nothing ties it to this cluster)`,
+          );
         else if (leak.proof !== "proven") problems.push(`${id}: unproven, never deleted: ${leak.why}`);
       }
       if (problems.length > 0) return { kind: "refuse", problems };
@@ -68,7 +71,8 @@ export function formatLeaks(leaks: readonly Leak[]): string[] {
   return lines;
 }
 
-export type DeleteOutcome = { leak: Leak; result: "deleted" | "absent" } | { leak: Leak; result: "failed"; error: string };
+export type DeleteOutcome =
+  { leak: Leak; result: "deleted" | "absent" } | { leak: Leak; result: "failed"; error: string };
 
 export function formatOutcomes(outcomes: readonly DeleteOutcome[], unproven: number): string[] {
   const lines = outcomes.map((outcome) => {

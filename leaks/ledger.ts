@@ -40,7 +40,8 @@ export function parseLedger(data: Readonly<Record<string, string>> | undefined):
     }
     if (typeof parsed !== "object" || parsed === null) continue;
     const { clusterId, service, uid } = parsed as Record<string, unknown>;
-    if (typeof clusterId === "string" && typeof service === "string" && typeof uid === "string") entries.set(lb, { clusterId, service, uid });
+    if (typeof clusterId === "string" && typeof service === "string" && typeof uid === "string")
+      entries.set(lb, { clusterId, service, uid });
   }
   return entries;
 }
@@ -77,13 +78,24 @@ export type ClusterIdDecision = { kind: "ours" } | { kind: "claim" } | { kind: "
  * (`services`: `ns/name` → its spec.loadBalancerClass, undefined for none). Otherwise this daemon
  * claims them, unless its claim is already there.
  */
-export function decideClusterId(ledger: LedgerClaim, claimant: Claimant, clusterUid: string, services: ReadonlyMap<string, string | undefined>): ClusterIdDecision {
+export function decideClusterId(
+  ledger: LedgerClaim,
+  claimant: Claimant,
+  clusterUid: string,
+  services: ReadonlyMap<string, string | undefined>,
+): ClusterIdDecision {
   const where = `ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`;
-  const handled = (key: string): boolean => services.has(key) && (services.get(key) === undefined || claimant.loadBalancerClasses.includes(services.get(key) ?? ""));
+  const handled = (key: string): boolean =>
+    services.has(key) &&
+    (services.get(key) === undefined || claimant.loadBalancerClasses.includes(services.get(key) ?? ""));
   const evidence = new Map<string, string>();
   for (const [clusterId, classes] of [...ledger.claims].sort(([a], [b]) => a.localeCompare(b))) {
     const shared = classes.filter((name) => claimant.loadBalancerClasses.includes(name));
-    if (clusterId !== claimant.clusterId && shared.length > 0) evidence.set(clusterId, `annotation ${CLAIM_ANNOTATION_PREFIX}${clusterId} of ${where}, load balancer class ${shared.join(", ")}`);
+    if (clusterId !== claimant.clusterId && shared.length > 0)
+      evidence.set(
+        clusterId,
+        `annotation ${CLAIM_ANNOTATION_PREFIX}${clusterId} of ${where}, load balancer class ${shared.join(", ")}`,
+      );
   }
   for (const [lb, entry] of [...ledger.entries].sort(([a], [b]) => a.localeCompare(b))) {
     if (entry.clusterId === claimant.clusterId || evidence.has(entry.clusterId) || !handled(entry.service)) continue;
@@ -99,7 +111,11 @@ export function decideClusterId(ledger: LedgerClaim, claimant: Claimant, cluster
     };
   }
   const ours = ledger.claims.get(claimant.clusterId);
-  return ours !== undefined && ours.length === claimant.loadBalancerClasses.length && ours.every((name, index) => name === claimant.loadBalancerClasses[index]) ? { kind: "ours" } : { kind: "claim" };
+  return ours !== undefined &&
+    ours.length === claimant.loadBalancerClasses.length &&
+    ours.every((name, index) => name === claimant.loadBalancerClasses[index])
+    ? { kind: "ours" }
+    : { kind: "claim" };
 }
 
 /** The claims among a ConfigMap's annotations; a value that is not a list of strings claims nothing. */
@@ -113,7 +129,8 @@ export function parseClaims(annotations: Readonly<Record<string, string>> | unde
     } catch {
       continue;
     }
-    if (Array.isArray(parsed) && parsed.every((name): name is string => typeof name === "string")) claims.set(key.slice(CLAIM_ANNOTATION_PREFIX.length), parsed);
+    if (Array.isArray(parsed) && parsed.every((name): name is string => typeof name === "string"))
+      claims.set(key.slice(CLAIM_ANNOTATION_PREFIX.length), parsed);
   }
   return claims;
 }
@@ -138,11 +155,17 @@ export function listServiceClasses(core: k8s.CoreV1Api): ServiceClasses {
     } catch (error) {
       throw kubeError("listing Services for the clusterId claim", error);
     }
-    return new Map(list.items.map((service) => [`${service.metadata?.namespace ?? ""}/${service.metadata?.name ?? ""}`, service.spec?.loadBalancerClass]));
+    return new Map(
+      list.items.map((service) => [
+        `${service.metadata?.namespace ?? ""}/${service.metadata?.name ?? ""}`,
+        service.spec?.loadBalancerClass,
+      ]),
+    );
   };
 }
 
-const mergePatch = (): ReturnType<typeof k8s.setHeaderOptions> => k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+const mergePatch = (): ReturnType<typeof k8s.setHeaderOptions> =>
+  k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
 
 /**
  * The ledger over the apiserver. Entries are added and removed with JSON merge patches of single
@@ -164,7 +187,8 @@ export class ConfigMapLedger implements LedgerWriter {
     try {
       configMap = await this.core.readNamespacedConfigMap(LEDGER_CONFIGMAP);
     } catch (error) {
-      if (kubeStatusCode(error) !== 404) throw kubeError(`reading ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`, error);
+      if (kubeStatusCode(error) !== 404)
+        throw kubeError(`reading ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`, error);
       this.known = new Map();
       return new Map();
     }
@@ -179,20 +203,39 @@ export class ConfigMapLedger implements LedgerWriter {
     try {
       configMap = await this.core.readNamespacedConfigMap(LEDGER_CONFIGMAP);
     } catch (error) {
-      if (kubeStatusCode(error) !== 404) throw kubeError(`reading ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`, error);
+      if (kubeStatusCode(error) !== 404)
+        throw kubeError(`reading ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`, error);
       return { claims: new Map(), entries: new Map(), resourceVersion: undefined };
     }
-    return { claims: parseClaims(configMap.metadata?.annotations), entries: parseLedger(configMap.data), resourceVersion: configMap.metadata?.resourceVersion };
+    return {
+      claims: parseClaims(configMap.metadata?.annotations),
+      entries: parseLedger(configMap.data),
+      resourceVersion: configMap.metadata?.resourceVersion,
+    };
   }
 
   /** The decision on what the ConfigMap says now; the Services are listed only when another clusterId wrote entries. */
-  private async decide(claim: LedgerClaim, loadBalancerClasses: readonly string[], clusterUid: string, services: ServiceClasses): Promise<ClusterIdDecision> {
+  private async decide(
+    claim: LedgerClaim,
+    loadBalancerClasses: readonly string[],
+    clusterUid: string,
+    services: ServiceClasses,
+  ): Promise<ClusterIdDecision> {
     const others = [...claim.entries.values()].some((entry) => entry.clusterId !== this.clusterId);
-    return decideClusterId(claim, { clusterId: this.clusterId, loadBalancerClasses }, clusterUid, others ? await services() : new Map());
+    return decideClusterId(
+      claim,
+      { clusterId: this.clusterId, loadBalancerClasses },
+      clusterUid,
+      others ? await services() : new Map(),
+    );
   }
 
   /** `dccm gc`, `dccm adopt`: refuses (ClusterIdRefusedError) when this cluster's Services are managed under another clusterId; writes nothing. */
-  async verifyClusterId(loadBalancerClasses: readonly string[], clusterUid: string, services: ServiceClasses): Promise<void> {
+  async verifyClusterId(
+    loadBalancerClasses: readonly string[],
+    clusterUid: string,
+    services: ServiceClasses,
+  ): Promise<void> {
     const decision = await this.decide(await this.readClaim(), loadBalancerClasses, clusterUid, services);
     if (decision.kind === "refuse") throw new ClusterIdRefusedError(decision.message);
   }
@@ -202,7 +245,11 @@ export class ConfigMapLedger implements LedgerWriter {
    * cluster's Services are managed under another clusterId, else writes our claim. The write is
    * conditional on the version read, so of two daemons claiming at once one reads the other's claim.
    */
-  async claimClusterId(loadBalancerClasses: readonly string[], clusterUid: string, services: ServiceClasses): Promise<void> {
+  async claimClusterId(
+    loadBalancerClasses: readonly string[],
+    clusterUid: string,
+    services: ServiceClasses,
+  ): Promise<void> {
     const where = `ConfigMap ${LEDGER_CONFIGMAP.namespace}/${LEDGER_CONFIGMAP.name}`;
     const what = `claiming this cluster's Services for clusterId ${this.clusterId} in ${where}`;
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -213,9 +260,15 @@ export class ConfigMapLedger implements LedgerWriter {
       const annotations = { [`${CLAIM_ANNOTATION_PREFIX}${this.clusterId}`]: JSON.stringify(loadBalancerClasses) };
       try {
         if (claim.resourceVersion === undefined) {
-          await this.core.createNamespacedConfigMap({ namespace: LEDGER_CONFIGMAP.namespace, body: { metadata: { ...LEDGER_CONFIGMAP, annotations } } });
+          await this.core.createNamespacedConfigMap({
+            namespace: LEDGER_CONFIGMAP.namespace,
+            body: { metadata: { ...LEDGER_CONFIGMAP, annotations } },
+          });
         } else {
-          await this.core.patchNamespacedConfigMap({ ...LEDGER_CONFIGMAP, body: { metadata: { annotations, resourceVersion: claim.resourceVersion } } }, mergePatch());
+          await this.core.patchNamespacedConfigMap(
+            { ...LEDGER_CONFIGMAP, body: { metadata: { annotations, resourceVersion: claim.resourceVersion } } },
+            mergePatch(),
+          );
         }
         return;
       } catch (error) {
@@ -250,9 +303,14 @@ export class ConfigMapLedger implements LedgerWriter {
 
   async forget(serviceKey: string): Promise<void> {
     const entries = await this.read();
-    const gone = [...entries].filter(([, entry]) => entry.service === serviceKey && entry.clusterId === this.clusterId).map(([lb]) => lb);
+    const gone = [...entries]
+      .filter(([, entry]) => entry.service === serviceKey && entry.clusterId === this.clusterId)
+      .map(([lb]) => lb);
     if (gone.length === 0) return;
-    await this.patch(Object.fromEntries(gone.map((lb) => [lb, null])), `dropping the load balancers of Service ${serviceKey}`);
+    await this.patch(
+      Object.fromEntries(gone.map((lb) => [lb, null])),
+      `dropping the load balancers of Service ${serviceKey}`,
+    );
     for (const lb of gone) this.known?.delete(lb);
   }
 
@@ -266,10 +324,15 @@ export class ConfigMapLedger implements LedgerWriter {
         if (kubeStatusCode(error) !== 404) throw kubeError(`${what} in ${where}`, error);
       }
       // Removing from a ConfigMap that does not exist: nothing to remove.
-      const added = Object.fromEntries(Object.entries(data).filter((entry): entry is [string, string] => entry[1] !== null));
+      const added = Object.fromEntries(
+        Object.entries(data).filter((entry): entry is [string, string] => entry[1] !== null),
+      );
       if (Object.keys(added).length === 0) return;
       try {
-        await this.core.createNamespacedConfigMap({ namespace: LEDGER_CONFIGMAP.namespace, body: { metadata: { ...LEDGER_CONFIGMAP }, data: added } });
+        await this.core.createNamespacedConfigMap({
+          namespace: LEDGER_CONFIGMAP.namespace,
+          body: { metadata: { ...LEDGER_CONFIGMAP }, data: added },
+        });
         return;
       } catch (error) {
         // Created meanwhile by another writer: patch it.

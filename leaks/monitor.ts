@@ -67,8 +67,16 @@ export class LeakMonitor {
     for (const { kind, proof, count } of leakCounts(leaks)) metrics.leakedResources.set({ kind, proof }, count);
     metrics.leakChecks.inc({ result: "ok" });
     if (leaks.length > 0) {
-      logger.warn({ leaks: leaks.map((leak) => ({ resource: resourceId(leak.resource), proof: leak.proof, why: leak.why })) }, "GCE resources of this cluster owned by no stack");
-      await this.options.events.record({ kind: "Namespace", namespace: "kube-system", name: "kube-system", uid: this.options.clusterUid }, "Warning", LEAK_EVENT_REASON, leakMessage(leaks));
+      logger.warn(
+        { leaks: leaks.map((leak) => ({ resource: resourceId(leak.resource), proof: leak.proof, why: leak.why })) },
+        "GCE resources of this cluster owned by no stack",
+      );
+      await this.options.events.record(
+        { kind: "Namespace", namespace: "kube-system", name: "kube-system", uid: this.options.clusterUid },
+        "Warning",
+        LEAK_EVENT_REASON,
+        leakMessage(leaks),
+      );
     }
     return leaks;
   }
@@ -104,7 +112,12 @@ export function daemonLeakMonitor(args: {
         compute,
         project: config.project,
         region: config.region,
-        config: { clusterId: config.clusterId, clusterUid: args.clusterUid, clusterName: config.clusterName, configureRoutes: config.configureRoutes },
+        config: {
+          clusterId: config.clusterId,
+          clusterUid: args.clusterUid,
+          clusterName: config.clusterName,
+          configureRoutes: config.configureRoutes,
+        },
         clusterUid: args.clusterUid,
         ledger: args.ledger,
         reader: () => args.runner.stackReader(),

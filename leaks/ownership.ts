@@ -45,7 +45,11 @@ const EXPORTS_AT_ONCE = 2;
  * backend or config is another cluster's: nothing it says can be trusted, so this throws
  * ForeignStackError rather than return a partial answer.
  */
-export async function readOwnership(reader: Pick<StackReader, "listStacks" | "exportStack">, clusterUid: string, signal?: AbortSignal): Promise<Ownership> {
+export async function readOwnership(
+  reader: Pick<StackReader, "listStacks" | "exportStack">,
+  clusterUid: string,
+  signal?: AbortSignal,
+): Promise<Ownership> {
   const stacks = [...(await reader.listStacks())].sort();
   const owned = new Set<string>();
   let clusterStackUid: string | undefined;

@@ -54,7 +54,8 @@ function list(raw: RawConfig, key: ConfigKey, problems: string[]): string[] | un
       .split(",")
       .map((item) => item.trim())
       .filter((item) => item !== "");
-  if (Array.isArray(value) && value.every((item): item is string => typeof item === "string")) return value.map((item) => item.trim()).filter((item) => item !== "");
+  if (Array.isArray(value) && value.every((item): item is string => typeof item === "string"))
+    return value.map((item) => item.trim()).filter((item) => item !== "");
   problems.push(`${key}: expected a list of strings or a comma-separated string, got ${JSON.stringify(value)}`);
   return undefined;
 }
@@ -69,7 +70,12 @@ function bool(raw: RawConfig, key: ConfigKey, fallback: boolean, problems: strin
 }
 
 /** One of the listed words, exactly (case matters: they are the stock CCM's). */
-function oneOf<T extends string>(raw: RawConfig, key: ConfigKey, allowed: readonly T[], problems: string[]): T | undefined {
+function oneOf<T extends string>(
+  raw: RawConfig,
+  key: ConfigKey,
+  allowed: readonly T[],
+  problems: string[],
+): T | undefined {
   const value = text(raw, key, problems);
   if (value === undefined) return undefined;
   if ((allowed as readonly string[]).includes(value)) return value as T;
@@ -78,14 +84,19 @@ function oneOf<T extends string>(raw: RawConfig, key: ConfigKey, allowed: readon
 }
 
 /** configureRoutes, podCIDRSource and podCIDRStack, which decide together how pods are reached. */
-function podCIDRKeys(raw: RawConfig, problems: string[]): Pick<Config, "configureRoutes" | "podCIDRSource" | "podCIDRStack"> {
+function podCIDRKeys(
+  raw: RawConfig,
+  problems: string[],
+): Pick<Config, "configureRoutes" | "podCIDRSource" | "podCIDRStack"> {
   const podCIDRSource = oneOf(raw, "podCIDRSource", POD_CIDR_SOURCES, problems) ?? "none";
   const podCIDRStack = oneOf(raw, "podCIDRStack", POD_CIDR_STACKS, problems);
   // Alias IP ranges are routed by the VPC itself (subnet routes of the secondary ranges), and GCE
   // refuses a custom route as specific as a subnet route: in `cloud` mode there are no routes.
   const configureRoutes = bool(raw, "configureRoutes", podCIDRSource !== "cloud", problems);
-  if (podCIDRSource === "cloud" && configureRoutes) problems.push("configureRoutes: must be false with podCIDRSource cloud (the VPC routes alias IP ranges itself)");
-  if (podCIDRStack !== undefined && podCIDRSource !== "cloud") problems.push("podCIDRStack: only used with podCIDRSource cloud, which is not set");
+  if (podCIDRSource === "cloud" && configureRoutes)
+    problems.push("configureRoutes: must be false with podCIDRSource cloud (the VPC routes alias IP ranges itself)");
+  if (podCIDRStack !== undefined && podCIDRSource !== "cloud")
+    problems.push("podCIDRStack: only used with podCIDRSource cloud, which is not set");
   return {
     configureRoutes,
     ...(podCIDRSource === "cloud" ? { podCIDRSource } : {}),
@@ -97,9 +108,12 @@ function podCIDRKeys(raw: RawConfig, problems: string[]): Pick<Config, "configur
 function groupLimit(raw: RawConfig, problems: string[]): number | undefined {
   const value = raw.instanceGroupLimit;
   if (value === undefined || value === null || value === "") return undefined;
-  const number = typeof value === "number" ? value : typeof value === "string" && /^\s*[0-9]+\s*$/.test(value) ? Number(value) : NaN;
+  const number =
+    typeof value === "number" ? value : typeof value === "string" && /^\s*[0-9]+\s*$/.test(value) ? Number(value) : NaN;
   if (Number.isInteger(number) && number >= 1 && number <= INSTANCE_GROUP_MAX_INSTANCES) return number;
-  problems.push(`instanceGroupLimit: expected a whole number from 1 to ${INSTANCE_GROUP_MAX_INSTANCES}, got ${JSON.stringify(value)}`);
+  problems.push(
+    `instanceGroupLimit: expected a whole number from 1 to ${INSTANCE_GROUP_MAX_INSTANCES}, got ${JSON.stringify(value)}`,
+  );
   return undefined;
 }
 
@@ -108,7 +122,14 @@ function checkClusterNames(clusterName: string, clusterId: string, problems: str
   if (clusterName !== "" && !isValidGceName(routeName(clusterName, "0"))) {
     problems.push(`clusterName: "${clusterName}" must be lowercase letters, digits and dashes, starting with a letter`);
   }
-  if (clusterId !== "" && !(isValidGceName(instanceGroupName(clusterId)) && isValidGceName(instanceGroupName(clusterId, 999_999)) && isValidGceName(nodeHealthCheckFirewallName(clusterId)))) {
+  if (
+    clusterId !== "" &&
+    !(
+      isValidGceName(instanceGroupName(clusterId)) &&
+      isValidGceName(instanceGroupName(clusterId, 999_999)) &&
+      isValidGceName(nodeHealthCheckFirewallName(clusterId))
+    )
+  ) {
     problems.push(`clusterId: "${clusterId}" must be lowercase letters, digits and dashes, at most 46 characters`);
   }
 }
@@ -118,8 +139,10 @@ function instanceGroupZonesOf(raw: RawConfig, region: string, problems: string[]
   const zones = list(raw, "instanceGroupZones", problems);
   if (zones === undefined || zones.length === 0) return undefined;
   for (const zone of zones) {
-    if (!/^[a-z]+-[a-z]+[0-9]+-[a-z]$/.test(zone)) problems.push(`instanceGroupZones: "${zone}" is not a GCP zone (like us-central1-a)`);
-    else if (region !== "" && zone.slice(0, zone.lastIndexOf("-")) !== region) problems.push(`instanceGroupZones: "${zone}" is not in region ${region}`);
+    if (!/^[a-z]+-[a-z]+[0-9]+-[a-z]$/.test(zone))
+      problems.push(`instanceGroupZones: "${zone}" is not a GCP zone (like us-central1-a)`);
+    else if (region !== "" && zone.slice(0, zone.lastIndexOf("-")) !== region)
+      problems.push(`instanceGroupZones: "${zone}" is not in region ${region}`);
   }
   return [...new Set(zones)].sort();
 }
@@ -133,7 +156,8 @@ function checkClusterCidr(clusterCIDR: string | undefined, problems: string[]): 
 export function parseConfig(raw: RawConfig): Config {
   const problems: string[] = [];
   for (const key of Object.keys(raw)) {
-    if (!(CONFIG_KEYS as readonly string[]).includes(key)) problems.push(`${key}: unknown key (known: ${CONFIG_KEYS.join(", ")})`);
+    if (!(CONFIG_KEYS as readonly string[]).includes(key))
+      problems.push(`${key}: unknown key (known: ${CONFIG_KEYS.join(", ")})`);
   }
   const project = text(raw, "project", problems) ?? "";
   const region = text(raw, "region", problems) ?? "";
@@ -158,20 +182,25 @@ export function parseConfig(raw: RawConfig): Config {
     clusterName: clusterName !== "",
     clusterId: clusterId !== "",
   };
-  for (const key of REQUIRED) if (!present[key] && !problems.some((problem) => problem.startsWith(`${key}:`))) problems.push(`${key}: required`);
+  for (const key of REQUIRED)
+    if (!present[key] && !problems.some((problem) => problem.startsWith(`${key}:`))) problems.push(`${key}: required`);
 
-  if (project !== "" && !/^(?:[a-z][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]$/.test(project)) problems.push(`project: "${project}" is not a GCP project ID`);
-  if (region !== "" && !/^[a-z]+-[a-z]+[0-9]+$/.test(region)) problems.push(`region: "${region}" is not a GCP region (like us-central1)`);
+  if (project !== "" && !/^(?:[a-z][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]$/.test(project))
+    problems.push(`project: "${project}" is not a GCP project ID`);
+  if (region !== "" && !/^[a-z]+-[a-z]+[0-9]+$/.test(region))
+    problems.push(`region: "${region}" is not a GCP region (like us-central1)`);
   for (const [key, value] of [
     ["network", network],
     ["subnetwork", subnetwork],
   ] as const) {
-    if (value !== undefined && value !== "" && !isValidGceName(value)) problems.push(`${key}: "${value}" is not a valid GCE name`);
+    if (value !== undefined && value !== "" && !isValidGceName(value))
+      problems.push(`${key}: "${value}" is not a valid GCE name`);
   }
   for (const tag of nodeTags) if (!isValidGceName(tag)) problems.push(`nodeTags: "${tag}" is not a valid network tag`);
   checkClusterNames(clusterName, clusterId, problems);
   checkClusterCidr(clusterCIDR, problems);
-  if (backendText !== "backend-service" && backendText !== "target-pool") problems.push(`backendMode: "${backendText}" is not backend-service or target-pool`);
+  if (backendText !== "backend-service" && backendText !== "target-pool")
+    problems.push(`backendMode: "${backendText}" is not backend-service or target-pool`);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     project,

@@ -5,7 +5,17 @@
 import { HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
 import { assignGroups } from "./groups";
 import { BACKEND_SERVICE_MAX_BACKENDS, INSTANCE_GROUP_MAX_INSTANCES } from "./limits";
-import { CLUSTER_STACK, clusterDescription, instanceGroupIndex, instanceGroupName, nodeHealthCheckFirewallName, isValidGceName, ROUTE_DESCRIPTION, routeName, serviceKey } from "./names";
+import {
+  CLUSTER_STACK,
+  clusterDescription,
+  instanceGroupIndex,
+  instanceGroupName,
+  nodeHealthCheckFirewallName,
+  isValidGceName,
+  ROUTE_DESCRIPTION,
+  routeName,
+  serviceKey,
+} from "./names";
 import { cidrContains, parseCidr4, type Cidr4 } from "./net";
 import { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
 import { allowPriority, serviceShape, sharedNodeHealthCheck, withBackends, type Backends } from "./service";
@@ -87,7 +97,11 @@ function byZoneIndex<T>(entries: Iterable<[string, T]>, clusterId: string): Map<
   return out;
 }
 
-function instanceGroups(backends: readonly InstanceRef[], config: Config, observed: ObservedCloud): InstanceGroupSpec[] {
+function instanceGroups(
+  backends: readonly InstanceRef[],
+  config: Config,
+  observed: ObservedCloud,
+): InstanceGroupSpec[] {
   // A configured zone's first group stands like one an applied Service stack names: declared, empty or not.
   const standingZones = new Set([...observed.referencedZones, ...(config.instanceGroupZones ?? [])]);
   const byZone = new Map<string, string[]>();
@@ -139,7 +153,9 @@ function routes(located: readonly LocatedNode[], config: Config, warnings: strin
       continue;
     }
     if (clusterCidr !== undefined && !cidrContains(clusterCidr, parsed.cidr)) {
-      warnings.push(`node ${node.name}: spec.podCIDRs: ${parsed.canonical} is outside clusterCIDR ${config.clusterCIDR}`);
+      warnings.push(
+        `node ${node.name}: spec.podCIDRs: ${parsed.canonical} is outside clusterCIDR ${config.clusterCIDR}`,
+      );
       continue;
     }
     const name = routeName(config.clusterName, node.uid);
@@ -165,12 +181,19 @@ function instanceId(instance: InstanceRef): string {
 }
 
 /** Nodes with their GCE instance, less those whose instance GCE says is gone. */
-function presentNodes(nodes: readonly NodeInfo[], config: Config, observed: ObservedCloud, warnings: string[]): LocatedNode[] {
+function presentNodes(
+  nodes: readonly NodeInfo[],
+  config: Config,
+  observed: ObservedCloud,
+  warnings: string[],
+): LocatedNode[] {
   const gone = new Set(observed.goneInstances.map(instanceId));
   return locateNodes(nodes, config, warnings).filter(({ node, instance }) => {
     if (!gone.has(instanceId(instance))) return true;
     // A group naming a deleted VM cannot be written at all: one such Node would stop every Node's changes.
-    warnings.push(`node ${node.name}: instance ${instanceId(instance)} does not exist in GCE; left out of instance groups and routes`);
+    warnings.push(
+      `node ${node.name}: instance ${instanceId(instance)} does not exist in GCE; left out of instance groups and routes`,
+    );
     return false;
   });
 }
@@ -200,25 +223,40 @@ export function nodePart(nodes: readonly NodeInfo[], config: Config, observed: O
     .filter(({ node }) => isBackendNode(node))
     .map(({ instance }) => instance)
     .sort(compareInstances);
-  const zones = [...new Set([...instances.map((instance) => instance.zone), ...(config.instanceGroupZones ?? [])])].sort(compareText);
+  const zones = [
+    ...new Set([...instances.map((instance) => instance.zone), ...(config.instanceGroupZones ?? [])]),
+  ].sort(compareText);
   const groups = instanceGroups(instances, config, observed);
   const zoneSet = new Set(zones);
   const backendGroupRefs = groups
     .filter((group) => zoneSet.has(group.zone) && (group.index === undefined || group.instances.length > 0))
-    .map((group) => ({ zone: group.zone, name: group.name, ...(group.index === undefined ? {} : { index: group.index }) }));
+    .map((group) => ({
+      zone: group.zone,
+      name: group.name,
+      ...(group.index === undefined ? {} : { index: group.index }),
+    }));
   const routeSpecs = routes(located, config, warnings);
-  return { backends: { zones, instances }, groups, backendGroupRefs, routes: routeSpecs, warnings: warnings.sort(compareText) };
+  return {
+    backends: { zones, instances },
+    groups,
+    backendGroupRefs,
+    routes: routeSpecs,
+    warnings: warnings.sort(compareText),
+  };
 }
 
 /** One Service read on its own: not ours, rejected, or its desired state before uniqueness and backends. */
-export type ServicePlan = { kind: "ignored" } | { kind: "rejected"; rejections: Rejection[] } | { kind: "planned"; desired: ServiceDesired };
+export type ServicePlan =
+  { kind: "ignored" } | { kind: "rejected"; rejections: Rejection[] } | { kind: "planned"; desired: ServiceDesired };
 
 export function planService(service: ServiceInfo, config: Config, denyRulesHeld: ReadonlySet<string>): ServicePlan {
   const malformed = malformedService(service, config);
   if (malformed !== undefined) return { kind: "rejected", rejections: [malformed] };
   if (!wantsLoadBalancer(service, config)) return { kind: "ignored" };
   const outcome = serviceShape(service, config, denyRulesHeld.has(serviceKey(service.namespace, service.name)));
-  return outcome.ok ? { kind: "planned", desired: outcome.desired } : { kind: "rejected", rejections: outcome.rejections };
+  return outcome.ok
+    ? { kind: "planned", desired: outcome.desired }
+    : { kind: "rejected", rejections: outcome.rejections };
 }
 
 /** UIDs that agree in their first 31 hex digits give one GCE name: the first Service by key (`owner`) keeps it. */
@@ -235,7 +273,10 @@ export function lbNameTaken(service: ServiceDesired, owner: string): Rejection {
  * service lists its groups (backendGroups) only when a zone has more than one; more than GCE allows
  * in one backend service rejects the Service.
  */
-export function placeService(planned: ServiceDesired, nodes: NodePart): { ok: true; desired: ServiceDesired } | { ok: false; rejection: Rejection } {
+export function placeService(
+  planned: ServiceDesired,
+  nodes: NodePart,
+): { ok: true; desired: ServiceDesired } | { ok: false; rejection: Rejection } {
   const service = withBackends(planned, nodes.backends);
   if (service.backend !== "backend-service") return { ok: true, desired: service };
   const refs = nodes.backendGroupRefs;
@@ -245,11 +286,19 @@ export function placeService(planned: ServiceDesired, nodes: NodePart): { ok: tr
       rejection: {
         service: service.key,
         field: "backends",
-        message: `Service ${service.key}: its nodes need ${refs.length} instance groups, ` + `more than the ${BACKEND_SERVICE_MAX_BACKENDS} backends GCE allows in one backend service`,
+        message:
+          `Service ${service.key}: its nodes need ${refs.length} instance groups, ` +
+          `more than the ${BACKEND_SERVICE_MAX_BACKENDS} backends GCE allows in one backend service`,
       },
     };
   }
-  return { ok: true, desired: refs.length > service.backendZones.length ? { ...service, backendGroups: refs.map((ref) => ({ ...ref })) } : service };
+  return {
+    ok: true,
+    desired:
+      refs.length > service.backendZones.length
+        ? { ...service, backendGroups: refs.map((ref) => ({ ...ref })) }
+        : service,
+  };
 }
 
 /** A Service that needs the legacy node health check (a target pool on the shared check). */
@@ -258,7 +307,12 @@ export function usesLegacyHealthCheck(service: ServiceDesired): boolean {
 }
 
 /** The cluster stack's slice; `legacyHealthCheckUsed`: some desired Service usesLegacyHealthCheck. */
-export function clusterDesired(config: Config, nodes: NodePart, observed: ObservedCloud, legacyHealthCheckUsed: boolean): ClusterDesired {
+export function clusterDesired(
+  config: Config,
+  nodes: NodePart,
+  observed: ObservedCloud,
+  legacyHealthCheckUsed: boolean,
+): ClusterDesired {
   return {
     stack: CLUSTER_STACK,
     project: config.project,
@@ -277,7 +331,10 @@ export function clusterDesired(config: Config, nodes: NodePart, observed: Observ
       // moves above them as the stock CCM's does (ensureHTTPHealthCheckFirewall, allowPriority):
       // the checkers' probes go to each load balancer's IP, which a deny rule at 1000 would win.
       // With them off, it stays above while a Service stack may still hold one (ObservedCloud).
-      priority: (observed.denyRulesHeld ?? []).length > 0 || observed.denyRulesUnread === true ? FIREWALL_PRIORITY_ALLOW_ABOVE_DENY : allowPriority(config, "EXTERNAL"),
+      priority:
+        (observed.denyRulesHeld ?? []).length > 0 || observed.denyRulesUnread === true
+          ? FIREWALL_PRIORITY_ALLOW_ABOVE_DENY
+          : allowPriority(config, "EXTERNAL"),
     },
     legacyNodeHealthCheck: observed.legacyHealthCheckReferenced || legacyHealthCheckUsed,
     routes: nodes.routes,
@@ -288,7 +345,11 @@ export function clusterDesired(config: Config, nodes: NodePart, observed: Observ
  * The reference: every piece computed from scratch. watcher/desiredCache.ts keeps the same pieces
  * and recomputes only those a change reaches; a property test holds the two equal.
  */
-export function desiredState(snapshot: ClusterSnapshot, config: Config, observed: ObservedCloud = NOTHING_OBSERVED): DesiredState {
+export function desiredState(
+  snapshot: ClusterSnapshot,
+  config: Config,
+  observed: ObservedCloud = NOTHING_OBSERVED,
+): DesiredState {
   const nodes = nodePart(snapshot.nodes, config, observed);
   const denyRulesHeld = new Set(observed.denyRulesHeld);
   const planned: ServiceDesired[] = [];
@@ -313,5 +374,10 @@ export function desiredState(snapshot: ClusterSnapshot, config: Config, observed
     else rejected.push(placed.rejection);
   }
   rejected.sort(compareRejections);
-  return { cluster: clusterDesired(config, nodes, observed, services.some(usesLegacyHealthCheck)), services, rejected, warnings: nodes.warnings };
+  return {
+    cluster: clusterDesired(config, nodes, observed, services.some(usesLegacyHealthCheck)),
+    services,
+    rejected,
+    warnings: nodes.warnings,
+  };
 }

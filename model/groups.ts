@@ -16,7 +16,10 @@ export function backendGroupKeys(service: ServiceDesired): string[] {
  */
 export function observedReferences(keys: readonly string[]): { referencedZones: string[]; referencedGroups: string[] } {
   const sorted = [...new Set(keys)].sort();
-  return { referencedZones: sorted.filter((key) => !key.includes("/")), referencedGroups: sorted.filter((key) => key.includes("/")) };
+  return {
+    referencedZones: sorted.filter((key) => !key.includes("/")),
+    referencedGroups: sorted.filter((key) => key.includes("/")),
+  };
 }
 
 export interface ZoneGroups {

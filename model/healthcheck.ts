@@ -1,7 +1,12 @@
 import type { HttpHealthCheckSpec } from "./types";
 
 /** Google's health-checker ranges (legacy and current). */
-export const HEALTH_CHECK_SOURCE_RANGES: readonly string[] = ["130.211.0.0/22", "35.191.0.0/16", "209.85.152.0/22", "209.85.204.0/22"];
+export const HEALTH_CHECK_SOURCE_RANGES: readonly string[] = [
+  "130.211.0.0/22",
+  "35.191.0.0/16",
+  "209.85.152.0/22",
+  "209.85.204.0/22",
+];
 
 /**
  * Google's IPv6 health-checker ranges for passthrough load balancers: 2600:1901:8001::/48 for

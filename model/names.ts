@@ -109,7 +109,11 @@ const HASHED_SERVICE_STACK = new RegExp(`^service\\.[a-z0-9.-]+_[0-9a-f]{${STACK
 export function serviceStackName(namespace: string, name: string): string {
   const readable = `service.${namespace}.${name}`;
   if (readable.length <= STACK_NAME_MAX) return readable;
-  const hash = crypto.createHash("sha256").update(serviceKey(namespace, name)).digest("hex").slice(0, STACK_NAME_HASH_LENGTH);
+  const hash = crypto
+    .createHash("sha256")
+    .update(serviceKey(namespace, name))
+    .digest("hex")
+    .slice(0, STACK_NAME_HASH_LENGTH);
   return `${readable.slice(0, STACK_NAME_MAX - 1 - STACK_NAME_HASH_LENGTH)}_${hash}`;
 }
 
@@ -121,7 +125,9 @@ export function parseServiceStack(stack: string): { namespace: string; name: str
 
 /** Whether a stack name is a Service stack's, readable or shortened. */
 export function isServiceStack(stack: string): boolean {
-  return parseServiceStack(stack) !== undefined || (stack.length === STACK_NAME_MAX && HASHED_SERVICE_STACK.test(stack));
+  return (
+    parseServiceStack(stack) !== undefined || (stack.length === STACK_NAME_MAX && HASHED_SERVICE_STACK.test(stack))
+  );
 }
 
 export function serviceKey(namespace: string, name: string): string {
@@ -164,7 +170,11 @@ export function ownedDescription(description: string, owner: OwnerMarker | undef
   if (owner === undefined) return description;
   const parsed = describedObject(description);
   if (parsed === undefined) return description;
-  return JSON.stringify({ ...parsed, [OWNER_CLUSTER_ID_KEY]: owner.clusterId, [OWNER_CLUSTER_UID_KEY]: owner.clusterUid });
+  return JSON.stringify({
+    ...parsed,
+    [OWNER_CLUSTER_ID_KEY]: owner.clusterId,
+    [OWNER_CLUSTER_UID_KEY]: owner.clusterUid,
+  });
 }
 
 /** The owner a description names (both keys, strings), if any. */
@@ -179,7 +189,9 @@ export function describedOwner(description: string): OwnerMarker | undefined {
 export function describedObject(description: string): Record<string, unknown> | undefined {
   try {
     const parsed: unknown = JSON.parse(description);
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -34,7 +34,8 @@ export type CidrParse = { ok: true; cidr: Cidr4; canonical: string } | { ok: fal
 /** Parses `a.b.c.d/n`; host bits are cleared in `canonical` (GCE stores the network address). */
 export function parseCidr4(text: string): CidrParse {
   const trimmed = text.trim();
-  if (looksLikeIPv6(trimmed)) return { ok: false, reason: `"${trimmed}" is an IPv6 range; only IPv4 ranges are supported` };
+  if (looksLikeIPv6(trimmed))
+    return { ok: false, reason: `"${trimmed}" is an IPv6 range; only IPv4 ranges are supported` };
   const slash = trimmed.indexOf("/");
   if (slash < 0) return { ok: false, reason: `"${trimmed}" is not a CIDR (expected a.b.c.d/n)` };
   const ip = parseIPv4(trimmed.slice(0, slash));
@@ -94,7 +95,10 @@ export function parseCidr(text: string): CidrAnyParse {
     const parsed = parseCidr4(trimmed);
     return parsed.ok ? { ok: true, family: "IPv4", canonical: parsed.canonical } : parsed;
   }
-  const bad = { ok: false as const, reason: `"${trimmed}" is not a CIDR (expected a.b.c.d/n or an IPv6 prefix x:x::/n)` };
+  const bad = {
+    ok: false as const,
+    reason: `"${trimmed}" is not a CIDR (expected a.b.c.d/n or an IPv6 prefix x:x::/n)`,
+  };
   const slash = trimmed.indexOf("/");
   const groups = slash < 0 ? undefined : parseIPv6(trimmed.slice(0, slash));
   const prefixText = slash < 0 ? "" : trimmed.slice(slash + 1);

@@ -18,7 +18,10 @@ export interface ObservedService {
  * another controller owns it (MetalLB, another cloud controller, a second dccm), finalizer or not.
  * A Service that is no longer a LoadBalancer has no class (the API clears it): undecidable by class.
  */
-export function classOwnership(service: Pick<ObservedService, "type" | "loadBalancerClass">, classes: readonly string[]): "ours" | "foreign" | "unknown" {
+export function classOwnership(
+  service: Pick<ObservedService, "type" | "loadBalancerClass">,
+  classes: readonly string[],
+): "ours" | "foreign" | "unknown" {
   if (service.loadBalancerClass !== undefined) return classes.includes(service.loadBalancerClass) ? "ours" : "foreign";
   return service.type === "LoadBalancer" ? "ours" : "unknown";
 }
@@ -34,7 +37,12 @@ export interface RemovalPlan {
   announce: boolean;
 }
 
-const NOTHING: RemovalPlan = Object.freeze({ destroy: false, clearIngress: false, removeFinalizer: false, announce: false });
+const NOTHING: RemovalPlan = Object.freeze({
+  destroy: false,
+  clearIngress: false,
+  removeFinalizer: false,
+  announce: false,
+});
 
 /**
  * The removal of a Service's load balancer, once the model no longer wants one for it.
@@ -44,7 +52,12 @@ const NOTHING: RemovalPlan = Object.freeze({ destroy: false, clearIngress: false
  * - The Service itself is written only when it is ours: by class, or (a Service whose type changed,
  *   which has no class any more) by our stack existing for it.
  */
-export function planRemoval(service: ObservedService | undefined, stackExists: boolean, finalizer: string, classes: readonly string[]): RemovalPlan {
+export function planRemoval(
+  service: ObservedService | undefined,
+  stackExists: boolean,
+  finalizer: string,
+  classes: readonly string[],
+): RemovalPlan {
   if (service === undefined) return { ...NOTHING, destroy: stackExists };
   const hasFinalizer = service.finalizers.includes(finalizer);
   switch (classOwnership(service, classes)) {
@@ -54,10 +67,20 @@ export function planRemoval(service: ObservedService | undefined, stackExists: b
     case "ours":
       // A LoadBalancer of our class the model does not want is one being deleted.
       if (!service.deleting) return NOTHING;
-      return { destroy: stackExists, clearIngress: false, removeFinalizer: hasFinalizer, announce: stackExists || hasFinalizer };
+      return {
+        destroy: stackExists,
+        clearIngress: false,
+        removeFinalizer: hasFinalizer,
+        announce: stackExists || hasFinalizer,
+      };
     case "unknown":
       if (!stackExists) return NOTHING;
-      return { destroy: true, clearIngress: !service.deleting && service.ingress.length > 0, removeFinalizer: hasFinalizer, announce: true };
+      return {
+        destroy: true,
+        clearIngress: !service.deleting && service.ingress.length > 0,
+        removeFinalizer: hasFinalizer,
+        announce: true,
+      };
   }
 }
 

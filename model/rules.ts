@@ -32,13 +32,18 @@ export type InstanceLookup = { ok: true; instance: InstanceRef } | { ok: false; 
 export function nodeInstance(node: NodeInfo, project: string): InstanceLookup {
   if (node.providerID !== undefined && node.providerID !== "") {
     const id = parseProviderID(node.providerID);
-    if (id === undefined) return { ok: false, reason: `node ${node.name}: spec.providerID "${node.providerID}" is not gce://<project>/<zone>/<name>` };
+    if (id === undefined)
+      return {
+        ok: false,
+        reason: `node ${node.name}: spec.providerID "${node.providerID}" is not gce://<project>/<zone>/<name>`,
+      };
     if (id.project !== project) {
       return { ok: false, reason: `node ${node.name}: instance is in project ${id.project}, not ${project}` };
     }
     return { ok: true, instance: { zone: id.zone, name: id.name } };
   }
   const zone = node.labels[LABEL_ZONE] ?? node.labels[LABEL_ZONE_LEGACY];
-  if (zone === undefined || zone === "") return { ok: false, reason: `node ${node.name}: no spec.providerID and no ${LABEL_ZONE} label` };
+  if (zone === undefined || zone === "")
+    return { ok: false, reason: `node ${node.name}: no spec.providerID and no ${LABEL_ZONE} label` };
   return { ok: true, instance: { zone, name: node.name } };
 }

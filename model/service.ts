@@ -86,7 +86,10 @@ function readTier(service: ServiceInfo, problems: Problems): NetworkTier {
   const value = annotation(service, ANNOTATION_NETWORK_TIER);
   if (value === undefined || value.toLowerCase() === "premium") return "PREMIUM";
   if (value.toLowerCase() === "standard") return "STANDARD";
-  problems.add(`metadata.annotations[${ANNOTATION_NETWORK_TIER}]`, `unknown network tier "${value}" (Premium or Standard)`);
+  problems.add(
+    `metadata.annotations[${ANNOTATION_NETWORK_TIER}]`,
+    `unknown network tier "${value}" (Premium or Standard)`,
+  );
   return "PREMIUM";
 }
 
@@ -109,7 +112,8 @@ function readGlobalAccess(service: ServiceInfo, problems: Problems): boolean {
 
 /** The source ranges as written, and the field they were read from. */
 function rawSourceRanges(service: ServiceInfo): { field: string; raw: string[] } {
-  if (service.loadBalancerSourceRanges.length > 0) return { field: "spec.loadBalancerSourceRanges", raw: service.loadBalancerSourceRanges };
+  if (service.loadBalancerSourceRanges.length > 0)
+    return { field: "spec.loadBalancerSourceRanges", raw: service.loadBalancerSourceRanges };
   const fromAnnotation = annotation(service, ANNOTATION_SOURCE_RANGES);
   if (fromAnnotation === undefined || fromAnnotation === "") return { field: "spec.loadBalancerSourceRanges", raw: [] };
   return { field: `metadata.annotations[${ANNOTATION_SOURCE_RANGES}]`, raw: fromAnnotation.split(",") };
@@ -145,11 +149,21 @@ function readUserIP(service: ServiceInfo, problems: Problems): string | undefine
  * The subnetwork the IPv6 half would use: an internal load balancer's own; for an external one
  * `dccm.io/ipv6-subnet`, else config `subnetwork` (an external IPv6 address comes from a subnet).
  */
-function readIpv6Subnet(service: ServiceInfo, config: Config, scheme: LbScheme, subnetwork: string | undefined, problems: Problems): string | undefined {
+function readIpv6Subnet(
+  service: ServiceInfo,
+  config: Config,
+  scheme: LbScheme,
+  subnetwork: string | undefined,
+  problems: Problems,
+): string | undefined {
   const value = annotation(service, ANNOTATION_IPV6_SUBNET);
   const field = `metadata.annotations[${ANNOTATION_IPV6_SUBNET}]`;
   if (scheme === "INTERNAL") {
-    if (value !== undefined) problems.add(field, `internal load balancers take their subnetwork from metadata.annotations[${ANNOTATION_ILB_SUBNET}]`);
+    if (value !== undefined)
+      problems.add(
+        field,
+        `internal load balancers take their subnetwork from metadata.annotations[${ANNOTATION_ILB_SUBNET}]`,
+      );
     return subnetwork;
   }
   if (value !== undefined && !isValidGceName(value)) problems.add(field, `"${value}" is not a valid subnetwork name`);
@@ -168,7 +182,12 @@ interface Addressing {
 function readAddressing(service: ServiceInfo, families: Families, served: Served, problems: Problems): Addressing {
   if (!families.ipv6) {
     const userIP = readUserIP(service, problems);
-    return { served, sourceRanges: readSourceRanges(service, problems), sourceRanges6: [], ...(userIP !== undefined ? { userIP } : {}) };
+    return {
+      served,
+      sourceRanges: readSourceRanges(service, problems),
+      sourceRanges6: [],
+      ...(userIP !== undefined ? { userIP } : {}),
+    };
   }
   const { field, raw } = rawSourceRanges(service);
   const ranges = readDualSourceRanges(field, raw, served, problems);
@@ -197,7 +216,13 @@ function portSelection(ports: number[], scheme: LbScheme, backend: BackendMode):
   return range;
 }
 
-function readFrontends(service: ServiceInfo, lbName: string, scheme: LbScheme, backend: BackendMode, problems: Problems): FrontendSpec[] {
+function readFrontends(
+  service: ServiceInfo,
+  lbName: string,
+  scheme: LbScheme,
+  backend: BackendMode,
+  problems: Problems,
+): FrontendSpec[] {
   if (service.ports.length === 0) {
     problems.add("spec.ports", "a LoadBalancer Service needs at least one port");
     return [];
@@ -242,7 +267,10 @@ function readHealthCheck(service: ServiceInfo, config: Config, lbName: string, p
   const policy = service.externalTrafficPolicy ?? "Cluster";
   if (policy === "Local") {
     if (!isPort(service.healthCheckNodePort)) {
-      problems.add("spec.healthCheckNodePort", `externalTrafficPolicy Local needs a healthCheckNodePort (got ${service.healthCheckNodePort ?? "none"})`);
+      problems.add(
+        "spec.healthCheckNodePort",
+        `externalTrafficPolicy Local needs a healthCheckNodePort (got ${service.healthCheckNodePort ?? "none"})`,
+      );
     }
     const description = serviceDescription(serviceKey(service.namespace, service.name));
     return { kind: "dedicated", spec: healthCheckSpec(lbName, service.healthCheckNodePort ?? 0, description) };
@@ -266,7 +294,8 @@ function readServiceFields(service: ServiceInfo, config: Config, lbName: string,
   if (scheme === "INTERNAL" && backend === "target-pool") {
     problems.add(`metadata.annotations[${ANNOTATION_BACKEND}]`, "internal load balancers cannot use target pools");
   }
-  const subnetwork = scheme === "INTERNAL" ? (annotation(service, ANNOTATION_ILB_SUBNET) ?? config.subnetwork) : undefined;
+  const subnetwork =
+    scheme === "INTERNAL" ? (annotation(service, ANNOTATION_ILB_SUBNET) ?? config.subnetwork) : undefined;
   if (subnetwork !== undefined && !isValidGceName(subnetwork)) {
     problems.add(`metadata.annotations[${ANNOTATION_ILB_SUBNET}]`, `"${subnetwork}" is not a valid subnetwork name`);
   }
@@ -278,12 +307,29 @@ function readServiceFields(service: ServiceInfo, config: Config, lbName: string,
   const frontends = readFrontends(service, lbName, scheme, backend, problems);
   for (const userIP of [addressing.userIP, addressing.userIP6]) checkSharedUserIP(scheme, userIP, frontends, problems);
   const affinity = service.sessionAffinity ?? "None";
-  if (affinity !== "None" && affinity !== "ClientIP") problems.add("spec.sessionAffinity", `"${affinity}" is not None or ClientIP`);
+  if (affinity !== "None" && affinity !== "ClientIP")
+    problems.add("spec.sessionAffinity", `"${affinity}" is not None or ClientIP`);
   const healthCheck = readHealthCheck(service, config, lbName, problems);
-  return { scheme, networkTier, backend, subnetwork, ipv6Subnet, allowGlobalAccess, addressing, frontends, affinity, healthCheck };
+  return {
+    scheme,
+    networkTier,
+    backend,
+    subnetwork,
+    ipv6Subnet,
+    allowGlobalAccess,
+    addressing,
+    frontends,
+    affinity,
+    healthCheck,
+  };
 }
 
-function checkSharedUserIP(scheme: LbScheme, userIP: string | undefined, frontends: FrontendSpec[], problems: Problems): void {
+function checkSharedUserIP(
+  scheme: LbScheme,
+  userIP: string | undefined,
+  frontends: FrontendSpec[],
+  problems: Problems,
+): void {
   if (scheme === "INTERNAL" && userIP !== undefined && frontends.length > 1) {
     // GCE lets several INTERNAL forwarding rules share an IP only through an address reserved with
     // purpose SHARED_LOADBALANCER_VIP (cloud.google.com/load-balancing/docs/internal#multiple-forwarding-rules);
@@ -299,7 +345,12 @@ function checkSharedUserIP(scheme: LbScheme, userIP: string | undefined, fronten
  * `denyRuleHeld`: the Service's stack, as last applied, still holds a deny rule (ObservedCloud
  * denyRulesHeld): its allow rules stay at 999 until the deny rule is deleted.
  */
-export function serviceDesired(service: ServiceInfo, config: Config, backends: Backends, denyRuleHeld = false): ServiceOutcome {
+export function serviceDesired(
+  service: ServiceInfo,
+  config: Config,
+  backends: Backends,
+  denyRuleHeld = false,
+): ServiceOutcome {
   const outcome = serviceShape(service, config, denyRuleHeld);
   return outcome.ok ? { ok: true, desired: withBackends(outcome.desired, backends) } : outcome;
 }
@@ -326,7 +377,18 @@ export function serviceShape(service: ServiceInfo, config: Config, denyRuleHeld:
   const key = serviceKey(service.namespace, service.name);
   const problems = new Problems(key);
   const lbName = loadBalancerName(service.uid);
-  const { scheme, networkTier, backend, subnetwork, ipv6Subnet, allowGlobalAccess, addressing, frontends, affinity, healthCheck } = readServiceFields(service, config, lbName, problems);
+  const {
+    scheme,
+    networkTier,
+    backend,
+    subnetwork,
+    ipv6Subnet,
+    allowGlobalAccess,
+    addressing,
+    frontends,
+    affinity,
+    healthCheck,
+  } = readServiceFields(service, config, lbName, problems);
   if (problems.list.length > 0) return { ok: false, rejections: problems.list };
   const { served, userIP } = addressing;
 
@@ -348,10 +410,21 @@ export function serviceShape(service: ServiceInfo, config: Config, denyRuleHeld:
     frontends,
     sessionAffinity: affinity === "ClientIP" ? "CLIENT_IP" : "NONE",
     healthCheck,
-    ...ipv4Firewalls(firewallBasis(lbName, description, config, scheme, frontends, healthCheck, denyRuleHeld), addressing),
+    ...ipv4Firewalls(
+      firewallBasis(lbName, description, config, scheme, frontends, healthCheck, denyRuleHeld),
+      addressing,
+    ),
     backendZones: [],
     backendInstances: [],
-    ...(served.ipv6 && ipv6Subnet !== undefined ? { ipv6: ipv6Desired(firewallBasis(lbName, description, config, scheme, frontends, healthCheck, denyRuleHeld), ipv6Subnet, addressing) } : {}),
+    ...(served.ipv6 && ipv6Subnet !== undefined
+      ? {
+          ipv6: ipv6Desired(
+            firewallBasis(lbName, description, config, scheme, frontends, healthCheck, denyRuleHeld),
+            ipv6Subnet,
+            addressing,
+          ),
+        }
+      : {}),
     ...(served.ipv6 && !served.ipv4 ? { ipv6Only: true } : {}),
     ...(served.fallback !== undefined ? { ipv6Fallback: served.fallback } : {}),
   };
@@ -372,12 +445,23 @@ interface FirewallBasis {
   deny: boolean;
 }
 
-function firewallBasis(lbName: string, description: string, config: Config, scheme: LbScheme, frontends: FrontendSpec[], healthCheck: HealthCheckRef, denyRuleHeld: boolean): FirewallBasis {
+function firewallBasis(
+  lbName: string,
+  description: string,
+  config: Config,
+  scheme: LbScheme,
+  frontends: FrontendSpec[],
+  healthCheck: HealthCheckRef,
+  denyRuleHeld: boolean,
+): FirewallBasis {
   return {
     lbName,
     description,
     targetTags: [...config.nodeTags],
-    allows: frontends.map((frontend) => ({ protocol: frontend.protocol.toLowerCase(), ports: collapsePortRanges(frontend.ports) })),
+    allows: frontends.map((frontend) => ({
+      protocol: frontend.protocol.toLowerCase(),
+      ports: collapsePortRanges(frontend.ports),
+    })),
     ...(healthCheck.kind === "dedicated" ? { dedicatedPort: healthCheck.spec.port } : {}),
     healthCheckPort: healthCheck.spec.port,
     external: scheme === "EXTERNAL",
@@ -420,11 +504,22 @@ function destinationOf(userIP: string | undefined): FirewallDestination {
  * load balancer (ensureHTTPHealthCheckFirewall passes the IP), every node IP for an internal one
  * (ensureInternalFirewalls passes none).
  */
-function ipv4Firewalls(basis: FirewallBasis, addressing: Addressing): Pick<ServiceDesired, "firewall" | "healthCheckFirewall" | "denyFirewall"> {
+function ipv4Firewalls(
+  basis: FirewallBasis,
+  addressing: Addressing,
+): Pick<ServiceDesired, "firewall" | "healthCheckFirewall" | "denyFirewall"> {
   const { lbName, description, targetTags, allows, priority } = basis;
   const destination = destinationOf(addressing.userIP);
   return {
-    firewall: { name: trafficFirewallName(lbName), description, sourceRanges: addressing.sourceRanges, targetTags, allows, destination, priority },
+    firewall: {
+      name: trafficFirewallName(lbName),
+      description,
+      sourceRanges: addressing.sourceRanges,
+      targetTags,
+      allows,
+      destination,
+      priority,
+    },
     ...(basis.dedicatedPort !== undefined
       ? {
           healthCheckFirewall: {
@@ -438,7 +533,9 @@ function ipv4Firewalls(basis: FirewallBasis, addressing: Addressing): Pick<Servi
           },
         }
       : {}),
-    ...(basis.deny && addressing.served.ipv4 ? { denyFirewall: denyFirewall(basis, denyFirewallName(lbName), "0.0.0.0/0", destination) } : {}),
+    ...(basis.deny && addressing.served.ipv4
+      ? { denyFirewall: denyFirewall(basis, denyFirewallName(lbName), "0.0.0.0/0", destination) }
+      : {}),
   };
 }
 
@@ -447,8 +544,20 @@ function ipv4Firewalls(basis: FirewallBasis, addressing: Addressing): Pick<Servi
  * towards the load balancer's IP, at 1000 (firewallPriorityDeny), so that no broader allow rule of
  * the VPC opens the IP's other ports; the Service's allow rules sit above it at 999.
  */
-function denyFirewall(basis: FirewallBasis, name: string, everywhere: string, destination: FirewallDestination): DenyFirewallSpec {
-  return { name, description: basis.description, sourceRanges: [everywhere], targetTags: [...basis.targetTags], destination, priority: FIREWALL_PRIORITY_DEFAULT };
+function denyFirewall(
+  basis: FirewallBasis,
+  name: string,
+  everywhere: string,
+  destination: FirewallDestination,
+): DenyFirewallSpec {
+  return {
+    name,
+    description: basis.description,
+    sourceRanges: [everywhere],
+    targetTags: [...basis.targetTags],
+    destination,
+    priority: FIREWALL_PRIORITY_DEFAULT,
+  };
 }
 
 /**
@@ -464,7 +573,15 @@ function ipv6Desired(basis: FirewallBasis, subnetwork: string, addressing: Addre
   return {
     subnetwork,
     ...(addressing.userIP6 !== undefined ? { userIP: addressing.userIP6 } : {}),
-    firewall: { name: ipv6Name(trafficFirewallName(lbName)), description, sourceRanges: addressing.sourceRanges6, targetTags, allows, destination, priority },
+    firewall: {
+      name: ipv6Name(trafficFirewallName(lbName)),
+      description,
+      sourceRanges: addressing.sourceRanges6,
+      targetTags,
+      allows,
+      destination,
+      priority,
+    },
     healthCheckFirewall: {
       name: ipv6Name(serviceHealthCheckFirewallName(lbName)),
       description,
@@ -474,6 +591,8 @@ function ipv6Desired(basis: FirewallBasis, subnetwork: string, addressing: Addre
       ...(basis.external ? { destination } : {}),
       priority,
     },
-    ...(basis.deny ? { denyFirewall: denyFirewall(basis, ipv6Name(denyFirewallName(lbName)), "::/0", destination) } : {}),
+    ...(basis.deny
+      ? { denyFirewall: denyFirewall(basis, ipv6Name(denyFirewallName(lbName)), "::/0", destination) }
+      : {}),
   };
 }

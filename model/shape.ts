@@ -99,9 +99,12 @@ function checkFields(service: ServiceInfo, checker: Checker): void {
   checker.check("spec.externalTrafficPolicy", service.externalTrafficPolicy, "a string", true);
   checker.check("spec.healthCheckNodePort", service.healthCheckNodePort, "a number", true);
   checker.check("spec.loadBalancerIP", service.loadBalancerIP, "a string", true);
-  checker.array("spec.loadBalancerSourceRanges", service.loadBalancerSourceRanges, (field, range) => checker.check(field, range, "a string"));
+  checker.array("spec.loadBalancerSourceRanges", service.loadBalancerSourceRanges, (field, range) =>
+    checker.check(field, range, "a string"),
+  );
   checker.check("spec.sessionAffinity", service.sessionAffinity, "a string", true);
-  if (service.ipFamilies !== undefined) checker.array("spec.ipFamilies", service.ipFamilies, (field, family) => checker.check(field, family, "a string"));
+  if (service.ipFamilies !== undefined)
+    checker.array("spec.ipFamilies", service.ipFamilies, (field, family) => checker.check(field, family, "a string"));
   checker.check("spec.ipFamilyPolicy", service.ipFamilyPolicy, "a string", true);
 }
 
@@ -119,7 +122,10 @@ export function malformedServiceFields(service: ServiceInfo): Rejection | undefi
  * it is never rejected; one whose type or class is itself malformed is rejected, because ignoring it
  * would count as "no load balancer wanted" and could delete one it has.
  */
-export function malformedService(service: ServiceInfo, config: Pick<Config, "loadBalancerClasses">): Rejection | undefined {
+export function malformedService(
+  service: ServiceInfo,
+  config: Pick<Config, "loadBalancerClasses">,
+): Rejection | undefined {
   const checker = new Checker();
   checkSelection(service, checker);
   if (checker.problem !== undefined) return rejection(service, checker.problem);

@@ -330,7 +330,11 @@ export interface ObservedCloud {
   denyRulesUnread?: boolean;
 }
 
-export const NOTHING_OBSERVED: ObservedCloud = { goneInstances: [], referencedZones: [], legacyHealthCheckReferenced: false };
+export const NOTHING_OBSERVED: ObservedCloud = {
+  goneInstances: [],
+  referencedZones: [],
+  legacyHealthCheckReferenced: false,
+};
 
 export interface DesiredState {
   cluster: ClusterDesired;

@@ -45,7 +45,9 @@ export function observedAfterApply(services: readonly ServiceDesired[]): Observe
     goneInstances: [],
     referencedZones,
     ...(referencedGroups.length > 0 ? { referencedGroups } : {}),
-    legacyHealthCheckReferenced: services.some((service) => service.backend === "target-pool" && service.healthCheck.kind === "shared"),
+    legacyHealthCheckReferenced: services.some(
+      (service) => service.backend === "target-pool" && service.healthCheck.kind === "shared",
+    ),
   };
 }
 
@@ -93,7 +95,11 @@ export type StackDecision =
   | { stack: string; service: string; kind: "rejected"; messages: readonly string[]; hasStack: boolean };
 
 /** A Service stack's Service: what the desired state or the stack itself says (a shortened name does not), else what the name says. */
-function serviceKeyOf(stack: string, wanted: Pick<DesiredStacks, "services">, recorded: ReadonlyMap<string, RecordedStack>): string | undefined {
+function serviceKeyOf(
+  stack: string,
+  wanted: Pick<DesiredStacks, "services">,
+  recorded: ReadonlyMap<string, RecordedStack>,
+): string | undefined {
   const known = wanted.services.get(stack) ?? recorded.get(stack)?.service;
   if (known !== undefined) return known;
   const ref = parseServiceStack(stack);
@@ -132,7 +138,8 @@ export function decideStacks(
   }
   for (const [stack, messages] of wanted.rejected) {
     const key = serviceKey(stack);
-    if (key !== undefined) decisions.push({ stack, service: key, kind: "rejected", messages, hasStack: recorded.has(stack) });
+    if (key !== undefined)
+      decisions.push({ stack, service: key, kind: "rejected", messages, hasStack: recorded.has(stack) });
   }
   const byKey = new Map(services.map((info) => [`${info.namespace}/${info.name}`, info]));
   for (const stack of recorded.keys()) {
@@ -142,8 +149,18 @@ export function decideStacks(
     const observed =
       info === undefined
         ? undefined
-        : { type: info.type, ...(info.loadBalancerClass !== undefined ? { loadBalancerClass: info.loadBalancerClass } : {}), finalizers: [], ingress: [], deleting: info.deleting };
-    decisions.push({ stack, service: key, kind: planRemoval(observed, true, LB_FINALIZER, classes).destroy ? "destroy" : "unchanged" });
+        : {
+            type: info.type,
+            ...(info.loadBalancerClass !== undefined ? { loadBalancerClass: info.loadBalancerClass } : {}),
+            finalizers: [],
+            ingress: [],
+            deleting: info.deleting,
+          };
+    decisions.push({
+      stack,
+      service: key,
+      kind: planRemoval(observed, true, LB_FINALIZER, classes).destroy ? "destroy" : "unchanged",
+    });
   }
   return decisions.sort(byStack);
 }
@@ -215,7 +232,8 @@ export function defaultPreviewParallelism(machine: Machine): number {
 export function previewParallelism(flag: string | undefined, fromFile: unknown, machine: Machine): number {
   const [name, value] = flag !== undefined ? ["--parallelism", flag] : ["parallelism", fromFile];
   if (value === undefined || value === null || value === "") return defaultPreviewParallelism(machine);
-  const number = typeof value === "number" ? value : typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+  const number =
+    typeof value === "number" ? value : typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
   if (!(Number.isInteger(number) && number >= 1 && number <= MAX_PREVIEW_PARALLELISM)) {
     throw new Error(`${name}: ${JSON.stringify(value)} is not a whole number from 1 to ${MAX_PREVIEW_PARALLELISM}`);
   }
@@ -259,7 +277,12 @@ export interface ResourceChange {
 }
 
 // create-replacement and delete-replaced are the halves of a replace the engine also reports as one "replace" step.
-const CHANGE_OPS: Readonly<Record<string, ChangeOp>> = { create: "create", update: "update", replace: "replace", delete: "delete" };
+const CHANGE_OPS: Readonly<Record<string, ChangeOp>> = {
+  create: "create",
+  update: "update",
+  replace: "replace",
+  delete: "delete",
+};
 
 /** `a.b[0]["c.d"]` → ["a", "b", 0, "c.d"]. */
 export function parsePropertyPath(path: string): (string | number)[] {
@@ -276,7 +299,12 @@ export function parsePropertyPath(path: string): (string | number)[] {
 function valueAt(root: unknown, path: string): unknown {
   let value: unknown = root;
   for (const part of parsePropertyPath(path)) {
-    if (typeof part === "number" ? !Array.isArray(value) : value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+    if (
+      typeof part === "number"
+        ? !Array.isArray(value)
+        : value === null || typeof value !== "object" || Array.isArray(value)
+    )
+      return undefined;
     value = (value as Record<string | number, unknown>)[part];
   }
   return value;
@@ -346,10 +374,25 @@ export function uniqueChanges(changes: readonly ResourceChange[]): ResourceChang
 }
 
 /** A stack's plan from its decision and the changes its engine run reported (none when it did not run). */
-export function stackPlan(decision: Exclude<StackDecision, { kind: "rejected" }>, changes: readonly ResourceChange[]): StackPlan {
+export function stackPlan(
+  decision: Exclude<StackDecision, { kind: "rejected" }>,
+  changes: readonly ResourceChange[],
+): StackPlan {
   const unique = uniqueChanges(changes);
-  const action: StackAction = decision.kind === "create" ? "create" : decision.kind === "destroy" ? "delete" : decision.kind === "preview" && unique.length > 0 ? "update" : "unchanged";
-  return { stack: decision.stack, ...(decision.service !== undefined ? { service: decision.service } : {}), action, changes: unique };
+  const action: StackAction =
+    decision.kind === "create"
+      ? "create"
+      : decision.kind === "destroy"
+        ? "delete"
+        : decision.kind === "preview" && unique.length > 0
+          ? "update"
+          : "unchanged";
+  return {
+    stack: decision.stack,
+    ...(decision.service !== undefined ? { service: decision.service } : {}),
+    action,
+    changes: unique,
+  };
 }
 
 export interface PlanSummary {
@@ -393,8 +436,12 @@ function shortType(type: string): string {
 }
 
 function changeLines(change: ResourceChange): string[] {
-  const because = change.op === "replace" && change.replaceBecause.length > 0 ? ` because ${change.replaceBecause.join(", ")}` : "";
-  return [`  ${change.op} ${shortType(change.type)} ${change.name}${because}`, ...change.fields.map((field) => `      ${field.path}: ${formatValue(field.old)} → ${formatValue(field.new)}`)];
+  const because =
+    change.op === "replace" && change.replaceBecause.length > 0 ? ` because ${change.replaceBecause.join(", ")}` : "";
+  return [
+    `  ${change.op} ${shortType(change.type)} ${change.name}${because}`,
+    ...change.fields.map((field) => `      ${field.path}: ${formatValue(field.old)} → ${formatValue(field.new)}`),
+  ];
 }
 
 export function summaryLine(summary: PlanSummary): string {

@@ -25,14 +25,19 @@ function placeholderIP(name: string, internal: boolean): string {
   return internal ? `10.128.0.${octet}` : `203.0.113.${octet}`;
 }
 
-export function computedState(type: string, inputs: Record<string, unknown>): { id: string; state: Record<string, unknown> } {
+export function computedState(
+  type: string,
+  inputs: Record<string, unknown>,
+): { id: string; state: Record<string, unknown> } {
   const name = text(inputs.name);
   const id = gceResourceId(type, inputs);
   if (id === undefined) return { id: `${type}::${name}`, state: { ...inputs } };
   const state: Record<string, unknown> = { ...inputs, selfLink: `${COMPUTE_V1}/${id}` };
   const internal = inputs.addressType === "INTERNAL" || inputs.loadBalancingScheme === "INTERNAL";
-  if (type === "gcp:compute/address:Address" && inputs.address === undefined) state.address = placeholderIP(name, internal);
-  if (type === "gcp:compute/forwardingRule:ForwardingRule" && inputs.ipAddress === undefined) state.ipAddress = placeholderIP(name, internal);
+  if (type === "gcp:compute/address:Address" && inputs.address === undefined)
+    state.address = placeholderIP(name, internal);
+  if (type === "gcp:compute/forwardingRule:ForwardingRule" && inputs.ipAddress === undefined)
+    state.ipAddress = placeholderIP(name, internal);
   return { id, state };
 }
 
@@ -43,19 +48,25 @@ function compare(a: RenderedResource, b: RenderedResource): number {
 }
 
 /** What the program declared, and either its outputs or the error it ended with. */
-export type RenderResult = { resources: RenderedResource[] } & ({ outputs: Record<string, unknown> } | { error: unknown });
+export type RenderResult = { resources: RenderedResource[] } & (
+  { outputs: Record<string, unknown> } | { error: unknown }
+);
 
 /**
  * Runs `program` with `config` (keys without the `dccm:` prefix) under mocks and returns every
  * custom resource it registered, sorted by stack, type and name.
  */
-export async function renderProgram(program: () => Promise<Record<string, unknown>>, config: Record<string, string>): Promise<RenderResult> {
+export async function renderProgram(
+  program: () => Promise<Record<string, unknown>>,
+  config: Record<string, string>,
+): Promise<RenderResult> {
   const resources: RenderedResource[] = [];
   await pulumi.runtime.setMocks(
     {
       newResource(args: pulumi.runtime.MockResourceArgs): pulumi.runtime.MockResourceResult {
         const inputs = args.inputs as Record<string, unknown>;
-        if (args.custom === true) resources.push({ stack: stackOfResource(args.name), type: args.type, name: args.name, inputs });
+        if (args.custom === true)
+          resources.push({ stack: stackOfResource(args.name), type: args.type, name: args.name, inputs });
         return computedState(args.type, inputs);
       },
       call(args: pulumi.runtime.MockCallArgs): pulumi.runtime.MockCallResult {

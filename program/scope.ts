@@ -29,7 +29,9 @@ export function parseProgramScope(text: string | undefined): ProgramScope {
   try {
     return parseScope(value);
   } catch (error) {
-    throw new Error(`dccm:scope: "${value}" is not all, cluster, service:<namespace>/<name> or services:<i>/<n>`, { cause: error });
+    throw new Error(`dccm:scope: "${value}" is not all, cluster, service:<namespace>/<name> or services:<i>/<n>`, {
+      cause: error,
+    });
   }
 }
 

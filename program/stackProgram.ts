@@ -30,7 +30,9 @@ async function readInput(config: pulumi.Config): Promise<DumpContents> {
     try {
       text = await fs.promises.readFile(snapshotPath, "utf8");
     } catch (error) {
-      throw new ProgramInputError(`dccm:snapshot: cannot read ${snapshotPath}: ${errorMessage(error)}`, { cause: error });
+      throw new ProgramInputError(`dccm:snapshot: cannot read ${snapshotPath}: ${errorMessage(error)}`, {
+        cause: error,
+      });
     }
     return snapshotFromKubectlJson(text, snapshotPath);
   }
@@ -111,7 +113,8 @@ export async function stackProgram(): Promise<Record<string, unknown>> {
   const desired = desiredState(input.snapshot, settings);
   const { outputs, rejected } = declareScope(desired, scope);
   if (rejected.length > 0) {
-    if (!pulumi.runtime.isDryRun()) await settled([...Object.values(outputs.loadBalancers), ...Object.values(outputs.instanceGroups)]);
+    if (!pulumi.runtime.isDryRun())
+      await settled([...Object.values(outputs.loadBalancers), ...Object.values(outputs.instanceGroups)]);
     // A failed program makes the engine skip deletes: a Service that turned invalid keeps its load balancer.
     throw new RejectedServicesError(rejected.map((rejection) => rejection.message));
   }

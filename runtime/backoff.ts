@@ -10,7 +10,13 @@ export function backoffMs(failures: number, baseMs: number, maxMs: number): numb
 }
 
 /** backoffMs spread over ±jitter by `random` (uniform in [0, 1)), never above the maximum. */
-export function jitteredBackoffMs(failures: number, baseMs: number, maxMs: number, jitter: number, random: number): number {
+export function jitteredBackoffMs(
+  failures: number,
+  baseMs: number,
+  maxMs: number,
+  jitter: number,
+  random: number,
+): number {
   const plain = backoffMs(failures, baseMs, maxMs);
   return Math.min(maxMs, Math.round(plain * (1 + jitter * (2 * random - 1))));
 }

@@ -47,7 +47,8 @@ export interface DurationBounds {
   readonly minMs?: number;
 }
 
-export type DurationSetting = { readonly ok: true; readonly ms: number } | { readonly ok: false; readonly problem: string };
+export type DurationSetting =
+  { readonly ok: true; readonly ms: number } | { readonly ok: false; readonly problem: string };
 
 /**
  * A duration setting as read from a flag (a string) or a config file (any YAML value): its value,
@@ -57,9 +58,21 @@ export type DurationSetting = { readonly ok: true; readonly ms: number } | { rea
 export function durationSetting(value: unknown, name: string, bounds: DurationBounds = {}): DurationSetting {
   const minMs = bounds.minMs ?? 0;
   const ms = typeof value === "string" ? parseDuration(value) : undefined;
-  if (ms === undefined) return { ok: false, problem: `${name}: expected a duration such as 30s, 10m or 1h30m, got ${JSON.stringify(value)}` };
-  if (ms < minMs) return { ok: false, problem: `${name}: expected a duration of at least ${formatDuration(minMs)}, got ${JSON.stringify(value)}` };
-  if (ms > MAX_DURATION_MS) return { ok: false, problem: `${name}: expected a duration of at most ${formatDuration(MAX_DURATION_MS)}, got ${JSON.stringify(value)}` };
+  if (ms === undefined)
+    return {
+      ok: false,
+      problem: `${name}: expected a duration such as 30s, 10m or 1h30m, got ${JSON.stringify(value)}`,
+    };
+  if (ms < minMs)
+    return {
+      ok: false,
+      problem: `${name}: expected a duration of at least ${formatDuration(minMs)}, got ${JSON.stringify(value)}`,
+    };
+  if (ms > MAX_DURATION_MS)
+    return {
+      ok: false,
+      problem: `${name}: expected a duration of at most ${formatDuration(MAX_DURATION_MS)}, got ${JSON.stringify(value)}`,
+    };
   return { ok: true, ms };
 }
 
@@ -68,7 +81,13 @@ export function durationSetting(value: unknown, name: string, bounds: DurationBo
  * or "", as the model's keys), else its value; a bad value adds its problem and gives `fallback`,
  * so that every other setting is still checked.
  */
-export function optionalDuration(value: unknown, name: string, fallback: number, problems: string[], bounds: DurationBounds = {}): number {
+export function optionalDuration(
+  value: unknown,
+  name: string,
+  fallback: number,
+  problems: string[],
+  bounds: DurationBounds = {},
+): number {
   if (value === undefined || value === null || value === "") return fallback;
   const read = durationSetting(value, name, bounds);
   if (read.ok) return read.ms;

@@ -24,7 +24,9 @@ export function describeError(error: unknown, limit = 1024): string {
     }
   }
   // A cause whose text its wrapper already quotes (a client error carrying its cause's message) is said once.
-  const said = parts.filter((part, index) => part !== "" && !parts.slice(0, index).some((earlier) => earlier.includes(part)));
+  const said = parts.filter(
+    (part, index) => part !== "" && !parts.slice(0, index).some((earlier) => earlier.includes(part)),
+  );
   const text = said.join(": ");
   return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
 }

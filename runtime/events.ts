@@ -5,7 +5,14 @@
  * failure loop does not flood etcd.
  */
 import * as os from "node:os";
-import { type ConfigurationOptions, CoreV1Api, type CoreV1Event, type ObservableMiddleware, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import {
+  type ConfigurationOptions,
+  CoreV1Api,
+  type CoreV1Event,
+  type ObservableMiddleware,
+  PatchStrategy,
+  setHeaderOptions,
+} from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { kubeError, kubeStatusCode } from "./kube";
 
@@ -116,7 +123,13 @@ export class EventRecorder {
     const seen = this.recent.get(key);
     try {
       if (seen !== undefined && now - seen.lastSeen < AGGREGATE_WINDOW_MS) {
-        if ((await this.sink.patchEvent(seen.namespace, seen.name, { count: seen.count + 1, lastTimestamp: new Date(now), message })) === "ok") {
+        if (
+          (await this.sink.patchEvent(seen.namespace, seen.name, {
+            count: seen.count + 1,
+            lastTimestamp: new Date(now),
+            message,
+          })) === "ok"
+        ) {
           seen.count++;
           seen.lastSeen = now;
           this.touch(key, seen);
@@ -149,7 +162,15 @@ export class EventRecorder {
       });
       this.touch(key, { namespace, name, count: 1, lastSeen: now });
     } catch (error) {
-      this.logger.warn({ err: error, kind: target.kind, object: target.namespace !== undefined ? `${target.namespace}/${target.name}` : target.name, reason }, "could not record event");
+      this.logger.warn(
+        {
+          err: error,
+          kind: target.kind,
+          object: target.namespace !== undefined ? `${target.namespace}/${target.name}` : target.name,
+          reason,
+        },
+        "could not record event",
+      );
     }
   }
 

@@ -152,7 +152,12 @@ export function kubeStatusCode(err: unknown): number | undefined {
 /** Wraps a failed API call as `<what>: HTTP <code>: <apiserver message>`, the original as cause. */
 export function kubeError(what: string, err: unknown): Error {
   const code = kubeStatusCode(err);
-  const detail = err instanceof ApiException ? apiMessage(err as ApiException<unknown>) : err instanceof Error ? err.message : String(err);
+  const detail =
+    err instanceof ApiException
+      ? apiMessage(err as ApiException<unknown>)
+      : err instanceof Error
+        ? err.message
+        : String(err);
   return new Error(`${what}: ${code === undefined ? "" : `HTTP ${code}: `}${detail}`, { cause: err });
 }
 
@@ -161,12 +166,18 @@ function apiMessage(err: ApiException<unknown>): string {
   if (typeof body === "string") {
     try {
       const parsed = JSON.parse(body) as unknown;
-      if (typeof parsed === "object" && parsed !== null && typeof (parsed as { message?: unknown }).message === "string") return (parsed as { message: string }).message;
+      if (
+        typeof parsed === "object" &&
+        parsed !== null &&
+        typeof (parsed as { message?: unknown }).message === "string"
+      )
+        return (parsed as { message: string }).message;
     } catch {
       return body.slice(0, 300);
     }
   }
-  if (typeof body === "object" && body !== null && typeof (body as { message?: unknown }).message === "string") return (body as { message: string }).message;
+  if (typeof body === "object" && body !== null && typeof (body as { message?: unknown }).message === "string")
+    return (body as { message: string }).message;
   return err.message.slice(0, 300);
 }
 

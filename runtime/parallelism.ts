@@ -14,7 +14,10 @@ export const DAEMON_MEMORY_BYTES = 256 * 1024 * 1024;
 
 /** Pure: stacks run at once by default: one per core, and no more than the memory beyond the daemon's own holds. */
 export function defaultParallelism(machine: Machine): number {
-  return Math.max(1, Math.min(machine.cores, Math.floor((machine.memoryBytes - DAEMON_MEMORY_BYTES) / RUN_MEMORY_BYTES)));
+  return Math.max(
+    1,
+    Math.min(machine.cores, Math.floor((machine.memoryBytes - DAEMON_MEMORY_BYTES) / RUN_MEMORY_BYTES)),
+  );
 }
 
 export interface Machine {

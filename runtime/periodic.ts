@@ -39,13 +39,19 @@ export class Periodic {
       .settled()
       .then(
         () => this.once(),
-        (error: unknown) => this.options.logger.warn({ err: describeError(error) }, `waiting for the start-up runs before the first ${this.options.name} failed`),
+        (error: unknown) =>
+          this.options.logger.warn(
+            { err: describeError(error) },
+            `waiting for the start-up runs before the first ${this.options.name} failed`,
+          ),
       )
       .finally(() => this.arm());
   }
 
   private once(): Promise<unknown> {
-    return this.run().catch((error: unknown) => this.options.logger.error({ err: describeError(error) }, `${this.options.name} failed`));
+    return this.run().catch((error: unknown) =>
+      this.options.logger.error({ err: describeError(error) }, `${this.options.name} failed`),
+    );
   }
 
   private arm(): void {

@@ -227,14 +227,30 @@ export class KeyedQueue {
   private state(key: string): KeyState {
     let state = this.states.get(key);
     if (state === undefined) {
-      state = { queued: false, running: false, dirty: false, changed: false, refresh: false, failures: 0, timerIsBackoff: false };
+      state = {
+        queued: false,
+        running: false,
+        dirty: false,
+        changed: false,
+        refresh: false,
+        failures: 0,
+        timerIsBackoff: false,
+      };
       this.states.set(key, state);
     }
     return state;
   }
 
   private prune(key: string, state: KeyState): void {
-    if (!state.queued && !state.running && !state.dirty && !state.refresh && state.failures === 0 && state.timer === undefined) this.states.delete(key);
+    if (
+      !state.queued &&
+      !state.running &&
+      !state.dirty &&
+      !state.refresh &&
+      state.failures === 0 &&
+      state.timer === undefined
+    )
+      this.states.delete(key);
   }
 
   private report(): void {
@@ -298,7 +314,11 @@ export class KeyedQueue {
     }
     // When the key runs again without new input; undefined: only when enqueued.
     const retryIn =
-      result.kind === "retry" ? jitteredBackoffMs(state.failures, this.backoffBaseMs, this.backoffMaxMs, this.backoffJitter, this.random()) : result.kind === "retryAfter" ? result.ms : undefined;
+      result.kind === "retry"
+        ? jitteredBackoffMs(state.failures, this.backoffBaseMs, this.backoffMaxMs, this.backoffJitter, this.random())
+        : result.kind === "retryAfter"
+          ? result.ms
+          : undefined;
     if (this.phase !== "stopped") {
       const again = state.dirty;
       state.dirty = false;

@@ -34,7 +34,9 @@ export interface ResultObserverOptions {
 /** Consecutive failures from which a retry is logged as an error: the first few are usually transient (a conflict, a 503 burst). */
 export const FAILURES_BEFORE_ERROR = 3;
 
-export function resultObserver(options: ResultObserverOptions): (item: WorkItem, result: ReconcileResult, failures: number) => void {
+export function resultObserver(
+  options: ResultObserverOptions,
+): (item: WorkItem, result: ReconcileResult, failures: number) => void {
   const { logger, keyField } = options;
   return (item, result, failures) => {
     const kind = options.kindOf(item.key);

@@ -13,7 +13,11 @@ export type ConflictAttempt<T> = { kind: "done"; value: T } | { kind: "conflict"
  * Runs `attempt` until it is done, at most `attempts` times. `attempt` reads the object itself, so
  * every retry starts from what the apiserver holds now. `what` names the write in the error.
  */
-export async function retryOnConflict<T>(what: string, attempts: number, attempt: (attempt: number) => Promise<ConflictAttempt<T>>): Promise<T> {
+export async function retryOnConflict<T>(
+  what: string,
+  attempts: number,
+  attempt: (attempt: number) => Promise<ConflictAttempt<T>>,
+): Promise<T> {
   let last: unknown;
   for (let number = 1; number <= attempts; number++) {
     const outcome = await attempt(number);

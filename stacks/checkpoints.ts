@@ -57,20 +57,36 @@ export function parseCheckpoint(text: string): CheckpointRead {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    return { kind: "unsure", reason: `the checkpoint is not JSON (${error instanceof Error ? error.message : String(error)})` };
+    return {
+      kind: "unsure",
+      reason: `the checkpoint is not JSON (${error instanceof Error ? error.message : String(error)})`,
+    };
   }
-  if (!isRecord(parsed) || !isRecord(parsed.checkpoint)) return { kind: "unsure", reason: "the checkpoint has no `checkpoint` object" };
+  if (!isRecord(parsed) || !isRecord(parsed.checkpoint))
+    return { kind: "unsure", reason: "the checkpoint has no `checkpoint` object" };
   const version = parsed.version;
   if (typeof version !== "number" || !CHECKPOINT_VERSIONS.includes(version)) {
-    return { kind: "unsure", reason: `checkpoint version ${JSON.stringify(version)}, not ${CHECKPOINT_VERSIONS.join(" or ")}` };
+    return {
+      kind: "unsure",
+      reason: `checkpoint version ${JSON.stringify(version)}, not ${CHECKPOINT_VERSIONS.join(" or ")}`,
+    };
   }
   const features = parsed.features;
-  if (features !== undefined && !(Array.isArray(features) && features.every((feature) => typeof feature === "string"))) {
+  if (
+    features !== undefined &&
+    !(Array.isArray(features) && features.every((feature) => typeof feature === "string"))
+  ) {
     return { kind: "unsure", reason: "the checkpoint's `features` is not a list of names" };
   }
   const latest = parsed.checkpoint.latest;
-  if (latest !== undefined && latest !== null && !isRecord(latest)) return { kind: "unsure", reason: "the checkpoint's `latest` is not an object" };
-  return { kind: "read", version, ...(features !== undefined ? { features: features } : {}), deployment: isRecord(latest) ? latest : undefined };
+  if (latest !== undefined && latest !== null && !isRecord(latest))
+    return { kind: "unsure", reason: "the checkpoint's `latest` is not an object" };
+  return {
+    kind: "read",
+    version,
+    ...(features !== undefined ? { features: features } : {}),
+    deployment: isRecord(latest) ? latest : undefined,
+  };
 }
 
 /**
@@ -136,7 +152,8 @@ export class FileBackend {
     if (layout !== true) return { kind: "unsure", reason: layout };
     // A journal of an update cut short is replayed by the CLI's next update, not by the checkpoint file (store.go JournalsDir).
     const journal = path.join(this.root, "journal", project, stack);
-    if (fs.existsSync(journal) && fs.readdirSync(journal).length > 0) return { kind: "unsure", reason: "the stack has an update journal" };
+    if (fs.existsSync(journal) && fs.readdirSync(journal).length > 0)
+      return { kind: "unsure", reason: "the stack has an update journal" };
     const base = path.join(this.root, "stacks", project, stack);
     const present = ENCODINGS.filter((suffix) => fs.existsSync(base + suffix));
     if (present.length === 0) return { kind: "absent" };

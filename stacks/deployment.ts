@@ -26,13 +26,18 @@ export function stackOutputs(deployment: Record<string, unknown>): Record<string
  * stack name is `stack` counts. Undefined for a stack that records none of these: it holds no
  * resource either.
  */
-export function recordedService(stack: string, deployment: Record<string, unknown> | undefined): { namespace: string; name: string } | undefined {
+export function recordedService(
+  stack: string,
+  deployment: Record<string, unknown> | undefined,
+): { namespace: string; name: string } | undefined {
   if (deployment === undefined) return undefined;
   const candidates: string[] = [];
   const key = stackOutputs(deployment)[SERVICE_KEY_OUTPUT];
   if (typeof key === "string") candidates.push(key);
   const resources = Array.isArray(deployment.resources) ? deployment.resources : [];
-  for (const resource of resources) if (isRecord(resource) && resource.type === SERVICE_COMPONENT && typeof resource.urn === "string") candidates.push(nameFromUrn(resource.urn));
+  for (const resource of resources)
+    if (isRecord(resource) && resource.type === SERVICE_COMPONENT && typeof resource.urn === "string")
+      candidates.push(nameFromUrn(resource.urn));
   const operations = Array.isArray(deployment.pending_operations) ? deployment.pending_operations : [];
   for (const operation of operations) {
     const urn = isRecord(operation) && isRecord(operation.resource) ? operation.resource.urn : undefined;
@@ -59,7 +64,10 @@ export function holdsSecret(value: unknown): boolean {
 
 /** Whether a killed run left pending creates in the deployment (recoverPendingCreates repairs them). */
 export function hasPendingCreates(deployment: Record<string, unknown> | undefined): boolean {
-  return Array.isArray(deployment?.pending_operations) && deployment.pending_operations.some((operation) => isRecord(operation) && operation.type === "creating");
+  return (
+    Array.isArray(deployment?.pending_operations) &&
+    deployment.pending_operations.some((operation) => isRecord(operation) && operation.type === "creating")
+  );
 }
 
 /**

@@ -4,7 +4,8 @@
 export class ForeignStackError extends Error {
   constructor(stack: string, recorded: string, ours: string) {
     super(
-      `stack ${stack} belongs to the cluster whose kube-system Namespace has UID ${recorded}, and this cluster's is ${ours}: ` + "refusing to touch it (check --kubeconfig, clusterId and the backend)",
+      `stack ${stack} belongs to the cluster whose kube-system Namespace has UID ${recorded}, and this cluster's is ${ours}: ` +
+        "refusing to touch it (check --kubeconfig, clusterId and the backend)",
     );
     this.name = "ForeignStackError";
   }

@@ -47,7 +47,8 @@ export function gcsLocation(backendUrl: string): GcsLocation | undefined {
   } catch {
     return undefined;
   }
-  if (url.search !== "" || url.hash !== "" || url.hostname === "" || url.username !== "" || url.port !== "") return undefined;
+  if (url.search !== "" || url.hash !== "" || url.hostname === "" || url.username !== "" || url.port !== "")
+    return undefined;
   const path = decodeURIComponent(url.pathname).replace(/^\/+/, "");
   return { bucket: url.hostname, prefix: path === "" || path.endsWith("/") ? path : `${path}/` };
 }
@@ -56,7 +57,10 @@ export function gcsLocation(backendUrl: string): GcsLocation | undefined {
  * Pure: the JSON API's root and whether it is an emulator. STORAGE_EMULATOR_HOST is `host:port`
  * (plain HTTP, as cloud.google.com/go/storage reads it) or a URL.
  */
-export function storageEndpoint(env: Readonly<Record<string, string | undefined>>): { root: string; emulator: boolean } {
+export function storageEndpoint(env: Readonly<Record<string, string | undefined>>): {
+  root: string;
+  emulator: boolean;
+} {
   const host = env.STORAGE_EMULATOR_HOST;
   if (host === undefined || host === "") return { root: "https://storage.googleapis.com", emulator: false };
   return { root: (/^https?:\/\//.test(host) ? host : `http://${host}`).replace(/\/+$/, ""), emulator: true };
@@ -79,12 +83,26 @@ const ENCODINGS = [".json", ".json.gz", ".json.zst"] as const;
  * Pure: a project's stacks from the object names listed under its checkpoint directory `dir` (and
  * its journal directory `journalDir`): the objects directly in `dir` (not in a "subfolder").
  */
-export function stacksOfListing(dir: string, names: readonly string[], journalDir: string, journalNames: readonly string[]): Map<string, StackObjects> {
-  const files = names.filter((name) => name.startsWith(dir) && !name.slice(dir.length).includes("/")).map((name) => name.slice(dir.length));
-  const journaled = new Set(journalNames.filter((name) => name.startsWith(journalDir)).map((name) => name.slice(journalDir.length).split("/")[0]));
+export function stacksOfListing(
+  dir: string,
+  names: readonly string[],
+  journalDir: string,
+  journalNames: readonly string[],
+): Map<string, StackObjects> {
+  const files = names
+    .filter((name) => name.startsWith(dir) && !name.slice(dir.length).includes("/"))
+    .map((name) => name.slice(dir.length));
+  const journaled = new Set(
+    journalNames
+      .filter((name) => name.startsWith(journalDir))
+      .map((name) => name.slice(journalDir.length).split("/")[0]),
+  );
   const stacks = new Map<string, StackObjects>();
   for (const stack of stackNamesOf(files)) {
-    stacks.set(stack, { encodings: ENCODINGS.filter((suffix) => files.includes(stack + suffix)), journaled: journaled.has(stack) });
+    stacks.set(stack, {
+      encodings: ENCODINGS.filter((suffix) => files.includes(stack + suffix)),
+      journaled: journaled.has(stack),
+    });
   }
   return stacks;
 }
@@ -142,7 +160,10 @@ export class GcsClient {
     try {
       headers = await this.auth.getRequestHeaders(url);
     } catch (cause) {
-      throw new GcsRequestError(`no Google credentials for the state bucket (Application Default Credentials / metadata server)`, { cause });
+      throw new GcsRequestError(
+        `no Google credentials for the state bucket (Application Default Credentials / metadata server)`,
+        { cause },
+      );
     }
     const out: Record<string, string> = {};
     headers.forEach((value, key) => {
@@ -156,7 +177,8 @@ export class GcsClient {
     return this.slot(async () => {
       let last = "";
       for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-        if (attempt > 1) await this.sleep(fullJitterBackoffMs(attempt - 1, BACKOFF_BASE_MS, BACKOFF_MAX_MS, this.random()));
+        if (attempt > 1)
+          await this.sleep(fullJitterBackoffMs(attempt - 1, BACKOFF_BASE_MS, BACKOFF_MAX_MS, this.random()));
         let response: Response;
         try {
           response = await this.fetch(url, { method, headers: await this.headers(url) });
@@ -186,8 +208,13 @@ export class GcsClient {
     do {
       const query = new URLSearchParams({ prefix, fields: "items(name),nextPageToken" });
       if (pageToken !== undefined) query.set("pageToken", pageToken);
-      const response = await this.call("GET", `${this.root}/storage/v1/b/${encodeURIComponent(bucket)}/o?${query.toString()}`, `listing gs://${bucket}/${prefix}`);
-      if (response === undefined) throw new GcsRequestError(`listing gs://${bucket}/${prefix}: the bucket does not exist`);
+      const response = await this.call(
+        "GET",
+        `${this.root}/storage/v1/b/${encodeURIComponent(bucket)}/o?${query.toString()}`,
+        `listing gs://${bucket}/${prefix}`,
+      );
+      if (response === undefined)
+        throw new GcsRequestError(`listing gs://${bucket}/${prefix}: the bucket does not exist`);
       const page = (await response.json()) as { items?: { name?: unknown }[]; nextPageToken?: unknown };
       for (const item of page.items ?? []) if (typeof item.name === "string") names.push(item.name);
       pageToken = typeof page.nextPageToken === "string" && page.nextPageToken !== "" ? page.nextPageToken : undefined;
@@ -197,7 +224,11 @@ export class GcsClient {
 
   /** The object's bytes; undefined when it does not exist. */
   async get(bucket: string, name: string): Promise<Buffer | undefined> {
-    const response = await this.call("GET", `${this.objectUrl(bucket, name)}?alt=media`, `reading gs://${bucket}/${name}`);
+    const response = await this.call(
+      "GET",
+      `${this.objectUrl(bucket, name)}?alt=media`,
+      `reading gs://${bucket}/${name}`,
+    );
     return response === undefined ? undefined : Buffer.from(await response.arrayBuffer());
   }
 
@@ -224,7 +255,11 @@ export class GcsBackend {
   ) {}
 
   /** The backend of a `gs://` URL; undefined for any other backend, or one read only by the CLI (gcsLocation). */
-  static fromUrl(backendUrl: string, env: Readonly<Record<string, string | undefined>>, client: Omit<GcsClientOptions, "env"> = {}): GcsBackend | undefined {
+  static fromUrl(
+    backendUrl: string,
+    env: Readonly<Record<string, string | undefined>>,
+    client: Omit<GcsClientOptions, "env"> = {},
+  ): GcsBackend | undefined {
     const location = gcsLocation(backendUrl);
     return location === undefined ? undefined : new GcsBackend(location, new GcsClient({ ...client, env }));
   }
@@ -282,8 +317,16 @@ export class GcsBackend {
     }
     const { bucket } = this.location;
     const base = `${this.stacksDir(project)}${stack}`;
-    const [names, journals] = await Promise.all([this.client.list(bucket, `${base}.json`), this.client.list(bucket, `${this.journalDir(project)}${stack}/`)]);
-    return stacksOfListing(this.stacksDir(project), names, this.journalDir(project), journals).get(stack) ?? { encodings: [], journaled: journals.length > 0 };
+    const [names, journals] = await Promise.all([
+      this.client.list(bucket, `${base}.json`),
+      this.client.list(bucket, `${this.journalDir(project)}${stack}/`),
+    ]);
+    return (
+      stacksOfListing(this.stacksDir(project), names, this.journalDir(project), journals).get(stack) ?? {
+        encodings: [],
+        journaled: journals.length > 0,
+      }
+    );
   }
 
   /** The stack's checkpoint, or why the CLI must read it. */
@@ -295,7 +338,8 @@ export class GcsBackend {
       // A journal of an update cut short is replayed by the CLI's next update, not by the checkpoint (store.go JournalsDir).
       if (journaled) return { kind: "unsure", reason: "the stack has an update journal" };
       if (encodings.length === 0) return { kind: "absent" };
-      if (encodings.length > 1) return { kind: "unsure", reason: `the stack has checkpoints ${encodings.join(" and ")}` };
+      if (encodings.length > 1)
+        return { kind: "unsure", reason: `the stack has checkpoints ${encodings.join(" and ")}` };
       const [suffix] = encodings;
       if (suffix === ".json.zst") return { kind: "unsure", reason: "the checkpoint is zstd-compressed" };
       const bytes = await this.client.get(this.location.bucket, `${this.stacksDir(project)}${stack}${suffix}`);

@@ -27,6 +27,9 @@ export const OWN_SUBCHANNEL_POOL = "grpc.use_local_subchannel_pool";
  */
 export function ownSubchannelsForRuns(settingsModule: unknown = sdkSettings): void {
   const options = isRecord(settingsModule) ? settingsModule.grpcClientOptions : undefined;
-  if (!isRecord(options)) throw new Error("@pulumi/pulumi's runtime/settings exports no grpcClientOptions: inline runs would share gRPC subchannels across engines (stacks/grpcChannels.ts)");
+  if (!isRecord(options))
+    throw new Error(
+      "@pulumi/pulumi's runtime/settings exports no grpcClientOptions: inline runs would share gRPC subchannels across engines (stacks/grpcChannels.ts)",
+    );
   options[OWN_SUBCHANNEL_POOL] = 1;
 }

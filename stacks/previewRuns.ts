@@ -10,7 +10,13 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as v8 from "node:v8";
 import * as vm from "node:vm";
-import { LocalWorkspace, PulumiCommand, type InlineProgramArgs, type Stack, type StepEventMetadata } from "@pulumi/pulumi/automation";
+import {
+  LocalWorkspace,
+  PulumiCommand,
+  type InlineProgramArgs,
+  type Stack,
+  type StepEventMetadata,
+} from "@pulumi/pulumi/automation";
 import { hashOf } from "../watcher/desiredCache";
 import { stepListener } from "./events";
 import { StackReader } from "./reader";
@@ -42,7 +48,13 @@ export class PreviewEngine {
     /** The pulumi CLI on PATH, checked once for every workspace (each would run `pulumi version`). */
     private readonly pulumiCommand: PulumiCommand,
   ) {
-    this.reader = new StackReader({ backendUrl: options.backendUrl, projectName: options.projectName, env: {}, workDir: path.join(options.workDir, "list"), pulumiCommand });
+    this.reader = new StackReader({
+      backendUrl: options.backendUrl,
+      projectName: options.projectName,
+      env: {},
+      workDir: path.join(options.workDir, "list"),
+      pulumiCommand,
+    });
   }
 
   /** Rejects when the pulumi CLI cannot be run: a preview needs it. */
@@ -56,7 +68,11 @@ export class PreviewEngine {
    * reads). What the run kept (the SDK's store, its workspace and empty backend) is let go when it
    * ends: 1,000 stacks cost what one does.
    */
-  async run(run: PreviewRun, program: () => Record<string, unknown>, onStep: (metadata: StepEventMetadata) => void): Promise<void> {
+  async run(
+    run: PreviewRun,
+    program: () => Record<string, unknown>,
+    onStep: (metadata: StepEventMetadata) => void,
+  ): Promise<void> {
     const onEvent = stepListener(onStep);
     const stacks = run.kind === "creates" ? run.stacks : [run.stack];
     const held: { store?: Record<string, unknown> } = {};
@@ -74,15 +90,25 @@ export class PreviewEngine {
       if (run.kind === "creates") {
         await (await this.newStack(args)).preview({ onEvent });
       } else {
-        const stack = await LocalWorkspace.selectStack(run.kind === "destroy" ? { ...args, program: () => Promise.resolve({}) } : args, this.workspace(stackName, this.options.backendUrl));
+        const stack = await LocalWorkspace.selectStack(
+          run.kind === "destroy" ? { ...args, program: () => Promise.resolve({}) } : args,
+          this.workspace(stackName, this.options.backendUrl),
+        );
         await (run.kind === "destroy" ? stack.previewDestroy({ onEvent }) : stack.preview({ onEvent }));
       }
       // The SDK keeps each inline run's store for the life of the process (stacks/runStore.ts).
       letGoOfRunStore(held.store);
     } catch (error) {
-      throw new Error(`pulumi preview of ${stacks.length === 1 ? "stack" : "the new stacks"} ${stacks.join(", ")} failed`, { cause: error });
+      throw new Error(
+        `pulumi preview of ${stacks.length === 1 ? "stack" : "the new stacks"} ${stacks.join(", ")} failed`,
+        { cause: error },
+      );
     } finally {
-      for (const dir of [this.workspaceDir(stackName), this.workspaceDir(`new-${stackName}`), path.join(this.options.workDir, "empty-backend", stackName)]) {
+      for (const dir of [
+        this.workspaceDir(stackName),
+        this.workspaceDir(`new-${stackName}`),
+        path.join(this.options.workDir, "empty-backend", stackName),
+      ]) {
         fs.rmSync(dir, { recursive: true, force: true });
       }
       // V8 collects lazily while memory is plentiful: each run's garbage (its program's resources and
@@ -97,8 +123,17 @@ export class PreviewEngine {
     return path.join(this.options.workDir, "workspaces", stack);
   }
 
-  private workspace(stack: string, backendUrl: string, env: Record<string, string> = {}): ReturnType<typeof workspaceOptions> {
-    return workspaceOptions(this.workspaceDir(stack), { backendUrl, projectName: this.options.projectName, env, pulumiCommand: this.pulumiCommand });
+  private workspace(
+    stack: string,
+    backendUrl: string,
+    env: Record<string, string> = {},
+  ): ReturnType<typeof workspaceOptions> {
+    return workspaceOptions(this.workspaceDir(stack), {
+      backendUrl,
+      projectName: this.options.projectName,
+      env,
+      pulumiCommand: this.pulumiCommand,
+    });
   }
 
   /** New stacks, previewed in an empty backend of ours: selecting them in the real one would create them. */
@@ -107,7 +142,10 @@ export class PreviewEngine {
     fs.mkdirSync(backendDir, { recursive: true });
     // Nothing is encrypted there that anyone reads again: a throwaway passphrase.
     const env = { PULUMI_CONFIG_PASSPHRASE: crypto.randomBytes(16).toString("hex") };
-    return LocalWorkspace.createStack(args, { ...this.workspace(`new-${args.stackName}`, localBackendUrl(backendDir), env), secretsProvider: "passphrase" });
+    return LocalWorkspace.createStack(args, {
+      ...this.workspace(`new-${args.stackName}`, localBackendUrl(backendDir), env),
+      secretsProvider: "passphrase",
+    });
   }
 }
 

@@ -28,7 +28,11 @@ const processEvents: NodeJS.EventEmitter = process;
  */
 export function isLateEngineError(reason: unknown): boolean {
   if (!(reason instanceof Error) || !isRecord(reason)) return false;
-  return typeof reason.code === "number" && typeof reason.details === "string" && /[\\/]@pulumi[\\/]pulumi[\\/]runtime[\\/]/.test(reason.stack ?? "");
+  return (
+    typeof reason.code === "number" &&
+    typeof reason.details === "string" &&
+    /[\\/]@pulumi[\\/]pulumi[\\/]runtime[\\/]/.test(reason.stack ?? "")
+  );
 }
 
 /**
@@ -50,7 +54,8 @@ class ProcessListenerGuard {
    */
   readonly absorb = (reason: unknown): void => {
     if (this.active > 0) return;
-    const ours = isLateEngineError(reason) || (typeof reason === "object" && reason !== null && this.programErrors.has(reason));
+    const ours =
+      isLateEngineError(reason) || (typeof reason === "object" && reason !== null && this.programErrors.has(reason));
     if (!ours) throw reason;
     for (const handler of this.lateErrorHandlers) handler(reason);
   };
@@ -74,7 +79,9 @@ class ProcessListenerGuard {
 
   async around<T>(run: () => Promise<T>): Promise<T> {
     if (this.active++ === 0) {
-      this.baseline = new Map(PROCESS_ERROR_EVENTS.map((event) => [event, new Set(processEvents.listeners(event) as Listener[])]));
+      this.baseline = new Map(
+        PROCESS_ERROR_EVENTS.map((event) => [event, new Set(processEvents.listeners(event) as Listener[])]),
+      );
     }
     try {
       return await run();
@@ -82,7 +89,8 @@ class ProcessListenerGuard {
       if (--this.active === 0 && this.baseline !== undefined) {
         for (const event of PROCESS_ERROR_EVENTS) {
           const keep = this.baseline.get(event) ?? new Set();
-          for (const listener of processEvents.listeners(event) as Listener[]) if (!keep.has(listener)) processEvents.off(event, listener);
+          for (const listener of processEvents.listeners(event) as Listener[])
+            if (!keep.has(listener)) processEvents.off(event, listener);
         }
         this.baseline = undefined;
       }

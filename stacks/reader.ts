@@ -51,12 +51,23 @@ export interface CheckpointStore {
  * The store of a file:// backend (its directory) or a gs:// one (its bucket; credentials and
  * STORAGE_EMULATOR_HOST from the CLI's environment `env`, else the process's); undefined for others.
  */
-export function checkpointStore(backendUrl: string, env: Readonly<Record<string, string>>, fetchImpl?: Fetch): CheckpointStore | undefined {
+export function checkpointStore(
+  backendUrl: string,
+  env: Readonly<Record<string, string>>,
+  fetchImpl?: Fetch,
+): CheckpointStore | undefined {
   const files = FileBackend.fromUrl(backendUrl);
   if (files !== undefined) {
-    return { listStacks: (project) => Promise.resolve(files.listStacks(project)), readCheckpoint: (project, stack) => Promise.resolve(files.readCheckpoint(project, stack)) };
+    return {
+      listStacks: (project) => Promise.resolve(files.listStacks(project)),
+      readCheckpoint: (project, stack) => Promise.resolve(files.readCheckpoint(project, stack)),
+    };
   }
-  return GcsBackend.fromUrl(backendUrl, { ...process.env, ...env }, fetchImpl !== undefined ? { fetch: fetchImpl } : {});
+  return GcsBackend.fromUrl(
+    backendUrl,
+    { ...process.env, ...env },
+    fetchImpl !== undefined ? { fetch: fetchImpl } : {},
+  );
 }
 
 export class StackReader {
@@ -66,7 +77,10 @@ export class StackReader {
   private cli: Promise<Workspace> | undefined;
 
   constructor(private readonly options: StackReaderOptions) {
-    this.files = options.readCheckpoints === false ? undefined : checkpointStore(options.backendUrl, options.env ?? {}, options.fetch);
+    this.files =
+      options.readCheckpoints === false
+        ? undefined
+        : checkpointStore(options.backendUrl, options.env ?? {}, options.fetch);
   }
 
   /** Whether checkpoints are read directly (a file:// or gs:// backend): then stacks/ can skip CLI runs for what they hold. */
@@ -110,7 +124,12 @@ export class StackReader {
   async readCheckpoint(stack: string): Promise<CheckpointDeployment | undefined> {
     const read = await this.files?.readCheckpoint(this.options.projectName, stack);
     if (read === undefined) return undefined;
-    if (read.kind === "read") return { version: read.version, ...(read.features !== undefined ? { features: read.features } : {}), deployment: read.deployment };
+    if (read.kind === "read")
+      return {
+        version: read.version,
+        ...(read.features !== undefined ? { features: read.features } : {}),
+        deployment: read.deployment,
+      };
     if (read.kind === "unsure") this.options.onCheckpointUnsure?.(stack, read.reason);
     return undefined;
   }
@@ -124,9 +143,16 @@ export class StackReader {
     const file = await this.readCheckpoint(stack);
     if (file !== undefined) return file;
     // The CLI prints `features` with a version 4 deployment; the Automation API types only version and deployment.
-    const exported: { version: number; features?: unknown; deployment: unknown } = selected !== undefined ? await selected.exportStack() : await (await this.workspace()).exportStack(stack);
-    const features = Array.isArray(exported.features) ? exported.features.filter((feature): feature is string => typeof feature === "string") : undefined;
-    return { version: exported.version, ...(features !== undefined ? { features } : {}), deployment: exported.deployment };
+    const exported: { version: number; features?: unknown; deployment: unknown } =
+      selected !== undefined ? await selected.exportStack() : await (await this.workspace()).exportStack(stack);
+    const features = Array.isArray(exported.features)
+      ? exported.features.filter((feature): feature is string => typeof feature === "string")
+      : undefined;
+    return {
+      version: exported.version,
+      ...(features !== undefined ? { features } : {}),
+      deployment: exported.deployment,
+    };
   }
 
   /**
@@ -161,7 +187,9 @@ const READ_WORKERS = 16;
  * is a temporary directory, removed after (a command's read of a backend: the daemon's workspaces
  * are never used).
  */
-export async function readEveryStack(options: Omit<StackReaderOptions, "workDir">): Promise<{ stack: string; deployment: Record<string, unknown> | undefined }[]> {
+export async function readEveryStack(
+  options: Omit<StackReaderOptions, "workDir">,
+): Promise<{ stack: string; deployment: Record<string, unknown> | undefined }[]> {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-read-"));
   try {
     const reader = new StackReader({ ...options, workDir });
@@ -171,7 +199,8 @@ export async function readEveryStack(options: Omit<StackReaderOptions, "workDir"
     // through the CLI one stack at a time, as before (one `pulumi stack export` each).
     let next = 0;
     const worker = async (): Promise<void> => {
-      for (let index = next++; index < stacks.length; index = next++) read[index] = { stack: stacks[index], deployment: await reader.readListed(stacks[index]) };
+      for (let index = next++; index < stacks.length; index = next++)
+        read[index] = { stack: stacks[index], deployment: await reader.readListed(stacks[index]) };
     };
     await Promise.all(Array.from({ length: reader.readsCheckpoints ? READ_WORKERS : 1 }, worker));
     return read;

@@ -69,7 +69,10 @@ export interface Signaller {
  * Freezes, then kills, every marked process. Freezing first, and looking again until a look finds
  * nothing new, means a process forked while we look is caught too. Returns the pids killed.
  */
-export function reapMarked(marker: string, options: { self: number; procRoot?: string; signaller?: Signaller; maxRounds?: number }): number[] {
+export function reapMarked(
+  marker: string,
+  options: { self: number; procRoot?: string; signaller?: Signaller; maxRounds?: number },
+): number[] {
   const signaller = options.signaller ?? { kill: (pid, signal) => process.kill(pid, signal) };
   const send = (pid: number, signal: NodeJS.Signals): void => {
     try {
@@ -111,7 +114,10 @@ export class Reaper {
     const script = this.options.script ?? path.join(__dirname, "reaperMain.js");
     // Its own process group: a signal to the daemon's group (a terminal's ^C, `kill -- -PGID`)
     // must not take the reaper down with the processes it is there to clean up after.
-    const child = spawn(process.execPath, [script, this.options.marker], { stdio: ["pipe", "ignore", "inherit"], detached: true });
+    const child = spawn(process.execPath, [script, this.options.marker], {
+      stdio: ["pipe", "ignore", "inherit"],
+      detached: true,
+    });
     this.child = child;
     child.on("error", () => undefined);
     child.stdin?.on("error", () => undefined);

@@ -17,7 +17,10 @@ process.stdin.on("data", () => undefined);
 process.stdin.on("error", () => undefined);
 process.stdin.on("close", () => {
   const killed = reapMarked(marker, { self: process.pid });
-  if (killed.length > 0) process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, name: "reaper", msg: "killed pulumi processes the daemon left", pids: killed })}\n`);
+  if (killed.length > 0)
+    process.stderr.write(
+      `${JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, name: "reaper", msg: "killed pulumi processes the daemon left", pids: killed })}\n`,
+    );
   process.exit(0);
 });
 process.stdin.resume();

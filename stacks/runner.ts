@@ -25,7 +25,13 @@ import { deploymentStates, RunStates, type ResourceState } from "./states";
 import { TwoStepInterrupt } from "./interrupt";
 import type { DesiredState, Scope } from "../model";
 import { isRecord } from "../runtime/guards";
-import { stackProgramOutputs, HASH_OUTPUT, stackSlice, hasProgramOutputs, PROGRAM_OUTPUTS } from "../components/outputs";
+import {
+  stackProgramOutputs,
+  HASH_OUTPUT,
+  stackSlice,
+  hasProgramOutputs,
+  PROGRAM_OUTPUTS,
+} from "../components/outputs";
 import { StackBusyError } from "./errors";
 import { PROJECT_NAME } from "./project";
 import { recordedService, recoverPendingCreates, stackOutputs, holdsSecret } from "./deployment";
@@ -171,7 +177,13 @@ export class StackRunner {
 
   private async workspaceOptions(stackName: string): Promise<LocalWorkspaceOptions> {
     const { backendUrl, env, secretsProvider } = this.options;
-    return workspaceOptions(path.join(this.options.workDir, stackName), { backendUrl, projectName: this.projectName, env, secretsProvider, pulumiCommand: await this.pulumiCommand });
+    return workspaceOptions(path.join(this.options.workDir, stackName), {
+      backendUrl,
+      projectName: this.projectName,
+      env,
+      secretsProvider,
+      pulumiCommand: await this.pulumiCommand,
+    });
   }
 
   private entry(stackName: string, scope: Scope): Promise<Entry> {
@@ -186,13 +198,23 @@ export class StackRunner {
             const desired = holder.current?.desired;
             if (desired === undefined) throw new Error(`stack ${stackName}: program run without a desired state`);
             if (holder.current !== undefined) holder.current.runStore = currentRunStore();
-            return stackProgramOutputs(desired, scope, holder.current?.hash, this.options.clusterUid, holder.current?.adoption);
+            return stackProgramOutputs(
+              desired,
+              scope,
+              holder.current?.hash,
+              this.options.clusterUid,
+              holder.current?.adoption,
+            );
           }),
       };
       entry = this.workspaceOptions(stackName)
         .then((options) => this.openStack(args, options))
         .then((stack) => {
-          holder.current = { stack: this.readsOwnResults(stackName, stack), needsRefresh: false, mayHavePending: false };
+          holder.current = {
+            stack: this.readsOwnResults(stackName, stack),
+            needsRefresh: false,
+            mayHavePending: false,
+          };
           return holder.current;
         });
       // A failed creation must not be cached: the next run tries again.
@@ -209,7 +231,8 @@ export class StackRunner {
    */
   private async openStack(args: InlineProgramArgs, options: LocalWorkspaceOptions): Promise<Stack> {
     if (this.options.readOnly === true) return LocalWorkspace.selectStack(args, options);
-    if (this.listed === undefined || this.listed.has(args.stackName)) return LocalWorkspace.createOrSelectStack(args, options);
+    if (this.listed === undefined || this.listed.has(args.stackName))
+      return LocalWorkspace.createOrSelectStack(args, options);
     try {
       const created = await LocalWorkspace.createStack(args, options);
       this.listed.add(args.stackName);
@@ -251,14 +274,20 @@ export class StackRunner {
   }
 
   private writable(operation: string, stackName: string): void {
-    if (this.options.readOnly === true) throw new Error(`${operation} of stack ${stackName} refused: this runner only reads the backend`);
+    if (this.options.readOnly === true)
+      throw new Error(`${operation} of stack ${stackName} refused: this runner only reads the backend`);
   }
 
   /**
    * Recovers the pending creates a killed run left in `deployment` (see recoverPendingCreates) and,
    * when there were any, imports the repaired state back (`openStack` is only called then).
    */
-  private async recoverInto(stackName: string, openStack: () => Promise<Stack>, read: { version: number; features?: string[] }, deployment: Record<string, unknown>): Promise<string[]> {
+  private async recoverInto(
+    stackName: string,
+    openStack: () => Promise<Stack>,
+    read: { version: number; features?: string[] },
+    deployment: Record<string, unknown>,
+  ): Promise<string[]> {
     // Another cluster's stack is never written, not even to repair it.
     if (isForeignStack(recordedClusterUid(deployment), this.options.clusterUid)) return [];
     const recovered = recoverPendingCreates(deployment);
@@ -266,10 +295,16 @@ export class StackRunner {
     if (recovered.length > 0 && this.options.readOnly !== true) {
       try {
         // A version 4 deployment goes back with the features it declares.
-        const state = { version: read.version, ...(read.features !== undefined ? { features: read.features } : {}), deployment };
+        const state = {
+          version: read.version,
+          ...(read.features !== undefined ? { features: read.features } : {}),
+          deployment,
+        };
         await (await openStack()).importStack(state);
       } catch (error) {
-        throw new Error(`importing stack ${stackName} after recovering ${recovered.length} pending creates`, { cause: error });
+        throw new Error(`importing stack ${stackName} after recovering ${recovered.length} pending creates`, {
+          cause: error,
+        });
       }
       this.options.onRecovered?.(stackName, recovered);
     }
@@ -280,7 +315,10 @@ export class StackRunner {
    * Reads the stack (its checkpoint file, or one `stack export`) and recovers the pending creates a
    * killed run left, importing the repaired state back.
    */
-  private async exportRecovering(stackName: string, stack: Stack): Promise<{ deployment: Record<string, unknown> | undefined; recovered: string[] }> {
+  private async exportRecovering(
+    stackName: string,
+    stack: Stack,
+  ): Promise<{ deployment: Record<string, unknown> | undefined; recovered: string[] }> {
     let read: ExportedStack;
     try {
       read = await this.reader.exportStack(stackName, stack);
@@ -305,7 +343,18 @@ export class StackRunner {
       read = await this.exportRecovering(stackName, (await this.entry(stackName, scope)).stack);
     } else {
       const deployment = file.deployment;
-      read = { deployment, recovered: deployment === undefined ? [] : await this.recoverInto(stackName, async () => (await this.entry(stackName, scope)).stack, file, deployment) };
+      read = {
+        deployment,
+        recovered:
+          deployment === undefined
+            ? []
+            : await this.recoverInto(
+                stackName,
+                async () => (await this.entry(stackName, scope)).stack,
+                file,
+                deployment,
+              ),
+      };
     }
     const { deployment, recovered } = read;
     this.options.onApplied?.(stackName, deployment === undefined ? [] : deploymentStates(deployment));
@@ -323,7 +372,12 @@ export class StackRunner {
   }
 
   /** The stack's entry, holding what its next program run declares: its slice of `desired`, the hash, the adoption. */
-  private async prepared(stackName: string, scope: Scope, desired: DesiredState, opts: { hash?: string; adoption?: Adoption }): Promise<Entry> {
+  private async prepared(
+    stackName: string,
+    scope: Scope,
+    desired: DesiredState,
+    opts: { hash?: string; adoption?: Adoption },
+  ): Promise<Entry> {
     const entry = await this.entry(stackName, scope);
     entry.desired = stackSlice(desired, scope);
     entry.hash = opts.hash;
@@ -335,7 +389,12 @@ export class StackRunner {
    * `adoption`: existing GCE resources this run imports (adopt/); a run without it declares the
    * same resources without the import option, which changes nothing once they are in the state.
    */
-  async up(stackName: string, scope: Scope, desired: DesiredState, opts: { refresh: boolean; hash?: string; signal?: AbortSignal; adoption?: Adoption }): Promise<UpOutcome> {
+  async up(
+    stackName: string,
+    scope: Scope,
+    desired: DesiredState,
+    opts: { refresh: boolean; hash?: string; signal?: AbortSignal; adoption?: Adoption },
+  ): Promise<UpOutcome> {
     this.writable("pulumi up", stackName);
     const entry = await this.prepared(stackName, scope, desired, opts);
     await this.recoverPendingFirst(stackName, entry);
@@ -354,7 +413,13 @@ export class StackRunner {
       // the workspace was being prepared would be missed and the whole `up` would run.
       interrupt.signal.throwIfAborted();
       const run = async (withRefresh: boolean): Promise<Record<string, unknown>> =>
-        plainOutputs((await this.listeners.around(() => entry.stack.up({ refresh: withRefresh, onEvent, signal: interrupt.signal }))).outputs);
+        plainOutputs(
+          (
+            await this.listeners.around(() =>
+              entry.stack.up({ refresh: withRefresh, onEvent, signal: interrupt.signal }),
+            )
+          ).outputs,
+        );
       let outputs = await run(refresh);
       entry.needsRefresh = false;
       if (!hasProgramOutputs(outputs)) {
@@ -363,7 +428,10 @@ export class StackRunner {
         // changes no resource and records them.
         this.options.onOutputsMissing?.(stackName);
         outputs = await run(false);
-        if (!hasProgramOutputs(outputs)) throw new Error(`pulumi up of stack ${stackName} succeeded twice but recorded no stack outputs (${PROGRAM_OUTPUTS.join(", ")})`);
+        if (!hasProgramOutputs(outputs))
+          throw new Error(
+            `pulumi up of stack ${stackName} succeeded twice but recorded no stack outputs (${PROGRAM_OUTPUTS.join(", ")})`,
+          );
       }
       releaseRunStore(entry);
       this.options.onApplied?.(stackName, steps.resources());
@@ -388,7 +456,13 @@ export class StackRunner {
     stackName: string,
     scope: Scope,
     desired: DesiredState,
-    opts: { hash?: string; adoption?: Adoption; onStep: (metadata: StepEventMetadata) => void; refresh?: boolean; signal?: AbortSignal },
+    opts: {
+      hash?: string;
+      adoption?: Adoption;
+      onStep: (metadata: StepEventMetadata) => void;
+      refresh?: boolean;
+      signal?: AbortSignal;
+    },
   ): Promise<void> {
     const entry = await this.prepared(stackName, scope, desired, opts);
     const onEvent = stepListener(opts.onStep);
@@ -397,7 +471,13 @@ export class StackRunner {
       // As before an up: the engine would plan the creates a killed run left pending over again.
       await this.recoverPendingFirst(stackName, entry);
       interrupt.signal.throwIfAborted();
-      await this.listeners.around(() => entry.stack.preview({ onEvent, refresh: opts.refresh === true || entry.needsRefresh, signal: interrupt.signal }));
+      await this.listeners.around(() =>
+        entry.stack.preview({
+          onEvent,
+          refresh: opts.refresh === true || entry.needsRefresh,
+          signal: interrupt.signal,
+        }),
+      );
       releaseRunStore(entry);
     } catch (error) {
       throw new Error(`pulumi preview of stack ${stackName} failed`, { cause: error });
@@ -417,9 +497,15 @@ export class StackRunner {
   }
 
   /** The cancellation of one run: the caller's abort cancels it, and terminates it if it does not end (stacks/interrupt.ts). */
-  private interrupt(stackName: string, operation: "up" | "preview" | "destroy", signal: AbortSignal | undefined): TwoStepInterrupt {
+  private interrupt(
+    stackName: string,
+    operation: "up" | "preview" | "destroy",
+    signal: AbortSignal | undefined,
+  ): TwoStepInterrupt {
     const terminateAfterMs = this.options.terminateAfterMs ?? DEFAULT_TERMINATE_AFTER_MS;
-    return new TwoStepInterrupt(signal, terminateAfterMs, () => this.options.onTerminate?.(stackName, operation, terminateAfterMs));
+    return new TwoStepInterrupt(signal, terminateAfterMs, () =>
+      this.options.onTerminate?.(stackName, operation, terminateAfterMs),
+    );
   }
 
   private async openForDestroy(stackName: string): Promise<Stack | undefined> {
@@ -428,7 +514,13 @@ export class StackRunner {
     try {
       return open !== undefined
         ? (await open).stack
-        : this.readsOwnResults(stackName, await LocalWorkspace.selectStack({ stackName, projectName: this.projectName, program: async () => ({}) }, await this.workspaceOptions(stackName)));
+        : this.readsOwnResults(
+            stackName,
+            await LocalWorkspace.selectStack(
+              { stackName, projectName: this.projectName, program: async () => ({}) },
+              await this.workspaceOptions(stackName),
+            ),
+          );
     } catch (error) {
       if (error instanceof StackNotFoundError) return undefined;
       throw new Error(`selecting stack ${stackName}`, { cause: error });
@@ -494,7 +586,16 @@ export class StackRunner {
   stackReader(opts: { readCheckpoints?: boolean } = {}): StackReader {
     const { backendUrl, env, secretsProvider, workDir, onCheckpointUnsure } = this.options;
     const readCheckpoints = opts.readCheckpoints ?? this.options.readCheckpoints;
-    return new StackReader({ backendUrl, projectName: this.projectName, env, secretsProvider, workDir, pulumiCommand: this.pulumiCommand, readCheckpoints, onCheckpointUnsure });
+    return new StackReader({
+      backendUrl,
+      projectName: this.projectName,
+      env,
+      secretsProvider,
+      workDir,
+      pulumiCommand: this.pulumiCommand,
+      readCheckpoints,
+      onCheckpointUnsure,
+    });
   }
 
   /**
@@ -511,7 +612,13 @@ export class StackRunner {
       deployment = (await this.exportRecovering(stackName, (await this.entry(stackName, scope)).stack)).deployment;
     }
     const resources = Array.isArray(deployment?.resources) ? deployment.resources : [];
-    return new Set(resources.flatMap((resource: unknown) => (isRecord(resource) && resource.custom === true && typeof resource.id === "string" && resource.id !== "" ? [resource.id] : [])));
+    return new Set(
+      resources.flatMap((resource: unknown) =>
+        isRecord(resource) && resource.custom === true && typeof resource.id === "string" && resource.id !== ""
+          ? [resource.id]
+          : [],
+      ),
+    );
   }
 
   /**

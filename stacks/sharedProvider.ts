@@ -34,7 +34,9 @@ export function parseAnnouncedPort(stdout: string): PortLine {
   if (end < 0) return undefined;
   const line = stdout.slice(0, end).trim();
   if (!/^[0-9]{1,5}$/.test(line) || Number(line) < 1 || Number(line) > 65_535) {
-    return { error: `expected a port on the first line of the plugin's stdout, got ${JSON.stringify(line.slice(0, 80))}` };
+    return {
+      error: `expected a port on the first line of the plugin's stdout, got ${JSON.stringify(line.slice(0, 80))}`,
+    };
   }
   return { port: Number(line) };
 }
@@ -58,7 +60,10 @@ export interface PluginLookup {
 export function pluginCandidates(lookup: PluginLookup): string[] {
   const ambient = lookup.ignoreAmbient ? [] : (lookup.pathEnv ?? "").split(path.delimiter).filter((dir) => dir !== "");
   const pulumiHome = lookup.pulumiHome ?? path.join(lookup.home, ".pulumi");
-  return [...ambient.map((dir) => path.join(dir, PLUGIN_FILE)), path.join(pulumiHome, "plugins", `resource-gcp-v${lookup.version}`, PLUGIN_FILE)];
+  return [
+    ...ambient.map((dir) => path.join(dir, PLUGIN_FILE)),
+    path.join(pulumiHome, "plugins", `resource-gcp-v${lookup.version}`, PLUGIN_FILE),
+  ];
 }
 
 export interface RestartPolicy {
@@ -69,7 +74,11 @@ export interface RestartPolicy {
 }
 
 /** Pure: after the plugin exited (having run `ranMs`), the failures in a row and the wait before the next start. */
-export function restartPlan(failuresBefore: number, ranMs: number, policy: RestartPolicy): { failures: number; delayMs: number } {
+export function restartPlan(
+  failuresBefore: number,
+  ranMs: number,
+  policy: RestartPolicy,
+): { failures: number; delayMs: number } {
   const failures = ranMs >= policy.healthyAfterMs ? 1 : failuresBefore + 1;
   return { failures, delayMs: backoffMs(failures, policy.backoffBaseMs, policy.backoffMaxMs) };
 }
@@ -86,7 +95,9 @@ export interface SharedProviderOptions extends RestartPolicy {
 
 /** The plugin the engine would run, from the CLI's environment. */
 export function locatePlugin(env: Record<string, string>): string {
-  const version = (JSON.parse(fs.readFileSync(require.resolve("@pulumi/gcp/package.json"), "utf8")) as { version: string }).version;
+  const version = (
+    JSON.parse(fs.readFileSync(require.resolve("@pulumi/gcp/package.json"), "utf8")) as { version: string }
+  ).version;
   const ignore = env.PULUMI_IGNORE_AMBIENT_PLUGINS ?? process.env.PULUMI_IGNORE_AMBIENT_PLUGINS ?? "";
   const candidates = pluginCandidates({
     pathEnv: env.PATH ?? process.env.PATH,
@@ -136,7 +147,8 @@ export class SharedProvider {
     });
     await this.launch();
     const address = this.server.address();
-    if (address === null || typeof address === "string") throw new Error("the shared provider's listener has no TCP address");
+    if (address === null || typeof address === "string")
+      throw new Error("the shared provider's listener has no TCP address");
     return { [ATTACH_VARIABLE]: `gcp:${address.port}` };
   }
 
@@ -170,7 +182,9 @@ export class SharedProvider {
       }
       const running: Running = { child, port, startedAt, sockets: new Set() };
       this.running = running;
-      child.once("exit", (code, signal) => this.exited(running, `exited (code ${String(code)}, signal ${String(signal)})`));
+      child.once("exit", (code, signal) =>
+        this.exited(running, `exited (code ${String(code)}, signal ${String(signal)})`),
+      );
       this.options.onStart?.(child.pid ?? 0, port);
       for (const socket of this.waiting) this.pipe(socket, running);
       this.waiting.clear();
@@ -196,17 +210,26 @@ export class SharedProvider {
 
   /** Runs the plugin with no engine address (the engine's attach mode) and reads its port. */
   private spawnPlugin(): Promise<{ child: ChildProcess; port: number }> {
-    const child = spawn(this.pluginPath, [], { env: { ...process.env, ...this.options.env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(this.pluginPath, [], {
+      env: { ...process.env, ...this.options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS)));
     return new Promise((resolve, reject) => {
       const fail = (why: string): void => {
         child.kill("SIGKILL");
-        reject(new Error(`${PLUGIN_FILE} (${this.pluginPath}) did not start: ${why}${stderr === "" ? "" : `; stderr: ${stderr.trim()}`}`));
+        reject(
+          new Error(
+            `${PLUGIN_FILE} (${this.pluginPath}) did not start: ${why}${stderr === "" ? "" : `; stderr: ${stderr.trim()}`}`,
+          ),
+        );
       };
       child.once("error", (error) => fail(error.message));
-      child.once("exit", (code, signal) => fail(`exited before announcing its port (code ${String(code)}, signal ${String(signal)})`));
+      child.once("exit", (code, signal) =>
+        fail(`exited before announcing its port (code ${String(code)}, signal ${String(signal)})`),
+      );
       child.stdout?.on("data", (chunk: Buffer) => {
         if (stdout.includes("\n")) return;
         stdout += chunk.toString("utf8");

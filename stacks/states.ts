@@ -18,7 +18,13 @@ export function deploymentStates(deployment: Record<string, unknown>): ResourceS
   if (Array.isArray(deployment.pending_operations) && deployment.pending_operations.length > 0) return undefined;
   const resources = Array.isArray(deployment.resources) ? deployment.resources : [];
   return resources.flatMap((resource: unknown) => {
-    if (!isRecord(resource) || resource.custom !== true || typeof resource.type !== "string" || resource.delete === true) return [];
+    if (
+      !isRecord(resource) ||
+      resource.custom !== true ||
+      typeof resource.type !== "string" ||
+      resource.delete === true
+    )
+      return [];
     return [{ type: resource.type, id: resource.id, inputs: isRecord(resource.inputs) ? resource.inputs : {} }];
   });
 }
@@ -31,7 +37,11 @@ export class RunStates {
   private readonly states = new Map<string, StepEventStateMetadata>();
 
   /** The engine's JSON events hold `null` where a step has no old or new state (a refresh of a deleted resource has no new one). */
-  record(op: string, state: StepEventStateMetadata | null | undefined, old: StepEventStateMetadata | null | undefined): void {
+  record(
+    op: string,
+    state: StepEventStateMetadata | null | undefined,
+    old: StepEventStateMetadata | null | undefined,
+  ): void {
     if (op === "delete" || op === "discard") {
       if (old !== null && old !== undefined) this.states.delete(old.urn);
       return;
@@ -47,6 +57,8 @@ export class RunStates {
   }
 
   resources(): ResourceState[] {
-    return [...this.states.values()].flatMap((state) => (state.custom === true ? [{ type: state.type, id: state.id, inputs: state.inputs }] : []));
+    return [...this.states.values()].flatMap((state) =>
+      state.custom === true ? [{ type: state.type, id: state.id, inputs: state.inputs }] : [],
+    );
   }
 }

@@ -17,7 +17,10 @@ export const LIST_WORKSPACE = "_list";
  * Pure: the entries of the workspaces folder to remove at start: the directories (never a file or
  * a symbolic link) named for no stack of the backend, the readers' own excepted.
  */
-export function strayWorkspaces(entries: readonly { name: string; directory: boolean }[], stacks: ReadonlySet<string>): string[] {
+export function strayWorkspaces(
+  entries: readonly { name: string; directory: boolean }[],
+  stacks: ReadonlySet<string>,
+): string[] {
   return entries
     .filter((entry) => entry.directory && entry.name !== LIST_WORKSPACE && !stacks.has(entry.name))
     .map((entry) => entry.name)

@@ -7,7 +7,11 @@ export interface ConfigMapLike {
 }
 
 export function clusterIdFromConfigMap(configMap: ConfigMapLike): string | undefined {
-  if (configMap.metadata?.namespace !== CLUSTER_ID_CONFIGMAP.namespace || configMap.metadata?.name !== CLUSTER_ID_CONFIGMAP.name) return undefined;
+  if (
+    configMap.metadata?.namespace !== CLUSTER_ID_CONFIGMAP.namespace ||
+    configMap.metadata?.name !== CLUSTER_ID_CONFIGMAP.name
+  )
+    return undefined;
   const data = configMap.data ?? {};
   const value = data["provider-uid"] ?? data["uid"];
   return value === undefined || value === "" ? undefined : value;

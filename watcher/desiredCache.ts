@@ -145,8 +145,10 @@ export class DesiredCache {
     this.denyRulesHeld = new Set(observed.denyRulesHeld);
     if (this.snapshot === undefined) return [];
     const replan = new Set<Entry>();
-    for (const key of before) if (!this.denyRulesHeld.has(key)) for (const entry of this.byKey.get(key) ?? []) replan.add(entry);
-    for (const key of this.denyRulesHeld) if (!before.has(key)) for (const entry of this.byKey.get(key) ?? []) replan.add(entry);
+    for (const key of before)
+      if (!this.denyRulesHeld.has(key)) for (const entry of this.byKey.get(key) ?? []) replan.add(entry);
+    for (const key of this.denyRulesHeld)
+      if (!before.has(key)) for (const entry of this.byKey.get(key) ?? []) replan.add(entry);
     return this.apply({ nodesChanged: true, replan, dirty: new Set(), lbNames: new Set() });
   }
 
@@ -160,7 +162,8 @@ export class DesiredCache {
   }
 
   desired(): DesiredState {
-    if (this.cluster === undefined || this.nodes === undefined) throw new Error("desired state read before the first snapshot");
+    if (this.cluster === undefined || this.nodes === undefined)
+      throw new Error("desired state read before the first snapshot");
     if (this.assembled === undefined) {
       const services: ServiceDesired[] = [];
       const rejected: Rejection[] = [];
@@ -204,7 +207,14 @@ export class DesiredCache {
     for (const info of services) {
       if (this.entries.has(info)) continue;
       const key = serviceKey(info.namespace, info.name);
-      const entry: Entry = { info, key, plan: { kind: "ignored" }, desired: undefined, rejections: [], stack: undefined };
+      const entry: Entry = {
+        info,
+        key,
+        plan: { kind: "ignored" },
+        desired: undefined,
+        rejections: [],
+        stack: undefined,
+      };
       this.entries.set(info, entry);
       addTo(this.byKey, key, entry);
       added.add(entry);
@@ -234,13 +244,24 @@ export class DesiredCache {
    * `replan`: entries whose Service is read again; `dirty`: stacks to hash again; `lbNames`: load
    * balancer names whose owner may have changed (a removed Service's).
    */
-  private apply(change: { nodesChanged: boolean; replan: ReadonlySet<Entry>; dirty: Set<string>; lbNames: Set<string> }): StackChange[] {
+  private apply(change: {
+    nodesChanged: boolean;
+    replan: ReadonlySet<Entry>;
+    dirty: Set<string>;
+    lbNames: Set<string>;
+  }): StackChange[] {
     const { dirty, lbNames } = change;
     const previous = this.nodes;
-    if (change.nodesChanged || this.nodes === undefined) this.nodes = nodePart(this.snapshot?.nodes ?? [], this.config, this.observed);
+    if (change.nodesChanged || this.nodes === undefined)
+      this.nodes = nodePart(this.snapshot?.nodes ?? [], this.config, this.observed);
     const nodes = this.nodes;
-    const zonesMoved = previous === undefined || JSON.stringify([previous.backends.zones, previous.backendGroupRefs]) !== JSON.stringify([nodes.backends.zones, nodes.backendGroupRefs]);
-    const instancesMoved = previous === undefined || JSON.stringify(previous.backends.instances) !== JSON.stringify(nodes.backends.instances);
+    const zonesMoved =
+      previous === undefined ||
+      JSON.stringify([previous.backends.zones, previous.backendGroupRefs]) !==
+        JSON.stringify([nodes.backends.zones, nodes.backendGroupRefs]);
+    const instancesMoved =
+      previous === undefined ||
+      JSON.stringify(previous.backends.instances) !== JSON.stringify(nodes.backends.instances);
 
     const place = new Set<Entry>();
     for (const entry of change.replan) {
@@ -257,7 +278,8 @@ export class DesiredCache {
     if (zonesMoved || instancesMoved) {
       for (const entry of this.entries.values()) {
         const backend = plannedOf(entry)?.backend;
-        if ((backend === "backend-service" && zonesMoved) || (backend === "target-pool" && instancesMoved)) place.add(entry);
+        if ((backend === "backend-service" && zonesMoved) || (backend === "target-pool" && instancesMoved))
+          place.add(entry);
       }
     }
     for (const entry of place) this.place(entry, nodes, dirty);
@@ -272,7 +294,12 @@ export class DesiredCache {
       changes.push({ stack, hash });
     }
     const legacyUsed = this.legacyUsers.size > 0;
-    if (change.nodesChanged || previous === undefined || this.cluster === undefined || this.cluster.legacyNodeHealthCheck !== (this.observed.legacyHealthCheckReferenced || legacyUsed)) {
+    if (
+      change.nodesChanged ||
+      previous === undefined ||
+      this.cluster === undefined ||
+      this.cluster.legacyNodeHealthCheck !== (this.observed.legacyHealthCheckReferenced || legacyUsed)
+    ) {
       this.cluster = clusterDesired(this.config, nodes, this.observed, legacyUsed);
       const hash = hashOf(this.cluster);
       if (hash !== this.hashes.get(CLUSTER_STACK)) {
@@ -316,7 +343,8 @@ export class DesiredCache {
   /** The planned entry that keeps a load balancer name: the first by key. */
   private ownerOf(lbName: string): Entry | undefined {
     let owner: Entry | undefined;
-    for (const entry of this.byLbName.get(lbName) ?? []) if (owner === undefined || compareText(entry.key, owner.key) < 0) owner = entry;
+    for (const entry of this.byLbName.get(lbName) ?? [])
+      if (owner === undefined || compareText(entry.key, owner.key) < 0) owner = entry;
     return owner;
   }
 
@@ -325,7 +353,8 @@ export class DesiredCache {
     let service: ServiceDesired | undefined;
     const rejections: Rejection[] = [];
     for (const entry of this.byStack.get(stack) ?? []) {
-      if (entry.desired !== undefined && (service === undefined || compareText(entry.desired.key, service.key) >= 0)) service = entry.desired;
+      if (entry.desired !== undefined && (service === undefined || compareText(entry.desired.key, service.key) >= 0))
+        service = entry.desired;
       rejections.push(...entry.rejections);
     }
     return { service, rejections: rejections.sort(compareRejections) };

@@ -5,7 +5,13 @@
 import { EventEmitter } from "node:events";
 import { isDeepStrictEqual } from "node:util";
 import * as k8s from "@kubernetes/client-node";
-import { ANNOTATION_REFRESH_HANDLED, ANNOTATION_REFRESH_REQUESTED, type ClusterSnapshot, type NodeInfo, type ServiceInfo } from "../model";
+import {
+  ANNOTATION_REFRESH_HANDLED,
+  ANNOTATION_REFRESH_REQUESTED,
+  type ClusterSnapshot,
+  type NodeInfo,
+  type ServiceInfo,
+} from "../model";
 import { KeepAliveAgents } from "../runtime/kube";
 import { trimNode, trimService, trimWatchedNode, type WatchedNode } from "./trim";
 import { backoffMs } from "../runtime/backoff";
@@ -76,9 +82,13 @@ export function serviceMeta(service: k8s.V1Service): ServiceMeta {
     name: service.metadata?.name ?? "",
     uid: service.metadata?.uid ?? "",
     type: service.spec?.type ?? "ClusterIP",
-    ...(typeof service.spec?.loadBalancerClass === "string" && service.spec.loadBalancerClass !== "" ? { loadBalancerClass: service.spec.loadBalancerClass } : {}),
+    ...(typeof service.spec?.loadBalancerClass === "string" && service.spec.loadBalancerClass !== ""
+      ? { loadBalancerClass: service.spec.loadBalancerClass }
+      : {}),
     finalizers: [...(service.metadata?.finalizers ?? [])],
-    ingress: (service.status?.loadBalancer?.ingress ?? []).map((entry) => entry.ip ?? entry.hostname ?? "").filter((ip) => ip !== ""),
+    ingress: (service.status?.loadBalancer?.ingress ?? [])
+      .map((entry) => entry.ip ?? entry.hostname ?? "")
+      .filter((ip) => ip !== ""),
     deleting: service.metadata?.deletionTimestamp !== undefined && service.metadata?.deletionTimestamp !== null,
     ...annotationField("refreshRequested", service.metadata?.annotations?.[ANNOTATION_REFRESH_REQUESTED]),
     ...annotationField("refreshHandled", service.metadata?.annotations?.[ANNOTATION_REFRESH_HANDLED]),
@@ -128,7 +138,12 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
     const core = this.agents.makeApiClient(k8s.CoreV1Api);
     const watch = new k8s.Watch(this.kubeConfig);
     const resources = this.options.resources ?? ["nodes", "services"];
-    const add = (resource: Resource, path: string, list: LeanListWatchOptions<k8s.KubernetesObject>["list"], handlers: Pick<ListWatchHandlers<k8s.KubernetesObject>, "put" | "remove">): void => {
+    const add = (
+      resource: Resource,
+      path: string,
+      list: LeanListWatchOptions<k8s.KubernetesObject>["list"],
+      handlers: Pick<ListWatchHandlers<k8s.KubernetesObject>, "put" | "remove">,
+    ): void => {
       const listWatch: LeanListWatch<k8s.KubernetesObject> = new LeanListWatch({
         path,
         list,

@@ -22,10 +22,14 @@ export function snapshotFromKubectlJson(text: string, source: string): DumpConte
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new SnapshotError(`${source}: not JSON (expected the output of kubectl get nodes,services -A -o json)`, { cause: error });
+    throw new SnapshotError(`${source}: not JSON (expected the output of kubectl get nodes,services -A -o json)`, {
+      cause: error,
+    });
   }
   if (!isRecord(parsed) || !Array.isArray(parsed.items)) {
-    throw new SnapshotError(`${source}: expected a Kubernetes List with an "items" array (kubectl get nodes,services -A -o json)`);
+    throw new SnapshotError(
+      `${source}: expected a Kubernetes List with an "items" array (kubectl get nodes,services -A -o json)`,
+    );
   }
   const listKind = typeof parsed.kind === "string" ? parsed.kind : "";
   const snapshot: ClusterSnapshot = { nodes: [], services: [] };
@@ -34,7 +38,8 @@ export function snapshotFromKubectlJson(text: string, source: string): DumpConte
     if (!isRecord(item)) throw new SnapshotError(`${source}: items[${index}] is not an object`);
     const kind = typeof item.kind === "string" ? item.kind : listKind.replace(/List$/, "");
     const meta = isRecord(item.metadata) ? item.metadata : {};
-    if (typeof meta.name !== "string" || meta.name === "") throw new SnapshotError(`${source}: items[${index}] (${kind || "unknown kind"}) has no metadata.name`);
+    if (typeof meta.name !== "string" || meta.name === "")
+      throw new SnapshotError(`${source}: items[${index}] (${kind || "unknown kind"}) has no metadata.name`);
     if (kind === "Node") snapshot.nodes.push(trimNode(item));
     else if (kind === "Service") snapshot.services.push(trimService(item));
     else if (kind === "ConfigMap") clusterId = clusterIdFromConfigMap(item) ?? clusterId;

@@ -19,17 +19,25 @@ export async function readClusterId(core: k8s.CoreV1Api): Promise<string | undef
     return clusterIdFromConfigMap(configMap);
   } catch (error) {
     if (kubeStatusCode(error) === 404) return undefined;
-    throw new Error(`reading ConfigMap ${CLUSTER_ID_CONFIGMAP.namespace}/${CLUSTER_ID_CONFIGMAP.name}`, { cause: error });
+    throw new Error(`reading ConfigMap ${CLUSTER_ID_CONFIGMAP.namespace}/${CLUSTER_ID_CONFIGMAP.name}`, {
+      cause: error,
+    });
   }
 }
 
 export async function listCluster(kubeConfig: k8s.KubeConfig): Promise<DumpContents> {
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
   try {
-    const [nodes, services, clusterId] = await Promise.all([core.listNode(), core.listServiceForAllNamespaces(), readClusterId(core)]);
+    const [nodes, services, clusterId] = await Promise.all([
+      core.listNode(),
+      core.listServiceForAllNamespaces(),
+      readClusterId(core),
+    ]);
     const snapshot: ClusterSnapshot = { nodes: nodes.items.map(trimNode), services: services.items.map(trimService) };
     return { snapshot, ...(clusterId !== undefined ? { clusterId } : {}) };
   } catch (error) {
-    throw new Error(`listing Nodes and Services from ${kubeConfig.getCurrentCluster()?.server ?? "the cluster"}`, { cause: error });
+    throw new Error(`listing Nodes and Services from ${kubeConfig.getCurrentCluster()?.server ?? "the cluster"}`, {
+      cause: error,
+    });
   }
 }

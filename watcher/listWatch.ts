@@ -134,7 +134,8 @@ export class LeanListWatch<T extends ObjectRef> {
     for (let restarts = 0; ; restarts++) {
       const outcome = await this.listPages(generation);
       if (outcome !== "expired") return;
-      if (restarts + 1 >= MAX_LIST_RESTARTS) throw new Error(`listing ${this.options.path}: the continue token expired ${MAX_LIST_RESTARTS} times in a row`);
+      if (restarts + 1 >= MAX_LIST_RESTARTS)
+        throw new Error(`listing ${this.options.path}: the continue token expired ${MAX_LIST_RESTARTS} times in a row`);
     }
   }
 
@@ -220,7 +221,12 @@ export class LeanListWatch<T extends ObjectRef> {
         void this.run(++this.generation);
       }
     };
-    const controller = await this.options.watch.watch(this.options.path, { resourceVersion: this.resumeFrom, allowWatchBookmarks: true, timeoutSeconds }, onEvent, onDone);
+    const controller = await this.options.watch.watch(
+      this.options.path,
+      { resourceVersion: this.resumeFrom, allowWatchBookmarks: true, timeoutSeconds },
+      onEvent,
+      onDone,
+    );
     // Stopped (or ended) while the request was opening: nothing may keep it open.
     if (generation !== this.generation) controller.abort();
     else this.abortWatch = controller;

@@ -2,7 +2,14 @@
  * Kubernetes objects → the plain snapshot entries the model reads. Structural input types, so
  * client-node objects and `kubectl get -o json` items are trimmed by the same code.
  */
-import { ANNOTATION_REFRESH_HANDLED, ANNOTATION_REFRESH_REQUESTED, type NodeInfo, type ServiceInfo, type ServicePort, type Taint } from "../model";
+import {
+  ANNOTATION_REFRESH_HANDLED,
+  ANNOTATION_REFRESH_REQUESTED,
+  type NodeInfo,
+  type ServiceInfo,
+  type ServicePort,
+  type Taint,
+} from "../model";
 import { isRecord } from "../runtime/guards";
 
 export interface ObjectMetaLike {
@@ -75,7 +82,11 @@ function copyRecord(value: unknown): Record<string, string> {
  * `serviceMeta`: its stack is looked at), not of the desired state (which would run nothing).
  */
 function modelAnnotations(annotations: Record<string, string>): Record<string, string> {
-  if (!isRecord(annotations) || (!(ANNOTATION_REFRESH_REQUESTED in annotations) && !(ANNOTATION_REFRESH_HANDLED in annotations))) return annotations;
+  if (
+    !isRecord(annotations) ||
+    (!(ANNOTATION_REFRESH_REQUESTED in annotations) && !(ANNOTATION_REFRESH_HANDLED in annotations))
+  )
+    return annotations;
   const { [ANNOTATION_REFRESH_REQUESTED]: _requested, [ANNOTATION_REFRESH_HANDLED]: _handled, ...rest } = annotations;
   return rest;
 }
@@ -89,7 +100,12 @@ function mapList<T>(value: unknown, each: (item: unknown) => T): T[] {
 export function trimNode(node: NodeLike): NodeInfo {
   const meta: Record<string, unknown> = isRecord(node.metadata) ? node.metadata : {};
   const spec: Record<string, unknown> = isRecord(node.spec) ? node.spec : {};
-  const podCIDRs = Array.isArray(spec.podCIDRs) && spec.podCIDRs.length > 0 ? spec.podCIDRs : isSet(spec.podCIDR) ? [spec.podCIDR] : spec.podCIDRs;
+  const podCIDRs =
+    Array.isArray(spec.podCIDRs) && spec.podCIDRs.length > 0
+      ? spec.podCIDRs
+      : isSet(spec.podCIDR)
+        ? [spec.podCIDR]
+        : spec.podCIDRs;
   return {
     name: asWritten(meta.name ?? ""),
     uid: asWritten(meta.uid ?? ""),
@@ -97,7 +113,11 @@ export function trimNode(node: NodeLike): NodeInfo {
     labels: copyRecord(meta.labels),
     taints: mapList(spec.taints, (taint): Taint =>
       isRecord(taint)
-        ? { key: asWritten(taint.key ?? ""), ...(isPresent(taint.value) ? { value: asWritten<string>(taint.value) } : {}), effect: asWritten(taint.effect ?? "") }
+        ? {
+            key: asWritten(taint.key ?? ""),
+            ...(isPresent(taint.value) ? { value: asWritten<string>(taint.value) } : {}),
+            effect: asWritten(taint.effect ?? ""),
+          }
         : asWritten<Taint>(taint),
     ),
     deleting: isSet(meta.deletionTimestamp),
@@ -125,8 +145,12 @@ export function trimService(service: ServiceLike): ServiceInfo {
           }
         : asWritten<ServicePort>(port),
     ),
-    ...(isSet(spec.externalTrafficPolicy) ? { externalTrafficPolicy: asWritten<string>(spec.externalTrafficPolicy) } : {}),
-    ...(isPresent(spec.healthCheckNodePort) ? { healthCheckNodePort: asWritten<number>(spec.healthCheckNodePort) } : {}),
+    ...(isSet(spec.externalTrafficPolicy)
+      ? { externalTrafficPolicy: asWritten<string>(spec.externalTrafficPolicy) }
+      : {}),
+    ...(isPresent(spec.healthCheckNodePort)
+      ? { healthCheckNodePort: asWritten<number>(spec.healthCheckNodePort) }
+      : {}),
     ...(isSet(spec.loadBalancerIP) ? { loadBalancerIP: asWritten<string>(spec.loadBalancerIP) } : {}),
     loadBalancerSourceRanges: mapList(spec.loadBalancerSourceRanges, (range) => asWritten<string>(range)),
     ...(isSet(spec.sessionAffinity) ? { sessionAffinity: asWritten<string>(spec.sessionAffinity) } : {}),
@@ -143,7 +167,8 @@ export function trimService(service: ServiceLike): ServiceInfo {
 function ipFamilyFields(spec: NonNullable<ServiceLike["spec"]>): Pick<ServiceInfo, "ipFamilies" | "ipFamilyPolicy"> {
   const families: unknown = spec.ipFamilies;
   const policy: unknown = spec.ipFamilyPolicy;
-  const plainFamilies = !isSet(families) || (Array.isArray(families) && families.length === 1 && families[0] === "IPv4");
+  const plainFamilies =
+    !isSet(families) || (Array.isArray(families) && families.length === 1 && families[0] === "IPv4");
   const plainPolicy = !isSet(policy) || policy === "SingleStack";
   if (plainFamilies && plainPolicy) return {};
   return {
@@ -231,7 +256,9 @@ function conditionState(condition: Record<string, unknown>): NodeConditionState 
 }
 
 function watchedPodCIDRs(spec: Record<string, unknown>): Pick<WatchedNode, "podCIDRs"> {
-  const list = Array.isArray(spec.podCIDRs) ? spec.podCIDRs.filter((c): c is string => typeof c === "string" && c !== "") : [];
+  const list = Array.isArray(spec.podCIDRs)
+    ? spec.podCIDRs.filter((c): c is string => typeof c === "string" && c !== "")
+    : [];
   if (list.length > 0) return { podCIDRs: list };
   return typeof spec.podCIDR === "string" && spec.podCIDR !== "" ? { podCIDRs: [spec.podCIDR] } : {};
 }
@@ -247,7 +274,12 @@ export function trimWatchedNode(node: NodeLike, shared?: Pick<NodeInfo, "labels"
   const conditions = objectItems(status.conditions);
   const ready = conditions.find((c) => c.type === "Ready")?.status;
   const networkUnavailable = conditions.find((c) => c.type === "NetworkUnavailable");
-  const labels = shared !== undefined && isRecord(shared.labels) ? shared.labels : isRecord(meta.labels) ? asWritten<Record<string, string>>({ ...meta.labels }) : {};
+  const labels =
+    shared !== undefined && isRecord(shared.labels)
+      ? shared.labels
+      : isRecord(meta.labels)
+        ? asWritten<Record<string, string>>({ ...meta.labels })
+        : {};
   return {
     name: stringOr(meta.name, ""),
     uid: stringOr(meta.uid, ""),
@@ -256,7 +288,10 @@ export function trimWatchedNode(node: NodeLike, shared?: Pick<NodeInfo, "labels"
     ...(typeof spec.providerID === "string" && spec.providerID !== "" ? { providerID: spec.providerID } : {}),
     labels,
     taints: objectItems(spec.taints).map(nodeTaint),
-    addresses: objectItems(status.addresses).map((a) => ({ type: stringOr(a.type, ""), address: stringOr(a.address, "") })),
+    addresses: objectItems(status.addresses).map((a) => ({
+      type: stringOr(a.type, ""),
+      address: stringOr(a.address, ""),
+    })),
     ...watchedPodCIDRs(spec),
     ...(typeof ready === "string" ? { ready } : {}),
     ...(networkUnavailable === undefined ? {} : { networkUnavailable: conditionState(networkUnavailable) }),

@@ -12,7 +12,13 @@ import type { EventRecorder, EventTarget } from "../../runtime/events";
 import type { EnqueueFlags, ReconcileResult, WorkItem } from "../../runtime/queue";
 import type { ControllerMetrics } from "../metrics";
 import { clusterDriftEvents, clusterFailureEvent, putBackCounts, type ClusterEvent, type NodeRef } from "./events";
-import { describePutBack, type FullRefreshTimers, type StackRecord, type StackRecords, type StackRuns } from "../stackRuns";
+import {
+  describePutBack,
+  type FullRefreshTimers,
+  type StackRecord,
+  type StackRecords,
+  type StackRuns,
+} from "../stackRuns";
 import type { PutBack } from "../../stacks/events";
 import type { StatusBook } from "../status";
 import { classifyFailure, QUOTA_EXCEEDED, QUOTA_RETRY_MS, quotaExceededMessage } from "../failures";
@@ -31,13 +37,16 @@ export interface ClusterOutputs {
 function listMap(value: unknown): Record<string, string[]> {
   if (!isRecord(value)) return {};
   const lists: Record<string, string[]> = {};
-  for (const [key, list] of Object.entries(value)) if (Array.isArray(list)) lists[key] = list.filter((item): item is string => typeof item === "string");
+  for (const [key, list] of Object.entries(value))
+    if (Array.isArray(list)) lists[key] = list.filter((item): item is string => typeof item === "string");
   return lists;
 }
 
 function stringMap(value: unknown): Record<string, string> {
   if (!isRecord(value)) return {};
-  return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
+  return Object.fromEntries(
+    Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
+  );
 }
 
 /** The cluster stack's outputs, checked: anything not of the recorded shape is left out. */
@@ -46,8 +55,12 @@ export function clusterOutputs(outputs: Record<string, unknown>): ClusterOutputs
     instanceGroups: stringMap(outputs.instanceGroups),
     instanceGroupMembers: listMap(outputs.instanceGroupMembers),
     routes: stringMap(outputs.routes),
-    ...(typeof outputs.legacyNodeHealthCheck === "string" ? { legacyNodeHealthCheck: outputs.legacyNodeHealthCheck } : {}),
-    ...(typeof outputs.nodeHealthCheckFirewallPriority === "number" ? { nodeHealthCheckFirewallPriority: outputs.nodeHealthCheckFirewallPriority } : {}),
+    ...(typeof outputs.legacyNodeHealthCheck === "string"
+      ? { legacyNodeHealthCheck: outputs.legacyNodeHealthCheck }
+      : {}),
+    ...(typeof outputs.nodeHealthCheckFirewallPriority === "number"
+      ? { nodeHealthCheckFirewallPriority: outputs.nodeHealthCheckFirewallPriority }
+      : {}),
   };
 }
 
@@ -132,7 +145,9 @@ export function appliedClusterOf(outputs: ClusterOutputs): AppliedCluster {
   return {
     zones: new Set(Object.keys(outputs.instanceGroups)),
     legacyHealthCheck: outputs.legacyNodeHealthCheck !== undefined,
-    nodeHealthCheckFirewallAboveDeny: outputs.nodeHealthCheckFirewallPriority !== undefined && outputs.nodeHealthCheckFirewallPriority < FIREWALL_PRIORITY_DEFAULT,
+    nodeHealthCheckFirewallAboveDeny:
+      outputs.nodeHealthCheckFirewallPriority !== undefined &&
+      outputs.nodeHealthCheckFirewallPriority < FIREWALL_PRIORITY_DEFAULT,
   };
 }
 
@@ -145,7 +160,12 @@ export function appliedClusterOf(outputs: ClusterOutputs): AppliedCluster {
 export function clusterReadyFor(applied: AppliedCluster | undefined, service: ServiceDesired): boolean {
   if (applied === undefined) return false;
   if (backendGroupKeys(service).some((key) => !applied.zones.has(key))) return false;
-  if (service.denyFirewall !== undefined && service.healthCheck.kind === "shared" && !applied.nodeHealthCheckFirewallAboveDeny) return false;
+  if (
+    service.denyFirewall !== undefined &&
+    service.healthCheck.kind === "shared" &&
+    !applied.nodeHealthCheckFirewallAboveDeny
+  )
+    return false;
   return !(service.backend === "target-pool" && service.healthCheck.kind === "shared" && !applied.legacyHealthCheck);
 }
 
@@ -175,7 +195,12 @@ export class ClusterController {
     let instancesObserved = this.deps.observeInstances === undefined;
     try {
       for (;;) {
-        const action = planClusterSync(record, { hash: this.deps.cache.view(CLUSTER_STACK).hash, refresh: item.refresh, published: this.applied !== undefined, instancesObserved });
+        const action = planClusterSync(record, {
+          hash: this.deps.cache.view(CLUSTER_STACK).hash,
+          refresh: item.refresh,
+          published: this.applied !== undefined,
+          instancesObserved,
+        });
         switch (action.kind) {
           case "none":
             return { kind: "ok" };
@@ -216,7 +241,8 @@ export class ClusterController {
     // After a restart, what the cluster stack recorded still exists in GCE: Service stacks may
     // point at it even while this run fails (one bad Node or a rate-limited API must not stop
     // every load balancer).
-    if (this.applied === undefined && record.recorded?.instanceGroups !== undefined) this.applied = appliedClusterOf(clusterOutputs(record.recorded));
+    if (this.applied === undefined && record.recorded?.instanceGroups !== undefined)
+      this.applied = appliedClusterOf(clusterOutputs(record.recorded));
     const outcome = await this.deps.runs.up(CLUSTER_STACK, { kind: "cluster" }, record, item.refresh, hash);
     const outputs = clusterOutputs(outcome.outputs);
     record.applied = hash;
@@ -229,16 +255,26 @@ export class ClusterController {
   private async driftCorrected(changed: PutBack[], outputs: ClusterOutputs): Promise<void> {
     this.deps.metrics.driftCorrections.inc({ kind: "cluster" });
     this.deps.status?.driftCorrected(CLUSTER_STACK, describePutBack(changed));
-    for (const [resource, count] of Object.entries(putBackCounts(changed))) this.deps.metrics.clusterPutBack.inc({ resource }, count);
+    for (const [resource, count] of Object.entries(putBackCounts(changed)))
+      this.deps.metrics.clusterPutBack.inc({ resource }, count);
     this.deps.logger.info({ stack: CLUSTER_STACK, putBack: describePutBack(changed) }, "drift corrected");
     const events = this.deps.clusterEvents;
     if (events === undefined) return;
-    for (const event of clusterDriftEvents({ changed, routes: outputs.routes, clusterName: events.clusterName, nodes: events.nodes() })) await this.record(events, event);
+    for (const event of clusterDriftEvents({
+      changed,
+      routes: outputs.routes,
+      clusterName: events.clusterName,
+      nodes: events.nodes(),
+    }))
+      await this.record(events, event);
   }
 
   private async record(deps: ClusterEventDeps, event: ClusterEvent): Promise<void> {
     // involvedObject.uid of a Node is its name, as kubelet's are: `kubectl describe node` matches on it.
-    const target: EventTarget = event.object.kind === "Node" ? { kind: "Node", name: event.object.name, uid: event.object.name } : await deps.lease();
+    const target: EventTarget =
+      event.object.kind === "Node"
+        ? { kind: "Node", name: event.object.name, uid: event.object.name }
+        : await deps.lease();
     await deps.recorder.record(target, event.type, event.reason, event.message);
   }
 
@@ -270,7 +306,12 @@ export class ClusterController {
       // A quota (ROUTES, FIREWALLS) is not freed by trying again: one try per quota wait.
       this.deps.metrics.quotaExceeded.inc({ kind: "cluster", quota: verdict.quota.quota });
       if (events !== undefined)
-        await this.record(events, { object: { kind: "Lease" }, type: "Warning", reason: QUOTA_EXCEEDED, message: quotaExceededMessage("Error syncing cluster stack", verdict.quota) });
+        await this.record(events, {
+          object: { kind: "Lease" },
+          type: "Warning",
+          reason: QUOTA_EXCEEDED,
+          message: quotaExceededMessage("Error syncing cluster stack", verdict.quota),
+        });
       return { kind: "retryAfter", ms: QUOTA_RETRY_MS, reason: `GCE quota ${verdict.quota.quota} exceeded` };
     }
     if (events !== undefined && verdict.kind === "failed") await this.record(events, clusterFailureEvent(description));

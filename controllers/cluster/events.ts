@@ -110,7 +110,11 @@ export function clusterDriftEvents(input: ClusterDriftInput): ClusterEvent[] {
       if (!known.ops.includes(change.op)) known.ops.push(change.op);
       continue;
     }
-    routes.set(change.urn, { object: route.node !== undefined ? { kind: "Node", name: route.node.name } : { kind: "Lease" }, name: route.name, ops: [change.op] });
+    routes.set(change.urn, {
+      object: route.node !== undefined ? { kind: "Node", name: route.node.name } : { kind: "Lease" },
+      name: route.name,
+      ops: [change.op],
+    });
   }
   const events: ClusterEvent[] = [...routes.values()].map((route) => ({
     object: route.object,
@@ -118,7 +122,13 @@ export function clusterDriftEvents(input: ClusterDriftInput): ClusterEvent[] {
     reason: ROUTE_RESTORED,
     message: `Put back: Route ${route.name} (${route.ops.join(", ")})`,
   }));
-  if (rest.length > 0) events.push({ object: { kind: "Lease" }, type: "Normal", reason: CLUSTER_DRIFT_CORRECTED, message: `Put back: ${describePutBack(rest)}` });
+  if (rest.length > 0)
+    events.push({
+      object: { kind: "Lease" },
+      type: "Normal",
+      reason: CLUSTER_DRIFT_CORRECTED,
+      message: `Put back: ${describePutBack(rest)}`,
+    });
   return events;
 }
 
@@ -130,7 +140,12 @@ export function clusterDriftEvents(input: ClusterDriftInput): ClusterEvent[] {
 export function clusterFailureEvent(description: string): ClusterEvent {
   const failure = pulumiFailure(description);
   const message = failure === undefined ? description : `${failure.engineError} (${failure.said})`;
-  return { object: { kind: "Lease" }, type: "Warning", reason: SYNC_CLUSTER_FAILED, message: `Error syncing cluster stack: ${message}` };
+  return {
+    object: { kind: "Lease" },
+    type: "Warning",
+    reason: SYNC_CLUSTER_FAILED,
+    message: `Error syncing cluster stack: ${message}`,
+  };
 }
 
 /**
@@ -138,7 +153,11 @@ export function clusterFailureEvent(description: string): ClusterEvent {
  * Never throws: a failed read gives the target without a UID (the event still lists under
  * `kubectl get events -n kube-system`), and the next event reads again.
  */
-export function leaseTarget(lease: { namespace: string; name: string }, readUid: () => Promise<string | undefined>, onError: (error: unknown) => void): () => Promise<EventTarget> {
+export function leaseTarget(
+  lease: { namespace: string; name: string },
+  readUid: () => Promise<string | undefined>,
+  onError: (error: unknown) => void,
+): () => Promise<EventTarget> {
   let uid: string | undefined;
   return async () => {
     if (uid === undefined) {

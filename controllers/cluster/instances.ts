@@ -39,7 +39,11 @@ export function planGoneInstances(previous: readonly InstanceRef[], checked: rea
   for (const { located, lookup } of checked) {
     const { instance } = located;
     const id = idOf(instance);
-    const provenGone = lookup.kind === "notFound" && lookup.scope === "instance" && lookup.zone === instance.zone && lookup.name === instance.name;
+    const provenGone =
+      lookup.kind === "notFound" &&
+      lookup.scope === "instance" &&
+      lookup.zone === instance.zone &&
+      lookup.name === instance.name;
     const isGone = provenGone || (lookup.kind !== "found" && wasGone.has(id));
     if (!isGone) continue;
     gone.push({ zone: instance.zone, name: instance.name });
@@ -71,19 +75,34 @@ export class InstancePresence {
     // One fresh list per cluster run: a list from before a VM was deleted would still show it.
     locator.invalidate();
     const checked = await Promise.all(
-      located.map(async (node): Promise<CheckedNode> => ({ located: node, lookup: await locator.byProviderID({ project, zone: node.instance.zone, name: node.instance.name }) })),
+      located.map(async (node): Promise<CheckedNode> => ({
+        located: node,
+        lookup: await locator.byProviderID({ project, zone: node.instance.zone, name: node.instance.name }),
+      })),
     );
     const plan = planGoneInstances(previous, checked);
     for (const { node, instance } of plan.newlyGone) {
       const message =
         `GCE instance ${project}/${instance.zone}/${instance.name} does not exist (instances.get: 404): ` +
         `the Node is left out of instance group ${this.options.instanceGroupName} and of pod routes until it does`;
-      this.options.logger.warn({ node: node.name, instance: idOf(instance) }, "a Node's instance is gone; left out of instance groups and routes");
+      this.options.logger.warn(
+        { node: node.name, instance: idOf(instance) },
+        "a Node's instance is gone; left out of instance groups and routes",
+      );
       // involvedObject.uid is the Node's name, as kubelet's are: `kubectl describe node` matches on it.
-      await this.options.events.record({ kind: "Node", name: node.name, uid: node.name }, "Warning", "InstanceNotFound", message);
+      await this.options.events.record(
+        { kind: "Node", name: node.name, uid: node.name },
+        "Warning",
+        "InstanceNotFound",
+        message,
+      );
     }
     const errors = checked.filter(({ lookup }) => lookup.kind === "error").length;
-    if (errors > 0) this.options.logger.warn({ errors }, "Compute did not answer for some Nodes' instances; their group membership is left as it was");
+    if (errors > 0)
+      this.options.logger.warn(
+        { errors },
+        "Compute did not answer for some Nodes' instances; their group membership is left as it was",
+      );
     return plan.gone;
   }
 }

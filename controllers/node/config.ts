@@ -5,7 +5,13 @@
 
 import { optionalDuration } from "../../runtime/durations";
 
-export const NODE_CONFIG_KEYS = ["computeEndpoint", "nodeAddressRefreshPeriod", "nodeLifecyclePeriod", "nodeWorkers", "nodeZones"] as const;
+export const NODE_CONFIG_KEYS = [
+  "computeEndpoint",
+  "nodeAddressRefreshPeriod",
+  "nodeLifecyclePeriod",
+  "nodeWorkers",
+  "nodeZones",
+] as const;
 
 export type NodeConfigKey = (typeof NODE_CONFIG_KEYS)[number];
 
@@ -34,14 +40,28 @@ export function parseNodeConfig(raw: Readonly<Record<string, unknown>>, problems
   let computeEndpoint: string | undefined;
   if (endpoint !== undefined && endpoint !== null && endpoint !== "") {
     if (typeof endpoint !== "string" || !/^https?:\/\/[^/]+/.test(endpoint)) {
-      problems.push(`computeEndpoint: expected an http(s) URL such as https://compute.googleapis.com/compute/v1/, got ${JSON.stringify(endpoint)}`);
+      problems.push(
+        `computeEndpoint: expected an http(s) URL such as https://compute.googleapis.com/compute/v1/, got ${JSON.stringify(endpoint)}`,
+      );
     } else {
       computeEndpoint = endpoint.endsWith("/") ? endpoint : `${endpoint}/`;
     }
   }
   const bounds = { minMs: NODE_DURATION_MIN_MS };
-  const addressRefreshMs = optionalDuration(raw["nodeAddressRefreshPeriod"], "nodeAddressRefreshPeriod", NODE_CONFIG_DEFAULTS.addressRefreshMs, problems, bounds);
-  const lifecycleCheckMs = optionalDuration(raw["nodeLifecyclePeriod"], "nodeLifecyclePeriod", NODE_CONFIG_DEFAULTS.lifecycleCheckMs, problems, bounds);
+  const addressRefreshMs = optionalDuration(
+    raw["nodeAddressRefreshPeriod"],
+    "nodeAddressRefreshPeriod",
+    NODE_CONFIG_DEFAULTS.addressRefreshMs,
+    problems,
+    bounds,
+  );
+  const lifecycleCheckMs = optionalDuration(
+    raw["nodeLifecyclePeriod"],
+    "nodeLifecyclePeriod",
+    NODE_CONFIG_DEFAULTS.lifecycleCheckMs,
+    problems,
+    bounds,
+  );
   let workers: number = NODE_CONFIG_DEFAULTS.workers;
   const w = raw["nodeWorkers"];
   if (w !== undefined && w !== null && w !== "") {
@@ -58,7 +78,9 @@ export function parseNodeConfig(raw: Readonly<Record<string, unknown>>, problems
     const list = typeof z === "string" ? z.split(",") : Array.isArray(z) ? z : undefined;
     const clean = list?.map((x) => (typeof x === "string" ? x.trim() : "")).filter((x) => x !== "");
     if (clean === undefined || clean.length === 0 || clean.some((x) => !/^[a-z]+-[a-z]+[0-9]+-[a-z]$/.test(x))) {
-      problems.push(`nodeZones: expected zone names like us-central1-a (list or comma-separated), got ${JSON.stringify(z)}`);
+      problems.push(
+        `nodeZones: expected zone names like us-central1-a (list or comma-separated), got ${JSON.stringify(z)}`,
+      );
     } else {
       zones = clean;
     }

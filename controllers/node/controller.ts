@@ -15,7 +15,12 @@ import type { Registry } from "prom-client";
 import { EventRecorder } from "../../runtime/events";
 import { KeyedQueue, OK, type QueueOptions, type ReconcileResult } from "../../runtime/queue";
 import { resultObserver } from "../../runtime/results";
-import { ClusterWatcher, type NodeSource, WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "../../watcher/informers";
+import {
+  ClusterWatcher,
+  type NodeSource,
+  WATCH_RESTART_BACKOFF_BASE_MS,
+  WATCH_RESTART_BACKOFF_MAX_MS,
+} from "../../watcher/informers";
 import type { ComputeApi } from "../../gce";
 import type { PodCIDRStack } from "../../model";
 import { NODE_CONFIG_DEFAULTS } from "./config";
@@ -24,7 +29,14 @@ import { KubeNodeApi, type NodeApi } from "./kube";
 import { InstanceLocator } from "./locate";
 import { type NodeMetrics, nodeMetrics } from "./metrics";
 import { type NodeSyncState, planInitialize, worst } from "./plan";
-import { type SyncContext, syncAddresses, syncInitialize, syncLifecycle, syncPodCIDRs, syncRouteCondition } from "./syncs";
+import {
+  type SyncContext,
+  syncAddresses,
+  syncInitialize,
+  syncLifecycle,
+  syncPodCIDRs,
+  syncRouteCondition,
+} from "./syncs";
 
 /** Route state per Node, implemented by the daemon from the cluster stack's outputs. */
 export interface RouteStatusSource {
@@ -204,7 +216,8 @@ export class NodeController {
       restartBackoffBaseMs: WATCH_RESTART_BACKOFF_BASE_MS,
       restartBackoffMaxMs: WATCH_RESTART_BACKOFF_MAX_MS,
       ...(this.opts.listTimeoutMs === undefined ? {} : { listTimeoutMs: this.opts.listTimeoutMs }),
-      onWatchRestart: (_resource, err, delayMs) => this.log.warn({ err }, `node watch failed; restarting in ${delayMs} ms`),
+      onWatchRestart: (_resource, err, delayMs) =>
+        this.log.warn({ err }, `node watch failed; restarting in ${delayMs} ms`),
     });
     return { source: ownWatch, ownWatch };
   }
@@ -226,7 +239,11 @@ export class NodeController {
       log: this.log,
       routes: this.opts.routes,
       podCIDRStack: this.opts.podCIDRStack,
-      clock: () => ({ now: this.now(), addressRefreshMs: this.addressRefreshMs, lifecycleCheckMs: this.lifecycleCheckMs }),
+      clock: () => ({
+        now: this.now(),
+        addressRefreshMs: this.addressRefreshMs,
+        lifecycleCheckMs: this.lifecycleCheckMs,
+      }),
     };
   }
 
@@ -274,7 +291,11 @@ export class NodeController {
       return syncInitialize(ctx, node, state, init);
     }
     delete state.justInitialized;
-    return worst(await syncAddresses(ctx, node, state), await syncRouteCondition(ctx, node), await syncPodCIDRs(ctx, node, state));
+    return worst(
+      await syncAddresses(ctx, node, state),
+      await syncRouteCondition(ctx, node),
+      await syncPodCIDRs(ctx, node, state),
+    );
   }
 
   private stateOf(name: string): NodeSyncState {

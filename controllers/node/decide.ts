@@ -68,7 +68,9 @@ export function instanceAddresses(instance: Instance): NodeAddress[] {
 /** Cloud addresses plus the kubelet's Hostname entries (GCE does not know the node's hostname). */
 export function desiredAddresses(node: WatchedNode, instance: Instance): NodeAddress[] {
   const cloud = instanceAddresses(instance);
-  const hostnames = node.addresses.filter((a) => a.type === "Hostname").map((a) => ({ type: a.type, address: a.address }));
+  const hostnames = node.addresses
+    .filter((a) => a.type === "Hostname")
+    .map((a) => ({ type: a.type, address: a.address }));
   return dedupeAddresses([...cloud, ...hostnames]);
 }
 
@@ -119,7 +121,10 @@ export function initializationPatch(node: WatchedNode, instance: Instance): Init
   }
   const current = node.providerID;
   return {
-    providerID: current === undefined || current === "" ? formatProviderID({ project: instance.project, zone: instance.zone, name: instance.name }) : undefined,
+    providerID:
+      current === undefined || current === ""
+        ? formatProviderID({ project: instance.project, zone: instance.zone, name: instance.name })
+        : undefined,
     labels,
     addresses: desiredAddresses(node, instance),
     removeTaint: UNINITIALIZED_TAINT,
@@ -179,7 +184,9 @@ export function applyNodeMergePatch(node: V1Node, patch: NodeMergePatch): V1Node
   if (patch.taints === null) {
     delete spec.taints;
   } else if (patch.taints !== undefined) {
-    spec.taints = patch.taints.map(({ timeAdded, ...t }) => (timeAdded === undefined ? { ...t } : { ...t, timeAdded: new Date(timeAdded) }));
+    spec.taints = patch.taints.map(({ timeAdded, ...t }) =>
+      timeAdded === undefined ? { ...t } : { ...t, timeAdded: new Date(timeAdded) },
+    );
   }
   if (patch.podCIDRs !== undefined) {
     spec.podCIDR = patch.podCIDRs[0] ?? "";
@@ -192,13 +199,20 @@ export function applyNodeMergePatch(node: V1Node, patch: NodeMergePatch): V1Node
 export type InstanceLookup =
   | { readonly kind: "found"; readonly instance: Instance }
   /** instances.get answered 404 for exactly this project/zone/name. */
-  | { readonly kind: "notFound"; readonly scope: "instance"; readonly project: string; readonly zone: string; readonly name: string }
+  | {
+      readonly kind: "notFound";
+      readonly scope: "instance";
+      readonly project: string;
+      readonly zone: string;
+      readonly name: string;
+    }
   /** No instance of that name in the zones we searched (says nothing about other zones). */
   | { readonly kind: "notFound"; readonly scope: "region"; readonly name: string; readonly zones: readonly string[] }
   | { readonly kind: "ambiguous"; readonly name: string; readonly zones: readonly string[] }
   | { readonly kind: "error"; readonly error: Error };
 
-export type DeleteDecision = { readonly delete: true; readonly reason: string } | { readonly delete: false; readonly reason: string };
+export type DeleteDecision =
+  { readonly delete: true; readonly reason: string } | { readonly delete: false; readonly reason: string };
 
 /**
  * A Node is deleted only when it is not Ready and its own instance is definitively gone: a 404
@@ -234,7 +248,10 @@ export function shouldDeleteNode(node: WatchedNode, lookup: InstanceLookup): Del
         return { delete: false, reason: "not found by name only; its own zone was not asked" };
       }
       if (lookup.project !== pid.project || lookup.zone !== pid.zone || lookup.name !== pid.name) {
-        return { delete: false, reason: `404 was for ${lookup.project}/${lookup.zone}/${lookup.name}, not the providerID's instance` };
+        return {
+          delete: false,
+          reason: `404 was for ${lookup.project}/${lookup.zone}/${lookup.name}, not the providerID's instance`,
+        };
       }
       return { delete: true, reason: `instance ${formatProviderID(pid)} no longer exists` };
   }
@@ -263,7 +280,12 @@ export function routeCondition(node: WatchedNode, status: RouteStatus, now: Date
       ? { status: "False", reason: "RouteCreated", message: "RouteController created a route" }
       : { status: "True", reason: "NoRouteCreated", message: `Could not create a route: ${status.failed}` };
   const current = node.networkUnavailable;
-  if (current !== undefined && current.status === want.status && current.reason === want.reason && current.message === want.message) {
+  if (
+    current !== undefined &&
+    current.status === want.status &&
+    current.reason === want.reason &&
+    current.message === want.message
+  ) {
     return undefined;
   }
   const transitioned = current === undefined || current.status !== want.status;
@@ -273,7 +295,9 @@ export function routeCondition(node: WatchedNode, status: RouteStatus, now: Date
     lastHeartbeatTime: now,
     lastTransitionTime: transitioned ? now : (toDate(current.lastTransitionTime) ?? now),
   };
-  return typeof status === "string" ? { condition } : { condition, warning: `Could not create route for node ${node.name}: ${status.failed}` };
+  return typeof status === "string"
+    ? { condition }
+    : { condition, warning: `Could not create route for node ${node.name}: ${status.failed}` };
 }
 
 function toDate(v: string | undefined): Date | undefined {
@@ -293,7 +317,9 @@ function toDate(v: string | undefined): Date | undefined {
  */
 export const IPV6_POD_PREFIX = 112;
 
-export type PodCIDRsFromCloud = { readonly kind: "ok"; readonly cidrs: readonly string[] } | { readonly kind: "unavailable"; readonly message: string };
+export type PodCIDRsFromCloud =
+  | { readonly kind: "ok"; readonly cidrs: readonly string[] }
+  | { readonly kind: "unavailable"; readonly message: string };
 
 /**
  * The pod CIDRs GCE gave `instance`, in the order of the cluster's stack, as the stock CCM's
@@ -309,9 +335,14 @@ export function podCIDRsFromInstance(instance: Instance, stack: PodCIDRStack): P
   }
   const nicName = nic.name ?? "nic0";
   const v4 = nic.aliasIpRanges?.[0]?.ipCidrRange;
-  const v6Address = nic.ipv6Address ?? nic.ipv6AccessConfigs.find((a) => a.externalIpv6 !== undefined && a.externalIpv6 !== "")?.externalIpv6;
+  const v6Address =
+    nic.ipv6Address ??
+    nic.ipv6AccessConfigs.find((a) => a.externalIpv6 !== undefined && a.externalIpv6 !== "")?.externalIpv6;
   const v6 = v6Address === undefined ? undefined : `${v6Address}/${IPV6_POD_PREFIX}`;
-  const missing = (what: string): PodCIDRsFromCloud => ({ kind: "unavailable", message: `${where} has no ${what} on ${nicName} (podCIDRStack ${stack})` });
+  const missing = (what: string): PodCIDRsFromCloud => ({
+    kind: "unavailable",
+    message: `${where} has no ${what} on ${nicName} (podCIDRStack ${stack})`,
+  });
   switch (stack) {
     case "IPv4":
       return v4 === undefined ? missing("alias IP range") : { kind: "ok", cidrs: [v4] };
@@ -320,7 +351,13 @@ export function podCIDRsFromInstance(instance: Instance, stack: PodCIDRStack): P
     case "IPv4_IPv6":
     case "IPv6_IPv4":
       if (v4 === undefined || v6 === undefined) {
-        return missing(v4 === undefined && v6 === undefined ? "alias IP range and no IPv6 address" : v4 === undefined ? "alias IP range" : "IPv6 address");
+        return missing(
+          v4 === undefined && v6 === undefined
+            ? "alias IP range and no IPv6 address"
+            : v4 === undefined
+              ? "alias IP range"
+              : "IPv6 address",
+        );
       }
       return { kind: "ok", cidrs: stack === "IPv4_IPv6" ? [v4, v6] : [v6, v4] };
   }
@@ -343,7 +380,9 @@ function sameCIDRs(a: readonly string[], b: readonly string[]): boolean {
 export function decidePodCIDRs(node: WatchedNode, fromCloud: PodCIDRsFromCloud): PodCIDRDecision {
   const current = node.podCIDRs ?? [];
   if (fromCloud.kind === "unavailable") {
-    return current.length === 0 ? { kind: "unavailable", message: `Node ${node.name} has no pod CIDR and none can be read: ${fromCloud.message}` } : { kind: "inSync" };
+    return current.length === 0
+      ? { kind: "unavailable", message: `Node ${node.name} has no pod CIDR and none can be read: ${fromCloud.message}` }
+      : { kind: "inSync" };
   }
   if (current.length === 0) {
     return { kind: "assign", cidrs: fromCloud.cidrs };
@@ -362,12 +401,22 @@ export function decidePodCIDRs(node: WatchedNode, fromCloud: PodCIDRsFromCloud):
  * Node has a pod CIDR (the VPC routes alias ranges itself), True while it has none. Undefined
  * when the Node already carries it (written only on change, like routeCondition).
  */
-export function podCIDRCondition(node: WatchedNode, assigned: boolean, now: Date, why = ""): V1NodeCondition | undefined {
+export function podCIDRCondition(
+  node: WatchedNode,
+  assigned: boolean,
+  now: Date,
+  why = "",
+): V1NodeCondition | undefined {
   const want = assigned
     ? { status: "False", reason: "RouteCreated", message: "NodeController create implicit route" }
     : { status: "True", reason: "NoPodCIDR", message: `No pod CIDR from the VM's alias IP ranges: ${why}` };
   const current = node.networkUnavailable;
-  if (current !== undefined && current.status === want.status && current.reason === want.reason && current.message === want.message) {
+  if (
+    current !== undefined &&
+    current.status === want.status &&
+    current.reason === want.reason &&
+    current.message === want.message
+  ) {
     return undefined;
   }
   const transitioned = current === undefined || current.status !== want.status;
@@ -391,7 +440,10 @@ export const SHUTDOWN_TAINT = "node.cloudprovider.kubernetes.io/shutdown";
  */
 export const SHUTDOWN_STATUSES: ReadonlySet<string> = new Set(["STOPPING", "TERMINATED", "SUSPENDING", "SUSPENDED"]);
 
-export type ShutdownTaintDecision = { readonly kind: "none" } | { readonly kind: "add"; readonly status: string } | { readonly kind: "remove"; readonly reason: string };
+export type ShutdownTaintDecision =
+  | { readonly kind: "none" }
+  | { readonly kind: "add"; readonly status: string }
+  | { readonly kind: "remove"; readonly reason: string };
 
 export function hasShutdownTaint(node: WatchedNode): boolean {
   return node.taints.some((t) => t.key === SHUTDOWN_TAINT);

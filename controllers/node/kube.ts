@@ -2,7 +2,16 @@
 // an interface so unit tests and the benchmark can substitute an in-memory API. Errors come back
 // classified (conflict / not found / other) because the controller's retry logic depends on it.
 
-import { CoreV1Api, type CoreV1Event, type KubeConfig, PatchStrategy, type V1Node, type V1NodeAddress, type V1NodeCondition, setHeaderOptions } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  type CoreV1Event,
+  type KubeConfig,
+  PatchStrategy,
+  type V1Node,
+  type V1NodeAddress,
+  type V1NodeCondition,
+  setHeaderOptions,
+} from "@kubernetes/client-node";
 
 import { CoreV1EventSink, type EventPatch, type EventSink } from "../../runtime/events";
 import { KeepAliveAgents, kubeError, kubeStatusCode } from "../../runtime/kube";
@@ -29,7 +38,10 @@ export interface NodeApi extends EventSink {
    * Deletes with preconditions so a Node that changed since we decided (became Ready, was
    * recreated) is not deleted. `conflict` when a precondition failed, `gone` when already gone.
    */
-  deleteNode(name: string, preconditions: { uid: string; resourceVersion: string }): Promise<"deleted" | "gone" | "conflict">;
+  deleteNode(
+    name: string,
+    preconditions: { uid: string; resourceVersion: string },
+  ): Promise<"deleted" | "gone" | "conflict">;
   /** Releases pooled connections; the API stays usable (pools are rebuilt on demand). */
   close?(): void;
 }
@@ -101,7 +113,10 @@ export class KubeNodeApi implements NodeApi {
     try {
       // A merge patch replaces the list: a strategic merge keyed by `type` would fold two
       // InternalIPs (IPv4 + IPv6) into one.
-      return await this.core.patchNodeStatus({ name, body: { status: { addresses } }, fieldManager: FIELD_MANAGER }, this.merge);
+      return await this.core.patchNodeStatus(
+        { name, body: { status: { addresses } }, fieldManager: FIELD_MANAGER },
+        this.merge,
+      );
     } catch (err) {
       throw kubeError(`patch node ${name} status.addresses`, err);
     }
@@ -117,7 +132,10 @@ export class KubeNodeApi implements NodeApi {
     }
   }
 
-  async deleteNode(name: string, preconditions: { uid: string; resourceVersion: string }): Promise<"deleted" | "gone" | "conflict"> {
+  async deleteNode(
+    name: string,
+    preconditions: { uid: string; resourceVersion: string },
+  ): Promise<"deleted" | "gone" | "conflict"> {
     try {
       await this.core.deleteNode({ name, body: { preconditions } });
       return "deleted";

@@ -147,7 +147,9 @@ export class InstanceLocator {
   }
 
   /** Joins the fetch in flight, or starts one. Never rejects. */
-  private async awaitSnapshot(): Promise<{ kind: "ok"; snapshot: Snapshot } | { kind: "error"; seq: number; error: Error }> {
+  private async awaitSnapshot(): Promise<
+    { kind: "ok"; snapshot: Snapshot } | { kind: "error"; seq: number; error: Error }
+  > {
     let inflight = this.inflight;
     if (inflight === undefined) {
       const seq = this.nextSeq++;

@@ -16,17 +16,30 @@ export interface NodeMetrics {
 
 export function nodeMetrics(registry: Registry): NodeMetrics {
   return {
-    initializations: counter(registry, "dccm_node_initializations_total", "Node initializations attempted, by result (ok, error).", ["result"]),
-    deletions: counter(registry, "dccm_node_deletions_total", "Nodes deleted because their GCE instance no longer exists.", []),
+    initializations: counter(
+      registry,
+      "dccm_node_initializations_total",
+      "Node initializations attempted, by result (ok, error).",
+      ["result"],
+    ),
+    deletions: counter(
+      registry,
+      "dccm_node_deletions_total",
+      "Nodes deleted because their GCE instance no longer exists.",
+      [],
+    ),
     podCIDRs: counter(
       registry,
       "dccm_node_pod_cidr_assignments_total",
       "Pod CIDR checks of podCIDRSource cloud, by result (assigned, unavailable: the VM has no range, mismatch: the Node's CIDR is not its VM's, error: the write failed).",
       ["result"],
     ),
-    shutdownTaints: counter(registry, "dccm_node_shutdown_taints_total", "Shutdown taints written, by action (added: the VM is stopped or suspended, removed: it runs again or the Node is Ready).", [
-      "action",
-    ]),
+    shutdownTaints: counter(
+      registry,
+      "dccm_node_shutdown_taints_total",
+      "Shutdown taints written, by action (added: the VM is stopped or suspended, removed: it runs again or the Node is Ready).",
+      ["action"],
+    ),
     computeCalls: computeCallsCounter(registry),
   };
 }

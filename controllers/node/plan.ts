@@ -13,7 +13,16 @@
 import type { Instance } from "../../gce";
 import type { ReconcileResult } from "../../runtime/queue";
 import type { NodeAddress, WatchedNode } from "../../watcher/trim";
-import { desiredAddresses, hasUninitializedTaint, initializationPatch, type InitializationPatch, type InstanceLookup, parseProviderID, type ProviderID, sameAddresses } from "./decide";
+import {
+  desiredAddresses,
+  hasUninitializedTaint,
+  initializationPatch,
+  type InitializationPatch,
+  type InstanceLookup,
+  parseProviderID,
+  type ProviderID,
+  sameAddresses,
+} from "./decide";
 
 /**
  * Per-Node bookkeeping, one record per queue key. In memory only: after a restart every Node is
@@ -44,7 +53,8 @@ export interface SyncClock {
 export const JUST_INITIALIZED_MS = 30_000;
 
 /** How an instance is looked up: by the kubelet's providerID, else by the Node's name in the region. */
-export type LookupTarget = { readonly by: "providerID"; readonly pid: ProviderID } | { readonly by: "name"; readonly name: string };
+export type LookupTarget =
+  { readonly by: "providerID"; readonly pid: ProviderID } | { readonly by: "name"; readonly name: string };
 
 export function lookupTarget(node: WatchedNode): LookupTarget {
   const pid = parseProviderID(node.providerID);
@@ -77,7 +87,10 @@ export function planLifecycle(node: WatchedNode, state: NodeSyncState, clock: Sy
 }
 
 /** What a preconditioned delete's outcome means for the reconcile. */
-export function afterDelete(name: string, outcome: "deleted" | "gone" | "conflict"): { readonly result: ReconcileResult; readonly announce: boolean; readonly recheck: boolean } {
+export function afterDelete(
+  name: string,
+  outcome: "deleted" | "gone" | "conflict",
+): { readonly result: ReconcileResult; readonly announce: boolean; readonly recheck: boolean } {
   switch (outcome) {
     case "deleted":
       // Announced after the fact: a delete refused by its preconditions is no news.
@@ -86,7 +99,11 @@ export function afterDelete(name: string, outcome: "deleted" | "gone" | "conflic
       return { result: { kind: "ok" }, announce: false, recheck: false };
     case "conflict":
       // It changed since we looked (maybe Ready again): decide again on fresh data.
-      return { result: { kind: "retry", error: new Error(`delete node ${name}: precondition failed, node changed`) }, announce: false, recheck: true };
+      return {
+        result: { kind: "retry", error: new Error(`delete node ${name}: precondition failed, node changed`) },
+        announce: false,
+        recheck: true,
+      };
   }
 }
 
@@ -116,14 +133,24 @@ export type InitializeWrite =
    * Addresses first (when they differ): once the taint is gone Pods land on the Node, and they
    * (and kube-proxy) need its IPs. The status subresource cannot ride in the same patch.
    */
-  | { readonly kind: "write"; readonly patch: InitializationPatch; readonly writeAddresses: boolean; readonly zone: string };
+  | {
+      readonly kind: "write";
+      readonly patch: InitializationPatch;
+      readonly writeAddresses: boolean;
+      readonly zone: string;
+    };
 
 export function planInitializeWrite(node: WatchedNode, target: LookupTarget, lookup: InstanceLookup): InitializeWrite {
   if (lookup.kind !== "found") {
     return { kind: "fail", error: lookupError(node.name, target, lookup) };
   }
   const patch = initializationPatch(node, lookup.instance);
-  return { kind: "write", patch, writeAddresses: !sameAddresses(node.addresses, patch.addresses), zone: lookup.instance.zone };
+  return {
+    kind: "write",
+    patch,
+    writeAddresses: !sameAddresses(node.addresses, patch.addresses),
+    zone: lookup.instance.zone,
+  };
 }
 
 export type AddressPlan = { readonly kind: "skip" } | { readonly kind: "lookup"; readonly target: LookupTarget };
@@ -155,7 +182,9 @@ export function planAddressWrite(node: WatchedNode, lookup: InstanceLookup): Add
     return { kind: "none" };
   }
   const want = desiredAddresses(node, lookup.instance);
-  return want.length === 0 || sameAddresses(node.addresses, want) ? { kind: "none" } : { kind: "write", addresses: want };
+  return want.length === 0 || sameAddresses(node.addresses, want)
+    ? { kind: "none" }
+    : { kind: "write", addresses: want };
 }
 
 // ---- pod CIDRs (podCIDRSource cloud) -----------------------------------------------------------
@@ -182,7 +211,10 @@ export function planPodCIDRs(node: WatchedNode, state: NodeSyncState, clock: Syn
 export function podCIDRLookupResult(
   node: WatchedNode,
   lookup: InstanceLookup,
-): { readonly kind: "retry"; readonly error: Error } | { readonly kind: "none" } | { readonly kind: "found"; readonly instance: Instance } {
+):
+  | { readonly kind: "retry"; readonly error: Error }
+  | { readonly kind: "none" }
+  | { readonly kind: "found"; readonly instance: Instance } {
   if (lookup.kind === "error") {
     return { kind: "retry", error: new Error(`read pod CIDRs of node ${node.name}`, { cause: lookup.error }) };
   }
@@ -198,13 +230,22 @@ export function worst(...results: ReconcileResult[]): ReconcileResult {
 }
 
 /** Why initialization could not find the Node's instance, naming what was looked for. */
-export function lookupError(name: string, target: LookupTarget, lookup: Exclude<InstanceLookup, { kind: "found" }>): Error {
-  const what = target.by === "providerID" ? `instance ${target.pid.project}/${target.pid.zone}/${target.pid.name}` : `an instance named ${name}`;
+export function lookupError(
+  name: string,
+  target: LookupTarget,
+  lookup: Exclude<InstanceLookup, { kind: "found" }>,
+): Error {
+  const what =
+    target.by === "providerID"
+      ? `instance ${target.pid.project}/${target.pid.zone}/${target.pid.name}`
+      : `an instance named ${name}`;
   switch (lookup.kind) {
     case "error":
       return new Error(`initialize node ${name}: looking up ${what} failed`, { cause: lookup.error });
     case "ambiguous":
-      return new Error(`initialize node ${name}: ${what} exists in several zones (${lookup.zones.join(", ")}); set the kubelet's --provider-id`);
+      return new Error(
+        `initialize node ${name}: ${what} exists in several zones (${lookup.zones.join(", ")}); set the kubelet's --provider-id`,
+      );
     case "notFound":
       return lookup.scope === "instance"
         ? new Error(`initialize node ${name}: ${what} does not exist`)

@@ -72,7 +72,11 @@ function lookup(ctx: SyncContext, target: LookupTarget): Promise<InstanceLookup>
 }
 
 /** Deletes the Node when its instance is definitively gone; a result ends the reconcile, undefined carries on. */
-export async function syncLifecycle(ctx: SyncContext, node: WatchedNode, state: NodeSyncState): Promise<ReconcileResult | undefined> {
+export async function syncLifecycle(
+  ctx: SyncContext,
+  node: WatchedNode,
+  state: NodeSyncState,
+): Promise<ReconcileResult | undefined> {
   const plan = planLifecycle(node, state, ctx.clock());
   if (plan.kind === "skip") {
     return syncShutdownTaint(ctx, node, undefined);
@@ -88,12 +92,20 @@ export async function syncLifecycle(ctx: SyncContext, node: WatchedNode, state: 
     }
     return syncShutdownTaint(ctx, node, found);
   }
-  const outcome = afterDelete(node.name, await ctx.api.deleteNode(node.name, { uid: node.uid, resourceVersion: node.resourceVersion }));
+  const outcome = afterDelete(
+    node.name,
+    await ctx.api.deleteNode(node.name, { uid: node.uid, resourceVersion: node.resourceVersion }),
+  );
   if (outcome.recheck) {
     delete state.lastLifecycleCheck;
   }
   if (outcome.announce) {
-    await ctx.events.record(nodeTarget(node.name), "Normal", "DeletingNode", `Deleting node ${node.name} because ${decision.reason}`);
+    await ctx.events.record(
+      nodeTarget(node.name),
+      "Normal",
+      "DeletingNode",
+      `Deleting node ${node.name} because ${decision.reason}`,
+    );
     ctx.metrics.deletions.inc();
     ctx.log.info({ node: node.name, providerID: node.providerID }, `deleted node: ${decision.reason}`);
   }
@@ -104,7 +116,11 @@ export async function syncLifecycle(ctx: SyncContext, node: WatchedNode, state: 
  * Adds or removes the shutdown taint (decide.decideShutdownTaint); `lookup` is the lifecycle
  * check's, undefined when none ran (a Ready Node only ever loses the taint). Undefined carries on.
  */
-async function syncShutdownTaint(ctx: SyncContext, node: WatchedNode, lookup: InstanceLookup | undefined): Promise<ReconcileResult | undefined> {
+async function syncShutdownTaint(
+  ctx: SyncContext,
+  node: WatchedNode,
+  lookup: InstanceLookup | undefined,
+): Promise<ReconcileResult | undefined> {
   const decision = decideShutdownTaint(node, lookup);
   if (decision.kind === "none") {
     return undefined;
@@ -116,12 +132,22 @@ async function syncShutdownTaint(ctx: SyncContext, node: WatchedNode, lookup: In
       return undefined;
     }
   } catch (err) {
-    return { kind: "retry", error: new Error(`${add ? "add" : "remove"} the shutdown taint of node ${node.name}`, { cause: err }) };
+    return {
+      kind: "retry",
+      error: new Error(`${add ? "add" : "remove"} the shutdown taint of node ${node.name}`, { cause: err }),
+    };
   }
   ctx.metrics.shutdownTaints.inc({ action: add ? "added" : "removed" });
-  const message = add ? `Added taint ${SHUTDOWN_TAINT}:NoSchedule: instance is ${decision.status}` : `Removed taint ${SHUTDOWN_TAINT}: ${decision.reason}`;
+  const message = add
+    ? `Added taint ${SHUTDOWN_TAINT}:NoSchedule: instance is ${decision.status}`
+    : `Removed taint ${SHUTDOWN_TAINT}: ${decision.reason}`;
   ctx.log.info({ node: node.name }, message);
-  await ctx.events.record(nodeTarget(node.name), "Normal", add ? "ShutdownTaintAdded" : "ShutdownTaintRemoved", message);
+  await ctx.events.record(
+    nodeTarget(node.name),
+    "Normal",
+    add ? "ShutdownTaintAdded" : "ShutdownTaintRemoved",
+    message,
+  );
   return undefined;
 }
 
@@ -132,7 +158,12 @@ async function confirmInstance(ctx: SyncContext, pid: ProviderID): Promise<Insta
 }
 
 /** Initializes a tainted Node: addresses, then providerID, labels and the taint's removal in one patch. */
-export async function syncInitialize(ctx: SyncContext, node: WatchedNode, state: NodeSyncState, plan: Exclude<InitializePlan, { kind: "initialized" }>): Promise<ReconcileResult> {
+export async function syncInitialize(
+  ctx: SyncContext,
+  node: WatchedNode,
+  state: NodeSyncState,
+  plan: Exclude<InitializePlan, { kind: "initialized" }>,
+): Promise<ReconcileResult> {
   if (plan.kind === "awaitOwnUpdate") {
     return OK;
   }
@@ -144,7 +175,9 @@ export async function syncInitialize(ctx: SyncContext, node: WatchedNode, state:
   try {
     // The status patch returns the Node at its new resourceVersion: patching from the cache
     // copy would be a guaranteed conflict plus a re-read.
-    const base = write.writeAddresses ? trimWatchedNode(await ctx.api.setNodeAddresses(node.name, write.patch.addresses)) : node;
+    const base = write.writeAddresses
+      ? trimWatchedNode(await ctx.api.setNodeAddresses(node.name, write.patch.addresses))
+      : node;
     const outcome = await patchWithRetry(ctx.api, base, (current) => initializationMergePatch(current, write.patch));
     if (outcome === "gone") {
       return OK;
@@ -160,7 +193,10 @@ export async function syncInitialize(ctx: SyncContext, node: WatchedNode, state:
     return { kind: "retry", error: new Error(`initialize node ${node.name}`, { cause: err }) };
   }
   ctx.metrics.initializations.inc({ result: "ok" });
-  ctx.log.info({ node: node.name, providerID: write.patch.providerID ?? node.providerID, zone: write.zone }, "node initialized");
+  ctx.log.info(
+    { node: node.name, providerID: write.patch.providerID ?? node.providerID, zone: write.zone },
+    "node initialized",
+  );
   await ctx.events.record(nodeTarget(node.name), "Normal", "Synced", "Node synced successfully");
   return OK;
 }
@@ -170,7 +206,11 @@ export async function syncInitialize(ctx: SyncContext, node: WatchedNode, state:
  * resourceVersion; after a conflict the Node is re-read from the apiserver (not the cache, which
  * may lag) and the patch recomputed.
  */
-async function patchWithRetry(api: NodeApi, start: WatchedNode, compute: (node: WatchedNode) => NodeMergePatch | undefined): Promise<"updated" | "unchanged" | "gone"> {
+async function patchWithRetry(
+  api: NodeApi,
+  start: WatchedNode,
+  compute: (node: WatchedNode) => NodeMergePatch | undefined,
+): Promise<"updated" | "unchanged" | "gone"> {
   let current = start;
   return retryOnConflict(`update node ${start.name}`, UPDATE_ATTEMPTS, async (attempt) => {
     if (attempt > 1) {
@@ -197,7 +237,11 @@ async function patchWithRetry(api: NodeApi, start: WatchedNode, compute: (node: 
 }
 
 /** Rewrites status.addresses of an initialized Node when its instance's addresses changed. */
-export async function syncAddresses(ctx: SyncContext, node: WatchedNode, state: NodeSyncState): Promise<ReconcileResult> {
+export async function syncAddresses(
+  ctx: SyncContext,
+  node: WatchedNode,
+  state: NodeSyncState,
+): Promise<ReconcileResult> {
   const plan = planAddresses(node, state, ctx.clock());
   if (plan.kind === "skip") {
     return OK;
@@ -225,7 +269,11 @@ export async function syncAddresses(ctx: SyncContext, node: WatchedNode, state: 
  * (once: the apiserver refuses changes), keeps NetworkUnavailable, warns when the VM has no range
  * or the Node's range is no longer its VM's.
  */
-export async function syncPodCIDRs(ctx: SyncContext, node: WatchedNode, state: NodeSyncState): Promise<ReconcileResult> {
+export async function syncPodCIDRs(
+  ctx: SyncContext,
+  node: WatchedNode,
+  state: NodeSyncState,
+): Promise<ReconcileResult> {
   const stack = ctx.podCIDRStack;
   if (stack === undefined) {
     return OK;
@@ -247,7 +295,9 @@ export async function syncPodCIDRs(ctx: SyncContext, node: WatchedNode, state: N
   try {
     switch (decision.kind) {
       case "assign": {
-        const outcome = await patchWithRetry(ctx.api, node, (current) => ((current.podCIDRs?.length ?? 0) > 0 ? undefined : { podCIDRs: decision.cidrs }));
+        const outcome = await patchWithRetry(ctx.api, node, (current) =>
+          (current.podCIDRs?.length ?? 0) > 0 ? undefined : { podCIDRs: decision.cidrs },
+        );
         if (outcome === "updated") {
           ctx.metrics.podCIDRs.inc({ result: "assigned" });
           ctx.log.info({ node: node.name, podCIDRs: decision.cidrs }, "pod CIDRs set from the VM's alias IP range");
@@ -271,7 +321,12 @@ export async function syncPodCIDRs(ctx: SyncContext, node: WatchedNode, state: N
   } catch (err) {
     ctx.metrics.podCIDRs.inc({ result: "error" });
     delete state.lastPodCIDRCheck;
-    await ctx.events.record(nodeTarget(node.name), "Warning", "CIDRAssignmentFailed", `Could not set the pod CIDRs of node ${node.name}: ${asError(err).message}`);
+    await ctx.events.record(
+      nodeTarget(node.name),
+      "Warning",
+      "CIDRAssignmentFailed",
+      `Could not set the pod CIDRs of node ${node.name}: ${asError(err).message}`,
+    );
     return { kind: "retry", error: new Error(`set pod CIDRs of node ${node.name}`, { cause: err }) };
   }
 }
@@ -283,7 +338,14 @@ async function writeCondition(ctx: SyncContext, name: string, condition: V1NodeC
 }
 
 /** One Warning per distinct message and Node: the periodic re-check must not repeat it. */
-async function warnOnce(ctx: SyncContext, name: string, state: NodeSyncState, reason: string, message: string, result: "unavailable" | "mismatch"): Promise<void> {
+async function warnOnce(
+  ctx: SyncContext,
+  name: string,
+  state: NodeSyncState,
+  reason: string,
+  message: string,
+  result: "unavailable" | "mismatch",
+): Promise<void> {
   if (state.podCIDRWarning === message) {
     return;
   }

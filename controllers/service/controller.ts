@@ -5,7 +5,16 @@
  */
 import type { Logger } from "pino";
 
-import { ANNOTATION_REFRESH_HANDLED, backendGroupKeys, isDenyFirewallName, serviceStackName, type Rejection, type ServiceDesired, type Scope, LB_FINALIZER } from "../../model";
+import {
+  ANNOTATION_REFRESH_HANDLED,
+  backendGroupKeys,
+  isDenyFirewallName,
+  serviceStackName,
+  type Rejection,
+  type ServiceDesired,
+  type Scope,
+  LB_FINALIZER,
+} from "../../model";
 import type { DesiredCache } from "../../watcher/desiredCache";
 import type { ClusterWatcher, ServiceMeta } from "../../watcher/informers";
 import { isRecord } from "../../runtime/guards";
@@ -14,11 +23,25 @@ import type { EventRecorder, EventTarget } from "../../runtime/events";
 import type { ReconcileResult, WorkItem } from "../../runtime/queue";
 import type { LedgerWriter } from "../../leaks/ledger";
 import type { ClusterController } from "../cluster/controller";
-import { decideFirstUp, LOAD_BALANCER_EXISTS, LoadBalancerExistsError, loadBalancerExistsMessage, type ExistingResources, type FirstUpDecision } from "./existingLoadBalancer";
+import {
+  decideFirstUp,
+  LOAD_BALANCER_EXISTS,
+  LoadBalancerExistsError,
+  loadBalancerExistsMessage,
+  type ExistingResources,
+  type FirstUpDecision,
+} from "./existingLoadBalancer";
 import type { ControllerMetrics } from "../metrics";
 import { planRemoval, type RemovalPlan } from "../../model/removal";
 import type { ServiceWriter } from "./services";
-import { describePutBack, type ClusterReferences, type FullRefreshTimers, type StackRecord, type StackRecords, type StackRuns } from "../stackRuns";
+import {
+  describePutBack,
+  type ClusterReferences,
+  type FullRefreshTimers,
+  type StackRecord,
+  type StackRecords,
+  type StackRuns,
+} from "../stackRuns";
 import type { StackRunner } from "../../stacks/runner";
 import type { StatusBook } from "../status";
 import type { Adoption } from "../../components/adoption";
@@ -29,7 +52,11 @@ import { pendingRefresh, refreshAnswer, type RefreshFinding } from "./refreshReq
 
 function referencesOf(service: ServiceDesired): ClusterReferences {
   const denies = service.denyFirewall !== undefined || service.ipv6?.denyFirewall !== undefined;
-  return { zones: backendGroupKeys(service), legacyHealthCheck: service.backend === "target-pool" && service.healthCheck.kind === "shared", ...(denies ? { denyRules: [service.key] } : {}) };
+  return {
+    zones: backendGroupKeys(service),
+    legacyHealthCheck: service.backend === "target-pool" && service.healthCheck.kind === "shared",
+    ...(denies ? { denyRules: [service.key] } : {}),
+  };
 }
 
 /**
@@ -45,7 +72,11 @@ export const CLUSTER_WAIT_BACKSTOP_MS = 60_000;
  * a deny rule (`resources.firewalls` names `k8s-fw-<lb>-deny` or `-deny-ipv6`). Its groups and check
  * are told once it runs or is found unchanged, as before.
  */
-export function recordedReferences(outputs: Record<string, unknown>, namespace: string, name: string): ClusterReferences {
+export function recordedReferences(
+  outputs: Record<string, unknown>,
+  namespace: string,
+  name: string,
+): ClusterReferences {
   const loadBalancers = outputs.loadBalancers;
   const key = `${namespace}/${name}`;
   const entry = isRecord(loadBalancers) ? loadBalancers[key] : undefined;
@@ -100,11 +131,14 @@ export function planServiceSync(record: StackRecord, input: ServiceSyncInput): S
   if (service !== undefined && hash !== undefined) {
     if (meta === undefined) return { kind: "none" };
     if (!input.clusterReady) return { kind: "waitForCluster" };
-    if (record.applied === hash && !input.refresh && record.published !== undefined) return { kind: "publish", ingress: record.published, restored: false };
-    if (record.recorded === undefined) return { kind: "inspect", failure: { prefix: "Error syncing load balancer", tell: true } };
+    if (record.applied === hash && !input.refresh && record.published !== undefined)
+      return { kind: "publish", ingress: record.published, restored: false };
+    if (record.recorded === undefined)
+      return { kind: "inspect", failure: { prefix: "Error syncing load balancer", tell: true } };
     const changed = record.applied !== hash;
     // Unchanged since the last run before a restart: only the status may need writing.
-    if (!changed && !input.refresh) return { kind: "publish", ingress: ingressOf(record.recorded, input.namespace, input.name), restored: true };
+    if (!changed && !input.refresh)
+      return { kind: "publish", ingress: ingressOf(record.recorded, input.namespace, input.name), restored: true };
     return {
       kind: "apply",
       hash,
@@ -117,7 +151,12 @@ export function planServiceSync(record: StackRecord, input: ServiceSyncInput): S
   if (input.rejections.length > 0 && hash !== undefined) {
     // Per object and spec: a Service deleted and created again unchanged is a new object, told again.
     const token = `${meta?.uid ?? ""} ${hash}`;
-    return { kind: "reject", message: input.rejections.map((rejection) => rejection.message).join("; "), tell: meta !== undefined && record.toldRejection !== token, token };
+    return {
+      kind: "reject",
+      message: input.rejections.map((rejection) => rejection.message).join("; "),
+      tell: meta !== undefined && record.toldRejection !== token,
+      token,
+    };
   }
   const removal = planRemoval(meta, record.known, LB_FINALIZER, input.loadBalancerClasses);
   if (!removal.destroy && !removal.removeFinalizer) return { kind: "forget" };
@@ -206,7 +245,10 @@ export class ServiceController {
   }
 
   /** Plans and executes until the plan needs no read of the stack; returns the last plan's kind with the result. */
-  private async plannedSync(sync: Sync, meta: ServiceMeta | undefined): Promise<{ action: ServiceSyncAction["kind"]; result: ReconcileResult }> {
+  private async plannedSync(
+    sync: Sync,
+    meta: ServiceMeta | undefined,
+  ): Promise<{ action: ServiceSyncAction["kind"]; result: ReconcileResult }> {
     const { item, namespace, name } = sync;
     for (;;) {
       const view = this.deps.cache.view(item.key);
@@ -221,7 +263,8 @@ export class ServiceController {
         clusterReady: view.service !== undefined && this.deps.cluster.readyFor(view.service),
         loadBalancerClasses: this.deps.loadBalancerClasses,
       });
-      if (action.kind !== "inspect") return { action: action.kind, result: await this.execute(action, sync, view.service, meta) };
+      if (action.kind !== "inspect")
+        return { action: action.kind, result: await this.execute(action, sync, view.service, meta) };
       try {
         await this.deps.runs.inspectOnce(item.key, sync.scope, sync.record);
       } catch (error) {
@@ -229,7 +272,8 @@ export class ServiceController {
       }
       // A deny rule the stack still holds changes the desired state (ObservedCloud.denyRulesHeld),
       // at once: the view read next is planned with it.
-      if (sync.record.references === undefined) this.referenced(sync.record, recordedReferences(sync.record.recorded ?? {}, namespace, name));
+      if (sync.record.references === undefined)
+        this.referenced(sync.record, recordedReferences(sync.record.recorded ?? {}, namespace, name));
     }
   }
 
@@ -238,10 +282,21 @@ export class ServiceController {
    * recorded as handled on the Service (so a restart does not refresh it again). A request the
    * sync did not get to (waiting, locked, shutting down) stays pending for the next sync.
    */
-  private async answerRefresh(value: string, sync: Sync, meta: ServiceMeta, action: ServiceSyncAction["kind"], result: ReconcileResult): Promise<void> {
+  private async answerRefresh(
+    value: string,
+    sync: Sync,
+    meta: ServiceMeta,
+    action: ServiceSyncAction["kind"],
+    result: ReconcileResult,
+  ): Promise<void> {
     if (this.deps.signal.aborted) return;
     const kind = action === "apply" || action === "inspect" ? "apply" : action === "reject" ? "reject" : "other";
-    const answer = refreshAnswer(value, { action: kind, result, finding: sync.finding, ...(result.kind === "retry" ? { error: describeError(result.error) } : {}) });
+    const answer = refreshAnswer(value, {
+      action: kind,
+      result,
+      finding: sync.finding,
+      ...(result.kind === "retry" ? { error: describeError(result.error) } : {}),
+    });
     if (answer === undefined) return;
     this.answeredRefresh.set(sync.item.key, value);
     this.deps.metrics.refreshRequests.inc({ result: answer.result });
@@ -250,11 +305,19 @@ export class ServiceController {
       await this.deps.writer.setAnnotation(meta.namespace, meta.name, ANNOTATION_REFRESH_HANDLED, value);
     } catch (error) {
       // Answered all the same: only a restart before the next write would refresh it once more.
-      this.deps.logger.warn({ stack: sync.item.key, err: describeError(error) }, "recording a refresh request as handled failed");
+      this.deps.logger.warn(
+        { stack: sync.item.key, err: describeError(error) },
+        "recording a refresh request as handled failed",
+      );
     }
   }
 
-  private async execute(action: Exclude<ServiceSyncAction, { kind: "inspect" }>, sync: Sync, service: ServiceDesired | undefined, meta: ServiceMeta | undefined): Promise<ReconcileResult> {
+  private async execute(
+    action: Exclude<ServiceSyncAction, { kind: "inspect" }>,
+    sync: Sync,
+    service: ServiceDesired | undefined,
+    meta: ServiceMeta | undefined,
+  ): Promise<ReconcileResult> {
     // Only an apply can be held (and a Service waiting for the cluster stack has not been let through yet).
     if (action.kind !== "apply" && action.kind !== "waitForCluster") this.heldForAdoption(sync.item.key, false);
     switch (action.kind) {
@@ -283,13 +346,20 @@ export class ServiceController {
         });
       case "apply":
         if (meta === undefined || service === undefined) return { kind: "ok" };
-        return this.guarded(sync, { prefix: "Error syncing load balancer", tell: true }, () => this.apply(action, sync, service, meta));
+        return this.guarded(sync, { prefix: "Error syncing load balancer", tell: true }, () =>
+          this.apply(action, sync, service, meta),
+        );
       case "remove":
         return this.guarded(sync, action.failure, () => this.remove(action.removal, sync, meta));
     }
   }
 
-  private async apply(action: Extract<ServiceSyncAction, { kind: "apply" }>, sync: Sync, service: ServiceDesired, meta: ServiceMeta): Promise<ReconcileResult> {
+  private async apply(
+    action: Extract<ServiceSyncAction, { kind: "apply" }>,
+    sync: Sync,
+    service: ServiceDesired,
+    meta: ServiceMeta,
+  ): Promise<ReconcileResult> {
     const { item, record, target } = sync;
     if (action.firstUp === true && this.deps.firstUpGuard !== undefined) {
       // Before anything is written (stack, finalizer, ledger entry, address): a Service held here leaves no trace.
@@ -300,7 +370,8 @@ export class ServiceController {
     if (action.verifyIp) {
       const refusal = await this.deps.verifyRequestedIp?.(service);
       // Retried with backoff: reserving the address is what the user is told to do next.
-      if (refusal !== undefined) return this.failed(new Error(refusal), sync, { prefix: "Error syncing load balancer", tell: true });
+      if (refusal !== undefined)
+        return this.failed(new Error(refusal), sync, { prefix: "Error syncing load balancer", tell: true });
     }
     if (action.addFinalizer) {
       // The stack exists before the finalizer does: whoever finds our finalizer later also finds
@@ -309,16 +380,25 @@ export class ServiceController {
       record.known = true;
       if (!(await this.deps.writer.setFinalizer(meta.namespace, meta.name, true))) return { kind: "ok" };
     }
-    if (action.changed) await this.deps.events.record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
+    if (action.changed)
+      await this.deps.events.record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
     // The Service asked for dual-stack and gets IPv4 only: said on each change, as GCE cannot do it here.
-    if (action.changed && service.ipv6Fallback !== undefined) await this.deps.events.record(target, "Warning", "IPv6Unavailable", service.ipv6Fallback);
+    if (action.changed && service.ipv6Fallback !== undefined)
+      await this.deps.events.record(target, "Warning", "IPv6Unavailable", service.ipv6Fallback);
     // Ledger before anything is created under the name: without an entry a leak is never provably ours.
     await this.deps.ledger?.record(service.lbName, { key: `${meta.namespace}/${meta.name}`, uid: meta.uid });
     let adoption: Adoption | undefined;
     if (sync.refresh && !action.changed && this.deps.repairs !== undefined) {
       // A repair, not a change of the Service: planned first, never applied if it would change the IP.
       const published = record.published ?? ingressOf(record.recorded ?? {}, meta.namespace, meta.name);
-      const decision = await this.deps.repairs.decide({ stack: item.key, scope: sync.scope, hash: action.hash, service, published, target });
+      const decision = await this.deps.repairs.decide({
+        stack: item.key,
+        scope: sync.scope,
+        hash: action.hash,
+        service,
+        published,
+        target,
+      });
       if (decision.kind === "held") {
         sync.finding = { kind: "held" };
         return { kind: "retry", error: decision.error };
@@ -332,12 +412,21 @@ export class ServiceController {
     const outcome = await this.deps.runs.up(item.key, sync.scope, record, sync.refresh, action.hash, adoption);
     if (sync.refresh) {
       const putBack = describePutBack(outcome.changed);
-      sync.finding = action.changed ? { kind: "applied", putBack } : outcome.changed.length > 0 ? { kind: "repaired", putBack } : { kind: "clean" };
+      sync.finding = action.changed
+        ? { kind: "applied", putBack }
+        : outcome.changed.length > 0
+          ? { kind: "repaired", putBack }
+          : { kind: "clean" };
     }
     if (sync.refresh && !action.changed && outcome.changed.length > 0) {
       this.deps.metrics.driftCorrections.inc({ kind: "service" });
       this.deps.status?.driftCorrected(item.key, describePutBack(outcome.changed));
-      await this.deps.events.record(target, "Normal", "DriftCorrected", `Put back: ${describePutBack(outcome.changed)}`);
+      await this.deps.events.record(
+        target,
+        "Normal",
+        "DriftCorrected",
+        `Put back: ${describePutBack(outcome.changed)}`,
+      );
     }
     this.referenced(record, referencesOf(service));
     await this.publish(record, meta, ingressOf(outcome.outputs, meta.namespace, meta.name));
@@ -349,7 +438,12 @@ export class ServiceController {
   }
 
   /** A refresh whose plan changes nothing: no up; the status as published, the full refresh armed again. */
-  private async unchanged(sync: Sync, service: ServiceDesired, meta: ServiceMeta, published: string[]): Promise<ReconcileResult> {
+  private async unchanged(
+    sync: Sync,
+    service: ServiceDesired,
+    meta: ServiceMeta,
+    published: string[],
+  ): Promise<ReconcileResult> {
     this.referenced(sync.record, referencesOf(service));
     await this.publish(sync.record, meta, published);
     this.deps.drift.arm(sync.item.key);
@@ -383,19 +477,35 @@ export class ServiceController {
    * them (a new address, a new IP) and fail on the first name that exists. Held instead, with the
    * queue's backoff, until an adoption puts them into the stack. Undefined: go on.
    */
-  private async guardFirstUp(guard: FirstUpGuard, sync: Sync, service: ServiceDesired): Promise<ReconcileResult | undefined> {
+  private async guardFirstUp(
+    guard: FirstUpGuard,
+    sync: Sync,
+    service: ServiceDesired,
+  ): Promise<ReconcileResult | undefined> {
     let decision: FirstUpDecision;
     try {
       const occupied = await guard.existing.occupied(service.lbName, { signal: this.deps.signal });
       // The stack is read only when something exists: a new Service costs its lookups alone.
-      decision = occupied.length === 0 ? { kind: "proceed" } : decideFirstUp(occupied, await guard.held(sync.item.key, sync.scope));
+      decision =
+        occupied.length === 0
+          ? { kind: "proceed" }
+          : decideFirstUp(occupied, await guard.held(sync.item.key, sync.scope));
     } catch (error) {
       // Fails closed: without knowing what exists, creating could half-create beside it.
-      return this.failed(new Error("looking up GCE resources under the load balancer's names", { cause: error }), sync, { prefix: "Error syncing load balancer", tell: true });
+      return this.failed(
+        new Error("looking up GCE resources under the load balancer's names", { cause: error }),
+        sync,
+        { prefix: "Error syncing load balancer", tell: true },
+      );
     }
     if (decision.kind === "proceed") return undefined;
     this.heldForAdoption(sync.item.key, true);
-    await this.deps.events.record(sync.target, "Warning", LOAD_BALANCER_EXISTS, loadBalancerExistsMessage(decision.resources));
+    await this.deps.events.record(
+      sync.target,
+      "Warning",
+      LOAD_BALANCER_EXISTS,
+      loadBalancerExistsMessage(decision.resources),
+    );
     return { kind: "retry", error: new LoadBalancerExistsError(decision.resources) };
   }
 
@@ -428,11 +538,26 @@ export class ServiceController {
         return { kind: "retryAfter", ms: 5000, reason: "stack locked" };
       case "quota":
         this.deps.metrics.quotaExceeded.inc({ kind: "service", quota: verdict.quota.quota });
-        this.deps.logger.warn({ stack: sync.item.key, quota: verdict.quota.quota, err: describeError(error) }, "GCE quota exceeded; next try after the quota wait");
-        if (failure.tell) await this.deps.events.record(sync.target, "Warning", QUOTA_EXCEEDED, quotaExceededMessage(failure.prefix, verdict.quota));
+        this.deps.logger.warn(
+          { stack: sync.item.key, quota: verdict.quota.quota, err: describeError(error) },
+          "GCE quota exceeded; next try after the quota wait",
+        );
+        if (failure.tell)
+          await this.deps.events.record(
+            sync.target,
+            "Warning",
+            QUOTA_EXCEEDED,
+            quotaExceededMessage(failure.prefix, verdict.quota),
+          );
         return { kind: "retryAfter", ms: QUOTA_RETRY_MS, reason: `GCE quota ${verdict.quota.quota} exceeded` };
       case "failed":
-        if (failure.tell) await this.deps.events.record(sync.target, "Warning", "SyncLoadBalancerFailed", `${failure.prefix}: ${describeError(error)}`);
+        if (failure.tell)
+          await this.deps.events.record(
+            sync.target,
+            "Warning",
+            "SyncLoadBalancerFailed",
+            `${failure.prefix}: ${describeError(error)}`,
+          );
         return { kind: "retry", error };
     }
   }
@@ -454,7 +579,12 @@ export class ServiceController {
   private tellReferences(): void {
     const union = this.deps.records.references();
     const told = this.toldReferences;
-    if (union.legacyHealthCheck === told.legacyHealthCheck && sameList(union.zones, told.zones) && sameList(union.denyRules ?? [], told.denyRules ?? []) && union.unread === told.unread) {
+    if (
+      union.legacyHealthCheck === told.legacyHealthCheck &&
+      sameList(union.zones, told.zones) &&
+      sameList(union.denyRules ?? [], told.denyRules ?? []) &&
+      union.unread === told.unread
+    ) {
       return;
     }
     this.toldReferences = union;

@@ -63,7 +63,9 @@ export function loadBalancerExistsMessage(resources: readonly string[]): string 
 /** The reconcile's error while held: the runtime logs it and retries with the queue's backoff. */
 export class LoadBalancerExistsError extends Error {
   constructor(readonly resources: readonly string[]) {
-    super(`GCE already has resources under the load balancer's names that no stack holds (${resources.join(", ")}): run dccm adopt, or restart dccm daemon with --adopt`);
+    super(
+      `GCE already has resources under the load balancer's names that no stack holds (${resources.join(", ")}): run dccm adopt, or restart dccm daemon with --adopt`,
+    );
     this.name = "LoadBalancerExistsError";
   }
 }
@@ -74,11 +76,17 @@ export interface ExistingResources {
   occupied(lbName: string, opts?: CallOptions): Promise<NamedResource[]>;
 }
 
-export function existingResources(compute: Pick<LeakCompute, "getResource">, project: string, region: string): ExistingResources {
+export function existingResources(
+  compute: Pick<LeakCompute, "getResource">,
+  project: string,
+  region: string,
+): ExistingResources {
   return {
     async occupied(lbName, opts) {
       const candidates = loadBalancerResources(project, region, lbName);
-      const found = await Promise.all(candidates.map((resource) => exists(compute, project, { ...resource, description: "" }, opts)));
+      const found = await Promise.all(
+        candidates.map((resource) => exists(compute, project, { ...resource, description: "" }, opts)),
+      );
       return candidates.filter((_, index) => found[index]);
     },
   };

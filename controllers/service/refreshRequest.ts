@@ -68,23 +68,50 @@ export function refreshAnswer(value: string, outcome: RefreshOutcome): RefreshAn
   const prefix = `Refresh ${value}:`;
   const { action, result, finding } = outcome;
   if (action === "reject") {
-    return result.kind === "giveUp" ? { type: "Warning", reason: REFRESH_FAILED, result: "invalid", message: `${prefix} not run: ${result.reason}` } : undefined;
+    return result.kind === "giveUp"
+      ? { type: "Warning", reason: REFRESH_FAILED, result: "invalid", message: `${prefix} not run: ${result.reason}` }
+      : undefined;
   }
   if (action !== "apply") return undefined;
   if (result.kind === "retry") {
     if (finding?.kind === "held") {
-      return { type: "Warning", reason: REFRESH_FAILED, result: "held", message: `${prefix} drift found, not repaired: the repair would not keep the load balancer's IP (see the IPChangeHeld event)` };
+      return {
+        type: "Warning",
+        reason: REFRESH_FAILED,
+        result: "held",
+        message: `${prefix} drift found, not repaired: the repair would not keep the load balancer's IP (see the IPChangeHeld event)`,
+      };
     }
-    return { type: "Warning", reason: REFRESH_FAILED, result: "failed", message: `${prefix} failed: ${outcome.error ?? "unknown error"}; retried with backoff` };
+    return {
+      type: "Warning",
+      reason: REFRESH_FAILED,
+      result: "failed",
+      message: `${prefix} failed: ${outcome.error ?? "unknown error"}; retried with backoff`,
+    };
   }
   if (result.kind !== "ok" || finding === undefined) return undefined;
   switch (finding.kind) {
     case "clean":
-      return { type: "Normal", reason: REFRESHED, result: "clean", message: `${prefix} no drift: GCE matches the stack` };
+      return {
+        type: "Normal",
+        reason: REFRESHED,
+        result: "clean",
+        message: `${prefix} no drift: GCE matches the stack`,
+      };
     case "repaired":
-      return { type: "Normal", reason: REFRESHED, result: "repaired", message: `${prefix} drift repaired: put back ${finding.putBack}` };
+      return {
+        type: "Normal",
+        reason: REFRESHED,
+        result: "repaired",
+        message: `${prefix} drift repaired: put back ${finding.putBack}`,
+      };
     case "applied":
-      return { type: "Normal", reason: REFRESHED, result: "applied", message: `${prefix} applied the Service's pending change${finding.putBack === "" ? "" : `: ${finding.putBack}`}` };
+      return {
+        type: "Normal",
+        reason: REFRESHED,
+        result: "applied",
+        message: `${prefix} applied the Service's pending change${finding.putBack === "" ? "" : `: ${finding.putBack}`}`,
+      };
     case "held":
       return undefined;
   }

@@ -111,7 +111,10 @@ export type RepairVerdict =
 function addressRisk(resource: PlannedResource, keptRuleIps: ReadonlySet<string>): string | undefined {
   const { op, before, after } = resource;
   if (op === "delete") return `its IP ${before ?? "(unknown)"} would be released`;
-  if (after === undefined) return before === undefined ? "a new IP would be allocated" : `its IP ${before} would be released and a new one allocated`;
+  if (after === undefined)
+    return before === undefined
+      ? "a new IP would be allocated"
+      : `its IP ${before} would be released and a new one allocated`;
   if (op === "replace" && after !== before) return `its IP would change from ${before ?? "(unknown)"} to ${after}`;
   // Reserving a literal is a promotion only while a rule that stays serves it (GCE refuses a
   // released IP, and a rule deleted first would release it).
@@ -120,9 +123,17 @@ function addressRisk(resource: PlannedResource, keptRuleIps: ReadonlySet<string>
 }
 
 /** Why a forwarding rule step does not provably keep its IP; undefined when it does. */
-function ruleRisk(resource: PlannedResource, published: ReadonlySet<string>, addressIps: ReadonlySet<string>, heldByAddress: ReadonlySet<string>): string | undefined {
+function ruleRisk(
+  resource: PlannedResource,
+  published: ReadonlySet<string>,
+  addressIps: ReadonlySet<string>,
+  heldByAddress: ReadonlySet<string>,
+): string | undefined {
   const { op, before, after } = resource;
-  if (op === "delete") return before !== undefined && heldByAddress.has(before) ? undefined : `its IP ${before ?? "(unknown)"} would be released`;
+  if (op === "delete")
+    return before !== undefined && heldByAddress.has(before)
+      ? undefined
+      : `its IP ${before ?? "(unknown)"} would be released`;
   if (after === undefined) return "its IP is not known before the run: GCE would allocate a new one";
   if (op === "replace" && after !== before) return `its IP would change from ${before ?? "(unknown)"} to ${after}`;
   if (op === "create" && !published.has(after)) return `${after} is not an IP the Service has`;
@@ -138,11 +149,19 @@ function ruleRisk(resource: PlannedResource, published: ReadonlySet<string>, add
  * stays or is reserved again; an address is reserved again only with the IP a rule that stays
  * serves (promotion). Anything else is held. `published`: the IPs the Service's status has.
  */
-export function judgeRepair(resources: readonly PlannedResource[], published: readonly string[], changes: boolean): RepairVerdict {
+export function judgeRepair(
+  resources: readonly PlannedResource[],
+  published: readonly string[],
+  changes: boolean,
+): RepairVerdict {
   if (!changes) return { kind: "nothing" };
   const stays = (resource: PlannedResource): boolean => resource.op === "same" || resource.op === "update";
   const ips = (type: string, keep: (resource: PlannedResource) => boolean): Set<string> =>
-    new Set(resources.flatMap((resource) => (resource.type === type && keep(resource) && resource.after !== undefined ? [resource.after] : [])));
+    new Set(
+      resources.flatMap((resource) =>
+        resource.type === type && keep(resource) && resource.after !== undefined ? [resource.after] : [],
+      ),
+    );
   const keptRuleIps = ips(FORWARDING_RULE_TYPE, stays);
   const held: HeldResource[] = [];
   const reserved = new Set<string>();
@@ -153,7 +172,13 @@ export function judgeRepair(resources: readonly PlannedResource[], published: re
     else if (resource.after !== undefined) reserved.add(resource.after);
   }
   const heldByAddress = new Set([...ips(ADDRESS_TYPE, stays), ...reserved]);
-  const addressIps = new Set(resources.flatMap((resource) => (resource.type === ADDRESS_TYPE ? [resource.before, resource.after].filter((ip): ip is string => ip !== undefined) : [])));
+  const addressIps = new Set(
+    resources.flatMap((resource) =>
+      resource.type === ADDRESS_TYPE
+        ? [resource.before, resource.after].filter((ip): ip is string => ip !== undefined)
+        : [],
+    ),
+  );
   const publishedSet = new Set(published);
   for (const resource of resources) {
     if (resource.type !== FORWARDING_RULE_TYPE || stays(resource)) continue;
@@ -169,7 +194,12 @@ export function judgeRepair(resources: readonly PlannedResource[], published: re
  * it uses its own loadBalancerIP, or serves IPv6 only) to the one IPv4 address it published. The
  * IPv6 address is not pinned: a missing one is held, not repaired (README, Known limits).
  */
-export function repairPins(service: ServiceDesired, project: string, region: string, published: readonly string[]): Map<string, string> {
+export function repairPins(
+  service: ServiceDesired,
+  project: string,
+  region: string,
+  published: readonly string[],
+): Map<string, string> {
   const pins = new Map<string, string>();
   if (service.userIP !== undefined || service.ipv6Only === true) return pins;
   const ipv4 = published.filter((ip) => isIP(ip) === 4);
@@ -179,11 +209,24 @@ export function repairPins(service: ServiceDesired, project: string, region: str
 }
 
 /** Pure: the Warning of a held repair. */
-export function heldMessage(held: readonly HeldResource[], published: readonly string[], service: ServiceDesired, region: string): string {
+export function heldMessage(
+  held: readonly HeldResource[],
+  published: readonly string[],
+  service: ServiceDesired,
+  region: string,
+): string {
   const ips = published.join(", ");
-  const what = held.map((resource) => `${resource.type.split(":").pop() ?? resource.type} ${resource.name} (${resource.op}): ${resource.why}`).join("; ");
+  const what = held
+    .map(
+      (resource) =>
+        `${resource.type.split(":").pop() ?? resource.type} ${resource.name} (${resource.op}): ${resource.why}`,
+    )
+    .join("; ");
   const ipv4 = published.find((ip) => isIP(ip) === 4);
-  const reserve = service.userIP === undefined && ipv4 !== undefined ? `Reserve ${ipv4} again as address ${service.lbName} in ${region} if the project still holds it, or delete` : "Delete";
+  const reserve =
+    service.userIP === undefined && ipv4 !== undefined
+      ? `Reserve ${ipv4} again as address ${service.lbName} in ${region} if the project still holds it, or delete`
+      : "Delete";
   return `Not repaired: the run would not keep the load balancer's IP ${ips}: ${what}. Nothing was applied; retried with backoff. ${reserve} and create the Service again to take a new IP`;
 }
 
@@ -203,7 +246,8 @@ export interface RepairGuardDeps {
   logger: Logger;
 }
 
-export type RepairDecision = { kind: "apply"; adoption: Adoption } | { kind: "nothing" } | { kind: "held"; error: IpChangeHeldError };
+export type RepairDecision =
+  { kind: "apply"; adoption: Adoption } | { kind: "nothing" } | { kind: "held"; error: IpChangeHeldError };
 
 export interface RepairRun {
   stack: string;
@@ -221,14 +265,20 @@ export class RepairGuard {
 
   async decide(run: RepairRun): Promise<RepairDecision> {
     const { cluster } = this.deps.cache.desired();
-    const adoption: Adoption = { imports: new Set(), addressIps: repairPins(run.service, cluster.project, cluster.region, run.published) };
+    const adoption: Adoption = {
+      imports: new Set(),
+      addressIps: repairPins(run.service, cluster.project, cluster.region, run.published),
+    };
     const steps = await this.deps.runs.preview(run.stack, run.scope, run.hash, adoption);
     const verdict = judgeRepair(plannedResources(steps), run.published, planChanges(steps));
     if (verdict.kind === "nothing") return verdict;
     if (verdict.kind === "apply") return { kind: "apply", adoption };
     const message = heldMessage(verdict.held, run.published, run.service, cluster.region);
     this.deps.metrics.ipChangesHeld.inc();
-    this.deps.logger.warn({ stack: run.stack, held: verdict.held }, "repair held: it would not keep the load balancer's IP");
+    this.deps.logger.warn(
+      { stack: run.stack, held: verdict.held },
+      "repair held: it would not keep the load balancer's IP",
+    );
     await this.deps.events.record(run.target, "Warning", "IPChangeHeld", message);
     return { kind: "held", error: new IpChangeHeldError(run.stack, message) };
   }

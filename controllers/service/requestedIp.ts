@@ -32,7 +32,10 @@ export function checkRequestedIp(
   const reserved = addresses.find((address) => address.address === requested);
   if (reserved !== undefined) {
     if ((reserved.addressType ?? "EXTERNAL") !== "EXTERNAL") {
-      return { ok: false, message: `${prefix} is the internal address ${reserved.name}; an external load balancer needs an EXTERNAL address` };
+      return {
+        ok: false,
+        message: `${prefix} is the internal address ${reserved.name}; an external load balancer needs an EXTERNAL address`,
+      };
     }
     const tier = reserved.networkTier ?? "PREMIUM";
     if (tier !== service.networkTier) {
@@ -75,7 +78,11 @@ export function requestedIpVerifier(
     let ruleIps: string[];
     try {
       addresses = await reader.regionalAddresses(where.project, where.region, signal);
-      const ips = await Promise.all(service.frontends.map((frontend) => reader.forwardingRuleIp(where.project, where.region, frontend.name, signal)));
+      const ips = await Promise.all(
+        service.frontends.map((frontend) =>
+          reader.forwardingRuleIp(where.project, where.region, frontend.name, signal),
+        ),
+      );
       ruleIps = ips.filter((ip): ip is string => ip !== undefined);
     } catch (error) {
       onUnchecked(service.key, error);
@@ -94,7 +101,11 @@ function text(value: unknown): string | undefined {
 export function computeAddressReader(compute: Pick<ComputeClient, "listCollection" | "getResource">): AddressReader {
   return {
     async regionalAddresses(project, region, signal) {
-      const items = await compute.listCollection("addresses.list", `projects/${project}/regions/${region}/addresses`, signal !== undefined ? { signal } : {});
+      const items = await compute.listCollection(
+        "addresses.list",
+        `projects/${project}/regions/${region}/addresses`,
+        signal !== undefined ? { signal } : {},
+      );
       return items.flatMap((item): ObservedAddress[] => {
         if (typeof item !== "object" || item === null) return [];
         const fields = item as Record<string, unknown>;
@@ -103,11 +114,22 @@ export function computeAddressReader(compute: Pick<ComputeClient, "listCollectio
         if (name === undefined || address === undefined) return [];
         const addressType = text(fields.addressType);
         const networkTier = text(fields.networkTier);
-        return [{ name, address, ...(addressType !== undefined ? { addressType } : {}), ...(networkTier !== undefined ? { networkTier } : {}) }];
+        return [
+          {
+            name,
+            address,
+            ...(addressType !== undefined ? { addressType } : {}),
+            ...(networkTier !== undefined ? { networkTier } : {}),
+          },
+        ];
       });
     },
     async forwardingRuleIp(project, region, name, signal) {
-      const rule = await compute.getResource("forwardingRules.get", `projects/${project}/regions/${region}/forwardingRules/${name}`, signal !== undefined ? { signal } : {});
+      const rule = await compute.getResource(
+        "forwardingRules.get",
+        `projects/${project}/regions/${region}/forwardingRules/${name}`,
+        signal !== undefined ? { signal } : {},
+      );
       return typeof rule === "object" && rule !== null ? text((rule as Record<string, unknown>).IPAddress) : undefined;
     },
   };

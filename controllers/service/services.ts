@@ -7,7 +7,8 @@ import { LB_FINALIZER } from "../../model";
 /** Each attempt reads the Service again: 5 writes losing the race in a row means a hot object. */
 const FINALIZER_ATTEMPTS = 5;
 
-const mergePatch = (): ReturnType<typeof k8s.setHeaderOptions> => k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+const mergePatch = (): ReturnType<typeof k8s.setHeaderOptions> =>
+  k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
 
 export class ServiceWriter {
   constructor(private readonly core: k8s.CoreV1Api) {}
@@ -32,7 +33,11 @@ export class ServiceWriter {
     return this.patchMetadata(namespace, name, what, (metadata) => {
       const finalizers = metadata.finalizers ?? [];
       if (finalizers.includes(LB_FINALIZER) === present) return undefined;
-      return { finalizers: present ? [...finalizers, LB_FINALIZER] : finalizers.filter((finalizer) => finalizer !== LB_FINALIZER) };
+      return {
+        finalizers: present
+          ? [...finalizers, LB_FINALIZER]
+          : finalizers.filter((finalizer) => finalizer !== LB_FINALIZER),
+      };
     });
   }
 
@@ -49,21 +54,31 @@ export class ServiceWriter {
   /** Sets one annotation, with the object's resourceVersion. */
   async setAnnotation(namespace: string, name: string, key: string, value: string): Promise<boolean> {
     const what = `setting annotation ${key}=${value} on Service ${namespace}/${name}`;
-    return this.patchMetadata(namespace, name, what, (metadata) => (metadata.annotations?.[key] === value ? undefined : { annotations: { [key]: value } }));
+    return this.patchMetadata(namespace, name, what, (metadata) =>
+      metadata.annotations?.[key] === value ? undefined : { annotations: { [key]: value } },
+    );
   }
 
   /**
    * A JSON merge patch of the metadata `change` computes from the live Service (undefined: nothing
    * to write), carrying the resourceVersion just read; a 409 reads again (retryOnConflict).
    */
-  private async patchMetadata(namespace: string, name: string, what: string, change: (metadata: k8s.V1ObjectMeta) => Record<string, unknown> | undefined): Promise<boolean> {
+  private async patchMetadata(
+    namespace: string,
+    name: string,
+    what: string,
+    change: (metadata: k8s.V1ObjectMeta) => Record<string, unknown> | undefined,
+  ): Promise<boolean> {
     return retryOnConflict(what, FINALIZER_ATTEMPTS, async (): Promise<ConflictAttempt<boolean>> => {
       const service = await this.read(namespace, name);
       if (service === undefined) return { kind: "done", value: false };
       const body = change(service.metadata ?? {});
       if (body === undefined) return { kind: "done", value: true };
       try {
-        await this.core.patchNamespacedService({ name, namespace, body: { metadata: { ...body, resourceVersion: service.metadata?.resourceVersion } } }, mergePatch());
+        await this.core.patchNamespacedService(
+          { name, namespace, body: { metadata: { ...body, resourceVersion: service.metadata?.resourceVersion } } },
+          mergePatch(),
+        );
         return { kind: "done", value: true };
       } catch (error) {
         if (kubeStatusCode(error) === 404) return { kind: "done", value: false };
@@ -86,7 +101,14 @@ export class ServiceWriter {
     if ((service.status?.loadBalancer?.ingress ?? []).length === 0 && ips.length === 0) return false;
     try {
       await this.core.patchNamespacedServiceStatus(
-        { name, namespace, body: { metadata: { uid }, status: { loadBalancer: { ingress: ips.length > 0 ? ips.map((ip) => ({ ip, ipMode: "VIP" })) : null } } } },
+        {
+          name,
+          namespace,
+          body: {
+            metadata: { uid },
+            status: { loadBalancer: { ingress: ips.length > 0 ? ips.map((ip) => ({ ip, ipMode: "VIP" })) : null } },
+          },
+        },
         mergePatch(),
       );
       return true;

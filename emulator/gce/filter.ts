@@ -90,7 +90,10 @@ function readClause(filter: string, text: string, start: number): { clause: Clau
     try {
       regex = new RegExp(`^(?:${literal.value})$`, "s");
     } catch (cause) {
-      throw invalid(filter, `'${literal.value}' is not a regular expression (${cause instanceof Error ? cause.message : String(cause)})`);
+      throw invalid(
+        filter,
+        `'${literal.value}' is not a regular expression (${cause instanceof Error ? cause.message : String(cause)})`,
+      );
     }
   }
   return { clause: { field, op, value: literal.value, regex }, end: literal.end };
@@ -174,7 +177,9 @@ function valuesAt(resource: JsonObject, field: string): Array<string | number | 
     }
     current = next;
   }
-  return current.filter((v): v is string | number | boolean => typeof v === "string" || typeof v === "number" || typeof v === "boolean");
+  return current.filter(
+    (v): v is string | number | boolean => typeof v === "string" || typeof v === "number" || typeof v === "boolean",
+  );
 }
 
 function holds(clause: Clause, resource: JsonObject): boolean {
@@ -184,7 +189,9 @@ function holds(clause: Clause, resource: JsonObject): boolean {
   }
   // An absent field equals nothing: `ne` and `!=` hold for it.
   if (clause.op === "ne" || clause.op === "!=") {
-    return !(values ?? []).some((v) => (clause.regex === undefined ? String(v) === clause.value : clause.regex.test(String(v))));
+    return !(values ?? []).some((v) =>
+      clause.regex === undefined ? String(v) === clause.value : clause.regex.test(String(v)),
+    );
   }
   return (values ?? []).some((v) => {
     switch (clause.op) {

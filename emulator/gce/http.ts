@@ -11,7 +11,17 @@ import { isJsonObject, type Json, type JsonObject, toJson } from "./json";
 import { type GceKind, isGceKind, kindOf, scopePath, specOf } from "./kinds";
 import { GceLimits, providerRateGroup, restRateGroup } from "./limits";
 import { PROVIDER_OPERATIONS, type ProviderApi } from "./provider-api";
-import { type FaultOperation, GceError, type GceState, type InstanceSpec, type NetworkInterfaceSpec, notFound, regionOfZone, type ResourceKey, type StoredResource } from "./state";
+import {
+  type FaultOperation,
+  GceError,
+  type GceState,
+  type InstanceSpec,
+  type NetworkInterfaceSpec,
+  notFound,
+  regionOfZone,
+  type ResourceKey,
+  type StoredResource,
+} from "./state";
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** The fields of a Compute Address the REST insert takes (addresses resource reference). */
@@ -33,7 +43,18 @@ const ADDRESS_FIELDS = [
 ];
 const DEFAULT_MAX_RESULTS = 500;
 /** Fields of a REST resource GCE computes: a request may carry them back (an update sends what a get returned); they are not inputs. */
-const REST_OUTPUT_ONLY = new Set(["kind", "id", "selfLink", "creationTimestamp", "fingerprint", "labelFingerprint", "region", "zone", "type", "size"]);
+const REST_OUTPUT_ONLY = new Set([
+  "kind",
+  "id",
+  "selfLink",
+  "creationTimestamp",
+  "fingerprint",
+  "labelFingerprint",
+  "region",
+  "zone",
+  "type",
+  "size",
+]);
 /** REST field names that differ from the stored (@pulumi/gcp) ones: toRest's renames. */
 const REST_RENAMES: Partial<Record<GceKind, Readonly<Record<string, string>>>> = {
   forwardingRules: { IPAddress: "ipAddress", IPProtocol: "ipProtocol" },
@@ -178,7 +199,12 @@ export class HttpFace {
    * the operation is DONE when returned; real GCE may answer PENDING or RUNNING, which clients
    * wait out with `<operation>/wait`.
    */
-  private operation(key: ResourceKey, targetId: Json | undefined, operationType: string, failure?: GceError): JsonObject {
+  private operation(
+    key: ResourceKey,
+    targetId: Json | undefined,
+    operationType: string,
+    failure?: GceError,
+  ): JsonObject {
     const spec = specOf(key.kind);
     const name = `operation-${this.nextOperation++}`;
     const path = `projects/${key.project}/${scopePath(spec.scope, key.scope)}/operations/${name}`;
@@ -312,7 +338,9 @@ export class HttpFace {
       // A target pool and a passthrough backend service take one health check (targetPools and
       // backendServices resource references, healthChecks: "Only one health check may be specified").
       if (out.healthChecks.length > 1) {
-        throw badRequest(`Invalid value for field 'resource.healthChecks': ${JSON.stringify(out.healthChecks)}. Only one health check may be specified.`);
+        throw badRequest(
+          `Invalid value for field 'resource.healthChecks': ${JSON.stringify(out.healthChecks)}. Only one health check may be specified.`,
+        );
       }
       const [only] = out.healthChecks;
       if (only === undefined) {
@@ -326,7 +354,12 @@ export class HttpFace {
 
   /** The key a mutation's path names. */
   private keyOfRoute(kind: GceKind, ctx: RouteContext): ResourceKey {
-    return { kind, project: this.param(ctx, "project"), scope: specOf(kind).scope === "global" ? "global" : this.param(ctx, "scope"), name: this.param(ctx, "name") };
+    return {
+      kind,
+      project: this.param(ctx, "project"),
+      scope: specOf(kind).scope === "global" ? "global" : this.param(ctx, "scope"),
+      name: this.param(ctx, "name"),
+    };
   }
 
   /** `{collection}.insert`: GceState.create's rules on the request body, answered with an Operation. */
@@ -366,11 +399,18 @@ export class HttpFace {
     }
     const body = merge ? { ...this.toRest(current), ...ctx.body } : ctx.body;
     if (body.name !== undefined && body.name !== key.name) {
-      throw badRequest(`Invalid value for field 'resource.name': '${String(body.name)}'. The name of '${this.state.path(key)}' cannot be changed.`);
+      throw badRequest(
+        `Invalid value for field 'resource.name': '${String(body.name)}'. The name of '${this.state.path(key)}' cannot be changed.`,
+      );
     }
     const props = this.fromRest(kind, body);
     const spec = specOf(kind);
-    const updated = this.state.update(key, { ...props, name: key.name, project: key.project, ...(spec.scope === "global" ? {} : { [spec.scope]: key.scope }) });
+    const updated = this.state.update(key, {
+      ...props,
+      name: key.name,
+      project: key.project,
+      ...(spec.scope === "global" ? {} : { [spec.scope]: key.scope }),
+    });
     return this.operation(key, updated.properties.id, merge ? "patch" : "update");
   }
 
@@ -409,8 +449,14 @@ export class HttpFace {
       if (route === undefined) {
         reply =
           candidates.length > 0
-            ? { status: 405, body: new GceError(405, `Method ${method} not allowed on ${path}`, "httpMethodNotAllowed").toBody() }
-            : { status: 404, body: new GceError(404, `The requested URL ${path} was not found on this server.`, "notFound").toBody() };
+            ? {
+                status: 405,
+                body: new GceError(405, `Method ${method} not allowed on ${path}`, "httpMethodNotAllowed").toBody(),
+              }
+            : {
+                status: 404,
+                body: new GceError(404, `The requested URL ${path} was not found on this server.`, "notFound").toBody(),
+              };
       } else {
         if (route.counted) {
           const key = `${route.method} ${route.pattern}`;
@@ -427,7 +473,10 @@ export class HttpFace {
         await this.settle(route, body, reply);
       }
     } catch (e) {
-      const err = e instanceof GceError ? e : new GceError(500, e instanceof Error ? e.message : String(e), "backendError", { cause: e });
+      const err =
+        e instanceof GceError
+          ? e
+          : new GceError(500, e instanceof Error ? e.message : String(e), "backendError", { cause: e });
       reply = { status: err.status, body: err.toBody() };
     }
     const text = JSON.stringify(reply.body);
@@ -445,7 +494,12 @@ export class HttpFace {
   private async limit(route: Route, params: Readonly<Record<string, string>>, body: Json | undefined): Promise<void> {
     const provider = /^\/emulator\/provider\/(\w+)$/.exec(route.pattern)?.[1];
     const preview = isJsonObject(body) && body.preview === true;
-    const group = provider !== undefined ? (preview ? undefined : providerRateGroup(provider)) : restRateGroup(route.method, route.pattern);
+    const group =
+      provider !== undefined
+        ? preview
+          ? undefined
+          : providerRateGroup(provider)
+        : restRateGroup(route.method, route.pattern);
     this.limits.admit(params.project ?? this.state.project, group);
     if (route.pattern.endsWith("/wait")) {
       await this.limits.waitFor(this.operationLink(route.pattern, params));
@@ -455,7 +509,13 @@ export class HttpFace {
   /** After a provider create, update or delete: the provider waits for its operation (limits.ts providerWait). */
   private async settle(route: Route, body: Json | undefined, reply: Reply): Promise<void> {
     const provider = /^\/emulator\/provider\/(create|update|delete)$/.exec(route.pattern)?.[1];
-    if (provider === undefined || reply.status !== 200 || !isJsonObject(body) || typeof body.type !== "string" || body.preview === true) {
+    if (
+      provider === undefined ||
+      reply.status !== 200 ||
+      !isJsonObject(body) ||
+      typeof body.type !== "string" ||
+      body.preview === true
+    ) {
       return;
     }
     let kind: GceKind;
@@ -469,7 +529,11 @@ export class HttpFace {
 
   /** The selfLink of the operation an operations get/wait route names. */
   private operationLink(pattern: string, params: Readonly<Record<string, string>>): string {
-    const scope = pattern.includes("/regions/") ? `regions/${params.scope ?? ""}` : pattern.includes("/zones/") ? `zones/${params.scope ?? ""}` : "global";
+    const scope = pattern.includes("/regions/")
+      ? `regions/${params.scope ?? ""}`
+      : pattern.includes("/zones/")
+        ? `zones/${params.scope ?? ""}`
+        : "global";
     return `${this.state.endpoint}/compute/v1/projects/${params.project ?? ""}/${scope}/operations/${params.operation ?? ""}`;
   }
 
@@ -600,7 +664,9 @@ export class HttpFace {
       return ok({
         kind: "compute#zoneList",
         id: `projects/${project}/zones`,
-        items: applyFilter([...st.zones].sort(), ctx.query, (z) => zoneBody(project, z)).map((z) => zoneBody(project, z)),
+        items: applyFilter([...st.zones].sort(), ctx.query, (z) => zoneBody(project, z)).map((z) =>
+          zoneBody(project, z),
+        ),
         selfLink: `${st.endpoint}/compute/v1/projects/${project}/zones`,
       });
     });
@@ -676,7 +742,9 @@ export class HttpFace {
       this.addAliased("GET", `${base}/${scopeSeg}/${collection}`, listPattern, listRoute);
     }
 
-    this.addAliased("POST", `${base}/regions/{scope}/addresses`, `${base}/regions/{region}/addresses`, (ctx) => this.once(ctx, () => this.insertAddress(ctx)));
+    this.addAliased("POST", `${base}/regions/{scope}/addresses`, `${base}/regions/{region}/addresses`, (ctx) =>
+      this.once(ctx, () => this.insertAddress(ctx)),
+    );
 
     // The mutations the stock GCE CCM makes (kubernetes/cloud-provider-gcp providers/gce, GA v1):
     // insert of every managed collection but addresses (above); update (PUT) of health checks,
@@ -687,18 +755,29 @@ export class HttpFace {
         continue;
       }
       const display = `${base}/${scopeSeg.replace("{scope}", specOf(kind).scope === "zone" ? "{zone}" : "{region}")}/${collection}`;
-      this.addAliased("POST", `${base}/${scopeSeg}/${collection}`, display, (ctx) => this.once(ctx, () => this.insertResource(kind, ctx)));
+      this.addAliased("POST", `${base}/${scopeSeg}/${collection}`, display, (ctx) =>
+        this.once(ctx, () => this.insertResource(kind, ctx)),
+      );
       if (["healthChecks", "globalHealthChecks", "httpHealthChecks", "backendServices", "firewalls"].includes(kind)) {
-        this.addAliased("PUT", `${base}/${scopeSeg}/${collection}/{name}`, `${display}/{name}`, (ctx) => this.once(ctx, () => this.updateResource(kind, ctx, false)));
+        this.addAliased("PUT", `${base}/${scopeSeg}/${collection}/{name}`, `${display}/{name}`, (ctx) =>
+          this.once(ctx, () => this.updateResource(kind, ctx, false)),
+        );
       }
       if (kind === "firewalls") {
-        this.addAliased("PATCH", `${base}/${scopeSeg}/${collection}/{name}`, `${display}/{name}`, (ctx) => this.once(ctx, () => this.updateResource(kind, ctx, true)));
+        this.addAliased("PATCH", `${base}/${scopeSeg}/${collection}/{name}`, `${display}/{name}`, (ctx) =>
+          this.once(ctx, () => this.updateResource(kind, ctx, true)),
+        );
       }
       if (kind === "targetPools" || kind === "instanceGroups") {
         const verb = kind === "targetPools" ? "Instance" : "Instances";
         for (const add of [true, false]) {
           const action = `${add ? "add" : "remove"}${verb}`;
-          this.addAliased("POST", `${base}/${scopeSeg}/${collection}/{name}/${action}`, `${display}/{name}/${action}`, (ctx) => this.once(ctx, () => this.changeMembers(kind, ctx, add)));
+          this.addAliased(
+            "POST",
+            `${base}/${scopeSeg}/${collection}/{name}/${action}`,
+            `${display}/{name}/${action}`,
+            (ctx) => this.once(ctx, () => this.changeMembers(kind, ctx, add)),
+          );
         }
       }
     }
@@ -706,7 +785,8 @@ export class HttpFace {
     // regionOperations / zoneOperations / globalOperations get and wait: the stored operation,
     // 404 for one this emulator never returned (they are all DONE, so wait returns at once).
     for (const scopeSeg of ["regions/{scope}", "zones/{scope}", "global"] as const) {
-      const display = scopeSeg === "regions/{scope}" ? "regions/{region}" : scopeSeg === "zones/{scope}" ? "zones/{zone}" : "global";
+      const display =
+        scopeSeg === "regions/{scope}" ? "regions/{region}" : scopeSeg === "zones/{scope}" ? "zones/{zone}" : "global";
       const find = (ctx: RouteContext): Reply => {
         const where = scopeSeg === "global" ? "global" : `${scopeSeg.split("/")[0]}/${this.param(ctx, "scope")}`;
         const path = `projects/${this.param(ctx, "project")}/${where}/operations/${this.param(ctx, "operation")}`;
@@ -716,36 +796,54 @@ export class HttpFace {
         }
         return ok(this.limits.operationView(op));
       };
-      this.addAliased("GET", `${base}/${scopeSeg}/operations/{operation}`, `${base}/${display}/operations/{operation}`, find);
-      this.addAliased("POST", `${base}/${scopeSeg}/operations/{operation}/wait`, `${base}/${display}/operations/{operation}/wait`, find);
+      this.addAliased(
+        "GET",
+        `${base}/${scopeSeg}/operations/{operation}`,
+        `${base}/${display}/operations/{operation}`,
+        find,
+      );
+      this.addAliased(
+        "POST",
+        `${base}/${scopeSeg}/operations/{operation}/wait`,
+        `${base}/${display}/operations/{operation}/wait`,
+        find,
+      );
     }
-    this.addAliased("POST", `${base}/zones/{scope}/instanceGroups/{name}/listInstances`, `${base}/zones/{zone}/instanceGroups/{name}/listInstances`, (ctx) => {
-      const key: ResourceKey = {
-        kind: "instanceGroups",
-        project: this.param(ctx, "project"),
-        scope: this.param(ctx, "scope"),
-        name: this.param(ctx, "name"),
-      };
-      st.checkFault("instanceGroups", key.name, "get");
-      const group = st.get(key);
-      const members = Array.isArray(group.properties.instances) ? group.properties.instances : [];
-      const p = page(members, ctx.query);
-      const body: JsonObject = {
-        kind: "compute#instanceGroupsListInstances",
-        id: `${st.path(key)}/listInstances`,
-      };
-      if (p.items.length > 0) {
-        body.items = p.items.map((instance) => {
-          const ik = typeof instance === "string" ? st.keyOfPath(instance) : undefined;
-          const live = ik === undefined ? undefined : st.find(ik);
-          return { instance, status: typeof live?.properties.status === "string" ? live.properties.status : "UNKNOWN" };
-        });
-      }
-      if (p.nextPageToken !== undefined) {
-        body.nextPageToken = p.nextPageToken;
-      }
-      return ok(body);
-    });
+    this.addAliased(
+      "POST",
+      `${base}/zones/{scope}/instanceGroups/{name}/listInstances`,
+      `${base}/zones/{zone}/instanceGroups/{name}/listInstances`,
+      (ctx) => {
+        const key: ResourceKey = {
+          kind: "instanceGroups",
+          project: this.param(ctx, "project"),
+          scope: this.param(ctx, "scope"),
+          name: this.param(ctx, "name"),
+        };
+        st.checkFault("instanceGroups", key.name, "get");
+        const group = st.get(key);
+        const members = Array.isArray(group.properties.instances) ? group.properties.instances : [];
+        const p = page(members, ctx.query);
+        const body: JsonObject = {
+          kind: "compute#instanceGroupsListInstances",
+          id: `${st.path(key)}/listInstances`,
+        };
+        if (p.items.length > 0) {
+          body.items = p.items.map((instance) => {
+            const ik = typeof instance === "string" ? st.keyOfPath(instance) : undefined;
+            const live = ik === undefined ? undefined : st.find(ik);
+            return {
+              instance,
+              status: typeof live?.properties.status === "string" ? live.properties.status : "UNKNOWN",
+            };
+          });
+        }
+        if (p.nextPageToken !== undefined) {
+          body.nextPageToken = p.nextPageToken;
+        }
+        return ok(body);
+      },
+    );
   }
 
   /**
@@ -757,8 +855,13 @@ export class HttpFace {
   private once(ctx: RouteContext, act: () => JsonObject): Reply {
     const requestId = ctx.query.get("requestId");
     if (requestId !== null) {
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(requestId) || /^[0-]+$/.test(requestId)) {
-        throw badRequest(`Invalid value for field 'requestId': '${requestId}'. The request ID must be a valid UUID other than the zero UUID.`);
+      if (
+        !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(requestId) ||
+        /^[0-]+$/.test(requestId)
+      ) {
+        throw badRequest(
+          `Invalid value for field 'requestId': '${requestId}'. The request ID must be a valid UUID other than the zero UUID.`,
+        );
       }
       const earlier = this.requests.get(requestId);
       if (earlier !== undefined) {
@@ -807,7 +910,12 @@ export class HttpFace {
   }
 
   /** A counted route whose regex uses `{scope}` but is counted under a pattern naming it region/zone. */
-  private addAliased(method: string, matchPattern: string, countPattern: string, handle: (ctx: RouteContext) => Reply): void {
+  private addAliased(
+    method: string,
+    matchPattern: string,
+    countPattern: string,
+    handle: (ctx: RouteContext) => Reply,
+  ): void {
     const { re, names } = compile(matchPattern);
     this.routes.push({ method, pattern: countPattern, re, names, counted: true, handle });
   }
@@ -822,7 +930,12 @@ export class HttpFace {
       } catch (cause) {
         throw new GceError(400, `unknown kind ${rawKind}`, "invalid", { cause });
       }
-      return { kind, project: this.param(ctx, "project"), scope: this.param(ctx, "scope"), name: this.param(ctx, "name") };
+      return {
+        kind,
+        project: this.param(ctx, "project"),
+        scope: this.param(ctx, "scope"),
+        name: this.param(ctx, "name"),
+      };
     };
     const objectBody = (ctx: RouteContext, what: string): JsonObject => {
       if (!isJsonObject(ctx.body)) {
@@ -845,7 +958,10 @@ export class HttpFace {
       } catch (cause) {
         throw new GceError(400, `unknown kind ${kind}`, "invalid", { cause });
       }
-      const created = st.insertOutOfBand(kind, objectBody(ctx, "POST resource"), { project: this.param(ctx, "project"), scope: this.param(ctx, "scope") });
+      const created = st.insertOutOfBand(kind, objectBody(ctx, "POST resource"), {
+        project: this.param(ctx, "project"),
+        scope: this.param(ctx, "scope"),
+      });
       return ok(toJson(toListing(created)));
     });
     this.route("GET", "/emulator/history", false, () => ok(st.history().map((e) => toJson(e))));
@@ -853,8 +969,12 @@ export class HttpFace {
       st.clearHistory();
       return ok({});
     });
-    this.route("GET", "/emulator/resources/{kind}/{project}/{scope}/{name}", false, (ctx) => ok(toJson(toListing(st.get(keyFrom(ctx))))));
-    this.route("PATCH", "/emulator/resources/{kind}/{project}/{scope}/{name}", false, (ctx) => ok(toJson(toListing(st.patchOutOfBand(keyFrom(ctx), objectBody(ctx, "PATCH"))))));
+    this.route("GET", "/emulator/resources/{kind}/{project}/{scope}/{name}", false, (ctx) =>
+      ok(toJson(toListing(st.get(keyFrom(ctx))))),
+    );
+    this.route("PATCH", "/emulator/resources/{kind}/{project}/{scope}/{name}", false, (ctx) =>
+      ok(toJson(toListing(st.patchOutOfBand(keyFrom(ctx), objectBody(ctx, "PATCH"))))),
+    );
     this.route("DELETE", "/emulator/resources/{kind}/{project}/{scope}/{name}", false, (ctx) => {
       st.deleteOutOfBand(keyFrom(ctx));
       return ok({});
@@ -876,7 +996,12 @@ export class HttpFace {
     this.route("POST", "/emulator/faults", false, (ctx) => {
       const b = objectBody(ctx, "POST /emulator/faults");
       const { kind, name, operation, status, message, reason, count } = b;
-      if (typeof kind !== "string" || typeof operation !== "string" || typeof status !== "number" || typeof message !== "string") {
+      if (
+        typeof kind !== "string" ||
+        typeof operation !== "string" ||
+        typeof status !== "number" ||
+        typeof message !== "string"
+      ) {
         throw badRequest("a fault needs kind, operation, status and message");
       }
       if (!isFaultOperation(operation)) {
@@ -915,7 +1040,9 @@ export class HttpFace {
       return ok({});
     });
     for (const op of PROVIDER_OPERATIONS) {
-      this.route("POST", `/emulator/provider/${op}`, true, (ctx) => ok(this.provider.dispatch(op, objectBody(ctx, `provider ${op}`))));
+      this.route("POST", `/emulator/provider/${op}`, true, (ctx) =>
+        ok(this.provider.dispatch(op, objectBody(ctx, `provider ${op}`))),
+      );
     }
   }
 }
@@ -989,14 +1116,24 @@ function parseInstanceSpec(b: JsonObject): InstanceSpec {
         }
       }
       if (Array.isArray(n.accessConfigs)) {
-        nic.accessConfigs = n.accessConfigs.map((ac) => (isJsonObject(ac) && typeof ac.natIP === "string" ? { natIP: ac.natIP } : {}));
+        nic.accessConfigs = n.accessConfigs.map((ac) =>
+          isJsonObject(ac) && typeof ac.natIP === "string" ? { natIP: ac.natIP } : {},
+        );
       }
       if (Array.isArray(n.aliasIpRanges)) {
         nic.aliasIpRanges = n.aliasIpRanges.map((a) => {
-          if (!isJsonObject(a) || typeof a.ipCidrRange !== "string" || (a.subnetworkRangeName !== undefined && typeof a.subnetworkRangeName !== "string")) {
-            throw badRequest("aliasIpRanges entries need an ipCidrRange string and an optional subnetworkRangeName string");
+          if (
+            !isJsonObject(a) ||
+            typeof a.ipCidrRange !== "string" ||
+            (a.subnetworkRangeName !== undefined && typeof a.subnetworkRangeName !== "string")
+          ) {
+            throw badRequest(
+              "aliasIpRanges entries need an ipCidrRange string and an optional subnetworkRangeName string",
+            );
           }
-          return typeof a.subnetworkRangeName === "string" ? { ipCidrRange: a.ipCidrRange, subnetworkRangeName: a.subnetworkRangeName } : { ipCidrRange: a.ipCidrRange };
+          return typeof a.subnetworkRangeName === "string"
+            ? { ipCidrRange: a.ipCidrRange, subnetworkRangeName: a.subnetworkRangeName }
+            : { ipCidrRange: a.ipCidrRange };
         });
       }
       return nic;
@@ -1023,7 +1160,12 @@ async function readBody(req: http.IncomingMessage): Promise<Json | undefined> {
   try {
     return toJson(JSON.parse(text));
   } catch (cause) {
-    throw new GceError(400, `invalid JSON body: ${cause instanceof Error ? cause.message : String(cause)}`, "parseError", { cause });
+    throw new GceError(
+      400,
+      `invalid JSON body: ${cause instanceof Error ? cause.message : String(cause)}`,
+      "parseError",
+      { cause },
+    );
   }
 }
 
@@ -1038,7 +1180,8 @@ export async function listen(port = 0): Promise<HttpServerHandle> {
   const server = http.createServer();
   server.keepAliveTimeout = 1_000;
   await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void => reject(new Error(`GCE emulator: cannot listen on 127.0.0.1:${port}`, { cause: err }));
+    const onError = (err: Error): void =>
+      reject(new Error(`GCE emulator: cannot listen on 127.0.0.1:${port}`, { cause: err }));
     server.once("error", onError);
     server.listen(port, "127.0.0.1", () => {
       server.off("error", onError);
@@ -1055,7 +1198,9 @@ export async function listen(port = 0): Promise<HttpServerHandle> {
     endpoint,
     close: () =>
       new Promise<void>((resolve, reject) => {
-        server.close((err) => (err === undefined ? resolve() : reject(new Error("GCE emulator: close failed", { cause: err }))));
+        server.close((err) =>
+          err === undefined ? resolve() : reject(new Error("GCE emulator: close failed", { cause: err })),
+        );
         server.closeAllConnections();
       }),
   };

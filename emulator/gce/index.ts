@@ -24,12 +24,32 @@ import type { JsonObject } from "./json";
 import { kindOf } from "./kinds";
 import { GceLimits, type GceLimitsOptions } from "./limits";
 import { ProviderApi } from "./provider-api";
-import { type FaultSpec, GceError, GceState, type HistoryEntry, type InstanceSpec, type NetworkSpec, type ResourceKey, type StoredResource } from "./state";
+import {
+  type FaultSpec,
+  GceError,
+  GceState,
+  type HistoryEntry,
+  type InstanceSpec,
+  type NetworkSpec,
+  type ResourceKey,
+  type StoredResource,
+} from "./state";
 
 export type { ResourceListing } from "./http";
 export type { Json, JsonObject } from "./json";
 export type { GceKind } from "./kinds";
-export type { FaultOperation, FaultSpec, HistoryEntry, InstanceSpec, NetworkInterfaceSpec, NetworkSpec, OutOfBandWhere, ResourceKey, StoredResource, SubnetworkSpec } from "./state";
+export type {
+  FaultOperation,
+  FaultSpec,
+  HistoryEntry,
+  InstanceSpec,
+  NetworkInterfaceSpec,
+  NetworkSpec,
+  OutOfBandWhere,
+  ResourceKey,
+  StoredResource,
+  SubnetworkSpec,
+} from "./state";
 export { GceError, GceState } from "./state";
 export { ProviderApi } from "./provider-api";
 export { GceLimits, realisticLimits, RATE_GROUPS } from "./limits";
@@ -77,9 +97,16 @@ export interface GceEmulator {
   readonly region: string;
   readonly zones: readonly string[];
   /** Creates or replaces an instance; zone defaults to the first zone, project to the default. */
-  putInstance(name: string, spec?: InstanceSpec & { readonly zone?: string; readonly project?: string }): StoredResource;
+  putInstance(
+    name: string,
+    spec?: InstanceSpec & { readonly zone?: string; readonly project?: string },
+  ): StoredResource;
   /** A stop, start, suspend or resume: only the instance's status changes (zone defaults to the first zone). */
-  setInstanceStatus(name: string, status: string, where?: { readonly zone?: string; readonly project?: string }): StoredResource;
+  setInstanceStatus(
+    name: string,
+    status: string,
+    where?: { readonly zone?: string; readonly project?: string },
+  ): StoredResource;
   /** Creates or replaces a VPC network and its subnetworks. */
   putNetwork(spec: NetworkSpec): void;
   /** Everything the emulator holds (instances included), sorted by kind, project, scope, name. */
@@ -96,12 +123,21 @@ export interface GceEmulator {
    * included), as `listResources()` shows them; `where` defaults to the emulator's project and
    * region (first zone for zonal kinds, "global" for global ones).
    */
-  insertOutOfBand(kind: string, properties: JsonObject, where?: { readonly project?: string; readonly scope?: string }): ResourceListing;
+  insertOutOfBand(
+    kind: string,
+    properties: JsonObject,
+    where?: { readonly project?: string; readonly scope?: string },
+  ): ResourceListing;
   /** Every create, update and delete so far, through any face, oldest first (`at`: ms since the epoch). */
   history(): HistoryEntry[];
   clearHistory(): void;
   /** Changes properties behind Pulumi's back (null removes one). */
-  patchOutOfBand(kind: string, name: string, patch: JsonObject, where?: { readonly project?: string; readonly scope?: string }): StoredResource;
+  patchOutOfBand(
+    kind: string,
+    name: string,
+    patch: JsonObject,
+    where?: { readonly project?: string; readonly scope?: string },
+  ): StoredResource;
   /** The next matching operation(s) fail with this status and message. */
   injectFault(fault: FaultSpec): void;
   /** Counted calls per `METHOD /path/{pattern}` (Compute REST and /emulator/provider/*). */
@@ -147,7 +183,9 @@ export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<G
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.networks ? { networks: opts.networks } : {}),
     ...(opts.instanceNetwork ? { instanceNetwork: opts.instanceNetwork } : {}),
-    ...(opts.instanceGroupMaxInstances !== undefined ? { instanceGroupMaxInstances: opts.instanceGroupMaxInstances } : {}),
+    ...(opts.instanceGroupMaxInstances !== undefined
+      ? { instanceGroupMaxInstances: opts.instanceGroupMaxInstances }
+      : {}),
   });
   const limits = new GceLimits(opts.limits);
   state.setCreateGuard((key, properties, existing) => limits.checkQuota(key, properties, existing));
@@ -165,13 +203,17 @@ export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<G
   const locate = (kind: string, name: string, where: { project?: string; scope?: string } = {}): ResourceKey => {
     const k = kindOf(kind);
     const p = where.project ?? project;
-    const matches = state.list({ kind: k, project: p, ...(where.scope === undefined ? {} : { scope: where.scope }) }).filter((r) => r.name === name);
+    const matches = state
+      .list({ kind: k, project: p, ...(where.scope === undefined ? {} : { scope: where.scope }) })
+      .filter((r) => r.name === name);
     const first = matches[0];
     if (first === undefined) {
       throw new GceError(404, `The resource '${k}/${name}' in project ${p} was not found`, "notFound");
     }
     if (matches.length > 1) {
-      throw new Error(`${k}/${name} exists in several scopes (${matches.map((m) => m.scope).join(", ")}): pass where.scope`);
+      throw new Error(
+        `${k}/${name} exists in several scopes (${matches.map((m) => m.scope).join(", ")}): pass where.scope`,
+      );
     }
     return first;
   };
@@ -190,7 +232,8 @@ export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<G
       const { zone, project: p, ...rest } = spec;
       return state.putInstance(p ?? project, zone ?? zones[0] ?? `${region}-a`, name, rest);
     },
-    setInstanceStatus: (name, status, where = {}) => state.setInstanceStatus(where.project ?? project, where.zone ?? zones[0] ?? `${region}-a`, name, status),
+    setInstanceStatus: (name, status, where = {}) =>
+      state.setInstanceStatus(where.project ?? project, where.zone ?? zones[0] ?? `${region}-a`, name, status),
     putNetwork: (spec) => state.putNetwork(spec),
     listResources: () => state.list().map(toListing),
     deleteOutOfBand: (kind, name, where) => state.deleteOutOfBand(locate(kind, name, where)),

@@ -7,7 +7,17 @@ import * as net from "node:net";
 import { containsUnknown, isJsonObject, type Json, type JsonObject } from "./json";
 
 export type GceKind =
-  "addresses" | "forwardingRules" | "backendServices" | "targetPools" | "healthChecks" | "globalHealthChecks" | "httpHealthChecks" | "instanceGroups" | "firewalls" | "routes" | "instances";
+  | "addresses"
+  | "forwardingRules"
+  | "backendServices"
+  | "targetPools"
+  | "healthChecks"
+  | "globalHealthChecks"
+  | "httpHealthChecks"
+  | "instanceGroups"
+  | "firewalls"
+  | "routes"
+  | "instances";
 
 export type ScopeType = "region" | "zone" | "global";
 
@@ -78,8 +88,34 @@ const ALL_SPECS: readonly KindSpec[] = [
     resourceWord: "address",
     restKind: "compute#address",
     scope: "region",
-    inputs: ["address", "addressType", "deletionPolicy", "description", "ipCollection", "ipVersion", "ipv6EndpointType", "labels", "network", "networkTier", "prefixLength", "purpose", "subnetwork"],
-    immutable: ["address", "addressType", "description", "ipCollection", "ipVersion", "ipv6EndpointType", "network", "networkTier", "prefixLength", "purpose", "subnetwork"],
+    inputs: [
+      "address",
+      "addressType",
+      "deletionPolicy",
+      "description",
+      "ipCollection",
+      "ipVersion",
+      "ipv6EndpointType",
+      "labels",
+      "network",
+      "networkTier",
+      "prefixLength",
+      "purpose",
+      "subnetwork",
+    ],
+    immutable: [
+      "address",
+      "addressType",
+      "description",
+      "ipCollection",
+      "ipVersion",
+      "ipv6EndpointType",
+      "network",
+      "networkTier",
+      "prefixLength",
+      "purpose",
+      "subnetwork",
+    ],
     // resource_compute_address.go schema: address, network_tier, prefix_length, purpose,
     // subnetwork and deletion_policy are Optional + Computed.
     optionalComputed: ["address", "deletionPolicy", "networkTier", "prefixLength", "purpose", "subnetwork"],
@@ -148,7 +184,17 @@ const ALL_SPECS: readonly KindSpec[] = [
     // resource_compute_forwarding_rule.go schema: ip_address, ip_protocol, ip_version, network,
     // network_tier, port_range, service_directory_registrations, subnetwork and deletion_policy are
     // Optional + Computed (so an internal rule that GCE reads back with networkTier PREMIUM keeps it).
-    optionalComputed: ["deletionPolicy", "ipAddress", "ipProtocol", "ipVersion", "network", "networkTier", "portRange", "serviceDirectoryRegistrations", "subnetwork"],
+    optionalComputed: [
+      "deletionPolicy",
+      "ipAddress",
+      "ipProtocol",
+      "ipVersion",
+      "network",
+      "networkTier",
+      "portRange",
+      "serviceDirectoryRegistrations",
+      "subnetwork",
+    ],
     refs: {
       backendService: { collection: "backendServices", scope: "region" },
       target: { collection: "targetPools", scope: "region" },
@@ -205,7 +251,16 @@ const ALL_SPECS: readonly KindSpec[] = [
     immutable: ["loadBalancingScheme", "network"],
     // resource_compute_region_backend_service.go schema: cdn_policy, iap, log_config, port_name,
     // protocol, session_affinity, timeout_sec and deletion_policy are Optional + Computed.
-    optionalComputed: ["cdnPolicy", "deletionPolicy", "iap", "logConfig", "portName", "protocol", "sessionAffinity", "timeoutSec"],
+    optionalComputed: [
+      "cdnPolicy",
+      "deletionPolicy",
+      "iap",
+      "logConfig",
+      "portName",
+      "protocol",
+      "sessionAffinity",
+      "timeoutSec",
+    ],
     refs: {
       healthChecks: { collection: "healthChecks", scope: "region" },
       network: NETWORK,
@@ -221,7 +276,16 @@ const ALL_SPECS: readonly KindSpec[] = [
     resourceWord: "target_pool",
     restKind: "compute#targetPool",
     scope: "region",
-    inputs: ["backupPool", "deletionPolicy", "description", "failoverRatio", "healthChecks", "instances", "securityPolicy", "sessionAffinity"],
+    inputs: [
+      "backupPool",
+      "deletionPolicy",
+      "description",
+      "failoverRatio",
+      "healthChecks",
+      "instances",
+      "securityPolicy",
+      "sessionAffinity",
+    ],
     // resource_compute_target_pool.go: description, failover_ratio, session_affinity are ForceNew;
     // backup_pool is set in place (setBackup), as are instances and health_checks.
     immutable: ["description", "failoverRatio", "securityPolicy", "sessionAffinity"],
@@ -282,7 +346,17 @@ const ALL_SPECS: readonly KindSpec[] = [
     resourceWord: "http_health_check",
     restKind: "compute#httpHealthCheck",
     scope: "global",
-    inputs: ["checkIntervalSec", "deletionPolicy", "description", "healthyThreshold", "host", "port", "requestPath", "timeoutSec", "unhealthyThreshold"],
+    inputs: [
+      "checkIntervalSec",
+      "deletionPolicy",
+      "description",
+      "healthyThreshold",
+      "host",
+      "port",
+      "requestPath",
+      "timeoutSec",
+      "unhealthyThreshold",
+    ],
     immutable: [],
     // resource_compute_http_health_check.go schema: deletion_policy is Optional + Computed (the
     // others have a Default, so an omitted one is its default).
@@ -342,7 +416,14 @@ const ALL_SPECS: readonly KindSpec[] = [
     // deletion_policy are Optional + Computed.
     optionalComputed: ["deletionPolicy", "destinationRanges", "direction", "enableLogging"],
     refs: { network: NETWORK },
-    setFields: ["destinationRanges", "sourceRanges", "sourceServiceAccounts", "sourceTags", "targetServiceAccounts", "targetTags"],
+    setFields: [
+      "destinationRanges",
+      "sourceRanges",
+      "sourceServiceAccounts",
+      "sourceTags",
+      "targetServiceAccounts",
+      "targetTags",
+    ],
     labels: false,
   },
   {
@@ -368,7 +449,20 @@ const ALL_SPECS: readonly KindSpec[] = [
       "priority",
       "tags",
     ],
-    immutable: ["description", "destRange", "network", "nextHopGateway", "nextHopIlb", "nextHopInstance", "nextHopInstanceZone", "nextHopIp", "nextHopVpnTunnel", "params", "priority", "tags"],
+    immutable: [
+      "description",
+      "destRange",
+      "network",
+      "nextHopGateway",
+      "nextHopIlb",
+      "nextHopInstance",
+      "nextHopInstanceZone",
+      "nextHopIp",
+      "nextHopVpnTunnel",
+      "params",
+      "priority",
+      "tags",
+    ],
     // resource_compute_route.go schema: next_hop_ip, next_hop_instance_zone and deletion_policy are
     // Optional + Computed.
     optionalComputed: ["deletionPolicy", "nextHopInstanceZone", "nextHopIp"],
@@ -398,7 +492,9 @@ const ALL_SPECS: readonly KindSpec[] = [
 ];
 
 export const KIND_SPECS: ReadonlyMap<GceKind, KindSpec> = new Map(ALL_SPECS.map((s) => [s.kind, s]));
-const BY_TOKEN: ReadonlyMap<string, KindSpec> = new Map(ALL_SPECS.filter((s) => s.token !== undefined).map((s) => [s.token ?? "", s]));
+const BY_TOKEN: ReadonlyMap<string, KindSpec> = new Map(
+  ALL_SPECS.filter((s) => s.token !== undefined).map((s) => [s.token ?? "", s]),
+);
 
 export const ALL_KINDS: readonly GceKind[] = ALL_SPECS.map((s) => s.kind);
 
@@ -525,7 +621,12 @@ export function normalizeRef(raw: string, target: RefTarget, ctx: RefContext): s
     const [zone, name] = raw.split("/");
     rel = `projects/${ctx.project}/zones/${zone}/${target.collection}/${name}`;
   } else {
-    const scope = target.scope === "global" ? "global" : target.scope === "region" ? `regions/${ctx.region}` : `zones/${ctx.zone ?? "-"}`;
+    const scope =
+      target.scope === "global"
+        ? "global"
+        : target.scope === "region"
+          ? `regions/${ctx.region}`
+          : `zones/${ctx.zone ?? "-"}`;
     rel = `projects/${ctx.project}/${scope}/${target.collection}/${raw}`;
   }
   return `${ctx.endpoint}/compute/v1/${rel}`;
@@ -563,7 +664,11 @@ const HEALTH_CHECK_DEFAULTS: Readonly<Record<string, Json>> = {
   healthyThreshold: 2,
   unhealthyThreshold: 2,
 };
-const HTTP_HEALTH_CHECK_DEFAULTS: Readonly<Record<string, Json>> = { ...HEALTH_CHECK_DEFAULTS, port: 80, requestPath: "/" };
+const HTTP_HEALTH_CHECK_DEFAULTS: Readonly<Record<string, Json>> = {
+  ...HEALTH_CHECK_DEFAULTS,
+  port: 80,
+  requestPath: "/",
+};
 const FIREWALL_DEFAULTS: Readonly<Record<string, Json>> = { direction: "INGRESS", priority: 1000, disabled: false };
 
 function lookup(table: Readonly<Record<string, Json>>, field: string): Json | undefined {
@@ -651,10 +756,26 @@ const IP_PROTOCOLS = ["TCP", "UDP", "ESP", "AH", "SCTP", "ICMP", "L3_DEFAULT"];
 const FR_SCHEMES = ["EXTERNAL", "EXTERNAL_MANAGED", "INTERNAL", "INTERNAL_MANAGED", "INTERNAL_SELF_MANAGED", ""];
 const BS_SCHEMES = ["EXTERNAL", "EXTERNAL_MANAGED", "INTERNAL", "INTERNAL_MANAGED"];
 const BS_PROTOCOLS = ["HTTP", "HTTPS", "HTTP2", "TCP", "SSL", "UDP", "GRPC", "UNSPECIFIED", "H2C"];
-const BS_AFFINITIES = ["NONE", "CLIENT_IP", "CLIENT_IP_PROTO", "CLIENT_IP_PORT_PROTO", "CLIENT_IP_NO_DESTINATION", "GENERATED_COOKIE", "HEADER_FIELD", "HTTP_COOKIE", "STRONG_COOKIE_AFFINITY"];
+const BS_AFFINITIES = [
+  "NONE",
+  "CLIENT_IP",
+  "CLIENT_IP_PROTO",
+  "CLIENT_IP_PORT_PROTO",
+  "CLIENT_IP_NO_DESTINATION",
+  "GENERATED_COOKIE",
+  "HEADER_FIELD",
+  "HTTP_COOKIE",
+  "STRONG_COOKIE_AFFINITY",
+];
 const TP_AFFINITIES = ["NONE", "CLIENT_IP", "CLIENT_IP_PROTO"];
 const PASSTHROUGH_PROTOCOLS = ["TCP", "UDP", "UNSPECIFIED"];
-const INTERNAL_AFFINITIES = ["NONE", "CLIENT_IP", "CLIENT_IP_PROTO", "CLIENT_IP_PORT_PROTO", "CLIENT_IP_NO_DESTINATION"];
+const INTERNAL_AFFINITIES = [
+  "NONE",
+  "CLIENT_IP",
+  "CLIENT_IP_PROTO",
+  "CLIENT_IP_PORT_PROTO",
+  "CLIENT_IP_NO_DESTINATION",
+];
 const EXTERNAL_PASSTHROUGH_AFFINITIES = ["NONE", "CLIENT_IP", "CLIENT_IP_PROTO", "CLIENT_IP_PORT_PROTO"];
 const TIERS = ["PREMIUM", "STANDARD", "FIXED_STANDARD", "STANDARD_OVERRIDES_FIXED_STANDARD"];
 
@@ -779,19 +900,32 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
       // "Internal IP addresses are always Premium Tier" (networkTier).
       const internalAddress = (known("addressType") ?? "EXTERNAL") === "INTERNAL";
       const purpose = str("purpose");
-      if (!internalAddress && purpose !== undefined && ["GCE_ENDPOINT", "SHARED_LOADBALANCER_VIP", "DNS_RESOLVER"].includes(purpose)) {
-        fail("purpose", `Invalid value for field 'resource.purpose': '${purpose}'. Purpose ${purpose} is only valid for an INTERNAL address.`);
+      if (
+        !internalAddress &&
+        purpose !== undefined &&
+        ["GCE_ENDPOINT", "SHARED_LOADBALANCER_VIP", "DNS_RESOLVER"].includes(purpose)
+      ) {
+        fail(
+          "purpose",
+          `Invalid value for field 'resource.purpose': '${purpose}'. Purpose ${purpose} is only valid for an INTERNAL address.`,
+        );
       }
       // ...except an external IPv6 address, which is a /96 of its dual-stack subnetwork's external
       // IPv6 range, for a VM or a Network Load Balancer (addresses reference, ipv6EndpointType;
       // terraform-provider-google google_compute_address docs, ipv6_endpoint_type: "VM or NETLB").
       const ipv6 = known("ipVersion") === "IPV6";
       if (!internalAddress && !ipv6 && present("subnetwork")) {
-        fail("subnetwork", `Invalid value for field 'resource.subnetwork': '${String(known("subnetwork") ?? "")}'. A subnetwork can only be specified for an INTERNAL address.`);
+        fail(
+          "subnetwork",
+          `Invalid value for field 'resource.subnetwork': '${String(known("subnetwork") ?? "")}'. A subnetwork can only be specified for an INTERNAL address.`,
+        );
       }
       oneOf("ipv6EndpointType", ["VM", "NETLB"]);
       if (!internalAddress && ipv6 && !present("ipv6EndpointType")) {
-        fail("ipv6EndpointType", "Invalid value for field 'resource.ipv6EndpointType': ''. An EXTERNAL IPv6 address must specify its endpoint type, VM or NETLB.");
+        fail(
+          "ipv6EndpointType",
+          "Invalid value for field 'resource.ipv6EndpointType': ''. An EXTERNAL IPv6 address must specify its endpoint type, VM or NETLB.",
+        );
       }
       if (internalAddress && present("ipv6EndpointType")) {
         fail(
@@ -801,7 +935,10 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
       }
       const tier = str("networkTier");
       if (internalAddress && tier !== undefined && tier !== "PREMIUM") {
-        fail("networkTier", `Invalid value for field 'resource.networkTier': '${tier}'. An INTERNAL address is always PREMIUM tier.`);
+        fail(
+          "networkTier",
+          `Invalid value for field 'resource.networkTier': '${tier}'. An INTERNAL address is always PREMIUM tier.`,
+        );
       }
       oneOf("networkTier", TIERS);
       oneOf("ipVersion", ["IPV4", "IPV6", "UNSPECIFIED_VERSION"]);
@@ -848,22 +985,34 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
         );
       }
       if (present("target") && props.allPorts === true) {
-        fail("allPorts", "Invalid value for field 'resource.allPorts': allPorts cannot be set on a forwarding rule with a target pool");
+        fail(
+          "allPorts",
+          "Invalid value for field 'resource.allPorts': allPorts cannot be set on a forwarding rule with a target pool",
+        );
       }
       if (scheme === "INTERNAL" && present("portRange")) {
-        fail("portRange", "Invalid value for field 'resource.portRange': portRange cannot be set on an INTERNAL forwarding rule; use ports or allPorts");
+        fail(
+          "portRange",
+          "Invalid value for field 'resource.portRange': portRange cannot be set on an INTERNAL forwarding rule; use ports or allPorts",
+        );
       }
       // forwardingRules resource reference, allowGlobalAccess: "used along with the backendService
       // field for internal load balancing".
       if (props.allowGlobalAccess === true && (scheme ?? "EXTERNAL") !== "INTERNAL") {
-        fail("allowGlobalAccess", `Invalid value for field 'resource.allowGlobalAccess': 'true'. Global access is only supported for INTERNAL forwarding rules.`);
+        fail(
+          "allowGlobalAccess",
+          `Invalid value for field 'resource.allowGlobalAccess': 'true'. Global access is only supported for INTERNAL forwarding rules.`,
+        );
       }
       oneOf("ipVersion", ["IPV4", "IPV6"]);
       // Target pool-based external passthrough Network Load Balancers "support only IPv4 traffic"
       // (cloud.google.com/load-balancing/docs/network/networklb-target-pools); IPv6 needs a backend
       // service (.../network/networklb-backend-service). GCE's own message is not known: ours.
       if (known("ipVersion") === "IPV6" && present("target")) {
-        fail("target", "Invalid value for field 'resource.target': an IPv6 forwarding rule cannot point at a target pool: target pool-based load balancers support IPv4 only.");
+        fail(
+          "target",
+          "Invalid value for field 'resource.target': an IPv6 forwarding rule cannot point at a target pool: target pool-based load balancers support IPv4 only.",
+        );
       }
       str("ipAddress");
       str("backendService");
@@ -890,10 +1039,16 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
         // (resource_compute_region_backend_service.go).
         const protocol = known("protocol") ?? "HTTP";
         if (typeof protocol === "string" && !PASSTHROUGH_PROTOCOLS.includes(protocol)) {
-          fail("protocol", `Invalid value for field 'resource.protocol': '${protocol}'. A backend service with loadBalancingScheme ${bsScheme} must use protocol TCP, UDP or UNSPECIFIED.`);
+          fail(
+            "protocol",
+            `Invalid value for field 'resource.protocol': '${protocol}'. A backend service with loadBalancingScheme ${bsScheme} must use protocol TCP, UDP or UNSPECIFIED.`,
+          );
         }
         if (!present("healthChecks")) {
-          fail("healthChecks", `Invalid value for field 'resource.healthChecks': ''. A backend service with loadBalancingScheme ${bsScheme} requires a health check.`);
+          fail(
+            "healthChecks",
+            `Invalid value for field 'resource.healthChecks': ''. A backend service with loadBalancingScheme ${bsScheme} requires a health check.`,
+          );
         }
         const affinity = known("sessionAffinity");
         const allowed = bsScheme === "INTERNAL" ? INTERNAL_AFFINITIES : EXTERNAL_PASSTHROUGH_AFFINITIES;
@@ -1004,7 +1159,11 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
       const allows = known("allows");
       const denies = known("denies");
       const nonEmpty = (v: Json | undefined): boolean => Array.isArray(v) && v.length > 0;
-      if (nonEmpty(allows) === nonEmpty(denies) && !containsUnknown(props.allows ?? null) && !containsUnknown(props.denies ?? null)) {
+      if (
+        nonEmpty(allows) === nonEmpty(denies) &&
+        !containsUnknown(props.allows ?? null) &&
+        !containsUnknown(props.denies ?? null)
+      ) {
         fail("allows", `exactly one of "allows" or "denies" must be specified`);
       }
       for (const field of ["allows", "denies"]) {
@@ -1029,8 +1188,14 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
       oneOf("direction", ["INGRESS", "EGRESS"]);
       // resource_compute_firewall.go: "For INGRESS traffic, one of 'source_ranges', 'source_tags'
       // or 'source_service_accounts' is required" (GCE refuses the rule otherwise).
-      if ((known("direction") ?? "INGRESS") === "INGRESS" && !["sourceRanges", "sourceTags", "sourceServiceAccounts"].some(present)) {
-        fail("sourceRanges", "Invalid value for field 'resource.sourceRanges': ''. An INGRESS firewall rule requires one of sourceRanges, sourceTags or sourceServiceAccounts.");
+      if (
+        (known("direction") ?? "INGRESS") === "INGRESS" &&
+        !["sourceRanges", "sourceTags", "sourceServiceAccounts"].some(present)
+      ) {
+        fail(
+          "sourceRanges",
+          "Invalid value for field 'resource.sourceRanges': ''. An INGRESS firewall rule requires one of sourceRanges, sourceTags or sourceServiceAccounts.",
+        );
       }
       int("priority", 0, 65535);
       cidrs("sourceRanges");
@@ -1040,7 +1205,10 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
       for (const field of ["sourceRanges", "destinationRanges"]) {
         const families = new Set((strList(field) ?? []).filter(isCidr).map((c) => net.isIP(c.split("/")[0] ?? "")));
         if (families.size > 1) {
-          fail(field, `Invalid value for field 'resource.${field}': a firewall rule can contain either IPv4 or IPv6 ranges, but not both.`);
+          fail(
+            field,
+            `Invalid value for field 'resource.${field}': a firewall rule can contain either IPv4 or IPv6 ranges, but not both.`,
+          );
         }
       }
       strList("sourceTags");
@@ -1057,7 +1225,10 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
         } else if (dest !== undefined && net.isIP(dest.split("/")[0] ?? "") === 6) {
           // routes resource reference, destRange: IPv6 static routes take only some next hops
           // (not the instance next hops dccm uses); the emulator refuses every IPv6 range.
-          fail("destRange", `Invalid value for field 'resource.destRange': '${dest}'. IPv6 destination ranges are not supported for this route.`);
+          fail(
+            "destRange",
+            `Invalid value for field 'resource.destRange': '${dest}'. IPv6 destination ranges are not supported for this route.`,
+          );
         }
       }
       if (!present("network")) {
@@ -1065,7 +1236,10 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
       }
       const hops = ["nextHopGateway", "nextHopIlb", "nextHopInstance", "nextHopIp", "nextHopVpnTunnel"].filter(present);
       if (hops.length !== 1) {
-        fail("nextHopInstance", `exactly one of nextHopGateway, nextHopIlb, nextHopInstance, nextHopIp, nextHopVpnTunnel must be specified, got ${hops.length === 0 ? "none" : hops.join(", ")}`);
+        fail(
+          "nextHopInstance",
+          `exactly one of nextHopGateway, nextHopIlb, nextHopInstance, nextHopIp, nextHopVpnTunnel must be specified, got ${hops.length === 0 ? "none" : hops.join(", ")}`,
+        );
       }
       int("priority", 0, 65535);
       strList("tags");

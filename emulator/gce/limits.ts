@@ -16,7 +16,15 @@ import { GceError, type ResourceKey, type StoredResource } from "./state";
  * TARGET_POOLS, BACKEND_SERVICES, HEALTH_CHECKS; regions.get / projects.get list each with its
  * limit and usage). Regional ones count per region, the others per project ("globally").
  */
-export type QuotaName = "STATIC_ADDRESSES" | "INTERNAL_ADDRESSES" | "FORWARDING_RULES" | "TARGET_POOLS" | "BACKEND_SERVICES" | "HEALTH_CHECKS" | "FIREWALLS" | "ROUTES";
+export type QuotaName =
+  | "STATIC_ADDRESSES"
+  | "INTERNAL_ADDRESSES"
+  | "FORWARDING_RULES"
+  | "TARGET_POOLS"
+  | "BACKEND_SERVICES"
+  | "HEALTH_CHECKS"
+  | "FIREWALLS"
+  | "ROUTES";
 
 interface QuotaSpec {
   readonly name: QuotaName;
@@ -39,7 +47,11 @@ const QUOTAS: readonly QuotaSpec[] = [
   { name: "FORWARDING_RULES", regional: true, counts: (k) => k === "forwardingRules" },
   { name: "TARGET_POOLS", regional: true, counts: (k) => k === "targetPools" },
   { name: "BACKEND_SERVICES", regional: true, counts: (k) => k === "backendServices" },
-  { name: "HEALTH_CHECKS", regional: false, counts: (k) => k === "healthChecks" || k === "globalHealthChecks" || k === "httpHealthChecks" },
+  {
+    name: "HEALTH_CHECKS",
+    regional: false,
+    counts: (k) => k === "healthChecks" || k === "globalHealthChecks" || k === "httpHealthChecks",
+  },
   { name: "FIREWALLS", regional: false, counts: (k) => k === "firewalls" },
   { name: "ROUTES", regional: false, counts: (k) => k === "routes" },
 ];
@@ -52,7 +64,12 @@ const QUOTAS: readonly QuotaSpec[] = [
  */
 export type RateGroup = "Queries" | "Read requests" | "List requests" | "Operation read requests";
 
-export const RATE_GROUPS: readonly RateGroup[] = ["Queries", "Read requests", "List requests", "Operation read requests"];
+export const RATE_GROUPS: readonly RateGroup[] = [
+  "Queries",
+  "Read requests",
+  "List requests",
+  "Operation read requests",
+];
 
 /** The kinds of operation whose latency may be set: a create, update or delete of a kind. */
 export type OperationLatency = Partial<Record<GceKind, number>>;
@@ -101,7 +118,12 @@ export function realisticLimits(scale: number): GceLimitsOptions {
       routes: s(10_000),
     },
     quotas: { STATIC_ADDRESSES: 8, INTERNAL_ADDRESSES: 200, ROUTES: 250 },
-    ratePerInterval: { Queries: 1_500, "Read requests": 1_500, "List requests": 1_500, "Operation read requests": 1_500 },
+    ratePerInterval: {
+      Queries: 1_500,
+      "Read requests": 1_500,
+      "List requests": 1_500,
+      "Operation read requests": 1_500,
+    },
   };
 }
 
@@ -209,7 +231,9 @@ export class GceLimits {
       if (limit === undefined || !q.counts(key.kind, properties)) {
         continue;
       }
-      const usage = existing.filter((r) => r.project === key.project && (!q.regional || r.scope === key.scope) && q.counts(r.kind, r.properties)).length;
+      const usage = existing.filter(
+        (r) => r.project === key.project && (!q.regional || r.scope === key.scope) && q.counts(r.kind, r.properties),
+      ).length;
       if (usage + 1 > limit) {
         this.quotaExceeded[q.name] = (this.quotaExceeded[q.name] ?? 0) + 1;
         const where = q.regional ? `in region ${key.scope}` : "globally";
@@ -248,7 +272,9 @@ export class GceLimits {
     }
     const { endTime: _endTime, ...open } = op;
     const elapsed = now - timing.startMs;
-    return elapsed < total / 10 ? { ...open, status: "PENDING", progress: 0 } : { ...open, status: "RUNNING", progress: Math.floor((elapsed / total) * 100) };
+    return elapsed < total / 10
+      ? { ...open, status: "PENDING", progress: 0 }
+      : { ...open, status: "RUNNING", progress: Math.floor((elapsed / total) * 100) };
   }
 
   /**

@@ -38,7 +38,9 @@ function parseArgs(argv: readonly string[]): GceEmulatorOptions {
 
 async function main(): Promise<void> {
   const emulator = await startGceEmulator(parseArgs(process.argv.slice(2)));
-  process.stdout.write(`${JSON.stringify({ endpoint: emulator.endpoint, computeEndpoint: emulator.computeEndpoint, env: emulator.env })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ endpoint: emulator.endpoint, computeEndpoint: emulator.computeEndpoint, env: emulator.env })}\n`,
+  );
   await new Promise<void>((resolve) => {
     process.once("SIGTERM", () => resolve());
     process.once("SIGINT", () => resolve());

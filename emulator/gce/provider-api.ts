@@ -5,7 +5,16 @@
 import { randomBytes } from "node:crypto";
 
 import { containsUnknown, isJsonObject, type Json, type JsonObject, toJsonObject } from "./json";
-import { type CheckFailure, defaultFor, type GceKind, isAllocated, type KindSpec, scopeProperty, specOfToken, validateInputs } from "./kinds";
+import {
+  type CheckFailure,
+  defaultFor,
+  type GceKind,
+  isAllocated,
+  type KindSpec,
+  scopeProperty,
+  specOfToken,
+  validateInputs,
+} from "./kinds";
 import { expandShorthands, GceError, type GceState, type ResourceKey, type StoredResource } from "./state";
 
 /** Provider configuration (`gcp:project`, `gcp:region`, `gcp:zone`), used for absent inputs. */
@@ -86,7 +95,14 @@ export interface DeleteRequest {
 }
 
 export type ProviderOperation = "check" | "diff" | "create" | "read" | "update" | "delete";
-export const PROVIDER_OPERATIONS: readonly ProviderOperation[] = ["check", "diff", "create", "read", "update", "delete"];
+export const PROVIDER_OPERATIONS: readonly ProviderOperation[] = [
+  "check",
+  "diff",
+  "create",
+  "read",
+  "update",
+  "delete",
+];
 
 function specFor(type: string): KindSpec {
   const spec = specOfToken(type);
@@ -285,7 +301,8 @@ export class ProviderApi {
       }
       return v;
     };
-    const optObj = (k: string): JsonObject | undefined => (body[k] === undefined || body[k] === null ? undefined : obj(k));
+    const optObj = (k: string): JsonObject | undefined =>
+      body[k] === undefined || body[k] === null ? undefined : obj(k);
     switch (op) {
       case "check": {
         const config = obj("config");
@@ -294,7 +311,13 @@ export class ProviderApi {
           ...(typeof config.region === "string" ? { region: config.region } : {}),
           ...(typeof config.zone === "string" ? { zone: config.zone } : {}),
         };
-        const res = this.check({ type: str("type"), urn: str("urn"), olds: obj("olds"), news: obj("news"), config: cfg });
+        const res = this.check({
+          type: str("type"),
+          urn: str("urn"),
+          olds: obj("olds"),
+          news: obj("news"),
+          config: cfg,
+        });
         return toJsonObject(res);
       }
       case "diff": {
@@ -324,7 +347,15 @@ export class ProviderApi {
         );
       }
       case "update":
-        return toJsonObject(this.update({ type: str("type"), id: str("id"), olds: obj("olds"), news: obj("news"), preview: body.preview === true }));
+        return toJsonObject(
+          this.update({
+            type: str("type"),
+            id: str("id"),
+            olds: obj("olds"),
+            news: obj("news"),
+            preview: body.preview === true,
+          }),
+        );
       case "delete":
         this.delete({ type: str("type"), id: str("id"), outputs: obj("outputs") });
         return {};

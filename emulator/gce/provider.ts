@@ -20,7 +20,16 @@ import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 
-import { canonical, containsSecret, isJsonObject, type Json, type JsonObject, makeSecret, toJsonObject, unwrap } from "./json";
+import {
+  canonical,
+  containsSecret,
+  isJsonObject,
+  type Json,
+  type JsonObject,
+  makeSecret,
+  toJsonObject,
+  unwrap,
+} from "./json";
 import { specOfToken } from "./kinds";
 
 const VERSION = "9.37.0";
@@ -40,7 +49,10 @@ class ProviderError extends Error {
 function emulatorUrl(): string {
   const url = process.env.DCCM_GCE_EMULATOR_URL;
   if (url === undefined || url === "") {
-    throw new ProviderError("pulumi-resource-gcp (GCE emulator plugin): DCCM_GCE_EMULATOR_URL is not set", grpc.status.FAILED_PRECONDITION);
+    throw new ProviderError(
+      "pulumi-resource-gcp (GCE emulator plugin): DCCM_GCE_EMULATOR_URL is not set",
+      grpc.status.FAILED_PRECONDITION,
+    );
   }
   return url.replace(/\/+$/, "");
 }
@@ -158,23 +170,32 @@ async function callEmulator(op: string, type: string, body: JsonObject): Promise
       body: JSON.stringify(body),
     });
   } catch (cause) {
-    throw new ProviderError(`GCE emulator unreachable at ${url}: ${cause instanceof Error ? cause.message : String(cause)}`, grpc.status.UNAVAILABLE, {
-      cause,
-    });
+    throw new ProviderError(
+      `GCE emulator unreachable at ${url}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      grpc.status.UNAVAILABLE,
+      {
+        cause,
+      },
+    );
   }
   const text = await res.text();
   let parsed: JsonObject;
   try {
     parsed = toJsonObject(JSON.parse(text), `${op} response`);
   } catch (cause) {
-    throw new ProviderError(`GCE emulator answered ${op} with HTTP ${res.status} and a body that is not a JSON object: ${text.slice(0, 200)}`, grpc.status.INTERNAL, {
-      cause,
-    });
+    throw new ProviderError(
+      `GCE emulator answered ${op} with HTTP ${res.status} and a body that is not a JSON object: ${text.slice(0, 200)}`,
+      grpc.status.INTERNAL,
+      {
+        cause,
+      },
+    );
   }
   if (!res.ok) {
     const g = googleError(parsed);
     const typeName = specOfToken(type)?.typeName ?? type;
-    const detail = g === undefined ? text : `googleapi: Error ${g.code}: ${g.message}${g.reason === "" ? "" : `, ${g.reason}`}`;
+    const detail =
+      g === undefined ? text : `googleapi: Error ${g.code}: ${g.message}${g.reason === "" ? "" : `, ${g.reason}`}`;
     throw new ProviderError(`Error ${VERBS[op] ?? op} ${typeName}: ${detail}`);
   }
   return parsed;
@@ -208,7 +229,12 @@ class EmulatorProvider {
     };
   }
 
-  async check(type: string, urn: string, olds: JsonObject, news: JsonObject): Promise<{ inputs: JsonObject; failures: Array<{ property: string; reason: string }> }> {
+  async check(
+    type: string,
+    urn: string,
+    olds: JsonObject,
+    news: JsonObject,
+  ): Promise<{ inputs: JsonObject; failures: Array<{ property: string; reason: string }> }> {
     const secrets = secretKeys(news);
     const res = await callEmulator("check", type, {
       type,
@@ -242,7 +268,8 @@ class EmulatorProvider {
       ...(oldInputs === undefined ? {} : { oldInputs: unwrapObject(oldInputs) }),
       news: unwrapObject(news),
     });
-    const strings = (v: Json | undefined): string[] => (Array.isArray(v) ? v.filter((e): e is string => typeof e === "string") : []);
+    const strings = (v: Json | undefined): string[] =>
+      Array.isArray(v) ? v.filter((e): e is string => typeof e === "string") : [];
     return {
       changes: res.changes === true,
       diffs: strings(res.diffs),
@@ -258,7 +285,12 @@ class EmulatorProvider {
     return { id, outputs: rewrapSecrets(objectField(res, "outputs"), secrets) };
   }
 
-  async read(type: string, id: string, state: JsonObject, inputs: JsonObject | undefined): Promise<{ id: string; outputs: JsonObject; inputs: JsonObject | undefined }> {
+  async read(
+    type: string,
+    id: string,
+    state: JsonObject,
+    inputs: JsonObject | undefined,
+  ): Promise<{ id: string; outputs: JsonObject; inputs: JsonObject | undefined }> {
     const secrets = secretKeys(state, inputs ?? {});
     const res = await callEmulatorRetrying("read", type, {
       type,
@@ -279,7 +311,13 @@ class EmulatorProvider {
 
   async update(type: string, id: string, olds: JsonObject, news: JsonObject, preview: boolean): Promise<JsonObject> {
     const secrets = secretKeys(news);
-    const res = await callEmulatorRetrying("update", type, { type, id, olds: unwrapObject(olds), news: unwrapObject(news), preview });
+    const res = await callEmulatorRetrying("update", type, {
+      type,
+      id,
+      olds: unwrapObject(olds),
+      news: unwrapObject(news),
+      preview,
+    });
     return rewrapSecrets(objectField(res, "outputs"), secrets);
   }
 
@@ -308,7 +346,11 @@ function answer<Req, Res>(work: (req: Req) => Promise<Res> | Res): grpc.handleUn
 }
 
 function unimplemented<Req, Res>(what: string): grpc.handleUnaryCall<Req, Res> {
-  return (_call, callback) => callback({ code: grpc.status.UNIMPLEMENTED, details: `${what} is not implemented by the GCE emulator plugin` }, null);
+  return (_call, callback) =>
+    callback(
+      { code: grpc.status.UNIMPLEMENTED, details: `${what} is not implemented by the GCE emulator plugin` },
+      null,
+    );
 }
 
 export function makeServer(provider: EmulatorProvider): provrpc.IResourceProviderServer {
@@ -333,7 +375,9 @@ export function makeServer(provider: EmulatorProvider): provrpc.IResourceProvide
         return canonical(unwrap(rest));
       };
       const same = strip(req.getOlds()) === strip(req.getNews());
-      return new provproto.DiffResponse().setChanges(same ? provproto.DiffResponse.DiffChanges.DIFF_NONE : provproto.DiffResponse.DiffChanges.DIFF_SOME);
+      return new provproto.DiffResponse().setChanges(
+        same ? provproto.DiffResponse.DiffChanges.DIFF_NONE : provproto.DiffResponse.DiffChanges.DIFF_SOME,
+      );
     }),
     configure: answer((req: provproto.ConfigureRequest) => {
       const variables = new Map<string, string>();
@@ -344,14 +388,25 @@ export function makeServer(provider: EmulatorProvider): provrpc.IResourceProvide
       // engine asks Create and Update for their planned outputs, and an update keeps the outputs it
       // does not change (a self link) known, so what points at an updated resource is not shown
       // changing. Create and Update answer previews without touching the state (provider-api.ts).
-      return new provproto.ConfigureResponse().setAcceptsecrets(true).setSupportspreview(true).setAcceptresources(false).setAcceptoutputs(false);
+      return new provproto.ConfigureResponse()
+        .setAcceptsecrets(true)
+        .setSupportspreview(true)
+        .setAcceptresources(false)
+        .setAcceptoutputs(false);
     }),
     invoke: unimplemented("Invoke"),
     call: unimplemented("Call"),
     check: answer(async (req: provproto.CheckRequest) => {
       const type = typeOf(req.getType(), req.getUrn());
-      const { inputs, failures } = await provider.check(type, req.getUrn(), structToJson(req.getOlds(), "olds"), structToJson(req.getNews(), "news"));
-      return new provproto.CheckResponse().setInputs(jsonToStruct(inputs)).setFailuresList(failures.map((f) => new provproto.CheckFailure().setProperty(f.property).setReason(f.reason)));
+      const { inputs, failures } = await provider.check(
+        type,
+        req.getUrn(),
+        structToJson(req.getOlds(), "olds"),
+        structToJson(req.getNews(), "news"),
+      );
+      return new provproto.CheckResponse()
+        .setInputs(jsonToStruct(inputs))
+        .setFailuresList(failures.map((f) => new provproto.CheckFailure().setProperty(f.property).setReason(f.reason)));
     }),
     diff: answer(async (req: provproto.DiffRequest) => {
       const type = typeOf(req.getType(), req.getUrn());
@@ -364,14 +419,25 @@ export function makeServer(provider: EmulatorProvider): provrpc.IResourceProvide
         structToJson(req.getNews(), "news"),
       );
       const resp = new provproto.DiffResponse()
-        .setChanges(d.changes ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE)
+        .setChanges(
+          d.changes ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE,
+        )
         .setDiffsList(d.diffs)
         .setReplacesList(d.replaces)
         .setDeletebeforereplace(d.deleteBeforeReplace)
         .setHasdetaileddiff(true);
       const detailed = resp.getDetaileddiffMap();
       for (const field of d.diffs) {
-        detailed.set(field, new provproto.PropertyDiff().setKind(d.replaces.includes(field) ? provproto.PropertyDiff.Kind.UPDATE_REPLACE : provproto.PropertyDiff.Kind.UPDATE).setInputdiff(true));
+        detailed.set(
+          field,
+          new provproto.PropertyDiff()
+            .setKind(
+              d.replaces.includes(field)
+                ? provproto.PropertyDiff.Kind.UPDATE_REPLACE
+                : provproto.PropertyDiff.Kind.UPDATE,
+            )
+            .setInputdiff(true),
+        );
       }
       return resp;
     }),
@@ -383,7 +449,12 @@ export function makeServer(provider: EmulatorProvider): provrpc.IResourceProvide
     read: answer(async (req: provproto.ReadRequest) => {
       const type = typeOf(req.getType(), req.getUrn());
       const inputs = req.getInputs();
-      const res = await provider.read(type, req.getId(), structToJson(req.getProperties(), "properties"), inputs === undefined ? undefined : structToJson(inputs, "inputs"));
+      const res = await provider.read(
+        type,
+        req.getId(),
+        structToJson(req.getProperties(), "properties"),
+        inputs === undefined ? undefined : structToJson(inputs, "inputs"),
+      );
       const resp = new provproto.ReadResponse().setId(res.id).setProperties(jsonToStruct(res.outputs));
       if (res.inputs !== undefined) {
         resp.setInputs(jsonToStruct(res.inputs));
@@ -391,11 +462,20 @@ export function makeServer(provider: EmulatorProvider): provrpc.IResourceProvide
       return resp;
     }),
     list: (call) => {
-      call.emit("error", { code: grpc.status.UNIMPLEMENTED, details: "List is not implemented by the GCE emulator plugin" });
+      call.emit("error", {
+        code: grpc.status.UNIMPLEMENTED,
+        details: "List is not implemented by the GCE emulator plugin",
+      });
     },
     update: answer(async (req: provproto.UpdateRequest) => {
       const type = typeOf(req.getType(), req.getUrn());
-      const outputs = await provider.update(type, req.getId(), structToJson(req.getOlds(), "olds"), structToJson(req.getNews(), "news"), req.getPreview());
+      const outputs = await provider.update(
+        type,
+        req.getId(),
+        structToJson(req.getOlds(), "olds"),
+        structToJson(req.getNews(), "news"),
+        req.getPreview(),
+      );
       return new provproto.UpdateResponse().setProperties(jsonToStruct(outputs));
     }),
     delete: answer(async (req: provproto.DeleteRequest) => {
@@ -450,7 +530,9 @@ const PARENT_CHECK_MS = 1_000;
 
 if (require.main === module) {
   main().catch((e: unknown) => {
-    process.stderr.write(`pulumi-resource-gcp (GCE emulator): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.stderr.write(
+      `pulumi-resource-gcp (GCE emulator): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`,
+    );
     process.exit(1);
   });
 }

@@ -144,7 +144,18 @@ export interface NetworkInterfaceSpec {
  * (after STOPPING), a suspended one SUSPENDED (after SUSPENDING); starting goes through
  * PROVISIONING/STAGING to RUNNING (compute/docs/instances/instance-life-cycle).
  */
-export const INSTANCE_STATUSES: readonly string[] = ["PROVISIONING", "STAGING", "RUNNING", "STOPPING", "STOPPED", "SUSPENDING", "SUSPENDED", "REPAIRING", "TERMINATED", "DEPROVISIONING"];
+export const INSTANCE_STATUSES: readonly string[] = [
+  "PROVISIONING",
+  "STAGING",
+  "RUNNING",
+  "STOPPING",
+  "STOPPED",
+  "SUSPENDING",
+  "SUSPENDED",
+  "REPAIRING",
+  "TERMINATED",
+  "DEPROVISIONING",
+];
 
 export interface InstanceSpec {
   /** Short name ("e2-standard-2") or URL. Default e2-standard-2. */
@@ -314,14 +325,22 @@ function checkSecondaryRanges(sub: SubnetworkSpec): void {
   const ranges = sub.secondaryIpRanges ?? [];
   ranges.forEach((r, i) => {
     if (!NAME_RE.test(r.rangeName) || ranges.findIndex((o) => o.rangeName === r.rangeName) !== i) {
-      throw new Error(`putNetwork: subnetwork ${sub.name}: secondary range name "${r.rangeName}" must be a unique RFC 1035 name`);
+      throw new Error(
+        `putNetwork: subnetwork ${sub.name}: secondary range name "${r.rangeName}" must be a unique RFC 1035 name`,
+      );
     }
     if (!isCidr4(r.ipCidrRange)) {
-      throw new Error(`putNetwork: subnetwork ${sub.name}: secondary range ${r.rangeName} needs an IPv4 CIDR, got ${r.ipCidrRange}`);
+      throw new Error(
+        `putNetwork: subnetwork ${sub.name}: secondary range ${r.rangeName} needs an IPv4 CIDR, got ${r.ipCidrRange}`,
+      );
     }
-    const clash = [sub.ipCidrRange, ...ranges.slice(0, i).map((o) => o.ipCidrRange)].find((o) => cidrsOverlap(o, r.ipCidrRange));
+    const clash = [sub.ipCidrRange, ...ranges.slice(0, i).map((o) => o.ipCidrRange)].find((o) =>
+      cidrsOverlap(o, r.ipCidrRange),
+    );
     if (clash !== undefined) {
-      throw new Error(`putNetwork: subnetwork ${sub.name}: secondary range ${r.rangeName} (${r.ipCidrRange}) overlaps ${clash}`);
+      throw new Error(
+        `putNetwork: subnetwork ${sub.name}: secondary range ${r.rangeName} (${r.ipCidrRange}) overlaps ${clash}`,
+      );
     }
   });
 }
@@ -343,15 +362,28 @@ function aliasRange(
 ): JsonObject {
   const cidr = net.isIP(alias.ipCidrRange) === 4 ? `${alias.ipCidrRange}/32` : alias.ipCidrRange;
   if (!isCidr4(cidr)) {
-    throw new GceError(400, `Invalid value for field 'resource.${field}.ipCidrRange': '${alias.ipCidrRange}'. The emulator needs an explicit IPv4 range.`, "invalid");
+    throw new GceError(
+      400,
+      `Invalid value for field 'resource.${field}.ipCidrRange': '${alias.ipCidrRange}'. The emulator needs an explicit IPv4 range.`,
+      "invalid",
+    );
   }
   if (subnet === undefined) {
-    throw new GceError(400, `Invalid value for field 'resource.${field}': the interface has no subnetwork to take an alias IP range from.`, "invalid");
+    throw new GceError(
+      400,
+      `Invalid value for field 'resource.${field}': the interface has no subnetwork to take an alias IP range from.`,
+      "invalid",
+    );
   }
   const name = alias.subnetworkRangeName;
-  const from = name === undefined ? subnet.ipCidrRange : subnet.secondaryIpRanges.find((r) => r.rangeName === name)?.ipCidrRange;
+  const from =
+    name === undefined ? subnet.ipCidrRange : subnet.secondaryIpRanges.find((r) => r.rangeName === name)?.ipCidrRange;
   if (from === undefined) {
-    throw new GceError(400, `Invalid value for field 'resource.${field}.subnetworkRangeName': '${name ?? ""}'. Subnetwork '${subnet.name}' has no secondary range of that name.`, "invalid");
+    throw new GceError(
+      400,
+      `Invalid value for field 'resource.${field}.subnetworkRangeName': '${name ?? ""}'. Subnetwork '${subnet.name}' has no secondary range of that name.`,
+      "invalid",
+    );
   }
   if (!inRange(cidr.split("/")[0] ?? "", from) || Number(cidr.split("/")[1]) < Number(from.split("/")[1])) {
     throw new GceError(
@@ -459,7 +491,12 @@ function fingerprintOf(v: Json): string {
 export function expandShorthands(kind: GceKind, props: JsonObject): JsonObject {
   const hop = props.nextHopInstance;
   const zone = props.nextHopInstanceZone;
-  if (kind === "routes" && typeof hop === "string" && typeof zone === "string" && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(hop)) {
+  if (
+    kind === "routes" &&
+    typeof hop === "string" &&
+    typeof zone === "string" &&
+    /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(hop)
+  ) {
     return { ...props, nextHopInstance: `${zone}/${hop}` };
   }
   return props;
@@ -535,7 +572,11 @@ export class GceState {
     if (!NAME_RE.test(spec.name)) {
       throw new GceError(400, invalidNameMessage(spec.name), "invalid");
     }
-    this.networks.set(`${project}/${spec.name}`, { project, name: spec.name, autoCreateSubnetworks: spec.autoCreateSubnetworks });
+    this.networks.set(`${project}/${spec.name}`, {
+      project,
+      name: spec.name,
+      autoCreateSubnetworks: spec.autoCreateSubnetworks,
+    });
     const subnets: SubnetworkSpec[] = [...(spec.subnetworks ?? [])];
     if (spec.autoCreateSubnetworks && !subnets.some((s) => (s.region ?? this.region) === this.region)) {
       subnets.push({ name: spec.name, region: this.region, ipCidrRange: "10.128.0.0/20" });
@@ -548,8 +589,13 @@ export class GceState {
       }
       const dualStack = sub.stackType === "IPV4_IPV6";
       const v6 = sub.ipv6CidrRange;
-      if (dualStack !== (sub.ipv6AccessType !== undefined && v6 !== undefined) || (v6 !== undefined && (!isCidr(v6) || net.isIP(v6.split("/")[0] ?? "") !== 6 || !v6.endsWith("/64")))) {
-        throw new Error(`putNetwork: subnetwork ${sub.name}: a dual-stack subnet (stackType IPV4_IPV6) needs an ipv6AccessType and an IPv6 /64 ipv6CidrRange, and only it has them`);
+      if (
+        dualStack !== (sub.ipv6AccessType !== undefined && v6 !== undefined) ||
+        (v6 !== undefined && (!isCidr(v6) || net.isIP(v6.split("/")[0] ?? "") !== 6 || !v6.endsWith("/64")))
+      ) {
+        throw new Error(
+          `putNetwork: subnetwork ${sub.name}: a dual-stack subnet (stackType IPV4_IPV6) needs an ipv6AccessType and an IPv6 /64 ipv6CidrRange, and only it has them`,
+        );
       }
       checkSecondaryRanges(sub);
       this.subnetworks.set(`${project}/${region}/${sub.name}`, {
@@ -560,7 +606,10 @@ export class GceState {
         ipCidrRange: sub.ipCidrRange,
         ipv6CidrRange: v6,
         ipv6AccessType: sub.ipv6AccessType,
-        secondaryIpRanges: (sub.secondaryIpRanges ?? []).map((r) => ({ rangeName: r.rangeName, ipCidrRange: r.ipCidrRange })),
+        secondaryIpRanges: (sub.secondaryIpRanges ?? []).map((r) => ({
+          rangeName: r.rangeName,
+          ipCidrRange: r.ipCidrRange,
+        })),
         pool: new IpPool(`subnetwork ${sub.name}`, [usableRange(sub.ipCidrRange)]),
       });
     }
@@ -573,7 +622,9 @@ export class GceState {
 
   private subnetworkOf(link: string): StoredSubnetwork | undefined {
     const p = parseResourcePath(link);
-    return p === undefined || p.collection !== "subnetworks" ? undefined : this.subnetworks.get(`${p.project}/${p.scope}/${p.name}`);
+    return p === undefined || p.collection !== "subnetworks"
+      ? undefined
+      : this.subnetworks.get(`${p.project}/${p.scope}/${p.name}`);
   }
 
   /** A network reference must name an existing network (GCE answers 404 otherwise). */
@@ -594,7 +645,11 @@ export class GceState {
       throw notFound(p === undefined ? link : `projects/${p.project}/regions/${p.scope}/subnetworks/${p.name}`);
     }
     if (typeof networkLink === "string" && networkLink !== sub.network) {
-      throw new GceError(400, `Invalid value for field 'resource.subnetwork': '${link}'. Subnetwork should belong to network '${networkLink}', but it belongs to '${sub.network}'.`, "invalid");
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.subnetwork': '${link}'. Subnetwork should belong to network '${networkLink}', but it belongs to '${sub.network}'.`,
+        "invalid",
+      );
     }
     return sub;
   }
@@ -604,12 +659,19 @@ export class GceState {
    * project's \`default\`) subnetwork in the region. A custom-mode network has no implicit one:
    * internal addresses and forwarding rules there must name their subnetwork.
    */
-  private internalSubnet(key: ResourceKey, props: JsonObject, field: "IPAddress" | "address"): StoredSubnetwork | undefined {
+  private internalSubnet(
+    key: ResourceKey,
+    props: JsonObject,
+    field: "IPAddress" | "address",
+  ): StoredSubnetwork | undefined {
     const named = this.requireSubnetwork(props.subnetwork, props.network);
     if (named !== undefined) {
       return named;
     }
-    const networkLink = typeof props.network === "string" ? props.network : `${this.endpoint}/compute/v1/projects/${key.project}/global/networks/default`;
+    const networkLink =
+      typeof props.network === "string"
+        ? props.network
+        : `${this.endpoint}/compute/v1/projects/${key.project}/global/networks/default`;
     const network = this.networkOf(networkLink);
     if (network === undefined) {
       this.requireNetwork(networkLink);
@@ -636,13 +698,20 @@ export class GceState {
   private dualStackSubnet(props: JsonObject, internal: boolean, what: "address" | "forwarding rule"): StoredSubnetwork {
     const sub = this.requireSubnetwork(props.subnetwork, props.network);
     if (sub === undefined) {
-      const message = what === "address" ? "An IPv6 address must specify a subnetwork." : "Subnetwork or Ip Collection must be specified for IPv6 forwarding rules.";
+      const message =
+        what === "address"
+          ? "An IPv6 address must specify a subnetwork."
+          : "Subnetwork or Ip Collection must be specified for IPv6 forwarding rules.";
       throw new GceError(400, `Invalid value for field 'resource.subnetwork': ''. ${message}`, "invalid");
     }
     const access = internal ? "INTERNAL" : "EXTERNAL";
     const link = String(props.subnetwork);
     if (sub.ipv6AccessType === undefined) {
-      throw new GceError(400, `Invalid value for field 'resource.subnetwork': '${link}'. Subnetwork '${sub.name}' has no IPv6 range (stackType IPV4_ONLY).`, "invalid");
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.subnetwork': '${link}'. Subnetwork '${sub.name}' has no IPv6 range (stackType IPV4_ONLY).`,
+        "invalid",
+      );
     }
     if (sub.ipv6AccessType !== access) {
       throw new GceError(
@@ -658,10 +727,15 @@ export class GceState {
   private materializeIpv6Address(key: ResourceKey, props: JsonObject, prev: StoredResource | undefined): void {
     const subnet = this.dualStackSubnet(props, props.addressType === "INTERNAL", "address");
     if (props.address === undefined) {
-      props.address = prev?.properties.address ?? allocateIPv6(subnet, this.ipsInUse(prev === undefined ? undefined : key));
+      props.address =
+        prev?.properties.address ?? allocateIPv6(subnet, this.ipsInUse(prev === undefined ? undefined : key));
       return;
     }
-    if (typeof props.address !== "string" || net.isIP(props.address) !== 6 || !inRange6(props.address, subnet.ipv6CidrRange ?? "")) {
+    if (
+      typeof props.address !== "string" ||
+      net.isIP(props.address) !== 6 ||
+      !inRange6(props.address, subnet.ipv6CidrRange ?? "")
+    ) {
       throw new GceError(
         400,
         `Invalid value for field 'resource.address': '${String(props.address)}'. The specified IP address is not within the subnetwork's IPv6 range ${subnet.ipv6CidrRange ?? ""}.`,
@@ -676,10 +750,18 @@ export class GceState {
    * by requireUsableIp), or an ephemeral /96 of its dual-stack subnet.
    */
   private ipv6RuleAddress(key: ResourceKey, props: JsonObject, prev: StoredResource | undefined): StoredSubnetwork {
-    const subnet = this.dualStackSubnet(props, String(props.loadBalancingScheme ?? "EXTERNAL").startsWith("INTERNAL"), "forwarding rule");
+    const subnet = this.dualStackSubnet(
+      props,
+      String(props.loadBalancingScheme ?? "EXTERNAL").startsWith("INTERNAL"),
+      "forwarding rule",
+    );
     this.settleRuleIp(props, prev, () => allocateIPv6(subnet, this.ipsInUse(prev === undefined ? undefined : key)));
     if (typeof props.ipAddress === "string" && net.isIP(props.ipAddress) !== 6) {
-      throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${props.ipAddress}'. An IPv6 forwarding rule needs an IPv6 address.`, "invalid");
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.IPAddress': '${props.ipAddress}'. An IPv6 forwarding rule needs an IPv6 address.`,
+        "invalid",
+      );
     }
     return subnet;
   }
@@ -778,7 +860,10 @@ export class GceState {
   list(filter: { kind?: GceKind; project?: string; scope?: string } = {}): StoredResource[] {
     return [...this.resources.values()]
       .filter(
-        (r) => (filter.kind === undefined || r.kind === filter.kind) && (filter.project === undefined || r.project === filter.project) && (filter.scope === undefined || r.scope === filter.scope),
+        (r) =>
+          (filter.kind === undefined || r.kind === filter.kind) &&
+          (filter.project === undefined || r.project === filter.project) &&
+          (filter.scope === undefined || r.scope === filter.scope),
       )
       .sort(compareKeys)
       .map((r) => ({ ...r, properties: clone(r.properties) }));
@@ -807,7 +892,9 @@ export class GceState {
 
   /** Throws the injected error if a fault matches this operation (and uses it up). */
   checkFault(kind: GceKind, name: string | undefined, operation: FaultOperation): void {
-    const fault = this.faults.find((f) => f.kind === kind && f.operation === operation && (f.name === undefined || f.name === name));
+    const fault = this.faults.find(
+      (f) => f.kind === kind && f.operation === operation && (f.name === undefined || f.name === name),
+    );
     if (fault === undefined) {
       return;
     }
@@ -872,7 +959,11 @@ export class GceState {
     if (where.scope !== undefined) {
       if (spec.scope === "global") {
         if (where.scope !== "global") {
-          throw new GceError(400, `${spec.typeName} is global: its scope is "global", not ${JSON.stringify(where.scope)}`, "invalid");
+          throw new GceError(
+            400,
+            `${spec.typeName} is global: its scope is "global", not ${JSON.stringify(where.scope)}`,
+            "invalid",
+          );
         }
       } else {
         full[spec.scope] = where.scope;
@@ -892,11 +983,19 @@ export class GceState {
     this.checkFault(key.kind, key.name, "update");
     const newKey = this.keyOf(key.kind, { ...props, name: props.name ?? key.name });
     if (keyString(newKey) !== keyString(key)) {
-      throw new GceError(400, `Invalid value for field 'resource.name': '${newKey.name}'. The name, project, region and zone of '${this.path(key)}' cannot be changed.`, "invalid");
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.name': '${newKey.name}'. The name, project, region and zone of '${this.path(key)}' cannot be changed.`,
+        "invalid",
+      );
     }
     const field = this.immutableFields(key.kind, prev.properties, props)[0];
     if (field !== undefined) {
-      throw new GceError(400, `Invalid value for field 'resource.${field}': ${JSON.stringify(props[field] ?? null)}. Field '${field}' of '${this.path(key)}' cannot be changed.`, "invalid");
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.${field}': ${JSON.stringify(props[field] ?? null)}. Field '${field}' of '${this.path(key)}' cannot be changed.`,
+        "invalid",
+      );
     }
     const properties = this.materialize(key, props, prev);
     this.resources.set(keyString(key), { ...key, properties });
@@ -915,8 +1014,12 @@ export class GceState {
     const prev = this.get(key);
     const ctx = this.refContext(key);
     const named = links.map((link) => normalizeRef(link, { collection: "instances", scope: "zone" }, ctx));
-    const current = Array.isArray(prev.properties.instances) ? prev.properties.instances.filter((l): l is string => typeof l === "string") : [];
-    const next = add ? [...current, ...named.filter((l, i) => !current.includes(l) && named.indexOf(l) === i)] : current.filter((l) => !named.includes(l));
+    const current = Array.isArray(prev.properties.instances)
+      ? prev.properties.instances.filter((l): l is string => typeof l === "string")
+      : [];
+    const next = add
+      ? [...current, ...named.filter((l, i) => !current.includes(l) && named.indexOf(l) === i)]
+      : current.filter((l) => !named.includes(l));
     const inputs: JsonObject = {};
     for (const [k, v] of Object.entries(prev.properties)) {
       if (!COMPUTED.has(k)) {
@@ -944,7 +1047,11 @@ export class GceState {
     this.checkFault(key.kind, key.name, "delete");
     const user = key.kind === "addresses" ? undefined : this.usersOf(key)[0];
     if (user !== undefined) {
-      throw new GceError(400, `The ${specOf(key.kind).resourceWord} resource '${this.path(key)}' is already being used by '${this.path(user)}'`, "resourceInUseByAnotherResource");
+      throw new GceError(
+        400,
+        `The ${specOf(key.kind).resourceWord} resource '${this.path(key)}' is already being used by '${this.path(user)}'`,
+        "resourceInUseByAnotherResource",
+      );
     }
     this.remove(key);
   }
@@ -964,7 +1071,11 @@ export class GceState {
     const ip = gone?.kind === "forwardingRules" ? gone.properties.ipAddress : undefined;
     if (gone !== undefined && typeof ip === "string") {
       const held = [...this.resources.values()].some(
-        (r) => r.project === gone.project && r.scope === gone.scope && ((r.kind === "addresses" && r.properties.address === ip) || (r.kind === "forwardingRules" && r.properties.ipAddress === ip)),
+        (r) =>
+          r.project === gone.project &&
+          r.scope === gone.scope &&
+          ((r.kind === "addresses" && r.properties.address === ip) ||
+            (r.kind === "forwardingRules" && r.properties.ipAddress === ip)),
       );
       if (!held) {
         this.released.add(ip);
@@ -1059,7 +1170,11 @@ export class GceState {
       throw new GceError(400, invalidNameMessage(name), "invalid");
     }
     if (spec.status !== undefined && !INSTANCE_STATUSES.includes(spec.status)) {
-      throw new GceError(400, `Invalid value for field 'resource.status': '${spec.status}'. Expected one of ${INSTANCE_STATUSES.join(", ")}.`, "invalid");
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.status': '${spec.status}'. Expected one of ${INSTANCE_STATUSES.join(", ")}.`,
+        "invalid",
+      );
     }
     const key: ResourceKey = { kind: "instances", project, scope: zone, name };
     const prev = this.find(key);
@@ -1068,8 +1183,14 @@ export class GceState {
     const aliasesInUse = this.aliasRangesInUse(keyString(key));
     const inUse = this.ipsInUse(prev === undefined ? undefined : key);
     const nics: Json[] = (spec.networkInterfaces ?? [{}]).map((nic, i) => {
-      const network = normalizeRef(nic.network ?? this.instanceNetwork, { collection: "networks", scope: "global" }, ctx);
-      const subnet = [...this.subnetworks.values()].find((s) => s.network === network && s.region === regionOfZone(zone));
+      const network = normalizeRef(
+        nic.network ?? this.instanceNetwork,
+        { collection: "networks", scope: "global" },
+        ctx,
+      );
+      const subnet = [...this.subnetworks.values()].find(
+        (s) => s.network === network && s.region === regionOfZone(zone),
+      );
       const networkIP = nic.networkIP ?? (subnet?.pool ?? this.internalPool).allocate(inUse);
       inUse.add(networkIP);
       const out: JsonObject = {
@@ -1082,7 +1203,9 @@ export class GceState {
         out.ipv6Address = nic.ipv6Address;
       }
       if (nic.aliasIpRanges !== undefined && nic.aliasIpRanges.length > 0) {
-        out.aliasIpRanges = nic.aliasIpRanges.map((alias, j) => aliasRange(alias, subnet, `networkInterfaces[${i}].aliasIpRanges[${j}]`, aliasesInUse, networkIP, name));
+        out.aliasIpRanges = nic.aliasIpRanges.map((alias, j) =>
+          aliasRange(alias, subnet, `networkInterfaces[${i}].aliasIpRanges[${j}]`, aliasesInUse, networkIP, name),
+        );
       }
       out.accessConfigs = (nic.accessConfigs ?? []).map((ac) => {
         const natIP = ac.natIP ?? this.externalPool.allocate(inUse);
@@ -1101,7 +1224,9 @@ export class GceState {
       creationTimestamp: prev?.properties.creationTimestamp ?? this.now().toISOString(),
       name,
       zone: this.scopeLink(project, "zone", zone),
-      machineType: /^https?:\/\//.test(machineType) ? machineType : `${this.scopeLink(project, "zone", zone)}/machineTypes/${machineType}`,
+      machineType: /^https?:\/\//.test(machineType)
+        ? machineType
+        : `${this.scopeLink(project, "zone", zone)}/machineTypes/${machineType}`,
       status: spec.status ?? "RUNNING",
       networkInterfaces: nics,
       tags,
@@ -1137,12 +1262,20 @@ export class GceState {
    */
   setInstanceStatus(project: string, zone: string, name: string, status: string): StoredResource {
     if (!INSTANCE_STATUSES.includes(status)) {
-      throw new GceError(400, `Invalid value for field 'resource.status': '${status}'. Expected one of ${INSTANCE_STATUSES.join(", ")}.`, "invalid");
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.status': '${status}'. Expected one of ${INSTANCE_STATUSES.join(", ")}.`,
+        "invalid",
+      );
     }
     const key: ResourceKey = { kind: "instances", project, scope: zone, name };
     const prev = this.find(key);
     if (prev === undefined) {
-      throw new GceError(404, `The resource 'projects/${project}/zones/${zone}/instances/${name}' was not found`, "notFound");
+      throw new GceError(
+        404,
+        `The resource 'projects/${project}/zones/${zone}/instances/${name}' was not found`,
+        "notFound",
+      );
     }
     this.resources.set(keyString(key), { ...key, properties: { ...prev.properties, status } });
     this.record(key, "update");
@@ -1165,7 +1298,11 @@ export class GceState {
   private requireUrls(kind: GceKind, props: JsonObject): void {
     const url = (field: string, v: Json | undefined): void => {
       if (typeof v === "string" && v !== "" && !containsUnknown(v) && !v.includes("/")) {
-        throw new GceError(400, `Invalid value for field 'resource.${field}': '${v}'. The URL is malformed.`, "invalid");
+        throw new GceError(
+          400,
+          `Invalid value for field 'resource.${field}': '${v}'. The URL is malformed.`,
+          "invalid",
+        );
       }
     };
     if (kind === "instanceGroups") {
@@ -1214,7 +1351,8 @@ export class GceState {
           uses = r.kind === "forwardingRules" && p.backendService === link;
           break;
         case "targetPools":
-          uses = (r.kind === "forwardingRules" && p.target === link) || (r.kind === "targetPools" && p.backupPool === link);
+          uses =
+            (r.kind === "forwardingRules" && p.target === link) || (r.kind === "targetPools" && p.backupPool === link);
           break;
         case "healthChecks":
         case "globalHealthChecks":
@@ -1222,7 +1360,10 @@ export class GceState {
           uses = (r.kind === "backendServices" || r.kind === "targetPools") && p.healthChecks === link;
           break;
         case "instanceGroups":
-          uses = r.kind === "backendServices" && Array.isArray(p.backends) && p.backends.some((b) => isJsonObject(b) && b.group === link);
+          uses =
+            r.kind === "backendServices" &&
+            Array.isArray(p.backends) &&
+            p.backends.some((b) => isJsonObject(b) && b.group === link);
           break;
         case "forwardingRules":
           uses = r.kind === "routes" && p.nextHopIlb === link;
@@ -1245,7 +1386,10 @@ export class GceState {
     if (containsUnknown(newValue)) {
       return false;
     }
-    return deepEqual(this.comparable(kind, field, newValue, ctx, true), this.comparable(kind, field, storedValue ?? null, ctx, false));
+    return deepEqual(
+      this.comparable(kind, field, newValue, ctx, true),
+      this.comparable(kind, field, storedValue ?? null, ctx, false),
+    );
   }
 
   private comparable(kind: GceKind, field: string, v: Json, ctx: RefContext, resolve: boolean): Json {
@@ -1297,7 +1441,9 @@ export class GceState {
     }
     if (kind === "backendServices" && field === "backends" && Array.isArray(v)) {
       const group: RefTarget = { collection: "instanceGroups", scope: "zone" };
-      return v.map((b) => (isJsonObject(b) && typeof b.group === "string" ? { ...b, group: normalizeRef(b.group, group, ctx) } : b));
+      return v.map((b) =>
+        isJsonObject(b) && typeof b.group === "string" ? { ...b, group: normalizeRef(b.group, group, ctx) } : b,
+      );
     }
     const ref = spec.refs[field];
     if (ref !== undefined) {
@@ -1338,14 +1484,22 @@ export class GceState {
    * overlapping ports. Checked after the rule's own IP is known (see materialize).
    */
   private requireNoPortConflict(key: ResourceKey, props: JsonObject): void {
-    const ip = typeof props.ipAddress === "string" && net.isIP(props.ipAddress) === 0 ? this.resolveAddress(props.ipAddress) : props.ipAddress;
+    const ip =
+      typeof props.ipAddress === "string" && net.isIP(props.ipAddress) === 0
+        ? this.resolveAddress(props.ipAddress)
+        : props.ipAddress;
     if (typeof ip !== "string") {
       return;
     }
     const protocol = props.ipProtocol ?? "TCP";
     const mine = forwardingRulePorts(props);
     for (const other of this.resources.values()) {
-      if (other.kind !== "forwardingRules" || other.project !== key.project || other.scope !== key.scope || other.name === key.name) {
+      if (
+        other.kind !== "forwardingRules" ||
+        other.project !== key.project ||
+        other.scope !== key.scope ||
+        other.name === key.name
+      ) {
         continue;
       }
       const o = other.properties;
@@ -1393,21 +1547,42 @@ export class GceState {
    * The tier of an external rule must be its address's. An external IP the project does not hold is
    * refused with GCE's text "Invalid IP address specified." (as reported in hashicorp/terraform#19231).
    */
-  private requireUsableIp(key: ResourceKey, props: JsonObject, scheme: string, subnet: StoredSubnetwork | undefined, ephemeral: boolean): void {
+  private requireUsableIp(
+    key: ResourceKey,
+    props: JsonObject,
+    scheme: string,
+    subnet: StoredSubnetwork | undefined,
+    ephemeral: boolean,
+  ): void {
     const ip = props.ipAddress;
     if (typeof ip !== "string") {
       return;
     }
     const internal = scheme.startsWith("INTERNAL");
-    const reserved = [...this.resources.values()].find((r) => r.kind === "addresses" && r.project === key.project && r.scope === key.scope && r.properties.address === ip);
+    const reserved = [...this.resources.values()].find(
+      (r) =>
+        r.kind === "addresses" && r.project === key.project && r.scope === key.scope && r.properties.address === ip,
+    );
     if (!ephemeral) {
       if (reserved === undefined) {
         if (!internal) {
-          throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${ip}'. Invalid IP address specified.`, "invalid");
+          throw new GceError(
+            400,
+            `Invalid value for field 'resource.IPAddress': '${ip}'. Invalid IP address specified.`,
+            "invalid",
+          );
         }
         const range = net.isIP(ip) === 6 ? (subnet?.ipv6CidrRange ?? "") : subnet?.ipCidrRange;
-        if (subnet !== undefined && range !== undefined && !(net.isIP(ip) === 6 ? inRange6(ip, range) : inRange(ip, range))) {
-          throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${ip}'. The specified IP address is not within the subnetwork's range ${range}.`, "invalid");
+        if (
+          subnet !== undefined &&
+          range !== undefined &&
+          !(net.isIP(ip) === 6 ? inRange6(ip, range) : inRange(ip, range))
+        ) {
+          throw new GceError(
+            400,
+            `Invalid value for field 'resource.IPAddress': '${ip}'. The specified IP address is not within the subnetwork's range ${range}.`,
+            "invalid",
+          );
         }
       } else {
         const addressType = reserved.properties.addressType ?? "EXTERNAL";
@@ -1453,7 +1628,11 @@ export class GceState {
       );
     }
     if (sharing.length >= 10) {
-      throw new GceError(400, `Invalid value for field 'resource.IPAddress': '${ip}'. An address with purpose SHARED_LOADBALANCER_VIP can be used by at most 10 forwarding rules.`, "invalid");
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.IPAddress': '${ip}'. An address with purpose SHARED_LOADBALANCER_VIP can be used by at most 10 forwarding rules.`,
+        "invalid",
+      );
     }
   }
 
@@ -1479,19 +1658,36 @@ export class GceState {
     const all = [...this.resources.values()];
     const here = (r: StoredResource): boolean => r.project === key.project && r.scope === key.scope;
     const isInternal = (r: StoredResource): boolean =>
-      r.kind === "addresses" ? r.properties.addressType === "INTERNAL" : String(r.properties.loadBalancingScheme ?? "EXTERNAL").startsWith("INTERNAL");
-    const holder = all.find((r) => r.kind === "addresses" && r.properties.address === ip && isInternal(r) === internal && (!internal || here(r)));
+      r.kind === "addresses"
+        ? r.properties.addressType === "INTERNAL"
+        : String(r.properties.loadBalancingScheme ?? "EXTERNAL").startsWith("INTERNAL");
+    const holder = all.find(
+      (r) =>
+        r.kind === "addresses" && r.properties.address === ip && isInternal(r) === internal && (!internal || here(r)),
+    );
     if (holder !== undefined && internal) {
       throw new GceError(409, `IP '${ip}' is already being used by another resource.`, "IP_IN_USE_BY_ANOTHER_RESOURCE");
     }
     if (holder !== undefined) {
-      throw new GceError(400, `Invalid value for field 'resource.address': '${ip}'. IP '${ip}' is already being used by another resource.`, "invalid");
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.address': '${ip}'. IP '${ip}' is already being used by another resource.`,
+        "invalid",
+      );
     }
-    const rule = all.find((r) => r.kind === "forwardingRules" && here(r) && r.properties.ipAddress === ip && isInternal(r) === internal);
+    const rule = all.find(
+      (r) => r.kind === "forwardingRules" && here(r) && r.properties.ipAddress === ip && isInternal(r) === internal,
+    );
     if (internal) {
-      const nic = all.some((r) => r.kind === "instances" && r.project === key.project && this.nicIps(r, "networkIP").includes(ip));
+      const nic = all.some(
+        (r) => r.kind === "instances" && r.project === key.project && this.nicIps(r, "networkIP").includes(ip),
+      );
       if (rule === undefined && nic) {
-        throw new GceError(409, `IP '${ip}' is already being used by another resource.`, "IP_IN_USE_BY_ANOTHER_RESOURCE");
+        throw new GceError(
+          409,
+          `IP '${ip}' is already being used by another resource.`,
+          "IP_IN_USE_BY_ANOTHER_RESOURCE",
+        );
       }
       return;
     }
@@ -1551,7 +1747,11 @@ export class GceState {
   /** Target pools take legacy HTTP health checks only (targetPools resource reference, healthChecks). */
   private requireLegacyCheck(link: Json | undefined): void {
     if (typeof link === "string" && parseResourcePath(link)?.collection !== "httpHealthChecks") {
-      throw new GceError(400, `Invalid value for field 'resource.healthChecks[0]': '${link}'. A target pool accepts only legacy HTTP health checks (httpHealthChecks).`, "invalid");
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.healthChecks[0]': '${link}'. A target pool accepts only legacy HTTP health checks (httpHealthChecks).`,
+        "invalid",
+      );
     }
   }
 
@@ -1563,7 +1763,11 @@ export class GceState {
   private requireGroupSize(key: ResourceKey, instances: Json | undefined): void {
     const count = Array.isArray(instances) ? new Set(instances).size : 0;
     if (count > this.groupMaxInstances) {
-      throw new GceError(400, `Exceeded limit 'MAX_INSTANCES_IN_INSTANCE_GROUP' on resource '${key.name}'. Limit: ${this.groupMaxInstances}.0`, "limitExceeded");
+      throw new GceError(
+        400,
+        `Exceeded limit 'MAX_INSTANCES_IN_INSTANCE_GROUP' on resource '${key.name}'. Limit: ${this.groupMaxInstances}.0`,
+        "limitExceeded",
+      );
     }
   }
 
@@ -1577,7 +1781,11 @@ export class GceState {
     }
     const member = this.keyOfPath(link);
     if (member !== undefined && member.scope !== key.scope) {
-      throw new GceError(400, `Invalid value for field 'resource.instances[${index}]': '${link}'. Instance must be in zone '${key.scope}' of the instance group.`, "invalid");
+      throw new GceError(
+        400,
+        `Invalid value for field 'resource.instances[${index}]': '${link}'. Instance must be in zone '${key.scope}' of the instance group.`,
+        "invalid",
+      );
     }
     this.requireExists(link);
     const instance = member === undefined ? undefined : this.resources.get(keyString(member));
@@ -1664,11 +1872,26 @@ export class GceState {
           break;
         }
         const internal = props.addressType === "INTERNAL";
-        const subnet = internal ? this.internalSubnet(key, props, "address") : this.requireSubnetwork(props.subnetwork, props.network);
+        const subnet = internal
+          ? this.internalSubnet(key, props, "address")
+          : this.requireSubnetwork(props.subnetwork, props.network);
         if (props.address === undefined) {
-          props.address = prev?.properties.address ?? (internal ? (subnet?.pool ?? this.internalPool) : this.externalPool).allocate(this.ipsInUse(prev === undefined ? undefined : key));
-        } else if (internal && subnet !== undefined && typeof props.address === "string" && !inRange(props.address, subnet.ipCidrRange)) {
-          throw new GceError(400, `Invalid value for field 'resource.address': '${props.address}'. The specified IP address is not within the subnetwork's range ${subnet.ipCidrRange}.`, "invalid");
+          props.address =
+            prev?.properties.address ??
+            (internal ? (subnet?.pool ?? this.internalPool) : this.externalPool).allocate(
+              this.ipsInUse(prev === undefined ? undefined : key),
+            );
+        } else if (
+          internal &&
+          subnet !== undefined &&
+          typeof props.address === "string" &&
+          !inRange(props.address, subnet.ipCidrRange)
+        ) {
+          throw new GceError(
+            400,
+            `Invalid value for field 'resource.address': '${props.address}'. The specified IP address is not within the subnetwork's range ${subnet.ipCidrRange}.`,
+            "invalid",
+          );
         } else if (prev === undefined && typeof props.address === "string") {
           this.requireReservableIp(key, props.address, internal, props.networkTier);
         }
@@ -1690,10 +1913,16 @@ export class GceState {
           }
           break;
         }
-        const subnet = internal ? this.internalSubnet(key, props, "IPAddress") : this.requireSubnetwork(props.subnetwork, props.network);
+        const subnet = internal
+          ? this.internalSubnet(key, props, "IPAddress")
+          : this.requireSubnetwork(props.subnetwork, props.network);
         this.requireSameScheme(props);
         this.requireNoPortConflict(key, props);
-        this.settleRuleIp(props, prev, () => (internal ? (subnet?.pool ?? this.internalPool) : this.externalPool).allocate(this.ipsInUse(prev === undefined ? undefined : key)));
+        this.settleRuleIp(props, prev, () =>
+          (internal ? (subnet?.pool ?? this.internalPool) : this.externalPool).allocate(
+            this.ipsInUse(prev === undefined ? undefined : key),
+          ),
+        );
         if (prev === undefined || prev.properties.ipAddress !== props.ipAddress) {
           this.requireUsableIp(key, props, scheme, subnet, ip === undefined);
         }
@@ -1709,7 +1938,10 @@ export class GceState {
               this.requireExists(b.group);
               // A passthrough backend service's backends balance by CONNECTION, the mode a backend
               // that names none gets (kinds.ts validateInputs, backendServices: the sources).
-              if (b.balancingMode === undefined && ["INTERNAL", "EXTERNAL"].includes(String(props.loadBalancingScheme))) {
+              if (
+                b.balancingMode === undefined &&
+                ["INTERNAL", "EXTERNAL"].includes(String(props.loadBalancingScheme))
+              ) {
                 b.balancingMode = "CONNECTION";
               }
             }

@@ -16,7 +16,15 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { createNode, lbService } from "../support/e2e/cluster";
-import { alive, DaemonProcesses, descendants, killAndWatch, lockFiles, type RunningDaemon, processCluster } from "../support/e2e/daemon-process";
+import {
+  alive,
+  DaemonProcesses,
+  descendants,
+  killAndWatch,
+  lockFiles,
+  type RunningDaemon,
+  processCluster,
+} from "../support/e2e/daemon-process";
 import type { TestEnv } from "../support/e2e/env";
 import { declaredResources, gceViolations, serviceViolations } from "../support/e2e/invariants";
 import { eventually } from "../support/wait";
@@ -104,7 +112,11 @@ describe(`chaos (seed ${SEED}: ${KILLS} kills, ${CYCLES} churn cycles, ${FAULT_M
 
   function providerCalls(): number {
     const calls = env.gce.calls();
-    return (calls["POST /emulator/provider/create"] ?? 0) + (calls["POST /emulator/provider/delete"] ?? 0) + (calls["POST /emulator/provider/update"] ?? 0);
+    return (
+      (calls["POST /emulator/provider/create"] ?? 0) +
+      (calls["POST /emulator/provider/delete"] ?? 0) +
+      (calls["POST /emulator/provider/update"] ?? 0)
+    );
   }
 
   async function deleteService(name: string): Promise<void> {
@@ -126,7 +138,13 @@ describe(`chaos (seed ${SEED}: ${KILLS} kills, ${CYCLES} churn cycles, ${FAULT_M
         await deleteService(name ?? "");
       }
       // Kill inside the engine's work most of the time, sometimes before it reaches GCE.
-      if (random() < 0.8) await eventually("the engine's first GCE call", () => (providerCalls() > baseline ? true : undefined), 60_000, 20).catch(() => undefined);
+      if (random() < 0.8)
+        await eventually(
+          "the engine's first GCE call",
+          () => (providerCalls() > baseline ? true : undefined),
+          60_000,
+          20,
+        ).catch(() => undefined);
       await sleep(Math.floor(random() * 1500));
       await killDaemon();
       await restartDaemon();
@@ -145,11 +163,22 @@ describe(`chaos (seed ${SEED}: ${KILLS} kills, ${CYCLES} churn cycles, ${FAULT_M
       const mode = random();
       if (mode < 0.4) {
         modes.duringUp++;
-        await eventually("the engine's first GCE call", () => (providerCalls() > baseline ? true : undefined), 60_000, 20).catch(() => undefined);
+        await eventually(
+          "the engine's first GCE call",
+          () => (providerCalls() > baseline ? true : undefined),
+          60_000,
+          20,
+        ).catch(() => undefined);
         for (const name of names) await deleteService(name);
       } else if (mode < 0.7) {
         modes.afterIngress++;
-        for (const name of names) await eventually(`${name}'s ingress`, async () => (await core.readNamespacedService({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 120_000);
+        for (const name of names)
+          await eventually(
+            `${name}'s ingress`,
+            async () =>
+              (await core.readNamespacedService({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip,
+            120_000,
+          );
         for (const name of names) await deleteService(name);
       } else {
         modes.daemonDown++;
@@ -162,20 +191,36 @@ describe(`chaos (seed ${SEED}: ${KILLS} kills, ${CYCLES} churn cycles, ${FAULT_M
     }
     timings.push(`churn modes: ${JSON.stringify(modes)}`);
     await settle("churn");
-    const left = (await core.listNamespacedService({ namespace: "default" })).items.map((service) => service.metadata?.name ?? "").filter((name) => name.startsWith("churn-"));
+    const left = (await core.listNamespacedService({ namespace: "default" })).items
+      .map((service) => service.metadata?.name ?? "")
+      .filter((name) => name.startsWith("churn-"));
     assert.deepEqual(left, []);
   });
 
   it(`Compute failing for ${FAULT_MS} ms: the cluster stack backs off instead of re-running`, async function () {
     if (FAULT_MS === 0) this.skip();
-    const clusterUps = (): Promise<number> => daemons.metric(daemon, 'dccm_stack_runs_total{stack="cluster",operation="up"}');
+    const clusterUps = (): Promise<number> =>
+      daemons.metric(daemon, 'dccm_stack_runs_total{stack="cluster",operation="up"}');
     const before = await clusterUps();
     env.gce.putInstance("node-c1", { zone: "us-central1-c" });
-    for (const operation of ["create", "update", "delete", "read"] as const) env.gce.injectFault({ kind: "instanceGroups", operation, status: 503, message: "Compute is down", count: 1_000_000 });
+    for (const operation of ["create", "update", "delete", "read"] as const)
+      env.gce.injectFault({
+        kind: "instanceGroups",
+        operation,
+        status: 503,
+        message: "Compute is down",
+        count: 1_000_000,
+      });
     await createNode(core, "node-c1", "us-central1-c");
     // Services whose backend spans the new zone wait for the cluster stack and nudge it.
-    for (const name of ["fault-0", "fault-1", "fault-2"]) await core.createNamespacedService({ namespace: "default", body: lbService(name) });
-    await eventually("the first failing cluster run", async () => ((await clusterUps()) > before ? true : undefined), 60_000, 20);
+    for (const name of ["fault-0", "fault-1", "fault-2"])
+      await core.createNamespacedService({ namespace: "default", body: lbService(name) });
+    await eventually(
+      "the first failing cluster run",
+      async () => ((await clusterUps()) > before ? true : undefined),
+      60_000,
+      20,
+    );
     const windowStart = Date.now();
     // Counting runs over a window of time is the measurement itself.
     await sleep(FAULT_MS);
@@ -184,7 +229,10 @@ describe(`chaos (seed ${SEED}: ${KILLS} kills, ${CYCLES} churn cycles, ${FAULT_M
     env.gce.state.clearFaults();
     const bound = maxRunsInWindow(windowMs, BACKOFF.baseMs, BACKOFF.maxMs, BACKOFF.jitter);
     timings.push(`fault: ${runs} cluster runs in ${windowMs} ms (at most ${bound} possible)`);
-    assert.ok(runs >= 1 && runs <= bound, `${runs} cluster runs in ${windowMs} ms; the backoff allows at most ${bound}`);
+    assert.ok(
+      runs >= 1 && runs <= bound,
+      `${runs} cluster runs in ${windowMs} ms; the backoff allows at most ${bound}`,
+    );
     await settle("fault");
   });
 

@@ -37,7 +37,8 @@ function syncedLine(logPath: string): { time: number; phases: Record<string, num
     if (!line.includes("initial lists synced")) continue;
     try {
       const entry = JSON.parse(line) as { msg?: string; time?: number; phases?: Record<string, number> };
-      if (entry.msg === "initial lists synced" && typeof entry.time === "number") return { time: entry.time, phases: entry.phases ?? {} };
+      if (entry.msg === "initial lists synced" && typeof entry.time === "number")
+        return { time: entry.time, phases: entry.phases ?? {} };
     } catch {
       // Not a log line of ours.
     }
@@ -47,7 +48,9 @@ function syncedLine(logPath: string): { time: number; phases: Record<string, num
 
 function describeSamples(label: string, samples: readonly Sample[]): string {
   const names = [...new Set(samples.flatMap((sample) => Object.keys(sample.phases)))];
-  const medians = names.map((name) => `${name} ${Math.round(median(samples.map((sample) => sample.phases[name] ?? 0)))}`).join(", ");
+  const medians = names
+    .map((name) => `${name} ${Math.round(median(samples.map((sample) => sample.phases[name] ?? 0)))}`)
+    .join(", ");
   const totals = samples.map((sample) => sample.totalMs);
   return [
     `${label}: median ${Math.round(median(totals))} ms over ${samples.length} kills (min ${Math.min(...totals)}, max ${Math.max(...totals)})`,
@@ -70,7 +73,8 @@ describe(`convergence after a SIGKILL (5 Services; ${KILLS} restarts, ${TAKEOVER
     daemon = daemons.start({ identity: "dccm-replica-a" });
     await daemons.waitReady(daemon);
     await daemons.waitClusterApplied(daemon);
-    for (let index = 0; index < 5; index++) await core.createNamespacedService({ namespace: "default", body: lbService(`svc-${index}`) });
+    for (let index = 0; index < 5; index++)
+      await core.createNamespacedService({ namespace: "default", body: lbService(`svc-${index}`) });
     await converged(5);
   });
 
@@ -81,7 +85,9 @@ describe(`convergence after a SIGKILL (5 Services; ${KILLS} restarts, ${TAKEOVER
   });
 
   async function violations(services: number): Promise<string[]> {
-    const listed = (await core.listNamespacedService({ namespace: "default" })).items.filter((service) => service.spec?.type === "LoadBalancer");
+    const listed = (await core.listNamespacedService({ namespace: "default" })).items.filter(
+      (service) => service.spec?.type === "LoadBalancer",
+    );
     return [
       ...serviceViolations(listed),
       ...(listed.length === services ? [] : [`${listed.length} LoadBalancer Services, expected ${services}`]),
@@ -109,14 +115,22 @@ describe(`convergence after a SIGKILL (5 Services; ${KILLS} restarts, ${TAKEOVER
     const name = `extra-${created}`;
     const baseline = env.gce.calls()["POST /emulator/provider/create"] ?? 0;
     await core.createNamespacedService({ namespace: "default", body: lbService(name) });
-    await eventually("the engine's first create call", () => ((env.gce.calls()["POST /emulator/provider/create"] ?? 0) > baseline ? true : undefined), 60_000, 20);
+    await eventually(
+      "the engine's first create call",
+      () => ((env.gce.calls()["POST /emulator/provider/create"] ?? 0) > baseline ? true : undefined),
+      60_000,
+      20,
+    );
     await daemons.kill(daemon);
     daemon = daemons.start({ identity });
     await converged(6);
     const convergedAt = Date.now();
     const synced = syncedLine(daemon.logPath);
     assert.ok(synced !== undefined, `no "initial lists synced" line in ${daemon.logPath}`);
-    const sample: Sample = { totalMs: convergedAt - daemon.startedAt, phases: { ...synced.phases, work: convergedAt - synced.time } };
+    const sample: Sample = {
+      totalMs: convergedAt - daemon.startedAt,
+      phases: { ...synced.phases, work: convergedAt - synced.time },
+    };
     // Back to the 5 Services, so the next sample starts from the same state.
     await core.deleteNamespacedService({ namespace: "default", name });
     await converged(5);
@@ -131,7 +145,8 @@ describe(`convergence after a SIGKILL (5 Services; ${KILLS} restarts, ${TAKEOVER
 
   it(`another replica taking over converges once the killed one's Lease expires (median of ${TAKEOVERS})`, async () => {
     const samples: Sample[] = [];
-    for (let kill = 0; kill < TAKEOVERS; kill++) samples.push(await killDuringUpAndRestart(`dccm-replica-${kill % 2 === 0 ? "b" : "a"}`));
+    for (let kill = 0; kill < TAKEOVERS; kill++)
+      samples.push(await killDuringUpAndRestart(`dccm-replica-${kill % 2 === 0 ? "b" : "a"}`));
     reports.push(describeSamples("other replica", samples));
   });
 });

@@ -6,7 +6,8 @@ export function intFromEnv(name: string, fallback: number, min: number): number 
   const raw = process.env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name}: expected a whole number ≥ ${min}, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`${name}: expected a whole number ≥ ${min}, got ${JSON.stringify(raw)}`);
   return value;
 }
 

@@ -10,7 +10,19 @@ import * as path from "node:path";
 import * as YAML from "yaml";
 import { manifestsDeployArgs } from "../../bin/manifestsCommand";
 import { DeployArgsError, deployObjects, manifestsYaml, type DeployArgs } from "../../deploy/manifests";
-import { CHART_DIR, HELM_LABELS, helm, helmFailure, helmTemplate, helmTemplateRun, normalise, objectKey, parseObjects, valuesFile, type ChartObject } from "../support/chart";
+import {
+  CHART_DIR,
+  HELM_LABELS,
+  helm,
+  helmFailure,
+  helmTemplate,
+  helmTemplateRun,
+  normalise,
+  objectKey,
+  parseObjects,
+  valuesFile,
+  type ChartObject,
+} from "../support/chart";
 import { repoRoot } from "../support/tooling/testenv-paths";
 
 const CONFIG = {
@@ -23,7 +35,8 @@ const CONFIG = {
   clusterCIDR: "10.64.0.0/14",
   driftInterval: "10m",
 };
-const APP_VERSION = (YAML.parse(fs.readFileSync(path.join(CHART_DIR, "Chart.yaml"), "utf8")) as { appVersion: string }).appVersion;
+const APP_VERSION = (YAML.parse(fs.readFileSync(path.join(CHART_DIR, "Chart.yaml"), "utf8")) as { appVersion: string })
+  .appVersion;
 
 /** A dccm config file holding `config`, for `dccm manifests --config`. */
 function configFile(config: Record<string, unknown>): string {
@@ -33,7 +46,11 @@ function configFile(config: Record<string, unknown>): string {
 }
 
 /** What `dccm manifests FLAGS` prints (with `extra` DeployArgs no flag covers), parsed. */
-function manifests(flags: string[], extra: Partial<DeployArgs> = {}, config: Record<string, unknown> = CONFIG): ChartObject[] {
+function manifests(
+  flags: string[],
+  extra: Partial<DeployArgs> = {},
+  config: Record<string, unknown> = CONFIG,
+): ChartObject[] {
   const args = manifestsDeployArgs(["--config", configFile(config), ...flags]);
   return parseObjects(manifestsYaml(deployObjects({ ...args, ...extra })));
 }
@@ -52,8 +69,19 @@ const REQUIRED = { image: IMAGE, config: CONFIG };
 const ROWS: Row[] = [
   {
     name: "defaults (only what is required: image, gs:// backend, passphrase)",
-    values: { ...REQUIRED, backend: { url: "gs://acme-dccm/prod" }, secrets: { passphraseSecret: { name: "dccm-secrets", key: "passphrase" } } },
-    flags: ["--image", `ghcr.io/acme/dccm:${APP_VERSION}`, "--backend-url", "gs://acme-dccm/prod", "--passphrase-secret", "dccm-secrets/passphrase"],
+    values: {
+      ...REQUIRED,
+      backend: { url: "gs://acme-dccm/prod" },
+      secrets: { passphraseSecret: { name: "dccm-secrets", key: "passphrase" } },
+    },
+    flags: [
+      "--image",
+      `ghcr.io/acme/dccm:${APP_VERSION}`,
+      "--backend-url",
+      "gs://acme-dccm/prod",
+      "--passphrase-secret",
+      "dccm-secrets/passphrase",
+    ],
   },
   {
     name: "gs:// with a GCP key, three replicas, an image tag, pull policy Always",
@@ -87,21 +115,61 @@ const ROWS: Row[] = [
       backend: { url: "https://api.pulumi.com", accessTokenSecret: { name: "pulumi", key: "token" } },
       secrets: { passphraseSecret: { name: "dccm-secrets", key: "passphrase" } },
     },
-    flags: ["--image", `ghcr.io/acme/dccm:${APP_VERSION}`, "--backend-url", "https://api.pulumi.com", "--backend-token-secret", "pulumi/token", "--passphrase-secret", "dccm-secrets/passphrase"],
+    flags: [
+      "--image",
+      `ghcr.io/acme/dccm:${APP_VERSION}`,
+      "--backend-url",
+      "https://api.pulumi.com",
+      "--backend-token-secret",
+      "pulumi/token",
+      "--passphrase-secret",
+      "dccm-secrets/passphrase",
+    ],
   },
   {
     name: "a ReadWriteOnce claim, one replica",
-    values: { ...REQUIRED, replicas: 1, backend: { volumeClaim: "dccm-state" }, secrets: { passphraseSecret: { name: "dccm-secrets", key: "passphrase" } } },
-    flags: ["--image", `ghcr.io/acme/dccm:${APP_VERSION}`, "--replicas", "1", "--backend-claim", "dccm-state", "--passphrase-secret", "dccm-secrets/passphrase"],
+    values: {
+      ...REQUIRED,
+      replicas: 1,
+      backend: { volumeClaim: "dccm-state" },
+      secrets: { passphraseSecret: { name: "dccm-secrets", key: "passphrase" } },
+    },
+    flags: [
+      "--image",
+      `ghcr.io/acme/dccm:${APP_VERSION}`,
+      "--replicas",
+      "1",
+      "--backend-claim",
+      "dccm-state",
+      "--passphrase-secret",
+      "dccm-secrets/passphrase",
+    ],
   },
   {
     name: "a ReadWriteMany claim, two replicas",
-    values: { ...REQUIRED, backend: { volumeClaim: "dccm-state", readWriteMany: true }, secrets: { passphraseSecret: { name: "dccm-secrets", key: "passphrase" } } },
-    flags: ["--image", `ghcr.io/acme/dccm:${APP_VERSION}`, "--backend-claim", "dccm-state", "--backend-claim-rwx", "--passphrase-secret", "dccm-secrets/passphrase"],
+    values: {
+      ...REQUIRED,
+      backend: { volumeClaim: "dccm-state", readWriteMany: true },
+      secrets: { passphraseSecret: { name: "dccm-secrets", key: "passphrase" } },
+    },
+    flags: [
+      "--image",
+      `ghcr.io/acme/dccm:${APP_VERSION}`,
+      "--backend-claim",
+      "dccm-state",
+      "--backend-claim-rwx",
+      "--passphrase-secret",
+      "dccm-secrets/passphrase",
+    ],
   },
   {
     name: "KMS secrets provider, log level debug",
-    values: { ...REQUIRED, backend: { url: "gs://acme-dccm/prod" }, secrets: { provider: "gcpkms://projects/p/locations/global/keyRings/dccm/cryptoKeys/stacks" }, logLevel: "debug" },
+    values: {
+      ...REQUIRED,
+      backend: { url: "gs://acme-dccm/prod" },
+      secrets: { provider: "gcpkms://projects/p/locations/global/keyRings/dccm/cryptoKeys/stacks" },
+      logLevel: "debug",
+    },
     flags: [
       "--image",
       `ghcr.io/acme/dccm:${APP_VERSION}`,
@@ -115,7 +183,12 @@ const ROWS: Row[] = [
   },
   {
     name: "node controller off",
-    values: { ...REQUIRED, backend: { url: "gs://acme-dccm/prod" }, secrets: { provider: "gcpkms://projects/p/locations/global/keyRings/dccm/cryptoKeys/stacks" }, nodeController: false },
+    values: {
+      ...REQUIRED,
+      backend: { url: "gs://acme-dccm/prod" },
+      secrets: { provider: "gcpkms://projects/p/locations/global/keyRings/dccm/cryptoKeys/stacks" },
+      nodeController: false,
+    },
     flags: [
       "--image",
       `ghcr.io/acme/dccm:${APP_VERSION}`,
@@ -129,8 +202,21 @@ const ROWS: Row[] = [
   {
     name: "another namespace (the release's)",
     namespace: "dccm-system",
-    values: { ...REQUIRED, backend: { url: "gs://acme-dccm/prod" }, secrets: { passphraseSecret: { name: "dccm-secrets", key: "passphrase" } } },
-    flags: ["--image", `ghcr.io/acme/dccm:${APP_VERSION}`, "--namespace", "dccm-system", "--backend-url", "gs://acme-dccm/prod", "--passphrase-secret", "dccm-secrets/passphrase"],
+    values: {
+      ...REQUIRED,
+      backend: { url: "gs://acme-dccm/prod" },
+      secrets: { passphraseSecret: { name: "dccm-secrets", key: "passphrase" } },
+    },
+    flags: [
+      "--image",
+      `ghcr.io/acme/dccm:${APP_VERSION}`,
+      "--namespace",
+      "dccm-system",
+      "--backend-url",
+      "gs://acme-dccm/prod",
+      "--passphrase-secret",
+      "dccm-secrets/passphrase",
+    ],
   },
   {
     name: "node selector, extra tolerations, resources (DeployArgs no flag sets)",
@@ -142,7 +228,14 @@ const ROWS: Row[] = [
       tolerations: [{ key: "dedicated", operator: "Equal", value: "infra", effect: "NoExecute" }],
       resources: { requests: { cpu: "250m", memory: "1Gi" }, limits: { memory: "3Gi" } },
     },
-    flags: ["--image", `ghcr.io/acme/dccm:${APP_VERSION}`, "--backend-url", "gs://acme-dccm/prod", "--passphrase-secret", "dccm-secrets/passphrase"],
+    flags: [
+      "--image",
+      `ghcr.io/acme/dccm:${APP_VERSION}`,
+      "--backend-url",
+      "gs://acme-dccm/prod",
+      "--passphrase-secret",
+      "dccm-secrets/passphrase",
+    ],
     extra: {
       nodeSelector: { "node-role.kubernetes.io/control-plane": "" },
       tolerations: [{ key: "dedicated", operator: "Equal", value: "infra", effect: "NoExecute" }],
@@ -163,7 +256,15 @@ describe("chart: charts/dccm renders what `dccm manifests` prints", () => {
           [],
           objectKey(object),
         );
-      const lint = helm(["lint", "--strict", CHART_DIR, "--namespace", row.namespace ?? "kube-system", "--values", valuesFile(row.values)]);
+      const lint = helm([
+        "lint",
+        "--strict",
+        CHART_DIR,
+        "--namespace",
+        row.namespace ?? "kube-system",
+        "--values",
+        valuesFile(row.values),
+      ]);
       assert.equal(lint.status, 0, lint.stdout + lint.stderr);
     });
   }
@@ -171,7 +272,8 @@ describe("chart: charts/dccm renders what `dccm manifests` prints", () => {
   it("a change of the config rolls the pods (dccm.io/config-sha256), a new image tag keeps the config hash", () => {
     const base = ROWS[0].values;
     const hash = (values: Record<string, unknown>): unknown => {
-      const deployment = helmTemplate(values).find((object) => object.kind === "Deployment") as { spec: { template: { metadata: { annotations: Record<string, string> } } } } | undefined;
+      const deployment = helmTemplate(values).find((object) => object.kind === "Deployment") as
+        { spec: { template: { metadata: { annotations: Record<string, string> } } } } | undefined;
       return deployment?.spec.template.metadata.annotations["dccm.io/config-sha256"];
     };
     assert.notEqual(hash({ ...base, config: { ...CONFIG, driftInterval: "5m" } }), hash(base));
@@ -180,8 +282,12 @@ describe("chart: charts/dccm renders what `dccm manifests` prints", () => {
 
   it("monitoring.enabled adds deploy/monitoring/monitoring.yaml's PodMonitor and PrometheusRule, in the release's namespace", () => {
     const values = { ...ROWS[0].values, monitoring: { enabled: true } };
-    const extra = helmTemplate(values, "dccm-system").filter((object) => object.apiVersion === "monitoring.coreos.com/v1");
-    const expected = parseObjects(fs.readFileSync(path.join(repoRoot(), "deploy", "monitoring", "monitoring.yaml"), "utf8")).map((object) => ({
+    const extra = helmTemplate(values, "dccm-system").filter(
+      (object) => object.apiVersion === "monitoring.coreos.com/v1",
+    );
+    const expected = parseObjects(
+      fs.readFileSync(path.join(repoRoot(), "deploy", "monitoring", "monitoring.yaml"), "utf8"),
+    ).map((object) => ({
       ...object,
       metadata: { ...object.metadata, namespace: "dccm-system" },
     }));
@@ -204,7 +310,14 @@ const REFUSALS: Refusal[] = [
   {
     name: "a file:// backend",
     values: { ...REQUIRED, backend: { url: "file:///var/lib/dccm" }, secrets: { provider: "gcpkms://k" } },
-    flags: ["--image", "ghcr.io/acme/dccm:0.1.0", "--backend-url", "file:///var/lib/dccm", "--secrets-provider", "gcpkms://k"],
+    flags: [
+      "--image",
+      "ghcr.io/acme/dccm:0.1.0",
+      "--backend-url",
+      "file:///var/lib/dccm",
+      "--secrets-provider",
+      "gcpkms://k",
+    ],
   },
   {
     name: "two replicas on a ReadWriteOnce claim",
@@ -224,12 +337,31 @@ const REFUSALS: Refusal[] = [
   {
     name: "Pulumi Cloud without a token, the passphrase as a provider",
     values: { ...REQUIRED, backend: { url: "https://api.pulumi.com" }, secrets: { provider: "passphrase" } },
-    flags: ["--image", "ghcr.io/acme/dccm:0.1.0", "--backend-url", "https://api.pulumi.com", "--secrets-provider", "passphrase"],
+    flags: [
+      "--image",
+      "ghcr.io/acme/dccm:0.1.0",
+      "--backend-url",
+      "https://api.pulumi.com",
+      "--secrets-provider",
+      "passphrase",
+    ],
   },
   {
     name: "config keys the Deployment sets, leader election off with two replicas",
-    values: { image: IMAGE, config: { ...CONFIG, stateDir: "/data", listen: ":9000", leaderElection: false }, backend: { url: "gs://acme-dccm/prod" }, secrets: { provider: "gcpkms://k" } },
-    flags: ["--image", "ghcr.io/acme/dccm:0.1.0", "--backend-url", "gs://acme-dccm/prod", "--secrets-provider", "gcpkms://k"],
+    values: {
+      image: IMAGE,
+      config: { ...CONFIG, stateDir: "/data", listen: ":9000", leaderElection: false },
+      backend: { url: "gs://acme-dccm/prod" },
+      secrets: { provider: "gcpkms://k" },
+    },
+    flags: [
+      "--image",
+      "ghcr.io/acme/dccm:0.1.0",
+      "--backend-url",
+      "gs://acme-dccm/prod",
+      "--secrets-provider",
+      "gcpkms://k",
+    ],
     config: { ...CONFIG, stateDir: "/data", listen: ":9000", leaderElection: false },
   },
 ];
@@ -280,8 +412,12 @@ describe("chart: charts/dccm refuses what the install refuses, with the same wor
         .stderr.split("\n")
         .filter((line) => line.startsWith("- "));
     assert.deepEqual(schemaErrors({ ...base, replicas: "two" }), ["- at '/replicas': got string, want integer"]);
-    assert.deepEqual(schemaErrors({ ...base, nodeController: "disabled" }), ["- at '/nodeController': got string, want boolean"]);
+    assert.deepEqual(schemaErrors({ ...base, nodeController: "disabled" }), [
+      "- at '/nodeController': got string, want boolean",
+    ]);
     assert.deepEqual(schemaErrors({ ...base, replica: 1 }), ["- at '': additional properties 'replica' not allowed"]);
-    assert.deepEqual(schemaErrors({ ...base, image: { ...IMAGE, pullPolicy: "always" } }), ["- at '/image/pullPolicy': value must be one of 'Always', 'IfNotPresent', 'Never'"]);
+    assert.deepEqual(schemaErrors({ ...base, image: { ...IMAGE, pullPolicy: "always" } }), [
+      "- at '/image/pullPolicy': value must be one of 'Always', 'IfNotPresent', 'Never'",
+    ]);
   });
 });

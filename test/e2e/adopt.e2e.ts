@@ -18,7 +18,13 @@ import { backendStackNames } from "../support/e2e/backendListing";
 import { backendContents } from "../support/e2e/daemon-process";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { E2E_CONFIG } from "../support/e2e/cluster";
-import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockSeed, type StockService } from "../support/e2e/stockCcm";
+import {
+  seedStockCcm,
+  STOCK_ILB_FINALIZER,
+  STOCK_LB_CLEANUP_FINALIZER,
+  type StockSeed,
+  type StockService,
+} from "../support/e2e/stockCcm";
 import { runDccmAsync } from "../support/cli";
 import { eventually } from "../support/wait";
 
@@ -43,7 +49,18 @@ interface Run {
 /** `dccm adopt ARGS` against the test's cluster, backend and emulator. */
 async function adopt(env: TestEnv, configPath: string, args: readonly string[]): Promise<Run> {
   const run = await runDccmAsync(
-    ["adopt", "--kubeconfig", env.kube.kubeconfigPath, "--config", configPath, "--backend-url", env.backendUrl, "--compute-endpoint", env.gce.computeEndpoint, ...args],
+    [
+      "adopt",
+      "--kubeconfig",
+      env.kube.kubeconfigPath,
+      "--config",
+      configPath,
+      "--backend-url",
+      env.backendUrl,
+      "--compute-endpoint",
+      env.gce.computeEndpoint,
+      ...args,
+    ],
     env.pulumiEnv,
   );
   return { code: run.status ?? -1, stdout: run.stdout, stderr: run.stderr };
@@ -54,13 +71,29 @@ function spec(name: Name): { spec: k8s.V1ServiceSpec; annotations: Record<string
   const base = { type: "LoadBalancer", selector: { app: name } };
   switch (name) {
     case "ext":
-      return { spec: { ...base, ports: [tcp(80), tcp(443)] }, annotations: {}, finalizers: [STOCK_LB_CLEANUP_FINALIZER] };
+      return {
+        spec: { ...base, ports: [tcp(80), tcp(443)] },
+        annotations: {},
+        finalizers: [STOCK_LB_CLEANUP_FINALIZER],
+      };
     case "local":
-      return { spec: { ...base, ports: [tcp(8080)], externalTrafficPolicy: "Local" }, annotations: {}, finalizers: [STOCK_LB_CLEANUP_FINALIZER] };
+      return {
+        spec: { ...base, ports: [tcp(8080)], externalTrafficPolicy: "Local" },
+        annotations: {},
+        finalizers: [STOCK_LB_CLEANUP_FINALIZER],
+      };
     case "ilb":
-      return { spec: { ...base, ports: [tcp(80), tcp(81)] }, annotations: { "networking.gke.io/load-balancer-type": "Internal" }, finalizers: [STOCK_LB_CLEANUP_FINALIZER, STOCK_ILB_FINALIZER] };
+      return {
+        spec: { ...base, ports: [tcp(80), tcp(81)] },
+        annotations: { "networking.gke.io/load-balancer-type": "Internal" },
+        finalizers: [STOCK_LB_CLEANUP_FINALIZER, STOCK_ILB_FINALIZER],
+      };
     case "dns":
-      return { spec: { ...base, ports: [{ name: "dns", protocol: "UDP", port: 53, targetPort: 53 }] }, annotations: {}, finalizers: [STOCK_LB_CLEANUP_FINALIZER] };
+      return {
+        spec: { ...base, ports: [{ name: "dns", protocol: "UDP", port: 53, targetPort: 53 }] },
+        annotations: {},
+        finalizers: [STOCK_LB_CLEANUP_FINALIZER],
+      };
     case "sticky":
       return { spec: { ...base, ports: [tcp(9000)] }, annotations: {}, finalizers: [STOCK_LB_CLEANUP_FINALIZER] };
   }
@@ -96,7 +129,11 @@ describe("adopt: migration from the stock CCM", function () {
       const created = await core.createNode({
         body: {
           metadata: { name: node.name, labels: { "topology.kubernetes.io/zone": node.zone, ...node.labels } },
-          spec: { providerID: `gce://dccm-test/${node.zone}/${node.name}`, podCIDR: node.podCIDR, podCIDRs: [node.podCIDR] },
+          spec: {
+            providerID: `gce://dccm-test/${node.zone}/${node.name}`,
+            podCIDR: node.podCIDR,
+            podCIDRs: [node.podCIDR],
+          },
         },
       });
       node.uid = created.metadata?.uid ?? "";
@@ -104,7 +141,10 @@ describe("adopt: migration from the stock CCM", function () {
     const stock: StockService[] = [];
     for (const name of SERVICES) {
       const { spec: serviceSpec, annotations, finalizers } = spec(name);
-      const created = await core.createNamespacedService({ namespace: "default", body: { metadata: { name, namespace: "default", annotations, finalizers }, spec: serviceSpec } });
+      const created = await core.createNamespacedService({
+        namespace: "default",
+        body: { metadata: { name, namespace: "default", annotations, finalizers }, spec: serviceSpec },
+      });
       const uid = created.metadata?.uid ?? "";
       lb[name] = loadBalancerName(uid);
       stock.push({
@@ -112,16 +152,30 @@ describe("adopt: migration from the stock CCM", function () {
         name,
         uid,
         scheme: name === "ilb" ? "Internal" : "External",
-        ports: (created.spec?.ports ?? []).map((port) => ({ port: port.port, protocol: port.protocol === "UDP" ? "UDP" : "TCP", nodePort: port.nodePort ?? 0 })),
+        ports: (created.spec?.ports ?? []).map((port) => ({
+          port: port.port,
+          protocol: port.protocol === "UDP" ? "UDP" : "TCP",
+          nodePort: port.nodePort ?? 0,
+        })),
         externalTrafficPolicy: name === "local" ? "Local" : "Cluster",
-        ...(created.spec?.healthCheckNodePort !== undefined ? { healthCheckNodePort: created.spec.healthCheckNodePort } : {}),
+        ...(created.spec?.healthCheckNodePort !== undefined
+          ? { healthCheckNodePort: created.spec.healthCheckNodePort }
+          : {}),
         // The stock CCM made this one sticky, and someone set the Service back: its target pool would be replaced.
         ...(name === "sticky" ? { sessionAffinity: "ClientIP" as const } : {}),
       });
     }
     seed = seedStockCcm(
       env.gce,
-      { project: "dccm-test", region: "us-central1", network: "k8s-net", subnetwork: "k8s-subnet", clusterId: "e2e0cafe", clusterName: "e2e", nodeTags: ["k8s-node"] },
+      {
+        project: "dccm-test",
+        region: "us-central1",
+        network: "k8s-net",
+        subnetwork: "k8s-subnet",
+        clusterId: "e2e0cafe",
+        clusterName: "e2e",
+        nodeTags: ["k8s-node"],
+      },
       stock,
       NODES,
     );
@@ -130,7 +184,10 @@ describe("adopt: migration from the stock CCM", function () {
       await core.replaceNamespacedServiceStatus({
         name,
         namespace: "default",
-        body: { ...(await read(name)), status: { loadBalancer: { ingress: [{ ip: seed.ips[`default/${name}`], ipMode: "VIP" }] } } },
+        body: {
+          ...(await read(name)),
+          status: { loadBalancer: { ingress: [{ ip: seed.ips[`default/${name}`], ipMode: "VIP" }] } },
+        },
       });
     }
   });
@@ -176,7 +233,12 @@ describe("adopt: migration from the stock CCM", function () {
     assert.equal(cluster[0], "Cluster (stack cluster): would be adopted", run.stdout);
     assert.deepEqual(
       cluster.filter((line) => line.startsWith("  import cluster:route-")),
-      ["  import cluster:route-node-a1", "  import cluster:route-node-b1", "  import cluster:route-node-b2", "  import cluster:route-node-x1"],
+      [
+        "  import cluster:route-node-a1",
+        "  import cluster:route-node-b1",
+        "  import cluster:route-node-b2",
+        "  import cluster:route-node-x1",
+      ],
       run.stdout,
     );
     assert.deepEqual(section("Service default/sticky").slice(0, 1), [
@@ -194,8 +256,16 @@ describe("adopt: migration from the stock CCM", function () {
     // node health check and its firewall) and the Services' 17; the 2 replaces are sticky's only
     // (refused); adopted resources keep their descriptions (dccm's owner marker is written only on
     // what it creates) and the firewalls their destinationRanges.
-    assert.equal(lines.at(-2), "Adoption: 5 addresses to promote, 25 to import, 2 to update in place, 2 to replace, 1 to create, 1 stacks refused");
-    for (const name of SERVICES) assert.equal((await read(name)).metadata?.annotations?.["dccm.io/backend"], undefined, `${name} not annotated by a dry run`);
+    assert.equal(
+      lines.at(-2),
+      "Adoption: 5 addresses to promote, 25 to import, 2 to update in place, 2 to replace, 1 to create, 1 stacks refused",
+    );
+    for (const name of SERVICES)
+      assert.equal(
+        (await read(name)).metadata?.annotations?.["dccm.io/backend"],
+        undefined,
+        `${name} not annotated by a dry run`,
+      );
   });
 
   it("dccm daemon --adopt: every Service keeps its IP; nothing that existed is created, replaced or deleted; the finalizers are dccm's", async () => {
@@ -217,8 +287,16 @@ describe("adopt: migration from the stock CCM", function () {
         [seed.ips[`default/${name}`]],
         `${name} keeps its IP`,
       );
-      assert.deepEqual(service.metadata?.finalizers, [LB_FINALIZER], `${name}: the stock finalizers replaced by dccm's`);
-      assert.equal(service.metadata?.annotations?.["dccm.io/backend"], name === "ilb" ? undefined : "target-pool", `${name}'s pin`);
+      assert.deepEqual(
+        service.metadata?.finalizers,
+        [LB_FINALIZER],
+        `${name}: the stock finalizers replaced by dccm's`,
+      );
+      assert.equal(
+        service.metadata?.annotations?.["dccm.io/backend"],
+        name === "ilb" ? undefined : "target-pool",
+        `${name}'s pin`,
+      );
       const rule = env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === lb[name]);
       assert.equal(rule?.properties.ipAddress, seed.ips[`default/${name}`], `${name}'s forwarding rule keeps its IP`);
     }
@@ -238,7 +316,10 @@ describe("adopt: migration from the stock CCM", function () {
         .filter((entry) => entry.op === "create")
         .map((entry) => `${entry.kind}/${entry.scope}/${entry.name}`)
         .sort(),
-      [...(["ext", "local", "ilb", "dns"] as const).map((name) => `addresses/us-central1/${lb[name] ?? ""}`), "healthChecks/us-central1/k8s-e2e0cafe-node"].sort(),
+      [
+        ...(["ext", "local", "ilb", "dns"] as const).map((name) => `addresses/us-central1/${lb[name] ?? ""}`),
+        "healthChecks/us-central1/k8s-e2e0cafe-node",
+      ].sort(),
       "created: the promoted addresses and dccm's regional node health check only",
     );
     // The Node out of load balancers: its route adopted untouched, and in no target pool or group.
@@ -264,17 +345,28 @@ describe("adopt: migration from the stock CCM", function () {
       history.filter((entry) => entry.name === lb.sticky || entry.name === `k8s-fw-${lb.sticky ?? ""}`),
       [],
     );
-    const events = await core.listNamespacedEvent({ namespace: "default", fieldSelector: "involvedObject.name=sticky,involvedObject.kind=Service" });
+    const events = await core.listNamespacedEvent({
+      namespace: "default",
+      fieldSelector: "involvedObject.name=sticky,involvedObject.kind=Service",
+    });
     assert.deepEqual(
       events.items.map((event) => [event.type, event.reason, event.message]),
-      [["Warning", "AdoptionRefused", "Not adopted: would replace default/sticky:forwarding-rule-tcp, default/sticky:target-pool (pass --allow-replace to accept)"]],
+      [
+        [
+          "Warning",
+          "AdoptionRefused",
+          "Not adopted: would replace default/sticky:forwarding-rule-tcp, default/sticky:target-pool (pass --allow-replace to accept)",
+        ],
+      ],
     );
   });
 
   it("an out-of-band change after adoption is put back like any other", async () => {
     const name = `k8s-fw-${lb.ext ?? ""}`;
     env.gce.deleteOutOfBand("firewalls", name);
-    await eventually("the firewall put back by a drift pass", () => (env.gce.listResources().some((r) => r.kind === "firewalls" && r.name === name) ? true : undefined));
+    await eventually("the firewall put back by a drift pass", () =>
+      env.gce.listResources().some((r) => r.kind === "firewalls" && r.name === name) ? true : undefined,
+    );
   });
 
   it("--to backend-service moves one Service with its IP; the shared legacy health check stays for the other target pools", async () => {
@@ -284,10 +376,17 @@ describe("adopt: migration from the stock CCM", function () {
     const run = await dccm("--to", "backend-service", "--service", "default/ext");
     assert.deepEqual(
       [run.code, run.stdout, run.stderr],
-      [0, `Service default/ext: annotated dccm.io/backend: backend-service; dccm daemon recreates its forwarding rule on ${ip} and deletes its target pool\n`, ""],
+      [
+        0,
+        `Service default/ext: annotated dccm.io/backend: backend-service; dccm daemon recreates its forwarding rule on ${ip} and deletes its target pool\n`,
+        "",
+      ],
     );
-    const has = (kind: string, name: string): boolean => env.gce.listResources().some((r) => r.kind === kind && r.name === name);
-    await eventually("ext on a backend service, its target pool gone", () => (has("backendServices", ext) && !has("targetPools", ext) && has("forwardingRules", ext) ? true : undefined));
+    const has = (kind: string, name: string): boolean =>
+      env.gce.listResources().some((r) => r.kind === kind && r.name === name);
+    await eventually("ext on a backend service, its target pool gone", () =>
+      has("backendServices", ext) && !has("targetPools", ext) && has("forwardingRules", ext) ? true : undefined,
+    );
     await daemon?.idle();
     const rule = env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === ext);
     assert.equal(rule?.properties.ipAddress, ip);
@@ -296,14 +395,20 @@ describe("adopt: migration from the stock CCM", function () {
       (await read("ext")).status?.loadBalancer?.ingress?.map((ingress) => ingress.ip),
       [ip],
     );
-    assert.equal(has("httpHealthChecks", "k8s-e2e0cafe-node"), true, "dns and sticky still use the shared legacy check");
+    assert.equal(
+      has("httpHealthChecks", "k8s-e2e0cafe-node"),
+      true,
+      "dns and sticky still use the shared legacy check",
+    );
     const ruleSteps = env.gce.history().filter((entry) => entry.kind === "forwardingRules" && entry.name === ext);
     assert.deepEqual(
       ruleSteps.map((entry) => entry.op),
       ["delete", "create"],
     );
     const gapSeconds = (ruleSteps[1].at - ruleSteps[0].at) / 1000;
-    process.stdout.write(`      (default/ext was without a forwarding rule for ${gapSeconds.toFixed(2)} s in the emulator)\n`);
+    process.stdout.write(
+      `      (default/ext was without a forwarding rule for ${gapSeconds.toFixed(2)} s in the emulator)\n`,
+    );
     const moved = await dccm("--to", "backend-service", "--service", "default/ext");
     assert.deepEqual([moved.code, moved.stdout], [0, "Service default/ext is already on a backend service\n"]);
   });
@@ -313,13 +418,17 @@ describe("adopt: migration from the stock CCM", function () {
     const ip = seed.ips["default/local"];
     const run = await dccm("--to", "backend-service", "--service", "default/local");
     assert.equal(run.code, 0, run.stderr);
-    const has = (kind: string, name: string): boolean => env.gce.listResources().some((r) => r.kind === kind && r.name === name);
+    const has = (kind: string, name: string): boolean =>
+      env.gce.listResources().some((r) => r.kind === kind && r.name === name);
     await eventually("local on a backend service, its target pool and legacy check gone", () =>
       has("backendServices", local) && !has("targetPools", local) && !has("httpHealthChecks", local) ? true : undefined,
     );
     await daemon?.idle();
     assert.equal(has("healthChecks", local), true, "its regional health check instead");
-    assert.equal(env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === local)?.properties.ipAddress, ip);
+    assert.equal(
+      env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === local)?.properties.ipAddress,
+      ip,
+    );
     assert.deepEqual(
       (await read("local")).status?.loadBalancer?.ingress?.map((ingress) => ingress.ip),
       [ip],
@@ -349,21 +458,46 @@ describe("adopt: dccm adopt from the command line", function () {
     const node = await core.createNode({
       body: {
         metadata: { name: "node-a1", labels: { "topology.kubernetes.io/zone": "us-central1-a" } },
-        spec: { providerID: "gce://dccm-test/us-central1-a/node-a1", podCIDR: "10.64.1.0/24", podCIDRs: ["10.64.1.0/24"] },
+        spec: {
+          providerID: "gce://dccm-test/us-central1-a/node-a1",
+          podCIDR: "10.64.1.0/24",
+          podCIDRs: ["10.64.1.0/24"],
+        },
       },
     });
     const created = await core.createNamespacedService({
       namespace: "default",
       body: {
         metadata: { name: "web", namespace: "default", finalizers: [STOCK_LB_CLEANUP_FINALIZER] },
-        spec: { type: "LoadBalancer", selector: { app: "web" }, ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }] },
+        spec: {
+          type: "LoadBalancer",
+          selector: { app: "web" },
+          ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }],
+        },
       },
     });
     const uid = created.metadata?.uid ?? "";
     const seed = seedStockCcm(
       env.gce,
-      { project: "dccm-test", region: "us-central1", network: "k8s-net", subnetwork: "k8s-subnet", clusterId: "e2e0cafe", clusterName: "e2e", nodeTags: ["k8s-node"] },
-      [{ namespace: "default", name: "web", uid, scheme: "External", ports: [{ port: 80, protocol: "TCP", nodePort: created.spec?.ports?.[0]?.nodePort ?? 0 }], externalTrafficPolicy: "Cluster" }],
+      {
+        project: "dccm-test",
+        region: "us-central1",
+        network: "k8s-net",
+        subnetwork: "k8s-subnet",
+        clusterId: "e2e0cafe",
+        clusterName: "e2e",
+        nodeTags: ["k8s-node"],
+      },
+      [
+        {
+          namespace: "default",
+          name: "web",
+          uid,
+          scheme: "External",
+          ports: [{ port: 80, protocol: "TCP", nodePort: created.spec?.ports?.[0]?.nodePort ?? 0 }],
+          externalTrafficPolicy: "Cluster",
+        },
+      ],
       [{ name: "node-a1", zone: "us-central1-a", uid: node.metadata?.uid ?? "", podCIDR: "10.64.1.0/24" }],
     );
     const ip = seed.ips["default/web"];
@@ -398,13 +532,21 @@ describe("adopt: dccm adopt from the command line", function () {
     assert.equal(service.metadata?.annotations?.["dccm.io/backend"], "target-pool");
     const seeded = new Set(seed.resources.map((r) => `${r.kind}/${r.scope}/${r.name}`));
     assert.deepEqual(
-      env.gce.history().filter((entry) => entry.op !== "update" && seeded.has(`${entry.kind}/${entry.scope}/${entry.name}`)),
+      env.gce
+        .history()
+        .filter((entry) => entry.op !== "update" && seeded.has(`${entry.kind}/${entry.scope}/${entry.name}`)),
       [],
     );
     assert.deepEqual(await backendStackNames(env, "dccm-e2e0cafe"), ["cluster", "service.default.web"]);
     env.gce.clearHistory();
     const second = await adopt(env, configPath, []);
-    assert.deepEqual([second.code, second.stdout], [0, "Adoption: 0 addresses to promote, 0 to import, 0 to update in place, 0 to replace, 0 to create, 0 stacks refused\n"]);
+    assert.deepEqual(
+      [second.code, second.stdout],
+      [
+        0,
+        "Adoption: 0 addresses to promote, 0 to import, 0 to update in place, 0 to replace, 0 to create, 0 stacks refused\n",
+      ],
+    );
     assert.deepEqual(env.gce.history(), []);
   });
 });
@@ -431,7 +573,11 @@ describe("adopt: a dry run after a partial adoption", function () {
     const node = await core.createNode({
       body: {
         metadata: { name: "node-a1", labels: { "topology.kubernetes.io/zone": "us-central1-a" } },
-        spec: { providerID: "gce://dccm-test/us-central1-a/node-a1", podCIDR: "10.64.1.0/24", podCIDRs: ["10.64.1.0/24"] },
+        spec: {
+          providerID: "gce://dccm-test/us-central1-a/node-a1",
+          podCIDR: "10.64.1.0/24",
+          podCIDRs: ["10.64.1.0/24"],
+        },
       },
     });
     const stock: StockService[] = [];
@@ -440,7 +586,11 @@ describe("adopt: a dry run after a partial adoption", function () {
         namespace: "default",
         body: {
           metadata: { name, namespace: "default", finalizers: [STOCK_LB_CLEANUP_FINALIZER] },
-          spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }] },
+          spec: {
+            type: "LoadBalancer",
+            selector: { app: name },
+            ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }],
+          },
         },
       });
       stock.push({
@@ -456,7 +606,15 @@ describe("adopt: a dry run after a partial adoption", function () {
     }
     const seed = seedStockCcm(
       env.gce,
-      { project: "dccm-test", region: "us-central1", network: "k8s-net", subnetwork: "k8s-subnet", clusterId: "e2e0cafe", clusterName: "e2e", nodeTags: ["k8s-node"] },
+      {
+        project: "dccm-test",
+        region: "us-central1",
+        network: "k8s-net",
+        subnetwork: "k8s-subnet",
+        clusterId: "e2e0cafe",
+        clusterName: "e2e",
+        nodeTags: ["k8s-node"],
+      },
       stock,
       [{ name: "node-a1", zone: "us-central1-a", uid: node.metadata?.uid ?? "", podCIDR: "10.64.1.0/24" }],
     );
@@ -464,15 +622,27 @@ describe("adopt: a dry run after a partial adoption", function () {
     assert.equal(partial.code, 1, "sticky refused: the cluster stack and web adopted");
     // Its owner sets it back to what the stock CCM made: now it can be adopted without a replace.
     const sticky = await core.readNamespacedService({ name: "sticky", namespace: "default" });
-    await core.replaceNamespacedService({ name: "sticky", namespace: "default", body: { ...sticky, spec: { ...sticky.spec, sessionAffinity: "ClientIP" } } });
+    await core.replaceNamespacedService({
+      name: "sticky",
+      namespace: "default",
+      body: { ...sticky, spec: { ...sticky.spec, sessionAffinity: "ClientIP" } },
+    });
     const backend = await backendContents(env);
     const gce = JSON.stringify(env.gce.listResources().map((r) => [r.kind, r.scope, r.name, r.properties]));
     env.gce.clearHistory();
 
     const dry = await adopt(env, configPath, ["--dry-run"]);
     assert.equal(dry.code, 0, dry.stderr);
-    assert.deepEqual(await backendContents(env), backend, "the backend byte for byte (gs://: every object's MD5 and generation)");
-    assert.equal(JSON.stringify(env.gce.listResources().map((r) => [r.kind, r.scope, r.name, r.properties])), gce, "GCE unchanged");
+    assert.deepEqual(
+      await backendContents(env),
+      backend,
+      "the backend byte for byte (gs://: every object's MD5 and generation)",
+    );
+    assert.equal(
+      JSON.stringify(env.gce.listResources().map((r) => [r.kind, r.scope, r.name, r.properties])),
+      gce,
+      "GCE unchanged",
+    );
     assert.deepEqual(env.gce.history(), [], "no write to GCE");
     const lb = loadBalancerName(stock[1].uid);
     const ip = seed.ips["default/sticky"];
@@ -496,6 +666,10 @@ describe("adopt: a dry run after a partial adoption", function () {
     const real = await adopt(env, configPath, []);
     assert.equal(real.code, 0, `${real.stdout}\n${real.stderr}`);
     assert.equal(withoutChanges(real.stdout), expected("adopted"));
-    assert.equal(dry.stdout.replace(": would be adopted", ": adopted"), real.stdout, "the dry run's report is the real run's, change for change");
+    assert.equal(
+      dry.stdout.replace(": would be adopted", ": adopted"),
+      real.stdout,
+      "the dry run's report is the real run's, change for change",
+    );
   });
 });

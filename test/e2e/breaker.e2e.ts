@@ -52,12 +52,20 @@ describe("safety: the orphan-destroy circuit breaker", function () {
       lbNames.push(loadBalancerName(created.metadata?.uid ?? ""));
     }
     for (const name of ["one", "two"]) {
-      await eventually(`${name}'s ingress`, async () => (await core.readNamespacedServiceStatus({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+      await eventually(
+        `${name}'s ingress`,
+        async () =>
+          (await core.readNamespacedServiceStatus({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]
+            ?.ip,
+      );
     }
     await daemon.stop();
     // Gone without a trace: no finalizer left to say they were being deleted.
     for (const name of ["one", "two"]) {
-      await core.patchNamespacedService({ name, namespace: "default", body: { metadata: { finalizers: null } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
+      await core.patchNamespacedService(
+        { name, namespace: "default", body: { metadata: { finalizers: null } } },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
       await core.deleteNamespacedService({ name, namespace: "default" });
     }
 
@@ -67,7 +75,9 @@ describe("safety: the orphan-destroy circuit breaker", function () {
     assert.deepEqual(forwardingRules(), [...lbNames].sort());
     assert.equal(await counter(daemon.metrics.registry, "dccm_destroys_held", {}), 2);
     assert.equal(await counter(daemon.metrics.registry, "dccm_stack_runs_total", { operation: "destroy" }), 0);
-    const events = await core.listEventForAllNamespaces({ fieldSelector: "involvedObject.kind=Namespace,involvedObject.name=kube-system,reason=OrphanDestroysHeld" });
+    const events = await core.listEventForAllNamespaces({
+      fieldSelector: "involvedObject.kind=Namespace,involvedObject.name=kube-system,reason=OrphanDestroysHeld",
+    });
     assert.deepEqual(
       events.items.map((event) => [event.type, event.message]),
       [
@@ -89,7 +99,14 @@ describe("safety: the orphan-destroy circuit breaker", function () {
     assert.equal(await counter(daemon.metrics.registry, "dccm_destroys_held", {}), 0);
     // Two destroys ran; the stacks are gone, and their per-stack series of dccm_stack_runs_total with them.
     const durations = (await daemon.metrics.registry.getSingleMetric("dccm_up_duration_seconds")?.get())?.values ?? [];
-    assert.equal(durations.find((value) => (value as { metricName?: string }).metricName === "dccm_up_duration_seconds_count" && value.labels.operation === "destroy")?.value, 2);
+    assert.equal(
+      durations.find(
+        (value) =>
+          (value as { metricName?: string }).metricName === "dccm_up_duration_seconds_count" &&
+          value.labels.operation === "destroy",
+      )?.value,
+      2,
+    );
     const runs = (await daemon.metrics.registry.getSingleMetric("dccm_stack_runs_total")?.get())?.values ?? [];
     assert.deepEqual(
       runs.filter((value) => String(value.labels.stack).startsWith("service.")),
@@ -100,7 +117,12 @@ describe("safety: the orphan-destroy circuit breaker", function () {
   it("a Service deleted while the daemon was down, its stack removed out of band: its finalizer goes, GCE is left alone", async () => {
     const created = await core.createNamespacedService({ namespace: "default", body: lbService("three") });
     const lb = loadBalancerName(created.metadata?.uid ?? "");
-    await eventually("three's ingress", async () => (await core.readNamespacedServiceStatus({ name: "three", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+    await eventually(
+      "three's ingress",
+      async () =>
+        (await core.readNamespacedServiceStatus({ name: "three", namespace: "default" })).status?.loadBalancer
+          ?.ingress?.[0]?.ip,
+    );
     await daemon?.stop();
     const workspace = await LocalWorkspace.create({
       workDir: fs.mkdtempSync(path.join(os.tmpdir(), "dccm-breaker-oob-")),
@@ -110,11 +132,18 @@ describe("safety: the orphan-destroy circuit breaker", function () {
     });
     await workspace.removeStack("service.default.three", { force: true });
     await core.deleteNamespacedService({ name: "three", namespace: "default" });
-    assert.notEqual((await core.readNamespacedService({ name: "three", namespace: "default" })).metadata?.deletionTimestamp, undefined);
+    assert.notEqual(
+      (await core.readNamespacedService({ name: "three", namespace: "default" })).metadata?.deletionTimestamp,
+      undefined,
+    );
 
     daemon = new Daemon(daemonOptions(env, config, {}));
     await daemon.start(() => assert.fail("leadership lost"));
-    await eventually("three gone", async () => ((await core.listNamespacedService({ namespace: "default" })).items.some((svc) => svc.metadata?.name === "three") ? undefined : true));
+    await eventually("three gone", async () =>
+      (await core.listNamespacedService({ namespace: "default" })).items.some((svc) => svc.metadata?.name === "three")
+        ? undefined
+        : true,
+    );
     // Without its stack nothing proves the resources are ours: they stay, for the leak check to report.
     assert.deepEqual(forwardingRules(), [lb]);
     assert.equal(await counter(daemon.metrics.registry, "dccm_stack_runs_total", { operation: "destroy" }), 0);

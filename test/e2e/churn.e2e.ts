@@ -35,7 +35,8 @@ describe("dccm daemon under delete churn", function () {
   async function serviceGone(name: string): Promise<void> {
     let last: k8s.V1Service | undefined;
     await eventually(
-      () => `${name} deleted; still there with finalizers ${JSON.stringify(last?.metadata?.finalizers)}, deleting since ${String(last?.metadata?.deletionTimestamp)}`,
+      () =>
+        `${name} deleted; still there with finalizers ${JSON.stringify(last?.metadata?.finalizers)}, deleting since ${String(last?.metadata?.deletionTimestamp)}`,
       async () => {
         try {
           last = await core.readNamespacedService({ name, namespace: "default" });
@@ -62,7 +63,12 @@ describe("dccm daemon under delete churn", function () {
 
   async function createAndWaitIngress(name: string): Promise<string> {
     const created = await core.createNamespacedService({ namespace: "default", body: lbService(name) });
-    await eventually(`${name}'s ingress`, async () => (await core.readNamespacedService({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 120_000);
+    await eventually(
+      `${name}'s ingress`,
+      async () =>
+        (await core.readNamespacedService({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip,
+      120_000,
+    );
     return created.metadata?.uid ?? "";
   }
 
@@ -73,7 +79,12 @@ describe("dccm daemon under delete churn", function () {
   it("a Service deleted during its first up ends gone with nothing left", async () => {
     const baseline = await providerCalls("create");
     const created = await core.createNamespacedService({ namespace: "default", body: lbService("early") });
-    await eventually("the first create call of early's up", async () => ((await providerCalls("create")) > baseline ? true : undefined), 120_000, 20);
+    await eventually(
+      "the first create call of early's up",
+      async () => ((await providerCalls("create")) > baseline ? true : undefined),
+      120_000,
+      20,
+    );
     await core.deleteNamespacedService({ name: "early", namespace: "default" });
     await assertNothingLeft("early", created.metadata?.uid ?? "");
   });
@@ -93,7 +104,12 @@ describe("dccm daemon under delete churn", function () {
     const uid = await createAndWaitIngress("destroyed");
     const baseline = await providerCalls("delete");
     await core.deleteNamespacedService({ name: "destroyed", namespace: "default" });
-    await eventually("the first delete call of destroyed's destroy", async () => ((await providerCalls("delete")) > baseline ? true : undefined), 120_000, 20);
+    await eventually(
+      "the first delete call of destroyed's destroy",
+      async () => ((await providerCalls("delete")) > baseline ? true : undefined),
+      120_000,
+      20,
+    );
     await daemons.kill(daemon);
     daemon = daemons.start();
     await daemons.waitReady(daemon);
@@ -108,7 +124,12 @@ describe("dccm daemon under delete churn", function () {
     await daemons.waitClusterApplied(daemon);
     const baseline = await providerCalls("create");
     const created = await core.createNamespacedService({ namespace: "default", body: lbService("interrupted") });
-    await eventually("the first create call of interrupted's up", async () => ((await providerCalls("create")) > baseline ? true : undefined), 120_000, 20);
+    await eventually(
+      "the first create call of interrupted's up",
+      async () => ((await providerCalls("create")) > baseline ? true : undefined),
+      120_000,
+      20,
+    );
     await daemons.kill(daemon);
     await core.deleteNamespacedService({ name: "interrupted", namespace: "default" });
     daemon = daemons.start();
@@ -117,15 +138,28 @@ describe("dccm daemon under delete churn", function () {
   });
 
   it("Compute failing for 40 s: the cluster stack backs off 5 s, 10 s, 20 s (±10 %) instead of re-running", async () => {
-    const clusterUps = (): Promise<number> => daemons.metric(daemon, 'dccm_stack_runs_total{stack="cluster",operation="up"}');
+    const clusterUps = (): Promise<number> =>
+      daemons.metric(daemon, 'dccm_stack_runs_total{stack="cluster",operation="up"}');
     const before = await clusterUps();
     // A new zone: the cluster stack must create an instance group, and the Service (whose backend
     // spans that zone) waits for it, nudging the cluster stack every second.
     env.gce.putInstance("node-b1", { zone: "us-central1-b" });
-    for (const operation of ["create", "update", "delete", "read"] as const) env.gce.injectFault({ kind: "instanceGroups", operation, status: 503, message: "Compute is down", count: 1_000_000 });
+    for (const operation of ["create", "update", "delete", "read"] as const)
+      env.gce.injectFault({
+        kind: "instanceGroups",
+        operation,
+        status: 503,
+        message: "Compute is down",
+        count: 1_000_000,
+      });
     await createNode(core, "node-b1", "us-central1-b");
     await core.createNamespacedService({ namespace: "default", body: lbService("waiting") });
-    await eventually("the first failing cluster run", async () => ((await clusterUps()) > before ? true : undefined), 60_000, 20);
+    await eventually(
+      "the first failing cluster run",
+      async () => ((await clusterUps()) > before ? true : undefined),
+      60_000,
+      20,
+    );
     const windowStart = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 40_000));
     const runs = (await clusterUps()) - before;

@@ -69,9 +69,12 @@ describe("dccm daemon process", function () {
       lines.on("line", (line) => {
         log.write(`${line}\n`);
         const entry = JSON.parse(line) as { msg?: string; address?: { port?: number } };
-        if (entry.msg === "serving /healthz, /readyz, /metrics" && entry.address?.port !== undefined) resolve(entry.address.port);
+        if (entry.msg === "serving /healthz, /readyz, /metrics" && entry.address?.port !== undefined)
+          resolve(entry.address.port);
       });
-      child.once("exit", () => reject(new Error(`daemon exited before serving; see ${path.join(env.dir, `daemon-${run}.log`)}`)));
+      child.once("exit", () =>
+        reject(new Error(`daemon exited before serving; see ${path.join(env.dir, `daemon-${run}.log`)}`)),
+      );
     });
     port.catch(() => undefined);
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
@@ -93,7 +96,11 @@ describe("dccm daemon process", function () {
       },
       () => undefined,
     );
-    await eventually("/readyz 200", async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined), 120_000);
+    await eventually(
+      "/readyz 200",
+      async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined),
+      120_000,
+    );
   }
 
   /** The cluster stack applied (its Service stacks wait for it), so a kill can only hit a Service's up. */
@@ -101,13 +108,23 @@ describe("dccm daemon process", function () {
     const port = await running.port;
     await eventually(
       "the cluster stack applied",
-      async () => (/^dccm_reconciles_total\{kind="cluster",result="ok"\} [1-9]/m.test(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()) ? true : undefined),
+      async () =>
+        /^dccm_reconciles_total\{kind="cluster",result="ok"\} [1-9]/m.test(
+          await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(),
+        )
+          ? true
+          : undefined,
       120_000,
     );
   }
 
   async function waitForProviderCreate(baseline: number): Promise<void> {
-    await eventually("the provider's first create call", () => ((env.gce.calls()["POST /emulator/provider/create"] ?? 0) > baseline ? true : undefined), 120_000, 20);
+    await eventually(
+      "the provider's first create call",
+      () => ((env.gce.calls()["POST /emulator/provider/create"] ?? 0) > baseline ? true : undefined),
+      120_000,
+      20,
+    );
   }
 
   before(async () => {
@@ -133,7 +150,9 @@ describe("dccm daemon process", function () {
     await waitForProviderCreate(baseline);
     running.child.kill("SIGTERM");
     assert.equal(await running.exited, 0);
-    const lease = await env.kube.kubeConfig.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: "dccm", namespace: "kube-system" });
+    const lease = await env.kube.kubeConfig
+      .makeApiClient(k8s.CoordinationV1Api)
+      .readNamespacedLease({ name: "dccm", namespace: "kube-system" });
     assert.equal(lease.spec?.holderIdentity, "");
     assert.deepEqual(lockFiles(backendDir), []);
   });
@@ -144,12 +163,20 @@ describe("dccm daemon process", function () {
     await waitClusterApplied(running);
     const port = await running.port;
     const names = ["inflight-1", "inflight-2", "inflight-3"];
-    await Promise.all(names.map((name) => core.createNamespacedService({ namespace: "default", body: lbService(name) })));
+    await Promise.all(
+      names.map((name) => core.createNamespacedService({ namespace: "default", body: lbService(name) })),
+    );
     await eventually(
       "three Service ups started",
       async () => {
         const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-        return names.every((name) => new RegExp(`^dccm_stack_runs_total\\{stack="service\\.default\\.${name}",operation="up"\\} [1-9]`, "m").test(metrics)) ? true : undefined;
+        return names.every((name) =>
+          new RegExp(`^dccm_stack_runs_total\\{stack="service\\.default\\.${name}",operation="up"\\} [1-9]`, "m").test(
+            metrics,
+          ),
+        )
+          ? true
+          : undefined;
       },
       120_000,
       50,
@@ -171,7 +198,9 @@ describe("dccm daemon process", function () {
     // The default --shutdown-timeout; a clean stop is far below it.
     assert.equal(elapsed < 30_000, true, `exited ${elapsed} ms after SIGTERM`);
     assert.deepEqual(lockFiles(backendDir), []);
-    const lease = await env.kube.kubeConfig.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: "dccm", namespace: "kube-system" });
+    const lease = await env.kube.kubeConfig
+      .makeApiClient(k8s.CoordinationV1Api)
+      .readNamespacedLease({ name: "dccm", namespace: "kube-system" });
     assert.equal(lease.spec?.holderIdentity, "");
   });
 
@@ -195,7 +224,9 @@ describe("dccm daemon process", function () {
     await waitReady(second);
     const ip = await eventually(
       "killed's ingress after the restart",
-      async () => (await core.readNamespacedService({ name: "killed", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip,
+      async () =>
+        (await core.readNamespacedService({ name: "killed", namespace: "default" })).status?.loadBalancer?.ingress?.[0]
+          ?.ip,
       240_000,
     );
     const ours = env.gce.listResources().filter((resource) => resource.name.includes(lb));
@@ -205,7 +236,13 @@ describe("dccm daemon process", function () {
     );
     assert.equal(ours.find((resource) => resource.kind === "addresses")?.properties.address, ip);
     // The Service stopped by SIGTERM in the previous test converges too.
-    await eventually("term's ingress", async () => (await core.readNamespacedService({ name: "term", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 240_000);
+    await eventually(
+      "term's ingress",
+      async () =>
+        (await core.readNamespacedService({ name: "term", namespace: "default" })).status?.loadBalancer?.ingress?.[0]
+          ?.ip,
+      240_000,
+    );
     // The cluster stack records the hash it applied: after a restart it is read, not run again.
     const metrics = await (await fetch(`http://127.0.0.1:${await second.port}/metrics`)).text();
     assert.deepEqual(

@@ -35,13 +35,26 @@ function startDemo(): Demo {
   const marker = randomUUID();
   const env: NodeJS.ProcessEnv = { ...process.env, [MARKER_VARIABLE]: marker };
   // What the demo must make up itself: no passphrase, no backend, no Pulumi home of the caller's.
-  for (const name of ["PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE", "PULUMI_BACKEND_URL", "PULUMI_HOME", PROCESS_OWNER_VARIABLE]) delete env[name];
-  const shell = spawn("bash", ["-c", "npx dccm demo --listen 127.0.0.1:0"], { cwd: repoRoot(), env, stdio: ["ignore", "pipe", "pipe"] });
+  for (const name of [
+    "PULUMI_CONFIG_PASSPHRASE",
+    "PULUMI_CONFIG_PASSPHRASE_FILE",
+    "PULUMI_BACKEND_URL",
+    "PULUMI_HOME",
+    PROCESS_OWNER_VARIABLE,
+  ])
+    delete env[name];
+  const shell = spawn("bash", ["-c", "npx dccm demo --listen 127.0.0.1:0"], {
+    cwd: repoRoot(),
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const stdout: string[] = [];
   const stderr: string[] = [];
   readline.createInterface({ input: shell.stdout as NodeJS.ReadableStream }).on("line", (line) => stdout.push(line));
   readline.createInterface({ input: shell.stderr as NodeJS.ReadableStream }).on("line", (line) => stderr.push(line));
-  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => shell.once("exit", (code, signal) => resolve(code ?? signal)));
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) =>
+    shell.once("exit", (code, signal) => resolve(code ?? signal)),
+  );
   return { shell, marker, exited, stdout, stderr };
 }
 
@@ -89,11 +102,19 @@ async function printed(demo: Demo): Promise<Printed> {
   // A demo that ended before printing (e.g. `sh: 1: dccm: Permission denied`) fails the case at once, not after the bound.
   const shown = await eventually(
     () => `the demo's instructions (stdout: ${demo.stdout.join("\n")}; stderr: ${demo.stderr.join("\n")})`,
-    () => (demo.stdout.some((line) => line.includes("# 404 now")) ? { text: `${demo.stdout.join("\n")}\n` } : end !== undefined ? { ended: end } : undefined),
+    () =>
+      demo.stdout.some((line) => line.includes("# 404 now"))
+        ? { text: `${demo.stdout.join("\n")}\n` }
+        : end !== undefined
+          ? { ended: end }
+          : undefined,
     600_000,
   );
   const text = shown.text;
-  if (text === undefined) assert.fail(`the demo ended (${String(shown.ended)}) before it printed its instructions; stderr: ${demo.stderr.join("\n")}`);
+  if (text === undefined)
+    assert.fail(
+      `the demo ended (${String(shown.ended)}) before it printed its instructions; stderr: ${demo.stderr.join("\n")}`,
+    );
   const field = (name: string): string => {
     const match = new RegExp(`^  ${name} +(\\S+)`, "m").exec(text);
     assert.ok(match?.[1] !== undefined, `${name} in:\n${text}`);
@@ -101,9 +122,22 @@ async function printed(demo: Demo): Promise<Printed> {
   };
   const status = /^ {2}status +npx dccm status --url (\S+)$/m.exec(text)?.[1];
   assert.ok(status !== undefined, text);
-  const result = { kubeconfig: field("kubeconfig"), computeEndpoint: field("Compute API"), logFile: field("daemon log"), statusUrl: status };
+  const result = {
+    kubeconfig: field("kubeconfig"),
+    computeEndpoint: field("Compute API"),
+    logFile: field("daemon log"),
+    statusUrl: status,
+  };
   // Exactly what the command prints, with this run's paths and ports.
-  assert.equal(text, demoInstructions({ kubeconfig: result.kubeconfig, computeEndpoint: result.computeEndpoint, dir: "", env: {} }, result.logFile, result.statusUrl, 30_000));
+  assert.equal(
+    text,
+    demoInstructions(
+      { kubeconfig: result.kubeconfig, computeEndpoint: result.computeEndpoint, dir: "", env: {} },
+      result.logFile,
+      result.statusUrl,
+      30_000,
+    ),
+  );
   return result;
 }
 
@@ -113,10 +147,22 @@ async function createServiceAndSeeItsIp(shown: Printed): Promise<void> {
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
   const created = await core.createNamespacedService({
     namespace: "default",
-    body: { metadata: { name: "hello" }, spec: { type: "LoadBalancer", ports: [{ port: 80, targetPort: 8080, protocol: "TCP" }] } },
+    body: {
+      metadata: { name: "hello" },
+      spec: { type: "LoadBalancer", ports: [{ port: 80, targetPort: 8080, protocol: "TCP" }] },
+    },
   });
-  const ip = await eventually("hello's ingress IP", async () => (await core.readNamespacedService({ name: "hello", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
-  const address = (await (await fetch(`${shown.computeEndpoint}projects/${DEMO_PROJECT}/regions/us-central1/addresses/${loadBalancerName(created.metadata?.uid ?? "")}`)).json()) as {
+  const ip = await eventually(
+    "hello's ingress IP",
+    async () =>
+      (await core.readNamespacedService({ name: "hello", namespace: "default" })).status?.loadBalancer?.ingress?.[0]
+        ?.ip,
+  );
+  const address = (await (
+    await fetch(
+      `${shown.computeEndpoint}projects/${DEMO_PROJECT}/regions/us-central1/addresses/${loadBalancerName(created.metadata?.uid ?? "")}`,
+    )
+  ).json()) as {
     address?: string;
   };
   assert.equal(ip, address.address);
@@ -137,12 +183,23 @@ describe("npx dccm demo (the README's first command)", function () {
     const shown = await printed(demo);
     await createServiceAndSeeItsIp(shown);
     const running = new Set(demoProcesses(demo.marker).values());
-    for (const name of ["etcd", "kube-apiserver", "node"]) assert.ok(running.has(name), `${name} among ${[...running].join(", ")}`);
+    for (const name of ["etcd", "kube-apiserver", "node"])
+      assert.ok(running.has(name), `${name} among ${[...running].join(", ")}`);
     demo.shell.kill("SIGTERM");
     // The shell ran npx in its place; npx hands the signal on to the demo, waits for it, then ends by the same signal.
     assert.equal(await demo.exited, "SIGTERM");
-    assert.deepEqual(await eventually("no process of the demo left", () => (demoProcesses(demo.marker).size === 0 ? [] : undefined), 30_000), []);
-    assert.deepEqual(demo.stderr.slice(-2), ["dccm demo: stopping kube-apiserver, etcd and the GCE emulator", "dccm demo: stopped; nothing it started is left running"]);
+    assert.deepEqual(
+      await eventually(
+        "no process of the demo left",
+        () => (demoProcesses(demo.marker).size === 0 ? [] : undefined),
+        30_000,
+      ),
+      [],
+    );
+    assert.deepEqual(demo.stderr.slice(-2), [
+      "dccm demo: stopping kube-apiserver, etcd and the GCE emulator",
+      "dccm demo: stopped; nothing it started is left running",
+    ]);
   });
 
   for (const victim of ["its parent (npx)", "the demo itself"] as const) {
@@ -152,10 +209,20 @@ describe("npx dccm demo (the README's first command)", function () {
       await printed(demo);
       const processes = demoProcesses(demo.marker);
       // The shell runs `npx` in its place; npx runs the demo through a shell of its own.
-      const demoPid = [...processes.keys()].find((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("demo") && processes.get(pid) === "node");
+      const demoPid = [...processes.keys()].find(
+        (pid) =>
+          fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("demo") && processes.get(pid) === "node",
+      );
       assert.ok(demoPid !== undefined, [...processes.values()].join(", "));
       process.kill(victim === "the demo itself" ? demoPid : (demo.shell.pid ?? 0), "SIGKILL");
-      assert.deepEqual(await eventually("no process of the demo left", () => (demoProcesses(demo.marker).size === 0 ? [] : undefined), 60_000), []);
+      assert.deepEqual(
+        await eventually(
+          "no process of the demo left",
+          () => (demoProcesses(demo.marker).size === 0 ? [] : undefined),
+          60_000,
+        ),
+        [],
+      );
     });
   }
 
@@ -180,7 +247,14 @@ describe("npx dccm demo (the README's first command)", function () {
     const launched = stdout.trim();
     assert.deepEqual([code, launched.endsWith("/admin.kubeconfig")], [0, true], stdout);
     // The script has ended: the launcher saw its ancestor go, stopped everything, and removed the file.
-    assert.deepEqual(await eventually("no process of the environment left", () => (demoProcesses(marker).size === 0 ? [] : undefined), 60_000), []);
+    assert.deepEqual(
+      await eventually(
+        "no process of the environment left",
+        () => (demoProcesses(marker).size === 0 ? [] : undefined),
+        60_000,
+      ),
+      [],
+    );
     assert.deepEqual([fs.existsSync(file), fs.existsSync(launched)], [false, false]);
   });
 });

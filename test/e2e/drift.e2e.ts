@@ -7,7 +7,13 @@
 import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
-import { ANNOTATION_BACKEND, ANNOTATION_ILB_SUBNET, ANNOTATION_LB_TYPE, loadBalancerName, parseConfig } from "../../model";
+import {
+  ANNOTATION_BACKEND,
+  ANNOTATION_ILB_SUBNET,
+  ANNOTATION_LB_TYPE,
+  loadBalancerName,
+  parseConfig,
+} from "../../model";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { E2E_CONFIG, lbService } from "../support/e2e/cluster";
 import { eventually } from "../support/wait";
@@ -53,7 +59,12 @@ describe(`dccm daemon: drift found by listing GCE (${SERVICES} Services)`, funct
       ["node-b1", "us-central1-b", "10.64.2.0/24"],
     ] as const) {
       env.gce.putInstance(name, { zone });
-      await core.createNode({ body: { metadata: { name, labels: { "topology.kubernetes.io/zone": zone } }, spec: { providerID: `gce://dccm-test/${zone}/${name}`, podCIDR: cidr } } });
+      await core.createNode({
+        body: {
+          metadata: { name, labels: { "topology.kubernetes.io/zone": zone } },
+          spec: { providerID: `gce://dccm-test/${zone}/${name}`, podCIDR: cidr },
+        },
+      });
     }
     for (let index = 0; index < SERVICES; index++) {
       const created = await core.createNamespacedService({ namespace: "default", body: service(index) });
@@ -72,7 +83,9 @@ describe(`dccm daemon: drift found by listing GCE (${SERVICES} Services)`, funct
       "every Service's ingress",
       async () => {
         const listed = await core.listNamespacedService({ namespace: "default" });
-        const pending = listed.items.filter((item) => item.spec?.type === "LoadBalancer" && (item.status?.loadBalancer?.ingress ?? []).length === 0);
+        const pending = listed.items.filter(
+          (item) => item.spec?.type === "LoadBalancer" && (item.status?.loadBalancer?.ingress ?? []).length === 0,
+        );
         return pending.length === 0 ? true : undefined;
       },
       1_500_000,
@@ -89,7 +102,10 @@ describe(`dccm daemon: drift found by listing GCE (${SERVICES} Services)`, funct
   it("a pass over every stack with nothing drifted runs no engine", async () => {
     runs.length = 0;
     const pass = await daemon.driftPass();
-    assert.deepEqual({ stacks: pass?.stacks, refreshed: pass?.refreshed, skipped: pass?.skipped }, { stacks: SERVICES + 1, refreshed: [], skipped: [] });
+    assert.deepEqual(
+      { stacks: pass?.stacks, refreshed: pass?.refreshed, skipped: pass?.skipped },
+      { stacks: SERVICES + 1, refreshed: [], skipped: [] },
+    );
     await daemon.idle();
     assert.deepEqual(runs, []);
   });
@@ -106,13 +122,17 @@ describe(`dccm daemon: drift found by listing GCE (${SERVICES} Services)`, funct
         stack: "service.default.svc-000",
         // The stack's record as it stood before the pass (the daemon was idle): nothing ran in between.
         generation: applied,
-        reasons: [`firewalls/global/k8s-fw-${lb}: sourceRanges: declared ["10.0.0.0/8","192.168.0.0/16"], found "0.0.0.0/0"`],
+        reasons: [
+          `firewalls/global/k8s-fw-${lb}: sourceRanges: declared ["10.0.0.0/8","192.168.0.0/16"], found "0.0.0.0/0"`,
+        ],
       },
     ]);
     await daemon.idle();
     // A repair is planned first (controllers/service/repairs.ts): a preview, then the up.
     assert.deepEqual(runs, ["preview service.default.svc-000", "refresh service.default.svc-000"]);
-    const firewall = env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === `k8s-fw-${lb}`);
+    const firewall = env.gce
+      .listResources()
+      .find((resource) => resource.kind === "firewalls" && resource.name === `k8s-fw-${lb}`);
     assert.deepEqual(firewall?.properties.sourceRanges, ["10.0.0.0/8", "192.168.0.0/16"]);
     runs.length = 0;
     assert.deepEqual((await daemon.driftPass())?.refreshed, []);
@@ -122,7 +142,9 @@ describe(`dccm daemon: drift found by listing GCE (${SERVICES} Services)`, funct
   it("a forwarding rule deleted and a node taken out of its instance group: the two stacks are refreshed and both put back", async () => {
     const lb = loadBalancerName(uids.get("svc-002") ?? "");
     env.gce.deleteOutOfBand("forwardingRules", lb, { scope: "us-central1" });
-    const group = env.gce.listResources().find((resource) => resource.kind === "instanceGroups" && resource.scope === "us-central1-a");
+    const group = env.gce
+      .listResources()
+      .find((resource) => resource.kind === "instanceGroups" && resource.scope === "us-central1-a");
     assert.ok(group !== undefined);
     env.gce.patchOutOfBand("instanceGroups", group.name, { instances: [] }, { scope: "us-central1-a" });
     runs.length = 0;
@@ -130,13 +152,25 @@ describe(`dccm daemon: drift found by listing GCE (${SERVICES} Services)`, funct
     assert.deepEqual(
       pass?.refreshed.map((finding) => [finding.stack, finding.reasons]),
       [
-        ["cluster", [`instanceGroups/us-central1-a/${group.name}: instances: declared "projects/dccm-test/zones/us-central1-a/instances/node-a1", found nothing`]],
+        [
+          "cluster",
+          [
+            `instanceGroups/us-central1-a/${group.name}: instances: declared "projects/dccm-test/zones/us-central1-a/instances/node-a1", found nothing`,
+          ],
+        ],
         ["service.default.svc-002", [`forwardingRules/us-central1/${lb}: missing`]],
       ],
     );
     await daemon.idle();
-    assert.deepEqual([...runs].sort(), ["preview service.default.svc-002", "refresh cluster", "refresh service.default.svc-002"]);
-    assert.equal(env.gce.listResources().filter((resource) => resource.kind === "forwardingRules" && resource.name === lb).length, 1);
+    assert.deepEqual([...runs].sort(), [
+      "preview service.default.svc-002",
+      "refresh cluster",
+      "refresh service.default.svc-002",
+    ]);
+    assert.equal(
+      env.gce.listResources().filter((resource) => resource.kind === "forwardingRules" && resource.name === lb).length,
+      1,
+    );
     runs.length = 0;
     assert.deepEqual((await daemon.driftPass())?.refreshed, []);
     assert.deepEqual(runs, []);

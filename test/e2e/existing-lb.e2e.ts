@@ -17,12 +17,26 @@ import { Daemon } from "../../daemon/daemon";
 import { loadBalancerName, parseConfig, LB_FINALIZER } from "../../model";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { E2E_CONFIG } from "../support/e2e/cluster";
-import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockCluster, type StockSeed } from "../support/e2e/stockCcm";
+import {
+  seedStockCcm,
+  STOCK_ILB_FINALIZER,
+  STOCK_LB_CLEANUP_FINALIZER,
+  type StockCluster,
+  type StockSeed,
+} from "../support/e2e/stockCcm";
 import { eventually } from "../support/wait";
 import type { DaemonOptions } from "../../daemon/options";
 
 const RAW_CONFIG = { ...E2E_CONFIG, subnetwork: "k8s-subnet" };
-const STOCK_CLUSTER: StockCluster = { project: "dccm-test", region: "us-central1", network: "k8s-net", subnetwork: "k8s-subnet", clusterId: "e2e0cafe", clusterName: "e2e", nodeTags: ["k8s-node"] };
+const STOCK_CLUSTER: StockCluster = {
+  project: "dccm-test",
+  region: "us-central1",
+  network: "k8s-net",
+  subnetwork: "k8s-subnet",
+  clusterId: "e2e0cafe",
+  clusterName: "e2e",
+  nodeTags: ["k8s-node"],
+};
 const EXCLUDE = "node.kubernetes.io/exclude-from-external-load-balancers";
 const NODES = [
   { name: "node-a1", zone: "us-central1-a", uid: "", podCIDR: "10.64.1.0/24", excluded: false },
@@ -47,10 +61,16 @@ describe("existing load balancer: no first up next to the stock CCM's", function
       .map((r) => JSON.stringify([r.kind, r.scope, r.name, r.properties]))
       .sort();
   const warnings = async (): Promise<Array<[string, string, number]>> =>
-    (await core.listNamespacedEvent({ namespace: "default", fieldSelector: "involvedObject.name=ilb,involvedObject.kind=Service" })).items
+    (
+      await core.listNamespacedEvent({
+        namespace: "default",
+        fieldSelector: "involvedObject.name=ilb,involvedObject.kind=Service",
+      })
+    ).items
       .filter((event) => event.type === "Warning")
       .map((event): [string, string, number] => [event.reason ?? "", event.message ?? "", event.count ?? 1]);
-  const heldGauge = async (): Promise<number | undefined> => (await daemon?.metrics.controllers.servicesHeldForAdoption.get())?.values[0]?.value;
+  const heldGauge = async (): Promise<number | undefined> =>
+    (await daemon?.metrics.controllers.servicesHeldForAdoption.get())?.values[0]?.value;
   const stackFiles = (): string[] => {
     const dir = path.join(env.dir, "backend", ".pulumi", "stacks", "dccm-e2e0cafe");
     return fs.existsSync(dir)
@@ -60,7 +80,8 @@ describe("existing load balancer: no first up next to the stock CCM's", function
           .sort()
       : [];
   };
-  const stackFile = (): string => path.join(env.dir, "backend", ".pulumi", "stacks", "dccm-e2e0cafe", "service.default.ilb.json");
+  const stackFile = (): string =>
+    path.join(env.dir, "backend", ".pulumi", "stacks", "dccm-e2e0cafe", "service.default.ilb.json");
   /** The GCE resources (Pulumi types) the Service's stack holds. */
   const heldByServiceStack = (): string[] => {
     const checkpoint: unknown = JSON.parse(fs.readFileSync(stackFile(), "utf8"));
@@ -68,7 +89,13 @@ describe("existing load balancer: no first up next to the stock CCM's", function
     return [...text.matchAll(/"type":"(gcp:[^"]+)"/g)].map((match) => match[1]);
   };
   const start = async (overrides: Partial<DaemonOptions>): Promise<Daemon> => {
-    const started = new Daemon(daemonOptions(env, parseConfig(RAW_CONFIG), { leaderElection: false, firstUpGuard: { computeEndpoint: env.gce.computeEndpoint }, ...overrides }));
+    const started = new Daemon(
+      daemonOptions(env, parseConfig(RAW_CONFIG), {
+        leaderElection: false,
+        firstUpGuard: { computeEndpoint: env.gce.computeEndpoint },
+        ...overrides,
+      }),
+    );
     daemon = started;
     await started.start(() => assert.fail("lost leadership"));
     return started;
@@ -81,14 +108,26 @@ describe("existing load balancer: no first up next to the stock CCM's", function
       env.gce.putInstance(node.name, { zone: node.zone });
       const labels = { "topology.kubernetes.io/zone": node.zone, ...(node.excluded ? { [EXCLUDE]: "true" } : {}) };
       const created = await core.createNode({
-        body: { metadata: { name: node.name, labels }, spec: { providerID: `gce://dccm-test/${node.zone}/${node.name}`, podCIDR: node.podCIDR, podCIDRs: [node.podCIDR] } },
+        body: {
+          metadata: { name: node.name, labels },
+          spec: {
+            providerID: `gce://dccm-test/${node.zone}/${node.name}`,
+            podCIDR: node.podCIDR,
+            podCIDRs: [node.podCIDR],
+          },
+        },
       });
       node.uid = created.metadata?.uid ?? "";
     }
     const created = await core.createNamespacedService({
       namespace: "default",
       body: {
-        metadata: { name: "ilb", namespace: "default", annotations: { "networking.gke.io/load-balancer-type": "Internal" }, finalizers: [STOCK_LB_CLEANUP_FINALIZER, STOCK_ILB_FINALIZER] },
+        metadata: {
+          name: "ilb",
+          namespace: "default",
+          annotations: { "networking.gke.io/load-balancer-type": "Internal" },
+          finalizers: [STOCK_LB_CLEANUP_FINALIZER, STOCK_ILB_FINALIZER],
+        },
         spec: {
           type: "LoadBalancer",
           selector: { app: "ilb" },
@@ -101,10 +140,19 @@ describe("existing load balancer: no first up next to the stock CCM's", function
     });
     const uid = created.metadata?.uid ?? "";
     lb = loadBalancerName(uid);
-    const ports = (created.spec?.ports ?? []).map((port) => ({ port: port.port, protocol: "TCP" as const, nodePort: port.nodePort ?? 0 }));
+    const ports = (created.spec?.ports ?? []).map((port) => ({
+      port: port.port,
+      protocol: "TCP" as const,
+      nodePort: port.nodePort ?? 0,
+    }));
     // The stock CCM's instance groups hold the backend nodes; the route controller routes every node, the excluded one too.
     const backends = NODES.filter((node) => !node.excluded);
-    seed = seedStockCcm(env.gce, STOCK_CLUSTER, [{ namespace: "default", name: "ilb", uid, scheme: "Internal", ports, externalTrafficPolicy: "Cluster" }], backends);
+    seed = seedStockCcm(
+      env.gce,
+      STOCK_CLUSTER,
+      [{ namespace: "default", name: "ilb", uid, scheme: "Internal", ports, externalTrafficPolicy: "Cluster" }],
+      backends,
+    );
     seedStockCcm(
       env.gce,
       STOCK_CLUSTER,
@@ -112,7 +160,11 @@ describe("existing load balancer: no first up next to the stock CCM's", function
       NODES.filter((node) => node.excluded),
     );
     ip = seed.ips["default/ilb"];
-    await core.replaceNamespacedServiceStatus({ name: "ilb", namespace: "default", body: { ...(await read()), status: { loadBalancer: { ingress: [{ ip, ipMode: "VIP" }] } } } });
+    await core.replaceNamespacedServiceStatus({
+      name: "ilb",
+      namespace: "default",
+      body: { ...(await read()), status: { loadBalancer: { ingress: [{ ip, ipMode: "VIP" }] } } },
+    });
   });
 
   after(async () => {
@@ -121,7 +173,13 @@ describe("existing load balancer: no first up next to the stock CCM's", function
   });
 
   it("--adopt refusing the Service (its IP cannot be promoted) adopts the cluster stack and leaves the Service untouched", async () => {
-    env.gce.injectFault({ kind: "addresses", name: lb, operation: "create", status: 400, message: "promotion refused by the test" });
+    env.gce.injectFault({
+      kind: "addresses",
+      name: lb,
+      operation: "create",
+      status: 400,
+      message: "promotion refused by the test",
+    });
     await start({ adopt: { allowReplace: false, computeEndpoint: env.gce.computeEndpoint } });
     await daemon?.idle();
     await daemon?.stop();
@@ -133,7 +191,10 @@ describe("existing load balancer: no first up next to the stock CCM's", function
     // Adoption's preview made the Service's stack, and nothing went into it.
     assert.deepEqual(stackFiles(), ["cluster.json", "service.default.ilb.json"]);
     assert.deepEqual(heldByServiceStack(), []);
-    assert.equal(env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === lb)?.properties.ipAddress, ip);
+    assert.equal(
+      env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === lb)?.properties.ipAddress,
+      ip,
+    );
   });
 
   it("without --adopt: nothing created, GCE exactly as it was, a Warning naming what exists, the Service counted as held", async () => {
@@ -145,7 +206,9 @@ describe("existing load balancer: no first up next to the stock CCM's", function
       `Not created: GCE already has backendServices/us-central1/${lb}, firewalls/global/k8s-fw-${lb}, forwardingRules/us-central1/${lb} under this load balancer's names, ` +
       "held by no dccm stack (the stock CCM's?); adopt them with their IP: run dccm adopt, or restart dccm daemon with --adopt";
     // Held, then retried with the queue's backoff: the same Warning, counted, never a second one.
-    await eventually("the Warning, told twice", async () => ((await warnings()).some(([reason, , count]) => reason === "LoadBalancerExists" && count >= 2) ? true : undefined));
+    await eventually("the Warning, told twice", async () =>
+      (await warnings()).some(([reason, , count]) => reason === "LoadBalancerExists" && count >= 2) ? true : undefined,
+    );
     assert.deepEqual(
       (await warnings()).filter(([reason]) => reason !== "AdoptionRefused").map(([reason, text]) => [reason, text]),
       [["LoadBalancerExists", message]],
@@ -159,13 +222,19 @@ describe("existing load balancer: no first up next to the stock CCM's", function
       "no address",
     );
     const service = await read();
-    assert.deepEqual(service.metadata?.finalizers, [STOCK_LB_CLEANUP_FINALIZER, STOCK_ILB_FINALIZER], "no finalizer added or removed");
+    assert.deepEqual(
+      service.metadata?.finalizers,
+      [STOCK_LB_CLEANUP_FINALIZER, STOCK_ILB_FINALIZER],
+      "no finalizer added or removed",
+    );
     assert.deepEqual(
       service.status?.loadBalancer?.ingress?.map((ingress) => ingress.ip),
       [ip],
     );
     assert.equal(fs.readFileSync(stackFile(), "utf8"), stackBefore, "nothing written into the Service's stack");
-    const ledger = await core.readNamespacedConfigMap({ name: "dccm-load-balancers", namespace: "kube-system" }).catch(() => undefined);
+    const ledger = await core
+      .readNamespacedConfigMap({ name: "dccm-load-balancers", namespace: "kube-system" })
+      .catch(() => undefined);
     assert.equal(ledger?.data?.[lb], undefined, "no ledger entry");
     await daemon?.stop();
     daemon = undefined;
@@ -194,8 +263,16 @@ describe("existing load balancer: no first up next to the stock CCM's", function
     );
     assert.deepEqual(service.metadata?.finalizers, [LB_FINALIZER]);
     const resources = env.gce.listResources();
-    assert.equal(resources.find((r) => r.kind === "forwardingRules" && r.name === lb)?.properties.ipAddress, ip, "the forwarding rule keeps its IP");
-    assert.equal(resources.find((r) => r.kind === "addresses" && r.name === lb)?.properties.address, ip, "promoted to the static address <lb>");
+    assert.equal(
+      resources.find((r) => r.kind === "forwardingRules" && r.name === lb)?.properties.ipAddress,
+      ip,
+      "the forwarding rule keeps its IP",
+    );
+    assert.equal(
+      resources.find((r) => r.kind === "addresses" && r.name === lb)?.properties.address,
+      ip,
+      "promoted to the static address <lb>",
+    );
     assert.equal(await heldGauge(), 0);
     assert.deepEqual(stackFiles(), ["cluster.json", "service.default.ilb.json"]);
     assert.equal((await warnings()).filter(([reason]) => reason === "LoadBalancerExists").length, 1, "not told again");

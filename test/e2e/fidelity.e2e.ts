@@ -10,7 +10,14 @@ import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 import { describeError } from "../../runtime/errors";
 import { StackRunner } from "../../stacks/runner";
-import { CLUSTER_STACK, desiredState, loadBalancerName, parseConfig, type ClusterSnapshot, type ServiceInfo } from "../../model";
+import {
+  CLUSTER_STACK,
+  desiredState,
+  loadBalancerName,
+  parseConfig,
+  type ClusterSnapshot,
+  type ServiceInfo,
+} from "../../model";
 import type { ResourceListing } from "../../emulator/gce";
 import { createNode, E2E_CONFIG, eventReasons, lbService } from "../support/e2e/cluster";
 import { counter } from "../support/metrics";
@@ -53,7 +60,17 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
     legacy: service("legacy", LEGACY_UID, { annotations: INTERNAL }),
   };
   const snapshot = (): ClusterSnapshot => ({
-    nodes: [{ name: "node-1", uid: "f1de0000-0000-4000-8000-00000000000a", providerID: "gce://dccm-test/us-central1-a/node-1", labels: {}, taints: [], deleting: false, podCIDRs: [] }],
+    nodes: [
+      {
+        name: "node-1",
+        uid: "f1de0000-0000-4000-8000-00000000000a",
+        providerID: "gce://dccm-test/us-central1-a/node-1",
+        labels: {},
+        taints: [],
+        deleting: false,
+        podCIDRs: [],
+      },
+    ],
     services: Object.values(services),
   });
 
@@ -78,7 +95,12 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
   before(async () => {
     env = await startTestEnv();
     env.gce.putInstance("node-1", { zone: "us-central1-a" });
-    runner = new StackRunner({ backendUrl: env.backendUrl, env: env.pulumiEnv, workDir: path.join(env.dir, "workspaces"), pulumiCommand: env.pulumiCommand });
+    runner = new StackRunner({
+      backendUrl: env.backendUrl,
+      env: env.pulumiEnv,
+      workDir: path.join(env.dir, "workspaces"),
+      pulumiCommand: env.pulumiCommand,
+    });
   });
 
   after(async () => {
@@ -89,7 +111,9 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
     await runner.up(CLUSTER_STACK, { kind: "cluster" }, desiredState(snapshot(), config), { refresh: false });
     const group = find("instanceGroups", "k8s-ig--e2e0cafe");
     assert.equal(group.properties.network, `${env.gce.endpoint}/compute/v1/projects/dccm-test/global/networks/k8s-net`);
-    assert.deepEqual(group.properties.instances, [`${env.gce.endpoint}/compute/v1/projects/dccm-test/zones/us-central1-a/instances/node-1`]);
+    assert.deepEqual(group.properties.instances, [
+      `${env.gce.endpoint}/compute/v1/projects/dccm-test/zones/us-central1-a/instances/node-1`,
+    ]);
   });
 
   it("a target-pool Service whose sessionAffinity changes gets a new pool behind the same IP", async () => {
@@ -104,7 +128,10 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
     const rule = find("forwardingRules", lb);
     assert.equal(rule.properties.ipAddress, ip);
     assert.equal(find("addresses", lb).properties.address, ip);
-    assert.equal(rule.properties.target, `${env.gce.endpoint}/compute/v1/projects/dccm-test/regions/us-central1/targetPools/${lb}`);
+    assert.equal(
+      rule.properties.target,
+      `${env.gce.endpoint}/compute/v1/projects/dccm-test/regions/us-central1/targetPools/${lb}`,
+    );
   });
 
   it("a Service switched from TCP to UDP gets a UDP backend service and forwarding rule behind the same IP", async () => {
@@ -117,7 +144,12 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
     assert.equal(find("backendServices", lb).properties.protocol, "UDP");
     assert.equal(find("forwardingRules", lb).properties.ipProtocol, "UDP");
     assert.equal(find("forwardingRules", lb).properties.ipAddress, ip);
-    assert.deepEqual(namesOf(lb), [`addresses ${lb}`, `backendServices ${lb}`, `firewalls k8s-fw-${lb}`, `forwardingRules ${lb}`]);
+    assert.deepEqual(namesOf(lb), [
+      `addresses ${lb}`,
+      `backendServices ${lb}`,
+      `firewalls k8s-fw-${lb}`,
+      `forwardingRules ${lb}`,
+    ]);
   });
 
   it("an internal Service that gains a UDP port keeps its IP: its address is a SHARED_LOADBALANCER_VIP from the start", async () => {
@@ -125,7 +157,10 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
     await upService("ilb");
     const address = find("addresses", lb);
     assert.equal(address.properties.purpose, "SHARED_LOADBALANCER_VIP");
-    assert.equal(address.properties.subnetwork, `${env.gce.endpoint}/compute/v1/projects/dccm-test/regions/us-central1/subnetworks/k8s-subnet`);
+    assert.equal(
+      address.properties.subnetwork,
+      `${env.gce.endpoint}/compute/v1/projects/dccm-test/regions/us-central1/subnetworks/k8s-subnet`,
+    );
     const ip = String(address.properties.address);
     assert.equal(ip.startsWith("10.128."), true, `${ip} comes from k8s-subnet 10.128.0.0/20`);
 
@@ -139,7 +174,9 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
     await upService("ilb");
     assert.equal(find("addresses", lb).properties.id, address.properties.id);
     assert.deepEqual(
-      [find("forwardingRules", lb), find("forwardingRules", `${lb}-udp`)].map((rule) => `${String(rule.properties.ipProtocol)} ${String(rule.properties.ipAddress)}`),
+      [find("forwardingRules", lb), find("forwardingRules", `${lb}-udp`)].map(
+        (rule) => `${String(rule.properties.ipProtocol)} ${String(rule.properties.ipAddress)}`,
+      ),
       [`TCP ${ip}`, `UDP ${ip}`],
     );
   });
@@ -152,7 +189,10 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
     const before = find("addresses", lb);
     await upService("legacy", { refresh: true });
     const after = find("addresses", lb);
-    assert.deepEqual([after.properties.id, after.properties.address, after.properties.purpose], [before.properties.id, before.properties.address, "GCE_ENDPOINT"]);
+    assert.deepEqual(
+      [after.properties.id, after.properties.address, after.properties.purpose],
+      [before.properties.id, before.properties.address, "GCE_ENDPOINT"],
+    );
     assert.equal(find("forwardingRules", lb).properties.ipAddress, before.properties.address);
   });
 
@@ -199,9 +239,17 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
       await createNode(core, "node-1", "us-central1-a");
       daemon = new Daemon(daemonOptions(env, config, {}));
       await daemon.start(() => assert.fail("leadership lost"));
-      await core.createNamespacedService({ namespace: "default", body: lbService("unowned", { loadBalancerIP: "203.0.113.77" }) });
-      const failure = await eventually("a SyncLoadBalancerFailed event", async () => (await eventReasons(core, "unowned")).find((event) => event.reason === "SyncLoadBalancerFailed"));
-      assert.match(failure.message, /Invalid value for field 'resource\.IPAddress': '203\.0\.113\.77'\. Invalid IP address specified\./);
+      await core.createNamespacedService({
+        namespace: "default",
+        body: lbService("unowned", { loadBalancerIP: "203.0.113.77" }),
+      });
+      const failure = await eventually("a SyncLoadBalancerFailed event", async () =>
+        (await eventReasons(core, "unowned")).find((event) => event.reason === "SyncLoadBalancerFailed"),
+      );
+      assert.match(
+        failure.message,
+        /Invalid value for field 'resource\.IPAddress': '203\.0\.113\.77'\. Invalid IP address specified\./,
+      );
       assert.equal(/[{}]/.test(failure.message), false, `no raw JSON body in ${failure.message}`);
       await daemon.idle();
       assert.equal(
@@ -219,22 +267,51 @@ describe("fidelity: Service changes that GCE replaces or refuses converge, and k
     it("with Compute access, such an IP is refused before any run, in dccm's words; once reserved, it is used", async () => {
       await daemon?.stop();
       const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
-      daemon = new Daemon(daemonOptions(env, config, { nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint }, []) }));
+      daemon = new Daemon(
+        daemonOptions(env, config, { nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint }, []) }),
+      );
       await daemon.start(() => assert.fail("leadership lost"));
-      await core.createNamespacedService({ namespace: "default", body: lbService("asks-ip", { loadBalancerIP: "203.0.113.78" }) });
-      const failure = await eventually("a SyncLoadBalancerFailed event", async () => (await eventReasons(core, "asks-ip")).find((event) => event.reason === "SyncLoadBalancerFailed"));
+      await core.createNamespacedService({
+        namespace: "default",
+        body: lbService("asks-ip", { loadBalancerIP: "203.0.113.78" }),
+      });
+      const failure = await eventually("a SyncLoadBalancerFailed event", async () =>
+        (await eventReasons(core, "asks-ip")).find((event) => event.reason === "SyncLoadBalancerFailed"),
+      );
       assert.equal(
         failure.message,
         "Error syncing load balancer: Service default/asks-ip: spec.loadBalancerIP: 203.0.113.78 is neither a static address reserved in project dccm-test " +
           "region us-central1 nor the current IP of the load balancer; reserve it first (gcloud compute addresses create NAME --region us-central1 --addresses 203.0.113.78)",
       );
-      assert.equal(await counter(daemon.metrics.registry, "dccm_stack_runs_total", { stack: "service.default.asks-ip", operation: "up" }), 0);
+      assert.equal(
+        await counter(daemon.metrics.registry, "dccm_stack_runs_total", {
+          stack: "service.default.asks-ip",
+          operation: "up",
+        }),
+        0,
+      );
       // The user reserves it, as the event says; the next retry uses it and never releases it.
-      env.gce.state.create("addresses", { project: "dccm-test", region: "us-central1", name: "user-reserved", address: "203.0.113.78" });
-      const ip = await eventually("asks-ip's ingress", async () => (await core.readNamespacedServiceStatus({ name: "asks-ip", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+      env.gce.state.create("addresses", {
+        project: "dccm-test",
+        region: "us-central1",
+        name: "user-reserved",
+        address: "203.0.113.78",
+      });
+      const ip = await eventually(
+        "asks-ip's ingress",
+        async () =>
+          (await core.readNamespacedServiceStatus({ name: "asks-ip", namespace: "default" })).status?.loadBalancer
+            ?.ingress?.[0]?.ip,
+      );
       assert.equal(ip, "203.0.113.78");
       await core.deleteNamespacedService({ name: "asks-ip", namespace: "default" });
-      await eventually("asks-ip gone", async () => ((await core.listNamespacedService({ namespace: "default" })).items.some((svc) => svc.metadata?.name === "asks-ip") ? undefined : true));
+      await eventually("asks-ip gone", async () =>
+        (await core.listNamespacedService({ namespace: "default" })).items.some(
+          (svc) => svc.metadata?.name === "asks-ip",
+        )
+          ? undefined
+          : true,
+      );
       assert.equal(
         env.gce.listResources().some((resource) => resource.kind === "addresses" && resource.name === "user-reserved"),
         true,

@@ -21,7 +21,9 @@ function mode(file: string): string {
 /** Every path under `root` that its group or others may read, write or enter. */
 function openToOthers(root: string): string[] {
   const entries = fs.readdirSync(root, { recursive: true }) as string[];
-  return [root, ...entries.map((entry) => path.join(root, entry))].filter((file) => (fs.lstatSync(file).mode & 0o077) !== 0 && !fs.lstatSync(file).isSymbolicLink());
+  return [root, ...entries.map((entry) => path.join(root, entry))].filter(
+    (file) => (fs.lstatSync(file).mode & 0o077) !== 0 && !fs.lstatSync(file).isSymbolicLink(),
+  );
 }
 
 describe("dccm daemon process: file modes of its state", function () {
@@ -77,13 +79,21 @@ describe("dccm daemon process: file modes of its state", function () {
       lines.on("line", (line) => {
         log.write(`${line}\n`);
         const entry = JSON.parse(line) as { msg?: string; address?: { port?: number } };
-        if (entry.msg === "serving /healthz, /readyz, /metrics" && entry.address?.port !== undefined) resolve(entry.address.port);
+        if (entry.msg === "serving /healthz, /readyz, /metrics" && entry.address?.port !== undefined)
+          resolve(entry.address.port);
       });
-      running.once("exit", () => reject(new Error(`daemon exited before serving; see ${path.join(env.dir, "daemon.log")}`)));
+      running.once("exit", () =>
+        reject(new Error(`daemon exited before serving; see ${path.join(env.dir, "daemon.log")}`)),
+      );
     });
     await eventually(
       "the cluster stack applied",
-      async () => (/^dccm_reconciles_total\{kind="cluster",result="ok"\} [1-9]/m.test(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()) ? true : undefined),
+      async () =>
+        /^dccm_reconciles_total\{kind="cluster",result="ok"\} [1-9]/m.test(
+          await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(),
+        )
+          ? true
+          : undefined,
       120_000,
     );
   });
@@ -97,8 +107,18 @@ describe("dccm daemon process: file modes of its state", function () {
   });
 
   it("the state dir, the cluster stack's workspace and the backend are 700, the stack's checkpoint 600", () => {
-    const checkpoint = path.join(stateDir, "backend", ".pulumi", "stacks", `dccm-${String(E2E_CONFIG.clusterId)}`, "cluster.json");
-    assert.deepEqual([stateDir, path.join(stateDir, "workspaces", "cluster"), path.join(stateDir, "backend"), checkpoint].map(mode), ["700", "700", "700", "600"]);
+    const checkpoint = path.join(
+      stateDir,
+      "backend",
+      ".pulumi",
+      "stacks",
+      `dccm-${String(E2E_CONFIG.clusterId)}`,
+      "cluster.json",
+    );
+    assert.deepEqual(
+      [stateDir, path.join(stateDir, "workspaces", "cluster"), path.join(stateDir, "backend"), checkpoint].map(mode),
+      ["700", "700", "700", "600"],
+    );
   });
 
   it("nothing under the state dir is open to group or others", () => {

@@ -10,7 +10,17 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import * as k8s from "@kubernetes/client-node";
-import { CLUSTER_STACK, desiredState, loadBalancerName, NOTHING_OBSERVED, parseConfig, serviceStackName, type ClusterSnapshot, type DesiredState, type Scope } from "../../model";
+import {
+  CLUSTER_STACK,
+  desiredState,
+  loadBalancerName,
+  NOTHING_OBSERVED,
+  parseConfig,
+  serviceStackName,
+  type ClusterSnapshot,
+  type DesiredState,
+  type Scope,
+} from "../../model";
 import { Daemon } from "../../daemon/daemon";
 import { recordedReferences } from "../../controllers/service/controller";
 import { withReferences } from "../../controllers/stackRuns";
@@ -26,10 +36,29 @@ const SERVICE_UID = "0f1ee2e0-1111-4222-8333-444455556666";
 const LB = "a0f1ee2e011114222833344445555666";
 const FIREWALL = "gcp:compute/firewall:Firewall";
 /** The inputs dccm declared of a firewall before destinationRanges and priority (components/primitives.ts at 4f9f7c6). */
-const FIREWALL_INPUTS_BEFORE = ["allows", "description", "direction", "name", "network", "project", "sourceRanges", "targetTags"];
+const FIREWALL_INPUTS_BEFORE = [
+  "allows",
+  "description",
+  "direction",
+  "name",
+  "network",
+  "project",
+  "sourceRanges",
+  "targetTags",
+];
 
 const snapshot: ClusterSnapshot = {
-  nodes: [{ name: "node-1", uid: "n0000000-0000-4000-8000-000000000001", providerID: "gce://dccm-test/us-central1-a/node-1", labels: {}, taints: [], deleting: false, podCIDRs: [] }],
+  nodes: [
+    {
+      name: "node-1",
+      uid: "n0000000-0000-4000-8000-000000000001",
+      providerID: "gce://dccm-test/us-central1-a/node-1",
+      labels: {},
+      taints: [],
+      deleting: false,
+      podCIDRs: [],
+    },
+  ],
   services: [
     {
       namespace: "default",
@@ -65,7 +94,12 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
   before(async () => {
     env = await startTestEnv({ withKube: false });
     env.gce.putInstance("node-1", { zone: "us-central1-a" });
-    runner = new StackRunner({ backendUrl: env.backendUrl, env: env.pulumiEnv, workDir: workDir(), pulumiCommand: env.pulumiCommand });
+    runner = new StackRunner({
+      backendUrl: env.backendUrl,
+      env: env.pulumiEnv,
+      workDir: workDir(),
+      pulumiCommand: env.pulumiCommand,
+    });
   });
 
   after(async () => {
@@ -73,11 +107,13 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
   });
 
   function firewall(name: string): Record<string, unknown> | undefined {
-    return env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === name)?.properties;
+    return env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === name)
+      ?.properties;
   }
 
   function ipOfAddress(): string {
-    const ip = env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === LB)?.properties.address;
+    const ip = env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === LB)
+      ?.properties.address;
     assert.equal(typeof ip, "string");
     return String(ip);
   }
@@ -95,7 +131,11 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
         program: async () => {
           pulumi.runtime.registerStackTransformation((args) => {
             if (args.type !== FIREWALL) return undefined;
-            const { destinationRanges: _destination, priority: _priority, ...props } = args.props as Record<string, unknown>;
+            const {
+              destinationRanges: _destination,
+              priority: _priority,
+              ...props
+            } = args.props as Record<string, unknown>;
             // The SDK's constructors list every output as an undefined input too.
             assert.deepEqual(
               Object.keys(props)
@@ -131,15 +171,29 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
     assert.deepEqual(ops(service), ["default/web:firewall update", "default/web:hc-firewall update"]);
     const ip = ipOfAddress();
     assert.deepEqual(firewall(`k8s-fw-${LB}`)?.destinationRanges, [ip]);
-    assert.deepEqual(firewall(`k8s-${LB}-http-hc`)?.destinationRanges, [ip], "the stock CCM's external health-check firewall: towards the IP");
-    assert.equal(firewall("k8s-e2e0cafe-node-http-hc")?.destinationRanges, undefined, "the cluster's node health-check firewall serves every load balancer");
-    for (const name of [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, "k8s-e2e0cafe-node-http-hc"]) assert.equal(firewall(name)?.priority, 1000, name);
+    assert.deepEqual(
+      firewall(`k8s-${LB}-http-hc`)?.destinationRanges,
+      [ip],
+      "the stock CCM's external health-check firewall: towards the IP",
+    );
+    assert.equal(
+      firewall("k8s-e2e0cafe-node-http-hc")?.destinationRanges,
+      undefined,
+      "the cluster's node health-check firewall serves every load balancer",
+    );
+    for (const name of [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, "k8s-e2e0cafe-node-http-hc"])
+      assert.equal(firewall(name)?.priority, 1000, name);
     // Updated, never deleted and created again: the emulator's history of the two firewalls.
     const history = env.gce
       .history()
       .filter((entry) => entry.kind === "firewalls" && entry.name !== "k8s-e2e0cafe-node-http-hc")
       .map((entry) => `${entry.name} ${entry.op}`);
-    assert.deepEqual([...history].sort(), [`k8s-${LB}-http-hc create`, `k8s-${LB}-http-hc update`, `k8s-fw-${LB} create`, `k8s-fw-${LB} update`]);
+    assert.deepEqual([...history].sort(), [
+      `k8s-${LB}-http-hc create`,
+      `k8s-${LB}-http-hc update`,
+      `k8s-fw-${LB} create`,
+      `k8s-fw-${LB} update`,
+    ]);
     const lastCreate = Math.max(...history.map((line, index) => (line.endsWith(" create") ? index : -1)));
     assert.ok(history.findIndex((line) => line.endsWith(" update")) > lastCreate, history.join(", "));
   });
@@ -152,18 +206,30 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
     assert.deepEqual(ops(cluster), ["cluster:node-hc-fw update"]);
     // What a Service stack waits for before it creates a deny rule (controllers/cluster/controller.ts clusterReadyFor).
     assert.equal(cluster.outputs.nodeHealthCheckFirewallPriority, 999);
-    assert.deepEqual(ops(service), ["default/web:deny-firewall create", "default/web:firewall update", "default/web:hc-firewall update"]);
+    assert.deepEqual(ops(service), [
+      "default/web:deny-firewall create",
+      "default/web:firewall update",
+      "default/web:hc-firewall update",
+    ]);
     const ip = ipOfAddress();
     const deny = firewall(`k8s-fw-${LB}-deny`);
-    assert.deepEqual([deny?.priority, deny?.denies, deny?.sourceRanges, deny?.destinationRanges, deny?.targetTags], [1000, [{ protocol: "all" }], ["0.0.0.0/0"], [ip], ["k8s-node"]]);
-    for (const name of [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, "k8s-e2e0cafe-node-http-hc"]) assert.equal(firewall(name)?.priority, 999, name);
+    assert.deepEqual(
+      [deny?.priority, deny?.denies, deny?.sourceRanges, deny?.destinationRanges, deny?.targetTags],
+      [1000, [{ protocol: "all" }], ["0.0.0.0/0"], [ip], ["k8s-node"]],
+    );
+    for (const name of [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, "k8s-e2e0cafe-node-http-hc"])
+      assert.equal(firewall(name)?.priority, 999, name);
     const order = env.gce
       .history()
       .slice(before)
       .filter((entry) => entry.kind === "firewalls")
       .map((entry) => `${entry.name} ${entry.op}`);
     assert.equal(order.at(-1), `k8s-fw-${LB}-deny create`, order.join(", "));
-    assert.deepEqual(order.slice(0, -1).sort(), [`k8s-${LB}-http-hc update`, `k8s-e2e0cafe-node-http-hc update`, `k8s-fw-${LB} update`]);
+    assert.deepEqual(order.slice(0, -1).sort(), [
+      `k8s-${LB}-http-hc update`,
+      `k8s-e2e0cafe-node-http-hc update`,
+      `k8s-fw-${LB} update`,
+    ]);
   });
 
   it("enableL4DenyFirewall turned off: k8s-fw-<lb>-deny deleted before any allow rule goes back to 1000, never an allow at 1000 beside it", async () => {
@@ -178,14 +244,22 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
     const denyDeleted = order.indexOf(`k8s-fw-${LB}-deny delete`);
     assert.ok(denyDeleted >= 0, order.join(", "));
     // Each allow rule sat at 999 beside the deny rule: an update of one before the deny rule is gone is an allow at 1000 beside it.
-    const allowUpdates = order.map((line, index) => (line.endsWith(" update") ? index : -1)).filter((index) => index >= 0);
+    const allowUpdates = order
+      .map((line, index) => (line.endsWith(" update") ? index : -1))
+      .filter((index) => index >= 0);
     assert.ok(
       allowUpdates.every((index) => index > denyDeleted),
       order.join(", "),
     );
-    assert.deepEqual([...order].sort(), [`k8s-${LB}-http-hc update`, "k8s-e2e0cafe-node-http-hc update", `k8s-fw-${LB} update`, `k8s-fw-${LB}-deny delete`]);
+    assert.deepEqual([...order].sort(), [
+      `k8s-${LB}-http-hc update`,
+      "k8s-e2e0cafe-node-http-hc update",
+      `k8s-fw-${LB} update`,
+      `k8s-fw-${LB}-deny delete`,
+    ]);
     assert.equal(firewall(`k8s-fw-${LB}-deny`), undefined);
-    for (const name of [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, "k8s-e2e0cafe-node-http-hc"]) assert.equal(firewall(name)?.priority, 1000, name);
+    for (const name of [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, "k8s-e2e0cafe-node-http-hc"])
+      assert.equal(firewall(name)?.priority, 1000, name);
   });
 
   /**
@@ -198,15 +272,25 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
     const held = withReferences(NOTHING_OBSERVED, read, true);
     assert.deepEqual(held.denyRulesHeld, ["default/web"]);
     const first = desiredState(snapshot, off, held);
-    assert.deepEqual(ops(await runner.up(CLUSTER_STACK, { kind: "cluster" }, first, { refresh: false })), [], "the node health-check firewall stays at 999");
+    assert.deepEqual(
+      ops(await runner.up(CLUSTER_STACK, { kind: "cluster" }, first, { refresh: false })),
+      [],
+      "the node health-check firewall stays at 999",
+    );
     const deleted = await runner.up(SERVICE_STACK, SERVICE_SCOPE, first, { refresh: false });
     assert.deepEqual(ops(deleted), ["default/web:deny-firewall delete"], "the deny rule alone");
-    for (const name of [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, "k8s-e2e0cafe-node-http-hc"]) assert.equal(firewall(name)?.priority, 999, name);
+    for (const name of [`k8s-fw-${LB}`, `k8s-${LB}-http-hc`, "k8s-e2e0cafe-node-http-hc"])
+      assert.equal(firewall(name)?.priority, 999, name);
     const none = withReferences(held, recordedReferences(deleted.outputs, "default", "web"), true);
     assert.deepEqual([none.denyRulesHeld, none.denyRulesUnread], [undefined, undefined]);
     const second = desiredState(snapshot, off, none);
-    assert.deepEqual(ops(await runner.up(SERVICE_STACK, SERVICE_SCOPE, second, { refresh: false })), ["default/web:firewall update", "default/web:hc-firewall update"]);
-    assert.deepEqual(ops(await runner.up(CLUSTER_STACK, { kind: "cluster" }, second, { refresh: false })), ["cluster:node-hc-fw update"]);
+    assert.deepEqual(ops(await runner.up(SERVICE_STACK, SERVICE_SCOPE, second, { refresh: false })), [
+      "default/web:firewall update",
+      "default/web:hc-firewall update",
+    ]);
+    assert.deepEqual(ops(await runner.up(CLUSTER_STACK, { kind: "cluster" }, second, { refresh: false })), [
+      "cluster:node-hc-fw update",
+    ]);
   }
 });
 
@@ -215,7 +299,9 @@ describe("the daemon restarted with enableL4DenyFirewall off: each deny rule del
   let env: TestEnv;
   let core: k8s.CoreV1Api;
   let daemon: Daemon | undefined;
-  const fwPriority = (name: string): unknown => env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === name)?.properties.priority;
+  const fwPriority = (name: string): unknown =>
+    env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === name)?.properties
+      .priority;
   const start = async (enableL4DenyFirewall: boolean): Promise<Daemon> => {
     const started = new Daemon(daemonOptions(env, parseConfig({ ...E2E_CONFIG, enableL4DenyFirewall }), {}));
     await started.start(() => assert.fail("leadership lost"));
@@ -237,7 +323,10 @@ describe("the daemon restarted with enableL4DenyFirewall off: each deny rule del
   it("on, then restarted off: the deny rules deleted first (the allow rules still at 999), then every allow rule at 1000, never one at 1000 beside a deny rule", async () => {
     daemon = await start(true);
     // ETP Local: a health-check firewall of its own beside the traffic firewall.
-    const created = await core.createNamespacedService({ namespace: "default", body: e2eLbService("web", { externalTrafficPolicy: "Local" }) });
+    const created = await core.createNamespacedService({
+      namespace: "default",
+      body: e2eLbService("web", { externalTrafficPolicy: "Local" }),
+    });
     const lb = loadBalancerName(created.metadata?.uid ?? "");
     await eventually("web's deny rule", () => (fwPriority(`k8s-fw-${lb}-deny`) === 1000 ? true : undefined));
     await daemon.idle();
@@ -248,7 +337,9 @@ describe("the daemon restarted with enableL4DenyFirewall off: each deny rule del
 
     const before = env.gce.history().length;
     daemon = await start(false);
-    await eventually("every allow rule back at 1000", () => (allows.every((name) => fwPriority(name) === 1000) ? true : undefined));
+    await eventually("every allow rule back at 1000", () =>
+      allows.every((name) => fwPriority(name) === 1000) ? true : undefined,
+    );
     await daemon.idle();
     assert.equal(fwPriority(`k8s-fw-${lb}-deny`), undefined);
     const order = env.gce
@@ -263,6 +354,11 @@ describe("the daemon restarted with enableL4DenyFirewall off: each deny rule del
       order.every((line, index) => !line.endsWith(" update") || index > denyDeleted),
       order.join(", "),
     );
-    assert.deepEqual([...order].sort(), [`k8s-${lb}-http-hc update`, "k8s-e2e0cafe-node-http-hc update", `k8s-fw-${lb} update`, `k8s-fw-${lb}-deny delete`]);
+    assert.deepEqual([...order].sort(), [
+      `k8s-${lb}-http-hc update`,
+      "k8s-e2e0cafe-node-http-hc update",
+      `k8s-fw-${lb} update`,
+      `k8s-fw-${lb}-deny delete`,
+    ]);
   });
 });

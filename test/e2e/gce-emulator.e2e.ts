@@ -216,7 +216,10 @@ describe("GCE emulator under the real Pulumi engine", function () {
     const backend = path.join(tmp, "state");
     const workDir = path.join(tmp, "work");
     await Promise.all([fs.mkdir(home), fs.mkdir(backend), fs.mkdir(workDir)]);
-    const pulumiCommand = await PulumiCommand.get({ root: path.dirname(path.dirname(pulumiBin)), skipVersionCheck: true });
+    const pulumiCommand = await PulumiCommand.get({
+      root: path.dirname(path.dirname(pulumiBin)),
+      skipVersionCheck: true,
+    });
     stack = await LocalWorkspace.createOrSelectStack(
       { projectName: "gce-emulator-e2e", stackName: "e2e", program },
       {
@@ -298,7 +301,9 @@ describe("GCE emulator under the real Pulumi engine", function () {
     assert.ok(stack !== undefined && gce !== undefined);
     const original = gce.listResources().find((r) => r.kind === "forwardingRules");
     assert.ok(original !== undefined);
-    const res = await fetch(`${gce.endpoint}/emulator/resources/forwardingRules/${PROJECT}/${REGION}/${LB}`, { method: "DELETE" });
+    const res = await fetch(`${gce.endpoint}/emulator/resources/forwardingRules/${PROJECT}/${REGION}/${LB}`, {
+      method: "DELETE",
+    });
     assert.equal(res.status, 200);
     assert.deepEqual(
       gce.listResources().map((r) => r.kind),

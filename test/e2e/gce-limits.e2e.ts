@@ -34,7 +34,14 @@ describe("dccm under GCE's quotas and rate limits", function () {
           quotas: { STATIC_ADDRESSES: 1 },
           ratePerInterval: { Queries: 10 },
           rateIntervalMs: 3_000,
-          operationLatencyMs: { addresses: 100, forwardingRules: 300, backendServices: 200, healthChecks: 100, firewalls: 200, instanceGroups: 100 },
+          operationLatencyMs: {
+            addresses: 100,
+            forwardingRules: 300,
+            backendServices: 200,
+            healthChecks: 100,
+            firewalls: 200,
+            instanceGroups: 100,
+          },
         },
       },
     });
@@ -56,12 +63,20 @@ describe("dccm under GCE's quotas and rate limits", function () {
   it("a Service over the STATIC_ADDRESSES quota gets one Warning QuotaExceeded naming it, counted by quota", async () => {
     const created = await core.createNamespacedService({ namespace: "default", body: lbService("capped") });
     cappedLb = loadBalancerName(created.metadata?.uid ?? "");
-    const warning = await eventually("capped's QuotaExceeded", async () => (await eventReasons(core, "capped")).find((event) => event.reason === "QuotaExceeded"));
+    const warning = await eventually("capped's QuotaExceeded", async () =>
+      (await eventReasons(core, "capped")).find((event) => event.reason === "QuotaExceeded"),
+    );
     assert.equal(
       warning.message,
       "Error syncing load balancer: GCE quota STATIC_ADDRESSES (limit 1 in region us-central1) exceeded; release unused resources or raise the quota. Next try in 5 minutes, or at once when the desired state changes",
     );
-    assert.equal(await counter(daemon.metrics.registry, "dccm_gce_quota_exceeded_total", { kind: "service", quota: "STATIC_ADDRESSES" }), 1);
+    assert.equal(
+      await counter(daemon.metrics.registry, "dccm_gce_quota_exceeded_total", {
+        kind: "service",
+        quota: "STATIC_ADDRESSES",
+      }),
+      1,
+    );
     assert.equal(
       env.gce.listResources().some((resource) => resource.kind === "addresses" && resource.name === cappedLb),
       false,
@@ -69,9 +84,15 @@ describe("dccm under GCE's quotas and rate limits", function () {
   });
 
   it("a burst of Services spends the rate quota of mutations: the provider backs off, every Service converges without a failure, and the capped Service was not retried meanwhile", async () => {
-    await Promise.all(BURST.map((name) => core.createNamespacedService({ namespace: "default", body: lbService(name, {}, INTERNAL) })));
+    await Promise.all(
+      BURST.map((name) => core.createNamespacedService({ namespace: "default", body: lbService(name, {}, INTERNAL) })),
+    );
     for (const name of BURST) {
-      await eventually(`${name}'s ingress`, async () => (await core.readNamespacedService({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+      await eventually(
+        `${name}'s ingress`,
+        async () =>
+          (await core.readNamespacedService({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip,
+      );
     }
     const refused = env.gce.limits.counts().rateLimited.Queries ?? 0;
     assert.equal(refused > 0, true, `mutations refused by the rate quota: ${refused}`);
@@ -84,7 +105,10 @@ describe("dccm under GCE's quotas and rate limits", function () {
     // The burst took several rate intervals; the queue's failure backoff (1 s, doubling) would
     // have tried the capped Service again several times: the quota wait tried it once.
     assert.deepEqual(env.gce.limits.counts().quotaExceeded, { STATIC_ADDRESSES: 1 });
-    assert.deepEqual((await eventReasons(core, "capped")).filter((event) => event.reason === "QuotaExceeded").length, 1);
+    assert.deepEqual(
+      (await eventReasons(core, "capped")).filter((event) => event.reason === "QuotaExceeded").length,
+      1,
+    );
   });
 
   it("once the quota has room, a change of the Service runs it at once: it gets its address and ingress", async () => {
@@ -93,8 +117,15 @@ describe("dccm under GCE's quotas and rate limits", function () {
       { name: "capped", namespace: "default", body: [{ op: "replace", path: "/spec/ports/0/port", value: 81 }] },
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch),
     );
-    const ip = await eventually("capped's ingress", async () => (await core.readNamespacedService({ name: "capped", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
-    const address = env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === cappedLb);
+    const ip = await eventually(
+      "capped's ingress",
+      async () =>
+        (await core.readNamespacedService({ name: "capped", namespace: "default" })).status?.loadBalancer?.ingress?.[0]
+          ?.ip,
+    );
+    const address = env.gce
+      .listResources()
+      .find((resource) => resource.kind === "addresses" && resource.name === cappedLb);
     assert.equal(address?.properties.address, ip);
   });
 });

@@ -10,7 +10,14 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
-import { CLUSTER_STACK, desiredState, loadBalancerName, parseConfig, serviceStackName, type ClusterSnapshot } from "../../model";
+import {
+  CLUSTER_STACK,
+  desiredState,
+  loadBalancerName,
+  parseConfig,
+  serviceStackName,
+  type ClusterSnapshot,
+} from "../../model";
 import { ingressOf } from "../../components/outputs";
 import { GcsBackend, GcsClient } from "../../stacks/gcs";
 import { readEveryStack } from "../../stacks/reader";
@@ -23,7 +30,17 @@ import { startTestEnv, type TestEnv } from "../support/e2e/env";
 const config = parseConfig(E2E_CONFIG);
 
 const snapshot: ClusterSnapshot = {
-  nodes: [{ name: "node-1", uid: "n0000000-0000-4000-8000-000000000001", providerID: "gce://dccm-test/us-central1-a/node-1", labels: {}, taints: [], deleting: false, podCIDRs: [] }],
+  nodes: [
+    {
+      name: "node-1",
+      uid: "n0000000-0000-4000-8000-000000000001",
+      providerID: "gce://dccm-test/us-central1-a/node-1",
+      labels: {},
+      taints: [],
+      deleting: false,
+      podCIDRs: [],
+    },
+  ],
   services: [
     {
       namespace: "default",
@@ -80,10 +97,14 @@ async function startFaultProxy(target: string): Promise<FaultProxy> {
         response.end(JSON.stringify({ error: { code: status, message: "burst" } }));
         return;
       }
-      const upstream = http.request(new URL(request.url ?? "/", `http://${target}`), { method: request.method, headers: { ...request.headers, host: target } }, (answer) => {
-        response.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(response);
-      });
+      const upstream = http.request(
+        new URL(request.url ?? "/", `http://${target}`),
+        { method: request.method, headers: { ...request.headers, host: target } },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        },
+      );
       upstream.on("error", () => response.destroy());
       upstream.end(Buffer.concat(chunks));
     });
@@ -129,14 +150,23 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
     const root = path.join(env.dir, name);
     const log = path.join(root, "commands");
     fs.mkdirSync(path.join(root, "bin"), { recursive: true });
-    fs.writeFileSync(path.join(root, "bin", "pulumi"), `#!/bin/sh\necho "$1 $2" >> '${log}'\n[ "$1" = version ] && { echo v3.248.0; exit 0; }\nexit 1\n`, { mode: 0o755 });
+    fs.writeFileSync(
+      path.join(root, "bin", "pulumi"),
+      `#!/bin/sh\necho "$1 $2" >> '${log}'\n[ "$1" = version ] && { echo v3.248.0; exit 0; }\nexit 1\n`,
+      { mode: 0o755 },
+    );
     return {
       command: await PulumiCommand.get({ root, skipVersionCheck: true }),
-      commands: () => (fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n") : []).filter((line) => line !== "" && !line.startsWith("version ")),
+      commands: () =>
+        (fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n") : []).filter(
+          (line) => line !== "" && !line.startsWith("version "),
+        ),
     };
   }
   const objects = async (): Promise<string[]> =>
-    (await new GcsClient({ env: env.pulumiEnv }).list(env.gcs?.bucket ?? "", "dccm/.pulumi/")).filter((name) => !name.includes("/history/") && !name.includes("/backups/")).sort();
+    (await new GcsClient({ env: env.pulumiEnv }).list(env.gcs?.bucket ?? "", "dccm/.pulumi/"))
+      .filter((name) => !name.includes("/history/") && !name.includes("/backups/"))
+      .sort();
 
   before(async () => {
     env = await startTestEnv({ withKube: false, backend: "gs" });
@@ -166,7 +196,12 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
     const viaCli = new StackRunner(options("workspaces-cli", { readCheckpoints: false }));
     const cli = await recordingCli("fake-pulumi");
     const unsure: string[] = [];
-    const restarted = new StackRunner(options("workspaces-restarted", { pulumiCommand: cli.command, onCheckpointUnsure: (stack, reason) => unsure.push(`${stack}: ${reason}`) }));
+    const restarted = new StackRunner(
+      options("workspaces-restarted", {
+        pulumiCommand: cli.command,
+        onCheckpointUnsure: (stack, reason) => unsure.push(`${stack}: ${reason}`),
+      }),
+    );
     assert.deepEqual(await restarted.listStacks(), [CLUSTER_STACK, serviceStack]);
     assert.deepEqual(await viaCli.listStacks(), [CLUSTER_STACK, serviceStack]);
     for (const { stack, scope } of scopes) {
@@ -174,13 +209,23 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
       assert.deepEqual(inspected, await viaCli.inspect(stack, scope));
       assert.deepEqual(
         Object.keys(inspected.outputs).sort(),
-        stack === CLUSTER_STACK ? ["instanceGroupMembers", "instanceGroups", "loadBalancers", "routes"] : ["instanceGroups", "loadBalancers", "routes"],
+        stack === CLUSTER_STACK
+          ? ["instanceGroupMembers", "instanceGroups", "loadBalancers", "routes"]
+          : ["instanceGroups", "loadBalancers", "routes"],
       );
       // What the leak check reads of every stack, every drift interval.
-      assert.deepEqual((await restarted.stackReader().exportStack(stack)).deployment, (await viaCli.stackReader().exportStack(stack)).deployment);
+      assert.deepEqual(
+        (await restarted.stackReader().exportStack(stack)).deployment,
+        (await viaCli.stackReader().exportStack(stack)).deployment,
+      );
     }
     // What `dccm status` reads of the backend.
-    const everyStack = await readEveryStack({ backendUrl: env.backendUrl, projectName: PROJECT_NAME, env: env.pulumiEnv, pulumiCommand: cli.command });
+    const everyStack = await readEveryStack({
+      backendUrl: env.backendUrl,
+      projectName: PROJECT_NAME,
+      env: env.pulumiEnv,
+      pulumiCommand: cli.command,
+    });
     assert.deepEqual(
       everyStack.map((read) => read.stack),
       [CLUSTER_STACK, serviceStack],
@@ -196,7 +241,9 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
   });
 
   it("a gzipped checkpoint (PULUMI_DIY_BACKEND_GZIP) is read as the CLI reads it", async () => {
-    const gzip = new StackRunner(options("workspaces-gzip", { env: { ...env.pulumiEnv, PULUMI_DIY_BACKEND_GZIP: "true" } }));
+    const gzip = new StackRunner(
+      options("workspaces-gzip", { env: { ...env.pulumiEnv, PULUMI_DIY_BACKEND_GZIP: "true" } }),
+    );
     const outcome = await gzip.up(serviceStack, scopes[1].scope, desired, { refresh: false });
     const stacks = `dccm/.pulumi/stacks/${PROJECT_NAME}`;
     // The CLI replaced the plain checkpoint (backups aside): one checkpoint, gzipped.
@@ -210,17 +257,29 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
     const read = await GcsBackend.fromUrl(env.backendUrl, env.pulumiEnv)?.readCheckpoint(PROJECT_NAME, serviceStack);
     assert.equal(read?.kind, "read");
     const viaCli = new StackRunner(options("workspaces-cli-gzip", { readCheckpoints: false }));
-    assert.deepEqual(await gzip.inspect(serviceStack, scopes[1].scope), await viaCli.inspect(serviceStack, scopes[1].scope));
-    assert.deepEqual(outcome.outputs, (await viaCli.up(serviceStack, scopes[1].scope, desired, { refresh: false })).outputs);
+    assert.deepEqual(
+      await gzip.inspect(serviceStack, scopes[1].scope),
+      await viaCli.inspect(serviceStack, scopes[1].scope),
+    );
+    assert.deepEqual(
+      outcome.outputs,
+      (await viaCli.up(serviceStack, scopes[1].scope, desired, { refresh: false })).outputs,
+    );
   });
 
   it("a lock a killed run left fails the next up with the CLI's error; clearStaleLocks removes it and the up runs", async () => {
     const lock = `dccm/.pulumi/locks/organization/${PROJECT_NAME}/${serviceStack}/0b0e2e00-dead-4000-8000-000000000001.json`;
     const content = { pid: 4242, username: "dccm", hostname: "dccm-0", timestamp: "2026-01-02T03:04:05Z" };
-    const upload = await fetch(`http://${env.gcs?.host}/upload/storage/v1/b/${env.gcs?.bucket}/o?uploadType=media&name=${encodeURIComponent(lock)}`, { method: "POST", body: JSON.stringify(content) });
+    const upload = await fetch(
+      `http://${env.gcs?.host}/upload/storage/v1/b/${env.gcs?.bucket}/o?uploadType=media&name=${encodeURIComponent(lock)}`,
+      { method: "POST", body: JSON.stringify(content) },
+    );
     assert.equal(upload.status, 200);
     await assert.rejects(runner.up(serviceStack, scopes[1].scope, desired, { refresh: false }), (error: Error) => {
-      assert.match(String(error.cause instanceof Error ? error.cause.message : error.message) + error.message, /the stack is currently locked by 1 lock\(s\)/);
+      assert.match(
+        String(error.cause instanceof Error ? error.cause.message : error.message) + error.message,
+        /the stack is currently locked by 1 lock\(s\)/,
+      );
       return true;
     });
     const bucket = GcsBackend.fromUrl(env.backendUrl, env.pulumiEnv);
@@ -235,20 +294,32 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
       const proxied = { ...env.pulumiEnv, STORAGE_EMULATOR_HOST: proxy.host };
       const cli = await recordingCli("fake-pulumi-burst");
       const unsure: string[] = [];
-      const reader = new StackRunner(options("workspaces-burst-read", { env: proxied, pulumiCommand: cli.command, onCheckpointUnsure: (stack, reason) => unsure.push(`${stack}: ${reason}`) }));
+      const reader = new StackRunner(
+        options("workspaces-burst-read", {
+          env: proxied,
+          pulumiCommand: cli.command,
+          onCheckpointUnsure: (stack, reason) => unsure.push(`${stack}: ${reason}`),
+        }),
+      );
       const viaCli = new StackRunner(options("workspaces-burst-cli", { readCheckpoints: false }));
       // Three refusals: within the reader's four attempts of each request.
       proxy.arm(3, 503);
       assert.deepEqual(await reader.listStacks(), [CLUSTER_STACK, serviceStack]);
       proxy.arm(3, 429);
-      assert.deepEqual(await reader.inspect(serviceStack, scopes[1].scope), await viaCli.inspect(serviceStack, scopes[1].scope));
+      assert.deepEqual(
+        await reader.inspect(serviceStack, scopes[1].scope),
+        await viaCli.inspect(serviceStack, scopes[1].scope),
+      );
       assert.deepEqual([cli.commands(), unsure, proxy.refused()], [[], [], 6]);
       // The CLI's own client (gocloud.dev gcsblob) retries as well: the run completes.
       const running = new StackRunner(options("workspaces-burst-up", { env: proxied }));
       proxy.arm(4, 503);
       const outcome = await running.up(serviceStack, scopes[1].scope, desired, { refresh: true });
       assert.equal(proxy.refused(), 10);
-      assert.deepEqual(outcome.outputs, (await viaCli.up(serviceStack, scopes[1].scope, desired, { refresh: false })).outputs);
+      assert.deepEqual(
+        outcome.outputs,
+        (await viaCli.up(serviceStack, scopes[1].scope, desired, { refresh: false })).outputs,
+      );
     } finally {
       await proxy.close();
     }
@@ -257,7 +328,9 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
   it("a run whose checkpoint writes fail fails, and the next run converges: GCE holds exactly what the stacks declare", async () => {
     const proxy = await startFaultProxy(env.gcs?.host ?? "");
     try {
-      const running = new StackRunner(options("workspaces-refused", { env: { ...env.pulumiEnv, STORAGE_EMULATOR_HOST: proxy.host } }));
+      const running = new StackRunner(
+        options("workspaces-refused", { env: { ...env.pulumiEnv, STORAGE_EMULATOR_HOST: proxy.host } }),
+      );
       const lb = "a0b0e2e0011114222833344445555666";
       env.gce.deleteOutOfBand("forwardingRules", lb);
       proxy.refuseUploads(`.pulumi/stacks/${PROJECT_NAME}/${serviceStack}`);
@@ -278,30 +351,41 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
   for (const kind of ["addresses", "forwardingRules"] as const) {
     it(`a checkpoint write refused after GCE made the new Service's ${kind === "addresses" ? "address" : "forwarding rule"}: the next run keeps it, creates no second one and keeps the IP`, async () => {
       const name = kind === "addresses" ? "api" : "mail";
-      const uid = kind === "addresses" ? "0b0e2e00-2222-4222-8333-444455556666" : "0b0e2e00-3333-4222-8333-444455556666";
+      const uid =
+        kind === "addresses" ? "0b0e2e00-2222-4222-8333-444455556666" : "0b0e2e00-3333-4222-8333-444455556666";
       const lb = loadBalancerName(uid);
-      const withNew: ClusterSnapshot = { ...snapshot, services: [...snapshot.services, { ...snapshot.services[0], name, uid }] };
+      const withNew: ClusterSnapshot = {
+        ...snapshot,
+        services: [...snapshot.services, { ...snapshot.services[0], name, uid }],
+      };
       const desiredNew = desiredState(withNew, config);
       const stack = serviceStackName("default", name);
       const scope = { kind: "service" as const, namespace: "default", name };
-      const made = (): boolean => env.gce.listResources().some((resource) => resource.kind === kind && resource.name === lb);
+      const made = (): boolean =>
+        env.gce.listResources().some((resource) => resource.kind === kind && resource.name === lb);
       const proxy = await startFaultProxy(env.gcs?.host ?? "");
       try {
-        const running = new StackRunner(options(`workspaces-refused-${name}`, { env: { ...env.pulumiEnv, STORAGE_EMULATOR_HOST: proxy.host } }));
+        const running = new StackRunner(
+          options(`workspaces-refused-${name}`, { env: { ...env.pulumiEnv, STORAGE_EMULATOR_HOST: proxy.host } }),
+        );
         env.gce.clearHistory();
         proxy.refuseUploads(`.pulumi/stacks/${PROJECT_NAME}/${stack}`, made);
         await assert.rejects(running.up(stack, scope, desiredNew, { refresh: false }));
         proxy.refuseUploads(undefined);
         assert.notEqual(proxy.refused(), 0, "a checkpoint write was refused");
         assert.equal(made(), true, `GCE made ${kind}/${lb} before the refused write`);
-        const ip = env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === lb)?.properties.address;
+        const ip = env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === lb)
+          ?.properties.address;
         assert.equal(typeof ip, "string");
         // What the bucket recorded: the create begun, its end refused.
         const read = await GcsBackend.fromUrl(env.backendUrl, env.pulumiEnv)?.readCheckpoint(PROJECT_NAME, stack);
         assert.equal(read?.kind, "read");
         const recorded = read?.kind === "read" ? read.deployment : undefined;
-        const pending = ((recorded?.pending_operations ?? []) as { type: string; resource: { type: string } }[]).map((operation) => `${operation.type} ${operation.resource.type}`);
-        const pendingType = kind === "addresses" ? "gcp:compute/address:Address" : "gcp:compute/forwardingRule:ForwardingRule";
+        const pending = ((recorded?.pending_operations ?? []) as { type: string; resource: { type: string } }[]).map(
+          (operation) => `${operation.type} ${operation.resource.type}`,
+        );
+        const pendingType =
+          kind === "addresses" ? "gcp:compute/address:Address" : "gcp:compute/forwardingRule:ForwardingRule";
         // With it, whichever other creates were in flight when the write was refused (timing).
         assert.deepEqual(
           pending.filter((operation) => operation === `creating ${pendingType}`),
@@ -318,9 +402,20 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
         const inspected = await restarted.inspect(stack, scope);
         assert.deepEqual(inspected.recovered, []);
         assert.deepEqual((await restarted.up(stack, scope, desiredNew, { refresh: true })).changed, []);
-        assert.deepEqual(ingressOf(outcome.outputs, "default", name), [ip], "the Service's ingress is the address GCE made first");
-        assert.equal(env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === lb)?.properties.address, ip, "the IP unchanged");
-        const forLb = env.gce.history().filter((entry) => entry.name === lb && (entry.kind === "addresses" || entry.kind === "forwardingRules"));
+        assert.deepEqual(
+          ingressOf(outcome.outputs, "default", name),
+          [ip],
+          "the Service's ingress is the address GCE made first",
+        );
+        assert.equal(
+          env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === lb)?.properties
+            .address,
+          ip,
+          "the IP unchanged",
+        );
+        const forLb = env.gce
+          .history()
+          .filter((entry) => entry.name === lb && (entry.kind === "addresses" || entry.kind === "forwardingRules"));
         assert.deepEqual(
           forLb.map((entry) => `${entry.op} ${entry.kind}`),
           ["create addresses", "create forwardingRules"],

@@ -12,7 +12,15 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import * as YAML from "yaml";
 
-import { CONFIG_FILE, configFile, deployObjects, NODE_CONTROLLER_RULES, SERVICE_CONTROLLER_RULES, SYSTEM_NAMESPACE_RULES, type DeployArgs } from "../../deploy/manifests";
+import {
+  CONFIG_FILE,
+  configFile,
+  deployObjects,
+  NODE_CONTROLLER_RULES,
+  SERVICE_CONTROLLER_RULES,
+  SYSTEM_NAMESPACE_RULES,
+  type DeployArgs,
+} from "../../deploy/manifests";
 import { ledgerValue, LEDGER_CONFIGMAP } from "../../leaks/ledger";
 import { loadBalancerName, LB_FINALIZER } from "../../model";
 import { helm, valuesFile, CHART_DIR, parseObjects, helmTemplate } from "../support/chart";
@@ -52,13 +60,17 @@ function objectRef(object: k8s.KubernetesObject): string {
  * Rules as a set of single grants, `verb resource[.group][/name]`: the apiserver may split or merge
  * the rules of the roles it reports, the grants stay the same.
  */
-function grants(rules: readonly { apiGroups?: string[]; resources?: string[]; resourceNames?: string[]; verbs: string[] }[]): Set<string> {
+function grants(
+  rules: readonly { apiGroups?: string[]; resources?: string[]; resourceNames?: string[]; verbs: string[] }[],
+): Set<string> {
   const found = new Set<string>();
   for (const rule of rules) {
     const names = rule.resourceNames === undefined || rule.resourceNames.length === 0 ? ["*"] : rule.resourceNames;
     for (const group of rule.apiGroups ?? [])
       for (const resource of rule.resources ?? [])
-        for (const name of names) for (const verb of rule.verbs) found.add(`${verb} ${resource}${group === "" ? "" : `.${group}`}${name === "*" ? "" : `/${name}`}`);
+        for (const name of names)
+          for (const verb of rule.verbs)
+            found.add(`${verb} ${resource}${group === "" ? "" : `.${group}`}${name === "*" ? "" : `/${name}`}`);
   }
   return found;
 }
@@ -115,18 +127,33 @@ describe("dccm installed in the cluster with its own RBAC", function () {
     const persisted: string[] = [];
     for (const object of chartObjects) {
       try {
-        persisted.push(objectRef(await client.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata.name, namespace: object.metadata.namespace } })));
+        persisted.push(
+          objectRef(
+            await client.read({
+              apiVersion: object.apiVersion,
+              kind: object.kind,
+              metadata: { name: object.metadata.name, namespace: object.metadata.namespace },
+            }),
+          ),
+        );
       } catch (error) {
         if (!isNotFound(error)) throw error;
       }
     }
     assert.deepEqual(persisted, []);
 
-    const install = helm(["install", "dccm", CHART_DIR, "--namespace", SYSTEM, "--values", valuesFile(VALUES)], env.kube.kubeconfigPath);
+    const install = helm(
+      ["install", "dccm", CHART_DIR, "--namespace", SYSTEM, "--values", valuesFile(VALUES)],
+      env.kube.kubeconfigPath,
+    );
     assert.equal(install.status, 0, install.stderr);
     const created: string[] = [];
     for (const object of chartObjects) {
-      const read = await client.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata.name, namespace: object.metadata.namespace } });
+      const read = await client.read({
+        apiVersion: object.apiVersion,
+        kind: object.kind,
+        metadata: { name: object.metadata.name, namespace: object.metadata.namespace },
+      });
       assert.equal(read.metadata?.labels?.["app.kubernetes.io/managed-by"], "Helm", objectRef(read));
       created.push(objectRef(read));
     }
@@ -136,7 +163,11 @@ describe("dccm installed in the cluster with its own RBAC", function () {
   it("the ServiceAccount's token is granted exactly the documented rules, and nothing beside them", async () => {
     await core.createNamespacedServiceAccount({ namespace: SYSTEM, body: { metadata: { name: BASELINE_ACCOUNT } } });
     const token = async (account: string): Promise<string> => {
-      const request = await core.createNamespacedServiceAccountToken({ name: account, namespace: SYSTEM, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+      const request = await core.createNamespacedServiceAccountToken({
+        name: account,
+        namespace: SYSTEM,
+        body: { spec: { audiences: [], expirationSeconds: 3600 } },
+      });
       const value = request.status?.token;
       assert.ok(value !== undefined && value !== "", `a token for ${account}`);
       return value;
@@ -146,11 +177,17 @@ describe("dccm installed in the cluster with its own RBAC", function () {
     dccmKube = dccm.kubeConfig;
     baselineKube = (await makeTokenKubeconfig(env.kube, BASELINE_ACCOUNT, await token(BASELINE_ACCOUNT))).kubeConfig;
 
-    const review = async (kube: k8s.KubeConfig, namespace: string): Promise<{ resources: Set<string>; nonResources: Set<string> }> => {
-      const status = (await kube.makeApiClient(k8s.AuthorizationV1Api).createSelfSubjectRulesReview({ body: { spec: { namespace } } })).status;
+    const review = async (
+      kube: k8s.KubeConfig,
+      namespace: string,
+    ): Promise<{ resources: Set<string>; nonResources: Set<string> }> => {
+      const status = (
+        await kube.makeApiClient(k8s.AuthorizationV1Api).createSelfSubjectRulesReview({ body: { spec: { namespace } } })
+      ).status;
       assert.equal(status?.incomplete, false, `rules review in ${namespace}: ${status?.evaluationError ?? ""}`);
       const nonResources = new Set<string>();
-      for (const rule of status?.nonResourceRules ?? []) for (const url of rule.nonResourceURLs ?? []) for (const verb of rule.verbs) nonResources.add(`${verb} ${url}`);
+      for (const rule of status?.nonResourceRules ?? [])
+        for (const url of rule.nonResourceURLs ?? []) for (const verb of rule.verbs) nonResources.add(`${verb} ${url}`);
       return { resources: grants(status?.resourceRules ?? []), nonResources };
     };
     const beyondBaseline = async (namespace: string): Promise<{ resources: string[]; nonResources: string[] }> => {
@@ -161,12 +198,17 @@ describe("dccm installed in the cluster with its own RBAC", function () {
       };
     };
     const clusterRules = [...SERVICE_CONTROLLER_RULES, ...NODE_CONTROLLER_RULES];
-    assert.deepEqual(await beyondBaseline(SYSTEM), { resources: sorted(grants([...clusterRules, ...SYSTEM_NAMESPACE_RULES])), nonResources: [] });
+    assert.deepEqual(await beyondBaseline(SYSTEM), {
+      resources: sorted(grants([...clusterRules, ...SYSTEM_NAMESPACE_RULES])),
+      nonResources: [],
+    });
     assert.deepEqual(await beyondBaseline("default"), { resources: sorted(grants(clusterRules)), nonResources: [] });
 
     const authorization = dccmKube.makeApiClient(k8s.AuthorizationV1Api);
     const can = async (attributes: k8s.V1ResourceAttributes): Promise<string> => {
-      const status = (await authorization.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: attributes } } })).status;
+      const status = (
+        await authorization.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: attributes } } })
+      ).status;
       const what = `${attributes.verb ?? ""} ${attributes.resource ?? ""}${attributes.group === undefined || attributes.group === "" ? "" : `.${attributes.group}`}${attributes.name === undefined ? "" : `/${attributes.name}`} in ${attributes.namespace ?? "(cluster)"}`;
       return `${what}: ${status?.allowed === true ? "yes" : "no"}`;
     };
@@ -214,7 +256,8 @@ describe("dccm installed in the cluster with its own RBAC", function () {
     // A standby is ready too (daemon/daemon.ts): the Lease is taken when it is, not necessarily by readiness.
     const coordination = env.kube.kubeConfig.makeApiClient(k8s.CoordinationV1Api);
     const holder = await eventually("a holder of the Lease kube-system/dccm", async () => {
-      const identity = (await coordination.readNamespacedLease({ name: "dccm", namespace: SYSTEM })).spec?.holderIdentity;
+      const identity = (await coordination.readNamespacedLease({ name: "dccm", namespace: SYSTEM })).spec
+        ?.holderIdentity;
       return identity === undefined || identity === "" ? undefined : identity;
     });
     assert.equal(holder, IDENTITY);
@@ -230,8 +273,14 @@ describe("dccm installed in the cluster with its own RBAC", function () {
     );
     const labels = node.metadata?.labels ?? {};
     assert.deepEqual(
-      ["topology.kubernetes.io/zone", "topology.kubernetes.io/region", "node.kubernetes.io/instance-type"].map((key) => `${key}=${labels[key] ?? ""}`),
-      ["topology.kubernetes.io/zone=us-central1-a", "topology.kubernetes.io/region=us-central1", "node.kubernetes.io/instance-type=e2-standard-4"],
+      ["topology.kubernetes.io/zone", "topology.kubernetes.io/region", "node.kubernetes.io/instance-type"].map(
+        (key) => `${key}=${labels[key] ?? ""}`,
+      ),
+      [
+        "topology.kubernetes.io/zone=us-central1-a",
+        "topology.kubernetes.io/region=us-central1",
+        "node.kubernetes.io/instance-type=e2-standard-4",
+      ],
     );
     assert.equal(node.status?.conditions?.find((entry) => entry.type === "NetworkUnavailable")?.status, "False");
   });
@@ -241,7 +290,12 @@ describe("dccm installed in the cluster with its own RBAC", function () {
     await daemons.waitClusterApplied(running);
     const service = await core.createNamespacedService({ namespace: "default", body: lbService("web") });
     webLb = loadBalancerName(service.metadata?.uid ?? "");
-    const ingress = await eventually("web's status.loadBalancer.ingress", async () => (await core.readNamespacedService({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+    const ingress = await eventually(
+      "web's status.loadBalancer.ingress",
+      async () =>
+        (await core.readNamespacedService({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.[0]
+          ?.ip,
+    );
     const ours = env.gce.listResources().filter((resource) => resource.name.includes(webLb));
     assert.deepEqual(
       ours.map((resource) => `${resource.kind} ${resource.name}`),
@@ -256,7 +310,11 @@ describe("dccm installed in the cluster with its own RBAC", function () {
     );
     // The ledger ConfigMap, created then patched by dccm (the Role's create and patch).
     assert.deepEqual((await core.readNamespacedConfigMap(LEDGER_CONFIGMAP)).data, {
-      [webLb]: ledgerValue({ clusterId: String(E2E_CONFIG.clusterId), service: "default/web", uid: service.metadata?.uid ?? "" }),
+      [webLb]: ledgerValue({
+        clusterId: String(E2E_CONFIG.clusterId),
+        service: "default/web",
+        uid: service.metadata?.uid ?? "",
+      }),
     });
   });
 
@@ -274,13 +332,18 @@ describe("dccm installed in the cluster with its own RBAC", function () {
       env.gce.listResources().filter((resource) => resource.name.includes(webLb)),
       [],
     );
-    assert.deepEqual((await eventReasons(core, "web")).map((event) => event.reason).slice(-2), ["DeletingLoadBalancer", "DeletedLoadBalancer"]);
+    assert.deepEqual((await eventReasons(core, "web")).map((event) => event.reason).slice(-2), [
+      "DeletingLoadBalancer",
+      "DeletedLoadBalancer",
+    ]);
     assert.deepEqual((await core.readNamespacedConfigMap(LEDGER_CONFIGMAP)).data ?? {}, {});
   });
 
   it("the daemon logged no forbidden call, still holds the Lease, and exits 0 on SIGTERM", async () => {
     assert.ok(daemons !== undefined && running !== undefined, "the daemon started");
-    const lease = await env.kube.kubeConfig.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: "dccm", namespace: SYSTEM });
+    const lease = await env.kube.kubeConfig
+      .makeApiClient(k8s.CoordinationV1Api)
+      .readNamespacedLease({ name: "dccm", namespace: SYSTEM });
     assert.equal(lease.spec?.holderIdentity, IDENTITY);
     assert.equal(await daemons.stop(running), 0);
     const forbidden = fs
@@ -292,13 +355,24 @@ describe("dccm installed in the cluster with its own RBAC", function () {
 
   it("helm upgrade with a changed config rolls the pod template (its config hash), one without a change does not", async () => {
     const apps = env.kube.kubeConfig.makeApiClient(k8s.AppsV1Api);
-    const template = async (): Promise<{ hash: string | undefined; generation: number | undefined; config: unknown }> => {
+    const template = async (): Promise<{
+      hash: string | undefined;
+      generation: number | undefined;
+      config: unknown;
+    }> => {
       const deployment = await apps.readNamespacedDeployment({ name: "dccm", namespace: SYSTEM });
       const configMap = await core.readNamespacedConfigMap({ name: "dccm-config", namespace: SYSTEM });
-      return { hash: deployment.spec?.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION], generation: deployment.metadata?.generation, config: YAML.parse(configMap.data?.[CONFIG_FILE] ?? "") };
+      return {
+        hash: deployment.spec?.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION],
+        generation: deployment.metadata?.generation,
+        config: YAML.parse(configMap.data?.[CONFIG_FILE] ?? ""),
+      };
     };
     const upgrade = (values: unknown): void => {
-      const run = helm(["upgrade", "dccm", CHART_DIR, "--namespace", SYSTEM, "--values", valuesFile(values)], env.kube.kubeconfigPath);
+      const run = helm(
+        ["upgrade", "dccm", CHART_DIR, "--namespace", SYSTEM, "--values", valuesFile(values)],
+        env.kube.kubeconfigPath,
+      );
       assert.equal(run.status, 0, run.stderr);
     };
     const before = await template();
@@ -308,10 +382,18 @@ describe("dccm installed in the cluster with its own RBAC", function () {
     const changed = { ...VALUES, config: { ...VALUES.config, driftInterval: "5m" } };
     upgrade(changed);
     const after = await template();
-    const rendered = parseObjects(helm(["template", "dccm", CHART_DIR, "--namespace", SYSTEM, "--values", valuesFile(changed)]).stdout);
-    const renderedHash = (rendered.find((object) => object.kind === "Deployment") as { spec: { template: { metadata: { annotations: Record<string, string> } } } } | undefined)?.spec.template.metadata
-      .annotations[CONFIG_HASH_ANNOTATION];
-    assert.deepEqual(after, { hash: renderedHash, generation: (before.generation ?? 0) + 1, config: configFile({ ...ARGS, config: changed.config }) });
+    const rendered = parseObjects(
+      helm(["template", "dccm", CHART_DIR, "--namespace", SYSTEM, "--values", valuesFile(changed)]).stdout,
+    );
+    const renderedHash = (
+      rendered.find((object) => object.kind === "Deployment") as
+        { spec: { template: { metadata: { annotations: Record<string, string> } } } } | undefined
+    )?.spec.template.metadata.annotations[CONFIG_HASH_ANNOTATION];
+    assert.deepEqual(after, {
+      hash: renderedHash,
+      generation: (before.generation ?? 0) + 1,
+      config: configFile({ ...ARGS, config: changed.config }),
+    });
     assert.notEqual(after.hash, before.hash);
   });
 });

@@ -29,14 +29,18 @@ describe("dccm daemon: instanceGroupZones, a zone's first and last Node", functi
       env.gce
         .listResources()
         .filter((r) => r.kind === "instanceGroups")
-        .map((r) => [r.scope, ((r.properties.instances ?? []) as string[]).map((link) => link.split("/").pop() ?? "").sort()]),
+        .map((r) => [
+          r.scope,
+          ((r.properties.instances ?? []) as string[]).map((link) => link.split("/").pop() ?? "").sort(),
+        ]),
     );
   const backendZones = (lbName: string): string[] => {
     const backendService = env.gce.listResources().find((r) => r.kind === "backendServices" && r.name === lbName);
     const backends = (backendService?.properties.backends ?? []) as Array<{ group: string }>;
     return backends.map((backend) => backend.group.split("/zones/")[1]?.split("/")[0] ?? "").sort();
   };
-  const ups = async (stack: string): Promise<number> => counter(daemon.metrics.registry, "dccm_stack_runs_total", { stack, operation: "up" });
+  const ups = async (stack: string): Promise<number> =>
+    counter(daemon.metrics.registry, "dccm_stack_runs_total", { stack, operation: "up" });
   const serviceUps = async (): Promise<number[]> => Promise.all(SERVICES.map((name) => ups(`service.default.${name}`)));
 
   before(async () => {
@@ -56,7 +60,11 @@ describe("dccm daemon: instanceGroupZones, a zone's first and last Node", functi
       lbNames.push(loadBalancerName(created.metadata?.uid ?? ""));
     }
     for (const name of SERVICES) {
-      await eventually(`${name}'s ingress`, async () => (await core.readNamespacedService({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+      await eventually(
+        `${name}'s ingress`,
+        async () =>
+          (await core.readNamespacedService({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip,
+      );
     }
     await daemon.idle();
   });
@@ -74,7 +82,9 @@ describe("dccm daemon: instanceGroupZones, a zone's first and last Node", functi
   it("the first Node of zone b: one cluster-stack run, no Service-stack run", async () => {
     const [clusterBefore, servicesBefore] = [await ups("cluster"), await serviceUps()];
     await createNode(core, "node-b1", "us-central1-b");
-    await eventually("node-b1 in the zone-b group", () => (groupMembers()["us-central1-b"]?.includes("node-b1") ? true : undefined));
+    await eventually("node-b1 in the zone-b group", () =>
+      groupMembers()["us-central1-b"]?.includes("node-b1") ? true : undefined,
+    );
     await daemon.idle();
     assert.equal((await ups("cluster")) - clusterBefore, 1);
     assert.deepEqual(await serviceUps(), servicesBefore);
@@ -84,7 +94,9 @@ describe("dccm daemon: instanceGroupZones, a zone's first and last Node", functi
   it("the last Node of zone b leaves: one cluster-stack run, no Service-stack run, the group stays listed and empty", async () => {
     const [clusterBefore, servicesBefore] = [await ups("cluster"), await serviceUps()];
     await core.deleteNode({ name: "node-b1" });
-    await eventually("the zone-b group emptied", () => (groupMembers()["us-central1-b"]?.length === 0 ? true : undefined));
+    await eventually("the zone-b group emptied", () =>
+      groupMembers()["us-central1-b"]?.length === 0 ? true : undefined,
+    );
     await daemon.idle();
     assert.equal((await ups("cluster")) - clusterBefore, 1);
     assert.deepEqual(await serviceUps(), servicesBefore);

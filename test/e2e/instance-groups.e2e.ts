@@ -32,14 +32,20 @@ describe("dccm daemon: a zone beyond the instance-group limit", function () {
       env.gce
         .listResources()
         .filter((r) => r.kind === "instanceGroups" && r.scope === ZONE)
-        .map((r) => [r.name, ((r.properties.instances ?? []) as string[]).map((link) => link.split("/").pop() ?? "").sort()]),
+        .map((r) => [
+          r.name,
+          ((r.properties.instances ?? []) as string[]).map((link) => link.split("/").pop() ?? "").sort(),
+        ]),
     );
   /** The groups web's backend service lists, in its order. */
   const backendGroups = (): string[] => {
     const backendService = env.gce.listResources().find((r) => r.kind === "backendServices" && r.name === webLb);
-    return ((backendService?.properties.backends ?? []) as Array<{ group: string }>).map((backend) => backend.group.split(`/zones/${ZONE}/instanceGroups/`)[1] ?? backend.group);
+    return ((backendService?.properties.backends ?? []) as Array<{ group: string }>).map(
+      (backend) => backend.group.split(`/zones/${ZONE}/instanceGroups/`)[1] ?? backend.group,
+    );
   };
-  const clusterRetries = (): Promise<number> => counter(daemon.metrics.registry, "dccm_reconciles_total", { kind: "cluster", result: "retry" });
+  const clusterRetries = (): Promise<number> =>
+    counter(daemon.metrics.registry, "dccm_reconciles_total", { kind: "cluster", result: "retry" });
   const addNode = async (name: string): Promise<void> => {
     env.gce.putInstance(name, { zone: ZONE });
     await createNode(core, name, ZONE);
@@ -57,7 +63,12 @@ describe("dccm daemon: a zone beyond the instance-group limit", function () {
     await daemon.start(() => assert.fail("leadership lost"));
     const created = await core.createNamespacedService({ namespace: "default", body: lbService("web") });
     webLb = loadBalancerName(created.metadata?.uid ?? "");
-    await eventually("web's ingress", async () => (await core.readNamespacedService({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+    await eventually(
+      "web's ingress",
+      async () =>
+        (await core.readNamespacedService({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.[0]
+          ?.ip,
+    );
     await daemon.idle();
   });
 
@@ -74,9 +85,15 @@ describe("dccm daemon: a zone beyond the instance-group limit", function () {
   it("a sixth node joins (sorting before all the others): it takes the free place, nobody moves", async () => {
     const retries = await clusterRetries();
     await addNode("node-0");
-    await eventually("node-0 in a group", () => (Object.values(memberships()).flat().includes("node-0") ? true : undefined));
+    await eventually("node-0 in a group", () =>
+      Object.values(memberships()).flat().includes("node-0") ? true : undefined,
+    );
     await daemon.idle();
-    assert.deepEqual(memberships(), { [IG]: ["node-1", "node-2"], [IG2]: ["node-3", "node-4"], [IG3]: ["node-0", "node-5"] });
+    assert.deepEqual(memberships(), {
+      [IG]: ["node-1", "node-2"],
+      [IG2]: ["node-3", "node-4"],
+      [IG3]: ["node-0", "node-5"],
+    });
     assert.deepEqual(backendGroups(), [IG, IG2, IG3]);
     assert.equal(await clusterRetries(), retries);
   });
@@ -84,7 +101,9 @@ describe("dccm daemon: a zone beyond the instance-group limit", function () {
   it("a node of a numbered group leaves: no other node moves; when its group empties, the backend service drops it before it is deleted", async () => {
     const retries = await clusterRetries();
     await core.deleteNode({ name: "node-3" });
-    await eventually("node-3 out of its group", () => (memberships()[IG2]?.includes("node-3") === false ? true : undefined));
+    await eventually("node-3 out of its group", () =>
+      memberships()[IG2]?.includes("node-3") === false ? true : undefined,
+    );
     await daemon.idle();
     assert.deepEqual(memberships(), { [IG]: ["node-1", "node-2"], [IG2]: ["node-4"], [IG3]: ["node-0", "node-5"] });
     assert.deepEqual(backendGroups(), [IG, IG2, IG3]);
@@ -106,7 +125,9 @@ describe("dccm daemon: a zone beyond the instance-group limit", function () {
       }),
     );
     await daemon.start(() => assert.fail("leadership lost"));
-    await eventually("node-6 in a group", () => (Object.values(memberships()).flat().includes("node-6") ? true : undefined));
+    await eventually("node-6 in a group", () =>
+      Object.values(memberships()).flat().includes("node-6") ? true : undefined,
+    );
     await daemon.idle();
     assert.deepEqual(memberships(), { [IG]: ["node-1", "node-2"], [IG2]: ["node-6"], [IG3]: ["node-0", "node-5"] });
     assert.deepEqual(backendGroups(), [IG, IG2, IG3]);

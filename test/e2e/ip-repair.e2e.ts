@@ -25,8 +25,11 @@ describe("dccm daemon: a drift repair keeps the Service's IP", function () {
   const ips = new Map<string, string>();
 
   const ingressOf = async (name: string): Promise<string[]> =>
-    ((await core.readNamespacedServiceStatus({ name, namespace: "default" })).status?.loadBalancer?.ingress ?? []).map((entry) => entry.ip ?? "");
-  const found = (kind: string, name: string): Record<string, unknown> | undefined => env.gce.listResources().find((resource) => resource.kind === kind && resource.name === name)?.properties;
+    ((await core.readNamespacedServiceStatus({ name, namespace: "default" })).status?.loadBalancer?.ingress ?? []).map(
+      (entry) => entry.ip ?? "",
+    );
+  const found = (kind: string, name: string): Record<string, unknown> | undefined =>
+    env.gce.listResources().find((resource) => resource.kind === kind && resource.name === name)?.properties;
 
   before(async () => {
     env = await startTestEnv();
@@ -48,7 +51,8 @@ describe("dccm daemon: a drift repair keeps the Service's IP", function () {
       }),
     );
     await daemon.start(() => assert.fail("leadership lost"));
-    for (const name of ["kept", "lost"]) ips.set(name, await eventually(`${name}'s ingress`, async () => (await ingressOf(name))[0]));
+    for (const name of ["kept", "lost"])
+      ips.set(name, await eventually(`${name}'s ingress`, async () => (await ingressOf(name))[0]));
     await daemon.idle();
   });
 
@@ -63,7 +67,9 @@ describe("dccm daemon: a drift repair keeps the Service's IP", function () {
     const rule = found("forwardingRules", lb);
     assert.deepEqual([found("addresses", lb)?.address, rule?.ipAddress], [ip, ip]);
     // As `gcloud compute addresses delete` does on GCE: the rule keeps the IP, now ephemeral.
-    const released = await fetch(`${env.gce.computeEndpoint}projects/dccm-test/regions/${REGION}/addresses/${lb}`, { method: "DELETE" });
+    const released = await fetch(`${env.gce.computeEndpoint}projects/dccm-test/regions/${REGION}/addresses/${lb}`, {
+      method: "DELETE",
+    });
     assert.equal(released.status, 200);
     assert.deepEqual([found("addresses", lb), found("forwardingRules", lb)?.ipAddress], [undefined, ip]);
     env.gce.clearHistory();
@@ -83,7 +89,10 @@ describe("dccm daemon: a drift repair keeps the Service's IP", function () {
       [`create addresses ${lb}`],
     );
     const events = await eventReasons(core, "kept");
-    assert.deepEqual(events.at(-1), { reason: "DriftCorrected", message: "Put back: Address default/kept:address (create)" });
+    assert.deepEqual(events.at(-1), {
+      reason: "DriftCorrected",
+      message: "Put back: Address default/kept:address (create)",
+    });
     // The repair was planned first: a preview, then the up.
     assert.deepEqual(runs, ["preview service.default.kept", "refresh service.default.kept"]);
     assert.deepEqual((await daemon.driftPass())?.refreshed, []);

@@ -19,8 +19,20 @@ const NETWORKS = E2E_NETWORKS.map((network) =>
         ...network,
         subnetworks: [
           ...(network.subnetworks ?? []),
-          { name: "v6-subnet", ipCidrRange: "10.131.0.0/20", stackType: "IPV4_IPV6" as const, ipv6AccessType: "EXTERNAL" as const, ipv6CidrRange: "2600:1900:4000:7f3::/64" },
-          { name: "v6-subnet-b", ipCidrRange: "10.132.0.0/20", stackType: "IPV4_IPV6" as const, ipv6AccessType: "EXTERNAL" as const, ipv6CidrRange: "2600:1900:4000:7f4::/64" },
+          {
+            name: "v6-subnet",
+            ipCidrRange: "10.131.0.0/20",
+            stackType: "IPV4_IPV6" as const,
+            ipv6AccessType: "EXTERNAL" as const,
+            ipv6CidrRange: "2600:1900:4000:7f3::/64",
+          },
+          {
+            name: "v6-subnet-b",
+            ipCidrRange: "10.132.0.0/20",
+            stackType: "IPV4_IPV6" as const,
+            ipv6AccessType: "EXTERNAL" as const,
+            ipv6CidrRange: "2600:1900:4000:7f4::/64",
+          },
         ],
       }
     : network,
@@ -44,7 +56,8 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
   }
 
   function addressOf(name: string): unknown {
-    return env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === name)?.properties.address;
+    return env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === name)
+      ?.properties.address;
   }
 
   async function ingress(): Promise<string[]> {
@@ -69,7 +82,11 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
   it("a RequireDualStack Service gets both IPs in its status, IPv4 first, from an IPv4 and an IPv6 frontend", async () => {
     const created = await core.createNamespacedService({
       namespace: "default",
-      body: lbService("dual", { ipFamilyPolicy: "RequireDualStack", ipFamilies: ["IPv4", "IPv6"] }, { "dccm.io/ipv6-subnet": "v6-subnet" }),
+      body: lbService(
+        "dual",
+        { ipFamilyPolicy: "RequireDualStack", ipFamilies: ["IPv4", "IPv6"] },
+        { "dccm.io/ipv6-subnet": "v6-subnet" },
+      ),
     });
     lb = loadBalancerName(created.metadata?.uid ?? "");
     const ips = await eventually("dual's two ingress IPs", async () => {
@@ -89,16 +106,29 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
       `forwardingRules ${lb}`,
       `forwardingRules ${lb}-ipv6`,
     ]);
-    const rule = env.gce.listResources().find((resource) => resource.kind === "forwardingRules" && resource.name === `${lb}-ipv6`);
+    const rule = env.gce
+      .listResources()
+      .find((resource) => resource.kind === "forwardingRules" && resource.name === `${lb}-ipv6`);
     assert.equal(rule?.properties.ipVersion, "IPV6");
     assert.equal(rule?.properties.ipAddress, ips[1]);
     assert.equal(String(rule?.properties.subnetwork).endsWith("/subnetworks/v6-subnet"), true);
-    assert.equal(rule?.properties.backendService, env.gce.listResources().find((resource) => resource.kind === "backendServices" && resource.name === lb)?.properties.selfLink);
-    const firewall = env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === `k8s-${lb}-http-hc-ipv6`);
+    assert.equal(
+      rule?.properties.backendService,
+      env.gce.listResources().find((resource) => resource.kind === "backendServices" && resource.name === lb)
+        ?.properties.selfLink,
+    );
+    const firewall = env.gce
+      .listResources()
+      .find((resource) => resource.kind === "firewalls" && resource.name === `k8s-${lb}-http-hc-ipv6`);
     assert.deepEqual(firewall?.properties.sourceRanges, ["2600:1901:8001::/48", "2600:2d00:1:b029::/64"]);
     // Each family's firewalls open towards that family's IP only (an external Service's health-check firewall too).
-    const destinations = (name: string): unknown => env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === name)?.properties.destinationRanges;
-    assert.deepEqual([destinations(`k8s-fw-${lb}`), destinations(`k8s-fw-${lb}-ipv6`), destinations(`k8s-${lb}-http-hc-ipv6`)], [[ipv4], [ips[1]], [ips[1]]]);
+    const destinations = (name: string): unknown =>
+      env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === name)?.properties
+        .destinationRanges;
+    assert.deepEqual(
+      [destinations(`k8s-fw-${lb}`), destinations(`k8s-fw-${lb}-ipv6`), destinations(`k8s-${lb}-http-hc-ipv6`)],
+      [[ipv4], [ips[1]], [ips[1]]],
+    );
   });
 
   it("moved to another dual-stack subnetwork (dccm.io/ipv6-subnet): the IPv6 address and rule are replaced there, the IPv4 IP stays", async () => {
@@ -106,7 +136,13 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
     await core.replaceNamespacedService({
       name: "dual",
       namespace: "default",
-      body: { ...current, metadata: { ...current.metadata, annotations: { ...current.metadata?.annotations, "dccm.io/ipv6-subnet": "v6-subnet-b" } } },
+      body: {
+        ...current,
+        metadata: {
+          ...current.metadata,
+          annotations: { ...current.metadata?.annotations, "dccm.io/ipv6-subnet": "v6-subnet-b" },
+        },
+      },
     });
     const ips = await eventually("dual's IPv6 IP from v6-subnet-b", async () => {
       const listed = await ingress();
@@ -114,13 +150,18 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
     });
     assert.deepEqual(ips, [ipv4, "2600:1900:4000:7f4:0:1::"]);
     assert.equal(addressOf(lb), ipv4);
-    const rule = env.gce.listResources().find((resource) => resource.kind === "forwardingRules" && resource.name === `${lb}-ipv6`);
+    const rule = env.gce
+      .listResources()
+      .find((resource) => resource.kind === "forwardingRules" && resource.name === `${lb}-ipv6`);
     assert.equal(String(rule?.properties.subnetwork).endsWith("/subnetworks/v6-subnet-b"), true);
     assert.equal(rule?.properties.ipAddress, ips[1]);
   });
 
   it("a PreferDualStack Service with no dual-stack subnetwork to use serves IPv4 only and gets a Warning IPv6Unavailable", async () => {
-    const created = await core.createNamespacedService({ namespace: "default", body: lbService("prefer", { ipFamilyPolicy: "PreferDualStack", ipFamilies: ["IPv4", "IPv6"] }) });
+    const created = await core.createNamespacedService({
+      namespace: "default",
+      body: lbService("prefer", { ipFamilyPolicy: "PreferDualStack", ipFamilies: ["IPv4", "IPv6"] }),
+    });
     const preferLb = loadBalancerName(created.metadata?.uid ?? "");
     const ips = await eventually("prefer's ingress", async () => {
       const service = await core.readNamespacedService({ name: "prefer", namespace: "default" });
@@ -128,7 +169,12 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
       return listed.length > 0 ? listed : undefined;
     });
     assert.deepEqual(ips, [addressOf(preferLb)]);
-    assert.deepEqual(resourcesOf(preferLb), [`addresses ${preferLb}`, `backendServices ${preferLb}`, `firewalls k8s-fw-${preferLb}`, `forwardingRules ${preferLb}`]);
+    assert.deepEqual(resourcesOf(preferLb), [
+      `addresses ${preferLb}`,
+      `backendServices ${preferLb}`,
+      `firewalls k8s-fw-${preferLb}`,
+      `forwardingRules ${preferLb}`,
+    ]);
     assert.deepEqual(await eventReasons(core, "prefer"), [
       { reason: "EnsuringLoadBalancer", message: "Ensuring load balancer" },
       {
@@ -147,7 +193,15 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
     await core.replaceNamespacedService({
       name: "dual",
       namespace: "default",
-      body: { ...current, spec: { ...spec, ipFamilyPolicy: "SingleStack", ipFamilies: ["IPv4"], clusterIPs: (spec.clusterIPs ?? []).slice(0, 1) } },
+      body: {
+        ...current,
+        spec: {
+          ...spec,
+          ipFamilyPolicy: "SingleStack",
+          ipFamilies: ["IPv4"],
+          clusterIPs: (spec.clusterIPs ?? []).slice(0, 1),
+        },
+      },
     });
     await eventually("dual's ingress back to its IPv4 IP alone", async () => {
       const listed = await ingress();
@@ -157,7 +211,12 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
     const after = resourcesOf(lb);
     assert.deepEqual(
       before.filter((entry) => !after.includes(entry)),
-      [`addresses ${lb}-ipv6`, `firewalls k8s-${lb}-http-hc-ipv6`, `firewalls k8s-fw-${lb}-ipv6`, `forwardingRules ${lb}-ipv6`],
+      [
+        `addresses ${lb}-ipv6`,
+        `firewalls k8s-${lb}-http-hc-ipv6`,
+        `firewalls k8s-fw-${lb}-ipv6`,
+        `forwardingRules ${lb}-ipv6`,
+      ],
     );
     assert.deepEqual(
       after.filter((entry) => !before.includes(entry)),
@@ -165,7 +224,9 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
     );
     assert.equal(addressOf(lb), ipv4);
     assert.deepEqual(
-      (await eventReasons(core, "dual")).map((event) => event.reason).filter((reason) => reason !== "EnsuringLoadBalancer" && reason !== "EnsuredLoadBalancer"),
+      (await eventReasons(core, "dual"))
+        .map((event) => event.reason)
+        .filter((reason) => reason !== "EnsuringLoadBalancer" && reason !== "EnsuredLoadBalancer"),
       [],
     );
   });

@@ -10,7 +10,13 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { loadBalancerName } from "../../model";
 import { lbService } from "../support/e2e/cluster";
-import { backendLocks, DaemonProcesses, killAndWatch, type RunningDaemon, processCluster } from "../support/e2e/daemon-process";
+import {
+  backendLocks,
+  DaemonProcesses,
+  killAndWatch,
+  type RunningDaemon,
+  processCluster,
+} from "../support/e2e/daemon-process";
 import { declaredResourcesOf, gceViolations, serviceLeftovers } from "../support/e2e/invariants";
 import { startDelayProxy, type DelayProxy } from "../support/e2e/delay-proxy";
 import type { TestEnv } from "../support/e2e/env";
@@ -30,7 +36,9 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
     // GCE creates take seconds, during which the CLI waits and prints nothing: an orphan CLI then
     // lives on (it only dies of SIGPIPE at its next write to the dead daemon's pipe).
     slowCreates = await startDelayProxy(env.gce.endpoint, (method, url) =>
-      method === "POST" && (url.startsWith("/emulator/provider/create") || url.startsWith("/emulator/provider/delete")) ? 8000 : 0,
+      method === "POST" && (url.startsWith("/emulator/provider/create") || url.startsWith("/emulator/provider/delete"))
+        ? 8000
+        : 0,
     );
   });
 
@@ -66,7 +74,9 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
     await daemons.waitReady(second);
     const ip = await eventually(
       "victim's ingress after the restart",
-      async () => (await core.readNamespacedService({ name: "victim", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip,
+      async () =>
+        (await core.readNamespacedService({ name: "victim", namespace: "default" })).status?.loadBalancer?.ingress?.[0]
+          ?.ip,
       240_000,
     );
     process.stdout.write(`      converged ${Date.now() - restartedAt} ms after the restart\n`);
@@ -89,7 +99,11 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
     await killAndAssertNoSurvivor(first);
     const second = daemons.start();
     await daemons.waitReady(second);
-    await eventually("victim deleted", async () => ((await core.listNamespacedService({ namespace: "default" })).items.length === 1 ? true : undefined), 240_000);
+    await eventually(
+      "victim deleted",
+      async () => ((await core.listNamespacedService({ namespace: "default" })).items.length === 1 ? true : undefined),
+      240_000,
+    );
     assert.deepEqual(serviceLeftovers(env.gce.listResources(), "default", "victim", victimUid), []);
     assert.deepEqual(gceViolations(env.gce.listResources(), await declaredResourcesOf(env)), []);
     assert.equal(await daemons.stop(second), 0);

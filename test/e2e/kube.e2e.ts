@@ -4,7 +4,14 @@
 
 import * as assert from "node:assert/strict";
 
-import { ApiException, CoreV1Api, makeInformer, PatchStrategy, setHeaderOptions, type V1Service } from "@kubernetes/client-node";
+import {
+  ApiException,
+  CoreV1Api,
+  makeInformer,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Service,
+} from "@kubernetes/client-node";
 
 import { type KubeEnv, makeUserKubeconfig, startKube } from "../support/e2e/kube";
 
@@ -48,7 +55,9 @@ describe("kube harness (etcd + kube-apiserver)", function () {
 
   it("sees a LoadBalancer Service through an informer and round-trips its status", async function () {
     const core = kube().kubeConfig.makeApiClient(CoreV1Api);
-    const informer = makeInformer<V1Service>(kube().kubeConfig, `/api/v1/namespaces/${NAMESPACE}/services`, () => core.listNamespacedService({ namespace: NAMESPACE }));
+    const informer = makeInformer<V1Service>(kube().kubeConfig, `/api/v1/namespaces/${NAMESPACE}/services`, () =>
+      core.listNamespacedService({ namespace: NAMESPACE }),
+    );
     const added = new Promise<V1Service>((resolve, reject) => {
       informer.on("add", (svc) => {
         if (svc.metadata?.name === SERVICE_NAME) {

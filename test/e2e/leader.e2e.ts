@@ -36,7 +36,11 @@ class NodeListHookKubeConfig extends k8s.KubeConfig {
 
   override async applySecurityAuthentication(context: k8s.RequestContext): Promise<void> {
     const url = new URL(context.getUrl());
-    if (context.getHttpMethod() === k8s.HttpMethod.GET && url.pathname === "/api/v1/nodes" && !url.searchParams.has("watch")) {
+    if (
+      context.getHttpMethod() === k8s.HttpMethod.GET &&
+      url.pathname === "/api/v1/nodes" &&
+      !url.searchParams.has("watch")
+    ) {
       this.nodeLists++;
       await this.onNodeList(this.nodeLists);
     }
@@ -97,30 +101,60 @@ describe("dccm daemon: leadership and start-up", function () {
       });
 
     await core.createNamespacedService({ namespace: "default", body: lbService("before-cut") });
-    await eventually("before-cut's up on the leader", () => runs.cut.find((run) => run.stack === "service.default.before-cut"), 120_000, 50);
+    await eventually(
+      "before-cut's up on the leader",
+      () => runs.cut.find((run) => run.stack === "service.default.before-cut"),
+      120_000,
+      50,
+    );
     await cut.idle();
     assert.equal(standbyLeads, false);
     // A standby that reads the Lease is ready: a rolling update's new pod is one, and a readiness it
     // could never reach would stall the rollout.
-    const readyz = async (daemon: Daemon): Promise<number> => (await fetch(`http://127.0.0.1:${daemon.address?.port ?? 0}/readyz`)).status;
-    assert.deepEqual(await eventually("the standby ready", async () => ((await readyz(standby)) === 200 ? [await readyz(cut), 200] : undefined), 10_000, 50), [200, 200]);
+    const readyz = async (daemon: Daemon): Promise<number> =>
+      (await fetch(`http://127.0.0.1:${daemon.address?.port ?? 0}/readyz`)).status;
+    assert.deepEqual(
+      await eventually(
+        "the standby ready",
+        async () => ((await readyz(standby)) === 200 ? [await readyz(cut), 200] : undefined),
+        10_000,
+        50,
+      ),
+      [200, 200],
+    );
 
     const cutAt = Date.now();
     proxy.blackhole();
-    const loss = await eventually("the cut leader's onLost", () => lost, DEFAULT_LEASE.renewDeadlineMs + 3 * DEFAULT_LEASE.retryPeriodMs, 50);
+    const loss = await eventually(
+      "the cut leader's onLost",
+      () => lost,
+      DEFAULT_LEASE.renewDeadlineMs + 3 * DEFAULT_LEASE.retryPeriodMs,
+      50,
+    );
     assert.equal(await loss.leader, 0);
-    assert.equal(loss.at - cutAt <= DEFAULT_LEASE.renewDeadlineMs + DEFAULT_LEASE.retryPeriodMs, true, `lost ${loss.at - cutAt} ms after the cut`);
+    assert.equal(
+      loss.at - cutAt <= DEFAULT_LEASE.renewDeadlineMs + DEFAULT_LEASE.retryPeriodMs,
+      true,
+      `lost ${loss.at - cutAt} ms after the cut`,
+    );
     assert.equal(await counter(cut.metrics.registry, "dccm_leader", {}), 0);
 
     await standbyStarted;
     await core.createNamespacedService({ namespace: "default", body: lbService("after-cut") });
-    await eventually("after-cut's up on the new leader", () => runs.standby.find((run) => run.stack === "service.default.after-cut"), 120_000, 50);
+    await eventually(
+      "after-cut's up on the new leader",
+      () => runs.standby.find((run) => run.stack === "service.default.after-cut"),
+      120_000,
+      50,
+    );
     await standby.idle();
     assert.deepEqual(
       runs.cut.filter((run) => run.at >= loss.at),
       [],
     );
-    const lease = await env.kube.kubeConfig.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: DEFAULT_LEASE.name, namespace: DEFAULT_LEASE.namespace });
+    const lease = await env.kube.kubeConfig
+      .makeApiClient(k8s.CoordinationV1Api)
+      .readNamespacedLease({ name: DEFAULT_LEASE.name, namespace: DEFAULT_LEASE.namespace });
     assert.equal(lease.spec?.holderIdentity, "dccm-standby");
     await Promise.all([cut.stop(), standby.stop()]);
   });
@@ -136,7 +170,12 @@ describe("dccm daemon: leadership and start-up", function () {
       if (n !== 1 || daemon === undefined) return;
       await core.createNamespacedService({ namespace: "default", body: lbService("during-start") });
       const watching = daemon;
-      await eventually("during-start in the daemon's watch cache", () => watching["watcher"]?.meta("default", "during-start"), 30_000, 20);
+      await eventually(
+        "during-start in the daemon's watch cache",
+        () => watching["watcher"]?.meta("default", "during-start"),
+        30_000,
+        20,
+      );
     });
     daemon = new Daemon(
       daemonOptions(env, parseConfig(E2E_CONFIG), {
@@ -149,7 +188,12 @@ describe("dccm daemon: leadership and start-up", function () {
     );
     daemons.push(daemon);
     await daemon.start(() => assert.fail("leadership lost"));
-    const run = await eventually("during-start's up", () => runs.find((entry) => entry.stack === "service.default.during-start"), 60_000, 50);
+    const run = await eventually(
+      "during-start's up",
+      () => runs.find((entry) => entry.stack === "service.default.during-start"),
+      60_000,
+      50,
+    );
     assert.equal(run.operation, "up");
     assert.equal(nodeLists, 1, "the node controller reads the watcher's Nodes: no list of its own");
   });

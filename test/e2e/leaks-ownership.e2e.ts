@@ -51,12 +51,29 @@ describe("leaks: only what dccm created is proven (issue 26)", function () {
 
   /** `dccm gc ARGS` as a child process (asynchronous: the emulator and apiserver answer from this process). */
   function gc(clusterId: string, ...args: string[]): Promise<Run> {
-    const argv = [CLI, "gc", "--kubeconfig", env.kube.kubeconfigPath, "--config", configFile(clusterId), "--backend-url", env.backendUrl, "--compute-endpoint", env.gce.computeEndpoint, ...args];
+    const argv = [
+      CLI,
+      "gc",
+      "--kubeconfig",
+      env.kube.kubeconfigPath,
+      "--config",
+      configFile(clusterId),
+      "--backend-url",
+      env.backendUrl,
+      "--compute-endpoint",
+      env.gce.computeEndpoint,
+      ...args,
+    ];
     return new Promise((resolve, reject) => {
-      execFile(process.execPath, argv, { env: { ...process.env, ...env.pulumiEnv }, timeout: 300_000 }, (error, stdout, stderr) => {
-        if (error !== null && typeof error.code !== "number") reject(error);
-        else resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        argv,
+        { env: { ...process.env, ...env.pulumiEnv }, timeout: 300_000 },
+        (error, stdout, stderr) => {
+          if (error !== null && typeof error.code !== "number") reject(error);
+          else resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr });
+        },
+      );
     });
   }
 
@@ -72,7 +89,8 @@ describe("leaks: only what dccm created is proven (issue 26)", function () {
       .listResources()
       .filter((r) => r.kind !== "instances")
       .map((r) => `${r.kind}/${r.scope}/${r.name}`);
-  const ledger = async (): Promise<k8s.V1ConfigMap> => core.readNamespacedConfigMap({ name: "dccm-load-balancers", namespace: "kube-system" });
+  const ledger = async (): Promise<k8s.V1ConfigMap> =>
+    core.readNamespacedConfigMap({ name: "dccm-load-balancers", namespace: "kube-system" });
 
   before(async () => {
     env = await startTestEnv({ backend: "gs" });
@@ -86,23 +104,52 @@ describe("leaks: only what dccm created is proven (issue 26)", function () {
     const created = await core.createNamespacedService({
       namespace: "default",
       body: {
-        metadata: { name: "ilb", namespace: "default", annotations: { "networking.gke.io/load-balancer-type": "Internal" }, finalizers: [STOCK_LB_CLEANUP_FINALIZER, STOCK_ILB_FINALIZER] },
-        spec: { type: "LoadBalancer", selector: { app: "ilb" }, ports: [{ name: "p80", protocol: "TCP", port: 80, targetPort: 8080 }] },
+        metadata: {
+          name: "ilb",
+          namespace: "default",
+          annotations: { "networking.gke.io/load-balancer-type": "Internal" },
+          finalizers: [STOCK_LB_CLEANUP_FINALIZER, STOCK_ILB_FINALIZER],
+        },
+        spec: {
+          type: "LoadBalancer",
+          selector: { app: "ilb" },
+          ports: [{ name: "p80", protocol: "TCP", port: 80, targetPort: 8080 }],
+        },
       },
     });
     const uid = created.metadata?.uid ?? "";
     ilbLb = loadBalancerName(uid);
     const seed = seedStockCcm(
       env.gce,
-      { project: PROJECT, region: REGION, network: "k8s-net", subnetwork: "k8s-subnet", clusterId: CLUSTER_ID, clusterName: "e2e", nodeTags: ["k8s-node"] },
-      [{ namespace: "default", name: "ilb", uid, scheme: "Internal", ports: [{ port: 80, protocol: "TCP", nodePort: created.spec?.ports?.[0]?.nodePort ?? 0 }], externalTrafficPolicy: "Cluster" }],
+      {
+        project: PROJECT,
+        region: REGION,
+        network: "k8s-net",
+        subnetwork: "k8s-subnet",
+        clusterId: CLUSTER_ID,
+        clusterName: "e2e",
+        nodeTags: ["k8s-node"],
+      },
+      [
+        {
+          namespace: "default",
+          name: "ilb",
+          uid,
+          scheme: "Internal",
+          ports: [{ port: 80, protocol: "TCP", nodePort: created.spec?.ports?.[0]?.nodePort ?? 0 }],
+          externalTrafficPolicy: "Cluster",
+        },
+      ],
       [],
     );
     stockResources = new Map(
       env.gce
         .listResources()
         .filter((r) => seed.resources.some((s) => s.kind === r.kind && s.scope === r.scope && s.name === r.name))
-        .map((r) => [`${r.kind}/${r.scope}/${r.name}`, typeof r.properties.description === "string" ? r.properties.description : ""]),
+        .map((r) => [
+          `${r.kind}/${r.scope}/${r.name}`,
+          typeof r.properties.description === "string" ? r.properties.description : "",
+        ]),
     );
   });
 
@@ -115,11 +162,19 @@ describe("leaks: only what dccm created is proven (issue 26)", function () {
     daemon = new Daemon(daemonOptions(env, parseConfig(RAW_CONFIG), { leaderElection: false }));
     await daemon.start(() => assert.fail("lost leadership"));
     await core.createNamespacedService({ namespace: "default", body: lbService("web") });
-    await eventually("web's ingress", async () => (await core.readNamespacedService({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+    await eventually(
+      "web's ingress",
+      async () =>
+        (await core.readNamespacedService({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.[0]
+          ?.ip,
+    );
     const webUid = (await core.readNamespacedService({ name: "web", namespace: "default" })).metadata?.uid ?? "";
     const ilbUid = (await core.readNamespacedService({ name: "ilb", namespace: "default" })).metadata?.uid ?? "";
     await eventually("ilb's failed run", async () => {
-      const events = await core.listNamespacedEvent({ namespace: "default", fieldSelector: "involvedObject.name=ilb,reason=SyncLoadBalancerFailed" });
+      const events = await core.listNamespacedEvent({
+        namespace: "default",
+        fieldSelector: "involvedObject.name=ilb,reason=SyncLoadBalancerFailed",
+      });
       return events.items.length > 0 ? true : undefined;
     });
     await daemon.stop();
@@ -142,18 +197,35 @@ describe("leaks: only what dccm created is proven (issue 26)", function () {
     const ourDccm = `this cluster's dccm (clusterId ${CLUSTER_ID}, kube-system UID ${clusterUid})`;
     const noMarker = (description: string): string =>
       `its description ${JSON.stringify(description)} carries no owner marker of ${ourDccm}: the stock CCM, another controller or a dccm older than the marker may have made it`;
-    const lbWhy = (id: string): string => `dccm's ledger records load balancer ${ilbLb} for Service default/ilb, but ${noMarker(stockResources.get(id) ?? "")}`;
+    const lbWhy = (id: string): string =>
+      `dccm's ledger records load balancer ${ilbLb} for Service default/ilb, but ${noMarker(stockResources.get(id) ?? "")}`;
     const rule = `forwardingRules/${REGION}/${ilbLb}`;
     const backend = `backendServices/${REGION}/${ilbLb}`;
     // The emulator's kind of a global health check; the leak check lists regional ones only.
     const nodeCheck = `globalHealthChecks/global/k8s-${CLUSTER_ID}-node`;
     const trafficFirewall = `firewalls/global/k8s-fw-${ilbLb}`;
-    assert.deepEqual([...stockResources.keys()].sort(), [backend, `firewalls/global/k8s-${CLUSTER_ID}-node-hc`, trafficFirewall, rule, nodeCheck].sort());
+    assert.deepEqual(
+      [...stockResources.keys()].sort(),
+      [backend, `firewalls/global/k8s-${CLUSTER_ID}-node-hc`, trafficFirewall, rule, nodeCheck].sort(),
+    );
     const header = `cluster ${CLUSTER_ID} (kube-system UID ${clusterUid}), project ${PROJECT}: 3 stacks, 2 load balancers in the ledger`;
-    const unproven = ["unproven (never deleted):", `  ${rule}: ${lbWhy(rule)}`, `  ${backend}: ${lbWhy(backend)}`, `  ${trafficFirewall}: ${lbWhy(trafficFirewall)}`];
+    const unproven = [
+      "unproven (never deleted):",
+      `  ${rule}: ${lbWhy(rule)}`,
+      `  ${backend}: ${lbWhy(backend)}`,
+      `  ${trafficFirewall}: ${lbWhy(trafficFirewall)}`,
+    ];
     const before = gceState();
-    assert.deepEqual(await gc(CLUSTER_ID, "--dry-run"), { code: 0, stderr: "", stdout: [header, ...unproven, ""].join("\n") });
-    assert.deepEqual(await gc(CLUSTER_ID, "--yes"), { code: 0, stderr: "", stdout: [header, "0 of 0 deleted; 3 unproven left alone", ""].join("\n") });
+    assert.deepEqual(await gc(CLUSTER_ID, "--dry-run"), {
+      code: 0,
+      stderr: "",
+      stdout: [header, ...unproven, ""].join("\n"),
+    });
+    assert.deepEqual(await gc(CLUSTER_ID, "--yes"), {
+      code: 0,
+      stderr: "",
+      stdout: [header, "0 of 0 deleted; 3 unproven left alone", ""].join("\n"),
+    });
     assert.equal(gceState(), before, "GCE unchanged");
     for (const id of stockResources.keys()) assert.ok(gceNames().includes(id), id);
   });
@@ -164,7 +236,9 @@ describe("leaks: only what dccm created is proven (issue 26)", function () {
       `changing a clusterId is a migration, not a restart (every GCE name and the Pulumi project depend on it); start dccm with clusterId ${CLUSTER_ID}`;
     const gceBefore = gceState();
     const ledgerBefore = await ledger();
-    const mistyped = new Daemon(daemonOptions(env, parseConfig({ ...RAW_CONFIG, clusterId: MISTYPED }), { leaderElection: false }));
+    const mistyped = new Daemon(
+      daemonOptions(env, parseConfig({ ...RAW_CONFIG, clusterId: MISTYPED }), { leaderElection: false }),
+    );
     try {
       await assert.rejects(
         mistyped.start(() => assert.fail("lost leadership")),
@@ -175,13 +249,23 @@ describe("leaks: only what dccm created is proven (issue 26)", function () {
     }
     assert.equal(gceState(), gceBefore, "GCE unchanged: no k8s-ig--other02, nothing else");
     const ledgerAfter = await ledger();
-    assert.deepEqual([ledgerAfter.metadata?.annotations, ledgerAfter.data], [ledgerBefore.metadata?.annotations, ledgerBefore.data]);
+    assert.deepEqual(
+      [ledgerAfter.metadata?.annotations, ledgerAfter.data],
+      [ledgerBefore.metadata?.annotations, ledgerBefore.data],
+    );
     assert.deepEqual(await backendProjects(env), [`dccm-${CLUSTER_ID}`], "no stack of project dccm-other02");
-    const web = await core.listNamespacedEvent({ namespace: "default", fieldSelector: "involvedObject.name=web,reason=SyncLoadBalancerFailed" });
+    const web = await core.listNamespacedEvent({
+      namespace: "default",
+      fieldSelector: "involvedObject.name=web,reason=SyncLoadBalancerFailed",
+    });
     assert.deepEqual(web.items, [], "no failure posted on the served Service");
 
     for (const args of [["--yes"], ["--dry-run"]]) {
-      assert.deepEqual(await gc(MISTYPED, ...args), { code: 1, stdout: "", stderr: `dccm gc: nothing listed or deleted: ${refusal}\n` });
+      assert.deepEqual(await gc(MISTYPED, ...args), {
+        code: 1,
+        stdout: "",
+        stderr: `dccm gc: nothing listed or deleted: ${refusal}\n`,
+      });
     }
     assert.equal(gceState(), gceBefore, "GCE unchanged");
   });

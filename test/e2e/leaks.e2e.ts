@@ -43,16 +43,37 @@ describe("leaks: the detector and dccm gc", function () {
   let webLb: string;
   let goneLb: string;
 
-  const options = (): ReturnType<typeof daemonOptions> => daemonOptions(env, parseConfig(E2E_CONFIG), { leaderElection: false, leakCheck: { computeEndpoint: env.gce.computeEndpoint } });
+  const options = (): ReturnType<typeof daemonOptions> =>
+    daemonOptions(env, parseConfig(E2E_CONFIG), {
+      leaderElection: false,
+      leakCheck: { computeEndpoint: env.gce.computeEndpoint },
+    });
 
   /** `dccm gc ARGS` as a child process (asynchronous: the emulator and apiserver answer from this process). */
   function gc(...args: string[]): Promise<Run> {
-    const argv = [CLI, "gc", "--kubeconfig", env.kube.kubeconfigPath, "--config", configPath, "--backend-url", env.backendUrl, "--compute-endpoint", env.gce.computeEndpoint, ...args];
+    const argv = [
+      CLI,
+      "gc",
+      "--kubeconfig",
+      env.kube.kubeconfigPath,
+      "--config",
+      configPath,
+      "--backend-url",
+      env.backendUrl,
+      "--compute-endpoint",
+      env.gce.computeEndpoint,
+      ...args,
+    ];
     return new Promise((resolve, reject) => {
-      execFile(process.execPath, argv, { env: { ...process.env, ...env.pulumiEnv }, timeout: 300_000 }, (error, stdout, stderr) => {
-        if (error !== null && typeof error.code !== "number") reject(error);
-        else resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        argv,
+        { env: { ...process.env, ...env.pulumiEnv }, timeout: 300_000 },
+        (error, stdout, stderr) => {
+          if (error !== null && typeof error.code !== "number") reject(error);
+          else resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr });
+        },
+      );
     });
   }
 
@@ -81,12 +102,18 @@ describe("leaks: the detector and dccm gc", function () {
   it("the daemon writes the ledger before each Service's first up", async () => {
     daemon = new Daemon(options());
     await daemon.start(() => assert.fail("lost leadership"));
-    for (const name of ["web", "gone"]) await core.createNamespacedService({ namespace: "default", body: lbService(name) });
+    for (const name of ["web", "gone"])
+      await core.createNamespacedService({ namespace: "default", body: lbService(name) });
     for (const name of ["web", "gone"]) {
-      await eventually(`${name}'s ingress`, async () => (await core.readNamespacedService({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+      await eventually(
+        `${name}'s ingress`,
+        async () =>
+          (await core.readNamespacedService({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip,
+      );
     }
     await daemon.idle();
-    const uid = async (name: string): Promise<string> => (await core.readNamespacedService({ name, namespace: "default" })).metadata?.uid ?? "";
+    const uid = async (name: string): Promise<string> =>
+      (await core.readNamespacedService({ name, namespace: "default" })).metadata?.uid ?? "";
     const [webUid, goneUid] = [await uid("web"), await uid("gone")];
     webLb = loadBalancerName(webUid);
     goneLb = loadBalancerName(goneUid);
@@ -99,7 +126,11 @@ describe("leaks: the detector and dccm gc", function () {
     // The first check starts once the start-up runs settled, which is before these Services: it may still run.
     const registry = daemon.metrics.registry;
     await eventually("the start-up leak check", async () =>
-      (await counter(registry, "dccm_leak_checks_total", { result: "ok" })) + (await counter(registry, "dccm_leak_checks_total", { result: "failed" })) > 0 ? true : undefined,
+      (await counter(registry, "dccm_leak_checks_total", { result: "ok" })) +
+        (await counter(registry, "dccm_leak_checks_total", { result: "failed" })) >
+      0
+        ? true
+        : undefined,
     );
     assert.equal(await counter(registry, "dccm_leak_checks_total", { result: "failed" }), 0);
     assert.equal(await counter(registry, "dccm_leak_checks_total", { result: "ok" }), 1);
@@ -117,24 +148,53 @@ describe("leaks: the detector and dccm gc", function () {
       pulumiCommand: env.pulumiCommand,
     });
     await workspace.removeStack("service.default.gone", { force: true });
-    await core.patchNamespacedService({ name: "gone", namespace: "default", body: { metadata: { finalizers: null } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
+    await core.patchNamespacedService(
+      { name: "gone", namespace: "default", body: { metadata: { finalizers: null } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
     await core.deleteNamespacedService({ name: "gone", namespace: "default" });
     // Out of band: an instance group of ours (as dccm creates it: with its owner marker) in a zone
     // without nodes; another cluster's Service default/web; the stock CCM's node health check;
     // another cluster's instance group.
     const network = `projects/${PROJECT}/global/networks/k8s-net`;
     const ours = ownedDescription(clusterDescription(CLUSTER_ID), { clusterId: CLUSTER_ID, clusterUid });
-    env.gce.state.create("gcp:compute/instanceGroup:InstanceGroup", { project: PROJECT, zone: "us-central1-c", name: `k8s-ig--${CLUSTER_ID}`, description: ours, network });
-    env.gce.state.create("gcp:compute/forwardingRule:ForwardingRule", { project: PROJECT, region: REGION, name: ELSEWHERE, description: serviceDescription("default/web"), portRange: "8080" });
-    env.gce.state.create("gcp:compute/httpHealthCheck:HttpHealthCheck", { project: PROJECT, name: `k8s-${CLUSTER_ID}-node`, description: serviceDescription(`k8s-${CLUSTER_ID}-node`) });
-    env.gce.state.create("gcp:compute/instanceGroup:InstanceGroup", { project: PROJECT, zone: "us-central1-a", name: "k8s-ig--0ther", description: clusterDescription("0ther"), network });
+    env.gce.state.create("gcp:compute/instanceGroup:InstanceGroup", {
+      project: PROJECT,
+      zone: "us-central1-c",
+      name: `k8s-ig--${CLUSTER_ID}`,
+      description: ours,
+      network,
+    });
+    env.gce.state.create("gcp:compute/forwardingRule:ForwardingRule", {
+      project: PROJECT,
+      region: REGION,
+      name: ELSEWHERE,
+      description: serviceDescription("default/web"),
+      portRange: "8080",
+    });
+    env.gce.state.create("gcp:compute/httpHealthCheck:HttpHealthCheck", {
+      project: PROJECT,
+      name: `k8s-${CLUSTER_ID}-node`,
+      description: serviceDescription(`k8s-${CLUSTER_ID}-node`),
+    });
+    env.gce.state.create("gcp:compute/instanceGroup:InstanceGroup", {
+      project: PROJECT,
+      zone: "us-central1-a",
+      name: "k8s-ig--0ther",
+      description: clusterDescription("0ther"),
+      network,
+    });
 
     daemon = new Daemon(options());
     await daemon.start(() => assert.fail("lost leadership"));
     const metrics = daemon.metrics;
-    await eventually("the start-up leak check", async () => ((await counter(metrics.registry, "dccm_leak_checks_total", { result: "ok" })) === 1 ? true : undefined));
+    await eventually("the start-up leak check", async () =>
+      (await counter(metrics.registry, "dccm_leak_checks_total", { result: "ok" })) === 1 ? true : undefined,
+    );
 
-    const leaked = (await metrics.leaks.leakedResources.get()).values.filter((value) => value.value > 0).map((value) => `${String(value.labels.kind)} ${String(value.labels.proof)} ${value.value}`);
+    const leaked = (await metrics.leaks.leakedResources.get()).values
+      .filter((value) => value.value > 0)
+      .map((value) => `${String(value.labels.kind)} ${String(value.labels.proof)} ${value.value}`);
     assert.deepEqual(leaked.sort(), [
       "addresses proven 1",
       "backendServices proven 1",
@@ -144,11 +204,20 @@ describe("leaks: the detector and dccm gc", function () {
       "httpHealthChecks unproven 1",
       "instanceGroups proven 1",
     ]);
-    const events = await core.listNamespacedEvent({ namespace: "kube-system", fieldSelector: "reason=LeakedResources" });
+    const events = await core.listNamespacedEvent({
+      namespace: "kube-system",
+      fieldSelector: "reason=LeakedResources",
+    });
     const [first, second] = [`forwardingRules/${REGION}/${ELSEWHERE}`, `forwardingRules/${REGION}/${goneLb}`].sort();
     const proofOf = (id: string): string => (id.endsWith(goneLb) ? "proven" : "unproven");
     assert.deepEqual(
-      events.items.map((event) => [event.type, event.involvedObject.kind, event.involvedObject.name, event.involvedObject.uid, event.message]),
+      events.items.map((event) => [
+        event.type,
+        event.involvedObject.kind,
+        event.involvedObject.name,
+        event.involvedObject.uid,
+        event.message,
+      ]),
       [
         [
           "Warning",
@@ -165,8 +234,10 @@ describe("leaks: the detector and dccm gc", function () {
   });
 
   const ourDccm = (): string => `this cluster's dccm (clusterId ${CLUSTER_ID}, kube-system UID ${clusterUid})`;
-  const provenWhy = (): string => `its description carries the owner marker of ${ourDccm()} and names Service default/gone`;
-  const header = (): string => `cluster ${CLUSTER_ID} (kube-system UID ${clusterUid}), project ${PROJECT}: 2 stacks, 2 load balancers in the ledger`;
+  const provenWhy = (): string =>
+    `its description carries the owner marker of ${ourDccm()} and names Service default/gone`;
+  const header = (): string =>
+    `cluster ${CLUSTER_ID} (kube-system UID ${clusterUid}), project ${PROJECT}: 2 stacks, 2 load balancers in the ledger`;
   const elsewhereWhy = `its description names Service default/web of this cluster, but ${ELSEWHERE} is not that Service's load balancer name and dccm's ledger has no entry for it: a Service of the same name in another cluster looks the same`;
   const unprovenLines = (): string[] => [
     "unproven (never deleted):",
@@ -197,7 +268,10 @@ describe("leaks: the detector and dccm gc", function () {
 
   it("dccm gc refuses an unproven resource by name, and deletes nothing", async () => {
     const before = gceNames();
-    const run = await gc(`forwardingRules/${REGION}/${ELSEWHERE}`, `instanceGroups/us-central1-c/k8s-ig--${CLUSTER_ID}`);
+    const run = await gc(
+      `forwardingRules/${REGION}/${ELSEWHERE}`,
+      `instanceGroups/us-central1-c/k8s-ig--${CLUSTER_ID}`,
+    );
     assert.deepEqual(run, {
       code: 1,
       stdout: `${header()}\n`,
@@ -209,7 +283,16 @@ describe("leaks: the detector and dccm gc", function () {
   it("dccm gc RESOURCE deletes exactly that proven leak; --yes the other proven ones; the unproven and everything the stacks own stay", async () => {
     const before = gceNames();
     const byName = await gc(`instanceGroups/us-central1-c/k8s-ig--${CLUSTER_ID}`);
-    assert.deepEqual(byName, { code: 0, stderr: "", stdout: [header(), `deleted instanceGroups/us-central1-c/k8s-ig--${CLUSTER_ID}`, "1 of 1 deleted; 2 unproven left alone", ""].join("\n") });
+    assert.deepEqual(byName, {
+      code: 0,
+      stderr: "",
+      stdout: [
+        header(),
+        `deleted instanceGroups/us-central1-c/k8s-ig--${CLUSTER_ID}`,
+        "1 of 1 deleted; 2 unproven left alone",
+        "",
+      ].join("\n"),
+    });
     const all = await gc("--yes");
     assert.deepEqual(all, {
       code: 0,
@@ -250,7 +333,10 @@ describe("leaks: the detector and dccm gc", function () {
     const after = await gc("--dry-run");
     assert.deepEqual(after, { code: 0, stderr: "", stdout: [header(), ...unprovenLines(), ""].join("\n") });
     // web still serves: its status and stack untouched.
-    assert.equal((await core.readNamespacedService({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.length, 1);
+    assert.equal(
+      (await core.readNamespacedService({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.length,
+      1,
+    );
   });
 
   it("dccm gc against a backend without this cluster's stacks lists and deletes nothing", async () => {

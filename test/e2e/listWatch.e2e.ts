@@ -18,7 +18,9 @@ class Recorder implements ListWatchHandlers<Obj> {
   readonly events: string[] = [];
   readonly failures: unknown[] = [];
   put(object: Obj, kind: "added" | "updated"): void {
-    this.events.push(`${kind} ${object.metadata?.namespace === undefined ? "" : `${object.metadata.namespace}/`}${object.metadata?.name ?? ""}`);
+    this.events.push(
+      `${kind} ${object.metadata?.namespace === undefined ? "" : `${object.metadata.namespace}/`}${object.metadata?.name ?? ""}`,
+    );
   }
   remove(key: string): void {
     this.events.push(`removed ${key}`);
@@ -43,7 +45,8 @@ async function compactedPast(kubeConfig: k8s.KubeConfig, resourceVersion: string
             (type, object: { code?: number }) => {
               if (type === "ERROR" && object.code === 410) gone = true;
             },
-            (error: unknown) => resolve(gone || (error as { statusCode?: number } | null)?.statusCode === 410 ? true : undefined),
+            (error: unknown) =>
+              resolve(gone || (error as { statusCode?: number } | null)?.statusCode === 410 ? true : undefined),
           )
           .catch(() => resolve(undefined));
       }),
@@ -63,7 +66,10 @@ describe("watcher/listWatch: the lean list-watch on a real apiserver", function 
     core = kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: "lw" } } });
     for (const name of ["a", "b", "c", "d", "e"]) {
-      await core.createNamespacedService({ namespace: "lw", body: { metadata: { name }, spec: { ports: [{ port: 80 }] } } });
+      await core.createNamespacedService({
+        namespace: "lw",
+        body: { metadata: { name }, spec: { ports: [{ port: 80 }] } },
+      });
     }
   });
 
@@ -75,7 +81,11 @@ describe("watcher/listWatch: the lean list-watch on a real apiserver", function 
     await kube?.stop();
   });
 
-  function services(recorder: Recorder, pages: string[], extra: { watch?: Pick<k8s.Watch, "watch">; watchTimeoutSeconds?: () => number } = {}): LeanListWatch<Obj> {
+  function services(
+    recorder: Recorder,
+    pages: string[],
+    extra: { watch?: Pick<k8s.Watch, "watch">; watchTimeoutSeconds?: () => number } = {},
+  ): LeanListWatch<Obj> {
     const listWatch = new LeanListWatch<Obj>({
       path: "/api/v1/namespaces/lw/services",
       list: async (page) => {
@@ -99,10 +109,23 @@ describe("watcher/listWatch: the lean list-watch on a real apiserver", function 
     assert.deepEqual(pages, ["first", "continue", "continue"]);
     assert.deepEqual(recorder.events, ["added lw/a", "added lw/b", "added lw/c", "added lw/d", "added lw/e"]);
     assert.equal(listWatch.lists(), 1);
-    await core.createNamespacedService({ namespace: "lw", body: { metadata: { name: "f" }, spec: { ports: [{ port: 80 }] } } });
-    await eventually("f through the watch", () => (recorder.events.includes("added lw/f") ? true : undefined), 60_000, 50);
+    await core.createNamespacedService({
+      namespace: "lw",
+      body: { metadata: { name: "f" }, spec: { ports: [{ port: 80 }] } },
+    });
+    await eventually(
+      "f through the watch",
+      () => (recorder.events.includes("added lw/f") ? true : undefined),
+      60_000,
+      50,
+    );
     await core.deleteNamespacedService({ namespace: "lw", name: "f" });
-    await eventually("f's deletion through the watch", () => (recorder.events.includes("removed lw/f") ? true : undefined), 60_000, 50);
+    await eventually(
+      "f's deletion through the watch",
+      () => (recorder.events.includes("removed lw/f") ? true : undefined),
+      60_000,
+      50,
+    );
     assert.deepEqual(recorder.events.slice(5), ["added lw/f", "removed lw/f"]);
     assert.deepEqual([...listWatch.keys()].sort(), ["lw/a", "lw/b", "lw/c", "lw/d", "lw/e"]);
     assert.deepEqual(recorder.failures, []);
@@ -114,10 +137,21 @@ describe("watcher/listWatch: the lean list-watch on a real apiserver", function 
     const listWatch = services(recorder, pages);
     await listWatch.start();
     listWatch.stop();
-    await core.patchNamespacedService({ namespace: "lw", name: "a", body: { metadata: { labels: { touched: "yes" } } } }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch));
-    await core.createNamespacedService({ namespace: "lw", body: { metadata: { name: "g" }, spec: { ports: [{ port: 80 }] } } });
+    await core.patchNamespacedService(
+      { namespace: "lw", name: "a", body: { metadata: { labels: { touched: "yes" } } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+    await core.createNamespacedService({
+      namespace: "lw",
+      body: { metadata: { name: "g" }, spec: { ports: [{ port: 80 }] } },
+    });
     await listWatch.start();
-    await eventually("g through the resumed watch", () => (recorder.events.includes("added lw/g") ? true : undefined), 60_000, 50);
+    await eventually(
+      "g through the resumed watch",
+      () => (recorder.events.includes("added lw/g") ? true : undefined),
+      60_000,
+      50,
+    );
     assert.deepEqual(recorder.events.slice(5), ["updated lw/a", "added lw/g"]);
     assert.deepEqual(pages, ["first", "continue", "continue"], "no relist");
     assert.equal(listWatch.lists(), 1);
@@ -149,10 +183,23 @@ describe("watcher/listWatch: the lean list-watch on a real apiserver", function 
     await listWatch.start();
     const listed = listWatch.resourceVersion();
     // A Service outside the namespace watched: it moves the collection's resourceVersion, and only a bookmark tells this watch.
-    const other = await core.createNamespacedService({ namespace: "default", body: { metadata: { name: "elsewhere" }, spec: { ports: [{ port: 80 }] } } });
+    const other = await core.createNamespacedService({
+      namespace: "default",
+      body: { metadata: { name: "elsewhere" }, spec: { ports: [{ port: 80 }] } },
+    });
     const otherVersion = other.metadata?.resourceVersion ?? "";
-    await eventually("a bookmark at the other Service's resourceVersion", () => (bookmarks.includes(otherVersion) ? true : undefined), 60_000, 50);
-    await eventually("the watch resumed from it", () => (resumedFrom.includes(otherVersion) ? true : undefined), 60_000, 50);
+    await eventually(
+      "a bookmark at the other Service's resourceVersion",
+      () => (bookmarks.includes(otherVersion) ? true : undefined),
+      60_000,
+      50,
+    );
+    await eventually(
+      "the watch resumed from it",
+      () => (resumedFrom.includes(otherVersion) ? true : undefined),
+      60_000,
+      50,
+    );
     assert.notEqual(otherVersion, listed);
     assert.equal(resumedFrom[0], listed);
     assert.deepEqual(recorder.events, ["added lw/a", "added lw/b", "added lw/c", "added lw/d", "added lw/e"]);
@@ -164,7 +211,12 @@ describe("watcher/listWatch: the lean list-watch on a real apiserver", function 
   it("410 Gone on resuming (etcd compacted the resourceVersion): lists again and reports what changed", async () => {
     await core.createNode({ body: { metadata: { name: "n1" } } });
     const recorder = new Recorder();
-    const listWatch = new LeanListWatch<Obj>({ path: "/api/v1/nodes", list: (page) => core.listNode(page), watch: new k8s.Watch(kube.kubeConfig), handlers: recorder });
+    const listWatch = new LeanListWatch<Obj>({
+      path: "/api/v1/nodes",
+      list: (page) => core.listNode(page),
+      watch: new k8s.Watch(kube.kubeConfig),
+      handlers: recorder,
+    });
     running.push(listWatch);
     await listWatch.start();
     listWatch.stop();
@@ -197,11 +249,15 @@ describe("watcher/listWatch: the lean list-watch on a real apiserver", function 
         }
         try {
           const result = await core.listNode(page);
-          pages.push(`${page._continue === undefined ? "first" : "continue"} ${result.items.map((node) => node.metadata?.name).join(",")}`);
+          pages.push(
+            `${page._continue === undefined ? "first" : "continue"} ${result.items.map((node) => node.metadata?.name).join(",")}`,
+          );
           if (page._continue === undefined && pages.length === 1) firstPageVersion = result.metadata?.resourceVersion;
           return result;
         } catch (error) {
-          pages.push(`${page._continue === undefined ? "first" : "continue"} HTTP ${String((error as { code?: number }).code)}`);
+          pages.push(
+            `${page._continue === undefined ? "first" : "continue"} HTTP ${String((error as { code?: number }).code)}`,
+          );
           throw error;
         }
       },

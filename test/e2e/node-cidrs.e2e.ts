@@ -107,7 +107,10 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
     await core.createNode({
       body: {
         metadata: { name, labels: { "kubernetes.io/hostname": name } },
-        spec: { providerID: `gce://dccm-test/${ZONE}/${name}`, taints: [{ key: UNINITIALIZED, value: "true", effect: "NoSchedule" }] },
+        spec: {
+          providerID: `gce://dccm-test/${ZONE}/${name}`,
+          taints: [{ key: UNINITIALIZED, value: "true", effect: "NoSchedule" }],
+        },
       },
     });
     await setReady(name, ready);
@@ -115,7 +118,14 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
 
   async function setReady(name: string, status: "True" | "False" | "Unknown"): Promise<void> {
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
-    const ready = { type: "Ready", status, reason: "KubeletStatus", message: "no kubelet in e2e", lastHeartbeatTime: now, lastTransitionTime: now };
+    const ready = {
+      type: "Ready",
+      status,
+      reason: "KubeletStatus",
+      message: "no kubelet in e2e",
+      lastHeartbeatTime: now,
+      lastTransitionTime: now,
+    };
     await core.patchNodeStatus(
       { name, body: { status: { addresses: [{ type: "Hostname", address: name }], conditions: [ready] } } },
       setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch),
@@ -132,7 +142,8 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
   }
 
   async function eventsFor(name: string): Promise<CoreV1Event[]> {
-    return (await core.listNamespacedEvent({ namespace: "default", fieldSelector: `involvedObject.name=${name}` })).items;
+    return (await core.listNamespacedEvent({ namespace: "default", fieldSelector: `involvedObject.name=${name}` }))
+      .items;
   }
 
   async function counter(name: string, label: string, value: string): Promise<number> {
@@ -140,14 +151,21 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
     return m?.values.find((v) => v.labels[label] === value)?.value ?? 0;
   }
 
-  const networkUnavailable = (n: V1Node | undefined) => n?.status?.conditions?.find((c) => c.type === "NetworkUnavailable");
+  const networkUnavailable = (n: V1Node | undefined) =>
+    n?.status?.conditions?.find((c) => c.type === "NetworkUnavailable");
   const taintKeys = (n: V1Node | undefined) => (n?.spec?.taints ?? []).map((t) => t.key);
 
   it("podCIDRSource cloud, IPv4: new Nodes get their VM's alias range once; a VM without one gets a Warning and stays NetworkUnavailable", async function () {
     this.timeout(90_000);
     const g = emulator();
-    g.putInstance("cidr-a", { zone: ZONE, networkInterfaces: [{ aliasIpRanges: [{ ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" }] }] });
-    g.putInstance("cidr-b", { zone: ZONE, networkInterfaces: [{ aliasIpRanges: [{ ipCidrRange: "10.4.2.0/24", subnetworkRangeName: "pods" }] }] });
+    g.putInstance("cidr-a", {
+      zone: ZONE,
+      networkInterfaces: [{ aliasIpRanges: [{ ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" }] }],
+    });
+    g.putInstance("cidr-b", {
+      zone: ZONE,
+      networkInterfaces: [{ aliasIpRanges: [{ ipCidrRange: "10.4.2.0/24", subnetworkRangeName: "pods" }] }],
+    });
     g.putInstance("cidr-none", { zone: ZONE });
     await Promise.all([createNode("cidr-a", "True"), createNode("cidr-b", "True"), createNode("cidr-none", "True")]);
     // A short refresh period: an assigned Node is re-checked against its VM every half period.
@@ -169,12 +187,23 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
       assert.deepEqual(n.spec?.podCIDRs, [cidr]);
       const cond = networkUnavailable(n);
       assert.deepEqual([cond?.reason, cond?.message], ["RouteCreated", "NodeController create implicit route"]);
-      assert.equal(n.status?.conditions?.find((c) => c.type === "Ready")?.status, "True", "the kubelet's conditions are kept");
+      assert.equal(
+        n.status?.conditions?.find((c) => c.type === "Ready")?.status,
+        "True",
+        "the kubelet's conditions are kept",
+      );
     }
 
-    const warning = await eventually("CIDRNotAvailable", async () => (await eventsFor("cidr-none")).find((e) => e.reason === "CIDRNotAvailable"), WAIT_MS);
+    const warning = await eventually(
+      "CIDRNotAvailable",
+      async () => (await eventsFor("cidr-none")).find((e) => e.reason === "CIDRNotAvailable"),
+      WAIT_MS,
+    );
     assert.equal(warning.type, "Warning");
-    assert.equal(warning.message, "Node cidr-none has no pod CIDR and none can be read: instance dccm-test/us-central1-a/cidr-none has no alias IP range on nic0 (podCIDRStack IPv4)");
+    assert.equal(
+      warning.message,
+      "Node cidr-none has no pod CIDR and none can be read: instance dccm-test/us-central1-a/cidr-none has no alias IP range on nic0 (podCIDRStack IPv4)",
+    );
     const none = await eventually(
       "cidr-none NetworkUnavailable=True",
       async () => {
@@ -187,10 +216,20 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
     assert.equal(none.spec?.podCIDR, undefined);
 
     // The VM's range changes under an assigned Node: one Warning, never a patch (spec.podCIDRs is immutable).
-    g.putInstance("cidr-a", { zone: ZONE, networkInterfaces: [{ aliasIpRanges: [{ ipCidrRange: "10.4.9.0/24", subnetworkRangeName: "pods" }] }] });
-    const mismatch = await eventually("PodCIDRMismatch", async () => (await eventsFor("cidr-a")).find((e) => e.reason === "PodCIDRMismatch"), WAIT_MS);
+    g.putInstance("cidr-a", {
+      zone: ZONE,
+      networkInterfaces: [{ aliasIpRanges: [{ ipCidrRange: "10.4.9.0/24", subnetworkRangeName: "pods" }] }],
+    });
+    const mismatch = await eventually(
+      "PodCIDRMismatch",
+      async () => (await eventsFor("cidr-a")).find((e) => e.reason === "PodCIDRMismatch"),
+      WAIT_MS,
+    );
     assert.equal(mismatch.type, "Warning");
-    assert.match(mismatch.message ?? "", /^Node cidr-a has pod CIDRs 10\.4\.1\.0\/24 but its VM's range is 10\.4\.9\.0\/24/);
+    assert.match(
+      mismatch.message ?? "",
+      /^Node cidr-a has pod CIDRs 10\.4\.1\.0\/24 but its VM's range is 10\.4\.9\.0\/24/,
+    );
     assert.deepEqual((await readNode("cidr-a"))?.spec?.podCIDRs, ["10.4.1.0/24"]);
     assert.equal(await counter("dccm_node_pod_cidr_assignments_total", "result", "error"), 0, "no patch was tried");
   });
@@ -198,7 +237,15 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
   it("podCIDRSource cloud, IPv6_IPv4: the /112 of the interface's IPv6 address first, then the alias range", async function () {
     this.timeout(60_000);
     const g = emulator();
-    g.putInstance("cidr-dual", { zone: ZONE, networkInterfaces: [{ ipv6Address: "fd20:0:0:1:0:7::", aliasIpRanges: [{ ipCidrRange: "10.4.7.0/24", subnetworkRangeName: "pods" }] }] });
+    g.putInstance("cidr-dual", {
+      zone: ZONE,
+      networkInterfaces: [
+        {
+          ipv6Address: "fd20:0:0:1:0:7::",
+          aliasIpRanges: [{ ipCidrRange: "10.4.7.0/24", subnetworkRangeName: "pods" }],
+        },
+      ],
+    });
     await createNode("cidr-dual", "True");
     await startController({ podCIDRStack: "IPv6_IPv4" });
     const n = await eventually(
@@ -217,10 +264,17 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
   it("route-based (the default): spec.podCIDRs is never written and NetworkUnavailable left to the routes", async function () {
     this.timeout(60_000);
     const g = emulator();
-    g.putInstance("routed", { zone: ZONE, networkInterfaces: [{ aliasIpRanges: [{ ipCidrRange: "10.4.3.0/24", subnetworkRangeName: "pods" }] }] });
+    g.putInstance("routed", {
+      zone: ZONE,
+      networkInterfaces: [{ aliasIpRanges: [{ ipCidrRange: "10.4.3.0/24", subnetworkRangeName: "pods" }] }],
+    });
     await createNode("routed", "True");
     const c = await startController();
-    await eventually("initialized", async () => (taintKeys(await readNode("routed")).includes(UNINITIALIZED) ? undefined : true), WAIT_MS);
+    await eventually(
+      "initialized",
+      async () => (taintKeys(await readNode("routed")).includes(UNINITIALIZED) ? undefined : true),
+      WAIT_MS,
+    );
     await c.idle();
     const n = await readNode("routed");
     assert.equal(n?.spec?.podCIDR, undefined);
@@ -234,7 +288,11 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
     g.putInstance("stoppable", { zone: ZONE });
     await createNode("stoppable", "True");
     await startController();
-    await eventually("initialized", async () => (taintKeys(await readNode("stoppable")).includes(UNINITIALIZED) ? undefined : true), WAIT_MS);
+    await eventually(
+      "initialized",
+      async () => (taintKeys(await readNode("stoppable")).includes(UNINITIALIZED) ? undefined : true),
+      WAIT_MS,
+    );
 
     g.setInstanceStatus("stoppable", "TERMINATED");
     await setReady("stoppable", "Unknown");
@@ -250,28 +308,58 @@ describe("node controller: pod CIDRs from alias IP ranges, the shutdown taint (k
       tainted.spec?.taints?.filter((t) => t.key === SHUTDOWN).map((t) => ({ key: t.key, effect: t.effect })),
       [{ key: SHUTDOWN, effect: "NoSchedule" }],
     );
-    const added = await eventually("ShutdownTaintAdded", async () => (await eventsFor("stoppable")).find((e) => e.reason === "ShutdownTaintAdded"), WAIT_MS);
+    const added = await eventually(
+      "ShutdownTaintAdded",
+      async () => (await eventsFor("stoppable")).find((e) => e.reason === "ShutdownTaintAdded"),
+      WAIT_MS,
+    );
     assert.equal(added.message, `Added taint ${SHUTDOWN}:NoSchedule: instance is TERMINATED`);
     // Several lifecycle periods (1 s) later the NotReady Node with a stopped VM still exists.
     const checks = await counter("dccm_compute_calls_total", "call", "instances.get");
     await eventually(
       "more lifecycle checks",
       async () =>
-        (await counter("dccm_compute_calls_total", "call", "instances.get")) + (await counter("dccm_compute_calls_total", "call", "instances.aggregatedList")) > checks + 3 ? true : undefined,
+        (await counter("dccm_compute_calls_total", "call", "instances.get")) +
+          (await counter("dccm_compute_calls_total", "call", "instances.aggregatedList")) >
+        checks + 3
+          ? true
+          : undefined,
       WAIT_MS,
     );
     assert.ok(await readNode("stoppable"), "a Node whose VM is stopped is never deleted");
 
     g.setInstanceStatus("stoppable", "RUNNING");
-    await eventually("shutdown taint removed", async () => (taintKeys(await readNode("stoppable")).includes(SHUTDOWN) ? undefined : true), WAIT_MS);
-    const removed = await eventually("ShutdownTaintRemoved", async () => (await eventsFor("stoppable")).find((e) => e.reason === "ShutdownTaintRemoved"), WAIT_MS);
+    await eventually(
+      "shutdown taint removed",
+      async () => (taintKeys(await readNode("stoppable")).includes(SHUTDOWN) ? undefined : true),
+      WAIT_MS,
+    );
+    const removed = await eventually(
+      "ShutdownTaintRemoved",
+      async () => (await eventsFor("stoppable")).find((e) => e.reason === "ShutdownTaintRemoved"),
+      WAIT_MS,
+    );
     assert.equal(removed.message, `Removed taint ${SHUTDOWN}: instance is RUNNING`);
-    assert.deepEqual([await counter("dccm_node_shutdown_taints_total", "action", "added"), await counter("dccm_node_shutdown_taints_total", "action", "removed")], [1, 1]);
+    assert.deepEqual(
+      [
+        await counter("dccm_node_shutdown_taints_total", "action", "added"),
+        await counter("dccm_node_shutdown_taints_total", "action", "removed"),
+      ],
+      [1, 1],
+    );
 
     // Suspended, then Ready again (the kubelet came back): the Ready rule removes it without a lookup.
     g.setInstanceStatus("stoppable", "SUSPENDED");
-    await eventually("tainted again", async () => (taintKeys(await readNode("stoppable")).includes(SHUTDOWN) ? true : undefined), WAIT_MS);
+    await eventually(
+      "tainted again",
+      async () => (taintKeys(await readNode("stoppable")).includes(SHUTDOWN) ? true : undefined),
+      WAIT_MS,
+    );
     await setReady("stoppable", "True");
-    await eventually("taint gone once Ready", async () => (taintKeys(await readNode("stoppable")).includes(SHUTDOWN) ? undefined : true), WAIT_MS);
+    await eventually(
+      "taint gone once Ready",
+      async () => (taintKeys(await readNode("stoppable")).includes(SHUTDOWN) ? undefined : true),
+      WAIT_MS,
+    );
   });
 });

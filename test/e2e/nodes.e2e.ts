@@ -8,7 +8,16 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 
-import { CoreV1Api, type CoreV1Event, type KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type V1ClusterRole, type V1Node } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  type CoreV1Event,
+  type KubeConfig,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+  type V1ClusterRole,
+  type V1Node,
+} from "@kubernetes/client-node";
 import pino from "pino";
 import { Registry } from "prom-client";
 import * as YAML from "yaml";
@@ -154,7 +163,10 @@ describe("node controller (kube-apiserver + GCE emulator)", function () {
   }
 
   /** Creates a Node as a kubelet with --cloud-provider=external would. */
-  async function createNode(name: string, opts: { providerID?: string; ready?: "True" | "False" | "Unknown"; tainted?: boolean } = {}): Promise<void> {
+  async function createNode(
+    name: string,
+    opts: { providerID?: string; ready?: "True" | "False" | "Unknown"; tainted?: boolean } = {},
+  ): Promise<void> {
     await core.createNode({
       body: {
         metadata: { name, labels: { "kubernetes.io/hostname": name } },
@@ -215,7 +227,9 @@ describe("node controller (kube-apiserver + GCE emulator)", function () {
     g.putInstance("e2e-init-1", {
       zone: "us-central1-b",
       machineType: "n2-standard-4",
-      networkInterfaces: [{ networkIP: "10.128.0.21", ipv6Address: "fd20:1:2:3::21", accessConfigs: [{ natIP: "34.68.10.21" }] }],
+      networkInterfaces: [
+        { networkIP: "10.128.0.21", ipv6Address: "fd20:1:2:3::21", accessConfigs: [{ natIP: "34.68.10.21" }] },
+      ],
     });
     g.putInstance("e2e-init-2", { zone: "us-central1-c" });
     await createNode("e2e-init-1");
@@ -241,7 +255,11 @@ describe("node controller (kube-apiserver + GCE emulator)", function () {
       { type: "InternalIP", address: "fd20:1:2:3::21" },
       { type: "Hostname", address: "e2e-init-1" },
     ]);
-    assert.equal(n.status?.conditions?.find((c) => c.type === "Ready")?.status, "False", "kubelet conditions untouched");
+    assert.equal(
+      n.status?.conditions?.find((c) => c.type === "Ready")?.status,
+      "False",
+      "kubelet conditions untouched",
+    );
 
     const n2 = await waitFor("e2e-init-2 initialized", async () => {
       const node = await readNode("e2e-init-2");
@@ -250,7 +268,9 @@ describe("node controller (kube-apiserver + GCE emulator)", function () {
     assert.equal(n2.metadata?.labels?.["topology.kubernetes.io/zone"], "us-central1-c");
     assert.equal(n2.status?.addresses?.[0]?.type, "InternalIP");
 
-    const synced = await waitFor("Synced event", async () => (await eventsFor("e2e-init-1")).find((e) => e.reason === "Synced"));
+    const synced = await waitFor("Synced event", async () =>
+      (await eventsFor("e2e-init-1")).find((e) => e.reason === "Synced"),
+    );
     assert.equal(synced.involvedObject.kind, "Node");
     assert.equal(synced.source?.component, "dccm-node-controller");
     assert.equal(synced.reportingComponent, "dccm");
@@ -267,7 +287,9 @@ describe("node controller (kube-apiserver + GCE emulator)", function () {
 
     g.deleteOutOfBand("instances", "e2e-gone");
     await waitFor("node deleted", async () => ((await readNode("e2e-gone")) === undefined ? true : undefined));
-    const ev = await waitFor("DeletingNode event", async () => (await eventsFor("e2e-gone")).find((e) => e.reason === "DeletingNode"));
+    const ev = await waitFor("DeletingNode event", async () =>
+      (await eventsFor("e2e-gone")).find((e) => e.reason === "DeletingNode"),
+    );
     assert.match(ev.message ?? "", /gce:\/\/dccm-test\/us-central1-a\/e2e-gone no longer exists/);
     const deletions = await registry.getSingleMetric("dccm_node_deletions_total")?.get();
     assert.equal(deletions?.values[0]?.value, 1);
@@ -313,17 +335,21 @@ describe("node controller (kube-apiserver + GCE emulator)", function () {
       operation: "get",
       status: 403,
       count: 1000,
-      message: "Required 'compute.instances.get' permission for 'projects/dccm-test/zones/us-central1-a/instances/e2e-denied'",
+      message:
+        "Required 'compute.instances.get' permission for 'projects/dccm-test/zones/us-central1-a/instances/e2e-denied'",
     });
     await startController();
     await waitFor("denied lookups", async () => {
       const m = await registry.getSingleMetric("dccm_compute_calls_total")?.get();
-      const denied = m?.values.find((v) => v.labels["call"] === "instances.get" && v.labels["code"] === "403")?.value ?? 0;
+      const denied =
+        m?.values.find((v) => v.labels["call"] === "instances.get" && v.labels["code"] === "403")?.value ?? 0;
       return denied >= 3 ? true : undefined;
     });
     assert.ok(await readNode("e2e-denied"), "kept while Compute says 403");
     g.state.clearFaults();
-    await waitFor("deleted after a real 404", async () => ((await readNode("e2e-denied")) === undefined ? true : undefined));
+    await waitFor("deleted after a real 404", async () =>
+      (await readNode("e2e-denied")) === undefined ? true : undefined,
+    );
   });
 
   it("sets NetworkUnavailable from route state and warns FailedToCreateRoute", async function () {
@@ -337,7 +363,8 @@ describe("node controller (kube-apiserver + GCE emulator)", function () {
     routes.status.set("e2e-route-ok", "created");
     routes.status.set("e2e-route-bad", { failed: "googleapi: Error 403: QUOTA_EXCEEDED routes" });
     c.onRoutesChanged();
-    const cond = async (name: string): Promise<{ status: string; reason?: string } | undefined> => (await readNode(name))?.status?.conditions?.find((x) => x.type === "NetworkUnavailable");
+    const cond = async (name: string): Promise<{ status: string; reason?: string } | undefined> =>
+      (await readNode(name))?.status?.conditions?.find((x) => x.type === "NetworkUnavailable");
     const ok = await waitFor("RouteCreated", () => cond("e2e-route-ok"));
     assert.equal(ok.status, "False");
     assert.equal(ok.reason, "RouteCreated");
@@ -346,7 +373,9 @@ describe("node controller (kube-apiserver + GCE emulator)", function () {
     assert.equal(bad.reason, "NoRouteCreated");
     const ready = (await readNode("e2e-route-ok"))?.status?.conditions?.find((x) => x.type === "Ready");
     assert.equal(ready?.status, "True", "strategic merge kept the kubelet's conditions");
-    const warning = await waitFor("FailedToCreateRoute", async () => (await eventsFor("e2e-route-bad")).find((e) => e.reason === "FailedToCreateRoute"));
+    const warning = await waitFor("FailedToCreateRoute", async () =>
+      (await eventsFor("e2e-route-bad")).find((e) => e.reason === "FailedToCreateRoute"),
+    );
     assert.equal(warning.type, "Warning");
     assert.match(warning.message ?? "", /QUOTA_EXCEEDED/);
   });
@@ -357,8 +386,13 @@ describe("node controller (kube-apiserver + GCE emulator)", function () {
     g.putInstance("e2e-refresh", { zone: "us-central1-a", networkInterfaces: [{ networkIP: "10.128.0.50" }] });
     await createNode("e2e-refresh", { ready: "True" });
     await startController({ addressRefreshMs: 1000 });
-    await waitFor("initialized", async () => ((await readNode("e2e-refresh"))?.status?.addresses?.[0]?.address === "10.128.0.50" ? true : undefined));
-    g.putInstance("e2e-refresh", { zone: "us-central1-a", networkInterfaces: [{ networkIP: "10.128.0.51", accessConfigs: [{ natIP: "34.1.1.51" }] }] });
+    await waitFor("initialized", async () =>
+      (await readNode("e2e-refresh"))?.status?.addresses?.[0]?.address === "10.128.0.50" ? true : undefined,
+    );
+    g.putInstance("e2e-refresh", {
+      zone: "us-central1-a",
+      networkInterfaces: [{ networkIP: "10.128.0.51", accessConfigs: [{ natIP: "34.1.1.51" }] }],
+    });
     const n = await waitFor("refreshed", async () => {
       const node = await readNode("e2e-refresh");
       return node?.status?.addresses?.[0]?.address === "10.128.0.51" ? node : undefined;

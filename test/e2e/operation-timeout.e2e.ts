@@ -15,7 +15,15 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { loadBalancerName } from "../../model";
 import { eventReasons, lbService } from "../support/e2e/cluster";
-import { DaemonProcesses, descendants, isReaper, lockFiles, PLUGIN_GRACE_MS, processCluster, type RunningDaemon } from "../support/e2e/daemon-process";
+import {
+  DaemonProcesses,
+  descendants,
+  isReaper,
+  lockFiles,
+  PLUGIN_GRACE_MS,
+  processCluster,
+  type RunningDaemon,
+} from "../support/e2e/daemon-process";
 import { startDelayProxy, type DelayProxy } from "../support/e2e/delay-proxy";
 import type { TestEnv } from "../support/e2e/env";
 import { declaredResources, gceViolations } from "../support/e2e/invariants";
@@ -47,7 +55,9 @@ describe("dccm daemon: a hung pulumi up is cancelled at --operation-timeout", fu
     ({ env, core } = await processCluster());
     daemons = new DaemonProcesses(env, path.join(env.dir, "config.json"), ["--operation-timeout", "20s"]);
     // An hour is forever for this test: the request is never answered while it runs.
-    gce = await startDelayProxy(env.gce.endpoint, (method, url) => (hangCreates && method === "POST" && url.startsWith("/emulator/provider/create") ? 3_600_000 : 0));
+    gce = await startDelayProxy(env.gce.endpoint, (method, url) =>
+      hangCreates && method === "POST" && url.startsWith("/emulator/provider/create") ? 3_600_000 : 0,
+    );
   });
 
   function ours(lb: string): string[] {
@@ -73,33 +83,73 @@ describe("dccm daemon: a hung pulumi up is cancelled at --operation-timeout", fu
     const created = await core.createNamespacedService({ namespace: "default", body: lbService("stuck") });
     await held;
     const running = daemon;
-    await eventually("the timed-out up counted", async () => ((await daemons.metric(running, TIMEOUTS)) > 0 ? true : undefined), 120_000, 50);
+    await eventually(
+      "the timed-out up counted",
+      async () => ((await daemons.metric(running, TIMEOUTS)) > 0 ? true : undefined),
+      120_000,
+      50,
+    );
     // The failed run waits out its backoff (5 s) before the retry: its CLI has ended and unlocked.
     assert.deepEqual(lockFiles(daemons.backendDir), []);
     assert.deepEqual(
       descendants(running.pid).filter((process) => process.comm === "pulumi"),
       [],
     );
-    await eventually("the provider plugin gone too", () => (descendants(running.pid).filter((process) => !isReaper(process)).length === 0 ? true : undefined), PLUGIN_GRACE_MS, 20);
+    await eventually(
+      "the provider plugin gone too",
+      () => (descendants(running.pid).filter((process) => !isReaper(process)).length === 0 ? true : undefined),
+      PLUGIN_GRACE_MS,
+      20,
+    );
     // The CLI did not end on the deadline's interrupt (it waits for the hung create): it was terminated.
-    assert.deepEqual(logLines(running.logPath, "a cancelled pulumi run did not end; terminating it"), [{ stack: "service.default.stuck", operation: "up", afterMs: 20_000 }]);
+    assert.deepEqual(logLines(running.logPath, "a cancelled pulumi run did not end; terminating it"), [
+      { stack: "service.default.stuck", operation: "up", afterMs: 20_000 },
+    ]);
     // GCE finishes the creates the engine gave up on, after all: the retry must recover them (a
     // create again would get 409 alreadyExists for ever).
     const lb = loadBalancerName(created.metadata?.uid ?? "");
     hangCreates = false;
     gce.release();
-    await eventually("the late creates in GCE", () => (env.gce.listResources().some((resource) => resource.name.includes(lb)) ? true : undefined), 10_000, 20);
+    await eventually(
+      "the late creates in GCE",
+      () => (env.gce.listResources().some((resource) => resource.name.includes(lb)) ? true : undefined),
+      10_000,
+      20,
+    );
     // Held by the proxy when the run ended: the creates the engine ran in parallel (the forwarding
     // rule waits for two of them, the firewall for the address's IP, its destination).
     assert.deepEqual(ours(lb), [`addresses ${lb}`, `backendServices ${lb}`]);
 
-    const ip = await eventually("stuck's ingress", async () => (await core.readNamespacedServiceStatus({ name: "stuck", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 240_000);
+    const ip = await eventually(
+      "stuck's ingress",
+      async () =>
+        (await core.readNamespacedServiceStatus({ name: "stuck", namespace: "default" })).status?.loadBalancer
+          ?.ingress?.[0]?.ip,
+      240_000,
+    );
     assert.equal(await daemons.metric(running, TIMEOUTS), 1);
-    const recovered = logLines(running.logPath, "recovered resources a killed run created but did not record").map((line) => ({ ...line, urns: [...(line.urns as string[])].sort() }));
-    const urn = (type: string, name: string): string => `urn:pulumi:service.default.stuck::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/${type}::default/stuck:${name}`;
-    assert.deepEqual(recovered, [{ stack: "service.default.stuck", urns: [urn("address:Address", "address"), urn("regionBackendService:RegionBackendService", "backend-tcp")] }]);
-    assert.deepEqual(ours(lb), [`addresses ${lb}`, `backendServices ${lb}`, `firewalls k8s-fw-${lb}`, `forwardingRules ${lb}`]);
-    assert.equal(env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === lb)?.properties.address, ip);
+    const recovered = logLines(running.logPath, "recovered resources a killed run created but did not record").map(
+      (line) => ({ ...line, urns: [...(line.urns as string[])].sort() }),
+    );
+    const urn = (type: string, name: string): string =>
+      `urn:pulumi:service.default.stuck::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/${type}::default/stuck:${name}`;
+    assert.deepEqual(recovered, [
+      {
+        stack: "service.default.stuck",
+        urns: [urn("address:Address", "address"), urn("regionBackendService:RegionBackendService", "backend-tcp")],
+      },
+    ]);
+    assert.deepEqual(ours(lb), [
+      `addresses ${lb}`,
+      `backendServices ${lb}`,
+      `firewalls k8s-fw-${lb}`,
+      `forwardingRules ${lb}`,
+    ]);
+    assert.equal(
+      env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === lb)?.properties
+        .address,
+      ip,
+    );
     assert.deepEqual(gceViolations(env.gce.listResources(), declaredResources(daemons.backendDir)), []);
     const events = await eventReasons(core, "stuck");
     assert.deepEqual(
@@ -108,7 +158,8 @@ describe("dccm daemon: a hung pulumi up is cancelled at --operation-timeout", fu
     );
     // The rest of the message is the CLI's own output (ports, paths).
     const failure = events[1].message;
-    const expected = "Error syncing load balancer: up of stack service.default.stuck did not finish within 20 s and was cancelled: pulumi up of stack service.default.stuck failed: ";
+    const expected =
+      "Error syncing load balancer: up of stack service.default.stuck did not finish within 20 s and was cancelled: pulumi up of stack service.default.stuck failed: ";
     assert.equal(failure.slice(0, expected.length), expected);
     assert.equal(await daemons.stop(running), 0);
     assert.deepEqual(lockFiles(daemons.backendDir), []);

@@ -9,7 +9,15 @@ import * as assert from "node:assert/strict";
 import * as path from "node:path";
 import type { StepEventMetadata } from "@pulumi/pulumi/automation";
 import { StackRunner } from "../../stacks/runner";
-import { CLUSTER_STACK, desiredState, loadBalancerName, parseConfig, serviceStackName, type ClusterSnapshot, type ServiceInfo } from "../../model";
+import {
+  CLUSTER_STACK,
+  desiredState,
+  loadBalancerName,
+  parseConfig,
+  serviceStackName,
+  type ClusterSnapshot,
+  type ServiceInfo,
+} from "../../model";
 import { E2E_CONFIG } from "../support/e2e/cluster";
 import { startTestEnv, type TestEnv } from "../support/e2e/env";
 
@@ -17,7 +25,16 @@ const CLUSTER_UID = "c1a55e00-0000-4000-8000-000000000001";
 const config = parseConfig({ ...E2E_CONFIG, subnetwork: "k8s-subnet" });
 
 function service(name: string, uid: string, annotations: Record<string, string> = {}): ServiceInfo {
-  return { namespace: "default", name, uid, type: "LoadBalancer", annotations, ports: [{ protocol: "TCP", port: 80 }], loadBalancerSourceRanges: [], deleting: false };
+  return {
+    namespace: "default",
+    name,
+    uid,
+    type: "LoadBalancer",
+    annotations,
+    ports: [{ protocol: "TCP", port: 80 }],
+    loadBalancerSourceRanges: [],
+    deleting: false,
+  };
 }
 
 /** External on backend services, external on a target pool (the legacy check in the cluster stack), internal. */
@@ -26,7 +43,15 @@ const SERVICES = [
   service("pool", "2b0e2e00-1111-4222-8333-444455556666", { "dccm.io/backend": "target-pool" }),
   service("ilb", "3b0e2e00-1111-4222-8333-444455556666", { "networking.gke.io/load-balancer-type": "Internal" }),
 ];
-const NODE = { name: "node-1", uid: "n0000000-0000-4000-8000-000000000001", providerID: "gce://dccm-test/us-central1-a/node-1", labels: {}, taints: [], deleting: false, podCIDRs: [] };
+const NODE = {
+  name: "node-1",
+  uid: "n0000000-0000-4000-8000-000000000001",
+  providerID: "gce://dccm-test/us-central1-a/node-1",
+  labels: {},
+  taints: [],
+  deleting: false,
+  podCIDRs: [],
+};
 
 describe("the owner marker on upgrade: existing stacks plan no change", function () {
   this.timeout(600_000);
@@ -35,7 +60,10 @@ describe("the owner marker on upgrade: existing stacks plan no change", function
   const desired = desiredState(snapshot, config);
   const stacks = [
     { stack: CLUSTER_STACK, scope: { kind: "cluster" as const } },
-    ...SERVICES.map((s) => ({ stack: serviceStackName("default", s.name), scope: { kind: "service" as const, namespace: "default", name: s.name } })),
+    ...SERVICES.map((s) => ({
+      stack: serviceStackName("default", s.name),
+      scope: { kind: "service" as const, namespace: "default", name: s.name },
+    })),
   ];
   const runner = (clusterUid: string | undefined, workDir: string): StackRunner =>
     new StackRunner({
@@ -98,7 +126,12 @@ describe("the owner marker on upgrade: existing stacks plan no change", function
     const fresh = service("fresh", "4b0e2e00-1111-4222-8333-444455556666");
     const withFresh = desiredState({ nodes: [NODE], services: [...SERVICES, fresh] }, config);
     const lb = loadBalancerName(fresh.uid);
-    await runner(CLUSTER_UID, "workspaces-marking").up(serviceStackName("default", "fresh"), { kind: "service", namespace: "default", name: "fresh" }, withFresh, { refresh: false });
+    await runner(CLUSTER_UID, "workspaces-marking").up(
+      serviceStackName("default", "fresh"),
+      { kind: "service", namespace: "default", name: "fresh" },
+      withFresh,
+      { refresh: false },
+    );
     const marked = `{"kubernetes.io/service-name":"default/fresh","dccm.io/cluster-id":"e2e0cafe","dccm.io/cluster-uid":"${CLUSTER_UID}"}`;
     assert.deepEqual(
       env.gce

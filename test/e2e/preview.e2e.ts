@@ -14,7 +14,13 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { PREVIEW_HELP } from "../../bin/previewCommand";
 import { eventReasons, lbService } from "../support/e2e/cluster";
-import { backendContents, backendLocks, DaemonProcesses, processCluster, type RunningDaemon } from "../support/e2e/daemon-process";
+import {
+  backendContents,
+  backendLocks,
+  DaemonProcesses,
+  processCluster,
+  type RunningDaemon,
+} from "../support/e2e/daemon-process";
 import type { TestEnv } from "../support/e2e/env";
 import { repoRoot } from "../support/tooling/testenv-paths";
 import { eventually } from "../support/wait";
@@ -26,13 +32,19 @@ interface Outcome {
 }
 
 /** The cluster as `kubectl get nodes,services -A -o json` prints it (a v1 List, each item with its kind). */
-async function kubectlDump(core: k8s.CoreV1Api): Promise<{ apiVersion: string; kind: string; items: Record<string, unknown>[] }> {
+async function kubectlDump(
+  core: k8s.CoreV1Api,
+): Promise<{ apiVersion: string; kind: string; items: Record<string, unknown>[] }> {
   const [nodes, services] = await Promise.all([core.listNode(), core.listServiceForAllNamespaces()]);
-  const plain = (value: unknown): Record<string, unknown> => JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+  const plain = (value: unknown): Record<string, unknown> =>
+    JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
   return {
     apiVersion: "v1",
     kind: "List",
-    items: [...nodes.items.map((node) => ({ apiVersion: "v1", kind: "Node", ...plain(node) })), ...services.items.map((service) => ({ apiVersion: "v1", kind: "Service", ...plain(service) }))],
+    items: [
+      ...nodes.items.map((node) => ({ apiVersion: "v1", kind: "Node", ...plain(node) })),
+      ...services.items.map((service) => ({ apiVersion: "v1", kind: "Service", ...plain(service) })),
+    ],
   };
 }
 
@@ -52,9 +64,23 @@ const CHANGED_TEXT = [
   "",
 ].join("\n");
 
-function change(op: string, service: string, type: string, part: string, over: Record<string, unknown> = {}): Record<string, unknown> {
+function change(
+  op: string,
+  service: string,
+  type: string,
+  part: string,
+  over: Record<string, unknown> = {},
+): Record<string, unknown> {
   const name = `default/${service}:${part}`;
-  return { op, type, name, urn: `urn:pulumi:service.default.${service}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$${type}::${name}`, fields: [], replaceBecause: [], ...over };
+  return {
+    op,
+    type,
+    name,
+    urn: `urn:pulumi:service.default.${service}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$${type}::${name}`,
+    fields: [],
+    replaceBecause: [],
+    ...over,
+  };
 }
 
 const FIREWALL = "gcp:compute/firewall:Firewall";
@@ -81,8 +107,19 @@ const CHANGED_JSON = {
       service: "default/grow",
       action: "update",
       changes: [
-        change("update", "grow", FIREWALL, "firewall", { fields: [{ path: "allows", old: [{ ports: ["80"], protocol: "tcp" }], new: [{ ports: ["80", "443"], protocol: "tcp" }] }] }),
-        change("replace", "grow", FORWARDING_RULE, "forwarding-rule-tcp", { fields: [{ path: "ports", old: ["80"], new: ["80", "443"] }], replaceBecause: ["ports"] }),
+        change("update", "grow", FIREWALL, "firewall", {
+          fields: [
+            {
+              path: "allows",
+              old: [{ ports: ["80"], protocol: "tcp" }],
+              new: [{ ports: ["80", "443"], protocol: "tcp" }],
+            },
+          ],
+        }),
+        change("replace", "grow", FORWARDING_RULE, "forwarding-rule-tcp", {
+          fields: [{ path: "ports", old: ["80"], new: ["80", "443"] }],
+          replaceBecause: ["ports"],
+        }),
       ],
     },
     { stack: "service.default.keep", service: "default/keep", action: "unchanged", changes: [] },
@@ -103,10 +140,22 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
 
   function preview(args: string[]): Promise<Outcome> {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [path.join(repoRoot(), "dist", "bin", "dccm.js"), "preview", "--kubeconfig", env.kube.kubeconfigPath, "--config", configPath, ...args], {
-        env: { ...process.env, ...env.pulumiEnv },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          path.join(repoRoot(), "dist", "bin", "dccm.js"),
+          "preview",
+          "--kubeconfig",
+          env.kube.kubeconfigPath,
+          "--config",
+          configPath,
+          ...args,
+        ],
+        {
+          env: { ...process.env, ...env.pulumiEnv },
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -129,7 +178,12 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
     }
     // EnsuredLoadBalancer comes after the stack's up and the status write: the stack is applied.
     for (const name of Object.keys(uids)) {
-      await eventually(`${name} ensured`, async () => ((await eventReasons(core, name)).some((event) => event.reason === "EnsuredLoadBalancer") ? true : undefined), 240_000);
+      await eventually(
+        `${name} ensured`,
+        async () =>
+          (await eventReasons(core, name)).some((event) => event.reason === "EnsuredLoadBalancer") ? true : undefined,
+        240_000,
+      );
     }
     const live = await kubectlDump(core);
     equalSnapshot = path.join(env.dir, "equal.json");
@@ -140,7 +194,13 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
       .map((item) => {
         if (item.kind !== "Service" || (item.metadata as k8s.V1ObjectMeta).name !== "grow") return item;
         const spec = item.spec as k8s.V1ServiceSpec;
-        return { ...item, spec: { ...spec, ports: [...(spec.ports ?? []), { name: "https", protocol: "TCP", port: 443, targetPort: 8443 }] } };
+        return {
+          ...item,
+          spec: {
+            ...spec,
+            ports: [...(spec.ports ?? []), { name: "https", protocol: "TCP", port: 443, targetPort: 8443 }],
+          },
+        };
       });
     changedSnapshot = path.join(env.dir, "changed.json");
     fs.writeFileSync(changedSnapshot, JSON.stringify({ ...live, items }));
@@ -165,7 +225,8 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
     const before = await backendContents(env);
     const unchanged = {
       code: 0,
-      stdout: "Unchanged stacks: cluster, service.default.gone, service.default.grow, service.default.keep\nPlan: 0 to create, 0 to update, 0 to replace, 0 to delete, 4 unchanged stacks\n",
+      stdout:
+        "Unchanged stacks: cluster, service.default.gone, service.default.grow, service.default.keep\nPlan: 0 to create, 0 to update, 0 to replace, 0 to delete, 4 unchanged stacks\n",
       stderr: "",
     };
     assert.deepEqual(await preview([]), unchanged);
@@ -189,12 +250,23 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
       apiVersion: "v1",
       kind: "Service",
       metadata: { name, namespace: "default", uid },
-      spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ name: "p", protocol, port: 80, targetPort: 8080 }] },
+      spec: {
+        type: "LoadBalancer",
+        selector: { app: name },
+        ports: [{ name: "p", protocol, port: 80, targetPort: 8080 }],
+      },
     });
     const snapshot = path.join(env.dir, "added.json");
     fs.writeFileSync(
       snapshot,
-      JSON.stringify({ ...live, items: [...live.items, added("fresh", "f7e5a000-0000-4000-8000-000000000001", "TCP"), added("sctp", "f7e5a000-0000-4000-8000-000000000002", "SCTP")] }),
+      JSON.stringify({
+        ...live,
+        items: [
+          ...live.items,
+          added("fresh", "f7e5a000-0000-4000-8000-000000000001", "TCP"),
+          added("sctp", "f7e5a000-0000-4000-8000-000000000002", "SCTP"),
+        ],
+      }),
     );
     const before = await backendContents(env);
     assert.deepEqual(await preview(["--snapshot", snapshot]), {
@@ -223,7 +295,11 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
       apiVersion: "v1",
       kind: "Service",
       metadata: { name, namespace: "default", uid: `c4a0c0${String(i).padStart(2, "0")}-0000-4000-8000-000000000000` },
-      spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ name: "p", protocol: "TCP", port: 80, targetPort: 8080 }] },
+      spec: {
+        type: "LoadBalancer",
+        selector: { app: name },
+        ports: [{ name: "p", protocol: "TCP", port: 80, targetPort: 8080 }],
+      },
     }));
     const snapshot = path.join(env.dir, "many.json");
     fs.writeFileSync(snapshot, JSON.stringify({ ...live, items: [...live.items, ...added] }));
@@ -232,14 +308,19 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
     const two = await preview(["--snapshot", snapshot, "--json", "--parallelism", "2"]);
     assert.deepEqual({ code: one.code, stderr: one.stderr }, { code: 2, stderr: "" });
     assert.deepEqual(two, one);
-    const plan = JSON.parse(one.stdout) as { summary: unknown; stacks: { stack: string; action: string; changes: { op: string; type: string; name: string; urn: string }[] }[] };
+    const plan = JSON.parse(one.stdout) as {
+      summary: unknown;
+      stacks: { stack: string; action: string; changes: { op: string; type: string; name: string; urn: string }[] }[];
+    };
     assert.deepEqual(plan.summary, { create: 120, update: 0, replace: 0, delete: 0, unchangedStacks: 4 });
     const newStacks = names.map((name) => `service.default.${name}`);
     assert.deepEqual(
       plan.stacks.map((stack) => [stack.stack, stack.action]),
       [
         ["cluster", "unchanged"],
-        ...[...newStacks, "service.default.gone", "service.default.grow", "service.default.keep"].sort().map((stack) => [stack, newStacks.includes(stack) ? "create" : "unchanged"]),
+        ...[...newStacks, "service.default.gone", "service.default.grow", "service.default.keep"]
+          .sort()
+          .map((stack) => [stack, newStacks.includes(stack) ? "create" : "unchanged"]),
       ],
     );
     for (const stack of plan.stacks.filter((entry) => entry.action === "create")) {
@@ -247,10 +328,26 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
       assert.deepEqual(
         stack.changes.map((change) => [change.op, change.name, change.urn]),
         [
-          ["create", `${key}:address`, `urn:pulumi:${stack.stack}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/address:Address::${key}:address`],
-          ["create", `${key}:backend-tcp`, `urn:pulumi:${stack.stack}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/regionBackendService:RegionBackendService::${key}:backend-tcp`],
-          ["create", `${key}:firewall`, `urn:pulumi:${stack.stack}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/firewall:Firewall::${key}:firewall`],
-          ["create", `${key}:forwarding-rule-tcp`, `urn:pulumi:${stack.stack}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/forwardingRule:ForwardingRule::${key}:forwarding-rule-tcp`],
+          [
+            "create",
+            `${key}:address`,
+            `urn:pulumi:${stack.stack}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/address:Address::${key}:address`,
+          ],
+          [
+            "create",
+            `${key}:backend-tcp`,
+            `urn:pulumi:${stack.stack}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/regionBackendService:RegionBackendService::${key}:backend-tcp`,
+          ],
+          [
+            "create",
+            `${key}:firewall`,
+            `urn:pulumi:${stack.stack}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/firewall:Firewall::${key}:firewall`,
+          ],
+          [
+            "create",
+            `${key}:forwarding-rule-tcp`,
+            `urn:pulumi:${stack.stack}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/forwardingRule:ForwardingRule::${key}:forwarding-rule-tcp`,
+          ],
         ],
       );
     }
@@ -267,8 +364,16 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
     const running = drifting.start({ logLevel: "debug" });
     try {
       await drifting.waitReady(running);
-      const ours = (lock: string): boolean => lock.includes("service.default.grow") || lock.includes("service.default.gone") || lock.split(path.sep).includes("cluster");
-      await eventually("a run holding the lock of a stack the preview reads", async () => ((await backendLocks(env)).some(ours) ? true : undefined), 120_000, 20);
+      const ours = (lock: string): boolean =>
+        lock.includes("service.default.grow") ||
+        lock.includes("service.default.gone") ||
+        lock.split(path.sep).includes("cluster");
+      await eventually(
+        "a run holding the lock of a stack the preview reads",
+        async () => ((await backendLocks(env)).some(ours) ? true : undefined),
+        120_000,
+        20,
+      );
       let sawLock = false;
       const watching = preview(["--snapshot", changedSnapshot]);
       let done = false;
@@ -281,7 +386,9 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
       assert.equal(sawLock, true, "the daemon held the lock of a stack the preview reads while the preview ran");
       // Up to now: stopping the daemon cancels the drift pass it is running, which it logs as an error.
       const now = Date.now();
-      const results = [...(await drifting.metrics(running)).matchAll(/^dccm_reconciles_total\{[^}]*result="([^"]+)"\} \d+/gm)].map((match) => match[1]);
+      const results = [
+        ...(await drifting.metrics(running)).matchAll(/^dccm_reconciles_total\{[^}]*result="([^"]+)"\} \d+/gm),
+      ].map((match) => match[1]);
       assert.equal(await drifting.stop(running), 0);
       const log = fs
         .readFileSync(running.logPath, "utf8")

@@ -28,7 +28,12 @@ function dump(apiProtocol: string): unknown {
     apiVersion: "v1",
     kind: "List",
     items: [
-      { apiVersion: "v1", kind: "Node", metadata: { name: "node-1", uid: "c0000001-0000-4000-8000-000000000001" }, spec: { providerID: "gce://dccm-test/us-central1-a/node-1" } },
+      {
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: { name: "node-1", uid: "c0000001-0000-4000-8000-000000000001" },
+        spec: { providerID: "gce://dccm-test/us-central1-a/node-1" },
+      },
       service("web", WEB_UID, "TCP"),
       service("api", API_UID, apiProtocol),
     ],
@@ -47,11 +52,17 @@ describe("index.ts through the pulumi CLI and language host", function () {
     const project = path.join(env.dir, "project");
     fs.mkdirSync(project);
     // The project points at the built program; the language host finds @pulumi/pulumi through node_modules.
-    fs.writeFileSync(path.join(project, "Pulumi.yaml"), `name: dccm\nruntime: nodejs\nmain: ${path.join(repoRoot(), "dist", "index.js")}\n`);
+    fs.writeFileSync(
+      path.join(project, "Pulumi.yaml"),
+      `name: dccm\nruntime: nodejs\nmain: ${path.join(repoRoot(), "dist", "index.js")}\n`,
+    );
     fs.symlinkSync(path.join(repoRoot(), "node_modules"), path.join(project, "node_modules"));
     // Next to Pulumi.yaml and named relatively, as CI does: the language host's cwd is elsewhere (the program's directory).
     snapshotPath = path.join(project, "cluster.json");
-    stack = await LocalWorkspace.createOrSelectStack({ stackName: "ci", workDir: project }, { envVars: env.pulumiEnv, pulumiCommand: env.pulumiCommand });
+    stack = await LocalWorkspace.createOrSelectStack(
+      { stackName: "ci", workDir: project },
+      { envVars: env.pulumiEnv, pulumiCommand: env.pulumiCommand },
+    );
     await stack.setAllConfig({
       "dccm:snapshot": { value: "cluster.json" },
       "dccm:project": { value: "dccm-test" },
@@ -95,14 +106,19 @@ describe("index.ts through the pulumi CLI and language host", function () {
     assert.deepEqual(names(), everything);
     const loadBalancers = result.outputs.loadBalancers.value as Record<string, { ingress: string[] }>;
     assert.deepEqual(Object.keys(loadBalancers), ["default/api", "default/web"]);
-    const webAddress = env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === WEB_LB);
+    const webAddress = env.gce
+      .listResources()
+      .find((resource) => resource.kind === "addresses" && resource.name === WEB_LB);
     assert.deepEqual(loadBalancers["default/web"].ingress, [webAddress?.properties.address]);
   });
 
   it("a Service turned invalid fails the run with its message and keeps its load balancer", async () => {
     fs.writeFileSync(snapshotPath, JSON.stringify(dump("SCTP")));
     await assert.rejects(stack.up(), (error: Error) => {
-      assert.match(error.message, /Service default\/api: spec\.ports\[0\]\.protocol: SCTP is not supported by GCE load balancers \(TCP or UDP\)/);
+      assert.match(
+        error.message,
+        /Service default\/api: spec\.ports\[0\]\.protocol: SCTP is not supported by GCE load balancers \(TCP or UDP\)/,
+      );
       return true;
     });
     assert.deepEqual(names(), everything);
@@ -126,23 +142,37 @@ describe("index.ts through the pulumi CLI and language host", function () {
       "pulumi config set dccm:clusterName ci",
       "pulumi config set dccm:clusterId c1c2",
     ];
-    const script = ["set -e", ...pasted.slice(0, -1).map((line) => line.replace(" my-project ", " dccm-test ")), ...otherKeys, pasted.at(-1) ?? ""].join("\n");
+    const script = [
+      "set -e",
+      ...pasted.slice(0, -1).map((line) => line.replace(" my-project ", " dccm-test ")),
+      ...otherKeys,
+      pasted.at(-1) ?? "",
+    ].join("\n");
     const checkout = path.join(env.dir, "checkout");
     fs.mkdirSync(checkout);
-    fs.writeFileSync(path.join(checkout, "Pulumi.yaml"), `name: dccm\nruntime: nodejs\nmain: ${path.join(repoRoot(), "dist", "index.js")}\n`);
+    fs.writeFileSync(
+      path.join(checkout, "Pulumi.yaml"),
+      `name: dccm\nruntime: nodejs\nmain: ${path.join(repoRoot(), "dist", "index.js")}\n`,
+    );
     fs.symlinkSync(path.join(repoRoot(), "node_modules"), path.join(checkout, "node_modules"));
     fs.writeFileSync(path.join(checkout, "cluster.json"), JSON.stringify(dump("TCP")));
     const before = names();
     // Not blocking this process: the emulator the preview talks to answers from it.
     const run = await new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-      execFile("bash", ["-c", script], { cwd: checkout, env: { ...process.env, ...env.pulumiEnv }, timeout: 540_000 }, (error, stdout, stderr) =>
-        resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }),
+      execFile(
+        "bash",
+        ["-c", script],
+        { cwd: checkout, env: { ...process.env, ...env.pulumiEnv }, timeout: 540_000 },
+        (error, stdout, stderr) =>
+          resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }),
       );
     });
     assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
     // Its own backend in the checkout (PULUMI_BACKEND_URL unset first, as it says), not the environment's.
     assert.deepEqual(
-      fs.readdirSync(path.join(checkout, ".pulumi-state", ".pulumi", "stacks", "dccm")).filter((file) => file.endsWith(".json")),
+      fs
+        .readdirSync(path.join(checkout, ".pulumi-state", ".pulumi", "stacks", "dccm"))
+        .filter((file) => file.endsWith(".json")),
       ["ci.json"],
     );
     assert.deepEqual(YAML.parse(fs.readFileSync(path.join(checkout, "Pulumi.ci.yaml"), "utf8")).config, {

@@ -42,9 +42,22 @@ describe("dccm drift and dccm refresh against a running daemon", function () {
   let lb: string;
   const runs: string[] = [];
 
-  const dccm = (...args: string[]): Promise<CliRun> => runDccmAsync([...args, "--kubeconfig", env.kube.kubeconfigPath], env.pulumiEnv);
-  const drift = (...args: string[]): Promise<CliRun> => dccm("drift", "--config", configPath, "--backend-url", env.backendUrl, "--compute-endpoint", env.gce.computeEndpoint, ...args);
-  const firewallSources = (): unknown => env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === `k8s-fw-${lb}`)?.properties.sourceRanges;
+  const dccm = (...args: string[]): Promise<CliRun> =>
+    runDccmAsync([...args, "--kubeconfig", env.kube.kubeconfigPath], env.pulumiEnv);
+  const drift = (...args: string[]): Promise<CliRun> =>
+    dccm(
+      "drift",
+      "--config",
+      configPath,
+      "--backend-url",
+      env.backendUrl,
+      "--compute-endpoint",
+      env.gce.computeEndpoint,
+      ...args,
+    );
+  const firewallSources = (): unknown =>
+    env.gce.listResources().find((resource) => resource.kind === "firewalls" && resource.name === `k8s-fw-${lb}`)
+      ?.properties.sourceRanges;
 
   before(async () => {
     env = await startTestEnv();
@@ -53,12 +66,26 @@ describe("dccm drift and dccm refresh against a running daemon", function () {
     await createNode(core, "node-a1", "us-central1-a");
     const web = await core.createNamespacedService({ namespace: "default", body: lbService("web") });
     lb = loadBalancerName(web.metadata?.uid ?? "");
-    await core.createNamespacedService({ namespace: "default", body: { metadata: { name: "plain", namespace: "default" }, spec: { ports: [{ port: 80 }] } } });
+    await core.createNamespacedService({
+      namespace: "default",
+      body: { metadata: { name: "plain", namespace: "default" }, spec: { ports: [{ port: 80 }] } },
+    });
     configPath = path.join(env.dir, "dccm.json");
     fs.writeFileSync(configPath, JSON.stringify(E2E_CONFIG));
-    daemon = new Daemon(daemonOptions(env, parseConfig(E2E_CONFIG), { onRunStart: (stack, operation) => runs.push(`${operation} ${stack}`) }));
+    daemon = new Daemon(
+      daemonOptions(env, parseConfig(E2E_CONFIG), {
+        onRunStart: (stack, operation) => runs.push(`${operation} ${stack}`),
+      }),
+    );
     await daemon.start(() => assert.fail("leadership lost"));
-    await eventually("web's ingress", async () => (await core.readNamespacedService({ namespace: "default", name: "web" })).status?.loadBalancer?.ingress?.[0]?.ip, 600_000, 500);
+    await eventually(
+      "web's ingress",
+      async () =>
+        (await core.readNamespacedService({ namespace: "default", name: "web" })).status?.loadBalancer?.ingress?.[0]
+          ?.ip,
+      600_000,
+      500,
+    );
     await daemon.idle();
   });
 
@@ -72,7 +99,10 @@ describe("dccm drift and dccm refresh against a running daemon", function () {
     assert.equal(run.stderr, "");
     assert.equal(run.status, 0);
     const report = JSON.parse(run.stdout) as Record<string, unknown>;
-    assert.deepEqual({ ...report, listed: typeof report.listed }, { project: "dccm-test", compared: 2, listed: "number", unknown: [], drifted: [] });
+    assert.deepEqual(
+      { ...report, listed: typeof report.listed },
+      { project: "dccm-test", compared: 2, listed: "number", unknown: [], drifted: [] },
+    );
   });
 
   it("a firewall changed by hand: dccm drift reports exactly it, exit 2, and changes nothing (no mutating call, backend files the same, no run)", async () => {
@@ -87,7 +117,13 @@ describe("dccm drift and dccm refresh against a running daemon", function () {
     assert.deepEqual([json.status, json.stderr], [2, ""]);
     const report = JSON.parse(json.stdout) as { listed: number };
     const reason = `firewalls/global/k8s-fw-${lb}: sourceRanges: declared "0.0.0.0/0", found "10.0.0.0/8"`;
-    assert.deepEqual(report, { project: "dccm-test", compared: 2, listed: report.listed, unknown: [], drifted: [{ stack: "service.default.web", service: "default/web", reasons: [reason] }] });
+    assert.deepEqual(report, {
+      project: "dccm-test",
+      compared: 2,
+      listed: report.listed,
+      unknown: [],
+      drifted: [{ stack: "service.default.web", service: "default/web", reasons: [reason] }],
+    });
 
     const human = await drift();
     assert.deepEqual(human, {
@@ -126,7 +162,8 @@ describe("dccm drift and dccm refresh against a running daemon", function () {
     assert.deepEqual(firewallSources(), ["0.0.0.0/0"]);
     assert.equal(await counter(daemon.metrics.registry, "dccm_refresh_requests_total", { result: "repaired" }), 1);
     const annotations = await eventually("the handled annotation", async () => {
-      const found = (await core.readNamespacedService({ namespace: "default", name: "web" })).metadata?.annotations ?? {};
+      const found =
+        (await core.readNamespacedService({ namespace: "default", name: "web" })).metadata?.annotations ?? {};
       return found[ANNOTATION_REFRESH_HANDLED] === value ? found : undefined;
     });
     assert.equal(annotations[ANNOTATION_REFRESH_REQUESTED], value);
@@ -138,16 +175,24 @@ describe("dccm drift and dccm refresh against a running daemon", function () {
     runs.length = 0;
     const run = await dccm("refresh", "default/web");
     const value = /refresh-requested=(\S+)/.exec(run.stdout)?.[1] ?? "";
-    assert.deepEqual([run.status, run.stdout.split("\n")[1], run.stderr], [0, `Normal Refreshed: Refresh ${value}: no drift: GCE matches the stack`, ""]);
+    assert.deepEqual(
+      [run.status, run.stdout.split("\n")[1], run.stderr],
+      [0, `Normal Refreshed: Refresh ${value}: no drift: GCE matches the stack`, ""],
+    );
     assert.deepEqual(runs, ["preview service.default.web"]);
   });
 
   it("refused: no such Service, a Service that is not a LoadBalancer (exit 1, one line, nothing written)", async () => {
-    assert.deepEqual(await dccm("refresh", "default/nope"), { status: 1, stdout: "", stderr: "dccm refresh: Service default/nope not found\n" });
+    assert.deepEqual(await dccm("refresh", "default/nope"), {
+      status: 1,
+      stdout: "",
+      stderr: "dccm refresh: Service default/nope not found\n",
+    });
     assert.deepEqual(await dccm("refresh", "default/plain"), {
       status: 1,
       stdout: "",
-      stderr: "dccm refresh: Service default/plain is of type ClusterIP, not LoadBalancer: dccm has no load balancer to refresh\n",
+      stderr:
+        "dccm refresh: Service default/plain is of type ClusterIP, not LoadBalancer: dccm has no load balancer to refresh\n",
     });
     const plain = await core.readNamespacedService({ namespace: "default", name: "plain" });
     assert.equal(plain.metadata?.annotations?.[ANNOTATION_REFRESH_REQUESTED], undefined);
@@ -168,11 +213,24 @@ describe("dccm drift and dccm refresh against a running daemon", function () {
 
   it("dccm gc --dry-run with no Google credentials at all (no ADC file, no gcloud, no metadata server): one line, ADC's text once, no retry count, exit 1", () => {
     const home = fs.mkdtempSync(path.join(env.dir, "home-"));
-    const run = runDccm(["gc", "--dry-run", "--kubeconfig", env.kube.kubeconfigPath, "--config", configPath, "--backend-url", env.backendUrl], {
-      env: { ...process.env, ...env.pulumiEnv, HOME: home, CLOUDSDK_CONFIG: home },
-      unset: ["GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"],
-    });
-    const adc = "Could not load the default credentials. Browse to https://cloud.google.com/docs/authentication/getting-started for more information.";
+    const run = runDccm(
+      [
+        "gc",
+        "--dry-run",
+        "--kubeconfig",
+        env.kube.kubeconfigPath,
+        "--config",
+        configPath,
+        "--backend-url",
+        env.backendUrl,
+      ],
+      {
+        env: { ...process.env, ...env.pulumiEnv, HOME: home, CLOUDSDK_CONFIG: home },
+        unset: ["GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"],
+      },
+    );
+    const adc =
+      "Could not load the default credentials. Browse to https://cloud.google.com/docs/authentication/getting-started for more information.";
     assert.equal(run.status, 1, run.stderr);
     const lines = run.stderr.split("\n").filter((line) => line !== "");
     assert.equal(lines.length, 1, run.stderr);

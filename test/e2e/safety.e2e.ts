@@ -60,14 +60,24 @@ describe("safety: what dccm never touches", function () {
     const backendB = path.join(env.dir, "backend-b");
     fs.mkdirSync(backendB, { recursive: true });
     // Two controllers of one cluster keep their own state and cluster ID (their instance groups differ).
-    daemonA = new Daemon(daemonOptions(env, parseConfig(configA), { stateDir: path.join(env.dir, "state-a"), leaderElection: false, ...recordRuns("team-a") }));
-    daemonB = new Daemon(
-      daemonOptions(env, parseConfig({ ...E2E_CONFIG, clusterId: "e2e0beef", clusterName: "e2e-b", loadBalancerClasses: [CLASS_B] }), {
-        stateDir: path.join(env.dir, "state-b"),
-        backendUrl: `file://${backendB}`,
+    daemonA = new Daemon(
+      daemonOptions(env, parseConfig(configA), {
+        stateDir: path.join(env.dir, "state-a"),
         leaderElection: false,
-        ...recordRuns("team-b"),
+        ...recordRuns("team-a"),
       }),
+    );
+    daemonB = new Daemon(
+      daemonOptions(
+        env,
+        parseConfig({ ...E2E_CONFIG, clusterId: "e2e0beef", clusterName: "e2e-b", loadBalancerClasses: [CLASS_B] }),
+        {
+          stateDir: path.join(env.dir, "state-b"),
+          backendUrl: `file://${backendB}`,
+          leaderElection: false,
+          ...recordRuns("team-b"),
+        },
+      ),
     );
     await daemonA.start(() => assert.fail("A lost leadership"));
     await daemonB.start(() => assert.fail("B lost leadership"));
@@ -80,9 +90,19 @@ describe("safety: what dccm never touches", function () {
   });
 
   it("each daemon gives only its own class a load balancer; the other's finalizer and status stay", async () => {
-    await core.createNamespacedService({ namespace: "default", body: lbService("web-a", { loadBalancerClass: CLASS_A }) });
-    await core.createNamespacedService({ namespace: "default", body: lbService("web-b", { loadBalancerClass: CLASS_B }) });
-    for (const name of ["web-a", "web-b"]) await eventually(`${name}'s ingress`, async () => (await readService(core, name))?.status?.loadBalancer?.ingress?.[0]?.ip);
+    await core.createNamespacedService({
+      namespace: "default",
+      body: lbService("web-a", { loadBalancerClass: CLASS_A }),
+    });
+    await core.createNamespacedService({
+      namespace: "default",
+      body: lbService("web-b", { loadBalancerClass: CLASS_B }),
+    });
+    for (const name of ["web-a", "web-b"])
+      await eventually(
+        `${name}'s ingress`,
+        async () => (await readService(core, name))?.status?.loadBalancer?.ingress?.[0]?.ip,
+      );
     await Promise.all([daemonA.idle(), daemonB.idle()]);
     const webB = await readService(core, "web-b");
     assert.deepEqual(webB?.metadata?.finalizers, [LB_FINALIZER]);
@@ -111,7 +131,10 @@ describe("safety: what dccm never touches", function () {
         (error: unknown) => {
           assert.ok(error instanceof Error);
           assert.equal(error.name, "ForeignStackError");
-          assert.match(error.message, /^stack cluster belongs to the cluster whose kube-system Namespace has UID [0-9a-f-]{36}, and this cluster's is [0-9a-f-]{36}: refusing to touch it/);
+          assert.match(
+            error.message,
+            /^stack cluster belongs to the cluster whose kube-system Namespace has UID [0-9a-f-]{36}, and this cluster's is [0-9a-f-]{36}: refusing to touch it/,
+          );
           return true;
         },
       );
@@ -148,7 +171,9 @@ describe("safety: what dccm never touches", function () {
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
     );
     await eventually("web-a's forwarding rule with port 443", async () => {
-      const rule = env.gce.listResources().find((resource) => resource.kind === "forwardingRules" && resource.name === lbA);
+      const rule = env.gce
+        .listResources()
+        .find((resource) => resource.kind === "forwardingRules" && resource.name === lbA);
       return isDeepStrictEqual(rule?.properties.ports, ["80", "443"]) ? true : undefined;
     });
     await core.deleteNamespacedService({ name: "web-a", namespace: "default" });

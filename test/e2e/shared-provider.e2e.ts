@@ -17,7 +17,14 @@ import * as k8s from "@kubernetes/client-node";
 import { PROCESS_OWNER_VARIABLE } from "../../stacks/reaper";
 import { loadBalancerName } from "../../model";
 import { eventReasons, lbService } from "../support/e2e/cluster";
-import { alive, DaemonProcesses, descendants, lockFiles, processCluster, type RunningDaemon } from "../support/e2e/daemon-process";
+import {
+  alive,
+  DaemonProcesses,
+  descendants,
+  lockFiles,
+  processCluster,
+  type RunningDaemon,
+} from "../support/e2e/daemon-process";
 import { startDelayProxy, type DelayProxy } from "../support/e2e/delay-proxy";
 import type { TestEnv } from "../support/e2e/env";
 import { declaredResources, gceViolations } from "../support/e2e/invariants";
@@ -61,7 +68,9 @@ describe("dccm daemon --shared-provider", function () {
   before(async () => {
     ({ env, core } = await processCluster());
     daemons = new DaemonProcesses(env, path.join(env.dir, "config.json"), ["--shared-provider"]);
-    gce = await startDelayProxy(env.gce.endpoint, (method, url) => (holdCreates && method === "POST" && url.startsWith("/emulator/provider/create") ? 3_600_000 : 0));
+    gce = await startDelayProxy(env.gce.endpoint, (method, url) =>
+      holdCreates && method === "POST" && url.startsWith("/emulator/provider/create") ? 3_600_000 : 0,
+    );
   });
 
   after(async () => {
@@ -70,7 +79,8 @@ describe("dccm daemon --shared-provider", function () {
     await env?.stop();
   });
 
-  const ingress = (name: string) => async (): Promise<string | undefined> => (await core.readNamespacedService({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip;
+  const ingress = (name: string) => async (): Promise<string | undefined> =>
+    (await core.readNamespacedService({ name, namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip;
 
   it("applies three Services at once through the one plugin, recovers from its SIGKILL mid-create, and applies the next change", async () => {
     const daemon = daemons.start({ env: { DCCM_GCE_EMULATOR_URL: gce.url } });
@@ -81,7 +91,9 @@ describe("dccm daemon --shared-provider", function () {
       await pluginsDuring(daemon, async () => {
         // Three engines at once (--parallelism 4), each attaching and configuring the one plugin.
         const names = ["web-a", "web-b", "web-c"];
-        await Promise.all(names.map((name) => core.createNamespacedService({ namespace: "default", body: lbService(name) })));
+        await Promise.all(
+          names.map((name) => core.createNamespacedService({ namespace: "default", body: lbService(name) })),
+        );
         await Promise.all(names.map((name) => eventually(`${name}'s ingress`, ingress(name), 240_000)));
       }),
       [first],

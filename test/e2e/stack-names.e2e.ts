@@ -24,7 +24,11 @@ const NAME_B = `service-b-${"b".repeat(30)}`;
 
 /** The shortened form, written out independently of model/names.ts: 75 readable characters, `_`, 24 hex digits of SHA-256 over the key. */
 function shortened(namespace: string, name: string): string {
-  return `service.${namespace}.${name}`.slice(0, 75) + "_" + crypto.createHash("sha256").update(`${namespace}/${name}`).digest("hex").slice(0, 24);
+  return (
+    `service.${namespace}.${name}`.slice(0, 75) +
+    "_" +
+    crypto.createHash("sha256").update(`${namespace}/${name}`).digest("hex").slice(0, 24)
+  );
 }
 
 describe("Service stack names beyond Pulumi's 100 characters", function () {
@@ -60,7 +64,13 @@ describe("Service stack names beyond Pulumi's 100 characters", function () {
   before(async () => {
     env = await startTestEnv();
     core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
-    backend = new StackRunner({ backendUrl: env.backendUrl, env: env.pulumiEnv, workDir: path.join(env.dir, "inspect"), pulumiCommand: env.pulumiCommand, projectName: "dccm-e2e0cafe" });
+    backend = new StackRunner({
+      backendUrl: env.backendUrl,
+      env: env.pulumiEnv,
+      workDir: path.join(env.dir, "inspect"),
+      pulumiCommand: env.pulumiCommand,
+      projectName: "dccm-e2e0cafe",
+    });
     env.gce.putInstance("node-a1", { zone: "us-central1-a" });
     await createNode(core, "node-a1", "us-central1-a");
     await core.createNamespace({ body: { metadata: { name: NS } } });
@@ -79,7 +89,10 @@ describe("Service stack names beyond Pulumi's 100 characters", function () {
       [NS, NAME_B],
       ["default", "web"],
     ]) {
-      const created = await core.createNamespacedService({ namespace, body: { ...lbService(name), metadata: { name, namespace } } });
+      const created = await core.createNamespacedService({
+        namespace,
+        body: { ...lbService(name), metadata: { name, namespace } },
+      });
       lb[name] = loadBalancerName(created.metadata?.uid ?? "");
     }
     for (const [namespace, name] of [
@@ -87,15 +100,28 @@ describe("Service stack names beyond Pulumi's 100 characters", function () {
       [NS, NAME_B],
       ["default", "web"],
     ]) {
-      ip[name] = await eventually(`${namespace}/${name}'s ingress`, async () => (await core.readNamespacedService({ name, namespace })).status?.loadBalancer?.ingress?.[0]?.ip);
+      ip[name] = await eventually(
+        `${namespace}/${name}'s ingress`,
+        async () => (await core.readNamespacedService({ name, namespace })).status?.loadBalancer?.ingress?.[0]?.ip,
+      );
     }
     await daemon?.idle();
     assert.equal(stackA.length, 100);
     assert.deepEqual(await backend.listStacks(), ["cluster", "service.default.web", stackA, stackB].sort());
     const deployment = (await backend.stackReader().exportStack(stackA)).deployment as Record<string, unknown>;
     assert.equal(stackOutputs(deployment).dccmServiceKey, `${NS}/${NAME_A}`);
-    assert.equal(stackOutputs((await backend.stackReader().exportStack("service.default.web")).deployment as Record<string, unknown>).dccmServiceKey, undefined);
-    assert.deepEqual(resourcesOf(NAME_A), [`addresses ${lb[NAME_A]}`, `backendServices ${lb[NAME_A]}`, `firewalls k8s-fw-${lb[NAME_A]}`, `forwardingRules ${lb[NAME_A]}`]);
+    assert.equal(
+      stackOutputs(
+        (await backend.stackReader().exportStack("service.default.web")).deployment as Record<string, unknown>,
+      ).dccmServiceKey,
+      undefined,
+    );
+    assert.deepEqual(resourcesOf(NAME_A), [
+      `addresses ${lb[NAME_A]}`,
+      `backendServices ${lb[NAME_A]}`,
+      `firewalls k8s-fw-${lb[NAME_A]}`,
+      `forwardingRules ${lb[NAME_A]}`,
+    ]);
   });
 
   it("after a restart the stacks are recognised: no second stack, nothing created or destroyed; a stray workspace folder is removed, the stacks' kept", async () => {
@@ -115,7 +141,9 @@ describe("Service stack names beyond Pulumi's 100 characters", function () {
     );
     for (const name of [NAME_A, NAME_B]) {
       assert.deepEqual(
-        (await core.readNamespacedService({ name, namespace: NS })).status?.loadBalancer?.ingress?.map((ingress) => ingress.ip),
+        (await core.readNamespacedService({ name, namespace: NS })).status?.loadBalancer?.ingress?.map(
+          (ingress) => ingress.ip,
+        ),
         [ip[name]],
       );
     }
@@ -126,7 +154,10 @@ describe("Service stack names beyond Pulumi's 100 characters", function () {
     await eventually(`${NAME_A} gone from the API`, () => gone(NS, NAME_A));
     await eventually(
       "its stack removed",
-      async () => (JSON.stringify(await backend.listStacks()) === JSON.stringify(["cluster", "service.default.web", stackB].sort()) ? true : undefined),
+      async () =>
+        JSON.stringify(await backend.listStacks()) === JSON.stringify(["cluster", "service.default.web", stackB].sort())
+          ? true
+          : undefined,
       30_000,
       50,
     );
@@ -137,13 +168,19 @@ describe("Service stack names beyond Pulumi's 100 characters", function () {
     await daemon?.stop();
     await core.deleteNamespacedService({ name: NAME_B, namespace: NS });
     const terminating = await core.readNamespacedService({ name: NAME_B, namespace: NS });
-    await core.replaceNamespacedService({ name: NAME_B, namespace: NS, body: { ...terminating, metadata: { ...terminating.metadata, finalizers: [] } } });
+    await core.replaceNamespacedService({
+      name: NAME_B,
+      namespace: NS,
+      body: { ...terminating, metadata: { ...terminating.metadata, finalizers: [] } },
+    });
     await eventually(`${NAME_B} gone from the API`, () => gone(NS, NAME_B));
     await start();
     assert.deepEqual(resourcesOf(NAME_B), []);
     assert.deepEqual(await backend.listStacks(), ["cluster", "service.default.web"]);
     assert.deepEqual(
-      (await core.readNamespacedService({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.map((ingress) => ingress.ip),
+      (await core.readNamespacedService({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.map(
+        (ingress) => ingress.ip,
+      ),
       [ip.web],
     );
   });

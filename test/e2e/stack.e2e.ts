@@ -5,7 +5,14 @@
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CLUSTER_STACK, desiredState, parseConfig, serviceStackName, type ClusterSnapshot, type RawConfig } from "../../model";
+import {
+  CLUSTER_STACK,
+  desiredState,
+  parseConfig,
+  serviceStackName,
+  type ClusterSnapshot,
+  type RawConfig,
+} from "../../model";
 import { snapshotFromKubectlJson } from "../../watcher/kubectlDump";
 import { repoRoot } from "../support/tooling/testenv-paths";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
@@ -23,7 +30,17 @@ const SERVICE_UID = "0b0e2e00-1111-4222-8333-444455556666";
 const LB = "a0b0e2e0011114222833344445555666";
 
 const snapshot: ClusterSnapshot = {
-  nodes: [{ name: "node-1", uid: "n0000000-0000-4000-8000-000000000001", providerID: "gce://dccm-test/us-central1-a/node-1", labels: {}, taints: [], deleting: false, podCIDRs: [] }],
+  nodes: [
+    {
+      name: "node-1",
+      uid: "n0000000-0000-4000-8000-000000000001",
+      providerID: "gce://dccm-test/us-central1-a/node-1",
+      labels: {},
+      taints: [],
+      deleting: false,
+      podCIDRs: [],
+    },
+  ],
   services: [
     {
       namespace: "default",
@@ -69,7 +86,9 @@ describe("stack program on the real engine and the GCE emulator", function () {
 
   it("up of the cluster stack and one Service stack creates exactly their resources", async () => {
     await runner.up(CLUSTER_STACK, { kind: "cluster" }, desired, { refresh: false });
-    const outcome = await runner.up(serviceStack, { kind: "service", namespace: "default", name: "web" }, desired, { refresh: false });
+    const outcome = await runner.up(serviceStack, { kind: "service", namespace: "default", name: "web" }, desired, {
+      refresh: false,
+    });
     assert.deepEqual(gceResources(), [
       `addresses us-central1 ${LB}`,
       `backendServices us-central1 ${LB}`,
@@ -85,7 +104,13 @@ describe("stack program on the real engine and the GCE emulator", function () {
     assert.deepEqual(outcome.outputs.loadBalancers, {
       "default/web": {
         ingress: [ip],
-        resources: { address: LB, forwardingRules: [LB], backendServices: [LB], healthCheck: "k8s-e2e0cafe-node", firewalls: [`k8s-fw-${LB}`] },
+        resources: {
+          address: LB,
+          forwardingRules: [LB],
+          backendServices: [LB],
+          healthCheck: "k8s-e2e0cafe-node",
+          firewalls: [`k8s-fw-${LB}`],
+        },
       },
     });
     const rule = env.gce.listResources().find((resource) => resource.kind === "forwardingRules");
@@ -105,8 +130,16 @@ describe("stack program on the real engine and the GCE emulator", function () {
     const fakeRoot = path.join(env.dir, "fake-pulumi");
     const commandLog = path.join(fakeRoot, "commands");
     fs.mkdirSync(path.join(fakeRoot, "bin"), { recursive: true });
-    fs.writeFileSync(path.join(fakeRoot, "bin", "pulumi"), `#!/bin/sh\necho "$1 $2" >> '${commandLog}'\n[ "$1" = version ] && { echo v3.248.0; exit 0; }\nexit 1\n`, { mode: 0o755 });
-    const restarted = new StackRunner(options("workspaces-restarted", { pulumiCommand: await PulumiCommand.get({ root: fakeRoot, skipVersionCheck: true }) }));
+    fs.writeFileSync(
+      path.join(fakeRoot, "bin", "pulumi"),
+      `#!/bin/sh\necho "$1 $2" >> '${commandLog}'\n[ "$1" = version ] && { echo v3.248.0; exit 0; }\nexit 1\n`,
+      { mode: 0o755 },
+    );
+    const restarted = new StackRunner(
+      options("workspaces-restarted", {
+        pulumiCommand: await PulumiCommand.get({ root: fakeRoot, skipVersionCheck: true }),
+      }),
+    );
     const scopes = [
       { stack: CLUSTER_STACK, scope: { kind: "cluster" as const } },
       { stack: serviceStack, scope: { kind: "service" as const, namespace: "default", name: "web" } },
@@ -116,7 +149,10 @@ describe("stack program on the real engine and the GCE emulator", function () {
     for (const { stack, scope } of scopes) {
       assert.deepEqual(await restarted.inspect(stack, scope), await viaCli.inspect(stack, scope));
       // What the leak check reads of every stack, every drift interval.
-      assert.deepEqual((await restarted.stackReader().exportStack(stack)).deployment, (await viaCli.stackReader().exportStack(stack)).deployment);
+      assert.deepEqual(
+        (await restarted.stackReader().exportStack(stack)).deployment,
+        (await viaCli.stackReader().exportStack(stack)).deployment,
+      );
     }
     assert.deepEqual(await restarted.stackReader().listStacks(), [CLUSTER_STACK, serviceStack]);
     assert.deepEqual(
@@ -142,14 +178,22 @@ describe("stack program on the real engine and the GCE emulator", function () {
       pulumiCommand: env.pulumiCommand,
       onApplied: (stack, states) => told.set(stack, states === undefined ? undefined : appliedOf(states)),
     });
-    await reporting.up(serviceStack, { kind: "service", namespace: "default", name: "web" }, desired, { refresh: true });
+    await reporting.up(serviceStack, { kind: "service", namespace: "default", name: "web" }, desired, {
+      refresh: true,
+    });
     const read = new FileBackend(env.backendUrl.slice("file://".length)).readCheckpoint(PROJECT_NAME, serviceStack);
     assert.ok(read.kind === "read" && read.deployment !== undefined);
-    const byId = (resources: AppliedResource[] | undefined): AppliedResource[] => [...(resources ?? [])].sort((a, b) => a.id.localeCompare(b.id));
+    const byId = (resources: AppliedResource[] | undefined): AppliedResource[] =>
+      [...(resources ?? [])].sort((a, b) => a.id.localeCompare(b.id));
     assert.deepEqual(byId(told.get(serviceStack)), byId(appliedFromDeployment(read.deployment)));
     assert.deepEqual(
       byId(told.get(serviceStack)).map((resource) => resource.id),
-      [`addresses/us-central1/${LB}`, `backendServices/us-central1/${LB}`, `firewalls/global/k8s-fw-${LB}`, `forwardingRules/us-central1/${LB}`],
+      [
+        `addresses/us-central1/${LB}`,
+        `backendServices/us-central1/${LB}`,
+        `firewalls/global/k8s-fw-${LB}`,
+        `forwardingRules/us-central1/${LB}`,
+      ],
     );
   });
 
@@ -163,11 +207,19 @@ describe("stack program on the real engine and the GCE emulator", function () {
     const scope = { kind: "service" as const, namespace: "default", name: "web" };
     const outcome = await gzip.up(serviceStack, scope, desired, { refresh: false });
     // The CLI replaced the plain checkpoint (backups aside): one checkpoint, gzipped.
-    const checkpoints = fs.readdirSync(path.join(env.backendUrl.slice("file://".length), ".pulumi", "stacks", PROJECT_NAME)).filter((file) => /^service\.default\.web\.json(\.gz|\.zst)?$/.test(file));
+    const checkpoints = fs
+      .readdirSync(path.join(env.backendUrl.slice("file://".length), ".pulumi", "stacks", PROJECT_NAME))
+      .filter((file) => /^service\.default\.web\.json(\.gz|\.zst)?$/.test(file));
     assert.deepEqual(checkpoints, [`${serviceStack}.json.gz`]);
     const read = new FileBackend(env.backendUrl.slice("file://".length)).readCheckpoint(PROJECT_NAME, serviceStack);
     assert.equal(read.kind, "read");
-    const viaCli = new StackRunner({ backendUrl: env.backendUrl, env: env.pulumiEnv, workDir: path.join(env.dir, "workspaces-cli-gzip"), pulumiCommand: env.pulumiCommand, readCheckpoints: false });
+    const viaCli = new StackRunner({
+      backendUrl: env.backendUrl,
+      env: env.pulumiEnv,
+      workDir: path.join(env.dir, "workspaces-cli-gzip"),
+      pulumiCommand: env.pulumiCommand,
+      readCheckpoints: false,
+    });
     assert.deepEqual(await gzip.inspect(serviceStack, scope), await viaCli.inspect(serviceStack, scope));
     assert.deepEqual(outcome.outputs, (await viaCli.up(serviceStack, scope, desired, { refresh: false })).outputs);
   });
@@ -175,7 +227,9 @@ describe("stack program on the real engine and the GCE emulator", function () {
   it("a forwarding rule deleted out of band is put back by up with refresh", async () => {
     env.gce.deleteOutOfBand("forwardingRules", LB);
     assert.equal(gceResources().includes(`forwardingRules us-central1 ${LB}`), false);
-    const outcome = await runner.up(serviceStack, { kind: "service", namespace: "default", name: "web" }, desired, { refresh: true });
+    const outcome = await runner.up(serviceStack, { kind: "service", namespace: "default", name: "web" }, desired, {
+      refresh: true,
+    });
     assert.deepEqual(
       outcome.changed.map((change) => `${change.type} ${change.name} ${change.op}`),
       ["gcp:compute/forwardingRule:ForwardingRule default/web:forwarding-rule-tcp create"],
@@ -192,8 +246,14 @@ describe("stack program on the real engine and the GCE emulator", function () {
 
   it("every Service of the issue's fixture cluster applies on the emulator with GCE's rules", async () => {
     const fixtures = path.join(repoRoot(), "test", "fixtures");
-    const { snapshot: fixture } = snapshotFromKubectlJson(fs.readFileSync(path.join(fixtures, "cluster.json"), "utf8"), "cluster.json");
-    const fixtureDesired = desiredState(fixture, parseConfig(JSON.parse(fs.readFileSync(path.join(fixtures, "config.json"), "utf8")) as RawConfig));
+    const { snapshot: fixture } = snapshotFromKubectlJson(
+      fs.readFileSync(path.join(fixtures, "cluster.json"), "utf8"),
+      "cluster.json",
+    );
+    const fixtureDesired = desiredState(
+      fixture,
+      parseConfig(JSON.parse(fs.readFileSync(path.join(fixtures, "config.json"), "utf8")) as RawConfig),
+    );
     for (const [name, zone] of [
       ["node-a1", "a"],
       ["node-a2", "a"],
@@ -205,20 +265,42 @@ describe("stack program on the real engine and the GCE emulator", function () {
     await runner.up(CLUSTER_STACK, { kind: "cluster" }, fixtureDesired, { refresh: false });
     const ingress: Record<string, unknown> = {};
     for (const service of fixtureDesired.services) {
-      const outcome = await runner.up(service.stack, { kind: "service", namespace: service.namespace, name: service.name }, fixtureDesired, { refresh: false });
-      ingress[service.key] = (outcome.outputs.loadBalancers as Record<string, { ingress: string[] }>)[service.key].ingress;
+      const outcome = await runner.up(
+        service.stack,
+        { kind: "service", namespace: service.namespace, name: service.name },
+        fixtureDesired,
+        { refresh: false },
+      );
+      ingress[service.key] = (outcome.outputs.loadBalancers as Record<string, { ingress: string[] }>)[
+        service.key
+      ].ingress;
     }
     const held = env.gce.listResources().filter((resource) => resource.kind !== "instances");
     const count = (kind: string): number => held.filter((resource) => resource.kind === kind).length;
     // web, local, internal, restricted, dns (two protocols): 5 addresses, 6 backend services and forwarding rules.
     assert.deepEqual(
-      ["addresses", "backendServices", "forwardingRules", "firewalls", "healthChecks", "instanceGroups", "routes"].map((kind) => `${kind}=${count(kind)}`),
-      ["addresses=5", "backendServices=6", "forwardingRules=6", "firewalls=7", "healthChecks=2", "instanceGroups=2", "routes=5"],
+      ["addresses", "backendServices", "forwardingRules", "firewalls", "healthChecks", "instanceGroups", "routes"].map(
+        (kind) => `${kind}=${count(kind)}`,
+      ),
+      [
+        "addresses=5",
+        "backendServices=6",
+        "forwardingRules=6",
+        "firewalls=7",
+        "healthChecks=2",
+        "instanceGroups=2",
+        "routes=5",
+      ],
     );
-    const internal = held.find((resource) => resource.kind === "forwardingRules" && resource.properties.loadBalancingScheme === "INTERNAL");
+    const internal = held.find(
+      (resource) => resource.kind === "forwardingRules" && resource.properties.loadBalancingScheme === "INTERNAL",
+    );
     assert.equal(internal?.properties.allowGlobalAccess, true);
     assert.equal(String(internal?.properties.subnetwork).endsWith("/subnetworks/ilb-subnet"), true);
-    const dnsRules = held.filter((resource) => resource.kind === "forwardingRules" && String(resource.properties.description).includes("kube-system/dns"));
+    const dnsRules = held.filter(
+      (resource) =>
+        resource.kind === "forwardingRules" && String(resource.properties.description).includes("kube-system/dns"),
+    );
     assert.deepEqual(dnsRules.map((rule) => rule.properties.ipProtocol).sort(), ["TCP", "UDP"]);
     assert.equal(dnsRules[0].properties.ipAddress, dnsRules[1].properties.ipAddress);
     assert.deepEqual(ingress["kube-system/dns"], [dnsRules[0].properties.ipAddress]);

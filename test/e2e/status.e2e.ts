@@ -24,13 +24,18 @@ interface Run {
 /** `dccm status ARGS` with the operator's environment: `env` (the bucket's STORAGE_EMULATOR_HOST, the pulumi CLI's PATH). */
 function dccmStatus(env: Record<string, string>, ...args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [path.join(repoRoot(), "dist", "bin", "dccm.js"), "status", ...args], { timeout: 120_000, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
-      if (error !== null && typeof error.code !== "number") {
-        reject(error);
-        return;
-      }
-      resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [path.join(repoRoot(), "dist", "bin", "dccm.js"), "status", ...args],
+      { timeout: 120_000, env: { ...process.env, ...env } },
+      (error, stdout, stderr) => {
+        if (error !== null && typeof error.code !== "number") {
+          reject(error);
+          return;
+        }
+        resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr });
+      },
+    );
   });
 }
 
@@ -75,7 +80,13 @@ describe("dccm status", function () {
     const url = `http://127.0.0.1:${await daemon.port}`;
 
     await core.createNamespacedService({ namespace: "default", body: lbService("web") });
-    const ip = await eventually("web's ingress", async () => (await core.readNamespacedService({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip, 240_000);
+    const ip = await eventually(
+      "web's ingress",
+      async () =>
+        (await core.readNamespacedService({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.[0]
+          ?.ip,
+      240_000,
+    );
     // Only now: every forwarding rule created from here on is refused, and web's exists already.
     env.gce.injectFault({ kind: "forwardingRules", operation: "create", status: 400, message: FAULT, count: 1000 });
     await core.createNamespacedService({ namespace: "default", body: lbService("bad") });
@@ -105,7 +116,12 @@ describe("dccm status", function () {
     const configPath = path.join(env.dir, "config.json");
     const fromBackend = await dccmStatus(env.pulumiEnv, "--url", url, "--config", configPath);
     assert.equal(fromBackend.code, 0, fromBackend.stderr);
-    assert.match(fromBackend.stderr, new RegExp(`^dccm status: the daemon at ${url} cannot be reached \\(fetch failed: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+\\); reading the backend instead\\n$`));
+    assert.match(
+      fromBackend.stderr,
+      new RegExp(
+        `^dccm status: the daemon at ${url} cannot be reached \\(fetch failed: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+\\); reading the backend instead\\n$`,
+      ),
+    );
     assert.deepEqual(normalised(fromBackend.stdout), [
       `backend ${env.backendUrl}, project dccm-e2e0cafe: 3 stacks (recorded ingress only; the daemon knows the rest)`,
       "STACK | SERVICE | LAST UP | RESULT | DURATION | INGRESS | DRIFT CORRECTED | LAST ERROR",

@@ -34,7 +34,10 @@ type Name = (typeof SERVICES)[number];
 function service(name: Name): k8s.V1Service {
   const tcp = (port: number): k8s.V1ServicePort => ({ name: `p${port}`, protocol: "TCP", port, targetPort: 8080 });
   const base = { type: "LoadBalancer", selector: { app: name } };
-  const make = (spec: k8s.V1ServiceSpec, annotations: Record<string, string> = {}): k8s.V1Service => ({ metadata: { name, namespace: "default", annotations }, spec: { ...base, ...spec } });
+  const make = (spec: k8s.V1ServiceSpec, annotations: Record<string, string> = {}): k8s.V1Service => ({
+    metadata: { name, namespace: "default", annotations },
+    spec: { ...base, ...spec },
+  });
   switch (name) {
     case "ext":
       return make({ ports: [tcp(80), tcp(443)] });
@@ -65,7 +68,8 @@ describe("the real stock GCE CCM: it serves the cluster, then dccm adopts it", f
   let stock: string[] = [];
 
   const read = (name: string): Promise<k8s.V1Service> => core.readNamespacedService({ name, namespace: "default" });
-  const id = (r: { readonly kind: string; readonly scope: string; readonly name: string }): string => `${r.kind}/${r.scope}/${r.name}`;
+  const id = (r: { readonly kind: string; readonly scope: string; readonly name: string }): string =>
+    `${r.kind}/${r.scope}/${r.name}`;
 
   before(async () => {
     env = await startTestEnv();
@@ -77,13 +81,31 @@ describe("the real stock GCE CCM: it serves the cluster, then dccm adopts it", f
       const created = await core.createNode({
         body: {
           metadata: { name: node.name, labels: { "topology.kubernetes.io/zone": node.zone, ...node.labels } },
-          spec: { providerID: `gce://dccm-test/${node.zone}/${node.name}`, podCIDR: node.podCIDR, podCIDRs: [node.podCIDR] },
+          spec: {
+            providerID: `gce://dccm-test/${node.zone}/${node.name}`,
+            podCIDR: node.podCIDR,
+            podCIDRs: [node.podCIDR],
+          },
         },
       });
       uids.set(node.name, created.metadata?.uid ?? "");
       await core.replaceNodeStatus({
         name: node.name,
-        body: { ...created, status: { conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", message: "ready", lastHeartbeatTime: new Date(), lastTransitionTime: new Date() }] } },
+        body: {
+          ...created,
+          status: {
+            conditions: [
+              {
+                type: "Ready",
+                status: "True",
+                reason: "KubeletReady",
+                message: "ready",
+                lastHeartbeatTime: new Date(),
+                lastTransitionTime: new Date(),
+              },
+            ],
+          },
+        },
       });
     }
   });
@@ -95,7 +117,13 @@ describe("the real stock GCE CCM: it serves the cluster, then dccm adopts it", f
   });
 
   it("the stock CCM serves every Service and makes every Node's route", async () => {
-    ccm = await startStockCcm(env, core, { clusterName: "e2e", clusterId: "e2e0cafe", network: "k8s-net", subnetwork: "k8s-subnet", nodeTags: ["k8s-node"] });
+    ccm = await startStockCcm(env, core, {
+      clusterName: "e2e",
+      clusterId: "e2e0cafe",
+      network: "k8s-net",
+      subnetwork: "k8s-subnet",
+      nodeTags: ["k8s-node"],
+    });
     for (const name of SERVICES) {
       const created = await core.createNamespacedService({ namespace: "default", body: service(name) });
       lb[name] = loadBalancerName(created.metadata?.uid ?? "");
@@ -178,13 +206,19 @@ describe("the real stock GCE CCM: it serves the cluster, then dccm adopts it", f
     // Changed in place, as the README says: the internal Service's backend service moves to dccm's
     // regional health check, its forwarding rule gets allowGlobalAccess false written.
     const ilb = lb.ilb ?? "";
-    assert.deepEqual(touched.map(id).sort(), [`backendServices/us-central1/${ilb}`, `forwardingRules/us-central1/${ilb}`]);
+    assert.deepEqual(touched.map(id).sort(), [
+      `backendServices/us-central1/${ilb}`,
+      `forwardingRules/us-central1/${ilb}`,
+    ]);
     assert.deepEqual(
       history
         .filter((entry) => entry.op === "create")
         .map(id)
         .sort(),
-      [...SERVICES.map((name) => `addresses/us-central1/${lb[name] ?? ""}`), "healthChecks/us-central1/k8s-e2e0cafe-node"].sort(),
+      [
+        ...SERVICES.map((name) => `addresses/us-central1/${lb[name] ?? ""}`),
+        "healthChecks/us-central1/k8s-e2e0cafe-node",
+      ].sort(),
       "created: each Service's promoted address and dccm's regional node health check",
     );
     const pass = await daemon.driftPass();
@@ -193,10 +227,25 @@ describe("the real stock GCE CCM: it serves the cluster, then dccm adopts it", f
 
   it("dccm gc --dry-run proves none of the stock resources a leak", async () => {
     const run = await runDccmAsync(
-      ["gc", "--kubeconfig", env.kube.kubeconfigPath, "--config", configPath, "--backend-url", env.backendUrl, "--compute-endpoint", env.gce.computeEndpoint, "--dry-run"],
+      [
+        "gc",
+        "--kubeconfig",
+        env.kube.kubeconfigPath,
+        "--config",
+        configPath,
+        "--backend-url",
+        env.backendUrl,
+        "--compute-endpoint",
+        env.gce.computeEndpoint,
+        "--dry-run",
+      ],
       env.pulumiEnv,
     );
     assert.equal(run.status, 0, run.stderr);
-    assert.deepEqual(run.stdout.split("\n").slice(1), ["no GCE resource of this cluster is left without a stack", ""], run.stdout);
+    assert.deepEqual(
+      run.stdout.split("\n").slice(1),
+      ["no GCE resource of this cluster is left without a stack", ""],
+      run.stdout,
+    );
   });
 });

@@ -35,7 +35,8 @@ describe("dccm daemon: Nodes and zones coming and going", function () {
     const backends = (backendService?.properties.backends ?? []) as Array<{ group: string }>;
     return backends.map((backend) => backend.group.split("/zones/")[1]?.split("/")[0] ?? "").sort();
   };
-  const clusterRetries = (): Promise<number> => counter(daemon.metrics.registry, "dccm_reconciles_total", { kind: "cluster", result: "retry" });
+  const clusterRetries = (): Promise<number> =>
+    counter(daemon.metrics.registry, "dccm_reconciles_total", { kind: "cluster", result: "retry" });
 
   before(async () => {
     env = await startTestEnv();
@@ -60,7 +61,12 @@ describe("dccm daemon: Nodes and zones coming and going", function () {
     await daemon.start(() => assert.fail("leadership lost"));
     const created = await core.createNamespacedService({ namespace: "default", body: lbService("web") });
     webLb = loadBalancerName(created.metadata?.uid ?? "");
-    await eventually("web's ingress", async () => (await core.readNamespacedService({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+    await eventually(
+      "web's ingress",
+      async () =>
+        (await core.readNamespacedService({ name: "web", namespace: "default" })).status?.loadBalancer?.ingress?.[0]
+          ?.ip,
+    );
     await daemon.idle();
     assert.deepEqual(backendZones(), ["us-central1-a", "us-central1-b"]);
   });
@@ -74,14 +80,24 @@ describe("dccm daemon: Nodes and zones coming and going", function () {
     const retries = await clusterRetries();
     // The load balancer's update fails at first, so the cluster stack surely runs before it: it
     // must not delete the group the backend service still names.
-    env.gce.injectFault({ kind: "backendServices", name: webLb, operation: "update", status: 503, message: "backend service update held back by the test", count: 2 });
+    env.gce.injectFault({
+      kind: "backendServices",
+      name: webLb,
+      operation: "update",
+      status: 503,
+      message: "backend service update held back by the test",
+      count: 2,
+    });
     await core.deleteNode({ name: "node-b1" });
     await eventually("the zone-b group gone", () => (groupZones().includes("us-central1-b") ? undefined : true));
     await daemon.idle();
     assert.deepEqual(groupZones(), ["us-central1-a"]);
     assert.deepEqual(backendZones(), ["us-central1-a"]);
     assert.equal(await clusterRetries(), retries);
-    assert.equal(await counter(daemon.metrics.registry, "dccm_reconciles_total", { kind: "service", result: "retry" }), 2);
+    assert.equal(
+      await counter(daemon.metrics.registry, "dccm_reconciles_total", { kind: "service", result: "retry" }),
+      2,
+    );
   });
 
   it("a Node whose VM is gone leaves its group with a Warning on the Node, and other Nodes' changes go on", async () => {
@@ -89,17 +105,25 @@ describe("dccm daemon: Nodes and zones coming and going", function () {
     assert.deepEqual(groupMembers("us-central1-a"), ["node-a1", "node-a2"]);
     env.gce.deleteOutOfBand("instances", "node-a2", { scope: "us-central1-a" });
     await createNode(core, "node-a3", "us-central1-a");
-    await eventually("node-a3 in the zone-a group", () => (groupMembers("us-central1-a").includes("node-a3") ? true : undefined));
+    await eventually("node-a3 in the zone-a group", () =>
+      groupMembers("us-central1-a").includes("node-a3") ? true : undefined,
+    );
     await daemon.idle();
     assert.deepEqual(groupMembers("us-central1-a"), ["node-a1", "node-a3"]);
-    const events = await core.listNamespacedEvent({ namespace: EVENT_NAMESPACE, fieldSelector: "involvedObject.kind=Node,involvedObject.name=node-a2" });
+    const events = await core.listNamespacedEvent({
+      namespace: EVENT_NAMESPACE,
+      fieldSelector: "involvedObject.kind=Node,involvedObject.name=node-a2",
+    });
     assert.deepEqual(
-      events.items.filter((event) => event.reportingComponent === "dccm").map((event) => [event.type, event.reason, event.message]),
+      events.items
+        .filter((event) => event.reportingComponent === "dccm")
+        .map((event) => [event.type, event.reason, event.message]),
       [
         [
           "Warning",
           "InstanceNotFound",
-          "GCE instance dccm-test/us-central1-a/node-a2 does not exist (instances.get: 404): " + "the Node is left out of instance group k8s-ig--e2e0cafe and of pod routes until it does",
+          "GCE instance dccm-test/us-central1-a/node-a2 does not exist (instances.get: 404): " +
+            "the Node is left out of instance group k8s-ig--e2e0cafe and of pod routes until it does",
         ],
       ],
     );
@@ -114,13 +138,31 @@ describe("dccm daemon: Nodes and zones coming and going", function () {
     // While dccm is down a Node joins, so the cluster stack must run after the restart; GCE rate-limits that write.
     env.gce.putInstance("node-a4", { zone: "us-central1-a" });
     await createNode(core, "node-a4", "us-central1-a");
-    env.gce.injectFault({ kind: "instanceGroups", operation: "update", status: 429, message: "Rate Limit Exceeded", count: 1000 });
-    daemon = new Daemon(daemonOptions(env, parseConfig(E2E_CONFIG), { nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint, nodeLifecyclePeriod: "1h" }, []) }));
+    env.gce.injectFault({
+      kind: "instanceGroups",
+      operation: "update",
+      status: 429,
+      message: "Rate Limit Exceeded",
+      count: 1000,
+    });
+    daemon = new Daemon(
+      daemonOptions(env, parseConfig(E2E_CONFIG), {
+        nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint, nodeLifecyclePeriod: "1h" }, []),
+      }),
+    );
     await daemon.start(() => assert.fail("leadership lost"));
     const late = await core.createNamespacedService({ namespace: "default", body: lbService("late") });
-    const ip = await eventually("late's ingress", async () => (await core.readNamespacedServiceStatus({ name: "late", namespace: "default" })).status?.loadBalancer?.ingress?.[0]?.ip);
+    const ip = await eventually(
+      "late's ingress",
+      async () =>
+        (await core.readNamespacedServiceStatus({ name: "late", namespace: "default" })).status?.loadBalancer
+          ?.ingress?.[0]?.ip,
+    );
     const lateLb = loadBalancerName(late.metadata?.uid ?? "");
-    assert.equal(env.gce.listResources().find((r) => r.kind === "addresses" && r.name === lateLb)?.properties.address, ip);
+    assert.equal(
+      env.gce.listResources().find((r) => r.kind === "addresses" && r.name === lateLb)?.properties.address,
+      ip,
+    );
     assert.equal((await clusterRetries()) >= 1, true);
     assert.deepEqual(groupMembers("us-central1-a"), ["node-a1", "node-a3"]);
   });

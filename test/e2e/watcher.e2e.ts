@@ -58,7 +58,9 @@ describe("watcher: watch failures", function () {
     viaProxy.loadFromFile(kube.kubeconfigPath);
     const cluster = viaProxy.getCurrentCluster();
     if (cluster === null) throw new Error("kubeconfig without a cluster");
-    viaProxy.clusters = viaProxy.clusters.map((entry) => (entry.name === cluster.name ? { ...entry, server: `https://127.0.0.1:${proxy.port}` } : entry));
+    viaProxy.clusters = viaProxy.clusters.map((entry) =>
+      entry.name === cluster.name ? { ...entry, server: `https://127.0.0.1:${proxy.port}` } : entry,
+    );
     await kube.kubeConfig.makeApiClient(k8s.CoreV1Api).createNode({ body: { metadata: { name: "before" } } });
     watcher = new ClusterWatcher(viaProxy, {
       resyncMs: 3_600_000,
@@ -85,7 +87,12 @@ describe("watcher: watch failures", function () {
   it("restarts failed watches with backoff and relists what changed meanwhile", async () => {
     const port = proxy.port;
     await proxy.cut();
-    await eventually("both watches to fail", () => (restarts.includes("nodes") && restarts.includes("services") ? true : undefined), 60_000, 50);
+    await eventually(
+      "both watches to fail",
+      () => (restarts.includes("nodes") && restarts.includes("services") ? true : undefined),
+      60_000,
+      50,
+    );
     // Made while the watcher cannot see the apiserver: only a relist can bring it in.
     await kube.kubeConfig.makeApiClient(k8s.CoreV1Api).createNode({ body: { metadata: { name: "during-outage" } } });
     await proxy.open(port);
@@ -119,7 +126,12 @@ describe("watcher: watch failures", function () {
       await resyncing.start();
       await eventually("five resync periods", () => (resyncs >= 5 ? true : undefined), 30_000, 50);
       await kube.kubeConfig.makeApiClient(k8s.CoreV1Api).createNode({ body: { metadata: { name: "after-resyncs" } } });
-      await eventually("after-resyncs through the watch", () => (resyncing.snapshot().nodes.some((node) => node.name === "after-resyncs") ? true : undefined), 30_000, 50);
+      await eventually(
+        "after-resyncs through the watch",
+        () => (resyncing.snapshot().nodes.some((node) => node.name === "after-resyncs") ? true : undefined),
+        30_000,
+        50,
+      );
       await eventually("two more resync periods", () => (resyncs >= 7 ? true : undefined), 30_000, 50);
       assert.deepEqual(resyncRestarts, []);
       assert.deepEqual(

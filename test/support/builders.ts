@@ -46,13 +46,38 @@ export const CONFIG: Config = {
 // ---- Model inputs ------------------------------------------------------------------------------------
 
 /** A node located by its providerID in `zone` of the project, zone label set, not excluded. */
-export function gceNode(name: string, uid: string, zone: string, podCIDRs: string[], over: Partial<NodeInfo> = {}): NodeInfo {
-  return { name, uid, providerID: `gce://dccm-test/${zone}/${name}`, labels: { [ZONE]: zone }, taints: [], deleting: false, podCIDRs, ...over };
+export function gceNode(
+  name: string,
+  uid: string,
+  zone: string,
+  podCIDRs: string[],
+  over: Partial<NodeInfo> = {},
+): NodeInfo {
+  return {
+    name,
+    uid,
+    providerID: `gce://dccm-test/${zone}/${name}`,
+    labels: { [ZONE]: zone },
+    taints: [],
+    deleting: false,
+    podCIDRs,
+    ...over,
+  };
 }
 
 /** A type LoadBalancer Service with one TCP port 80 and nothing else set. */
 export function lbService(namespace: string, name: string, uid: string, over: Partial<ServiceInfo> = {}): ServiceInfo {
-  return { namespace, name, uid, type: "LoadBalancer", annotations: {}, ports: [{ protocol: "TCP", port: 80 }], loadBalancerSourceRanges: [], deleting: false, ...over };
+  return {
+    namespace,
+    name,
+    uid,
+    type: "LoadBalancer",
+    annotations: {},
+    ports: [{ protocol: "TCP", port: 80 }],
+    loadBalancerSourceRanges: [],
+    deleting: false,
+    ...over,
+  };
 }
 
 // ---- Model outputs -----------------------------------------------------------------------------------
@@ -67,7 +92,16 @@ export function describedBy(key: string): string {
 
 /** An HTTP health check on `port` /healthz, 8/1/1/3. */
 export function httpHealthCheck(name: string, port: number, description: string): HttpHealthCheckSpec {
-  return { name, port, requestPath: "/healthz", checkIntervalSec: 8, timeoutSec: 1, healthyThreshold: 1, unhealthyThreshold: 3, description };
+  return {
+    name,
+    port,
+    requestPath: "/healthz",
+    checkIntervalSec: 8,
+    timeoutSec: 1,
+    healthyThreshold: 1,
+    unhealthyThreshold: 3,
+    description,
+  };
 }
 
 /** The destination of a Service's firewalls while dccm reserves its address: that address. */
@@ -77,7 +111,13 @@ export const TO_ADDRESS: FirewallDestination = { kind: "address" };
  * A firewall opening TCP `port` to the four Google health-check ranges on the node tag, at priority
  * 1000; towards `destination` when given (an external Service's own check), else every node IP.
  */
-export function healthCheckFirewall(name: string, port: number, description: string, destination?: FirewallDestination, priority = 1000): FirewallSpec {
+export function healthCheckFirewall(
+  name: string,
+  port: number,
+  description: string,
+  destination?: FirewallDestination,
+  priority = 1000,
+): FirewallSpec {
   return {
     name,
     description,
@@ -90,12 +130,32 @@ export function healthCheckFirewall(name: string, port: number, description: str
 }
 
 /** The traffic firewall k8s-fw-<lb> of the Service `key`, on the node tag, towards `destination` (default: its reserved address), priority 1000. */
-export function serviceFirewall(key: string, lb: string, sourceRanges: string[], allows: FirewallSpec["allows"], destination: FirewallDestination = TO_ADDRESS, priority = 1000): FirewallSpec {
-  return { name: `k8s-fw-${lb}`, description: describedBy(key), sourceRanges, targetTags: ["k8s-node"], allows, destination, priority };
+export function serviceFirewall(
+  key: string,
+  lb: string,
+  sourceRanges: string[],
+  allows: FirewallSpec["allows"],
+  destination: FirewallDestination = TO_ADDRESS,
+  priority = 1000,
+): FirewallSpec {
+  return {
+    name: `k8s-fw-${lb}`,
+    description: describedBy(key),
+    sourceRanges,
+    targetTags: ["k8s-node"],
+    allows,
+    destination,
+    priority,
+  };
 }
 
 /** `enableL4DenyFirewall`: k8s-fw-<lb>-deny (`-deny-ipv6`), every protocol from anywhere of the family towards `destination`, priority 1000. */
-export function denyFirewall(key: string, lb: string, family: "ipv4" | "ipv6", destination: FirewallDestination = TO_ADDRESS): DenyFirewallSpec {
+export function denyFirewall(
+  key: string,
+  lb: string,
+  family: "ipv4" | "ipv6",
+  destination: FirewallDestination = TO_ADDRESS,
+): DenyFirewallSpec {
   return {
     name: family === "ipv4" ? `k8s-fw-${lb}-deny` : `k8s-fw-${lb}-deny-ipv6`,
     description: describedBy(key),
@@ -127,7 +187,15 @@ export function ipv6Half(
   return {
     subnetwork,
     ...(userIP !== undefined ? { userIP } : {}),
-    firewall: { name: `k8s-fw-${lb}-ipv6`, description: describedBy(key), sourceRanges, targetTags: ["k8s-node"], allows, destination, priority: 1000 },
+    firewall: {
+      name: `k8s-fw-${lb}-ipv6`,
+      description: describedBy(key),
+      sourceRanges,
+      targetTags: ["k8s-node"],
+      allows,
+      destination,
+      priority: 1000,
+    },
     healthCheckFirewall: {
       name: `k8s-${lb}-http-hc-ipv6`,
       description: describedBy(key),
@@ -143,15 +211,32 @@ export function ipv6Half(
 
 /** The cluster's shared node health check k8s-<clusterId>-node on 10256. */
 export const SHARED_HC: HttpHealthCheckSpec = httpHealthCheck("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION);
-export const NODE_HC_FIREWALL: FirewallSpec = healthCheckFirewall("k8s-c0ffee1234-node-http-hc", 10256, CLUSTER_DESCRIPTION);
+export const NODE_HC_FIREWALL: FirewallSpec = healthCheckFirewall(
+  "k8s-c0ffee1234-node-http-hc",
+  10256,
+  CLUSTER_DESCRIPTION,
+);
 
 export function route(node: string, uid: string, destRange: string, zone: string, nextHopInstance = node): RouteSpec {
-  return { name: `prod-${uid}`, node, destRange, nextHopInstance, nextHopInstanceZone: zone, priority: 1000, description: "k8s-node-route" };
+  return {
+    name: `prod-${uid}`,
+    node,
+    destRange,
+    nextHopInstance,
+    nextHopInstanceZone: zone,
+    priority: 1000,
+    description: "k8s-node-route",
+  };
 }
 
 /** The fixture's instance groups: node-b2 has the exclude label, node-c1 the autoscaler taint, so zone c has no backend, so no group. */
 export const FIXTURE_INSTANCE_GROUPS: InstanceGroupSpec[] = [
-  { name: "k8s-ig--c0ffee1234", zone: "us-central1-a", description: CLUSTER_DESCRIPTION, instances: ["node-a1", "node-a2"] },
+  {
+    name: "k8s-ig--c0ffee1234",
+    zone: "us-central1-a",
+    description: CLUSTER_DESCRIPTION,
+    instances: ["node-a1", "node-a2"],
+  },
   { name: "k8s-ig--c0ffee1234", zone: "us-central1-b", description: CLUSTER_DESCRIPTION, instances: ["node-b1"] },
 ];
 
@@ -176,7 +261,14 @@ export function fixtureCluster(routes: RouteSpec[]): ClusterDesired {
  * zones a and b, traffic firewall open to all. The firewall lists the ports one by one, so give no
  * two adjacent ones (the model collapses those to a range).
  */
-export function externalServiceDesired(namespace: string, name: string, uid: string, lb: string, ports: number[], over: Partial<ServiceDesired> = {}): ServiceDesired {
+export function externalServiceDesired(
+  namespace: string,
+  name: string,
+  uid: string,
+  lb: string,
+  ports: number[],
+  over: Partial<ServiceDesired> = {},
+): ServiceDesired {
   const key = `${namespace}/${name}`;
   const portStrings = ports.map(String);
   return {
@@ -240,7 +332,17 @@ export function regionHealthCheckInputs(name: string, port: number, description:
 
 /** A global legacy HTTP health check on `port` /healthz, 8/1/1/3. */
 export function legacyHealthCheckInputs(name: string, port: number, description: string): Record<string, unknown> {
-  return { project: PROJECT, name, description, port, requestPath: "/healthz", checkIntervalSec: 8, timeoutSec: 1, healthyThreshold: 1, unhealthyThreshold: 3 };
+  return {
+    project: PROJECT,
+    name,
+    description,
+    port,
+    requestPath: "/healthz",
+    checkIntervalSec: 8,
+    timeoutSec: 1,
+    healthyThreshold: 1,
+    unhealthyThreshold: 3,
+  };
 }
 
 /** A firewall's inputs; `destinationIP` is the load balancer's IP the spec's destination resolves to (the mocks' address, or the user's). */
@@ -275,7 +377,13 @@ export function denyFirewallInputs(spec: DenyFirewallSpec, destinationIP: string
   };
 }
 
-export function routeInputs(node: string, uid: string, destRange: string, zone: string, nextHopInstance = node): Record<string, unknown> {
+export function routeInputs(
+  node: string,
+  uid: string,
+  destRange: string,
+  zone: string,
+  nextHopInstance = node,
+): Record<string, unknown> {
   return {
     project: PROJECT,
     name: `prod-${uid}`,
@@ -288,12 +396,29 @@ export function routeInputs(node: string, uid: string, destRange: string, zone: 
   };
 }
 
-export function externalAddressInputs(lb: string, description: string, over: Record<string, unknown> = {}): Record<string, unknown> {
-  return { project: PROJECT, region: REGION, name: lb, description, addressType: "EXTERNAL", networkTier: "PREMIUM", ...over };
+export function externalAddressInputs(
+  lb: string,
+  description: string,
+  over: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    project: PROJECT,
+    region: REGION,
+    name: lb,
+    description,
+    addressType: "EXTERNAL",
+    networkTier: "PREMIUM",
+    ...over,
+  };
 }
 
 /** An external TCP backend service, session affinity NONE, on the instance groups of zones a and b. */
-export function backendServiceInputs(lb: string, description: string, healthChecks: string, over: Record<string, unknown> = {}): Record<string, unknown> {
+export function backendServiceInputs(
+  lb: string,
+  description: string,
+  healthChecks: string,
+  over: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     project: PROJECT,
     region: REGION,
@@ -312,7 +437,14 @@ export function backendServiceInputs(lb: string, description: string, healthChec
 }
 
 /** An external Premium TCP forwarding rule on these ports to a backend service. */
-export function forwardingRuleInputs(lb: string, description: string, ipAddress: string, ports: string[], backendService: string, over: Record<string, unknown> = {}): Record<string, unknown> {
+export function forwardingRuleInputs(
+  lb: string,
+  description: string,
+  ipAddress: string,
+  ports: string[],
+  backendService: string,
+  over: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     project: PROJECT,
     region: REGION,

@@ -17,7 +17,12 @@ import { requireTestenvBinary, repoRoot } from "./tooling/testenv-paths";
 
 export const CHART_DIR = path.join(repoRoot(), "charts", "dccm");
 /** The labels the chart adds beside dccm's own (Helm's conventions). */
-export const HELM_LABELS = ["app.kubernetes.io/instance", "app.kubernetes.io/version", "app.kubernetes.io/managed-by", "helm.sh/chart"];
+export const HELM_LABELS = [
+  "app.kubernetes.io/instance",
+  "app.kubernetes.io/version",
+  "app.kubernetes.io/managed-by",
+  "helm.sh/chart",
+];
 /** What the config hash annotation becomes once checked (normalisation 2). */
 export const CONFIG_HASH = "<sha256 of the ConfigMap's config.yaml>";
 const CONFIG_HASH_ANNOTATION = "dccm.io/config-sha256";
@@ -85,7 +90,10 @@ export function helmTemplate(values: unknown, namespace = "kube-system"): ChartO
 
 /** The message of a `fail` in a template: helm's error line less its location prefix and trailer. */
 export function helmFailure(run: HelmRun): string {
-  const match = /^Error: execution error at \([^)]*\): ([\s\S]*?)\n*(?:Use --debug flag to render out invalid YAML\n*)?$/.exec(run.stderr);
+  const match =
+    /^Error: execution error at \([^)]*\): ([\s\S]*?)\n*(?:Use --debug flag to render out invalid YAML\n*)?$/.exec(
+      run.stderr,
+    );
   return match?.[1] ?? run.stderr;
 }
 
@@ -110,8 +118,13 @@ export function normalise(objects: readonly ChartObject[]): ChartObject[] {
       data["config.yaml"] = YAML.parse(data["config.yaml"] ?? "") as string;
     }
     if (object.kind === "Deployment") {
-      const annotations = (object.spec as { template: { metadata: { annotations: Record<string, string> } } }).template.metadata.annotations;
-      assert.equal(annotations[CONFIG_HASH_ANNOTATION], sha256(configText), "the config hash is the one of this rendering's config.yaml");
+      const annotations = (object.spec as { template: { metadata: { annotations: Record<string, string> } } }).template
+        .metadata.annotations;
+      assert.equal(
+        annotations[CONFIG_HASH_ANNOTATION],
+        sha256(configText),
+        "the config hash is the one of this rendering's config.yaml",
+      );
       annotations[CONFIG_HASH_ANNOTATION] = CONFIG_HASH;
     }
   }

@@ -21,7 +21,8 @@ async function checkpointNames(env: TestEnv): Promise<string[]> {
       .sort();
   }
   const location = gcsLocation(env.backendUrl);
-  if (location === undefined) throw new Error(`checkpointNames: ${env.backendUrl} is neither a file:// nor a gs:// backend`);
+  if (location === undefined)
+    throw new Error(`checkpointNames: ${env.backendUrl} is neither a file:// nor a gs:// backend`);
   const root = `${location.prefix}.pulumi/stacks/`;
   const names = await new GcsClient({ env: env.pulumiEnv }).list(location.bucket, root);
   return names

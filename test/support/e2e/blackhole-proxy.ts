@@ -36,7 +36,9 @@ export class BlackholeProxy {
     viaProxy.loadFromFile(kubeconfigPath);
     const cluster = viaProxy.getCurrentCluster();
     if (cluster === null) throw new Error(`${kubeconfigPath}: no current cluster`);
-    viaProxy.clusters = viaProxy.clusters.map((entry) => (entry.name === cluster.name ? { ...entry, server: `https://127.0.0.1:${this.port}` } : entry));
+    viaProxy.clusters = viaProxy.clusters.map((entry) =>
+      entry.name === cluster.name ? { ...entry, server: `https://127.0.0.1:${this.port}` } : entry,
+    );
     return viaProxy;
   }
 

@@ -21,18 +21,34 @@ export async function createNode(core: k8s.CoreV1Api, name: string, zone: string
   });
 }
 
-export function lbService(name: string, extra: Partial<k8s.V1ServiceSpec> = {}, annotations: Record<string, string> = {}): k8s.V1Service {
+export function lbService(
+  name: string,
+  extra: Partial<k8s.V1ServiceSpec> = {},
+  annotations: Record<string, string> = {},
+): k8s.V1Service {
   return {
     metadata: { name, namespace: "default", annotations },
-    spec: { type: "LoadBalancer", selector: { app: name }, ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }], ...extra },
+    spec: {
+      type: "LoadBalancer",
+      selector: { app: name },
+      ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 8080 }],
+      ...extra,
+    },
   };
 }
 
 export async function eventReasons(core: k8s.CoreV1Api, name: string): Promise<{ reason: string; message: string }[]> {
-  const events = await core.listNamespacedEvent({ namespace: "default", fieldSelector: `involvedObject.name=${name},involvedObject.kind=Service` });
+  const events = await core.listNamespacedEvent({
+    namespace: "default",
+    fieldSelector: `involvedObject.name=${name},involvedObject.kind=Service`,
+  });
   return events.items
     .filter((event) => event.reportingComponent === "dccm")
-    .sort((a, b) => (a.firstTimestamp?.getTime() ?? 0) - (b.firstTimestamp?.getTime() ?? 0) || (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""))
+    .sort(
+      (a, b) =>
+        (a.firstTimestamp?.getTime() ?? 0) - (b.firstTimestamp?.getTime() ?? 0) ||
+        (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""),
+    )
     .map((event) => ({ reason: event.reason ?? "", message: event.message ?? "" }));
 }
 
@@ -41,7 +57,14 @@ const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized";
 /** A Node as the kubelet of an external cloud provider registers it: tainted until a CCM initializes it. */
 export async function createTaintedNode(core: k8s.CoreV1Api, name: string, podCIDR: string): Promise<void> {
   await core.createNode({
-    body: { metadata: { name }, spec: { podCIDR, podCIDRs: [podCIDR], taints: [{ key: UNINITIALIZED_TAINT, value: "true", effect: "NoSchedule" }] } },
+    body: {
+      metadata: { name },
+      spec: {
+        podCIDR,
+        podCIDRs: [podCIDR],
+        taints: [{ key: UNINITIALIZED_TAINT, value: "true", effect: "NoSchedule" }],
+      },
+    },
   });
 }
 
@@ -49,7 +72,8 @@ export async function createTaintedNode(core: k8s.CoreV1Api, name: string, podCI
 export async function initializedWithRoute(core: k8s.CoreV1Api, name: string): Promise<k8s.V1Node> {
   let last: k8s.V1Node | undefined;
   return eventually(
-    () => `${name} initialized with its route condition; last seen ${JSON.stringify({ spec: last?.spec, labels: last?.metadata?.labels, conditions: last?.status?.conditions })}`,
+    () =>
+      `${name} initialized with its route condition; last seen ${JSON.stringify({ spec: last?.spec, labels: last?.metadata?.labels, conditions: last?.status?.conditions })}`,
     async () => {
       const read = await core.readNode({ name });
       last = read;

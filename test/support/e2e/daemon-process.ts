@@ -64,16 +64,20 @@ export async function backendContents(env: TestEnv): Promise<Map<string, string>
     const dir = env.backendUrl.slice("file://".length);
     for (const entry of (fs.readdirSync(dir, { recursive: true }) as string[]).sort()) {
       const file = path.join(dir, entry);
-      if (fs.statSync(file).isFile()) contents.set(entry, crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex"));
+      if (fs.statSync(file).isFile())
+        contents.set(entry, crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex"));
     }
     return contents;
   }
   const location = gcsLocation(env.backendUrl);
-  if (location === undefined || env.gcs === undefined) throw new Error(`backendContents: ${env.backendUrl} is not a gs:// backend of fake-gcs-server`);
+  if (location === undefined || env.gcs === undefined)
+    throw new Error(`backendContents: ${env.backendUrl} is not a gs:// backend of fake-gcs-server`);
   let pageToken = "";
   do {
     const query = new URLSearchParams({ prefix: location.prefix, ...(pageToken !== "" ? { pageToken } : {}) });
-    const page = (await (await fetch(`http://${env.gcs.host}/storage/v1/b/${location.bucket}/o?${query.toString()}`)).json()) as {
+    const page = (await (
+      await fetch(`http://${env.gcs.host}/storage/v1/b/${location.bucket}/o?${query.toString()}`)
+    ).json()) as {
       items?: { name: string; md5Hash: string; generation: string }[];
       nextPageToken?: string;
     };
@@ -163,7 +167,8 @@ export class DaemonProcesses {
 
   /** The directory of a file:// environment's backend (a gs:// one has none: backendLocks, declaredResourcesOf). */
   get backendDir(): string {
-    if (this.env.backend !== "file") throw new Error(`backendDir: the environment's backend is ${this.env.backendUrl}, not a directory`);
+    if (this.env.backend !== "file")
+      throw new Error(`backendDir: the environment's backend is ${this.env.backendUrl}, not a directory`);
     return this.env.backendUrl.slice("file://".length);
   }
 
@@ -171,7 +176,9 @@ export class DaemonProcesses {
    * `identity`: the Lease holder name (default a new one per start, i.e. another replica taking over).
    * `kubeconfig`: instead of the admin one (e.g. a ServiceAccount token's, for RBAC tests).
    */
-  start(options: { identity?: string; logLevel?: string; env?: Record<string, string>; kubeconfig?: string } = {}): RunningDaemon {
+  start(
+    options: { identity?: string; logLevel?: string; env?: Record<string, string>; kubeconfig?: string } = {},
+  ): RunningDaemon {
     this.run++;
     const logPath = path.join(this.env.dir, `daemon-${this.run}.log`);
     const log = fs.createWriteStream(logPath);
@@ -203,7 +210,11 @@ export class DaemonProcesses {
         ...this.extraArgs,
       ],
       // Its own process group, so cleanup can take everything it started down with it.
-      { env: { ...process.env, ...this.env.pulumiEnv, ...options.env }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+      {
+        env: { ...process.env, ...this.env.pulumiEnv, ...options.env },
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
     );
     child.stderr?.pipe(log);
     const port = new Promise<number>((resolve, reject) => {
@@ -212,7 +223,8 @@ export class DaemonProcesses {
         log.write(`${line}\n`);
         try {
           const entry = JSON.parse(line) as { msg?: string; address?: { port?: number } };
-          if (entry.msg === "serving /healthz, /readyz, /metrics" && entry.address?.port !== undefined) resolve(entry.address.port);
+          if (entry.msg === "serving /healthz, /readyz, /metrics" && entry.address?.port !== undefined)
+            resolve(entry.address.port);
         } catch {
           // Not a log line of ours.
         }
@@ -228,7 +240,11 @@ export class DaemonProcesses {
 
   async waitReady(running: RunningDaemon, timeoutMs = 120_000): Promise<void> {
     const port = await running.port;
-    await eventually("/readyz 200", async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined), timeoutMs);
+    await eventually(
+      "/readyz 200",
+      async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined),
+      timeoutMs,
+    );
   }
 
   async metrics(running: RunningDaemon): Promise<string> {
@@ -244,7 +260,12 @@ export class DaemonProcesses {
 
   /** The cluster stack applied (Service stacks wait for it). */
   async waitClusterApplied(running: RunningDaemon, timeoutMs = 120_000): Promise<void> {
-    await eventually("the cluster stack applied", async () => ((await this.metric(running, 'dccm_reconciles_total{kind="cluster",result="ok"}')) > 0 ? true : undefined), timeoutMs);
+    await eventually(
+      "the cluster stack applied",
+      async () =>
+        (await this.metric(running, 'dccm_reconciles_total{kind="cluster",result="ok"}')) > 0 ? true : undefined,
+      timeoutMs,
+    );
   }
 
   /** SIGKILL of the daemon process alone: what an OOM kill or a node loss does to it. */
@@ -289,7 +310,10 @@ export interface KillReport {
  * SIGKILLs the daemon process alone (what an OOM kill does) and watches what it had started die.
  * `sawCli`: whether a pulumi CLI was running at the kill.
  */
-export async function killAndWatch(daemons: DaemonProcesses, running: RunningDaemon): Promise<KillReport & { sawCli: boolean }> {
+export async function killAndWatch(
+  daemons: DaemonProcesses,
+  running: RunningDaemon,
+): Promise<KillReport & { sawCli: boolean }> {
   const started = descendants(running.pid);
   await daemons.kill(running);
   const killedAt = Date.now();
@@ -304,7 +328,9 @@ export async function killAndWatch(daemons: DaemonProcesses, running: RunningDae
   const label = (info: ProcessInfo): string => `${info.cmdline.slice(0, 70)} (${info.pid})`;
   return {
     sawCli: started.some((info) => info.comm === "pulumi"),
-    violations: started.filter((info) => !goneAfter.has(info.pid)).map((info) => `${label(info)} alive ${KILL_GRACE_MS} ms after the kill`),
+    violations: started
+      .filter((info) => !goneAfter.has(info.pid))
+      .map((info) => `${label(info)} alive ${KILL_GRACE_MS} ms after the kill`),
     deaths: started.map((info) => `${label(info)} ${goneAfter.get(info.pid) ?? "alive"} ms`),
   };
 }
@@ -313,7 +339,9 @@ export async function killAndWatch(daemons: DaemonProcesses, running: RunningDae
  * The offline environment with one Node (node-a1, its VM in us-central1-a) and a config file for
  * daemon processes: the e2e config with the environment's backend.
  */
-export async function processCluster(opts: { backend?: E2eBackend } = {}): Promise<{ env: TestEnv; core: k8s.CoreV1Api; daemons: DaemonProcesses }> {
+export async function processCluster(
+  opts: { backend?: E2eBackend } = {},
+): Promise<{ env: TestEnv; core: k8s.CoreV1Api; daemons: DaemonProcesses }> {
   const env = await startTestEnv(opts);
   const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
   env.gce.putInstance("node-a1", { zone: "us-central1-a" });

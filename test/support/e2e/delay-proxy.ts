@@ -19,7 +19,10 @@ export interface DelayProxy {
   close(): Promise<void>;
 }
 
-export async function startDelayProxy(target: string, hold: (method: string, path: string) => number): Promise<DelayProxy> {
+export async function startDelayProxy(
+  target: string,
+  hold: (method: string, path: string) => number,
+): Promise<DelayProxy> {
   const waiters: (() => void)[] = [];
   /** Held requests: their timer and what forwards them. */
   const timers = new Map<NodeJS.Timeout, () => void>();
@@ -28,10 +31,14 @@ export async function startDelayProxy(target: string, hold: (method: string, pat
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       const forward = (): void => {
-        const upstream = http.request(new URL(request.url ?? "/", target), { method: request.method, headers: request.headers }, (answer) => {
-          response.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(response);
-        });
+        const upstream = http.request(
+          new URL(request.url ?? "/", target),
+          { method: request.method, headers: request.headers },
+          (answer) => {
+            response.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(response);
+          },
+        );
         upstream.on("error", () => response.destroy());
         // The client may be gone (released late): its answer is dropped.
         response.on("error", () => undefined);

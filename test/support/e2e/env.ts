@@ -9,7 +9,15 @@ import { PulumiCommand } from "@pulumi/pulumi/automation";
 import pino from "pino";
 
 import type { Config } from "../../../model";
-import { pluginBinDir, realisticLimits, startGceEmulator, type GceEmulator, type GceEmulatorOptions, type GceLimitsOptions, type NetworkSpec } from "../../../emulator/gce";
+import {
+  pluginBinDir,
+  realisticLimits,
+  startGceEmulator,
+  type GceEmulator,
+  type GceEmulatorOptions,
+  type GceLimitsOptions,
+  type NetworkSpec,
+} from "../../../emulator/gce";
 import { startKube, type KubeEnv, type StartKubeOptions } from "./kube";
 import { requireTestenvBinary, testenvBinDir } from "../tooling/testenv-paths";
 import { fakeGcsLogDir, startFakeGcs, type FakeGcs } from "./gcs";
@@ -53,7 +61,11 @@ export interface TestEnv {
  * Daemon options for the offline environment (real apiserver, engine, emulator) with test-speed
  * timings; callers override what they measure.
  */
-export function daemonOptions(env: TestEnv, config: Config, overrides: Partial<DaemonOptions> & { logLevel?: string }): DaemonOptions {
+export function daemonOptions(
+  env: TestEnv,
+  config: Config,
+  overrides: Partial<DaemonOptions> & { logLevel?: string },
+): DaemonOptions {
   const { logLevel, ...rest } = overrides;
   return {
     kubeConfig: env.kube.kubeConfig,
@@ -120,13 +132,20 @@ export function profileLimits(env: NodeJS.ProcessEnv = process.env): GceLimitsOp
 /**
  * `backend`: where the stacks live (default `file`; e2eBackend lets DCCM_E2E_BACKEND override it).
  */
-export async function startTestEnv(opts: { gce?: GceEmulatorOptions; withKube?: boolean; kube?: StartKubeOptions; backend?: E2eBackend } = {}): Promise<TestEnv> {
+export async function startTestEnv(
+  opts: { gce?: GceEmulatorOptions; withKube?: boolean; kube?: StartKubeOptions; backend?: E2eBackend } = {},
+): Promise<TestEnv> {
   requireTestenvBinary("pulumi");
   requireTestenvBinary("pulumi-language-nodejs");
   const backend = e2eBackend(opts.backend ?? "file");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-e2e-"));
   const limits = profileLimits();
-  const gce = await startGceEmulator({ networks: E2E_NETWORKS, instanceNetwork: "k8s-net", ...(limits === undefined ? {} : { limits }), ...opts.gce });
+  const gce = await startGceEmulator({
+    networks: E2E_NETWORKS,
+    instanceNetwork: "k8s-net",
+    ...(limits === undefined ? {} : { limits }),
+    ...opts.gce,
+  });
   let kube: KubeEnv | undefined;
   let gcs: FakeGcs | undefined;
   try {
@@ -143,7 +162,9 @@ export async function startTestEnv(opts: { gce?: GceEmulatorOptions; withKube?: 
   const pulumiEnv: Record<string, string> = {
     ...gce.env,
     ...gcs?.env,
-    PATH: [pluginBinDir(), testenvBinDir(), process.env.PATH ?? ""].filter((entry) => entry !== "").join(path.delimiter),
+    PATH: [pluginBinDir(), testenvBinDir(), process.env.PATH ?? ""]
+      .filter((entry) => entry !== "")
+      .join(path.delimiter),
     PULUMI_HOME: path.join(dir, "pulumi-home"),
     PULUMI_CONFIG_PASSPHRASE: TEST_PASSPHRASE,
     PULUMI_BACKEND_URL: backendUrl,

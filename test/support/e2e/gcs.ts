@@ -31,18 +31,42 @@ export async function startFakeGcs(logDir: string): Promise<FakeGcs> {
   const host = `127.0.0.1:${port}`;
   fs.mkdirSync(logDir, { recursive: true });
   // Without -public-host, object downloads answer 404 ("object doesn't exist" from `pulumi stack ls`).
-  const args = ["-scheme", "http", "-host", "127.0.0.1", "-port", String(port), "-public-host", host, "-backend", "memory", "-log-level", "warn"];
+  const args = [
+    "-scheme",
+    "http",
+    "-host",
+    "127.0.0.1",
+    "-port",
+    String(port),
+    "-public-host",
+    host,
+    "-backend",
+    "memory",
+    "-log-level",
+    "warn",
+  ];
   const proc = await ManagedProcess.start("fake-gcs-server", bin, args, logDir);
   try {
-    await waitUntil(proc, Date.now() + 60_000, "answered its bucket listing", async () => (await fetch(`http://${host}/storage/v1/b?project=dccm-e2e`)).ok);
+    await waitUntil(
+      proc,
+      Date.now() + 60_000,
+      "answered its bucket listing",
+      async () => (await fetch(`http://${host}/storage/v1/b?project=dccm-e2e`)).ok,
+    );
     const created = await fetch(`http://${host}/storage/v1/b?project=dccm-e2e`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ name: E2E_BUCKET, versioning: { enabled: true } }),
     });
-    if (!created.ok) throw new Error(`creating bucket ${E2E_BUCKET} on fake-gcs-server: HTTP ${created.status} ${await created.text()}`);
-    const bucket = (await (await fetch(`http://${host}/storage/v1/b/${E2E_BUCKET}`)).json()) as { versioning?: { enabled?: boolean } };
-    if (bucket.versioning?.enabled !== true) throw new Error(`bucket ${E2E_BUCKET} on fake-gcs-server has no object versioning: ${JSON.stringify(bucket)}`);
+    if (!created.ok)
+      throw new Error(
+        `creating bucket ${E2E_BUCKET} on fake-gcs-server: HTTP ${created.status} ${await created.text()}`,
+      );
+    const bucket = (await (await fetch(`http://${host}/storage/v1/b/${E2E_BUCKET}`)).json()) as {
+      versioning?: { enabled?: boolean };
+    };
+    if (bucket.versioning?.enabled !== true)
+      throw new Error(`bucket ${E2E_BUCKET} on fake-gcs-server has no object versioning: ${JSON.stringify(bucket)}`);
   } catch (error) {
     await proc.terminate(5_000);
     throw error;

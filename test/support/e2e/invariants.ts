@@ -15,10 +15,19 @@ import type { TestEnv } from "./env";
 export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 
 /** GCE resources that belong to one Service: named after its load balancer or describing it. */
-export function serviceLeftovers(resources: readonly ResourceListing[], namespace: string, name: string, uid: string): string[] {
+export function serviceLeftovers(
+  resources: readonly ResourceListing[],
+  namespace: string,
+  name: string,
+  uid: string,
+): string[] {
   const description = serviceDescription(`${namespace}/${name}`);
   const lb = uid === "" ? undefined : loadBalancerName(uid);
-  return resources.filter((resource) => resource.properties.description === description || (lb !== undefined && resource.name.includes(lb))).map((resource) => `${resource.kind} ${resource.name}`);
+  return resources
+    .filter(
+      (resource) => resource.properties.description === description || (lb !== undefined && resource.name.includes(lb)),
+    )
+    .map((resource) => `${resource.kind} ${resource.name}`);
 }
 
 /** Every LoadBalancer Service has an ingress IP and our finalizer; none is stuck Terminating. */
@@ -28,11 +37,14 @@ export function serviceViolations(services: readonly k8s.V1Service[]): string[] 
     if (service.spec?.type !== "LoadBalancer") continue;
     const key = `${service.metadata?.namespace}/${service.metadata?.name}`;
     if (service.metadata?.deletionTimestamp !== undefined && service.metadata.deletionTimestamp !== null) {
-      violations.push(`${key} is stuck Terminating with finalizers ${JSON.stringify(service.metadata.finalizers ?? [])}`);
+      violations.push(
+        `${key} is stuck Terminating with finalizers ${JSON.stringify(service.metadata.finalizers ?? [])}`,
+      );
       continue;
     }
     if ((service.status?.loadBalancer?.ingress ?? []).length === 0) violations.push(`${key} has no ingress`);
-    if (!(service.metadata?.finalizers ?? []).includes(LB_FINALIZER)) violations.push(`${key} has no ${LB_FINALIZER} finalizer`);
+    if (!(service.metadata?.finalizers ?? []).includes(LB_FINALIZER))
+      violations.push(`${key} has no ${LB_FINALIZER} finalizer`);
   }
   return violations;
 }
@@ -58,8 +70,12 @@ export async function declaredResourcesOf(env: TestEnv): Promise<string[]> {
   const location = gcsLocation(env.backendUrl);
   if (location === undefined) throw new Error(`declaredResourcesOf: ${env.backendUrl} is not a gs:// backend`);
   const client = new GcsClient({ env: env.pulumiEnv });
-  const names = (await client.list(location.bucket, `${location.prefix}.pulumi/stacks/`)).filter((name) => name.endsWith(".json"));
-  const texts = await Promise.all(names.map(async (name) => (await client.get(location.bucket, name))?.toString("utf8") ?? "{}"));
+  const names = (await client.list(location.bucket, `${location.prefix}.pulumi/stacks/`)).filter((name) =>
+    name.endsWith(".json"),
+  );
+  const texts = await Promise.all(
+    names.map(async (name) => (await client.get(location.bucket, name))?.toString("utf8") ?? "{}"),
+  );
   return declaredIn(texts);
 }
 
@@ -78,11 +94,17 @@ function declaredIn(checkpoints: readonly string[]): string[] {
 
 /** GCE holds exactly what the stacks declare (instances are the test's, not dccm's). */
 export function gceViolations(resources: readonly ResourceListing[], declared: readonly string[]): string[] {
-  const held = resources.filter((resource) => resource.kind !== "instances").map((resource) => `${resource.kind} ${resource.name}`);
+  const held = resources
+    .filter((resource) => resource.kind !== "instances")
+    .map((resource) => `${resource.kind} ${resource.name}`);
   const wanted = new Set(declared);
   const have = new Set(held);
   return [
-    ...held.filter((entry) => !wanted.has(entry)).map((entry) => `GCE holds ${entry}, which no stack declares (a leak)`),
-    ...declared.filter((entry) => !have.has(entry)).map((entry) => `a stack declares ${entry}, which GCE does not hold`),
+    ...held
+      .filter((entry) => !wanted.has(entry))
+      .map((entry) => `GCE holds ${entry}, which no stack declares (a leak)`),
+    ...declared
+      .filter((entry) => !have.has(entry))
+      .map((entry) => `a stack declares ${entry}, which GCE does not hold`),
   ];
 }

@@ -203,7 +203,11 @@ export async function startKube(opts: StartKubeOptions = {}): Promise<KubeEnv> {
  * Issues a client certificate for `user` in `groups` (signed by the environment's CA) and writes a
  * kubeconfig for it: a restricted identity for RBAC tests. No RBAC bindings are created.
  */
-export async function makeUserKubeconfig(env: KubeEnv, user: string, groups: readonly string[] = []): Promise<UserKubeconfig> {
+export async function makeUserKubeconfig(
+  env: KubeEnv,
+  user: string,
+  groups: readonly string[] = [],
+): Promise<UserKubeconfig> {
   for (const name of [user, ...groups]) {
     if (!/^[A-Za-z0-9][A-Za-z0-9:._@-]*$/.test(name)) {
       throw new Error(`makeUserKubeconfig: unsupported user or group name ${JSON.stringify(name)}`);
@@ -278,7 +282,12 @@ async function generatePki(dataDir: string): Promise<Pki> {
     ],
     dir,
   );
-  const serving = await issueCert(dir, "apiserver", "/CN=kube-apiserver", "extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost");
+  const serving = await issueCert(
+    dir,
+    "apiserver",
+    "/CN=kube-apiserver",
+    "extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost",
+  );
   const admin = await issueCert(dir, "admin", "/CN=admin/O=system:masters", "extendedKeyUsage=clientAuth");
   await openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "sa.key"], dir);
   await openssl(["pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
@@ -294,28 +303,76 @@ async function generatePki(dataDir: string): Promise<Pki> {
 }
 
 /** Key + certificate signed by `<dir>/ca.{crt,key}`, with the given subject and v3 extensions. */
-async function issueCert(dir: string, base: string, subject: string, extensions: string): Promise<{ cert: string; key: string }> {
+async function issueCert(
+  dir: string,
+  base: string,
+  subject: string,
+  extensions: string,
+): Promise<{ cert: string; key: string }> {
   const extFile = `${base}.ext`;
-  await fs.promises.writeFile(path.join(dir, extFile), `basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n${extensions}\n`);
+  await fs.promises.writeFile(
+    path.join(dir, extFile),
+    `basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n${extensions}\n`,
+  );
   await openssl(["req", "-new", ...EC_KEY, "-keyout", `${base}.key`, "-out", `${base}.csr`, "-subj", subject], dir);
-  await openssl(["x509", "-req", "-in", `${base}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2", "-extfile", extFile, "-out", `${base}.crt`], dir);
+  await openssl(
+    [
+      "x509",
+      "-req",
+      "-in",
+      `${base}.csr`,
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-days",
+      "2",
+      "-extfile",
+      extFile,
+      "-out",
+      `${base}.crt`,
+    ],
+    dir,
+  );
   return { cert: path.join(dir, `${base}.crt`), key: path.join(dir, `${base}.key`) };
 }
 
 // ---------------------------------------------------------------------------------------------
 // kubeconfig
 
-async function writeKubeconfig(file: string, server: string, user: string, caFile: string, certFile: string, keyFile: string): Promise<void> {
+async function writeKubeconfig(
+  file: string,
+  server: string,
+  user: string,
+  caFile: string,
+  certFile: string,
+  keyFile: string,
+): Promise<void> {
   const b64 = async (f: string): Promise<string> => (await fs.promises.readFile(f)).toString("base64");
-  await writeKubeconfigFile(file, server, user, caFile, { "client-certificate-data": await b64(certFile), "client-key-data": await b64(keyFile) });
+  await writeKubeconfigFile(file, server, user, caFile, {
+    "client-certificate-data": await b64(certFile),
+    "client-key-data": await b64(keyFile),
+  });
 }
 
-async function writeKubeconfigFile(file: string, server: string, user: string, caFile: string, credentials: Record<string, string>): Promise<void> {
+async function writeKubeconfigFile(
+  file: string,
+  server: string,
+  user: string,
+  caFile: string,
+  credentials: Record<string, string>,
+): Promise<void> {
   // JSON is valid YAML, and every kubeconfig reader accepts it.
   const config = {
     apiVersion: "v1",
     kind: "Config",
-    clusters: [{ name: "dccm-test", cluster: { server, "certificate-authority-data": (await fs.promises.readFile(caFile)).toString("base64") } }],
+    clusters: [
+      {
+        name: "dccm-test",
+        cluster: { server, "certificate-authority-data": (await fs.promises.readFile(caFile)).toString("base64") },
+      },
+    ],
     users: [{ name: user, user: credentials }],
     contexts: [{ name: `${user}@dccm-test`, context: { cluster: "dccm-test", user } }],
     "current-context": `${user}@dccm-test`,
@@ -388,10 +445,14 @@ export class ManagedProcess {
 
   async startupError(reason: string): Promise<StartupError> {
     const tail = await tailOfFile(this.stderrPath, STDERR_TAIL_LINES);
-    const exit = this.exitInfo === undefined ? "still running" : `exited with ${this.exitInfo.signal ?? `code ${String(this.exitInfo.code)}`}`;
+    const exit =
+      this.exitInfo === undefined
+        ? "still running"
+        : `exited with ${this.exitInfo.signal ?? `code ${String(this.exitInfo.code)}`}`;
     const spawnError = this.lastError === undefined ? "" : `; process error: ${this.lastError.message}`;
     return new StartupError(
-      `${this.name} ${reason} (${exit}${spawnError}); last lines of its stderr ` + `(startKube({ keepDataDir: true }) keeps ${this.stderrPath}):\n${tail === "" ? "(empty)" : tail}`,
+      `${this.name} ${reason} (${exit}${spawnError}); last lines of its stderr ` +
+        `(startKube({ keepDataDir: true }) keeps ${this.stderrPath}):\n${tail === "" ? "(empty)" : tail}`,
     );
   }
 
@@ -420,7 +481,12 @@ export class ManagedProcess {
  * process's stderr) when the process exits first or the deadline passes. Probe errors
  * (connection refused while the server starts) count as "not yet".
  */
-export async function waitUntil(proc: ManagedProcess, deadline: number, what: string, probe: () => Promise<boolean>): Promise<void> {
+export async function waitUntil(
+  proc: ManagedProcess,
+  deadline: number,
+  what: string,
+  probe: () => Promise<boolean>,
+): Promise<void> {
   let lastProbeError: unknown;
   for (;;) {
     if (proc.hasExited) {
@@ -458,7 +524,10 @@ function httpGet(url: string, tls: TlsOptions): Promise<{ status: number; body: 
       res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
       res.on("error", reject);
     };
-    const req = u.protocol === "https:" ? https.get(u, { ...tls, timeout: PROBE_TIMEOUT_MS, agent: false }, onResponse) : http.get(u, { timeout: PROBE_TIMEOUT_MS, agent: false }, onResponse);
+    const req =
+      u.protocol === "https:"
+        ? https.get(u, { ...tls, timeout: PROBE_TIMEOUT_MS, agent: false }, onResponse)
+        : http.get(u, { timeout: PROBE_TIMEOUT_MS, agent: false }, onResponse);
     req.on("timeout", () => req.destroy(new Error(`GET ${url} timed out after ${PROBE_TIMEOUT_MS} ms`)));
     req.on("error", reject);
   });

@@ -52,7 +52,9 @@ export interface StockCcm {
  */
 async function startMetadataServer(): Promise<{ host: string; close: () => Promise<void> }> {
   const server = http.createServer((req, res) => {
-    const wanted = req.url?.split("?")[0] === "/computeMetadata/v1/instance/service-accounts/default/token" && req.headers["metadata-flavor"] === "Google";
+    const wanted =
+      req.url?.split("?")[0] === "/computeMetadata/v1/instance/service-accounts/default/token" &&
+      req.headers["metadata-flavor"] === "Google";
     res.writeHead(wanted ? 200 : 404, { "content-type": "application/json", "metadata-flavor": "Google" });
     res.end(wanted ? JSON.stringify({ access_token: "emulator-token", expires_in: 3600, token_type: "Bearer" }) : "{}");
   });
@@ -87,14 +89,24 @@ function gceConf(env: TestEnv, opts: StockCcmOptions): string {
 }
 
 async function ensureClusterId(core: k8s.CoreV1Api, clusterId: string): Promise<void> {
-  const existing = await core.readNamespacedConfigMap({ name: "ingress-uid", namespace: "kube-system" }).catch(() => undefined);
+  const existing = await core
+    .readNamespacedConfigMap({ name: "ingress-uid", namespace: "kube-system" })
+    .catch(() => undefined);
   if (existing !== undefined) {
     if (existing.data?.uid !== clusterId) {
-      throw new Error(`ConfigMap kube-system/ingress-uid holds cluster ID ${String(existing.data?.uid)}, not ${clusterId}`);
+      throw new Error(
+        `ConfigMap kube-system/ingress-uid holds cluster ID ${String(existing.data?.uid)}, not ${clusterId}`,
+      );
     }
     return;
   }
-  await core.createNamespacedConfigMap({ namespace: "kube-system", body: { metadata: { name: "ingress-uid", namespace: "kube-system" }, data: { uid: clusterId, "provider-uid": clusterId } } });
+  await core.createNamespacedConfigMap({
+    namespace: "kube-system",
+    body: {
+      metadata: { name: "ingress-uid", namespace: "kube-system" },
+      data: { uid: clusterId, "provider-uid": clusterId },
+    },
+  });
 }
 
 /** Starts the stock CCM; resolves once the process runs (its controllers sync in the background). */
@@ -126,7 +138,10 @@ export async function startStockCcm(env: TestEnv, core: k8s.CoreV1Api, opts: Sto
   const log = fs.openSync(logPath, "a");
   let child: ChildProcess;
   try {
-    child = spawn(bin, args, { env: { ...process.env, GCE_METADATA_HOST: metadata.host }, stdio: ["ignore", log, log] });
+    child = spawn(bin, args, {
+      env: { ...process.env, GCE_METADATA_HOST: metadata.host },
+      stdio: ["ignore", log, log],
+    });
   } finally {
     fs.closeSync(log);
   }

@@ -179,7 +179,10 @@ class Seeder {
       this.resources.push({ kind, scope, name });
       return created.properties;
     } catch (cause) {
-      throw new Error(`seedStockCcm: creating ${kind} ${scope}/${name}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      throw new Error(
+        `seedStockCcm: creating ${kind} ${scope}/${name}: ${cause instanceof Error ? cause.message : String(cause)}`,
+        { cause },
+      );
     }
   }
 
@@ -188,13 +191,23 @@ class Seeder {
     try {
       this.gce.deleteOutOfBand("addresses", name, { project: this.cluster.project, scope: this.cluster.region });
     } catch (cause) {
-      throw new Error(`seedStockCcm: releasing address ${name}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      throw new Error(
+        `seedStockCcm: releasing address ${name}: ${cause instanceof Error ? cause.message : String(cause)}`,
+        { cause },
+      );
     }
     const at = this.resources.findIndex((r) => r.kind === "addresses" && r.name === name);
     this.resources.splice(at, 1);
   }
 
-  firewall(name: string, description: string | undefined, protocol: string, ports: string[], sourceRanges: readonly string[], destination: string | undefined): void {
+  firewall(
+    name: string,
+    description: string | undefined,
+    protocol: string,
+    ports: string[],
+    sourceRanges: readonly string[],
+    destination: string | undefined,
+  ): void {
     this.insert("firewalls", "global", {
       name,
       ...(description === undefined ? {} : { description }),
@@ -242,8 +255,21 @@ class Seeder {
     const serviceName = `${s.namespace}/${s.name}`;
     const region = this.cluster.region;
     const protocol = s.ports[0]?.protocol ?? "TCP";
-    const ip = String(this.insert("addresses", region, { name: lb, description: serviceDescription(serviceName), networkTier: "PREMIUM" }).address);
-    this.firewall(`k8s-fw-${lb}`, firewallDescription(serviceName, ip), protocol, stockPortRanges(s.ports.map((p) => p.port)), s.sourceRanges ?? ["0.0.0.0/0"], ip);
+    const ip = String(
+      this.insert("addresses", region, {
+        name: lb,
+        description: serviceDescription(serviceName),
+        networkTier: "PREMIUM",
+      }).address,
+    );
+    this.firewall(
+      `k8s-fw-${lb}`,
+      firewallDescription(serviceName, ip),
+      protocol,
+      stockPortRanges(s.ports.map((p) => p.port)),
+      s.sourceRanges ?? ["0.0.0.0/0"],
+      ip,
+    );
     const local = s.externalTrafficPolicy === "Local";
     // MakeNodesHealthCheckName / the Service's own <lb> for ETP=Local; MakeHealthCheckFirewallName.
     const hcName = local ? lb : `k8s-${this.cluster.clusterId}-node`;
@@ -252,12 +278,20 @@ class Seeder {
     if (!this.has("firewalls", "global", hcFirewall)) {
       // The shared one keeps the destination range of the Service that created it: the stock CCM
       // compares description, ports and sources only, never its destination.
-      const description = local ? firewallDescription(serviceName, ip) : `{"kubernetes.io/cluster-id":"${this.cluster.clusterId}"}`;
+      const description = local
+        ? firewallDescription(serviceName, ip)
+        : `{"kubernetes.io/cluster-id":"${this.cluster.clusterId}"}`;
       this.firewall(hcFirewall, description, "TCP", [String(hcPort)], L4_LB_SOURCE_RANGES, ip);
     }
     if (!this.has("httpHealthChecks", "global", hcName)) {
       // makeHTTPHealthCheck: described with the health check's own name as the service name.
-      this.insert("httpHealthChecks", "global", { name: hcName, port: hcPort, requestPath: HC_PATH, description: serviceDescription(hcName), ...HC_TIMING });
+      this.insert("httpHealthChecks", "global", {
+        name: hcName,
+        port: hcPort,
+        requestPath: HC_PATH,
+        description: serviceDescription(hcName),
+        ...HC_TIMING,
+      });
     }
     this.insert("targetPools", region, {
       name: lb,
@@ -323,7 +357,12 @@ class Seeder {
         httpHealthCheck: { port: hcPort, requestPath: HC_PATH },
       });
     }
-    const address = this.insert("addresses", region, { name: lb, description: serviceDescription(serviceName), addressType: "INTERNAL", subnetwork: this.subnetworkUrl });
+    const address = this.insert("addresses", region, {
+      name: lb,
+      description: serviceDescription(serviceName),
+      addressType: "INTERNAL",
+      subnetwork: this.subnetworkUrl,
+    });
     const ip = String(address.address);
     this.insert("backendServices", region, {
       name: lb,
@@ -351,7 +390,14 @@ class Seeder {
       // rule back with PREMIUM (forwardingRules reference, networkTier: "If this field is not
       // specified, it is assumed to be PREMIUM"), the real stock output (issue 26).
     });
-    this.firewall(`k8s-fw-${lb}`, firewallDescription(serviceName, ip), protocol, stockPortRanges(s.ports.map((p) => p.port)), s.sourceRanges ?? ["0.0.0.0/0"], ip);
+    this.firewall(
+      `k8s-fw-${lb}`,
+      firewallDescription(serviceName, ip),
+      protocol,
+      stockPortRanges(s.ports.map((p) => p.port)),
+      s.sourceRanges ?? ["0.0.0.0/0"],
+      ip,
+    );
     const hcFirewall = shared ? `k8s-${this.cluster.clusterId}-node-hc` : `${lb}-hc`;
     if (!this.has("firewalls", "global", hcFirewall)) {
       this.firewall(hcFirewall, undefined, "TCP", [String(hcPort)], L4_LB_SOURCE_RANGES, undefined);
@@ -369,7 +415,12 @@ class Seeder {
  * refuses it (gce_loadbalancer.go checkMixedProtocol). The instances must already be in the emulator
  * (`gce.putInstance`). Throws, with GCE's error as cause, when a resource exists already.
  */
-export function seedStockCcm(gce: GceEmulator, cluster: StockCluster, services: readonly StockService[], nodes: readonly StockNode[]): StockSeed {
+export function seedStockCcm(
+  gce: GceEmulator,
+  cluster: StockCluster,
+  services: readonly StockService[],
+  nodes: readonly StockNode[],
+): StockSeed {
   const seeder = new Seeder(gce, cluster, nodes);
   seeder.routes();
   for (const s of services) {

@@ -85,7 +85,10 @@ export class MemoryNodeApi implements NodeApi {
   async setNodeAddresses(name: string, addresses: readonly V1NodeAddress[]): Promise<V1Node> {
     this.count("setNodeAddresses");
     const existing = this.mustGet(name);
-    const stored = this.store({ ...existing, status: { ...(existing.status ?? {}), addresses: addresses.map((a) => ({ ...a })) } });
+    const stored = this.store({
+      ...existing,
+      status: { ...(existing.status ?? {}), addresses: addresses.map((a) => ({ ...a })) },
+    });
     this.emit("update", stored);
     return clone(stored);
   }
@@ -94,11 +97,17 @@ export class MemoryNodeApi implements NodeApi {
     this.count("setNodeCondition");
     const existing = this.mustGet(name);
     const others = (existing.status?.conditions ?? []).filter((c) => c.type !== condition.type);
-    const stored = this.store({ ...existing, status: { ...(existing.status ?? {}), conditions: [...others, { ...condition }] } });
+    const stored = this.store({
+      ...existing,
+      status: { ...(existing.status ?? {}), conditions: [...others, { ...condition }] },
+    });
     this.emit("update", stored);
   }
 
-  async deleteNode(name: string, pre: { uid: string; resourceVersion: string }): Promise<"deleted" | "gone" | "conflict"> {
+  async deleteNode(
+    name: string,
+    pre: { uid: string; resourceVersion: string },
+  ): Promise<"deleted" | "gone" | "conflict"> {
     this.count("deleteNode");
     const existing = this.nodes.get(name);
     if (existing === undefined) {
@@ -116,7 +125,11 @@ export class MemoryNodeApi implements NodeApi {
     this.events.push(clone(event));
   }
 
-  async patchEvent(_namespace: string, name: string, patch: { count: number; lastTimestamp: Date; message: string }): Promise<"ok" | "gone"> {
+  async patchEvent(
+    _namespace: string,
+    name: string,
+    patch: { count: number; lastTimestamp: Date; message: string },
+  ): Promise<"ok" | "gone"> {
     this.count("patchEvent");
     const ev = this.events.find((e) => e.metadata.name === name);
     if (ev === undefined) {
@@ -148,7 +161,10 @@ export class MemoryNodeApi implements NodeApi {
 
   private store(node: V1Node): V1Node {
     const name = node.metadata?.name ?? "";
-    const stored: V1Node = { ...node, metadata: { ...(node.metadata ?? {}), name, resourceVersion: String(++this.rv) } };
+    const stored: V1Node = {
+      ...node,
+      metadata: { ...(node.metadata ?? {}), name, resourceVersion: String(++this.rv) },
+    };
     this.nodes.set(name, stored);
     return stored;
   }

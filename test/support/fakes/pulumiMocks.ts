@@ -36,7 +36,10 @@ export interface Captured<T> {
   urns: string[];
 }
 
-export type MockState = (type: string, inputs: Record<string, unknown>) => { id: string; state: Record<string, unknown> };
+export type MockState = (
+  type: string,
+  inputs: Record<string, unknown>,
+) => { id: string; state: Record<string, unknown> };
 
 /** The Pulumi name a resource was constructed with (recorded by the transformation below). */
 const constructedNames = new WeakMap<pulumi.Resource, string>();
@@ -44,20 +47,32 @@ export function nameOf(resource: pulumi.Resource): string {
   return constructedNames.get(resource) ?? "<unknown>";
 }
 
-function resourcesOf(input: pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined): pulumi.Resource[] {
+function resourcesOf(
+  input: pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined,
+): pulumi.Resource[] {
   if (input === undefined) return [];
   if (Array.isArray(input)) return input.filter((item): item is pulumi.Resource => pulumi.Resource.isInstance(item));
   return pulumi.Resource.isInstance(input) ? [input] : [];
 }
 
 /** Builds the component under mocks (project `project`, stack `unit`); `mockState` answers every create. */
-export async function capture<T extends pulumi.Resource>(mockState: MockState, build: (opts: pulumi.ComponentResourceOptions) => T, project = "dccm"): Promise<Captured<T>> {
+export async function capture<T extends pulumi.Resource>(
+  mockState: MockState,
+  build: (opts: pulumi.ComponentResourceOptions) => T,
+  project = "dccm",
+): Promise<Captured<T>> {
   const registered: Registered[] = [];
   await pulumi.runtime.setMocks(
     {
       newResource(args: pulumi.runtime.MockResourceArgs): pulumi.runtime.MockResourceResult {
         const inputs = args.inputs as Record<string, unknown>;
-        registered.push({ type: args.type, name: args.name, custom: args.custom === true, inputs, ...(args.id !== undefined && args.id !== "" ? { importId: args.id } : {}) });
+        registered.push({
+          type: args.type,
+          name: args.name,
+          custom: args.custom === true,
+          inputs,
+          ...(args.id !== undefined && args.id !== "" ? { importId: args.id } : {}),
+        });
         return mockState(args.type, inputs);
       },
       call(args: pulumi.runtime.MockCallArgs): pulumi.runtime.MockCallResult {
@@ -81,8 +96,12 @@ export async function capture<T extends pulumi.Resource>(mockState: MockState, b
           deleteBeforeReplace: (args.opts as pulumi.CustomResourceOptions).deleteBeforeReplace,
           ignoreChanges: args.opts.ignoreChanges,
           replaceOnChanges: args.opts.replaceOnChanges,
-          aliases: (args.opts.aliases ?? []).map((alias) => (typeof alias === "object" && alias !== null && "name" in alias ? String(alias.name) : String(alias))),
-          replaceWith: ((args.opts as pulumi.CustomResourceOptions).replaceWith ?? []).map((resource) => nameOf(resource)),
+          aliases: (args.opts.aliases ?? []).map((alias) =>
+            typeof alias === "object" && alias !== null && "name" in alias ? String(alias.name) : String(alias),
+          ),
+          replaceWith: ((args.opts as pulumi.CustomResourceOptions).replaceWith ?? []).map((resource) =>
+            nameOf(resource),
+          ),
           dependsOn: resourcesOf(args.opts.dependsOn).map((resource) => nameOf(resource)),
         });
         return undefined;

@@ -53,7 +53,10 @@ export function newReconciler(options: ReconcilerHarnessOptions = {}): Reconcile
   const calls: string[] = [];
   const enqueued: string[] = [];
   const cache = new DesiredCache(options.config ?? CONFIG);
-  cache.update({ nodes: options.nodes ?? [gceNode("n1", "u1", "us-central1-a", [])], services: options.services ?? [] });
+  cache.update({
+    nodes: options.nodes ?? [gceNode("n1", "u1", "us-central1-a", [])],
+    services: options.services ?? [],
+  });
   const metas = new Map((options.metas ?? []).map((m) => [`${m.namespace}/${m.name}`, m]));
   const sink = options.sink ?? new MemoryEventSink({ expire: true });
   const logger = pino({ level: "silent" });

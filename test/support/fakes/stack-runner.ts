@@ -25,9 +25,16 @@ export interface MemoryStackRunnerOptions {
 
 /** The cluster stack's outputs as components/clusterNetwork.ts gives them; nothing for a Service stack; no changes. */
 export function clusterNetworkOutcome(stack: string, desired: DesiredState): UpOutcome {
-  const groups = Object.fromEntries(desired.cluster.instanceGroups.map((group) => [instanceGroupKey(group), `ig-${group.zone}`]));
-  const members = Object.fromEntries(desired.cluster.instanceGroups.map((group) => [`${group.zone}/${group.name}`, group.instances]));
-  return { outputs: stack === "cluster" ? { instanceGroups: groups, instanceGroupMembers: members, routes: {} } : {}, changed: [] };
+  const groups = Object.fromEntries(
+    desired.cluster.instanceGroups.map((group) => [instanceGroupKey(group), `ig-${group.zone}`]),
+  );
+  const members = Object.fromEntries(
+    desired.cluster.instanceGroups.map((group) => [`${group.zone}/${group.name}`, group.instances]),
+  );
+  return {
+    outputs: stack === "cluster" ? { instanceGroups: groups, instanceGroupMembers: members, routes: {} } : {},
+    changed: [],
+  };
 }
 
 export function memoryStackRunner(options: MemoryStackRunnerOptions = {}): Runner {

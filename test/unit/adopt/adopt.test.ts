@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
 import * as pulumi from "@pulumi/pulumi";
-import { planAdoption, previewIps, promotedAddressId, servicesToPinOnTargetPool, withTargetPoolPins, type GceItem, type Inventory, type StackAdoption } from "../../../adopt/plan";
+import {
+  planAdoption,
+  previewIps,
+  promotedAddressId,
+  servicesToPinOnTargetPool,
+  withTargetPoolPins,
+  type GceItem,
+  type Inventory,
+  type StackAdoption,
+} from "../../../adopt/plan";
 import { formatAdoption, summarizeAdoption } from "../../../adopt/report";
 import type { AdoptionReport } from "../../../adopt/adopter";
 import { declaredResourceIds, gceResourceId } from "../../../gce/ids";
@@ -27,7 +36,10 @@ const Z = (zone: string): string => `projects/dccm-test/zones/${zone}`;
 const V1 = "https://www.googleapis.com/compute/v1/";
 
 const SNAPSHOT: ClusterSnapshot = {
-  nodes: [gceNode("node-a1", "aaaaaaaa-0000-4000-8000-000000000001", "us-central1-a", ["10.64.1.0/24"]), gceNode("node-b2", "bbbbbbbb-0000-4000-8000-000000000002", "us-central1-b", ["10.64.2.0/24"])],
+  nodes: [
+    gceNode("node-a1", "aaaaaaaa-0000-4000-8000-000000000001", "us-central1-a", ["10.64.1.0/24"]),
+    gceNode("node-b2", "bbbbbbbb-0000-4000-8000-000000000002", "us-central1-b", ["10.64.2.0/24"]),
+  ],
   services: [
     // External, the config's default mode (backend-service): the stock CCM serves it from a target pool.
     lbService("default", "web", UID.web, {
@@ -36,7 +48,11 @@ const SNAPSHOT: ClusterSnapshot = {
         { protocol: "TCP", port: 443 },
       ],
     }),
-    lbService("default", "local", UID.local, { annotations: { "dccm.io/backend": "target-pool" }, externalTrafficPolicy: "Local", healthCheckNodePort: 30100 }),
+    lbService("default", "local", UID.local, {
+      annotations: { "dccm.io/backend": "target-pool" },
+      externalTrafficPolicy: "Local",
+      healthCheckNodePort: 30100,
+    }),
     lbService("default", "ilb", UID.ilb, { annotations: { "networking.gke.io/load-balancer-type": "Internal" } }),
     lbService("default", "fixed", UID.fixed, { loadBalancerIP: "34.0.0.9" }),
   ],
@@ -48,27 +64,42 @@ function inventory(entries: [string, Record<string, unknown>][]): Inventory {
 
 /** What the stock CCM left for the four Services and two nodes (adopt tests read names, IPs and targets only). */
 const STOCK = inventory([
-  [`${R}/forwardingRules/${LB.web}`, { name: LB.web, IPAddress: "34.0.0.1", target: `${V1}${R}/targetPools/${LB.web}` }],
+  [
+    `${R}/forwardingRules/${LB.web}`,
+    { name: LB.web, IPAddress: "34.0.0.1", target: `${V1}${R}/targetPools/${LB.web}` },
+  ],
   [`${R}/targetPools/${LB.web}`, { name: LB.web }],
   [`${G}/firewalls/k8s-fw-${LB.web}`, { name: `k8s-fw-${LB.web}` }],
   [`${G}/httpHealthChecks/k8s-c0ffee1234-node`, { name: "k8s-c0ffee1234-node" }],
   [`${G}/firewalls/k8s-c0ffee1234-node-http-hc`, { name: "k8s-c0ffee1234-node-http-hc" }],
-  [`${R}/forwardingRules/${LB.local}`, { name: LB.local, IPAddress: "34.0.0.2", target: `${V1}${R}/targetPools/${LB.local}` }],
+  [
+    `${R}/forwardingRules/${LB.local}`,
+    { name: LB.local, IPAddress: "34.0.0.2", target: `${V1}${R}/targetPools/${LB.local}` },
+  ],
   [`${R}/targetPools/${LB.local}`, { name: LB.local }],
   [`${G}/httpHealthChecks/${LB.local}`, { name: LB.local }],
   [`${G}/firewalls/k8s-fw-${LB.local}`, { name: `k8s-fw-${LB.local}` }],
   [`${G}/firewalls/k8s-${LB.local}-http-hc`, { name: `k8s-${LB.local}-http-hc` }],
-  [`${R}/forwardingRules/${LB.ilb}`, { name: LB.ilb, IPAddress: "10.0.0.5", backendService: `${V1}${R}/backendServices/${LB.ilb}` }],
+  [
+    `${R}/forwardingRules/${LB.ilb}`,
+    { name: LB.ilb, IPAddress: "10.0.0.5", backendService: `${V1}${R}/backendServices/${LB.ilb}` },
+  ],
   [`${R}/backendServices/${LB.ilb}`, { name: LB.ilb }],
   [`${G}/firewalls/k8s-fw-${LB.ilb}`, { name: `k8s-fw-${LB.ilb}` }],
   [`${G}/firewalls/k8s-c0ffee1234-node-hc`, { name: "k8s-c0ffee1234-node-hc" }],
   [`${Z("us-central1-a")}/instanceGroups/k8s-ig--c0ffee1234`, { name: "k8s-ig--c0ffee1234" }],
   [`${Z("us-central1-b")}/instanceGroups/k8s-ig--c0ffee1234`, { name: "k8s-ig--c0ffee1234" }],
-  [`${R}/forwardingRules/${LB.fixed}`, { name: LB.fixed, IPAddress: "34.0.0.9", target: `${V1}${R}/targetPools/${LB.fixed}` }],
+  [
+    `${R}/forwardingRules/${LB.fixed}`,
+    { name: LB.fixed, IPAddress: "34.0.0.9", target: `${V1}${R}/targetPools/${LB.fixed}` },
+  ],
   [`${G}/routes/prod-aaaaaaaa-0000-4000-8000-000000000001`, { name: "prod-aaaaaaaa-0000-4000-8000-000000000001" }],
   [`${G}/routes/prod-bbbbbbbb-0000-4000-8000-000000000002`, { name: "prod-bbbbbbbb-0000-4000-8000-000000000002" }],
   // Another cluster's and another Service's resources: never part of any plan.
-  [`${R}/forwardingRules/a99999999999949998999999999999`, { name: "a99999999999949998999999999999", IPAddress: "34.0.0.99" }],
+  [
+    `${R}/forwardingRules/a99999999999949998999999999999`,
+    { name: "a99999999999949998999999999999", IPAddress: "34.0.0.99" },
+  ],
 ]);
 
 const NOTHING_HELD = (): ReadonlySet<string> => new Set();
@@ -80,7 +111,10 @@ function pinnedDesired(): DesiredState {
 
 describe("adopt/plan", () => {
   it("pins only the external Services the stock CCM serves from a target pool that the config would move (no annotation)", () => {
-    assert.deepEqual(servicesToPinOnTargetPool(desiredState(SNAPSHOT, CONFIG), SNAPSHOT.services, STOCK), ["default/fixed", "default/web"]);
+    assert.deepEqual(servicesToPinOnTargetPool(desiredState(SNAPSHOT, CONFIG), SNAPSHOT.services, STOCK), [
+      "default/fixed",
+      "default/web",
+    ]);
     const pinned = withTargetPoolPins(SNAPSHOT.services, ["default/web"]);
     assert.deepEqual(pinned[0].annotations, { "dccm.io/backend": "target-pool" });
     assert.deepEqual(pinned[1].annotations, { "dccm.io/backend": "target-pool" });
@@ -102,12 +136,28 @@ describe("adopt/plan", () => {
         ],
         leftovers: [],
       },
-      { stack: "service.default.fixed", service: "default/fixed", imports: [`${R}/forwardingRules/${LB.fixed}`], leftovers: [] },
+      {
+        stack: "service.default.fixed",
+        service: "default/fixed",
+        imports: [`${R}/forwardingRules/${LB.fixed}`],
+        leftovers: [],
+      },
       {
         stack: "service.default.ilb",
         service: "default/ilb",
-        imports: [`${G}/firewalls/k8s-fw-${LB.ilb}`, `${R}/backendServices/${LB.ilb}`, `${R}/forwardingRules/${LB.ilb}`],
-        promotion: { name: LB.ilb, region: "us-central1", ip: "10.0.0.5", addressType: "INTERNAL", subnetwork: "k8s-subnet", description: '{"kubernetes.io/service-name":"default/ilb"}' },
+        imports: [
+          `${G}/firewalls/k8s-fw-${LB.ilb}`,
+          `${R}/backendServices/${LB.ilb}`,
+          `${R}/forwardingRules/${LB.ilb}`,
+        ],
+        promotion: {
+          name: LB.ilb,
+          region: "us-central1",
+          ip: "10.0.0.5",
+          addressType: "INTERNAL",
+          subnetwork: "k8s-subnet",
+          description: '{"kubernetes.io/service-name":"default/ilb"}',
+        },
         leftovers: [`${G}/firewalls/k8s-c0ffee1234-node-hc`],
       },
       {
@@ -120,14 +170,28 @@ describe("adopt/plan", () => {
           `${R}/forwardingRules/${LB.local}`,
           `${R}/targetPools/${LB.local}`,
         ],
-        promotion: { name: LB.local, region: "us-central1", ip: "34.0.0.2", addressType: "EXTERNAL", networkTier: "PREMIUM", description: '{"kubernetes.io/service-name":"default/local"}' },
+        promotion: {
+          name: LB.local,
+          region: "us-central1",
+          ip: "34.0.0.2",
+          addressType: "EXTERNAL",
+          networkTier: "PREMIUM",
+          description: '{"kubernetes.io/service-name":"default/local"}',
+        },
         leftovers: [],
       },
       {
         stack: "service.default.web",
         service: "default/web",
         imports: [`${G}/firewalls/k8s-fw-${LB.web}`, `${R}/forwardingRules/${LB.web}`, `${R}/targetPools/${LB.web}`],
-        promotion: { name: LB.web, region: "us-central1", ip: "34.0.0.1", addressType: "EXTERNAL", networkTier: "PREMIUM", description: '{"kubernetes.io/service-name":"default/web"}' },
+        promotion: {
+          name: LB.web,
+          region: "us-central1",
+          ip: "34.0.0.1",
+          addressType: "EXTERNAL",
+          networkTier: "PREMIUM",
+          description: '{"kubernetes.io/service-name":"default/web"}',
+        },
         leftovers: [],
       },
     ];
@@ -144,7 +208,12 @@ describe("adopt/plan", () => {
     const web = plans.find((plan) => plan.stack === "service.default.web");
     assert.equal(cluster?.imports.includes(`${Z("us-central1-a")}/instanceGroups/k8s-ig--c0ffee1234`), false);
     assert.equal(cluster?.imports.length, 5);
-    assert.deepEqual(web, { stack: "service.default.web", service: "default/web", imports: [`${G}/firewalls/k8s-fw-${LB.web}`, `${R}/forwardingRules/${LB.web}`], leftovers: [] });
+    assert.deepEqual(web, {
+      stack: "service.default.web",
+      service: "default/web",
+      imports: [`${G}/firewalls/k8s-fw-${LB.web}`, `${R}/forwardingRules/${LB.web}`],
+      leftovers: [],
+    });
   });
 
   it("plans nothing where GCE has nothing of the cluster, and imports an existing static address instead of promoting", () => {
@@ -154,7 +223,12 @@ describe("adopt/plan", () => {
       [`${R}/addresses/${LB.web}`, { name: LB.web, address: "34.0.0.1" }],
     ]);
     assert.deepEqual(planAdoption(pinnedDesired(), withAddress, NOTHING_HELD), [
-      { stack: "service.default.web", service: "default/web", imports: [`${R}/addresses/${LB.web}`, `${R}/forwardingRules/${LB.web}`], leftovers: [] },
+      {
+        stack: "service.default.web",
+        service: "default/web",
+        imports: [`${R}/addresses/${LB.web}`, `${R}/forwardingRules/${LB.web}`],
+        leftovers: [],
+      },
     ]);
   });
 
@@ -183,7 +257,10 @@ async function registeredIds(
   imports: ReadonlySet<string>,
   ips: ReadonlyMap<string, string> = new Map(),
 ): Promise<{ ids: string[]; imported: string[]; ruleIps: string[]; firewallDestinations: string[] }> {
-  const mockState = (type: string, inputs: Record<string, unknown>): { id: string; state: Record<string, unknown> } => ({
+  const mockState = (
+    type: string,
+    inputs: Record<string, unknown>,
+  ): { id: string; state: Record<string, unknown> } => ({
     id: `${type}/${String(inputs.name)}`,
     state: { ...inputs, address: "198.51.100.5" },
   });
@@ -192,7 +269,9 @@ async function registeredIds(
     return new pulumi.ComponentResource("test:index:Root", "root", {}, opts);
   });
   const custom = captured.registered.filter((resource) => resource.custom);
-  const ids = custom.map((resource) => gceResourceId(resource.type, resource.inputs) ?? `no id: ${resource.name}`).sort();
+  const ids = custom
+    .map((resource) => gceResourceId(resource.type, resource.inputs) ?? `no id: ${resource.name}`)
+    .sort();
   const imported = custom.flatMap((resource) => (resource.importId !== undefined ? [resource.importId] : [])).sort();
   const ruleIps = custom
     .filter((resource) => resource.type === "gcp:compute/forwardingRule:ForwardingRule")
@@ -224,8 +303,18 @@ describe("components: declaredResourceIds and the adoption transformation (Pulum
   }
 
   // A zone beyond the group limit (limit 1): numbered groups in the cluster stack and in every backend service.
-  const grouped = desiredState({ ...SNAPSHOT, nodes: [...SNAPSHOT.nodes, gceNode("node-a3", "aaaaaaaa-0000-4000-8000-000000000003", "us-central1-a", [])] }, { ...CONFIG, instanceGroupLimit: 1 });
-  for (const scope of [{ kind: "cluster" }, { kind: "service", namespace: "default", name: "ilb" }, { kind: "all" }] as Scope[]) {
+  const grouped = desiredState(
+    {
+      ...SNAPSHOT,
+      nodes: [...SNAPSHOT.nodes, gceNode("node-a3", "aaaaaaaa-0000-4000-8000-000000000003", "us-central1-a", [])],
+    },
+    { ...CONFIG, instanceGroupLimit: 1 },
+  );
+  for (const scope of [
+    { kind: "cluster" },
+    { kind: "service", namespace: "default", name: "ilb" },
+    { kind: "all" },
+  ] as Scope[]) {
     it(`declaredResourceIds is exactly what the program registers with numbered groups, scope ${scope.kind === "service" ? scope.name : scope.kind}`, async () => {
       assert.ok(grouped.cluster.instanceGroups.some((group) => group.index !== undefined));
       const { ids } = await registeredIds(grouped, scope, new Set());
@@ -238,7 +327,10 @@ describe("components: declaredResourceIds and the adoption transformation (Pulum
     {
       ...SNAPSHOT,
       services: [
-        lbService("default", "dual", "55555555-eeee-4eee-8eee-555555555555", { ipFamilies: ["IPv4", "IPv6"], ipFamilyPolicy: "RequireDualStack" }),
+        lbService("default", "dual", "55555555-eeee-4eee-8eee-555555555555", {
+          ipFamilies: ["IPv4", "IPv6"],
+          ipFamilyPolicy: "RequireDualStack",
+        }),
         lbService("default", "v6", "66666666-ffff-4fff-8fff-666666666666", {
           ipFamilies: ["IPv6"],
           annotations: { "networking.gke.io/load-balancer-type": "Internal" },
@@ -249,7 +341,11 @@ describe("components: declaredResourceIds and the adoption transformation (Pulum
             { protocol: "UDP", port: 53 },
           ],
         }),
-        lbService("default", "fixed6", "77777777-1111-4111-8111-777777777777", { ipFamilies: ["IPv4", "IPv6"], ipFamilyPolicy: "PreferDualStack", loadBalancerIP: "2001:db8::5" }),
+        lbService("default", "fixed6", "77777777-1111-4111-8111-777777777777", {
+          ipFamilies: ["IPv4", "IPv6"],
+          ipFamilyPolicy: "PreferDualStack",
+          loadBalancerIP: "2001:db8::5",
+        }),
       ],
     },
     CONFIG,
@@ -264,12 +360,22 @@ describe("components: declaredResourceIds and the adoption transformation (Pulum
   }
 
   it("gives the import option to exactly the children whose ID is adopted, and previews a promoted rule on its IP", async () => {
-    const imports = new Set([`${R}/targetPools/${LB.web}`, `${G}/firewalls/k8s-fw-${LB.web}`, `${R}/forwardingRules/${LB.ilb}`, `${G}/routes/not-declared`]);
+    const imports = new Set([
+      `${R}/targetPools/${LB.web}`,
+      `${G}/firewalls/k8s-fw-${LB.web}`,
+      `${R}/forwardingRules/${LB.ilb}`,
+      `${G}/routes/not-declared`,
+    ]);
     const ips = new Map([
       [`${R}/forwardingRules/${LB.web}`, "34.0.0.1"],
       [`${G}/firewalls/k8s-fw-${LB.web}`, "34.0.0.1"],
     ]);
-    const { imported, ruleIps, firewallDestinations } = await registeredIds(desired, { kind: "service", namespace: "default", name: "web" }, imports, ips);
+    const { imported, ruleIps, firewallDestinations } = await registeredIds(
+      desired,
+      { kind: "service", namespace: "default", name: "web" },
+      imports,
+      ips,
+    );
     assert.deepEqual(imported, [`${G}/firewalls/k8s-fw-${LB.web}`, `${R}/targetPools/${LB.web}`]);
     assert.deepEqual(ruleIps, [`${LB.web} 34.0.0.1`]);
     assert.deepEqual(firewallDestinations, [`k8s-fw-${LB.web} ["34.0.0.1"]`]);
@@ -283,17 +389,47 @@ describe("adopt/report", () => {
       {
         stack: "cluster",
         imported: ["cluster:ig-us-central1-a", "cluster:node-hc-fw"],
-        changes: [{ op: "create", type: "gcp:compute/regionHealthCheck:RegionHealthCheck", name: "cluster:node-hc", urn: "u1", fields: [], replaceBecause: [] }],
+        changes: [
+          {
+            op: "create",
+            type: "gcp:compute/regionHealthCheck:RegionHealthCheck",
+            name: "cluster:node-hc",
+            urn: "u1",
+            fields: [],
+            replaceBecause: [],
+          },
+        ],
         leftovers: [],
       },
       {
         stack: "service.default.web",
         service: "default/web",
-        promotion: { name: LB.web, region: "us-central1", ip: "34.0.0.1", addressType: "EXTERNAL", networkTier: "PREMIUM", description: "d" },
+        promotion: {
+          name: LB.web,
+          region: "us-central1",
+          ip: "34.0.0.1",
+          addressType: "EXTERNAL",
+          networkTier: "PREMIUM",
+          description: "d",
+        },
         imported: ["default/web:firewall", "default/web:forwarding-rule-tcp"],
         changes: [
-          { op: "create", type: "gcp:compute/address:Address", name: "default/web:address", urn: "u2", fields: [], replaceBecause: [] },
-          { op: "update", type: "gcp:compute/firewall:Firewall", name: "default/web:firewall", urn: "u3", fields: [{ path: "description", old: "stock", new: "dccm" }], replaceBecause: [] },
+          {
+            op: "create",
+            type: "gcp:compute/address:Address",
+            name: "default/web:address",
+            urn: "u2",
+            fields: [],
+            replaceBecause: [],
+          },
+          {
+            op: "update",
+            type: "gcp:compute/firewall:Firewall",
+            name: "default/web:firewall",
+            urn: "u3",
+            fields: [{ path: "description", old: "stock", new: "dccm" }],
+            replaceBecause: [],
+          },
         ],
         leftovers: [],
       },
@@ -301,7 +437,16 @@ describe("adopt/report", () => {
         stack: "service.default.ilb",
         service: "default/ilb",
         imported: [],
-        changes: [{ op: "replace", type: "gcp:compute/route:Route", name: "r", urn: "u4", fields: [{ path: "priority", old: 900, new: 1000 }], replaceBecause: ["priority"] }],
+        changes: [
+          {
+            op: "replace",
+            type: "gcp:compute/route:Route",
+            name: "r",
+            urn: "u4",
+            fields: [{ path: "priority", old: 900, new: 1000 }],
+            replaceBecause: ["priority"],
+          },
+        ],
         leftovers: [`${G}/firewalls/k8s-c0ffee1234-node-hc`],
         refused: "would replace r (pass --allow-replace to accept)",
       },
@@ -331,7 +476,14 @@ describe("adopt/report", () => {
         "",
       ].join("\n"),
     );
-    assert.deepEqual(summarizeAdoption(report), { promote: 1, import: 4, update: 1, replace: 1, create: 1, refused: 1 });
+    assert.deepEqual(summarizeAdoption(report), {
+      promote: 1,
+      import: 4,
+      update: 1,
+      replace: 1,
+      create: 1,
+      refused: 1,
+    });
     assert.match(formatAdoption(report, false), /^Service default\/web: pinned to its target pool/);
   });
 });

@@ -35,7 +35,17 @@ describe("bin/dccm daemon: settings problems (child process)", function () {
   it("a bad flag, a bad GCP key, a bad daemon key and a bad node controller key: one list, exit 2, each named as written", () => {
     const config = path.join(tmp, "bad.yaml");
     fs.writeFileSync(config, `${fs.readFileSync(EXAMPLE_CONFIG, "utf8")}nodeWorkers: 0\noperationTimeout: 20 m\n`);
-    const run = dccm("daemon", "--kubeconfig", kubeconfig, "--config", config, "--parallelism", "0", "--region", "Europe");
+    const run = dccm(
+      "daemon",
+      "--kubeconfig",
+      kubeconfig,
+      "--config",
+      config,
+      "--parallelism",
+      "0",
+      "--region",
+      "Europe",
+    );
     assert.deepStrictEqual(run, {
       status: 2,
       stdout: "",
@@ -55,16 +65,27 @@ describe("bin/dccm daemon: settings problems (child process)", function () {
     assert.deepStrictEqual(run, {
       status: 2,
       stdout: "",
-      stderr: 'dccm: invalid configuration:\n  --drift-interval: expected a duration such as 30s, 10m or 1h30m, got "10"\n',
+      stderr:
+        'dccm: invalid configuration:\n  --drift-interval: expected a duration such as 30s, 10m or 1h30m, got "10"\n',
     });
   });
 
   it("the flags no key sets are read first, as usage errors, all of them", () => {
-    const run = dccm("daemon", "--config", path.join(tmp, "never-read.yaml"), "--shutdown-timeout", "30", "--confirm-orphan-destroys", "x");
+    const run = dccm(
+      "daemon",
+      "--config",
+      path.join(tmp, "never-read.yaml"),
+      "--shutdown-timeout",
+      "30",
+      "--confirm-orphan-destroys",
+      "x",
+    );
     assert.deepStrictEqual(run, {
       status: 2,
       stdout: "",
-      stderr: 'dccm: --shutdown-timeout: expected a duration such as 30s, 10m or 1h30m, got "30"; ' + `--confirm-orphan-destroys: expected a whole number ≥ 0, got "x"\n${usage}`,
+      stderr:
+        'dccm: --shutdown-timeout: expected a duration such as 30s, 10m or 1h30m, got "30"; ' +
+        `--confirm-orphan-destroys: expected a whole number ≥ 0, got "x"\n${usage}`,
     });
   });
 });

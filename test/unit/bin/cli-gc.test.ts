@@ -48,11 +48,29 @@ describe("bin/dccm gc (child process, before it talks to the cluster)", function
   after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
   it("dccm gc --help (and -h) prints its flags, exit 0", () => {
-    for (const flag of ["--help", "-h"]) assert.deepStrictEqual(dccm("gc", flag), { status: 0, stdout: GC_HELP, stderr: "" }, flag);
+    for (const flag of ["--help", "-h"])
+      assert.deepStrictEqual(dccm("gc", flag), { status: 0, stdout: GC_HELP, stderr: "" }, flag);
   });
 
   it("every flag its help lists is accepted by its parser (all at once, then --help)", () => {
-    const args = ["--dry-run", "--yes", "--kubeconfig", "x", "--config", "x", "--state-dir", "x", "--backend-url", "x", "--compute-endpoint", "x", "--project", "x", "--clusterId", "x"];
+    const args = [
+      "--dry-run",
+      "--yes",
+      "--kubeconfig",
+      "x",
+      "--config",
+      "x",
+      "--state-dir",
+      "x",
+      "--backend-url",
+      "x",
+      "--compute-endpoint",
+      "x",
+      "--project",
+      "x",
+      "--clusterId",
+      "x",
+    ];
     assert.deepStrictEqual(dccm("gc", ...args, "--help"), { status: 0, stdout: GC_HELP, stderr: "" });
   });
 
@@ -62,9 +80,21 @@ describe("bin/dccm gc (child process, before it talks to the cluster)", function
       ["--kubeconfig", "K", "--config", EXAMPLE_CONFIG],
       "gc deletes only what you confirm: --dry-run to see the leaks, then --yes (every proven leak) or the resources by name (dccm gc --help)",
     ],
-    ["--dry-run and --yes at once", ["--dry-run", "--yes"], "gc: --dry-run, --yes and RESOURCE names exclude each other"],
-    ["--yes and names at once", ["--yes", "forwardingRules/us-central1/a1"], "gc: --dry-run, --yes and RESOURCE names exclude each other"],
-    ["a name that is not kind/scope/name", ["a1"], 'gc: "a1" is not a resource as --dry-run prints it (kind/scope/name)'],
+    [
+      "--dry-run and --yes at once",
+      ["--dry-run", "--yes"],
+      "gc: --dry-run, --yes and RESOURCE names exclude each other",
+    ],
+    [
+      "--yes and names at once",
+      ["--yes", "forwardingRules/us-central1/a1"],
+      "gc: --dry-run, --yes and RESOURCE names exclude each other",
+    ],
+    [
+      "a name that is not kind/scope/name",
+      ["a1"],
+      'gc: "a1" is not a resource as --dry-run prints it (kind/scope/name)',
+    ],
     ["an unknown flag", ["--dry-run", "--force"], "unknown flag --force"],
   ];
   for (const [title, args, message] of usageErrors) {
@@ -95,11 +125,21 @@ describe("bin/dccm gc (child process, before it talks to the cluster)", function
   });
 
   it("a computeEndpoint that is not a URL: exit 2, named", () => {
-    const run = dccm("gc", "--dry-run", "--kubeconfig", kubeconfig, "--config", EXAMPLE_CONFIG, "--compute-endpoint", "compute");
+    const run = dccm(
+      "gc",
+      "--dry-run",
+      "--kubeconfig",
+      kubeconfig,
+      "--config",
+      EXAMPLE_CONFIG,
+      "--compute-endpoint",
+      "compute",
+    );
     assert.deepStrictEqual(run, {
       status: 2,
       stdout: "",
-      stderr: 'dccm: invalid configuration:\n  computeEndpoint: expected an http(s) URL such as https://compute.googleapis.com/compute/v1/, got "compute"\n',
+      stderr:
+        'dccm: invalid configuration:\n  computeEndpoint: expected an http(s) URL such as https://compute.googleapis.com/compute/v1/, got "compute"\n',
     });
   });
 });

@@ -132,7 +132,10 @@ function fixtureConfigWithout(key: string): Record<string, unknown> {
 }
 
 function inProcessDesired(config: Record<string, unknown>): DesiredState {
-  return desiredState(snapshotFromKubectlJson(fs.readFileSync(SNAPSHOT, "utf8"), SNAPSHOT).snapshot, parseConfig(config));
+  return desiredState(
+    snapshotFromKubectlJson(fs.readFileSync(SNAPSHOT, "utf8"), SNAPSHOT).snapshot,
+    parseConfig(config),
+  );
 }
 
 describe("bin/dccm (child process)", function () {
@@ -167,7 +170,8 @@ describe("bin/dccm (child process)", function () {
         ],
       );
     });
-    it("prints exactly one stderr line per rejection of the broken Service", () => assert.equal(run.stderr, BROKEN_STDERR));
+    it("prints exactly one stderr line per rejection of the broken Service", () =>
+      assert.equal(run.stderr, BROKEN_STDERR));
   });
 
   describe("render", () => {
@@ -178,7 +182,12 @@ describe("bin/dccm (child process)", function () {
     it("exits 0 although a Service is rejected", () => assert.equal(run.status, 0));
     it("prints exactly the rejections on stderr", () => assert.equal(run.stderr, BROKEN_STDERR));
     it("prints every resource as JSON on stdout", () => {
-      const resources = JSON.parse(run.stdout) as { stack: string; type: string; name: string; inputs: Record<string, unknown> }[];
+      const resources = JSON.parse(run.stdout) as {
+        stack: string;
+        type: string;
+        name: string;
+        inputs: Record<string, unknown>;
+      }[];
       assert.deepStrictEqual(
         resources.map((r) => `${r.stack} ${r.type} ${r.name}`),
         [
@@ -222,7 +231,8 @@ describe("bin/dccm (child process)", function () {
         name: "prod-11111111-1111-4111-8111-111111111111",
         network: "k8s-net",
         destRange: "10.64.1.0/24",
-        nextHopInstance: "https://www.googleapis.com/compute/v1/projects/dccm-test/zones/us-central1-a/instances/node-a1",
+        nextHopInstance:
+          "https://www.googleapis.com/compute/v1/projects/dccm-test/zones/us-central1-a/instances/node-a1",
         nextHopInstanceZone: "us-central1-a",
         priority: 1000,
         description: "k8s-node-route",
@@ -233,28 +243,60 @@ describe("bin/dccm (child process)", function () {
 
   describe("warnings", () => {
     it("render: a podCIDR outside clusterCIDR is reported as a Pulumi warning after the rejections; the route is left out", () => {
-      const list = JSON.parse(fs.readFileSync(SNAPSHOT, "utf8")) as { items: { metadata: { name: string }; spec: { podCIDRs?: string[] } }[] };
+      const list = JSON.parse(fs.readFileSync(SNAPSHOT, "utf8")) as {
+        items: { metadata: { name: string }; spec: { podCIDRs?: string[] } }[];
+      };
       const nodeA1 = list.items.find((item) => item.metadata.name === "node-a1");
       assert.ok(nodeA1 !== undefined);
       nodeA1.spec.podCIDRs = ["10.200.1.0/24"];
       const snapshot = tmpFile("outside.json", JSON.stringify(list));
       const run = dccm("render", "--snapshot", snapshot, "--config", CONFIG);
       assert.equal(run.status, 0);
-      assert.equal(run.stderr, `${BROKEN_STDERR}warning: [runtime] node node-a1: spec.podCIDRs: 10.200.1.0/24 is outside clusterCIDR 10.64.0.0/14\n`);
-      const names = (JSON.parse(run.stdout) as { name: string }[]).map((r) => r.name).filter((name) => name.startsWith("cluster:route-"));
-      assert.deepStrictEqual(names, ["cluster:route-node-a2", "cluster:route-node-b1", "cluster:route-node-b2", "cluster:route-node-c1"]);
+      assert.equal(
+        run.stderr,
+        `${BROKEN_STDERR}warning: [runtime] node node-a1: spec.podCIDRs: 10.200.1.0/24 is outside clusterCIDR 10.64.0.0/14\n`,
+      );
+      const names = (JSON.parse(run.stdout) as { name: string }[])
+        .map((r) => r.name)
+        .filter((name) => name.startsWith("cluster:route-"));
+      assert.deepStrictEqual(names, [
+        "cluster:route-node-a2",
+        "cluster:route-node-b1",
+        "cluster:route-node-b2",
+        "cluster:route-node-c1",
+      ]);
     });
   });
 
   describe("flags override the config file", () => {
     it("desired: --clusterName, --clusterId and --nodeTags (comma list) win over config.json", () => {
-      const run = dccm("desired", "--snapshot", SNAPSHOT, "--config", CONFIG, "--clusterName", "staging", "--clusterId", "feedface", "--nodeTags", "tag-a,tag-b");
+      const run = dccm(
+        "desired",
+        "--snapshot",
+        SNAPSHOT,
+        "--config",
+        CONFIG,
+        "--clusterName",
+        "staging",
+        "--clusterId",
+        "feedface",
+        "--nodeTags",
+        "tag-a,tag-b",
+      );
       assert.equal(run.status, 0);
       assert.equal(run.stderr, BROKEN_STDERR);
-      const raw = { ...(JSON.parse(fs.readFileSync(CONFIG, "utf8")) as Record<string, unknown>), clusterName: "staging", clusterId: "feedface", nodeTags: "tag-a,tag-b" };
+      const raw = {
+        ...(JSON.parse(fs.readFileSync(CONFIG, "utf8")) as Record<string, unknown>),
+        clusterName: "staging",
+        clusterId: "feedface",
+        nodeTags: "tag-a,tag-b",
+      };
       assert.equal(run.stdout, `${JSON.stringify(inProcessDesired(raw), null, 2)}\n`);
       const parsed = JSON.parse(run.stdout) as DesiredState;
-      assert.deepStrictEqual(parsed.cluster.routes.map((r) => r.name)[0], "staging-11111111-1111-4111-8111-111111111111");
+      assert.deepStrictEqual(
+        parsed.cluster.routes.map((r) => r.name)[0],
+        "staging-11111111-1111-4111-8111-111111111111",
+      );
       assert.deepStrictEqual(
         parsed.cluster.instanceGroups.map((g) => g.name),
         ["k8s-ig--feedface", "k8s-ig--feedface"],
@@ -264,11 +306,27 @@ describe("bin/dccm (child process)", function () {
       assert.equal(parsed.services[0].healthCheck.spec.name, "k8s-feedface-node");
     });
     it("render: the flags reach the stack program", () => {
-      const run = dccm("render", "--snapshot", SNAPSHOT, "--config", CONFIG, "--clusterName", "staging", "--nodeTags", "tag-a,tag-b");
+      const run = dccm(
+        "render",
+        "--snapshot",
+        SNAPSHOT,
+        "--config",
+        CONFIG,
+        "--clusterName",
+        "staging",
+        "--nodeTags",
+        "tag-a,tag-b",
+      );
       assert.equal(run.status, 0);
       const resources = JSON.parse(run.stdout) as { name: string; inputs: Record<string, unknown> }[];
-      assert.equal(resources.find((r) => r.name === "cluster:route-node-a1")?.inputs.name, "staging-11111111-1111-4111-8111-111111111111");
-      assert.deepStrictEqual(resources.find((r) => r.name === "default/web:firewall")?.inputs.targetTags, ["tag-a", "tag-b"]);
+      assert.equal(
+        resources.find((r) => r.name === "cluster:route-node-a1")?.inputs.name,
+        "staging-11111111-1111-4111-8111-111111111111",
+      );
+      assert.deepStrictEqual(resources.find((r) => r.name === "default/web:firewall")?.inputs.targetTags, [
+        "tag-a",
+        "tag-b",
+      ]);
     });
     it("flags alone, without a config file", () => {
       const run = dccm(
@@ -293,7 +351,10 @@ describe("bin/dccm (child process)", function () {
         "k8s-subnet",
       );
       assert.equal(run.status, 0);
-      assert.equal(run.stdout, `${JSON.stringify(inProcessDesired(JSON.parse(fs.readFileSync(CONFIG, "utf8")) as Record<string, unknown>), null, 2)}\n`);
+      assert.equal(
+        run.stdout,
+        `${JSON.stringify(inProcessDesired(JSON.parse(fs.readFileSync(CONFIG, "utf8")) as Record<string, unknown>), null, 2)}\n`,
+      );
     });
     it("a YAML config file", () => {
       const yaml = tmpFile(
@@ -302,14 +363,22 @@ describe("bin/dccm (child process)", function () {
       );
       const run = dccm("desired", "--snapshot", SNAPSHOT, "--config", yaml);
       assert.equal(run.status, 0);
-      assert.equal(run.stdout, `${JSON.stringify(inProcessDesired(JSON.parse(fs.readFileSync(CONFIG, "utf8")) as Record<string, unknown>), null, 2)}\n`);
+      assert.equal(
+        run.stdout,
+        `${JSON.stringify(inProcessDesired(JSON.parse(fs.readFileSync(CONFIG, "utf8")) as Record<string, unknown>), null, 2)}\n`,
+      );
     });
   });
 
   describe("clusterId from the snapshot's ConfigMap kube-system/ingress-uid", () => {
     it("used when the config has none; the config wins when it has one", () => {
       const list = JSON.parse(fs.readFileSync(SNAPSHOT, "utf8")) as { items: unknown[] };
-      list.items.push({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "ingress-uid", namespace: "kube-system" }, data: { "provider-uid": "abc123", uid: "ignored" } });
+      list.items.push({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "ingress-uid", namespace: "kube-system" },
+        data: { "provider-uid": "abc123", uid: "ignored" },
+      });
       const snapshot = tmpFile("with-uid.json", JSON.stringify(list));
       const config = tmpFile("no-cluster-id.json", JSON.stringify(fixtureConfigWithout("clusterId")));
       const fromMap = dccm("desired", "--snapshot", snapshot, "--config", config);
@@ -349,23 +418,35 @@ describe("bin/dccm (child process)", function () {
       const run = dccm("desired", "--snapshot", missing, "--config", CONFIG);
       assert.equal(run.status, 2);
       assert.equal(run.stdout, "");
-      assert.equal(run.stderr, `dccm: --snapshot ${missing}: ENOENT: no such file or directory, open '${missing}'\nsee dccm desired --help\n`);
+      assert.equal(
+        run.stderr,
+        `dccm: --snapshot ${missing}: ENOENT: no such file or directory, open '${missing}'\nsee dccm desired --help\n`,
+      );
     });
     it("snapshot that is not JSON → exit 2 with a clear message", () => {
       const file = tmpFile("not-json.json", "apiVersion: v1\nkind: List\n");
       const run = dccm("render", "--snapshot", file, "--config", CONFIG);
       assert.equal(run.status, 2);
       assert.equal(run.stdout, "");
-      assert.equal(run.stderr, `dccm: ${file}: not JSON (expected the output of kubectl get nodes,services -A -o json)\n`);
+      assert.equal(
+        run.stderr,
+        `dccm: ${file}: not JSON (expected the output of kubectl get nodes,services -A -o json)\n`,
+      );
     });
     it("snapshot that is JSON but not a List → exit 2 with a clear message", () => {
       const file = tmpFile("not-list.json", JSON.stringify({ kind: "Node", metadata: { name: "n" } }));
       const run = dccm("desired", "--snapshot", file, "--config", CONFIG);
       assert.equal(run.status, 2);
-      assert.equal(run.stderr, `dccm: ${file}: expected a Kubernetes List with an "items" array (kubectl get nodes,services -A -o json)\n`);
+      assert.equal(
+        run.stderr,
+        `dccm: ${file}: expected a Kubernetes List with an "items" array (kubectl get nodes,services -A -o json)\n`,
+      );
     });
     it("snapshot item without a name → exit 2 naming the item", () => {
-      const file = tmpFile("no-name.json", JSON.stringify({ kind: "List", items: [{ kind: "Service", metadata: {} }] }));
+      const file = tmpFile(
+        "no-name.json",
+        JSON.stringify({ kind: "List", items: [{ kind: "Service", metadata: {} }] }),
+      );
       const run = dccm("desired", "--snapshot", file, "--config", CONFIG);
       assert.equal(run.status, 2);
       assert.equal(run.stderr, `dccm: ${file}: items[0] (Service) has no metadata.name\n`);
@@ -373,13 +454,19 @@ describe("bin/dccm (child process)", function () {
     it("no --snapshot → exit 2 with the usage", () => {
       const run = dccm("desired", "--config", CONFIG);
       assert.equal(run.status, 2);
-      assert.equal(run.stderr, `dccm: --snapshot FILE is required (the output of kubectl get nodes,services -A -o json)\nsee dccm desired --help\n`);
+      assert.equal(
+        run.stderr,
+        `dccm: --snapshot FILE is required (the output of kubectl get nodes,services -A -o json)\nsee dccm desired --help\n`,
+      );
     });
     it("unreadable config file → exit 2 naming it", () => {
       const missing = path.join(tmp, "no-config.json");
       const run = dccm("desired", "--snapshot", SNAPSHOT, "--config", missing);
       assert.equal(run.status, 2);
-      assert.equal(run.stderr, `dccm: --config ${missing}: ENOENT: no such file or directory, open '${missing}'\nsee dccm desired --help\n`);
+      assert.equal(
+        run.stderr,
+        `dccm: --config ${missing}: ENOENT: no such file or directory, open '${missing}'\nsee dccm desired --help\n`,
+      );
     });
     it("config file that is a list → exit 2", () => {
       const file = tmpFile("list-config.json", "[1, 2]");
@@ -406,7 +493,12 @@ describe("bin/dccm (child process)", function () {
     it("an unknown flag is a usage error (exit 2, message, usage), not a crash", () => {
       let message = "";
       try {
-        parseArgs({ args: ["--bogus", "1"], options: { snapshot: { type: "string" } }, strict: true, allowPositionals: false });
+        parseArgs({
+          args: ["--bogus", "1"],
+          options: { snapshot: { type: "string" } },
+          strict: true,
+          allowPositionals: false,
+        });
       } catch (error) {
         message = (error as Error).message;
       }
@@ -420,7 +512,9 @@ describe("bin/dccm (child process)", function () {
   describe("one config file serves every command (examples/dccm.yaml)", () => {
     const modelKeys = (): Record<string, unknown> => {
       const all = YAML.parse(fs.readFileSync(EXAMPLE_CONFIG, "utf8")) as Record<string, unknown>;
-      return Object.fromEntries(Object.entries(all).filter(([key]) => (CONFIG_KEYS as readonly string[]).includes(key)));
+      return Object.fromEntries(
+        Object.entries(all).filter(([key]) => (CONFIG_KEYS as readonly string[]).includes(key)),
+      );
     };
     it("the file holds daemon and node controller keys, and splitConfig sorts each to its reader with nothing unknown", () => {
       const shared = splitConfig(YAML.parse(fs.readFileSync(EXAMPLE_CONFIG, "utf8")) as Record<string, unknown>);
@@ -435,7 +529,13 @@ describe("bin/dccm (child process)", function () {
           clusterId: "c0ffee1234",
           clusterCIDR: "10.64.0.0/14",
         },
-        daemon: { stateDir: "/var/lib/dccm", listen: "0.0.0.0:10258", parallelism: 4, driftInterval: "10m", fullRefreshInterval: "24h" },
+        daemon: {
+          stateDir: "/var/lib/dccm",
+          listen: "0.0.0.0:10258",
+          parallelism: 4,
+          driftInterval: "10m",
+          fullRefreshInterval: "24h",
+        },
         node: { nodeAddressRefreshPeriod: "5m", nodeLifecyclePeriod: "30s" },
         unknown: [],
       });
@@ -450,12 +550,18 @@ describe("bin/dccm (child process)", function () {
       const run = dccm("render", "--snapshot", SNAPSHOT, "--config", EXAMPLE_CONFIG);
       assert.equal(
         run.stderr,
-        BROKEN_STDERR + ["node-a1", "node-a2", "node-b1", "node-b2", "node-c1"].map((node) => `warning: [runtime] node ${node}: instance is in project dccm-test, not my-gcp-project\n`).join(""),
+        BROKEN_STDERR +
+          ["node-a1", "node-a2", "node-b1", "node-b2", "node-c1"]
+            .map((node) => `warning: [runtime] node ${node}: instance is in project dccm-test, not my-gcp-project\n`)
+            .join(""),
       );
       assert.equal(run.status, 0);
       const resources = JSON.parse(run.stdout) as { name: string; inputs: Record<string, unknown> }[];
       const firewall = resources.find((r) => r.name === "default/web:firewall")?.inputs;
-      assert.deepStrictEqual([firewall?.project, firewall?.network, firewall?.targetTags], ["my-gcp-project", "k8s-net", ["k8s-node"]]);
+      assert.deepStrictEqual(
+        [firewall?.project, firewall?.network, firewall?.targetTags],
+        ["my-gcp-project", "k8s-net", ["k8s-node"]],
+      );
     });
     describe("daemon (stopped before it talks to the cluster)", () => {
       // A kubeconfig that is never dialled: the config carries clusterId, and config checks come first.
@@ -475,7 +581,10 @@ describe("bin/dccm (child process)", function () {
         const run = dccmWithEnv(noPassphrase(), "daemon", "--kubeconfig", kubeconfig(), "--config", EXAMPLE_CONFIG);
         assert.deepStrictEqual(
           [run.status, run.stderr],
-          [2, `dccm: set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) or --secrets-provider (e.g. gcpkms://…) so stacks can be encrypted\nsee dccm daemon --help\n`],
+          [
+            2,
+            `dccm: set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) or --secrets-provider (e.g. gcpkms://…) so stacks can be encrypted\nsee dccm daemon --help\n`,
+          ],
         );
       });
       it("refuses a key no command knows, named, exit 2", () => {
@@ -493,7 +602,10 @@ describe("bin/dccm (child process)", function () {
     });
     for (const command of ["desired", "render"]) {
       it(`${command}: a key no command knows is still refused, named, exit 2`, () => {
-        const file = tmpFile(`typo-${command}.yaml`, `${fs.readFileSync(EXAMPLE_CONFIG, "utf8")}lisen: 127.0.0.1:10258\n`);
+        const file = tmpFile(
+          `typo-${command}.yaml`,
+          `${fs.readFileSync(EXAMPLE_CONFIG, "utf8")}lisen: 127.0.0.1:10258\n`,
+        );
         const run = dccm(command, "--snapshot", SNAPSHOT, "--config", file);
         assert.equal(run.status, 2);
         assert.equal(run.stdout, "");
@@ -539,11 +651,33 @@ describe("bin/dccm (child process)", function () {
         [["--to", "target-pool", "--service", "default/web"], 'adopt: --to "target-pool" is not backend-service'],
         [["--to", "backend-service"], "adopt: --to backend-service needs --service NAMESPACE/NAME"],
         [["--to", "backend-service", "--service", "web"], "adopt: --to backend-service needs --service NAMESPACE/NAME"],
-        [["--to", "backend-service", "--service", "default/web", "--dry-run"], "adopt: --to backend-service takes neither --dry-run nor --allow-replace"],
+        [
+          ["--to", "backend-service", "--service", "default/web", "--dry-run"],
+          "adopt: --to backend-service takes neither --dry-run nor --allow-replace",
+        ],
       ];
       for (const [args, message] of cases) {
-        const run = dccm("adopt", "--project", "p", "--region", "r", "--network", "n", "--nodeTags", "t", "--clusterName", "c", "--clusterId", "c1", ...args);
-        assert.deepStrictEqual([run.status, run.stdout, run.stderr], [2, "", `dccm: ${message}\nsee dccm adopt --help\n`], args.join(" "));
+        const run = dccm(
+          "adopt",
+          "--project",
+          "p",
+          "--region",
+          "r",
+          "--network",
+          "n",
+          "--nodeTags",
+          "t",
+          "--clusterName",
+          "c",
+          "--clusterId",
+          "c1",
+          ...args,
+        );
+        assert.deepStrictEqual(
+          [run.status, run.stdout, run.stderr],
+          [2, "", `dccm: ${message}\nsee dccm adopt --help\n`],
+          args.join(" "),
+        );
       }
     });
     it("dccm help and dccm --help print the usage, exit 0", () => {
@@ -555,7 +689,11 @@ describe("bin/dccm (child process)", function () {
     it("desired --help and render --help print their own usage, exit 0", () => {
       for (const command of ["desired", "render"]) {
         const run = dccm(command, "--help");
-        assert.deepStrictEqual([run.status, run.stdout, run.stderr], [0, `${command === "desired" ? DESIRED_HELP : RENDER_HELP}\n`, ""], command);
+        assert.deepStrictEqual(
+          [run.status, run.stdout, run.stderr],
+          [0, `${command === "desired" ? DESIRED_HELP : RENDER_HELP}\n`, ""],
+          command,
+        );
       }
     });
     it("dccm daemon --help (and -h) prints every flag with its key and default, exit 0", () => {
@@ -595,32 +733,60 @@ describe("bin/dccm (child process)", function () {
     });
     it("daemon: --log-level takes only pino's levels, exit 2 naming them", () => {
       const run = dccm("daemon", "--log-level", "loud");
-      assert.deepStrictEqual([run.status, run.stderr], [2, `dccm: --log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent\nsee dccm daemon --help\n`]);
+      assert.deepStrictEqual(
+        [run.status, run.stderr],
+        [
+          2,
+          `dccm: --log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent\nsee dccm daemon --help\n`,
+        ],
+      );
     });
     it("daemon: a kubeconfig that is missing, or none at all, is one line naming it (no stack trace), exit 2", () => {
       const missing = path.join(os.tmpdir(), "dccm-no-such-kubeconfig.yaml");
       const withPassphrase = { ...process.env, PULUMI_CONFIG_PASSPHRASE: "p" };
-      const named = dccmWithEnv(withPassphrase, "daemon", "--kubeconfig", missing, "--config", EXAMPLE_CONFIG, "--state-dir", path.join(os.tmpdir(), "dccm-cli-state"));
+      const named = dccmWithEnv(
+        withPassphrase,
+        "daemon",
+        "--kubeconfig",
+        missing,
+        "--config",
+        EXAMPLE_CONFIG,
+        "--state-dir",
+        path.join(os.tmpdir(), "dccm-cli-state"),
+      );
       const home = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-empty-home-"));
       const noEnv: NodeJS.ProcessEnv = { ...withPassphrase, HOME: home };
       delete noEnv.KUBECONFIG;
       delete noEnv.KUBERNETES_SERVICE_HOST;
-      const none = dccmWithEnv(noEnv, "daemon", "--config", EXAMPLE_CONFIG, "--state-dir", path.join(os.tmpdir(), "dccm-cli-state"));
+      const none = dccmWithEnv(
+        noEnv,
+        "daemon",
+        "--config",
+        EXAMPLE_CONFIG,
+        "--state-dir",
+        path.join(os.tmpdir(), "dccm-cli-state"),
+      );
       fs.rmSync(home, { recursive: true, force: true });
       assert.deepStrictEqual(
         [named, none],
         [
-          { status: 2, stdout: "", stderr: `dccm: --kubeconfig ${missing}: ENOENT: no such file or directory, open '${missing}'\nsee dccm daemon --help\n` },
           {
             status: 2,
             stdout: "",
-            stderr: "dccm: no cluster: pass --kubeconfig FILE or set $KUBECONFIG (there is no ~/.kube/config, and this is not a pod) — or try dccm demo\nsee dccm daemon --help\n",
+            stderr: `dccm: --kubeconfig ${missing}: ENOENT: no such file or directory, open '${missing}'\nsee dccm daemon --help\n`,
+          },
+          {
+            status: 2,
+            stdout: "",
+            stderr:
+              "dccm: no cluster: pass --kubeconfig FILE or set $KUBECONFIG (there is no ~/.kube/config, and this is not a pod) — or try dccm demo\nsee dccm daemon --help\n",
           },
         ],
       );
     });
     it("dccm --version, -v and dccm version print the package's version, exit 0", () => {
-      const version = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string }).version;
+      const version = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string })
+        .version;
       assert.deepStrictEqual(
         ["--version", "-v", "version"].map((arg) => dccm(arg)),
         ["--version", "-v", "version"].map(() => ({ status: 0, stdout: `dccm ${version}\n`, stderr: "" })),
@@ -631,12 +797,31 @@ describe("bin/dccm (child process)", function () {
   describe("manifests", () => {
     const GCP = "project: my-project\nregion: us-central1\nnetwork: k8s-net\nnodeTags: [k8s-node]\nclusterName: prod\n";
     it("prints the objects deployObjects builds, the config file's backendUrl and secretsProvider taken as backend and secrets", () => {
-      const config = tmpFile("install.yaml", `${GCP}backendUrl: gs://acme/dccm\nsecretsProvider: gcpkms://projects/p/locations/global/keyRings/r/cryptoKeys/k\n`);
-      const run = dccm("manifests", "--config", config, "--image", "ghcr.io/acme/dccm:0.1.0", "--gcp-credentials-secret", "dccm-gcp/key.json", "--replicas", "3");
+      const config = tmpFile(
+        "install.yaml",
+        `${GCP}backendUrl: gs://acme/dccm\nsecretsProvider: gcpkms://projects/p/locations/global/keyRings/r/cryptoKeys/k\n`,
+      );
+      const run = dccm(
+        "manifests",
+        "--config",
+        config,
+        "--image",
+        "ghcr.io/acme/dccm:0.1.0",
+        "--gcp-credentials-secret",
+        "dccm-gcp/key.json",
+        "--replicas",
+        "3",
+      );
       assert.deepStrictEqual([run.status, run.stderr], [0, ""]);
       const expected = deployObjects({
         image: "ghcr.io/acme/dccm:0.1.0",
-        config: { project: "my-project", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "prod" },
+        config: {
+          project: "my-project",
+          region: "us-central1",
+          network: "k8s-net",
+          nodeTags: ["k8s-node"],
+          clusterName: "prod",
+        },
         backend: { url: "gs://acme/dccm" },
         secrets: { provider: "gcpkms://projects/p/locations/global/keyRings/r/cryptoKeys/k" },
         gcpCredentialsSecret: { name: "dccm-gcp", key: "key.json" },
@@ -646,11 +831,29 @@ describe("bin/dccm (child process)", function () {
     });
     it("flags win over the file: a claim backend and a passphrase Secret", () => {
       const config = tmpFile("install-claim.yaml", `${GCP}backendUrl: gs://acme/dccm\n`);
-      const run = dccm("manifests", "--config", config, "--image", "dccm:1", "--replicas", "1", "--backend-claim", "dccm-state", "--passphrase-secret", "dccm/passphrase");
+      const run = dccm(
+        "manifests",
+        "--config",
+        config,
+        "--image",
+        "dccm:1",
+        "--replicas",
+        "1",
+        "--backend-claim",
+        "dccm-state",
+        "--passphrase-secret",
+        "dccm/passphrase",
+      );
       assert.deepStrictEqual([run.status, run.stderr], [0, ""]);
       const expected = deployObjects({
         image: "dccm:1",
-        config: { project: "my-project", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "prod" },
+        config: {
+          project: "my-project",
+          region: "us-central1",
+          network: "k8s-net",
+          nodeTags: ["k8s-node"],
+          clusterName: "prod",
+        },
         backend: { volumeClaim: "dccm-state" },
         secrets: { passphraseSecret: { name: "dccm", key: "passphrase" } },
         replicas: 1,
@@ -678,11 +881,18 @@ describe("bin/dccm (child process)", function () {
         [["--passphrase-secret", "dccm"], '--passphrase-secret: expected NAME/KEY of a Secret, got "dccm"'],
         [["--replicas", "two"], '--replicas: expected a whole number, got "two"'],
         [["--backend-claim", "c", "--backend-url", "gs://b"], "--backend-claim and --backend-url: give one backend"],
-        [["--image-pull-policy", "Sometimes"], '--image-pull-policy: "Sometimes" is not one of Always, IfNotPresent, Never'],
+        [
+          ["--image-pull-policy", "Sometimes"],
+          '--image-pull-policy: "Sometimes" is not one of Always, IfNotPresent, Never',
+        ],
       ];
       for (const [args, message] of cases) {
         const run = dccm("manifests", "--config", config, "--image", "dccm:1", ...args);
-        assert.deepStrictEqual([run.status, run.stdout, run.stderr], [2, "", `dccm: ${message}\nsee dccm manifests --help\n`], args.join(" "));
+        assert.deepStrictEqual(
+          [run.status, run.stdout, run.stderr],
+          [2, "", `dccm: ${message}\nsee dccm manifests --help\n`],
+          args.join(" "),
+        );
       }
     });
     it("--help prints its own usage, exit 0", () => {
@@ -709,13 +919,22 @@ describe("bin/dccm (child process)", function () {
         {
           apiVersion: "v1",
           kind: "Service",
-          metadata: { name: "numeric-annotation", namespace: "default", uid: "5ec00011-7a1b-4c2d-8e3f-a0b1c2d3e4f5", annotations: { "cloud.google.com/network-tier": 5 } },
+          metadata: {
+            name: "numeric-annotation",
+            namespace: "default",
+            uid: "5ec00011-7a1b-4c2d-8e3f-a0b1c2d3e4f5",
+            annotations: { "cloud.google.com/network-tier": 5 },
+          },
           spec: { type: "LoadBalancer", ports: [{ protocol: "TCP", port: 80 }] },
         },
         {
           apiVersion: "v1",
           kind: "Node",
-          metadata: { name: "node-bad", uid: "99999999-9999-4999-8999-999999999999", labels: { "topology.kubernetes.io/zone": "us-central1-a" } },
+          metadata: {
+            name: "node-bad",
+            uid: "99999999-9999-4999-8999-999999999999",
+            labels: { "topology.kubernetes.io/zone": "us-central1-a" },
+          },
           spec: { providerID: "gce://dccm-test/us-central1-a/node-bad", taints: [null] },
         },
       );
@@ -729,11 +948,17 @@ describe("bin/dccm (child process)", function () {
       const clean = inProcessDesired(JSON.parse(fs.readFileSync(CONFIG, "utf8")) as Record<string, unknown>);
       assert.deepStrictEqual(parsed.services, clean.services);
       assert.deepStrictEqual(parsed.cluster, clean.cluster);
-      assert.deepStrictEqual(parsed.warnings, [...clean.warnings, "node node-bad: spec.taints[0]: expected an object, got null; the Node is left out"].sort());
+      assert.deepStrictEqual(
+        parsed.warnings,
+        [...clean.warnings, "node node-bad: spec.taints[0]: expected an object, got null; the Node is left out"].sort(),
+      );
     });
     it("render: exit 0, the rejections and the Node's warning on stderr, the same resources as without them", () => {
       const run = dccm("render", "--snapshot", snapshot, "--config", CONFIG);
-      assert.equal(run.stderr, `${MALFORMED_STDERR}warning: [runtime] node node-bad: spec.taints[0]: expected an object, got null; the Node is left out\n`);
+      assert.equal(
+        run.stderr,
+        `${MALFORMED_STDERR}warning: [runtime] node node-bad: spec.taints[0]: expected an object, got null; the Node is left out\n`,
+      );
       assert.equal(run.status, 0);
       assert.equal(run.stdout, dccm("render", "--snapshot", SNAPSHOT, "--config", CONFIG).stdout);
     });

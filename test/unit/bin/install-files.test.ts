@@ -18,13 +18,19 @@ describe("bin: the checked-in install files", () => {
 
   for (const [file, content] of files) {
     it(`${file} is up to date (else: npm run render:install)`, () => {
-      assert.equal(fs.readFileSync(path.join(repoRoot(), file), "utf8"), content, `${file} is stale: run \`npm run render:install\` and commit it`);
+      assert.equal(
+        fs.readFileSync(path.join(repoRoot(), file), "utf8"),
+        content,
+        `${file} is stale: run \`npm run render:install\` and commit it`,
+      );
     });
   }
 
   it("deploy/manifests/dccm.yaml holds the placeholders its header names, and every object of an install", () => {
     const text = fs.readFileSync(path.join(repoRoot(), "deploy", "manifests", "dccm.yaml"), "utf8");
-    const objects = YAML.parseAllDocuments(text).map((document) => document.toJSON() as { kind: string; metadata: { name: string } });
+    const objects = YAML.parseAllDocuments(text).map(
+      (document) => document.toJSON() as { kind: string; metadata: { name: string } },
+    );
     assert.deepEqual(
       objects.map((object) => `${object.kind} ${object.metadata.name}`),
       [
@@ -40,17 +46,27 @@ describe("bin: the checked-in install files", () => {
         "PodDisruptionBudget dccm",
       ],
     );
-    const config = YAML.parse((objects[7] as unknown as { data: Record<string, string> }).data["config.yaml"] ?? "") as Record<string, unknown>;
+    const config = YAML.parse(
+      (objects[7] as unknown as { data: Record<string, string> }).data["config.yaml"] ?? "",
+    ) as Record<string, unknown>;
     assert.deepEqual(
       [config.project, config.backendUrl, config.secretsProvider],
-      ["my-gcp-project", "gs://my-bucket/dccm", "gcpkms://projects/my-gcp-project/locations/global/keyRings/dccm/cryptoKeys/stacks"],
+      [
+        "my-gcp-project",
+        "gs://my-bucket/dccm",
+        "gcpkms://projects/my-gcp-project/locations/global/keyRings/dccm/cryptoKeys/stacks",
+      ],
     );
     assert.match(text, /^ {10}image: REGISTRY\/dccm:0\.1\.0$/m);
   });
 
   it("the chart's version and appVersion are dccm's (package.json)", () => {
-    const chart = YAML.parse(fs.readFileSync(path.join(repoRoot(), "charts", "dccm", "Chart.yaml"), "utf8")) as { version: string; appVersion: string };
-    const version = (JSON.parse(fs.readFileSync(path.join(repoRoot(), "package.json"), "utf8")) as { version: string }).version;
+    const chart = YAML.parse(fs.readFileSync(path.join(repoRoot(), "charts", "dccm", "Chart.yaml"), "utf8")) as {
+      version: string;
+      appVersion: string;
+    };
+    const version = (JSON.parse(fs.readFileSync(path.join(repoRoot(), "package.json"), "utf8")) as { version: string })
+      .version;
     assert.deepEqual([chart.version, chart.appVersion], [version, version]);
   });
 });

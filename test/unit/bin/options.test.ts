@@ -30,8 +30,16 @@ import { STATUS_HELP } from "../../../bin/statusCommand";
 import { splitConfig } from "../../../daemon/config";
 import { ConfigError, parseConfig, type RawConfig } from "../../../model";
 
-const NOT_FOUND = "clusterId: in neither --clusterId, the config file nor the cluster's ConfigMap kube-system/ingress-uid";
-const GCP = { project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "prod", clusterId: "c0ffee1234" };
+const NOT_FOUND =
+  "clusterId: in neither --clusterId, the config file nor the cluster's ConfigMap kube-system/ingress-uid";
+const GCP = {
+  project: "dccm-test",
+  region: "us-central1",
+  network: "k8s-net",
+  nodeTags: ["k8s-node"],
+  clusterName: "prod",
+  clusterId: "c0ffee1234",
+};
 
 /** The problems of the ConfigError `run` throws. */
 async function problemsOf(run: () => unknown): Promise<string[]> {
@@ -60,25 +68,43 @@ describe("bin/options flags and help", () => {
   const lines: [Flag, string][] = [
     [{ name: "json", help: "print JSON" }, "  --json                               print JSON"],
     [{ name: "url", value: "URL", help: "the listener" }, "  --url URL                            the listener"],
-    [{ name: "state-dir", value: "DIR", key: "stateDir", help: "where" }, "  --state-dir DIR                      [stateDir] where"],
-    [{ name: "no-leader-election", key: "leaderElection", help: "one replica" }, "  --no-leader-election                 [leaderElection: false] one replica"],
-    [{ name: "a-flag-longer-than-the-column-of-help", value: "X", help: "h" }, "  --a-flag-longer-than-the-column-of-help Xh"],
+    [
+      { name: "state-dir", value: "DIR", key: "stateDir", help: "where" },
+      "  --state-dir DIR                      [stateDir] where",
+    ],
+    [
+      { name: "no-leader-election", key: "leaderElection", help: "one replica" },
+      "  --no-leader-election                 [leaderElection: false] one replica",
+    ],
+    [
+      { name: "a-flag-longer-than-the-column-of-help", value: "X", help: "h" },
+      "  --a-flag-longer-than-the-column-of-help Xh",
+    ],
   ];
   for (const [flag, line] of lines) it(`helpLine: --${flag.name}`, () => assert.equal(helpLine(flag), line));
 
   it("commandHelp: the head, the entries (strings as they are), -h, then the tail", () => {
     assert.equal(
       commandHelp(["usage: dccm x"], [{ name: "json", help: "print JSON" }, "  a heading:"], ["exit 0."]),
-      ["usage: dccm x", "  --json                               print JSON", "  a heading:", "  -h, --help                           print this help", "exit 0."].join("\n"),
+      [
+        "usage: dccm x",
+        "  --json                               print JSON",
+        "  a heading:",
+        "  -h, --help                           print this help",
+        "exit 0.",
+      ].join("\n"),
     );
   });
 
   it("flagOptions: help, then a string flag per placeholder, a switch otherwise; strings are no flags", () => {
-    assert.deepEqual(flagOptions([{ name: "json", help: "" }, "  a heading:", { name: "url", value: "URL", help: "" }]), {
-      help: { type: "boolean", short: "h" },
-      json: { type: "boolean" },
-      url: { type: "string" },
-    });
+    assert.deepEqual(
+      flagOptions([{ name: "json", help: "" }, "  a heading:", { name: "url", value: "URL", help: "" }]),
+      {
+        help: { type: "boolean", short: "h" },
+        json: { type: "boolean" },
+        url: { type: "string" },
+      },
+    );
   });
 
   const parses: [string, string[], { gcpFlags?: boolean; positionals?: boolean }, FlagValues | string, string[]?][] = [
@@ -88,7 +114,12 @@ describe("bin/options flags and help", () => {
     ["a GCP flag without", ["--project", "p"], {}, "unknown flag --project"],
     ["a missing value", ["--url"], {}, "Option '--url <value>' argument missing"],
     ["positionals when allowed", ["--json", "a/b/c"], { positionals: true }, { json: true }, ["a/b/c"]],
-    ["positionals when not", ["a/b/c"], {}, "Unexpected argument 'a/b/c'. This command does not take positional arguments"],
+    [
+      "positionals when not",
+      ["a/b/c"],
+      {},
+      "Unexpected argument 'a/b/c'. This command does not take positional arguments",
+    ],
   ];
   for (const [name, argv, options, expected, positionals] of parses) {
     it(`parseCommand: ${name}`, () => {
@@ -117,7 +148,10 @@ describe("bin/options flags and help", () => {
   });
 
   it("configFlag names the keys the command reads", () => {
-    assert.equal(helpLine(configFlag(["clusterId", "stateDir"])), "  --config FILE                        the config file of dccm daemon (clusterId, stateDir)");
+    assert.equal(
+      helpLine(configFlag(["clusterId", "stateDir"])),
+      "  --config FILE                        the config file of dccm daemon (clusterId, stateDir)",
+    );
   });
 
   // The point of one definition: every command that takes a shared flag says the same of it.
@@ -130,7 +164,10 @@ describe("bin/options flags and help", () => {
   for (const flag of [READER_FLAGS.stateDir, READER_FLAGS.backendUrl]) {
     it(`--${flag.name}: one line, in preview, status, gc and adopt alike`, () => {
       for (const [command, help] of helps) assert.ok(help.split("\n").includes(helpLine(flag)), command);
-      assert.equal(helpLine(READER_FLAGS.backendUrl), "  --backend-url URL                    [backendUrl] the daemon's Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)");
+      assert.equal(
+        helpLine(READER_FLAGS.backendUrl),
+        "  --backend-url URL                    [backendUrl] the daemon's Pulumi backend (default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)",
+      );
     });
   }
 });
@@ -146,10 +183,34 @@ describe("bin/options readReaderFlags: where the daemon's stacks are, as the dae
     return file;
   }
 
-  const rows: [string, string | undefined, FlagValues, Record<string, string>, { stateDir: string; backendUrl: string; secretsProvider: string | undefined }][] = [
-    ["nothing", undefined, {}, {}, { stateDir: "/var/lib/dccm", backendUrl: "file:///var/lib/dccm/backend", secretsProvider: undefined }],
-    ["$PULUMI_BACKEND_URL", undefined, {}, { PULUMI_BACKEND_URL: "gs://env" }, { stateDir: "/var/lib/dccm", backendUrl: "gs://env", secretsProvider: undefined }],
-    ["PULUMI_BACKEND_URL= is unset", undefined, {}, { PULUMI_BACKEND_URL: "" }, { stateDir: "/var/lib/dccm", backendUrl: "file:///var/lib/dccm/backend", secretsProvider: undefined }],
+  const rows: [
+    string,
+    string | undefined,
+    FlagValues,
+    Record<string, string>,
+    { stateDir: string; backendUrl: string; secretsProvider: string | undefined },
+  ][] = [
+    [
+      "nothing",
+      undefined,
+      {},
+      {},
+      { stateDir: "/var/lib/dccm", backendUrl: "file:///var/lib/dccm/backend", secretsProvider: undefined },
+    ],
+    [
+      "$PULUMI_BACKEND_URL",
+      undefined,
+      {},
+      { PULUMI_BACKEND_URL: "gs://env" },
+      { stateDir: "/var/lib/dccm", backendUrl: "gs://env", secretsProvider: undefined },
+    ],
+    [
+      "PULUMI_BACKEND_URL= is unset",
+      undefined,
+      {},
+      { PULUMI_BACKEND_URL: "" },
+      { stateDir: "/var/lib/dccm", backendUrl: "file:///var/lib/dccm/backend", secretsProvider: undefined },
+    ],
     [
       "the file's keys over the environment",
       "stateDir: /file\nbackendUrl: gs://file\nsecretsProvider: gcpkms://file\n",
@@ -157,8 +218,20 @@ describe("bin/options readReaderFlags: where the daemon's stacks are, as the dae
       { PULUMI_BACKEND_URL: "gs://env" },
       { stateDir: "/file", backendUrl: "gs://file", secretsProvider: "gcpkms://file" },
     ],
-    ["the file's stateDir moves the default", "stateDir: /file\n", {}, {}, { stateDir: "/file", backendUrl: "file:///file/backend", secretsProvider: undefined }],
-    ['the file\'s "" is unset', 'stateDir: ""\nbackendUrl: ""\nsecretsProvider: ""\n', {}, {}, { stateDir: "/var/lib/dccm", backendUrl: "file:///var/lib/dccm/backend", secretsProvider: undefined }],
+    [
+      "the file's stateDir moves the default",
+      "stateDir: /file\n",
+      {},
+      {},
+      { stateDir: "/file", backendUrl: "file:///file/backend", secretsProvider: undefined },
+    ],
+    [
+      'the file\'s "" is unset',
+      'stateDir: ""\nbackendUrl: ""\nsecretsProvider: ""\n',
+      {},
+      {},
+      { stateDir: "/var/lib/dccm", backendUrl: "file:///var/lib/dccm/backend", secretsProvider: undefined },
+    ],
     [
       "the flags over the file",
       "stateDir: /file\nbackendUrl: gs://file\nsecretsProvider: gcpkms://file\n",
@@ -173,7 +246,13 @@ describe("bin/options readReaderFlags: where the daemon's stacks are, as the dae
       {},
       { stateDir: "/file", backendUrl: "gs://file", secretsProvider: undefined },
     ],
-    ["a YAML number as a directory", "stateDir: 2024\n", {}, {}, { stateDir: "2024", backendUrl: `file://${path.resolve("2024", "backend")}`, secretsProvider: undefined }],
+    [
+      "a YAML number as a directory",
+      "stateDir: 2024\n",
+      {},
+      {},
+      { stateDir: "2024", backendUrl: `file://${path.resolve("2024", "backend")}`, secretsProvider: undefined },
+    ],
   ];
   for (const [name, file, flags, env, expected] of rows) {
     it(name, () => {
@@ -183,23 +262,33 @@ describe("bin/options readReaderFlags: where the daemon's stacks are, as the dae
   }
 
   it("the GCP flags over the file's keys, --kubeconfig as given", () => {
-    const read = readReaderFlags({ config: config("clusterId: file\nregion: r\n"), clusterId: "flag", kubeconfig: "/k" }, {});
+    const read = readReaderFlags(
+      { config: config("clusterId: file\nregion: r\n"), clusterId: "flag", kubeconfig: "/k" },
+      {},
+    );
     assert.deepEqual([read.shared.model, read.kubeconfig], [{ clusterId: "flag", region: "r" }, "/k"]);
   });
 
   it("a key of the wrong type: a ConfigError naming it", async () => {
-    assert.deepEqual(await problemsOf(() => readReaderFlags({ config: config("stateDir: [a]\nbackendUrl: {x: 1}\nsecretsProvider: true\n") }, {})), [
-      'stateDir: expected a string, got ["a"]',
-      'backendUrl: expected a string, got {"x":1}',
-      "secretsProvider: expected a string, got true",
-    ]);
+    assert.deepEqual(
+      await problemsOf(() =>
+        readReaderFlags({ config: config("stateDir: [a]\nbackendUrl: {x: 1}\nsecretsProvider: true\n") }, {}),
+      ),
+      [
+        'stateDir: expected a string, got ["a"]',
+        'backendUrl: expected a string, got {"x":1}',
+        "secretsProvider: expected a string, got true",
+      ],
+    );
   });
 
   it("an unreadable --config: a UsageError", () => {
     const missing = path.join(tmp, "missing.yaml");
     assert.throws(
       () => readReaderFlags({ config: missing }, {}),
-      (error: unknown) => error instanceof UsageError && error.message === `--config ${missing}: ENOENT: no such file or directory, open '${missing}'`,
+      (error: unknown) =>
+        error instanceof UsageError &&
+        error.message === `--config ${missing}: ENOENT: no such file or directory, open '${missing}'`,
     );
   });
 });
@@ -208,8 +297,18 @@ describe("bin/options computeEndpointOf", () => {
   const rows: [string, Record<string, unknown>, FlagValues, string | undefined | string[]][] = [
     ["neither: undefined (the client's default)", {}, {}, undefined],
     ["the file's", { computeEndpoint: "http://file/compute/v1/" }, {}, "http://file/compute/v1/"],
-    ["the flag over the file's", { computeEndpoint: "http://file/compute/v1/" }, { "compute-endpoint": "http://flag/compute/v1/" }, "http://flag/compute/v1/"],
-    ["checked as the node controller checks it", {}, { "compute-endpoint": "nope" }, ['computeEndpoint: expected an http(s) URL such as https://compute.googleapis.com/compute/v1/, got "nope"']],
+    [
+      "the flag over the file's",
+      { computeEndpoint: "http://file/compute/v1/" },
+      { "compute-endpoint": "http://flag/compute/v1/" },
+      "http://flag/compute/v1/",
+    ],
+    [
+      "checked as the node controller checks it",
+      {},
+      { "compute-endpoint": "nope" },
+      ['computeEndpoint: expected an http(s) URL such as https://compute.googleapis.com/compute/v1/, got "nope"'],
+    ],
   ];
   for (const [name, file, flags, expected] of rows) {
     it(name, async () => {
@@ -223,7 +322,12 @@ describe("bin/options computeEndpointOf", () => {
 describe("bin/options clusterId: the flag or the config file, else the cluster's ConfigMap", () => {
   const { clusterId: _omitted, ...noClusterId } = GCP;
 
-  const configs: [string, Record<string, unknown>, string | undefined, { clusterId: string; asked: number } | string[]][] = [
+  const configs: [
+    string,
+    Record<string, unknown>,
+    string | undefined,
+    { clusterId: string; asked: number } | string[],
+  ][] = [
     ["set: the cluster is not asked", GCP, "fromcluster", { clusterId: "c0ffee1234", asked: 0 }],
     ["unset: asked once", noClusterId, "fromcluster", { clusterId: "fromcluster", asked: 1 }],
     ['"" is unset: asked', { ...GCP, clusterId: "" }, "fromcluster", { clusterId: "fromcluster", asked: 1 }],
@@ -241,7 +345,12 @@ describe("bin/options clusterId: the flag or the config file, else the cluster's
         NOT_FOUND,
       ],
     ],
-    ["the cluster's is checked like the key", noClusterId, "Not_A_Name", ['clusterId: "Not_A_Name" must be lowercase letters, digits and dashes, at most 46 characters']],
+    [
+      "the cluster's is checked like the key",
+      noClusterId,
+      "Not_A_Name",
+      ['clusterId: "Not_A_Name" must be lowercase letters, digits and dashes, at most 46 characters'],
+    ],
   ];
   for (const [name, file, answer, expected] of configs) {
     it(`clusterConfig: ${name}`, async () => {
@@ -251,7 +360,10 @@ describe("bin/options clusterId: the flag or the config file, else the cluster's
         assert.deepEqual(await problemsOf(() => clusterConfig(shared, lookup.read)), expected);
         return;
       }
-      assert.deepEqual(await clusterConfig(shared, lookup.read), parseConfig({ ...file, clusterId: expected.clusterId }));
+      assert.deepEqual(
+        await clusterConfig(shared, lookup.read),
+        parseConfig({ ...file, clusterId: expected.clusterId }),
+      );
       assert.equal(lookup.calls, expected.asked);
     });
   }
@@ -262,7 +374,12 @@ describe("bin/options clusterId: the flag or the config file, else the cluster's
     ["unset: the cluster's", {}, "fromcluster", "fromcluster"],
     ['"" is unset: the cluster\'s', { clusterId: "" }, "fromcluster", "fromcluster"],
     ["nowhere: where it was looked for", {}, undefined, [NOT_FOUND]],
-    ["not a string: as parseConfig says", { clusterId: 12345 }, "fromcluster", ["clusterId: expected a string, got 12345"]],
+    [
+      "not a string: as parseConfig says",
+      { clusterId: 12345 },
+      "fromcluster",
+      ["clusterId: expected a string, got 12345"],
+    ],
   ];
   for (const [name, model, answer, expected] of ids) {
     it(`clusterIdOf: ${name}`, async () => {
@@ -275,13 +392,30 @@ describe("bin/options clusterId: the flag or the config file, else the cluster's
 
 describe("bin/options describeFailure", () => {
   const rows: [string, unknown, string][] = [
-    ["a ConfigError: every problem, on one line", new ConfigError(["region: required", NOT_FOUND]), `invalid configuration: region: required; ${NOT_FOUND}`],
-    ["any other error: describeError's chain", new Error("reading stack cluster", { cause: new Error("permission denied") }), "reading stack cluster: permission denied"],
+    [
+      "a ConfigError: every problem, on one line",
+      new ConfigError(["region: required", NOT_FOUND]),
+      `invalid configuration: region: required; ${NOT_FOUND}`,
+    ],
+    [
+      "any other error: describeError's chain",
+      new Error("reading stack cluster", { cause: new Error("permission denied") }),
+      "reading stack cluster: permission denied",
+    ],
   ];
   for (const [name, error, expected] of rows) it(name, () => assert.equal(describeFailure(error), expected));
 
   describe("nearestFlag: the known flag an unknown one most likely meant", () => {
-    const known = ["kubeconfig", "config", "state-dir", "log-level", "clusterId", "no-leader-election", "listen", "json"];
+    const known = [
+      "kubeconfig",
+      "config",
+      "state-dir",
+      "log-level",
+      "clusterId",
+      "no-leader-election",
+      "listen",
+      "json",
+    ];
     const cases: [string, string | undefined][] = [
       ["--stateDir", "state-dir"],
       ["--STATE_DIR", "state-dir"],
@@ -296,7 +430,8 @@ describe("bin/options describeFailure", () => {
       ["-x", undefined],
       ["--completely-different", undefined],
     ];
-    for (const [given, meant] of cases) it(`${given} → ${String(meant)}`, () => assert.equal(nearestFlag(given, known), meant));
+    for (const [given, meant] of cases)
+      it(`${given} → ${String(meant)}`, () => assert.equal(nearestFlag(given, known), meant));
   });
 
   it("dropWarnings: that type of warning is dropped, every other reaches the listeners there were", async () => {
@@ -306,7 +441,10 @@ describe("bin/options describeFailure", () => {
     process.on("warning", (warning) => heard.push(`${warning.name}: ${warning.message}`));
     try {
       dropWarnings("MetadataLookupWarning");
-      process.emitWarning("received unexpected error = getaddrinfo EAI_AGAIN metadata.google.internal code = EAI_AGAIN", "MetadataLookupWarning");
+      process.emitWarning(
+        "received unexpected error = getaddrinfo EAI_AGAIN metadata.google.internal code = EAI_AGAIN",
+        "MetadataLookupWarning",
+      );
       process.emitWarning("something else", "OtherWarning");
       await new Promise((resolve) => setImmediate(resolve));
     } finally {

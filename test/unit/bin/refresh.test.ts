@@ -21,15 +21,25 @@ describe("bin/refreshCommand: the pure parts", () => {
       [["default/"], 'expected NAMESPACE/NAME, got "default/"'],
       [["Default/Web"], 'expected NAMESPACE/NAME, got "Default/Web"'],
     ];
-    for (const [positionals, message] of errors) assert.throws(() => refreshTarget(positionals), { name: "UsageError", message }, positionals.join(" "));
+    for (const [positionals, message] of errors)
+      assert.throws(() => refreshTarget(positionals), { name: "UsageError", message }, positionals.join(" "));
   });
 
   it("refreshRefusal: a LoadBalancer Service is refreshed; another type or one being deleted is refused, named", () => {
     const metadata = { namespace: "default", name: "web" };
     assert.equal(refreshRefusal({ metadata, spec: { type: "LoadBalancer" } }), undefined);
-    assert.equal(refreshRefusal({ metadata, spec: { type: "ClusterIP" } }), "Service default/web is of type ClusterIP, not LoadBalancer: dccm has no load balancer to refresh");
-    assert.equal(refreshRefusal({ metadata, spec: {} }), "Service default/web is of type ClusterIP, not LoadBalancer: dccm has no load balancer to refresh");
-    assert.equal(refreshRefusal({ metadata: { ...metadata, deletionTimestamp: new Date(0) }, spec: { type: "LoadBalancer" } }), "Service default/web is being deleted");
+    assert.equal(
+      refreshRefusal({ metadata, spec: { type: "ClusterIP" } }),
+      "Service default/web is of type ClusterIP, not LoadBalancer: dccm has no load balancer to refresh",
+    );
+    assert.equal(
+      refreshRefusal({ metadata, spec: {} }),
+      "Service default/web is of type ClusterIP, not LoadBalancer: dccm has no load balancer to refresh",
+    );
+    assert.equal(
+      refreshRefusal({ metadata: { ...metadata, deletionTimestamp: new Date(0) }, spec: { type: "LoadBalancer" } }),
+      "Service default/web is being deleted",
+    );
   });
 
   it("refreshAnswerOf: only the daemon's answer to this value, on this object", () => {
@@ -39,8 +49,16 @@ describe("bin/refreshCommand: the pure parts", () => {
       event("u1", "DriftCorrected", "Refresh t1: lookalike of another reason"),
       event("u1", "RefreshFailed", "Refresh t1: failed: boom; retried with backoff", "Warning"),
     ];
-    assert.deepEqual(refreshAnswerOf(events, "u1", "t1"), { type: "Warning", reason: "RefreshFailed", message: "Refresh t1: failed: boom; retried with backoff" });
-    assert.deepEqual(refreshAnswerOf(events, "u1", "t0"), { type: "Normal", reason: "Refreshed", message: "Refresh t0: no drift: GCE matches the stack" });
+    assert.deepEqual(refreshAnswerOf(events, "u1", "t1"), {
+      type: "Warning",
+      reason: "RefreshFailed",
+      message: "Refresh t1: failed: boom; retried with backoff",
+    });
+    assert.deepEqual(refreshAnswerOf(events, "u1", "t0"), {
+      type: "Normal",
+      reason: "Refreshed",
+      message: "Refresh t0: no drift: GCE matches the stack",
+    });
     assert.equal(refreshAnswerOf(events, "u1", "t2"), undefined);
   });
 });
@@ -51,10 +69,17 @@ describe("bin/dccm refresh (child process, before it talks to the cluster)", fun
   const usageErrors: Array<[string[], string]> = [
     [["refresh"], "dccm: expected one Service as NAMESPACE/NAME, got none\nsee dccm refresh --help\n"],
     [["refresh", "web"], 'dccm: expected NAMESPACE/NAME, got "web"\nsee dccm refresh --help\n'],
-    [["refresh", "default/web", "--timeout", "soon"], "dccm: --timeout soon: expected a duration such as 30s or 5m\nsee dccm refresh --help\n"],
-    [["refresh", "default/web", "--timout", "5m"], "dccm: unknown flag --timout (did you mean --timeout?)\nsee dccm refresh --help\n"],
+    [
+      ["refresh", "default/web", "--timeout", "soon"],
+      "dccm: --timeout soon: expected a duration such as 30s or 5m\nsee dccm refresh --help\n",
+    ],
+    [
+      ["refresh", "default/web", "--timout", "5m"],
+      "dccm: unknown flag --timout (did you mean --timeout?)\nsee dccm refresh --help\n",
+    ],
   ];
   for (const [args, stderr] of usageErrors) {
-    it(`${args.join(" ")}: one line, exit 2`, () => assert.deepStrictEqual(runDccm(args), { status: 2, stdout: "", stderr }));
+    it(`${args.join(" ")}: one line, exit 2`, () =>
+      assert.deepStrictEqual(runDccm(args), { status: 2, stdout: "", stderr }));
   }
 });

@@ -52,8 +52,10 @@ const INTERNAL_IPV6 = "fd20:0:0:1::";
 function mockState(type: string, inputs: Record<string, unknown>): { id: string; state: Record<string, unknown> } {
   const name = typeof inputs.name === "string" ? inputs.name : "";
   const state: Record<string, unknown> = { ...inputs, selfLink: `${MOCK_LINK}/${type}/${name}` };
-  if (type === "gcp:compute/address:Address" && inputs.ipVersion === "IPV6") state.address = inputs.addressType === "INTERNAL" ? INTERNAL_IPV6 : EXTERNAL_IPV6;
-  else if (type === "gcp:compute/address:Address") state.address = inputs.addressType === "INTERNAL" ? INTERNAL_IP : EXTERNAL_IP;
+  if (type === "gcp:compute/address:Address" && inputs.ipVersion === "IPV6")
+    state.address = inputs.addressType === "INTERNAL" ? INTERNAL_IPV6 : EXTERNAL_IPV6;
+  else if (type === "gcp:compute/address:Address")
+    state.address = inputs.addressType === "INTERNAL" ? INTERNAL_IP : EXTERNAL_IP;
   return { id: `${type}/${name}`, state };
 }
 
@@ -74,7 +76,9 @@ function byName(registered: Registered[]): Map<string, Registered> {
 }
 
 function typesAndNames(registered: Registered[]): [string, string, boolean][] {
-  return registered.map((r): [string, string, boolean] => [r.type, r.name, r.custom]).sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  return registered
+    .map((r): [string, string, boolean] => [r.type, r.name, r.custom])
+    .sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
 }
 
 /** Every child is constructed with the component as parent and deleteBeforeReplace; the component has no parent. */
@@ -87,7 +91,11 @@ function assertParented<T extends pulumi.Resource>(captured: Captured<T>, compon
     assert.equal(construction.parent, captured.component, `${construction.name} is parented to the component`);
     assert.equal(construction.deleteBeforeReplace, true, `${construction.name} has deleteBeforeReplace`);
   }
-  assert.deepStrictEqual(captured.constructions.map((c) => c.name).sort(), captured.registered.map((r) => r.name).sort(), "every registered resource went through the component's transformations");
+  assert.deepStrictEqual(
+    captured.constructions.map((c) => c.name).sort(),
+    captured.registered.map((r) => r.name).sort(),
+    "every registered resource went through the component's transformations",
+  );
 }
 
 function urn(stackTypeChain: string, name: string): string {
@@ -154,12 +162,27 @@ describe("components (Pulumi mocks)", () => {
     it("exact inputs of every resource", () => {
       const resources = byName(captured.registered);
       assert.deepStrictEqual(resources.get("cluster")?.inputs, {});
-      assert.deepStrictEqual(resources.get("cluster:ig-us-central1-a")?.inputs, instanceGroupInputs("us-central1-a", ["node-a1", "node-a2"]));
-      assert.deepStrictEqual(resources.get("cluster:ig-us-central1-b")?.inputs, instanceGroupInputs("us-central1-b", ["node-b1"]));
-      assert.deepStrictEqual(resources.get("cluster:node-hc")?.inputs, regionHealthCheckInputs("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION));
+      assert.deepStrictEqual(
+        resources.get("cluster:ig-us-central1-a")?.inputs,
+        instanceGroupInputs("us-central1-a", ["node-a1", "node-a2"]),
+      );
+      assert.deepStrictEqual(
+        resources.get("cluster:ig-us-central1-b")?.inputs,
+        instanceGroupInputs("us-central1-b", ["node-b1"]),
+      );
+      assert.deepStrictEqual(
+        resources.get("cluster:node-hc")?.inputs,
+        regionHealthCheckInputs("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION),
+      );
       assert.deepStrictEqual(resources.get("cluster:node-hc-fw")?.inputs, firewallInputs(NODE_HC_FIREWALL));
-      assert.deepStrictEqual(resources.get("cluster:route-node-a1")?.inputs, routeInputs("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a"));
-      assert.deepStrictEqual(resources.get("cluster:route-node-b2")?.inputs, routeInputs("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b", "vm-b2"));
+      assert.deepStrictEqual(
+        resources.get("cluster:route-node-a1")?.inputs,
+        routeInputs("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a"),
+      );
+      assert.deepStrictEqual(
+        resources.get("cluster:route-node-b2")?.inputs,
+        routeInputs("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b", "vm-b2"),
+      );
     });
 
     it("options: every resource but routes ignores its description (the owner marker is written at creation only), groups their network too (ForceNew, absent on the stock CCM's), routes their zone", () => {
@@ -179,7 +202,10 @@ describe("components (Pulumi mocks)", () => {
     it("outputs: instance group and health check self links, route names", async () => {
       const network = captured.component;
       assert.deepStrictEqual(Object.keys(network.instanceGroups).sort(), ["us-central1-a", "us-central1-b"]);
-      assert.equal(await value(network.instanceGroups["us-central1-a"]), selfLink(T.instanceGroup, "k8s-ig--c0ffee1234"));
+      assert.equal(
+        await value(network.instanceGroups["us-central1-a"]),
+        selfLink(T.instanceGroup, "k8s-ig--c0ffee1234"),
+      );
       assert.equal(await value(network.nodeHealthCheck), selfLink(T.regionHealthCheck, "k8s-c0ffee1234-node"));
       assert.equal(network.legacyNodeHealthCheck, undefined);
       assert.deepStrictEqual(Object.keys(network.routes).sort(), ["node-a1", "node-b2"]);
@@ -189,7 +215,14 @@ describe("components (Pulumi mocks)", () => {
     describe("with a target-pool Service on the shared check (legacyNodeHealthCheck)", () => {
       let legacy: Captured<ClusterNetwork>;
       before(async () => {
-        legacy = await capture((opts) => new ClusterNetwork("cluster", { cluster: { ...cluster, routes: [], instanceGroups: [], legacyNodeHealthCheck: true } }, opts));
+        legacy = await capture(
+          (opts) =>
+            new ClusterNetwork(
+              "cluster",
+              { cluster: { ...cluster, routes: [], instanceGroups: [], legacyNodeHealthCheck: true } },
+              opts,
+            ),
+        );
       });
       it("also declares the global legacy HTTP health check of the same name", async () => {
         assert.deepStrictEqual(typesAndNames(legacy.registered), [
@@ -199,16 +232,28 @@ describe("components (Pulumi mocks)", () => {
           [T.httpHealthCheck, "cluster:node-legacy-hc", true],
         ]);
         assertParented(legacy, "dccm:gcp:ClusterNetwork");
-        assert.deepStrictEqual(byName(legacy.registered).get("cluster:node-legacy-hc")?.inputs, legacyHealthCheckInputs("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION));
+        assert.deepStrictEqual(
+          byName(legacy.registered).get("cluster:node-legacy-hc")?.inputs,
+          legacyHealthCheckInputs("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION),
+        );
         assert.ok(legacy.component.legacyNodeHealthCheck !== undefined);
-        assert.equal(await value(legacy.component.legacyNodeHealthCheck), selfLink(T.httpHealthCheck, "k8s-c0ffee1234-node"));
+        assert.equal(
+          await value(legacy.component.legacyNodeHealthCheck),
+          selfLink(T.httpHealthCheck, "k8s-c0ffee1234-node"),
+        );
       });
     });
   });
 
   describe("ClusterNetwork with a zone beyond the group limit", () => {
     const V1 = `https://www.googleapis.com/compute/v1/projects/${PROJECT}`;
-    const group = (zone: string, name: string, instances: string[], index?: number) => ({ name, zone, ...(index === undefined ? {} : { index }), description: CLUSTER_DESCRIPTION, instances });
+    const group = (zone: string, name: string, instances: string[], index?: number) => ({
+      name,
+      zone,
+      ...(index === undefined ? {} : { index }),
+      description: CLUSTER_DESCRIPTION,
+      instances,
+    });
     const cluster: ClusterDesired = {
       ...fixtureCluster([]),
       instanceGroups: [
@@ -227,8 +272,14 @@ describe("components (Pulumi mocks)", () => {
       const groups = captured.registered.filter((r) => r.type === T.instanceGroup);
       assert.deepStrictEqual(groups.map((r) => [r.name, r.inputs]).sort(), [
         ["cluster:ig-us-central1-a", instanceGroupInputs("us-central1-a", ["node-a1", "node-a2"])],
-        ["cluster:ig-us-central1-a-2", { ...instanceGroupInputs("us-central1-a", ["node-a3", "node-a4"]), name: "k8s-ig2--c0ffee1234" }],
-        ["cluster:ig-us-central1-a-3", { ...instanceGroupInputs("us-central1-a", ["node-a5"]), name: "k8s-ig3--c0ffee1234" }],
+        [
+          "cluster:ig-us-central1-a-2",
+          { ...instanceGroupInputs("us-central1-a", ["node-a3", "node-a4"]), name: "k8s-ig2--c0ffee1234" },
+        ],
+        [
+          "cluster:ig-us-central1-a-3",
+          { ...instanceGroupInputs("us-central1-a", ["node-a5"]), name: "k8s-ig3--c0ffee1234" },
+        ],
         ["cluster:ig-us-central1-b", instanceGroupInputs("us-central1-b", ["node-b1"])],
       ]);
       assertParented(captured, "dccm:gcp:ClusterNetwork");
@@ -236,8 +287,16 @@ describe("components (Pulumi mocks)", () => {
 
     it("outputs: links keyed by zone (first group) and <zone>/<name>, and every group's members", async () => {
       const network = captured.component;
-      assert.deepStrictEqual(Object.keys(network.instanceGroups).sort(), ["us-central1-a", "us-central1-a/k8s-ig2--c0ffee1234", "us-central1-a/k8s-ig3--c0ffee1234", "us-central1-b"]);
-      assert.equal(await value(network.instanceGroups["us-central1-a/k8s-ig3--c0ffee1234"]), selfLink(T.instanceGroup, "k8s-ig3--c0ffee1234"));
+      assert.deepStrictEqual(Object.keys(network.instanceGroups).sort(), [
+        "us-central1-a",
+        "us-central1-a/k8s-ig2--c0ffee1234",
+        "us-central1-a/k8s-ig3--c0ffee1234",
+        "us-central1-b",
+      ]);
+      assert.equal(
+        await value(network.instanceGroups["us-central1-a/k8s-ig3--c0ffee1234"]),
+        selfLink(T.instanceGroup, "k8s-ig3--c0ffee1234"),
+      );
       assert.deepStrictEqual(network.instanceGroupMembers, {
         "us-central1-a/k8s-ig--c0ffee1234": ["node-a1", "node-a2"],
         "us-central1-a/k8s-ig2--c0ffee1234": ["node-a3", "node-a4"],
@@ -267,7 +326,14 @@ describe("components (Pulumi mocks)", () => {
           { zone: "us-central1-b", name: "k8s-ig--c0ffee1234" },
         ],
       });
-      const lbCaptured = await capture((opts) => new ServiceLoadBalancer("default/web", { service: desired, project: PROJECT, region: REGION, network: NETWORK, cluster: refs }, opts));
+      const lbCaptured = await capture(
+        (opts) =>
+          new ServiceLoadBalancer(
+            "default/web",
+            { service: desired, project: PROJECT, region: REGION, network: NETWORK, cluster: refs },
+            opts,
+          ),
+      );
       const backend = lbCaptured.registered.find((r) => r.type === T.backendService);
       assert.deepStrictEqual(backend?.inputs.backends, [
         { group: IG_A, balancingMode: "CONNECTION" },
@@ -286,7 +352,8 @@ describe("components (Pulumi mocks)", () => {
     const DESCRIPTION = '{"kubernetes.io/service-name":"default/web"}';
     const REFS: ClusterRefs = {
       nodeHealthCheck: NODE_HC,
-      legacyNodeHealthCheck: "https://www.googleapis.com/compute/v1/projects/dccm-test/global/httpHealthChecks/k8s-c0ffee1234-node",
+      legacyNodeHealthCheck:
+        "https://www.googleapis.com/compute/v1/projects/dccm-test/global/httpHealthChecks/k8s-c0ffee1234-node",
       instanceGroups: { "us-central1-a": IG_A, "us-central1-b": IG_B },
     };
     const FIREWALL: FirewallSpec = serviceFirewall(KEY, LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443"] }]);
@@ -298,26 +365,47 @@ describe("components (Pulumi mocks)", () => {
     }
 
     function build(desired: ServiceDesired): Promise<Captured<ServiceLoadBalancer>> {
-      return capture((opts) => new ServiceLoadBalancer(KEY, { service: desired, project: PROJECT, region: REGION, network: NETWORK, cluster: REFS }, opts));
+      return capture(
+        (opts) =>
+          new ServiceLoadBalancer(
+            KEY,
+            { service: desired, project: PROJECT, region: REGION, network: NETWORK, cluster: REFS },
+            opts,
+          ),
+      );
     }
 
     const externalAddress = (over: Record<string, unknown> = {}) => externalAddressInputs(LB, DESCRIPTION, over);
     const backendService = (over: Record<string, unknown> = {}) => backendServiceInputs(LB, DESCRIPTION, NODE_HC, over);
-    const forwardingRule = (over: Record<string, unknown> = {}) => forwardingRuleInputs(LB, DESCRIPTION, EXTERNAL_IP, ["80", "443"], selfLink(T.backendService, LB), over);
+    const forwardingRule = (over: Record<string, unknown> = {}) =>
+      forwardingRuleInputs(LB, DESCRIPTION, EXTERNAL_IP, ["80", "443"], selfLink(T.backendService, LB), over);
     const dedicatedHealthCheckInputs = regionHealthCheckInputs(LB, 32000, DESCRIPTION);
     const COMPONENT: [string, string, boolean] = ["dccm:gcp:ServiceLoadBalancer", KEY, false];
 
     /** All resources, with inputs, exactly; parenting checked. */
-    function assertResources(captured: Captured<ServiceLoadBalancer>, want: Record<string, [string, Record<string, unknown>]>): void {
+    function assertResources(
+      captured: Captured<ServiceLoadBalancer>,
+      want: Record<string, [string, Record<string, unknown>]>,
+    ): void {
       assert.deepStrictEqual(
         typesAndNames(captured.registered),
-        [COMPONENT, ...Object.entries(want).map(([name, [type]]): [string, string, boolean] => [type, name, true])].sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0)),
+        [
+          COMPONENT,
+          ...Object.entries(want).map(([name, [type]]): [string, string, boolean] => [type, name, true]),
+        ].sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0)),
       );
       const resources = byName(captured.registered);
       assert.deepStrictEqual(resources.get(KEY)?.inputs, {});
-      for (const [name, [, inputs]] of Object.entries(want)) assert.deepStrictEqual(resources.get(name)?.inputs, inputs, name);
+      for (const [name, [, inputs]] of Object.entries(want))
+        assert.deepStrictEqual(resources.get(name)?.inputs, inputs, name);
       assertParented(captured, "dccm:gcp:ServiceLoadBalancer");
-      assert.deepStrictEqual(captured.urns, [urn("dccm:gcp:ServiceLoadBalancer", KEY), ...Object.entries(want).map(([name, [type]]) => urn(`dccm:gcp:ServiceLoadBalancer$${type}`, name))].sort());
+      assert.deepStrictEqual(
+        captured.urns,
+        [
+          urn("dccm:gcp:ServiceLoadBalancer", KEY),
+          ...Object.entries(want).map(([name, [type]]) => urn(`dccm:gcp:ServiceLoadBalancer$${type}`, name)),
+        ].sort(),
+      );
     }
 
     it("external, backend service, shared health check: address, backend service, forwarding rule, firewall", async () => {
@@ -343,7 +431,14 @@ describe("components (Pulumi mocks)", () => {
         service({
           networkTier: "STANDARD",
           sessionAffinity: "CLIENT_IP",
-          frontends: [{ name: LB, protocol: "TCP", ports: [80, 81, 82, 83, 84, 9000], portSelection: { kind: "range", portRange: "80-9000" } }],
+          frontends: [
+            {
+              name: LB,
+              protocol: "TCP",
+              ports: [80, 81, 82, 83, 84, 9000],
+              portSelection: { kind: "range", portRange: "80-9000" },
+            },
+          ],
         }),
       );
       const { ports: _ports, ...rule } = forwardingRule({ networkTier: "STANDARD", portRange: "80-9000" });
@@ -356,11 +451,16 @@ describe("components (Pulumi mocks)", () => {
     });
 
     it("ETP Local: dedicated regional health check <lb> used by the backend service, and its k8s-<lb>-http-hc firewall", async () => {
-      const captured = await build(service({ healthCheck: { kind: "dedicated", spec: DEDICATED_HC }, healthCheckFirewall: HC_FIREWALL }));
+      const captured = await build(
+        service({ healthCheck: { kind: "dedicated", spec: DEDICATED_HC }, healthCheckFirewall: HC_FIREWALL }),
+      );
       assertResources(captured, {
         "default/web:address": [T.address, externalAddress()],
         "default/web:hc": [T.regionHealthCheck, dedicatedHealthCheckInputs],
-        "default/web:backend-tcp": [T.backendService, backendService({ healthChecks: selfLink(T.regionHealthCheck, LB) })],
+        "default/web:backend-tcp": [
+          T.backendService,
+          backendService({ healthChecks: selfLink(T.regionHealthCheck, LB) }),
+        ],
         "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule()],
         "default/web:firewall": [T.firewall, firewallInputs(FIREWALL, EXTERNAL_IP)],
         "default/web:hc-firewall": [T.firewall, firewallInputs(HC_FIREWALL, EXTERNAL_IP)],
@@ -386,9 +486,20 @@ describe("components (Pulumi mocks)", () => {
       assertResources(captured, {
         "default/web:address": [
           T.address,
-          { project: PROJECT, region: REGION, name: LB, description: DESCRIPTION, addressType: "INTERNAL", subnetwork: "ilb-subnet", purpose: "SHARED_LOADBALANCER_VIP" },
+          {
+            project: PROJECT,
+            region: REGION,
+            name: LB,
+            description: DESCRIPTION,
+            addressType: "INTERNAL",
+            subnetwork: "ilb-subnet",
+            purpose: "SHARED_LOADBALANCER_VIP",
+          },
         ],
-        "default/web:backend-tcp": [T.backendService, backendService({ loadBalancingScheme: "INTERNAL", network: NETWORK })],
+        "default/web:backend-tcp": [
+          T.backendService,
+          backendService({ loadBalancingScheme: "INTERNAL", network: NETWORK }),
+        ],
         "default/web:forwarding-rule-tcp": [T.forwardingRule, internalRule],
         "default/web:firewall": [T.firewall, firewallInputs(FIREWALL, INTERNAL_IP)],
       });
@@ -396,7 +507,13 @@ describe("components (Pulumi mocks)", () => {
     });
 
     it("internal with more than 5 ports: allPorts", async () => {
-      const captured = await build(service({ scheme: "INTERNAL", subnetwork: "ilb-subnet", frontends: [{ name: LB, protocol: "TCP", ports: [1, 2, 3, 4, 5, 6], portSelection: { kind: "all" } }] }));
+      const captured = await build(
+        service({
+          scheme: "INTERNAL",
+          subnetwork: "ilb-subnet",
+          frontends: [{ name: LB, protocol: "TCP", ports: [1, 2, 3, 4, 5, 6], portSelection: { kind: "all" } }],
+        }),
+      );
       const rule = byName(captured.registered).get("default/web:forwarding-rule-tcp")?.inputs ?? {};
       assert.equal(rule.allPorts, true);
       assert.equal("ports" in rule || "portRange" in rule, false);
@@ -446,7 +563,15 @@ describe("components (Pulumi mocks)", () => {
         "default/web:backend-tcp": [T.backendService, backendService()],
         "default/web:backend-udp": [T.backendService, backendService({ name: `${LB}-udp`, protocol: "UDP" })],
         "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule({ ports: ["53"] })],
-        "default/web:forwarding-rule-udp": [T.forwardingRule, forwardingRule({ name: `${LB}-udp`, ipProtocol: "UDP", ports: ["53"], backendService: selfLink(T.backendService, `${LB}-udp`) })],
+        "default/web:forwarding-rule-udp": [
+          T.forwardingRule,
+          forwardingRule({
+            name: `${LB}-udp`,
+            ipProtocol: "UDP",
+            ports: ["53"],
+            backendService: selfLink(T.backendService, `${LB}-udp`),
+          }),
+        ],
         "default/web:firewall": [T.firewall, firewallInputs(fw, EXTERNAL_IP)],
       });
       assert.deepStrictEqual(await value(captured.component.ingressIPs), [EXTERNAL_IP]);
@@ -480,7 +605,9 @@ describe("components (Pulumi mocks)", () => {
       const targetPoolService = (over: Partial<ServiceDesired> = {}) =>
         service({
           backend: "target-pool",
-          frontends: [{ name: LB, protocol: "TCP", ports: [80, 443], portSelection: { kind: "range", portRange: "80-443" } }],
+          frontends: [
+            { name: LB, protocol: "TCP", ports: [80, 443], portSelection: { kind: "range", portRange: "80-443" } },
+          ],
           backendZones: [],
           backendInstances: [
             { zone: "us-central1-a", name: "node-a1" },
@@ -519,7 +646,12 @@ describe("components (Pulumi mocks)", () => {
       });
 
       it("dedicated (ETP Local): a global legacy HTTP health check <lb> on healthCheckNodePort", async () => {
-        const captured = await build(targetPoolService({ healthCheck: { kind: "dedicated", spec: DEDICATED_HC }, healthCheckFirewall: HC_FIREWALL }));
+        const captured = await build(
+          targetPoolService({
+            healthCheck: { kind: "dedicated", spec: DEDICATED_HC },
+            healthCheckFirewall: HC_FIREWALL,
+          }),
+        );
         assertResources(captured, {
           "default/web:address": [T.address, externalAddress()],
           "default/web:hc": [T.httpHealthCheck, legacyHealthCheckInputs(LB, 32000, DESCRIPTION)],
@@ -555,20 +687,38 @@ describe("components (Pulumi mocks)", () => {
 
     describe("options that keep replacements convergent", () => {
       /** [name, ignoreChanges, replaceOnChanges, aliases, replaceWith] of every custom resource. */
-      function options(captured: Captured<ServiceLoadBalancer>): [string, string[] | undefined, string[] | undefined, string[], string[]][] {
+      function options(
+        captured: Captured<ServiceLoadBalancer>,
+      ): [string, string[] | undefined, string[] | undefined, string[], string[]][] {
         return captured.constructions
           .filter((c) => c.type !== "dccm:gcp:ServiceLoadBalancer")
-          .map((c): [string, string[] | undefined, string[] | undefined, string[], string[]] => [c.name, c.ignoreChanges, c.replaceOnChanges, c.aliases, c.replaceWith])
+          .map((c): [string, string[] | undefined, string[] | undefined, string[], string[]] => [
+            c.name,
+            c.ignoreChanges,
+            c.replaceOnChanges,
+            c.aliases,
+            c.replaceWith,
+          ])
           .sort((a, b) => a[0].localeCompare(b[0]));
       }
 
       it("backend service: the forwarding rule is replaced with it, a protocol change replaces it, and a single UDP frontend inherits the TCP names", async () => {
-        const captured = await build(service({ frontends: [{ name: LB, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } }] }));
+        const captured = await build(
+          service({
+            frontends: [{ name: LB, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } }],
+          }),
+        );
         assert.deepStrictEqual(options(captured), [
           ["default/web:address", ["description", "purpose"], undefined, [], []],
           ["default/web:backend-udp", ["description", "network"], ["protocol"], ["default/web:backend-tcp"], []],
           ["default/web:firewall", ["description"], undefined, [], []],
-          ["default/web:forwarding-rule-udp", ["description"], undefined, ["default/web:forwarding-rule-tcp"], ["default/web:backend-udp"]],
+          [
+            "default/web:forwarding-rule-udp",
+            ["description"],
+            undefined,
+            ["default/web:forwarding-rule-tcp"],
+            ["default/web:backend-udp"],
+          ],
         ]);
       });
 
@@ -596,7 +746,9 @@ describe("components (Pulumi mocks)", () => {
         const captured = await build(
           service({
             backend: "target-pool",
-            frontends: [{ name: LB, protocol: "TCP", ports: [80], portSelection: { kind: "range", portRange: "80-80" } }],
+            frontends: [
+              { name: LB, protocol: "TCP", ports: [80], portSelection: { kind: "range", portRange: "80-80" } },
+            ],
             backendZones: [],
             backendInstances: [{ zone: "us-central1-a", name: "node-a1" }],
           }),
@@ -604,7 +756,13 @@ describe("components (Pulumi mocks)", () => {
         assert.deepStrictEqual(options(captured), [
           ["default/web:address", ["description", "purpose"], undefined, [], []],
           ["default/web:firewall", ["description"], undefined, [], []],
-          ["default/web:forwarding-rule-tcp", ["description"], undefined, ["default/web:forwarding-rule-udp"], ["default/web:target-pool"]],
+          [
+            "default/web:forwarding-rule-tcp",
+            ["description"],
+            undefined,
+            ["default/web:forwarding-rule-udp"],
+            ["default/web:target-pool"],
+          ],
           ["default/web:target-pool", ["description"], undefined, [], []],
         ]);
       });
@@ -622,7 +780,13 @@ describe("components (Pulumi mocks)", () => {
           denyFirewall: denyFirewall(KEY, LB, "ipv6"),
         };
         const captured = await build(
-          service({ healthCheck: { kind: "dedicated", spec: DEDICATED_HC }, firewall: fw999, healthCheckFirewall: hc999, denyFirewall: denyFirewall(KEY, LB, "ipv4"), ipv6 }),
+          service({
+            healthCheck: { kind: "dedicated", spec: DEDICATED_HC },
+            firewall: fw999,
+            healthCheckFirewall: hc999,
+            denyFirewall: denyFirewall(KEY, LB, "ipv4"),
+            ipv6,
+          }),
         );
         const registered = byName(captured.registered);
         assert.deepStrictEqual(registered.get("default/web:firewall")?.inputs, firewallInputs(fw999, EXTERNAL_IP));
@@ -639,10 +803,21 @@ describe("components (Pulumi mocks)", () => {
           denies: [{ protocol: "all" }],
           priority: 1000,
         });
-        assert.deepStrictEqual(registered.get("default/web:firewall-ipv6")?.inputs, firewallInputs(ipv6.firewall, EXTERNAL_IPV6));
-        assert.deepStrictEqual(registered.get("default/web:hc-firewall-ipv6")?.inputs, firewallInputs(ipv6.healthCheckFirewall, EXTERNAL_IPV6));
-        assert.deepStrictEqual(registered.get("default/web:deny-firewall-ipv6")?.inputs, denyFirewallInputs(denyFirewall(KEY, LB, "ipv6"), EXTERNAL_IPV6));
-        const dependsOn = Object.fromEntries(captured.constructions.filter((c) => c.type === T.firewall).map((c) => [c.name, c.dependsOn]));
+        assert.deepStrictEqual(
+          registered.get("default/web:firewall-ipv6")?.inputs,
+          firewallInputs(ipv6.firewall, EXTERNAL_IPV6),
+        );
+        assert.deepStrictEqual(
+          registered.get("default/web:hc-firewall-ipv6")?.inputs,
+          firewallInputs(ipv6.healthCheckFirewall, EXTERNAL_IPV6),
+        );
+        assert.deepStrictEqual(
+          registered.get("default/web:deny-firewall-ipv6")?.inputs,
+          denyFirewallInputs(denyFirewall(KEY, LB, "ipv6"), EXTERNAL_IPV6),
+        );
+        const dependsOn = Object.fromEntries(
+          captured.constructions.filter((c) => c.type === T.firewall).map((c) => [c.name, c.dependsOn]),
+        );
         assert.deepStrictEqual(dependsOn, {
           "default/web:firewall": [],
           "default/web:hc-firewall": [],
@@ -663,8 +838,17 @@ describe("components (Pulumi mocks)", () => {
 
       it("a user-owned loadBalancerIP: the deny rule towards it", async () => {
         const ip = { kind: "ip" as const, ip: "203.0.113.50" };
-        const captured = await build(service({ userIP: "203.0.113.50", firewall: { ...FIREWALL, destination: ip, priority: 999 }, denyFirewall: denyFirewall(KEY, LB, "ipv4", ip) }));
-        assert.deepStrictEqual(byName(captured.registered).get("default/web:deny-firewall")?.inputs, denyFirewallInputs(denyFirewall(KEY, LB, "ipv4", ip), "203.0.113.50"));
+        const captured = await build(
+          service({
+            userIP: "203.0.113.50",
+            firewall: { ...FIREWALL, destination: ip, priority: 999 },
+            denyFirewall: denyFirewall(KEY, LB, "ipv4", ip),
+          }),
+        );
+        assert.deepStrictEqual(
+          byName(captured.registered).get("default/web:deny-firewall")?.inputs,
+          denyFirewallInputs(denyFirewall(KEY, LB, "ipv4", ip), "203.0.113.50"),
+        );
       });
     });
 
@@ -695,7 +879,15 @@ describe("components (Pulumi mocks)", () => {
               networkTier: "PREMIUM",
             },
           ],
-          "default/web:forwarding-rule-tcp-ipv6": [T.forwardingRule, forwardingRule({ name: `${LB}-ipv6`, ipAddress: EXTERNAL_IPV6, ipVersion: "IPV6", subnetwork: "v6-subnet" })],
+          "default/web:forwarding-rule-tcp-ipv6": [
+            T.forwardingRule,
+            forwardingRule({
+              name: `${LB}-ipv6`,
+              ipAddress: EXTERNAL_IPV6,
+              ipVersion: "IPV6",
+              subnetwork: "v6-subnet",
+            }),
+          ],
           "default/web:firewall-ipv6": [T.firewall, firewallInputs(ipv6.firewall, EXTERNAL_IPV6)],
           "default/web:hc-firewall-ipv6": [T.firewall, firewallInputs(ipv6.healthCheckFirewall, EXTERNAL_IPV6)],
         });
@@ -768,8 +960,18 @@ describe("components (Pulumi mocks)", () => {
         const dedicated = `https://mock.test/${T.regionHealthCheck}/${LB}`;
         assertResources(captured, {
           "default/web:hc": [T.regionHealthCheck, dedicatedHealthCheckInputs],
-          "default/web:backend-tcp": [T.backendService, backendServiceInputs(LB, DESCRIPTION, dedicated, { loadBalancingScheme: "INTERNAL", network: NETWORK })],
-          "default/web:backend-udp": [T.backendService, backendServiceInputs(`${LB}-udp`, DESCRIPTION, dedicated, { protocol: "UDP", loadBalancingScheme: "INTERNAL", network: NETWORK })],
+          "default/web:backend-tcp": [
+            T.backendService,
+            backendServiceInputs(LB, DESCRIPTION, dedicated, { loadBalancingScheme: "INTERNAL", network: NETWORK }),
+          ],
+          "default/web:backend-udp": [
+            T.backendService,
+            backendServiceInputs(`${LB}-udp`, DESCRIPTION, dedicated, {
+              protocol: "UDP",
+              loadBalancingScheme: "INTERNAL",
+              network: NETWORK,
+            }),
+          ],
           "default/web:address-ipv6": [
             T.address,
             {
@@ -808,14 +1010,33 @@ describe("components (Pulumi mocks)", () => {
           forwardingRule({ name: `${LB}-ipv6`, ipAddress: "2001:db8::5", ipVersion: "IPV6", subnetwork: "v6-subnet" }),
         );
         assert.deepStrictEqual(await value(captured.component.ingressIPs), [EXTERNAL_IP, "2001:db8::5"]);
-        assert.deepStrictEqual(registered.get("default/web:firewall-ipv6")?.inputs, firewallInputs(ipv6.firewall, "2001:db8::5"));
-        assert.deepStrictEqual(registered.get("default/web:hc-firewall-ipv6")?.inputs, firewallInputs(ipv6.healthCheckFirewall, "2001:db8::5"));
+        assert.deepStrictEqual(
+          registered.get("default/web:firewall-ipv6")?.inputs,
+          firewallInputs(ipv6.firewall, "2001:db8::5"),
+        );
+        assert.deepStrictEqual(
+          registered.get("default/web:hc-firewall-ipv6")?.inputs,
+          firewallInputs(ipv6.healthCheckFirewall, "2001:db8::5"),
+        );
       });
     });
 
     it("a backend zone missing from the cluster references is an error, not a silent gap", async () => {
       await assert.rejects(
-        capture((opts) => new ServiceLoadBalancer(KEY, { service: service({ backendZones: ["us-central1-z"] }), project: PROJECT, region: REGION, network: NETWORK, cluster: REFS }, opts)),
+        capture(
+          (opts) =>
+            new ServiceLoadBalancer(
+              KEY,
+              {
+                service: service({ backendZones: ["us-central1-z"] }),
+                project: PROJECT,
+                region: REGION,
+                network: NETWORK,
+                cluster: REFS,
+              },
+              opts,
+            ),
+        ),
         { message: "no instance group us-central1-z in the cluster references" },
       );
       await pulumi.runtime.disconnect();
@@ -827,11 +1048,14 @@ describe("components (Pulumi mocks)", () => {
     const LB = "a1b4e28ba2fa141d2883f0016d3cca42";
     const KEY = "default/web";
     const DESCRIPTION = '{"kubernetes.io/service-name":"default/web"}';
-    const OWNED = '{"kubernetes.io/service-name":"default/web","dccm.io/cluster-id":"c0ffee1234","dccm.io/cluster-uid":"c1a55e00-0000-4000-8000-000000000001"}';
-    const OWNED_CLUSTER = '{"kubernetes.io/cluster-id":"c0ffee1234","dccm.io/cluster-id":"c0ffee1234","dccm.io/cluster-uid":"c1a55e00-0000-4000-8000-000000000001"}';
+    const OWNED =
+      '{"kubernetes.io/service-name":"default/web","dccm.io/cluster-id":"c0ffee1234","dccm.io/cluster-uid":"c1a55e00-0000-4000-8000-000000000001"}';
+    const OWNED_CLUSTER =
+      '{"kubernetes.io/cluster-id":"c0ffee1234","dccm.io/cluster-id":"c0ffee1234","dccm.io/cluster-uid":"c1a55e00-0000-4000-8000-000000000001"}';
     const REFS: ClusterRefs = {
       nodeHealthCheck: NODE_HC,
-      legacyNodeHealthCheck: "https://www.googleapis.com/compute/v1/projects/dccm-test/global/httpHealthChecks/k8s-c0ffee1234-node",
+      legacyNodeHealthCheck:
+        "https://www.googleapis.com/compute/v1/projects/dccm-test/global/httpHealthChecks/k8s-c0ffee1234-node",
       instanceGroups: { "us-central1-a": IG_A, "us-central1-b": IG_B },
     };
     // Every resource a Service can have: dedicated health check, its firewall, both families.
@@ -841,8 +1065,23 @@ describe("components (Pulumi mocks)", () => {
       ipv6: ipv6Half(KEY, LB, "v6-subnet", ["::/0"], [{ protocol: "tcp", ports: ["80", "443"] }], 32000),
     });
     const build = (owner?: typeof OWNER): Promise<Captured<ServiceLoadBalancer>> =>
-      capture((opts) => new ServiceLoadBalancer(KEY, { service: desired, project: PROJECT, region: REGION, network: NETWORK, cluster: REFS, ...(owner !== undefined ? { owner } : {}) }, opts));
-    const customs = (captured: Captured<pulumi.Resource>): Registered[] => captured.registered.filter((resource) => resource.custom).sort((a, b) => a.name.localeCompare(b.name));
+      capture(
+        (opts) =>
+          new ServiceLoadBalancer(
+            KEY,
+            {
+              service: desired,
+              project: PROJECT,
+              region: REGION,
+              network: NETWORK,
+              cluster: REFS,
+              ...(owner !== undefined ? { owner } : {}),
+            },
+            opts,
+          ),
+      );
+    const customs = (captured: Captured<pulumi.Resource>): Registered[] =>
+      captured.registered.filter((resource) => resource.custom).sort((a, b) => a.name.localeCompare(b.name));
 
     it("a Service: every resource's description is exactly the Service's with both owner keys; nothing else differs from a declaration without owner", async () => {
       const owned = await build(OWNER);
@@ -867,11 +1106,18 @@ describe("components (Pulumi mocks)", () => {
       const customNames = new Set(customs(owned).map((resource) => resource.name));
       const constructions = owned.constructions.filter((construction) => customNames.has(construction.name));
       assert.equal(constructions.length, 10);
-      for (const construction of constructions) assert.ok(construction.ignoreChanges?.includes("description"), `${construction.name}: ${String(construction.ignoreChanges)}`);
+      for (const construction of constructions)
+        assert.ok(
+          construction.ignoreChanges?.includes("description"),
+          `${construction.name}: ${String(construction.ignoreChanges)}`,
+        );
     });
 
     it("the cluster: groups, health checks and their firewall carry the marker; routes keep the stock CCM's description", async () => {
-      const cluster = { ...fixtureCluster([route("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a")]), legacyNodeHealthCheck: true };
+      const cluster = {
+        ...fixtureCluster([route("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a")]),
+        legacyNodeHealthCheck: true,
+      };
       const captured = await capture((opts) => new ClusterNetwork("cluster", { cluster, owner: OWNER }, opts));
       assert.deepStrictEqual(
         customs(captured).map((resource) => [resource.name, resource.inputs.description]),
@@ -885,7 +1131,9 @@ describe("components (Pulumi mocks)", () => {
         ],
       );
       assert.deepStrictEqual(
-        captured.constructions.filter((construction) => construction.name !== "cluster").map((construction) => [construction.name, construction.ignoreChanges]),
+        captured.constructions
+          .filter((construction) => construction.name !== "cluster")
+          .map((construction) => [construction.name, construction.ignoreChanges]),
         [
           ["cluster:ig-us-central1-a", ["description", "network"]],
           ["cluster:ig-us-central1-b", ["description", "network"]],
@@ -912,9 +1160,17 @@ describe("components (Pulumi mocks)", () => {
         assert.deepStrictEqual(parseScope(text), scope);
       });
     }
-    for (const bad of ["service:web", "service:Default/web", "services:default/web", "service:default/web/x", "everything"]) {
+    for (const bad of [
+      "service:web",
+      "service:Default/web",
+      "services:default/web",
+      "service:default/web/x",
+      "everything",
+    ]) {
       it(`${JSON.stringify(bad)} is refused`, () => {
-        assert.throws(() => parseScope(bad), { message: `dccm:scope: "${bad}" is not all, cluster or service:<namespace>/<name>` });
+        assert.throws(() => parseScope(bad), {
+          message: `dccm:scope: "${bad}" is not all, cluster or service:<namespace>/<name>`,
+        });
       });
     }
   });

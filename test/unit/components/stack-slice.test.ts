@@ -20,8 +20,14 @@ const DESIRED: DesiredState = desiredState(
           { protocol: "UDP", port: 53 },
         ],
       }),
-      lbService("default", "pool", "22222222-bbbb-4bbb-8bbb-222222222222", { annotations: { "dccm.io/backend": "target-pool" }, externalTrafficPolicy: "Local", healthCheckNodePort: 30100 }),
-      lbService("default", "ilb", "33333333-cccc-4ccc-8ccc-333333333333", { annotations: { "networking.gke.io/load-balancer-type": "Internal" } }),
+      lbService("default", "pool", "22222222-bbbb-4bbb-8bbb-222222222222", {
+        annotations: { "dccm.io/backend": "target-pool" },
+        externalTrafficPolicy: "Local",
+        healthCheckNodePort: 30100,
+      }),
+      lbService("default", "ilb", "33333333-cccc-4ccc-8ccc-333333333333", {
+        annotations: { "networking.gke.io/load-balancer-type": "Internal" },
+      }),
       lbService("default", "bad", "44444444-dddd-4ddd-8ddd-444444444444", { ports: [{ protocol: "SCTP", port: 80 }] }),
     ],
   },
@@ -29,7 +35,10 @@ const DESIRED: DesiredState = desiredState(
 );
 
 async function registered(desired: DesiredState, scope: Scope): Promise<Omit<Registered, "importId">[]> {
-  const mockState = (type: string, inputs: Record<string, unknown>): { id: string; state: Record<string, unknown> } => ({
+  const mockState = (
+    type: string,
+    inputs: Record<string, unknown>,
+  ): { id: string; state: Record<string, unknown> } => ({
     id: `${type}/${String(inputs.name)}`,
     state: { ...inputs, address: "198.51.100.5", selfLink: `https://mock.test/${type}/${String(inputs.name)}` },
   });
@@ -37,7 +46,9 @@ async function registered(desired: DesiredState, scope: Scope): Promise<Omit<Reg
     declareStack(desired, scope);
     return new pulumi.ComponentResource("test:index:Root", "root", {}, opts);
   });
-  return captured.registered.map(({ type, name, custom, inputs }) => ({ type, name, custom, inputs })).sort((a, b) => a.name.localeCompare(b.name));
+  return captured.registered
+    .map(({ type, name, custom, inputs }) => ({ type, name, custom, inputs }))
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 describe("components/outputs stackSlice: a stack's run declares from its own slice of the desired state", () => {

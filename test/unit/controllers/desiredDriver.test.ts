@@ -7,7 +7,14 @@ import type { EnqueueFlags } from "../../../runtime/queue";
 import { DesiredDriver } from "../../../controllers/desiredDriver";
 import { gceNode, lbService } from "../../support/builders";
 
-const CONFIG = parseConfig({ project: "dccm-test", region: "us-central1", network: "net", nodeTags: ["n"], clusterName: "c", clusterId: "cid" });
+const CONFIG = parseConfig({
+  project: "dccm-test",
+  region: "us-central1",
+  network: "net",
+  nodeTags: ["n"],
+  clusterName: "c",
+  clusterId: "cid",
+});
 const NODE = gceNode("n1", "00000000-0000-4000-8000-000000000001", "us-central1-a", []);
 const WEB = lbService("default", "web", "10000000-0000-4000-8000-000000000001");
 const DEBOUNCE_MS = 5;
@@ -21,7 +28,11 @@ class FakeWatcher extends EventEmitter {
 
 function setup(): { driver: DesiredDriver; watcher: FakeWatcher; enqueued: [string, EnqueueFlags | undefined][] } {
   const enqueued: [string, EnqueueFlags | undefined][] = [];
-  const driver = new DesiredDriver({ cache: new DesiredCache(CONFIG), debounceMs: DEBOUNCE_MS, enqueue: (stack, flags) => enqueued.push([stack, flags]) });
+  const driver = new DesiredDriver({
+    cache: new DesiredCache(CONFIG),
+    debounceMs: DEBOUNCE_MS,
+    enqueue: (stack, flags) => enqueued.push([stack, flags]),
+  });
   const watcher = new FakeWatcher();
   driver.attach(watcher);
   return { driver, watcher, enqueued };
@@ -98,9 +109,21 @@ describe("controllers: DesiredDriver", () => {
     driver.fill();
     driver.startReferences(["cluster", "service.default.web"]);
     driver.recordedFirewall(true);
-    assert.deepEqual(driver.cache.lastObserved(), { goneInstances: [], referencedZones: [], referencedGroups: [], legacyHealthCheckReferenced: false, denyRulesUnread: true });
+    assert.deepEqual(driver.cache.lastObserved(), {
+      goneInstances: [],
+      referencedZones: [],
+      referencedGroups: [],
+      legacyHealthCheckReferenced: false,
+      denyRulesUnread: true,
+    });
     driver.referencesChanged({ zones: ["us-central1-a"], legacyHealthCheck: true, denyRules: ["default/web"] });
-    assert.deepEqual(driver.cache.lastObserved(), { goneInstances: [], referencedZones: ["us-central1-a"], referencedGroups: [], legacyHealthCheckReferenced: true, denyRulesHeld: ["default/web"] });
+    assert.deepEqual(driver.cache.lastObserved(), {
+      goneInstances: [],
+      referencedZones: ["us-central1-a"],
+      referencedGroups: [],
+      legacyHealthCheckReferenced: true,
+      denyRulesHeld: ["default/web"],
+    });
   });
 
   it("amend() observes the last observation with the patch over it; the stacks whose desired state it changes are enqueued as changed", () => {

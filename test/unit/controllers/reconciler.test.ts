@@ -12,7 +12,14 @@ import { Reconciler, type ReconcilerDeps } from "../../../controllers/reconciler
 
 import type { UpOutcome } from "../../../stacks/runner";
 
-import { instanceGroupKey, loadBalancerName, observedReferences, type Config, type DesiredState, LB_FINALIZER } from "../../../model";
+import {
+  instanceGroupKey,
+  loadBalancerName,
+  observedReferences,
+  type Config,
+  type DesiredState,
+  LB_FINALIZER,
+} from "../../../model";
 import { withReferences, type ClusterReferences } from "../../../controllers/stackRuns";
 import type { NodeInfo, ServiceInfo } from "../../../model/types";
 import { planGoneInstances, type CheckedNode } from "../../../controllers/cluster/instances";
@@ -38,7 +45,8 @@ describe("daemon/ownership: classOwnership", () => {
     ["another class", { type: "LoadBalancer", loadBalancerClass: "metallb.io/metallb" }, "foreign"],
     ["no class, ClusterIP (type changed)", { type: "ClusterIP" }, "unknown"],
   ];
-  for (const [title, service, expected] of table) it(title, () => assert.equal(classOwnership(service, CLASSES), expected));
+  for (const [title, service, expected] of table)
+    it(title, () => assert.equal(classOwnership(service, CLASSES), expected));
 });
 
 describe("daemon/ownership: planRemoval", () => {
@@ -46,18 +54,54 @@ describe("daemon/ownership: planRemoval", () => {
   const table: [string, ObservedService | undefined, boolean, ReturnType<typeof planRemoval>][] = [
     ["Service absent, our stack: destroy only", undefined, true, { ...nothing, destroy: true }],
     ["Service absent, no stack: nothing", undefined, false, nothing],
-    ["another class with the standard finalizer, no stack: never touched", observed({ loadBalancerClass: "other.io/lb", deleting: true }), false, nothing],
-    ["another class, our stale stack under the name: the stack goes, the Service is not touched", observed({ loadBalancerClass: "other.io/lb" }), true, { ...nothing, destroy: true }],
-    ["ours, deleting, stack: destroy, announce, remove finalizer", observed({ deleting: true }), true, { destroy: true, clearIngress: false, removeFinalizer: true, announce: true }],
-    ["ours, deleting, no stack (deleted before its first up): finalizer removed", observed({ deleting: true }), false, { destroy: false, clearIngress: false, removeFinalizer: true, announce: true }],
+    [
+      "another class with the standard finalizer, no stack: never touched",
+      observed({ loadBalancerClass: "other.io/lb", deleting: true }),
+      false,
+      nothing,
+    ],
+    [
+      "another class, our stale stack under the name: the stack goes, the Service is not touched",
+      observed({ loadBalancerClass: "other.io/lb" }),
+      true,
+      { ...nothing, destroy: true },
+    ],
+    [
+      "ours, deleting, stack: destroy, announce, remove finalizer",
+      observed({ deleting: true }),
+      true,
+      { destroy: true, clearIngress: false, removeFinalizer: true, announce: true },
+    ],
+    [
+      "ours, deleting, no stack (deleted before its first up): finalizer removed",
+      observed({ deleting: true }),
+      false,
+      { destroy: false, clearIngress: false, removeFinalizer: true, announce: true },
+    ],
     ["ours, deleting, no finalizer, no stack: nothing", observed({ deleting: true, finalizers: [] }), false, nothing],
     ["ours by class and not deleting (the model wants it): nothing here", observed(), true, nothing],
-    ["type changed, our stack: destroy, clear ingress, remove finalizer", observed({ type: "ClusterIP" }), true, { destroy: true, clearIngress: true, removeFinalizer: true, announce: true }],
-    ["type changed, no ingress: nothing to clear", observed({ type: "ClusterIP", ingress: [] }), true, { destroy: true, clearIngress: false, removeFinalizer: true, announce: true }],
+    [
+      "type changed, our stack: destroy, clear ingress, remove finalizer",
+      observed({ type: "ClusterIP" }),
+      true,
+      { destroy: true, clearIngress: true, removeFinalizer: true, announce: true },
+    ],
+    [
+      "type changed, no ingress: nothing to clear",
+      observed({ type: "ClusterIP", ingress: [] }),
+      true,
+      { destroy: true, clearIngress: false, removeFinalizer: true, announce: true },
+    ],
     ["type changed, no stack of ours: not provably ours, nothing", observed({ type: "ClusterIP" }), false, nothing],
-    ["type changed and deleting, stack: no status write", observed({ type: "ClusterIP", deleting: true }), true, { destroy: true, clearIngress: false, removeFinalizer: true, announce: true }],
+    [
+      "type changed and deleting, stack: no status write",
+      observed({ type: "ClusterIP", deleting: true }),
+      true,
+      { destroy: true, clearIngress: false, removeFinalizer: true, announce: true },
+    ],
   ];
-  for (const [title, service, stackExists, expected] of table) it(title, () => assert.deepEqual(planRemoval(service, stackExists, LB_FINALIZER, CLASSES), expected));
+  for (const [title, service, stackExists, expected] of table)
+    it(title, () => assert.deepEqual(planRemoval(service, stackExists, LB_FINALIZER, CLASSES), expected));
 });
 
 describe("daemon/ownership: holdOrphanDestroys", () => {
@@ -76,7 +120,8 @@ describe("daemon/ownership: holdOrphanDestroys", () => {
     [16, 16, 5, 15, true],
   ];
   for (const [orphans, stacks, limit, confirmed, held] of table) {
-    it(`${orphans} of ${stacks} stacks, limit ${limit}, ${confirmed} confirmed → ${held ? "held" : "proceed"}`, () => assert.equal(holdOrphanDestroys(orphans, stacks, limit, confirmed), held));
+    it(`${orphans} of ${stacks} stacks, limit ${limit}, ${confirmed} confirmed → ${held ? "held" : "proceed"}`, () =>
+      assert.equal(holdOrphanDestroys(orphans, stacks, limit, confirmed), held));
   }
 });
 
@@ -86,11 +131,17 @@ describe("daemon: describeError", () => {
       kind: "Status",
       apiVersion: "v1",
       status: "Failure",
-      message: "Service \"web\" is invalid: status.loadBalancer: Forbidden: may only be used when `spec.type` is 'LoadBalancer'",
+      message:
+        "Service \"web\" is invalid: status.loadBalancer: Forbidden: may only be used when `spec.type` is 'LoadBalancer'",
       code: 422,
     });
     const error = new Error("writing status.loadBalancer of Service default/web", {
-      cause: new ApiException(422, `HTTP-Code: 422\nMessage: Unknown API Status Code!\nBody: ${body}\nHeaders: {}`, body, {}),
+      cause: new ApiException(
+        422,
+        `HTTP-Code: 422\nMessage: Unknown API Status Code!\nBody: ${body}\nHeaders: {}`,
+        body,
+        {},
+      ),
     });
     assert.equal(
       describeError(error),
@@ -116,7 +167,16 @@ interface Harness {
 }
 
 function meta(name: string, over: Partial<ServiceMeta> = {}): ServiceMeta {
-  return { namespace: "default", name, uid: `uid-${name}`, type: "LoadBalancer", finalizers: [LB_FINALIZER], ingress: ["34.1.2.3"], deleting: false, ...over };
+  return {
+    namespace: "default",
+    name,
+    uid: `uid-${name}`,
+    type: "LoadBalancer",
+    finalizers: [LB_FINALIZER],
+    ingress: ["34.1.2.3"],
+    deleting: false,
+    ...over,
+  };
 }
 
 function harness(
@@ -144,28 +204,58 @@ function harness(
     services: options.services,
     metas: options.metas,
     runner: {
-      inspect: (stack) => ({ hash: options.hashes?.(h.cache)[stack], outputs: options.outputs?.[stack] ?? {}, clusterUid: options.recorded?.[stack] }),
+      inspect: (stack) => ({
+        hash: options.hashes?.(h.cache)[stack],
+        outputs: options.outputs?.[stack] ?? {},
+        clusterUid: options.recorded?.[stack],
+      }),
       up: (stack, desired) => {
         options.onUp?.(stack, desired);
-        if (stack === "cluster") clusterRuns.push(desired.cluster.instanceGroups.map((group) => `${instanceGroupKey(group)}: ${group.instances.join(",")}`));
+        if (stack === "cluster")
+          clusterRuns.push(
+            desired.cluster.instanceGroups.map((group) => `${instanceGroupKey(group)}: ${group.instances.join(",")}`),
+          );
         if (options.failUp?.has(stack) === true) throw new Error("googleapi: Error 429: Rate Limit Exceeded");
         return { ...clusterNetworkOutcome(stack, desired), changed: options.changed ?? [] };
       },
     },
-    deps: ({ cache }) => ({ knownStacks: options.knownStacks ?? [], loadBalancerClasses: CLASSES, clusterUid: OUR_UID, ...(options.deps?.(cache) ?? {}) }),
+    deps: ({ cache }) => ({
+      knownStacks: options.knownStacks ?? [],
+      loadBalancerClasses: CLASSES,
+      clusterUid: OUR_UID,
+      ...(options.deps?.(cache) ?? {}),
+    }),
   });
-  return { reconciler: h.reconciler, calls: h.calls, events: h.sink, metrics: h.metrics, metas: h.metas, cache: h.cache, clusterRuns, enqueued: h.enqueued };
+  return {
+    reconciler: h.reconciler,
+    calls: h.calls,
+    events: h.sink,
+    metrics: h.metrics,
+    metas: h.metas,
+    cache: h.cache,
+    clusterRuns,
+    enqueued: h.enqueued,
+  };
 }
 
-const reasons = (h: Harness): string[] => h.events.created.map((event) => `${event.involvedObject.name} ${event.reason}`);
+const reasons = (h: Harness): string[] =>
+  h.events.created.map((event) => `${event.involvedObject.name} ${event.reason}`);
 
 describe("daemon/reconciler: stacks --adopt did not adopt", () => {
   it("are held: no engine run, no write, no event, giveUp with the reason; the others run", async () => {
-    const held = new Map([["service.default.web", "would replace default/web:target-pool (pass --allow-replace to accept)"]]);
-    const h = harness({ metas: [meta("web", { deleting: true })], knownStacks: ["service.default.web"], recorded: { "service.default.web": OUR_UID }, deps: () => ({ adoptionHeld: held }) });
+    const held = new Map([
+      ["service.default.web", "would replace default/web:target-pool (pass --allow-replace to accept)"],
+    ]);
+    const h = harness({
+      metas: [meta("web", { deleting: true })],
+      knownStacks: ["service.default.web"],
+      recorded: { "service.default.web": OUR_UID },
+      deps: () => ({ adoptionHeld: held }),
+    });
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: true }), {
       kind: "giveUp",
-      reason: "not adopted (would replace default/web:target-pool (pass --allow-replace to accept)); held until dccm daemon --adopt starts again",
+      reason:
+        "not adopted (would replace default/web:target-pool (pass --allow-replace to accept)); held until dccm daemon --adopt starts again",
     });
     assert.deepEqual(h.calls, []);
     assert.deepEqual(reasons(h), []);
@@ -189,20 +279,38 @@ describe("daemon/reconciler: removal and ownership", () => {
   });
 
   it("a deleted Service of ours with a stack: inspect, destroy, events, finalizer, and the stack removed last", async () => {
-    const h = harness({ metas: [meta("web", { deleting: true })], knownStacks: ["service.default.web"], recorded: { "service.default.web": OUR_UID } });
+    const h = harness({
+      metas: [meta("web", { deleting: true })],
+      knownStacks: ["service.default.web"],
+      recorded: { "service.default.web": OUR_UID },
+    });
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
-    assert.deepEqual(h.calls, ["inspect service.default.web", "destroy service.default.web", "setFinalizer default/web false", "removeStack service.default.web"]);
+    assert.deepEqual(h.calls, [
+      "inspect service.default.web",
+      "destroy service.default.web",
+      "setFinalizer default/web false",
+      "removeStack service.default.web",
+    ]);
     assert.deepEqual(reasons(h), ["web DeletingLoadBalancer", "web DeletedLoadBalancer"]);
   });
 
   it("a deleted Service's stack gone: its dccm_stack_runs_total series go too (one per Service ever seen would grow without bound)", async () => {
-    const h = harness({ metas: [meta("web", { deleting: true })], knownStacks: ["service.default.web"], recorded: { "service.default.web": OUR_UID } });
+    const h = harness({
+      metas: [meta("web", { deleting: true })],
+      knownStacks: ["service.default.web"],
+      recorded: { "service.default.web": OUR_UID },
+    });
     const series = async (): Promise<unknown[]> => {
       const metric = h.metrics.registry.getSingleMetric("dccm_stack_runs_total");
       return metric === undefined ? ["no metric"] : (await metric.get()).values.map((value) => value.labels);
     };
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
-    assert.deepEqual(h.calls, ["inspect service.default.web", "destroy service.default.web", "setFinalizer default/web false", "removeStack service.default.web"]);
+    assert.deepEqual(h.calls, [
+      "inspect service.default.web",
+      "destroy service.default.web",
+      "setFinalizer default/web false",
+      "removeStack service.default.web",
+    ]);
     assert.deepEqual(await series(), []);
   });
 
@@ -225,7 +333,10 @@ describe("daemon/reconciler: removal and ownership", () => {
   });
 
   it("refuses, without retry, a stack that records another cluster's identity", async () => {
-    const h = harness({ knownStacks: ["service.default.gone"], recorded: { "service.default.gone": "0ther000-0000-4000-8000-000000000009" } });
+    const h = harness({
+      knownStacks: ["service.default.gone"],
+      recorded: { "service.default.gone": "0ther000-0000-4000-8000-000000000009" },
+    });
     const result = await h.reconciler.reconcile({ key: "service.default.gone", refresh: false });
     assert.deepEqual(result, {
       kind: "giveUp",
@@ -248,11 +359,18 @@ describe("daemon/reconciler: removal and ownership", () => {
     // The cluster stack first: Service stacks wait for its instance groups.
     assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
-    assert.deepEqual(h.calls, ["up cluster", "ensureStack service.default.web", "setFinalizer default/web true", "up service.default.web"]);
+    assert.deepEqual(h.calls, [
+      "up cluster",
+      "ensureStack service.default.web",
+      "setFinalizer default/web true",
+      "up service.default.web",
+    ]);
   });
 
   it("an invalid Service deleted and created again unchanged is told again", async () => {
-    const bad = lbService("default", "bad", "22222222-2222-4333-8444-555555555555", { ports: [{ protocol: "SCTP", port: 80 }] });
+    const bad = lbService("default", "bad", "22222222-2222-4333-8444-555555555555", {
+      ports: [{ protocol: "SCTP", port: 80 }],
+    });
     const h = harness({ services: [bad], metas: [meta("bad", { finalizers: [], ingress: [] })] });
     const key = { key: "service.default.bad", refresh: false };
     assert.equal((await h.reconciler.reconcile(key)).kind, "giveUp");
@@ -310,7 +428,10 @@ describe("daemon/reconciler: removal and ownership", () => {
         cluster: { instanceGroups: { "us-central1-a": "ig-a" }, routes: {} },
         "service.default.web": { loadBalancers: { "default/web": { ingress: ["34.1.2.3"] } } },
       },
-      hashes: (cache) => ({ cluster: cache.view("cluster").hash ?? "", "service.default.web": cache.view("service.default.web").hash ?? "" }),
+      hashes: (cache) => ({
+        cluster: cache.view("cluster").hash ?? "",
+        "service.default.web": cache.view("service.default.web").hash ?? "",
+      }),
       deps: () => ({
         fullRefreshMs: 1,
         onReferencesChanged: (references) => told.push(references),
@@ -337,7 +458,11 @@ describe("daemon/reconciler: removal and ownership", () => {
     const h = harness({ services: [service], metas: [meta("web", { ingress: [] })] });
     // Not every second: each Service re-run once a second while the cluster stack's first up ran was
     // the retryAfter count of a healthy cluster (33 at a start with 6 Services).
-    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "retryAfter", ms: 60_000, reason: "waiting for the cluster stack" });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), {
+      kind: "retryAfter",
+      ms: 60_000,
+      reason: "waiting for the cluster stack",
+    });
     assert.deepEqual(h.enqueued, ["cluster"]);
     assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
     assert.deepEqual(h.enqueued, ["cluster", "service.default.web changed"]);
@@ -354,7 +479,11 @@ describe("daemon/reconciler: the cluster stack keeps what applied Service stacks
   /** The daemon's wiring: a change of what Service stacks point at recomputes the desired state. */
   const observeReferences = (cache: DesiredCache): Partial<ReconcilerDeps> => ({
     onReferencesChanged: (references) => {
-      cache.observe({ ...cache.lastObserved(), referencedZones: references.zones, legacyHealthCheckReferenced: references.legacyHealthCheck });
+      cache.observe({
+        ...cache.lastObserved(),
+        referencedZones: references.zones,
+        legacyHealthCheckReferenced: references.legacyHealthCheck,
+      });
     },
   });
 
@@ -370,7 +499,11 @@ describe("daemon/reconciler: the cluster stack keeps what applied Service stacks
     assert.deepEqual(await h.reconciler.reconcile(service), { kind: "ok" });
     assert.deepEqual(h.cache.lastObserved().referencedZones, ["us-central1-a"]);
     assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
-    assert.deepEqual(h.clusterRuns, [["us-central1-a: n1", "us-central1-b: n2"], ["us-central1-a: n1", "us-central1-b: "], ["us-central1-a: n1"]]);
+    assert.deepEqual(h.clusterRuns, [
+      ["us-central1-a: n1", "us-central1-b: n2"],
+      ["us-central1-a: n1", "us-central1-b: "],
+      ["us-central1-a: n1"],
+    ]);
   });
 
   it("a failed Service run keeps what the stack pointed at before; its removal releases it", async () => {
@@ -386,7 +519,11 @@ describe("daemon/reconciler: the cluster stack keeps what applied Service stacks
     h.cache.update({ nodes: [twoZones[0]], services: [] });
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
     assert.deepEqual(h.cache.lastObserved().referencedZones, []);
-    assert.deepEqual(h.calls.slice(-3), ["destroy service.default.web", "setFinalizer default/web false", "removeStack service.default.web"]);
+    assert.deepEqual(h.calls.slice(-3), [
+      "destroy service.default.web",
+      "setFinalizer default/web false",
+      "removeStack service.default.web",
+    ]);
   });
 
   it("asks GCE which instances are gone before a cluster run, and runs what that observation gives", async () => {
@@ -414,19 +551,67 @@ describe("daemon/reconciler: the cluster stack keeps what applied Service stacks
 });
 
 describe("daemon/instances: planGoneInstances", () => {
-  const located = (name: string, zone = "us-central1-a"): CheckedNode["located"] => ({ node: gceNode(name, `uid-${name}`, zone, []), instance: { zone, name } });
-  const notFound = (name: string, zone = "us-central1-a"): CheckedNode["lookup"] => ({ kind: "notFound", scope: "instance", project: "dccm-test", zone, name });
-  const found: CheckedNode["lookup"] = { kind: "found", instance: { name: "x", zone: "us-central1-a", project: "dccm-test", networkInterfaces: [] } as never };
+  const located = (name: string, zone = "us-central1-a"): CheckedNode["located"] => ({
+    node: gceNode(name, `uid-${name}`, zone, []),
+    instance: { zone, name },
+  });
+  const notFound = (name: string, zone = "us-central1-a"): CheckedNode["lookup"] => ({
+    kind: "notFound",
+    scope: "instance",
+    project: "dccm-test",
+    zone,
+    name,
+  });
+  const found: CheckedNode["lookup"] = {
+    kind: "found",
+    instance: { name: "x", zone: "us-central1-a", project: "dccm-test", networkInterfaces: [] } as never,
+  };
   const error: CheckedNode["lookup"] = { kind: "error", error: new Error("googleapi: Error 503") };
   const table: Array<[string, Array<{ zone: string; name: string }>, CheckedNode[], string[], string[]]> = [
     ["found: present", [], [{ located: located("a"), lookup: found }], [], []],
-    ["a 404 naming the instance: gone, and newly so", [], [{ located: located("a"), lookup: notFound("a") }], ["us-central1-a/a"], ["a"]],
-    ["a 404 for another zone of that name proves nothing", [], [{ located: located("a"), lookup: notFound("a", "us-central1-b") }], [], []],
-    ["a name search that found nothing proves nothing", [], [{ located: located("a"), lookup: { kind: "notFound", scope: "region", name: "a", zones: ["us-central1-a"] } }], [], []],
+    [
+      "a 404 naming the instance: gone, and newly so",
+      [],
+      [{ located: located("a"), lookup: notFound("a") }],
+      ["us-central1-a/a"],
+      ["a"],
+    ],
+    [
+      "a 404 for another zone of that name proves nothing",
+      [],
+      [{ located: located("a"), lookup: notFound("a", "us-central1-b") }],
+      [],
+      [],
+    ],
+    [
+      "a name search that found nothing proves nothing",
+      [],
+      [{ located: located("a"), lookup: { kind: "notFound", scope: "region", name: "a", zones: ["us-central1-a"] } }],
+      [],
+      [],
+    ],
     ["an error keeps a present instance present", [], [{ located: located("a"), lookup: error }], [], []],
-    ["an error keeps a gone instance gone, without a second event", [{ zone: "us-central1-a", name: "a" }], [{ located: located("a"), lookup: error }], ["us-central1-a/a"], []],
-    ["still 404: gone, no second event", [{ zone: "us-central1-a", name: "a" }], [{ located: located("a"), lookup: notFound("a") }], ["us-central1-a/a"], []],
-    ["found again: back in", [{ zone: "us-central1-a", name: "a" }], [{ located: located("a"), lookup: found }], [], []],
+    [
+      "an error keeps a gone instance gone, without a second event",
+      [{ zone: "us-central1-a", name: "a" }],
+      [{ located: located("a"), lookup: error }],
+      ["us-central1-a/a"],
+      [],
+    ],
+    [
+      "still 404: gone, no second event",
+      [{ zone: "us-central1-a", name: "a" }],
+      [{ located: located("a"), lookup: notFound("a") }],
+      ["us-central1-a/a"],
+      [],
+    ],
+    [
+      "found again: back in",
+      [{ zone: "us-central1-a", name: "a" }],
+      [{ located: located("a"), lookup: found }],
+      [],
+      [],
+    ],
     [
       "sorted by zone then name",
       [],
@@ -455,7 +640,9 @@ describe("daemon/instances: planGoneInstances", () => {
 });
 
 describe("daemon/reconciler: spec.loadBalancerIP checked before the up (issue 19.4)", () => {
-  const withIp = lbService("default", "web", "11111111-2222-4333-8444-555555555555", { loadBalancerIP: "203.0.113.77" });
+  const withIp = lbService("default", "web", "11111111-2222-4333-8444-555555555555", {
+    loadBalancerIP: "203.0.113.77",
+  });
   it("a refused IP: a Warning naming the field, no stack, no finalizer, no up, and a retry", async () => {
     const asked: string[] = [];
     const h = harness({
@@ -475,7 +662,12 @@ describe("daemon/reconciler: spec.loadBalancerIP checked before the up (issue 19
     assert.deepEqual(h.calls, ["up cluster"]);
     assert.deepEqual(
       h.events.created.map((event) => [event.reason, event.message]),
-      [["SyncLoadBalancerFailed", "Error syncing load balancer: Service default/web: spec.loadBalancerIP: 203.0.113.77 is not ours"]],
+      [
+        [
+          "SyncLoadBalancerFailed",
+          "Error syncing load balancer: Service default/web: spec.loadBalancerIP: 203.0.113.77 is not ours",
+        ],
+      ],
     );
   });
   it("a PreferDualStack Service that falls back to IPv4 gets a Warning IPv6Unavailable naming the reason, once per change", async () => {
@@ -492,7 +684,10 @@ describe("daemon/reconciler: spec.loadBalancerIP checked before the up (issue 19
       h.events.created.map((event) => [event.reason, event.message]),
       [
         ["EnsuringLoadBalancer", "Ensuring load balancer"],
-        ["IPv6Unavailable", "spec.ipFamilyPolicy PreferDualStack: the load balancer serves IPv4 only: metadata.annotations[cloud.google.com/network-tier]: IPv6 load balancers are Premium tier only"],
+        [
+          "IPv6Unavailable",
+          "spec.ipFamilyPolicy PreferDualStack: the load balancer serves IPv4 only: metadata.annotations[cloud.google.com/network-tier]: IPv6 load balancers are Premium tier only",
+        ],
         ["EnsuredLoadBalancer", "Ensured load balancer"],
       ],
     );
@@ -527,7 +722,13 @@ describe("daemon/reconciler: one info line per operation (issue 19.7)", () => {
     const stream = { write: (line: string): void => void lines.push(JSON.parse(line) as Record<string, unknown>) };
     return { logger: pino({ level: "info" }, stream), lines };
   }
-  const pick = (lines: Array<Record<string, unknown>>): unknown[] => lines.map(({ msg, stack, operation, changed }) => ({ msg, stack, operation, ...(changed !== undefined ? { changed } : {}) }));
+  const pick = (lines: Array<Record<string, unknown>>): unknown[] =>
+    lines.map(({ msg, stack, operation, changed }) => ({
+      msg,
+      stack,
+      operation,
+      ...(changed !== undefined ? { changed } : {}),
+    }));
 
   it("an up that changed something logs the stack, the operation and what changed; one that changed nothing stays at debug", async () => {
     const { logger, lines } = capture();
@@ -548,17 +749,34 @@ describe("daemon/reconciler: one info line per operation (issue 19.7)", () => {
     await h.reconciler.reconcile({ key: "cluster", refresh: false });
     await h.reconciler.reconcile({ key: "service.default.web", refresh: false });
     assert.deepEqual(pick(lines), [
-      { msg: "stack updated", stack: "cluster", operation: "up", changed: "ForwardingRule default/web:forwarding-rule-tcp (create)" },
-      { msg: "stack updated", stack: "service.default.web", operation: "up", changed: "ForwardingRule default/web:forwarding-rule-tcp (create)" },
+      {
+        msg: "stack updated",
+        stack: "cluster",
+        operation: "up",
+        changed: "ForwardingRule default/web:forwarding-rule-tcp (create)",
+      },
+      {
+        msg: "stack updated",
+        stack: "service.default.web",
+        operation: "up",
+        changed: "ForwardingRule default/web:forwarding-rule-tcp (create)",
+      },
     ]);
     assert.equal(typeof lines[1].seconds, "number");
   });
 
   it("a deleted load balancer logs one line with the stack and how long the destroy took", async () => {
     const { logger, lines } = capture();
-    const h = harness({ metas: [meta("web", { deleting: true })], knownStacks: ["service.default.web"], recorded: { "service.default.web": OUR_UID }, deps: () => ({ logger }) });
+    const h = harness({
+      metas: [meta("web", { deleting: true })],
+      knownStacks: ["service.default.web"],
+      recorded: { "service.default.web": OUR_UID },
+      deps: () => ({ logger }),
+    });
     await h.reconciler.reconcile({ key: "service.default.web", refresh: false });
-    assert.deepEqual(pick(lines), [{ msg: "load balancer deleted", stack: "service.default.web", operation: "destroy" }]);
+    assert.deepEqual(pick(lines), [
+      { msg: "load balancer deleted", stack: "service.default.web", operation: "destroy" },
+    ]);
     assert.equal(typeof lines[0].seconds, "number");
   });
 });
@@ -566,18 +784,30 @@ describe("daemon/reconciler: one info line per operation (issue 19.7)", () => {
 describe("daemon/reconciler: a zone beyond the instance-group limit (issue 12.4)", () => {
   const LIMIT: Config = { ...CONFIG, instanceGroupLimit: 2 };
   const web = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
-  const zoneA = (...names: string[]): NodeInfo[] => names.map((name) => gceNode(name, `uid-${name}`, "us-central1-a", []));
+  const zoneA = (...names: string[]): NodeInfo[] =>
+    names.map((name) => gceNode(name, `uid-${name}`, "us-central1-a", []));
   const IG2 = "us-central1-a/k8s-ig2--c0ffee1234";
   /** The daemon's wiring (daemon/daemon.ts): references and the applied membership recompute the desired state. */
   const wiring = (cache: DesiredCache): Partial<ReconcilerDeps> => ({
-    onReferencesChanged: (references) => cache.observe({ ...cache.lastObserved(), ...observedReferences(references.zones), legacyHealthCheckReferenced: references.legacyHealthCheck }),
+    onReferencesChanged: (references) =>
+      cache.observe({
+        ...cache.lastObserved(),
+        ...observedReferences(references.zones),
+        legacyHealthCheckReferenced: references.legacyHealthCheck,
+      }),
     onGroupMembers: (members) => cache.observe({ ...cache.lastObserved(), groupMembers: members }),
   });
   const cluster = { key: "cluster", refresh: false };
   const service = { key: "service.default.web", refresh: false };
 
   it("joins and leaves move nobody; an emptied numbered group stays until the Service stack dropped it", async () => {
-    const h = harness({ services: [web], nodes: zoneA("n1", "n2", "n3"), metas: [meta("web")], deps: wiring, config: LIMIT });
+    const h = harness({
+      services: [web],
+      nodes: zoneA("n1", "n2", "n3"),
+      metas: [meta("web")],
+      deps: wiring,
+      config: LIMIT,
+    });
     assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
     assert.deepEqual(await h.reconciler.reconcile(service), { kind: "ok" });
     assert.deepEqual(h.cache.lastObserved().referencedGroups, [IG2]);
@@ -588,11 +818,22 @@ describe("daemon/reconciler: a zone beyond the instance-group limit (issue 12.4)
     assert.deepEqual(await h.reconciler.reconcile(service), { kind: "ok" });
     assert.deepEqual(h.cache.lastObserved().referencedGroups, []);
     assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
-    assert.deepEqual(h.clusterRuns, [["us-central1-a: n1,n2", `${IG2}: n3`], ["us-central1-a: n1,n2", `${IG2}: n0,n3`], ["us-central1-a: n1,n2", `${IG2}: `], ["us-central1-a: n1,n2"]]);
+    assert.deepEqual(h.clusterRuns, [
+      ["us-central1-a: n1,n2", `${IG2}: n3`],
+      ["us-central1-a: n1,n2", `${IG2}: n0,n3`],
+      ["us-central1-a: n1,n2", `${IG2}: `],
+      ["us-central1-a: n1,n2"],
+    ]);
   });
 
   it("a Service stack listing a numbered group waits until the cluster stack applied it", async () => {
-    const h = harness({ services: [web], nodes: zoneA("n1", "n2", "n3"), metas: [meta("web")], deps: wiring, config: LIMIT });
+    const h = harness({
+      services: [web],
+      nodes: zoneA("n1", "n2", "n3"),
+      metas: [meta("web")],
+      deps: wiring,
+      config: LIMIT,
+    });
     assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
     assert.deepEqual(await h.reconciler.reconcile(service), { kind: "ok" });
     h.cache.update({ nodes: zoneA("n1", "n2", "n3", "n4", "n5"), services: [web] });
@@ -648,11 +889,23 @@ describe("daemon/reconciler: enableL4DenyFirewall turned off across a restart: e
       knownStacks: ["cluster", "service.default.web"],
       recorded: { cluster: OUR_UID, "service.default.web": OUR_UID },
       outputs: {
-        cluster: { instanceGroups: { "us-central1-a": "ig-a" }, instanceGroupMembers: { "us-central1-a/k8s-ig--e2e0cafe": ["n1"] }, routes: {}, nodeHealthCheckFirewallPriority: 999 },
-        "service.default.web": { loadBalancers: { "default/web": { ingress: ["34.1.2.3"], resources: { firewalls: [`k8s-fw-${LB}`, `k8s-fw-${LB}-deny`] } } } },
+        cluster: {
+          instanceGroups: { "us-central1-a": "ig-a" },
+          instanceGroupMembers: { "us-central1-a/k8s-ig--e2e0cafe": ["n1"] },
+          routes: {},
+          nodeHealthCheckFirewallPriority: 999,
+        },
+        "service.default.web": {
+          loadBalancers: {
+            "default/web": { ingress: ["34.1.2.3"], resources: { firewalls: [`k8s-fw-${LB}`, `k8s-fw-${LB}-deny`] } },
+          },
+        },
       },
       // As applied with the deny rules on, before the restart.
-      hashes: () => ({ cluster: on.view("cluster").hash ?? "", "service.default.web": on.view("service.default.web").hash ?? "" }),
+      hashes: () => ({
+        cluster: on.view("cluster").hash ?? "",
+        "service.default.web": on.view("service.default.web").hash ?? "",
+      }),
       onUp: (stack, desired) => {
         const service = desired.services.find((candidate) => candidate.stack === stack);
         ups.push(
@@ -666,7 +919,8 @@ describe("daemon/reconciler: enableL4DenyFirewall turned off across a restart: e
         let references: ClusterReferences = { zones: [], legacyHealthCheck: false, unread: true };
         let aboveDeny = false;
         const observe = (): void => {
-          for (const change of cache.observe(withReferences(cache.lastObserved(), references, aboveDeny))) changes.push(change.stack);
+          for (const change of cache.observe(withReferences(cache.lastObserved(), references, aboveDeny)))
+            changes.push(change.stack);
         };
         return {
           onReferencesChanged: (told) => {
@@ -684,7 +938,11 @@ describe("daemon/reconciler: enableL4DenyFirewall turned off across a restart: e
     const cluster = { key: "cluster", refresh: false };
     const service = { key: "service.default.web", refresh: false };
     assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
-    assert.deepEqual(ups, [], "unread Service stacks may hold deny rules: the cluster stack keeps its firewall at 999 (as applied: no run)");
+    assert.deepEqual(
+      ups,
+      [],
+      "unread Service stacks may hold deny rules: the cluster stack keeps its firewall at 999 (as applied: no run)",
+    );
     assert.deepEqual(h.cache.lastObserved().denyRulesUnread, true);
     assert.deepEqual(await h.reconciler.reconcile(service), { kind: "ok" });
     assert.deepEqual(ups, [`service.default.web: k8s-fw 999, deny none`]);
@@ -693,11 +951,21 @@ describe("daemon/reconciler: enableL4DenyFirewall turned off across a restart: e
     assert.deepEqual(changes, ["cluster", "service.default.web", "cluster", "service.default.web"]);
     assert.deepEqual(await h.reconciler.reconcile(service), { kind: "ok" });
     assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
-    assert.deepEqual(ups, [`service.default.web: k8s-fw 999, deny none`, `service.default.web: k8s-fw 1000, deny none`, "cluster: node-http-hc 1000"]);
+    assert.deepEqual(ups, [
+      `service.default.web: k8s-fw 999, deny none`,
+      `service.default.web: k8s-fw 1000, deny none`,
+      "cluster: node-http-hc 1000",
+    ]);
     // (The stand-in's up records no ingress: the status writes are left out.)
     assert.deepEqual(
       h.calls.filter((call) => !call.startsWith("setIngress")),
-      ["inspect cluster", "inspect service.default.web", "up service.default.web", "up service.default.web", "up cluster"],
+      [
+        "inspect cluster",
+        "inspect service.default.web",
+        "up service.default.web",
+        "up service.default.web",
+        "up cluster",
+      ],
     );
   });
 });
@@ -705,7 +973,9 @@ describe("daemon/reconciler: enableL4DenyFirewall turned off across a restart: e
 describe("daemon/reconciler: a GCE quota refusal (issue 30)", () => {
   const web = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
   const quotaError = new Error("pulumi up of service.default.web failed", {
-    cause: new Error("error: 1 error occurred:\n\t* Error creating Address: googleapi: Error 403: Quota 'STATIC_ADDRESSES' exceeded. Limit: 8.0 in region us-central1., quotaExceeded"),
+    cause: new Error(
+      "error: 1 error occurred:\n\t* Error creating Address: googleapi: Error 403: Quota 'STATIC_ADDRESSES' exceeded. Limit: 8.0 in region us-central1., quotaExceeded",
+    ),
   });
   it("a Warning QuotaExceeded naming the quota, counted by quota, and one try per quota wait (retryAfter 5 minutes, no failure backoff)", async () => {
     const h = harness({
@@ -719,7 +989,9 @@ describe("daemon/reconciler: a GCE quota refusal (issue 30)", () => {
     const result = await h.reconciler.reconcile({ key: "service.default.web", refresh: false });
     assert.deepEqual(result, { kind: "retryAfter", ms: 300_000, reason: "GCE quota STATIC_ADDRESSES exceeded" });
     assert.deepEqual(
-      h.events.created.filter((event) => event.type === "Warning").map((event) => [event.involvedObject.name, event.reason, event.message]),
+      h.events.created
+        .filter((event) => event.type === "Warning")
+        .map((event) => [event.involvedObject.name, event.reason, event.message]),
       [
         [
           "web",
@@ -728,6 +1000,12 @@ describe("daemon/reconciler: a GCE quota refusal (issue 30)", () => {
         ],
       ],
     );
-    assert.equal(await counter(h.metrics.registry, "dccm_gce_quota_exceeded_total", { kind: "service", quota: "STATIC_ADDRESSES" }), 1);
+    assert.equal(
+      await counter(h.metrics.registry, "dccm_gce_quota_exceeded_total", {
+        kind: "service",
+        quota: "STATIC_ADDRESSES",
+      }),
+      1,
+    );
   });
 });

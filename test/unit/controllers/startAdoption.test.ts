@@ -8,7 +8,14 @@ import { lbService } from "../../support/builders";
 const PINNED = { [ANNOTATION_BACKEND]: "target-pool" };
 const snapshotOf = (pinned: string[]): ClusterSnapshot => ({
   nodes: [],
-  services: ["web", "api", "db"].map((name, i) => lbService("default", name, `${i}0000000-0000-4000-8000-000000000001`, pinned.includes(name) ? { annotations: PINNED } : {})),
+  services: ["web", "api", "db"].map((name, i) =>
+    lbService(
+      "default",
+      name,
+      `${i}0000000-0000-4000-8000-000000000001`,
+      pinned.includes(name) ? { annotations: PINNED } : {},
+    ),
+  ),
 });
 
 class FakeWatcher extends EventEmitter {
@@ -23,9 +30,22 @@ class FakeWatcher extends EventEmitter {
 
 describe("controllers: adoption's pins", () => {
   it("missingPins: the pinned Services not shown with dccm.io/backend target-pool, in the order given", () => {
-    assert.deepEqual(missingPins(snapshotOf(["api"]), ["default/web", "default/api", "default/db"]), ["default/web", "default/db"]);
+    assert.deepEqual(missingPins(snapshotOf(["api"]), ["default/web", "default/api", "default/db"]), [
+      "default/web",
+      "default/db",
+    ]);
     assert.deepEqual(
-      missingPins({ nodes: [], services: [lbService("default", "web", "00000000-0000-4000-8000-000000000001", { annotations: { [ANNOTATION_BACKEND]: "backend-service" } })] }, ["default/web"]),
+      missingPins(
+        {
+          nodes: [],
+          services: [
+            lbService("default", "web", "00000000-0000-4000-8000-000000000001", {
+              annotations: { [ANNOTATION_BACKEND]: "backend-service" },
+            }),
+          ],
+        },
+        ["default/web"],
+      ),
       ["default/web"],
     );
     assert.deepEqual(missingPins(snapshotOf(["web"]), ["default/web"]), []);

@@ -6,7 +6,14 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { formatStatusTable, printableUrl, STATUS_HELP, statusTitle, tableError } from "../../../bin/statusCommand";
-import { compareStacks, MAX_INGRESS, MAX_TEXT, parseStatusDocument, StatusBook, type StatusRow } from "../../../controllers/status";
+import {
+  compareStacks,
+  MAX_INGRESS,
+  MAX_TEXT,
+  parseStatusDocument,
+  StatusBook,
+  type StatusRow,
+} from "../../../controllers/status";
 import { runDccm, type CliRun } from "../../support/cli";
 
 /** A clock the test moves: each call of now() returns the next second from 18:00:00. */
@@ -40,7 +47,12 @@ describe("daemon/status: StatusBook", () => {
     book.ingress("service.gone.x", ["10.0.0.1"]);
     book.driftCorrected("service.gone.x", "ForwardingRule x (create)");
     book.reconciled("service.gone.x", { kind: "giveUp", reason: "x" });
-    assert.deepEqual(book.list(), [row("cluster"), row("service.default.a"), row("service.default.z"), row("service.web.b")]);
+    assert.deepEqual(book.list(), [
+      row("cluster"),
+      row("service.default.a"),
+      row("service.default.z"),
+      row("service.web.b"),
+    ]);
   });
 
   // Each case: the calls the daemon makes, in its order, and the row they leave.
@@ -52,17 +64,26 @@ describe("daemon/status: StatusBook", () => {
         book.ingress("service.default.web", ["203.0.113.7"]);
         book.reconciled("service.default.web", { kind: "ok" });
       },
-      expected: row("service.default.web", { lastUp: { at: "2026-11-23T17:59:00.000Z", operation: "up", result: "ok", durationMs: 2346 }, ingress: ["203.0.113.7"] }),
+      expected: row("service.default.web", {
+        lastUp: { at: "2026-11-23T17:59:00.000Z", operation: "up", result: "ok", durationMs: 2346 },
+        ingress: ["203.0.113.7"],
+      }),
     },
     {
       name: "an up that failed: its reconcile's retry is its result and the last error",
       feed: (book) => {
         book.ran("service.default.web", "up", T0, 1200);
-        book.reconciled("service.default.web", { kind: "retry", error: new Error("pulumi up of stack service.default.web failed", { cause: new Error("error: 503 boom") }) });
+        book.reconciled("service.default.web", {
+          kind: "retry",
+          error: new Error("pulumi up of stack service.default.web failed", { cause: new Error("error: 503 boom") }),
+        });
       },
       expected: row("service.default.web", {
         lastUp: { at: "2026-11-23T17:59:00.000Z", operation: "up", result: "retry", durationMs: 1200 },
-        lastError: { at: "2026-11-23T18:00:00.000Z", message: "pulumi up of stack service.default.web failed: error: 503 boom" },
+        lastError: {
+          at: "2026-11-23T18:00:00.000Z",
+          message: "pulumi up of stack service.default.web failed: error: 503 boom",
+        },
       }),
     },
     {
@@ -70,11 +91,17 @@ describe("daemon/status: StatusBook", () => {
       feed: (book) => {
         book.ran("service.default.web", "up", T0, 900);
         book.reconciled("service.default.web", { kind: "ok" });
-        book.reconciled("service.default.web", { kind: "giveUp", reason: "the Service is invalid: spec.ports[0].protocol: SCTP is not supported" });
+        book.reconciled("service.default.web", {
+          kind: "giveUp",
+          reason: "the Service is invalid: spec.ports[0].protocol: SCTP is not supported",
+        });
       },
       expected: row("service.default.web", {
         lastUp: { at: "2026-11-23T17:59:00.000Z", operation: "up", result: "ok", durationMs: 900 },
-        lastError: { at: "2026-11-23T18:00:00.000Z", message: "the Service is invalid: spec.ports[0].protocol: SCTP is not supported" },
+        lastError: {
+          at: "2026-11-23T18:00:00.000Z",
+          message: "the Service is invalid: spec.ports[0].protocol: SCTP is not supported",
+        },
       }),
     },
     {
@@ -89,7 +116,10 @@ describe("daemon/status: StatusBook", () => {
       expected: row("service.default.web", {
         lastUp: { at: "2026-11-23T18:10:00.000Z", operation: "refresh", result: "ok", durationMs: 4000 },
         lastError: { at: "2026-11-23T18:00:00.000Z", message: "boom" },
-        lastDriftCorrection: { at: "2026-11-23T18:00:01.000Z", putBack: "ForwardingRule default/web:forwarding-rule-tcp (create)" },
+        lastDriftCorrection: {
+          at: "2026-11-23T18:00:01.000Z",
+          putBack: "ForwardingRule default/web:forwarding-rule-tcp (create)",
+        },
       }),
     },
     {
@@ -98,16 +128,24 @@ describe("daemon/status: StatusBook", () => {
         book.ran("service.default.web", "up", T0, 50);
         book.reconciled("service.default.web", { kind: "retryAfter", ms: 5000, reason: "stack locked" });
       },
-      expected: row("service.default.web", { lastUp: { at: "2026-11-23T17:59:00.000Z", operation: "up", result: "retryAfter", durationMs: 50 } }),
+      expected: row("service.default.web", {
+        lastUp: { at: "2026-11-23T17:59:00.000Z", operation: "up", result: "retryAfter", durationMs: 50 },
+      }),
     },
     {
       name: "a result without a run in its reconcile leaves the last up's result as it was",
       feed: (book) => {
         book.ran("service.default.web", "up", T0, 50);
         book.reconciled("service.default.web", { kind: "ok" });
-        book.reconciled("service.default.web", { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" });
+        book.reconciled("service.default.web", {
+          kind: "retryAfter",
+          ms: 1000,
+          reason: "waiting for the cluster stack",
+        });
       },
-      expected: row("service.default.web", { lastUp: { at: "2026-11-23T17:59:00.000Z", operation: "up", result: "ok", durationMs: 50 } }),
+      expected: row("service.default.web", {
+        lastUp: { at: "2026-11-23T17:59:00.000Z", operation: "up", result: "ok", durationMs: 50 },
+      }),
     },
     {
       name: "bounded: at most MAX_INGRESS IPs, messages and put-backs cut to MAX_TEXT characters",
@@ -156,7 +194,12 @@ describe("daemon/status: StatusBook", () => {
     const before = { at: "2026-11-23T17:59:00.000Z", operation: "up", result: "retry", durationMs: 900 };
     assert.deepEqual(book.list()[0].lastUp, before);
     book.reconciled("service.default.web", { kind: "ok" });
-    assert.deepEqual(book.list()[0].lastUp, { at: "2026-11-23T18:05:00.000Z", operation: "up", result: "ok", durationMs: 1000 });
+    assert.deepEqual(book.list()[0].lastUp, {
+      at: "2026-11-23T18:05:00.000Z",
+      operation: "up",
+      result: "ok",
+      durationMs: 1000,
+    });
   });
 
   it("a dropped stack's row is gone, and the result that follows its removal does not bring it back", () => {
@@ -185,7 +228,14 @@ describe("daemon/status: StatusBook", () => {
 describe("daemon/status: compareStacks and parseStatusDocument", () => {
   it("orders the cluster stack first, then Services by namespace and name, then other names", () => {
     const stacks = ["service.b.x", "odd", "service.a-b.y", "service.a.z", "cluster", "service.a.y"];
-    assert.deepEqual([...stacks].sort(compareStacks), ["cluster", "service.a.y", "service.a.z", "service.a-b.y", "service.b.x", "odd"]);
+    assert.deepEqual([...stacks].sort(compareStacks), [
+      "cluster",
+      "service.a.y",
+      "service.a.z",
+      "service.a-b.y",
+      "service.b.x",
+      "odd",
+    ]);
   });
 
   const good = {
@@ -193,21 +243,40 @@ describe("daemon/status: compareStacks and parseStatusDocument", () => {
     synced: true,
     stacks: [
       row("cluster", { lastUp: { at: "2026-11-23T18:00:00.000Z", operation: "up", result: "ok", durationMs: 5 } }),
-      row("service.default.web", { ingress: ["10.0.0.1"], lastError: { at: "2026-11-23T18:00:00.000Z", message: "boom" } }),
+      row("service.default.web", {
+        ingress: ["10.0.0.1"],
+        lastError: { at: "2026-11-23T18:00:00.000Z", message: "boom" },
+      }),
     ],
   };
   const cases: [string, unknown, unknown][] = [
     ["a document as /status writes it", JSON.parse(JSON.stringify(good)), good],
     ["not an object", [], "expected an object with leader, synced and stacks"],
     ["no synced", { leader: true, stacks: [] }, "expected an object with leader, synced and stacks"],
-    ["a row without a stack name", { leader: true, synced: true, stacks: [{ kind: "cluster" }] }, "stacks[0] is not a stack's row"],
     [
-      "an unknown result",
-      { leader: false, synced: false, stacks: [row("cluster", { lastUp: { at: "x", operation: "up", result: "fine" as "ok", durationMs: 1 } })] },
+      "a row without a stack name",
+      { leader: true, synced: true, stacks: [{ kind: "cluster" }] },
       "stacks[0] is not a stack's row",
     ],
-    ["ingress not a list of strings", { leader: false, synced: false, stacks: [{ ...row("service.a.b"), ingress: [1] }] }, "stacks[0] is not a stack's row"],
-    ["an error without its message", { leader: false, synced: false, stacks: [{ ...row("service.a.b"), lastError: { at: "x" } }] }, "stacks[0] is not a stack's row"],
+    [
+      "an unknown result",
+      {
+        leader: false,
+        synced: false,
+        stacks: [row("cluster", { lastUp: { at: "x", operation: "up", result: "fine" as "ok", durationMs: 1 } })],
+      },
+      "stacks[0] is not a stack's row",
+    ],
+    [
+      "ingress not a list of strings",
+      { leader: false, synced: false, stacks: [{ ...row("service.a.b"), ingress: [1] }] },
+      "stacks[0] is not a stack's row",
+    ],
+    [
+      "an error without its message",
+      { leader: false, synced: false, stacks: [{ ...row("service.a.b"), lastError: { at: "x" } }] },
+      "stacks[0] is not a stack's row",
+    ],
   ];
   for (const [name, input, expected] of cases) {
     it(name, () => assert.deepEqual(parseStatusDocument(input), expected));
@@ -218,13 +287,19 @@ describe("dccm status: the table", () => {
   const rows: StatusRow[] = [
     row("service.default.bad", {
       lastUp: { at: "2026-11-23T18:01:02.345Z", operation: "up", result: "retry", durationMs: 4321 },
-      lastError: { at: "2026-11-23T18:01:06.700Z", message: "pulumi up of stack service.default.bad failed:\n  error: 503 boom" },
+      lastError: {
+        at: "2026-11-23T18:01:06.700Z",
+        message: "pulumi up of stack service.default.bad failed:\n  error: 503 boom",
+      },
     }),
     row("cluster", { lastUp: { at: "2026-11-23T18:00:00.000Z", operation: "up", result: "ok", durationMs: 2100 } }),
     row("service.default.web", {
       lastUp: { at: "2026-11-23T18:10:00.000Z", operation: "refresh", result: "ok", durationMs: 950 },
       ingress: ["203.0.113.7", "2001:db8::7"],
-      lastDriftCorrection: { at: "2026-11-23T18:10:03.000Z", putBack: "ForwardingRule default/web:forwarding-rule-tcp (create)" },
+      lastDriftCorrection: {
+        at: "2026-11-23T18:10:03.000Z",
+        putBack: "ForwardingRule default/web:forwarding-rule-tcp (create)",
+      },
     }),
     row("service.kube-system.dns"),
   ];
@@ -240,11 +315,24 @@ describe("dccm status: the table", () => {
   });
 
   it("an error older than the last run that succeeded is marked as before it, not shown as if current", () => {
-    const lastUp = { at: "2026-11-23T18:10:00.000Z", operation: "up" as const, result: "ok" as const, durationMs: 1000 };
-    const lastError = { at: "2026-11-23T18:01:06.700Z", message: "pulumi up of stack service.a.b failed: error: 503 boom" };
-    const cell = (fields: Partial<StatusRow>): string => (formatStatusTable([row("service.a.b", fields)])[1] ?? "").split("  ").pop() ?? "";
+    const lastUp = {
+      at: "2026-11-23T18:10:00.000Z",
+      operation: "up" as const,
+      result: "ok" as const,
+      durationMs: 1000,
+    };
+    const lastError = {
+      at: "2026-11-23T18:01:06.700Z",
+      message: "pulumi up of stack service.a.b failed: error: 503 boom",
+    };
+    const cell = (fields: Partial<StatusRow>): string =>
+      (formatStatusTable([row("service.a.b", fields)])[1] ?? "").split("  ").pop() ?? "";
     assert.deepEqual(
-      [cell({ lastUp, lastError }), cell({ lastUp: { ...lastUp, result: "retry" }, lastError }), cell({ lastUp: { ...lastUp, at: "2026-11-23T18:00:00.000Z" }, lastError })],
+      [
+        cell({ lastUp, lastError }),
+        cell({ lastUp: { ...lastUp, result: "retry" }, lastError }),
+        cell({ lastUp: { ...lastUp, at: "2026-11-23T18:00:00.000Z" }, lastError }),
+      ],
       [
         "2026-11-23T18:01:06Z (before the last ok run) pulumi up of stack service.a.b failed: error: 503 boom",
         "2026-11-23T18:01:06Z pulumi up of stack service.a.b failed: error: 503 boom",
@@ -254,12 +342,19 @@ describe("dccm status: the table", () => {
   });
 
   it("no stacks: the header alone", () => {
-    assert.deepEqual(formatStatusTable([]), ["STACK  SERVICE  LAST UP  RESULT  DURATION  INGRESS  DRIFT CORRECTED  LAST ERROR"]);
+    assert.deepEqual(formatStatusTable([]), [
+      "STACK  SERVICE  LAST UP  RESULT  DURATION  INGRESS  DRIFT CORRECTED  LAST ERROR",
+    ]);
   });
 
   it("a long error is cut to 200 characters in the table", () => {
-    const [, line] = formatStatusTable([row("service.a.b", { lastError: { at: "2026-11-23T18:00:00.000Z", message: "e".repeat(300) } })]);
-    assert.equal(line, `service.a.b  a/b      -        -       -         -        -                2026-11-23T18:00:00Z ${"e".repeat(199)}…`);
+    const [, line] = formatStatusTable([
+      row("service.a.b", { lastError: { at: "2026-11-23T18:00:00.000Z", message: "e".repeat(300) } }),
+    ]);
+    assert.equal(
+      line,
+      `service.a.b  a/b      -        -       -         -        -                2026-11-23T18:00:00Z ${"e".repeat(199)}…`,
+    );
   });
 
   const errors: [string, string, string][] = [
@@ -282,16 +377,32 @@ describe("dccm status: the table", () => {
       "pulumi up of stack s failed: Command failed with exit code 1: pulumi up --yes",
       "pulumi up of stack s failed: Command failed with exit code 1: pulumi up --yes",
     ],
-    ["any other message: as it is", "the Service is invalid: spec.ports[0].protocol: SCTP is not supported", "the Service is invalid: spec.ports[0].protocol: SCTP is not supported"],
+    [
+      "any other message: as it is",
+      "the Service is invalid: spec.ports[0].protocol: SCTP is not supported",
+      "the Service is invalid: spec.ports[0].protocol: SCTP is not supported",
+    ],
   ];
   for (const [name, message, expected] of errors) {
     it(`tableError: ${name}`, () => assert.equal(tableError(message), expected));
   }
 
   const titles: [string, Parameters<typeof statusTitle>[0], string][] = [
-    ["a synced leader", { source: "daemon", url: "http://127.0.0.1:10258", leader: true, synced: true, stacks: [] }, "daemon http://127.0.0.1:10258: leader, initial lists synced"],
-    ["a leader still listing", { source: "daemon", url: "http://h:1", leader: true, synced: false, stacks: [] }, "daemon http://h:1: leader, initial lists not synced yet"],
-    ["a standby", { source: "daemon", url: "http://h:1", leader: false, synced: false, stacks: [] }, "daemon http://h:1: standby (the leader's /status has the rows)"],
+    [
+      "a synced leader",
+      { source: "daemon", url: "http://127.0.0.1:10258", leader: true, synced: true, stacks: [] },
+      "daemon http://127.0.0.1:10258: leader, initial lists synced",
+    ],
+    [
+      "a leader still listing",
+      { source: "daemon", url: "http://h:1", leader: true, synced: false, stacks: [] },
+      "daemon http://h:1: leader, initial lists not synced yet",
+    ],
+    [
+      "a standby",
+      { source: "daemon", url: "http://h:1", leader: false, synced: false, stacks: [] },
+      "daemon http://h:1: standby (the leader's /status has the rows)",
+    ],
     [
       "the backend",
       { source: "backend", backend: "gs://bucket/dccm", project: "dccm-c0ffee", stacks: [row("cluster")] },
@@ -330,8 +441,22 @@ async function closedPort(): Promise<number> {
 /** A checkpoint file as the pulumi CLI writes it (version 3), with the root stack's outputs. */
 function checkpoint(stack: string, outputs: Record<string, unknown> | undefined): string {
   const latest =
-    outputs === undefined ? undefined : { manifest: {}, resources: [{ urn: `urn:pulumi:${stack}::dccm-c0ffee::pulumi:pulumi:Stack::dccm-c0ffee-${stack}`, type: "pulumi:pulumi:Stack", outputs }] };
-  return JSON.stringify({ version: 3, checkpoint: { stack: `organization/dccm-c0ffee/${stack}`, ...(latest === undefined ? {} : { latest }) } });
+    outputs === undefined
+      ? undefined
+      : {
+          manifest: {},
+          resources: [
+            {
+              urn: `urn:pulumi:${stack}::dccm-c0ffee::pulumi:pulumi:Stack::dccm-c0ffee-${stack}`,
+              type: "pulumi:pulumi:Stack",
+              outputs,
+            },
+          ],
+        };
+  return JSON.stringify({
+    version: 3,
+    checkpoint: { stack: `organization/dccm-c0ffee/${stack}`, ...(latest === undefined ? {} : { latest }) },
+  });
 }
 
 describe("dccm status: the command", function () {
@@ -376,8 +501,16 @@ describe("dccm status: the command", function () {
     const stacks = path.join(dir, "state", "backend", ".pulumi", "stacks", "dccm-c0ffee");
     fs.mkdirSync(stacks, { recursive: true });
     fs.writeFileSync(path.join(dir, "state", "backend", ".pulumi", "meta.yaml"), "version: 1\n");
-    fs.writeFileSync(path.join(stacks, "cluster.json"), checkpoint("cluster", { instanceGroups: {}, routes: {}, loadBalancers: {} }));
-    fs.writeFileSync(path.join(stacks, "service.default.web.json"), checkpoint("service.default.web", { loadBalancers: { "default/web": { ingress: ["203.0.113.7"], resources: {} } } }));
+    fs.writeFileSync(
+      path.join(stacks, "cluster.json"),
+      checkpoint("cluster", { instanceGroups: {}, routes: {}, loadBalancers: {} }),
+    );
+    fs.writeFileSync(
+      path.join(stacks, "service.default.web.json"),
+      checkpoint("service.default.web", {
+        loadBalancers: { "default/web": { ingress: ["203.0.113.7"], resources: {} } },
+      }),
+    );
     fs.writeFileSync(path.join(stacks, "service.default.new.json"), checkpoint("service.default.new", undefined));
     const run = dccm("status", "--url", url, "--config", configPath);
     assert.deepEqual(run, {

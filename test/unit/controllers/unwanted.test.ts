@@ -21,7 +21,12 @@ const base: UnwantedInput = {
 
 describe("controllers: planUnwanted", () => {
   it("nothing beyond the desired state when the backend holds only wanted stacks", () => {
-    const plan = planUnwanted({ ...base, knownStacks: ["cluster", "service.default.web"], wanted: new Set(["cluster", "service.default.web"]), present: new Set(["service.default.web"]) });
+    const plan = planUnwanted({
+      ...base,
+      knownStacks: ["cluster", "service.default.web"],
+      wanted: new Set(["cluster", "service.default.web"]),
+      present: new Set(["service.default.web"]),
+    });
     assert.deepEqual(plan, { enqueue: [], held: [], serviceStacks: 1 });
   });
 
@@ -45,7 +50,11 @@ describe("controllers: planUnwanted", () => {
       identified: new Set(["service.a.one", "service.a.two"]),
     };
     assert.deepEqual(planUnwanted(input), { enqueue: [], held: ["service.a.one", "service.a.two"], serviceStacks: 3 });
-    assert.deepEqual(planUnwanted({ ...input, confirmOrphanDestroys: 2 }), { enqueue: ["service.a.one", "service.a.two"], held: [], serviceStacks: 3 });
+    assert.deepEqual(planUnwanted({ ...input, confirmOrphanDestroys: 2 }), {
+      enqueue: ["service.a.one", "service.a.two"],
+      held: [],
+      serviceStacks: 3,
+    });
   });
 
   it("holds only the absent ones: a present Service's unwanted stack is still enqueued", () => {
@@ -56,7 +65,11 @@ describe("controllers: planUnwanted", () => {
       identified: new Set(["service.a.one", "service.a.two"]),
       maxOrphanDestroys: 1,
     });
-    assert.deepEqual(plan, { enqueue: ["service.a.three"], held: ["service.a.one", "service.a.two"], serviceStacks: 3 });
+    assert.deepEqual(plan, {
+      enqueue: ["service.a.three"],
+      held: ["service.a.one", "service.a.two"],
+      serviceStacks: 3,
+    });
   });
 
   it("enqueues a finalized Service with neither stack nor desired state, after the unwanted stacks", () => {
@@ -67,7 +80,11 @@ describe("controllers: planUnwanted", () => {
       present: new Set(["service.a.one", "service.a.two", "service.a.gone", "service.a.wanted"]),
       finalized: ["service.a.gone", "service.a.wanted", "service.a.two"],
     });
-    assert.deepEqual(plan, { enqueue: ["service.a.one", "service.a.two", "service.a.gone"], held: [], serviceStacks: 2 });
+    assert.deepEqual(plan, {
+      enqueue: ["service.a.one", "service.a.two", "service.a.gone"],
+      held: [],
+      serviceStacks: 2,
+    });
   });
 });
 
@@ -79,7 +96,12 @@ describe("controllers: enqueueUnwanted", () => {
   const longNamespace = "team-" + "a".repeat(50);
   const shortened = (name: string): string => serviceStackName(longNamespace, name + "-" + "b".repeat(60));
 
-  async function run(knownStacks: string[], metas: ServiceMeta[], recorded: (stack: string) => Promise<ServiceRef | undefined>, confirm = 0) {
+  async function run(
+    knownStacks: string[],
+    metas: ServiceMeta[],
+    recorded: (stack: string) => Promise<ServiceRef | undefined>,
+    confirm = 0,
+  ) {
     const enqueued: string[] = [];
     const events: [EventTarget, EventType, string, string][] = [];
     const metrics = new ControllerMetrics();
@@ -103,7 +125,16 @@ describe("controllers: enqueueUnwanted", () => {
 
   it("a shortened name whose Service is gone is destroyed as the Service its stack records; a failed read or no record leaves it", async () => {
     const [gone, failed, unrecorded] = [shortened("gone"), shortened("failed"), shortened("unrecorded")];
-    const known = ["cluster", gone, failed, unrecorded, "service.a.one", "service.a.two", "service.a.three", "service.a.four"];
+    const known = [
+      "cluster",
+      gone,
+      failed,
+      unrecorded,
+      "service.a.one",
+      "service.a.two",
+      "service.a.three",
+      "service.a.four",
+    ];
     const metas = ["one", "two", "three", "four"].map((name) => meta("a", name));
     const result = await run(known, metas, async (stack) => {
       if (stack === failed) throw new Error("checkpoint unreadable");
@@ -116,7 +147,11 @@ describe("controllers: enqueueUnwanted", () => {
   });
 
   it("a hold sets dccm_destroys_held, tells it on kube-system, and enqueues the finalized Services without stack", async () => {
-    const result = await run(["cluster", "service.a.one", "service.a.two"], [meta("b", "new", [LB_FINALIZER])], async () => undefined);
+    const result = await run(
+      ["cluster", "service.a.one", "service.a.two"],
+      [meta("b", "new", [LB_FINALIZER])],
+      async () => undefined,
+    );
     assert.deepEqual(result.enqueued, ["service.b.new"]);
     assert.equal(result.held, 2);
     assert.deepEqual(result.events, [

@@ -27,7 +27,14 @@ import { defaultParallelism } from "../../../runtime/parallelism";
 const ROOT = path.resolve(__dirname, "../../../..");
 const EXAMPLE = YAML.parse(fs.readFileSync(path.join(ROOT, "examples/dccm.yaml"), "utf8")) as Record<string, unknown>;
 
-const GCP = { project: "dccm-test", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "prod", clusterId: "c0ffee1234" };
+const GCP = {
+  project: "dccm-test",
+  region: "us-central1",
+  network: "k8s-net",
+  nodeTags: ["k8s-node"],
+  clusterName: "prod",
+  clusterId: "c0ffee1234",
+};
 
 const COMMAND_LINE: CommandLine = {
   kubeconfig: undefined,
@@ -45,12 +52,20 @@ const COMMAND_LINE: CommandLine = {
 /** A 4-core machine with 16 GiB: the default parallelism is 4. */
 const MACHINE = { cores: 4, memoryBytes: 16 * 1024 ** 3 };
 
-function input(file: Record<string, unknown>, flags: DaemonFlagValues = {}, env: Record<string, string> = {}): SettingsInput {
+function input(
+  file: Record<string, unknown>,
+  flags: DaemonFlagValues = {},
+  env: Record<string, string> = {},
+): SettingsInput {
   return { commandLine: COMMAND_LINE, flags, file, env, machine: MACHINE };
 }
 
 /** The settings of `file` and `flags`, which must be valid. */
-function settingsOf(file: Record<string, unknown>, flags: DaemonFlagValues = {}, env: Record<string, string> = {}): DaemonSettings {
+function settingsOf(
+  file: Record<string, unknown>,
+  flags: DaemonFlagValues = {},
+  env: Record<string, string> = {},
+): DaemonSettings {
   const result = daemonSettings(input(file, flags, env));
   if (result.kind !== "ok") assert.fail(`expected valid settings, got ${JSON.stringify(result)}`);
   return result.settings;
@@ -98,15 +113,23 @@ describe("daemon/config readCommandLine (flags no config key sets)", () => {
   });
 
   it("every bad value, each naming its flag", () => {
-    assert.deepEqual(readCommandLine({ "log-level": "loud", "shutdown-timeout": "30", "confirm-orphan-destroys": "-1", "allow-replace": true }), {
-      ok: false,
-      problems: [
-        '--log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent',
-        '--shutdown-timeout: expected a duration such as 30s, 10m or 1h30m, got "30"',
-        '--confirm-orphan-destroys: expected a whole number ≥ 0, got "-1"',
-        "--allow-replace: only with --adopt",
-      ],
-    });
+    assert.deepEqual(
+      readCommandLine({
+        "log-level": "loud",
+        "shutdown-timeout": "30",
+        "confirm-orphan-destroys": "-1",
+        "allow-replace": true,
+      }),
+      {
+        ok: false,
+        problems: [
+          '--log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent',
+          '--shutdown-timeout: expected a duration such as 30s, 10m or 1h30m, got "30"',
+          '--confirm-orphan-destroys: expected a whole number ≥ 0, got "-1"',
+          "--allow-replace: only with --adopt",
+        ],
+      },
+    );
   });
 
   const confirm: [string, number | string][] = [
@@ -118,7 +141,10 @@ describe("daemon/config readCommandLine (flags no config key sets)", () => {
   for (const [text, expected] of confirm) {
     it(`--confirm-orphan-destroys ${text}`, () => {
       const read = readCommandLine({ "confirm-orphan-destroys": text });
-      assert.deepEqual(read.ok ? read.value.confirmOrphanDestroys : read.problems, typeof expected === "number" ? expected : [expected]);
+      assert.deepEqual(
+        read.ok ? read.value.confirmOrphanDestroys : read.problems,
+        typeof expected === "number" ? expected : [expected],
+      );
     });
   }
 });
@@ -137,7 +163,13 @@ describe("daemon/config daemonSettings", () => {
         clusterId: "c0ffee1234",
         clusterCIDR: "10.64.0.0/14",
       }),
-      nodes: { computeEndpoint: undefined, addressRefreshMs: 300_000, lifecycleCheckMs: 30_000, workers: 10, zones: undefined },
+      nodes: {
+        computeEndpoint: undefined,
+        addressRefreshMs: 300_000,
+        lifecycleCheckMs: 30_000,
+        workers: 10,
+        zones: undefined,
+      },
       stateDir: "/var/lib/dccm",
       listen: { host: "0.0.0.0", port: 10258 },
       parallelism: 4,
@@ -169,8 +201,26 @@ describe("daemon/config daemonSettings", () => {
   it("defaults: only the GCP keys", () => {
     const settings = settingsOf(GCP);
     assert.deepEqual(
-      [settings.stateDir, settings.listen, settings.parallelism, settings.driftMs, settings.operationTimeoutMs, settings.backendUrl, settings.secretsProvider, settings.leaderElection],
-      ["/var/lib/dccm", { host: "0.0.0.0", port: 10258 }, 4, 600_000, 1_200_000, "file:///var/lib/dccm/backend", undefined, true],
+      [
+        settings.stateDir,
+        settings.listen,
+        settings.parallelism,
+        settings.driftMs,
+        settings.operationTimeoutMs,
+        settings.backendUrl,
+        settings.secretsProvider,
+        settings.leaderElection,
+      ],
+      [
+        "/var/lib/dccm",
+        { host: "0.0.0.0", port: 10258 },
+        4,
+        600_000,
+        1_200_000,
+        "file:///var/lib/dccm/backend",
+        undefined,
+        true,
+      ],
     );
   });
 
@@ -214,7 +264,13 @@ describe("daemon/config daemonSettings", () => {
       {
         ...COMMAND_LINE,
         config: undefined,
-        nodes: { computeEndpoint: "http://127.0.0.1:1/compute/v1/", addressRefreshMs: 120_000, lifecycleCheckMs: 2000, workers: 3, zones: ["us-central1-b", "us-central1-c"] },
+        nodes: {
+          computeEndpoint: "http://127.0.0.1:1/compute/v1/",
+          addressRefreshMs: 120_000,
+          lifecycleCheckMs: 2000,
+          workers: 3,
+          zones: ["us-central1-b", "us-central1-c"],
+        },
         stateDir: "/flag",
         listen: { host: "0.0.0.0", port: 9000 },
         parallelism: 8,
@@ -233,7 +289,10 @@ describe("daemon/config daemonSettings", () => {
     const env = { PULUMI_BACKEND_URL: "gs://env" };
     assert.equal(settingsOf(GCP, {}, env).backendUrl, "gs://env");
     assert.equal(settingsOf({ ...GCP, backendUrl: "gs://file" }, {}, env).backendUrl, "gs://file");
-    assert.equal(settingsOf({ ...GCP, backendUrl: "gs://file" }, { "backend-url": "gs://flag" }, env).backendUrl, "gs://flag");
+    assert.equal(
+      settingsOf({ ...GCP, backendUrl: "gs://file" }, { "backend-url": "gs://flag" }, env).backendUrl,
+      "gs://flag",
+    );
   });
 
   // One rule (stacks/backend.ts): "" is unset wherever it is written; the next source is read.
@@ -244,13 +303,26 @@ describe("daemon/config daemonSettings", () => {
     ["PULUMI_BACKEND_URL= is unset", {}, {}, { PULUMI_BACKEND_URL: "" }, "file:///var/lib/dccm/backend"],
     ['backendUrl: "" is unset', { backendUrl: "" }, {}, { PULUMI_BACKEND_URL: "gs://env" }, "gs://env"],
     ['--backend-url "" is unset: the key is read', { backendUrl: "gs://file" }, { "backend-url": "" }, {}, "gs://file"],
-    ['--state-dir "" is unset: the key is read', { stateDir: "/file" }, { "state-dir": "" }, {}, "file:///file/backend"],
+    [
+      '--state-dir "" is unset: the key is read',
+      { stateDir: "/file" },
+      { "state-dir": "" },
+      {},
+      "file:///file/backend",
+    ],
   ];
-  for (const [name, file, flags, env, expected] of backendRows) it(`backendUrl: ${name}`, () => assert.equal(settingsOf({ ...GCP, ...file }, flags, env).backendUrl, expected));
+  for (const [name, file, flags, env, expected] of backendRows)
+    it(`backendUrl: ${name}`, () => assert.equal(settingsOf({ ...GCP, ...file }, flags, env).backendUrl, expected));
 
   it('any daemon flag given as "" is unset: its key is read, else the default', () => {
-    const settings = settingsOf({ ...GCP, listen: "10.0.0.1:1", parallelism: 2 }, { listen: "", parallelism: "", "drift-interval": "" });
-    assert.deepEqual([settings.listen, settings.parallelism, settings.driftMs], [{ host: "10.0.0.1", port: 1 }, 2, 600_000]);
+    const settings = settingsOf(
+      { ...GCP, listen: "10.0.0.1:1", parallelism: 2 },
+      { listen: "", parallelism: "", "drift-interval": "" },
+    );
+    assert.deepEqual(
+      [settings.listen, settings.parallelism, settings.driftMs],
+      [{ host: "10.0.0.1", port: 1 }, 2, 600_000],
+    );
   });
 
   const accepted: [string, Record<string, unknown>, (s: DaemonSettings) => unknown, unknown][] = [
@@ -261,21 +333,37 @@ describe("daemon/config daemonSettings", () => {
       (s) => [s.stateDir, s.listen.port, s.parallelism, s.driftMs, s.operationTimeoutMs],
       ["/var/lib/dccm", 10258, 4, 600_000, 1_200_000],
     ],
-    ["a null key is unset", { stateDir: null, leaderElection: null }, (s) => [s.stateDir, s.leaderElection], ["/var/lib/dccm", true]],
+    [
+      "a null key is unset",
+      { stateDir: null, leaderElection: null },
+      (s) => [s.stateDir, s.leaderElection],
+      ["/var/lib/dccm", true],
+    ],
     ["leaderElection: false", { leaderElection: false }, (s) => s.leaderElection, false],
     ['leaderElection: "false"', { leaderElection: "false" }, (s) => s.leaderElection, false],
     ["parallelism as a string", { parallelism: "16" }, (s) => s.parallelism, 16],
     ["listen: an IPv6 host", { listen: "[::1]:10258" }, (s) => s.listen, { host: "[::1]", port: 10258 }],
     ["listen: port 0 (any free port)", { listen: "127.0.0.1:0" }, (s) => s.listen, { host: "127.0.0.1", port: 0 }],
   ];
-  for (const [name, file, pick, expected] of accepted) it(name, () => assert.deepEqual(pick(settingsOf({ ...GCP, ...file })), expected));
+  for (const [name, file, pick, expected] of accepted)
+    it(name, () => assert.deepEqual(pick(settingsOf({ ...GCP, ...file })), expected));
 
   // A bad flag over a bad key: the flag wins, so only it is reported, named as the flag.
   const refused: [string, Record<string, unknown>, DaemonFlagValues, string][] = [
     ["listen", { listen: "nope" }, { listen: "h:99999" }, '"h:99999" is not HOST:PORT'],
     ["parallelism", { parallelism: 0 }, { parallelism: "two" }, 'expected a whole number ≥ 1, got "two"'],
-    ["driftInterval", { driftInterval: 600 }, { "drift-interval": "10" }, 'expected a duration such as 30s, 10m or 1h30m, got "10"'],
-    ["operationTimeout", { operationTimeout: "20 m" }, { "operation-timeout": "597h" }, 'expected a duration of at most 596h, got "597h"'],
+    [
+      "driftInterval",
+      { driftInterval: 600 },
+      { "drift-interval": "10" },
+      'expected a duration such as 30s, 10m or 1h30m, got "10"',
+    ],
+    [
+      "operationTimeout",
+      { operationTimeout: "20 m" },
+      { "operation-timeout": "597h" },
+      'expected a duration of at most 596h, got "597h"',
+    ],
   ];
   for (const [key, file, flags, flagProblem] of refused) {
     it(`${key}: a bad flag over a bad key is named as the flag`, () => {
@@ -295,26 +383,37 @@ describe("daemon/config daemonSettings", () => {
     [{ secretsProvider: true }, "secretsProvider: expected a string, got true"],
     [{ leaderElection: "no" }, 'leaderElection: expected true or false, got "no"'],
   ];
-  for (const [file, problem] of fileProblems) it(problem, () => assert.deepEqual(problemsOf({ ...GCP, ...file }), [problem]));
+  for (const [file, problem] of fileProblems)
+    it(problem, () => assert.deepEqual(problemsOf({ ...GCP, ...file }), [problem]));
 
   it("one list: unknown keys, then the GCP keys, the daemon's keys and the node controller's, each named as written", () => {
-    assert.deepEqual(problemsOf({ ...GCP, region: "Europe", lisen: ":1", nodeWorkers: 0, parallelism: 0 }, { "drift-interval": "10", backendMode: "pool" }), [
-      "lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
-        "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
-        "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)",
-      'region: "Europe" is not a GCP region (like us-central1)',
-      'backendMode: "pool" is not backend-service or target-pool',
-      "parallelism: expected a whole number ≥ 1, got 0",
-      '--drift-interval: expected a duration such as 30s, 10m or 1h30m, got "10"',
-      "nodeWorkers: expected an integer from 1 to 100, got 0",
-    ]);
+    assert.deepEqual(
+      problemsOf(
+        { ...GCP, region: "Europe", lisen: ":1", nodeWorkers: 0, parallelism: 0 },
+        { "drift-interval": "10", backendMode: "pool" },
+      ),
+      [
+        "lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
+          "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+          "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)",
+        'region: "Europe" is not a GCP region (like us-central1)',
+        'backendMode: "pool" is not backend-service or target-pool',
+        "parallelism: expected a whole number ≥ 1, got 0",
+        '--drift-interval: expected a duration such as 30s, 10m or 1h30m, got "10"',
+        "nodeWorkers: expected an integer from 1 to 100, got 0",
+      ],
+    );
   });
 
   describe("clusterId from the cluster (ConfigMap kube-system/ingress-uid) when neither the file nor a flag has it", () => {
     const { clusterId: _omitted, ...noClusterId } = GCP;
-    it("everything else valid: the cluster is to be asked", () => assert.deepEqual(daemonSettings(input(noClusterId)), { kind: "needsClusterId" }));
+    it("everything else valid: the cluster is to be asked", () =>
+      assert.deepEqual(daemonSettings(input(noClusterId)), { kind: "needsClusterId" }));
     it("anything else invalid: its problems, before the cluster is asked", () =>
-      assert.deepEqual(daemonSettings(input({ ...noClusterId, parallelism: 0 })), { kind: "invalid", problems: ["parallelism: expected a whole number ≥ 1, got 0"] }));
+      assert.deepEqual(daemonSettings(input({ ...noClusterId, parallelism: 0 })), {
+        kind: "invalid",
+        problems: ["parallelism: expected a whole number ≥ 1, got 0"],
+      }));
     it("the cluster's clusterId is used", () => {
       const result = daemonSettings(input(noClusterId), { clusterId: "feedface" });
       assert.equal(result.kind === "ok" ? result.settings.config.clusterId : result.kind, "feedface");
@@ -327,9 +426,12 @@ describe("daemon/config daemonSettings", () => {
     it("the cluster has none: where it was looked for", () =>
       assert.deepEqual(daemonSettings(input(noClusterId), { clusterId: undefined }), {
         kind: "invalid",
-        problems: ["clusterId: in neither --clusterId, the config file nor the cluster's ConfigMap kube-system/ingress-uid"],
+        problems: [
+          "clusterId: in neither --clusterId, the config file nor the cluster's ConfigMap kube-system/ingress-uid",
+        ],
       }));
-    it('clusterId: "" is unset: the cluster is to be asked', () => assert.deepEqual(daemonSettings(input({ ...GCP, clusterId: "" })), { kind: "needsClusterId" }));
+    it('clusterId: "" is unset: the cluster is to be asked', () =>
+      assert.deepEqual(daemonSettings(input({ ...GCP, clusterId: "" })), { kind: "needsClusterId" }));
     it("the file's clusterId wins", () => {
       const result = daemonSettings(input(GCP), { clusterId: "feedface" });
       assert.equal(result.kind === "ok" ? result.settings.config.clusterId : result.kind, "c0ffee1234");
@@ -375,7 +477,9 @@ describe("daemon/config resolveDaemonSettings", () => {
   });
   it("a problem elsewhere: a ConfigError listing it, the cluster not asked", async () => {
     const cluster = lookup("feedface");
-    assert.deepEqual(await problems(resolveDaemonSettings(input({ ...noClusterId, listen: "x" }), cluster.read)), ['listen: "x" is not HOST:PORT']);
+    assert.deepEqual(await problems(resolveDaemonSettings(input({ ...noClusterId, listen: "x" }), cluster.read)), [
+      'listen: "x" is not HOST:PORT',
+    ]);
     assert.equal(cluster.calls(), 0);
   });
   it("the cluster has none either: where it was looked for", async () => {
@@ -386,14 +490,16 @@ describe("daemon/config resolveDaemonSettings", () => {
 });
 
 describe("daemon/config encryptionProblem", () => {
-  const message = "set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) or --secrets-provider (e.g. gcpkms://…) so stacks can be encrypted";
+  const message =
+    "set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE) or --secrets-provider (e.g. gcpkms://…) so stacks can be encrypted";
   const cases: [string, string | undefined, Record<string, string>, string | undefined][] = [
     ["nothing", undefined, {}, message],
     ["a secrets provider", "gcpkms://k", {}, undefined],
     ["a passphrase", undefined, { PULUMI_CONFIG_PASSPHRASE: "" }, undefined],
     ["a passphrase file", undefined, { PULUMI_CONFIG_PASSPHRASE_FILE: "/p" }, undefined],
   ];
-  for (const [name, secretsProvider, env, expected] of cases) it(name, () => assert.equal(encryptionProblem({ secretsProvider }, env), expected));
+  for (const [name, secretsProvider, env, expected] of cases)
+    it(name, () => assert.equal(encryptionProblem({ secretsProvider }, env), expected));
 });
 
 describe("daemon/config daemonOptions", () => {
@@ -431,9 +537,19 @@ describe("daemon/config daemonOptions", () => {
     });
   });
   it("--no-node-controller: no node controller, the leak check keeps the endpoint", () => {
-    const settings = { ...settingsOf({ ...GCP, computeEndpoint: "http://127.0.0.1:1/compute/v1/" }), nodeController: false };
-    const options = daemonOptions(settings, { kubeConfig: new KubeConfig(), logger: pino({ level: "silent" }), identity: "x" });
-    assert.deepEqual([options.nodes, options.leakCheck], [undefined, { computeEndpoint: "http://127.0.0.1:1/compute/v1/" }]);
+    const settings = {
+      ...settingsOf({ ...GCP, computeEndpoint: "http://127.0.0.1:1/compute/v1/" }),
+      nodeController: false,
+    };
+    const options = daemonOptions(settings, {
+      kubeConfig: new KubeConfig(),
+      logger: pino({ level: "silent" }),
+      identity: "x",
+    });
+    assert.deepEqual(
+      [options.nodes, options.leakCheck],
+      [undefined, { computeEndpoint: "http://127.0.0.1:1/compute/v1/" }],
+    );
   });
 });
 
@@ -449,7 +565,9 @@ describe("daemon/config and the help table (bin/daemonCommand.ts)", () => {
       [...NODE_FLAG_NAMES],
     ));
   it("every daemon key has a flag; only leaderElection's is a switch", () => {
-    const switches = DAEMON_KEYS.filter((key) => DAEMON_FLAGS.find((flag) => flag.name === DAEMON_KEY_FLAGS[key])?.value === undefined);
+    const switches = DAEMON_KEYS.filter(
+      (key) => DAEMON_FLAGS.find((flag) => flag.name === DAEMON_KEY_FLAGS[key])?.value === undefined,
+    );
     assert.deepEqual(switches, ["leaderElection"]);
   });
 });

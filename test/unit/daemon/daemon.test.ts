@@ -19,7 +19,11 @@ import { HASH_OUTPUT } from "../../../components/outputs";
 describe("daemon: Lease decisions (canAcquire)", () => {
   const now = Date.parse("2026-11-22T10:00:00Z");
   const lease = (holder: string | undefined, renewedSecondsAgo: number, duration = 15): V1Lease => ({
-    spec: { holderIdentity: holder, leaseDurationSeconds: duration, renewTime: new V1MicroTime(now - renewedSecondsAgo * 1000) },
+    spec: {
+      holderIdentity: holder,
+      leaseDurationSeconds: duration,
+      renewTime: new V1MicroTime(now - renewedSecondsAgo * 1000),
+    },
   });
   const cases: [string, V1Lease | undefined, boolean][] = [
     ["no Lease yet", undefined, true],
@@ -34,14 +38,29 @@ describe("daemon: Lease decisions (canAcquire)", () => {
   }
 });
 
-const CONFIG = parseConfig({ project: "dccm-test", region: "us-central1", network: "net", nodeTags: ["n"], clusterName: "c", clusterId: "cid" });
+const CONFIG = parseConfig({
+  project: "dccm-test",
+  region: "us-central1",
+  network: "net",
+  nodeTags: ["n"],
+  clusterName: "c",
+  clusterId: "cid",
+});
 
 function svc(name: string, uid: string, extra: Partial<ServiceInfo> = {}): ServiceInfo {
   return lbService("default", name, uid, extra);
 }
 
 describe("daemon: DesiredCache (per-stack hashes)", () => {
-  const node = { name: "n1", uid: "00000000-0000-4000-8000-000000000001", providerID: "gce://dccm-test/us-central1-a/n1", labels: {}, taints: [], deleting: false, podCIDRs: [] };
+  const node = {
+    name: "n1",
+    uid: "00000000-0000-4000-8000-000000000001",
+    providerID: "gce://dccm-test/us-central1-a/n1",
+    labels: {},
+    taints: [],
+    deleting: false,
+    podCIDRs: [],
+  };
   const web = svc("web", "10000000-0000-4000-8000-000000000001");
   const api = svc("api", "20000000-0000-4000-8000-000000000002");
 
@@ -53,7 +72,10 @@ describe("daemon: DesiredCache (per-stack hashes)", () => {
       ["cluster", "service.default.api", "service.default.web"],
     );
     assert.deepEqual(cache.update({ nodes: [node], services: [api, web] }), []);
-    const changed = cache.update({ nodes: [node], services: [api, { ...web, loadBalancerSourceRanges: ["10.0.0.0/8"] }] });
+    const changed = cache.update({
+      nodes: [node],
+      services: [api, { ...web, loadBalancerSourceRanges: ["10.0.0.0/8"] }],
+    });
     assert.deepEqual(
       changed.map((change) => change.stack),
       ["service.default.web"],
@@ -63,7 +85,12 @@ describe("daemon: DesiredCache (per-stack hashes)", () => {
   it("a node in an existing zone changes only the cluster stack; a Service that goes away is reported with no hash", () => {
     const cache = new DesiredCache(CONFIG);
     cache.update({ nodes: [node], services: [web] });
-    const node2 = { ...node, name: "n2", uid: "00000000-0000-4000-8000-000000000002", providerID: "gce://dccm-test/us-central1-a/n2" };
+    const node2 = {
+      ...node,
+      name: "n2",
+      uid: "00000000-0000-4000-8000-000000000002",
+      providerID: "gce://dccm-test/us-central1-a/n2",
+    };
     assert.deepEqual(
       cache.update({ nodes: [node, node2], services: [web] }).map((change) => change.stack),
       ["cluster"],
@@ -74,7 +101,10 @@ describe("daemon: DesiredCache (per-stack hashes)", () => {
 
   it("a rejected Service has a view with its rejections and no ServiceDesired", () => {
     const cache = new DesiredCache(CONFIG);
-    cache.update({ nodes: [node], services: [svc("bad", "30000000-0000-4000-8000-000000000003", { ports: [{ protocol: "SCTP", port: 9 }] })] });
+    cache.update({
+      nodes: [node],
+      services: [svc("bad", "30000000-0000-4000-8000-000000000003", { ports: [{ protocol: "SCTP", port: 9 }] })],
+    });
     const view = cache.view("service.default.bad");
     assert.equal(view.service, undefined);
     assert.deepEqual(
@@ -92,7 +122,9 @@ describe("daemon: DesiredCache (per-stack hashes)", () => {
 
 describe("daemon: small pieces", () => {
   it("describeError keeps the lines that say what failed, through the cause chain", () => {
-    const cli = new Error("stderr: Command failed with exit code 1: pulumi up\n  + creating (0s)\nerror: Error creating Address: googleapi: Error 403: Quota exceeded\n");
+    const cli = new Error(
+      "stderr: Command failed with exit code 1: pulumi up\n  + creating (0s)\nerror: Error creating Address: googleapi: Error 403: Quota exceeded\n",
+    );
     const wrapped = new Error("pulumi up of stack service.default.web failed", { cause: cli });
     assert.equal(
       describeError(wrapped),
@@ -118,7 +150,9 @@ describe("daemon: small pieces", () => {
       fs.writeFileSync(path.join(dir, ".pulumi", "locks", "organization", "dccm", "cluster", "abc.json"), "{}");
       fs.mkdirSync(path.join(dir, ".pulumi", "stacks", "dccm"), { recursive: true });
       fs.writeFileSync(path.join(dir, ".pulumi", "stacks", "dccm", "cluster.json"), "{}");
-      assert.deepEqual(clearStaleLocks(dir), [path.join(".pulumi", "locks", "organization", "dccm", "cluster", "abc.json")]);
+      assert.deepEqual(clearStaleLocks(dir), [
+        path.join(".pulumi", "locks", "organization", "dccm", "cluster", "abc.json"),
+      ]);
       assert.equal(fs.existsSync(path.join(dir, ".pulumi", "stacks", "dccm", "cluster.json")), true);
       assert.deepEqual(clearStaleLocks(dir), []);
     } finally {
@@ -128,24 +162,36 @@ describe("daemon: small pieces", () => {
 });
 
 describe("daemon: Service events (controller/events EventRecorder)", () => {
-  const target = { kind: "Service" as const, namespace: "shop", name: "web", uid: "10000000-0000-4000-8000-000000000001" };
+  const target = {
+    kind: "Service" as const,
+    namespace: "shop",
+    name: "web",
+    uid: "10000000-0000-4000-8000-000000000001",
+  };
 
   it("creates an Event in the Service's namespace with its uid, the component given, and dccm as reporter", async () => {
     const sink = new MemoryEventSink();
     const now = Date.parse("2026-11-22T10:00:00Z");
-    await new EventRecorder(sink, pino({ level: "silent" }), "dccm-service-controller", { reportingInstance: "replica-1", now: () => now }).record(
-      target,
-      "Normal",
-      "EnsuringLoadBalancer",
-      "Ensuring load balancer",
-    );
+    await new EventRecorder(sink, pino({ level: "silent" }), "dccm-service-controller", {
+      reportingInstance: "replica-1",
+      now: () => now,
+    }).record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
     assert.equal(sink.created.length, 1);
     const { namespace, event } = sink.createdIn[0];
     assert.equal(namespace, "shop");
     assert.equal(event.metadata.namespace, "shop");
     assert.match(event.metadata.name ?? "", /^web\.[0-9a-f]+$/);
-    assert.deepEqual(event.involvedObject, { apiVersion: "v1", kind: "Service", name: "web", uid: target.uid, namespace: "shop" });
-    assert.deepEqual([event.type, event.reason, event.message, event.count], ["Normal", "EnsuringLoadBalancer", "Ensuring load balancer", 1]);
+    assert.deepEqual(event.involvedObject, {
+      apiVersion: "v1",
+      kind: "Service",
+      name: "web",
+      uid: target.uid,
+      namespace: "shop",
+    });
+    assert.deepEqual(
+      [event.type, event.reason, event.message, event.count],
+      ["Normal", "EnsuringLoadBalancer", "Ensuring load balancer", 1],
+    );
     assert.deepEqual([event.firstTimestamp, event.lastTimestamp], [new Date(now), new Date(now)]);
     assert.equal(event.source?.component, "dccm-service-controller");
     assert.equal(event.reportingComponent, "dccm");
@@ -161,7 +207,13 @@ describe("daemon: Service events (controller/events EventRecorder)", () => {
     now += 60_000;
     await warn();
     assert.equal(sink.created.length, 1);
-    assert.deepEqual(sink.patched, [{ namespace: "shop", name: sink.createdIn[0].event.metadata.name, patch: { count: 2, lastTimestamp: new Date(now), message: "quota" } }]);
+    assert.deepEqual(sink.patched, [
+      {
+        namespace: "shop",
+        name: sink.createdIn[0].event.metadata.name,
+        patch: { count: 2, lastTimestamp: new Date(now), message: "quota" },
+      },
+    ]);
     await recorder.record({ ...target, name: "api" }, "Warning", "SyncLoadBalancerFailed", "quota");
     assert.equal(sink.created.length, 2, "another Service's event is its own");
     now += 10 * 60_000;
@@ -188,7 +240,10 @@ describe("daemon: removeTruncatedAttrs", () => {
       fs.writeFileSync(path.join(stacks, "b.json"), "{}");
       fs.writeFileSync(path.join(stacks, "b.json.attrs"), "");
       fs.writeFileSync(path.join(stacks, "c.json.attrs"), '{"user.cont');
-      assert.deepEqual(removeTruncatedAttrs(dir), [path.join(".pulumi", "stacks", "dccm-c", "b.json.attrs"), path.join(".pulumi", "stacks", "dccm-c", "c.json.attrs")]);
+      assert.deepEqual(removeTruncatedAttrs(dir), [
+        path.join(".pulumi", "stacks", "dccm-c", "b.json.attrs"),
+        path.join(".pulumi", "stacks", "dccm-c", "c.json.attrs"),
+      ]);
       assert.deepEqual(fs.readdirSync(stacks).sort(), ["a.json", "a.json.attrs", "b.json"]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

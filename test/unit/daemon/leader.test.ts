@@ -51,17 +51,32 @@ async function leaseServer(): Promise<LeaseServer> {
       const url = request.url ?? "";
       if (request.method === "GET" && url.startsWith(LEASE_PATH)) {
         gets++;
-        if (lease === undefined) send(404, { kind: "Status", apiVersion: "v1", code: 404, reason: "NotFound", message: "not found" });
+        if (lease === undefined)
+          send(404, { kind: "Status", apiVersion: "v1", code: 404, reason: "NotFound", message: "not found" });
         else send(200, lease);
-      } else if ((request.method === "POST" && url.startsWith(LEASE_PATH.slice(0, LEASE_PATH.lastIndexOf("/")))) || (request.method === "PUT" && url.startsWith(LEASE_PATH))) {
+      } else if (
+        (request.method === "POST" && url.startsWith(LEASE_PATH.slice(0, LEASE_PATH.lastIndexOf("/")))) ||
+        (request.method === "PUT" && url.startsWith(LEASE_PATH))
+      ) {
         const write = (): void => {
           const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { metadata?: Record<string, unknown> };
           if (request.method === "PUT" && body.metadata?.resourceVersion !== String(resourceVersion)) {
-            send(409, { kind: "Status", apiVersion: "v1", code: 409, reason: "Conflict", message: "the object has been modified; please apply your changes to the latest version and try again" });
+            send(409, {
+              kind: "Status",
+              apiVersion: "v1",
+              code: 409,
+              reason: "Conflict",
+              message: "the object has been modified; please apply your changes to the latest version and try again",
+            });
             return;
           }
           resourceVersion++;
-          lease = { apiVersion: "coordination.k8s.io/v1", kind: "Lease", ...body, metadata: { ...body.metadata, resourceVersion: String(resourceVersion) } };
+          lease = {
+            apiVersion: "coordination.k8s.io/v1",
+            kind: "Lease",
+            ...body,
+            metadata: { ...body.metadata, resourceVersion: String(resourceVersion) },
+          };
           send(request.method === "POST" ? 201 : 200, lease);
         };
         if (holdingWrites) held.push(write);
@@ -106,7 +121,11 @@ function kubeConfigFor(server: string): k8s.KubeConfig {
 
 /** An elector of the Lease kube-system/dccm on the fake, logging nothing. */
 function electorOn(fake: LeaseServer, options: Omit<LeaderOptions, "namespace" | "name">): LeaderElector {
-  return new LeaderElector(kubeConfigFor(fake.url), { namespace: "kube-system", name: "dccm", ...options }, pino({ level: "silent" }));
+  return new LeaderElector(
+    kubeConfigFor(fake.url),
+    { namespace: "kube-system", name: "dccm", ...options },
+    pino({ level: "silent" }),
+  );
 }
 
 describe("daemon: LeaderElector renew deadline", function () {
@@ -114,7 +133,13 @@ describe("daemon: LeaderElector renew deadline", function () {
 
   it("loses leadership by the clock when renews hang, calls onLost once and stops renewing", async () => {
     const fake = await leaseServer();
-    const elector = electorOn(fake, { identity: "me", leaseDurationMs: 3000, renewDeadlineMs: 600, retryPeriodMs: 100, requestTimeoutMs: 5000 });
+    const elector = electorOn(fake, {
+      identity: "me",
+      leaseDurationMs: 3000,
+      renewDeadlineMs: 600,
+      retryPeriodMs: 100,
+      requestTimeoutMs: 5000,
+    });
     try {
       const losses: number[] = [];
       await elector.acquire(() => losses.push(Date.now()));
@@ -144,7 +169,13 @@ describe("daemon: LeaderElector renew deadline", function () {
 
   it("release while a renew's write is in flight: the renew lands first, the release's stale write gets 409, and the Lease is still handed back", async () => {
     const fake = await leaseServer();
-    const elector = electorOn(fake, { identity: "me", leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 100, requestTimeoutMs: 5000 });
+    const elector = electorOn(fake, {
+      identity: "me",
+      leaseDurationMs: 3000,
+      renewDeadlineMs: 2000,
+      retryPeriodMs: 100,
+      requestTimeoutMs: 5000,
+    });
     try {
       await elector.acquire(() => undefined);
       fake.setHoldingWrites(true);
@@ -152,11 +183,19 @@ describe("daemon: LeaderElector renew deadline", function () {
       const getsBefore = fake.gets();
       const released = elector.release();
       // The release read the Lease before the renew's write lands, and its own write waits behind it.
-      await eventually("the release's write held", () => (fake.gets() > getsBefore && fake.heldWrites() === 2 ? true : undefined), 5000, 10);
+      await eventually(
+        "the release's write held",
+        () => (fake.gets() > getsBefore && fake.heldWrites() === 2 ? true : undefined),
+        5000,
+        10,
+      );
       fake.setHoldingWrites(false);
       await released;
       const spec = fake.lease()?.spec as { holderIdentity?: string; leaseDurationSeconds?: number } | undefined;
-      assert.deepEqual({ holderIdentity: spec?.holderIdentity, leaseDurationSeconds: spec?.leaseDurationSeconds }, { holderIdentity: "", leaseDurationSeconds: 1 });
+      assert.deepEqual(
+        { holderIdentity: spec?.holderIdentity, leaseDurationSeconds: spec?.leaseDurationSeconds },
+        { holderIdentity: "", leaseDurationSeconds: 1 },
+      );
     } finally {
       fake.setHoldingWrites(false);
       await elector.release();

@@ -18,7 +18,14 @@ function request(port: number, method: string, urlPath: string): Promise<Answer>
       let body = "";
       response.setEncoding("utf8");
       response.on("data", (chunk: string) => (body += chunk));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, allow: response.headers.allow, contentType: response.headers["content-type"], body }));
+      response.on("end", () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          allow: response.headers.allow,
+          contentType: response.headers["content-type"],
+          body,
+        }),
+      );
     });
     req.on("error", reject);
     req.end();
@@ -75,7 +82,11 @@ describe("daemon/server: probe and metrics listener", () => {
     ["OPTIONS", "/metrics", { status: 405, allow: "GET, HEAD", contentType: TEXT, body: "method not allowed\n" }],
     ["PATCH", "/healthz", { status: 405, allow: "GET, HEAD", contentType: TEXT, body: "method not allowed\n" }],
     ["GET", "/status", { status: 200, allow: undefined, contentType: "application/json", body: STATUS_BODY }],
-    ["GET", "/status?stack=cluster", { status: 200, allow: undefined, contentType: "application/json", body: STATUS_BODY }],
+    [
+      "GET",
+      "/status?stack=cluster",
+      { status: 200, allow: undefined, contentType: "application/json", body: STATUS_BODY },
+    ],
     ["HEAD", "/status", { status: 200, allow: undefined, contentType: "application/json", body: "" }],
     ["PUT", "/status", { status: 405, allow: "GET, HEAD", contentType: TEXT, body: "method not allowed\n" }],
     ["POST", "/status", { status: 405, allow: "GET, HEAD", contentType: TEXT, body: "method not allowed\n" }],
@@ -96,7 +107,12 @@ describe("daemon/server: probe and metrics listener", () => {
   it("GET /readyz → 200 ok once ready", async () => {
     ready = true;
     try {
-      assert.deepStrictEqual(await request(server.address.port, "GET", "/readyz"), { status: 200, allow: undefined, contentType: TEXT, body: "ok\n" });
+      assert.deepStrictEqual(await request(server.address.port, "GET", "/readyz"), {
+        status: 200,
+        allow: undefined,
+        contentType: TEXT,
+        body: "ok\n",
+      });
     } finally {
       ready = false;
     }

@@ -9,13 +9,29 @@ import * as pulumi from "@pulumi/pulumi";
 import fc from "fast-check";
 import * as YAML from "yaml";
 import { childName, DCCM_DEPLOYMENT_TYPE, DccmDeployment } from "../../../deploy/dccmDeployment";
-import { deployArgsProblems, deployObjects, manifestsYaml, NODE_CONTROLLER_RULES, SERVICE_CONTROLLER_RULES, SYSTEM_NAMESPACE_RULES, type DeployArgs, type KubeObject } from "../../../deploy/manifests";
+import {
+  deployArgsProblems,
+  deployObjects,
+  manifestsYaml,
+  NODE_CONTROLLER_RULES,
+  SERVICE_CONTROLLER_RULES,
+  SYSTEM_NAMESPACE_RULES,
+  type DeployArgs,
+  type KubeObject,
+} from "../../../deploy/manifests";
 import { deployProgram } from "../../../deploy/program";
 import { deployArgsFromStackConfig, type StackConfigKey } from "../../../deploy/stackConfig";
 import { capture } from "../../support/fakes/pulumiMocks";
 import { repoRoot } from "../../support/tooling/testenv-paths";
 
-const CONFIG = { project: "my-project", region: "us-central1", network: "k8s-net", nodeTags: ["k8s-node"], clusterName: "prod", clusterId: "c0ffee1234" };
+const CONFIG = {
+  project: "my-project",
+  region: "us-central1",
+  network: "k8s-net",
+  nodeTags: ["k8s-node"],
+  clusterName: "prod",
+  clusterId: "c0ffee1234",
+};
 const ARGS: DeployArgs = {
   image: "ghcr.io/acme/dccm:0.1.0",
   config: CONFIG,
@@ -29,7 +45,9 @@ function names(objects: KubeObject[]): string[] {
 }
 
 function deploymentOf(objects: KubeObject[]): Extract<KubeObject, { kind: "Deployment" }> {
-  const found = objects.find((object): object is Extract<KubeObject, { kind: "Deployment" }> => object.kind === "Deployment");
+  const found = objects.find(
+    (object): object is Extract<KubeObject, { kind: "Deployment" }> => object.kind === "Deployment",
+  );
   assert.ok(found !== undefined);
   return found;
 }
@@ -51,7 +69,10 @@ describe("deploy: deployObjects (every object of an install)", () => {
   });
 
   it("the ConfigMap carries the installer's keys with the backend and no secret", () => {
-    const configMap = deployObjects({ ...ARGS, secrets: { provider: "gcpkms://projects/p/locations/global/keyRings/r/cryptoKeys/k" } }).find((object) => object.kind === "ConfigMap");
+    const configMap = deployObjects({
+      ...ARGS,
+      secrets: { provider: "gcpkms://projects/p/locations/global/keyRings/r/cryptoKeys/k" },
+    }).find((object) => object.kind === "ConfigMap");
     assert.deepEqual(YAML.parse(String(configMap?.kind === "ConfigMap" ? configMap.data?.["config.yaml"] : "")), {
       ...CONFIG,
       backendUrl: "gs://acme-dccm/prod",
@@ -70,15 +91,42 @@ describe("deploy: deployObjects (every object of an install)", () => {
     assert.equal(pod?.serviceAccountName, "dccm");
     assert.deepEqual(
       pod?.tolerations?.map((toleration) => `${toleration.key ?? ""}:${toleration.effect ?? ""}`),
-      ["node.cloudprovider.kubernetes.io/uninitialized:NoSchedule", "node-role.kubernetes.io/control-plane:NoSchedule", "node.kubernetes.io/not-ready:NoSchedule"],
+      [
+        "node.cloudprovider.kubernetes.io/uninitialized:NoSchedule",
+        "node-role.kubernetes.io/control-plane:NoSchedule",
+        "node.kubernetes.io/not-ready:NoSchedule",
+      ],
     );
-    assert.deepEqual(pod?.securityContext, { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001, seccompProfile: { type: "RuntimeDefault" } });
+    assert.deepEqual(pod?.securityContext, {
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      runAsGroup: 10001,
+      fsGroup: 10001,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
     const container = pod?.containers[0];
-    assert.deepEqual(container?.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } });
+    assert.deepEqual(container?.securityContext, {
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+    });
     // Each replica's Lease identity is its Pod name (downward API): a restarted container takes the Lease back at once.
-    assert.deepEqual(container?.args, ["daemon", "--config", "/etc/dccm/config.yaml", "--state-dir", "/var/lib/dccm", "--listen", "0.0.0.0:10258", "--identity", "$(POD_NAME)"]);
+    assert.deepEqual(container?.args, [
+      "daemon",
+      "--config",
+      "/etc/dccm/config.yaml",
+      "--state-dir",
+      "/var/lib/dccm",
+      "--listen",
+      "0.0.0.0:10258",
+      "--identity",
+      "$(POD_NAME)",
+    ]);
     assert.deepEqual(container?.ports, [{ name: "metrics", containerPort: 10258, protocol: "TCP" }]);
-    assert.deepEqual([container?.livenessProbe?.httpGet?.path, container?.readinessProbe?.httpGet?.path], ["/healthz", "/readyz"]);
+    assert.deepEqual(
+      [container?.livenessProbe?.httpGet?.path, container?.readinessProbe?.httpGet?.path],
+      ["/healthz", "/readyz"],
+    );
     assert.deepEqual(container?.env, [
       { name: "POD_NAME", valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.name" } } },
       { name: "PULUMI_HOME", value: "/var/lib/dccm/pulumi-home" },
@@ -87,17 +135,29 @@ describe("deploy: deployObjects (every object of an install)", () => {
       { name: "GOOGLE_APPLICATION_CREDENTIALS", value: "/var/run/secrets/dccm/gcp-credentials/key.json" },
     ]);
     assert.deepEqual(
-      container?.volumeMounts?.map((mount) => `${mount.name} ${mount.mountPath}${mount.readOnly === true ? " ro" : ""}`),
-      ["config /etc/dccm ro", "state /var/lib/dccm", "tmp /tmp", "passphrase /var/run/secrets/dccm/passphrase ro", "gcp-credentials /var/run/secrets/dccm/gcp-credentials ro"],
+      container?.volumeMounts?.map(
+        (mount) => `${mount.name} ${mount.mountPath}${mount.readOnly === true ? " ro" : ""}`,
+      ),
+      [
+        "config /etc/dccm ro",
+        "state /var/lib/dccm",
+        "tmp /tmp",
+        "passphrase /var/run/secrets/dccm/passphrase ro",
+        "gcp-credentials /var/run/secrets/dccm/gcp-credentials ro",
+      ],
     );
     assert.deepEqual(
       pod?.volumes?.find((volume) => volume.name === "passphrase"),
-      { name: "passphrase", secret: { secretName: "dccm-secrets", items: [{ key: "passphrase", path: "passphrase" }], defaultMode: 0o400 } },
+      {
+        name: "passphrase",
+        secret: { secretName: "dccm-secrets", items: [{ key: "passphrase", path: "passphrase" }], defaultMode: 0o400 },
+      },
     );
   });
 
   it("a change of the config file changes the pod template (the pods roll), the hash of exactly the ConfigMap's file", () => {
-    const template = (args: DeployArgs): Record<string, string> | undefined => deploymentOf(deployObjects(args)).spec?.template.metadata?.annotations;
+    const template = (args: DeployArgs): Record<string, string> | undefined =>
+      deploymentOf(deployObjects(args)).spec?.template.metadata?.annotations;
     const objects = deployObjects(ARGS);
     const text = objects.find((object) => object.kind === "ConfigMap");
     const sha = crypto
@@ -117,11 +177,23 @@ describe("deploy: deployObjects (every object of an install)", () => {
       { name: "backend", persistentVolumeClaim: { claimName: "dccm-state" } },
     );
     const configMap = objects.find((object) => object.kind === "ConfigMap");
-    assert.equal((YAML.parse(String(configMap?.kind === "ConfigMap" ? configMap.data?.["config.yaml"] : "")) as { backendUrl: string }).backendUrl, "file:///var/lib/dccm-backend");
+    assert.equal(
+      (
+        YAML.parse(String(configMap?.kind === "ConfigMap" ? configMap.data?.["config.yaml"] : "")) as {
+          backendUrl: string;
+        }
+      ).backendUrl,
+      "file:///var/lib/dccm-backend",
+    );
   });
 
   it("Pulumi Cloud: the token from a Secret into the environment the CLI reads", () => {
-    const container = deploymentOf(deployObjects({ ...ARGS, backend: { url: "https://api.pulumi.com", accessTokenSecret: { name: "pulumi", key: "token" } } })).spec?.template.spec?.containers[0];
+    const container = deploymentOf(
+      deployObjects({
+        ...ARGS,
+        backend: { url: "https://api.pulumi.com", accessTokenSecret: { name: "pulumi", key: "token" } },
+      }),
+    ).spec?.template.spec?.containers[0];
     assert.deepEqual(
       container?.env?.find((variable) => variable.name === "PULUMI_ACCESS_TOKEN"),
       { name: "PULUMI_ACCESS_TOKEN", valueFrom: { secretKeyRef: { name: "pulumi", key: "token" } } },
@@ -134,14 +206,30 @@ describe("deploy: deployObjects (every object of an install)", () => {
       names(objects).some((name) => name.includes("node-controller")),
       false,
     );
-    assert.deepEqual(deploymentOf(objects).spec?.template.spec?.containers[0].args?.slice(9), ["--no-node-controller", "--log-level", "debug"]);
+    assert.deepEqual(deploymentOf(objects).spec?.template.spec?.containers[0].args?.slice(9), [
+      "--no-node-controller",
+      "--log-level",
+      "debug",
+    ]);
   });
 
   it("extra tolerations come after the three every install has", () => {
-    const pod = deploymentOf(deployObjects({ ...ARGS, tolerations: [{ key: "dedicated", operator: "Equal", value: "infra", effect: "NoExecute" }] })).spec?.template.spec;
+    const pod = deploymentOf(
+      deployObjects({
+        ...ARGS,
+        tolerations: [{ key: "dedicated", operator: "Equal", value: "infra", effect: "NoExecute" }],
+      }),
+    ).spec?.template.spec;
     assert.deepEqual(
-      pod?.tolerations?.map((toleration) => `${toleration.key ?? ""}=${toleration.value ?? ""}:${toleration.effect ?? ""}`),
-      ["node.cloudprovider.kubernetes.io/uninitialized=:NoSchedule", "node-role.kubernetes.io/control-plane=:NoSchedule", "node.kubernetes.io/not-ready=:NoSchedule", "dedicated=infra:NoExecute"],
+      pod?.tolerations?.map(
+        (toleration) => `${toleration.key ?? ""}=${toleration.value ?? ""}:${toleration.effect ?? ""}`,
+      ),
+      [
+        "node.cloudprovider.kubernetes.io/uninitialized=:NoSchedule",
+        "node-role.kubernetes.io/control-plane=:NoSchedule",
+        "node.kubernetes.io/not-ready=:NoSchedule",
+        "dedicated=infra:NoExecute",
+      ],
     );
   });
 
@@ -149,23 +237,47 @@ describe("deploy: deployObjects (every object of an install)", () => {
     [
       "a file:// backend on the pod's disk",
       { backend: { url: "file:///var/lib/dccm/backend" } },
-      ["backend.url: file:///var/lib/dccm/backend is on the pod's own disk and every stack is lost when the pod restarts; use gs://BUCKET/PREFIX, https://api.pulumi.com, or backend.volumeClaim"],
+      [
+        "backend.url: file:///var/lib/dccm/backend is on the pod's own disk and every stack is lost when the pod restarts; use gs://BUCKET/PREFIX, https://api.pulumi.com, or backend.volumeClaim",
+      ],
     ],
-    ["no backend", { backend: undefined }, ["backend: required: gs://BUCKET/PREFIX, https://api.pulumi.com (with accessTokenSecret), or volumeClaim (a PersistentVolumeClaim for a file:// backend)"]],
+    [
+      "no backend",
+      { backend: undefined },
+      [
+        "backend: required: gs://BUCKET/PREFIX, https://api.pulumi.com (with accessTokenSecret), or volumeClaim (a PersistentVolumeClaim for a file:// backend)",
+      ],
+    ],
     [
       "Pulumi Cloud without a token",
       { backend: { url: "https://api.pulumi.com" } },
-      ["backend.accessTokenSecret: https://api.pulumi.com needs a Pulumi access token (a Secret's key, given to the CLI as PULUMI_ACCESS_TOKEN)"],
+      [
+        "backend.accessTokenSecret: https://api.pulumi.com needs a Pulumi access token (a Secret's key, given to the CLI as PULUMI_ACCESS_TOKEN)",
+      ],
     ],
     [
       "a ReadWriteOnce claim for two replicas",
       { backend: { volumeClaim: "dccm-state" } },
-      ["backend.volumeClaim: a ReadWriteOnce claim is mounted by one pod at a time: set replicas to 1, or readWriteMany: true for a ReadWriteMany claim"],
+      [
+        "backend.volumeClaim: a ReadWriteOnce claim is mounted by one pod at a time: set replicas to 1, or readWriteMany: true for a ReadWriteMany claim",
+      ],
     ],
-    ["no image", { image: " " }, ["image: required (the dccm image built from the Dockerfile, e.g. ghcr.io/acme/dccm:0.1.0)"]],
+    [
+      "no image",
+      { image: " " },
+      ["image: required (the dccm image built from the Dockerfile, e.g. ghcr.io/acme/dccm:0.1.0)"],
+    ],
     ["zero replicas", { replicas: 0 }, ["replicas: expected a whole number of at least 1, got 0"]],
-    ["a passphrase as provider", { secrets: { provider: "passphrase" } }, ["secrets.provider: for a passphrase, give passphraseSecret (the passphrase never goes into the ConfigMap)"]],
-    ["a Secret without its key", { gcpCredentialsSecret: { name: "dccm-gcp", key: "" } }, ["gcpCredentialsSecret.key: the key in Secret dccm-gcp is required"]],
+    [
+      "a passphrase as provider",
+      { secrets: { provider: "passphrase" } },
+      ["secrets.provider: for a passphrase, give passphraseSecret (the passphrase never goes into the ConfigMap)"],
+    ],
+    [
+      "a Secret without its key",
+      { gcpCredentialsSecret: { name: "dccm-gcp", key: "" } },
+      ["gcpCredentialsSecret.key: the key in Secret dccm-gcp is required"],
+    ],
     [
       "keys the deployment sets, and a bad GCP key",
       { config: { ...CONFIG, stateDir: "/x", listen: ":1", region: "europe" } },
@@ -175,31 +287,54 @@ describe("deploy: deployObjects (every object of an install)", () => {
         'config.region: "europe" is not a GCP region (like us-central1)',
       ],
     ],
-    ["two replicas without leader election", { config: { ...CONFIG, leaderElection: false } }, ["config.leaderElection: 2 replicas need leader election (only the Lease holder acts)"]],
-    ["a log level the daemon rejects", { logLevel: "loud" }, ['logLevel: --log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent']],
-    ["tolerations that are not a list", { tolerations: { key: "dedicated" } as unknown as DeployArgs["tolerations"] }, ['tolerations: expected a list of tolerations, got {"key":"dedicated"}']],
+    [
+      "two replicas without leader election",
+      { config: { ...CONFIG, leaderElection: false } },
+      ["config.leaderElection: 2 replicas need leader election (only the Lease holder acts)"],
+    ],
+    [
+      "a log level the daemon rejects",
+      { logLevel: "loud" },
+      ['logLevel: --log-level: "loud" is not one of fatal, error, warn, info, debug, trace, silent'],
+    ],
+    [
+      "tolerations that are not a list",
+      { tolerations: { key: "dedicated" } as unknown as DeployArgs["tolerations"] },
+      ['tolerations: expected a list of tolerations, got {"key":"dedicated"}'],
+    ],
   ];
   for (const [name, change, problems] of invalid) {
     it(`rejects ${name}, naming the field`, () => {
       const args = { ...ARGS, ...change };
       assert.deepEqual(deployArgsProblems(args), problems);
-      assert.throws(() => deployObjects(args), { name: "DeployArgsError", message: `invalid deploy arguments:\n  ${problems.join("\n  ")}` });
+      assert.throws(() => deployObjects(args), {
+        name: "DeployArgsError",
+        message: `invalid deploy arguments:\n  ${problems.join("\n  ")}`,
+      });
     });
   }
 
   it("property: any valid install grants no wildcard and names and labels every object", () => {
     fc.assert(
-      fc.property(fc.boolean(), fc.integer({ min: 1, max: 5 }), fc.constantFrom("kube-system", "dccm-system"), (nodeController, replicas, namespace) => {
-        const objects = deployObjects({ ...ARGS, nodeController, replicas, namespace });
-        for (const object of objects) {
-          assert.equal(object.metadata?.labels?.["app.kubernetes.io/name"], "dccm");
-          if (object.kind === "ClusterRole" || object.kind === "Role") {
-            for (const rule of object.rules ?? []) for (const value of [...(rule.verbs ?? []), ...(rule.resources ?? []), ...(rule.apiGroups ?? [])]) assert.notEqual(value, "*");
+      fc.property(
+        fc.boolean(),
+        fc.integer({ min: 1, max: 5 }),
+        fc.constantFrom("kube-system", "dccm-system"),
+        (nodeController, replicas, namespace) => {
+          const objects = deployObjects({ ...ARGS, nodeController, replicas, namespace });
+          for (const object of objects) {
+            assert.equal(object.metadata?.labels?.["app.kubernetes.io/name"], "dccm");
+            if (object.kind === "ClusterRole" || object.kind === "Role") {
+              for (const rule of object.rules ?? [])
+                for (const value of [...(rule.verbs ?? []), ...(rule.resources ?? []), ...(rule.apiGroups ?? [])])
+                  assert.notEqual(value, "*");
+            }
+            if (object.kind === "RoleBinding" || object.kind === "Role")
+              assert.equal(object.metadata?.namespace, "kube-system");
           }
-          if (object.kind === "RoleBinding" || object.kind === "Role") assert.equal(object.metadata?.namespace, "kube-system");
-        }
-        assert.equal(deploymentOf(objects).metadata?.namespace, namespace);
-      }),
+          assert.equal(deploymentOf(objects).metadata?.namespace, namespace);
+        },
+      ),
     );
   });
 });
@@ -208,8 +343,11 @@ describe("deploy: the RBAC README.md documents is what the install grants", () =
   const readme = fs.readFileSync(path.join(repoRoot(), "README.md"), "utf8");
   const section = readme.slice(readme.indexOf("### RBAC"));
   const block = /```yaml\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
-  const documented = YAML.parseAllDocuments(block).map((doc) => doc.toJS() as { kind: string; metadata: { name: string; namespace?: string }; rules?: unknown });
-  const rulesOf = (kind: string, name: string): unknown => documented.find((object) => object.kind === kind && object.metadata.name === name)?.rules;
+  const documented = YAML.parseAllDocuments(block).map(
+    (doc) => doc.toJS() as { kind: string; metadata: { name: string; namespace?: string }; rules?: unknown },
+  );
+  const rulesOf = (kind: string, name: string): unknown =>
+    documented.find((object) => object.kind === kind && object.metadata.name === name)?.rules;
 
   it("the service controller's ClusterRole, the node controller's, and the Role in kube-system", () => {
     assert.deepEqual(rulesOf("ClusterRole", "dccm:service-controller"), SERVICE_CONTROLLER_RULES);
@@ -222,7 +360,10 @@ describe("deploy: DccmDeployment under mocks (tier 2)", () => {
   it("declares exactly the objects `dccm manifests` prints, each a child of the component; the pods wait for RBAC and config", async () => {
     const objects = deployObjects(ARGS);
     const captured = await capture(
-      (type, inputs) => ({ id: `${type}/${String((inputs.metadata as { name?: string } | undefined)?.name)}`, state: inputs }),
+      (type, inputs) => ({
+        id: `${type}/${String((inputs.metadata as { name?: string } | undefined)?.name)}`,
+        state: inputs,
+      }),
       (opts) => new DccmDeployment("prod", ARGS, opts),
       "dccm-deploy",
     );
@@ -291,21 +432,37 @@ describe("deploy: the deploy/ program's stack config (dccm-deploy:*)", () => {
   });
 
   it("backend (a plain URL or an object) and secrets from the stack config win over the file", () => {
-    assert.deepEqual(build({ image: "dccm:1", configFile: "../examples/dccm-in-cluster.yaml", backend: "gs://acme/given", secrets: { passphraseSecret: { name: "s", key: "p" } } }), {
-      image: "dccm:1",
-      config: CONFIG,
-      backend: { url: "gs://acme/given" },
-      secrets: { passphraseSecret: { name: "s", key: "p" } },
-    });
-    assert.deepEqual(build({ image: "dccm:1", config: CONFIG, backend: { volumeClaim: "c" }, secrets: { provider: "gcpkms://k" } }).backend, { volumeClaim: "c" });
+    assert.deepEqual(
+      build({
+        image: "dccm:1",
+        configFile: "../examples/dccm-in-cluster.yaml",
+        backend: "gs://acme/given",
+        secrets: { passphraseSecret: { name: "s", key: "p" } },
+      }),
+      {
+        image: "dccm:1",
+        config: CONFIG,
+        backend: { url: "gs://acme/given" },
+        secrets: { passphraseSecret: { name: "s", key: "p" } },
+      },
+    );
+    assert.deepEqual(
+      build({ image: "dccm:1", config: CONFIG, backend: { volumeClaim: "c" }, secrets: { provider: "gcpkms://k" } })
+        .backend,
+      { volumeClaim: "c" },
+    );
   });
 
   it("configFile and config together are refused", () => {
-    assert.throws(() => build({ configFile: "x", config: CONFIG }), { message: "dccm-deploy:configFile and dccm-deploy:config: give one" });
+    assert.throws(() => build({ configFile: "x", config: CONFIG }), {
+      message: "dccm-deploy:configFile and dccm-deploy:config: give one",
+    });
   });
 
   it("a backend given as a bare string of the wrong kind is named by deployObjects", () => {
-    assert.deepEqual(deployArgsProblems({ ...ARGS, backend: 5 as unknown as DeployArgs["backend"] }), ["backend: expected { url } or { volumeClaim }, got 5"]);
+    assert.deepEqual(deployArgsProblems({ ...ARGS, backend: 5 as unknown as DeployArgs["backend"] }), [
+      "backend: expected { url } or { volumeClaim }, got 5",
+    ]);
   });
 });
 
@@ -316,7 +473,11 @@ describe("deploy: the deploy/ program under mocks", () => {
     const captured = await capture(
       (type, inputs) => ({ id: type, state: inputs }),
       () => {
-        pulumi.runtime.setAllConfig({ "dccm-deploy:image": "dccm:1", "dccm-deploy:configFile": file, "dccm-deploy:replicas": "3" });
+        pulumi.runtime.setAllConfig({
+          "dccm-deploy:image": "dccm:1",
+          "dccm-deploy:configFile": file,
+          "dccm-deploy:replicas": "3",
+        });
         const { namespace } = deployProgram();
         assert.equal(namespace, "kube-system");
         return new pulumi.ComponentResource("test:index:Root", "root");
@@ -324,7 +485,15 @@ describe("deploy: the deploy/ program under mocks", () => {
       "dccm-deploy",
     );
     const deployment = captured.registered.find((resource) => resource.type === "kubernetes:apps/v1:Deployment");
-    const expected = deploymentOf(deployObjects({ image: "dccm:1", config: CONFIG, backend: { url: "gs://acme/prod" }, secrets: { provider: "gcpkms://k" }, replicas: 3 }));
+    const expected = deploymentOf(
+      deployObjects({
+        image: "dccm:1",
+        config: CONFIG,
+        backend: { url: "gs://acme/prod" },
+        secrets: { provider: "gcpkms://k" },
+        replicas: 3,
+      }),
+    );
     assert.deepEqual(deployment?.inputs, JSON.parse(JSON.stringify(expected)));
     assert.equal(captured.registered.filter((resource) => resource.custom).length, 10);
   });

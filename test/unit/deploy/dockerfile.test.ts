@@ -8,7 +8,10 @@ import { repoRoot } from "../../support/tooling/testenv-paths";
 
 const root = repoRoot();
 const dockerfile = fs.readFileSync(path.join(root, "Dockerfile"), "utf8");
-const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { dependencies: Record<string, string>; engines: { node: string } };
+const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as {
+  dependencies: Record<string, string>;
+  engines: { node: string };
+};
 
 function arg(name: string): string | undefined {
   return new RegExp(`^ARG ${name}=(\\S+)$`, "m").exec(dockerfile)?.[1];
@@ -16,7 +19,10 @@ function arg(name: string): string | undefined {
 
 describe("Dockerfile", () => {
   it("the pulumi CLI is @pulumi/pulumi's version and the gcp plugin @pulumi/gcp's", () => {
-    assert.deepEqual([arg("PULUMI_VERSION"), arg("PULUMI_GCP_VERSION")], [pkg.dependencies["@pulumi/pulumi"], pkg.dependencies["@pulumi/gcp"]]);
+    assert.deepEqual(
+      [arg("PULUMI_VERSION"), arg("PULUMI_GCP_VERSION")],
+      [pkg.dependencies["@pulumi/pulumi"], pkg.dependencies["@pulumi/gcp"]],
+    );
   });
 
   it("Node.js is the major package.json's engines ask for", () => {

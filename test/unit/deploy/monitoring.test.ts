@@ -19,7 +19,11 @@ function exposed(): Map<string, Set<string>> {
   computeCallsCounter(registry);
   const metrics = new Map<string, Set<string>>();
   // getMetricsAsArray's objects are the metrics themselves, which keep their label names.
-  for (const metric of registry.getMetricsAsArray() as unknown as { name: string; type: unknown; labelNames: string[] }[]) {
+  for (const metric of registry.getMetricsAsArray() as unknown as {
+    name: string;
+    type: unknown;
+    labelNames: string[];
+  }[]) {
     const labels = new Set<string>(metric.labelNames);
     // A histogram's series: _bucket (with le), _sum, _count.
     if (String(metric.type) === "histogram") {
@@ -47,18 +51,26 @@ function expressions(): { where: string; expr: string }[] {
   const docs = YAML.parseAllDocuments(fs.readFileSync(path.join(dir, "monitoring.yaml"), "utf8")).map(
     (doc) => doc.toJS() as { kind: string; spec: { groups?: { rules: { alert: string; expr: string }[] }[] } },
   );
-  for (const rule of docs.find((doc) => doc.kind === "PrometheusRule")?.spec.groups?.flatMap((group) => group.rules) ?? []) found.push({ where: `alert ${rule.alert}`, expr: rule.expr });
-  const dashboard = JSON.parse(fs.readFileSync(path.join(dir, "dashboard.json"), "utf8")) as { panels: { title: string; targets: { expr: string }[] }[] };
-  for (const panel of dashboard.panels) for (const target of panel.targets) found.push({ where: `panel "${panel.title}"`, expr: target.expr });
+  for (const rule of docs.find((doc) => doc.kind === "PrometheusRule")?.spec.groups?.flatMap((group) => group.rules) ??
+    [])
+    found.push({ where: `alert ${rule.alert}`, expr: rule.expr });
+  const dashboard = JSON.parse(fs.readFileSync(path.join(dir, "dashboard.json"), "utf8")) as {
+    panels: { title: string; targets: { expr: string }[] }[];
+  };
+  for (const panel of dashboard.panels)
+    for (const target of panel.targets) found.push({ where: `panel "${panel.title}"`, expr: target.expr });
   return found;
 }
 
 describe("deploy/monitoring: alerts and dashboard", () => {
   it("selectors: the metric and the label names of each matcher", () => {
-    assert.deepEqual(selectors('sum(rate(dccm_reconciles_total{kind="service",result=~"retry|giveUp"}[10m])) / dccm_leader'), [
-      { metric: "dccm_reconciles_total", labels: ["kind", "result"] },
-      { metric: "dccm_leader", labels: [] },
-    ]);
+    assert.deepEqual(
+      selectors('sum(rate(dccm_reconciles_total{kind="service",result=~"retry|giveUp"}[10m])) / dccm_leader'),
+      [
+        { metric: "dccm_reconciles_total", labels: ["kind", "result"] },
+        { metric: "dccm_leader", labels: [] },
+      ],
+    );
   });
 
   it("the alerts the issue asks for are there", () => {

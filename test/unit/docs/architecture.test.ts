@@ -52,7 +52,9 @@ describe("docs/ARCHITECTURE.md matches the tree", () => {
   const production = floors.flat();
 
   it("its floors table is the floors lint enforces, folder by folder", () => {
-    const documented = tableRows("| floor | folders | what may be imported | why here |").map((cells) => [Number(cells[0]), folderNames(cells[1])] as const);
+    const documented = tableRows("| floor | folders | what may be imported | why here |").map(
+      (cells) => [Number(cells[0]), folderNames(cells[1])] as const,
+    );
     const byFloor = new Map<number, string[]>();
     for (const [floor, names] of documented) byFloor.set(floor, [...(byFloor.get(floor) ?? []), ...names]);
     assert.deepEqual(
@@ -64,7 +66,9 @@ describe("docs/ARCHITECTURE.md matches the tree", () => {
   it("every top-level folder holding TypeScript is a floor's, or test/, bench/, emulator/", () => {
     const folders = fs
       .readdirSync(ROOT, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory() && !entry.name.startsWith(".") && !["node_modules", "dist"].includes(entry.name))
+      .filter(
+        (entry) => entry.isDirectory() && !entry.name.startsWith(".") && !["node_modules", "dist"].includes(entry.name),
+      )
       .map((entry) => entry.name)
       .filter((name) => tsFiles(name).length > 0);
     assert.deepEqual(folders.sort(), [...production, "bench", "emulator", "test"].sort());
@@ -79,7 +83,9 @@ describe("docs/ARCHITECTURE.md matches the tree", () => {
       for (const file of tsFiles(folder)) {
         // controllers/node/ documents its files in its own README (its "Code" table), linked from the row.
         const named = file.startsWith("node/")
-          ? fs.readFileSync(path.join(ROOT, "controllers", "node", "README.md"), "utf8").includes(`\`${path.basename(file)}\``)
+          ? fs
+              .readFileSync(path.join(ROOT, "controllers", "node", "README.md"), "utf8")
+              .includes(`\`${path.basename(file)}\``)
           : row[1].includes(`\`${file}\``) || row[1].includes(`\`${path.basename(file)}\``);
         if (!named) unnamed.push(`${folder}/${file}`);
       }

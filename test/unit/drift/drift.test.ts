@@ -69,7 +69,12 @@ function applied(type: string, id: string, inputs: Record<string, unknown>) {
   return resource;
 }
 
-const rule = () => applied("gcp:compute/forwardingRule:ForwardingRule", "projects/p/regions/us-central1/forwardingRules/a1", RULE_INPUTS);
+const rule = () =>
+  applied(
+    "gcp:compute/forwardingRule:ForwardingRule",
+    "projects/p/regions/us-central1/forwardingRules/a1",
+    RULE_INPUTS,
+  );
 const fw = () => applied("gcp:compute/firewall:Firewall", "projects/p/global/firewalls/k8s-fw-a1", FIREWALL_INPUTS);
 
 describe("drift/declared: what a stack declared of a GCE resource", () => {
@@ -98,21 +103,38 @@ describe("drift/declared: what a stack declared of a GCE resource", () => {
   });
 
   it("appliedResource: the fields the components ignore (a description everywhere: written at creation only) are never compared, and a single port is GCE's range form", () => {
-    const group = applied("gcp:compute/instanceGroup:InstanceGroup", "projects/p/zones/us-central1-a/instanceGroups/k8s-ig--c1", {
-      project: "p",
-      zone: "us-central1-a",
-      name: "k8s-ig--c1",
-      description: "ignored",
-      network: "ignored",
-      instances: [`${LINK}/zones/us-central1-a/instances/n2`, `${LINK}/zones/us-central1-a/instances/n1`],
-    });
+    const group = applied(
+      "gcp:compute/instanceGroup:InstanceGroup",
+      "projects/p/zones/us-central1-a/instanceGroups/k8s-ig--c1",
+      {
+        project: "p",
+        zone: "us-central1-a",
+        name: "k8s-ig--c1",
+        description: "ignored",
+        network: "ignored",
+        instances: [`${LINK}/zones/us-central1-a/instances/n2`, `${LINK}/zones/us-central1-a/instances/n1`],
+      },
+    );
     assert.deepEqual(group, {
       id: "instanceGroups/us-central1-a/k8s-ig--c1",
-      declared: JSON.stringify({ instances: ["projects/p/zones/us-central1-a/instances/n1", "projects/p/zones/us-central1-a/instances/n2"] }),
+      declared: JSON.stringify({
+        instances: ["projects/p/zones/us-central1-a/instances/n1", "projects/p/zones/us-central1-a/instances/n2"],
+      }),
     });
-    const route = applied("gcp:compute/route:Route", "projects/p/global/routes/r1", { project: "p", name: "r1", nextHopInstanceZone: "us-central1-a", priority: 1000, destRange: "10.64.1.0/24" });
+    const route = applied("gcp:compute/route:Route", "projects/p/global/routes/r1", {
+      project: "p",
+      name: "r1",
+      nextHopInstanceZone: "us-central1-a",
+      priority: 1000,
+      destRange: "10.64.1.0/24",
+    });
     assert.equal(route.declared, JSON.stringify({ destRange: "10.64.1.0/24", priority: 1000 }));
-    const pool = applied("gcp:compute/forwardingRule:ForwardingRule", "projects/p/regions/r/forwardingRules/a2", { project: "p", region: "r", name: "a2", portRange: "80" });
+    const pool = applied("gcp:compute/forwardingRule:ForwardingRule", "projects/p/regions/r/forwardingRules/a2", {
+      project: "p",
+      region: "r",
+      name: "a2",
+      portRange: "80",
+    });
     assert.equal(pool.declared, JSON.stringify({ portRange: "80-80" }));
   });
 
@@ -134,35 +156,69 @@ describe("drift/declared: what a stack declared of a GCE resource", () => {
       portRange: "80",
     });
     assert.deepEqual(driftOf(withFalse, { name: "i1", portRange: "80-80" }), []);
-    const pool = applied("gcp:compute/targetPool:TargetPool", "projects/p/regions/r/targetPools/a1", { project: "p", region: "r", name: "a1", healthChecks: `${LINK}/global/httpHealthChecks/hc` });
-    assert.deepEqual(driftOf(pool, { name: "a1", healthChecks: ["projects/p/global/httpHealthChecks/hc"] }), []);
-    const backend = applied("gcp:compute/regionBackendService:RegionBackendService", "projects/p/regions/r/backendServices/a1", {
+    const pool = applied("gcp:compute/targetPool:TargetPool", "projects/p/regions/r/targetPools/a1", {
       project: "p",
       region: "r",
       name: "a1",
-      network: "ignored",
-      backends: [{ group: `${LINK}/zones/a/instanceGroups/g`, balancingMode: "CONNECTION" }],
+      healthChecks: `${LINK}/global/httpHealthChecks/hc`,
     });
-    assert.deepEqual(driftOf(backend, { name: "a1", backends: [{ group: "projects/p/zones/a/instanceGroups/g", balancingMode: "CONNECTION", capacityScaler: 1 }] }), []);
+    assert.deepEqual(driftOf(pool, { name: "a1", healthChecks: ["projects/p/global/httpHealthChecks/hc"] }), []);
+    const backend = applied(
+      "gcp:compute/regionBackendService:RegionBackendService",
+      "projects/p/regions/r/backendServices/a1",
+      {
+        project: "p",
+        region: "r",
+        name: "a1",
+        network: "ignored",
+        backends: [{ group: `${LINK}/zones/a/instanceGroups/g`, balancingMode: "CONNECTION" }],
+      },
+    );
+    assert.deepEqual(
+      driftOf(backend, {
+        name: "a1",
+        backends: [{ group: "projects/p/zones/a/instanceGroups/g", balancingMode: "CONNECTION", capacityScaler: 1 }],
+      }),
+      [],
+    );
   });
 
   it("driftOf: every field that differs, with what was declared and what was found", () => {
-    const changed = { ...FIREWALL_LISTED, sourceRanges: ["0.0.0.0/0"], allowed: [{ IPProtocol: "tcp", ports: ["80"] }], description: undefined };
+    const changed = {
+      ...FIREWALL_LISTED,
+      sourceRanges: ["0.0.0.0/0"],
+      allowed: [{ IPProtocol: "tcp", ports: ["80"] }],
+      description: undefined,
+    };
     assert.deepEqual(driftOf(fw(), changed).map(describeDifference), [
       'allowed: declared [{"IPProtocol":"tcp","ports":["443","80"]}], found [{"IPProtocol":"tcp","ports":"80"}]',
       'sourceRanges: declared ["0.0.0.0/0","10.0.0.0/8"], found "0.0.0.0/0"',
     ]);
-    assert.deepEqual(driftOf(rule(), { ...RULE_LISTED, backendService: "projects/p/regions/us-central1/backendServices/other" }).map(describeDifference), [
-      'backendService: declared "projects/p/regions/us-central1/backendServices/a1", found "projects/p/regions/us-central1/backendServices/other"',
-    ]);
+    assert.deepEqual(
+      driftOf(rule(), { ...RULE_LISTED, backendService: "projects/p/regions/us-central1/backendServices/other" }).map(
+        describeDifference,
+      ),
+      [
+        'backendService: declared "projects/p/regions/us-central1/backendServices/a1", found "projects/p/regions/us-central1/backendServices/other"',
+      ],
+    );
     // A group of the same name in another zone is another group.
-    const backend = applied("gcp:compute/regionBackendService:RegionBackendService", "projects/p/regions/r/backendServices/a1", {
-      project: "p",
-      region: "r",
-      name: "a1",
-      backends: [{ group: `${LINK}/zones/a/instanceGroups/g` }, { group: `${LINK}/zones/b/instanceGroups/g` }],
-    });
-    assert.equal(driftOf(backend, { backends: [{ group: "projects/p/zones/a/instanceGroups/g" }, { group: "projects/p/zones/c/instanceGroups/g" }] }).length, 1);
+    const backend = applied(
+      "gcp:compute/regionBackendService:RegionBackendService",
+      "projects/p/regions/r/backendServices/a1",
+      {
+        project: "p",
+        region: "r",
+        name: "a1",
+        backends: [{ group: `${LINK}/zones/a/instanceGroups/g` }, { group: `${LINK}/zones/b/instanceGroups/g` }],
+      },
+    );
+    assert.equal(
+      driftOf(backend, {
+        backends: [{ group: "projects/p/zones/a/instanceGroups/g" }, { group: "projects/p/zones/c/instanceGroups/g" }],
+      }).length,
+      1,
+    );
   });
 
   it("driftOf: a deny rule's denies are Compute's denied, and destinationRanges and priority are compared as declared", () => {
@@ -189,14 +245,29 @@ describe("drift/declared: what a stack declared of a GCE resource", () => {
       disabled: false,
     };
     assert.deepEqual(driftOf(deny, listed), []);
-    assert.deepEqual(driftOf(deny, { ...listed, priority: 65534, destinationRanges: undefined, denied: [{ IPProtocol: "tcp", ports: ["22"] }] }).map(describeDifference), [
-      'denied: declared [{"IPProtocol":"all"}], found [{"IPProtocol":"tcp","ports":"22"}]',
-      'destinationRanges: declared "203.0.113.1", found nothing',
-      "priority: declared 1000, found 65534",
-    ]);
-    const allow = applied("gcp:compute/firewall:Firewall", "projects/p/global/firewalls/k8s-fw-a1", { ...FIREWALL_INPUTS, destinationRanges: ["203.0.113.1"], priority: 999 });
+    assert.deepEqual(
+      driftOf(deny, {
+        ...listed,
+        priority: 65534,
+        destinationRanges: undefined,
+        denied: [{ IPProtocol: "tcp", ports: ["22"] }],
+      }).map(describeDifference),
+      [
+        'denied: declared [{"IPProtocol":"all"}], found [{"IPProtocol":"tcp","ports":"22"}]',
+        'destinationRanges: declared "203.0.113.1", found nothing',
+        "priority: declared 1000, found 65534",
+      ],
+    );
+    const allow = applied("gcp:compute/firewall:Firewall", "projects/p/global/firewalls/k8s-fw-a1", {
+      ...FIREWALL_INPUTS,
+      destinationRanges: ["203.0.113.1"],
+      priority: 999,
+    });
     assert.deepEqual(driftOf(allow, { ...FIREWALL_LISTED, destinationRanges: ["203.0.113.1"], priority: 999 }), []);
-    assert.deepEqual(driftOf(allow, FIREWALL_LISTED).map(describeDifference), ['destinationRanges: declared "203.0.113.1", found nothing', "priority: declared 999, found 1000"]);
+    assert.deepEqual(driftOf(allow, FIREWALL_LISTED).map(describeDifference), [
+      'destinationRanges: declared "203.0.113.1", found nothing',
+      "priority: declared 999, found 1000",
+    ]);
   });
 
   it("driftOf: a resource always matches the listing of itself, whatever order GCE lists its sets in (property)", () => {
@@ -208,8 +279,16 @@ describe("drift/declared: what a stack declared of a GCE resource", () => {
         ),
         fc.uniqueArray(fc.integer({ min: 1, max: 65535 }).map(String), { minLength: 1, maxLength: 5 }),
         (ranges, ports) => {
-          const resource = applied("gcp:compute/firewall:Firewall", "projects/p/global/firewalls/f", { ...FIREWALL_INPUTS, sourceRanges: ranges, allows: [{ protocol: "tcp", ports }] });
-          const listed = { ...FIREWALL_LISTED, sourceRanges: [...ranges].reverse(), allowed: [{ IPProtocol: "tcp", ports: [...ports].reverse() }] };
+          const resource = applied("gcp:compute/firewall:Firewall", "projects/p/global/firewalls/f", {
+            ...FIREWALL_INPUTS,
+            sourceRanges: ranges,
+            allows: [{ protocol: "tcp", ports }],
+          });
+          const listed = {
+            ...FIREWALL_LISTED,
+            sourceRanges: [...ranges].reverse(),
+            allowed: [{ IPProtocol: "tcp", ports: [...ports].reverse() }],
+          };
           return driftOf(resource, listed).length === 0;
         },
       ),
@@ -221,7 +300,16 @@ describe("drift/plan: the stacks a drift pass refreshes", () => {
   it("only stacks with a resource missing or changed, each with why", () => {
     const snapshots = [
       { stack: "service.default.web", generation: 3, resources: [rule(), fw()] },
-      { stack: "service.default.ok", generation: 4, resources: [applied("gcp:compute/firewall:Firewall", "projects/p/global/firewalls/ok", { ...FIREWALL_INPUTS, name: "ok" })] },
+      {
+        stack: "service.default.ok",
+        generation: 4,
+        resources: [
+          applied("gcp:compute/firewall:Firewall", "projects/p/global/firewalls/ok", {
+            ...FIREWALL_INPUTS,
+            name: "ok",
+          }),
+        ],
+      },
       { stack: "service.default.empty", generation: 5, resources: [] },
     ];
     const listed = new Map<string, Record<string, unknown>>([
@@ -229,12 +317,24 @@ describe("drift/plan: the stacks a drift pass refreshes", () => {
       ["firewalls/global/ok", { ...FIREWALL_LISTED, name: "ok" }],
     ]);
     assert.deepEqual(planDriftPass(snapshots, listed), [
-      { stack: "service.default.web", generation: 3, reasons: ["forwardingRules/us-central1/a1: missing", 'firewalls/global/k8s-fw-a1: targetTags: declared "node", found "other"'] },
+      {
+        stack: "service.default.web",
+        generation: 3,
+        reasons: [
+          "forwardingRules/us-central1/a1: missing",
+          'firewalls/global/k8s-fw-a1: targetTags: declared "node", found "other"',
+        ],
+      },
     ]);
   });
 
   it("appliedGroups: every instance group the stacks hold, once", () => {
-    const group = applied("gcp:compute/instanceGroup:InstanceGroup", "projects/p/zones/z/instanceGroups/g", { project: "p", zone: "z", name: "g", instances: [] });
+    const group = applied("gcp:compute/instanceGroup:InstanceGroup", "projects/p/zones/z/instanceGroups/g", {
+      project: "p",
+      zone: "z",
+      name: "g",
+      instances: [],
+    });
     assert.deepEqual(
       appliedGroups([
         { stack: "cluster", generation: 1, resources: [group, fw()] },
@@ -245,7 +345,12 @@ describe("drift/plan: the stacks a drift pass refreshes", () => {
   });
 });
 
-function state(urn: string, id: string, inputs: Record<string, unknown>, type = "gcp:compute/firewall:Firewall"): StepEventStateMetadata {
+function state(
+  urn: string,
+  id: string,
+  inputs: Record<string, unknown>,
+  type = "gcp:compute/firewall:Firewall",
+): StepEventStateMetadata {
   return { type, urn, custom: true, id, parent: "", provider: "", inputs, outputs: {} };
 }
 
@@ -264,18 +369,35 @@ describe("drift/applied: what each stack last applied", () => {
     const c = state("urn:c", "projects/p/global/firewalls/c", { name: "c", project: "p" });
     steps.record("same", c, c);
     steps.record("refresh", null, c);
-    assert.deepEqual(appliedOf(steps.resources()), [{ id: "firewalls/global/a", declared: JSON.stringify({ direction: "INGRESS" }) }]);
+    assert.deepEqual(appliedOf(steps.resources()), [
+      { id: "firewalls/global/a", declared: JSON.stringify({ direction: "INGRESS" }) },
+    ]);
   });
 
   it("appliedFromDeployment: custom resources of dccm's kinds; a deployment with pending operations is unknown", () => {
     const deployment = {
       resources: [
         { type: "pulumi:pulumi:Stack", urn: "s", custom: false },
-        { type: "gcp:compute/firewall:Firewall", urn: "f", custom: true, id: "projects/p/global/firewalls/f", inputs: { project: "p", name: "f", direction: "INGRESS" } },
-        { type: "gcp:compute/firewall:Firewall", urn: "g", custom: true, id: "projects/p/global/firewalls/g", delete: true, inputs: {} },
+        {
+          type: "gcp:compute/firewall:Firewall",
+          urn: "f",
+          custom: true,
+          id: "projects/p/global/firewalls/f",
+          inputs: { project: "p", name: "f", direction: "INGRESS" },
+        },
+        {
+          type: "gcp:compute/firewall:Firewall",
+          urn: "g",
+          custom: true,
+          id: "projects/p/global/firewalls/g",
+          delete: true,
+          inputs: {},
+        },
       ],
     };
-    assert.deepEqual(appliedFromDeployment(deployment), [{ id: "firewalls/global/f", declared: JSON.stringify({ direction: "INGRESS" }) }]);
+    assert.deepEqual(appliedFromDeployment(deployment), [
+      { id: "firewalls/global/f", declared: JSON.stringify({ direction: "INGRESS" }) },
+    ]);
     assert.equal(appliedFromDeployment({ ...deployment, pending_operations: [{ type: "creating" }] }), undefined);
   });
 

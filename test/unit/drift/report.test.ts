@@ -6,8 +6,15 @@ import * as assert from "node:assert/strict";
 import { appliedResource } from "../../../drift/declared";
 import { driftExitCode, driftReport, formatDriftReport, type RecordedStack } from "../../../drift/report";
 
-const FIREWALL = appliedResource("gcp:compute/firewall:Firewall", "projects/p/global/firewalls/k8s-fw-a1", { name: "k8s-fw-a1", sourceRanges: ["0.0.0.0/0"], priority: 1000 });
-const ROUTE = appliedResource("gcp:compute/route:Route", "projects/p/global/routes/r1", { name: "r1", destRange: "10.64.1.0/24" });
+const FIREWALL = appliedResource("gcp:compute/firewall:Firewall", "projects/p/global/firewalls/k8s-fw-a1", {
+  name: "k8s-fw-a1",
+  sourceRanges: ["0.0.0.0/0"],
+  priority: 1000,
+});
+const ROUTE = appliedResource("gcp:compute/route:Route", "projects/p/global/routes/r1", {
+  name: "r1",
+  destRange: "10.64.1.0/24",
+});
 if (FIREWALL === undefined || ROUTE === undefined) throw new Error("declared types");
 
 const STACKS: RecordedStack[] = [
@@ -32,7 +39,9 @@ describe("drift/report: dccm drift's report", () => {
   });
 
   it("a changed firewall and a missing route: each stack with its Service and its reasons, sorted by stack; exit 2", () => {
-    const listed = new Map<string, Record<string, unknown>>([["firewalls/global/k8s-fw-a1", { name: "k8s-fw-a1", sourceRanges: ["10.0.0.0/8"], priority: 1000 }]]);
+    const listed = new Map<string, Record<string, unknown>>([
+      ["firewalls/global/k8s-fw-a1", { name: "k8s-fw-a1", sourceRanges: ["10.0.0.0/8"], priority: 1000 }],
+    ]);
     const report = driftReport("p", STACKS.slice(0, 2), listed);
     assert.deepEqual(report, {
       project: "p",
@@ -41,7 +50,11 @@ describe("drift/report: dccm drift's report", () => {
       unknown: [],
       drifted: [
         { stack: "cluster", reasons: ["routes/global/r1: missing"] },
-        { stack: "service.default.web", service: "default/web", reasons: ['firewalls/global/k8s-fw-a1: sourceRanges: declared "0.0.0.0/0", found "10.0.0.0/8"'] },
+        {
+          stack: "service.default.web",
+          service: "default/web",
+          reasons: ['firewalls/global/k8s-fw-a1: sourceRanges: declared "0.0.0.0/0", found "10.0.0.0/8"'],
+        },
       ],
     });
     assert.equal(driftExitCode(report), 2);

@@ -69,7 +69,10 @@ class ScriptedServer {
 
 function googleNotFound(resource: string): Reply {
   const message = `The resource '${resource}' was not found`;
-  return { status: 404, body: { error: { code: 404, message, errors: [{ domain: "global", reason: "notFound", message }] } } };
+  return {
+    status: 404,
+    body: { error: { code: 404, message, errors: [{ domain: "global", reason: "notFound", message }] } },
+  };
 }
 
 function rawInstance(project: string, zone: string, name: string, ip = "10.0.0.2"): Record<string, unknown> {
@@ -82,7 +85,14 @@ function rawInstance(project: string, zone: string, name: string, ip = "10.0.0.2
     zone: `${base}/projects/${project}/zones/${zone}`,
     machineType: `${base}/projects/${project}/zones/${zone}/machineTypes/n2-standard-8`,
     selfLink: `${base}/projects/${project}/zones/${zone}/instances/${name}`,
-    networkInterfaces: [{ name: "nic0", networkIP: ip, stackType: "IPV4_ONLY", accessConfigs: [{ type: "ONE_TO_ONE_NAT", natIP: "35.0.0.2" }] }],
+    networkInterfaces: [
+      {
+        name: "nic0",
+        networkIP: ip,
+        stackType: "IPV4_ONLY",
+        accessConfigs: [{ type: "ONE_TO_ONE_NAT", natIP: "35.0.0.2" }],
+      },
+    ],
   };
 }
 
@@ -125,7 +135,11 @@ describe("gce/ ComputeClient", () => {
   });
 
   it("gets an instance and keeps only the fields we use", async () => {
-    srv.on((p) => (p === "/compute/v1/projects/p/zones/us-central1-a/instances/n1" ? { status: 200, body: rawInstance("p", "us-central1-a", "n1") } : undefined));
+    srv.on((p) =>
+      p === "/compute/v1/projects/p/zones/us-central1-a/instances/n1"
+        ? { status: 200, body: rawInstance("p", "us-central1-a", "n1") }
+        : undefined,
+    );
     const res = await client().getInstance("p", "us-central1-a", "n1");
     assert.deepEqual(res, {
       kind: "found",
@@ -136,7 +150,15 @@ describe("gce/ ComputeClient", () => {
         machineType: "n2-standard-8",
         status: "RUNNING",
         id: "1234567890",
-        networkInterfaces: [{ name: "nic0", networkIP: "10.0.0.2", stackType: "IPV4_ONLY", accessConfigs: [{ natIP: "35.0.0.2" }], ipv6AccessConfigs: [] }],
+        networkInterfaces: [
+          {
+            name: "nic0",
+            networkIP: "10.0.0.2",
+            stackType: "IPV4_ONLY",
+            accessConfigs: [{ natIP: "35.0.0.2" }],
+            ipv6AccessConfigs: [],
+          },
+        ],
       },
     });
     assert.equal(srv.requests[0]?.headers["authorization"], undefined);
@@ -168,14 +190,21 @@ describe("gce/ ComputeClient", () => {
         return { status: 503, body: { error: { code: 503, message: "backend unavailable" } } };
       }
       if (n === 2) {
-        return { status: 429, body: { error: { code: 429, message: "rate", errors: [{ reason: "rateLimitExceeded" }] } } };
+        return {
+          status: 429,
+          body: { error: { code: 429, message: "rate", errors: [{ reason: "rateLimitExceeded" }] } },
+        };
       }
       if (n === 3) {
         return { status: 500, body: {} };
       }
       return { status: 200, body: rawInstance("p", "us-central1-a", "n1") };
     });
-    const res = await client({ retry: { attempts: 5, baseDelayMs: 100, maxDelayMs: 10_000 } }).getInstance("p", "us-central1-a", "n1");
+    const res = await client({ retry: { attempts: 5, baseDelayMs: 100, maxDelayMs: 10_000 } }).getInstance(
+      "p",
+      "us-central1-a",
+      "n1",
+    );
     assert.equal(res.kind, "found");
     assert.equal(n, 4);
     // Full jitter with random()=0.5: half of 100, 200, 400.
@@ -191,25 +220,48 @@ describe("gce/ ComputeClient", () => {
     const rateLimited = {
       error: {
         code: 403,
-        message: "Quota exceeded for quota metric 'Read requests' and limit 'Read requests per minute' of service 'compute.googleapis.com' for consumer 'project_number:1'.",
+        message:
+          "Quota exceeded for quota metric 'Read requests' and limit 'Read requests per minute' of service 'compute.googleapis.com' for consumer 'project_number:1'.",
         errors: [{ reason: "rateLimitExceeded" }],
       },
     };
-    srv.on(() => (++n === 1 ? { status: 403, body: rateLimited } : { status: 200, body: rawInstance("p", "us-central1-a", "n1") }));
-    const res = await client({ retry: { attempts: 5, baseDelayMs: 100, maxDelayMs: 10_000 } }).getInstance("p", "us-central1-a", "n1");
+    srv.on(() =>
+      ++n === 1 ? { status: 403, body: rateLimited } : { status: 200, body: rawInstance("p", "us-central1-a", "n1") },
+    );
+    const res = await client({ retry: { attempts: 5, baseDelayMs: 100, maxDelayMs: 10_000 } }).getInstance(
+      "p",
+      "us-central1-a",
+      "n1",
+    );
     assert.deepEqual([res.kind, n, sleeps], ["found", 2, [50]]);
     n = 0;
     srv.on(() => {
       n++;
-      return { status: 403, body: { error: { code: 403, message: "Required 'compute.instances.get' permission", errors: [{ reason: "forbidden" }] } } };
+      return {
+        status: 403,
+        body: {
+          error: {
+            code: 403,
+            message: "Required 'compute.instances.get' permission",
+            errors: [{ reason: "forbidden" }],
+          },
+        },
+      };
     });
-    await assert.rejects(client({ retry: { attempts: 5 } }).getInstance("p", "us-central1-a", "n1"), (err: unknown) => err instanceof ComputeError && err.status === 403);
+    await assert.rejects(
+      client({ retry: { attempts: 5 } }).getInstance("p", "us-central1-a", "n1"),
+      (err: unknown) => err instanceof ComputeError && err.status === 403,
+    );
     assert.equal(n, 1);
   });
 
   it("honours Retry-After (capped by maxDelayMs)", async () => {
     let n = 0;
-    srv.on(() => (++n === 1 ? { status: 429, headers: { "retry-after": "3" }, body: {} } : { status: 200, body: rawInstance("p", "z-a", "n1") }));
+    srv.on(() =>
+      ++n === 1
+        ? { status: 429, headers: { "retry-after": "3" }, body: {} }
+        : { status: 200, body: rawInstance("p", "z-a", "n1") },
+    );
     await client({ retry: { maxDelayMs: 2000 } }).getInstance("p", "z-a", "n1");
     assert.deepEqual(sleeps, [2000]);
   });
@@ -222,14 +274,22 @@ describe("gce/ ComputeClient", () => {
       assert.equal(err.call, "instances.get");
       assert.equal(err.resource, "projects/p/zones/us-central1-b/instances/n9");
       assert.equal(err.attempts, 3);
-      assert.match(err.message, /compute instances\.get projects\/p\/zones\/us-central1-b\/instances\/n9: HTTP 502: bad gateway \(after 3 attempts\)/);
+      assert.match(
+        err.message,
+        /compute instances\.get projects\/p\/zones\/us-central1-b\/instances\/n9: HTTP 502: bad gateway \(after 3 attempts\)/,
+      );
       return true;
     });
     assert.equal(srv.requests.length, 3);
   });
 
   it("does not retry a permission error", async () => {
-    srv.on(() => ({ status: 403, body: { error: { code: 403, message: "Required 'compute.instances.get' permission", errors: [{ reason: "forbidden" }] } } }));
+    srv.on(() => ({
+      status: 403,
+      body: {
+        error: { code: 403, message: "Required 'compute.instances.get' permission", errors: [{ reason: "forbidden" }] },
+      },
+    }));
     await assert.rejects(client().getInstance("p", "us-central1-a", "n1"), (err: unknown) => {
       assert.ok(err instanceof ComputeError);
       assert.equal(err.isPermissionDenied, true);
@@ -249,17 +309,24 @@ describe("gce/ ComputeClient", () => {
 
   it("reports a timeout that persists as a ComputeError without status", async () => {
     srv.on(() => ({ status: 200, hang: true }));
-    await assert.rejects(client({ timeoutMs: 100, retry: { attempts: 2 } }).getInstance("p", "z-a", "n1"), (err: unknown) => {
-      assert.ok(err instanceof ComputeError);
-      assert.equal(err.status, undefined);
-      assert.equal(err.isTimeout, true);
-      assert.match(err.message, /instances\.get projects\/p\/zones\/z-a\/instances\/n1: no response: timed out/);
-      return true;
-    });
+    await assert.rejects(
+      client({ timeoutMs: 100, retry: { attempts: 2 } }).getInstance("p", "z-a", "n1"),
+      (err: unknown) => {
+        assert.ok(err instanceof ComputeError);
+        assert.equal(err.status, undefined);
+        assert.equal(err.isTimeout, true);
+        assert.match(err.message, /instances\.get projects\/p\/zones\/z-a\/instances\/n1: no response: timed out/);
+        return true;
+      },
+    );
   });
 
   it("retries connection errors", async () => {
-    const dead = new ComputeClient({ endpoint: "http://127.0.0.1:9/compute/v1/", sleep: async () => undefined, retry: { attempts: 2 } });
+    const dead = new ComputeClient({
+      endpoint: "http://127.0.0.1:9/compute/v1/",
+      sleep: async () => undefined,
+      retry: { attempts: 2 },
+    });
     await assert.rejects(dead.listInstances("p", "z-a"), (err: unknown) => {
       assert.ok(err instanceof ComputeError);
       assert.equal(err.reason, "network");
@@ -288,7 +355,10 @@ describe("gce/ ComputeClient", () => {
       }
       return q.get("pageToken") === "t2"
         ? { status: 200, body: { items: [rawInstance("p", "z-a", "n3")] } }
-        : { status: 200, body: { items: [rawInstance("p", "z-a", "n1"), rawInstance("p", "z-a", "n2")], nextPageToken: "t2" } };
+        : {
+            status: 200,
+            body: { items: [rawInstance("p", "z-a", "n1"), rawInstance("p", "z-a", "n2")], nextPageToken: "t2" },
+          };
     });
     const list = await client().listInstances("p", "z-a");
     assert.deepEqual(
@@ -304,7 +374,10 @@ describe("gce/ ComputeClient", () => {
         return undefined;
       }
       if (q.get("pageToken") === "next") {
-        return { status: 200, body: { items: { "zones/us-central1-c": { instances: [rawInstance("p", "us-central1-c", "c1")] } } } };
+        return {
+          status: 200,
+          body: { items: { "zones/us-central1-c": { instances: [rawInstance("p", "us-central1-c", "c1")] } } },
+        };
       }
       return {
         status: 200,
@@ -330,10 +403,22 @@ describe("gce/ ComputeClient", () => {
   it("gets a region's zones", async () => {
     srv.on((p) =>
       p === "/compute/v1/projects/p/regions/us-central1"
-        ? { status: 200, body: { name: "us-central1", zones: ["https://x/compute/v1/projects/p/zones/us-central1-a", "https://x/compute/v1/projects/p/zones/us-central1-f"] } }
+        ? {
+            status: 200,
+            body: {
+              name: "us-central1",
+              zones: [
+                "https://x/compute/v1/projects/p/zones/us-central1-a",
+                "https://x/compute/v1/projects/p/zones/us-central1-f",
+              ],
+            },
+          }
         : undefined,
     );
-    assert.deepEqual(await client().getRegion("p", "us-central1"), { name: "us-central1", zones: ["us-central1-a", "us-central1-f"] });
+    assert.deepEqual(await client().getRegion("p", "us-central1"), {
+      name: "us-central1",
+      zones: ["us-central1-a", "us-central1-f"],
+    });
   });
 
   it("sends the headers from the auth provider", async () => {
@@ -358,7 +443,8 @@ describe("gce/ ComputeClient", () => {
   });
 
   it("no credentials configured at all: one attempt, ADC's text once, no retry count (nothing transient to wait for)", async () => {
-    const adc = "Could not load the default credentials. Browse to https://cloud.google.com/docs/authentication/getting-started for more information.";
+    const adc =
+      "Could not load the default credentials. Browse to https://cloud.google.com/docs/authentication/getting-started for more information.";
     let asked = 0;
     const c = client({
       retry: { attempts: 5 },
@@ -374,12 +460,17 @@ describe("gce/ ComputeClient", () => {
     assert.ok(failure instanceof ComputeError);
     assert.deepEqual(
       [asked, failure.message, describeError(failure)],
-      [1, `compute instances.get projects/p/zones/z/instances/n: no response: ${adc}`, `compute instances.get projects/p/zones/z/instances/n: no response: ${adc}`],
+      [
+        1,
+        `compute instances.get projects/p/zones/z/instances/n: no response: ${adc}`,
+        `compute instances.get projects/p/zones/z/instances/n: no response: ${adc}`,
+      ],
     );
   });
 
   it("an auth error that already quotes its cause (as the ADC wrapper does) says the cause once", async () => {
-    const adc = "Could not load the default credentials. Browse to https://cloud.google.com/docs/authentication/getting-started for more information.";
+    const adc =
+      "Could not load the default credentials. Browse to https://cloud.google.com/docs/authentication/getting-started for more information.";
     const wrapped = `no Google credentials for the Compute API (Application Default Credentials / metadata server): ${adc}`;
     const c = client({
       retry: { attempts: 5 },
@@ -394,7 +485,10 @@ describe("gce/ ComputeClient", () => {
     assert.ok(failure instanceof ComputeError);
     assert.deepEqual(
       [failure.message, describeError(failure)],
-      [`compute instances.get projects/p/zones/z/instances/n: no response: ${wrapped}`, `compute instances.get projects/p/zones/z/instances/n: no response: ${wrapped}`],
+      [
+        `compute instances.get projects/p/zones/z/instances/n: no response: ${wrapped}`,
+        `compute instances.get projects/p/zones/z/instances/n: no response: ${wrapped}`,
+      ],
     );
   });
 });

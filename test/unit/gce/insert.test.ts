@@ -24,7 +24,13 @@ describe("gce/ ComputeClient.insertAddress against the emulator", function () {
   afterEach(async () => gce?.stop());
 
   function client(fetchFn?: typeof fetch): ComputeClient {
-    return new ComputeClient({ endpoint: gce.computeEndpoint, registry, sleep: async () => undefined, random: () => 0, ...(fetchFn === undefined ? {} : { fetch: fetchFn }) });
+    return new ComputeClient({
+      endpoint: gce.computeEndpoint,
+      registry,
+      sleep: async () => undefined,
+      random: () => 0,
+      ...(fetchFn === undefined ? {} : { fetch: fetchFn }),
+    });
   }
 
   async function count(call: string, code: string): Promise<number> {
@@ -37,9 +43,19 @@ describe("gce/ ComputeClient.insertAddress against the emulator", function () {
   }
 
   it("reserves an address and waits for its operation: created, counted as addresses.insert", async () => {
-    assert.equal(await client().insertAddress(PROJECT, REGION, { name: "a1", description: '{"kubernetes.io/service-name":"default/web"}', networkTier: "PREMIUM" }), "created");
+    assert.equal(
+      await client().insertAddress(PROJECT, REGION, {
+        name: "a1",
+        description: '{"kubernetes.io/service-name":"default/web"}',
+        networkTier: "PREMIUM",
+      }),
+      "created",
+    );
     const a = address("a1");
-    assert.deepEqual([a?.address, a?.addressType, a?.networkTier, a?.description], ["203.0.113.1", "EXTERNAL", "PREMIUM", '{"kubernetes.io/service-name":"default/web"}']);
+    assert.deepEqual(
+      [a?.address, a?.addressType, a?.networkTier, a?.description],
+      ["203.0.113.1", "EXTERNAL", "PREMIUM", '{"kubernetes.io/service-name":"default/web"}'],
+    );
     assert.equal(await count("addresses.insert", "200"), 1);
     assert.deepEqual(gce.calls(), { "POST /compute/v1/projects/{project}/regions/{region}/addresses": 1 });
   });
@@ -47,7 +63,10 @@ describe("gce/ ComputeClient.insertAddress against the emulator", function () {
   it("promotes a forwarding rule's ephemeral IP: the new address holds it and the rule keeps it", async () => {
     const rule = gce.insertOutOfBand("forwardingRules", { name: "a1", portRange: "80" });
     assert.equal(rule.properties.ipAddress, "203.0.113.1");
-    assert.equal(await client().insertAddress(PROJECT, REGION, { name: "a1", address: "203.0.113.1", networkTier: "PREMIUM" }), "created");
+    assert.equal(
+      await client().insertAddress(PROJECT, REGION, { name: "a1", address: "203.0.113.1", networkTier: "PREMIUM" }),
+      "created",
+    );
     assert.equal(address("a1")?.address, "203.0.113.1");
     assert.equal(gce.listResources().find((r) => r.kind === "forwardingRules")?.properties.ipAddress, "203.0.113.1");
   });
@@ -62,14 +81,26 @@ describe("gce/ ComputeClient.insertAddress against the emulator", function () {
   it("an internal IP another address holds: the failed operation's ComputeError (409 IP_IN_USE_BY_ANOTHER_RESOURCE)", async () => {
     const subnetwork = `projects/${PROJECT}/regions/${REGION}/subnetworks/default`;
     gce.insertOutOfBand("addresses", { name: "held", addressType: "INTERNAL", subnetwork, address: "10.128.0.9" });
-    await assert.rejects(client().insertAddress(PROJECT, REGION, { name: "a1", addressType: "INTERNAL", subnetwork, address: "10.128.0.9" }), (e: unknown) => {
-      assert.ok(e instanceof ComputeError);
-      assert.deepEqual(
-        [e.status, e.reason, e.message],
-        [409, "IP_IN_USE_BY_ANOTHER_RESOURCE", `compute addresses.insert ${ADDRESSES}/a1: HTTP 409: IP '10.128.0.9' is already being used by another resource.`],
-      );
-      return true;
-    });
+    await assert.rejects(
+      client().insertAddress(PROJECT, REGION, {
+        name: "a1",
+        addressType: "INTERNAL",
+        subnetwork,
+        address: "10.128.0.9",
+      }),
+      (e: unknown) => {
+        assert.ok(e instanceof ComputeError);
+        assert.deepEqual(
+          [e.status, e.reason, e.message],
+          [
+            409,
+            "IP_IN_USE_BY_ANOTHER_RESOURCE",
+            `compute addresses.insert ${ADDRESSES}/a1: HTTP 409: IP '10.128.0.9' is already being used by another resource.`,
+          ],
+        );
+        return true;
+      },
+    );
     assert.equal(address("a1"), undefined);
   });
 

@@ -26,7 +26,12 @@ const ORIGIN = { call: "instances.get", resource: "projects/p/zones/us-central1-
 
 describe("gce//parse", () => {
   describe("parseInstance", () => {
-    const cases: { name: string; raw: unknown; fallback: { project: string; zone: string | undefined }; want: Instance }[] = [
+    const cases: {
+      name: string;
+      raw: unknown;
+      fallback: { project: string; zone: string | undefined };
+      want: Instance;
+    }[] = [
       {
         name: "full body: project and zone from the URLs, ids as strings, only the fields we use",
         raw: {
@@ -45,7 +50,12 @@ describe("gce//parse", () => {
               stackType: "IPV4_IPV6",
               accessConfigs: [{ type: "ONE_TO_ONE_NAT", natIP: "35.0.0.2" }, { type: "ONE_TO_ONE_NAT" }],
               ipv6AccessConfigs: [{ externalIpv6: "2600::2" }],
-              aliasIpRanges: [{ ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" }, { ipCidrRange: "10.0.0.64/28" }, { ipCidrRange: "" }, "junk"],
+              aliasIpRanges: [
+                { ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" },
+                { ipCidrRange: "10.0.0.64/28" },
+                { ipCidrRange: "" },
+                "junk",
+              ],
             },
             { networkIP: "", accessConfigs: "junk", aliasIpRanges: "junk" },
           ],
@@ -64,7 +74,10 @@ describe("gce//parse", () => {
               stackType: "IPV4_IPV6",
               accessConfigs: [{ natIP: "35.0.0.2" }, {}],
               ipv6AccessConfigs: [{ externalIpv6: "2600::2" }],
-              aliasIpRanges: [{ ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" }, { ipCidrRange: "10.0.0.64/28" }],
+              aliasIpRanges: [
+                { ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" },
+                { ipCidrRange: "10.0.0.64/28" },
+              ],
             },
             { accessConfigs: [], ipv6AccessConfigs: [] },
           ],
@@ -90,9 +103,22 @@ describe("gce//parse", () => {
     }
 
     const bad: { name: string; raw: unknown; message: string }[] = [
-      { name: "no name", raw: { zone: "z" }, message: "compute instances.get projects/p/zones/us-central1-a/instances/n1: HTTP 200: instance without a name" },
-      { name: "not an object", raw: ["n1"], message: "compute instances.get projects/p/zones/us-central1-a/instances/n1: HTTP 200: instance without a name" },
-      { name: "no zone anywhere", raw: { name: "n1" }, message: "compute instances.get projects/p/zones/us-central1-a/instances/n1: HTTP 200: instance n1 without a zone" },
+      {
+        name: "no name",
+        raw: { zone: "z" },
+        message: "compute instances.get projects/p/zones/us-central1-a/instances/n1: HTTP 200: instance without a name",
+      },
+      {
+        name: "not an object",
+        raw: ["n1"],
+        message: "compute instances.get projects/p/zones/us-central1-a/instances/n1: HTTP 200: instance without a name",
+      },
+      {
+        name: "no zone anywhere",
+        raw: { name: "n1" },
+        message:
+          "compute instances.get projects/p/zones/us-central1-a/instances/n1: HTTP 200: instance n1 without a zone",
+      },
     ];
     for (const c of bad) {
       it(`${c.name} → ComputeError badResponse`, () => {
@@ -111,7 +137,12 @@ describe("gce//parse", () => {
   });
 
   it("parseInstanceList: every item, in the asked zone", () => {
-    const got = parseInstanceList({ items: [{ name: "a" }, { name: "b" }], nextPageToken: "t" }, "p", "us-central1-a", ORIGIN);
+    const got = parseInstanceList(
+      { items: [{ name: "a" }, { name: "b" }], nextPageToken: "t" },
+      "p",
+      "us-central1-a",
+      ORIGIN,
+    );
     assert.deepEqual(
       got.map((i) => `${i.project}/${i.zone}/${i.name}`),
       ["p/us-central1-a/a", "p/us-central1-a/b"],
@@ -124,7 +155,9 @@ describe("gce//parse", () => {
       items: {
         "zones/us-central1-a": { instances: [{ name: "a" }] },
         "zones/us-central1-b": { warning: { code: "NO_RESULTS_ON_PAGE" } },
-        "zones/us-central1-c": { instances: [{ name: "c1" }, { name: "c2", zone: `${BASE}/projects/p/zones/us-central1-f` }] },
+        "zones/us-central1-c": {
+          instances: [{ name: "c1" }, { name: "c2", zone: `${BASE}/projects/p/zones/us-central1-f` }],
+        },
       },
     };
     assert.deepEqual(
@@ -138,7 +171,10 @@ describe("gce//parse", () => {
     const cases: { name: string; body: unknown; want: { name: string; zones: string[] } }[] = [
       {
         name: "zone URLs → names",
-        body: { name: "us-central1", zones: [`${BASE}/projects/p/zones/us-central1-a`, `${BASE}/projects/p/zones/us-central1-b/`, 7] },
+        body: {
+          name: "us-central1",
+          zones: [`${BASE}/projects/p/zones/us-central1-a`, `${BASE}/projects/p/zones/us-central1-b/`, 7],
+        },
         want: { name: "us-central1", zones: ["us-central1-a", "us-central1-b"] },
       },
       { name: "no name, no zones → the asked name, none", body: {}, want: { name: "asked", zones: [] } },
@@ -150,14 +186,23 @@ describe("gce//parse", () => {
 
   describe("parseGoogleError", () => {
     const cases: [string, { message?: string; reason?: string }][] = [
-      [JSON.stringify({ error: { code: 403, message: "denied", errors: [{ reason: "forbidden", message: "denied" }] } }), { message: "denied", reason: "forbidden" }],
-      [JSON.stringify({ error: { code: 429, message: "slow down", status: "RESOURCE_EXHAUSTED" } }), { message: "slow down", reason: "RESOURCE_EXHAUSTED" }],
+      [
+        JSON.stringify({
+          error: { code: 403, message: "denied", errors: [{ reason: "forbidden", message: "denied" }] },
+        }),
+        { message: "denied", reason: "forbidden" },
+      ],
+      [
+        JSON.stringify({ error: { code: 429, message: "slow down", status: "RESOURCE_EXHAUSTED" } }),
+        { message: "slow down", reason: "RESOURCE_EXHAUSTED" },
+      ],
       [JSON.stringify({ error: "flat" }), {}],
       ["<html>bad gateway</html>", {}],
       ["", {}],
     ];
     for (const [text, want] of cases) {
-      it(`${JSON.stringify(text).slice(0, 60)} → ${JSON.stringify(want)}`, () => assert.deepEqual(parseGoogleError(text), want));
+      it(`${JSON.stringify(text).slice(0, 60)} → ${JSON.stringify(want)}`, () =>
+        assert.deepEqual(parseGoogleError(text), want));
     }
   });
 
@@ -182,13 +227,20 @@ describe("gce//parse", () => {
         { quota: "STATIC_ADDRESSES", limit: 8, region: "us-central1" },
       ],
       ["Quota 'ROUTES' exceeded.  Limit: 250.0 globally.", { quota: "ROUTES", limit: 250 }],
-      ["Quota 'INTERNAL_ADDRESSES' exceeded. Limit: 0.0 in region europe-west1.", { quota: "INTERNAL_ADDRESSES", limit: 0, region: "europe-west1" }],
-      ["Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service 'compute.googleapis.com' for consumer 'project_number:1'.", undefined],
+      [
+        "Quota 'INTERNAL_ADDRESSES' exceeded. Limit: 0.0 in region europe-west1.",
+        { quota: "INTERNAL_ADDRESSES", limit: 0, region: "europe-west1" },
+      ],
+      [
+        "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service 'compute.googleapis.com' for consumer 'project_number:1'.",
+        undefined,
+      ],
       ["googleapi: Error 403: Required 'compute.addresses.create' permission, forbidden", undefined],
       ["", undefined],
     ];
     for (const [text, want] of rows) {
-      it(`${JSON.stringify(text.slice(0, 60))} → ${JSON.stringify(want)}`, () => assert.deepEqual(parseQuotaExceeded(text), want));
+      it(`${JSON.stringify(text.slice(0, 60))} → ${JSON.stringify(want)}`, () =>
+        assert.deepEqual(parseQuotaExceeded(text), want));
     }
   });
 
@@ -212,9 +264,21 @@ describe("gce//parse", () => {
 
   describe("Operations", () => {
     const cases: { name: string; op: unknown; path: ReturnType<typeof operationPath> }[] = [
-      { name: "regional", op: { selfLink: `${BASE}/projects/p/regions/us-central1/operations/op-1` }, path: { path: "projects/p/regions/us-central1/operations/op-1", call: "regionOperations.wait" } },
-      { name: "zonal", op: { selfLink: `${BASE}/projects/p/zones/us-central1-a/operations/op-2` }, path: { path: "projects/p/zones/us-central1-a/operations/op-2", call: "zoneOperations.wait" } },
-      { name: "global", op: { selfLink: `${BASE}/projects/p/global/operations/op-3` }, path: { path: "projects/p/global/operations/op-3", call: "globalOperations.wait" } },
+      {
+        name: "regional",
+        op: { selfLink: `${BASE}/projects/p/regions/us-central1/operations/op-1` },
+        path: { path: "projects/p/regions/us-central1/operations/op-1", call: "regionOperations.wait" },
+      },
+      {
+        name: "zonal",
+        op: { selfLink: `${BASE}/projects/p/zones/us-central1-a/operations/op-2` },
+        path: { path: "projects/p/zones/us-central1-a/operations/op-2", call: "zoneOperations.wait" },
+      },
+      {
+        name: "global",
+        op: { selfLink: `${BASE}/projects/p/global/operations/op-3` },
+        path: { path: "projects/p/global/operations/op-3", call: "globalOperations.wait" },
+      },
       { name: "no selfLink", op: { status: "RUNNING" }, path: undefined },
       { name: "not an operation link", op: { selfLink: `${BASE}/projects/p/global/firewalls/f` }, path: undefined },
     ];
@@ -223,9 +287,21 @@ describe("gce//parse", () => {
     }
 
     it("operationFailure: the first error with its HTTP status; none without errors", () => {
-      const op = { status: "DONE", httpErrorStatusCode: 400, error: { errors: [{ code: "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE", message: "in use by x" }, { code: "OTHER" }] } };
-      assert.deepEqual(operationFailure(op), { status: 400, reason: "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE", message: "in use by x" });
-      assert.deepEqual(operationFailure({ status: "DONE", error: { errors: [{}] } }), { status: undefined, reason: "operationFailed", message: "the operation failed" });
+      const op = {
+        status: "DONE",
+        httpErrorStatusCode: 400,
+        error: { errors: [{ code: "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE", message: "in use by x" }, { code: "OTHER" }] },
+      };
+      assert.deepEqual(operationFailure(op), {
+        status: 400,
+        reason: "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE",
+        message: "in use by x",
+      });
+      assert.deepEqual(operationFailure({ status: "DONE", error: { errors: [{}] } }), {
+        status: undefined,
+        reason: "operationFailed",
+        message: "the operation failed",
+      });
       assert.equal(operationFailure({ status: "DONE" }), undefined);
       assert.equal(operationStatus({ status: "DONE" }), "DONE");
       assert.equal(operationStatus("DONE"), undefined);

@@ -5,13 +5,35 @@
  */
 import * as assert from "node:assert/strict";
 import * as fc from "fast-check";
-import { classifyLeaks, leakCounts, leakMessage, loadBalancerFamily, type ClusterFacts, type Leak, type LeakConfig, type LedgerEntry } from "../../../leaks/classify";
-import { clusterDescription, describedOwner, loadBalancerName, ownedDescription, ROUTE_DESCRIPTION, serviceDescription, type OwnerMarker } from "../../../model";
+import {
+  classifyLeaks,
+  leakCounts,
+  leakMessage,
+  loadBalancerFamily,
+  type ClusterFacts,
+  type Leak,
+  type LeakConfig,
+  type LedgerEntry,
+} from "../../../leaks/classify";
+import {
+  clusterDescription,
+  describedOwner,
+  loadBalancerName,
+  ownedDescription,
+  ROUTE_DESCRIPTION,
+  serviceDescription,
+  type OwnerMarker,
+} from "../../../model";
 import { RESOURCE_KINDS, resourceId, type ResourceKind, type ObservedResource } from "../../../gce/resources";
 
 const CLUSTER_ID = "c0ffee1234";
 const CLUSTER_UID = "c1a55e00-0000-4000-8000-000000000001";
-const CONFIG: LeakConfig = { clusterId: CLUSTER_ID, clusterUid: CLUSTER_UID, clusterName: "kubernetes-prod", configureRoutes: true };
+const CONFIG: LeakConfig = {
+  clusterId: CLUSTER_ID,
+  clusterUid: CLUSTER_UID,
+  clusterName: "kubernetes-prod",
+  configureRoutes: true,
+};
 /** This cluster's dccm; the same cluster under a mistyped clusterId; another cluster under ours. */
 const OURS_MARKER: OwnerMarker = { clusterId: CLUSTER_ID, clusterUid: CLUSTER_UID };
 const MISTYPED: OwnerMarker = { clusterId: "other02", clusterUid: CLUSTER_UID };
@@ -20,9 +42,12 @@ const owned = (description: string, owner: OwnerMarker = OURS_MARKER): string =>
 const OUR_DCCM = `this cluster's dccm (clusterId ${CLUSTER_ID}, kube-system UID ${CLUSTER_UID})`;
 const NO_MARKER = (description: string): string =>
   `its description ${JSON.stringify(description)} carries no owner marker of ${OUR_DCCM}: the stock CCM, another controller or a dccm older than the marker may have made it`;
-const OTHER_MARKER = (owner: OwnerMarker): string => `its description names dccm of clusterId ${owner.clusterId} (kube-system UID ${owner.clusterUid}) as its maker, not ${OUR_DCCM}`;
-const PROVEN_LB = (service: string): string => `its description carries the owner marker of ${OUR_DCCM} and names Service ${service}`;
-const STILL_EXISTS = " (the Service still exists: if its load balancer uses this, deleting it takes that down until dccm creates it again)";
+const OTHER_MARKER = (owner: OwnerMarker): string =>
+  `its description names dccm of clusterId ${owner.clusterId} (kube-system UID ${owner.clusterUid}) as its maker, not ${OUR_DCCM}`;
+const PROVEN_LB = (service: string): string =>
+  `its description carries the owner marker of ${OUR_DCCM} and names Service ${service}`;
+const STILL_EXISTS =
+  " (the Service still exists: if its load balancer uses this, deleting it takes that down until dccm creates it again)";
 const PROVEN_CLUSTER = `named for cluster ${CLUSTER_ID} and its description carries the owner marker of ${OUR_DCCM}`;
 const REGION = "us-central1";
 
@@ -71,8 +96,16 @@ interface Row {
 }
 
 const ROWS: Row[] = [
-  { rule: "a resource a stack owns is never a leak", resource: res("forwardingRules", REGION, WEB_LB, WEB), owned: true },
-  { rule: "a cluster resource a stack owns is never a leak", resource: res("instanceGroups", "us-central1-a", `k8s-ig--${CLUSTER_ID}`, OURS), owned: true },
+  {
+    rule: "a resource a stack owns is never a leak",
+    resource: res("forwardingRules", REGION, WEB_LB, WEB),
+    owned: true,
+  },
+  {
+    rule: "a cluster resource a stack owns is never a leak",
+    resource: res("instanceGroups", "us-central1-a", `k8s-ig--${CLUSTER_ID}`, OURS),
+    owned: true,
+  },
   {
     rule: "our owner marker + description naming a Service: proven (the Service still exists)",
     resource: res("forwardingRules", REGION, `${WEB_LB}-udp`, owned(WEB)),
@@ -96,22 +129,34 @@ const ROWS: Row[] = [
   {
     rule: "issue 26: the stock CCM's resource under a name our ledger records, its description naming the same Service, no marker: unproven",
     resource: res("backendServices", REGION, WEB_LB, WEB),
-    expect: { proof: "unproven", why: `dccm's ledger records load balancer ${WEB_LB} for Service default/web, but ${NO_MARKER(WEB)}` },
+    expect: {
+      proof: "unproven",
+      why: `dccm's ledger records load balancer ${WEB_LB} for Service default/web, but ${NO_MARKER(WEB)}`,
+    },
   },
   {
     rule: "ledger entry, no description: unproven",
     resource: res("backendServices", REGION, `${WEB_LB}-tcp`, ""),
-    expect: { proof: "unproven", why: `dccm's ledger records load balancer ${WEB_LB} for Service default/web, but ${NO_MARKER("")}` },
+    expect: {
+      proof: "unproven",
+      why: `dccm's ledger records load balancer ${WEB_LB} for Service default/web, but ${NO_MARKER("")}`,
+    },
   },
   {
     rule: "issue 26: made by this cluster's dccm under a mistyped clusterId: unproven",
     resource: res("forwardingRules", REGION, GONE_LB, owned(GONE, MISTYPED)),
-    expect: { proof: "unproven", why: `dccm's ledger records load balancer ${GONE_LB} for Service default/gone, but ${OTHER_MARKER(MISTYPED)}` },
+    expect: {
+      proof: "unproven",
+      why: `dccm's ledger records load balancer ${GONE_LB} for Service default/gone, but ${OTHER_MARKER(MISTYPED)}`,
+    },
   },
   {
     rule: "made by another cluster's dccm under our clusterId (a copied config): unproven",
     resource: res("firewalls", "global", `k8s-fw-${GONE_LB}`, owned(GONE, OTHER_CLUSTER)),
-    expect: { proof: "unproven", why: `dccm's ledger records load balancer ${GONE_LB} for Service default/gone, but ${OTHER_MARKER(OTHER_CLUSTER)}` },
+    expect: {
+      proof: "unproven",
+      why: `dccm's ledger records load balancer ${GONE_LB} for Service default/gone, but ${OTHER_MARKER(OTHER_CLUSTER)}`,
+    },
   },
   {
     rule: "named for our cluster ID, our owner marker: proven",
@@ -131,14 +176,20 @@ const ROWS: Row[] = [
   {
     rule: "named for our cluster ID, described the stock CCM's way: unproven",
     resource: res("httpHealthChecks", "global", `k8s-${CLUSTER_ID}-node`, serviceDescription(`k8s-${CLUSTER_ID}-node`)),
-    expect: { proof: "unproven", why: `named for cluster ${CLUSTER_ID}, but ${NO_MARKER(serviceDescription(`k8s-${CLUSTER_ID}-node`))}` },
+    expect: {
+      proof: "unproven",
+      why: `named for cluster ${CLUSTER_ID}, but ${NO_MARKER(serviceDescription(`k8s-${CLUSTER_ID}-node`))}`,
+    },
   },
   {
     rule: "named for our cluster ID, marked by another cluster's dccm: unproven",
     resource: res("healthChecks", REGION, `k8s-${CLUSTER_ID}-node`, owned(OURS, OTHER_CLUSTER)),
     expect: { proof: "unproven", why: `named for cluster ${CLUSTER_ID}, but ${OTHER_MARKER(OTHER_CLUSTER)}` },
   },
-  { rule: "another cluster ID's instance group: not this cluster's", resource: res("instanceGroups", "us-central1-a", "k8s-ig--0ther", clusterDescription("0ther")) },
+  {
+    rule: "another cluster ID's instance group: not this cluster's",
+    resource: res("instanceGroups", "us-central1-a", "k8s-ig--0ther", clusterDescription("0ther")),
+  },
   {
     rule: "the mistyped clusterId's instance group (issue 26): not named for ours, never ours to delete",
     resource: res("instanceGroups", "us-central1-a", "k8s-ig--other02", owned(clusterDescription("other02"), MISTYPED)),
@@ -148,7 +199,10 @@ const ROWS: Row[] = [
     resource: res("instanceGroups", "us-central1-a", `k8s-ig2--${CLUSTER_ID}`, owned(OURS)),
     expect: { proof: "proven", why: PROVEN_CLUSTER },
   },
-  { rule: "another cluster ID's numbered instance group: not this cluster's", resource: res("instanceGroups", "us-central1-a", "k8s-ig2--0ther", clusterDescription("0ther")) },
+  {
+    rule: "another cluster ID's numbered instance group: not this cluster's",
+    resource: res("instanceGroups", "us-central1-a", "k8s-ig2--0ther", clusterDescription("0ther")),
+  },
   {
     rule: "named for a Service of this cluster that dccm has no ledger entry for: unproven (the stock CCM's?)",
     resource: res("forwardingRules", REGION, STOCK_LB, serviceDescription("default/stock")),
@@ -157,7 +211,10 @@ const ROWS: Row[] = [
       why: `named for Service default/stock of this cluster, but dccm's ledger has no entry for load balancer ${STOCK_LB}: another controller (the stock CCM, for one) may have made it`,
     },
   },
-  { rule: "another dccm's load balancer (other clusterId in the ledger, other class): not ours to report", resource: res("forwardingRules", REGION, TEAM_B_LB, serviceDescription("default/team-b")) },
+  {
+    rule: "another dccm's load balancer (other clusterId in the ledger, other class): not ours to report",
+    resource: res("forwardingRules", REGION, TEAM_B_LB, serviceDescription("default/team-b")),
+  },
   {
     rule: "a look-alike: a load balancer name nothing here has, described for a Service of this cluster: unproven",
     resource: res("forwardingRules", REGION, ELSEWHERE_LB, WEB),
@@ -170,14 +227,26 @@ const ROWS: Row[] = [
     rule: "a load balancer of another cluster's Service this cluster does not have: not this cluster's",
     resource: res("forwardingRules", REGION, ELSEWHERE_LB, serviceDescription("default/nowhere")),
   },
-  { rule: "a name of no load balancer shape, described for a Service here: not this cluster's", resource: res("forwardingRules", REGION, "my-own-rule", WEB) },
+  {
+    rule: "a name of no load balancer shape, described for a Service here: not this cluster's",
+    resource: res("forwardingRules", REGION, "my-own-rule", WEB),
+  },
   {
     rule: "a route named for a Node of this cluster: unproven (routes name no cluster)",
     resource: res("routes", "global", `kubernetes-prod-${NODE_UID}`, ROUTE_DESCRIPTION),
-    expect: { proof: "unproven", why: "named for Node node-1 of this cluster, but a route's name and description name no cluster, so dccm cannot prove it made it" },
+    expect: {
+      proof: "unproven",
+      why: "named for Node node-1 of this cluster, but a route's name and description name no cluster, so dccm cannot prove it made it",
+    },
   },
-  { rule: "a route named for a Node this cluster does not have: not this cluster's", resource: res("routes", "global", "kubernetes-prod-00000000-0000-4000-8000-000000000000", ROUTE_DESCRIPTION) },
-  { rule: "a route of another description: not this cluster's", resource: res("routes", "global", `kubernetes-prod-${NODE_UID}`, "my route") },
+  {
+    rule: "a route named for a Node this cluster does not have: not this cluster's",
+    resource: res("routes", "global", "kubernetes-prod-00000000-0000-4000-8000-000000000000", ROUTE_DESCRIPTION),
+  },
+  {
+    rule: "a route of another description: not this cluster's",
+    resource: res("routes", "global", `kubernetes-prod-${NODE_UID}`, "my route"),
+  },
 ];
 
 describe("leaks/classify: one row per rule", () => {
@@ -207,7 +276,11 @@ describe("leaks/classify: one row per rule", () => {
   });
 
   it("the ledger alone proves nothing: the stock CCM's internal load balancer of a Service our ledger records is unproven, all of it", () => {
-    const stock = [res("forwardingRules", REGION, WEB_LB, WEB), res("backendServices", REGION, WEB_LB, WEB), res("firewalls", "global", `k8s-fw-${WEB_LB}`, WEB)];
+    const stock = [
+      res("forwardingRules", REGION, WEB_LB, WEB),
+      res("backendServices", REGION, WEB_LB, WEB),
+      res("firewalls", "global", `k8s-fw-${WEB_LB}`, WEB),
+    ];
     assert.deepEqual(
       classifyLeaks(stock, new Set(), LEDGER, CLUSTER, CONFIG).map((leak) => [resourceId(leak.resource), leak.proof]),
       [
@@ -246,7 +319,11 @@ describe("leaks/classify: one row per rule", () => {
         `firewalls/global/k8s-${CLUSTER_ID}-node-http-hc`,
         `firewalls/global/k8s-fw-${GONE_LB}`,
         `routes/global/kubernetes-prod-${NODE_UID}`,
-      ].sort((a, b) => RESOURCE_KINDS.indexOf(a.split("/")[0] as ResourceKind) - RESOURCE_KINDS.indexOf(b.split("/")[0] as ResourceKind) || a.localeCompare(b)),
+      ].sort(
+        (a, b) =>
+          RESOURCE_KINDS.indexOf(a.split("/")[0] as ResourceKind) -
+            RESOURCE_KINDS.indexOf(b.split("/")[0] as ResourceKind) || a.localeCompare(b),
+      ),
     );
     assert.deepEqual(
       leakCounts(leaks).filter((count) => count.count > 0),
@@ -281,7 +358,10 @@ describe("leaks/classify: the IPv6 twins (-ipv6) of a load balancer", () => {
       assert.ok(loadBalancerFamily(GONE_LB).some(([k, n]) => k === kind && n === name));
       const scope = kind === "firewalls" ? "global" : REGION;
       assert.deepEqual(
-        classifyLeaks([res(kind, scope, name, owned(GONE))], new Set(), LEDGER, CLUSTER, CONFIG).map((leak) => [leak.proof, leak.why]),
+        classifyLeaks([res(kind, scope, name, owned(GONE))], new Set(), LEDGER, CLUSTER, CONFIG).map((leak) => [
+          leak.proof,
+          leak.why,
+        ]),
         [["proven", PROVEN_LB("default/gone")]],
       );
     });
@@ -299,11 +379,15 @@ describe("leaks/classify: the deny rules of enableL4DenyFirewall (k8s-fw-<lb>-de
     it(`firewalls/${name}: in the family, proven by our owner marker, unproven without it`, () => {
       assert.ok(loadBalancerFamily(GONE_LB).some(([k, n]) => k === "firewalls" && n === name));
       assert.deepEqual(
-        classifyLeaks([res("firewalls", "global", name, owned(GONE))], new Set(), LEDGER, CLUSTER, CONFIG).map((leak) => [leak.proof, leak.why]),
+        classifyLeaks([res("firewalls", "global", name, owned(GONE))], new Set(), LEDGER, CLUSTER, CONFIG).map(
+          (leak) => [leak.proof, leak.why],
+        ),
         [["proven", PROVEN_LB("default/gone")]],
       );
       assert.deepEqual(
-        classifyLeaks([res("firewalls", "global", name, GONE)], new Set(), LEDGER, CLUSTER, CONFIG).map((leak) => leak.proof),
+        classifyLeaks([res("firewalls", "global", name, GONE)], new Set(), LEDGER, CLUSTER, CONFIG).map(
+          (leak) => leak.proof,
+        ),
         ["unproven"],
       );
     });
@@ -311,7 +395,11 @@ describe("leaks/classify: the deny rules of enableL4DenyFirewall (k8s-fw-<lb>-de
 });
 
 describe("leaks/classify: the Warning event's message", () => {
-  const leak = (kind: ResourceKind, name: string, proof: Leak["proof"]): Leak => ({ resource: res(kind, REGION, name, ""), proof, why: "w" });
+  const leak = (kind: ResourceKind, name: string, proof: Leak["proof"]): Leak => ({
+    resource: res(kind, REGION, name, ""),
+    proof,
+    why: "w",
+  });
 
   it("counts, then each resource with its proof", () => {
     assert.equal(
@@ -326,7 +414,9 @@ describe("leaks/classify: the Warning event's message", () => {
   });
 
   it("cut to 1024 characters, saying how many more there are", () => {
-    const many = Array.from({ length: 40 }, (_, i) => leak("forwardingRules", `${WEB_LB.slice(0, 30)}${String(i).padStart(2, "0")}`, "proven"));
+    const many = Array.from({ length: 40 }, (_, i) =>
+      leak("forwardingRules", `${WEB_LB.slice(0, 30)}${String(i).padStart(2, "0")}`, "proven"),
+    );
     const message = leakMessage(many);
     assert.ok(message.length <= 1024, `${message.length}`);
     const shown =
@@ -348,16 +438,31 @@ describe("leaks/classify: properties (fast-check)", () => {
 
   const nameArb = fc.oneof(
     fc.constantFrom(...lbs).chain((lb) => fc.constantFrom(...loadBalancerFamily(lb).map(([, name]) => name))),
-    fc.constantFrom(...ids).chain((id) => fc.constantFrom(`k8s-ig--${id}`, `k8s-ig2--${id}`, `k8s-${id}-node`, `k8s-${id}-node-http-hc`)),
+    fc
+      .constantFrom(...ids)
+      .chain((id) => fc.constantFrom(`k8s-ig--${id}`, `k8s-ig2--${id}`, `k8s-${id}-node`, `k8s-${id}-node-http-hc`)),
     fc.constantFrom(`kubernetes-prod-${NODE_UID}`, ELSEWHERE_LB, `${ELSEWHERE_LB}-udp`, `k8s-fw-${ELSEWHERE_LB}`),
     fc.stringMatching(/^[a-z][-a-z0-9]{0,40}$/),
   );
-  const jsonDescriptionArb = fc.oneof(fc.constantFrom(...ids).map(clusterDescription), fc.constantFrom(...keys).map(serviceDescription), fc.constant("{}"));
-  const ownerArb = fc.constantFrom(OURS_MARKER, MISTYPED, OTHER_CLUSTER, { clusterId: "0ther", clusterUid: OTHER_CLUSTER.clusterUid });
+  const jsonDescriptionArb = fc.oneof(
+    fc.constantFrom(...ids).map(clusterDescription),
+    fc.constantFrom(...keys).map(serviceDescription),
+    fc.constant("{}"),
+  );
+  const ownerArb = fc.constantFrom(OURS_MARKER, MISTYPED, OTHER_CLUSTER, {
+    clusterId: "0ther",
+    clusterUid: OTHER_CLUSTER.clusterUid,
+  });
   const descriptionArb = fc.oneof(
     jsonDescriptionArb,
     fc.tuple(jsonDescriptionArb, ownerArb).map(([description, owner]) => owned(description, owner)),
-    fc.constantFrom("", ROUTE_DESCRIPTION, '{"kubernetes.io/service-name":', "null", '{"dccm.io/cluster-id":"c0ffee1234"}'),
+    fc.constantFrom(
+      "",
+      ROUTE_DESCRIPTION,
+      '{"kubernetes.io/service-name":',
+      "null",
+      '{"dccm.io/cluster-id":"c0ffee1234"}',
+    ),
     fc.string(),
   );
   const resourceArb = fc.record({
@@ -367,11 +472,25 @@ describe("leaks/classify: properties (fast-check)", () => {
     description: descriptionArb,
   });
   const ledgerArb = fc
-    .array(fc.record({ lb: fc.constantFrom(...lbs, ELSEWHERE_LB), clusterId: fc.constantFrom(...ids), service: fc.constantFrom(...keys), uid: fc.constantFrom(...uids) }))
-    .map((entries) => new Map(entries.map((entry) => [entry.lb, { clusterId: entry.clusterId, service: entry.service, uid: entry.uid }])));
+    .array(
+      fc.record({
+        lb: fc.constantFrom(...lbs, ELSEWHERE_LB),
+        clusterId: fc.constantFrom(...ids),
+        service: fc.constantFrom(...keys),
+        uid: fc.constantFrom(...uids),
+      }),
+    )
+    .map(
+      (entries) =>
+        new Map(
+          entries.map((entry) => [entry.lb, { clusterId: entry.clusterId, service: entry.service, uid: entry.uid }]),
+        ),
+    );
   const clusterArb = fc
     .record({
-      services: fc.array(fc.record({ key: fc.constantFrom(...keys), uid: fc.constantFrom(...uids), foreign: fc.boolean() })),
+      services: fc.array(
+        fc.record({ key: fc.constantFrom(...keys), uid: fc.constantFrom(...uids), foreign: fc.boolean() }),
+      ),
       nodes: fc.boolean(),
     })
     .map(({ services, nodes }): ClusterFacts => ({
@@ -395,7 +514,11 @@ describe("leaks/classify: properties (fast-check)", () => {
     fc.assert(
       fc.property(worldArb, ({ resources, ledger, cluster }) => {
         for (const leak of classifyLeaks(resources, new Set(), ledger, cluster, CONFIG)) {
-          if (leak.proof === "proven") assert.ok(hasProof(leak.resource), `${resourceId(leak.resource)} ${JSON.stringify(leak.resource.description)}`);
+          if (leak.proof === "proven")
+            assert.ok(
+              hasProof(leak.resource),
+              `${resourceId(leak.resource)} ${JSON.stringify(leak.resource.description)}`,
+            );
         }
       }),
       { numRuns: 500 },
@@ -406,7 +529,8 @@ describe("leaks/classify: properties (fast-check)", () => {
     fc.assert(
       fc.property(worldArb, ({ resources, ownedMask, ledger, cluster }) => {
         const owned = new Set(resources.filter((_, i) => ownedMask[i] === true).map(resourceId));
-        for (const leak of classifyLeaks(resources, owned, ledger, cluster, CONFIG)) assert.ok(!owned.has(resourceId(leak.resource)), resourceId(leak.resource));
+        for (const leak of classifyLeaks(resources, owned, ledger, cluster, CONFIG))
+          assert.ok(!owned.has(resourceId(leak.resource)), resourceId(leak.resource));
       }),
       { numRuns: 500 },
     );

@@ -22,19 +22,34 @@ function scripted(replies: Scripted[]): { client: ComputeClient; requests: strin
     const url = new URL(String(input));
     const requestId = url.searchParams.get("requestId");
     url.searchParams.delete("requestId");
-    requests.push(`${init?.method ?? "GET"} ${url.pathname}${url.search}${requestId !== null ? ` requestId=${/^[0-9a-f-]{36}$/.test(requestId) ? requestId : "MALFORMED"}` : ""}`);
+    requests.push(
+      `${init?.method ?? "GET"} ${url.pathname}${url.search}${requestId !== null ? ` requestId=${/^[0-9a-f-]{36}$/.test(requestId) ? requestId : "MALFORMED"}` : ""}`,
+    );
     const reply = replies.shift();
     if (reply === undefined) throw new Error(`unscripted ${url.pathname}`);
-    return new Response(JSON.stringify(reply.body), { status: reply.status, headers: { "content-type": "application/json" } });
+    return new Response(JSON.stringify(reply.body), {
+      status: reply.status,
+      headers: { "content-type": "application/json" },
+    });
   };
-  return { client: new ComputeClient({ endpoint: ENDPOINT, fetch, sleep: async () => undefined, random: () => 0 }), requests };
+  return {
+    client: new ComputeClient({ endpoint: ENDPOINT, fetch, sleep: async () => undefined, random: () => 0 }),
+    requests,
+  };
 }
 
 const op = (status: string, extra: Record<string, unknown> = {}): Scripted => ({
   status: 200,
-  body: { kind: "compute#operation", name: "operation-1", status, selfLink: "https://compute.googleapis.com/compute/v1/projects/p/regions/us-central1/operations/operation-1", ...extra },
+  body: {
+    kind: "compute#operation",
+    name: "operation-1",
+    status,
+    selfLink: "https://compute.googleapis.com/compute/v1/projects/p/regions/us-central1/operations/operation-1",
+    ...extra,
+  },
 });
-const inUse = "The forwarding_rule resource 'projects/p/regions/us-central1/forwardingRules/a1' is already being used by 'projects/p/regions/us-central1/routes/r1'";
+const inUse =
+  "The forwarding_rule resource 'projects/p/regions/us-central1/forwardingRules/a1' is already being used by 'projects/p/regions/us-central1/routes/r1'";
 
 describe("gce/: collection calls", () => {
   it("list: every page's items", async () => {
@@ -42,7 +57,10 @@ describe("gce/: collection calls", () => {
       { status: 200, body: { items: [{ name: "a" }], nextPageToken: "t1" } },
       { status: 200, body: { items: [{ name: "b" }] } },
     ]);
-    assert.deepEqual(await client.listCollection("forwardingRules.list", "projects/p/regions/us-central1/forwardingRules"), [{ name: "a" }, { name: "b" }]);
+    assert.deepEqual(
+      await client.listCollection("forwardingRules.list", "projects/p/regions/us-central1/forwardingRules"),
+      [{ name: "a" }, { name: "b" }],
+    );
     assert.deepEqual(requests, [
       "GET /compute/v1/projects/p/regions/us-central1/forwardingRules?maxResults=500",
       "GET /compute/v1/projects/p/regions/us-central1/forwardingRules?maxResults=500&pageToken=t1",
@@ -51,8 +69,20 @@ describe("gce/: collection calls", () => {
 
   it("get: a 404 naming the resource is undefined; one naming something else is an error", async () => {
     const { client } = scripted([
-      { status: 404, body: { error: { code: 404, message: `The resource '${FR}' was not found`, errors: [{ reason: "notFound" }] } } },
-      { status: 404, body: { error: { code: 404, message: "The resource 'projects/p/regions/us-central1' was not found", errors: [{ reason: "notFound" }] } } },
+      {
+        status: 404,
+        body: { error: { code: 404, message: `The resource '${FR}' was not found`, errors: [{ reason: "notFound" }] } },
+      },
+      {
+        status: 404,
+        body: {
+          error: {
+            code: 404,
+            message: "The resource 'projects/p/regions/us-central1' was not found",
+            errors: [{ reason: "notFound" }],
+          },
+        },
+      },
     ]);
     assert.equal(await client.getResource("forwardingRules.get", FR), undefined);
     await assert.rejects(client.getResource("forwardingRules.get", FR), {
@@ -62,7 +92,12 @@ describe("gce/: collection calls", () => {
   });
 
   it("delete: one request ID for every retry, then waits until the operation is DONE", async () => {
-    const { client, requests } = scripted([{ status: 503, body: { error: { code: 503, message: "backend error" } } }, op("PENDING"), op("RUNNING"), op("DONE")]);
+    const { client, requests } = scripted([
+      { status: 503, body: { error: { code: 503, message: "backend error" } } },
+      op("PENDING"),
+      op("RUNNING"),
+      op("DONE"),
+    ]);
     assert.equal(await client.deleteResource("forwardingRules.delete", FR), "deleted");
     assert.equal(requests.length, 4);
     const ids = requests.slice(0, 2).map((request) => request.split(" requestId=")[1]);
@@ -80,14 +115,27 @@ describe("gce/: collection calls", () => {
   });
 
   it("delete of what is gone: absent", async () => {
-    const { client } = scripted([{ status: 404, body: { error: { code: 404, message: `The resource '${FR}' was not found`, errors: [{ reason: "notFound" }] } } }]);
+    const { client } = scripted([
+      {
+        status: 404,
+        body: { error: { code: 404, message: `The resource '${FR}' was not found`, errors: [{ reason: "notFound" }] } },
+      },
+    ]);
     assert.equal(await client.deleteResource("forwardingRules.delete", FR), "absent");
   });
 
   it("GCE's in-use refusal, synchronous or in the operation: a ComputeError that says so, not retried", async () => {
     const { client, requests } = scripted([
-      { status: 400, body: { error: { code: 400, message: inUse, errors: [{ reason: "resourceInUseByAnotherResource", message: inUse }] } } },
-      op("DONE", { httpErrorStatusCode: 400, error: { errors: [{ code: "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE", message: inUse }] } }),
+      {
+        status: 400,
+        body: {
+          error: { code: 400, message: inUse, errors: [{ reason: "resourceInUseByAnotherResource", message: inUse }] },
+        },
+      },
+      op("DONE", {
+        httpErrorStatusCode: 400,
+        error: { errors: [{ code: "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE", message: inUse }] },
+      }),
     ]);
     for (let i = 0; i < 2; i++) {
       await assert.rejects(client.deleteResource("forwardingRules.delete", FR), (error: unknown) => {
@@ -113,12 +161,34 @@ describe("leaks/gce against the emulator", function () {
   after(async () => gce?.stop());
 
   it("lists every collection dccm uses, in the region, its zones and globally, with names and descriptions", async () => {
-    gce.state.create("gcp:compute/regionHealthCheck:RegionHealthCheck", { ...regional, name: "hc", description: "d-hc", tcpHealthCheck: { port: 80 } });
+    gce.state.create("gcp:compute/regionHealthCheck:RegionHealthCheck", {
+      ...regional,
+      name: "hc",
+      description: "d-hc",
+      tcpHealthCheck: { port: 80 },
+    });
     gce.state.create("gcp:compute/httpHealthCheck:HttpHealthCheck", { project: "dccm-test", name: "legacy" });
-    gce.state.create("gcp:compute/instanceGroup:InstanceGroup", { project: "dccm-test", zone: "us-central1-b", name: "k8s-ig--c1", description: "d-ig" });
+    gce.state.create("gcp:compute/instanceGroup:InstanceGroup", {
+      project: "dccm-test",
+      zone: "us-central1-b",
+      name: "k8s-ig--c1",
+      description: "d-ig",
+    });
     gce.state.create("gcp:compute/address:Address", { ...regional, name: "a1", description: "d-a1" });
-    gce.state.create("gcp:compute/forwardingRule:ForwardingRule", { ...regional, name: "a1", ipAddress: "a1", portRange: "80", description: "d-fr" });
-    gce.state.create("gcp:compute/firewall:Firewall", { project: "dccm-test", name: "k8s-fw-a1", network: "default", allows: [{ protocol: "tcp" }], sourceRanges: ["0.0.0.0/0"] });
+    gce.state.create("gcp:compute/forwardingRule:ForwardingRule", {
+      ...regional,
+      name: "a1",
+      ipAddress: "a1",
+      portRange: "80",
+      description: "d-fr",
+    });
+    gce.state.create("gcp:compute/firewall:Firewall", {
+      project: "dccm-test",
+      name: "k8s-fw-a1",
+      network: "default",
+      allows: [{ protocol: "tcp" }],
+      sourceRanges: ["0.0.0.0/0"],
+    });
     // Not a region of ours: not listed.
     gce.state.create("gcp:compute/address:Address", { project: "dccm-test", region: "europe-west1", name: "far" });
     const observed = await listObserved(client, "dccm-test", "us-central1");
@@ -151,8 +221,14 @@ describe("leaks/gce against the emulator", function () {
     // An address its forwarding rule uses is released, as on GCE: the rule keeps the IP, now ephemeral.
     const address = { kind: "addresses" as const, scope: "us-central1", name: "a1", description: "" };
     assert.equal(await deleteObserved(client, "dccm-test", address), "deleted");
-    assert.equal(await exists(client, "dccm-test", { kind: "forwardingRules", scope: "us-central1", name: "a1", description: "" }), true);
-    assert.equal(await exists(client, "dccm-test", { kind: "firewalls", scope: "global", name: "k8s-fw-a1", description: "" }), true);
+    assert.equal(
+      await exists(client, "dccm-test", { kind: "forwardingRules", scope: "us-central1", name: "a1", description: "" }),
+      true,
+    );
+    assert.equal(
+      await exists(client, "dccm-test", { kind: "firewalls", scope: "global", name: "k8s-fw-a1", description: "" }),
+      true,
+    );
     assert.deepEqual(
       Object.entries(gce.calls()).filter(([call]) => call.startsWith("DELETE")),
       [

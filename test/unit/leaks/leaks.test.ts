@@ -14,7 +14,16 @@ import { Reconciler } from "../../../controllers/reconciler";
 
 import { type Leak, type LedgerEntry } from "../../../leaks/classify";
 import { formatLeaks, formatOutcomes, gcHeader, planGc } from "../../../leaks/gc";
-import { ConfigMapLedger, decideClusterId, ledgerValue, parseClaims, parseLedger, type Claimant, type ClusterIdDecision, type LedgerClaim } from "../../../leaks/ledger";
+import {
+  ConfigMapLedger,
+  decideClusterId,
+  ledgerValue,
+  parseClaims,
+  parseLedger,
+  type Claimant,
+  type ClusterIdDecision,
+  type LedgerClaim,
+} from "../../../leaks/ledger";
 import { LeakMonitor } from "../../../leaks/monitor";
 import { deploymentOwnership, readOwnership } from "../../../leaks/ownership";
 import { loadBalancerName, LB_FINALIZER } from "../../../model";
@@ -30,7 +39,12 @@ const CLUSTER_UID = "c1a55e00-0000-4000-8000-000000000001";
 const silent = pino({ level: "silent" });
 
 function notFound(): ApiException<string> {
-  return new ApiException(404, "HTTP-Code: 404", '{"kind":"Status","message":"configmaps \\"dccm-load-balancers\\" not found"}', {});
+  return new ApiException(
+    404,
+    "HTTP-Code: 404",
+    '{"kind":"Status","message":"configmaps \\"dccm-load-balancers\\" not found"}',
+    {},
+  );
 }
 
 /** ConfigMap reads and writes of the apiserver, in memory: merge patches of data keys (null removes one). */
@@ -48,18 +62,35 @@ class FakeConfigMaps {
       readNamespacedConfigMap: async (req: { namespace: string; name: string }): Promise<V1ConfigMap> => {
         this.calls.push(`read ${req.namespace}/${req.name}`);
         if (this.data === undefined) throw notFound();
-        return { metadata: { name: req.name, namespace: req.namespace, annotations: { ...this.annotations }, resourceVersion: String(this.version) }, data: { ...this.data } };
+        return {
+          metadata: {
+            name: req.name,
+            namespace: req.namespace,
+            annotations: { ...this.annotations },
+            resourceVersion: String(this.version),
+          },
+          data: { ...this.data },
+        };
       },
       patchNamespacedConfigMap: async (req: {
         namespace: string;
         name: string;
-        body: { data?: Record<string, string | null>; metadata?: { annotations?: Record<string, string>; resourceVersion?: string } };
+        body: {
+          data?: Record<string, string | null>;
+          metadata?: { annotations?: Record<string, string>; resourceVersion?: string };
+        };
       }): Promise<V1ConfigMap> => {
         this.calls.push(`patch ${req.namespace}/${req.name} ${JSON.stringify(req.body)}`);
         this.beforeWrite?.();
         if (this.data === undefined) throw notFound();
         const expected = req.body.metadata?.resourceVersion;
-        if (expected !== undefined && expected !== String(this.version)) throw new ApiException(409, "HTTP-Code: 409", '{"kind":"Status","message":"the object has been modified"}', {});
+        if (expected !== undefined && expected !== String(this.version))
+          throw new ApiException(
+            409,
+            "HTTP-Code: 409",
+            '{"kind":"Status","message":"the object has been modified"}',
+            {},
+          );
         for (const [key, value] of Object.entries(req.body.data ?? {})) {
           if (value === null) delete this.data[key];
           else this.data[key] = value;
@@ -70,9 +101,17 @@ class FakeConfigMaps {
       },
       createNamespacedConfigMap: async (req: { namespace: string; body: V1ConfigMap }): Promise<V1ConfigMap> => {
         const annotations = req.body.metadata?.annotations;
-        this.calls.push(`create ${req.namespace}/${req.body.metadata?.name ?? ""} ${JSON.stringify(req.body.data)}${annotations === undefined ? "" : ` annotations ${JSON.stringify(annotations)}`}`);
+        this.calls.push(
+          `create ${req.namespace}/${req.body.metadata?.name ?? ""} ${JSON.stringify(req.body.data)}${annotations === undefined ? "" : ` annotations ${JSON.stringify(annotations)}`}`,
+        );
         this.beforeWrite?.();
-        if (this.data !== undefined) throw new ApiException(409, "HTTP-Code: 409", '{"kind":"Status","message":"configmaps \\"dccm-load-balancers\\" already exists"}', {});
+        if (this.data !== undefined)
+          throw new ApiException(
+            409,
+            "HTTP-Code: 409",
+            '{"kind":"Status","message":"configmaps \\"dccm-load-balancers\\" already exists"}',
+            {},
+          );
         this.data = { ...(req.body.data ?? {}) };
         this.annotations = { ...(annotations ?? {}) };
         return req.body;
@@ -116,13 +155,25 @@ describe("leaks/ledger", () => {
     fake.data = {
       [LB]: ledgerValue({ clusterId: "c0ffee1234", service: "default/web", uid: UID }),
       // The same Service under an earlier UID (deleted and created again while its stack lived).
-      [other]: ledgerValue({ clusterId: "c0ffee1234", service: "default/web", uid: "11111111-2222-4333-8444-555555555555" }),
-      [theirs]: ledgerValue({ clusterId: "beef0000", service: "default/web", uid: "77777777-8888-4999-aaaa-bbbbbbbbbbbb" }),
+      [other]: ledgerValue({
+        clusterId: "c0ffee1234",
+        service: "default/web",
+        uid: "11111111-2222-4333-8444-555555555555",
+      }),
+      [theirs]: ledgerValue({
+        clusterId: "beef0000",
+        service: "default/web",
+        uid: "77777777-8888-4999-aaaa-bbbbbbbbbbbb",
+      }),
     };
     const ledger = new ConfigMapLedger(fake.api(), "c0ffee1234");
     await ledger.forget("default/web");
     await ledger.forget("default/absent");
-    assert.deepEqual(fake.calls, ["read kube-system/dccm-load-balancers", `patch kube-system/dccm-load-balancers {"data":{"${LB}":null,"${other}":null}}`, "read kube-system/dccm-load-balancers"]);
+    assert.deepEqual(fake.calls, [
+      "read kube-system/dccm-load-balancers",
+      `patch kube-system/dccm-load-balancers {"data":{"${LB}":null,"${other}":null}}`,
+      "read kube-system/dccm-load-balancers",
+    ]);
     assert.deepEqual(Object.keys(fake.data), [theirs]);
   });
 
@@ -145,7 +196,11 @@ describe("leaks/ledger", () => {
     const second = loadBalancerName("11111111-2222-4333-8444-555555555555");
     const ledger = new ConfigMapLedger(fake.api(), "other02");
     await ledger.record(LB, { key: "default/web", uid: UID });
-    const theirs = ledgerValue({ clusterId: "reliab01", service: "default/api", uid: "11111111-2222-4333-8444-555555555555" });
+    const theirs = ledgerValue({
+      clusterId: "reliab01",
+      service: "default/api",
+      uid: "11111111-2222-4333-8444-555555555555",
+    });
     fake.data = { ...fake.data, [second]: theirs };
     await assert.rejects(ledger.record(second, { key: "default/api", uid: "11111111-2222-4333-8444-555555555555" }), {
       message:
@@ -159,7 +214,12 @@ describe("leaks/ledger", () => {
     const api = {
       readNamespacedConfigMap: async (): Promise<V1ConfigMap> => ({ data: {} }),
       patchNamespacedConfigMap: async (): Promise<V1ConfigMap> => {
-        throw new ApiException(403, "HTTP-Code: 403", '{"kind":"Status","message":"configmaps \\"dccm-load-balancers\\" is forbidden"}', {});
+        throw new ApiException(
+          403,
+          "HTTP-Code: 403",
+          '{"kind":"Status","message":"configmaps \\"dccm-load-balancers\\" is forbidden"}',
+          {},
+        );
       },
     } as unknown as CoreV1Api;
     await assert.rejects(new ConfigMapLedger(api, "c0ffee1234").record(LB, { key: "default/web", uid: UID }), {
@@ -171,8 +231,10 @@ describe("leaks/ledger", () => {
 const MANAGED_ELSEWHERE = (under: string, evidence: string): string =>
   `this cluster (kube-system UID ${CLUSTER_UID}) is managed by dccm under clusterId ${under} (${evidence}), not other02: ` +
   `changing a clusterId is a migration, not a restart (every GCE name and the Pulumi project depend on it); start dccm with clusterId ${under}`;
-const BY_CLAIM = (clusterId: string, classes: string): string => `annotation claim.dccm.io/${clusterId} of ConfigMap kube-system/dccm-load-balancers, load balancer class ${classes}`;
-const BY_ENTRY = (clusterId: string, lb: string, service: string): string => `its ledger ConfigMap kube-system/dccm-load-balancers records load balancer ${lb} of Service ${service} for it`;
+const BY_CLAIM = (clusterId: string, classes: string): string =>
+  `annotation claim.dccm.io/${clusterId} of ConfigMap kube-system/dccm-load-balancers, load balancer class ${classes}`;
+const BY_ENTRY = (clusterId: string, lb: string, service: string): string =>
+  `its ledger ConfigMap kube-system/dccm-load-balancers records load balancer ${lb} of Service ${service} for it`;
 const GCE_CLASS = ["dccm.io/gce"];
 
 describe("leaks/ledger: one clusterId per set of Services", () => {
@@ -185,22 +247,42 @@ describe("leaks/ledger: one clusterId per set of Services", () => {
   ]);
   const table: Array<[string, LedgerClaim, ClusterIdDecision]> = [
     ["nothing yet: claim", { claims: claims(), entries: new Map() }, { kind: "claim" }],
-    ["only our entries (an older dccm's install): claim", { claims: claims(), entries: new Map([[LB, entry("other02")]]) }, { kind: "claim" }],
+    [
+      "only our entries (an older dccm's install): claim",
+      { claims: claims(), entries: new Map([[LB, entry("other02")]]) },
+      { kind: "claim" },
+    ],
     ["our claim, same classes", { claims: claims(["other02", GCE_CLASS]), entries: new Map() }, { kind: "ours" }],
-    ["our claim with other classes (the config changed them): claimed again", { claims: claims(["other02", ["dccm.io/x"]]), entries: new Map() }, { kind: "claim" }],
+    [
+      "our claim with other classes (the config changed them): claimed again",
+      { claims: claims(["other02", ["dccm.io/x"]]), entries: new Map() },
+      { kind: "claim" },
+    ],
     [
       "another clusterId's claim of our class",
       { claims: claims(["reliab01", GCE_CLASS]), entries: new Map() },
       { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01", BY_CLAIM("reliab01", "dccm.io/gce")) },
     ],
-    ["another clusterId's claim of other classes (a daemon per class, test/e2e/safety): claim", { claims: claims(["team-b", ["dccm.io/team-b"]]), entries: new Map() }, { kind: "claim" }],
+    [
+      "another clusterId's claim of other classes (a daemon per class, test/e2e/safety): claim",
+      { claims: claims(["team-b", ["dccm.io/team-b"]]), entries: new Map() },
+      { kind: "claim" },
+    ],
     [
       "no claims, another clusterId's entry of a Service we handle (an older dccm's install)",
       { claims: claims(), entries: new Map([[LB, entry("reliab01")]]) },
       { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01", BY_ENTRY("reliab01", LB, "default/web")) },
     ],
-    ["another clusterId's entry of a Service of another class: claim", { claims: claims(), entries: new Map([[LB, entry("team-b", "default/team-b")]]) }, { kind: "claim" }],
-    ["another clusterId's entry of a Service that is gone: claim", { claims: claims(), entries: new Map([[LB, entry("reliab01", "default/gone")]]) }, { kind: "claim" }],
+    [
+      "another clusterId's entry of a Service of another class: claim",
+      { claims: claims(), entries: new Map([[LB, entry("team-b", "default/team-b")]]) },
+      { kind: "claim" },
+    ],
+    [
+      "another clusterId's entry of a Service that is gone: claim",
+      { claims: claims(), entries: new Map([[LB, entry("reliab01", "default/gone")]]) },
+      { kind: "claim" },
+    ],
     [
       "two others: both named, sorted, each with its evidence",
       {
@@ -210,7 +292,13 @@ describe("leaks/ledger: one clusterId per set of Services", () => {
           ["a2", entry("reliab01")],
         ]),
       },
-      { kind: "refuse", message: MANAGED_ELSEWHERE("reliab01, zeta9", `${BY_ENTRY("reliab01", "a2", "default/web")}; ${BY_CLAIM("zeta9", "dccm.io/gce")}`) },
+      {
+        kind: "refuse",
+        message: MANAGED_ELSEWHERE(
+          "reliab01, zeta9",
+          `${BY_ENTRY("reliab01", "a2", "default/web")}; ${BY_CLAIM("zeta9", "dccm.io/gce")}`,
+        ),
+      },
     ],
   ];
   for (const [name, claim, expected] of table) {
@@ -221,12 +309,32 @@ describe("leaks/ledger: one clusterId per set of Services", () => {
     const id = fc.stringMatching(/^[a-z][a-z0-9]{0,9}$/);
     const classes = fc.uniqueArray(fc.constantFrom("dccm.io/gce", "dccm.io/a", "dccm.io/b"), { minLength: 1 });
     fc.assert(
-      fc.property(id, classes, id, classes, fc.array(id, { maxLength: 4 }), (ours, ourClasses, other, otherClasses, entryIds) => {
-        const claim = { claims: new Map([[other, otherClasses]]), entries: new Map(entryIds.map((clusterId, index) => [`a${index}`, entry(clusterId)])) };
-        const decision = decideClusterId(claim, { clusterId: ours, loadBalancerClasses: ourClasses }, CLUSTER_UID, SERVICES).kind;
-        if (other !== ours && otherClasses.some((name) => ourClasses.includes(name))) assert.equal(decision, "refuse");
-        if (entryIds.every((clusterId) => clusterId === ours) && (other === ours || !otherClasses.some((name) => ourClasses.includes(name)))) assert.notEqual(decision, "refuse");
-      }),
+      fc.property(
+        id,
+        classes,
+        id,
+        classes,
+        fc.array(id, { maxLength: 4 }),
+        (ours, ourClasses, other, otherClasses, entryIds) => {
+          const claim = {
+            claims: new Map([[other, otherClasses]]),
+            entries: new Map(entryIds.map((clusterId, index) => [`a${index}`, entry(clusterId)])),
+          };
+          const decision = decideClusterId(
+            claim,
+            { clusterId: ours, loadBalancerClasses: ourClasses },
+            CLUSTER_UID,
+            SERVICES,
+          ).kind;
+          if (other !== ours && otherClasses.some((name) => ourClasses.includes(name)))
+            assert.equal(decision, "refuse");
+          if (
+            entryIds.every((clusterId) => clusterId === ours) &&
+            (other === ours || !otherClasses.some((name) => ourClasses.includes(name)))
+          )
+            assert.notEqual(decision, "refuse");
+        },
+      ),
     );
   });
 
@@ -261,7 +369,10 @@ describe("leaks/ledger: one clusterId per set of Services", () => {
     fake.data = {};
     fake.annotations = { "claim.dccm.io/reliab01": '["dccm.io/gce"]' };
     const ledger = new ConfigMapLedger(fake.api(), "other02");
-    const refusal = { name: "ClusterIdRefusedError", message: MANAGED_ELSEWHERE("reliab01", BY_CLAIM("reliab01", "dccm.io/gce")) };
+    const refusal = {
+      name: "ClusterIdRefusedError",
+      message: MANAGED_ELSEWHERE("reliab01", BY_CLAIM("reliab01", "dccm.io/gce")),
+    };
     await assert.rejects(ledger.claimClusterId(GCE_CLASS, CLUSTER_UID, noServices), refusal);
     await assert.rejects(ledger.verifyClusterId(GCE_CLASS, CLUSTER_UID, noServices), refusal);
     assert.deepEqual(fake.calls, ["read kube-system/dccm-load-balancers", "read kube-system/dccm-load-balancers"]);
@@ -291,9 +402,12 @@ describe("leaks/ledger: one clusterId per set of Services", () => {
       fake.annotations = { "claim.dccm.io/reliab01": '["dccm.io/gce"]' };
       fake.version++;
     };
-    await assert.rejects(new ConfigMapLedger(fake.api(), "other02").claimClusterId(GCE_CLASS, CLUSTER_UID, noServices), {
-      message: MANAGED_ELSEWHERE("reliab01", BY_CLAIM("reliab01", "dccm.io/gce")),
-    });
+    await assert.rejects(
+      new ConfigMapLedger(fake.api(), "other02").claimClusterId(GCE_CLASS, CLUSTER_UID, noServices),
+      {
+        message: MANAGED_ELSEWHERE("reliab01", BY_CLAIM("reliab01", "dccm.io/gce")),
+      },
+    );
     assert.deepEqual(fake.annotations, { "claim.dccm.io/reliab01": '["dccm.io/gce"]' });
   });
 
@@ -305,17 +419,35 @@ describe("leaks/ledger: one clusterId per set of Services", () => {
   });
 
   it("parseClaims keeps the claim annotations whose value is a list of classes", () => {
-    assert.deepEqual([...parseClaims({ "claim.dccm.io/a1": '["dccm.io/gce"]', "claim.dccm.io/bad": "{", "claim.dccm.io/num": "[1]", "other.io/x": '["y"]' })], [["a1", ["dccm.io/gce"]]]);
+    assert.deepEqual(
+      [
+        ...parseClaims({
+          "claim.dccm.io/a1": '["dccm.io/gce"]',
+          "claim.dccm.io/bad": "{",
+          "claim.dccm.io/num": "[1]",
+          "other.io/x": '["y"]',
+        }),
+      ],
+      [["a1", ["dccm.io/gce"]]],
+    );
   });
 });
 
 describe("daemon/reconciler: the ledger is written before the first up and dropped only after a destroy", () => {
-  function reconciler(options: { meta: ServiceMeta; known?: string[]; destroy?: "destroyed" | "absent"; ledgerFails?: boolean }): { reconciler: Reconciler; calls: string[] } {
+  function reconciler(options: {
+    meta: ServiceMeta;
+    known?: string[];
+    destroy?: "destroyed" | "absent";
+    ledgerFails?: boolean;
+  }): { reconciler: Reconciler; calls: string[] } {
     const h = newReconciler({
       services: options.meta.deleting ? [] : [lbService("default", "web", UID)],
       runner: {
         inspect: () => ({ clusterUid: CLUSTER_UID }),
-        up: (stack) => ({ outputs: stack === "cluster" ? { instanceGroups: { "us-central1-a": "ig-a" }, routes: {} } : {}, changed: [] }),
+        up: (stack) => ({
+          outputs: stack === "cluster" ? { instanceGroups: { "us-central1-a": "ig-a" }, routes: {} } : {},
+          changed: [],
+        }),
         destroy: () => options.destroy ?? "destroyed",
       },
       deps: ({ calls }) => ({
@@ -361,7 +493,13 @@ describe("daemon/reconciler: the ledger is written before the first up and dropp
     const h = reconciler({ meta: meta() });
     assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
-    assert.deepEqual(h.calls, ["up cluster", "ensureStack service.default.web", "setFinalizer default/web true", `ledger.record ${LB} default/web ${UID}`, "up service.default.web"]);
+    assert.deepEqual(h.calls, [
+      "up cluster",
+      "ensureStack service.default.web",
+      "setFinalizer default/web true",
+      `ledger.record ${LB} default/web ${UID}`,
+      "up service.default.web",
+    ]);
   });
 
   it("a ledger write that fails stops the run before the up (retried)", async () => {
@@ -372,22 +510,48 @@ describe("daemon/reconciler: the ledger is written before the first up and dropp
   });
 
   it("a deleted Service: the entry goes after the destroy, before the stack", async () => {
-    const h = reconciler({ meta: meta({ finalizers: [LB_FINALIZER], deleting: true }), known: ["service.default.web"] });
+    const h = reconciler({
+      meta: meta({ finalizers: [LB_FINALIZER], deleting: true }),
+      known: ["service.default.web"],
+    });
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
-    assert.deepEqual(h.calls, ["inspect service.default.web", "destroy service.default.web", "ledger.forget default/web", "setFinalizer default/web false", "removeStack service.default.web"]);
+    assert.deepEqual(h.calls, [
+      "inspect service.default.web",
+      "destroy service.default.web",
+      "ledger.forget default/web",
+      "setFinalizer default/web false",
+      "removeStack service.default.web",
+    ]);
   });
 
   it("a stack found absent at destroy destroyed nothing: the entry stays (the leak is still provably ours)", async () => {
-    const h = reconciler({ meta: meta({ finalizers: [LB_FINALIZER], deleting: true }), known: ["service.default.web"], destroy: "absent" });
+    const h = reconciler({
+      meta: meta({ finalizers: [LB_FINALIZER], deleting: true }),
+      known: ["service.default.web"],
+      destroy: "absent",
+    });
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
-    assert.deepEqual(h.calls, ["inspect service.default.web", "destroy service.default.web", "setFinalizer default/web false", "removeStack service.default.web"]);
+    assert.deepEqual(h.calls, [
+      "inspect service.default.web",
+      "destroy service.default.web",
+      "setFinalizer default/web false",
+      "removeStack service.default.web",
+    ]);
   });
 });
 
 describe("leaks/ownership", () => {
   it("resourceIdOfPath: Pulumi IDs and self links of the collections dccm uses", () => {
-    assert.equal(resourceIdOfPath("projects/p/regions/us-central1/forwardingRules/a1"), "forwardingRules/us-central1/a1");
-    assert.equal(resourceIdOfPath("https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-a/instanceGroups/k8s-ig--c1"), "instanceGroups/us-central1-a/k8s-ig--c1");
+    assert.equal(
+      resourceIdOfPath("projects/p/regions/us-central1/forwardingRules/a1"),
+      "forwardingRules/us-central1/a1",
+    );
+    assert.equal(
+      resourceIdOfPath(
+        "https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-a/instanceGroups/k8s-ig--c1",
+      ),
+      "instanceGroups/us-central1-a/k8s-ig--c1",
+    );
     assert.equal(resourceIdOfPath("projects/p/global/firewalls/k8s-fw-a1"), "firewalls/global/k8s-fw-a1");
     assert.equal(resourceIdOfPath("projects/p/global/networks/default"), undefined);
     assert.equal(resourceIdOfPath("a1"), undefined);
@@ -407,9 +571,25 @@ describe("leaks/ownership", () => {
           inputs: { project: "dccm-test", region: "us-central1", name: LB },
         },
         // An ID in another spelling: the inputs still name it.
-        { urn: "urn:fw", type: "gcp:compute/firewall:Firewall", custom: true, id: `k8s-fw-${LB}`, inputs: { project: "dccm-test", name: `k8s-fw-${LB}` } },
+        {
+          urn: "urn:fw",
+          type: "gcp:compute/firewall:Firewall",
+          custom: true,
+          id: `k8s-fw-${LB}`,
+          inputs: { project: "dccm-test", name: `k8s-fw-${LB}` },
+        },
       ],
-      pending_operations: [{ type: "creating", resource: { urn: "urn:addr", type: "gcp:compute/address:Address", custom: true, inputs: { project: "dccm-test", region: "us-central1", name: LB } } }],
+      pending_operations: [
+        {
+          type: "creating",
+          resource: {
+            urn: "urn:addr",
+            type: "gcp:compute/address:Address",
+            custom: true,
+            inputs: { project: "dccm-test", region: "us-central1", name: LB },
+          },
+        },
+      ],
     };
     assert.deepEqual(deploymentOwnership(deployment), {
       owned: [`addresses/us-central1/${LB}`, `firewalls/global/k8s-fw-${LB}`, `forwardingRules/us-central1/${LB}`],
@@ -418,7 +598,10 @@ describe("leaks/ownership", () => {
     assert.deepEqual(deploymentOwnership(undefined), { owned: [], clusterUid: undefined });
   });
 
-  function workspace(deployments: Record<string, unknown>): { listStacks(): Promise<string[]>; exportStack(stack: string): Promise<{ version: number; deployment: unknown }> } {
+  function workspace(deployments: Record<string, unknown>): {
+    listStacks(): Promise<string[]>;
+    exportStack(stack: string): Promise<{ version: number; deployment: unknown }>;
+  } {
     return {
       listStacks: async () => Object.keys(deployments),
       exportStack: async (stack) => ({ version: 3, deployment: deployments[stack] }),
@@ -426,14 +609,22 @@ describe("leaks/ownership", () => {
   }
   const stackWith = (uid: string | undefined, id: string): unknown => ({
     resources: [
-      { urn: "urn:stack", type: "pulumi:pulumi:Stack", custom: false, outputs: uid === undefined ? {} : { dccmClusterUid: uid } },
+      {
+        urn: "urn:stack",
+        type: "pulumi:pulumi:Stack",
+        custom: false,
+        outputs: uid === undefined ? {} : { dccmClusterUid: uid },
+      },
       { urn: "urn:x", type: "gcp:compute/firewall:Firewall", custom: true, id },
     ],
   });
 
   it("every stack of the project, the cluster stack's identity", async () => {
     const ownership = await readOwnership(
-      workspace({ cluster: stackWith(CLUSTER_UID, "projects/p/global/firewalls/k8s-c1-node-http-hc"), "service.default.old": stackWith(undefined, "projects/p/global/firewalls/k8s-fw-a1") }),
+      workspace({
+        cluster: stackWith(CLUSTER_UID, "projects/p/global/firewalls/k8s-c1-node-http-hc"),
+        "service.default.old": stackWith(undefined, "projects/p/global/firewalls/k8s-fw-a1"),
+      }),
       CLUSTER_UID,
     );
     assert.deepEqual(ownership, {
@@ -446,7 +637,13 @@ describe("leaks/ownership", () => {
   it("a stack of another cluster: no answer at all (ForeignStackError)", async () => {
     const other = "0ther000-0000-4000-8000-000000000009";
     await assert.rejects(
-      readOwnership(workspace({ cluster: stackWith(CLUSTER_UID, "projects/p/global/firewalls/x"), "service.default.web": stackWith(other, "projects/p/global/firewalls/y") }), CLUSTER_UID),
+      readOwnership(
+        workspace({
+          cluster: stackWith(CLUSTER_UID, "projects/p/global/firewalls/x"),
+          "service.default.web": stackWith(other, "projects/p/global/firewalls/y"),
+        }),
+        CLUSTER_UID,
+      ),
       {
         name: "ForeignStackError",
         message: `stack service.default.web belongs to the cluster whose kube-system Namespace has UID ${other}, and this cluster's is ${CLUSTER_UID}: refusing to touch it (check --kubeconfig, clusterId and the backend)`,
@@ -455,7 +652,11 @@ describe("leaks/ownership", () => {
   });
 });
 
-const leak = (kind: ResourceKind, scope: string, name: string, proof: Leak["proof"], why = `why ${name}`): Leak => ({ resource: { kind, scope, name, description: "" }, proof, why });
+const leak = (kind: ResourceKind, scope: string, name: string, proof: Leak["proof"], why = `why ${name}`): Leak => ({
+  resource: { kind, scope, name, description: "" },
+  proof,
+  why,
+});
 const LEAKS: Leak[] = [
   leak("forwardingRules", "us-central1", "a1", "proven"),
   leak("forwardingRules", "us-central1", "a2", "unproven"),
@@ -470,14 +671,26 @@ describe("leaks/gc: the plan", () => {
   });
 
   it("named resources: exactly those, in deletion order whatever the command line's", () => {
-    assert.deepEqual(planGc(LEAKS, { kind: "named", ids: ["firewalls/global/k8s-fw-a1", "forwardingRules/us-central1/a1"] }), { kind: "delete", leaks: [LEAKS[0], LEAKS[3]] });
+    assert.deepEqual(
+      planGc(LEAKS, { kind: "named", ids: ["firewalls/global/k8s-fw-a1", "forwardingRules/us-central1/a1"] }),
+      { kind: "delete", leaks: [LEAKS[0], LEAKS[3]] },
+    );
   });
 
   it("a named resource that is unproven or no leak: nothing is deleted, each named with why", () => {
-    assert.deepEqual(planGc(LEAKS, { kind: "named", ids: ["forwardingRules/us-central1/a1", "forwardingRules/us-central1/a2", "routes/global/r1"] }), {
-      kind: "refuse",
-      problems: ["forwardingRules/us-central1/a2: unproven, never deleted: why a2", "routes/global/r1: not a leak of this cluster (a stack owns it, it is gone, or nothing ties it to this cluster)"],
-    });
+    assert.deepEqual(
+      planGc(LEAKS, {
+        kind: "named",
+        ids: ["forwardingRules/us-central1/a1", "forwardingRules/us-central1/a2", "routes/global/r1"],
+      }),
+      {
+        kind: "refuse",
+        problems: [
+          "forwardingRules/us-central1/a2: unproven, never deleted: why a2",
+          "routes/global/r1: not a leak of this cluster (a stack owns it, it is gone, or nothing ties it to this cluster)",
+        ],
+      },
+    );
   });
 
   it("the text: header, proven then unproven with why; outcomes and the count", () => {
@@ -519,11 +732,19 @@ describe("leaks/monitor: one check", () => {
     return values.map((value) => `${String(value.labels.kind)} ${String(value.labels.proof)} ${value.value}`).sort();
   }
 
-  function monitor(detect: () => Promise<Leak[]>): { monitor: LeakMonitor; metrics: LeakMetrics; sink: MemoryEventSink } {
+  function monitor(detect: () => Promise<Leak[]>): {
+    monitor: LeakMonitor;
+    metrics: LeakMetrics;
+    sink: MemoryEventSink;
+  } {
     const metrics = new LeakMetrics();
     const sink = new MemoryEventSink({ expire: true });
     const m = new LeakMonitor({
-      detect: async () => ({ leaks: await detect(), ownership: { owned: new Set(), stacks: [], clusterStackUid: undefined }, ledgerEntries: 0 }),
+      detect: async () => ({
+        leaks: await detect(),
+        ownership: { owned: new Set(), stacks: [], clusterStackUid: undefined },
+        ledgerEntries: 0,
+      }),
       events: new EventRecorder(sink, silent, "dccm-service-controller"),
       clusterUid: CLUSTER_UID,
       metrics,
@@ -542,10 +763,23 @@ describe("leaks/monitor: one check", () => {
       (await m.check())?.map((l) => resourceId(l.resource)),
       LEAKS.map((l) => resourceId(l.resource)),
     );
-    assert.deepEqual(await gauge(metrics), ["addresses proven 1", "firewalls proven 1", "forwardingRules proven 1", "forwardingRules unproven 1"]);
+    assert.deepEqual(await gauge(metrics), [
+      "addresses proven 1",
+      "firewalls proven 1",
+      "forwardingRules proven 1",
+      "forwardingRules unproven 1",
+    ]);
     assert.equal((await metrics.leakedResources.get()).values.length, 18);
     assert.deepEqual(
-      sink.created.map((event) => [event.type, event.reason, event.involvedObject.kind, event.involvedObject.namespace, event.involvedObject.name, event.involvedObject.uid, event.message]),
+      sink.created.map((event) => [
+        event.type,
+        event.reason,
+        event.involvedObject.kind,
+        event.involvedObject.namespace,
+        event.involvedObject.name,
+        event.involvedObject.uid,
+        event.message,
+      ]),
       [
         [
           "Warning",
@@ -576,7 +810,10 @@ describe("leaks/monitor: one check", () => {
     assert.equal(await m.check(), undefined);
     assert.deepEqual(await gauge(metrics), []);
     assert.equal((await metrics.leakedResources.get()).values.length, 18);
-    assert.deepEqual((await metrics.leakChecks.get()).values.map((value) => `${String(value.labels.result)} ${value.value}`).sort(), ["failed 1", "ok 1"]);
+    assert.deepEqual(
+      (await metrics.leakChecks.get()).values.map((value) => `${String(value.labels.result)} ${value.value}`).sort(),
+      ["failed 1", "ok 1"],
+    );
     assert.deepEqual(sink.created, []);
   });
 });

@@ -89,8 +89,13 @@ describe("model: parseConfig", () => {
   });
 
   it("instanceGroupZones: a list or a flag's text, sorted without repeats; absent or empty is unset", () => {
-    assert.deepEqual(parseConfig({ ...BASE, instanceGroupZones: "us-central1-c, us-central1-a,us-central1-c" }).instanceGroupZones, ["us-central1-a", "us-central1-c"]);
-    assert.deepEqual(parseConfig({ ...BASE, instanceGroupZones: ["us-central1-b"] }).instanceGroupZones, ["us-central1-b"]);
+    assert.deepEqual(
+      parseConfig({ ...BASE, instanceGroupZones: "us-central1-c, us-central1-a,us-central1-c" }).instanceGroupZones,
+      ["us-central1-a", "us-central1-c"],
+    );
+    assert.deepEqual(parseConfig({ ...BASE, instanceGroupZones: ["us-central1-b"] }).instanceGroupZones, [
+      "us-central1-b",
+    ]);
     assert.equal(parseConfig(BASE).instanceGroupZones, undefined);
     assert.equal(parseConfig({ ...BASE, instanceGroupZones: " , " }).instanceGroupZones, undefined);
   });
@@ -108,15 +113,25 @@ describe("model: parseConfig", () => {
       it(`${key} null`, () => problems({ ...BASE, [key]: null }, [`${key}: required`]));
     }
     it("nodeTags empty list", () => problems({ ...BASE, nodeTags: [] }, ["nodeTags: required"]));
-    it("nothing at all: all six, in order", () => problems({}, ["project: required", "region: required", "network: required", "nodeTags: required", "clusterName: required", "clusterId: required"]));
+    it("nothing at all: all six, in order", () =>
+      problems({}, [
+        "project: required",
+        "region: required",
+        "network: required",
+        "nodeTags: required",
+        "clusterName: required",
+        "clusterId: required",
+      ]));
     // BUG: model/config.ts checks "required" before trimming, so a blank value passes as "" (project,
     // region, … become ""; nodeTags " " or "," becomes []) and no problem is reported.
     it("a blank string is missing too", () => problems({ ...BASE, project: "   " }, ["project: required"]));
-    it("a nodeTags string with no tag in it is missing too", () => problems({ ...BASE, nodeTags: " , " }, ["nodeTags: required"]));
+    it("a nodeTags string with no tag in it is missing too", () =>
+      problems({ ...BASE, nodeTags: " , " }, ["nodeTags: required"]));
   });
 
   it("unknown key", () => problems({ ...BASE, zone: "us-central1-a" }, [`zone: unknown key (known: ${KNOWN})`]));
-  it("unknown keys are case-sensitive", () => problems({ ...BASE, ClusterName: "x" }, [`ClusterName: unknown key (known: ${KNOWN})`]));
+  it("unknown keys are case-sensitive", () =>
+    problems({ ...BASE, ClusterName: "x" }, [`ClusterName: unknown key (known: ${KNOWN})`]));
 
   describe("bad values", () => {
     const cases: [string, Record<string, unknown>, string[]][] = [
@@ -124,19 +139,63 @@ describe("model: parseConfig", () => {
       ["project with underscore", { project: "dccm_test" }, ['project: "dccm_test" is not a GCP project ID']],
       ["project ending with a dash", { project: "dccm-test-" }, ['project: "dccm-test-" is not a GCP project ID']],
       ["project a number", { project: 42 }, ["project: expected a string, got 42"]],
-      ["region without a number", { region: "us-central" }, ['region: "us-central" is not a GCP region (like us-central1)']],
-      ["region a zone", { region: "us-central1-a" }, ['region: "us-central1-a" is not a GCP region (like us-central1)']],
+      [
+        "region without a number",
+        { region: "us-central" },
+        ['region: "us-central" is not a GCP region (like us-central1)'],
+      ],
+      [
+        "region a zone",
+        { region: "us-central1-a" },
+        ['region: "us-central1-a" is not a GCP region (like us-central1)'],
+      ],
       ["network not a GCE name", { network: "K8s_net" }, ['network: "K8s_net" is not a valid GCE name']],
       ["subnetwork not a GCE name", { subnetwork: "-subnet" }, ['subnetwork: "-subnet" is not a valid GCE name']],
-      ["a node tag not a GCE name", { nodeTags: ["k8s-node", "Bad Tag"] }, ['nodeTags: "Bad Tag" is not a valid network tag']],
-      ["nodeTags a number", { nodeTags: 5 }, ["nodeTags: expected a list of strings or a comma-separated string, got 5"]],
-      ["nodeTags a list of numbers", { nodeTags: [1, 2] }, ["nodeTags: expected a list of strings or a comma-separated string, got [1,2]"]],
-      ["clusterName uppercase", { clusterName: "Prod" }, ['clusterName: "Prod" must be lowercase letters, digits and dashes, starting with a letter']],
-      ["clusterName starting with a digit", { clusterName: "1prod" }, ['clusterName: "1prod" must be lowercase letters, digits and dashes, starting with a letter']],
-      ["clusterId of 47 characters", { clusterId: "c".repeat(47) }, [`clusterId: "${"c".repeat(47)}" must be lowercase letters, digits and dashes, at most 46 characters`]],
-      ["clusterId with an underscore", { clusterId: "c0ffee_1234" }, ['clusterId: "c0ffee_1234" must be lowercase letters, digits and dashes, at most 46 characters']],
-      ["clusterCIDR /33", { clusterCIDR: "10.0.0.0/33" }, ['clusterCIDR: "10.0.0.0/33" is not a CIDR (expected a.b.c.d/n)']],
-      ["clusterCIDR IPv6", { clusterCIDR: "fd00::/48" }, ['clusterCIDR: "fd00::/48" is an IPv6 range; only IPv4 ranges are supported']],
+      [
+        "a node tag not a GCE name",
+        { nodeTags: ["k8s-node", "Bad Tag"] },
+        ['nodeTags: "Bad Tag" is not a valid network tag'],
+      ],
+      [
+        "nodeTags a number",
+        { nodeTags: 5 },
+        ["nodeTags: expected a list of strings or a comma-separated string, got 5"],
+      ],
+      [
+        "nodeTags a list of numbers",
+        { nodeTags: [1, 2] },
+        ["nodeTags: expected a list of strings or a comma-separated string, got [1,2]"],
+      ],
+      [
+        "clusterName uppercase",
+        { clusterName: "Prod" },
+        ['clusterName: "Prod" must be lowercase letters, digits and dashes, starting with a letter'],
+      ],
+      [
+        "clusterName starting with a digit",
+        { clusterName: "1prod" },
+        ['clusterName: "1prod" must be lowercase letters, digits and dashes, starting with a letter'],
+      ],
+      [
+        "clusterId of 47 characters",
+        { clusterId: "c".repeat(47) },
+        [`clusterId: "${"c".repeat(47)}" must be lowercase letters, digits and dashes, at most 46 characters`],
+      ],
+      [
+        "clusterId with an underscore",
+        { clusterId: "c0ffee_1234" },
+        ['clusterId: "c0ffee_1234" must be lowercase letters, digits and dashes, at most 46 characters'],
+      ],
+      [
+        "clusterCIDR /33",
+        { clusterCIDR: "10.0.0.0/33" },
+        ['clusterCIDR: "10.0.0.0/33" is not a CIDR (expected a.b.c.d/n)'],
+      ],
+      [
+        "clusterCIDR IPv6",
+        { clusterCIDR: "fd00::/48" },
+        ['clusterCIDR: "fd00::/48" is an IPv6 range; only IPv4 ranges are supported'],
+      ],
       ["backendMode unknown", { backendMode: "pool" }, ['backendMode: "pool" is not backend-service or target-pool']],
       ["configureRoutes yes", { configureRoutes: "yes" }, ['configureRoutes: expected true or false, got "yes"']],
       ["configureRoutes 1", { configureRoutes: 1 }, ["configureRoutes: expected true or false, got 1"]],
@@ -148,18 +207,66 @@ describe("model: parseConfig", () => {
         { podCIDRSource: "cloud", configureRoutes: true },
         ["configureRoutes: must be false with podCIDRSource cloud (the VPC routes alias IP ranges itself)"],
       ],
-      ["podCIDRStack dual-stack in lower case", { podCIDRSource: "cloud", podCIDRStack: "ipv4_ipv6" }, ['podCIDRStack: "ipv4_ipv6" is not one of IPv4, IPv4_IPv6, IPv6_IPv4, IPv6']],
-      ["podCIDRStack without podCIDRSource cloud", { podCIDRStack: "IPv6" }, ["podCIDRStack: only used with podCIDRSource cloud, which is not set"]],
-      ["enableL4DenyFirewall yes", { enableL4DenyFirewall: "yes" }, ['enableL4DenyFirewall: expected true or false, got "yes"']],
-      ["loadBalancerClasses an object", { loadBalancerClasses: { a: 1 } }, ['loadBalancerClasses: expected a list of strings or a comma-separated string, got {"a":1}']],
-      ["instanceGroupLimit 0", { instanceGroupLimit: 0 }, ["instanceGroupLimit: expected a whole number from 1 to 1000, got 0"]],
-      ["instanceGroupLimit over the GCE limit", { instanceGroupLimit: 1001 }, ["instanceGroupLimit: expected a whole number from 1 to 1000, got 1001"]],
-      ["instanceGroupLimit a fraction", { instanceGroupLimit: 2.5 }, ["instanceGroupLimit: expected a whole number from 1 to 1000, got 2.5"]],
-      ["instanceGroupZones not a zone", { instanceGroupZones: "us-central1" }, ['instanceGroupZones: "us-central1" is not a GCP zone (like us-central1-a)']],
-      ["instanceGroupZones of another region", { instanceGroupZones: ["us-central1-a", "europe-west1-b"] }, ['instanceGroupZones: "europe-west1-b" is not in region us-central1']],
-      ["instanceGroupZones a number", { instanceGroupZones: 3 }, ["instanceGroupZones: expected a list of strings or a comma-separated string, got 3"]],
-      ["instanceGroupLimit text", { instanceGroupLimit: "two" }, ['instanceGroupLimit: expected a whole number from 1 to 1000, got "two"']],
-      ["instanceGroupLimit negative text", { instanceGroupLimit: "-3" }, ['instanceGroupLimit: expected a whole number from 1 to 1000, got "-3"']],
+      [
+        "podCIDRStack dual-stack in lower case",
+        { podCIDRSource: "cloud", podCIDRStack: "ipv4_ipv6" },
+        ['podCIDRStack: "ipv4_ipv6" is not one of IPv4, IPv4_IPv6, IPv6_IPv4, IPv6'],
+      ],
+      [
+        "podCIDRStack without podCIDRSource cloud",
+        { podCIDRStack: "IPv6" },
+        ["podCIDRStack: only used with podCIDRSource cloud, which is not set"],
+      ],
+      [
+        "enableL4DenyFirewall yes",
+        { enableL4DenyFirewall: "yes" },
+        ['enableL4DenyFirewall: expected true or false, got "yes"'],
+      ],
+      [
+        "loadBalancerClasses an object",
+        { loadBalancerClasses: { a: 1 } },
+        ['loadBalancerClasses: expected a list of strings or a comma-separated string, got {"a":1}'],
+      ],
+      [
+        "instanceGroupLimit 0",
+        { instanceGroupLimit: 0 },
+        ["instanceGroupLimit: expected a whole number from 1 to 1000, got 0"],
+      ],
+      [
+        "instanceGroupLimit over the GCE limit",
+        { instanceGroupLimit: 1001 },
+        ["instanceGroupLimit: expected a whole number from 1 to 1000, got 1001"],
+      ],
+      [
+        "instanceGroupLimit a fraction",
+        { instanceGroupLimit: 2.5 },
+        ["instanceGroupLimit: expected a whole number from 1 to 1000, got 2.5"],
+      ],
+      [
+        "instanceGroupZones not a zone",
+        { instanceGroupZones: "us-central1" },
+        ['instanceGroupZones: "us-central1" is not a GCP zone (like us-central1-a)'],
+      ],
+      [
+        "instanceGroupZones of another region",
+        { instanceGroupZones: ["us-central1-a", "europe-west1-b"] },
+        ['instanceGroupZones: "europe-west1-b" is not in region us-central1'],
+      ],
+      [
+        "instanceGroupZones a number",
+        { instanceGroupZones: 3 },
+        ["instanceGroupZones: expected a list of strings or a comma-separated string, got 3"],
+      ],
+      [
+        "instanceGroupLimit text",
+        { instanceGroupLimit: "two" },
+        ['instanceGroupLimit: expected a whole number from 1 to 1000, got "two"'],
+      ],
+      [
+        "instanceGroupLimit negative text",
+        { instanceGroupLimit: "-3" },
+        ['instanceGroupLimit: expected a whole number from 1 to 1000, got "-3"'],
+      ],
       [
         "several at once, all reported",
         { project: "Bad", region: "nowhere", backendMode: "x", extra: true },
@@ -186,23 +293,51 @@ describe("model: parseConfig", () => {
       ["region with a two-digit number", { region: "europe-west10" }, { region: "europe-west10" }],
       ["nodeTags as a comma string", { nodeTags: "tag-a, tag-b,,tag-c " }, { nodeTags: ["tag-a", "tag-b", "tag-c"] }],
       ["nodeTags as a list, items trimmed", { nodeTags: [" tag-a", "tag-b "] }, { nodeTags: ["tag-a", "tag-b"] }],
-      ["loadBalancerClasses as a comma string", { loadBalancerClasses: "example.com/a,example.com/b" }, { loadBalancerClasses: ["example.com/a", "example.com/b"] }],
-      ["loadBalancerClasses as a list", { loadBalancerClasses: ["example.com/a"] }, { loadBalancerClasses: ["example.com/a"] }],
+      [
+        "loadBalancerClasses as a comma string",
+        { loadBalancerClasses: "example.com/a,example.com/b" },
+        { loadBalancerClasses: ["example.com/a", "example.com/b"] },
+      ],
+      [
+        "loadBalancerClasses as a list",
+        { loadBalancerClasses: ["example.com/a"] },
+        { loadBalancerClasses: ["example.com/a"] },
+      ],
       ["loadBalancerClasses empty string → default", { loadBalancerClasses: "" }, {}],
       ['configureRoutes "false"', { configureRoutes: "false" }, { configureRoutes: false }],
       ['configureRoutes "true"', { configureRoutes: "true" }, { configureRoutes: true }],
       ["configureRoutes false", { configureRoutes: false }, { configureRoutes: false }],
       ["configureRoutes empty → default true", { configureRoutes: "" }, {}],
       ["podCIDRSource none: today's behaviour, routes on", { podCIDRSource: "none" }, {}],
-      ["podCIDRSource cloud: routes off by default", { podCIDRSource: "cloud" }, { podCIDRSource: "cloud", configureRoutes: false }],
-      ["podCIDRSource cloud with routes off explicitly", { podCIDRSource: "cloud", configureRoutes: "false" }, { podCIDRSource: "cloud", configureRoutes: false }],
-      ["podCIDRStack IPv4 (the default) is left out", { podCIDRSource: "cloud", podCIDRStack: "IPv4" }, { podCIDRSource: "cloud", configureRoutes: false }],
-      ["podCIDRStack IPv6_IPv4", { podCIDRSource: "cloud", podCIDRStack: "IPv6_IPv4" }, { podCIDRSource: "cloud", podCIDRStack: "IPv6_IPv4", configureRoutes: false }],
+      [
+        "podCIDRSource cloud: routes off by default",
+        { podCIDRSource: "cloud" },
+        { podCIDRSource: "cloud", configureRoutes: false },
+      ],
+      [
+        "podCIDRSource cloud with routes off explicitly",
+        { podCIDRSource: "cloud", configureRoutes: "false" },
+        { podCIDRSource: "cloud", configureRoutes: false },
+      ],
+      [
+        "podCIDRStack IPv4 (the default) is left out",
+        { podCIDRSource: "cloud", podCIDRStack: "IPv4" },
+        { podCIDRSource: "cloud", configureRoutes: false },
+      ],
+      [
+        "podCIDRStack IPv6_IPv4",
+        { podCIDRSource: "cloud", podCIDRStack: "IPv6_IPv4" },
+        { podCIDRSource: "cloud", podCIDRStack: "IPv6_IPv4", configureRoutes: false },
+      ],
       ["backendMode target-pool", { backendMode: "target-pool" }, { backendMode: "target-pool" }],
       ["backendMode empty → default", { backendMode: "" }, {}],
       ["clusterCIDR kept as written", { clusterCIDR: "10.64.0.0/14" }, { clusterCIDR: "10.64.0.0/14" }],
       ["clusterId of 46 characters", { clusterId: "c".repeat(46) }, { clusterId: "c".repeat(46) }],
-      ["clusterName longer than 26 (cut in route names)", { clusterName: "a-very-long-cluster-name-that-goes-on" }, { clusterName: "a-very-long-cluster-name-that-goes-on" }],
+      [
+        "clusterName longer than 26 (cut in route names)",
+        { clusterName: "a-very-long-cluster-name-that-goes-on" },
+        { clusterName: "a-very-long-cluster-name-that-goes-on" },
+      ],
       ["subnetwork empty → absent", { subnetwork: "" }, {}],
     ];
     for (const [what, over, want] of cases) {

@@ -38,7 +38,9 @@ function fixtureSnapshot(): ClusterSnapshot {
 }
 
 function fixtureConfig(): Config {
-  return parseConfig(JSON.parse(fs.readFileSync(path.join(FIXTURES, "config.json"), "utf8")) as Record<string, unknown>);
+  return parseConfig(
+    JSON.parse(fs.readFileSync(path.join(FIXTURES, "config.json"), "utf8")) as Record<string, unknown>,
+  );
 }
 
 // ---- The fixture, by hand from docs/ARCHITECTURE.md (#names, #service-semantics) ------------------
@@ -77,7 +79,9 @@ const EXPECTED_FIXTURE: DesiredState = {
       networkTier: "PREMIUM",
       subnetwork: "ilb-subnet",
       allowGlobalAccess: true,
-      frontends: [{ name: INTERNAL_LB, protocol: "TCP", ports: [5432], portSelection: { kind: "ports", ports: ["5432"] } }],
+      frontends: [
+        { name: INTERNAL_LB, protocol: "TCP", ports: [5432], portSelection: { kind: "ports", ports: ["5432"] } },
+      ],
       sessionAffinity: "NONE",
       healthCheck: { kind: "shared", spec: SHARED_HC },
       firewall: serviceFirewall("db/internal", INTERNAL_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["5432"] }]),
@@ -100,7 +104,12 @@ const EXPECTED_FIXTURE: DesiredState = {
       sessionAffinity: "NONE",
       healthCheck: { kind: "dedicated", spec: httpHealthCheck(LOCAL_LB, 32000, describedBy("default/local")) },
       firewall: serviceFirewall("default/local", LOCAL_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["443"] }]),
-      healthCheckFirewall: healthCheckFirewall(`k8s-${LOCAL_LB}-http-hc`, 32000, describedBy("default/local"), TO_ADDRESS),
+      healthCheckFirewall: healthCheckFirewall(
+        `k8s-${LOCAL_LB}-http-hc`,
+        32000,
+        describedBy("default/local"),
+        TO_ADDRESS,
+      ),
       backendZones: BACKEND_ZONES,
       backendInstances: [],
     },
@@ -116,10 +125,17 @@ const EXPECTED_FIXTURE: DesiredState = {
       backend: "backend-service",
       networkTier: "PREMIUM",
       allowGlobalAccess: false,
-      frontends: [{ name: RESTRICTED_LB, protocol: "TCP", ports: [22], portSelection: { kind: "ports", ports: ["22"] } }],
+      frontends: [
+        { name: RESTRICTED_LB, protocol: "TCP", ports: [22], portSelection: { kind: "ports", ports: ["22"] } },
+      ],
       sessionAffinity: "CLIENT_IP",
       healthCheck: { kind: "shared", spec: SHARED_HC },
-      firewall: serviceFirewall("default/restricted", RESTRICTED_LB, ["192.0.2.7/32", "198.51.100.0/24"], [{ protocol: "tcp", ports: ["22"] }]),
+      firewall: serviceFirewall(
+        "default/restricted",
+        RESTRICTED_LB,
+        ["192.0.2.7/32", "198.51.100.0/24"],
+        [{ protocol: "tcp", ports: ["22"] }],
+      ),
       backendZones: BACKEND_ZONES,
       backendInstances: [],
     },
@@ -135,10 +151,22 @@ const EXPECTED_FIXTURE: DesiredState = {
       backend: "backend-service",
       networkTier: "PREMIUM",
       allowGlobalAccess: false,
-      frontends: [{ name: WEB_LB, protocol: "TCP", ports: [80, 443, 8080], portSelection: { kind: "ports", ports: ["80", "443", "8080"] } }],
+      frontends: [
+        {
+          name: WEB_LB,
+          protocol: "TCP",
+          ports: [80, 443, 8080],
+          portSelection: { kind: "ports", ports: ["80", "443", "8080"] },
+        },
+      ],
       sessionAffinity: "NONE",
       healthCheck: { kind: "shared", spec: SHARED_HC },
-      firewall: serviceFirewall("default/web", WEB_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443", "8080"] }]),
+      firewall: serviceFirewall(
+        "default/web",
+        WEB_LB,
+        ["0.0.0.0/0"],
+        [{ protocol: "tcp", ports: ["80", "443", "8080"] }],
+      ),
       backendZones: BACKEND_ZONES,
       backendInstances: [],
     },
@@ -177,12 +205,14 @@ const EXPECTED_FIXTURE: DesiredState = {
     {
       service: "default/broken",
       field: "spec.loadBalancerSourceRanges",
-      message: 'Service default/broken: spec.loadBalancerSourceRanges: "10.0.0.0/33" is not a CIDR (expected a.b.c.d/n)',
+      message:
+        'Service default/broken: spec.loadBalancerSourceRanges: "10.0.0.0/33" is not a CIDR (expected a.b.c.d/n)',
     },
     {
       service: "default/broken",
       field: "spec.ports[0].protocol",
-      message: "Service default/broken: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)",
+      message:
+        "Service default/broken: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)",
     },
   ],
   warnings: [],
@@ -202,7 +232,10 @@ describe("model: desiredState", () => {
     it("gives byte-identical JSON with nodes and services reversed", () => {
       const snapshot = fixtureSnapshot();
       const reversed = { nodes: [...snapshot.nodes].reverse(), services: [...snapshot.services].reverse() };
-      assert.equal(JSON.stringify(desiredState(reversed, fixtureConfig())), JSON.stringify(desiredState(snapshot, fixtureConfig())));
+      assert.equal(
+        JSON.stringify(desiredState(reversed, fixtureConfig())),
+        JSON.stringify(desiredState(snapshot, fixtureConfig())),
+      );
     });
     it("no two accepted Services share a load balancer name", () => {
       const names = desiredState(fixtureSnapshot(), fixtureConfig()).services.map((service) => service.lbName);
@@ -225,7 +258,8 @@ describe("model: desiredState", () => {
         {
           service: "default/b",
           field: "metadata.uid",
-          message: "Service default/b: metadata.uid: load balancer name aaaaaaaaa00004000800000000000000 is already used by Service default/a",
+          message:
+            "Service default/b: metadata.uid: load balancer name aaaaaaaaa00004000800000000000000 is already used by Service default/a",
         },
       ]);
     });
@@ -233,8 +267,14 @@ describe("model: desiredState", () => {
 
   describe("routes", () => {
     it("<clusterName cut to 26>-<node UID>, host bits cleared, sorted by name", () => {
-      const nodes = [node("n2", U2, "us-central1-b", ["10.64.2.7/24"]), node("n1", U1, "us-central1-a", ["10.64.1.0/24"])];
-      const state = desiredState({ nodes, services: [] }, { ...CONFIG, clusterName: "a-very-long-cluster-name-that-goes-on" });
+      const nodes = [
+        node("n2", U2, "us-central1-b", ["10.64.2.7/24"]),
+        node("n1", U1, "us-central1-a", ["10.64.1.0/24"]),
+      ];
+      const state = desiredState(
+        { nodes, services: [] },
+        { ...CONFIG, clusterName: "a-very-long-cluster-name-that-goes-on" },
+      );
       assert.deepStrictEqual(state.cluster.routes, [
         {
           name: `a-very-long-cluster-name-t-${U1}`,
@@ -258,7 +298,9 @@ describe("model: desiredState", () => {
       assert.deepStrictEqual(state.warnings, []);
     });
     it("the next hop is the GCE instance of the providerID, not the node name", () => {
-      const nodes = [node("n1", U1, "us-central1-a", ["10.64.1.0/24"], { providerID: "gce://dccm-test/us-central1-f/vm-17" })];
+      const nodes = [
+        node("n1", U1, "us-central1-a", ["10.64.1.0/24"], { providerID: "gce://dccm-test/us-central1-f/vm-17" }),
+      ];
       const state = desiredState({ nodes, services: [] }, CONFIG);
       assert.deepStrictEqual(
         state.cluster.routes.map((r) => [r.name, r.nextHopInstance, r.nextHopInstanceZone]),
@@ -266,24 +308,34 @@ describe("model: desiredState", () => {
       );
     });
     it("a podCIDR outside clusterCIDR is skipped with a warning; others still get routes", () => {
-      const nodes = [node("n1", U1, "us-central1-a", ["10.64.1.0/24"]), node("n-out", U2, "us-central1-a", ["10.200.0.0/24"])];
+      const nodes = [
+        node("n1", U1, "us-central1-a", ["10.64.1.0/24"]),
+        node("n-out", U2, "us-central1-a", ["10.200.0.0/24"]),
+      ];
       const state = desiredState({ nodes, services: [] }, CONFIG);
       assert.deepStrictEqual(
         state.cluster.routes.map((r) => r.node),
         ["n1"],
       );
-      assert.deepStrictEqual(state.warnings, ["node n-out: spec.podCIDRs: 10.200.0.0/24 is outside clusterCIDR 10.64.0.0/14"]);
+      assert.deepStrictEqual(state.warnings, [
+        "node n-out: spec.podCIDRs: 10.200.0.0/24 is outside clusterCIDR 10.64.0.0/14",
+      ]);
       // Only the route is skipped: the node is still a backend.
       assert.deepStrictEqual(state.cluster.instanceGroups[0].instances, ["n-out", "n1"]);
     });
     it("a podCIDR wider than clusterCIDR is outside it", () => {
       const state = desiredState({ nodes: [node("n1", U1, "us-central1-a", ["10.64.0.0/13"])], services: [] }, CONFIG);
       assert.deepStrictEqual(state.cluster.routes, []);
-      assert.deepStrictEqual(state.warnings, ["node n1: spec.podCIDRs: 10.64.0.0/13 is outside clusterCIDR 10.64.0.0/14"]);
+      assert.deepStrictEqual(state.warnings, [
+        "node n1: spec.podCIDRs: 10.64.0.0/13 is outside clusterCIDR 10.64.0.0/14",
+      ]);
     });
     it("without clusterCIDR every podCIDR gets a route", () => {
       const { clusterCIDR: _none, ...config } = CONFIG;
-      const state = desiredState({ nodes: [node("n-out", U2, "us-central1-a", ["10.200.0.0/24"])], services: [] }, config);
+      const state = desiredState(
+        { nodes: [node("n-out", U2, "us-central1-a", ["10.200.0.0/24"])], services: [] },
+        config,
+      );
       assert.deepStrictEqual(
         state.cluster.routes.map((r) => [r.name, r.destRange]),
         [[`prod-${U2}`, "10.200.0.0/24"]],
@@ -293,10 +345,16 @@ describe("model: desiredState", () => {
     it("an unparsable podCIDR is skipped with a warning", () => {
       const state = desiredState({ nodes: [node("n1", U1, "us-central1-a", ["10.64.1.0/33"])], services: [] }, CONFIG);
       assert.deepStrictEqual(state.cluster.routes, []);
-      assert.deepStrictEqual(state.warnings, ['node n1: spec.podCIDRs: "10.64.1.0/33" is not a CIDR (expected a.b.c.d/n)']);
+      assert.deepStrictEqual(state.warnings, [
+        'node n1: spec.podCIDRs: "10.64.1.0/33" is not a CIDR (expected a.b.c.d/n)',
+      ]);
     });
     it("dual-stack: the IPv4 podCIDR is used; IPv6-only and no podCIDR: no route, no warning", () => {
-      const nodes = [node("n1", U1, "us-central1-a", ["fd00:10:64:1::/64", "10.64.1.0/24"]), node("n2", U2, "us-central1-a", ["fd00:10:64:2::/64"]), node("n3", U3, "us-central1-a", [])];
+      const nodes = [
+        node("n1", U1, "us-central1-a", ["fd00:10:64:1::/64", "10.64.1.0/24"]),
+        node("n2", U2, "us-central1-a", ["fd00:10:64:2::/64"]),
+        node("n3", U3, "us-central1-a", []),
+      ];
       const state = desiredState({ nodes, services: [] }, CONFIG);
       assert.deepStrictEqual(
         state.cluster.routes.map((r) => [r.node, r.destRange]),
@@ -305,11 +363,16 @@ describe("model: desiredState", () => {
       assert.deepStrictEqual(state.warnings, []);
     });
     it("configureRoutes false: no routes at all", () => {
-      const state = desiredState({ nodes: [node("n1", U1, "us-central1-a", ["10.64.1.0/24"])], services: [] }, { ...CONFIG, configureRoutes: false });
+      const state = desiredState(
+        { nodes: [node("n1", U1, "us-central1-a", ["10.64.1.0/24"])], services: [] },
+        { ...CONFIG, configureRoutes: false },
+      );
       assert.deepStrictEqual(state.cluster.routes, []);
     });
     it("a node with no known instance gets no route, no group, and a warning", () => {
-      const nodes = [node("n1", U1, "us-central1-a", ["10.64.1.0/24"], { providerID: "gce://other-project/us-central1-a/n1" })];
+      const nodes = [
+        node("n1", U1, "us-central1-a", ["10.64.1.0/24"], { providerID: "gce://other-project/us-central1-a/n1" }),
+      ];
       const state = desiredState({ nodes, services: [] }, CONFIG);
       assert.deepStrictEqual(state.cluster.routes, []);
       assert.deepStrictEqual(state.cluster.instanceGroups, []);
@@ -338,10 +401,17 @@ describe("model: desiredState", () => {
         node("z-b", U1, "us-central1-b", []),
         node("a-b", U2, "us-central1-b", []),
         node("x-a", U3, "us-central1-a", []),
-        node("excl-a", "44444444-4444-4444-8444-444444444444", "us-central1-a", [], { labels: { [ZONE]: "us-central1-a", [EXCLUDE]: "" } }),
+        node("excl-a", "44444444-4444-4444-8444-444444444444", "us-central1-a", [], {
+          labels: { [ZONE]: "us-central1-a", [EXCLUDE]: "" },
+        }),
         node("del-c", "55555555-5555-4555-8555-555555555555", "us-central1-c", [], { deleting: true }),
-        node("taint-f", "66666666-6666-4666-8666-666666666666", "us-central1-f", [], { taints: [{ key: "ToBeDeletedByClusterAutoscaler", effect: "NoSchedule" }] }),
-        node("label-only", "77777777-7777-4777-8777-777777777777", "ignored", [], { providerID: undefined, labels: { "failure-domain.beta.kubernetes.io/zone": "us-central1-c" } }),
+        node("taint-f", "66666666-6666-4666-8666-666666666666", "us-central1-f", [], {
+          taints: [{ key: "ToBeDeletedByClusterAutoscaler", effect: "NoSchedule" }],
+        }),
+        node("label-only", "77777777-7777-4777-8777-777777777777", "ignored", [], {
+          providerID: undefined,
+          labels: { "failure-domain.beta.kubernetes.io/zone": "us-central1-c" },
+        }),
       ];
       delete nodes[6].providerID;
       const state = desiredState({ nodes, services: [] }, CONFIG);
@@ -354,7 +424,10 @@ describe("model: desiredState", () => {
       assert.deepStrictEqual(state.warnings, []);
     });
     it("two Nodes claiming one instance: the first by name keeps it, the other is warned about", () => {
-      const nodes = [node("n2", U2, "us-central1-a", [], { providerID: "gce://dccm-test/us-central1-a/vm" }), node("n1", U1, "us-central1-a", [], { providerID: "gce://dccm-test/us-central1-a/vm" })];
+      const nodes = [
+        node("n2", U2, "us-central1-a", [], { providerID: "gce://dccm-test/us-central1-a/vm" }),
+        node("n1", U1, "us-central1-a", [], { providerID: "gce://dccm-test/us-central1-a/vm" }),
+      ];
       const state = desiredState({ nodes, services: [] }, CONFIG);
       assert.deepStrictEqual(
         state.cluster.instanceGroups.map((group) => group.instances),
@@ -367,14 +440,24 @@ describe("model: desiredState", () => {
   describe("what the daemon observed (gone instances, groups and health check still referenced)", () => {
     const NOTHING = { goneInstances: [], referencedZones: [], legacyHealthCheckReferenced: false };
     const TARGET_POOL = { "dccm.io/backend": "target-pool" };
-    const nodes = [node("n1", U1, "us-central1-a", ["10.64.1.0/24"]), node("n2", U2, "us-central1-b", ["10.64.2.0/24"]), node("n3", U3, "us-central1-b", ["10.64.3.0/24"])];
+    const nodes = [
+      node("n1", U1, "us-central1-a", ["10.64.1.0/24"]),
+      node("n2", U2, "us-central1-b", ["10.64.2.0/24"]),
+      node("n3", U3, "us-central1-b", ["10.64.3.0/24"]),
+    ];
     it("nothing observed gives exactly the plain desired state", () => {
       const services = [lbService("default", "web", "5ec00001-7a1b-4c2d-8e3f-a0b1c2d3e4f5")];
-      assert.deepStrictEqual(desiredState({ nodes, services }, CONFIG, NOTHING), desiredState({ nodes, services }, CONFIG));
+      assert.deepStrictEqual(
+        desiredState({ nodes, services }, CONFIG, NOTHING),
+        desiredState({ nodes, services }, CONFIG),
+      );
     });
     it("a Node whose instance is gone leaves the groups, the routes and the Services' backends, with a warning naming it", () => {
       const services = [lbService("default", "web", "5ec00001-7a1b-4c2d-8e3f-a0b1c2d3e4f5")];
-      const state = desiredState({ nodes, services }, CONFIG, { ...NOTHING, goneInstances: [{ zone: "us-central1-b", name: "n2" }] });
+      const state = desiredState({ nodes, services }, CONFIG, {
+        ...NOTHING,
+        goneInstances: [{ zone: "us-central1-b", name: "n2" }],
+      });
       assert.deepStrictEqual(
         state.cluster.instanceGroups.map((group) => [group.zone, group.instances]),
         [
@@ -386,7 +469,9 @@ describe("model: desiredState", () => {
         state.cluster.routes.map((r) => r.node),
         ["n1", "n3"],
       );
-      assert.deepStrictEqual(state.warnings, ["node n2: instance us-central1-b/n2 does not exist in GCE; left out of instance groups and routes"]);
+      assert.deepStrictEqual(state.warnings, [
+        "node n2: instance us-central1-b/n2 does not exist in GCE; left out of instance groups and routes",
+      ]);
       assert.deepStrictEqual(state.services[0].backendZones, ["us-central1-a", "us-central1-b"]);
     });
     it("the last Node of a zone gone: the zone leaves the Services' backends, and its group goes unless still referenced", () => {
@@ -398,7 +483,11 @@ describe("model: desiredState", () => {
         ["us-central1-b"],
       );
       assert.deepStrictEqual(dropped.services[0].backendZones, ["us-central1-b"]);
-      const kept = desiredState({ nodes, services }, CONFIG, { ...NOTHING, goneInstances: gone, referencedZones: ["us-central1-a", "us-central1-b"] });
+      const kept = desiredState({ nodes, services }, CONFIG, {
+        ...NOTHING,
+        goneInstances: gone,
+        referencedZones: ["us-central1-a", "us-central1-b"],
+      });
       assert.deepStrictEqual(
         kept.cluster.instanceGroups.map((group) => [group.zone, group.instances]),
         [
@@ -409,8 +498,13 @@ describe("model: desiredState", () => {
       assert.deepStrictEqual(kept.services[0].backendZones, ["us-central1-b"]);
     });
     it("a referenced zone with no Node at all keeps an empty group of the cluster's name and description", () => {
-      const state = desiredState({ nodes: [], services: [] }, CONFIG, { ...NOTHING, referencedZones: ["us-central1-c"] });
-      assert.deepStrictEqual(state.cluster.instanceGroups, [{ name: "k8s-ig--c0ffee1234", zone: "us-central1-c", description: CLUSTER_DESCRIPTION, instances: [] }]);
+      const state = desiredState({ nodes: [], services: [] }, CONFIG, {
+        ...NOTHING,
+        referencedZones: ["us-central1-c"],
+      });
+      assert.deepStrictEqual(state.cluster.instanceGroups, [
+        { name: "k8s-ig--c0ffee1234", zone: "us-central1-c", description: CLUSTER_DESCRIPTION, instances: [] },
+      ]);
     });
     describe("instanceGroupZones: a configured zone's group stands, and the load balancers list it, Node or not", () => {
       const ZONES: Config = { ...CONFIG, instanceGroupZones: ["us-central1-a", "us-central1-b", "us-central1-c"] };
@@ -429,21 +523,34 @@ describe("model: desiredState", () => {
         assert.equal(state.services[0].backendGroups, undefined);
       });
       it("a Node's zone outside the configured ones still joins, as without the key", () => {
-        const state = desiredState({ nodes, services: web }, { ...CONFIG, instanceGroupZones: ["us-central1-c"] }, NOTHING);
+        const state = desiredState(
+          { nodes, services: web },
+          { ...CONFIG, instanceGroupZones: ["us-central1-c"] },
+          NOTHING,
+        );
         assert.deepStrictEqual(state.services[0].backendZones, ["us-central1-a", "us-central1-b", "us-central1-c"]);
       });
       it("target pools list instances, not zones: unchanged", () => {
-        const pool = [lbService("default", "pool", "5ec00002-7a1b-4c2d-8e3f-a0b1c2d3e4f5", { annotations: TARGET_POOL })];
+        const pool = [
+          lbService("default", "pool", "5ec00002-7a1b-4c2d-8e3f-a0b1c2d3e4f5", { annotations: TARGET_POOL }),
+        ];
         assert.deepStrictEqual(desiredState({ nodes, services: pool }, ZONES, NOTHING).services[0].backendZones, []);
       });
       it("property: Nodes coming and going inside the configured zones change the cluster's groups, never a Service", () => {
         const pool = ["us-central1-a", "us-central1-b", "us-central1-c"].flatMap((zone, z) =>
-          [0, 1].map((i) => node(`n${z}${i}`, `0000000${z}-0000-4000-8000-00000000000${i}`, zone, [`10.64.${z * 2 + i}.0/24`])),
+          [0, 1].map((i) =>
+            node(`n${z}${i}`, `0000000${z}-0000-4000-8000-00000000000${i}`, zone, [`10.64.${z * 2 + i}.0/24`]),
+          ),
         );
         const services = [
           ...web,
-          lbService("default", "local", "5ec00003-7a1b-4c2d-8e3f-a0b1c2d3e4f5", { externalTrafficPolicy: "Local", healthCheckNodePort: 30100 }),
-          lbService("default", "ilb", "5ec00004-7a1b-4c2d-8e3f-a0b1c2d3e4f5", { annotations: { "networking.gke.io/load-balancer-type": "Internal" } }),
+          lbService("default", "local", "5ec00003-7a1b-4c2d-8e3f-a0b1c2d3e4f5", {
+            externalTrafficPolicy: "Local",
+            healthCheckNodePort: 30100,
+          }),
+          lbService("default", "ilb", "5ec00004-7a1b-4c2d-8e3f-a0b1c2d3e4f5", {
+            annotations: { "networking.gke.io/load-balancer-type": "Internal" },
+          }),
         ];
         const reference = desiredState({ nodes: [], services }, ZONES, NOTHING).services;
         fc.assert(
@@ -460,15 +567,23 @@ describe("model: desiredState", () => {
     });
     it("the legacy node health check stays while an applied target pool names it, though no Service wants one now", () => {
       assert.equal(desiredState({ nodes, services: [] }, CONFIG, NOTHING).cluster.legacyNodeHealthCheck, false);
-      assert.equal(desiredState({ nodes, services: [] }, CONFIG, { ...NOTHING, legacyHealthCheckReferenced: true }).cluster.legacyNodeHealthCheck, true);
+      assert.equal(
+        desiredState({ nodes, services: [] }, CONFIG, { ...NOTHING, legacyHealthCheckReferenced: true }).cluster
+          .legacyNodeHealthCheck,
+        true,
+      );
       const pool = [lbService("default", "pool", "5ec00002-7a1b-4c2d-8e3f-a0b1c2d3e4f5", { annotations: TARGET_POOL })];
       assert.equal(desiredState({ nodes, services: pool }, CONFIG, NOTHING).cluster.legacyNodeHealthCheck, true);
     });
     it("property: a gone instance is in no group, no route and no target pool; every other located Node keeps its place", () => {
       fc.assert(
         fc.property(fc.subarray(nodes.map((n) => n.name)), (goneNames) => {
-          const goneInstances = nodes.filter((n) => goneNames.includes(n.name)).map((n) => ({ zone: n.labels[ZONE], name: n.name }));
-          const pool = [lbService("default", "pool", "5ec00002-7a1b-4c2d-8e3f-a0b1c2d3e4f5", { annotations: TARGET_POOL })];
+          const goneInstances = nodes
+            .filter((n) => goneNames.includes(n.name))
+            .map((n) => ({ zone: n.labels[ZONE], name: n.name }));
+          const pool = [
+            lbService("default", "pool", "5ec00002-7a1b-4c2d-8e3f-a0b1c2d3e4f5", { annotations: TARGET_POOL }),
+          ];
           const state = desiredState({ nodes, services: pool }, CONFIG, { ...NOTHING, goneInstances });
           const grouped = state.cluster.instanceGroups.flatMap((group) => group.instances).sort();
           const expected = nodes
@@ -485,7 +600,11 @@ describe("model: desiredState", () => {
 
   describe("properties (fast-check)", () => {
     const { clusterCIDR: _dropped, ...noCidr } = CONFIG;
-    const configArb = fc.constantFrom<Config>(CONFIG, { ...CONFIG, backendMode: "target-pool" }, { ...noCidr, configureRoutes: false, loadBalancerClasses: ["example.com/other"] });
+    const configArb = fc.constantFrom<Config>(
+      CONFIG,
+      { ...CONFIG, backendMode: "target-pool" },
+      { ...noCidr, configureRoutes: false, loadBalancerClasses: ["example.com/other"] },
+    );
     const snapshotArb = fc.record({ nodes: nodesArb, services: servicesArb });
 
     function gceNames(state: DesiredState): string[] {
@@ -496,7 +615,12 @@ describe("model: desiredState", () => {
         ...state.cluster.routes.map((r) => r.name),
       ];
       for (const service of state.services) {
-        names.push(service.lbName, service.firewall.name, service.healthCheck.spec.name, ...service.frontends.map((frontend) => frontend.name));
+        names.push(
+          service.lbName,
+          service.firewall.name,
+          service.healthCheck.spec.name,
+          ...service.frontends.map((frontend) => frontend.name),
+        );
         if (service.healthCheckFirewall !== undefined) names.push(service.healthCheckFirewall.name);
       }
       return names;
@@ -504,11 +628,19 @@ describe("model: desiredState", () => {
 
     function excluded(n: NodeInfo): boolean {
       const label = n.labels[EXCLUDE];
-      return n.deleting || (label !== undefined && !FALSE_VALUES.includes(label)) || n.taints.some((taint) => taint.key === "ToBeDeletedByClusterAutoscaler");
+      return (
+        n.deleting ||
+        (label !== undefined && !FALSE_VALUES.includes(label)) ||
+        n.taints.some((taint) => taint.key === "ToBeDeletedByClusterAutoscaler")
+      );
     }
 
     function wanted(service: ServiceInfo, config: Config): boolean {
-      return service.type === "LoadBalancer" && !service.deleting && (service.loadBalancerClass === undefined || config.loadBalancerClasses.includes(service.loadBalancerClass));
+      return (
+        service.type === "LoadBalancer" &&
+        !service.deleting &&
+        (service.loadBalancerClass === undefined || config.loadBalancerClasses.includes(service.loadBalancerClass))
+      );
     }
 
     it("the generators reach every interesting case (so the properties below are not vacuous)", () => {
@@ -559,7 +691,9 @@ describe("model: desiredState", () => {
     it("every emitted GCE name matches ^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$", () => {
       fc.assert(
         fc.property(snapshotArb, configArb, (snapshot, config) => {
-          const invalid = gceNames(desiredState(snapshot, config)).filter((name) => !/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name));
+          const invalid = gceNames(desiredState(snapshot, config)).filter(
+            (name) => !/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name),
+          );
           assert.deepStrictEqual(invalid, []);
         }),
         { numRuns: 300 },
@@ -569,8 +703,13 @@ describe("model: desiredState", () => {
     it("every emitted GCE name is valid when Node UIDs are real UUIDs", () => {
       fc.assert(
         fc.property(snapshotArb, configArb, (snapshot, config) => {
-          const nodes = snapshot.nodes.map((n, i) => ({ ...n, uid: `00000000-0000-4000-8000-${i.toString().padStart(12, "0")}` }));
-          const invalid = gceNames(desiredState({ nodes, services: snapshot.services }, config)).filter((name) => !isValidGceName(name));
+          const nodes = snapshot.nodes.map((n, i) => ({
+            ...n,
+            uid: `00000000-0000-4000-8000-${i.toString().padStart(12, "0")}`,
+          }));
+          const invalid = gceNames(desiredState({ nodes, services: snapshot.services }, config)).filter(
+            (name) => !isValidGceName(name),
+          );
           assert.deepStrictEqual(invalid, []);
         }),
         { numRuns: 300 },
@@ -581,7 +720,9 @@ describe("model: desiredState", () => {
       fc.assert(
         fc.property(snapshotArb, configArb, (snapshot, config) => {
           const state = desiredState(snapshot, config);
-          const inGroups = state.cluster.instanceGroups.flatMap((group) => group.instances.map((instance) => `${group.zone}/${instance}`)).sort();
+          const inGroups = state.cluster.instanceGroups
+            .flatMap((group) => group.instances.map((instance) => `${group.zone}/${instance}`))
+            .sort();
           const expectedBackends = snapshot.nodes
             .filter((n) => !excluded(n))
             .map((n) => nodeInstance(n, config.project))
@@ -590,7 +731,8 @@ describe("model: desiredState", () => {
           assert.deepStrictEqual(inGroups, expectedBackends);
           const excludedNames = new Set(snapshot.nodes.filter(excluded).map((n) => n.name));
           for (const service of state.services) {
-            for (const instance of service.backendInstances) assert.equal(excludedNames.has(instance.name), false, `${instance.name} is excluded`);
+            for (const instance of service.backendInstances)
+              assert.equal(excludedNames.has(instance.name), false, `${instance.name} is excluded`);
             if (service.backend === "target-pool") {
               assert.deepStrictEqual(
                 service.backendInstances.map((i) => `${i.zone}/${i.name}`),
@@ -613,13 +755,22 @@ describe("model: desiredState", () => {
         fc.record({
           snapshot: fc.constant(snapshot),
           config: fc.constant(config),
-          nodes: fc.shuffledSubarray(snapshot.nodes, { minLength: snapshot.nodes.length, maxLength: snapshot.nodes.length }),
-          services: fc.shuffledSubarray(snapshot.services, { minLength: snapshot.services.length, maxLength: snapshot.services.length }),
+          nodes: fc.shuffledSubarray(snapshot.nodes, {
+            minLength: snapshot.nodes.length,
+            maxLength: snapshot.nodes.length,
+          }),
+          services: fc.shuffledSubarray(snapshot.services, {
+            minLength: snapshot.services.length,
+            maxLength: snapshot.services.length,
+          }),
         }),
       );
       fc.assert(
         fc.property(permuted, ({ snapshot, config, nodes, services }) => {
-          assert.equal(JSON.stringify(desiredState({ nodes, services }, config)), JSON.stringify(desiredState(snapshot, config)));
+          assert.equal(
+            JSON.stringify(desiredState({ nodes, services }, config)),
+            JSON.stringify(desiredState(snapshot, config)),
+          );
         }),
         { numRuns: 300 },
       );
@@ -634,7 +785,8 @@ describe("model: desiredState", () => {
           for (const service of snapshot.services) {
             const key = `${service.namespace}/${service.name}`;
             const outcome = [wanted(service, config), accepted.has(key), rejected.has(key)];
-            if (wanted(service, config)) assert.ok(accepted.has(key) !== rejected.has(key), `${key}: ${JSON.stringify(outcome)}`);
+            if (wanted(service, config))
+              assert.ok(accepted.has(key) !== rejected.has(key), `${key}: ${JSON.stringify(outcome)}`);
             else assert.deepStrictEqual(outcome, [false, false, false], key);
           }
           assert.equal(accepted.size, state.services.length);
@@ -660,8 +812,14 @@ describe("model: desiredState", () => {
           "an object": typeof value === "object" && value !== null && !Array.isArray(value),
           "an array": Array.isArray(value),
         })[kind];
-      const wrongValue = (kind: Kind): fc.Arbitrary<unknown> => fc.oneof(fc.constant(null), fc.jsonValue({ maxDepth: 2 })).filter((value) => !hasKind(kind, value));
-      const at = <T>(field: string, kind: Kind, optional: boolean, put: (target: T, value: unknown) => T): Place<T> => ({ field, kind, optional, put });
+      const wrongValue = (kind: Kind): fc.Arbitrary<unknown> =>
+        fc.oneof(fc.constant(null), fc.jsonValue({ maxDepth: 2 })).filter((value) => !hasKind(kind, value));
+      const at = <T>(
+        field: string,
+        kind: Kind,
+        optional: boolean,
+        put: (target: T, value: unknown) => T,
+      ): Place<T> => ({ field, kind, optional, put });
       const expectation = (place: { field: string; kind: Kind; optional: boolean }, value: unknown): string =>
         `${place.field}: expected ${place.kind}${place.optional ? " or nothing" : ""}, got ${describeValue(value)}`;
       const SELECTION_FIELDS = ["metadata.deletionTimestamp", "spec.type", "spec.loadBalancerClass"];
@@ -674,7 +832,9 @@ describe("model: desiredState", () => {
           at("spec.type", "a string", false, (_s, v) => put({ type: v })),
           at("spec.loadBalancerClass", "a string", true, (_s, v) => put({ loadBalancerClass: v })),
           at("metadata.annotations", "an object", false, (_s, v) => put({ annotations: v })),
-          at("metadata.annotations[example.com/json]", "a string", false, (_s, v) => put({ annotations: { ...service.annotations, "example.com/json": v } })),
+          at("metadata.annotations[example.com/json]", "a string", false, (_s, v) =>
+            put({ annotations: { ...service.annotations, "example.com/json": v } }),
+          ),
           at("spec.ports", "an array", false, (_s, v) => put({ ports: v })),
           at("spec.externalTrafficPolicy", "a string", true, (_s, v) => put({ externalTrafficPolicy: v })),
           at("spec.healthCheckNodePort", "a number", true, (_s, v) => put({ healthCheckNodePort: v })),
@@ -683,10 +843,15 @@ describe("model: desiredState", () => {
           at("spec.sessionAffinity", "a string", true, (_s, v) => put({ sessionAffinity: v })),
         ];
         for (const key of Object.keys(service.annotations)) {
-          places.push(at(`metadata.annotations[${key}]`, "a string", false, (_s, v) => put({ annotations: { ...service.annotations, [key]: v } })));
+          places.push(
+            at(`metadata.annotations[${key}]`, "a string", false, (_s, v) =>
+              put({ annotations: { ...service.annotations, [key]: v } }),
+            ),
+          );
         }
         service.ports.forEach((port, index) => {
-          const withPort = (value: unknown): ServiceInfo => put({ ports: service.ports.map((p, i) => (i === index ? value : p)) });
+          const withPort = (value: unknown): ServiceInfo =>
+            put({ ports: service.ports.map((p, i) => (i === index ? value : p)) });
           places.push(
             at(`spec.ports[${index}]`, "an object", false, (_s, v) => withPort(v)),
             at(`spec.ports[${index}].name`, "a string", true, (_s, v) => withPort({ ...port, name: v })),
@@ -697,7 +862,9 @@ describe("model: desiredState", () => {
         });
         service.loadBalancerSourceRanges.forEach((_range, index) => {
           places.push(
-            at(`spec.loadBalancerSourceRanges[${index}]`, "a string", false, (_s, v) => put({ loadBalancerSourceRanges: service.loadBalancerSourceRanges.map((r, i) => (i === index ? v : r)) })),
+            at(`spec.loadBalancerSourceRanges[${index}]`, "a string", false, (_s, v) =>
+              put({ loadBalancerSourceRanges: service.loadBalancerSourceRanges.map((r, i) => (i === index ? v : r)) }),
+            ),
           );
         });
         return places;
@@ -709,13 +876,16 @@ describe("model: desiredState", () => {
           at("metadata.uid", "a string", false, (_n, v) => put({ uid: v })),
           at("metadata.deletionTimestamp", "a boolean", false, (_n, v) => put({ deleting: v })),
           at("metadata.labels", "an object", false, (_n, v) => put({ labels: v })),
-          at("metadata.labels[example.com/json]", "a string", false, (_n, v) => put({ labels: { ...node.labels, "example.com/json": v } })),
+          at("metadata.labels[example.com/json]", "a string", false, (_n, v) =>
+            put({ labels: { ...node.labels, "example.com/json": v } }),
+          ),
           at("spec.providerID", "a string", true, (_n, v) => put({ providerID: v })),
           at("spec.taints", "an array", false, (_n, v) => put({ taints: v })),
           at("spec.podCIDRs", "an array", false, (_n, v) => put({ podCIDRs: v })),
         ];
         node.taints.forEach((taint, index) => {
-          const withTaint = (value: unknown): NodeInfo => put({ taints: node.taints.map((t, i) => (i === index ? value : t)) });
+          const withTaint = (value: unknown): NodeInfo =>
+            put({ taints: node.taints.map((t, i) => (i === index ? value : t)) });
           places.push(
             at(`spec.taints[${index}]`, "an object", false, (_n, v) => withTaint(v)),
             at(`spec.taints[${index}].key`, "a string", false, (_n, v) => withTaint({ ...taint, key: v })),
@@ -724,7 +894,11 @@ describe("model: desiredState", () => {
           );
         });
         node.podCIDRs.forEach((_cidr, index) => {
-          places.push(at(`spec.podCIDRs[${index}]`, "a string", false, (_n, v) => put({ podCIDRs: node.podCIDRs.map((c, i) => (i === index ? v : c)) })));
+          places.push(
+            at(`spec.podCIDRs[${index}]`, "a string", false, (_n, v) =>
+              put({ podCIDRs: node.podCIDRs.map((c, i) => (i === index ? v : c)) }),
+            ),
+          );
         });
         return places;
       }
@@ -743,14 +917,20 @@ describe("model: desiredState", () => {
         .chain(([snapshot, config]) =>
           fc
             .integer({ min: 0, max: snapshot.services.length - 1 })
-            .chain((index) => fc.constantFrom(...servicePlaces(snapshot.services[index])).chain((place) => wrongValue(place.kind).map((value) => ({ snapshot, config, index, place, value })))),
+            .chain((index) =>
+              fc
+                .constantFrom(...servicePlaces(snapshot.services[index]))
+                .chain((place) => wrongValue(place.kind).map((value) => ({ snapshot, config, index, place, value }))),
+            ),
         );
 
       it("the generator reaches every kind of place, and both rejected and ignored Services", () => {
         const seen = new Set<string>();
         for (const { snapshot, config, index, place } of fc.sample(corruptServiceArb, { numRuns: 600, seed: 7 })) {
           seen.add(place.field.replace(/\[\d+\]/g, "[i]").replace(/annotations\[.*\]/, "annotations[key]"));
-          seen.add(SELECTION_FIELDS.includes(place.field) || wanted(snapshot.services[index], config) ? "rejected" : "ignored");
+          seen.add(
+            SELECTION_FIELDS.includes(place.field) || wanted(snapshot.services[index], config) ? "rejected" : "ignored",
+          );
         }
         assert.deepStrictEqual([...seen].sort(), [
           "ignored",
@@ -782,11 +962,21 @@ describe("model: desiredState", () => {
             const original = snapshot.services[index];
             const services = snapshot.services.map((service, i) => (i === index ? place.put(service, value) : service));
             const state = desiredState({ nodes: snapshot.nodes, services }, config);
-            const absent = desiredState({ nodes: snapshot.nodes, services: snapshot.services.filter((_s, i) => i !== index) }, config);
+            const absent = desiredState(
+              { nodes: snapshot.nodes, services: snapshot.services.filter((_s, i) => i !== index) },
+              config,
+            );
             const key = `${original.namespace}/${original.name}`;
             if (SELECTION_FIELDS.includes(place.field) || wanted(original, config)) {
-              const rejection = { service: key, field: place.field, message: `Service ${key}: ${expectation(place, value)}` };
-              assert.deepStrictEqual(state, { ...absent, rejected: [...absent.rejected, rejection].sort(compareRejections) });
+              const rejection = {
+                service: key,
+                field: place.field,
+                message: `Service ${key}: ${expectation(place, value)}`,
+              };
+              assert.deepStrictEqual(state, {
+                ...absent,
+                rejected: [...absent.rejected, rejection].sort(compareRejections),
+              });
             } else {
               assert.deepStrictEqual(state, absent);
             }
@@ -804,13 +994,20 @@ describe("model: desiredState", () => {
           .chain(([snapshot, config]) =>
             fc
               .integer({ min: 0, max: snapshot.nodes.length - 1 })
-              .chain((index) => fc.constantFrom(...nodePlaces(snapshot.nodes[index])).chain((place) => wrongValue(place.kind).map((value) => ({ snapshot, config, index, place, value })))),
+              .chain((index) =>
+                fc
+                  .constantFrom(...nodePlaces(snapshot.nodes[index]))
+                  .chain((place) => wrongValue(place.kind).map((value) => ({ snapshot, config, index, place, value }))),
+              ),
           );
         fc.assert(
           fc.property(corruptNodeArb, ({ snapshot, config, index, place, value }) => {
             const nodes = snapshot.nodes.map((n, i) => (i === index ? place.put(n, value) : n));
             const state = desiredState({ nodes, services: snapshot.services }, config);
-            const absent = desiredState({ nodes: snapshot.nodes.filter((_n, i) => i !== index), services: snapshot.services }, config);
+            const absent = desiredState(
+              { nodes: snapshot.nodes.filter((_n, i) => i !== index), services: snapshot.services },
+              config,
+            );
             const warning = `node ${snapshot.nodes[index].name}: ${expectation(place, value)}; the Node is left out`;
             assert.deepStrictEqual(state, { ...absent, warnings: [...absent.warnings, warning].sort() });
           }),

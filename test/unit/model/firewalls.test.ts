@@ -4,10 +4,33 @@
 import * as assert from "node:assert/strict";
 
 import { desiredState } from "../../../model/desired";
-import { NOTHING_OBSERVED, type Config, type DenyFirewallSpec, type ObservedCloud, type FirewallDestination, type FirewallSpec, type ServiceDesired, type ServiceInfo } from "../../../model/types";
-import { CONFIG, denyFirewall, gceNode, healthCheckFirewall, HC_RANGES_IPV6, describedBy, lbService, NODE_HC_FIREWALL, serviceFirewall, TO_ADDRESS } from "../../support/builders";
+import {
+  NOTHING_OBSERVED,
+  type Config,
+  type DenyFirewallSpec,
+  type ObservedCloud,
+  type FirewallDestination,
+  type FirewallSpec,
+  type ServiceDesired,
+  type ServiceInfo,
+} from "../../../model/types";
+import {
+  CONFIG,
+  denyFirewall,
+  gceNode,
+  healthCheckFirewall,
+  HC_RANGES_IPV6,
+  describedBy,
+  lbService,
+  NODE_HC_FIREWALL,
+  serviceFirewall,
+  TO_ADDRESS,
+} from "../../support/builders";
 
-const NODES = [gceNode("n-a", "00000000-0000-4000-8000-000000000001", "us-central1-a", []), gceNode("n-b", "00000000-0000-4000-8000-000000000002", "us-central1-b", [])];
+const NODES = [
+  gceNode("n-a", "00000000-0000-4000-8000-000000000001", "us-central1-a", []),
+  gceNode("n-b", "00000000-0000-4000-8000-000000000002", "us-central1-b", []),
+];
 const UID = "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9";
 const LB = "a0f1e2d3c4b5a49788695a4b3c2d1e0f";
 const KEY = "default/svc";
@@ -18,10 +41,17 @@ const V6_ONLY = { ipFamilies: ["IPv6"], ipFamilyPolicy: "SingleStack" };
 const LOCAL = { externalTrafficPolicy: "Local", healthCheckNodePort: 31000 };
 
 function svc(over: Partial<ServiceInfo> = {}): ServiceInfo {
-  return lbService("default", "svc", UID, { ports: [{ name: "http", protocol: "TCP", port: 80, nodePort: 30080 }], ...over });
+  return lbService("default", "svc", UID, {
+    ports: [{ name: "http", protocol: "TCP", port: 80, nodePort: 30080 }],
+    ...over,
+  });
 }
 
-function only(service: ServiceInfo, config: Partial<Config> = {}, observed: ObservedCloud = NOTHING_OBSERVED): ServiceDesired {
+function only(
+  service: ServiceInfo,
+  config: Partial<Config> = {},
+  observed: ObservedCloud = NOTHING_OBSERVED,
+): ServiceDesired {
   const state = desiredState({ nodes: NODES, services: [service] }, { ...CONFIG, ...config }, observed);
   assert.deepStrictEqual(state.rejected, []);
   const [desired] = state.services;
@@ -47,7 +77,15 @@ function firewallsOf(desired: ServiceDesired): Record<string, FirewallSpec | Den
 
 const IP = (ip: string): FirewallDestination => ({ kind: "ip", ip });
 function ipv6Traffic(destination: FirewallSpec["destination"], priority = 1000): FirewallSpec {
-  return { name: `k8s-fw-${LB}-ipv6`, description: describedBy(KEY), sourceRanges: ["::/0"], targetTags: ["k8s-node"], allows: TCP80, ...(destination !== undefined ? { destination } : {}), priority };
+  return {
+    name: `k8s-fw-${LB}-ipv6`,
+    description: describedBy(KEY),
+    sourceRanges: ["::/0"],
+    targetTags: ["k8s-node"],
+    allows: TCP80,
+    ...(destination !== undefined ? { destination } : {}),
+    priority,
+  };
 }
 function ipv6Hc(port: number, destination: FirewallSpec["destination"], priority = 1000): FirewallSpec {
   return {
@@ -60,21 +98,41 @@ function ipv6Hc(port: number, destination: FirewallSpec["destination"], priority
     priority,
   };
 }
-const HC = (destination?: FirewallSpec["destination"], priority = 1000): FirewallSpec => healthCheckFirewall(`k8s-${LB}-http-hc`, 31000, describedBy(KEY), destination, priority);
+const HC = (destination?: FirewallSpec["destination"], priority = 1000): FirewallSpec =>
+  healthCheckFirewall(`k8s-${LB}-http-hc`, 31000, describedBy(KEY), destination, priority);
 
 describe("model: firewall destinations (the stock CCM's firewallObject), priorities and the deny rule", () => {
   describe("destinationRanges: the load balancer's IP of the rule's family; the health-check firewall as the stock CCM's", () => {
     const cases: [string, Partial<ServiceInfo>, Record<string, FirewallSpec>][] = [
       ["external IPv4, reserved address", {}, { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, TO_ADDRESS) }],
-      ["external IPv4, spec.loadBalancerIP", { loadBalancerIP: "203.0.113.50" }, { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, IP("203.0.113.50")) }],
-      ["external IPv4, ETP Local: the health-check firewall towards the IP too", { ...LOCAL }, { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80), hcFirewall: HC(TO_ADDRESS) }],
+      [
+        "external IPv4, spec.loadBalancerIP",
+        { loadBalancerIP: "203.0.113.50" },
+        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, IP("203.0.113.50")) },
+      ],
+      [
+        "external IPv4, ETP Local: the health-check firewall towards the IP too",
+        { ...LOCAL },
+        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80), hcFirewall: HC(TO_ADDRESS) },
+      ],
       [
         "external IPv4, ETP Local, spec.loadBalancerIP",
         { ...LOCAL, loadBalancerIP: "203.0.113.50" },
-        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, IP("203.0.113.50")), hcFirewall: HC(IP("203.0.113.50")) },
+        {
+          firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, IP("203.0.113.50")),
+          hcFirewall: HC(IP("203.0.113.50")),
+        },
       ],
-      ["internal IPv4, reserved address", { annotations: INTERNAL }, { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, TO_ADDRESS) }],
-      ["internal IPv4, spec.loadBalancerIP", { annotations: INTERNAL, loadBalancerIP: "10.128.0.9" }, { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, IP("10.128.0.9")) }],
+      [
+        "internal IPv4, reserved address",
+        { annotations: INTERNAL },
+        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, TO_ADDRESS) },
+      ],
+      [
+        "internal IPv4, spec.loadBalancerIP",
+        { annotations: INTERNAL, loadBalancerIP: "10.128.0.9" },
+        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, IP("10.128.0.9")) },
+      ],
       [
         "internal IPv4, ETP Local: the health-check firewall towards every node IP",
         { annotations: INTERNAL, ...LOCAL },
@@ -83,23 +141,44 @@ describe("model: firewall destinations (the stock CCM's firewallObject), priorit
       [
         "external dual-stack: each family towards its own address",
         { ...DUAL },
-        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80), firewallIpv6: ipv6Traffic(TO_ADDRESS), hcFirewallIpv6: ipv6Hc(10256, TO_ADDRESS) },
+        {
+          firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80),
+          firewallIpv6: ipv6Traffic(TO_ADDRESS),
+          hcFirewallIpv6: ipv6Hc(10256, TO_ADDRESS),
+        },
       ],
       [
         "external dual-stack, the IPv4 IP given: IPv6 towards its reserved address",
         { ...DUAL, loadBalancerIP: "203.0.113.50" },
-        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, IP("203.0.113.50")), firewallIpv6: ipv6Traffic(TO_ADDRESS), hcFirewallIpv6: ipv6Hc(10256, TO_ADDRESS) },
+        {
+          firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, IP("203.0.113.50")),
+          firewallIpv6: ipv6Traffic(TO_ADDRESS),
+          hcFirewallIpv6: ipv6Hc(10256, TO_ADDRESS),
+        },
       ],
       [
         "external dual-stack, the IPv6 IP given only: IPv4 towards its reserved address",
         { ...DUAL, loadBalancerIP: "2001:db8::5" },
-        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, TO_ADDRESS), firewallIpv6: ipv6Traffic(IP("2001:db8::5")), hcFirewallIpv6: ipv6Hc(10256, IP("2001:db8::5")) },
+        {
+          firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, TO_ADDRESS),
+          firewallIpv6: ipv6Traffic(IP("2001:db8::5")),
+          hcFirewallIpv6: ipv6Hc(10256, IP("2001:db8::5")),
+        },
       ],
-      ["external SingleStack IPv6", { ...V6_ONLY }, { firewallIpv6: ipv6Traffic(TO_ADDRESS), hcFirewallIpv6: ipv6Hc(10256, TO_ADDRESS) }],
+      [
+        "external SingleStack IPv6",
+        { ...V6_ONLY },
+        { firewallIpv6: ipv6Traffic(TO_ADDRESS), hcFirewallIpv6: ipv6Hc(10256, TO_ADDRESS) },
+      ],
       [
         "internal dual-stack, ETP Local: health-check firewalls towards every node IP",
         { ...DUAL, ...LOCAL, annotations: INTERNAL },
-        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80), hcFirewall: HC(), firewallIpv6: ipv6Traffic(TO_ADDRESS), hcFirewallIpv6: ipv6Hc(31000, undefined) },
+        {
+          firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80),
+          hcFirewall: HC(),
+          firewallIpv6: ipv6Traffic(TO_ADDRESS),
+          hcFirewallIpv6: ipv6Hc(31000, undefined),
+        },
       ],
       [
         "internal SingleStack IPv6, its own IP",
@@ -107,17 +186,29 @@ describe("model: firewall destinations (the stock CCM's firewallObject), priorit
         { firewallIpv6: ipv6Traffic(IP("fd20::9")), hcFirewallIpv6: ipv6Hc(10256, undefined) },
       ],
     ];
-    for (const [title, over, want] of cases) it(title, () => assert.deepStrictEqual(firewallsOf(only(svc(over))), want));
+    for (const [title, over, want] of cases)
+      it(title, () => assert.deepStrictEqual(firewallsOf(only(svc(over))), want));
   });
 
   describe("enableL4DenyFirewall: k8s-fw-<lb>-deny at 1000 towards the IP, the allow rules at 999 (external only, as the stock CCM)", () => {
     const ON = { enableL4DenyFirewall: true };
     const cases: [string, Partial<ServiceInfo>, Record<string, FirewallSpec | DenyFirewallSpec>][] = [
-      ["external IPv4", {}, { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, TO_ADDRESS, 999), deny: denyFirewall(KEY, LB, "ipv4") }],
+      [
+        "external IPv4",
+        {},
+        {
+          firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, TO_ADDRESS, 999),
+          deny: denyFirewall(KEY, LB, "ipv4"),
+        },
+      ],
       [
         "external IPv4, ETP Local, spec.loadBalancerIP",
         { ...LOCAL, loadBalancerIP: "203.0.113.50" },
-        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, IP("203.0.113.50"), 999), hcFirewall: HC(IP("203.0.113.50"), 999), deny: denyFirewall(KEY, LB, "ipv4", IP("203.0.113.50")) },
+        {
+          firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80, IP("203.0.113.50"), 999),
+          hcFirewall: HC(IP("203.0.113.50"), 999),
+          deny: denyFirewall(KEY, LB, "ipv4", IP("203.0.113.50")),
+        },
       ],
       [
         "external dual-stack: a deny rule per family",
@@ -130,9 +221,14 @@ describe("model: firewall destinations (the stock CCM's firewallObject), priorit
           denyIpv6: denyFirewall(KEY, LB, "ipv6"),
         },
       ],
-      ["internal: no deny rule, the allow rules stay at 1000", { annotations: INTERNAL, ...LOCAL }, { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80), hcFirewall: HC() }],
+      [
+        "internal: no deny rule, the allow rules stay at 1000",
+        { annotations: INTERNAL, ...LOCAL },
+        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80), hcFirewall: HC() },
+      ],
     ];
-    for (const [title, over, want] of cases) it(title, () => assert.deepStrictEqual(firewallsOf(only(svc(over), ON)), want));
+    for (const [title, over, want] of cases)
+      it(title, () => assert.deepStrictEqual(firewallsOf(only(svc(over), ON)), want));
 
     it("off (the default): no deny rule, every allow rule at 1000", () => {
       assert.deepStrictEqual(firewallsOf(only(svc({ ...DUAL }))), {
@@ -142,8 +238,14 @@ describe("model: firewall destinations (the stock CCM's firewallObject), priorit
       });
     });
     it("the cluster's node health-check firewall moves to 999 with it (its probes go to the load balancers' IPs), and stays towards every node IP", () => {
-      assert.deepStrictEqual(desiredState({ nodes: NODES, services: [] }, { ...CONFIG, ...ON }).cluster.nodeHealthCheckFirewall, { ...NODE_HC_FIREWALL, priority: 999 });
-      assert.deepStrictEqual(desiredState({ nodes: NODES, services: [] }, CONFIG).cluster.nodeHealthCheckFirewall, NODE_HC_FIREWALL);
+      assert.deepStrictEqual(
+        desiredState({ nodes: NODES, services: [] }, { ...CONFIG, ...ON }).cluster.nodeHealthCheckFirewall,
+        { ...NODE_HC_FIREWALL, priority: 999 },
+      );
+      assert.deepStrictEqual(
+        desiredState({ nodes: NODES, services: [] }, CONFIG).cluster.nodeHealthCheckFirewall,
+        NODE_HC_FIREWALL,
+      );
     });
   });
 
@@ -167,10 +269,21 @@ describe("model: firewall destinations (the stock CCM's firewallObject), priorit
           hcFirewallIpv6: ipv6Hc(31000, TO_ADDRESS, 999),
         },
       ],
-      ["deleted (the stack holds none): the allow rules back at 1000", {}, NOTHING_OBSERVED, { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80) }],
-      ["another Service's deny rule held: this one's allow rules at 1000", {}, { ...NOTHING_OBSERVED, denyRulesHeld: ["default/other"] }, { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80) }],
+      [
+        "deleted (the stack holds none): the allow rules back at 1000",
+        {},
+        NOTHING_OBSERVED,
+        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80) },
+      ],
+      [
+        "another Service's deny rule held: this one's allow rules at 1000",
+        {},
+        { ...NOTHING_OBSERVED, denyRulesHeld: ["default/other"] },
+        { firewall: serviceFirewall(KEY, LB, ["0.0.0.0/0"], TCP80) },
+      ],
     ];
-    for (const [title, over, observed, want] of cases) it(title, () => assert.deepStrictEqual(firewallsOf(only(svc(over), {}, observed)), want));
+    for (const [title, over, observed, want] of cases)
+      it(title, () => assert.deepStrictEqual(firewallsOf(only(svc(over), {}, observed)), want));
 
     it("on, and held: as on (the deny rule declared, the allow rules at 999)", () => {
       assert.deepStrictEqual(firewallsOf(only(svc(), { enableL4DenyFirewall: true }, HELD)), {
@@ -179,15 +292,27 @@ describe("model: firewall destinations (the stock CCM's firewallObject), priorit
       });
     });
     it("a stack that never held one: the same desired state as without the fields (its hash unchanged)", () => {
-      assert.deepStrictEqual(only(svc({ ...LOCAL }), {}, { ...NOTHING_OBSERVED, denyRulesHeld: ["default/other"] }), only(svc({ ...LOCAL })));
+      assert.deepStrictEqual(
+        only(svc({ ...LOCAL }), {}, { ...NOTHING_OBSERVED, denyRulesHeld: ["default/other"] }),
+        only(svc({ ...LOCAL })),
+      );
     });
     const clusterCases: [string, ObservedCloud, number][] = [
       ["a Service stack still holds a deny rule: the node health-check firewall stays at 999", HELD, 999],
-      ["Service stacks not read yet after a start, the firewall at 999 before: stays at 999", { ...NOTHING_OBSERVED, denyRulesUnread: true }, 999],
+      [
+        "Service stacks not read yet after a start, the firewall at 999 before: stays at 999",
+        { ...NOTHING_OBSERVED, denyRulesUnread: true },
+        999,
+      ],
       ["none held, all read: back at 1000", NOTHING_OBSERVED, 1000],
     ];
     for (const [title, observed, priority] of clusterCases) {
-      it(title, () => assert.deepStrictEqual(desiredState({ nodes: NODES, services: [] }, CONFIG, observed).cluster.nodeHealthCheckFirewall, { ...NODE_HC_FIREWALL, priority }));
+      it(title, () =>
+        assert.deepStrictEqual(
+          desiredState({ nodes: NODES, services: [] }, CONFIG, observed).cluster.nodeHealthCheckFirewall,
+          { ...NODE_HC_FIREWALL, priority },
+        ),
+      );
     }
   });
 });

@@ -24,8 +24,18 @@ function nodes(zone: string, names: readonly string[]): ReturnType<typeof gceNod
   return names.map((name, i) => gceNode(name, uid(i + (zone === A ? 0 : 500)), zone, []));
 }
 
-function groupsOf(input: { instances: string[]; previous?: Array<[number, string[]]>; limit: number; referenced?: number[] }): Array<[number, readonly string[]]> {
-  const result = assignGroups({ instances: input.instances, previous: new Map(input.previous ?? []), limit: input.limit, referenced: new Set(input.referenced ?? []) });
+function groupsOf(input: {
+  instances: string[];
+  previous?: Array<[number, string[]]>;
+  limit: number;
+  referenced?: number[];
+}): Array<[number, readonly string[]]> {
+  const result = assignGroups({
+    instances: input.instances,
+    previous: new Map(input.previous ?? []),
+    limit: input.limit,
+    referenced: new Set(input.referenced ?? []),
+  });
   return [...result.groups.entries()];
 }
 
@@ -68,7 +78,10 @@ describe("model: instance groups beyond the per-group limit", () => {
   });
 
   it("observedReferences: first groups as zones, numbered ones as <zone>/<name>, sorted and unique", () => {
-    assert.deepStrictEqual(observedReferences([B, `${A}/k8s-ig3--c`, A, `${A}/k8s-ig2--c`, A]), { referencedZones: [A, B], referencedGroups: [`${A}/k8s-ig2--c`, `${A}/k8s-ig3--c`] });
+    assert.deepStrictEqual(observedReferences([B, `${A}/k8s-ig3--c`, A, `${A}/k8s-ig2--c`, A]), {
+      referencedZones: [A, B],
+      referencedGroups: [`${A}/k8s-ig2--c`, `${A}/k8s-ig3--c`],
+    });
     assert.deepStrictEqual(observedReferences([]), { referencedZones: [], referencedGroups: [] });
   });
 
@@ -180,7 +193,11 @@ describe("model: instance groups beyond the per-group limit", () => {
         },
         [],
       ],
-      ["no instance, the first group referenced: it stays, empty", { instances: [], previous: [[1, ["n1"]]], limit: 2, referenced: [1] }, [[1, []]]],
+      [
+        "no instance, the first group referenced: it stays, empty",
+        { instances: [], previous: [[1, ["n1"]]], limit: 2, referenced: [1] },
+        [[1, []]],
+      ],
       [
         "a lowered limit: a group keeps its first names, the rest fill the lowest room",
         { instances: ["n1", "n2", "n3", "n4"], previous: [[1, ["n1", "n2", "n3", "n4"]]], limit: 3 },
@@ -216,7 +233,12 @@ describe("model: instance groups beyond the per-group limit", () => {
     it("every instance is in exactly one group; no group is over the limit; groups are sorted", () => {
       fc.assert(
         fc.property(names, names, limit, (before, now, max) => {
-          const previous = assignGroups({ instances: before, previous: new Map(), limit: max, referenced: new Set() }).groups;
+          const previous = assignGroups({
+            instances: before,
+            previous: new Map(),
+            limit: max,
+            referenced: new Set(),
+          }).groups;
           const { groups } = assignGroups({ instances: now, previous, limit: max, referenced: new Set() });
           const all = [...groups.values()].flat();
           assert.deepStrictEqual([...all].sort(), [...now].sort());
@@ -231,10 +253,16 @@ describe("model: instance groups beyond the per-group limit", () => {
     it("no churn: an instance present before and after keeps its group, whoever joins or leaves", () => {
       fc.assert(
         fc.property(names, names, names, limit, (first, second, third, max) => {
-          let previous = assignGroups({ instances: first, previous: new Map(), limit: max, referenced: new Set() }).groups;
+          let previous = assignGroups({
+            instances: first,
+            previous: new Map(),
+            limit: max,
+            referenced: new Set(),
+          }).groups;
           for (const now of [second, third]) {
             const next = assignGroups({ instances: now, previous, limit: max, referenced: new Set() }).groups;
-            const where = (groups: typeof next, instance: string): number | undefined => [...groups.entries()].find(([, members]) => members.includes(instance))?.[0];
+            const where = (groups: typeof next, instance: string): number | undefined =>
+              [...groups.entries()].find(([, members]) => members.includes(instance))?.[0];
             for (const instance of now) {
               const before = where(previous, instance);
               if (before !== undefined) assert.equal(where(next, instance), before, instance);
@@ -290,7 +318,11 @@ describe("model: instance groups beyond the per-group limit", () => {
     it("the applied membership is kept: a joining node that sorts first does not move the others", () => {
       const observed: ObservedCloud = {
         ...NOTHING_OBSERVED,
-        groupMembers: { [`${A}/k8s-ig--c0ffee1234`]: ["n1", "n2"], [`${A}/k8s-ig2--c0ffee1234`]: ["n3", "n4"], [`${A}/k8s-ig3--c0ffee1234`]: ["n5"] },
+        groupMembers: {
+          [`${A}/k8s-ig--c0ffee1234`]: ["n1", "n2"],
+          [`${A}/k8s-ig2--c0ffee1234`]: ["n3", "n4"],
+          [`${A}/k8s-ig3--c0ffee1234`]: ["n5"],
+        },
       };
       const state = desiredState({ nodes: [...FIVE, ...nodes(A, ["a0"])], services: [service] }, LIMIT, observed);
       assert.deepStrictEqual(
@@ -304,7 +336,10 @@ describe("model: instance groups beyond the per-group limit", () => {
     });
 
     it("members of another cluster's groups, or keys of no group, are not an observation", () => {
-      const observed: ObservedCloud = { ...NOTHING_OBSERVED, groupMembers: { [`${A}/k8s-ig2--other`]: ["n5"], [`${A}`]: ["n5"], [`${A}/k8s-ig3--c0ffee1234`]: ["n5"] } };
+      const observed: ObservedCloud = {
+        ...NOTHING_OBSERVED,
+        groupMembers: { [`${A}/k8s-ig2--other`]: ["n5"], [`${A}`]: ["n5"], [`${A}/k8s-ig3--c0ffee1234`]: ["n5"] },
+      };
       const state = desiredState({ nodes: FIVE, services: [] }, LIMIT, observed);
       assert.deepStrictEqual(
         state.cluster.instanceGroups.map((group) => [group.name, group.instances]),
@@ -317,9 +352,16 @@ describe("model: instance groups beyond the per-group limit", () => {
     });
 
     it("a numbered group emptied: dropped from the cluster and the backends, unless a Service stack still names it", () => {
-      const members = { [`${A}/k8s-ig--c0ffee1234`]: ["n1", "n2"], [`${A}/k8s-ig2--c0ffee1234`]: ["n3", "n4"], [`${A}/k8s-ig3--c0ffee1234`]: ["n5"] };
+      const members = {
+        [`${A}/k8s-ig--c0ffee1234`]: ["n1", "n2"],
+        [`${A}/k8s-ig2--c0ffee1234`]: ["n3", "n4"],
+        [`${A}/k8s-ig3--c0ffee1234`]: ["n5"],
+      };
       const left = nodes(A, ["n1", "n2", "n5"]);
-      const dropped = desiredState({ nodes: left, services: [service] }, LIMIT, { ...NOTHING_OBSERVED, groupMembers: members });
+      const dropped = desiredState({ nodes: left, services: [service] }, LIMIT, {
+        ...NOTHING_OBSERVED,
+        groupMembers: members,
+      });
       assert.deepStrictEqual(
         dropped.cluster.instanceGroups.map((group) => [group.name, group.instances]),
         [
@@ -331,7 +373,11 @@ describe("model: instance groups beyond the per-group limit", () => {
         { zone: A, name: "k8s-ig--c0ffee1234" },
         { zone: A, name: "k8s-ig3--c0ffee1234", index: 3 },
       ]);
-      const kept = desiredState({ nodes: left, services: [service] }, LIMIT, { ...NOTHING_OBSERVED, groupMembers: members, referencedGroups: [`${A}/k8s-ig2--c0ffee1234`] });
+      const kept = desiredState({ nodes: left, services: [service] }, LIMIT, {
+        ...NOTHING_OBSERVED,
+        groupMembers: members,
+        referencedGroups: [`${A}/k8s-ig2--c0ffee1234`],
+      });
       assert.deepStrictEqual(
         kept.cluster.instanceGroups.map((group) => [group.name, group.instances]),
         [
@@ -351,7 +397,12 @@ describe("model: instance groups beyond the per-group limit", () => {
       const state = desiredState({ nodes: many, services: [service] }, { ...CONFIG, instanceGroupLimit: 1 });
       assert.deepStrictEqual(state.services, []);
       assert.deepStrictEqual(state.rejected, [
-        { service: "default/web", field: "backends", message: "Service default/web: its nodes need 51 instance groups, more than the 50 backends GCE allows in one backend service" },
+        {
+          service: "default/web",
+          field: "backends",
+          message:
+            "Service default/web: its nodes need 51 instance groups, more than the 50 backends GCE allows in one backend service",
+        },
       ]);
       assert.equal(state.cluster.instanceGroups.length, 51);
     });

@@ -29,7 +29,15 @@ import { EXCLUDE, lbService, ZONE } from "../../support/builders";
 const LEGACY_ZONE = "failure-domain.beta.kubernetes.io/zone";
 
 function node(over: Partial<NodeInfo> = {}): NodeInfo {
-  return { name: "n1", uid: "11111111-1111-4111-8111-111111111111", labels: {}, taints: [], deleting: false, podCIDRs: [], ...over };
+  return {
+    name: "n1",
+    uid: "11111111-1111-4111-8111-111111111111",
+    labels: {},
+    taints: [],
+    deleting: false,
+    podCIDRs: [],
+    ...over,
+  };
 }
 
 function service(over: Partial<ServiceInfo> = {}): ServiceInfo {
@@ -64,21 +72,45 @@ describe("model/names", () => {
       ["second protocol UDP", protocolSuffixedName(lb, "UDP"), "a1b4e28ba2fa141d2883f0016d3cca42-udp"],
       ["second protocol TCP", protocolSuffixedName(lb, "TCP"), "a1b4e28ba2fa141d2883f0016d3cca42-tcp"],
       ["traffic firewall", trafficFirewallName(lb), "k8s-fw-a1b4e28ba2fa141d2883f0016d3cca42"],
-      ["per-service health check firewall", serviceHealthCheckFirewallName(lb), "k8s-a1b4e28ba2fa141d2883f0016d3cca42-http-hc"],
+      [
+        "per-service health check firewall",
+        serviceHealthCheckFirewallName(lb),
+        "k8s-a1b4e28ba2fa141d2883f0016d3cca42-http-hc",
+      ],
       ["IPv6 address / first IPv6 forwarding rule", ipv6Name(lb), "a1b4e28ba2fa141d2883f0016d3cca42-ipv6"],
-      ["IPv6 forwarding rule of a second protocol", ipv6Name(protocolSuffixedName(lb, "UDP")), "a1b4e28ba2fa141d2883f0016d3cca42-udp-ipv6"],
+      [
+        "IPv6 forwarding rule of a second protocol",
+        ipv6Name(protocolSuffixedName(lb, "UDP")),
+        "a1b4e28ba2fa141d2883f0016d3cca42-udp-ipv6",
+      ],
       ["IPv6 traffic firewall", ipv6Name(trafficFirewallName(lb)), "k8s-fw-a1b4e28ba2fa141d2883f0016d3cca42-ipv6"],
-      ["IPv6 health check firewall", ipv6Name(serviceHealthCheckFirewallName(lb)), "k8s-a1b4e28ba2fa141d2883f0016d3cca42-http-hc-ipv6"],
+      [
+        "IPv6 health check firewall",
+        ipv6Name(serviceHealthCheckFirewallName(lb)),
+        "k8s-a1b4e28ba2fa141d2883f0016d3cca42-http-hc-ipv6",
+      ],
       ["shared node health check", nodeHealthCheckName("c0ffee1234"), "k8s-c0ffee1234-node"],
       ["shared node health check firewall", nodeHealthCheckFirewallName("c0ffee1234"), "k8s-c0ffee1234-node-http-hc"],
       ["instance group", instanceGroupName("c0ffee1234"), "k8s-ig--c0ffee1234"],
       ["instance group, the zone's second", instanceGroupName("c0ffee1234", 2), "k8s-ig2--c0ffee1234"],
       ["route", routeName("prod", uid), "prod-11111111-1111-4111-8111-111111111111"],
-      ["route, cluster name cut to 26", routeName("a-very-long-cluster-name-that-goes-on", uid), "a-very-long-cluster-name-t-11111111-1111-4111-8111-111111111111"],
-      ["route, cluster name of exactly 26", routeName("abcdefghijklmnopqrstuvwxyz", uid), "abcdefghijklmnopqrstuvwxyz-11111111-1111-4111-8111-111111111111"],
+      [
+        "route, cluster name cut to 26",
+        routeName("a-very-long-cluster-name-that-goes-on", uid),
+        "a-very-long-cluster-name-t-11111111-1111-4111-8111-111111111111",
+      ],
+      [
+        "route, cluster name of exactly 26",
+        routeName("abcdefghijklmnopqrstuvwxyz", uid),
+        "abcdefghijklmnopqrstuvwxyz-11111111-1111-4111-8111-111111111111",
+      ],
       ["service stack", serviceStackName("kube-system", "dns"), "service.kube-system.dns"],
       ["service key", serviceKey("kube-system", "dns"), "kube-system/dns"],
-      ["service description", serviceDescription("kube-system/dns"), '{"kubernetes.io/service-name":"kube-system/dns"}'],
+      [
+        "service description",
+        serviceDescription("kube-system/dns"),
+        '{"kubernetes.io/service-name":"kube-system/dns"}',
+      ],
       ["cluster description", clusterDescription("c0ffee1234"), '{"kubernetes.io/cluster-id":"c0ffee1234"}'],
       ["cluster stack", CLUSTER_STACK, "cluster"],
       ["route description", ROUTE_DESCRIPTION, "k8s-node-route"],
@@ -130,8 +162,18 @@ describe("model/rules", () => {
       ["type is case-sensitive", { type: "loadbalancer" }, defaults, false],
       ["our default class", { loadBalancerClass: "dccm.io/gce" }, defaults, true],
       ["a foreign class", { loadBalancerClass: "example.com/other" }, defaults, false],
-      ["a class configured as ours", { loadBalancerClass: "example.com/other" }, { loadBalancerClasses: ["dccm.io/gce", "example.com/other"] }, true],
-      ["the default class when the config replaced it", { loadBalancerClass: "dccm.io/gce" }, { loadBalancerClasses: ["example.com/mine"] }, false],
+      [
+        "a class configured as ours",
+        { loadBalancerClass: "example.com/other" },
+        { loadBalancerClasses: ["dccm.io/gce", "example.com/other"] },
+        true,
+      ],
+      [
+        "the default class when the config replaced it",
+        { loadBalancerClass: "dccm.io/gce" },
+        { loadBalancerClasses: ["example.com/mine"] },
+        false,
+      ],
       ["no class with an empty class list", {}, { loadBalancerClasses: [] }, true],
       ["deleting", { deleting: true }, defaults, false],
       ["deleting, our class", { deleting: true, loadBalancerClass: "dccm.io/gce" }, defaults, false],
@@ -146,7 +188,11 @@ describe("model/rules", () => {
   describe("isBackendNode", () => {
     const cases: [string, Partial<NodeInfo>, boolean][] = [
       ["plain node", {}, true],
-      ["not ready is not a criterion (no such field is even read)", { labels: { "kubernetes.io/hostname": "n1" } }, true],
+      [
+        "not ready is not a criterion (no such field is even read)",
+        { labels: { "kubernetes.io/hostname": "n1" } },
+        true,
+      ],
       ["deletionTimestamp set", { deleting: true }, false],
       ['exclude label "true"', { labels: { [EXCLUDE]: "true" } }, false],
       ['exclude label ""', { labels: { [EXCLUDE]: "" } }, false],
@@ -167,8 +213,16 @@ describe("model/rules", () => {
       ['exclude label "True" (a strconv true)', { labels: { [EXCLUDE]: "True" } }, false],
       ['exclude label "FaLsE" (not a strconv spelling)', { labels: { [EXCLUDE]: "FaLsE" } }, false],
       ['exclude label " false" (not a strconv spelling)', { labels: { [EXCLUDE]: " false" } }, false],
-      ["autoscaler taint NoSchedule", { taints: [{ key: "ToBeDeletedByClusterAutoscaler", value: "1700000000", effect: "NoSchedule" }] }, false],
-      ["autoscaler taint without value", { taints: [{ key: "ToBeDeletedByClusterAutoscaler", effect: "NoExecute" }] }, false],
+      [
+        "autoscaler taint NoSchedule",
+        { taints: [{ key: "ToBeDeletedByClusterAutoscaler", value: "1700000000", effect: "NoSchedule" }] },
+        false,
+      ],
+      [
+        "autoscaler taint without value",
+        { taints: [{ key: "ToBeDeletedByClusterAutoscaler", effect: "NoExecute" }] },
+        false,
+      ],
       ["another taint", { taints: [{ key: "node.kubernetes.io/unschedulable", effect: "NoSchedule" }] }, true],
       ["the autoscaler key as a label does not exclude", { labels: { ToBeDeletedByClusterAutoscaler: "x" } }, true],
       ["deleting with a false exclude label", { deleting: true, labels: { [EXCLUDE]: "false" } }, false],
@@ -182,7 +236,11 @@ describe("model/rules", () => {
 
   describe("nodeInstance", () => {
     const cases: [string, Partial<NodeInfo>, InstanceLookup][] = [
-      ["gce://project/zone/name", { providerID: "gce://dccm-test/us-central1-a/vm-1" }, { ok: true, instance: { zone: "us-central1-a", name: "vm-1" } }],
+      [
+        "gce://project/zone/name",
+        { providerID: "gce://dccm-test/us-central1-a/vm-1" },
+        { ok: true, instance: { zone: "us-central1-a", name: "vm-1" } },
+      ],
       [
         "providerID wins over the labels and the node name",
         { providerID: "gce://dccm-test/us-central1-b/vm-2", labels: { [ZONE]: "us-central1-a" } },
@@ -193,21 +251,70 @@ describe("model/rules", () => {
         { providerID: "gce://example.com:dccm-test/us-central1-a/vm-1" },
         { ok: false, reason: "node n1: instance is in project example.com:dccm-test, not dccm-test" },
       ],
-      ["wrong project", { providerID: "gce://other-project/us-central1-a/vm-1" }, { ok: false, reason: "node n1: instance is in project other-project, not dccm-test" }],
-      ["another cloud", { providerID: "aws:///us-east-1a/i-0123" }, { ok: false, reason: 'node n1: spec.providerID "aws:///us-east-1a/i-0123" is not gce://<project>/<zone>/<name>' }],
-      ["missing name", { providerID: "gce://dccm-test/us-central1-a" }, { ok: false, reason: 'node n1: spec.providerID "gce://dccm-test/us-central1-a" is not gce://<project>/<zone>/<name>' }],
+      [
+        "wrong project",
+        { providerID: "gce://other-project/us-central1-a/vm-1" },
+        { ok: false, reason: "node n1: instance is in project other-project, not dccm-test" },
+      ],
+      [
+        "another cloud",
+        { providerID: "aws:///us-east-1a/i-0123" },
+        {
+          ok: false,
+          reason: 'node n1: spec.providerID "aws:///us-east-1a/i-0123" is not gce://<project>/<zone>/<name>',
+        },
+      ],
+      [
+        "missing name",
+        { providerID: "gce://dccm-test/us-central1-a" },
+        {
+          ok: false,
+          reason: 'node n1: spec.providerID "gce://dccm-test/us-central1-a" is not gce://<project>/<zone>/<name>',
+        },
+      ],
       [
         "extra segment",
         { providerID: "gce://dccm-test/us-central1-a/vm/x" },
-        { ok: false, reason: 'node n1: spec.providerID "gce://dccm-test/us-central1-a/vm/x" is not gce://<project>/<zone>/<name>' },
+        {
+          ok: false,
+          reason: 'node n1: spec.providerID "gce://dccm-test/us-central1-a/vm/x" is not gce://<project>/<zone>/<name>',
+        },
       ],
-      ["empty segment", { providerID: "gce://dccm-test//vm" }, { ok: false, reason: 'node n1: spec.providerID "gce://dccm-test//vm" is not gce://<project>/<zone>/<name>' }],
-      ["no providerID: zone label and node name", { labels: { [ZONE]: "us-central1-c" } }, { ok: true, instance: { zone: "us-central1-c", name: "n1" } }],
-      ["empty providerID falls back to the labels", { providerID: "", labels: { [ZONE]: "us-central1-c" } }, { ok: true, instance: { zone: "us-central1-c", name: "n1" } }],
-      ["legacy zone label", { labels: { [LEGACY_ZONE]: "us-central1-f" } }, { ok: true, instance: { zone: "us-central1-f", name: "n1" } }],
-      ["current label wins over the legacy one", { labels: { [ZONE]: "us-central1-a", [LEGACY_ZONE]: "us-central1-f" } }, { ok: true, instance: { zone: "us-central1-a", name: "n1" } }],
-      ["no providerID, no zone", { labels: { "kubernetes.io/hostname": "n1" } }, { ok: false, reason: "node n1: no spec.providerID and no topology.kubernetes.io/zone label" }],
-      ["no providerID, empty zone label", { labels: { [ZONE]: "" } }, { ok: false, reason: "node n1: no spec.providerID and no topology.kubernetes.io/zone label" }],
+      [
+        "empty segment",
+        { providerID: "gce://dccm-test//vm" },
+        { ok: false, reason: 'node n1: spec.providerID "gce://dccm-test//vm" is not gce://<project>/<zone>/<name>' },
+      ],
+      [
+        "no providerID: zone label and node name",
+        { labels: { [ZONE]: "us-central1-c" } },
+        { ok: true, instance: { zone: "us-central1-c", name: "n1" } },
+      ],
+      [
+        "empty providerID falls back to the labels",
+        { providerID: "", labels: { [ZONE]: "us-central1-c" } },
+        { ok: true, instance: { zone: "us-central1-c", name: "n1" } },
+      ],
+      [
+        "legacy zone label",
+        { labels: { [LEGACY_ZONE]: "us-central1-f" } },
+        { ok: true, instance: { zone: "us-central1-f", name: "n1" } },
+      ],
+      [
+        "current label wins over the legacy one",
+        { labels: { [ZONE]: "us-central1-a", [LEGACY_ZONE]: "us-central1-f" } },
+        { ok: true, instance: { zone: "us-central1-a", name: "n1" } },
+      ],
+      [
+        "no providerID, no zone",
+        { labels: { "kubernetes.io/hostname": "n1" } },
+        { ok: false, reason: "node n1: no spec.providerID and no topology.kubernetes.io/zone label" },
+      ],
+      [
+        "no providerID, empty zone label",
+        { labels: { [ZONE]: "" } },
+        { ok: false, reason: "node n1: no spec.providerID and no topology.kubernetes.io/zone label" },
+      ],
     ];
     for (const [what, over, expected] of cases) {
       it(what, () => {
@@ -215,10 +322,13 @@ describe("model/rules", () => {
       });
     }
     it("domain-scoped project that matches", () => {
-      assert.deepStrictEqual(nodeInstance(node({ providerID: "gce://example.com:dccm-test/us-central1-a/vm-1" }), "example.com:dccm-test"), {
-        ok: true,
-        instance: { zone: "us-central1-a", name: "vm-1" },
-      });
+      assert.deepStrictEqual(
+        nodeInstance(node({ providerID: "gce://example.com:dccm-test/us-central1-a/vm-1" }), "example.com:dccm-test"),
+        {
+          ok: true,
+          instance: { zone: "us-central1-a", name: "vm-1" },
+        },
+      );
     });
   });
 });
@@ -268,7 +378,10 @@ describe("model/ports collapsePortRanges", () => {
 
 describe("model/net", () => {
   describe("parseCidr4", () => {
-    const notCidr = (text: string): CidrParse => ({ ok: false, reason: `"${text}" is not a CIDR (expected a.b.c.d/n)` });
+    const notCidr = (text: string): CidrParse => ({
+      ok: false,
+      reason: `"${text}" is not a CIDR (expected a.b.c.d/n)`,
+    });
     const cases: [string, CidrParse][] = [
       ["10.0.0.0/8", { ok: true, cidr: { base: 167772160, prefix: 8 }, canonical: "10.0.0.0/8" }],
       ["10.1.2.3/8", { ok: true, cidr: { base: 167772160, prefix: 8 }, canonical: "10.0.0.0/8" }],
@@ -295,7 +408,10 @@ describe("model/net", () => {
       ["", { ok: false, reason: '"" is not a CIDR (expected a.b.c.d/n)' }],
       ["2001:db8::/32", { ok: false, reason: '"2001:db8::/32" is an IPv6 range; only IPv4 ranges are supported' }],
       ["::/0", { ok: false, reason: '"::/0" is an IPv6 range; only IPv4 ranges are supported' }],
-      [" ::ffff:10.0.0.0/104 ", { ok: false, reason: '"::ffff:10.0.0.0/104" is an IPv6 range; only IPv4 ranges are supported' }],
+      [
+        " ::ffff:10.0.0.0/104 ",
+        { ok: false, reason: '"::ffff:10.0.0.0/104" is an IPv6 range; only IPv4 ranges are supported' },
+      ],
     ];
     for (const [text, expected] of cases) {
       it(`${JSON.stringify(text)}`, () => {

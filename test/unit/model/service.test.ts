@@ -2,8 +2,28 @@
 import * as assert from "node:assert/strict";
 
 import { desiredState } from "../../../model/desired";
-import type { Config, DesiredState, FirewallSpec, NodeInfo, Rejection, ServiceDesired, ServiceInfo } from "../../../model/types";
-import { CONFIG, EXCLUDE, externalServiceDesired, gceNode, healthCheckFirewall, httpHealthCheck, lbService, NODE_HC_FIREWALL, serviceFirewall, SHARED_HC, ZONE } from "../../support/builders";
+import type {
+  Config,
+  DesiredState,
+  FirewallSpec,
+  NodeInfo,
+  Rejection,
+  ServiceDesired,
+  ServiceInfo,
+} from "../../../model/types";
+import {
+  CONFIG,
+  EXCLUDE,
+  externalServiceDesired,
+  gceNode,
+  healthCheckFirewall,
+  httpHealthCheck,
+  lbService,
+  NODE_HC_FIREWALL,
+  serviceFirewall,
+  SHARED_HC,
+  ZONE,
+} from "../../support/builders";
 
 const A_LB_TYPE = "networking.gke.io/load-balancer-type";
 const A_LB_TYPE_LEGACY = "cloud.google.com/load-balancer-type";
@@ -24,7 +44,9 @@ const NODES: NodeInfo[] = [
   node("n-b", "us-central1-b"),
   node("n-a", "us-central1-a"),
   node("n-excluded", "us-central1-b", { labels: { [ZONE]: "us-central1-b", [EXCLUDE]: "true" } }),
-  node("n-scaling-down", "us-central1-c", { taints: [{ key: "ToBeDeletedByClusterAutoscaler", value: "1700000000", effect: "NoSchedule" }] }),
+  node("n-scaling-down", "us-central1-c", {
+    taints: [{ key: "ToBeDeletedByClusterAutoscaler", value: "1700000000", effect: "NoSchedule" }],
+  }),
   node("n-deleting", "us-central1-f", { deleting: true }),
 ];
 
@@ -33,7 +55,10 @@ const LB = "a0f1e2d3c4b5a49788695a4b3c2d1e0f";
 const DESCRIPTION = '{"kubernetes.io/service-name":"default/svc"}';
 
 function svc(over: Partial<ServiceInfo> = {}): ServiceInfo {
-  return lbService("default", "svc", UID, { ports: [{ name: "http", protocol: "TCP", port: 80, nodePort: 30080 }], ...over });
+  return lbService("default", "svc", UID, {
+    ports: [{ name: "http", protocol: "TCP", port: 80, nodePort: 30080 }],
+    ...over,
+  });
 }
 
 function trafficFirewall(over: Partial<FirewallSpec> = {}): FirewallSpec {
@@ -72,13 +97,28 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
     const cases: [string, Partial<ServiceInfo>, Partial<Config>, boolean][] = [
       ["LoadBalancer, no class", {}, {}, true],
       ["LoadBalancer, class dccm.io/gce", { loadBalancerClass: "dccm.io/gce" }, {}, true],
-      ["LoadBalancer, class configured as ours", { loadBalancerClass: "example.com/ours" }, { loadBalancerClasses: ["example.com/ours"] }, true],
+      [
+        "LoadBalancer, class configured as ours",
+        { loadBalancerClass: "example.com/ours" },
+        { loadBalancerClasses: ["example.com/ours"] },
+        true,
+      ],
       ["LoadBalancer, foreign class", { loadBalancerClass: "example.com/other" }, {}, false],
       ["ClusterIP", { type: "ClusterIP" }, {}, false],
       ["NodePort", { type: "NodePort" }, {}, false],
       ["LoadBalancer being deleted", { deleting: true }, {}, false],
-      ["ignored even when invalid: foreign class with SCTP", { loadBalancerClass: "example.com/other", ports: [{ protocol: "SCTP", port: 1 }] }, {}, false],
-      ["ignored even when invalid: ClusterIP with a bad range", { type: "ClusterIP", loadBalancerSourceRanges: ["nope"] }, {}, false],
+      [
+        "ignored even when invalid: foreign class with SCTP",
+        { loadBalancerClass: "example.com/other", ports: [{ protocol: "SCTP", port: 1 }] },
+        {},
+        false,
+      ],
+      [
+        "ignored even when invalid: ClusterIP with a bad range",
+        { type: "ClusterIP", loadBalancerSourceRanges: ["nope"] },
+        {},
+        false,
+      ],
     ];
     for (const [what, over, config, handled] of cases) {
       it(`${what} → ${handled ? "handled" : "ignored"}`, () => {
@@ -157,7 +197,17 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
       ["no Service", [], false],
       ["backend-service Services only", [svc()], false],
       ["a target-pool Service on the shared check", [svc({ annotations: { [A_BACKEND]: "target-pool" } })], true],
-      ["a target-pool Service with ETP Local (dedicated check)", [svc({ annotations: { [A_BACKEND]: "target-pool" }, externalTrafficPolicy: "Local", healthCheckNodePort: 32000 })], false],
+      [
+        "a target-pool Service with ETP Local (dedicated check)",
+        [
+          svc({
+            annotations: { [A_BACKEND]: "target-pool" },
+            externalTrafficPolicy: "Local",
+            healthCheckNodePort: 32000,
+          }),
+        ],
+        false,
+      ],
       ["a rejected target-pool Service", [svc({ annotations: { [A_BACKEND]: "target-pool" }, ports: [] })], false],
     ];
     for (const [what, services, want] of legacy) {
@@ -171,10 +221,26 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
     const cases: [string, Partial<ServiceInfo>, string[]][] = [
       ["neither", {}, ["0.0.0.0/0"]],
       ["empty annotation", { annotations: { [A_RANGES]: "" } }, ["0.0.0.0/0"]],
-      ["spec only", { loadBalancerSourceRanges: ["198.51.100.0/24", "192.0.2.7/32"] }, ["192.0.2.7/32", "198.51.100.0/24"]],
-      ["spec wins over the annotation", { loadBalancerSourceRanges: ["198.51.100.0/24"], annotations: { [A_RANGES]: "10.0.0.0/8" } }, ["198.51.100.0/24"]],
-      ["annotation, comma-separated with spaces", { annotations: { [A_RANGES]: "10.0.0.0/8, 172.16.0.0/12" } }, ["10.0.0.0/8", "172.16.0.0/12"]],
-      ["host bits cleared, duplicates merged", { loadBalancerSourceRanges: ["10.1.2.3/8", "10.0.0.0/8", " 10.9.9.9/8 "] }, ["10.0.0.0/8"]],
+      [
+        "spec only",
+        { loadBalancerSourceRanges: ["198.51.100.0/24", "192.0.2.7/32"] },
+        ["192.0.2.7/32", "198.51.100.0/24"],
+      ],
+      [
+        "spec wins over the annotation",
+        { loadBalancerSourceRanges: ["198.51.100.0/24"], annotations: { [A_RANGES]: "10.0.0.0/8" } },
+        ["198.51.100.0/24"],
+      ],
+      [
+        "annotation, comma-separated with spaces",
+        { annotations: { [A_RANGES]: "10.0.0.0/8, 172.16.0.0/12" } },
+        ["10.0.0.0/8", "172.16.0.0/12"],
+      ],
+      [
+        "host bits cleared, duplicates merged",
+        { loadBalancerSourceRanges: ["10.1.2.3/8", "10.0.0.0/8", " 10.9.9.9/8 "] },
+        ["10.0.0.0/8"],
+      ],
     ];
     for (const [what, over, ranges] of cases) {
       it(what, () => {
@@ -182,7 +248,9 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
       });
     }
     it("targets every configured node tag", () => {
-      accepted(svc(), expected({ firewall: trafficFirewall({ targetTags: ["tag-a", "tag-b"] }) }), { nodeTags: ["tag-a", "tag-b"] });
+      accepted(svc(), expected({ firewall: trafficFirewall({ targetTags: ["tag-a", "tag-b"] }) }), {
+        nodeTags: ["tag-a", "tag-b"],
+      });
     });
   });
 
@@ -198,19 +266,36 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
       });
     }
     it("anything else is rejected", () => {
-      rejected(svc({ sessionAffinity: "clientip" }), [["spec.sessionAffinity", 'Service default/svc: spec.sessionAffinity: "clientip" is not None or ClientIP']]);
+      rejected(svc({ sessionAffinity: "clientip" }), [
+        ["spec.sessionAffinity", 'Service default/svc: spec.sessionAffinity: "clientip" is not None or ClientIP'],
+      ]);
     });
   });
 
   describe("annotations", () => {
-    const internal = (over: Partial<ServiceDesired> = {}): ServiceDesired => expected({ scheme: "INTERNAL", subnetwork: "k8s-subnet", allowGlobalAccess: false, networkTier: "PREMIUM", ...over });
+    const internal = (over: Partial<ServiceDesired> = {}): ServiceDesired =>
+      expected({
+        scheme: "INTERNAL",
+        subnetwork: "k8s-subnet",
+        allowGlobalAccess: false,
+        networkTier: "PREMIUM",
+        ...over,
+      });
     const cases: [string, Record<string, string>, ServiceDesired][] = [
       ["load-balancer-type Internal", { [A_LB_TYPE]: "Internal" }, internal()],
       ["load-balancer-type internal (case-insensitive)", { [A_LB_TYPE]: "internal" }, internal()],
       ["legacy cloud.google.com/load-balancer-type Internal", { [A_LB_TYPE_LEGACY]: "Internal" }, internal()],
       ["load-balancer-type External", { [A_LB_TYPE]: "External" }, expected()],
-      ["the current annotation wins over the legacy one", { [A_LB_TYPE]: "External", [A_LB_TYPE_LEGACY]: "Internal" }, expected()],
-      ["internal subnet annotation", { [A_LB_TYPE]: "Internal", [A_SUBNET]: "ilb-subnet" }, internal({ subnetwork: "ilb-subnet" })],
+      [
+        "the current annotation wins over the legacy one",
+        { [A_LB_TYPE]: "External", [A_LB_TYPE_LEGACY]: "Internal" },
+        expected(),
+      ],
+      [
+        "internal subnet annotation",
+        { [A_LB_TYPE]: "Internal", [A_SUBNET]: "ilb-subnet" },
+        internal({ subnetwork: "ilb-subnet" }),
+      ],
       ["subnet annotation on an external Service is ignored", { [A_SUBNET]: "ilb-subnet" }, expected()],
       ["global access true", { [A_LB_TYPE]: "Internal", [A_GLOBAL]: "true" }, internal({ allowGlobalAccess: true })],
       ["global access TRUE", { [A_LB_TYPE]: "Internal", [A_GLOBAL]: "TRUE" }, internal({ allowGlobalAccess: true })],
@@ -219,7 +304,11 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
       ["network tier Premium", { [A_TIER]: "Premium" }, expected({ networkTier: "PREMIUM" })],
       ["network tier Standard", { [A_TIER]: "Standard" }, expected({ networkTier: "STANDARD" })],
       ["network tier standard (case-insensitive)", { [A_TIER]: "standard" }, expected({ networkTier: "STANDARD" })],
-      ["network tier Standard on an internal Service: internal is always Premium", { [A_LB_TYPE]: "Internal", [A_TIER]: "Standard" }, internal()],
+      [
+        "network tier Standard on an internal Service: internal is always Premium",
+        { [A_LB_TYPE]: "Internal", [A_TIER]: "Standard" },
+        internal(),
+      ],
       ["dccm.io/backend backend-service", { [A_BACKEND]: "backend-service" }, expected()],
     ];
     for (const [what, annotations, want] of cases) {
@@ -250,7 +339,10 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
     });
     it("internal without subnet annotation nor configured subnetwork: no subnetwork", () => {
       const { subnetwork: _none, ...want } = internal();
-      const state = desiredState({ nodes: NODES, services: [svc({ annotations: { [A_LB_TYPE]: "Internal" } })] }, { ...CONFIG, subnetwork: undefined });
+      const state = desiredState(
+        { nodes: NODES, services: [svc({ annotations: { [A_LB_TYPE]: "Internal" } })] },
+        { ...CONFIG, subnetwork: undefined },
+      );
       assert.deepStrictEqual(state.rejected, []);
       assert.deepStrictEqual(state.services, [want]);
     });
@@ -264,10 +356,22 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
 
   describe("spec.loadBalancerIP: a user-owned address", () => {
     it("used as is, never reserved", () => {
-      accepted(svc({ loadBalancerIP: "203.0.113.50" }), expected({ userIP: "203.0.113.50", firewall: trafficFirewall({ destination: { kind: "ip", ip: "203.0.113.50" } }) }));
+      accepted(
+        svc({ loadBalancerIP: "203.0.113.50" }),
+        expected({
+          userIP: "203.0.113.50",
+          firewall: trafficFirewall({ destination: { kind: "ip", ip: "203.0.113.50" } }),
+        }),
+      );
     });
     it("surrounding spaces are trimmed", () => {
-      accepted(svc({ loadBalancerIP: " 203.0.113.50 " }), expected({ userIP: "203.0.113.50", firewall: trafficFirewall({ destination: { kind: "ip", ip: "203.0.113.50" } }) }));
+      accepted(
+        svc({ loadBalancerIP: " 203.0.113.50 " }),
+        expected({
+          userIP: "203.0.113.50",
+          firewall: trafficFirewall({ destination: { kind: "ip", ip: "203.0.113.50" } }),
+        }),
+      );
     });
     it("empty means none", () => {
       accepted(svc({ loadBalancerIP: "" }), expected());
@@ -275,7 +379,12 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
     it("internal Service with its own IP", () => {
       accepted(
         svc({ loadBalancerIP: "10.128.0.9", annotations: { [A_LB_TYPE]: "Internal" } }),
-        expected({ scheme: "INTERNAL", subnetwork: "k8s-subnet", userIP: "10.128.0.9", firewall: trafficFirewall({ destination: { kind: "ip", ip: "10.128.0.9" } }) }),
+        expected({
+          scheme: "INTERNAL",
+          subnetwork: "k8s-subnet",
+          userIP: "10.128.0.9",
+          firewall: trafficFirewall({ destination: { kind: "ip", ip: "10.128.0.9" } }),
+        }),
       );
     });
   });
@@ -335,7 +444,9 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
           ],
         }),
         expected({
-          frontends: [{ name: LB, protocol: "TCP", ports: [80, 443], portSelection: { kind: "ports", ports: ["80", "443"] } }],
+          frontends: [
+            { name: LB, protocol: "TCP", ports: [80, 443], portSelection: { kind: "ports", ports: ["80", "443"] } },
+          ],
           firewall: trafficFirewall({ allows: [{ protocol: "tcp", ports: ["80", "443"] }] }),
         }),
       );
@@ -356,7 +467,14 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
       accepted(
         svc({ ports: sixPorts.slice(1) }),
         expected({
-          frontends: [{ name: LB, protocol: "TCP", ports: [80, 81, 82, 443, 9000], portSelection: { kind: "ports", ports: ["80", "81", "82", "443", "9000"] } }],
+          frontends: [
+            {
+              name: LB,
+              protocol: "TCP",
+              ports: [80, 81, 82, 443, 9000],
+              portSelection: { kind: "ports", ports: ["80", "81", "82", "443", "9000"] },
+            },
+          ],
           firewall: trafficFirewall({ allows: [{ protocol: "tcp", ports: ["80-82", "443", "9000"] }] }),
         }),
       );
@@ -365,7 +483,14 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
       accepted(
         svc({ ports: sixPorts }),
         expected({
-          frontends: [{ name: LB, protocol: "TCP", ports: [80, 81, 82, 443, 8080, 9000], portSelection: { kind: "range", portRange: "80-9000" } }],
+          frontends: [
+            {
+              name: LB,
+              protocol: "TCP",
+              ports: [80, 81, 82, 443, 8080, 9000],
+              portSelection: { kind: "range", portRange: "80-9000" },
+            },
+          ],
           firewall: trafficFirewall({ allows: [{ protocol: "tcp", ports: ["80-82", "443", "8080", "9000"] }] }),
         }),
       );
@@ -376,7 +501,9 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
         expected({
           scheme: "INTERNAL",
           subnetwork: "k8s-subnet",
-          frontends: [{ name: LB, protocol: "TCP", ports: [80, 81, 82, 443, 8080, 9000], portSelection: { kind: "all" } }],
+          frontends: [
+            { name: LB, protocol: "TCP", ports: [80, 81, 82, 443, 8080, 9000], portSelection: { kind: "all" } },
+          ],
           firewall: trafficFirewall({ allows: [{ protocol: "tcp", ports: ["80-82", "443", "8080", "9000"] }] }),
         }),
       );
@@ -395,7 +522,9 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
         }),
         expected({
           backend: "target-pool",
-          frontends: [{ name: LB, protocol: "TCP", ports: [80, 443], portSelection: { kind: "range", portRange: "80-443" } }],
+          frontends: [
+            { name: LB, protocol: "TCP", ports: [80, 443], portSelection: { kind: "range", portRange: "80-443" } },
+          ],
           firewall: trafficFirewall({ allows: [{ protocol: "tcp", ports: ["80", "443"] }] }),
           backendZones: [],
           backendInstances: [
@@ -412,19 +541,43 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
       [
         "bad CIDR in spec",
         { loadBalancerSourceRanges: ["10.0.0.0/33"] },
-        [["spec.loadBalancerSourceRanges", 'Service default/svc: spec.loadBalancerSourceRanges: "10.0.0.0/33" is not a CIDR (expected a.b.c.d/n)']],
+        [
+          [
+            "spec.loadBalancerSourceRanges",
+            'Service default/svc: spec.loadBalancerSourceRanges: "10.0.0.0/33" is not a CIDR (expected a.b.c.d/n)',
+          ],
+        ],
       ],
       [
         "bad CIDR in the annotation (trailing comma)",
         { annotations: { [A_RANGES]: "10.0.0.0/8," } },
-        [[`metadata.annotations[${A_RANGES}]`, `Service default/svc: metadata.annotations[${A_RANGES}]: "" is not a CIDR (expected a.b.c.d/n)`]],
+        [
+          [
+            `metadata.annotations[${A_RANGES}]`,
+            `Service default/svc: metadata.annotations[${A_RANGES}]: "" is not a CIDR (expected a.b.c.d/n)`,
+          ],
+        ],
       ],
       [
         "IPv6 range",
         { loadBalancerSourceRanges: ["2001:db8::/32"] },
-        [["spec.loadBalancerSourceRanges", 'Service default/svc: spec.loadBalancerSourceRanges: "2001:db8::/32" is an IPv6 range; only IPv4 ranges are supported']],
+        [
+          [
+            "spec.loadBalancerSourceRanges",
+            'Service default/svc: spec.loadBalancerSourceRanges: "2001:db8::/32" is an IPv6 range; only IPv4 ranges are supported',
+          ],
+        ],
       ],
-      ["SCTP", { ports: [{ protocol: "SCTP", port: 9999 }] }, [["spec.ports[0].protocol", "Service default/svc: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)"]]],
+      [
+        "SCTP",
+        { ports: [{ protocol: "SCTP", port: 9999 }] },
+        [
+          [
+            "spec.ports[0].protocol",
+            "Service default/svc: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)",
+          ],
+        ],
+      ],
       [
         "SCTP next to a valid port",
         {
@@ -433,16 +586,43 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
             { protocol: "sctp", port: 9999 },
           ],
         },
-        [["spec.ports[1].protocol", "Service default/svc: spec.ports[1].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)"]],
+        [
+          [
+            "spec.ports[1].protocol",
+            "Service default/svc: spec.ports[1].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)",
+          ],
+        ],
       ],
       [
         "unknown tier",
         { annotations: { [A_TIER]: "Gold" } },
-        [[`metadata.annotations[${A_TIER}]`, `Service default/svc: metadata.annotations[${A_TIER}]: unknown network tier "Gold" (Premium or Standard)`]],
+        [
+          [
+            `metadata.annotations[${A_TIER}]`,
+            `Service default/svc: metadata.annotations[${A_TIER}]: unknown network tier "Gold" (Premium or Standard)`,
+          ],
+        ],
       ],
-      ["malformed loadBalancerIP", { loadBalancerIP: "203.0.113" }, [["spec.loadBalancerIP", 'Service default/svc: spec.loadBalancerIP: "203.0.113" is not an IPv4 address']]],
-      ["out-of-range loadBalancerIP", { loadBalancerIP: "203.0.113.256" }, [["spec.loadBalancerIP", 'Service default/svc: spec.loadBalancerIP: "203.0.113.256" is not an IPv4 address']]],
-      ["IPv6 loadBalancerIP", { loadBalancerIP: "2001:db8::1" }, [["spec.loadBalancerIP", 'Service default/svc: spec.loadBalancerIP: "2001:db8::1" is an IPv6 address; only IPv4 is supported']]],
+      [
+        "malformed loadBalancerIP",
+        { loadBalancerIP: "203.0.113" },
+        [["spec.loadBalancerIP", 'Service default/svc: spec.loadBalancerIP: "203.0.113" is not an IPv4 address']],
+      ],
+      [
+        "out-of-range loadBalancerIP",
+        { loadBalancerIP: "203.0.113.256" },
+        [["spec.loadBalancerIP", 'Service default/svc: spec.loadBalancerIP: "203.0.113.256" is not an IPv4 address']],
+      ],
+      [
+        "IPv6 loadBalancerIP",
+        { loadBalancerIP: "2001:db8::1" },
+        [
+          [
+            "spec.loadBalancerIP",
+            'Service default/svc: spec.loadBalancerIP: "2001:db8::1" is an IPv6 address; only IPv4 is supported',
+          ],
+        ],
+      ],
       [
         "internal with TCP and UDP ports and a loadBalancerIP (GCE needs a SHARED_LOADBALANCER_VIP address for two internal rules on one IP)",
         {
@@ -480,59 +660,143 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
         },
         [["spec.ports[1].port", "Service default/svc: spec.ports[1].port: TCP/80 is listed twice"]],
       ],
-      ["no ports", { ports: [] }, [["spec.ports", "Service default/svc: spec.ports: a LoadBalancer Service needs at least one port"]]],
-      ["port 0", { ports: [{ protocol: "TCP", port: 0 }] }, [["spec.ports[0].port", "Service default/svc: spec.ports[0].port: 0 is not a port number (1-65535)"]]],
-      ["port 65536", { ports: [{ protocol: "UDP", port: 65536 }] }, [["spec.ports[0].port", "Service default/svc: spec.ports[0].port: 65536 is not a port number (1-65535)"]]],
+      [
+        "no ports",
+        { ports: [] },
+        [["spec.ports", "Service default/svc: spec.ports: a LoadBalancer Service needs at least one port"]],
+      ],
+      [
+        "port 0",
+        { ports: [{ protocol: "TCP", port: 0 }] },
+        [["spec.ports[0].port", "Service default/svc: spec.ports[0].port: 0 is not a port number (1-65535)"]],
+      ],
+      [
+        "port 65536",
+        { ports: [{ protocol: "UDP", port: 65536 }] },
+        [["spec.ports[0].port", "Service default/svc: spec.ports[0].port: 65536 is not a port number (1-65535)"]],
+      ],
       [
         "ETP Local without healthCheckNodePort",
         { externalTrafficPolicy: "Local" },
-        [["spec.healthCheckNodePort", "Service default/svc: spec.healthCheckNodePort: externalTrafficPolicy Local needs a healthCheckNodePort (got none)"]],
+        [
+          [
+            "spec.healthCheckNodePort",
+            "Service default/svc: spec.healthCheckNodePort: externalTrafficPolicy Local needs a healthCheckNodePort (got none)",
+          ],
+        ],
       ],
       [
         "ETP Local with healthCheckNodePort 0",
         { externalTrafficPolicy: "Local", healthCheckNodePort: 0 },
-        [["spec.healthCheckNodePort", "Service default/svc: spec.healthCheckNodePort: externalTrafficPolicy Local needs a healthCheckNodePort (got 0)"]],
+        [
+          [
+            "spec.healthCheckNodePort",
+            "Service default/svc: spec.healthCheckNodePort: externalTrafficPolicy Local needs a healthCheckNodePort (got 0)",
+          ],
+        ],
       ],
-      ["unknown ETP", { externalTrafficPolicy: "Bogus" }, [["spec.externalTrafficPolicy", 'Service default/svc: spec.externalTrafficPolicy: "Bogus" is not Cluster or Local']]],
+      [
+        "unknown ETP",
+        { externalTrafficPolicy: "Bogus" },
+        [
+          [
+            "spec.externalTrafficPolicy",
+            'Service default/svc: spec.externalTrafficPolicy: "Bogus" is not Cluster or Local',
+          ],
+        ],
+      ],
       [
         "unknown load-balancer-type",
         { annotations: { [A_LB_TYPE]: "Private" } },
-        [[`metadata.annotations[${A_LB_TYPE}]`, `Service default/svc: metadata.annotations[${A_LB_TYPE}]: "Private" is not Internal or External`]],
+        [
+          [
+            `metadata.annotations[${A_LB_TYPE}]`,
+            `Service default/svc: metadata.annotations[${A_LB_TYPE}]: "Private" is not Internal or External`,
+          ],
+        ],
       ],
       [
         "unknown legacy load-balancer-type",
         { annotations: { [A_LB_TYPE_LEGACY]: "Private" } },
-        [[`metadata.annotations[${A_LB_TYPE_LEGACY}]`, `Service default/svc: metadata.annotations[${A_LB_TYPE_LEGACY}]: "Private" is not Internal or External`]],
+        [
+          [
+            `metadata.annotations[${A_LB_TYPE_LEGACY}]`,
+            `Service default/svc: metadata.annotations[${A_LB_TYPE_LEGACY}]: "Private" is not Internal or External`,
+          ],
+        ],
       ],
       [
         "internal + target-pool",
         { annotations: { [A_LB_TYPE]: "Internal", [A_BACKEND]: "target-pool" } },
-        [[`metadata.annotations[${A_BACKEND}]`, `Service default/svc: metadata.annotations[${A_BACKEND}]: internal load balancers cannot use target pools`]],
+        [
+          [
+            `metadata.annotations[${A_BACKEND}]`,
+            `Service default/svc: metadata.annotations[${A_BACKEND}]: internal load balancers cannot use target pools`,
+          ],
+        ],
       ],
       [
         "unknown backend",
         { annotations: { [A_BACKEND]: "pool" } },
-        [[`metadata.annotations[${A_BACKEND}]`, `Service default/svc: metadata.annotations[${A_BACKEND}]: "pool" is not target-pool or backend-service`]],
+        [
+          [
+            `metadata.annotations[${A_BACKEND}]`,
+            `Service default/svc: metadata.annotations[${A_BACKEND}]: "pool" is not target-pool or backend-service`,
+          ],
+        ],
       ],
       [
         "bad global access value",
         { annotations: { [A_LB_TYPE]: "Internal", [A_GLOBAL]: "yes" } },
-        [[`metadata.annotations[${A_GLOBAL}]`, `Service default/svc: metadata.annotations[${A_GLOBAL}]: "yes" is not true or false`]],
+        [
+          [
+            `metadata.annotations[${A_GLOBAL}]`,
+            `Service default/svc: metadata.annotations[${A_GLOBAL}]: "yes" is not true or false`,
+          ],
+        ],
       ],
       [
         "bad subnet name",
         { annotations: { [A_LB_TYPE]: "Internal", [A_SUBNET]: "Bad_Subnet" } },
-        [[`metadata.annotations[${A_SUBNET}]`, `Service default/svc: metadata.annotations[${A_SUBNET}]: "Bad_Subnet" is not a valid subnetwork name`]],
+        [
+          [
+            `metadata.annotations[${A_SUBNET}]`,
+            `Service default/svc: metadata.annotations[${A_SUBNET}]: "Bad_Subnet" is not a valid subnetwork name`,
+          ],
+        ],
       ],
-      ["not a UID", { uid: "not-a-uid" }, [["metadata.uid", 'Service default/svc: metadata.uid: "not-a-uid" is not a UID, so no load balancer name can be derived']]],
+      [
+        "not a UID",
+        { uid: "not-a-uid" },
+        [
+          [
+            "metadata.uid",
+            'Service default/svc: metadata.uid: "not-a-uid" is not a UID, so no load balancer name can be derived',
+          ],
+        ],
+      ],
       [
         "several problems at once: every one reported, sorted by field",
-        { ports: [{ protocol: "SCTP", port: 1 }], loadBalancerSourceRanges: ["nope"], annotations: { [A_TIER]: "Gold" }, loadBalancerIP: "x" },
+        {
+          ports: [{ protocol: "SCTP", port: 1 }],
+          loadBalancerSourceRanges: ["nope"],
+          annotations: { [A_TIER]: "Gold" },
+          loadBalancerIP: "x",
+        },
         [
-          [`metadata.annotations[${A_TIER}]`, `Service default/svc: metadata.annotations[${A_TIER}]: unknown network tier "Gold" (Premium or Standard)`],
+          [
+            `metadata.annotations[${A_TIER}]`,
+            `Service default/svc: metadata.annotations[${A_TIER}]: unknown network tier "Gold" (Premium or Standard)`,
+          ],
           ["spec.loadBalancerIP", 'Service default/svc: spec.loadBalancerIP: "x" is not an IPv4 address'],
-          ["spec.loadBalancerSourceRanges", 'Service default/svc: spec.loadBalancerSourceRanges: "nope" is not a CIDR (expected a.b.c.d/n)'],
-          ["spec.ports[0].protocol", "Service default/svc: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)"],
+          [
+            "spec.loadBalancerSourceRanges",
+            'Service default/svc: spec.loadBalancerSourceRanges: "nope" is not a CIDR (expected a.b.c.d/n)',
+          ],
+          [
+            "spec.ports[0].protocol",
+            "Service default/svc: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)",
+          ],
         ],
       ],
     ];
@@ -544,11 +808,30 @@ describe("model: Service semantics (docs/ARCHITECTURE.md#service-semantics)", ()
 
     it("a rejected Service never affects another Service in the same snapshot", () => {
       const good = svc();
-      const goodLocal = svc({ namespace: "zz", name: "local", uid: "99999999-8888-4777-8666-555555555555", externalTrafficPolicy: "Local", healthCheckNodePort: 31000 });
+      const goodLocal = svc({
+        namespace: "zz",
+        name: "local",
+        uid: "99999999-8888-4777-8666-555555555555",
+        externalTrafficPolicy: "Local",
+        healthCheckNodePort: 31000,
+      });
       const bad = [
-        svc({ name: "bad-cidr", uid: "10000000-0000-4000-8000-000000000001", loadBalancerSourceRanges: ["10.0.0.0/33"] }),
-        svc({ namespace: "aa", name: "bad-sctp", uid: "10000000-0000-4000-8000-000000000002", ports: [{ protocol: "SCTP", port: 1 }] }),
-        svc({ name: "bad-tp", uid: "10000000-0000-4000-8000-000000000003", annotations: { [A_LB_TYPE]: "Internal", [A_BACKEND]: "target-pool" } }),
+        svc({
+          name: "bad-cidr",
+          uid: "10000000-0000-4000-8000-000000000001",
+          loadBalancerSourceRanges: ["10.0.0.0/33"],
+        }),
+        svc({
+          namespace: "aa",
+          name: "bad-sctp",
+          uid: "10000000-0000-4000-8000-000000000002",
+          ports: [{ protocol: "SCTP", port: 1 }],
+        }),
+        svc({
+          name: "bad-tp",
+          uid: "10000000-0000-4000-8000-000000000003",
+          annotations: { [A_LB_TYPE]: "Internal", [A_BACKEND]: "target-pool" },
+        }),
         svc({ namespace: "zz", name: "bad-uid", uid: "garbage" }),
       ];
       const alone = run([good, goodLocal]);

@@ -4,7 +4,15 @@ import fc from "fast-check";
 import { parseStackKey } from "../../../controllers/reconciler";
 import { ServiceStackKeys } from "../../../stacks/stackKeys";
 import { emptyRow, StatusBook } from "../../../controllers/status";
-import { isServiceStack, parseServiceKey, parseServiceStack, serviceKey, serviceStackName, STACK_NAME_MAX, STACK_NAME_PATTERN } from "../../../model/names";
+import {
+  isServiceStack,
+  parseServiceKey,
+  parseServiceStack,
+  serviceKey,
+  serviceStackName,
+  STACK_NAME_MAX,
+  STACK_NAME_PATTERN,
+} from "../../../model/names";
 import { serviceKeyOutput } from "../../../components/outputs";
 import { stackScope } from "../../../model";
 
@@ -14,8 +22,17 @@ const namespaceLabel = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/)
 const serviceLabel = fc.stringMatching(/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/);
 /** Long labels, where shortening happens: 29 to 63 characters. */
 const longLabel = (first: string): fc.Arbitrary<string> =>
-  fc.tuple(fc.constantFrom(...first), fc.stringMatching(/^[-a-z0-9]{27,61}$/), fc.constantFrom(..."abcdefghijklmnopqrstuvwxyz0123456789")).map(([a, b, c]) => `${a}${b}${c}`);
-const services = fc.oneof(fc.tuple(namespaceLabel, serviceLabel), fc.tuple(longLabel("abcdefghijklmnopqrstuvwxyz0123456789"), longLabel("abcdefghijklmnopqrstuvwxyz")));
+  fc
+    .tuple(
+      fc.constantFrom(...first),
+      fc.stringMatching(/^[-a-z0-9]{27,61}$/),
+      fc.constantFrom(..."abcdefghijklmnopqrstuvwxyz0123456789"),
+    )
+    .map(([a, b, c]) => `${a}${b}${c}`);
+const services = fc.oneof(
+  fc.tuple(namespaceLabel, serviceLabel),
+  fc.tuple(longLabel("abcdefghijklmnopqrstuvwxyz0123456789"), longLabel("abcdefghijklmnopqrstuvwxyz")),
+);
 
 const NS63 = "n".repeat(62) + "s";
 
@@ -65,10 +82,17 @@ describe("Service stack names", () => {
 
   it("distinct Services get distinct stacks", () => {
     fc.assert(
-      fc.property(fc.uniqueArray(services, { selector: ([namespace, name]) => `${namespace}/${name}`, minLength: 2, maxLength: 200 }), (keys) => {
-        const stacks = new Set(keys.map(([namespace, name]) => serviceStackName(namespace, name)));
-        assert.equal(stacks.size, keys.length);
-      }),
+      fc.property(
+        fc.uniqueArray(services, {
+          selector: ([namespace, name]) => `${namespace}/${name}`,
+          minLength: 2,
+          maxLength: 200,
+        }),
+        (keys) => {
+          const stacks = new Set(keys.map(([namespace, name]) => serviceStackName(namespace, name)));
+          assert.equal(stacks.size, keys.length);
+        },
+      ),
       { numRuns: 200 },
     );
     // Same 75-character prefix, different keys: told apart by the hash alone.
@@ -76,7 +100,14 @@ describe("Service stack names", () => {
   });
 
   it("isServiceStack: the cluster stack and other names are not Service stacks", () => {
-    for (const stack of ["cluster", "service.a", "service.a.b.c", `service.${"a".repeat(75)}_${"0".repeat(23)}`, "ci", `service.${"a".repeat(75)}_${"0".repeat(24)}x`]) {
+    for (const stack of [
+      "cluster",
+      "service.a",
+      "service.a.b.c",
+      `service.${"a".repeat(75)}_${"0".repeat(23)}`,
+      "ci",
+      `service.${"a".repeat(75)}_${"0".repeat(24)}x`,
+    ]) {
       assert.equal(isServiceStack(stack), false, stack);
     }
     assert.equal(isServiceStack(`service.${"a".repeat(75 - 8)}_${"0".repeat(24)}`), true);
@@ -89,7 +120,9 @@ describe("Service stacks back to their Service", () => {
   const stack = serviceStackName(ns, long);
 
   it("the program records dccmServiceKey only in a stack whose name is shortened (existing stacks' outputs unchanged)", () => {
-    assert.deepEqual(serviceKeyOutput({ kind: "service", namespace: ns, name: long }), { dccmServiceKey: `${ns}/${long}` });
+    assert.deepEqual(serviceKeyOutput({ kind: "service", namespace: ns, name: long }), {
+      dccmServiceKey: `${ns}/${long}`,
+    });
     assert.deepEqual(serviceKeyOutput({ kind: "service", namespace: ns, name: "l".repeat(28) }), {});
     assert.deepEqual(serviceKeyOutput({ kind: "service", namespace: "default", name: "web" }), {});
     assert.deepEqual(serviceKeyOutput({ kind: "cluster" }), {});
@@ -133,10 +166,15 @@ describe("model/names parseServiceKey", () => {
     ["a/b/c", undefined],
     ["/web", { namespace: "", name: "web" }],
   ];
-  for (const [key, expected] of table) it(`${JSON.stringify(key)} → ${JSON.stringify(expected)}`, () => assert.deepEqual(parseServiceKey(key), expected));
+  for (const [key, expected] of table)
+    it(`${JSON.stringify(key)} → ${JSON.stringify(expected)}`, () => assert.deepEqual(parseServiceKey(key), expected));
 
   it("is serviceKey's inverse for every Kubernetes-valid namespace and name", () => {
     const label = fc.stringMatching(/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/);
-    fc.assert(fc.property(label, label, (namespace, name) => assert.deepEqual(parseServiceKey(serviceKey(namespace, name)), { namespace, name })));
+    fc.assert(
+      fc.property(label, label, (namespace, name) =>
+        assert.deepEqual(parseServiceKey(serviceKey(namespace, name)), { namespace, name }),
+      ),
+    );
   });
 });

@@ -36,7 +36,10 @@ import { CONFIG, gceNode, lbService } from "../../support/builders";
 const CLASSES = ["dccm.io/gce"];
 
 const SNAPSHOT: ClusterSnapshot = {
-  nodes: [gceNode("node-a1", "0a0a0a0a-0000-4000-8000-000000000001", "us-central1-a", ["10.64.1.0/24"]), gceNode("node-b1", "0b0b0b0b-0000-4000-8000-000000000001", "us-central1-b", ["10.64.2.0/24"])],
+  nodes: [
+    gceNode("node-a1", "0a0a0a0a-0000-4000-8000-000000000001", "us-central1-a", ["10.64.1.0/24"]),
+    gceNode("node-b1", "0b0b0b0b-0000-4000-8000-000000000001", "us-central1-b", ["10.64.2.0/24"]),
+  ],
   services: [
     lbService("default", "web", "5e1f0000-0000-4000-8000-000000000001"),
     lbService("default", "bad", "5e1f0000-0000-4000-8000-000000000002", { ports: [{ protocol: "SCTP", port: 80 }] }),
@@ -61,16 +64,36 @@ describe("daemon/preview: desiredStacks", () => {
     // What the Service stacks point at is kept by the cluster stack anyway: the same hash as the cache's before they ran.
     assert.equal(hashes.get("cluster"), cache.view("cluster").hash);
     assert.equal(hashes.get("service.default.web"), cache.view("service.default.web").hash);
-    assert.deepEqual([...rejected], [["service.default.bad", ["Service default/bad: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)"]]]);
+    assert.deepEqual(
+      [...rejected],
+      [
+        [
+          "service.default.bad",
+          ["Service default/bad: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)"],
+        ],
+      ],
+    );
   });
 
   it("observes what the applied Service stacks point at: their zones, and the legacy health check of shared target pools", () => {
     const { desired } = desiredStacks(SNAPSHOT, CONFIG);
-    assert.deepEqual(observedAfterApply(desired.services), { goneInstances: [], referencedZones: ["us-central1-a", "us-central1-b"], legacyHealthCheckReferenced: false });
+    assert.deepEqual(observedAfterApply(desired.services), {
+      goneInstances: [],
+      referencedZones: ["us-central1-a", "us-central1-b"],
+      legacyHealthCheckReferenced: false,
+    });
     // Target pools name instances, not instance groups.
     const pools = desiredStacks(SNAPSHOT, { ...CONFIG, backendMode: "target-pool" });
-    assert.deepEqual(observedAfterApply(pools.desired.services), { goneInstances: [], referencedZones: [], legacyHealthCheckReferenced: true });
-    assert.deepEqual(observedAfterApply([]), { goneInstances: [], referencedZones: [], legacyHealthCheckReferenced: false });
+    assert.deepEqual(observedAfterApply(pools.desired.services), {
+      goneInstances: [],
+      referencedZones: [],
+      legacyHealthCheckReferenced: true,
+    });
+    assert.deepEqual(observedAfterApply([]), {
+      goneInstances: [],
+      referencedZones: [],
+      legacyHealthCheckReferenced: false,
+    });
   });
 });
 
@@ -84,12 +107,16 @@ describe("daemon/preview: decideStacks", () => {
       ["service.default.pending", "h-pending"],
     ]),
     rejected: new Map([
-      ["service.default.bad", ["Service default/bad: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)"]],
+      [
+        "service.default.bad",
+        ["Service default/bad: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)"],
+      ],
       ["service.default.badnew", ["Service default/badnew: spec.ports: at least one port is required"]],
     ]),
     services: new Map<string, string>(),
   };
-  const service = (name: string, over: Partial<ServiceInfo> = {}): ServiceInfo => lbService("default", name, `uid-${name}`, over);
+  const service = (name: string, over: Partial<ServiceInfo> = {}): ServiceInfo =>
+    lbService("default", name, `uid-${name}`, over);
   const services = [
     service("same"),
     service("changed"),
@@ -118,10 +145,18 @@ describe("daemon/preview: decideStacks", () => {
       stack: "service.default.bad",
       service: "default/bad",
       kind: "rejected",
-      messages: ["Service default/bad: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)"],
+      messages: [
+        "Service default/bad: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)",
+      ],
       hasStack: true,
     },
-    { stack: "service.default.badnew", service: "default/badnew", kind: "rejected", messages: ["Service default/badnew: spec.ports: at least one port is required"], hasStack: false },
+    {
+      stack: "service.default.badnew",
+      service: "default/badnew",
+      kind: "rejected",
+      messages: ["Service default/badnew: spec.ports: at least one port is required"],
+      hasStack: false,
+    },
     { stack: "service.default.changed", service: "default/changed", kind: "preview" },
     { stack: "service.default.deleting", service: "default/deleting", kind: "destroy" },
     { stack: "service.default.foreign", service: "default/foreign", kind: "destroy" },
@@ -137,7 +172,11 @@ describe("daemon/preview: decideStacks", () => {
 
   const single: [string, Map<string, RecordedStack>, StackDecision[]][] = [
     ["a cluster stack the backend lacks is a create", new Map(), [{ stack: "cluster", kind: "create" }]],
-    ["a cluster stack of another hash is previewed", new Map([["cluster", { hash: "h-0" }]]), [{ stack: "cluster", kind: "preview" }]],
+    [
+      "a cluster stack of another hash is previewed",
+      new Map([["cluster", { hash: "h-0" }]]),
+      [{ stack: "cluster", kind: "preview" }],
+    ],
     [
       "a stack that is neither the cluster's nor a Service's is not dccm's",
       new Map([
@@ -148,11 +187,26 @@ describe("daemon/preview: decideStacks", () => {
     ],
   ];
   for (const [title, backend, decisions] of single) {
-    it(title, () => assert.deepEqual(decideStacks({ hashes: new Map([["cluster", "h-cluster"]]), rejected: new Map(), services: new Map() }, backend, [], CLASSES), decisions));
+    it(title, () =>
+      assert.deepEqual(
+        decideStacks(
+          { hashes: new Map([["cluster", "h-cluster"]]), rejected: new Map(), services: new Map() },
+          backend,
+          [],
+          CLASSES,
+        ),
+        decisions,
+      ),
+    );
   }
 
   it("a Service stack whose LoadBalancer of our class the model does not want and that is not being deleted stays (the daemon removes nothing then)", () => {
-    const decisions = decideStacks({ hashes: new Map(), rejected: new Map(), services: new Map() }, new Map([["service.default.kept", { hash: "h" }]]), [service("kept")], CLASSES);
+    const decisions = decideStacks(
+      { hashes: new Map(), rejected: new Map(), services: new Map() },
+      new Map([["service.default.kept", { hash: "h" }]]),
+      [service("kept")],
+      CLASSES,
+    );
     assert.deepEqual(decisions, [{ stack: "service.default.kept", service: "default/kept", kind: "unchanged" }]);
   });
 
@@ -162,7 +216,11 @@ describe("daemon/preview: decideStacks", () => {
     const goneStack = `service.${ns}.${"g".repeat(3)}_${"2".repeat(24)}`;
     const unknownStack = `service.${ns}.${"u".repeat(3)}_${"3".repeat(24)}`;
     const decisions = decideStacks(
-      { hashes: new Map([[wantedStack, "h-w"]]), rejected: new Map(), services: new Map([[wantedStack, `${ns}/${"w".repeat(40)}`]]) },
+      {
+        hashes: new Map([[wantedStack, "h-w"]]),
+        rejected: new Map(),
+        services: new Map([[wantedStack, `${ns}/${"w".repeat(40)}`]]),
+      },
       new Map<string, RecordedStack>([
         [wantedStack, { hash: "h-old", service: `${ns}/${"w".repeat(40)}` }],
         [goneStack, { hash: "h-g", service: `${ns}/${"g".repeat(40)}` }],
@@ -190,18 +248,42 @@ describe("daemon/preview: parsePropertyPath", () => {
 
 const FR = "gcp:compute/forwardingRule:ForwardingRule";
 const FW = "gcp:compute/firewall:Firewall";
-const URN = (type: string, name: string): string => `urn:pulumi:service.default.web::dccm-e2e::dccm:ServiceLoadBalancer$${type}::${name}`;
+const URN = (type: string, name: string): string =>
+  `urn:pulumi:service.default.web::dccm-e2e::dccm:ServiceLoadBalancer$${type}::${name}`;
 
-function state(type: string, name: string, inputs: Record<string, unknown>, over: Partial<NonNullable<StepEventMetadata["old"]>> = {}): NonNullable<StepEventMetadata["old"]> {
-  return { type, urn: URN(type, name), custom: true, id: "", parent: "", inputs, outputs: inputs, provider: "", ...over };
+function state(
+  type: string,
+  name: string,
+  inputs: Record<string, unknown>,
+  over: Partial<NonNullable<StepEventMetadata["old"]>> = {},
+): NonNullable<StepEventMetadata["old"]> {
+  return {
+    type,
+    urn: URN(type, name),
+    custom: true,
+    id: "",
+    parent: "",
+    inputs,
+    outputs: inputs,
+    provider: "",
+    ...over,
+  };
 }
 
 describe("daemon/preview: resourceChange", () => {
   const fwOld = state(FW, "default/web:firewall", { name: "k8s-fw-a1", allows: [{ protocol: "tcp", ports: ["80"] }] });
-  const fwNew = state(FW, "default/web:firewall", { name: "k8s-fw-a1", allows: [{ protocol: "tcp", ports: ["80", "443"] }] });
+  const fwNew = state(FW, "default/web:firewall", {
+    name: "k8s-fw-a1",
+    allows: [{ protocol: "tcp", ports: ["80", "443"] }],
+  });
   const frOld = state(FR, "default/web:forwarding-rule-tcp", { name: "a1", ports: ["80"] });
   const frNew = state(FR, "default/web:forwarding-rule-tcp", { name: "a1", ports: ["443", "80"] });
-  const base = (op: StepEventMetadata["op"], type: string, name: string, over: Partial<StepEventMetadata> = {}): StepEventMetadata => ({ op, urn: URN(type, name), type, provider: "", ...over });
+  const base = (
+    op: StepEventMetadata["op"],
+    type: string,
+    name: string,
+    over: Partial<StepEventMetadata> = {},
+  ): StepEventMetadata => ({ op, urn: URN(type, name), type, provider: "", ...over });
   const fwChange = (over: Partial<ResourceChange>): ResourceChange => ({
     op: "update",
     type: FW,
@@ -223,7 +305,12 @@ describe("daemon/preview: resourceChange", () => {
   const table: [string, StepEventMetadata, ResourceChange | undefined][] = [
     [
       "an update with a nested detailed diff: old and new at that path",
-      base("update", FW, "default/web:firewall", { old: fwOld, new: fwNew, diffs: ["allows"], detailedDiff: { "allows[0].ports[1]": { diffKind: "add" as never, inputDiff: true } } }),
+      base("update", FW, "default/web:firewall", {
+        old: fwOld,
+        new: fwNew,
+        diffs: ["allows"],
+        detailedDiff: { "allows[0].ports[1]": { diffKind: "add" as never, inputDiff: true } },
+      }),
       fwChange({ fields: [{ path: "allows[0].ports[1]", new: "443" }] }),
     ],
     [
@@ -246,7 +333,15 @@ describe("daemon/preview: resourceChange", () => {
         new: fwNew,
         detailedDiff: { allows: { diffKind: "update" as never, inputDiff: false } },
       }),
-      fwChange({ fields: [{ path: "allows", old: [{ protocol: "tcp", ports: ["22"] }], new: [{ protocol: "tcp", ports: ["80", "443"] }] }] }),
+      fwChange({
+        fields: [
+          {
+            path: "allows",
+            old: [{ protocol: "tcp", ports: ["22"] }],
+            new: [{ protocol: "tcp", ports: ["80", "443"] }],
+          },
+        ],
+      }),
     ],
     [
       "a replace, because of its replace keys",
@@ -262,10 +357,28 @@ describe("daemon/preview: resourceChange", () => {
     ["a create", base("create", FR, "default/web:forwarding-rule-tcp", { new: frNew }), frChange({ op: "create" })],
     ["a delete", base("delete", FR, "default/web:forwarding-rule-tcp", { old: frOld }), frChange({ op: "delete" })],
     ["same: no change", base("same", FR, "default/web:forwarding-rule-tcp", { old: frOld, new: frOld }), undefined],
-    ["the create half of a replace: told by the replace", base("create-replacement", FR, "default/web:forwarding-rule-tcp", { old: frOld, new: frNew }), undefined],
-    ["the delete half of a replace: told by the replace", base("delete-replaced", FR, "default/web:forwarding-rule-tcp", { old: frOld }), undefined],
-    ["a component: not a cloud resource", base("delete", "dccm:ServiceLoadBalancer", "default/web", { old: state("dccm:ServiceLoadBalancer", "default/web", {}, { custom: false }) }), undefined],
-    ["a provider: not a cloud resource", base("delete", "pulumi:providers:gcp", "default", { old: state("pulumi:providers:gcp", "default", {}) }), undefined],
+    [
+      "the create half of a replace: told by the replace",
+      base("create-replacement", FR, "default/web:forwarding-rule-tcp", { old: frOld, new: frNew }),
+      undefined,
+    ],
+    [
+      "the delete half of a replace: told by the replace",
+      base("delete-replaced", FR, "default/web:forwarding-rule-tcp", { old: frOld }),
+      undefined,
+    ],
+    [
+      "a component: not a cloud resource",
+      base("delete", "dccm:ServiceLoadBalancer", "default/web", {
+        old: state("dccm:ServiceLoadBalancer", "default/web", {}, { custom: false }),
+      }),
+      undefined,
+    ],
+    [
+      "a provider: not a cloud resource",
+      base("delete", "pulumi:providers:gcp", "default", { old: state("pulumi:providers:gcp", "default", {}) }),
+      undefined,
+    ],
   ];
   for (const [title, metadata, change] of table) it(title, () => assert.deepEqual(resourceChange(metadata), change));
 });
@@ -281,7 +394,12 @@ describe("daemon/preview: formatValue", () => {
 });
 
 describe("daemon/preview: the plan", () => {
-  const change = (op: ResourceChange["op"], type: string, name: string, over: Partial<ResourceChange> = {}): ResourceChange => ({
+  const change = (
+    op: ResourceChange["op"],
+    type: string,
+    name: string,
+    over: Partial<ResourceChange> = {},
+  ): ResourceChange => ({
     op,
     type,
     name,
@@ -291,8 +409,15 @@ describe("daemon/preview: the plan", () => {
     ...over,
   });
   const grow: ResourceChange[] = [
-    change("update", FW, "default/grow:firewall", { fields: [{ path: "allows", old: [{ protocol: "tcp", ports: ["80"] }], new: [{ protocol: "tcp", ports: ["80", "443"] }] }] }),
-    change("replace", FR, "default/grow:forwarding-rule-tcp", { fields: [{ path: "ports", old: ["80"], new: ["443", "80"] }], replaceBecause: ["ports"] }),
+    change("update", FW, "default/grow:firewall", {
+      fields: [
+        { path: "allows", old: [{ protocol: "tcp", ports: ["80"] }], new: [{ protocol: "tcp", ports: ["80", "443"] }] },
+      ],
+    }),
+    change("replace", FR, "default/grow:forwarding-rule-tcp", {
+      fields: [{ path: "ports", old: ["80"], new: ["443", "80"] }],
+      replaceBecause: ["ports"],
+    }),
   ];
   const gone: ResourceChange[] = [
     change("delete", FR, "default/gone:forwarding-rule-tcp"),
@@ -305,12 +430,21 @@ describe("daemon/preview: the plan", () => {
     // Reported in the event order: sorted by name.
     stackPlan({ stack: "service.default.grow", service: "default/grow", kind: "preview" }, [...grow].reverse()),
     stackPlan({ stack: "service.default.keep", service: "default/keep", kind: "unchanged" }, []),
-    stackPlan({ stack: "service.default.new", service: "default/new", kind: "create" }, [change("create", "gcp:compute/address:Address", "default/new:address")]),
+    stackPlan({ stack: "service.default.new", service: "default/new", kind: "create" }, [
+      change("create", "gcp:compute/address:Address", "default/new:address"),
+    ]),
     // Another hash (recorded by an older dccm) but nothing to change: unchanged.
     stackPlan({ stack: "service.default.old", service: "default/old", kind: "preview" }, []),
   ];
   const rejected: RejectedService[] = [
-    { service: "default/bad", stack: "service.default.bad", messages: ["Service default/bad: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)"], hasStack: true },
+    {
+      service: "default/bad",
+      stack: "service.default.bad",
+      messages: [
+        "Service default/bad: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)",
+      ],
+      hasStack: true,
+    },
   ];
 
   it("a stack's action and its changes, one per URN and op, sorted by name", () => {
@@ -319,7 +453,11 @@ describe("daemon/preview: the plan", () => {
       [
         ["cluster", "unchanged", []],
         ["service.default.gone", "delete", ["delete default/gone:address", "delete default/gone:forwarding-rule-tcp"]],
-        ["service.default.grow", "update", ["update default/grow:firewall", "replace default/grow:forwarding-rule-tcp"]],
+        [
+          "service.default.grow",
+          "update",
+          ["update default/grow:firewall", "replace default/grow:forwarding-rule-tcp"],
+        ],
         ["service.default.keep", "unchanged", []],
         ["service.default.new", "create", ["create default/new:address"]],
         ["service.default.old", "unchanged", []],
@@ -352,7 +490,9 @@ describe("daemon/preview: the plan", () => {
 
   it("a cluster stack that changes, and a rejected Service without a load balancer", () => {
     const cluster = stackPlan({ stack: "cluster", kind: "preview" }, [
-      change("update", "gcp:compute/instanceGroup:InstanceGroup", "cluster:ig-us-central1-a", { fields: [{ path: "instances", old: ["a"] }] }),
+      change("update", "gcp:compute/instanceGroup:InstanceGroup", "cluster:ig-us-central1-a", {
+        fields: [{ path: "instances", old: ["a"] }],
+      }),
     ]);
     assert.equal(
       formatPlan([cluster], [{ ...rejected[0], hasStack: false }]),
@@ -374,17 +514,33 @@ describe("daemon/preview: the plan", () => {
       summary: { create: 1, update: 1, replace: 1, delete: 2, unchangedStacks: 3 },
       stacks: JSON.parse(JSON.stringify(plans)),
       rejected: [
-        { service: "default/bad", stack: "service.default.bad", messages: ["Service default/bad: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)"], hasStack: true },
+        {
+          service: "default/bad",
+          stack: "service.default.bad",
+          messages: [
+            "Service default/bad: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)",
+          ],
+          hasStack: true,
+        },
       ],
     });
-    assert.deepEqual(planDocument([plans[0]], []), { changes: false, summary: { create: 0, update: 0, replace: 0, delete: 0, unchangedStacks: 1 }, stacks: [plans[0]], rejected: [] });
+    assert.deepEqual(planDocument([plans[0]], []), {
+      changes: false,
+      summary: { create: 0, update: 0, replace: 0, delete: 0, unchangedStacks: 1 },
+      stacks: [plans[0]],
+      rejected: [],
+    });
   });
 
   const exits: [string, StackPlan[], 0 | 2][] = [
     ["nothing changes: 0", [plans[0], plans[3], plans[5]], 0],
     ["an update: 2", [plans[0], plans[2]], 2],
     ["a delete: 2", [plans[1]], 2],
-    ["a stack removed with no resource left is still a change: 2", [stackPlan({ stack: "service.default.empty", service: "default/empty", kind: "destroy" }, [])], 2],
+    [
+      "a stack removed with no resource left is still a change: 2",
+      [stackPlan({ stack: "service.default.empty", service: "default/empty", kind: "destroy" }, [])],
+      2,
+    ],
     ["no stack at all: 0", [], 0],
   ];
   for (const [title, list, code] of exits) it(`exit code: ${title}`, () => assert.equal(exitCode(list), code));
@@ -420,7 +576,9 @@ describe("daemon/preview: engine runs", () => {
       { kind: "stack", decision: { stack: "service.default.e", service: "default/e", kind: "destroy" } },
       { kind: "creates", stacks: ["service.default.g"] },
     ]);
-    assert.deepEqual(engineRuns(decisions.slice(2, 4), 25), [{ kind: "stack", decision: { stack: "service.default.b", service: "default/b", kind: "preview" } }]);
+    assert.deepEqual(engineRuns(decisions.slice(2, 4), 25), [
+      { kind: "stack", decision: { stack: "service.default.b", service: "default/b", kind: "preview" } },
+    ]);
   });
 
   const resources: [string, string][] = [
@@ -429,9 +587,15 @@ describe("daemon/preview: engine runs", () => {
     ["default/web:forwarding-rule-tcp", "service.default.web"],
     ["kube-system/dns:backend-udp", "service.kube-system.dns"],
   ];
-  for (const [name, stack] of resources) it(`stackOfResource(${name}) → ${stack}`, () => assert.equal(stackOfResource(name), stack));
+  for (const [name, stack] of resources)
+    it(`stackOfResource(${name}) → ${stack}`, () => assert.equal(stackOfResource(name), stack));
 
-  const create = (stack: string, type: string, name: string, parent = "dccm:gcp:ServiceLoadBalancer"): ResourceChange => ({
+  const create = (
+    stack: string,
+    type: string,
+    name: string,
+    parent = "dccm:gcp:ServiceLoadBalancer",
+  ): ResourceChange => ({
     op: "create",
     type,
     name,
@@ -450,7 +614,12 @@ describe("daemon/preview: engine runs", () => {
   it("changesByStack: a run of new stacks' changes, each under its own stack, in the order reported", () => {
     const changes = [
       create("new-cluster", "gcp:compute/address:Address", "default/web:address"),
-      create("new-cluster", "gcp:compute/regionHealthCheck:RegionHealthCheck", "cluster:node-hc", "dccm:gcp:ClusterNetwork"),
+      create(
+        "new-cluster",
+        "gcp:compute/regionHealthCheck:RegionHealthCheck",
+        "cluster:node-hc",
+        "dccm:gcp:ClusterNetwork",
+      ),
       create("new-cluster", "gcp:compute/firewall:Firewall", "default/web:firewall"),
     ];
     assert.deepEqual(
@@ -458,9 +627,22 @@ describe("daemon/preview: engine runs", () => {
       new Map([
         [
           "service.default.web",
-          [create("service.default.web", "gcp:compute/address:Address", "default/web:address"), create("service.default.web", "gcp:compute/firewall:Firewall", "default/web:firewall")],
+          [
+            create("service.default.web", "gcp:compute/address:Address", "default/web:address"),
+            create("service.default.web", "gcp:compute/firewall:Firewall", "default/web:firewall"),
+          ],
         ],
-        ["cluster", [create("cluster", "gcp:compute/regionHealthCheck:RegionHealthCheck", "cluster:node-hc", "dccm:gcp:ClusterNetwork")]],
+        [
+          "cluster",
+          [
+            create(
+              "cluster",
+              "gcp:compute/regionHealthCheck:RegionHealthCheck",
+              "cluster:node-hc",
+              "dccm:gcp:ClusterNetwork",
+            ),
+          ],
+        ],
       ]),
     );
   });
@@ -490,7 +672,8 @@ describe("daemon/preview: engine runs", () => {
     ["", 7, 1],
   ];
   for (const [flag, fromFile, expected] of parallelisms) {
-    it(`previewParallelism(${JSON.stringify(flag)}, ${JSON.stringify(fromFile)}) = ${expected}`, () => assert.equal(previewParallelism(flag, fromFile, machine), expected));
+    it(`previewParallelism(${JSON.stringify(flag)}, ${JSON.stringify(fromFile)}) = ${expected}`, () =>
+      assert.equal(previewParallelism(flag, fromFile, machine), expected));
   }
   const GIB = 1024 ** 3;
   const defaults: [number, number, number][] = [
@@ -504,7 +687,8 @@ describe("daemon/preview: engine runs", () => {
     [8, 0.5 * GIB, 1],
   ];
   for (const [cores, memoryBytes, expected] of defaults) {
-    it(`defaultPreviewParallelism(${cores} cores, ${memoryBytes / GIB} GiB) = ${expected}`, () => assert.equal(defaultPreviewParallelism({ cores, memoryBytes }), expected));
+    it(`defaultPreviewParallelism(${cores} cores, ${memoryBytes / GIB} GiB) = ${expected}`, () =>
+      assert.equal(defaultPreviewParallelism({ cores, memoryBytes }), expected));
   }
   const refused: [string | undefined, unknown, string][] = [
     ["0", undefined, '--parallelism: "0" is not a whole number from 1 to 64'],
@@ -513,5 +697,6 @@ describe("daemon/preview: engine runs", () => {
     [undefined, 1.5, "parallelism: 1.5 is not a whole number from 1 to 64"],
     [undefined, true, "parallelism: true is not a whole number from 1 to 64"],
   ];
-  for (const [flag, fromFile, message] of refused) it(message, () => assert.throws(() => previewParallelism(flag, fromFile, machine), { message }));
+  for (const [flag, fromFile, message] of refused)
+    it(message, () => assert.throws(() => previewParallelism(flag, fromFile, machine), { message }));
 });

@@ -105,22 +105,71 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
   "cluster:ig-us-central1-b": instanceGroupInputs("us-central1-b", ["node-b1"]),
   "cluster:node-hc": regionHealthCheckInputs("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION),
   "cluster:node-hc-fw": firewallInputs(NODE_HC_FIREWALL),
-  "cluster:route-node-a1": routeInputs("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a"),
-  "cluster:route-node-a2": routeInputs("node-a2", "22222222-2222-4222-8222-222222222222", "10.64.2.0/24", "us-central1-a"),
-  "cluster:route-node-b1": routeInputs("node-b1", "33333333-3333-4333-8333-333333333333", "10.64.3.0/24", "us-central1-b"),
-  "cluster:route-node-b2": routeInputs("node-b2", "44444444-4444-4444-8444-444444444444", "10.64.4.0/24", "us-central1-b"),
-  "cluster:route-node-c1": routeInputs("node-c1", "55555555-5555-4555-8555-555555555555", "10.64.5.0/24", "us-central1-c"),
+  "cluster:route-node-a1": routeInputs(
+    "node-a1",
+    "11111111-1111-4111-8111-111111111111",
+    "10.64.1.0/24",
+    "us-central1-a",
+  ),
+  "cluster:route-node-a2": routeInputs(
+    "node-a2",
+    "22222222-2222-4222-8222-222222222222",
+    "10.64.2.0/24",
+    "us-central1-a",
+  ),
+  "cluster:route-node-b1": routeInputs(
+    "node-b1",
+    "33333333-3333-4333-8333-333333333333",
+    "10.64.3.0/24",
+    "us-central1-b",
+  ),
+  "cluster:route-node-b2": routeInputs(
+    "node-b2",
+    "44444444-4444-4444-8444-444444444444",
+    "10.64.4.0/24",
+    "us-central1-b",
+  ),
+  "cluster:route-node-c1": routeInputs(
+    "node-c1",
+    "55555555-5555-4555-8555-555555555555",
+    "10.64.5.0/24",
+    "us-central1-c",
+  ),
 
   "default/web:address": externalAddressInputs(WEB_LB, describedBy("default/web")),
   "default/web:backend-tcp": backendServiceInputs(WEB_LB, describedBy("default/web"), NODE_HC),
-  "default/web:forwarding-rule-tcp": forwardingRuleInputs(WEB_LB, describedBy("default/web"), WEB_IP, ["80", "443", "8080"], backendServiceUrl(WEB_LB)),
-  "default/web:firewall": firewallInputs(serviceFirewall("default/web", WEB_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443", "8080"] }]), WEB_IP),
+  "default/web:forwarding-rule-tcp": forwardingRuleInputs(
+    WEB_LB,
+    describedBy("default/web"),
+    WEB_IP,
+    ["80", "443", "8080"],
+    backendServiceUrl(WEB_LB),
+  ),
+  "default/web:firewall": firewallInputs(
+    serviceFirewall("default/web", WEB_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80", "443", "8080"] }]),
+    WEB_IP,
+  ),
 
   "kube-system/dns:address": externalAddressInputs(DNS_LB, describedBy("kube-system/dns")),
   "kube-system/dns:backend-tcp": backendServiceInputs(DNS_LB, describedBy("kube-system/dns"), NODE_HC),
-  "kube-system/dns:backend-udp": backendServiceInputs(`${DNS_LB}-udp`, describedBy("kube-system/dns"), NODE_HC, { protocol: "UDP" }),
-  "kube-system/dns:forwarding-rule-tcp": forwardingRuleInputs(DNS_LB, describedBy("kube-system/dns"), DNS_IP, ["53"], backendServiceUrl(DNS_LB)),
-  "kube-system/dns:forwarding-rule-udp": forwardingRuleInputs(`${DNS_LB}-udp`, describedBy("kube-system/dns"), DNS_IP, ["53"], backendServiceUrl(`${DNS_LB}-udp`), { ipProtocol: "UDP" }),
+  "kube-system/dns:backend-udp": backendServiceInputs(`${DNS_LB}-udp`, describedBy("kube-system/dns"), NODE_HC, {
+    protocol: "UDP",
+  }),
+  "kube-system/dns:forwarding-rule-tcp": forwardingRuleInputs(
+    DNS_LB,
+    describedBy("kube-system/dns"),
+    DNS_IP,
+    ["53"],
+    backendServiceUrl(DNS_LB),
+  ),
+  "kube-system/dns:forwarding-rule-udp": forwardingRuleInputs(
+    `${DNS_LB}-udp`,
+    describedBy("kube-system/dns"),
+    DNS_IP,
+    ["53"],
+    backendServiceUrl(`${DNS_LB}-udp`),
+    { ipProtocol: "UDP" },
+  ),
   "kube-system/dns:firewall": firewallInputs(
     serviceFirewall(
       "kube-system/dns",
@@ -143,7 +192,10 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
     subnetwork: "ilb-subnet",
     purpose: "SHARED_LOADBALANCER_VIP",
   },
-  "db/internal:backend-tcp": backendServiceInputs(INTERNAL_LB, describedBy("db/internal"), NODE_HC, { loadBalancingScheme: "INTERNAL", network: "k8s-net" }),
+  "db/internal:backend-tcp": backendServiceInputs(INTERNAL_LB, describedBy("db/internal"), NODE_HC, {
+    loadBalancingScheme: "INTERNAL",
+    network: "k8s-net",
+  }),
   "db/internal:forwarding-rule-tcp": {
     project: "dccm-test",
     region: "us-central1",
@@ -158,7 +210,10 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
     allowGlobalAccess: true,
     backendService: backendServiceUrl(INTERNAL_LB),
   },
-  "db/internal:firewall": firewallInputs(serviceFirewall("db/internal", INTERNAL_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["5432"] }]), INTERNAL_IP),
+  "db/internal:firewall": firewallInputs(
+    serviceFirewall("db/internal", INTERNAL_LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["5432"] }]),
+    INTERNAL_IP,
+  ),
 };
 
 function list(resources: RenderedResource[]): [string, string, string][] {
@@ -190,14 +245,16 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
     });
 
     it("exact inputs of the cluster resources and of the web, dns and internal Services", () => {
-      for (const [name, inputs] of Object.entries(EXPECTED_INPUTS)) assert.deepStrictEqual(inputsOf(result.resources, name), inputs, name);
+      for (const [name, inputs] of Object.entries(EXPECTED_INPUTS))
+        assert.deepStrictEqual(inputsOf(result.resources, name), inputs, name);
     });
 
     it("the forwarding rules use the IP of their Service's Address", () => {
       for (const key of ["default/web", "kube-system/dns", "db/internal"]) {
         const address = inputsOf(result.resources, `${key}:address`) ?? {};
         const ip = computedState(A, address).state.address;
-        for (const rule of result.resources.filter((r) => r.type === FR && r.name.startsWith(`${key}:`))) assert.equal(rule.inputs.ipAddress, ip, rule.name);
+        for (const rule of result.resources.filter((r) => r.type === FR && r.name.startsWith(`${key}:`)))
+          assert.equal(rule.inputs.ipAddress, ip, rule.name);
       }
     });
 
@@ -220,7 +277,11 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
       EXPECTED_LIST.filter(([stack]) => stack === "cluster"),
     );
     assert.ok("outputs" in result, "scope cluster does not fail on a rejected Service");
-    const outputs = result.outputs as { loadBalancers: Record<string, unknown>; instanceGroups: Record<string, pulumi.Output<string>>; routes: Record<string, pulumi.Output<string>> };
+    const outputs = result.outputs as {
+      loadBalancers: Record<string, unknown>;
+      instanceGroups: Record<string, pulumi.Output<string>>;
+      routes: Record<string, pulumi.Output<string>>;
+    };
     assert.deepStrictEqual(outputs.loadBalancers, {});
     assert.deepStrictEqual(Object.keys(outputs.instanceGroups), ["us-central1-a", "us-central1-b"]);
     assert.equal(await value(outputs.instanceGroups["us-central1-b"]), IG_B);
@@ -244,18 +305,29 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
     assert.deepStrictEqual(Object.keys(outputs.loadBalancers), ["default/web"]);
     assert.deepStrictEqual(await value(outputs.loadBalancers["default/web"]), {
       ingress: [WEB_IP],
-      resources: { address: WEB_LB, forwardingRules: [WEB_LB], backendServices: [WEB_LB], healthCheck: "k8s-c0ffee1234-node", firewalls: [`k8s-fw-${WEB_LB}`] },
+      resources: {
+        address: WEB_LB,
+        forwardingRules: [WEB_LB],
+        backendServices: [WEB_LB],
+        healthCheck: "k8s-c0ffee1234-node",
+        firewalls: [`k8s-fw-${WEB_LB}`],
+      },
     });
   });
 
   describe("scope services:<i>/3 (CI chunks: sha256 of the key mod 3 is 0 for kube-system/dns and default/broken, 1 for the others)", () => {
-    const chunkStacks: string[][] = [["service.kube-system.dns"], ["service.db.internal", "service.default.local", "service.default.restricted", "service.default.web"], []];
+    const chunkStacks: string[][] = [
+      ["service.kube-system.dns"],
+      ["service.db.internal", "service.default.local", "service.default.restricted", "service.default.web"],
+      [],
+    ];
     let all: RenderResult;
     let chunks: RenderResult[];
     before(async () => {
       all = await renderProgram(stackProgram, CONFIG);
       chunks = [];
-      for (let index = 0; index < 3; index++) chunks.push(await renderProgram(stackProgram, { ...CONFIG, scope: `services:${index}/3` }));
+      for (let index = 0; index < 3; index++)
+        chunks.push(await renderProgram(stackProgram, { ...CONFIG, scope: `services:${index}/3` }));
     });
 
     it("each chunk declares exactly its Services' resources, with the inputs of scope all (the cluster by self link)", () => {
@@ -284,7 +356,10 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
       assert.ok(error instanceof RejectedServicesError);
       assert.deepStrictEqual(error.messages, BROKEN_MESSAGES);
       assert.ok("outputs" in chunks[1] && "outputs" in chunks[2]);
-      assert.deepStrictEqual(Object.keys((chunks[1].outputs as { loadBalancers: Record<string, unknown> }).loadBalancers), ["db/internal", "default/local", "default/restricted", "default/web"]);
+      assert.deepStrictEqual(
+        Object.keys((chunks[1].outputs as { loadBalancers: Record<string, unknown> }).loadBalancers),
+        ["db/internal", "default/local", "default/restricted", "default/web"],
+      );
       assert.deepStrictEqual((chunks[2].outputs as { loadBalancers: Record<string, unknown> }).loadBalancers, {});
     });
   });
@@ -319,14 +394,20 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
   it("an unreadable snapshot: fails naming the file", async () => {
     const result = await renderProgram(stackProgram, { ...CONFIG, snapshot: "/nonexistent/cluster.json" });
     assert.deepStrictEqual(result.resources, []);
-    assert.equal((errorOf(result) as Error).message, "dccm:snapshot: cannot read /nonexistent/cluster.json: ENOENT: no such file or directory, open '/nonexistent/cluster.json'");
+    assert.equal(
+      (errorOf(result) as Error).message,
+      "dccm:snapshot: cannot read /nonexistent/cluster.json: ENOENT: no such file or directory, open '/nonexistent/cluster.json'",
+    );
     assert.equal(((errorOf(result) as Error).cause as NodeJS.ErrnoException).code, "ENOENT", "the cause is kept");
   });
 
   it("a bad scope: fails naming the value", async () => {
     const result = await renderProgram(stackProgram, { ...CONFIG, scope: "service:web" });
     assert.deepStrictEqual(result.resources, []);
-    assert.equal((errorOf(result) as Error).message, 'dccm:scope: "service:web" is not all, cluster, service:<namespace>/<name> or services:<i>/<n>');
+    assert.equal(
+      (errorOf(result) as Error).message,
+      'dccm:scope: "service:web" is not all, cluster, service:<namespace>/<name> or services:<i>/<n>',
+    );
   });
 
   describe("helpers", () => {
@@ -350,20 +431,43 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
       ["/abs/cluster.json", "", "/abs/cluster.json"],
     ];
     for (const [snapshot, projectDirectory, expected] of snapshotCases) {
-      it(`snapshotFile(${JSON.stringify(snapshot)}, ${JSON.stringify(projectDirectory)}) → ${expected}`, () => assert.equal(snapshotFile(snapshot, projectDirectory), expected));
+      it(`snapshotFile(${JSON.stringify(snapshot)}, ${JSON.stringify(projectDirectory)}) → ${expected}`, () =>
+        assert.equal(snapshotFile(snapshot, projectDirectory), expected));
     }
     it("computedState: regional, zonal and global self links; placeholder IPs only when not given", () => {
       assert.deepStrictEqual(computedState(BS, { project: "p", region: "r", name: "n" }), {
         id: "projects/p/regions/r/backendServices/n",
-        state: { project: "p", region: "r", name: "n", selfLink: "https://www.googleapis.com/compute/v1/projects/p/regions/r/backendServices/n" },
+        state: {
+          project: "p",
+          region: "r",
+          name: "n",
+          selfLink: "https://www.googleapis.com/compute/v1/projects/p/regions/r/backendServices/n",
+        },
       });
       assert.equal(computedState(IG, { project: "p", zone: "z", name: "n" }).id, "projects/p/zones/z/instanceGroups/n");
       assert.equal(computedState(FW, { project: "p", name: "n" }).id, "projects/p/global/firewalls/n");
-      assert.equal(computedState("gcp:compute/httpHealthCheck:HttpHealthCheck", { project: "p", name: "n" }).id, "projects/p/global/httpHealthChecks/n");
-      assert.equal(computedState(FR, { project: "p", region: "r", name: "n", ipAddress: "192.0.2.1" }).state.ipAddress, "192.0.2.1");
-      assert.equal(computedState(A, { project: "dccm-test", region: "us-central1", name: WEB_LB, addressType: "EXTERNAL" }).state.address, WEB_IP);
-      assert.equal(computedState(A, { project: "dccm-test", region: "us-central1", name: INTERNAL_LB, addressType: "INTERNAL" }).state.address, INTERNAL_IP);
-      assert.deepStrictEqual(computedState("x:y:Z", { name: "n", a: 1 }), { id: "x:y:Z::n", state: { name: "n", a: 1 } });
+      assert.equal(
+        computedState("gcp:compute/httpHealthCheck:HttpHealthCheck", { project: "p", name: "n" }).id,
+        "projects/p/global/httpHealthChecks/n",
+      );
+      assert.equal(
+        computedState(FR, { project: "p", region: "r", name: "n", ipAddress: "192.0.2.1" }).state.ipAddress,
+        "192.0.2.1",
+      );
+      assert.equal(
+        computedState(A, { project: "dccm-test", region: "us-central1", name: WEB_LB, addressType: "EXTERNAL" }).state
+          .address,
+        WEB_IP,
+      );
+      assert.equal(
+        computedState(A, { project: "dccm-test", region: "us-central1", name: INTERNAL_LB, addressType: "INTERNAL" })
+          .state.address,
+        INTERNAL_IP,
+      );
+      assert.deepStrictEqual(computedState("x:y:Z", { name: "n", a: 1 }), {
+        id: "x:y:Z::n",
+        state: { name: "n", a: 1 },
+      });
     });
   });
 });

@@ -47,7 +47,8 @@ function kubeConfigFor(server: string): k8s.KubeConfig {
 /** The message chain of an error and its causes. */
 function chain(error: unknown): string[] {
   const messages: string[] = [];
-  for (let current = error; current instanceof Error; current = current.cause) messages.push(`${current.name}: ${current.message}`);
+  for (let current = error; current instanceof Error; current = current.cause)
+    messages.push(`${current.name}: ${current.message}`);
   return messages;
 }
 
@@ -69,14 +70,18 @@ describe("API call deadlines against a hung apiserver", function () {
     );
     assert.deepEqual(hung.paths, ["GET /api/v1/namespaces/kube-system"]);
     // node-fetch reports the deadline's abort as its own AbortError.
-    assert.deepEqual(chain(error), ["Error: reading Namespace kube-system (its UID identifies the cluster the stacks belong to)", "AbortError: The user aborted a request."]);
+    assert.deepEqual(chain(error), [
+      "Error: reading Namespace kube-system (its UID identifies the cluster the stacks belong to)",
+      "AbortError: The user aborted a request.",
+    ]);
   });
 
   it("the node controller's Node list ends at its deadline: start() resolves and the watch is restarted later", async () => {
     const lines: Record<string, unknown>[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString("utf8").split("\n")) if (line !== "") lines.push(JSON.parse(line) as Record<string, unknown>);
+        for (const line of chunk.toString("utf8").split("\n"))
+          if (line !== "") lines.push(JSON.parse(line) as Record<string, unknown>);
         done();
       },
     });

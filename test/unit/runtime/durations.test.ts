@@ -3,7 +3,13 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import fc from "fast-check";
-import { durationSetting, formatDuration, MAX_DURATION_MS, optionalDuration, parseDuration } from "../../../runtime/durations";
+import {
+  durationSetting,
+  formatDuration,
+  MAX_DURATION_MS,
+  optionalDuration,
+  parseDuration,
+} from "../../../runtime/durations";
 
 const ROOT = path.resolve(__dirname, "../../../..");
 const UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
@@ -56,17 +62,27 @@ describe("controller/durations parseDuration", () => {
     "1,5s",
     `1${"0".repeat(400)}h`,
   ];
-  for (const text of refused) it(`${JSON.stringify(text)} is not a duration`, () => assert.equal(parseDuration(text), undefined));
+  for (const text of refused)
+    it(`${JSON.stringify(text)} is not a duration`, () => assert.equal(parseDuration(text), undefined));
 
   it("the sum of several terms is the sum of each term's value", () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 10_000 }), fc.constantFrom(...(Object.keys(UNITS) as (keyof typeof UNITS)[]))), { minLength: 1, maxLength: 5 }), (terms) => {
-        const text = terms.map(([amount, unit]) => `${amount}${unit}`).join("");
-        assert.equal(
-          parseDuration(text),
-          terms.reduce((sum, [amount, unit]) => sum + amount * UNITS[unit], 0),
-        );
-      }),
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: 0, max: 10_000 }),
+            fc.constantFrom(...(Object.keys(UNITS) as (keyof typeof UNITS)[])),
+          ),
+          { minLength: 1, maxLength: 5 },
+        ),
+        (terms) => {
+          const text = terms.map(([amount, unit]) => `${amount}${unit}`).join("");
+          assert.equal(
+            parseDuration(text),
+            terms.reduce((sum, [amount, unit]) => sum + amount * UNITS[unit], 0),
+          );
+        },
+      ),
     );
   });
 
@@ -76,36 +92,35 @@ describe("controller/durations parseDuration", () => {
         const text = formatDuration(ms);
         assert.equal(parseDuration(text), ms);
         for (const [unit, factor] of Object.entries(UNITS)) {
-          if (ms >= factor && ms % factor === 0) assert.ok(text.length <= `${ms / factor}${unit}`.length, `${text} vs ${ms / factor}${unit}`);
+          if (ms >= factor && ms % factor === 0)
+            assert.ok(text.length <= `${ms / factor}${unit}`.length, `${text} vs ${ms / factor}${unit}`);
         }
       }),
     );
   });
 
   it("formatDuration: exact spellings", () => {
-    assert.deepEqual([0, 1, 999, 1000, 1500, 30_000, 90_000, 300_000, 600_000, 3_600_000, 5_400_000, MAX_DURATION_MS].map(formatDuration), [
-      "0ms",
-      "1ms",
-      "999ms",
-      "1s",
-      "1500ms",
-      "30s",
-      "90s",
-      "5m",
-      "10m",
-      "1h",
-      "90m",
-      "596h",
-    ]);
+    assert.deepEqual(
+      [0, 1, 999, 1000, 1500, 30_000, 90_000, 300_000, 600_000, 3_600_000, 5_400_000, MAX_DURATION_MS].map(
+        formatDuration,
+      ),
+      ["0ms", "1ms", "999ms", "1s", "1500ms", "30s", "90s", "5m", "10m", "1h", "90m", "596h"],
+    );
   });
 
   it("anything with a sign, a blank inside, or without a unit at its end is refused", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1_000_000 }), fc.constantFrom("ms", "s", "m", "h"), fc.constantFrom("-", "+", ""), fc.constantFrom(" ", ""), (amount, unit, sign, blank) => {
-        fc.pre(sign !== "" || blank !== "");
-        assert.equal(parseDuration(`${sign}${amount}${blank}${unit}`), undefined);
-        assert.equal(parseDuration(`${amount}${unit}${amount}`), undefined);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 1_000_000 }),
+        fc.constantFrom("ms", "s", "m", "h"),
+        fc.constantFrom("-", "+", ""),
+        fc.constantFrom(" ", ""),
+        (amount, unit, sign, blank) => {
+          fc.pre(sign !== "" || blank !== "");
+          assert.equal(parseDuration(`${sign}${amount}${blank}${unit}`), undefined);
+          assert.equal(parseDuration(`${amount}${unit}${amount}`), undefined);
+        },
+      ),
     );
   });
 });
@@ -119,7 +134,12 @@ describe("controller/durations durationSetting", () => {
     ["below the minimum", "10ms", 1000, '--x: expected a duration of at least 1s, got "10ms"'],
     ["at the minimum", "1s", 1000, "ok 1000"],
     ["at the maximum", "596h", undefined, `ok ${MAX_DURATION_MS}`],
-    ["above the maximum (a timer would fire at once)", "597h", undefined, '--x: expected a duration of at most 596h, got "597h"'],
+    [
+      "above the maximum (a timer would fire at once)",
+      "597h",
+      undefined,
+      '--x: expected a duration of at most 596h, got "597h"',
+    ],
   ];
   for (const [name, value, minMs, expected] of cases) {
     it(name, () => {
@@ -127,7 +147,8 @@ describe("controller/durations durationSetting", () => {
       assert.equal(read.ok ? `ok ${read.ms}` : read.problem, expected);
     });
   }
-  it("596h is below Node's timer limit (2^31−1 ms)", () => assert.ok(MAX_DURATION_MS <= 2 ** 31 - 1 && MAX_DURATION_MS + 3_600_000 > 2 ** 31 - 1));
+  it("596h is below Node's timer limit (2^31−1 ms)", () =>
+    assert.ok(MAX_DURATION_MS <= 2 ** 31 - 1 && MAX_DURATION_MS + 3_600_000 > 2 ** 31 - 1));
 });
 
 describe("controller/durations optionalDuration", () => {
@@ -175,7 +196,10 @@ describe("every duration the docs and examples write parses to the value they me
     "24h": 86_400_000,
   };
   const files: [string, string[]][] = [
-    ["README.md", ["10m", "24h", "20m", "10m", "24h", "20m", "10m", "24h", "30s", "20m", "30s", "500ms", "1.5s", "10m", "1h30m"]],
+    [
+      "README.md",
+      ["10m", "24h", "20m", "10m", "24h", "20m", "10m", "24h", "30s", "20m", "30s", "500ms", "1.5s", "10m", "1h30m"],
+    ],
     ["controllers/node/README.md", ["1m", "5m", "30s", "500ms", "30s", "5m", "1h"]],
     ["examples/dccm.yaml", ["10m", "24h", "5m", "30s"]],
     ["bin/daemonCommand.ts", ["500ms", "30s", "10m", "1h"]],

@@ -1,6 +1,14 @@
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
-import { ancestry, firstGone, parseStat, procLinkReader, watchAncestors, type ProcessLink, type ReadLink } from "../../../runtime/parentDeath";
+import {
+  ancestry,
+  firstGone,
+  parseStat,
+  procLinkReader,
+  watchAncestors,
+  type ProcessLink,
+  type ReadLink,
+} from "../../../runtime/parentDeath";
 
 /** A process table: pid → [parent, start time]. */
 function table(entries: Record<number, [number, string]>): ReadLink {
@@ -14,8 +22,18 @@ describe("runtime/parentDeath", () => {
   it("parseStat: the parent and start time, counted from the last ')' (a command name may hold spaces and parentheses)", () => {
     const tail = "S 4242 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 1000 10 0 0 0";
     assert.deepEqual(
-      [parseStat(7, `7 (node) ${tail}`), parseStat(8, `8 (npm exec (a) b) ${tail}`), parseStat(9, "9 (x) S"), parseStat(6, `6 (sh) Z${tail.slice(1)}`)],
-      [{ pid: 7, parent: 4242, startTime: "987654" }, { pid: 8, parent: 4242, startTime: "987654" }, undefined, { pid: 6, parent: 4242, startTime: "987654", zombie: true }],
+      [
+        parseStat(7, `7 (node) ${tail}`),
+        parseStat(8, `8 (npm exec (a) b) ${tail}`),
+        parseStat(9, "9 (x) S"),
+        parseStat(6, `6 (sh) Z${tail.slice(1)}`),
+      ],
+      [
+        { pid: 7, parent: 4242, startTime: "987654" },
+        { pid: 8, parent: 4242, startTime: "987654" },
+        undefined,
+        { pid: 6, parent: 4242, startTime: "987654", zombie: true },
+      ],
     );
   });
 
@@ -36,8 +54,16 @@ describe("runtime/parentDeath", () => {
     const cases: [string, ReadLink, number | undefined][] = [
       ["all there", read, undefined],
       ["npm killed, sh waits on", table({ 50: [40, "t50"], 40: [1, "t40"], 20: [1, "t20"] }), 30],
-      ["npm dead, not reaped yet", (pid) => (pid === 30 ? { pid, parent: 20, startTime: "t30", zombie: true } : read(pid)), 30],
-      ["bash gone, its pid taken by another process", table({ 50: [40, "t50"], 40: [30, "t40"], 30: [20, "t30"], 20: [1, "later"] }), 20],
+      [
+        "npm dead, not reaped yet",
+        (pid) => (pid === 30 ? { pid, parent: 20, startTime: "t30", zombie: true } : read(pid)),
+        30,
+      ],
+      [
+        "bash gone, its pid taken by another process",
+        table({ 50: [40, "t50"], 40: [30, "t40"], 30: [20, "t30"], 20: [1, "later"] }),
+        20,
+      ],
     ];
     assert.deepEqual(
       cases.map(([title, now]) => [title, firstGone(chain, now)?.pid]),

@@ -7,7 +7,14 @@ import * as assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 
 import { backoffMs, fullJitterBackoffMs, jitteredBackoffMs } from "../../../runtime/backoff";
-import { KeyedQueue, OK, type EnqueueFlags, type ReconcileResult, type ScheduleRetry, type WorkItem } from "../../../runtime/queue";
+import {
+  KeyedQueue,
+  OK,
+  type EnqueueFlags,
+  type ReconcileResult,
+  type ScheduleRetry,
+  type WorkItem,
+} from "../../../runtime/queue";
 
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve: (value: T) => void = () => undefined;
@@ -92,7 +99,12 @@ describe("controller/queue KeyedQueue (the daemon's use)", () => {
         seen.push(Date.now());
         return results.shift() ?? { kind: "ok" };
       },
-      { parallelism: 1, backoffBaseMs: 60_000, backoffMaxMs: 60_000, onResult: (item, result, failures) => outcomes.push(`${item.key}:${result.kind}:${failures}`) },
+      {
+        parallelism: 1,
+        backoffBaseMs: 60_000,
+        backoffMaxMs: 60_000,
+        onResult: (item, result, failures) => outcomes.push(`${item.key}:${result.kind}:${failures}`),
+      },
     );
     queue.enqueue("a");
     await queue.idle();
@@ -204,7 +216,12 @@ describe("controller/queue KeyedQueue (the node controller's use)", () => {
         times.push(Date.now());
         return ++n <= 3 ? { kind: "retry", error: new Error(`fail ${n}`) } : OK;
       },
-      { parallelism: 1, backoffBaseMs: 10, backoffJitter: 0, onResult: (_item, r, failures) => seen.push([r.kind, failures]) },
+      {
+        parallelism: 1,
+        backoffBaseMs: 10,
+        backoffJitter: 0,
+        onResult: (_item, r, failures) => seen.push([r.kind, failures]),
+      },
     );
     q.enqueue("k");
     for (let i = 0; i < 100 && n < 4; i++) {
@@ -289,13 +306,21 @@ describe("controller/queue KeyedQueue (shared)", () => {
     const gate = deferred<ReconcileResult>();
     const runs: WorkItem[] = [];
     const outcomes: string[] = [];
-    const results: Promise<ReconcileResult>[] = [Promise.resolve({ kind: "retry", error: new Error("x") }), gate.promise, Promise.resolve({ kind: "retryAfter", ms: 60_000, reason: "wait" })];
+    const results: Promise<ReconcileResult>[] = [
+      Promise.resolve({ kind: "retry", error: new Error("x") }),
+      gate.promise,
+      Promise.resolve({ kind: "retryAfter", ms: 60_000, reason: "wait" }),
+    ];
     const q = new KeyedQueue(
       async (item) => {
         runs.push(item);
         return (await results.shift()) ?? OK;
       },
-      { parallelism: 1, backoffBaseMs: 60_000, onResult: (item, result, failures) => outcomes.push(`${item.key}:${result.kind}:${failures}`) },
+      {
+        parallelism: 1,
+        backoffBaseMs: 60_000,
+        onResult: (item, result, failures) => outcomes.push(`${item.key}:${result.kind}:${failures}`),
+      },
     );
     q.enqueue("a", { refresh: true });
     await q.idle();
@@ -379,12 +404,42 @@ describe("controller/queue KeyedQueue backoff survives re-enqueues (issue 8)", (
   });
 
   const table: { name: string; steps: Step[]; runs: number; armed: number[] }[] = [
-    { name: "failures back off base, 2·base, 4·base when only the timer triggers", steps: [{ fire: true }, { fire: true }], runs: 3, armed: [8000] },
-    { name: "a plain enqueue (resync, meta event) during a backoff only waits", steps: [{ enqueue: {} }, { enqueue: {} }], runs: 1, armed: [2000] },
-    { name: "a refresh (drift) enqueue during a backoff only merges its flag", steps: [{ enqueue: { refresh: true } }, { fire: true }], runs: 2, armed: [4000] },
-    { name: "a changed enqueue runs at once; its failure goes on growing the backoff", steps: [{ enqueue: { changed: true } }], runs: 2, armed: [4000] },
-    { name: "a plain enqueue during the failing run (a dependent's nudge) does not re-run it at once", steps: [{ enqueueDuringRun: {} }], runs: 2, armed: [4000] },
-    { name: "a changed enqueue during the failing run re-runs it at once", steps: [{ enqueueDuringRun: { changed: true } }], runs: 3, armed: [8000] },
+    {
+      name: "failures back off base, 2·base, 4·base when only the timer triggers",
+      steps: [{ fire: true }, { fire: true }],
+      runs: 3,
+      armed: [8000],
+    },
+    {
+      name: "a plain enqueue (resync, meta event) during a backoff only waits",
+      steps: [{ enqueue: {} }, { enqueue: {} }],
+      runs: 1,
+      armed: [2000],
+    },
+    {
+      name: "a refresh (drift) enqueue during a backoff only merges its flag",
+      steps: [{ enqueue: { refresh: true } }, { fire: true }],
+      runs: 2,
+      armed: [4000],
+    },
+    {
+      name: "a changed enqueue runs at once; its failure goes on growing the backoff",
+      steps: [{ enqueue: { changed: true } }],
+      runs: 2,
+      armed: [4000],
+    },
+    {
+      name: "a plain enqueue during the failing run (a dependent's nudge) does not re-run it at once",
+      steps: [{ enqueueDuringRun: {} }],
+      runs: 2,
+      armed: [4000],
+    },
+    {
+      name: "a changed enqueue during the failing run re-runs it at once",
+      steps: [{ enqueueDuringRun: { changed: true } }],
+      runs: 3,
+      armed: [8000],
+    },
   ];
   for (const row of table) {
     it(row.name, async () => {
@@ -399,7 +454,14 @@ describe("controller/queue KeyedQueue backoff survives re-enqueues (issue 8)", (
           duringRun = undefined;
           return { kind: "retry", error: new Error("compute is down") };
         },
-        { parallelism: 1, backoffBaseMs: 2000, backoffMaxMs: 300_000, backoffJitter: 0, scheduleRetry: retries.schedule, onResult: (_item, _result, count) => failures.push(count) },
+        {
+          parallelism: 1,
+          backoffBaseMs: 2000,
+          backoffMaxMs: 300_000,
+          backoffJitter: 0,
+          scheduleRetry: retries.schedule,
+          onResult: (_item, _result, count) => failures.push(count),
+        },
       );
       queue.enqueue("cluster");
       await queue.idle();
@@ -426,7 +488,11 @@ describe("controller/queue KeyedQueue backoff survives re-enqueues (issue 8)", (
   it("the refresh of enqueues merged during a backoff reaches the retry; success forgets the failures", async () => {
     const retries = new FakeRetries();
     const items: WorkItem[] = [];
-    const results: ReconcileResult[] = [{ kind: "retry", error: new Error("quota") }, OK, { kind: "retry", error: new Error("quota") }];
+    const results: ReconcileResult[] = [
+      { kind: "retry", error: new Error("quota") },
+      OK,
+      { kind: "retry", error: new Error("quota") },
+    ];
     const queue = new KeyedQueue(
       async (item) => {
         items.push(item);
@@ -456,8 +522,17 @@ describe("controller/queue KeyedQueue backoff survives re-enqueues (issue 8)", (
     const retries = new FakeRetries();
     const reported: number[] = [];
     const queue = new KeyedQueue(
-      async (item): Promise<ReconcileResult> => (item.key === "later" ? { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" } : { kind: "retry", error: new Error("down") }),
-      { parallelism: 2, backoffBaseMs: 5000, backoffJitter: 0, scheduleRetry: retries.schedule, onBackoff: (keys) => reported.push(keys) },
+      async (item): Promise<ReconcileResult> =>
+        item.key === "later"
+          ? { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" }
+          : { kind: "retry", error: new Error("down") },
+      {
+        parallelism: 2,
+        backoffBaseMs: 5000,
+        backoffJitter: 0,
+        scheduleRetry: retries.schedule,
+        onBackoff: (keys) => reported.push(keys),
+      },
     );
     queue.enqueue("a");
     queue.enqueue("b");

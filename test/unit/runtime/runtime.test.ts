@@ -31,7 +31,13 @@ describe("controller/backoff", () => {
           const plain = backoffMs(failures, base, max);
           const full = fullJitterBackoffMs(failures, base, max, random);
           const spread = jitteredBackoffMs(failures, base, max, 0.1, random);
-          return plain <= max && full >= 0 && full <= plain && spread <= max && Math.abs(spread - plain) <= Math.ceil(plain * 0.1) + 1;
+          return (
+            plain <= max &&
+            full >= 0 &&
+            full <= plain &&
+            spread <= max &&
+            Math.abs(spread - plain) <= Math.ceil(plain * 0.1) + 1
+          );
         },
       ),
     );
@@ -43,7 +49,9 @@ describe("controller/retry retryOnConflict", () => {
     const seen: number[] = [];
     const value = await retryOnConflict("patching Node n1", 5, async (attempt): Promise<ConflictAttempt<string>> => {
       seen.push(attempt);
-      return attempt < 3 ? { kind: "conflict", error: new Error(`409 #${attempt}`) } : { kind: "done", value: "patched" };
+      return attempt < 3
+        ? { kind: "conflict", error: new Error(`409 #${attempt}`) }
+        : { kind: "done", value: "patched" };
     });
     assert.equal(value, "patched");
     assert.deepEqual(seen, [1, 2, 3]);
@@ -52,8 +60,14 @@ describe("controller/retry retryOnConflict", () => {
   it("gives up after the last attempt with the last conflict as cause", async () => {
     const last = new Error("409 #2");
     await assert.rejects(
-      retryOnConflict("patching Node n1", 2, async (attempt) => ({ kind: "conflict", error: attempt === 2 ? last : new Error("409 #1") })),
-      (error: unknown) => error instanceof ConflictRetriesExhaustedError && error.message === "patching Node n1: conflicts on 2 attempts" && error.cause === last,
+      retryOnConflict("patching Node n1", 2, async (attempt) => ({
+        kind: "conflict",
+        error: attempt === 2 ? last : new Error("409 #1"),
+      })),
+      (error: unknown) =>
+        error instanceof ConflictRetriesExhaustedError &&
+        error.message === "patching Node n1: conflicts on 2 attempts" &&
+        error.cause === last,
     );
   });
 
@@ -83,10 +97,17 @@ describe("controller/guards isRecord", () => {
 });
 
 describe("controller/results resultObserver", () => {
-  function observe(giveUpLevel: "info" | "error"): { lines: Record<string, unknown>[]; counted: string[]; observer: ReturnType<typeof resultObserver> } {
+  function observe(giveUpLevel: "info" | "error"): {
+    lines: Record<string, unknown>[];
+    counted: string[];
+    observer: ReturnType<typeof resultObserver>;
+  } {
     const lines: Record<string, unknown>[] = [];
     const counted: string[] = [];
-    const logger = pino({ level: "debug", base: undefined, timestamp: false }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const logger = pino(
+      { level: "debug", base: undefined, timestamp: false },
+      { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+    );
     const observer = resultObserver({
       logger,
       keyField: "stack",
@@ -101,15 +122,54 @@ describe("controller/results resultObserver", () => {
   it("logs each result once at its level, escalates from the third failure, and counts it", () => {
     const { lines, counted, observer } = observe("info");
     observer({ key: "service.default.web", refresh: false }, { kind: "ok" }, 0);
-    observer({ key: "service.default.web", refresh: false }, { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" }, 0);
-    observer({ key: "cluster", refresh: false }, { kind: "retry", error: new Error("googleapi: Error 429: Rate Limit Exceeded") }, 2);
-    observer({ key: "cluster", refresh: false }, { kind: "retry", error: new Error("googleapi: Error 429: Rate Limit Exceeded") }, 3);
-    observer({ key: "service.default.bad", refresh: false }, { kind: "giveUp", reason: "the Service is invalid: SCTP is not supported" }, 0);
+    observer(
+      { key: "service.default.web", refresh: false },
+      { kind: "retryAfter", ms: 1000, reason: "waiting for the cluster stack" },
+      0,
+    );
+    observer(
+      { key: "cluster", refresh: false },
+      { kind: "retry", error: new Error("googleapi: Error 429: Rate Limit Exceeded") },
+      2,
+    );
+    observer(
+      { key: "cluster", refresh: false },
+      { kind: "retry", error: new Error("googleapi: Error 429: Rate Limit Exceeded") },
+      3,
+    );
+    observer(
+      { key: "service.default.bad", refresh: false },
+      { kind: "giveUp", reason: "the Service is invalid: SCTP is not supported" },
+      0,
+    );
     assert.deepEqual(lines, [
-      { level: 20, stack: "service.default.web", ms: 1000, reason: "waiting for the cluster stack", msg: "reconcile deferred" },
-      { level: 40, stack: "cluster", failures: 2, err: "googleapi: Error 429: Rate Limit Exceeded", msg: "reconcile failed; will retry" },
-      { level: 50, stack: "cluster", failures: 3, err: "googleapi: Error 429: Rate Limit Exceeded", msg: "reconcile failing; will retry" },
-      { level: 30, stack: "service.default.bad", reason: "the Service is invalid: SCTP is not supported", msg: "reconcile ended without retry" },
+      {
+        level: 20,
+        stack: "service.default.web",
+        ms: 1000,
+        reason: "waiting for the cluster stack",
+        msg: "reconcile deferred",
+      },
+      {
+        level: 40,
+        stack: "cluster",
+        failures: 2,
+        err: "googleapi: Error 429: Rate Limit Exceeded",
+        msg: "reconcile failed; will retry",
+      },
+      {
+        level: 50,
+        stack: "cluster",
+        failures: 3,
+        err: "googleapi: Error 429: Rate Limit Exceeded",
+        msg: "reconcile failing; will retry",
+      },
+      {
+        level: 30,
+        stack: "service.default.bad",
+        reason: "the Service is invalid: SCTP is not supported",
+        msg: "reconcile ended without retry",
+      },
     ]);
     assert.deepEqual(counted, [
       "reconciles service ok",
@@ -125,6 +185,8 @@ describe("controller/results resultObserver", () => {
   it("a give-up is an error where the controller says so", () => {
     const { lines, observer } = observe("error");
     observer({ key: "node-1", refresh: false }, { kind: "giveUp", reason: "no providerID" }, 0);
-    assert.deepEqual(lines, [{ level: 50, stack: "node-1", reason: "no providerID", msg: "reconcile ended without retry" }]);
+    assert.deepEqual(lines, [
+      { level: 50, stack: "node-1", reason: "no providerID", msg: "reconcile ended without retry" },
+    ]);
   });
 });

@@ -5,17 +5,33 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as zlib from "node:zlib";
 import fc from "fast-check";
-import { FileBackend, layoutVersion, parseCheckpoint, stackNamesOf, type CheckpointRead } from "../../../stacks/checkpoints";
+import {
+  FileBackend,
+  layoutVersion,
+  parseCheckpoint,
+  stackNamesOf,
+  type CheckpointRead,
+} from "../../../stacks/checkpoints";
 import { holdsSecret } from "../../../stacks/deployment";
 import { hasProgramOutputs, PROGRAM_OUTPUTS } from "../../../components/outputs";
 
 const DEPLOYMENT = {
   manifest: { time: "2026-11-23T11:22:36Z", magic: "m", version: "v3.248.0" },
-  resources: [{ urn: "urn:pulumi:cluster::dccm-c::pulumi:pulumi:Stack::dccm-c-cluster", type: "pulumi:pulumi:Stack", outputs: { dccmDesiredHash: "abc" } }],
+  resources: [
+    {
+      urn: "urn:pulumi:cluster::dccm-c::pulumi:pulumi:Stack::dccm-c-cluster",
+      type: "pulumi:pulumi:Stack",
+      outputs: { dccmDesiredHash: "abc" },
+    },
+  ],
 };
 
 function checkpoint(latest: unknown, version: unknown = 3, features?: unknown): string {
-  return JSON.stringify({ version, ...(features === undefined ? {} : { features }), checkpoint: { stack: "organization/dccm-c/cluster", ...(latest === undefined ? {} : { latest }) } });
+  return JSON.stringify({
+    version,
+    ...(features === undefined ? {} : { features }),
+    checkpoint: { stack: "organization/dccm-c/cluster", ...(latest === undefined ? {} : { latest }) },
+  });
 }
 
 describe("checkpoints: layoutVersion (.pulumi/meta.yaml)", () => {
@@ -36,13 +52,37 @@ describe("checkpoints: parseCheckpoint", () => {
     ["a deployment", checkpoint(DEPLOYMENT), { kind: "read", version: 3, deployment: DEPLOYMENT }],
     ["a stack never updated (no latest)", checkpoint(undefined), { kind: "read", version: 3, deployment: undefined }],
     ["a stack never updated (latest null)", checkpoint(null), { kind: "read", version: 3, deployment: undefined }],
-    ["version 4 with its features", checkpoint(DEPLOYMENT, 4, ["replaceWith"]), { kind: "read", version: 4, features: ["replaceWith"], deployment: DEPLOYMENT }],
-    ["features that are not names", checkpoint(DEPLOYMENT, 4, [1]), { kind: "unsure", reason: "the checkpoint's `features` is not a list of names" }],
-    ["a later checkpoint version", checkpoint(DEPLOYMENT, 5), { kind: "unsure", reason: "checkpoint version 5, not 3 or 4" }],
-    ["no version", JSON.stringify({ checkpoint: { latest: DEPLOYMENT } }), { kind: "unsure", reason: "checkpoint version undefined, not 3 or 4" }],
-    ["no checkpoint object", JSON.stringify({ version: 3 }), { kind: "unsure", reason: "the checkpoint has no `checkpoint` object" }],
+    [
+      "version 4 with its features",
+      checkpoint(DEPLOYMENT, 4, ["replaceWith"]),
+      { kind: "read", version: 4, features: ["replaceWith"], deployment: DEPLOYMENT },
+    ],
+    [
+      "features that are not names",
+      checkpoint(DEPLOYMENT, 4, [1]),
+      { kind: "unsure", reason: "the checkpoint's `features` is not a list of names" },
+    ],
+    [
+      "a later checkpoint version",
+      checkpoint(DEPLOYMENT, 5),
+      { kind: "unsure", reason: "checkpoint version 5, not 3 or 4" },
+    ],
+    [
+      "no version",
+      JSON.stringify({ checkpoint: { latest: DEPLOYMENT } }),
+      { kind: "unsure", reason: "checkpoint version undefined, not 3 or 4" },
+    ],
+    [
+      "no checkpoint object",
+      JSON.stringify({ version: 3 }),
+      { kind: "unsure", reason: "the checkpoint has no `checkpoint` object" },
+    ],
     ["latest not an object", checkpoint([1]), { kind: "unsure", reason: "the checkpoint's `latest` is not an object" }],
-    ["truncated JSON", checkpoint(DEPLOYMENT).slice(0, 40), { kind: "unsure", reason: `the checkpoint is not JSON (${jsonError(checkpoint(DEPLOYMENT).slice(0, 40))})` }],
+    [
+      "truncated JSON",
+      checkpoint(DEPLOYMENT).slice(0, 40),
+      { kind: "unsure", reason: `the checkpoint is not JSON (${jsonError(checkpoint(DEPLOYMENT).slice(0, 40))})` },
+    ],
   ];
   for (const [name, text, expected] of cases) it(name, () => assert.deepEqual(parseCheckpoint(text), expected));
 
@@ -109,7 +149,11 @@ describe("checkpoints: FileBackend", () => {
     fs.writeFileSync(path.join(stacks(), "cluster.json"), checkpoint(DEPLOYMENT));
     fs.writeFileSync(path.join(stacks(), "service.default.web.json.gz"), zlib.gzipSync(checkpoint(DEPLOYMENT)));
     assert.deepEqual(backend.readCheckpoint("dccm-c", "cluster"), { kind: "read", version: 3, deployment: DEPLOYMENT });
-    assert.deepEqual(backend.readCheckpoint("dccm-c", "service.default.web"), { kind: "read", version: 3, deployment: DEPLOYMENT });
+    assert.deepEqual(backend.readCheckpoint("dccm-c", "service.default.web"), {
+      kind: "read",
+      version: 3,
+      deployment: DEPLOYMENT,
+    });
     assert.deepEqual(backend.readCheckpoint("dccm-c", "service.default.api"), { kind: "absent" });
     assert.deepEqual(backend.listStacks("dccm-c"), ["cluster", "service.default.web"]);
     assert.deepEqual(backend.listStacks("dccm-other"), []);
@@ -123,10 +167,22 @@ describe("checkpoints: FileBackend", () => {
     fs.writeFileSync(path.join(stacks(), "journaled.json"), checkpoint(DEPLOYMENT));
     fs.mkdirSync(path.join(dir, ".pulumi", "journal", "dccm-c", "journaled"), { recursive: true });
     fs.writeFileSync(path.join(dir, ".pulumi", "journal", "dccm-c", "journaled", "manifest.json"), "{}");
-    assert.deepEqual(backend.readCheckpoint("dccm-c", "both"), { kind: "unsure", reason: "the stack has checkpoints .json and .json.gz" });
-    assert.deepEqual(backend.readCheckpoint("dccm-c", "zst"), { kind: "unsure", reason: "the checkpoint is zstd-compressed" });
-    assert.deepEqual(backend.readCheckpoint("dccm-c", "badgz"), { kind: "unsure", reason: "reading the checkpoint failed (incorrect header check)" });
-    assert.deepEqual(backend.readCheckpoint("dccm-c", "journaled"), { kind: "unsure", reason: "the stack has an update journal" });
+    assert.deepEqual(backend.readCheckpoint("dccm-c", "both"), {
+      kind: "unsure",
+      reason: "the stack has checkpoints .json and .json.gz",
+    });
+    assert.deepEqual(backend.readCheckpoint("dccm-c", "zst"), {
+      kind: "unsure",
+      reason: "the checkpoint is zstd-compressed",
+    });
+    assert.deepEqual(backend.readCheckpoint("dccm-c", "badgz"), {
+      kind: "unsure",
+      reason: "reading the checkpoint failed (incorrect header check)",
+    });
+    assert.deepEqual(backend.readCheckpoint("dccm-c", "journaled"), {
+      kind: "unsure",
+      reason: "the stack has an update journal",
+    });
   });
 
   it("an empty journal directory (cleaned up after an update) is no journal", () => {
@@ -138,10 +194,16 @@ describe("checkpoints: FileBackend", () => {
   it("without the project layout (meta.yaml version 1) nothing is read", () => {
     fs.writeFileSync(path.join(stacks(), "cluster.json"), checkpoint(DEPLOYMENT));
     fs.rmSync(path.join(dir, ".pulumi", "meta.yaml"));
-    assert.deepEqual(backend.readCheckpoint("dccm-c", "cluster"), { kind: "unsure", reason: "the backend has no .pulumi/meta.yaml" });
+    assert.deepEqual(backend.readCheckpoint("dccm-c", "cluster"), {
+      kind: "unsure",
+      reason: "the backend has no .pulumi/meta.yaml",
+    });
     assert.deepEqual(backend.listStacks("dccm-c"), { unsure: "the backend has no .pulumi/meta.yaml" });
     fs.writeFileSync(path.join(dir, ".pulumi", "meta.yaml"), "");
-    assert.deepEqual(backend.readCheckpoint("dccm-c", "cluster"), { kind: "unsure", reason: "backend layout version 0, not 1" });
+    assert.deepEqual(backend.readCheckpoint("dccm-c", "cluster"), {
+      kind: "unsure",
+      reason: "backend layout version 0, not 1",
+    });
   });
 
   it("a backend nothing was written to has no stacks", () => {
@@ -166,13 +228,27 @@ describe("checkpoints: holdsSecret (an up's outputs from the checkpoint only whe
 
 describe("stacks: hasProgramOutputs (an up that recorded no stack outputs runs once more)", () => {
   const cases: [string, Record<string, unknown>, boolean][] = [
-    ["a Service stack's outputs", { loadBalancers: { "default/web": { ingress: ["34.1.2.3"] } }, instanceGroups: {}, routes: {}, dccmDesiredHash: "abc" }, true],
-    ["the cluster stack's (empty maps)", { loadBalancers: {}, instanceGroups: { "us-central1-a": "k8s-ig--c" }, routes: {} }, true],
+    [
+      "a Service stack's outputs",
+      {
+        loadBalancers: { "default/web": { ingress: ["34.1.2.3"] } },
+        instanceGroups: {},
+        routes: {},
+        dccmDesiredHash: "abc",
+      },
+      true,
+    ],
+    [
+      "the cluster stack's (empty maps)",
+      { loadBalancers: {}, instanceGroups: { "us-central1-a": "k8s-ig--c" }, routes: {} },
+      true,
+    ],
     ["nothing recorded (seen once in CI)", {}, false],
     ["only the hash", { dccmDesiredHash: "abc" }, false],
     ["loadBalancers missing", { instanceGroups: {}, routes: {} }, false],
     ["routes not a map", { loadBalancers: {}, instanceGroups: {}, routes: "x" }, false],
   ];
   for (const [name, outputs, expected] of cases) it(name, () => assert.equal(hasProgramOutputs(outputs), expected));
-  it("names the program's outputs", () => assert.deepEqual(PROGRAM_OUTPUTS, ["loadBalancers", "instanceGroups", "routes"]));
+  it("names the program's outputs", () =>
+    assert.deepEqual(PROGRAM_OUTPUTS, ["loadBalancers", "instanceGroups", "routes"]));
 });

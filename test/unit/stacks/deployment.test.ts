@@ -8,7 +8,11 @@ describe("stacks: stackOutputs", () => {
   it("reads the root stack resource's outputs, including the recorded desired-state hash", () => {
     const deployment = {
       resources: [
-        { urn: "urn:pulumi:cluster::dccm::pulumi:pulumi:Stack::dccm-cluster", type: "pulumi:pulumi:Stack", outputs: { [HASH_OUTPUT]: "abc", instanceGroups: { "us-central1-a": "link" } } },
+        {
+          urn: "urn:pulumi:cluster::dccm::pulumi:pulumi:Stack::dccm-cluster",
+          type: "pulumi:pulumi:Stack",
+          outputs: { [HASH_OUTPUT]: "abc", instanceGroups: { "us-central1-a": "link" } },
+        },
         { urn: "urn:x", type: "gcp:compute/firewall:Firewall", outputs: { name: "f" } },
       ],
     };
@@ -25,7 +29,12 @@ describe("stacks: recoverPendingCreates", () => {
       type: "gcp:compute/firewall:Firewall",
       inputs: { name: "k8s-cid-node-http-hc", project: "dccm-test", network: "net" },
     };
-    const unknownKind = { urn: "urn:x", custom: true, type: "gcp:storage/bucket:Bucket", inputs: { name: "b", project: "p" } };
+    const unknownKind = {
+      urn: "urn:x",
+      custom: true,
+      type: "gcp:storage/bucket:Bucket",
+      inputs: { name: "b", project: "p" },
+    };
     const deployment: Record<string, unknown> = {
       resources: [{ urn: "urn:stack" }],
       pending_operations: [
@@ -35,7 +44,10 @@ describe("stacks: recoverPendingCreates", () => {
       ],
     };
     assert.deepEqual(recoverPendingCreates(deployment), [firewall.urn]);
-    assert.deepEqual(deployment.resources, [{ urn: "urn:stack" }, { ...firewall, id: "projects/dccm-test/global/firewalls/k8s-cid-node-http-hc", outputs: firewall.inputs }]);
+    assert.deepEqual(deployment.resources, [
+      { urn: "urn:stack" },
+      { ...firewall, id: "projects/dccm-test/global/firewalls/k8s-cid-node-http-hc", outputs: firewall.inputs },
+    ]);
     assert.deepEqual(deployment.pending_operations, [
       { type: "creating", resource: unknownKind },
       { type: "updating", resource: { urn: "urn:y" } },
@@ -49,15 +61,39 @@ describe("Service stacks back to their Service", () => {
   const ns = NS63;
   const long = "l".repeat(40);
   const stack = serviceStackName(ns, long);
-  const component = { urn: `urn:pulumi:${stack}::dccm-e2e::dccm:gcp:ServiceLoadBalancer::${ns}/${long}`, type: "dccm:gcp:ServiceLoadBalancer", custom: false };
-  const root = (outputs: Record<string, unknown>): Record<string, unknown> => ({ urn: `urn:pulumi:${stack}::dccm-e2e::pulumi:pulumi:Stack::dccm-e2e-${stack}`, type: "pulumi:pulumi:Stack", outputs });
+  const component = {
+    urn: `urn:pulumi:${stack}::dccm-e2e::dccm:gcp:ServiceLoadBalancer::${ns}/${long}`,
+    type: "dccm:gcp:ServiceLoadBalancer",
+    custom: false,
+  };
+  const root = (outputs: Record<string, unknown>): Record<string, unknown> => ({
+    urn: `urn:pulumi:${stack}::dccm-e2e::pulumi:pulumi:Stack::dccm-e2e-${stack}`,
+    type: "pulumi:pulumi:Stack",
+    outputs,
+  });
 
   const table: [string, Record<string, unknown> | undefined, { namespace: string; name: string } | undefined][] = [
-    ["the output dccmServiceKey", { resources: [root({ dccmServiceKey: `${ns}/${long}` })] }, { namespace: ns, name: long }],
-    ["the ServiceLoadBalancer component (a first up that failed)", { resources: [root({}), component] }, { namespace: ns, name: long }],
+    [
+      "the output dccmServiceKey",
+      { resources: [root({ dccmServiceKey: `${ns}/${long}` })] },
+      { namespace: ns, name: long },
+    ],
+    [
+      "the ServiceLoadBalancer component (a first up that failed)",
+      { resources: [root({}), component] },
+      { namespace: ns, name: long },
+    ],
     [
       "a pending create of a killed first up",
-      { resources: [], pending_operations: [{ type: "creating", resource: { urn: `urn:pulumi:${stack}::dccm-e2e::gcp:compute/address:Address::${ns}/${long}:address` } }] },
+      {
+        resources: [],
+        pending_operations: [
+          {
+            type: "creating",
+            resource: { urn: `urn:pulumi:${stack}::dccm-e2e::gcp:compute/address:Address::${ns}/${long}:address` },
+          },
+        ],
+      },
       { namespace: ns, name: long },
     ],
     ["another Service's key (not this stack's)", { resources: [root({ dccmServiceKey: `${ns}/other` })] }, undefined],

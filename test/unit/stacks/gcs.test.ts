@@ -2,11 +2,32 @@
 import * as assert from "node:assert/strict";
 import * as zlib from "node:zlib";
 import fc from "fast-check";
-import { GcsBackend, GcsClient, gcsLocation, MAX_IN_FLIGHT, retriable, stacksOfListing, storageEndpoint, type Fetch, type GcsLocation } from "../../../stacks/gcs";
+import {
+  GcsBackend,
+  GcsClient,
+  gcsLocation,
+  MAX_IN_FLIGHT,
+  retriable,
+  stacksOfListing,
+  storageEndpoint,
+  type Fetch,
+  type GcsLocation,
+} from "../../../stacks/gcs";
 import { stackNamesOf, type CheckpointRead } from "../../../stacks/checkpoints";
 
-const DEPLOYMENT = { resources: [{ urn: "urn:pulumi:cluster::dccm-c::pulumi:pulumi:Stack::dccm-c-cluster", type: "pulumi:pulumi:Stack", outputs: { dccmDesiredHash: "abc" } }] };
-const CHECKPOINT = JSON.stringify({ version: 3, checkpoint: { stack: "organization/dccm-c/cluster", latest: DEPLOYMENT } });
+const DEPLOYMENT = {
+  resources: [
+    {
+      urn: "urn:pulumi:cluster::dccm-c::pulumi:pulumi:Stack::dccm-c-cluster",
+      type: "pulumi:pulumi:Stack",
+      outputs: { dccmDesiredHash: "abc" },
+    },
+  ],
+};
+const CHECKPOINT = JSON.stringify({
+  version: 3,
+  checkpoint: { stack: "organization/dccm-c/cluster", latest: DEPLOYMENT },
+});
 const EMULATOR = { STORAGE_EMULATOR_HOST: "127.0.0.1:4443" };
 
 describe("stacks/gcs: gcsLocation (the diy backend's bucket and prefix)", () => {
@@ -33,7 +54,8 @@ describe("stacks/gcs: storageEndpoint and retriable", () => {
     [{ STORAGE_EMULATOR_HOST: "127.0.0.1:4443" }, { root: "http://127.0.0.1:4443", emulator: true }],
     [{ STORAGE_EMULATOR_HOST: "https://gcs.test:4443/" }, { root: "https://gcs.test:4443", emulator: true }],
   ];
-  for (const [env, expected] of endpoints) it(`endpoint of ${JSON.stringify(env)}`, () => assert.deepEqual(storageEndpoint(env), expected));
+  for (const [env, expected] of endpoints)
+    it(`endpoint of ${JSON.stringify(env)}`, () => assert.deepEqual(storageEndpoint(env), expected));
 
   const statuses: [number, boolean][] = [
     [400, false],
@@ -46,14 +68,23 @@ describe("stacks/gcs: storageEndpoint and retriable", () => {
     [502, true],
     [503, true],
   ];
-  for (const [status, expected] of statuses) it(`HTTP ${status} ${expected ? "is" : "is not"} retried`, () => assert.equal(retriable(status), expected));
+  for (const [status, expected] of statuses)
+    it(`HTTP ${status} ${expected ? "is" : "is not"} retried`, () => assert.equal(retriable(status), expected));
 });
 
 describe("stacks/gcs: stacksOfListing", () => {
   const dir = "p/.pulumi/stacks/dccm-c/";
   const journal = "p/.pulumi/journal/dccm-c/";
   it("the checkpoints directly in the project's directory, their encodings and journals", () => {
-    const names = [`${dir}cluster.json`, `${dir}cluster.json.bak`, `${dir}web.json.gz`, `${dir}both.json`, `${dir}both.json.gz`, `${dir}sub/x.json`, "p/.pulumi/stacks/other/y.json"];
+    const names = [
+      `${dir}cluster.json`,
+      `${dir}cluster.json.bak`,
+      `${dir}web.json.gz`,
+      `${dir}both.json`,
+      `${dir}both.json.gz`,
+      `${dir}sub/x.json`,
+      "p/.pulumi/stacks/other/y.json",
+    ];
     assert.deepEqual(
       [...stacksOfListing(dir, names, journal, [`${journal}web/0001`])],
       [
@@ -98,7 +129,9 @@ class FakeBucket {
   readonly fetch: Fetch = (url, init) => {
     const parsed = new URL(url);
     const objectPath = decodeURIComponent(parsed.pathname.replace(`/storage/v1/b/${this.bucket}/o`, ""));
-    this.requests.push(`${init.method} ${objectPath === "" ? `?prefix=${parsed.searchParams.get("prefix") ?? ""}` : objectPath.slice(1)}`);
+    this.requests.push(
+      `${init.method} ${objectPath === "" ? `?prefix=${parsed.searchParams.get("prefix") ?? ""}` : objectPath.slice(1)}`,
+    );
     const status = this.answers.shift() ?? this.refuse(this.requests[this.requests.length - 1]);
     if (status !== undefined) return Promise.resolve(new Response("{}", { status }));
     if (objectPath === "") {
@@ -106,7 +139,12 @@ class FakeBucket {
       const all = [...this.objects.keys()].filter((name) => name.startsWith(prefix)).sort();
       const start = Number(parsed.searchParams.get("pageToken") ?? "0");
       const next = start + this.pageSize < all.length ? String(start + this.pageSize) : undefined;
-      return Promise.resolve(Response.json({ items: all.slice(start, start + this.pageSize).map((name) => ({ name })), ...(next !== undefined ? { nextPageToken: next } : {}) }));
+      return Promise.resolve(
+        Response.json({
+          items: all.slice(start, start + this.pageSize).map((name) => ({ name })),
+          ...(next !== undefined ? { nextPageToken: next } : {}),
+        }),
+      );
     }
     const name = objectPath.slice(1);
     const bytes = this.objects.get(name);
@@ -121,7 +159,13 @@ class FakeBucket {
 
 describe("stacks/gcs: GcsClient", () => {
   const sleeps: number[] = [];
-  const client = (bucket: FakeBucket): GcsClient => new GcsClient({ env: EMULATOR, fetch: bucket.fetch, random: () => 0.5, sleep: (ms) => Promise.resolve(void sleeps.push(ms)) });
+  const client = (bucket: FakeBucket): GcsClient =>
+    new GcsClient({
+      env: EMULATOR,
+      fetch: bucket.fetch,
+      random: () => 0.5,
+      sleep: (ms) => Promise.resolve(void sleeps.push(ms)),
+    });
   beforeEach(() => sleeps.splice(0));
 
   it("lists every page of a prefix", async () => {
@@ -143,14 +187,20 @@ describe("stacks/gcs: GcsClient", () => {
   it("gives up after its attempts, naming the object and the last answer", async () => {
     const bucket = new FakeBucket();
     bucket.answers = [503, 503, 503, 503];
-    await assert.rejects(client(bucket).get("acme-state", "a/1"), { name: "GcsRequestError", message: "reading gs://acme-state/a/1: HTTP 503" });
+    await assert.rejects(client(bucket).get("acme-state", "a/1"), {
+      name: "GcsRequestError",
+      message: "reading gs://acme-state/a/1: HTTP 503",
+    });
     assert.equal(bucket.requests.length, 4);
   });
 
   it("does not retry a refusal (403), and a 404 is no object", async () => {
     const bucket = new FakeBucket();
     bucket.answers = [403];
-    await assert.rejects(client(bucket).list("acme-state", "a/"), { name: "GcsRequestError", message: "listing gs://acme-state/a/: HTTP 403" });
+    await assert.rejects(client(bucket).list("acme-state", "a/"), {
+      name: "GcsRequestError",
+      message: "listing gs://acme-state/a/: HTTP 403",
+    });
     assert.deepEqual([bucket.requests.length, sleeps], [1, []]);
     assert.equal(await client(bucket).get("acme-state", "missing"), undefined);
   });
@@ -185,7 +235,11 @@ describe("stacks/gcs: GcsBackend", () => {
   const root = "prod/.pulumi/";
   const stacks = `${root}stacks/dccm-c/`;
   let bucket: FakeBucket;
-  const backend = (): GcsBackend => GcsBackend.fromUrl("gs://acme-state/prod", EMULATOR, { fetch: bucket.fetch, sleep: () => Promise.resolve() }) as GcsBackend;
+  const backend = (): GcsBackend =>
+    GcsBackend.fromUrl("gs://acme-state/prod", EMULATOR, {
+      fetch: bucket.fetch,
+      sleep: () => Promise.resolve(),
+    }) as GcsBackend;
   beforeEach(() => {
     bucket = new FakeBucket();
     bucket.pageSize = 100;
@@ -211,7 +265,11 @@ describe("stacks/gcs: GcsBackend", () => {
     ]);
     bucket.requests.splice(0);
     assert.deepEqual(await gcs.readCheckpoint("dccm-c", "cluster"), read);
-    assert.deepEqual(bucket.requests, [`GET ?prefix=${stacks}cluster.json`, `GET ?prefix=${root}journal/dccm-c/cluster/`, `GET ${stacks}cluster.json`]);
+    assert.deepEqual(bucket.requests, [
+      `GET ?prefix=${stacks}cluster.json`,
+      `GET ?prefix=${root}journal/dccm-c/cluster/`,
+      `GET ${stacks}cluster.json`,
+    ]);
   });
 
   it("an empty bucket has no stacks", async () => {
@@ -227,22 +285,43 @@ describe("stacks/gcs: GcsBackend", () => {
     bucket.put(`${stacks}journaled.json`, CHECKPOINT);
     bucket.put(`${root}journal/dccm-c/journaled/0001`, "{}");
     const gcs = backend();
-    assert.deepEqual(await gcs.readCheckpoint("dccm-c", "both"), { kind: "unsure", reason: "the stack has checkpoints .json and .json.gz" });
-    assert.deepEqual(await gcs.readCheckpoint("dccm-c", "zst"), { kind: "unsure", reason: "the checkpoint is zstd-compressed" });
-    assert.deepEqual(await gcs.readCheckpoint("dccm-c", "badgz"), { kind: "unsure", reason: "reading the checkpoint failed (incorrect header check)" });
-    assert.deepEqual(await gcs.readCheckpoint("dccm-c", "journaled"), { kind: "unsure", reason: "the stack has an update journal" });
+    assert.deepEqual(await gcs.readCheckpoint("dccm-c", "both"), {
+      kind: "unsure",
+      reason: "the stack has checkpoints .json and .json.gz",
+    });
+    assert.deepEqual(await gcs.readCheckpoint("dccm-c", "zst"), {
+      kind: "unsure",
+      reason: "the checkpoint is zstd-compressed",
+    });
+    assert.deepEqual(await gcs.readCheckpoint("dccm-c", "badgz"), {
+      kind: "unsure",
+      reason: "reading the checkpoint failed (incorrect header check)",
+    });
+    assert.deepEqual(await gcs.readCheckpoint("dccm-c", "journaled"), {
+      kind: "unsure",
+      reason: "the stack has an update journal",
+    });
     assert.deepEqual(await gcs.readCheckpoint("dccm-c", "gone"), { kind: "absent" });
     bucket.refuse = (request) => (request === `GET ?prefix=${stacks}both.json` ? 503 : undefined);
-    assert.deepEqual(await gcs.readCheckpoint("dccm-c", "both"), { kind: "unsure", reason: `reading the checkpoint failed (listing gs://acme-state/${stacks}both.json: HTTP 503)` });
+    assert.deepEqual(await gcs.readCheckpoint("dccm-c", "both"), {
+      kind: "unsure",
+      reason: `reading the checkpoint failed (listing gs://acme-state/${stacks}both.json: HTTP 503)`,
+    });
   });
 
   it("a backend of another layout, or none declared, is read by the CLI", async () => {
     bucket.put(`${stacks}cluster.json`, CHECKPOINT);
     bucket.put(`${root}meta.yaml`, "version: 0\n");
     assert.deepEqual(await backend().listStacks("dccm-c"), { unsure: "backend layout version 0, not 1" });
-    assert.deepEqual(await backend().readCheckpoint("dccm-c", "cluster"), { kind: "unsure", reason: "backend layout version 0, not 1" });
+    assert.deepEqual(await backend().readCheckpoint("dccm-c", "cluster"), {
+      kind: "unsure",
+      reason: "backend layout version 0, not 1",
+    });
     bucket.objects.delete(`${root}meta.yaml`);
-    assert.deepEqual(await backend().readCheckpoint("dccm-c", "cluster"), { kind: "unsure", reason: "the backend has no .pulumi/meta.yaml" });
+    assert.deepEqual(await backend().readCheckpoint("dccm-c", "cluster"), {
+      kind: "unsure",
+      reason: "the backend has no .pulumi/meta.yaml",
+    });
   });
 
   it("clearStaleLocks removes the lock objects only, named under the backend's root", async () => {
@@ -250,7 +329,10 @@ describe("stacks/gcs: GcsBackend", () => {
     bucket.put(`${root}locks/organization/dccm-c/web/def.json`, "{}");
     bucket.put(`${stacks}cluster.json`, CHECKPOINT);
     const gcs = backend();
-    assert.deepEqual(await gcs.clearStaleLocks(), [".pulumi/locks/organization/dccm-c/cluster/abc.json", ".pulumi/locks/organization/dccm-c/web/def.json"]);
+    assert.deepEqual(await gcs.clearStaleLocks(), [
+      ".pulumi/locks/organization/dccm-c/cluster/abc.json",
+      ".pulumi/locks/organization/dccm-c/web/def.json",
+    ]);
     assert.deepEqual([...bucket.objects.keys()].sort(), [`${root}meta.yaml`, `${stacks}cluster.json`]);
     assert.deepEqual(await gcs.clearStaleLocks(), []);
   });

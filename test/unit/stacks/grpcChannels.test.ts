@@ -36,15 +36,23 @@ function sdkClientOptions(): grpc.ClientOptions {
 /** An engine stand-in on `port` (0: any), answering Ping with "pong". */
 function serve(port: number): Promise<{ server: grpc.Server; port: number }> {
   const server = new grpc.Server();
-  server.addService(PING, { ping: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => callback(null, Buffer.from("pong")) });
+  server.addService(PING, {
+    ping: (_call: unknown, callback: grpc.sendUnaryData<Buffer>) => callback(null, Buffer.from("pong")),
+  });
   return new Promise((resolve, reject) =>
-    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) => (error === null ? resolve({ server, port: bound }) : reject(error))),
+    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error === null ? resolve({ server, port: bound }) : reject(error),
+    ),
   );
 }
 
 function ping(client: grpc.Client): Promise<string> {
   return new Promise((resolve) =>
-    (client as unknown as { ping(request: Buffer, callback: (error: grpc.ServiceError | null, reply?: Buffer) => void): void }).ping(Buffer.from("ping"), (error, reply) =>
+    (
+      client as unknown as {
+        ping(request: Buffer, callback: (error: grpc.ServiceError | null, reply?: Buffer) => void): void;
+      }
+    ).ping(Buffer.from("ping"), (error, reply) =>
       resolve(error === null ? String(reply) : `${error.code} ${error.details}`),
     ),
   );
@@ -85,7 +93,8 @@ describe("inline runs' gRPC clients (stacks/grpcChannels.ts)", () => {
 
   it("refuses an SDK without the client options it sets, naming them", () => {
     assert.throws(() => ownSubchannelsForRuns({}), {
-      message: "@pulumi/pulumi's runtime/settings exports no grpcClientOptions: inline runs would share gRPC subchannels across engines (stacks/grpcChannels.ts)",
+      message:
+        "@pulumi/pulumi's runtime/settings exports no grpcClientOptions: inline runs would share gRPC subchannels across engines (stacks/grpcChannels.ts)",
     });
   });
 });

@@ -28,7 +28,12 @@ describe("a late error of an ended run's SDK (stacks/processGuard.ts isLateEngin
 
   it("the process's one listener: between runs, a late engine error goes to the runners' handlers; anything else is thrown on, as Node would", () => {
     const told: unknown[] = [];
-    new StackRunner({ backendUrl: "file:///nonexistent", env: {}, workDir: os.tmpdir(), onLateRunError: (error) => told.push(error) });
+    new StackRunner({
+      backendUrl: "file:///nonexistent",
+      env: {},
+      workDir: os.tmpdir(),
+      onLateRunError: (error) => told.push(error),
+    });
     assert.equal(process.listeners("unhandledRejection").includes(lateRunErrorListener), true);
     const late = grpcError(14, "Connection dropped", SDK_STACK);
     lateRunErrorListener(late);

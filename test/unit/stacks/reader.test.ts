@@ -8,7 +8,9 @@ import { checkStackIdentity, isForeignStack, recordedClusterUid } from "../../..
 
 const OURS = "0ur00000-0000-4000-8000-000000000001";
 const OTHER = "0ther000-0000-4000-8000-000000000009";
-const withUid = (uid: string): Record<string, unknown> => ({ resources: [{ urn: "urn:stack", type: "pulumi:pulumi:Stack", outputs: { dccmClusterUid: uid } }] });
+const withUid = (uid: string): Record<string, unknown> => ({
+  resources: [{ urn: "urn:stack", type: "pulumi:pulumi:Stack", outputs: { dccmClusterUid: uid } }],
+});
 
 describe("stacks/reader: StackReader on a file:// backend", () => {
   let dir: string;
@@ -28,7 +30,10 @@ describe("stacks/reader: StackReader on a file:// backend", () => {
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it("lists the project's stacks and reads their checkpoint files, no CLI and no workspace", async () => {
-    fs.writeFileSync(path.join(stacks(), "service.default.web.json"), JSON.stringify({ version: 3, checkpoint: { latest: withUid(OURS) } }));
+    fs.writeFileSync(
+      path.join(stacks(), "service.default.web.json"),
+      JSON.stringify({ version: 3, checkpoint: { latest: withUid(OURS) } }),
+    );
     fs.writeFileSync(path.join(stacks(), "cluster.json"), JSON.stringify({ version: 3, checkpoint: {} }));
     const read = reader();
     assert.deepEqual(await read.listStacks(), ["cluster", "service.default.web"]);
@@ -50,11 +55,33 @@ describe("stacks/reader: StackReader on a file:// backend", () => {
   });
 
   it("reads file:// and gs:// directly, nothing when told not to, or for another backend", () => {
-    assert.equal(new StackReader({ backendUrl: `file://${dir}`, projectName: "p", workDir: dir, readCheckpoints: false }).readsCheckpoints, false);
-    assert.equal(new StackReader({ backendUrl: "gs://bucket/dccm", projectName: "p", workDir: dir, env: { STORAGE_EMULATOR_HOST: "127.0.0.1:1" } }).readsCheckpoints, true);
-    assert.equal(new StackReader({ backendUrl: "gs://bucket/dccm?anonymous=true", projectName: "p", workDir: dir }).readsCheckpoints, false);
-    assert.equal(new StackReader({ backendUrl: "s3://bucket/dccm", projectName: "p", workDir: dir }).readsCheckpoints, false);
-    assert.equal(new StackReader({ backendUrl: "https://api.pulumi.com", projectName: "p", workDir: dir }).readsCheckpoints, false);
+    assert.equal(
+      new StackReader({ backendUrl: `file://${dir}`, projectName: "p", workDir: dir, readCheckpoints: false })
+        .readsCheckpoints,
+      false,
+    );
+    assert.equal(
+      new StackReader({
+        backendUrl: "gs://bucket/dccm",
+        projectName: "p",
+        workDir: dir,
+        env: { STORAGE_EMULATOR_HOST: "127.0.0.1:1" },
+      }).readsCheckpoints,
+      true,
+    );
+    assert.equal(
+      new StackReader({ backendUrl: "gs://bucket/dccm?anonymous=true", projectName: "p", workDir: dir })
+        .readsCheckpoints,
+      false,
+    );
+    assert.equal(
+      new StackReader({ backendUrl: "s3://bucket/dccm", projectName: "p", workDir: dir }).readsCheckpoints,
+      false,
+    );
+    assert.equal(
+      new StackReader({ backendUrl: "https://api.pulumi.com", projectName: "p", workDir: dir }).readsCheckpoints,
+      false,
+    );
   });
 });
 

@@ -8,7 +8,15 @@ import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { environCarries, markedProcesses, newProcessMarker, PROCESS_OWNER_VARIABLE, reapMarked, Reaper, type Signaller } from "../../../stacks/reaper";
+import {
+  environCarries,
+  markedProcesses,
+  newProcessMarker,
+  PROCESS_OWNER_VARIABLE,
+  reapMarked,
+  Reaper,
+  type Signaller,
+} from "../../../stacks/reaper";
 import { eventually } from "../../support/wait";
 
 const environ = (...entries: string[]): Buffer => Buffer.from(entries.map((entry) => `${entry}\0`).join(""));
@@ -72,12 +80,24 @@ describe("reaper: finding and killing marked processes in /proc", () => {
       },
     };
     assert.deepEqual(reapMarked(marker, { self: 1, procRoot, signaller }), [3, 10, 12, 20]);
-    assert.deepEqual(sent, ["SIGSTOP 3", "SIGSTOP 10", "SIGSTOP 12", "SIGSTOP 20", "SIGKILL 3", "SIGKILL 10", "SIGKILL 12", "SIGKILL 20"]);
+    assert.deepEqual(sent, [
+      "SIGSTOP 3",
+      "SIGSTOP 10",
+      "SIGSTOP 12",
+      "SIGSTOP 20",
+      "SIGKILL 3",
+      "SIGKILL 10",
+      "SIGKILL 12",
+      "SIGKILL 20",
+    ]);
   });
 
   it("signals nothing when no process is marked", () => {
     const sent: string[] = [];
-    assert.deepEqual(reapMarked("nobody", { self: 1, procRoot, signaller: { kill: (pid, signal) => sent.push(`${signal} ${pid}`) } }), []);
+    assert.deepEqual(
+      reapMarked("nobody", { self: 1, procRoot, signaller: { kill: (pid, signal) => sent.push(`${signal} ${pid}`) } }),
+      [],
+    );
     assert.deepEqual(sent, []);
   });
 });
@@ -118,7 +138,9 @@ interface FakeDaemon {
 function startFakeDaemon(dir: string, marker: string): FakeDaemon {
   const script = path.join(dir, "fake-daemon.js");
   fs.writeFileSync(script, FAKE_DAEMON);
-  const child = spawn(process.execPath, [script, path.join(__dirname, "../../../stacks/reaper.js"), marker], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [script, path.join(__dirname, "../../../stacks/reaper.js"), marker], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   async function* lines(): AsyncGenerator<Record<string, unknown>> {
     let buffered = "";
     for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
@@ -148,7 +170,10 @@ describe("reaper: real processes", function () {
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "dccm-reaper-"));
     // Same user, same kind of process, another daemon's marker: must be left alone.
-    bystander = spawn("sleep", ["600"], { env: { ...process.env, [PROCESS_OWNER_VARIABLE]: "another-daemon" }, stdio: "ignore" });
+    bystander = spawn("sleep", ["600"], {
+      env: { ...process.env, [PROCESS_OWNER_VARIABLE]: "another-daemon" },
+      stdio: "ignore",
+    });
   });
   afterEach(() => {
     bystander.kill("SIGKILL");
@@ -168,7 +193,12 @@ describe("reaper: real processes", function () {
     leftovers.push(reaper, ...marked);
     assert.equal(marked.every(alive), true);
     daemon.process.kill("SIGKILL");
-    await eventually("the marked processes and the reaper to be gone", () => ([reaper, ...marked].some(alive) ? undefined : true), 10_000, 10);
+    await eventually(
+      "the marked processes and the reaper to be gone",
+      () => ([reaper, ...marked].some(alive) ? undefined : true),
+      10_000,
+      10,
+    );
     assert.equal(alive(bystander.pid ?? 0), true, "a process with another marker was killed");
   });
 
@@ -180,7 +210,12 @@ describe("reaper: real processes", function () {
     assert.deepEqual(await nextLine(daemon), { reaperExit: { code: null, signal: "SIGKILL" } });
     assert.equal(first.marked.every(alive), true, "killing the reaper must not kill the processes it watches");
     daemon.process.kill("SIGKILL");
-    await eventually("the marked processes to be gone", () => (first.marked.some(alive) ? undefined : true), 10_000, 10);
+    await eventually(
+      "the marked processes to be gone",
+      () => (first.marked.some(alive) ? undefined : true),
+      10_000,
+      10,
+    );
   });
 
   it("a clean stop: the reaper exits and kills what is left; the daemon then exits with nothing keeping it alive", async () => {
@@ -188,7 +223,12 @@ describe("reaper: real processes", function () {
     const { reaper, marked } = (await nextLine(daemon)) as { reaper: number; marked: number[] };
     leftovers.push(reaper, ...marked);
     daemon.process.stdin?.write("stop\n");
-    await eventually("the reaper and the marked processes to be gone", () => ([reaper, ...marked].some(alive) ? undefined : true), 10_000, 10);
+    await eventually(
+      "the reaper and the marked processes to be gone",
+      () => ([reaper, ...marked].some(alive) ? undefined : true),
+      10_000,
+      10,
+    );
     assert.equal(alive(daemon.process.pid ?? 0), true, "the daemon itself is not the reaper's to kill");
     daemon.process.kill("SIGKILL");
   });

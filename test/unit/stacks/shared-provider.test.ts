@@ -9,7 +9,15 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { parseAnnouncedPort, pluginCandidates, restartPlan, SharedProvider, type PluginLookup, type PortLine, type RestartPolicy } from "../../../stacks/sharedProvider";
+import {
+  parseAnnouncedPort,
+  pluginCandidates,
+  restartPlan,
+  SharedProvider,
+  type PluginLookup,
+  type PortLine,
+  type RestartPolicy,
+} from "../../../stacks/sharedProvider";
 import { eventually } from "../../support/wait";
 
 describe("sharedProvider: parseAnnouncedPort", () => {
@@ -21,20 +29,59 @@ describe("sharedProvider: parseAnnouncedPort", () => {
     ["a port with surrounding blanks and CRLF", " 1 \r\n", { port: 1 }],
     ["the highest port", "65535\n", { port: 65535 }],
     ["port 0", "0\n", { error: 'expected a port on the first line of the plugin\'s stdout, got "0"' }],
-    ["above the highest port", "65536\n", { error: 'expected a port on the first line of the plugin\'s stdout, got "65536"' }],
-    ["a log line first", "starting provider\n38835\n", { error: 'expected a port on the first line of the plugin\'s stdout, got "starting provider"' }],
-    ["an empty first line", "\n38835\n", { error: 'expected a port on the first line of the plugin\'s stdout, got ""' }],
+    [
+      "above the highest port",
+      "65536\n",
+      { error: 'expected a port on the first line of the plugin\'s stdout, got "65536"' },
+    ],
+    [
+      "a log line first",
+      "starting provider\n38835\n",
+      { error: 'expected a port on the first line of the plugin\'s stdout, got "starting provider"' },
+    ],
+    [
+      "an empty first line",
+      "\n38835\n",
+      { error: 'expected a port on the first line of the plugin\'s stdout, got ""' },
+    ],
   ];
-  for (const [title, stdout, expected] of cases) it(title, () => assert.deepEqual(parseAnnouncedPort(stdout), expected));
+  for (const [title, stdout, expected] of cases)
+    it(title, () => assert.deepEqual(parseAnnouncedPort(stdout), expected));
 });
 
 describe("sharedProvider: pluginCandidates (the engine's order: PATH, then the plugin cache)", () => {
-  const base: PluginLookup = { pathEnv: "/a/bin:/usr/bin", pulumiHome: undefined, home: "/root", ignoreAmbient: false, version: "9.37.0" };
+  const base: PluginLookup = {
+    pathEnv: "/a/bin:/usr/bin",
+    pulumiHome: undefined,
+    home: "/root",
+    ignoreAmbient: false,
+    version: "9.37.0",
+  };
   const cases: Array<[string, PluginLookup, string[]]> = [
-    ["PATH in order, then ~/.pulumi", base, ["/a/bin/pulumi-resource-gcp", "/usr/bin/pulumi-resource-gcp", "/root/.pulumi/plugins/resource-gcp-v9.37.0/pulumi-resource-gcp"]],
-    ["PULUMI_HOME", { ...base, pathEnv: "/a/bin", pulumiHome: "/p" }, ["/a/bin/pulumi-resource-gcp", "/p/plugins/resource-gcp-v9.37.0/pulumi-resource-gcp"]],
-    ["PULUMI_IGNORE_AMBIENT_PLUGINS: the cache only", { ...base, ignoreAmbient: true }, ["/root/.pulumi/plugins/resource-gcp-v9.37.0/pulumi-resource-gcp"]],
-    ["no PATH, empty entries skipped", { ...base, pathEnv: "::" }, ["/root/.pulumi/plugins/resource-gcp-v9.37.0/pulumi-resource-gcp"]],
+    [
+      "PATH in order, then ~/.pulumi",
+      base,
+      [
+        "/a/bin/pulumi-resource-gcp",
+        "/usr/bin/pulumi-resource-gcp",
+        "/root/.pulumi/plugins/resource-gcp-v9.37.0/pulumi-resource-gcp",
+      ],
+    ],
+    [
+      "PULUMI_HOME",
+      { ...base, pathEnv: "/a/bin", pulumiHome: "/p" },
+      ["/a/bin/pulumi-resource-gcp", "/p/plugins/resource-gcp-v9.37.0/pulumi-resource-gcp"],
+    ],
+    [
+      "PULUMI_IGNORE_AMBIENT_PLUGINS: the cache only",
+      { ...base, ignoreAmbient: true },
+      ["/root/.pulumi/plugins/resource-gcp-v9.37.0/pulumi-resource-gcp"],
+    ],
+    [
+      "no PATH, empty entries skipped",
+      { ...base, pathEnv: "::" },
+      ["/root/.pulumi/plugins/resource-gcp-v9.37.0/pulumi-resource-gcp"],
+    ],
   ];
   for (const [title, lookup, expected] of cases) it(title, () => assert.deepEqual(pluginCandidates(lookup), expected));
 });
@@ -48,7 +95,8 @@ describe("sharedProvider: restartPlan", () => {
     ["after a minute of work: the first failure again", 6, 60_000, { failures: 1, delayMs: 1000 }],
     ["just under a minute: still in a row", 3, 59_999, { failures: 4, delayMs: 8000 }],
   ];
-  for (const [title, before, ranMs, expected] of cases) it(title, () => assert.deepEqual(restartPlan(before, ranMs, policy), expected));
+  for (const [title, before, ranMs, expected] of cases)
+    it(title, () => assert.deepEqual(restartPlan(before, ranMs, policy), expected));
 });
 
 /** A plugin stand-in: answers each connection with its own pid, after announcing its port (or not). */
@@ -83,14 +131,24 @@ describe("SharedProvider (real processes)", function () {
 
   it("forwards the attach port to the plugin, and to a new plugin after the first was killed", async () => {
     const exits: string[] = [];
-    const provider = new SharedProvider({ env: {}, pluginPath: fakePlugin(dir, "`${server.address().port}\\n`"), ...policy, onExit: (reason, delayMs) => exits.push(`${reason} → ${delayMs} ms`) });
+    const provider = new SharedProvider({
+      env: {},
+      pluginPath: fakePlugin(dir, "`${server.address().port}\\n`"),
+      ...policy,
+      onExit: (reason, delayMs) => exits.push(`${reason} → ${delayMs} ms`),
+    });
     try {
       const env = await provider.start();
       const port = Number(/^gcp:(\d+)$/.exec(env.PULUMI_DEBUG_PROVIDERS)?.[1]);
       const first = provider.pid;
       assert.equal(await ask(port), String(first));
       process.kill(first ?? 0, "SIGKILL");
-      await eventually("a new plugin", () => (provider.pid !== undefined && provider.pid !== first ? true : undefined), 10_000, 20);
+      await eventually(
+        "a new plugin",
+        () => (provider.pid !== undefined && provider.pid !== first ? true : undefined),
+        10_000,
+        20,
+      );
       assert.deepEqual(exits, ["exited (code null, signal SIGKILL) → 50 ms"]);
       assert.equal(await ask(port), String(provider.pid));
     } finally {
@@ -101,7 +159,12 @@ describe("SharedProvider (real processes)", function () {
   it("a plugin that announces no port is stopped and tried again, the wait doubling", async () => {
     const exits: string[] = [];
     const plugin = fakePlugin(dir, '"listening\\n"');
-    const provider = new SharedProvider({ env: {}, pluginPath: plugin, ...policy, onExit: (reason, delayMs) => exits.push(`${reason} → ${delayMs} ms`) });
+    const provider = new SharedProvider({
+      env: {},
+      pluginPath: plugin,
+      ...policy,
+      onExit: (reason, delayMs) => exits.push(`${reason} → ${delayMs} ms`),
+    });
     try {
       await provider.start();
       await eventually("three failed starts", () => (exits.length >= 3 ? true : undefined), 10_000, 20);

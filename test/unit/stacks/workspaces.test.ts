@@ -28,7 +28,8 @@ describe("workspaces of stacks the backend does not have", () => {
       const workDir = path.join(dir, "workspaces");
       const outside = path.join(dir, "outside");
       const shortened = serviceStackName(NS63, "l".repeat(40));
-      for (const name of ["cluster", shortened, "service.default.killed"]) fs.mkdirSync(path.join(workDir, name, "sub"), { recursive: true });
+      for (const name of ["cluster", shortened, "service.default.killed"])
+        fs.mkdirSync(path.join(workDir, name, "sub"), { recursive: true });
       fs.mkdirSync(outside);
       fs.writeFileSync(path.join(outside, "keep"), "x");
       fs.symlinkSync(outside, path.join(workDir, "link"));
@@ -37,7 +38,14 @@ describe("workspaces of stacks the backend does not have", () => {
       assert.deepEqual(runner.removeStrayWorkspaces(["cluster", shortened]), ["service.default.killed"]);
       assert.deepEqual(fs.readdirSync(workDir).sort(), ["cluster", "file", "link", shortened].sort());
       assert.deepEqual(fs.readdirSync(outside), ["keep"]);
-      assert.deepEqual(new StackRunner({ backendUrl: "file:///nowhere", env: {}, workDir: path.join(dir, "none") }).removeStrayWorkspaces([]), []);
+      assert.deepEqual(
+        new StackRunner({
+          backendUrl: "file:///nowhere",
+          env: {},
+          workDir: path.join(dir, "none"),
+        }).removeStrayWorkspaces([]),
+        [],
+      );
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

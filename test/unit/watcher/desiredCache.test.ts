@@ -7,7 +7,14 @@ import * as fc from "fast-check";
 
 import { desiredState } from "../../../model/desired";
 import { instanceGroupName } from "../../../model/names";
-import { NOTHING_OBSERVED, type ClusterSnapshot, type Config, type NodeInfo, type ObservedCloud, type ServiceInfo } from "../../../model/types";
+import {
+  NOTHING_OBSERVED,
+  type ClusterSnapshot,
+  type Config,
+  type NodeInfo,
+  type ObservedCloud,
+  type ServiceInfo,
+} from "../../../model/types";
 import { DesiredCache, rejectionStack, stackHashes, type StackChange } from "../../../watcher/desiredCache";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
 import { nodeArb, serviceArb } from "../../support/modelArbitraries";
@@ -16,7 +23,11 @@ const ZONES = ["us-central1-a", "us-central1-b", "us-central1-c"];
 const NODE_NAMES = ["n1", "n2", "n3", "n4", "n5", "n6"];
 const SERVICE_KEYS = ["default/web", "default/api", "db/pg", "kube-system/dns", "db/cache"];
 // UIDs that agree in their first 31 hex digits give one load balancer name (model/names.ts loadBalancerName).
-const SHARED_UIDS = ["5ec00001-7a1b-4c2d-8e3f-a0b1c2d3e4f1", "5ec00001-7a1b-4c2d-8e3f-a0b1c2d3e4f2", "5ec00002-7a1b-4c2d-8e3f-a0b1c2d3e4f5"];
+const SHARED_UIDS = [
+  "5ec00001-7a1b-4c2d-8e3f-a0b1c2d3e4f1",
+  "5ec00001-7a1b-4c2d-8e3f-a0b1c2d3e4f2",
+  "5ec00002-7a1b-4c2d-8e3f-a0b1c2d3e4f5",
+];
 
 type Event =
   | { kind: "putNode"; node: NodeInfo }
@@ -31,13 +42,25 @@ const serviceOf = (key: string): fc.Arbitrary<ServiceInfo> => {
   const [namespace, name] = key.split("/");
   const valid = fc
     .record({
-      uid: fc.constantFrom(...SHARED_UIDS, "5ec00003-7a1b-4c2d-8e3f-a0b1c2d3e4f5", "5ec00004-7a1b-4c2d-8e3f-a0b1c2d3e4f5"),
-      annotations: fc.constantFrom<Record<string, string>>({}, { "dccm.io/backend": "target-pool" }, { "networking.gke.io/load-balancer-type": "Internal" }),
+      uid: fc.constantFrom(
+        ...SHARED_UIDS,
+        "5ec00003-7a1b-4c2d-8e3f-a0b1c2d3e4f5",
+        "5ec00004-7a1b-4c2d-8e3f-a0b1c2d3e4f5",
+      ),
+      annotations: fc.constantFrom<Record<string, string>>(
+        {},
+        { "dccm.io/backend": "target-pool" },
+        { "networking.gke.io/load-balancer-type": "Internal" },
+      ),
       local: fc.boolean(),
       port: fc.constantFrom(80, 443),
     })
     .map(({ uid, annotations, local, port }) =>
-      lbService(namespace, name, uid, { annotations, ports: [{ protocol: "TCP", port }], ...(local ? { externalTrafficPolicy: "Local", healthCheckNodePort: 31000 } : {}) }),
+      lbService(namespace, name, uid, {
+        annotations,
+        ports: [{ protocol: "TCP", port }],
+        ...(local ? { externalTrafficPolicy: "Local", healthCheckNodePort: 31000 } : {}),
+      }),
     );
   const any = fc
     .tuple(serviceArb({ namespace, name }), fc.option(fc.constantFrom(...SHARED_UIDS), { freq: 2, nil: undefined }))
@@ -60,15 +83,27 @@ const observedArb: fc.Arbitrary<ObservedCloud> = fc
     referencedZones: o.referencedZones,
     legacyHealthCheckReferenced: o.legacyHealthCheckReferenced,
     referencedGroups: o.referencedGroups,
-    ...(o.members !== undefined ? { groupMembers: { [`${ZONES[0]}/${instanceGroupName(CONFIG.clusterId, 2)}`]: o.members } } : {}),
+    ...(o.members !== undefined
+      ? { groupMembers: { [`${ZONES[0]}/${instanceGroupName(CONFIG.clusterId, 2)}`]: o.members } }
+      : {}),
     ...(o.denyRulesHeld !== undefined ? { denyRulesHeld: o.denyRulesHeld } : {}),
     ...(o.denyRulesUnread ? { denyRulesUnread: true as const } : {}),
   }));
 
 const eventArb: fc.Arbitrary<Event> = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom(...NODE_NAMES).chain((name) => nodeArb(name).map((node): Event => ({ kind: "putNode", node }))) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .constantFrom(...NODE_NAMES)
+      .chain((name) => nodeArb(name).map((node): Event => ({ kind: "putNode", node }))),
+  },
   { weight: 1, arbitrary: fc.constantFrom(...NODE_NAMES).map((name): Event => ({ kind: "deleteNode", name })) },
-  { weight: 6, arbitrary: fc.constantFrom(...SERVICE_KEYS).chain((key) => serviceOf(key).map((service): Event => ({ kind: "putService", service }))) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .constantFrom(...SERVICE_KEYS)
+      .chain((key) => serviceOf(key).map((service): Event => ({ kind: "putService", service }))),
+  },
   { weight: 2, arbitrary: fc.constantFrom(...SERVICE_KEYS).map((key): Event => ({ kind: "deleteService", key })) },
   { weight: 2, arbitrary: observedArb.map((observed): Event => ({ kind: "observe", observed })) },
   { weight: 1, arbitrary: fc.boolean().map((reverse): Event => ({ kind: "resend", reverse })) },
@@ -106,47 +141,57 @@ class World {
 describe("watcher/desiredCache DesiredCache: incremental, equal to the full recompute", () => {
   it("after every event of a random sequence (Nodes and Services added, changed, deleted; observations; the same snapshot again): the same state, hashes, changes and rejections as desiredState from scratch", () => {
     fc.assert(
-      fc.property(fc.constantFrom(...CONFIGS), fc.boolean(), fc.array(eventArb, { minLength: 1, maxLength: 30 }), (config, observeFirst, events) => {
-        const world = new World();
-        const cache = new DesiredCache(config);
-        let reference = new Map<string, string>();
-        const step = (changes: StackChange[]): void => {
-          const full = desiredState(world.snapshot(), config, world.observed);
-          const hashes = stackHashes(full);
-          assert.deepStrictEqual(changes, changesBetween(reference, hashes));
-          reference = hashes;
-          assert.deepStrictEqual(cache.desired(), full);
-          assert.deepStrictEqual(cache.stacks(), [...hashes.keys()].sort());
-          for (const stack of cache.stacks()) {
-            const view = cache.view(stack);
-            assert.equal(view.hash, hashes.get(stack));
-            assert.deepStrictEqual(
-              view.service,
-              full.services.find((service) => service.stack === stack),
-            );
-            assert.deepStrictEqual(
-              view.rejections,
-              full.rejected.filter((rejection) => rejectionStack(rejection) === stack),
-            );
+      fc.property(
+        fc.constantFrom(...CONFIGS),
+        fc.boolean(),
+        fc.array(eventArb, { minLength: 1, maxLength: 30 }),
+        (config, observeFirst, events) => {
+          const world = new World();
+          const cache = new DesiredCache(config);
+          let reference = new Map<string, string>();
+          const step = (changes: StackChange[]): void => {
+            const full = desiredState(world.snapshot(), config, world.observed);
+            const hashes = stackHashes(full);
+            assert.deepStrictEqual(changes, changesBetween(reference, hashes));
+            reference = hashes;
+            assert.deepStrictEqual(cache.desired(), full);
+            assert.deepStrictEqual(cache.stacks(), [...hashes.keys()].sort());
+            for (const stack of cache.stacks()) {
+              const view = cache.view(stack);
+              assert.equal(view.hash, hashes.get(stack));
+              assert.deepStrictEqual(
+                view.service,
+                full.services.find((service) => service.stack === stack),
+              );
+              assert.deepStrictEqual(
+                view.rejections,
+                full.rejected.filter((rejection) => rejectionStack(rejection) === stack),
+              );
+            }
+          };
+          if (observeFirst) {
+            world.observed = {
+              ...NOTHING_OBSERVED,
+              denyRulesHeld: ["default/web"],
+              referencedZones: ["us-central1-b"],
+            };
+            assert.deepStrictEqual(cache.observe(world.observed), []);
           }
-        };
-        if (observeFirst) {
-          world.observed = { ...NOTHING_OBSERVED, denyRulesHeld: ["default/web"], referencedZones: ["us-central1-b"] };
-          assert.deepStrictEqual(cache.observe(world.observed), []);
-        }
-        step(cache.update(world.snapshot()));
-        for (const event of events) {
-          if (event.kind === "putNode") world.nodes.set(event.node.name, event.node);
-          else if (event.kind === "deleteNode") world.nodes.delete(event.name);
-          else if (event.kind === "putService") world.services.set(`${event.service.namespace}/${event.service.name}`, event.service);
-          else if (event.kind === "deleteService") world.services.delete(event.key);
-          else if (event.kind === "resend") world.reverse = event.reverse;
-          if (event.kind === "observe") {
-            world.observed = event.observed;
-            step(cache.observe(event.observed));
-          } else step(cache.update(world.snapshot()));
-        }
-      }),
+          step(cache.update(world.snapshot()));
+          for (const event of events) {
+            if (event.kind === "putNode") world.nodes.set(event.node.name, event.node);
+            else if (event.kind === "deleteNode") world.nodes.delete(event.name);
+            else if (event.kind === "putService")
+              world.services.set(`${event.service.namespace}/${event.service.name}`, event.service);
+            else if (event.kind === "deleteService") world.services.delete(event.key);
+            else if (event.kind === "resend") world.reverse = event.reverse;
+            if (event.kind === "observe") {
+              world.observed = event.observed;
+              step(cache.observe(event.observed));
+            } else step(cache.update(world.snapshot()));
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -154,10 +199,15 @@ describe("watcher/desiredCache DesiredCache: incremental, equal to the full reco
 
 describe("watcher/desiredCache DesiredCache: what each change recomputes", () => {
   const A = "us-central1-a";
-  const nodes = [gceNode("n1", "11111111-1111-4111-8111-111111111111", A, []), gceNode("n2", "22222222-2222-4222-8222-222222222222", A, [])];
+  const nodes = [
+    gceNode("n1", "11111111-1111-4111-8111-111111111111", A, []),
+    gceNode("n2", "22222222-2222-4222-8222-222222222222", A, []),
+  ];
   const web = lbService("default", "web", "5ec00001-7a1b-4c2d-8e3f-a0b1c2d3e4f5");
   const api = lbService("default", "api", "5ec00002-7a1b-4c2d-8e3f-a0b1c2d3e4f5");
-  const pool = lbService("default", "pool", "5ec00003-7a1b-4c2d-8e3f-a0b1c2d3e4f5", { annotations: { "dccm.io/backend": "target-pool" } });
+  const pool = lbService("default", "pool", "5ec00003-7a1b-4c2d-8e3f-a0b1c2d3e4f5", {
+    annotations: { "dccm.io/backend": "target-pool" },
+  });
 
   function filled(): DesiredCache {
     const cache = new DesiredCache(CONFIG);
@@ -188,7 +238,10 @@ describe("watcher/desiredCache DesiredCache: what each change recomputes", () =>
   it("a Node joins a zone that has one: the cluster stack and the target pool's change; the backend services are the objects they were", () => {
     const cache = filled();
     const before = cache.desired();
-    const changes = cache.update({ nodes: [...nodes, gceNode("n3", "33333333-3333-4333-8333-333333333333", A, [])], services: [web, api, pool] });
+    const changes = cache.update({
+      nodes: [...nodes, gceNode("n3", "33333333-3333-4333-8333-333333333333", A, [])],
+      services: [web, api, pool],
+    });
     assert.deepStrictEqual(
       changes.map((change) => change.stack),
       ["cluster", "service.default.pool"],

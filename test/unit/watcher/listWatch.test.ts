@@ -88,7 +88,10 @@ describe("LeanListWatch (watcher/listWatch.ts) over a fake apiserver", () => {
     assert.deepEqual(server.seen, ["added a@10", "added b@11", "added c@12"]);
     const watch = server.watches[0];
     assert.deepEqual([watch.resourceVersion, watch.allowWatchBookmarks, watch.timeoutSeconds], ["15", true, 420]);
-    assert.deepEqual([server.listWatch.lists(), server.listWatch.resourceVersion(), [...server.listWatch.keys()]], [1, "15", ["a", "b", "c"]]);
+    assert.deepEqual(
+      [server.listWatch.lists(), server.listWatch.resourceVersion(), [...server.listWatch.keys()]],
+      [1, "15", ["a", "b", "c"]],
+    );
   });
 
   it("watch events: a new object is added, a new version updated, the same version again nothing, a delete removed once; a bookmark only moves the resourceVersion", async () => {
@@ -114,7 +117,10 @@ describe("LeanListWatch (watcher/listWatch.ts) over a fake apiserver", () => {
     server.watches[0].event("BOOKMARK", { metadata: { resourceVersion: "30" } });
     server.watches[0].done(null);
     const next = await server.watchCount(2);
-    assert.deepEqual([next.resourceVersion, server.listCalls.length, server.listWatch.lists(), server.failures], ["30", 1, 1, []]);
+    assert.deepEqual(
+      [next.resourceVersion, server.listCalls.length, server.listWatch.lists(), server.failures],
+      ["30", 1, 1, []],
+    );
   });
 
   for (const [how, end] of [
@@ -143,21 +149,35 @@ describe("LeanListWatch (watcher/listWatch.ts) over a fake apiserver", () => {
 
   it(`an expired continue token starts the list over from its first page; after ${MAX_LIST_RESTARTS} in a row the list fails, named`, async () => {
     const server = new FakeServer();
-    for (let i = 0; i < MAX_LIST_RESTARTS; i++) server.answers.push(page([obj("a", "10"), obj("b", "11")], "", `token-${i}`), new Gone("the provided continue parameter is too old"));
+    for (let i = 0; i < MAX_LIST_RESTARTS; i++)
+      server.answers.push(
+        page([obj("a", "10"), obj("b", "11")], "", `token-${i}`),
+        new Gone("the provided continue parameter is too old"),
+      );
     await server.listWatch.start();
     assert.deepEqual(
       server.listCalls.map((call) => call._continue ?? "first"),
       ["first", "token-0", "first", "token-1", "first", "token-2"],
     );
-    assert.deepEqual(server.failures, [`listing /api/v1/nodes: the continue token expired ${MAX_LIST_RESTARTS} times in a row`]);
+    assert.deepEqual(server.failures, [
+      `listing /api/v1/nodes: the continue token expired ${MAX_LIST_RESTARTS} times in a row`,
+    ]);
     assert.deepEqual([server.watches.length, server.listWatch.lists()], [0, 0]);
   });
 
   it("an expired continue token once: the second pass completes and the watch opens from its resourceVersion", async () => {
     const server = new FakeServer();
-    server.answers.push(page([obj("a", "10"), obj("b", "11")], "", "token-0"), new Gone("expired"), page([obj("a", "10"), obj("b", "11")], "", "token-1"), page([obj("c", "12")], "13"));
+    server.answers.push(
+      page([obj("a", "10"), obj("b", "11")], "", "token-0"),
+      new Gone("expired"),
+      page([obj("a", "10"), obj("b", "11")], "", "token-1"),
+      page([obj("c", "12")], "13"),
+    );
     await server.listWatch.start();
-    assert.deepEqual([server.seen, server.watches[0].resourceVersion, server.failures], [["added a@10", "added b@11", "added c@12"], "13", []]);
+    assert.deepEqual(
+      [server.seen, server.watches[0].resourceVersion, server.failures],
+      [["added a@10", "added b@11", "added c@12"], "13", []],
+    );
   });
 
   it("a first page that fails is reported as the listing's failure, its cause kept; start() again lists again", async () => {
@@ -189,7 +209,11 @@ describe("LeanListWatch (watcher/listWatch.ts) over a fake apiserver", () => {
       path: "/api/v1/services",
       list: () => new Promise((resolve) => (answer = resolve)),
       watch: { watch: () => Promise.reject(new Error("no watch may open")) },
-      handlers: { put: (o) => server.seen.push(o.metadata.name), remove: (k) => server.seen.push(k), failed: (e) => server.failures.push(describeError(e)) },
+      handlers: {
+        put: (o) => server.seen.push(o.metadata.name),
+        remove: (k) => server.seen.push(k),
+        failed: (e) => server.failures.push(describeError(e)),
+      },
     });
     const started = lw.start();
     lw.stop();

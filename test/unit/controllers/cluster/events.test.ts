@@ -4,7 +4,15 @@
  * which involvedObject, and what /metrics counts.
  */
 import * as assert from "node:assert/strict";
-import { clusterDriftEvents, clusterFailureEvent, leaseTarget, putBackCounts, putBackResource, type ClusterDriftInput, type ClusterEvent } from "../../../../controllers/cluster/events";
+import {
+  clusterDriftEvents,
+  clusterFailureEvent,
+  leaseTarget,
+  putBackCounts,
+  putBackResource,
+  type ClusterDriftInput,
+  type ClusterEvent,
+} from "../../../../controllers/cluster/events";
 import { ControllerMetrics } from "../../../../controllers/metrics";
 import { Reconciler } from "../../../../controllers/reconciler";
 import type { PutBack } from "../../../../stacks/events";
@@ -31,21 +39,49 @@ const N1_UID = "6f1c2a9e-0000-4000-8000-000000000001";
 const ROUTE_N1 = `prod-${N1_UID}`;
 
 describe("daemon/clusterEvents: clusterDriftEvents", () => {
-  const base: ClusterDriftInput = { changed: [], routes: { n1: ROUTE_N1 }, clusterName: "prod", nodes: [{ name: "n1", uid: N1_UID }] };
-  const onLease = (reason: string, message: string): ClusterEvent => ({ object: { kind: "Lease" }, type: "Normal", reason, message });
+  const base: ClusterDriftInput = {
+    changed: [],
+    routes: { n1: ROUTE_N1 },
+    clusterName: "prod",
+    nodes: [{ name: "n1", uid: N1_UID }],
+  };
+  const onLease = (reason: string, message: string): ClusterEvent => ({
+    object: { kind: "Lease" },
+    type: "Normal",
+    reason,
+    message,
+  });
   const cases: Array<[string, Partial<ClusterDriftInput>, ClusterEvent[]]> = [
     ["nothing put back: no event", {}, []],
     [
       "a route deleted out of band: RouteRestored on its Node, named as GCE names it",
       { changed: [routeN1("create")] },
-      [{ object: { kind: "Node", name: "n1" }, type: "Normal", reason: "RouteRestored", message: `Put back: Route ${ROUTE_N1} (create)` }],
+      [
+        {
+          object: { kind: "Node", name: "n1" },
+          type: "Normal",
+          reason: "RouteRestored",
+          message: `Put back: Route ${ROUTE_N1} (create)`,
+        },
+      ],
     ],
     [
       "a route changed out of band is replaced in three steps: one event",
       { changed: [routeN1("delete-replaced"), routeN1("replace"), routeN1("create-replacement")] },
-      [{ object: { kind: "Node", name: "n1" }, type: "Normal", reason: "RouteRestored", message: `Put back: Route ${ROUTE_N1} (delete-replaced, replace, create-replacement)` }],
+      [
+        {
+          object: { kind: "Node", name: "n1" },
+          type: "Normal",
+          reason: "RouteRestored",
+          message: `Put back: Route ${ROUTE_N1} (delete-replaced, replace, create-replacement)`,
+        },
+      ],
     ],
-    ["a route whose Node is gone: on the Lease", { changed: [routeN1("create")], nodes: [] }, [onLease("RouteRestored", `Put back: Route ${ROUTE_N1} (create)`)]],
+    [
+      "a route whose Node is gone: on the Lease",
+      { changed: [routeN1("create")], nodes: [] },
+      [onLease("RouteRestored", `Put back: Route ${ROUTE_N1} (create)`)],
+    ],
     [
       "a route of a Node created again under its name (another UID): on the Lease",
       { changed: [routeN1("create")], nodes: [{ name: "n1", uid: "6f1c2a9e-0000-4000-8000-000000000002" }] },
@@ -56,22 +92,37 @@ describe("daemon/clusterEvents: clusterDriftEvents", () => {
       { changed: [routeN1("delete")], routes: {} },
       [onLease("RouteRestored", "Put back: Route cluster:route-n1 (delete)")],
     ],
-    ["an instance group: ClusterDriftCorrected on the Lease", { changed: [IG_A] }, [onLease("ClusterDriftCorrected", "Put back: InstanceGroup cluster:ig-us-central1-a (create)")]],
+    [
+      "an instance group: ClusterDriftCorrected on the Lease",
+      { changed: [IG_A] },
+      [onLease("ClusterDriftCorrected", "Put back: InstanceGroup cluster:ig-us-central1-a (create)")],
+    ],
     [
       "the shared health checks and their firewall: one event naming each",
       { changed: [NODE_HC, LEGACY_HC, NODE_HC_FW] },
-      [onLease("ClusterDriftCorrected", "Put back: RegionHealthCheck cluster:node-hc (create), HttpHealthCheck cluster:node-legacy-hc (create), Firewall cluster:node-hc-fw (update)")],
+      [
+        onLease(
+          "ClusterDriftCorrected",
+          "Put back: RegionHealthCheck cluster:node-hc (create), HttpHealthCheck cluster:node-legacy-hc (create), Firewall cluster:node-hc-fw (update)",
+        ),
+      ],
     ],
     [
       "a route and an instance group: the Node's event, then the Lease's",
       { changed: [IG_A, routeN1("create")] },
       [
-        { object: { kind: "Node", name: "n1" }, type: "Normal", reason: "RouteRestored", message: `Put back: Route ${ROUTE_N1} (create)` },
+        {
+          object: { kind: "Node", name: "n1" },
+          type: "Normal",
+          reason: "RouteRestored",
+          message: `Put back: Route ${ROUTE_N1} (create)`,
+        },
         onLease("ClusterDriftCorrected", "Put back: InstanceGroup cluster:ig-us-central1-a (create)"),
       ],
     ],
   ];
-  for (const [title, input, expected] of cases) it(title, () => assert.deepEqual(clusterDriftEvents({ ...base, ...input }), expected));
+  for (const [title, input, expected] of cases)
+    it(title, () => assert.deepEqual(clusterDriftEvents({ ...base, ...input }), expected));
 });
 
 describe("daemon/clusterEvents: put-back counts", () => {
@@ -88,10 +139,22 @@ describe("daemon/clusterEvents: put-back counts", () => {
 
   const cases: Array<[string, PutBack[], Record<string, number>]> = [
     ["nothing", [], {}],
-    ["a replaced route counts once", [routeN1("delete-replaced"), routeN1("replace"), routeN1("create-replacement")], { route: 1 }],
+    [
+      "a replaced route counts once",
+      [routeN1("delete-replaced"), routeN1("replace"), routeN1("create-replacement")],
+      { route: 1 },
+    ],
     [
       "one of each",
-      [routeN1("create"), putBack(ROUTE, "cluster:route-n2", "create"), IG_A, NODE_HC, LEGACY_HC, NODE_HC_FW, COMPONENT],
+      [
+        routeN1("create"),
+        putBack(ROUTE, "cluster:route-n2", "create"),
+        IG_A,
+        NODE_HC,
+        LEGACY_HC,
+        NODE_HC_FW,
+        COMPONENT,
+      ],
       { route: 2, instanceGroup: 1, healthCheck: 1, legacyHealthCheck: 1, firewall: 1, other: 1 },
     ],
   ];
@@ -183,9 +246,15 @@ describe("daemon/clusterController: the cluster stack's events", () => {
   const told = (h: Harness): string[][] =>
     h.sink.createdIn.map(({ namespace, event }) => {
       const object = event.involvedObject;
-      return [namespace, `${object.apiVersion} ${object.kind} ${object.namespace ?? "-"}/${object.name} uid=${object.uid}`, `${event.type} ${event.reason}`, event.message ?? ""];
+      return [
+        namespace,
+        `${object.apiVersion} ${object.kind} ${object.namespace ?? "-"}/${object.name} uid=${object.uid}`,
+        `${event.type} ${event.reason}`,
+        event.message ?? "",
+      ];
     });
-  const putBackTotal = (h: Harness, resource: string): Promise<number> => counter(h.metrics.registry, "dccm_cluster_put_back_total", { resource });
+  const putBackTotal = (h: Harness, resource: string): Promise<number> =>
+    counter(h.metrics.registry, "dccm_cluster_put_back_total", { resource });
 
   it("a drift pass that put back a route and an instance group: RouteRestored on the Node, ClusterDriftCorrected on the Lease, both counted", async () => {
     const h = harness();
@@ -194,9 +263,21 @@ describe("daemon/clusterController: the cluster stack's events", () => {
     assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: true }), { kind: "ok" });
     assert.deepEqual(told(h), [
       ["default", "v1 Node -/n1 uid=n1", "Normal RouteRestored", `Put back: Route ${ROUTE_N1} (create)`],
-      ["kube-system", "coordination.k8s.io/v1 Lease kube-system/dccm uid=lease-uid", "Normal ClusterDriftCorrected", "Put back: InstanceGroup cluster:ig-us-central1-a (create)"],
+      [
+        "kube-system",
+        "coordination.k8s.io/v1 Lease kube-system/dccm uid=lease-uid",
+        "Normal ClusterDriftCorrected",
+        "Put back: InstanceGroup cluster:ig-us-central1-a (create)",
+      ],
     ]);
-    assert.deepEqual([await putBackTotal(h, "route"), await putBackTotal(h, "instanceGroup"), await counter(h.metrics.registry, "dccm_drift_corrections_total", { kind: "cluster" })], [1, 1, 1]);
+    assert.deepEqual(
+      [
+        await putBackTotal(h, "route"),
+        await putBackTotal(h, "instanceGroup"),
+        await counter(h.metrics.registry, "dccm_drift_corrections_total", { kind: "cluster" }),
+      ],
+      [1, 1, 1],
+    );
   });
 
   it("a change run that changes resources is no drift: no event, nothing counted", async () => {
@@ -211,21 +292,46 @@ describe("daemon/clusterController: the cluster stack's events", () => {
     const h = harness();
     const failure = new Error("googleapi: Error 429: Rate Limit Exceeded");
     h.runs.push(failure, failure, new Error("googleapi: Error 403: Quota exceeded"));
-    for (let i = 0; i < 3; i++) assert.equal((await h.reconciler.reconcile({ key: "cluster", refresh: false })).kind, "retry");
+    for (let i = 0; i < 3; i++)
+      assert.equal((await h.reconciler.reconcile({ key: "cluster", refresh: false })).kind, "retry");
     assert.deepEqual(told(h), [
-      ["kube-system", "coordination.k8s.io/v1 Lease kube-system/dccm uid=lease-uid", "Warning SyncClusterFailed", "Error syncing cluster stack: googleapi: Error 429: Rate Limit Exceeded"],
-      ["kube-system", "coordination.k8s.io/v1 Lease kube-system/dccm uid=lease-uid", "Warning SyncClusterFailed", "Error syncing cluster stack: googleapi: Error 403: Quota exceeded"],
+      [
+        "kube-system",
+        "coordination.k8s.io/v1 Lease kube-system/dccm uid=lease-uid",
+        "Warning SyncClusterFailed",
+        "Error syncing cluster stack: googleapi: Error 429: Rate Limit Exceeded",
+      ],
+      [
+        "kube-system",
+        "coordination.k8s.io/v1 Lease kube-system/dccm uid=lease-uid",
+        "Warning SyncClusterFailed",
+        "Error syncing cluster stack: googleapi: Error 403: Quota exceeded",
+      ],
     ]);
     assert.deepEqual(
-      h.sink.patched.map(({ namespace, name, patch }) => [namespace, name === h.sink.created[0]?.metadata.name, patch.count]),
+      h.sink.patched.map(({ namespace, name, patch }) => [
+        namespace,
+        name === h.sink.created[0]?.metadata.name,
+        patch.count,
+      ]),
       [["kube-system", true, 2]],
     );
   });
 
   it("a run GCE refused over the ROUTES quota: Warning QuotaExceeded on the Lease naming it, retried after the quota wait, counted by quota", async () => {
     const h = harness();
-    h.runs.push(new Error("pulumi up of cluster failed", { cause: new Error("* Error creating Route: googleapi: Error 403: Quota 'ROUTES' exceeded. Limit: 250.0 globally., quotaExceeded") }));
-    assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "retryAfter", ms: 300_000, reason: "GCE quota ROUTES exceeded" });
+    h.runs.push(
+      new Error("pulumi up of cluster failed", {
+        cause: new Error(
+          "* Error creating Route: googleapi: Error 403: Quota 'ROUTES' exceeded. Limit: 250.0 globally., quotaExceeded",
+        ),
+      }),
+    );
+    assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), {
+      kind: "retryAfter",
+      ms: 300_000,
+      reason: "GCE quota ROUTES exceeded",
+    });
     assert.deepEqual(told(h), [
       [
         "kube-system",
@@ -234,7 +340,10 @@ describe("daemon/clusterController: the cluster stack's events", () => {
         "Error syncing cluster stack: GCE quota ROUTES (limit 250 in the project) exceeded; release unused resources or raise the quota. Next try in 5 minutes, or at once when the desired state changes",
       ],
     ]);
-    assert.equal(await counter(h.metrics.registry, "dccm_gce_quota_exceeded_total", { kind: "cluster", quota: "ROUTES" }), 1);
+    assert.equal(
+      await counter(h.metrics.registry, "dccm_gce_quota_exceeded_total", { kind: "cluster", quota: "ROUTES" }),
+      1,
+    );
   });
 
   it("a run cancelled by a shutdown, or a stack locked by another run: no event", async () => {

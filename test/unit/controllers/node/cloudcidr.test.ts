@@ -18,7 +18,12 @@ import {
   shutdownTaintPatch,
   UNINITIALIZED_TAINT,
 } from "../../../../controllers/node/decide";
-import { type NodeSyncState, planPodCIDRs, podCIDRLookupResult, type SyncClock } from "../../../../controllers/node/plan";
+import {
+  type NodeSyncState,
+  planPodCIDRs,
+  podCIDRLookupResult,
+  type SyncClock,
+} from "../../../../controllers/node/plan";
 import type { PodCIDRStack } from "../../../../model";
 import type { WatchedNode } from "../../../../watcher/trim";
 
@@ -28,7 +33,16 @@ const SHUTDOWN = { key: SHUTDOWN_TAINT, effect: "NoSchedule" };
 const OTHER = { key: "dedicated", value: "gpu", effect: "NoSchedule" };
 
 function node(over: Partial<WatchedNode> = {}): WatchedNode {
-  return { name: "n1", uid: "u1", resourceVersion: "7", deleting: false, labels: {}, taints: [], addresses: [], ...over };
+  return {
+    name: "n1",
+    uid: "u1",
+    resourceVersion: "7",
+    deleting: false,
+    labels: {},
+    taints: [],
+    addresses: [],
+    ...over,
+  };
 }
 
 function nic(over: Partial<NetworkInterface> = {}): NetworkInterface {
@@ -36,29 +50,61 @@ function nic(over: Partial<NetworkInterface> = {}): NetworkInterface {
 }
 
 function instance(nics: NetworkInterface[], status?: string): Instance {
-  return { name: "n1", project: "p", zone: "us-central1-a", machineType: "e2-medium", networkInterfaces: nics, ...(status === undefined ? {} : { status }) };
+  return {
+    name: "n1",
+    project: "p",
+    zone: "us-central1-a",
+    machineType: "e2-medium",
+    networkInterfaces: nics,
+    ...(status === undefined ? {} : { status }),
+  };
 }
 
-const ALIAS = { aliasIpRanges: [{ ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" }, { ipCidrRange: "10.4.9.0/24" }] };
+const ALIAS = {
+  aliasIpRanges: [{ ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" }, { ipCidrRange: "10.4.9.0/24" }],
+};
 
 describe("nodes/cloud pod CIDRs and the shutdown taint", () => {
   describe("podCIDRsFromInstance: the stock CCM's CloudAllocator reading", () => {
-    const cases: { name: string; nics: NetworkInterface[]; stack: PodCIDRStack; want: ReturnType<typeof podCIDRsFromInstance> }[] = [
-      { name: "IPv4: nic0's first alias range", nics: [nic(ALIAS)], stack: "IPv4", want: { kind: "ok", cidrs: ["10.4.1.0/24"] } },
+    const cases: {
+      name: string;
+      nics: NetworkInterface[];
+      stack: PodCIDRStack;
+      want: ReturnType<typeof podCIDRsFromInstance>;
+    }[] = [
+      {
+        name: "IPv4: nic0's first alias range",
+        nics: [nic(ALIAS)],
+        stack: "IPv4",
+        want: { kind: "ok", cidrs: ["10.4.1.0/24"] },
+      },
       {
         name: "nic0 wins over an earlier other interface",
         nics: [nic({ name: "nic1", aliasIpRanges: [{ ipCidrRange: "10.9.0.0/24" }] }), nic(ALIAS)],
         stack: "IPv4",
         want: { kind: "ok", cidrs: ["10.4.1.0/24"] },
       },
-      { name: "no nic0: the first interface", nics: [nic({ name: "eth-a", aliasIpRanges: [{ ipCidrRange: "10.9.0.0/24" }] })], stack: "IPv4", want: { kind: "ok", cidrs: ["10.9.0.0/24"] } },
+      {
+        name: "no nic0: the first interface",
+        nics: [nic({ name: "eth-a", aliasIpRanges: [{ ipCidrRange: "10.9.0.0/24" }] })],
+        stack: "IPv4",
+        want: { kind: "ok", cidrs: ["10.9.0.0/24"] },
+      },
       {
         name: "IPv4 without an alias range",
         nics: [nic()],
         stack: "IPv4",
-        want: { kind: "unavailable", message: "instance p/us-central1-a/n1 has no alias IP range on nic0 (podCIDRStack IPv4)" },
+        want: {
+          kind: "unavailable",
+          message: "instance p/us-central1-a/n1 has no alias IP range on nic0 (podCIDRStack IPv4)",
+        },
       },
-      { name: "no interface at all", nics: [], stack: "IPv4", want: { kind: "unavailable", message: "instance p/us-central1-a/n1 has no network interface" } },
+      {
+        name: "no interface at all",
+        nics: [],
+        stack: "IPv4",
+        want: { kind: "unavailable", message: "instance p/us-central1-a/n1 has no network interface" },
+      },
       {
         name: "IPv4_IPv6: IPv4 first, the /112 of the internal IPv6 address",
         nics: [nic({ ...ALIAS, ipv6Address: "fd20:0:0:1:0:1::" })],
@@ -81,21 +127,39 @@ describe("nodes/cloud pod CIDRs and the shutdown taint", () => {
         name: "dual-stack without IPv6",
         nics: [nic(ALIAS)],
         stack: "IPv4_IPv6",
-        want: { kind: "unavailable", message: "instance p/us-central1-a/n1 has no IPv6 address on nic0 (podCIDRStack IPv4_IPv6)" },
+        want: {
+          kind: "unavailable",
+          message: "instance p/us-central1-a/n1 has no IPv6 address on nic0 (podCIDRStack IPv4_IPv6)",
+        },
       },
       {
         name: "dual-stack without alias range",
         nics: [nic({ ipv6Address: "fd20::5" })],
         stack: "IPv6_IPv4",
-        want: { kind: "unavailable", message: "instance p/us-central1-a/n1 has no alias IP range on nic0 (podCIDRStack IPv6_IPv4)" },
+        want: {
+          kind: "unavailable",
+          message: "instance p/us-central1-a/n1 has no alias IP range on nic0 (podCIDRStack IPv6_IPv4)",
+        },
       },
       {
         name: "dual-stack with neither",
         nics: [nic()],
         stack: "IPv4_IPv6",
-        want: { kind: "unavailable", message: "instance p/us-central1-a/n1 has no alias IP range and no IPv6 address on nic0 (podCIDRStack IPv4_IPv6)" },
+        want: {
+          kind: "unavailable",
+          message:
+            "instance p/us-central1-a/n1 has no alias IP range and no IPv6 address on nic0 (podCIDRStack IPv4_IPv6)",
+        },
       },
-      { name: "IPv6 without IPv6", nics: [nic(ALIAS)], stack: "IPv6", want: { kind: "unavailable", message: "instance p/us-central1-a/n1 has no IPv6 address on nic0 (podCIDRStack IPv6)" } },
+      {
+        name: "IPv6 without IPv6",
+        nics: [nic(ALIAS)],
+        stack: "IPv6",
+        want: {
+          kind: "unavailable",
+          message: "instance p/us-central1-a/n1 has no IPv6 address on nic0 (podCIDRStack IPv6)",
+        },
+      },
     ];
     for (const c of cases) {
       it(c.name, () => assert.deepEqual(podCIDRsFromInstance(instance(c.nics), c.stack), c.want));
@@ -104,7 +168,12 @@ describe("nodes/cloud pod CIDRs and the shutdown taint", () => {
 
   describe("decidePodCIDRs: written once, never changed", () => {
     const ok = { kind: "ok", cidrs: ["10.4.1.0/24"] } as const;
-    const cases: { name: string; node: WatchedNode; from: Parameters<typeof decidePodCIDRs>[1]; want: ReturnType<typeof decidePodCIDRs> }[] = [
+    const cases: {
+      name: string;
+      node: WatchedNode;
+      from: Parameters<typeof decidePodCIDRs>[1];
+      want: ReturnType<typeof decidePodCIDRs>;
+    }[] = [
       { name: "no CIDR yet → assign", node: node(), from: ok, want: { kind: "assign", cidrs: ["10.4.1.0/24"] } },
       { name: "the VM's → in sync", node: node({ podCIDRs: ["10.4.1.0/24"] }), from: ok, want: { kind: "inSync" } },
       {
@@ -130,10 +199,22 @@ describe("nodes/cloud pod CIDRs and the shutdown taint", () => {
       {
         name: "no CIDR and the VM has none → unavailable",
         node: node(),
-        from: { kind: "unavailable", message: "instance p/us-central1-a/n1 has no alias IP range on nic0 (podCIDRStack IPv4)" },
-        want: { kind: "unavailable", message: "Node n1 has no pod CIDR and none can be read: instance p/us-central1-a/n1 has no alias IP range on nic0 (podCIDRStack IPv4)" },
+        from: {
+          kind: "unavailable",
+          message: "instance p/us-central1-a/n1 has no alias IP range on nic0 (podCIDRStack IPv4)",
+        },
+        want: {
+          kind: "unavailable",
+          message:
+            "Node n1 has no pod CIDR and none can be read: instance p/us-central1-a/n1 has no alias IP range on nic0 (podCIDRStack IPv4)",
+        },
       },
-      { name: "a CIDR, and the VM lost its range → left alone", node: node({ podCIDRs: ["10.4.1.0/24"] }), from: { kind: "unavailable", message: "x" }, want: { kind: "inSync" } },
+      {
+        name: "a CIDR, and the VM lost its range → left alone",
+        node: node({ podCIDRs: ["10.4.1.0/24"] }),
+        from: { kind: "unavailable", message: "x" },
+        want: { kind: "inSync" },
+      },
     ];
     for (const c of cases) {
       it(c.name, () => assert.deepEqual(decidePodCIDRs(c.node, c.from), c.want));
@@ -143,8 +224,14 @@ describe("nodes/cloud pod CIDRs and the shutdown taint", () => {
   describe("podCIDRCondition: NetworkUnavailable, written only on change", () => {
     const implicit = { status: "False", reason: "RouteCreated", message: "NodeController create implicit route" };
     it("assigned, no condition yet → False with the stock CCM's reason and message", () =>
-      assert.deepEqual(podCIDRCondition(node(), true, NOW), { type: "NetworkUnavailable", ...implicit, lastHeartbeatTime: NOW, lastTransitionTime: NOW }));
-    it("assigned and already False RouteCreated → nothing", () => assert.equal(podCIDRCondition(node({ networkUnavailable: { ...implicit } }), true, NOW), undefined));
+      assert.deepEqual(podCIDRCondition(node(), true, NOW), {
+        type: "NetworkUnavailable",
+        ...implicit,
+        lastHeartbeatTime: NOW,
+        lastTransitionTime: NOW,
+      }));
+    it("assigned and already False RouteCreated → nothing", () =>
+      assert.equal(podCIDRCondition(node({ networkUnavailable: { ...implicit } }), true, NOW), undefined));
     it("unassigned → True NoPodCIDR naming why", () =>
       assert.deepEqual(podCIDRCondition(node(), false, NOW, "no range"), {
         type: "NetworkUnavailable",
@@ -155,30 +242,71 @@ describe("nodes/cloud pod CIDRs and the shutdown taint", () => {
         lastTransitionTime: NOW,
       }));
     it("same status, new message → transition time kept", () =>
-      assert.deepEqual(podCIDRCondition(node({ networkUnavailable: { status: "True", reason: "NoRouteCreated", lastTransitionTime: "2025-12-01T00:00:00.000Z" } }), false, NOW, "x"), {
-        type: "NetworkUnavailable",
-        status: "True",
-        reason: "NoPodCIDR",
-        message: "No pod CIDR from the VM's alias IP ranges: x",
-        lastHeartbeatTime: NOW,
-        lastTransitionTime: new Date("2025-12-01T00:00:00.000Z"),
-      }));
+      assert.deepEqual(
+        podCIDRCondition(
+          node({
+            networkUnavailable: {
+              status: "True",
+              reason: "NoRouteCreated",
+              lastTransitionTime: "2025-12-01T00:00:00.000Z",
+            },
+          }),
+          false,
+          NOW,
+          "x",
+        ),
+        {
+          type: "NetworkUnavailable",
+          status: "True",
+          reason: "NoPodCIDR",
+          message: "No pod CIDR from the VM's alias IP ranges: x",
+          lastHeartbeatTime: NOW,
+          lastTransitionTime: new Date("2025-12-01T00:00:00.000Z"),
+        },
+      ));
   });
 
   describe("planPodCIDRs: how often Compute is asked", () => {
-    const settled = node({ providerID: "gce://p/us-central1-a/n1", podCIDRs: ["10.4.1.0/24"], networkUnavailable: { status: "False", reason: "RouteCreated" } });
-    const byPid = { kind: "lookup", target: { by: "providerID", pid: { project: "p", zone: "us-central1-a", name: "n1" } } } as const;
+    const settled = node({
+      providerID: "gce://p/us-central1-a/n1",
+      podCIDRs: ["10.4.1.0/24"],
+      networkUnavailable: { status: "False", reason: "RouteCreated" },
+    });
+    const byPid = {
+      kind: "lookup",
+      target: { by: "providerID", pid: { project: "p", zone: "us-central1-a", name: "n1" } },
+    } as const;
     const cases: { name: string; node: WatchedNode; state: NodeSyncState; want: ReturnType<typeof planPodCIDRs> }[] = [
-      { name: "never checked → lookup (by name without providerID)", node: node(), state: {}, want: { kind: "lookup", target: { by: "name", name: "n1" } } },
-      { name: "unsettled, checked 14 s ago → skip", node: node(), state: { lastPodCIDRCheck: CLOCK.now - 14_000 }, want: { kind: "skip" } },
+      {
+        name: "never checked → lookup (by name without providerID)",
+        node: node(),
+        state: {},
+        want: { kind: "lookup", target: { by: "name", name: "n1" } },
+      },
+      {
+        name: "unsettled, checked 14 s ago → skip",
+        node: node(),
+        state: { lastPodCIDRCheck: CLOCK.now - 14_000 },
+        want: { kind: "skip" },
+      },
       {
         name: "unsettled, checked 15 s ago (half the lifecycle period) → lookup",
         node: node(),
         state: { lastPodCIDRCheck: CLOCK.now - 15_000 },
         want: { kind: "lookup", target: { by: "name", name: "n1" } },
       },
-      { name: "settled, checked 29 s ago → skip", node: settled, state: { lastPodCIDRCheck: CLOCK.now - 29_000 }, want: { kind: "skip" } },
-      { name: "settled, checked 30 s ago (half the refresh period) → lookup", node: settled, state: { lastPodCIDRCheck: CLOCK.now - 30_000 }, want: byPid },
+      {
+        name: "settled, checked 29 s ago → skip",
+        node: settled,
+        state: { lastPodCIDRCheck: CLOCK.now - 29_000 },
+        want: { kind: "skip" },
+      },
+      {
+        name: "settled, checked 30 s ago (half the refresh period) → lookup",
+        node: settled,
+        state: { lastPodCIDRCheck: CLOCK.now - 30_000 },
+        want: byPid,
+      },
     ];
     for (const c of cases) {
       it(c.name, () => assert.deepEqual(planPodCIDRs(c.node, c.state, CLOCK), c.want));
@@ -189,7 +317,10 @@ describe("nodes/cloud pod CIDRs and the shutdown taint", () => {
       assert.equal(retry.kind, "retry");
       assert.equal(retry.kind === "retry" ? retry.error.message : "", "read pod CIDRs of node n1");
       assert.equal(retry.kind === "retry" ? retry.error.cause : undefined, err);
-      assert.deepEqual(podCIDRLookupResult(node(), { kind: "notFound", scope: "region", name: "n1", zones: ["us-central1-a"] }), { kind: "none" });
+      assert.deepEqual(
+        podCIDRLookupResult(node(), { kind: "notFound", scope: "region", name: "n1", zones: ["us-central1-a"] }),
+        { kind: "none" },
+      );
     });
   });
 
@@ -210,12 +341,21 @@ describe("nodes/cloud pod CIDRs and the shutdown taint", () => {
     for (const [status, shutdown] of STATUSES) {
       for (const ready of ["False", "Unknown"] as const) {
         it(`NotReady (${ready}), ${status}, untainted → ${shutdown ? "add" : "none"}`, () =>
-          assert.deepEqual(decideShutdownTaint(node({ ready }), found(status)), shutdown ? { kind: "add", status } : { kind: "none" }));
+          assert.deepEqual(
+            decideShutdownTaint(node({ ready }), found(status)),
+            shutdown ? { kind: "add", status } : { kind: "none" },
+          ));
         it(`NotReady (${ready}), ${status}, tainted → ${shutdown ? "none" : "remove"}`, () =>
-          assert.deepEqual(decideShutdownTaint(node({ ready, taints: [SHUTDOWN] }), found(status)), shutdown ? { kind: "none" } : { kind: "remove", reason: `instance is ${status}` }));
+          assert.deepEqual(
+            decideShutdownTaint(node({ ready, taints: [SHUTDOWN] }), found(status)),
+            shutdown ? { kind: "none" } : { kind: "remove", reason: `instance is ${status}` },
+          ));
       }
       it(`Ready, ${status}, tainted → remove (the kubelet runs)`, () =>
-        assert.deepEqual(decideShutdownTaint(node({ ready: "True", taints: [SHUTDOWN] }), found(status)), { kind: "remove", reason: "node is Ready" }));
+        assert.deepEqual(decideShutdownTaint(node({ ready: "True", taints: [SHUTDOWN] }), found(status)), {
+          kind: "remove",
+          reason: "node is Ready",
+        }));
     }
     const unknown: [string, InstanceLookup | undefined][] = [
       ["no lookup", undefined],
@@ -229,19 +369,28 @@ describe("nodes/cloud pod CIDRs and the shutdown taint", () => {
         assert.deepEqual(decideShutdownTaint(node({ ready: "Unknown" }), lookup), { kind: "none" });
       });
     }
-    it("a Ready untainted Node → none without a lookup", () => assert.deepEqual(decideShutdownTaint(node({ ready: "True" }), undefined), { kind: "none" }));
+    it("a Ready untainted Node → none without a lookup", () =>
+      assert.deepEqual(decideShutdownTaint(node({ ready: "True" }), undefined), { kind: "none" }));
   });
 
   describe("shutdownTaintPatch", () => {
-    it("adds NoSchedule after the other taints", () => assert.deepEqual(shutdownTaintPatch(node({ taints: [OTHER] }), true), { taints: [OTHER, { key: SHUTDOWN_TAINT, effect: "NoSchedule" }] }));
-    it("removes it and keeps the others", () => assert.deepEqual(shutdownTaintPatch(node({ taints: [SHUTDOWN, OTHER] }), false), { taints: [OTHER] }));
-    it("the last taint gone → field removed", () => assert.deepEqual(shutdownTaintPatch(node({ taints: [SHUTDOWN] }), false), { taints: null }));
+    it("adds NoSchedule after the other taints", () =>
+      assert.deepEqual(shutdownTaintPatch(node({ taints: [OTHER] }), true), {
+        taints: [OTHER, { key: SHUTDOWN_TAINT, effect: "NoSchedule" }],
+      }));
+    it("removes it and keeps the others", () =>
+      assert.deepEqual(shutdownTaintPatch(node({ taints: [SHUTDOWN, OTHER] }), false), { taints: [OTHER] }));
+    it("the last taint gone → field removed", () =>
+      assert.deepEqual(shutdownTaintPatch(node({ taints: [SHUTDOWN] }), false), { taints: null }));
     it("already as wanted → no patch", () => {
       assert.equal(shutdownTaintPatch(node({ taints: [SHUTDOWN] }), true), undefined);
       assert.equal(shutdownTaintPatch(node({ taints: [OTHER] }), false), undefined);
     });
     it("property: add then remove gives back the other taints, and never touches the uninitialized taint", () => {
-      const taint = fc.record({ key: fc.constantFrom("a", "b", UNINITIALIZED_TAINT), effect: fc.constantFrom("NoSchedule", "NoExecute") });
+      const taint = fc.record({
+        key: fc.constantFrom("a", "b", UNINITIALIZED_TAINT),
+        effect: fc.constantFrom("NoSchedule", "NoExecute"),
+      });
       fc.assert(
         fc.property(fc.uniqueArray(taint, { selector: (t) => t.key }), (taints) => {
           const added = shutdownTaintPatch(node({ taints }), true);

@@ -40,17 +40,32 @@ describe("nodes/config parseNodeConfig", () => {
   });
 
   const bad: [Record<string, unknown>, string][] = [
-    [{ computeEndpoint: "compute.googleapis.com" }, 'computeEndpoint: expected an http(s) URL such as https://compute.googleapis.com/compute/v1/, got "compute.googleapis.com"'],
-    [{ nodeAddressRefreshPeriod: "soon" }, 'nodeAddressRefreshPeriod: expected a duration such as 30s, 10m or 1h30m, got "soon"'],
+    [
+      { computeEndpoint: "compute.googleapis.com" },
+      'computeEndpoint: expected an http(s) URL such as https://compute.googleapis.com/compute/v1/, got "compute.googleapis.com"',
+    ],
+    [
+      { nodeAddressRefreshPeriod: "soon" },
+      'nodeAddressRefreshPeriod: expected a duration such as 30s, 10m or 1h30m, got "soon"',
+    ],
     [{ nodeLifecyclePeriod: "10ms" }, 'nodeLifecyclePeriod: expected a duration of at least 1s, got "10ms"'],
     [{ nodeLifecyclePeriod: "597h" }, 'nodeLifecyclePeriod: expected a duration of at most 596h, got "597h"'],
     // One grammar with the daemon's flags (runtime/durations.ts): a unit is required, no blank inside.
     [{ nodeLifecyclePeriod: 30_000 }, "nodeLifecyclePeriod: expected a duration such as 30s, 10m or 1h30m, got 30000"],
-    [{ nodeLifecyclePeriod: "30000" }, 'nodeLifecyclePeriod: expected a duration such as 30s, 10m or 1h30m, got "30000"'],
-    [{ nodeAddressRefreshPeriod: "5 m" }, 'nodeAddressRefreshPeriod: expected a duration such as 30s, 10m or 1h30m, got "5 m"'],
+    [
+      { nodeLifecyclePeriod: "30000" },
+      'nodeLifecyclePeriod: expected a duration such as 30s, 10m or 1h30m, got "30000"',
+    ],
+    [
+      { nodeAddressRefreshPeriod: "5 m" },
+      'nodeAddressRefreshPeriod: expected a duration such as 30s, 10m or 1h30m, got "5 m"',
+    ],
     [{ nodeWorkers: "0" }, 'nodeWorkers: expected an integer from 1 to 100, got "0"'],
     [{ nodeWorkers: 2.5 }, "nodeWorkers: expected an integer from 1 to 100, got 2.5"],
-    [{ nodeZones: "us-central1" }, 'nodeZones: expected zone names like us-central1-a (list or comma-separated), got "us-central1"'],
+    [
+      { nodeZones: "us-central1" },
+      'nodeZones: expected zone names like us-central1-a (list or comma-separated), got "us-central1"',
+    ],
   ];
   for (const [raw, problem] of bad) {
     it(`rejects ${JSON.stringify(raw)}: ${problem}`, () => {

@@ -45,7 +45,11 @@ async function waitFor(what: string, cond: () => boolean, timeoutMs = 3000): Pro
 
 async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
   const m = await registry.getSingleMetric(name)?.get();
-  return m?.values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((a, v) => a + v.value, 0) ?? 0;
+  return (
+    m?.values
+      .filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))
+      .reduce((a, v) => a + v.value, 0) ?? 0
+  );
 }
 
 class Routes implements RouteStatusSource {
@@ -251,7 +255,8 @@ describe("nodes/controller NodeController", () => {
     routes.status.set("n1", "created");
     routes.status.set("n2", { failed: "QUOTA_EXCEEDED: routes" });
     ctrl?.onRoutesChanged();
-    const cond = (n: string): { status?: string; reason?: string } | undefined => api.peek(n)?.status?.conditions?.find((c) => c.type === "NetworkUnavailable");
+    const cond = (n: string): { status?: string; reason?: string } | undefined =>
+      api.peek(n)?.status?.conditions?.find((c) => c.type === "NetworkUnavailable");
     await waitFor("conditions", () => cond("n1") !== undefined && cond("n2") !== undefined);
     assert.equal(cond("n1")?.status, "False");
     assert.equal(cond("n1")?.reason, "RouteCreated");
@@ -279,7 +284,11 @@ describe("nodes/controller NodeController", () => {
     await start({ addressRefreshMs: 60_000, lookupCacheMs: 1000 });
     await waitFor("initialized", () => api.list().every((n) => n.spec?.taints === undefined));
     for (const inst of compute.instances) {
-      Object.assign(inst, { networkInterfaces: [{ networkIP: inst.name === "n1" ? "10.0.0.11" : "10.0.0.22", accessConfigs: [], ipv6AccessConfigs: [] }] });
+      Object.assign(inst, {
+        networkInterfaces: [
+          { networkIP: inst.name === "n1" ? "10.0.0.11" : "10.0.0.22", accessConfigs: [], ipv6AccessConfigs: [] },
+        ],
+      });
     }
     ctrl?.onRoutesChanged();
     await delay(20);
@@ -288,7 +297,12 @@ describe("nodes/controller NodeController", () => {
     const lists = compute.count("aggregatedList");
     clock += 61_000;
     ctrl?.onRoutesChanged();
-    await waitFor("refreshed", () => api.peek("n1")?.status?.addresses?.[0]?.address === "10.0.0.11" && api.peek("n2")?.status?.addresses?.[0]?.address === "10.0.0.22");
+    await waitFor(
+      "refreshed",
+      () =>
+        api.peek("n1")?.status?.addresses?.[0]?.address === "10.0.0.11" &&
+        api.peek("n2")?.status?.addresses?.[0]?.address === "10.0.0.22",
+    );
     assert.equal(compute.count("aggregatedList"), lists + 1, "one list for the wave");
     assert.equal(compute.count("get"), 0);
   });
@@ -321,7 +335,10 @@ describe("nodes/controller NodeController", () => {
     compute.instances[0] = { ...inst, status: "TERMINATED" };
     api.put(plain("n1", "gce://p/us-central1-a/n1", "Unknown"));
     await start({ lifecycleCheckMs: 40, now: () => Date.now() });
-    const shutdown = (): boolean => (api.peek("n1")?.spec?.taints ?? []).some((t) => t.key === "node.cloudprovider.kubernetes.io/shutdown" && t.effect === "NoSchedule");
+    const shutdown = (): boolean =>
+      (api.peek("n1")?.spec?.taints ?? []).some(
+        (t) => t.key === "node.cloudprovider.kubernetes.io/shutdown" && t.effect === "NoSchedule",
+      );
     await waitFor("tainted", shutdown);
     assert.deepEqual(
       api.events.filter((e) => e.reason === "ShutdownTaintAdded").map((e) => e.message),
@@ -333,7 +350,10 @@ describe("nodes/controller NodeController", () => {
     compute.instances[0] = { ...inst, status: "RUNNING" };
     await waitFor("untainted", () => !shutdown());
     assert.deepEqual(
-      [await metricValue(registry, "dccm_node_shutdown_taints_total", { action: "added" }), await metricValue(registry, "dccm_node_shutdown_taints_total", { action: "removed" })],
+      [
+        await metricValue(registry, "dccm_node_shutdown_taints_total", { action: "added" }),
+        await metricValue(registry, "dccm_node_shutdown_taints_total", { action: "removed" }),
+      ],
       [1, 1],
     );
   });
@@ -342,7 +362,15 @@ describe("nodes/controller NodeController", () => {
     const withRange = compute.add("p", "us-central1-a", "n1");
     compute.instances[0] = {
       ...withRange,
-      networkInterfaces: [{ name: "nic0", networkIP: "10.0.0.1", accessConfigs: [], ipv6AccessConfigs: [], aliasIpRanges: [{ ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" }] }],
+      networkInterfaces: [
+        {
+          name: "nic0",
+          networkIP: "10.0.0.1",
+          accessConfigs: [],
+          ipv6AccessConfigs: [],
+          aliasIpRanges: [{ ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" }],
+        },
+      ],
     };
     compute.add("p", "us-central1-a", "n2", "10.0.0.2");
     api.put(plain("n1", "gce://p/us-central1-a/n1", "True"));
@@ -352,14 +380,22 @@ describe("nodes/controller NodeController", () => {
     assert.deepEqual([api.peek("n1")?.spec?.podCIDR, api.peek("n1")?.spec?.podCIDRs], ["10.4.1.0/24", ["10.4.1.0/24"]]);
     await waitFor(
       "conditions",
-      () => api.peek("n2")?.status?.conditions?.some((c) => c.type === "NetworkUnavailable") === true && api.peek("n1")?.status?.conditions?.some((c) => c.type === "NetworkUnavailable") === true,
+      () =>
+        api.peek("n2")?.status?.conditions?.some((c) => c.type === "NetworkUnavailable") === true &&
+        api.peek("n1")?.status?.conditions?.some((c) => c.type === "NetworkUnavailable") === true,
     );
     const cond = (name: string) => api.peek(name)?.status?.conditions?.find((c) => c.type === "NetworkUnavailable");
     assert.deepEqual([cond("n1")?.status, cond("n1")?.reason], ["False", "RouteCreated"]);
     assert.deepEqual([cond("n2")?.status, cond("n2")?.reason], ["True", "NoPodCIDR"]);
     assert.deepEqual(
       api.events.filter((e) => e.reason === "CIDRNotAvailable").map((e) => [e.type, e.involvedObject.name, e.message]),
-      [["Warning", "n2", "Node n2 has no pod CIDR and none can be read: instance p/us-central1-a/n2 has no alias IP range on nic0 (podCIDRStack IPv4)"]],
+      [
+        [
+          "Warning",
+          "n2",
+          "Node n2 has no pod CIDR and none can be read: instance p/us-central1-a/n2 has no alias IP range on nic0 (podCIDRStack IPv4)",
+        ],
+      ],
     );
     assert.equal(await metricValue(registry, "dccm_node_pod_cidr_assignments_total", { result: "assigned" }), 1);
   });
@@ -373,7 +409,10 @@ describe("nodes/controller NodeController", () => {
     // Flip created → failed again with the same message: the Warning repeats.
     routes.status.set("n1", "created");
     ctrl?.onRoutesChanged();
-    await waitFor("created", () => api.peek("n1")?.status?.conditions?.some((c) => c.reason === "RouteCreated") === true);
+    await waitFor(
+      "created",
+      () => api.peek("n1")?.status?.conditions?.some((c) => c.reason === "RouteCreated") === true,
+    );
     routes.status.set("n1", { failed: "boom" });
     ctrl?.onRoutesChanged();
     await waitFor("count 2", () => api.events.find((e) => e.reason === "FailedToCreateRoute")?.count === 2);

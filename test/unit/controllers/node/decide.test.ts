@@ -110,7 +110,11 @@ describe("nodes/decide", () => {
       },
       {
         name: "dual stack with internal IPv6",
-        inst: instance({ networkInterfaces: [{ networkIP: "10.0.0.5", ipv6Address: "fd20::5", accessConfigs: [], ipv6AccessConfigs: [] }] }),
+        inst: instance({
+          networkInterfaces: [
+            { networkIP: "10.0.0.5", ipv6Address: "fd20::5", accessConfigs: [], ipv6AccessConfigs: [] },
+          ],
+        }),
         want: [
           { type: "InternalIP", address: "10.0.0.5" },
           { type: "InternalIP", address: "fd20::5" },
@@ -118,7 +122,15 @@ describe("nodes/decide", () => {
       },
       {
         name: "dual stack with external IPv6 (reported as InternalIP, like the stock provider)",
-        inst: instance({ networkInterfaces: [{ networkIP: "10.0.0.5", accessConfigs: [{ natIP: "34.1.2.3" }], ipv6AccessConfigs: [{ externalIpv6: "2600:1900::5" }] }] }),
+        inst: instance({
+          networkInterfaces: [
+            {
+              networkIP: "10.0.0.5",
+              accessConfigs: [{ natIP: "34.1.2.3" }],
+              ipv6AccessConfigs: [{ externalIpv6: "2600:1900::5" }],
+            },
+          ],
+        }),
         want: [
           { type: "InternalIP", address: "10.0.0.5" },
           { type: "ExternalIP", address: "34.1.2.3" },
@@ -163,7 +175,11 @@ describe("nodes/decide", () => {
   describe("initializationPatch + initializationMergePatch", () => {
     it("sets providerID, all six labels, addresses and removes only the uninitialized taint", () => {
       const other = { key: "dedicated", value: "gpu", effect: "NoSchedule" };
-      const n = node({ taints: [TAINT, other], labels: { keep: "me" }, addresses: [{ type: "Hostname", address: "n1" }] });
+      const n = node({
+        taints: [TAINT, other],
+        labels: { keep: "me" },
+        addresses: [{ type: "Hostname", address: "n1" }],
+      });
       const patch = initializationPatch(view(n), instance());
       assert.equal(patch.providerID, "gce://p/us-central1-b/n1");
       assert.deepEqual(patch.labels, {
@@ -190,7 +206,13 @@ describe("nodes/decide", () => {
     });
 
     it("patches only labels that differ, and removes the taint list when it empties", () => {
-      const n = node({ taints: [TAINT], labels: { "topology.kubernetes.io/zone": "us-central1-b", "failure-domain.beta.kubernetes.io/zone": "us-central1-b" } });
+      const n = node({
+        taints: [TAINT],
+        labels: {
+          "topology.kubernetes.io/zone": "us-central1-b",
+          "failure-domain.beta.kubernetes.io/zone": "us-central1-b",
+        },
+      });
       const mp = initializationMergePatch(view(n), initializationPatch(view(n), instance()));
       assert.deepEqual(Object.keys(mp?.labels ?? {}).sort(), [
         "beta.kubernetes.io/instance-type",
@@ -218,13 +240,22 @@ describe("nodes/decide", () => {
 
     it("is idempotent: nothing to patch once applied", () => {
       const n = node({ taints: [TAINT] });
-      const once = applyNodeMergePatch(n, initializationMergePatch(view(n), initializationPatch(view(n), instance())) ?? {});
+      const once = applyNodeMergePatch(
+        n,
+        initializationMergePatch(view(n), initializationPatch(view(n), instance())) ?? {},
+      );
       assert.equal(once.spec?.taints, undefined, "empty taint list removed");
       assert.equal(initializationMergePatch(view(once), initializationPatch(view(once), instance())), undefined);
     });
 
     it("property: for any labels and taints, one patch reaches the fixed point and keeps foreign data", () => {
-      const key = fc.constantFrom("a", "b", "topology.kubernetes.io/zone", "node.kubernetes.io/instance-type", UNINITIALIZED_TAINT);
+      const key = fc.constantFrom(
+        "a",
+        "b",
+        "topology.kubernetes.io/zone",
+        "node.kubernetes.io/instance-type",
+        UNINITIALIZED_TAINT,
+      );
       fc.assert(
         fc.property(
           fc.dictionary(key, fc.constantFrom("x", "us-central1-b")),
@@ -252,23 +283,57 @@ describe("nodes/decide", () => {
 
   describe("shouldDeleteNode", () => {
     const pid = "gce://p/us-central1-a/n1";
-    const gone: InstanceLookup = { kind: "notFound", scope: "instance", project: "p", zone: "us-central1-a", name: "n1" };
-    const permission = Object.assign(new Error("compute instances.get ...: HTTP 403: Required 'compute.instances.get' permission"), { status: 403 });
+    const gone: InstanceLookup = {
+      kind: "notFound",
+      scope: "instance",
+      project: "p",
+      zone: "us-central1-a",
+      name: "n1",
+    };
+    const permission = Object.assign(
+      new Error("compute instances.get ...: HTTP 403: Required 'compute.instances.get' permission"),
+      { status: 403 },
+    );
     const cases: { name: string; node: V1Node; lookup: InstanceLookup; want: boolean }[] = [
-      { name: "NotReady + 404 in its own zone → delete", node: node({ providerID: pid, ready: "False" }), lookup: gone, want: true },
-      { name: "Unknown + 404 in its own zone → delete", node: node({ providerID: pid, ready: "Unknown" }), lookup: gone, want: true },
+      {
+        name: "NotReady + 404 in its own zone → delete",
+        node: node({ providerID: pid, ready: "False" }),
+        lookup: gone,
+        want: true,
+      },
+      {
+        name: "Unknown + 404 in its own zone → delete",
+        node: node({ providerID: pid, ready: "Unknown" }),
+        lookup: gone,
+        want: true,
+      },
       { name: "Ready + 404 → keep", node: node({ providerID: pid, ready: "True" }), lookup: gone, want: false },
       // The stock CCM reads a missing Ready condition as Unknown (cloud-provider nodelifecycle MonitorNodes).
-      { name: "no Ready condition (Unknown) + 404 in its own zone → delete", node: node({ providerID: pid }), lookup: gone, want: true },
+      {
+        name: "no Ready condition (Unknown) + 404 in its own zone → delete",
+        node: node({ providerID: pid }),
+        lookup: gone,
+        want: true,
+      },
       {
         name: "no Ready condition (Unknown) + instance found → keep",
         node: node({ providerID: pid }),
         lookup: { kind: "found", instance: instance({ zone: "us-central1-a" }) },
         want: false,
       },
-      { name: "already deleting → keep", node: node({ providerID: pid, ready: "False", deleting: true }), lookup: gone, want: false },
+      {
+        name: "already deleting → keep",
+        node: node({ providerID: pid, ready: "False", deleting: true }),
+        lookup: gone,
+        want: false,
+      },
       { name: "no providerID → keep", node: node({ ready: "False" }), lookup: gone, want: false },
-      { name: "foreign providerID → keep", node: node({ providerID: "aws:///x/i-1", ready: "False" }), lookup: gone, want: false },
+      {
+        name: "foreign providerID → keep",
+        node: node({ providerID: "aws:///x/i-1", ready: "False" }),
+        lookup: gone,
+        want: false,
+      },
       {
         name: "404 for another zone (instance lives elsewhere) → keep",
         node: node({ providerID: pid, ready: "False" }),
@@ -287,15 +352,30 @@ describe("nodes/decide", () => {
         lookup: { kind: "notFound", scope: "region", name: "n1", zones: ["us-central1-a", "us-central1-b"] },
         want: false,
       },
-      { name: "timeout → keep", node: node({ providerID: pid, ready: "False" }), lookup: { kind: "error", error: new Error("timed out") }, want: false },
-      { name: "permission error → keep", node: node({ providerID: pid, ready: "False" }), lookup: { kind: "error", error: permission }, want: false },
+      {
+        name: "timeout → keep",
+        node: node({ providerID: pid, ready: "False" }),
+        lookup: { kind: "error", error: new Error("timed out") },
+        want: false,
+      },
+      {
+        name: "permission error → keep",
+        node: node({ providerID: pid, ready: "False" }),
+        lookup: { kind: "error", error: permission },
+        want: false,
+      },
       {
         name: "ambiguous → keep",
         node: node({ providerID: pid, ready: "False" }),
         lookup: { kind: "ambiguous", name: "n1", zones: ["us-central1-a", "us-central1-b"] },
         want: false,
       },
-      { name: "found → keep", node: node({ providerID: pid, ready: "False" }), lookup: { kind: "found", instance: instance({ zone: "us-central1-a" }) }, want: false },
+      {
+        name: "found → keep",
+        node: node({ providerID: pid, ready: "False" }),
+        lookup: { kind: "found", instance: instance({ zone: "us-central1-a" }) },
+        want: false,
+      },
     ];
     for (const c of cases) {
       it(c.name, () => {
@@ -308,21 +388,47 @@ describe("nodes/decide", () => {
     it("property: deletes only on a 404 for exactly the providerID's instance of a non-Ready Node", () => {
       const seg = fc.constantFrom("p", "q", "us-central1-a", "us-central1-b", "n1", "n2");
       const lookupArb: fc.Arbitrary<InstanceLookup> = fc.oneof(
-        fc.record({ kind: fc.constant("notFound" as const), scope: fc.constant("instance" as const), project: seg, zone: seg, name: seg }),
-        fc.record({ kind: fc.constant("notFound" as const), scope: fc.constant("region" as const), name: seg, zones: fc.array(seg) }),
+        fc.record({
+          kind: fc.constant("notFound" as const),
+          scope: fc.constant("instance" as const),
+          project: seg,
+          zone: seg,
+          name: seg,
+        }),
+        fc.record({
+          kind: fc.constant("notFound" as const),
+          scope: fc.constant("region" as const),
+          name: seg,
+          zones: fc.array(seg),
+        }),
         fc.record({ kind: fc.constant("ambiguous" as const), name: seg, zones: fc.array(seg) }),
         fc.constant<InstanceLookup>({ kind: "error", error: new Error("boom") }),
         seg.map((z): InstanceLookup => ({ kind: "found", instance: instance({ zone: z }) })),
       );
       fc.assert(
-        fc.property(fc.option(fc.tuple(seg, seg, seg)), fc.option(fc.constantFrom<"True" | "False" | "Unknown">("True", "False", "Unknown")), lookupArb, (p, ready, lookup) => {
-          const providerID = p === null ? undefined : `gce://${p[0]}/${p[1]}/${p[2]}`;
-          const n = node({ ...(providerID === undefined ? {} : { providerID }), ...(ready === null ? {} : { ready }) });
-          const d = shouldDeleteNode(view(n), lookup);
-          // A Node without a Ready condition counts as Unknown, as the stock CCM's does.
-          const expected = p !== null && ready !== "True" && lookup.kind === "notFound" && lookup.scope === "instance" && lookup.project === p[0] && lookup.zone === p[1] && lookup.name === p[2];
-          assert.equal(d.delete, expected);
-        }),
+        fc.property(
+          fc.option(fc.tuple(seg, seg, seg)),
+          fc.option(fc.constantFrom<"True" | "False" | "Unknown">("True", "False", "Unknown")),
+          lookupArb,
+          (p, ready, lookup) => {
+            const providerID = p === null ? undefined : `gce://${p[0]}/${p[1]}/${p[2]}`;
+            const n = node({
+              ...(providerID === undefined ? {} : { providerID }),
+              ...(ready === null ? {} : { ready }),
+            });
+            const d = shouldDeleteNode(view(n), lookup);
+            // A Node without a Ready condition counts as Unknown, as the stock CCM's does.
+            const expected =
+              p !== null &&
+              ready !== "True" &&
+              lookup.kind === "notFound" &&
+              lookup.scope === "instance" &&
+              lookup.project === p[0] &&
+              lookup.zone === p[1] &&
+              lookup.name === p[2];
+            assert.equal(d.delete, expected);
+          },
+        ),
       );
     });
   });
@@ -338,10 +444,25 @@ describe("nodes/decide", () => {
       lastTransitionTime: earlier,
       lastHeartbeatTime: earlier,
     };
-    const cases: { name: string; node: V1Node; status: RouteStatus; want: { status: string; reason: string; transition: Date; warning: boolean } | undefined }[] = [
+    const cases: {
+      name: string;
+      node: V1Node;
+      status: RouteStatus;
+      want: { status: string; reason: string; transition: Date; warning: boolean } | undefined;
+    }[] = [
       { name: "pending → no change", node: node(), status: "pending", want: undefined },
-      { name: "created, no condition → False/RouteCreated", node: node(), status: "created", want: { status: "False", reason: "RouteCreated", transition: now, warning: false } },
-      { name: "created, already RouteCreated → no write", node: node({ conditions: [created] }), status: "created", want: undefined },
+      {
+        name: "created, no condition → False/RouteCreated",
+        node: node(),
+        status: "created",
+        want: { status: "False", reason: "RouteCreated", transition: now, warning: false },
+      },
+      {
+        name: "created, already RouteCreated → no write",
+        node: node({ conditions: [created] }),
+        status: "created",
+        want: undefined,
+      },
       {
         name: "failed, no condition → True/NoRouteCreated + warning",
         node: node(),
@@ -356,13 +477,33 @@ describe("nodes/decide", () => {
       },
       {
         name: "kubelet's NetworkUnavailable=True (other reason) → RouteCreated",
-        node: node({ conditions: [{ type: "NetworkUnavailable", status: "True", reason: "NoRouteCreated", message: "Node created without a route", lastTransitionTime: earlier }] }),
+        node: node({
+          conditions: [
+            {
+              type: "NetworkUnavailable",
+              status: "True",
+              reason: "NoRouteCreated",
+              message: "Node created without a route",
+              lastTransitionTime: earlier,
+            },
+          ],
+        }),
         status: "created",
         want: { status: "False", reason: "RouteCreated", transition: now, warning: false },
       },
       {
         name: "same status, new failure message → rewrite, keep transition time",
-        node: node({ conditions: [{ type: "NetworkUnavailable", status: "True", reason: "NoRouteCreated", message: "Could not create a route: old", lastTransitionTime: earlier }] }),
+        node: node({
+          conditions: [
+            {
+              type: "NetworkUnavailable",
+              status: "True",
+              reason: "NoRouteCreated",
+              message: "Could not create a route: old",
+              lastTransitionTime: earlier,
+            },
+          ],
+        }),
         status: { failed: "new" },
         want: { status: "True", reason: "NoRouteCreated", transition: earlier, warning: true },
       },
@@ -385,7 +526,17 @@ describe("nodes/decide", () => {
     }
 
     it("accepts ISO strings from watch events as lastTransitionTime", () => {
-      const n = node({ conditions: [{ type: "NetworkUnavailable", status: "True", reason: "NoRouteCreated", message: "x", lastTransitionTime: "2024-12-31T00:00:00Z" as unknown as Date }] });
+      const n = node({
+        conditions: [
+          {
+            type: "NetworkUnavailable",
+            status: "True",
+            reason: "NoRouteCreated",
+            message: "x",
+            lastTransitionTime: "2024-12-31T00:00:00Z" as unknown as Date,
+          },
+        ],
+      });
       const got = routeCondition(view(n), { failed: "y" }, now);
       assert.deepEqual(got?.condition.lastTransitionTime, earlier);
     });

@@ -42,7 +42,12 @@ describe("nodes/locate InstanceLocator", () => {
     assert.equal(compute.count("aggregatedList"), 2);
     // Truly absent: one more list (taken after the ask), then notFound.
     const miss = await locator.byName("nope");
-    assert.deepEqual(miss, { kind: "notFound", scope: "region", name: "nope", zones: ["us-central1-a", "us-central1-b", "us-central1-c"] });
+    assert.deepEqual(miss, {
+      kind: "notFound",
+      scope: "region",
+      name: "nope",
+      zones: ["us-central1-a", "us-central1-b", "us-central1-c"],
+    });
     assert.equal(compute.count("aggregatedList"), 3);
   });
 
@@ -61,7 +66,11 @@ describe("nodes/locate InstanceLocator", () => {
   it("same name in two zones is ambiguous", async () => {
     compute.add("p", "us-central1-a", "twin");
     compute.add("p", "us-central1-c", "twin");
-    assert.deepEqual(await locator.byName("twin"), { kind: "ambiguous", name: "twin", zones: ["us-central1-a", "us-central1-c"] });
+    assert.deepEqual(await locator.byName("twin"), {
+      kind: "ambiguous",
+      name: "twin",
+      zones: ["us-central1-a", "us-central1-c"],
+    });
   });
 
   it("a failing list is reported as error, and the next lookup tries again", async () => {
@@ -75,7 +84,10 @@ describe("nodes/locate InstanceLocator", () => {
   it("byProviderID uses the shared list when it has the instance, else one get", async () => {
     compute.add("p", "us-central1-a", "n1");
     compute.add("p", "us-central1-a", "n2");
-    await Promise.all([locator.byProviderID({ project: "p", zone: "us-central1-a", name: "n1" }), locator.byProviderID({ project: "p", zone: "us-central1-a", name: "n2" })]);
+    await Promise.all([
+      locator.byProviderID({ project: "p", zone: "us-central1-a", name: "n1" }),
+      locator.byProviderID({ project: "p", zone: "us-central1-a", name: "n2" }),
+    ]);
     assert.equal(compute.count("get"), 0);
     assert.equal(compute.count("aggregatedList"), 1);
     // Another project: never in our list, straight to get.

@@ -30,11 +30,27 @@ const TAINT = { key: UNINITIALIZED_TAINT, value: "true", effect: "NoSchedule" };
 const CLOCK: SyncClock = { now: 1_000_000, addressRefreshMs: 60_000, lifecycleCheckMs: 30_000 };
 
 function node(over: Partial<WatchedNode> = {}): WatchedNode {
-  return { name: "n1", uid: "u1", resourceVersion: "7", deleting: false, labels: {}, taints: [], addresses: [], ...over };
+  return {
+    name: "n1",
+    uid: "u1",
+    resourceVersion: "7",
+    deleting: false,
+    labels: {},
+    taints: [],
+    addresses: [],
+    ...over,
+  };
 }
 
 function instance(over: Partial<Instance> = {}): Instance {
-  return { name: "n1", project: "p", zone: "us-central1-a", machineType: "e2-medium", networkInterfaces: [{ networkIP: "10.0.0.5", accessConfigs: [], ipv6AccessConfigs: [] }], ...over };
+  return {
+    name: "n1",
+    project: "p",
+    zone: "us-central1-a",
+    machineType: "e2-medium",
+    networkInterfaces: [{ networkIP: "10.0.0.5", accessConfigs: [], ipv6AccessConfigs: [] }],
+    ...over,
+  };
 }
 
 const byPid: LookupTarget = { by: "providerID", pid: { project: "p", zone: "us-central1-a", name: "n1" } };
@@ -60,7 +76,12 @@ describe("nodes/plan", () => {
         state: {},
         want: { kind: "check", pid: { project: "p", zone: "us-central1-a", name: "n1" } },
       },
-      { name: "Unknown → check", node: node({ providerID: PID, ready: "Unknown" }), state: {}, want: { kind: "check", pid: { project: "p", zone: "us-central1-a", name: "n1" } } },
+      {
+        name: "Unknown → check",
+        node: node({ providerID: PID, ready: "Unknown" }),
+        state: {},
+        want: { kind: "check", pid: { project: "p", zone: "us-central1-a", name: "n1" } },
+      },
       { name: "Ready → skip", node: node({ providerID: PID, ready: "True" }), state: {}, want: { kind: "skip" } },
       {
         name: "no Ready condition (Unknown, as the stock CCM reads it) → check",
@@ -69,7 +90,12 @@ describe("nodes/plan", () => {
         want: { kind: "check", pid: { project: "p", zone: "us-central1-a", name: "n1" } },
       },
       { name: "no providerID → skip", node: node({ ready: "False" }), state: {}, want: { kind: "skip" } },
-      { name: "checked less than half a period ago → skip", node: node({ providerID: PID, ready: "False" }), state: { lastLifecycleCheck: CLOCK.now - 14_999 }, want: { kind: "skip" } },
+      {
+        name: "checked less than half a period ago → skip",
+        node: node({ providerID: PID, ready: "False" }),
+        state: { lastLifecycleCheck: CLOCK.now - 14_999 },
+        want: { kind: "skip" },
+      },
       {
         name: "checked half a period ago → check",
         node: node({ providerID: PID, ready: "False" }),
@@ -83,41 +109,62 @@ describe("nodes/plan", () => {
   });
 
   describe("afterDelete", () => {
-    it("deleted → ok, announced", () => assert.deepEqual(afterDelete("n1", "deleted"), { result: { kind: "ok" }, announce: true, recheck: false }));
-    it("already gone → ok, silent", () => assert.deepEqual(afterDelete("n1", "gone"), { result: { kind: "ok" }, announce: false, recheck: false }));
+    it("deleted → ok, announced", () =>
+      assert.deepEqual(afterDelete("n1", "deleted"), { result: { kind: "ok" }, announce: true, recheck: false }));
+    it("already gone → ok, silent", () =>
+      assert.deepEqual(afterDelete("n1", "gone"), { result: { kind: "ok" }, announce: false, recheck: false }));
     it("precondition failed → retry with a fresh check, silent", () => {
       const got = afterDelete("n1", "conflict");
       assert.equal(got.announce, false);
       assert.equal(got.recheck, true);
       assert.equal(got.result.kind, "retry");
-      assert.equal(got.result.kind === "retry" ? (got.result.error as Error).message : "", "delete node n1: precondition failed, node changed");
+      assert.equal(
+        got.result.kind === "retry" ? (got.result.error as Error).message : "",
+        "delete node n1: precondition failed, node changed",
+      );
     });
   });
 
   describe("planInitialize", () => {
-    const cases: { name: string; node: WatchedNode; state: NodeSyncState; want: ReturnType<typeof planInitialize> }[] = [
-      { name: "no taint → initialized", node: node({ taints: [{ key: "other", effect: "NoSchedule" }] }), state: {}, want: { kind: "initialized" } },
-      { name: "tainted, by name", node: node({ taints: [TAINT] }), state: {}, want: { kind: "initialize", target: byName } },
-      { name: "tainted, by providerID", node: node({ taints: [TAINT], providerID: PID }), state: {}, want: { kind: "initialize", target: byPid } },
-      {
-        name: "tainted copy of a Node we just initialized → await our own update",
-        node: node({ taints: [TAINT] }),
-        state: { justInitialized: { uid: "u1", at: CLOCK.now - JUST_INITIALIZED_MS + 1 } },
-        want: { kind: "awaitOwnUpdate" },
-      },
-      {
-        name: "just initialized, but long ago → initialize again",
-        node: node({ taints: [TAINT] }),
-        state: { justInitialized: { uid: "u1", at: CLOCK.now - JUST_INITIALIZED_MS } },
-        want: { kind: "initialize", target: byName },
-      },
-      {
-        name: "just initialized another Node of that name (other uid) → initialize",
-        node: node({ taints: [TAINT] }),
-        state: { justInitialized: { uid: "u0", at: CLOCK.now } },
-        want: { kind: "initialize", target: byName },
-      },
-    ];
+    const cases: { name: string; node: WatchedNode; state: NodeSyncState; want: ReturnType<typeof planInitialize> }[] =
+      [
+        {
+          name: "no taint → initialized",
+          node: node({ taints: [{ key: "other", effect: "NoSchedule" }] }),
+          state: {},
+          want: { kind: "initialized" },
+        },
+        {
+          name: "tainted, by name",
+          node: node({ taints: [TAINT] }),
+          state: {},
+          want: { kind: "initialize", target: byName },
+        },
+        {
+          name: "tainted, by providerID",
+          node: node({ taints: [TAINT], providerID: PID }),
+          state: {},
+          want: { kind: "initialize", target: byPid },
+        },
+        {
+          name: "tainted copy of a Node we just initialized → await our own update",
+          node: node({ taints: [TAINT] }),
+          state: { justInitialized: { uid: "u1", at: CLOCK.now - JUST_INITIALIZED_MS + 1 } },
+          want: { kind: "awaitOwnUpdate" },
+        },
+        {
+          name: "just initialized, but long ago → initialize again",
+          node: node({ taints: [TAINT] }),
+          state: { justInitialized: { uid: "u1", at: CLOCK.now - JUST_INITIALIZED_MS } },
+          want: { kind: "initialize", target: byName },
+        },
+        {
+          name: "just initialized another Node of that name (other uid) → initialize",
+          node: node({ taints: [TAINT] }),
+          state: { justInitialized: { uid: "u0", at: CLOCK.now } },
+          want: { kind: "initialize", target: byName },
+        },
+      ];
     for (const c of cases) {
       it(c.name, () => assert.deepEqual(planInitialize(c.node, c.state, CLOCK), c.want));
     }
@@ -125,7 +172,11 @@ describe("nodes/plan", () => {
 
   describe("planInitializeWrite", () => {
     it("found: the initialization patch, addresses first when they differ", () => {
-      const got = planInitializeWrite(node({ taints: [TAINT], addresses: [{ type: "Hostname", address: "n1" }] }), byName, { kind: "found", instance: instance() });
+      const got = planInitializeWrite(
+        node({ taints: [TAINT], addresses: [{ type: "Hostname", address: "n1" }] }),
+        byName,
+        { kind: "found", instance: instance() },
+      );
       assert.deepEqual(got, {
         kind: "write",
         writeAddresses: true,
@@ -154,11 +205,19 @@ describe("nodes/plan", () => {
         { type: "InternalIP", address: "10.0.0.5" },
         { type: "Hostname", address: "n1" },
       ];
-      const got = planInitializeWrite(node({ taints: [TAINT], addresses }), byName, { kind: "found", instance: instance() });
+      const got = planInitializeWrite(node({ taints: [TAINT], addresses }), byName, {
+        kind: "found",
+        instance: instance(),
+      });
       assert.equal(got.kind === "write" && got.writeAddresses, false);
     });
 
-    const failures: { name: string; target: LookupTarget; lookup: Exclude<InstanceLookup, { kind: "found" }>; message: string }[] = [
+    const failures: {
+      name: string;
+      target: LookupTarget;
+      lookup: Exclude<InstanceLookup, { kind: "found" }>;
+      message: string;
+    }[] = [
       {
         name: "instances.get 404",
         target: byPid,
@@ -175,9 +234,15 @@ describe("nodes/plan", () => {
         name: "name in two zones",
         target: byName,
         lookup: { kind: "ambiguous", name: "n1", zones: ["us-central1-a", "us-central1-b"] },
-        message: "initialize node n1: an instance named n1 exists in several zones (us-central1-a, us-central1-b); set the kubelet's --provider-id",
+        message:
+          "initialize node n1: an instance named n1 exists in several zones (us-central1-a, us-central1-b); set the kubelet's --provider-id",
       },
-      { name: "lookup error", target: byPid, lookup: { kind: "error", error: new Error("HTTP 503") }, message: "initialize node n1: looking up instance p/us-central1-a/n1 failed" },
+      {
+        name: "lookup error",
+        target: byPid,
+        lookup: { kind: "error", error: new Error("HTTP 503") },
+        message: "initialize node n1: looking up instance p/us-central1-a/n1 failed",
+      },
     ];
     for (const c of failures) {
       it(`${c.name} → fail: ${c.message}`, () => {
@@ -198,8 +263,16 @@ describe("nodes/plan", () => {
   describe("planAddresses", () => {
     const cases: { name: string; state: NodeSyncState; want: ReturnType<typeof planAddresses> }[] = [
       { name: "never synced → lookup", state: {}, want: { kind: "lookup", target: byName } },
-      { name: "synced less than half a period ago → skip", state: { lastAddressSync: CLOCK.now - 29_999 }, want: { kind: "skip" } },
-      { name: "synced half a period ago → lookup", state: { lastAddressSync: CLOCK.now - 30_000 }, want: { kind: "lookup", target: byName } },
+      {
+        name: "synced less than half a period ago → skip",
+        state: { lastAddressSync: CLOCK.now - 29_999 },
+        want: { kind: "skip" },
+      },
+      {
+        name: "synced half a period ago → lookup",
+        state: { lastAddressSync: CLOCK.now - 30_000 },
+        want: { kind: "lookup", target: byName },
+      },
     ];
     for (const c of cases) {
       it(c.name, () => assert.deepEqual(planAddresses(node(), c.state, CLOCK), c.want));
@@ -211,12 +284,29 @@ describe("nodes/plan", () => {
       { type: "InternalIP", address: "10.0.0.5" },
       { type: "Hostname", address: "n1" },
     ];
-    const cases: { name: string; node: WatchedNode; lookup: InstanceLookup; want: ReturnType<typeof planAddressWrite> }[] = [
-      { name: "unchanged → none", node: node({ addresses: current }), lookup: { kind: "found", instance: instance() }, want: { kind: "none" } },
+    const cases: {
+      name: string;
+      node: WatchedNode;
+      lookup: InstanceLookup;
+      want: ReturnType<typeof planAddressWrite>;
+    }[] = [
+      {
+        name: "unchanged → none",
+        node: node({ addresses: current }),
+        lookup: { kind: "found", instance: instance() },
+        want: { kind: "none" },
+      },
       {
         name: "new IP → write, Hostname kept",
         node: node({ addresses: current }),
-        lookup: { kind: "found", instance: instance({ networkInterfaces: [{ networkIP: "10.0.0.6", accessConfigs: [{ natIP: "34.1.1.1" }], ipv6AccessConfigs: [] }] }) },
+        lookup: {
+          kind: "found",
+          instance: instance({
+            networkInterfaces: [
+              { networkIP: "10.0.0.6", accessConfigs: [{ natIP: "34.1.1.1" }], ipv6AccessConfigs: [] },
+            ],
+          }),
+        },
         want: {
           kind: "write",
           addresses: [
@@ -226,14 +316,24 @@ describe("nodes/plan", () => {
           ],
         },
       },
-      { name: "instance without addresses and no Hostname → none", node: node(), lookup: { kind: "found", instance: instance({ networkInterfaces: [] }) }, want: { kind: "none" } },
+      {
+        name: "instance without addresses and no Hostname → none",
+        node: node(),
+        lookup: { kind: "found", instance: instance({ networkInterfaces: [] }) },
+        want: { kind: "none" },
+      },
       {
         name: "gone → none (the lifecycle's business)",
         node: node({ addresses: current }),
         lookup: { kind: "notFound", scope: "instance", project: "p", zone: "us-central1-a", name: "n1" },
         want: { kind: "none" },
       },
-      { name: "ambiguous → none", node: node({ addresses: current }), lookup: { kind: "ambiguous", name: "n1", zones: ["a", "b"] }, want: { kind: "none" } },
+      {
+        name: "ambiguous → none",
+        node: node({ addresses: current }),
+        lookup: { kind: "ambiguous", name: "n1", zones: ["a", "b"] },
+        want: { kind: "none" },
+      },
     ];
     for (const c of cases) {
       it(c.name, () => assert.deepEqual(planAddressWrite(c.node, c.lookup), c.want));
@@ -261,7 +361,8 @@ describe("nodes/plan", () => {
       [[ok, retry, later], retry],
     ];
     for (const [input, want] of cases) {
-      it(`${input.map((r) => r.kind).join(", ") || "nothing"} → ${want.kind}`, () => assert.deepEqual(worst(...input), want));
+      it(`${input.map((r) => r.kind).join(", ") || "nothing"} → ${want.kind}`, () =>
+        assert.deepEqual(worst(...input), want));
     }
 
     it("property: the result is one of the inputs (or ok) and outranks each of them", () => {

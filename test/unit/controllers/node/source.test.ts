@@ -11,11 +11,20 @@ import * as k8s from "@kubernetes/client-node";
 
 import { ClusterWatcher, type NodeEvent } from "../../../../watcher/informers";
 
-function node(name: string, resourceVersion: string, extra: { ready?: string; ip?: string; label?: string } = {}): Record<string, unknown> {
+function node(
+  name: string,
+  resourceVersion: string,
+  extra: { ready?: string; ip?: string; label?: string } = {},
+): Record<string, unknown> {
   return {
     apiVersion: "v1",
     kind: "Node",
-    metadata: { name, uid: `uid-${name}`, resourceVersion, labels: { "kubernetes.io/hostname": name, ...(extra.label === undefined ? {} : { team: extra.label }) } },
+    metadata: {
+      name,
+      uid: `uid-${name}`,
+      resourceVersion,
+      labels: { "kubernetes.io/hostname": name, ...(extra.label === undefined ? {} : { team: extra.label }) },
+    },
     spec: { providerID: `gce://p/us-central1-a/${name}` },
     status: {
       addresses: extra.ip === undefined ? [] : [{ type: "InternalIP", address: extra.ip }],
@@ -47,7 +56,9 @@ class ScriptedApiserver {
         return;
       }
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ apiVersion: "v1", kind: "NodeList", metadata: { resourceVersion: "10" }, items: this.items }));
+      res.end(
+        JSON.stringify({ apiVersion: "v1", kind: "NodeList", metadata: { resourceVersion: "10" }, items: this.items }),
+      );
     });
   }
 
@@ -98,14 +109,22 @@ describe("watcher/informers ClusterWatcher: the Node subscription", function () 
   });
 
   it("a nodes-only watch: every event after the cache holds it, trimmed; change only for the model", async () => {
-    watcher = new ClusterWatcher(kubeConfigFor(api.url), { resources: ["nodes"], restartBackoffBaseMs: 1000, restartBackoffMaxMs: 1000 });
+    watcher = new ClusterWatcher(kubeConfigFor(api.url), {
+      resources: ["nodes"],
+      restartBackoffBaseMs: 1000,
+      restartBackoffMaxMs: 1000,
+    });
     const w = watcher;
     const seen: string[] = [];
     let changes = 0;
     w.on("change", () => changes++);
     const next: ((e: NodeEvent) => void)[] = [];
     w.subscribeNodes((event) => {
-      assert.equal(w.watchedNode(event.node.name), event.kind === "deleted" ? undefined : event.node, "the cache holds it when the listener hears of it");
+      assert.equal(
+        w.watchedNode(event.node.name),
+        event.kind === "deleted" ? undefined : event.node,
+        "the cache holds it when the listener hears of it",
+      );
       seen.push(`${event.kind} ${event.node.name}@${event.node.resourceVersion}`);
       next.shift()?.(event);
     });
@@ -168,7 +187,11 @@ describe("watcher/informers ClusterWatcher: the Node subscription", function () 
   });
 
   it("a reader who comes after start() gets the views of every Node listed and watched so far", async () => {
-    watcher = new ClusterWatcher(kubeConfigFor(api.url), { resources: ["nodes"], restartBackoffBaseMs: 1000, restartBackoffMaxMs: 1000 });
+    watcher = new ClusterWatcher(kubeConfigFor(api.url), {
+      resources: ["nodes"],
+      restartBackoffBaseMs: 1000,
+      restartBackoffMaxMs: 1000,
+    });
     const w = watcher;
     await w.start();
     await api.watching();
@@ -179,7 +202,11 @@ describe("watcher/informers ClusterWatcher: the Node subscription", function () 
       w.watchedNodes().map((n) => `${n.name}@${n.resourceVersion} ${n.ready ?? ""}`),
       ["n1@5 False", "n2@11 Unknown"],
     );
-    assert.equal(w.watchedNode("n2")?.labels, w.snapshot().nodes.find((n) => n.name === "n2")?.labels, "labels stored once");
+    assert.equal(
+      w.watchedNode("n2")?.labels,
+      w.snapshot().nodes.find((n) => n.name === "n2")?.labels,
+      "labels stored once",
+    );
     const events: string[] = [];
     const arrived = new Promise<void>((resolve) =>
       w.subscribeNodes((event) => {
@@ -194,7 +221,11 @@ describe("watcher/informers ClusterWatcher: the Node subscription", function () 
   });
 
   it("an unsubscribed listener hears nothing more", async () => {
-    watcher = new ClusterWatcher(kubeConfigFor(api.url), { resources: ["nodes"], restartBackoffBaseMs: 1000, restartBackoffMaxMs: 1000 });
+    watcher = new ClusterWatcher(kubeConfigFor(api.url), {
+      resources: ["nodes"],
+      restartBackoffBaseMs: 1000,
+      restartBackoffMaxMs: 1000,
+    });
     const w = watcher;
     const heard: string[] = [];
     const unsubscribe = w.subscribeNodes((event) => heard.push(event.node.name));

@@ -32,8 +32,19 @@ const FULL: V1Node = {
     ],
     conditions: [
       { type: "MemoryPressure", status: "False", lastHeartbeatTime: new Date("2025-01-01T00:05:00Z") },
-      { type: "Ready", status: "False", reason: "KubeletNotReady", lastHeartbeatTime: new Date("2025-01-01T00:05:00Z") },
-      { type: "NetworkUnavailable", status: "False", reason: "RouteCreated", message: "RouteController created a route", lastTransitionTime: new Date("2025-01-01T00:00:10Z") },
+      {
+        type: "Ready",
+        status: "False",
+        reason: "KubeletNotReady",
+        lastHeartbeatTime: new Date("2025-01-01T00:05:00Z"),
+      },
+      {
+        type: "NetworkUnavailable",
+        status: "False",
+        reason: "RouteCreated",
+        message: "RouteController created a route",
+        lastTransitionTime: new Date("2025-01-01T00:00:10Z"),
+      },
     ],
     images: [{ names: ["registry.k8s.io/pause:3.10"], sizeBytes: 320_000 }],
     capacity: { cpu: "4" },
@@ -57,7 +68,12 @@ const FULL_VIEW: WatchedNode = {
   ],
   podCIDRs: ["10.4.0.0/24"],
   ready: "False",
-  networkUnavailable: { status: "False", reason: "RouteCreated", message: "RouteController created a route", lastTransitionTime: "2025-01-01T00:00:10.000Z" },
+  networkUnavailable: {
+    status: "False",
+    reason: "RouteCreated",
+    message: "RouteController created a route",
+    lastTransitionTime: "2025-01-01T00:00:10.000Z",
+  },
 };
 
 describe("watcher/trim trimWatchedNode", () => {
@@ -71,13 +87,24 @@ describe("watcher/trim trimWatchedNode", () => {
   });
 
   it("an empty Node", () => {
-    assert.deepStrictEqual(trimWatchedNode({}), { name: "", uid: "", resourceVersion: "", deleting: false, labels: {}, taints: [], addresses: [] });
+    assert.deepStrictEqual(trimWatchedNode({}), {
+      name: "",
+      uid: "",
+      resourceVersion: "",
+      deleting: false,
+      labels: {},
+      taints: [],
+      addresses: [],
+    });
   });
 
   it("junk is dropped, never thrown on; a deletionTimestamp marks it deleting", () => {
     const junk = {
       metadata: { name: "n2", labels: "x", deletionTimestamp: "2025-01-01T00:00:00Z" },
-      spec: { providerID: "", taints: [null, "t", { key: "k", effect: "NoSchedule", value: 3, timeAdded: new Date(Number.NaN) }] },
+      spec: {
+        providerID: "",
+        taints: [null, "t", { key: "k", effect: "NoSchedule", value: 3, timeAdded: new Date(Number.NaN) }],
+      },
       status: { addresses: {}, conditions: [7, { type: "Ready" }] },
     } as unknown as NodeLike;
     assert.deepStrictEqual(trimWatchedNode(junk), {

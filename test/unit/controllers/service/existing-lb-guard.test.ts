@@ -8,7 +8,13 @@
 import * as assert from "node:assert/strict";
 
 import type { ReconcileResult } from "../../../../runtime/queue";
-import { decideFirstUp, loadBalancerExistsMessage, loadBalancerResources, type FirstUpDecision, type NamedResource } from "../../../../controllers/service/existingLoadBalancer";
+import {
+  decideFirstUp,
+  loadBalancerExistsMessage,
+  loadBalancerResources,
+  type FirstUpDecision,
+  type NamedResource,
+} from "../../../../controllers/service/existingLoadBalancer";
 import type { ControllerMetrics } from "../../../../controllers/metrics";
 import { Reconciler } from "../../../../controllers/reconciler";
 
@@ -72,14 +78,37 @@ describe("daemon/existingLoadBalancer: decideFirstUp", () => {
       "the stock CCM's rule, backend service and firewall, the stack holds nothing: hold, naming each, sorted",
       [RULE, FIREWALL, BACKEND],
       [],
-      { kind: "hold", resources: [`backendServices/us-central1/${LB}`, `firewalls/global/k8s-fw-${LB}`, `forwardingRules/us-central1/${LB}`] },
+      {
+        kind: "hold",
+        resources: [
+          `backendServices/us-central1/${LB}`,
+          `firewalls/global/k8s-fw-${LB}`,
+          `forwardingRules/us-central1/${LB}`,
+        ],
+      },
     ],
-    ["one resource, the stack holds nothing: hold", [ADDRESS], [], { kind: "hold", resources: [`addresses/us-central1/${LB}`] }],
-    ["everything under the names is the stack's (adopted): proceed", [RULE, FIREWALL], [RULE.id, FIREWALL.id], { kind: "proceed" }],
-    ["the stack holds its address only (past its first up): the guard is off", [RULE, ADDRESS], [ADDRESS.id], { kind: "proceed" }],
+    [
+      "one resource, the stack holds nothing: hold",
+      [ADDRESS],
+      [],
+      { kind: "hold", resources: [`addresses/us-central1/${LB}`] },
+    ],
+    [
+      "everything under the names is the stack's (adopted): proceed",
+      [RULE, FIREWALL],
+      [RULE.id, FIREWALL.id],
+      { kind: "proceed" },
+    ],
+    [
+      "the stack holds its address only (past its first up): the guard is off",
+      [RULE, ADDRESS],
+      [ADDRESS.id],
+      { kind: "proceed" },
+    ],
     ["nothing under the names, the stack holds something: proceed", [], [ADDRESS.id], { kind: "proceed" }],
   ];
-  for (const [title, occupied, held, expected] of table) it(title, () => assert.deepEqual(decideFirstUp(occupied, new Set(held)), expected));
+  for (const [title, occupied, held, expected] of table)
+    it(title, () => assert.deepEqual(decideFirstUp(occupied, new Set(held)), expected));
 
   it("the Warning names each resource and the command to run", () => {
     assert.equal(
@@ -105,10 +134,26 @@ interface Harness {
 }
 
 function meta(over: Partial<ServiceMeta> = {}): ServiceMeta {
-  return { namespace: "default", name: "web", uid: UID, type: "LoadBalancer", finalizers: [], ingress: [], deleting: false, ...over };
+  return {
+    namespace: "default",
+    name: "web",
+    uid: UID,
+    type: "LoadBalancer",
+    finalizers: [],
+    ingress: [],
+    deleting: false,
+    ...over,
+  };
 }
 
-function harness(options: { guard?: boolean; knownStacks?: string[]; hashes?: (cache: DesiredCache) => Record<string, string>; meta?: ServiceMeta } = {}): Harness {
+function harness(
+  options: {
+    guard?: boolean;
+    knownStacks?: string[];
+    hashes?: (cache: DesiredCache) => Record<string, string>;
+    meta?: ServiceMeta;
+  } = {},
+): Harness {
   const gce: Harness["gce"] = { occupied: [], held: new Set() };
   const h = newReconciler({
     services: [lbService("default", "web", UID)],
@@ -117,8 +162,13 @@ function harness(options: { guard?: boolean; knownStacks?: string[]; hashes?: (c
     runner: {
       inspect: (stack) => ({ hash: options.hashes?.(h.cache)[stack] }),
       up: (stack, desired) => {
-        const groups = Object.fromEntries(desired.cluster.instanceGroups.map((group) => [group.zone, `ig-${group.zone}`]));
-        const outputs = stack === "cluster" ? { instanceGroups: groups, routes: {} } : { loadBalancers: { "default/web": { ingress: ["10.255.0.1"] } } };
+        const groups = Object.fromEntries(
+          desired.cluster.instanceGroups.map((group) => [group.zone, `ig-${group.zone}`]),
+        );
+        const outputs =
+          stack === "cluster"
+            ? { instanceGroups: groups, routes: {} }
+            : { loadBalancers: { "default/web": { ingress: ["10.255.0.1"] } } };
         return { outputs, changed: [] };
       },
     },
@@ -151,12 +201,22 @@ function harness(options: { guard?: boolean; knownStacks?: string[]; hashes?: (c
           }),
     }),
   });
-  return { reconciler: h.reconciler, calls: h.calls, events: h.sink, metrics: h.metrics, gce, metas: h.metas, cache: h.cache };
+  return {
+    reconciler: h.reconciler,
+    calls: h.calls,
+    events: h.sink,
+    metrics: h.metrics,
+    gce,
+    metas: h.metas,
+    cache: h.cache,
+  };
 }
 
 const ITEM = { key: STACK, refresh: false };
-const eventsOf = (h: Harness): string[][] => h.events.created.map((event) => [event.type ?? "", event.reason ?? "", event.message ?? ""]);
-const heldGauge = async (h: Harness): Promise<number | undefined> => (await h.metrics.servicesHeldForAdoption.get()).values[0]?.value;
+const eventsOf = (h: Harness): string[][] =>
+  h.events.created.map((event) => [event.type ?? "", event.reason ?? "", event.message ?? ""]);
+const heldGauge = async (h: Harness): Promise<number | undefined> =>
+  (await h.metrics.servicesHeldForAdoption.get()).values[0]?.value;
 
 /** The cluster stack applied first (Service stacks wait for its instance groups); the calls start after it. */
 async function clusterApplied(h: Harness): Promise<void> {
@@ -204,7 +264,15 @@ describe("daemon/serviceController: the guard before a Service stack's first up"
     h.calls.length = 0;
     h.gce.held = new Set([RULE.id, FIREWALL.id, BACKEND.id]);
     assert.deepEqual(await h.reconciler.reconcile(ITEM), { kind: "ok" });
-    assert.deepEqual(h.calls, [`lookup ${LB}`, `held ${STACK}`, `ensureStack ${STACK}`, "setFinalizer default/web true", `ledger ${LB}`, `up ${STACK}`, "setIngress default/web [10.255.0.1]"]);
+    assert.deepEqual(h.calls, [
+      `lookup ${LB}`,
+      `held ${STACK}`,
+      `ensureStack ${STACK}`,
+      "setFinalizer default/web true",
+      `ledger ${LB}`,
+      `up ${STACK}`,
+      "setIngress default/web [10.255.0.1]",
+    ]);
     assert.equal(await heldGauge(h), 0);
   });
 
@@ -221,16 +289,32 @@ describe("daemon/serviceController: the guard before a Service stack's first up"
     const h = harness();
     await clusterApplied(h);
     assert.deepEqual(await h.reconciler.reconcile(ITEM), { kind: "ok" });
-    assert.deepEqual(h.calls, [`lookup ${LB}`, `ensureStack ${STACK}`, "setFinalizer default/web true", `ledger ${LB}`, `up ${STACK}`, "setIngress default/web [10.255.0.1]"]);
+    assert.deepEqual(h.calls, [
+      `lookup ${LB}`,
+      `ensureStack ${STACK}`,
+      "setFinalizer default/web true",
+      `ledger ${LB}`,
+      `up ${STACK}`,
+      "setIngress default/web [10.255.0.1]",
+    ]);
     assert.equal(await heldGauge(h), 0);
   });
 
   it("a stack that recorded an applied hash is past its first up: no lookup", async () => {
-    const h = harness({ knownStacks: ["cluster", STACK], hashes: () => ({ [STACK]: "an older hash" }), meta: meta({ finalizers: [LB_FINALIZER] }) });
+    const h = harness({
+      knownStacks: ["cluster", STACK],
+      hashes: () => ({ [STACK]: "an older hash" }),
+      meta: meta({ finalizers: [LB_FINALIZER] }),
+    });
     await clusterApplied(h);
     h.gce.occupied = [RULE, FIREWALL];
     assert.deepEqual(await h.reconciler.reconcile(ITEM), { kind: "ok" });
-    assert.deepEqual(h.calls, [`inspect ${STACK}`, `ledger ${LB}`, `up ${STACK}`, "setIngress default/web [10.255.0.1]"]);
+    assert.deepEqual(h.calls, [
+      `inspect ${STACK}`,
+      `ledger ${LB}`,
+      `up ${STACK}`,
+      "setIngress default/web [10.255.0.1]",
+    ]);
   });
 
   it("Compute failing: SyncLoadBalancerFailed, retry, nothing written (the guard fails closed)", async () => {
@@ -241,7 +325,11 @@ describe("daemon/serviceController: the guard before a Service stack's first up"
     assert.equal(result.kind, "retry");
     assert.deepEqual(h.calls, [`lookup ${LB}`]);
     assert.deepEqual(eventsOf(h), [
-      ["Warning", "SyncLoadBalancerFailed", "Error syncing load balancer: looking up GCE resources under the load balancer's names: Compute regionBackendServices.get: HTTP 503"],
+      [
+        "Warning",
+        "SyncLoadBalancerFailed",
+        "Error syncing load balancer: looking up GCE resources under the load balancer's names: Compute regionBackendServices.get: HTTP 503",
+      ],
     ]);
   });
 
@@ -264,6 +352,12 @@ describe("daemon/serviceController: the guard before a Service stack's first up"
     const h = harness({ guard: false });
     await clusterApplied(h);
     assert.deepEqual(await h.reconciler.reconcile(ITEM), { kind: "ok" });
-    assert.deepEqual(h.calls, [`ensureStack ${STACK}`, "setFinalizer default/web true", `ledger ${LB}`, `up ${STACK}`, "setIngress default/web [10.255.0.1]"]);
+    assert.deepEqual(h.calls, [
+      `ensureStack ${STACK}`,
+      "setFinalizer default/web true",
+      `ledger ${LB}`,
+      `up ${STACK}`,
+      "setIngress default/web [10.255.0.1]",
+    ]);
   });
 });

@@ -24,7 +24,13 @@ const LB = "a0b1f2f6e4c1a4d599e0e7c1f9d1c2a3";
 const STACK = "service.default.web";
 const URN = `urn:pulumi:${STACK}::dccm-c1::dccm:gcp:ServiceLoadBalancer$`;
 
-function step(op: string, type: string, name: string, before: string | undefined, after: string | undefined): StepEventMetadata {
+function step(
+  op: string,
+  type: string,
+  name: string,
+  before: string | undefined,
+  after: string | undefined,
+): StepEventMetadata {
   const field = type === ADDRESS_TYPE ? "address" : "ipAddress";
   const state = (ip: string | undefined): Record<string, unknown> => ({
     type,
@@ -56,10 +62,19 @@ function harness(plan: StepEventMetadata[]): Harness {
   const h = newReconciler({
     services: [lbService("default", "web", UID)],
     runner: {
-      record: (operation, stack, opts) => (operation === "up" || operation === "preview" ? `${operation} ${stack}${opts?.refresh === true ? " --refresh" : ""}` : undefined),
+      record: (operation, stack, opts) =>
+        operation === "up" || operation === "preview"
+          ? `${operation} ${stack}${opts?.refresh === true ? " --refresh" : ""}`
+          : undefined,
       up: (stack, _desired, opts) => {
         adoptions.push(opts.adoption);
-        return { outputs: stack === "cluster" ? { instanceGroups: { "us-central1-a": "ig" }, instanceGroupMembers: {}, routes: {} } : outputs, changed: [] };
+        return {
+          outputs:
+            stack === "cluster"
+              ? { instanceGroups: { "us-central1-a": "ig" }, instanceGroupMembers: {}, routes: {} }
+              : outputs,
+          changed: [],
+        };
       },
       preview: (_stack, _desired, opts) => {
         adoptions.push(opts.adoption);
@@ -67,7 +82,17 @@ function harness(plan: StepEventMetadata[]): Harness {
       },
     },
     deps: () => ({
-      watcher: { meta: (namespace, name) => ({ namespace, name, uid: "uid-web", type: "LoadBalancer", finalizers: [LB_FINALIZER], ingress: [IP], deleting: false }) },
+      watcher: {
+        meta: (namespace, name) => ({
+          namespace,
+          name,
+          uid: "uid-web",
+          type: "LoadBalancer",
+          finalizers: [LB_FINALIZER],
+          ingress: [IP],
+          deleting: false,
+        }),
+      },
       writer: { setFinalizer: async () => true, setIngress: async () => true, setAnnotation: async () => true },
     }),
   });
@@ -87,18 +112,27 @@ async function applied(plan: StepEventMetadata[]): Promise<Harness> {
   return h;
 }
 
-const PINS: Adoption = { imports: new Set(), addressIps: new Map([[`projects/dccm-test/regions/us-central1/addresses/${LB}`, IP]]) };
+const PINS: Adoption = {
+  imports: new Set(),
+  addressIps: new Map([[`projects/dccm-test/regions/us-central1/addresses/${LB}`, IP]]),
+};
 
 describe("daemon/reconciler: a Service repair keeps the IP (controllers/service/repairs.ts)", () => {
   it("a refresh whose plan changes nothing: the preview only, no up", async () => {
-    const h = await applied([step("same", ADDRESS_TYPE, "default/web:address", IP, IP), step("same", FORWARDING_RULE_TYPE, "default/web:forwarding-rule-tcp", IP, IP)]);
+    const h = await applied([
+      step("same", ADDRESS_TYPE, "default/web:address", IP, IP),
+      step("same", FORWARDING_RULE_TYPE, "default/web:forwarding-rule-tcp", IP, IP),
+    ]);
     assert.deepEqual(await h.reconciler.reconcile({ key: STACK, refresh: true }), { kind: "ok" });
     assert.deepEqual(h.calls, [`preview ${STACK} --refresh`]);
     assert.deepEqual(h.adoptions, [PINS]);
   });
 
   it("a released address reserved again with the IP its rule serves: previewed and applied with the same pins", async () => {
-    const h = await applied([step("create", ADDRESS_TYPE, "default/web:address", undefined, IP), step("same", FORWARDING_RULE_TYPE, "default/web:forwarding-rule-tcp", IP, IP)]);
+    const h = await applied([
+      step("create", ADDRESS_TYPE, "default/web:address", undefined, IP),
+      step("same", FORWARDING_RULE_TYPE, "default/web:forwarding-rule-tcp", IP, IP),
+    ]);
     assert.deepEqual(await h.reconciler.reconcile({ key: STACK, refresh: true }), { kind: "ok" });
     assert.deepEqual(h.calls, [`preview ${STACK} --refresh`, `up ${STACK} --refresh`]);
     assert.deepEqual(h.adoptions, [PINS, PINS]);
@@ -106,7 +140,10 @@ describe("daemon/reconciler: a Service repair keeps the IP (controllers/service/
   });
 
   it("a plan replacing the rule onto an unknown IP: held, no up, Warning IPChangeHeld, the metric, a typed retry", async () => {
-    const h = await applied([step("create", ADDRESS_TYPE, "default/web:address", undefined, undefined), step("replace", FORWARDING_RULE_TYPE, "default/web:forwarding-rule-tcp", IP, undefined)]);
+    const h = await applied([
+      step("create", ADDRESS_TYPE, "default/web:address", undefined, undefined),
+      step("replace", FORWARDING_RULE_TYPE, "default/web:forwarding-rule-tcp", IP, undefined),
+    ]);
     const result = await h.reconciler.reconcile({ key: STACK, refresh: true });
     const message =
       `Not repaired: the run would not keep the load balancer's IP ${IP}: Address default/web:address (create): a new IP would be allocated; ` +
@@ -125,7 +162,10 @@ describe("daemon/reconciler: a Service repair keeps the IP (controllers/service/
 
   it("a change of the Service, even with a refresh asked, is neither planned nor pinned (it may take a new IP)", async () => {
     const h = await applied([step("replace", FORWARDING_RULE_TYPE, "default/web:forwarding-rule-tcp", IP, undefined)]);
-    h.cache.update({ nodes: [gceNode("n1", "u1", "us-central1-a", [])], services: [lbService("default", "web", UID, { annotations: { "cloud.google.com/network-tier": "Standard" } })] });
+    h.cache.update({
+      nodes: [gceNode("n1", "u1", "us-central1-a", [])],
+      services: [lbService("default", "web", UID, { annotations: { "cloud.google.com/network-tier": "Standard" } })],
+    });
     assert.deepEqual(await h.reconciler.reconcile({ key: STACK, refresh: true }), { kind: "ok" });
     assert.deepEqual(h.calls, [`up ${STACK} --refresh`]);
     assert.deepEqual(h.adoptions, [undefined]);

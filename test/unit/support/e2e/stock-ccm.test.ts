@@ -4,9 +4,22 @@
 
 import * as assert from "node:assert/strict";
 
-import { GceError, type GceEmulator, type JsonObject, type ResourceListing, startGceEmulator } from "../../../../emulator/gce";
+import {
+  GceError,
+  type GceEmulator,
+  type JsonObject,
+  type ResourceListing,
+  startGceEmulator,
+} from "../../../../emulator/gce";
 import { ComputeClient } from "../../../../gce";
-import { seedStockCcm, STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER, type StockCluster, type StockNode, type StockService } from "../../../support/e2e/stockCcm";
+import {
+  seedStockCcm,
+  STOCK_ILB_FINALIZER,
+  STOCK_LB_CLEANUP_FINALIZER,
+  type StockCluster,
+  type StockNode,
+  type StockService,
+} from "../../../support/e2e/stockCcm";
 
 const PROJECT = "dccm-test";
 const REGION = "us-central1";
@@ -38,7 +51,14 @@ const NODES: StockNode[] = [
 
 const tcp = (port: number, nodePort: number): StockService["ports"][number] => ({ port, protocol: "TCP", nodePort });
 const SERVICES: StockService[] = [
-  { namespace: "default", name: "web", uid: "5f0c7e2a-1b3d-4c5e-8f90-a1b2c3d4e5f6", scheme: "External", ports: [tcp(80, 30080), tcp(443, 30443)], externalTrafficPolicy: "Cluster" },
+  {
+    namespace: "default",
+    name: "web",
+    uid: "5f0c7e2a-1b3d-4c5e-8f90-a1b2c3d4e5f6",
+    scheme: "External",
+    ports: [tcp(80, 30080), tcp(443, 30443)],
+    externalTrafficPolicy: "Cluster",
+  },
   {
     namespace: "default",
     name: "local",
@@ -50,8 +70,22 @@ const SERVICES: StockService[] = [
     sessionAffinity: "ClientIP",
     sourceRanges: ["10.0.0.0/8"],
   },
-  { namespace: "default", name: "ilb", uid: "7b2e9a4c-3d5f-4e70-8b12-c3d4e5f6a7b8", scheme: "Internal", ports: [tcp(80, 30081)], externalTrafficPolicy: "Cluster" },
-  { namespace: "default", name: "dns", uid: "8c3fab5d-4e60-4f81-9c23-d4e5f6a7b8c9", scheme: "External", ports: [{ port: 53, protocol: "UDP", nodePort: 30053 }], externalTrafficPolicy: "Cluster" },
+  {
+    namespace: "default",
+    name: "ilb",
+    uid: "7b2e9a4c-3d5f-4e70-8b12-c3d4e5f6a7b8",
+    scheme: "Internal",
+    ports: [tcp(80, 30081)],
+    externalTrafficPolicy: "Cluster",
+  },
+  {
+    namespace: "default",
+    name: "dns",
+    uid: "8c3fab5d-4e60-4f81-9c23-d4e5f6a7b8c9",
+    scheme: "External",
+    ports: [{ port: 53, protocol: "UDP", nodePort: 30053 }],
+    externalTrafficPolicy: "Cluster",
+  },
   {
     namespace: "default",
     name: "mixed",
@@ -77,7 +111,13 @@ describe("test/support/stockCcm: what the stock GCE CCM leaves in GCE", function
   beforeEach(async () => {
     gce = await startGceEmulator({
       now: () => new Date(NOW),
-      networks: [{ name: "k8s-net", autoCreateSubnetworks: false, subnetworks: [{ name: "k8s-subnet", ipCidrRange: "10.130.0.0/20" }] }],
+      networks: [
+        {
+          name: "k8s-net",
+          autoCreateSubnetworks: false,
+          subnetworks: [{ name: "k8s-subnet", ipCidrRange: "10.130.0.0/20" }],
+        },
+      ],
       instanceNetwork: "k8s-net",
     });
     v1 = (rel) => `${gce.endpoint}/compute/v1/projects/${PROJECT}/${rel}`;
@@ -94,12 +134,20 @@ describe("test/support/stockCcm: what the stock GCE CCM leaves in GCE", function
   }
 
   it("exports the stock CCM's finalizers", () => {
-    assert.deepEqual([STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER], ["gke.networking.io/l4-ilb-v1", "service.kubernetes.io/load-balancer-cleanup"]);
+    assert.deepEqual(
+      [STOCK_ILB_FINALIZER, STOCK_LB_CLEANUP_FINALIZER],
+      ["gke.networking.io/l4-ilb-v1", "service.kubernetes.io/load-balancer-cleanup"],
+    );
   });
 
   it("creates exactly the stock resources, in the stock order, with ephemeral IPs", () => {
     const seed = seedStockCcm(gce, CLUSTER, SERVICES, NODES);
-    assert.deepEqual(seed.ips, { "default/web": "203.0.113.1", "default/local": "203.0.113.2", "default/ilb": "10.130.0.6", "default/dns": "203.0.113.3" });
+    assert.deepEqual(seed.ips, {
+      "default/web": "203.0.113.1",
+      "default/local": "203.0.113.2",
+      "default/ilb": "10.130.0.6",
+      "default/dns": "203.0.113.3",
+    });
     const expected = [
       ["routes", "global", `${ROUTE_PREFIX}-0a1b2c3d-0000-4000-8000-000000000001`],
       ["routes", "global", `${ROUTE_PREFIX}-0a1b2c3d-0000-4000-8000-000000000002`],
@@ -140,7 +188,16 @@ describe("test/support/stockCcm: what the stock GCE CCM leaves in GCE", function
         .history()
         .filter((h) => h.kind === "addresses")
         .map((h) => `${h.op} ${h.name}`),
-      [`create ${WEB}`, `delete ${WEB}`, `create ${LOCAL}`, `delete ${LOCAL}`, `create ${ILB}`, `delete ${ILB}`, `create ${DNS}`, `delete ${DNS}`],
+      [
+        `create ${WEB}`,
+        `delete ${WEB}`,
+        `create ${LOCAL}`,
+        `delete ${LOCAL}`,
+        `create ${ILB}`,
+        `delete ${ILB}`,
+        `create ${DNS}`,
+        `delete ${DNS}`,
+      ],
     );
   });
 
@@ -161,7 +218,10 @@ describe("test/support/stockCcm: what the stock GCE CCM leaves in GCE", function
     });
     // The route controller routes every Node with a podCIDR, the excluded one too, on the CCM's network.
     assert.deepEqual(
-      [props("routes", `${ROUTE_PREFIX}-0a1b2c3d-0000-4000-8000-000000000004`).nextHopInstance, props("routes", `${ROUTE_PREFIX}-0a1b2c3d-0000-4000-8000-000000000004`).network],
+      [
+        props("routes", `${ROUTE_PREFIX}-0a1b2c3d-0000-4000-8000-000000000004`).nextHopInstance,
+        props("routes", `${ROUTE_PREFIX}-0a1b2c3d-0000-4000-8000-000000000004`).network,
+      ],
       [instance("us-central1-c", "node-c1"), network],
     );
     assert.deepEqual(props("firewalls", `k8s-fw-${WEB}`), {
@@ -192,7 +252,10 @@ describe("test/support/stockCcm: what the stock GCE CCM leaves in GCE", function
       disabled: false,
       selfLink: v1("global/firewalls/k8s-c1-node-http-hc"),
     });
-    assert.deepEqual(props("firewalls", `k8s-${LOCAL}-http-hc`).description, '{"kubernetes.io/service-name":"default/local", "kubernetes.io/service-ip":"203.0.113.2"}');
+    assert.deepEqual(
+      props("firewalls", `k8s-${LOCAL}-http-hc`).description,
+      '{"kubernetes.io/service-name":"default/local", "kubernetes.io/service-ip":"203.0.113.2"}',
+    );
     assert.deepEqual(props("firewalls", `k8s-fw-${LOCAL}`).sourceRanges, ["10.0.0.0/8"]);
     assert.deepEqual(props("firewalls", `k8s-fw-${DNS}`).allows, [{ protocol: "udp", ports: ["53"] }]);
     assert.deepEqual(props("httpHealthChecks", "k8s-c1-node"), {
@@ -207,18 +270,28 @@ describe("test/support/stockCcm: what the stock GCE CCM leaves in GCE", function
       unhealthyThreshold: 3,
       selfLink: v1("global/httpHealthChecks/k8s-c1-node"),
     });
-    assert.deepEqual([props("httpHealthChecks", LOCAL).port, props("httpHealthChecks", LOCAL).description], [30500, `{"kubernetes.io/service-name":"${LOCAL}"}`]);
+    assert.deepEqual(
+      [props("httpHealthChecks", LOCAL).port, props("httpHealthChecks", LOCAL).description],
+      [30500, `{"kubernetes.io/service-name":"${LOCAL}"}`],
+    );
     assert.deepEqual(props("targetPools", WEB), {
       name: WEB,
       project: PROJECT,
       region: REGION,
       description: '{"kubernetes.io/service-name":"default/web"}',
-      instances: [instance("us-central1-a", "node-a1"), instance("us-central1-a", "node-a2"), instance("us-central1-b", "node-b1")],
+      instances: [
+        instance("us-central1-a", "node-a1"),
+        instance("us-central1-a", "node-a2"),
+        instance("us-central1-b", "node-b1"),
+      ],
       sessionAffinity: "NONE",
       healthChecks: v1("global/httpHealthChecks/k8s-c1-node"),
       selfLink: v1(`regions/${REGION}/targetPools/${WEB}`),
     });
-    assert.deepEqual([props("targetPools", LOCAL).sessionAffinity, props("targetPools", LOCAL).healthChecks], ["CLIENT_IP", v1(`global/httpHealthChecks/${LOCAL}`)]);
+    assert.deepEqual(
+      [props("targetPools", LOCAL).sessionAffinity, props("targetPools", LOCAL).healthChecks],
+      ["CLIENT_IP", v1(`global/httpHealthChecks/${LOCAL}`)],
+    );
     assert.deepEqual(props("forwardingRules", WEB), {
       name: WEB,
       project: PROJECT,
@@ -232,7 +305,10 @@ describe("test/support/stockCcm: what the stock GCE CCM leaves in GCE", function
       loadBalancingScheme: "EXTERNAL",
       selfLink: v1(`regions/${REGION}/forwardingRules/${WEB}`),
     });
-    assert.deepEqual([props("forwardingRules", DNS).ipProtocol, props("forwardingRules", DNS).portRange], ["UDP", "53-53"]);
+    assert.deepEqual(
+      [props("forwardingRules", DNS).ipProtocol, props("forwardingRules", DNS).portRange],
+      ["UDP", "53-53"],
+    );
     assert.deepEqual(props("instanceGroups", "k8s-ig--c1"), {
       name: "k8s-ig--c1",
       project: PROJECT,
@@ -303,7 +379,14 @@ describe("test/support/stockCcm: what the stock GCE CCM leaves in GCE", function
   it("the ephemeral IPs can be promoted to static addresses by name (what adoption keeps them with)", async () => {
     const seed = seedStockCcm(gce, CLUSTER, SERVICES, NODES);
     const client = new ComputeClient({ endpoint: gce.computeEndpoint });
-    assert.equal(await client.insertAddress(PROJECT, REGION, { name: WEB, address: seed.ips["default/web"] ?? "", networkTier: "PREMIUM" }), "created");
+    assert.equal(
+      await client.insertAddress(PROJECT, REGION, {
+        name: WEB,
+        address: seed.ips["default/web"] ?? "",
+        networkTier: "PREMIUM",
+      }),
+      "created",
+    );
     assert.equal(
       await client.insertAddress(PROJECT, REGION, {
         name: ILB,
@@ -333,7 +416,10 @@ describe("test/support/stockCcm: what the stock GCE CCM leaves in GCE", function
       () => seedStockCcm(gce, CLUSTER, SERVICES, NODES),
       (e: unknown) => {
         assert.ok(e instanceof Error);
-        assert.equal(e.message, `seedStockCcm: creating routes global/${route}: The resource 'projects/${PROJECT}/global/routes/${route}' already exists`);
+        assert.equal(
+          e.message,
+          `seedStockCcm: creating routes global/${route}: The resource 'projects/${PROJECT}/global/routes/${route}' already exists`,
+        );
         assert.ok(e.cause instanceof GceError);
         assert.deepEqual([e.cause.status, e.cause.reason], [409, "alreadyExists"]);
         return true;
