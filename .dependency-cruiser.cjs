@@ -1,4 +1,4 @@
-// The floors of docs/ARCHITECTURE.md ("Floors and imports"): a module imports only from its own
+// The floors of docs/explanation/architecture.md ("Floors and imports"): a module imports only from its own
 // floor or the floors below, never a cycle. `npm run lint` runs this (depcruise); a violation fails it.
 const FLOORS = [
   ["model", "runtime", "gce"],
@@ -28,7 +28,7 @@ module.exports = {
       names.map((name) => ({
         name: `floor-${index + 1}-${name}`,
         severity: "error",
-        comment: `${name}/ is on floor ${index + 1}: it imports only from its floor or below (docs/ARCHITECTURE.md).`,
+        comment: `${name}/ is on floor ${index + 1}: it imports only from its floor or below (docs/explanation/architecture.md).`,
         from: { path: folder(name) },
         to: { path: `^(${[...above(index), "index\\.ts$", "test", "bench", "emulator", "scripts"].join("|")})(/|$)` },
       })),
@@ -58,7 +58,7 @@ module.exports = {
       name: "in-a-floor",
       severity: "error",
       comment:
-        "Every TypeScript file of the project lives in a floor's folder, or in test/, bench/, emulator/ (a new top-level folder needs its floor here and in docs/ARCHITECTURE.md).",
+        "Every TypeScript file of the project lives in a floor's folder, or in test/, bench/, emulator/ (a new top-level folder needs its floor here and in docs/explanation/architecture.md).",
       from: { path: "\\.ts$", pathNot: `^(${[...PRODUCTION, "test", "bench", "emulator"].join("|")})/|^index\\.ts$` },
       to: {},
     },
@@ -66,7 +66,7 @@ module.exports = {
       name: "automation-api-only-in-stacks",
       severity: "error",
       comment:
-        "stacks/ is the only code that runs the Automation API (docs/ARCHITECTURE.md, floor 3): nothing else touches a workspace.",
+        "stacks/ is the only code that runs the Automation API (docs/explanation/architecture.md, floor 3): nothing else touches a workspace.",
       from: { path: `^(${PRODUCTION.filter((name) => name !== "stacks").join("|")})/|^index\\.ts$` },
       to: { path: "node_modules/@pulumi/pulumi/automation" },
     },

@@ -1,9 +1,9 @@
 /**
- * Adoption of the stock GCE CCM's load balancers and routes (docs/ARCHITECTURE.md "Adoption"), the
+ * Adoption of the stock GCE CCM's load balancers and routes (docs/explanation/architecture.md "Adoption"), the
  * pure part: from what Compute lists and what each stack already holds, which resources each
  * stack's first `up` imports, which ephemeral IP is promoted to the static address dccm declares
  * first, which external Service stays on its target pool, and what the stock CCM made under names
- * dccm does not use. The stock names are dccm's own (docs/ARCHITECTURE.md "Names"), so a resource
+ * dccm does not use. The stock names are dccm's own (docs/explanation/architecture.md "Names"), so a resource
  * found under the name a stack declares is the one that stack adopts.
  */
 import { declaredResourceIds, globalResourceId, regionalResourceId } from "../gce/ids";

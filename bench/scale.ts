@@ -71,7 +71,7 @@ export interface ScaleFigures {
   restartIdleRssMb: number;
 }
 
-// instanceGroupZones as the README advises for many Services: a zone's first Node runs the cluster stack only.
+// instanceGroupZones as docs/reference/configuration.md advises for many Services: a zone's first Node runs the cluster stack only.
 const CONFIG: Config = parseConfig({
   project: "dccm-test",
   region: "us-central1",
@@ -432,7 +432,7 @@ async function benchAt(services: number, backend: E2eBackend): Promise<ScaleFigu
   }
 }
 
-/** Figures per N, and the ratios the README quotes (to N = the smallest). */
+/** Figures per N, and the ratios docs/development/benchmarks.md quotes (to N = the smallest). */
 export async function benchScale(
   sizes: readonly number[] = (process.env.DCCM_BENCH_SCALE ?? "1,100,500").split(",").map(Number),
 ): Promise<Record<string, number>> {

@@ -5,7 +5,7 @@
  * this process against it with a throwaway passphrase and state, prints what to try, and on
  * Ctrl-C, SIGTERM, SIGHUP or the death of its own parent stops the daemon, then the launcher, and
  * waits for both. The launcher and the emulator are test code, which production never imports
- * (docs/ARCHITECTURE.md): they are started as programs, from the checkout this dccm runs in.
+ * (docs/explanation/architecture.md): they are started as programs, from the checkout this dccm runs in.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * Adoption of existing GCE resources (the stock CCM's, docs/ARCHITECTURE.md "Adoption"): a stack's
+ * Adoption of existing GCE resources (the stock CCM's, docs/explanation/architecture.md "Adoption"): a stack's
  * program declares exactly what it always declares, and a transformation on its component gives
  * each child whose GCE resource already exists Pulumi's `import` option. Since Pulumi 3.17x (pulumi
  * PR 19339, "import-then-update") the engine reads the resource, takes what it read as the old
@@ -22,7 +22,7 @@ export interface Adoption {
    * Address GCE IDs → the IP the address must hold: a run that repairs (not a change of the
    * Service) reserves a missing address with the IP its forwarding rule still serves, as the
    * adoption's promotion does, instead of a new one; on an existing address holding it the field
-   * (Optional and Computed) shows no diff. See docs/ARCHITECTURE.md "Drift passes".
+   * (Optional and Computed) shows no diff. See docs/explanation/architecture.md "Drift passes".
    */
   readonly addressIps?: ReadonlyMap<string, string>;
 }

@@ -152,7 +152,7 @@ function declareAddress({ name, args, opts }: Children): gcp.compute.Address | u
     },
     // Stacks of earlier dccm versions hold single-protocol internal addresses with purpose
     // GCE_ENDPOINT: replacing them would change the Service's IP on upgrade, which users
-    // must never see, so an existing address keeps its purpose (see README "Known limits").
+    // must never see, so an existing address keeps its purpose (see docs/operations/known-limits.md).
     { ...opts, ignoreChanges: ignoredChanges("gcp:compute/address:Address") },
   );
 }
@@ -417,7 +417,7 @@ interface DeclaredIpv6 {
 }
 
 /**
- * The IPv6 half (docs/ARCHITECTURE.md#service-semantics, "IP families"): an IPv6 address from the
+ * The IPv6 half (docs/explanation/architecture.md#service-semantics, "IP families"): an IPv6 address from the
  * dual-stack subnet, one IPv6 forwarding rule per frontend on the same backend service, and the
  * IPv6 firewalls (a GCE firewall holds ranges of one family).
  */

@@ -3,10 +3,10 @@
  * prints them as YAML, the `DccmDeployment` component (deploy/dccmDeployment.ts) declares them
  * with @pulumi/kubernetes. Pure: no I/O, no Pulumi.
  *
- * RBAC is exactly what the daemon and the node controller call (README.md "RBAC", controllers/node/README.md):
+ * RBAC is exactly what the daemon and the node controller call (docs/reference/rbac.md, controllers/node/README.md):
  * cluster-scoped objects in two ClusterRoles, the Lease and the two ConfigMaps of kube-system in a
  * Role there. The pod runs on the host network: pod networking may depend on the routes dccm
- * creates, so dccm must not depend on it (docs/ARCHITECTURE.md).
+ * creates, so dccm must not depend on it (docs/explanation/architecture.md).
  */
 import type {
   V1ClusterRole,

@@ -1,4 +1,4 @@
-/** The deploy/ program: dccm installed from `dccm-deploy:*` stack config (README.md "Install in a cluster"). */
+/** The deploy/ program: dccm installed from `dccm-deploy:*` stack config (docs/guides/install.md). */
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { readConfigFile } from "../bin/options";

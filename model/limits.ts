@@ -1,5 +1,5 @@
 /**
- * GCE's limits on instance groups as backends, in one place (docs/ARCHITECTURE.md, Service
+ * GCE's limits on instance groups as backends, in one place (docs/explanation/architecture.md, Service
  * semantics, "Instance groups").
  */
 

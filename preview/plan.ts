@@ -174,7 +174,7 @@ export type EngineRun =
   /**
    * Stacks the backend does not have, previewed together as one stack of an empty backend: each
    * declares only creates, and one engine run per stack would spend most of its time starting the
-   * CLI and the provider (README, Benchmarks).
+   * CLI and the provider (docs/development/benchmarks.md).
    */
   | { kind: "creates"; stacks: string[] };
 

@@ -1,8 +1,8 @@
 /**
  * The scope of a run of the stack program from CI (`dccm:scope`): the scopes of components/stack.ts,
  * plus `services:<i>/<n>`, one of n chunks of the Services, each its own CI stack. One engine run
- * of every Service grows in time per resource and in memory with the cluster (README, The stack
- * program from CI); n chunks of it stay the size of a chunk.
+ * of every Service grows in time per resource and in memory with the cluster (docs/guides/ci.md,
+ * "Many Services"); n chunks of it stay the size of a chunk.
  */
 import * as crypto from "node:crypto";
 
@@ -38,7 +38,7 @@ export function parseProgramScope(text: string | undefined): ProgramScope {
 /**
  * The chunk (0 to count - 1) a Service belongs to, from its key alone: a Service added or removed
  * moves no other Service to another chunk, so no other Service's resources move between stacks.
- * (Changing the count does move them: see the README.)
+ * (Changing the count does move them: see docs/guides/ci.md.)
  */
 export function chunkOf(serviceKey: string, count: number): number {
   return crypto.createHash("sha256").update(serviceKey).digest().readUInt32BE(0) % count;

@@ -113,7 +113,7 @@ export class PreviewEngine {
       }
       // V8 collects lazily while memory is plentiful: each run's garbage (its program's resources and
       // outputs, the gRPC messages) would raise the heap run after run, to 663 MB at 500 new Services
-      // where what stays alive between runs is ~70 MB (README, Benchmarks). A full collection after
+      // where what stays alive between runs is ~70 MB (docs/development/benchmarks.md). A full collection after
       // each run starts the next from what is alive.
       collectGarbage();
     }

@@ -1,10 +1,10 @@
 /**
  * One `gcp` provider plugin per daemon instead of one per engine run (`--shared-provider`). Every
  * `pulumi up` otherwise starts the plugin, which costs about as much CPU as the CLI's own start
- * (README, Benchmarks). The engine attaches to a running provider named in
+ * (docs/development/benchmarks.md). The engine attaches to a running provider named in
  * `PULUMI_DEBUG_PROVIDERS=gcp:<port>`: it dials the port, calls Attach and Configure, and on close
  * only drops its connection (it kills nothing it did not start). See
- * [the shared provider](../docs/ARCHITECTURE.md#the-shared-provider) for what that asks of the plugin.
+ * [the shared provider](../docs/explanation/architecture.md#the-shared-provider) for what that asks of the plugin.
  *
  * The engines dial a port of the daemon's own, which forwards each connection to the plugin of the
  * moment: a restarted plugin has a new port, whereas every workspace keeps the environment it was

@@ -3,7 +3,7 @@
 // addresses current, deletes NotReady Nodes whose instance is definitively gone, and mirrors the
 // cluster stack's route state into the NetworkUnavailable condition.
 //
-// Shape (cloud-provider's; docs/ARCHITECTURE.md#queue-and-backoff): Node watch events only enqueue the Node's name; one worker per name
+// Shape (cloud-provider's; docs/explanation/architecture.md#queue-and-backoff): Node watch events only enqueue the Node's name; one worker per name
 // runs the three syncs (lifecycle, initialize, route condition) from the watch cache, never from
 // the event payload. Each sync is a pure plan (plan.ts, decide.ts) and a thin executor (syncs.ts);
 // this file owns the queue, the timers and the subscription to the Nodes.

@@ -4,7 +4,7 @@
  * Such a run pins each address to the IP it last published (a missing address is reserved again
  * with the IP its forwarding rule still serves, the promotion adoption does), is planned first
  * (`pulumi preview --refresh`), and is held when the plan would replace, delete or create a
- * forwarding rule or an address without the IP provably staying. docs/ARCHITECTURE.md "Drift
+ * forwarding rule or an address without the IP provably staying. docs/explanation/architecture.md "Drift
  * passes" has the why; the decisions here are pure (planRepair, judgeRepair) and RepairGuard is
  * their thin executor.
  */
@@ -192,7 +192,7 @@ export function judgeRepair(
 /**
  * Pure: the addresses a repair pins, by GCE ID → IP: the Service's IPv4 address `<lb>` (none when
  * it uses its own loadBalancerIP, or serves IPv6 only) to the one IPv4 address it published. The
- * IPv6 address is not pinned: a missing one is held, not repaired (README, Known limits).
+ * IPv6 address is not pinned: a missing one is held, not repaired (docs/operations/known-limits.md).
  */
 export function repairPins(
   service: ServiceDesired,

@@ -227,7 +227,7 @@ describe("npx dccm demo (the README's first command)", function () {
   }
 
   it("the README's script for the environment alone, as pasted: it waits for the file, and the environment ends with the script", async () => {
-    const readme = fs.readFileSync(path.join(repoRoot(), "README.md"), "utf8");
+    const readme = fs.readFileSync(path.join(repoRoot(), "docs", "development", "offline-environment.md"), "utf8");
     const start = readme.indexOf("    npm run -s testenv -- up --json-file /tmp/dccm-testenv.json");
     const end = readme.indexOf("\n\n", start);
     assert.ok(start > 0 && end > start, "the script is in the README");

@@ -124,11 +124,11 @@ describe("index.ts through the pulumi CLI and language host", function () {
     assert.deepEqual(names(), everything);
   });
 
-  it("the README's CI section as pasted, in a plain non-interactive bash: its own file backend and stack, the preview of both Services, nothing created", async () => {
-    const readme = fs.readFileSync(path.join(repoRoot(), "README.md"), "utf8");
+  it("docs/guides/ci.md's stack program block as pasted, in a plain non-interactive bash: its own file backend and stack, the preview of both Services, nothing created", async () => {
+    const readme = fs.readFileSync(path.join(repoRoot(), "docs", "guides", "ci.md"), "utf8");
     const start = readme.indexOf("    unset PULUMI_BACKEND_URL ");
     const end = readme.indexOf("\n\n", start);
-    assert.ok(start > 0 && end > start, "the CI section's block is in the README");
+    assert.ok(start > 0 && end > start, "the stack program block is in docs/guides/ci.md");
     const pasted = readme
       .slice(start, end)
       .split("\n")

@@ -7,7 +7,7 @@
  *
  * The killed plugin's create never reaches GCE (the proxy holds it for ever, as a plugin killed
  * before its request left): one that reached GCE after all is created there while the engine, told
- * the create failed, records nothing, and every retry meets a 409 (docs/ARCHITECTURE.md, the
+ * the create failed, records nothing, and every retry meets a 409 (docs/explanation/architecture.md, the
  * shared provider).
  */
 import * as assert from "node:assert/strict";

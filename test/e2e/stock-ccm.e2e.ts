@@ -4,7 +4,7 @@
  * end: it serves an external multi-port Service, an ETP=Local one, an internal one, a UDP one, a
  * sticky (ClientIP) one and a Standard-tier one on three Nodes (one labelled out of load
  * balancers) and makes their routes, against the real kube-apiserver and the GCE emulator's REST
- * face. It is stopped as the README's migration says, then `dccm daemon --adopt` takes over: every
+ * face. It is stopped as docs/guides/migrate-from-stock-ccm.md says, then `dccm daemon --adopt` takes over: every
  * Service keeps its IP, nothing the stock CCM made is deleted or replaced, the next drift pass finds
  * nothing, and `dccm gc --dry-run` proves none of the stock resources leaked.
  */
@@ -166,7 +166,7 @@ describe("the real stock GCE CCM: it serves the cluster, then dccm adopts it", f
       members.some((link) => link.endsWith("/zones/us-central1-b/instances/node-b1")),
       JSON.stringify(members),
     );
-    // Stopped as the README's migration says (step 2); the load balancers keep serving.
+    // Stopped as docs/guides/migrate-from-stock-ccm.md says (step 2); the load balancers keep serving.
     await ccm.stop();
     stock = env.gce
       .listResources()
@@ -203,7 +203,7 @@ describe("the real stock GCE CCM: it serves the cluster, then dccm adopts it", f
       [],
       "no delete or (re)create of anything the stock CCM made",
     );
-    // Changed in place, as the README says: the internal Service's backend service moves to dccm's
+    // Changed in place, as docs/guides/migrate-from-stock-ccm.md says: the internal Service's backend service moves to dccm's
     // regional health check, its forwarding rule gets allowGlobalAccess false written.
     const ilb = lb.ilb ?? "";
     assert.deepEqual(touched.map(id).sort(), [

@@ -31,7 +31,7 @@ export type E2eBackend = "file" | "gs";
 
 /**
  * The backend of a suite: the one it declares, unless DCCM_E2E_BACKEND (`file` or `gs`) runs every
- * suite on one backend. README "Tests" says which suites declare gs.
+ * suite on one backend. docs/development/tests.md says which suites declare gs.
  */
 export function e2eBackend(declared: E2eBackend): E2eBackend {
   const forced = process.env.DCCM_E2E_BACKEND;

@@ -4,7 +4,7 @@
 //
 //   const ccm = await startStockCcm(env, { clusterName: "e2e", clusterId: "e2e0cafe", ... });
 //   ...                                     // it serves LoadBalancer Services and routes
-//   await ccm.stop();                       // SIGTERM, as the README's migration says
+//   await ccm.stop();                       // SIGTERM, as docs/guides/migrate-from-stock-ccm.md says
 //
 // It reaches the emulator over plain HTTP through gce.conf `api-endpoint`. Its credentials come
 // from a fake metadata server (GCE_METADATA_HOST) that hands out a token: the emulator checks none,

@@ -1,5 +1,5 @@
 // The in-cluster install: the objects deploy/manifests.ts builds (tier 1), the DccmDeployment
-// component that declares them under mocks (tier 2), and the RBAC README.md documents.
+// component that declares them under mocks (tier 2), and the RBAC docs/reference/rbac.md documents.
 import * as assert from "node:assert/strict";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
@@ -339,9 +339,8 @@ describe("deploy: deployObjects (every object of an install)", () => {
   });
 });
 
-describe("deploy: the RBAC README.md documents is what the install grants", () => {
-  const readme = fs.readFileSync(path.join(repoRoot(), "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("### RBAC"));
+describe("deploy: the RBAC docs/reference/rbac.md documents is what the install grants", () => {
+  const section = fs.readFileSync(path.join(repoRoot(), "docs", "reference", "rbac.md"), "utf8");
   const block = /```yaml\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
   const documented = YAML.parseAllDocuments(block).map(
     (doc) => doc.toJS() as { kind: string; metadata: { name: string; namespace?: string }; rules?: unknown },

@@ -1,4 +1,4 @@
-// docs/ARCHITECTURE.md is the design, kept true in the same change as the code: its floors are the
+// docs/explanation/architecture.md is the design, kept true in the same change as the code: its floors are the
 // ones `npm run lint` enforces (.dependency-cruiser.cjs), its folder table names every file of the
 // production tree, and the unit tests mirror the tree.
 import * as assert from "node:assert/strict";
@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { repoRoot } from "../../support/tooling/testenv-paths";
 
 const ROOT = repoRoot();
-const ARCHITECTURE = fs.readFileSync(path.join(ROOT, "docs", "ARCHITECTURE.md"), "utf8");
+const ARCHITECTURE = fs.readFileSync(path.join(ROOT, "docs", "explanation", "architecture.md"), "utf8");
 
 /** The `const FLOORS = [...]` of .dependency-cruiser.cjs: the floors lint enforces. */
 function enforcedFloors(): string[][] {
@@ -20,7 +20,7 @@ function enforcedFloors(): string[][] {
 /** The rows of the markdown table whose header line is `header`, as cells. */
 function tableRows(header: string): string[][] {
   const start = ARCHITECTURE.indexOf(`${header}\n`);
-  assert.ok(start >= 0, `ARCHITECTURE.md has a table headed ${header}`);
+  assert.ok(start >= 0, `architecture.md has a table headed ${header}`);
   const lines = ARCHITECTURE.slice(start).split("\n");
   const rows: string[][] = [];
   for (const line of lines.slice(2)) {
@@ -47,7 +47,7 @@ function tsFiles(folder: string): string[] {
   return files.sort();
 }
 
-describe("docs/ARCHITECTURE.md matches the tree", () => {
+describe("docs/explanation/architecture.md matches the tree", () => {
   const floors = enforcedFloors();
   const production = floors.flat();
 

@@ -65,7 +65,7 @@ describe("model/names", () => {
     });
   });
 
-  describe("every name of the docs/ARCHITECTURE.md#names table", () => {
+  describe("every name of the docs/explanation/architecture.md#names table", () => {
     const lb = "a1b4e28ba2fa141d2883f0016d3cca42";
     const uid = "11111111-1111-4111-8111-111111111111";
     const cases: [string, string, string][] = [
