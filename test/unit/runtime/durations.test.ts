@@ -196,9 +196,11 @@ describe("every duration the docs and examples write parses to the value they me
     "24h": 86_400_000,
   };
   const files: [string, string[]][] = [
-    ["docs/guides/configuration.md", ["10m", "24h", "20m"]],
-    ["docs/explanation/daemon.md", ["10m", "24h", "20m", "10m", "24h", "30s", "500ms", "1.5s", "10m", "1h30m"]],
+    ["README.md", ["10m"]],
+    ["docs/guides/configuration.md", ["10m", "24h", "20m", "500ms", "1.5s", "10m", "1h30m"]],
+    ["docs/explanation/daemon.md", ["10m", "24h", "30s"]],
     ["docs/operations/never.md", ["20m"]],
+    ["docs/operations/runbook.md", ["20m"]],
     ["docs/development/benchmarks.md", ["30s"]],
     ["controllers/node/README.md", ["1m", "5m", "30s", "500ms", "30s", "5m", "1h"]],
     ["examples/dccm.yaml", ["10m", "24h", "5m", "30s"]],
