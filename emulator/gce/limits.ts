@@ -8,7 +8,8 @@
 
 import type { JsonObject } from "./json";
 import type { GceKind } from "./kinds";
-import { GceError, type ResourceKey, type StoredResource } from "./state";
+import { GceError } from "./errors";
+import type { ResourceKey, StoredResource } from "./store";
 
 /**
  * The project quotas the emulator counts (Compute API reference, "Quota" resource: the metric

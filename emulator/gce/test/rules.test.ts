@@ -7,7 +7,9 @@ import * as assert from "node:assert/strict";
 import { startGceEmulator, type GceEmulator } from "../index";
 import { ProviderApi } from "../provider-api";
 import type { Json, JsonObject } from "../json";
-import { GceError, GceState, type NetworkSpec } from "../state";
+import { GceError } from "../errors";
+import type { NetworkSpec } from "../networks";
+import { GceState } from "../state";
 import { GceLimits, restRateGroup } from "../limits";
 import { matchesFilter, parseFilter } from "../filter";
 
@@ -2180,7 +2182,7 @@ describe("GCE emulator rules: Compute DELETE over HTTP (one row per rule)", func
   for (const row of ROWS) it(row.rule, row.run);
 });
 
-describe("GCE emulator rules: instances per instance group (state.ts INSTANCE_GROUP_MAX_INSTANCES)", () => {
+describe("GCE emulator rules: instances per instance group (rules/instanceGroups.ts INSTANCE_GROUP_MAX_INSTANCES)", () => {
   const ZONE_A = `${REGION}-a`;
   const NET = `projects/${PROJECT}/global/networks/k8s-net`;
   function seeded(count: number, max?: number): GceState {
