@@ -24,33 +24,23 @@ import type { JsonObject } from "./json";
 import { kindOf } from "./kinds";
 import { GceLimits, type GceLimitsOptions } from "./limits";
 import { ProviderApi } from "./provider-api";
-import {
-  type FaultSpec,
-  GceError,
-  GceState,
-  type HistoryEntry,
-  type InstanceSpec,
-  type NetworkSpec,
-  type ResourceKey,
-  type StoredResource,
-} from "./state";
+import { GceError } from "./errors";
+import type { FaultSpec } from "./faults";
+import type { InstanceSpec } from "./instances";
+import type { NetworkSpec } from "./networks";
+import { GceState } from "./state";
+import type { HistoryEntry, ResourceKey, StoredResource } from "./store";
 
 export type { ResourceListing } from "./http";
 export type { Json, JsonObject } from "./json";
 export type { GceKind } from "./kinds";
-export type {
-  FaultOperation,
-  FaultSpec,
-  HistoryEntry,
-  InstanceSpec,
-  NetworkInterfaceSpec,
-  NetworkSpec,
-  OutOfBandWhere,
-  ResourceKey,
-  StoredResource,
-  SubnetworkSpec,
-} from "./state";
-export { GceError, GceState } from "./state";
+export type { FaultOperation, FaultSpec } from "./faults";
+export type { InstanceSpec, NetworkInterfaceSpec } from "./instances";
+export type { NetworkSpec, SubnetworkSpec } from "./networks";
+export type { OutOfBandWhere } from "./state";
+export type { HistoryEntry, ResourceKey, StoredResource } from "./store";
+export { GceError } from "./errors";
+export { GceState } from "./state";
 export { ProviderApi } from "./provider-api";
 export { GceLimits, realisticLimits, RATE_GROUPS } from "./limits";
 export type { GceLimitsOptions, LimitCounts, QuotaName, RateGroup } from "./limits";
@@ -72,7 +62,7 @@ export interface GceEmulatorOptions {
   readonly instanceNetwork?: string;
   /**
    * TEST ONLY: instances one instance group may hold; default GCE's documented 1,000
-   * (state.ts INSTANCE_GROUP_MAX_INSTANCES). Lowered to prove at small scale what a zone beyond
+   * (rules/instanceGroups.ts INSTANCE_GROUP_MAX_INSTANCES). Lowered to prove at small scale what a zone beyond
    * the limit does; never a way to make a test pass.
    */
   readonly instanceGroupMaxInstances?: number;

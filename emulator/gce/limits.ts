@@ -8,7 +8,8 @@
 
 import type { JsonObject } from "./json";
 import type { GceKind } from "./kinds";
-import { GceError, type ResourceKey, type StoredResource } from "./state";
+import { GceError } from "./errors";
+import type { ResourceKey, StoredResource } from "./store";
 
 /**
  * The project quotas the emulator counts (Compute API reference, "Quota" resource: the metric
@@ -98,7 +99,7 @@ export interface GceLimitsOptions {
 /**
  * GCE's defaults: the quotas of a new project (regions.get lists STATIC_ADDRESSES limit 8.0 and
  * INTERNAL_ADDRESSES 200.0 per region, cloud.google.com/compute/resource-usage; ROUTES 250 per
- * project, the default issue 30 names), the rate quotas (cloud.google.com/compute/api-quota:
+ * project, the default of a new project), the rate quotas (cloud.google.com/compute/api-quota:
  * 1,500 requests per minute per group) and operation latencies as real GCE's, scaled by
  * `scale` (1: GCE's seconds; a forwarding rule takes 10–30 s there, here 15 s × scale).
  */

@@ -4,18 +4,13 @@
 
 import { randomBytes } from "node:crypto";
 
+import { GceError } from "./errors";
 import { containsUnknown, isJsonObject, type Json, type JsonObject, toJsonObject } from "./json";
-import {
-  type CheckFailure,
-  defaultFor,
-  type GceKind,
-  isAllocated,
-  type KindSpec,
-  scopeProperty,
-  specOfToken,
-  validateInputs,
-} from "./kinds";
-import { expandShorthands, GceError, type GceState, type ResourceKey, type StoredResource } from "./state";
+import { defaultFor, type GceKind, isAllocated, type KindSpec, scopeProperty, specOfToken } from "./kinds";
+import { expandShorthands } from "./rules";
+import type { GceState } from "./state";
+import type { ResourceKey, StoredResource } from "./store";
+import { type CheckFailure, validateInputs } from "./validation";
 
 /** Provider configuration (`gcp:project`, `gcp:region`, `gcp:zone`), used for absent inputs. */
 export interface ProviderConfig {
