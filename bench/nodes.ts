@@ -103,8 +103,10 @@ export async function benchNodeInit(opts: { workers?: number } = {}): Promise<No
         api.put({ ...tainted(name), status: { addresses: [{ type: "Hostname", address: name }] } });
       }
       controller = new NodeController({ ...common, api, nodeSource: api.source() });
-      remaining = async () =>
-        api.list().filter((n) => (n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT)).length;
+      remaining = () =>
+        Promise.resolve(
+          api.list().filter((n) => (n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT)).length,
+        );
     }
 
     // Progress comes from the controller's own counter (bumped right after the taint-removing

@@ -445,7 +445,8 @@ export async function benchScale(
     process.stderr.write(`scale ${services}: ${JSON.stringify(at)}\n`);
     base ??= at;
     last = at;
-    for (const [key, value] of Object.entries(at)) if (key !== "services") figures[`scale${services}_${key}`] = value;
+    for (const [key, value] of Object.entries(at) as [string, number][])
+      if (key !== "services") figures[`scale${services}_${key}`] = value;
     figures[`scale${services}_changeLatencyRatio`] = round(at.changeLatencyMedianMs / base.changeLatencyMedianMs, 2);
     if (!backends.includes("gs")) continue;
     const gs = await benchAt(services, "gs");

@@ -25,7 +25,7 @@ function memory(): NodeJS.MemoryUsage {
 
 async function main(kubeconfigPath: string, informersModule: string): Promise<ChildFigures> {
   // The module of the build under measurement: this build's, or a baseline's.
-  const { ClusterWatcher: Watcher } = require(informersModule) as {
+  const { ClusterWatcher: Watcher } = (await import(informersModule)) as {
     ClusterWatcher: new (kubeConfig: ReturnType<typeof loadKubeConfig>, options: WatcherOptions) => ClusterWatcher;
   };
   const kubeConfig = loadKubeConfig(kubeconfigPath);

@@ -23,7 +23,7 @@ import {
   type BackendSettings,
   type SharedConfig,
 } from "../daemon/config";
-import { CONFIG_KEYS, ConfigError, type Config, type ConfigKey, type RawConfig } from "../model";
+import { CONFIG_KEYS, ConfigError, type Config, type RawConfig } from "../model";
 import { DEFAULT_COMPUTE_ENDPOINT } from "../gce";
 import { parseNodeConfig } from "../controllers/node/config";
 import { describeError } from "../runtime/errors";

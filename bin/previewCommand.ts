@@ -8,7 +8,6 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { isRecord } from "../runtime/guards";
 import { encryptionProblem } from "../daemon/config";
 import { readClusterUid } from "../watcher/identity";
 import {
@@ -31,7 +30,6 @@ import {
   type StackPlan,
 } from "../preview/plan";
 
-import { localBackendUrl } from "../stacks/backend";
 import { clusterProjectName } from "../stacks/project";
 import { hasPendingCreates, recordedService, stackOutputs } from "../stacks/deployment";
 import { checkStackIdentity, recordedClusterUid } from "../stacks/identity";

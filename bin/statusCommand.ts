@@ -3,7 +3,6 @@
  * last up, ingress, drift correction, error) or, when the daemon cannot be reached, from the
  * backend (the stacks and the ingress they record; nothing else is known there).
  */
-import * as path from "node:path";
 import { describeError, pulumiFailure } from "../runtime/errors";
 
 import {
@@ -16,7 +15,6 @@ import {
 import { clusterProjectName } from "../stacks/project";
 import { recordedService, stackOutputs } from "../stacks/deployment";
 import { readEveryStack } from "../stacks/reader";
-import { isRecord } from "../runtime/guards";
 import {
   clusterIdFromCluster,
   clusterIdOf,

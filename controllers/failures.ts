@@ -44,6 +44,7 @@ function errorChainText(error: unknown): string {
   const parts: string[] = [];
   let current: unknown = error;
   for (let depth = 0; current !== undefined && current !== null && depth < 8; depth++) {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a thrown non-Error is printed as it converts
     parts.push(current instanceof Error ? current.message : String(current));
     current = current instanceof Error ? current.cause : undefined;
   }

@@ -4,7 +4,6 @@
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
-import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { DesiredCache } from "../watcher/desiredCache";
 import type { ClusterWatcher } from "../watcher/informers";

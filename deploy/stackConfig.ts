@@ -5,23 +5,21 @@
 import type { BackendArgs, DeployArgs, SecretsArgs } from "./manifests";
 
 /** Keys of `dccm-deploy:` the program reads. */
-const STACK_CONFIG_KEYS = [
-  "image",
-  "namespace",
-  "replicas",
-  "configFile",
-  "config",
-  "backend",
-  "secrets",
-  "gcpCredentialsSecret",
-  "resources",
-  "nodeController",
-  "imagePullPolicy",
-  "nodeSelector",
-  "tolerations",
-  "logLevel",
-] as const;
-export type StackConfigKey = (typeof STACK_CONFIG_KEYS)[number];
+export type StackConfigKey =
+  | "image"
+  | "namespace"
+  | "replicas"
+  | "configFile"
+  | "config"
+  | "backend"
+  | "secrets"
+  | "gcpCredentialsSecret"
+  | "resources"
+  | "nodeController"
+  | "imagePullPolicy"
+  | "nodeSelector"
+  | "tolerations"
+  | "logLevel";
 
 /**
  * A dccm config file's keys, with the two a Deployment takes as `backend` and `secrets` set apart

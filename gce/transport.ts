@@ -315,11 +315,13 @@ function errorText(err: unknown): string {
 function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted === true) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the abort's reason as given, as fetch rejects
       reject(signal.reason);
       return;
     }
     const onAbort = (): void => {
       clearTimeout(timer);
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the abort's reason as given, as fetch rejects
       reject(signal?.reason);
     };
     const timer = setTimeout(() => {

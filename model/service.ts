@@ -237,7 +237,7 @@ function readFrontends(
       return;
     }
     if (!isPort(port.port)) {
-      problems.add(`${field}.port`, `${port.port} is not a port number (1-65535)`);
+      problems.add(`${field}.port`, `${String(port.port)} is not a port number (1-65535)`);
       return;
     }
     const id = `${protocol}/${port.port}`;

@@ -15,6 +15,7 @@ export function describeValue(value: unknown): string {
   if (typeof value === "object") return "an object";
   if (typeof value === "function") return "a function";
   if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects returned above: a number, boolean, bigint or symbol
   return String(value);
 }
 

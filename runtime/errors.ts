@@ -19,6 +19,7 @@ export function describeError(error: unknown, limit = 1024): string {
       parts.push((useful.length > 0 ? useful.slice(0, 6) : lines.slice(0, 2)).join(" "));
       current = current.cause;
     } else {
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a thrown non-Error is printed as it converts
       parts.push(String(current));
       break;
     }

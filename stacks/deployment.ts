@@ -13,7 +13,7 @@ const SERVICE_COMPONENT = "dccm:gcp:ServiceLoadBalancer";
 
 /** The root stack resource's outputs in an exported deployment. */
 export function stackOutputs(deployment: Record<string, unknown>): Record<string, unknown> {
-  const resources = Array.isArray(deployment.resources) ? deployment.resources : [];
+  const resources: unknown[] = Array.isArray(deployment.resources) ? deployment.resources : [];
   const root = resources.find((resource: unknown) => isRecord(resource) && resource.type === "pulumi:pulumi:Stack");
   return isRecord(root) && isRecord(root.outputs) ? root.outputs : {};
 }

@@ -68,7 +68,7 @@ class ProcessListenerGuard {
   }
 
   /** Runs a stack program, remembering what it throws. */
-  async program<T>(run: () => Promise<T>): Promise<T> {
+  async program<T>(run: () => T | Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (error) {

@@ -168,7 +168,7 @@ export class StackReader {
   }
 
   private async cliDeployment(stack: string): Promise<Record<string, unknown> | undefined> {
-    const { deployment } = await (await this.workspace()).exportStack(stack);
+    const deployment: unknown = (await (await this.workspace()).exportStack(stack)).deployment;
     return isRecord(deployment) ? deployment : undefined;
   }
 
@@ -194,7 +194,7 @@ export async function readEveryStack(
   try {
     const reader = new StackReader({ ...options, workDir });
     const stacks = await reader.listStacks();
-    const read: { stack: string; deployment: Record<string, unknown> | undefined }[] = new Array(stacks.length);
+    const read = new Array<{ stack: string; deployment: Record<string, unknown> | undefined }>(stacks.length);
     // Direct reads overlap (a gs:// bucket's are bounded by its client, stacks/gcs.ts MAX_IN_FLIGHT);
     // through the CLI one stack at a time, as before (one `pulumi stack export` each).
     let next = 0;

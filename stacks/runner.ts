@@ -194,7 +194,7 @@ export class StackRunner {
         stackName,
         projectName: this.projectName,
         program: () =>
-          PROCESS_GUARD.program(async () => {
+          PROCESS_GUARD.program(() => {
             const desired = holder.current?.desired;
             if (desired === undefined) throw new Error(`stack ${stackName}: program run without a desired state`);
             if (holder.current !== undefined) holder.current.runStore = currentRunStore();
@@ -263,7 +263,7 @@ export class StackRunner {
       if (holdsSecret(outputs)) return cliOutputs();
       return Object.fromEntries(Object.entries(outputs).map(([key, value]) => [key, { value, secret: false }]));
     };
-    stack.info = async (): Promise<UpdateSummary | undefined> => undefined;
+    stack.info = (): Promise<UpdateSummary | undefined> => Promise.resolve(undefined);
     return stack;
   }
 
@@ -517,7 +517,7 @@ export class StackRunner {
         : this.readsOwnResults(
             stackName,
             await LocalWorkspace.selectStack(
-              { stackName, projectName: this.projectName, program: async () => ({}) },
+              { stackName, projectName: this.projectName, program: () => Promise.resolve({}) },
               await this.workspaceOptions(stackName),
             ),
           );

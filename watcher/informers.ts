@@ -295,12 +295,13 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
   }
 
   /** Aborts the watches and closes the list connections; no restart follows. */
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
     this.stopped = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     for (const watched of this.watched) watched.restartTimer = undefined;
     for (const watched of this.watched) watched.listWatch.stop();
     this.agents?.destroy();
+    return Promise.resolve();
   }
 }

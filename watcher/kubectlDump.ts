@@ -1,7 +1,7 @@
 /** `kubectl get nodes,services -A -o json` (a v1 List) → ClusterSnapshot. */
 import type { ClusterSnapshot } from "../model";
-import { clusterIdFromConfigMap, type ConfigMapLike } from "./clusterId";
-import { trimNode, trimService, type NodeLike, type ServiceLike } from "./trim";
+import { clusterIdFromConfigMap } from "./clusterId";
+import { trimNode, trimService } from "./trim";
 import { isRecord } from "../runtime/guards";
 
 export class SnapshotError extends Error {

@@ -682,7 +682,7 @@ function lookup(table: Readonly<Record<string, Json>>, field: string): Json | un
  * GCE's default for an absent input, given the other inputs; undefined when there is no static
  * default (the field is either really absent, or allocated like an address).
  */
-export function defaultFor(kind: GceKind, field: string, props: JsonObject): Json | undefined {
+export function defaultFor(kind: GceKind, field: string): Json | undefined {
   switch (kind) {
     case "addresses":
       if (field === "addressType") {

@@ -176,7 +176,7 @@ export class ProviderApi {
         if (spec.optionalComputed.includes(field)) {
           continue;
         }
-        const d = defaultFor(kind, field, news);
+        const d = defaultFor(kind, field);
         if (d !== undefined) {
           nv = d;
         } else {

@@ -451,7 +451,7 @@ export class GceState {
     const key = this.keyOf(kind, { ...news, name: news.name ?? stored.name ?? null });
     const ctx = this.refContext(key);
     const changed = spec.immutable.filter((field) => {
-      const nv = news[field] ?? defaultFor(kind, field, news);
+      const nv = news[field] ?? defaultFor(kind, field);
       if (nv === undefined) {
         return false;
       }
@@ -574,7 +574,7 @@ export class GceState {
     }
     for (const field of spec.inputs) {
       if (props[field] === undefined) {
-        const d = defaultFor(key.kind, field, props);
+        const d = defaultFor(key.kind, field);
         if (d !== undefined) {
           props[field] = d;
         }

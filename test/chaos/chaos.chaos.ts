@@ -12,8 +12,6 @@
  * (60000), DCCM_CHAOS_SETTLE_MS (300000), DCCM_CHAOS_SEED (random; printed, to replay a run).
  */
 import * as assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { createNode, lbService } from "../support/e2e/cluster";
 import {

@@ -33,7 +33,6 @@ import { eventually } from "../support/wait";
 const SYSTEM = "kube-system";
 const BASELINE_ACCOUNT = "dccm-install-baseline";
 const IDENTITY = "dccm-install-e2e";
-const TAINT_KEY = "node.cloudprovider.kubernetes.io/uninitialized";
 
 const ARGS: DeployArgs = {
   image: "dccm:e2e",

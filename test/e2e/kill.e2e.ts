@@ -5,8 +5,6 @@
  * then converges.
  */
 import * as assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { loadBalancerName } from "../../model";
 import { lbService } from "../support/e2e/cluster";

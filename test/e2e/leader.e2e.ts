@@ -161,6 +161,7 @@ describe("dccm daemon: leadership and start-up", function () {
 
   it("a Service created while the daemon lists Nodes at start-up is acted on, and Nodes are listed once (one watch, the node controller's included)", async () => {
     const runs: Run[] = [];
+    // eslint-disable-next-line prefer-const -- the hook below reads it before it is assigned
     let daemon: Daemon | undefined;
     let nodeLists = 0;
     const kubeConfig = new NodeListHookKubeConfig(env.kube.kubeconfigPath, async (n) => {

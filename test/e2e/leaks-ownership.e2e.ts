@@ -70,7 +70,7 @@ describe("leaks: only what dccm created is proven (issue 26)", function () {
         argv,
         { env: { ...process.env, ...env.pulumiEnv }, timeout: 300_000 },
         (error, stdout, stderr) => {
-          if (error !== null && typeof error.code !== "number") reject(error);
+          if (error !== null && typeof error.code !== "number") reject(new Error(argv.join(" "), { cause: error }));
           else resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr });
         },
       );

@@ -175,16 +175,19 @@ describe("index.ts through the pulumi CLI and language host", function () {
         .filter((file) => file.endsWith(".json")),
       ["ci.json"],
     );
-    assert.deepEqual(YAML.parse(fs.readFileSync(path.join(checkout, "Pulumi.ci.yaml"), "utf8")).config, {
-      "dccm:snapshot": "cluster.json",
-      "dccm:scope": "all",
-      "dccm:project": "dccm-test",
-      "dccm:region": "us-central1",
-      "dccm:network": "k8s-net",
-      "dccm:nodeTags": '["k8s-node"]',
-      "dccm:clusterName": "ci",
-      "dccm:clusterId": "c1c2",
-    });
+    assert.deepEqual(
+      (YAML.parse(fs.readFileSync(path.join(checkout, "Pulumi.ci.yaml"), "utf8")) as { config: unknown }).config,
+      {
+        "dccm:snapshot": "cluster.json",
+        "dccm:scope": "all",
+        "dccm:project": "dccm-test",
+        "dccm:region": "us-central1",
+        "dccm:network": "k8s-net",
+        "dccm:nodeTags": '["k8s-node"]',
+        "dccm:clusterName": "ci",
+        "dccm:clusterId": "c1c2",
+      },
+    );
     const previewed = run.stdout.slice(run.stdout.indexOf("Previewing update (ci)"));
     for (const service of ["default/web", "default/api"]) assert.ok(previewed.includes(` ${service} `), previewed);
     assert.match(previewed, /\nResources:\n {4}\+ \d+ to create\n/);

@@ -30,7 +30,7 @@ function dccmStatus(env: Record<string, string>, ...args: string[]): Promise<Run
       { timeout: 120_000, env: { ...process.env, ...env } },
       (error, stdout, stderr) => {
         if (error !== null && typeof error.code !== "number") {
-          reject(error);
+          reject(new Error(`dccm status ${args.join(" ")}`, { cause: error }));
           return;
         }
         resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr });

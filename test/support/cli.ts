@@ -43,7 +43,8 @@ export function runDccmAsync(
       [CLI, ...args],
       { cwd: repoRoot(), env: { ...process.env, ...env }, timeout: timeoutMs },
       (error, stdout, stderr) => {
-        if (error !== null && typeof error.code !== "number") reject(error);
+        if (error !== null && typeof error.code !== "number")
+          reject(new Error(`dccm ${args.join(" ")}`, { cause: error }));
         else resolve({ status: error === null ? 0 : Number(error.code), stdout, stderr });
       },
     );

@@ -29,7 +29,6 @@ import { DEMO_HELP } from "../../../bin/demoCommand";
 import { DRIFT_HELP } from "../../../bin/driftCommand";
 import { REFRESH_HELP } from "../../../bin/refreshCommand";
 import { runDccm, type CliRun } from "../../support/cli";
-const DESIRED_HELP_TEXT = `${DESIRED_HELP}\n`;
 
 const USAGE = [
   "usage:",

@@ -3,7 +3,7 @@ import * as assert from "node:assert/strict";
 
 import * as pulumi from "@pulumi/pulumi";
 
-import { capture as captureUnderMocks, nameOf, type Captured, type Registered } from "../../support/fakes/pulumiMocks";
+import { capture as captureUnderMocks, type Captured, type Registered } from "../../support/fakes/pulumiMocks";
 
 import { ClusterNetwork } from "../../../components/clusterNetwork";
 import { ServiceLoadBalancer, type ClusterRefs } from "../../../components/serviceLoadBalancer";

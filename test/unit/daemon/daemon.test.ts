@@ -14,7 +14,6 @@ import { parseConfig, type ServiceInfo } from "../../../model";
 import { DesiredCache, parseServiceStack } from "../../../watcher/desiredCache";
 import { lbService } from "../../support/builders";
 import { MemoryEventSink } from "../../support/fakes/events";
-import { HASH_OUTPUT } from "../../../components/outputs";
 
 describe("daemon: Lease decisions (canAcquire)", () => {
   const now = Date.parse("2026-11-22T10:00:00Z");

@@ -28,7 +28,7 @@ import {
   TO_ADDRESS,
   ZONE,
 } from "../../support/builders";
-import { cidr, FALSE_VALUES, nodesArb, servicesArb } from "../../support/modelArbitraries";
+import { FALSE_VALUES, nodesArb, servicesArb } from "../../support/modelArbitraries";
 
 const FIXTURES = path.resolve(__dirname, "../../../../test/fixtures");
 

@@ -5,7 +5,7 @@ import * as assert from "node:assert/strict";
 import { desiredState } from "../../../model/desired";
 import { describeValue } from "../../../model/shape";
 import { serviceDesired } from "../../../model/service";
-import type { NodeInfo, Rejection, ServiceInfo } from "../../../model/types";
+import type { Rejection, ServiceInfo } from "../../../model/types";
 import { trimNode, trimService, type NodeLike, type ServiceLike } from "../../../watcher/trim";
 import { CONFIG, gceNode, lbService, ZONE } from "../../support/builders";
 

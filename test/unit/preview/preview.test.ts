@@ -512,7 +512,7 @@ describe("daemon/preview: the plan", () => {
     assert.deepEqual(JSON.parse(JSON.stringify(planDocument(plans, rejected))), {
       changes: true,
       summary: { create: 1, update: 1, replace: 1, delete: 2, unchangedStacks: 3 },
-      stacks: JSON.parse(JSON.stringify(plans)),
+      stacks: JSON.parse(JSON.stringify(plans)) as unknown,
       rejected: [
         {
           service: "default/bad",

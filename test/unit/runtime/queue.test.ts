@@ -6,7 +6,7 @@
 import * as assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 
-import { backoffMs, fullJitterBackoffMs, jitteredBackoffMs } from "../../../runtime/backoff";
+import { backoffMs, jitteredBackoffMs } from "../../../runtime/backoff";
 import {
   KeyedQueue,
   OK,

@@ -14,7 +14,6 @@ import {
   newProcessMarker,
   PROCESS_OWNER_VARIABLE,
   reapMarked,
-  Reaper,
   type Signaller,
 } from "../../../stacks/reaper";
 import { eventually } from "../../support/wait";
