@@ -9,7 +9,6 @@ import {
   type ConfigurationOptions,
   CoreV1Api,
   type CoreV1Event,
-  type ObservableMiddleware,
   PatchStrategy,
   setHeaderOptions,
 } from "@kubernetes/client-node";
@@ -49,12 +48,12 @@ export interface EventSink {
 
 /** EventSink over a real apiserver. */
 export class CoreV1EventSink implements EventSink {
-  private readonly merge: ConfigurationOptions<ObservableMiddleware>;
+  private readonly merge: ConfigurationOptions;
 
   /** `options` are passed on every call (the node controller's keep-alive middleware, for instance). */
   constructor(
     private readonly core: CoreV1Api,
-    private readonly options?: ConfigurationOptions<ObservableMiddleware>,
+    private readonly options?: ConfigurationOptions,
   ) {
     this.merge = setHeaderOptions("Content-Type", PatchStrategy.MergePatch, options);
   }

@@ -46,7 +46,7 @@ class ProcessListenerGuard {
   private readonly lateErrorHandlers = new Set<(error: unknown) => void>();
   private listening = false;
   /** Errors our stack programs threw: the SDK rejects with them again once the run is over. */
-  private readonly programErrors = new WeakSet<object>();
+  private readonly programErrors = new WeakSet();
 
   /**
    * Between runs, no run's listener takes a late rejection of the SDK: this one does, and lets

@@ -8,7 +8,7 @@ import { computeCallsCounter } from "../../gce";
 
 export interface NodeMetrics {
   readonly initializations: Counter<"result">;
-  readonly deletions: Counter<string>;
+  readonly deletions: Counter;
   readonly podCIDRs: Counter<"result">;
   readonly shutdownTaints: Counter<"action">;
   readonly computeCalls: Counter<"call" | "code">;

@@ -357,8 +357,7 @@ export function makeServer(provider: EmulatorProvider): provrpc.IResourceProvide
   return {
     handshake: unimplemented("Handshake"),
     parameterize: unimplemented("Parameterize"),
-    getSchema: answer((req: provproto.GetSchemaRequest) => {
-      void req;
+    getSchema: answer((_req: provproto.GetSchemaRequest) => {
       return new provproto.GetSchemaResponse().setSchema(JSON.stringify({ name: "gcp", version: VERSION }));
     }),
     checkConfig: answer((req: provproto.CheckRequest) => {

@@ -277,7 +277,7 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
     assert.equal(upload.status, 200);
     await assert.rejects(runner.up(serviceStack, scopes[1].scope, desired, { refresh: false }), (error: Error) => {
       assert.match(
-        String(error.cause instanceof Error ? error.cause.message : error.message) + error.message,
+        (error.cause instanceof Error ? error.cause.message : error.message) + error.message,
         /the stack is currently locked by 1 lock\(s\)/,
       );
       return true;

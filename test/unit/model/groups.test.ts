@@ -338,7 +338,7 @@ describe("model: instance groups beyond the per-group limit", () => {
     it("members of another cluster's groups, or keys of no group, are not an observation", () => {
       const observed: ObservedCloud = {
         ...NOTHING_OBSERVED,
-        groupMembers: { [`${A}/k8s-ig2--other`]: ["n5"], [`${A}`]: ["n5"], [`${A}/k8s-ig3--c0ffee1234`]: ["n5"] },
+        groupMembers: { [`${A}/k8s-ig2--other`]: ["n5"], [A]: ["n5"], [`${A}/k8s-ig3--c0ffee1234`]: ["n5"] },
       };
       const state = desiredState({ nodes: FIVE, services: [] }, LIMIT, observed);
       assert.deepStrictEqual(

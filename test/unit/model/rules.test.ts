@@ -414,7 +414,7 @@ describe("model/net", () => {
       ],
     ];
     for (const [text, expected] of cases) {
-      it(`${JSON.stringify(text)}`, () => {
+      it(JSON.stringify(text), () => {
         assert.deepStrictEqual(parseCidr4(text), expected);
       });
     }
