@@ -3,7 +3,7 @@
 // answered with Operations; operations get and wait; instanceGroups.listInstances.
 
 import { GceError, notFound } from "./errors";
-import { isJsonObject, type Json, type JsonObject } from "./json";
+import { isJsonObject, type JsonObject } from "./json";
 import { type GceKind, regionOfZone, specOf } from "./kinds";
 import type { GceLimits } from "./limits";
 import type { Operations } from "./operations";
