@@ -104,12 +104,12 @@ describe("docs/contributing: the README's two set-up commands are true", () => {
     assert.deepEqual(ci, ["npm ci --no-audit --no-fund", "npm test"]);
     const scripts = (JSON.parse(read("package.json")) as { scripts: Record<string, string> }).scripts;
     assert.deepEqual(scripts.test.split(" && "), [
-      "npm run build",
       "npm run lint",
       "npm run test:unit",
       "npm run test:emulator",
       "npm run test:chart",
       "npm run test:e2e",
     ]);
+    assert.equal(scripts["test:unit"], "npm run -s build && mocha --config .mocharc.unit.json");
   });
 });
