@@ -1,5 +1,5 @@
 /**
- * What one engine run costs the machine (issue 18), through the daemon's own StackRunner on the
+ * What one engine run costs the machine, through the daemon's own StackRunner on the
  * offline environment: the pulumi CLI processes a new Service's stack starts, the CPU seconds its
  * child processes (CLI and provider plugin) spend, the same for an `up` that changes nothing, and
  * the daemon's memory per idle stack. CLI processes are counted by a wrapper `pulumi` that logs each

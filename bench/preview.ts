@@ -1,11 +1,11 @@
 /**
- * `dccm preview` of N new LoadBalancer Services (issue 18): the real CLI as a child process on the
+ * `dccm preview` of N new LoadBalancer Services: the real CLI as a child process on the
  * offline environment (real engine, the GCE emulator's provider), every stack new, so every
  * Service is previewed through the engine. Wall time per Service, and the peak RSS of the preview
  * process with every process under it (pulumi CLI, provider plugins), summed from /proc every 50 ms;
  * the preview process's own peak; and, in the same run, the same preview of 1 Service: the floor
  * that holds whatever N is (the process with its code loaded, one CLI, one plugin).
- * `DCCM_BENCH_PREVIEW_SERVICES` (500, issue 31's size) sets N; `DCCM_BENCH_PREVIEW_PARALLELISM`,
+ * `DCCM_BENCH_PREVIEW_SERVICES` (500 by default) sets N; `DCCM_BENCH_PREVIEW_PARALLELISM`,
  * when set, is passed as `--parallelism` (default: dccm preview's own for this machine).
  */
 import { spawn } from "node:child_process";

@@ -1,5 +1,5 @@
 /**
- * The daemon at N Services (issue 12.5), on the offline environment (real kube-apiserver, real
+ * The daemon at N Services, on the offline environment (real kube-apiserver, real
  * engine, the GCE emulator in a process of its own, bench/emulatorChild.ts, as Google is in
  * production): for each N of DCCM_BENCH_SCALE (default 1,100,500),
  * the time to apply N new Services from a cold start; one Service's change latency (split into

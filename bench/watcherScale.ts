@@ -1,5 +1,5 @@
 /**
- * The watcher at the scale of issue 12: 5,000 Nodes as a kubelet reports them (status with
+ * The watcher at scale: 5,000 Nodes as a kubelet reports them (status with
  * conditions, addresses, capacity and allocatable, node info, a 20-image list) and 10,000 Services
  * on a real apiserver; the watcher's time to its initial lists, its heap and its process's RSS
  * with every object cached, and one recompute of the desired state from them. The watcher runs in

@@ -1,5 +1,5 @@
 /**
- * Where a start-up's time goes (issue 8: convergence after a restart is bounded by the work, not
+ * Where a start-up's time goes (convergence after a restart is bounded by the work, not
  * by waiting). The daemon logs the phases with "initial lists synced"; the convergence measurement
  * (test/chaos/convergence.chaos.ts) reads them.
  */

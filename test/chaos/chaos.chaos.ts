@@ -1,5 +1,5 @@
 /**
- * The fault campaign of issue 8 as a bounded suite (`npm run test:chaos`; not part of `npm test`):
+ * The fault campaign as a bounded suite (`npm run test:chaos`; not part of `npm test`):
  * the daemon run as a process against a real kube-apiserver, the real engine and the GCE emulator,
  * killed with SIGKILL at random moments during activity, Services created and deleted in churn
  * (deletes during a first `up`, after it, and while the daemon is down), and Compute failing for a

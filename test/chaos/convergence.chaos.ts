@@ -1,5 +1,5 @@
 /**
- * Convergence after a kill (issue 8, item 3): 5 Services applied, a 6th being created when the
+ * Convergence after a kill: 5 Services applied, a 6th being created when the
  * daemon is killed with SIGKILL; the restarted daemon must reach the same state (every Service
  * with its ingress, GCE as the stacks declare, no lock). Measured over several kills, both for the
  * same replica restarting (same Lease identity, as a container restart in its pod) and for another

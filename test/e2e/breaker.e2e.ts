@@ -1,5 +1,5 @@
 /**
- * The orphan-destroy circuit breaker (issue 16.1), end to end: Services gone while the daemon was
+ * The orphan-destroy circuit breaker, end to end: Services gone while the daemon was
  * down (as after an etcd restore or a wiped namespace) are not destroyed at start-up beyond the
  * limit until an operator confirms, with an Event, a metric and nothing deleted meanwhile. And a
  * Service deleted while the daemon was down, whose stack is gone too, does not stay Terminating.

@@ -1,5 +1,5 @@
 /**
- * Deletes that race the daemon (issue 8): a Service deleted during its first `up`, deleted while
+ * Deletes that race the daemon: a Service deleted during its first `up`, deleted while
  * the daemon is down, and a daemon killed while it destroys one. Each time the Service must end
  * gone (not stuck Terminating), its stack gone from the backend, and GCE must hold nothing that
  * names it.

@@ -1,5 +1,5 @@
 /**
- * The cluster stack's drift and failures as `kubectl` shows them (issue 13.4), on a real
+ * The cluster stack's drift and failures as `kubectl` shows them, on a real
  * kube-apiserver, the real engine and the GCE emulator: a route put back is told on its Node, an
  * instance group put back and a failed run on Lease kube-system/dccm, and /metrics counts them.
  * Events are listed with the field selectors `kubectl describe` uses (kind, name, namespace, uid).

@@ -1,5 +1,5 @@
 /**
- * Drift found by listing (issue 12.1), end to end: the real engine applies a cluster of Services of
+ * Drift found by listing, end to end: the real engine applies a cluster of Services of
  * every shape dccm declares; a drift pass then lists GCE, compares it with what each stack last
  * applied, and sends only the stacks that drifted to `up --refresh`. DCCM_E2E_DRIFT_SERVICES sets
  * how many Services (default 200, the issue's figure).

@@ -1,5 +1,5 @@
 /**
- * Issue 26, item 2, end to end (real apiserver, engine and GCE emulator): the daemon never creates
+ * End to end (real apiserver, engine and GCE emulator): the daemon never creates
  * next to a stock load balancer. The emulator holds what the stock CCM leaves for an internal
  * Service (test/support/e2e/stockCcm.ts, whose internal forwarding rule is being given the
  * `networkTier: PREMIUM` GCE reads back, with the emulator's diff of it, on another branch of the

@@ -1,6 +1,6 @@
 /**
  * dccm's changes that real GCE refuses or replaces, on the real engine against the emulator held to
- * the provider's rules (issue 15, issue 8 item 0, issue 16 item 4, issue 19 item 4): each test
+ * the provider's rules: each test
  * reproduces a change a user makes to a Service and asserts that it converges without changing
  * the Service's IP.
  */

@@ -1,5 +1,5 @@
 /**
- * Firewalls on the real engine and the GCE emulator (issue 26, item 3): each Service firewall opens
+ * Firewalls on the real engine and the GCE emulator: each Service firewall opens
  * only towards its load balancer's IP (destinationRanges), a stack applied before that is updated in
  * place (never replaced), and enableL4DenyFirewall adds k8s-fw-<lb>-deny at 1000 once the allow
  * rules sit at 999; turned off, the deny rule is deleted before any allow rule goes back to 1000.

@@ -1,5 +1,5 @@
 /**
- * dccm under GCE's limits (issue 30), the daemon end to end on the emulator with its limits on: a
+ * dccm under GCE's limits, the daemon end to end on the emulator with its limits on: a
  * project quota GCE refuses a Service over, and a burst of Services that spends the per-minute
  * rate quota of mutations.
  *

@@ -1,5 +1,5 @@
 /**
- * instanceGroupZones (issue 31.2): the first and the last Node of a configured zone change the
+ * instanceGroupZones: the first and the last Node of a configured zone change the
  * cluster stack only. Without the key each backend-service Service's stack runs for them (its
  * backend list gains or loses the zone's group); with it, the group stands empty and every load
  * balancer lists it, so node churn is one cluster-stack run and no Service-stack run.

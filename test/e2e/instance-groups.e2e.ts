@@ -1,5 +1,5 @@
 /**
- * A zone with more nodes than one instance group holds (issue 12 item 4), on a real kube-apiserver,
+ * A zone with more nodes than one instance group holds, on a real kube-apiserver,
  * the real engine and the GCE emulator, both held to a limit of 2 instances per group (config
  * instanceGroupLimit and the emulator's test-only instanceGroupMaxInstances): every node is served,
  * the backend service lists every group, and nodes never move between groups.

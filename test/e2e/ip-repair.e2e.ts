@@ -1,5 +1,5 @@
 /**
- * A drift repair never changes a Service's IP (issue 26, item 6), end to end: the real engine, the
+ * A drift repair never changes a Service's IP, end to end: the real engine, the
  * GCE emulator (which releases an address a forwarding rule uses the way GCE does: the rule keeps
  * the IP as ephemeral), a drift pass driven by the test. A released address is reserved again with
  * the IP its rule still serves; when that IP is gone from GCE the repair is held, nothing applied.

@@ -1,5 +1,5 @@
 /**
- * IPv6 and dual-stack LoadBalancer Services end to end (issue 14): a dual-stack kube-apiserver
+ * IPv6 and dual-stack LoadBalancer Services end to end: a dual-stack kube-apiserver
  * (a second, IPv6 Service range), the real Pulumi engine, the GCE emulator with a dual-stack
  * subnetwork. A RequireDualStack Service gets an IPv4 and an IPv6 address in its status (IPv4
  * first); switched to SingleStack IPv4, exactly its IPv6 resources are deleted and its IPv4 IP stays.

@@ -1,5 +1,5 @@
 /**
- * Issue 26, end to end (real apiserver, engine and GCE emulator): what proves a leaked resource
+ * End to end (real apiserver, engine and GCE emulator): what proves a leaked resource
  * dccm's. (a) The stock CCM's internal load balancer of a Service dccm runs without `--adopt`: the
  * daemon writes the Service's ledger entry and fails on GCE's 409s; the stock CCM's resources, which
  * serve traffic, carry the same names and descriptions, and the leak check must call them
@@ -33,7 +33,7 @@ interface Run {
   stderr: string;
 }
 
-describe("leaks: only what dccm created is proven (issue 26)", function () {
+describe("leaks: only what dccm created is proven", function () {
   this.timeout(900_000);
   let env: TestEnv;
   let core: k8s.CoreV1Api;

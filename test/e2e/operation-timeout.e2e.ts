@@ -1,5 +1,5 @@
 /**
- * Issue 16, item 6: a hung engine run must not hold its stack forever. The daemon runs as a
+ * A hung engine run must not hold its stack forever. The daemon runs as a
  * process with `--operation-timeout 20s` against the real engine and the GCE emulator, behind a
  * proxy (test/support/e2e/delay-proxy.ts) that holds the provider's creates without ever answering (a
  * GCE call that hangs). The deadline is long enough for the retry (recovery, refresh, creates) to

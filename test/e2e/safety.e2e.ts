@@ -1,5 +1,5 @@
 /**
- * What dccm must never do (issues 16 and 17), end to end: two daemons of different load balancer
+ * What dccm must never do, end to end: two daemons of different load balancer
  * classes on one cluster never touch each other's Services, and a daemon pointed at another
  * cluster with the same config file and backend refuses the stacks it finds.
  */

@@ -1,5 +1,5 @@
 /**
- * Nodes coming and going under a running load balancer (issues 16.5 and 19.5), on a real
+ * Nodes coming and going under a running load balancer, on a real
  * kube-apiserver, the real engine and the GCE emulator (which refuses, as GCE does, to delete an
  * instance group a backend service uses, or to write a group naming a deleted VM).
  */

@@ -388,7 +388,7 @@ class Seeder {
       network: this.networkUrl,
       // No networkTier, as ensureInternalLoadBalancer sends none: GCE (and the emulator) reads the
       // rule back with PREMIUM (forwardingRules reference, networkTier: "If this field is not
-      // specified, it is assumed to be PREMIUM"), the real stock output (issue 26).
+      // specified, it is assumed to be PREMIUM"), the real stock output.
     });
     this.firewall(
       `k8s-fw-${lb}`,

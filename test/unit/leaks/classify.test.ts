@@ -127,7 +127,7 @@ const ROWS: Row[] = [
     expect: { proof: "proven", why: PROVEN_LB("default/stock") + STILL_EXISTS },
   },
   {
-    rule: "issue 26: the stock CCM's resource under a name our ledger records, its description naming the same Service, no marker: unproven",
+    rule: "the stock CCM's resource under a name our ledger records, its description naming the same Service, no marker: unproven",
     resource: res("backendServices", REGION, WEB_LB, WEB),
     expect: {
       proof: "unproven",
@@ -143,7 +143,7 @@ const ROWS: Row[] = [
     },
   },
   {
-    rule: "issue 26: made by this cluster's dccm under a mistyped clusterId: unproven",
+    rule: "made by this cluster's dccm under a mistyped clusterId: unproven",
     resource: res("forwardingRules", REGION, GONE_LB, owned(GONE, MISTYPED)),
     expect: {
       proof: "unproven",
@@ -191,7 +191,7 @@ const ROWS: Row[] = [
     resource: res("instanceGroups", "us-central1-a", "k8s-ig--0ther", clusterDescription("0ther")),
   },
   {
-    rule: "the mistyped clusterId's instance group (issue 26): not named for ours, never ours to delete",
+    rule: "the mistyped clusterId's instance group: not named for ours, never ours to delete",
     resource: res("instanceGroups", "us-central1-a", "k8s-ig--other02", owned(clusterDescription("other02"), MISTYPED)),
   },
   {

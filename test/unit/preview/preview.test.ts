@@ -47,7 +47,7 @@ const SNAPSHOT: ClusterSnapshot = {
   ],
 };
 
-describe("daemon/preview: desiredStacks", () => {
+describe("preview/plan: desiredStacks", () => {
   it("hashes every stack as the daemon's cache does, and lists the rejected Services with their messages", () => {
     const cache = new DesiredCache(CONFIG);
     cache.update(SNAPSHOT);
@@ -97,7 +97,7 @@ describe("daemon/preview: desiredStacks", () => {
   });
 });
 
-describe("daemon/preview: decideStacks", () => {
+describe("preview/plan: decideStacks", () => {
   const wanted = {
     hashes: new Map([
       ["cluster", "h-cluster"],
@@ -236,7 +236,7 @@ describe("daemon/preview: decideStacks", () => {
   });
 });
 
-describe("daemon/preview: parsePropertyPath", () => {
+describe("preview/plan: parsePropertyPath", () => {
   const table: [string, (string | number)[]][] = [
     ["ports", ["ports"]],
     ["allows[0].ports[1]", ["allows", 0, "ports", 1]],
@@ -270,7 +270,7 @@ function state(
   };
 }
 
-describe("daemon/preview: resourceChange", () => {
+describe("preview/plan: resourceChange", () => {
   const fwOld = state(FW, "default/web:firewall", { name: "k8s-fw-a1", allows: [{ protocol: "tcp", ports: ["80"] }] });
   const fwNew = state(FW, "default/web:firewall", {
     name: "k8s-fw-a1",
@@ -383,7 +383,7 @@ describe("daemon/preview: resourceChange", () => {
   for (const [title, metadata, change] of table) it(title, () => assert.deepEqual(resourceChange(metadata), change));
 });
 
-describe("daemon/preview: formatValue", () => {
+describe("preview/plan: formatValue", () => {
   const table: [unknown, string][] = [
     [undefined, "(unset)"],
     [["80", "443"], '["80","443"]'],
@@ -393,7 +393,7 @@ describe("daemon/preview: formatValue", () => {
   for (const [value, text] of table) it(text.slice(0, 40), () => assert.equal(formatValue(value), text));
 });
 
-describe("daemon/preview: the plan", () => {
+describe("preview/plan: the plan", () => {
   const change = (
     op: ResourceChange["op"],
     type: string,
@@ -550,7 +550,7 @@ describe("daemon/preview: the plan", () => {
   });
 });
 
-describe("daemon/preview: engine runs", () => {
+describe("preview/plan: engine runs", () => {
   const decisions: StackDecision[] = [
     { stack: "cluster", kind: "create" },
     { stack: "service.default.a", service: "default/a", kind: "create" },

@@ -14,7 +14,7 @@ import {
 const ROOT = path.resolve(__dirname, "../../../..");
 const UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
 
-describe("controller/durations parseDuration", () => {
+describe("runtime/durations parseDuration", () => {
   const accepted: [string, number][] = [
     ["500ms", 500],
     ["30s", 30_000],
@@ -125,7 +125,7 @@ describe("controller/durations parseDuration", () => {
   });
 });
 
-describe("controller/durations durationSetting", () => {
+describe("runtime/durations durationSetting", () => {
   const cases: [string, unknown, number | undefined, string][] = [
     ["a flag", "10m", undefined, "ok 600000"],
     ["a flag without unit", "10", undefined, '--x: expected a duration such as 30s, 10m or 1h30m, got "10"'],
@@ -151,7 +151,7 @@ describe("controller/durations durationSetting", () => {
     assert.ok(MAX_DURATION_MS <= 2 ** 31 - 1 && MAX_DURATION_MS + 3_600_000 > 2 ** 31 - 1));
 });
 
-describe("controller/durations optionalDuration", () => {
+describe("runtime/durations optionalDuration", () => {
   const cases: [unknown, number, string[]][] = [
     [undefined, 7, []],
     [null, 7, []],

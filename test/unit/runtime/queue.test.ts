@@ -24,7 +24,7 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   return { promise, resolve };
 }
 
-describe("controller/queue KeyedQueue (the daemon's use)", () => {
+describe("runtime/queue KeyedQueue (the daemon's use)", () => {
   it("backoff doubles from the base and stops at the maximum", () => {
     assert.deepEqual(
       [0, 1, 2, 3, 4, 7, 8, 40].map((failures) => backoffMs(failures, 5000, 300_000)),
@@ -140,7 +140,7 @@ describe("controller/queue KeyedQueue (the daemon's use)", () => {
   });
 });
 
-describe("controller/queue KeyedQueue (the node controller's use)", () => {
+describe("runtime/queue KeyedQueue (the node controller's use)", () => {
   it("coalesces adds of a queued key into one run", async () => {
     const runs: string[] = [];
     const q = new KeyedQueue(
@@ -281,7 +281,7 @@ describe("controller/queue KeyedQueue (the node controller's use)", () => {
   });
 });
 
-describe("controller/queue KeyedQueue (shared)", () => {
+describe("runtime/queue KeyedQueue (shared)", () => {
   it("starts again after drain (leadership regained); adds while drained are dropped", async () => {
     const runs: string[] = [];
     const q = new KeyedQueue(
@@ -388,7 +388,7 @@ class FakeRetries {
 
 type Step = { enqueue: EnqueueFlags } | { enqueueDuringRun: EnqueueFlags } | { fire: true };
 
-describe("controller/queue KeyedQueue backoff survives re-enqueues (issue 8)", () => {
+describe("runtime/queue KeyedQueue backoff survives re-enqueues", () => {
   it("jitter spreads a backoff over ±jitter and never above the maximum", () => {
     assert.deepEqual(
       [

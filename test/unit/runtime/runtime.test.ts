@@ -7,7 +7,7 @@ import { isRecord } from "../../../runtime/guards";
 import { resultObserver } from "../../../runtime/results";
 import { ConflictRetriesExhaustedError, retryOnConflict, type ConflictAttempt } from "../../../runtime/retry";
 
-describe("controller/backoff", () => {
+describe("runtime/backoff", () => {
   it("full jitter is uniform below the doubled backoff", () => {
     assert.deepEqual(
       [
@@ -44,7 +44,7 @@ describe("controller/backoff", () => {
   });
 });
 
-describe("controller/retry retryOnConflict", () => {
+describe("runtime/retry retryOnConflict", () => {
   it("re-runs the attempt (which reads again) on a conflict, and returns the first done value", async () => {
     const seen: number[] = [];
     const value = await retryOnConflict("patching Node n1", 5, async (attempt): Promise<ConflictAttempt<string>> => {
@@ -84,7 +84,7 @@ describe("controller/retry retryOnConflict", () => {
   });
 });
 
-describe("controller/guards isRecord", () => {
+describe("runtime/guards isRecord", () => {
   const cases: Array<[string, unknown, boolean]> = [
     ["an object", { a: 1 }, true],
     ["an empty object", {}, true],
@@ -96,7 +96,7 @@ describe("controller/guards isRecord", () => {
   for (const [title, value, expected] of cases) it(title, () => assert.equal(isRecord(value), expected));
 });
 
-describe("controller/results resultObserver", () => {
+describe("runtime/results resultObserver", () => {
   function observe(giveUpLevel: "info" | "error"): {
     lines: Record<string, unknown>[];
     counted: string[];

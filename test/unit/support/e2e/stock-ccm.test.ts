@@ -104,7 +104,7 @@ const DNS = "a8c3fab5d4e604f819c23d4e5f6a7b8c";
 const ROUTE_PREFIX = "a-very-long-cluster-name-f";
 const HC_RANGES = ["130.211.0.0/22", "35.191.0.0/16", "209.85.152.0/22", "209.85.204.0/22"];
 
-describe("test/support/stockCcm: what the stock GCE CCM leaves in GCE", function () {
+describe("test/support/e2e/stockCcm: what the stock GCE CCM leaves in GCE", function () {
   let gce: GceEmulator;
   let v1: (rel: string) => string;
 
