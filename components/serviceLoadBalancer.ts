@@ -417,7 +417,7 @@ interface DeclaredIpv6 {
 }
 
 /**
- * The IPv6 half (docs/explanation/architecture.md#service-semantics, "IP families"): an IPv6 address from the
+ * The IPv6 half (docs/guides/services.md#service-semantics, "IP families"): an IPv6 address from the
  * dual-stack subnet, one IPv6 forwarding rule per frontend on the same backend service, and the
  * IPv6 firewalls (a GCE firewall holds ranges of one family).
  */

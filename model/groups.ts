@@ -1,6 +1,6 @@
 /**
  * The instance groups of one zone when its backend instances exceed what one group holds
- * (docs/explanation/architecture.md, Service semantics, "Instance groups"). Pure.
+ * (docs/guides/services.md#service-semantics, "Instance groups"). Pure.
  */
 import { instanceGroupKey } from "./names";
 import type { ServiceDesired } from "./types";

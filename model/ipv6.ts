@@ -1,5 +1,5 @@
 /**
- * IP families of a LoadBalancer Service (docs/explanation/architecture.md#service-semantics, "IP families"):
+ * IP families of a LoadBalancer Service (docs/guides/services.md#service-semantics, "IP families"):
  * which families its load balancer serves, and the family-aware reading of its load balancer IP
  * and source ranges. Pure; problems go to the caller's sink, which names the Service.
  */

@@ -1,6 +1,6 @@
 /**
- * GCE's limits on instance groups as backends, in one place (docs/explanation/architecture.md, Service
- * semantics, "Instance groups").
+ * GCE's limits on instance groups as backends, in one place (docs/guides/services.md#service-semantics,
+ * "Instance groups").
  */
 
 /**

@@ -1,4 +1,4 @@
-/** Decision predicates of docs/explanation/architecture.md#service-semantics: pure, table-tested. */
+/** Decision predicates of docs/guides/services.md#service-semantics: pure, table-tested. */
 import { LABEL_EXCLUDE_FROM_LB, LABEL_ZONE, LABEL_ZONE_LEGACY, TAINT_TO_BE_DELETED } from "./annotations";
 import type { Config, InstanceRef, NodeInfo, ServiceInfo } from "./types";
 import { parseProviderID } from "./providerId";

@@ -101,7 +101,7 @@ export interface Config {
   /**
    * Zones whose first instance group is declared whether or not a Node runs there, and which every
    * backend-service load balancer lists: a Node arriving in or leaving one changes the cluster stack
-   * only (docs/explanation/architecture.md, "Instance groups"). Sorted, without repeats.
+   * only (docs/guides/services.md#service-semantics, "Instance groups"). Sorted, without repeats.
    */
   instanceGroupZones?: string[];
 }
@@ -218,7 +218,7 @@ export interface FrontendSpec {
   portSelection: { kind: "ports"; ports: string[] } | { kind: "range"; portRange: string } | { kind: "all" };
 }
 
-/** The IPv6 half of a load balancer (docs/explanation/architecture.md#service-semantics, "IP families"). */
+/** The IPv6 half of a load balancer (docs/guides/services.md#service-semantics, "IP families"). */
 export interface Ipv6Desired {
   /** The dual-stack subnetwork the IPv6 address and forwarding rules come from. */
   subnetwork: string;

@@ -155,7 +155,7 @@ export function appliedClusterOf(outputs: ClusterOutputs): AppliedCluster {
  * Pure: whether a Service stack can run on what the cluster stack applied: its groups, the legacy
  * check of a target pool on the shared check, and, before it creates a deny rule, the node
  * health-check firewall moved above it (the health checkers' probes to the load balancer's IP would
- * otherwise be denied: docs/explanation/architecture.md#service-semantics, "Deny rule").
+ * otherwise be denied: docs/guides/services.md#service-semantics, "Deny rule").
  */
 export function clusterReadyFor(applied: AppliedCluster | undefined, service: ServiceDesired): boolean {
   if (applied === undefined) return false;

@@ -1,7 +1,7 @@
 // Constants and builders shared by the unit tests: the fixture's configuration and cluster, the
 // model's inputs (NodeInfo, ServiceInfo), its expected outputs (ClusterDesired, ServiceDesired and
 // their specs) and the Pulumi inputs the components declare for them. Every value is written out
-// here as docs/explanation/architecture.md (#names, #service-semantics) gives it; nothing is computed with the code under test.
+// here as docs/explanation/architecture.md#names and docs/guides/services.md#service-semantics gives it; nothing is computed with the code under test.
 
 import type {
   ClusterDesired,

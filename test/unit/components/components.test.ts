@@ -852,7 +852,7 @@ describe("components (Pulumi mocks)", () => {
       });
     });
 
-    describe("IPv6 (docs/explanation/architecture.md#service-semantics, IP families)", () => {
+    describe("IPv6 (docs/guides/services.md#service-semantics, IP families)", () => {
       const ALLOWS = [{ protocol: "tcp", ports: ["80", "443"] }];
       const V6_FIREWALL = `k8s-fw-${LB}-ipv6`;
       const V6_HC_FIREWALL = `k8s-${LB}-http-hc-ipv6`;

@@ -1,4 +1,4 @@
-// desiredState on the fixture (exact, reasoned from docs/explanation/architecture.md#names and #service-semantics), routes, instance groups, and properties.
+// desiredState on the fixture (exact, reasoned from docs/explanation/architecture.md#names and docs/guides/services.md#service-semantics), routes, instance groups, and properties.
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -43,7 +43,7 @@ function fixtureConfig(): Config {
   );
 }
 
-// ---- The fixture, by hand from docs/explanation/architecture.md (#names, #service-semantics) ------------------
+// ---- The fixture, by hand from docs/explanation/architecture.md#names and docs/guides/services.md#service-semantics ------------------
 // <lb> = ("a" + UID without dashes) cut to 32: fixture UIDs are 5ec0000N-7a1b-4c2d-8e3f-a0b1c2d3e4f5,
 // so each Service has its own name (the cut drops only the final "5").
 const WEB_LB = "a5ec000017a1b4c2d8e3fa0b1c2d3e4f";

@@ -1,5 +1,5 @@
 // Where a Service's firewalls open, at which priority, and the deny rule of `enableL4DenyFirewall`
-// (docs/explanation/architecture.md#service-semantics, "Firewalls"): per family, external and internal, with and
+// (docs/guides/services.md#service-semantics, "Firewalls"): per family, external and internal, with and
 // without spec.loadBalancerIP, through desiredState.
 import * as assert from "node:assert/strict";
 

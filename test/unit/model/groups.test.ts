@@ -1,4 +1,4 @@
-// Several instance groups per zone (docs/explanation/architecture.md, Service semantics, "Instance groups"):
+// Several instance groups per zone (docs/guides/services.md#service-semantics, "Instance groups"):
 // names, the no-churn assignment (table and properties), what desiredState declares and rejects.
 import * as assert from "node:assert/strict";
 

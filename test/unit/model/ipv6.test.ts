@@ -1,4 +1,4 @@
-// IP families of docs/explanation/architecture.md#service-semantics ("IP families"): every family, policy and
+// IP families of docs/guides/services.md#service-semantics ("IP families"): every family, policy and
 // mode combination, and every rejection with its exact message, through desiredState.
 import * as assert from "node:assert/strict";
 
@@ -98,7 +98,7 @@ const POOL_MSG =
   "IPv6 needs a backend-service load balancer: target pools are IPv4-only (set backend-service here or config backendMode)";
 const TIER_MSG = "IPv6 load balancers are Premium tier only";
 
-describe("model: IP families (docs/explanation/architecture.md#service-semantics, IP families)", () => {
+describe("model: IP families (docs/guides/services.md#service-semantics, IP families)", () => {
   describe("families and policies → frontends", () => {
     const internal = { annotations: { [A_LB_TYPE]: "Internal" } };
     const cases: [string, Partial<ServiceInfo>, Partial<Config>, ServiceDesired][] = [

@@ -1,4 +1,4 @@
-// One table per rule of docs/explanation/architecture.md#service-semantics, through desiredState on a small cluster.
+// One table per rule of docs/guides/services.md#service-semantics, through desiredState on a small cluster.
 import * as assert from "node:assert/strict";
 
 import { desiredState } from "../../../model/desired";
@@ -65,7 +65,7 @@ function trafficFirewall(over: Partial<FirewallSpec> = {}): FirewallSpec {
   return { ...serviceFirewall("default/svc", LB, ["0.0.0.0/0"], [{ protocol: "tcp", ports: ["80"] }]), ...over };
 }
 
-/** What docs/explanation/architecture.md#service-semantics says the base Service (external, one TCP port, ETP Cluster) becomes. */
+/** What docs/guides/services.md#service-semantics says the base Service (external, one TCP port, ETP Cluster) becomes. */
 function expected(over: Partial<ServiceDesired> = {}): ServiceDesired {
   return externalServiceDesired("default", "svc", UID, LB, [80], over);
 }
@@ -92,7 +92,7 @@ function rejected(service: ServiceInfo, want: [string, string][], config: Partia
   );
 }
 
-describe("model: Service semantics (docs/explanation/architecture.md#service-semantics)", () => {
+describe("model: Service semantics (docs/guides/services.md#service-semantics)", () => {
   describe("handled: type LoadBalancer with no class or one of ours; others ignored", () => {
     const cases: [string, Partial<ServiceInfo>, Partial<Config>, boolean][] = [
       ["LoadBalancer, no class", {}, {}, true],
