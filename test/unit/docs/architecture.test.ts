@@ -108,3 +108,29 @@ describe("docs/explanation/architecture.md matches the tree", () => {
     );
   });
 });
+
+describe("docs/explanation/ names files that exist", () => {
+  const pages = fs
+    .readdirSync(path.join(ROOT, "docs", "explanation"))
+    .filter((name) => name.endsWith(".md"))
+    .sort();
+
+  /** The TypeScript paths a page names whose first folder is one of this repository's (not another project's). */
+  function repositoryPaths(markdown: string): string[] {
+    const paths = [...markdown.matchAll(/(?<![\w/.-])((?:[a-z][\w-]*\/)+[\w.-]+\.ts)\b/g)].map((match) => match[1]);
+    return [...new Set(paths)].filter((cited) => {
+      const top = path.join(ROOT, cited.split("/")[0]);
+      return fs.existsSync(top) && fs.statSync(top).isDirectory();
+    });
+  }
+
+  for (const page of pages) {
+    it(`every file of this repository ${page} names exists (a moved file moves its mentions)`, () => {
+      const markdown = fs.readFileSync(path.join(ROOT, "docs", "explanation", page), "utf8");
+      assert.deepEqual(
+        repositoryPaths(markdown).filter((cited) => !fs.existsSync(path.join(ROOT, cited))),
+        [],
+      );
+    });
+  }
+});
