@@ -1,8 +1,10 @@
 /**
- * `dccm demo`: the main job with no cluster and no GCP account. Builds the offline environment's
- * binaries (`bash scripts/testenv`), starts its launcher (kube-apiserver, etcd and the GCE
- * emulator: `dist/test/support/tooling/testenv-cli.js up`) as a child process, runs the daemon in
- * this process against it with a throwaway passphrase and state, prints what to try, and on
+ * `dccm demo`: the main job with no cluster and no GCP account. Builds the binaries it starts
+ * (`bash scripts/testenv NAME ...`), starts the offline environment's launcher (kube-apiserver,
+ * etcd, the GCE emulator and fake-gcs-server: `dist/test/support/tooling/testenv-cli.js up`) as a
+ * child process, puts a cluster into it (bin/demoSetup.ts: VMs and Nodes in two zones, the config
+ * file), runs the daemon in this process against it with a throwaway passphrase, the stacks in the
+ * gs:// bucket, prints what to try, and on
  * Ctrl-C, SIGTERM, SIGHUP or the death of its own parent stops the daemon, then the launcher, and
  * waits for both. The launcher and the emulator are test code, which production never imports
  * (docs/explanation/architecture.md): they are started as programs, from the checkout this dccm runs in.
@@ -12,15 +14,28 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as readline from "node:readline";
-import { formatDuration, parseDuration } from "../runtime/durations";
+import { parseDuration } from "../runtime/durations";
 import { watchAncestors } from "../runtime/parentDeath";
 import type { Daemon } from "../daemon/daemon";
 import { runDaemon } from "./daemonCommand";
+import {
+  demoConfig,
+  demoConfigText,
+  demoFiles,
+  demoInstructions,
+  demoShellEnv,
+  DEMO_NODES,
+  registerDemoNodes,
+  writeDemoFiles,
+  type DemoFiles,
+  type LaunchedEnvironment,
+} from "./demoSetup";
 import { commandHelp, parseCommand, stringFlag, UsageError, type Flag } from "./options";
 
-/** The emulator's project (emulator/gce: its default) and the example config's network, subnetwork and region. */
-export const DEMO_PROJECT = "dccm-test";
 const DEMO_DEFAULTS = { listen: "127.0.0.1:10258", driftInterval: "30s" } as const;
+
+/** What the demo starts (the launcher needs each; scripts/testenv builds only these). */
+export const DEMO_BINARIES = ["kube-apiserver", "etcd", "pulumi", "pulumi-language-nodejs", "fake-gcs-server"] as const;
 
 const DEMO_FLAGS: readonly Flag[] = [
   {
@@ -38,19 +53,12 @@ const DEMO_FLAGS: readonly Flag[] = [
 export const DEMO_HELP = commandHelp(
   [
     "usage: dccm demo [--listen HOST:PORT] [--drift-interval DURATION]",
-    "runs the main job with no cluster and no GCP account: a kube-apiserver and etcd, the GCE emulator, and dccm daemon against them,",
-    "with a throwaway passphrase and state. Ctrl-C (or SIGTERM) stops everything it started. Runs in a clone of dccm after npm ci.",
+    "runs the main job with no cluster and no GCP account: a kube-apiserver and etcd, the GCE emulator with three VMs in two",
+    "zones, a gs:// bucket (fake-gcs-server), and dccm daemon against them with a throwaway passphrase; writes the config",
+    "file the other dccm commands read. Ctrl-C (or SIGTERM) stops everything it started. Runs in a clone of dccm after npm ci.",
   ],
   DEMO_FLAGS,
 );
-
-/** What the launcher prints once its environment answers (test/support/tooling/testenv-cli.ts). */
-export interface LaunchedEnvironment {
-  readonly kubeconfig: string;
-  readonly computeEndpoint: string;
-  readonly dir: string;
-  readonly env: Readonly<Record<string, string>>;
-}
 
 /** The launcher's line, checked: a launcher of another version fails here, not later. */
 export function parseLaunchedEnvironment(line: string): LaunchedEnvironment {
@@ -69,78 +77,43 @@ export function parseLaunchedEnvironment(line: string): LaunchedEnvironment {
   if (
     typeof value.kubeconfig !== "string" ||
     typeof value.computeEndpoint !== "string" ||
+    typeof value.backendUrl !== "string" ||
     typeof value.dir !== "string" ||
     !envOk
   ) {
     throw new Error(
-      `the offline environment's launcher printed ${JSON.stringify(line)}: expected kubeconfig, computeEndpoint, dir and env`,
+      `the offline environment's launcher printed ${JSON.stringify(line)}: expected kubeconfig, computeEndpoint, backendUrl, dir and env`,
     );
   }
   return {
     kubeconfig: value.kubeconfig,
     computeEndpoint: value.computeEndpoint,
+    backendUrl: value.backendUrl,
     dir: value.dir,
     env: env as Record<string, string>,
   };
 }
 
-/** The daemon's command line against the environment: the example config with the emulator's project. */
-export function demoDaemonArgs(
-  root: string,
-  launched: LaunchedEnvironment,
-  stateDir: string,
-  flags: { listen: string; driftInterval: string },
-): string[] {
+/** The daemon's command line: the demo's config file, and what only a flag says. */
+export function demoDaemonArgs(launched: LaunchedEnvironment, files: DemoFiles, listen: string): string[] {
   return [
-    ...[
-      "--kubeconfig",
-      launched.kubeconfig,
-      "--config",
-      path.join(root, "examples", "dccm.yaml"),
-      "--project",
-      DEMO_PROJECT,
-    ],
-    ...["--state-dir", stateDir, "--backend-url", `file://${path.join(stateDir, "backend")}`],
-    ...[
-      "--listen",
-      flags.listen,
-      "--drift-interval",
-      flags.driftInterval,
-      "--compute-endpoint",
-      launched.computeEndpoint,
-    ],
+    ...["--kubeconfig", launched.kubeconfig, "--config", files.config, "--listen", listen],
     ...["--identity", "dccm-demo", "--log-level", "info"],
   ];
-}
-
-/** What to try, printed once the daemon runs. */
-export function demoInstructions(
-  launched: LaunchedEnvironment,
-  logFile: string,
-  statusUrl: string,
-  driftMs: number,
-): string {
-  const firewalls = `${launched.computeEndpoint}projects/${DEMO_PROJECT}/global/firewalls`;
-  const firewall = `${firewalls}/k8s-fw-a$(kubectl get service hello -o jsonpath='{.metadata.uid}' | tr -d - | cut -c1-31)`;
-  return [
-    "dccm demo: dccm daemon runs against a kube-apiserver and the GCE emulator (project dccm-test); Ctrl-C stops everything.",
-    `  kubeconfig   ${launched.kubeconfig}`,
-    `  Compute API  ${launched.computeEndpoint} (the GCE emulator: emulator/gce/README.md)`,
-    `  daemon log   ${logFile}`,
-    `  status       npx dccm status --url ${statusUrl}`,
-    "In another shell:",
-    `  export KUBECONFIG=${launched.kubeconfig}`,
-    "  kubectl create service loadbalancer hello --tcp=80:8080",
-    "  kubectl get service hello --watch                 # EXTERNAL-IP: the emulator's address, in seconds",
-    `  curl -s -X DELETE ${firewall}`,
-    `  curl -s ${firewall}   # 404 now; back within ${formatDuration(Math.round(driftMs * 1.1))} (the next drift pass)`,
-    "",
-  ].join("\n");
 }
 
 /** The repository this dccm runs from: dist/bin/demoCommand.js is two levels below it. */
 function checkoutRoot(): string {
   return path.resolve(__dirname, "..", "..");
+}
+
+interface DemoRun {
+  readonly root: string;
+  readonly listen: string;
+  readonly driftInterval: string;
+  readonly driftMs: number;
+  readonly stopAsked: Promise<string>;
+  readonly say: (line: string) => void;
 }
 
 export async function runDemo(argv: string[]): Promise<number> {
@@ -170,14 +143,21 @@ export async function runDemo(argv: string[]): Promise<number> {
   const say = (line: string): void => void process.stderr.write(`dccm demo: ${line}\n`);
 
   say(
-    "building the offline environment's binaries (bash scripts/testenv: warm, seconds; cold, ~20 min of Go builds on 2 cores)",
+    `building the binaries it starts (bash scripts/testenv ${DEMO_BINARIES.join(" ")}: warm, seconds; cold, ~15 min of Go builds on 2 cores)`,
   );
-  const built = await untilStopped(spawnGroup("bash", [provisioner], root, ["ignore", "ignore", "inherit"]), stopAsked);
+  const built = await untilStopped(
+    spawnGroup("bash", [provisioner, ...DEMO_BINARIES], root, ["ignore", "ignore", "inherit"]),
+    stopAsked,
+  );
   if (built === "stopped") return 0;
   if (built !== 0) throw new Error(`bash scripts/testenv failed (exit ${String(built)}); its log is above`);
+  return withEnvironment(launcher, { root, listen, driftInterval, driftMs, stopAsked, say });
+}
 
-  say("starting kube-apiserver, etcd and the GCE emulator");
-  const environment = spawnGroup(process.execPath, [launcher, "up", "--backend", "file"], root, [
+/** Starts the launcher, runs the demo's cluster and daemon against it, and stops the launcher whatever happens. */
+async function withEnvironment(launcher: string, run: DemoRun): Promise<number> {
+  run.say("starting kube-apiserver, etcd, the GCE emulator and fake-gcs-server");
+  const environment = spawnGroup(process.execPath, [launcher, "up", "--backend", "gs"], run.root, [
     "ignore",
     "pipe",
     "inherit",
@@ -193,35 +173,43 @@ export async function runDemo(argv: string[]): Promise<number> {
           ),
         ),
       ),
-      stopAsked.then(() => undefined),
+      run.stopAsked.then(() => undefined),
     ]);
     if (launched === undefined) return 0;
-    const stateDir = path.join(launched.dir, "demo");
-    fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    const logFile = path.join(stateDir, "daemon.log");
-    // The pulumi CLI the daemon runs inherits this: .testenv/bin and the emulator's plugin on PATH, PULUMI_HOME.
-    Object.assign(process.env, launched.env, { PULUMI_CONFIG_PASSPHRASE: randomBytes(24).toString("hex") });
-    say(`starting dccm daemon (its log: ${logFile})`);
     const stopWhen = Promise.race([
-      stopAsked,
+      run.stopAsked,
       environmentExited.then((code) => `the offline environment stopped (${String(code)})`),
     ]);
-    const code = await runDaemon(demoDaemonArgs(root, launched, stateDir, { listen, driftInterval }), {
-      logFile,
-      stopWhen,
-      onStarted: (daemon: Daemon) => {
-        const address = daemon.address;
-        const statusUrl = address === undefined ? `http://${listen}` : `http://${address.address}:${address.port}`;
-        process.stdout.write(demoInstructions(launched, logFile, statusUrl, driftMs));
-      },
-    });
-    return code;
+    return await demoDaemon(launched, run, stopWhen);
   } finally {
-    say("stopping kube-apiserver, etcd and the GCE emulator");
+    run.say("stopping kube-apiserver, etcd, the GCE emulator and fake-gcs-server");
     if (environment.exitCode === null && environment.signalCode === null) environment.kill("SIGTERM");
     await environmentExited;
-    say("stopped; nothing it started is left running");
+    run.say("stopped; nothing it started is left running");
   }
+}
+
+/** Writes the config and the shell file, registers the Nodes, and runs the daemon until `stopWhen`. */
+async function demoDaemon(launched: LaunchedEnvironment, run: DemoRun, stopWhen: Promise<string>): Promise<number> {
+  const files = demoFiles(path.join(launched.dir, "demo"));
+  const passphrase = randomBytes(24).toString("hex");
+  const configText = demoConfigText(demoConfig(launched, files.stateDir, run.driftInterval));
+  writeDemoFiles(files, configText, demoShellEnv(launched, passphrase, process.env.PATH ?? ""));
+  run.say(`registering ${DEMO_NODES.map((node) => `${node.zone}/${node.name}`).join(", ")} (VM and tainted Node)`);
+  await registerDemoNodes(launched);
+  // The pulumi CLI the daemon runs inherits this: .testenv/bin and the emulator's plugin on PATH, the bucket, PULUMI_HOME.
+  Object.assign(process.env, launched.env, { PULUMI_CONFIG_PASSPHRASE: passphrase });
+  run.say(`starting dccm daemon (its log: ${files.log})`);
+  return runDaemon(demoDaemonArgs(launched, files, run.listen), {
+    logFile: files.log,
+    stopWhen,
+    onStarted: (daemon: Daemon) => {
+      const address = daemon.address;
+      const statusUrl = address === undefined ? `http://${run.listen}` : `http://${address.address}:${address.port}`;
+      const shown = { ...launched, files, configText, statusUrl };
+      process.stdout.write(demoInstructions(shown, run.driftMs));
+    },
+  });
 }
 
 /**

@@ -1,9 +1,11 @@
 /**
  * `npx dccm demo`, the README's first command, run as a user runs it: in a plain non-interactive
- * shell (no job control, no terminal), from the checkout. It prints what to try; a Service created
- * through the printed kubeconfig gets the emulator's address; then it is stopped three ways (SIGTERM
- * to the shell's command, the death of its parent, its own SIGKILL) and no process it started is
- * left: every process carries a marker in its environment, and /proc is searched for it.
+ * shell (no job control, no terminal), from the checkout. It prints what to try; its three Nodes
+ * are initialized, each gets its route and each zone its instance group; a Service created through
+ * the printed kubeconfig gets the emulator's address; the dccm commands it prints (status, preview,
+ * drift) run as printed, in a fresh shell; then it is stopped three ways (SIGTERM to the shell's
+ * command, the death of its parent, its own SIGKILL) and no process it started is left: every
+ * process carries a marker in its environment, and /proc is searched for it.
  */
 import * as assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -13,7 +15,15 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as readline from "node:readline";
 import * as k8s from "@kubernetes/client-node";
-import { demoInstructions, DEMO_PROJECT } from "../../bin/demoCommand";
+import {
+  demoConfig,
+  demoConfigText,
+  demoFiles,
+  demoInstructions,
+  DEMO_CLUSTER_ID,
+  DEMO_PROJECT,
+  UNINITIALIZED_TAINT,
+} from "../../bin/demoSetup";
 import { loadBalancerName } from "../../model";
 import { PROCESS_OWNER_VARIABLE } from "../../stacks/reaper";
 import { repoRoot } from "../support/tooling/testenv-paths";
@@ -87,9 +97,10 @@ function markedProcessesOf(marker: string): number[] {
 }
 
 interface Printed {
+  readonly text: string;
   readonly kubeconfig: string;
   readonly computeEndpoint: string;
-  readonly logFile: string;
+  readonly config: string;
   readonly statusUrl: string;
 }
 
@@ -103,7 +114,7 @@ async function printed(demo: Demo): Promise<Printed> {
   const shown = await eventually(
     () => `the demo's instructions (stdout: ${demo.stdout.join("\n")}; stderr: ${demo.stderr.join("\n")})`,
     () =>
-      demo.stdout.some((line) => line.includes("# 404 now"))
+      demo.stdout.some((line) => line.includes("--dry-run   # "))
         ? { text: `${demo.stdout.join("\n")}\n` }
         : end !== undefined
           ? { ended: end }
@@ -120,25 +131,126 @@ async function printed(demo: Demo): Promise<Printed> {
     assert.ok(match?.[1] !== undefined, `${name} in:\n${text}`);
     return match[1];
   };
-  const status = /^ {2}status +npx dccm status --url (\S+)$/m.exec(text)?.[1];
+  const status = /^ {2}npx dccm status --url (\S+)$/m.exec(text)?.[1];
   assert.ok(status !== undefined, text);
   const result = {
+    text,
     kubeconfig: field("kubeconfig"),
     computeEndpoint: field("Compute API"),
-    logFile: field("daemon log"),
+    config: field("config"),
     statusUrl: status,
   };
+  const backendUrl = field("stacks");
+  const files = demoFiles(path.dirname(result.config));
+  const configText = fs.readFileSync(result.config, "utf8");
+  // The config the daemon and the printed commands read: the environment's endpoint and bucket.
+  assert.equal(configText, demoConfigText(demoConfig({ ...result, backendUrl }, files.stateDir, "30s")));
+  assert.equal(backendUrl, "gs://dccm-e2e-state/dccm");
   // Exactly what the command prints, with this run's paths and ports.
-  assert.equal(
-    text,
-    demoInstructions(
-      { kubeconfig: result.kubeconfig, computeEndpoint: result.computeEndpoint, dir: "", env: {} },
-      result.logFile,
-      result.statusUrl,
-      30_000,
-    ),
-  );
+  assert.equal(text, demoInstructions({ ...result, backendUrl, files, configText }, 30_000));
   return result;
+}
+
+/** The printed lines that run a command (not the comment after it), in order. */
+function printedCommands(text: string): string[] {
+  return [...text.matchAll(/^ {2}((?:source|kubectl|curl|npx) .*?)(?: {2,}# .*)?$/gm)].map((match) => match[1] ?? "");
+}
+
+/** One printed dccm command, run as a user pastes it into another shell: the printed `source` first, nothing inherited of the demo. */
+async function runPrinted(
+  shown: Printed,
+  command: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const commands = printedCommands(shown.text);
+  const source = commands.find((line) => line.startsWith("source "));
+  const line = commands.find((printedLine) => printedLine.startsWith(command));
+  assert.ok(source !== undefined && line !== undefined, `${command} among ${commands.join("\n")}`);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of Object.keys(env)) if (/^(PULUMI_|KUBECONFIG$|STORAGE_EMULATOR_HOST$)/.test(name)) delete env[name];
+  const shell = spawn("bash", ["-c", `${source} && ${line}`], {
+    cwd: repoRoot(),
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  shell.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  shell.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => shell.once("exit", (exit) => resolve(exit)));
+  return { code, stdout, stderr };
+}
+
+/** The emulator's resources of one kind (GET /emulator/resources, as the printed curl lines ask). */
+async function emulated(
+  shown: Printed,
+  kind: string,
+): Promise<{ scope: string; name: string; properties: Record<string, unknown> }[]> {
+  const answer = await fetch(new URL(`/emulator/resources?kind=${kind}`, shown.computeEndpoint));
+  assert.equal(answer.status, 200);
+  return (await answer.json()) as { scope: string; name: string; properties: Record<string, unknown> }[];
+}
+
+/** Three Nodes initialized as a CCM initializes them, a route each, an instance group per zone. */
+async function seeTheWholeCcm(shown: Printed): Promise<void> {
+  const kubeConfig = new k8s.KubeConfig();
+  kubeConfig.loadFromFile(shown.kubeconfig);
+  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const initialized = await eventually("the three Nodes initialized with their routes", async () => {
+    const nodes = (await core.listNode()).items.map((node) => ({
+      name: node.metadata?.name,
+      providerID: node.spec?.providerID,
+      zone: node.metadata?.labels?.["topology.kubernetes.io/zone"],
+      uninitialized: (node.spec?.taints ?? []).some((taint) => taint.key === UNINITIALIZED_TAINT),
+      route: node.status?.conditions?.find((condition) => condition.type === "NetworkUnavailable")?.reason,
+    }));
+    return nodes.length === 3 && nodes.every((node) => !node.uninitialized && node.route === "RouteCreated")
+      ? nodes
+      : undefined;
+  });
+  assert.deepEqual(initialized, [
+    {
+      name: "node-a1",
+      providerID: "gce://dccm-test/us-central1-a/node-a1",
+      zone: "us-central1-a",
+      uninitialized: false,
+      route: "RouteCreated",
+    },
+    {
+      name: "node-a2",
+      providerID: "gce://dccm-test/us-central1-a/node-a2",
+      zone: "us-central1-a",
+      uninitialized: false,
+      route: "RouteCreated",
+    },
+    {
+      name: "node-b1",
+      providerID: "gce://dccm-test/us-central1-b/node-b1",
+      zone: "us-central1-b",
+      uninitialized: false,
+      route: "RouteCreated",
+    },
+  ]);
+  const routes = (await emulated(shown, "routes")).map((route) => ({
+    destRange: route.properties.destRange,
+    nextHop: String(route.properties.nextHopInstance).split("/zones/")[1],
+  }));
+  assert.deepEqual(
+    routes.sort((a, b) => String(a.destRange).localeCompare(String(b.destRange))),
+    [
+      { destRange: "10.64.1.0/24", nextHop: "us-central1-a/instances/node-a1" },
+      { destRange: "10.64.2.0/24", nextHop: "us-central1-a/instances/node-a2" },
+      { destRange: "10.64.3.0/24", nextHop: "us-central1-b/instances/node-b1" },
+    ],
+  );
+  const groups = (await emulated(shown, "instanceGroups")).map((group) => ({
+    zone: group.scope,
+    name: group.name,
+    instances: ((group.properties.instances ?? []) as string[]).map((link) => link.split("/").pop()).sort(),
+  }));
+  assert.deepEqual(groups, [
+    { zone: "us-central1-a", name: `k8s-ig--${DEMO_CLUSTER_ID}`, instances: ["node-a1", "node-a2"] },
+    { zone: "us-central1-b", name: `k8s-ig--${DEMO_CLUSTER_ID}`, instances: ["node-b1"] },
+  ]);
 }
 
 async function createServiceAndSeeItsIp(shown: Printed): Promise<void> {
