@@ -253,7 +253,8 @@ async function seeTheWholeCcm(shown: Printed): Promise<void> {
   ]);
 }
 
-async function createServiceAndSeeItsIp(shown: Printed): Promise<void> {
+/** hello's ingress IP, the emulator's address of its load balancer. */
+async function createServiceAndSeeItsIp(shown: Printed): Promise<string> {
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(shown.kubeconfig);
   const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
@@ -278,6 +279,61 @@ async function createServiceAndSeeItsIp(shown: Printed): Promise<void> {
     address?: string;
   };
   assert.equal(ip, address.address);
+  return ip;
+}
+
+/** status, preview and drift as printed, each in a fresh shell that sources the printed file: exit 0, exactly this. */
+async function printedCommandsAnswer(shown: Printed, ingress: string): Promise<void> {
+  // The preview answers 0 once the daemon's last run after the Service is recorded; until then 2 (something to do).
+  const preview = await eventually(
+    "dccm preview with nothing to change",
+    async () => {
+      const answer = await runPrinted(shown, "npx dccm preview");
+      return answer.code === 0 ? answer : undefined;
+    },
+    120_000,
+    1000,
+  );
+  assert.deepEqual(preview, {
+    code: 0,
+    stdout:
+      "Unchanged stacks: cluster, service.default.hello\nPlan: 0 to create, 0 to update, 0 to replace, 0 to delete, 2 unchanged stacks\n",
+    stderr: "",
+  });
+  const drift = await runPrinted(shown, "npx dccm drift");
+  assert.deepEqual(
+    { ...drift, stdout: drift.stdout.replace(/ with \d+ GCE resources /, " with N GCE resources ") },
+    {
+      code: 0,
+      stdout: "no drift: 2 stacks compared with N GCE resources of project dccm-test; nothing was changed\n",
+      stderr: "",
+    },
+  );
+  const status = await runPrinted(shown, "npx dccm status");
+  const [title, header, ...rows] = status.stdout.trimEnd().split("\n");
+  assert.deepEqual(
+    {
+      code: status.code,
+      stderr: status.stderr,
+      title,
+      header: header?.split(/ {2,}/),
+      rows: rows.map((row) =>
+        row
+          .split(/ {2,}/)
+          .map((cell) => cell.replace(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ /, "T ").replace(/^\d+\.\ds$/, "Ns")),
+      ),
+    },
+    {
+      code: 0,
+      stderr: "",
+      title: `daemon ${shown.statusUrl}: leader, initial lists synced`,
+      header: ["STACK", "SERVICE", "LAST UP", "RESULT", "DURATION", "INGRESS", "DRIFT CORRECTED", "LAST ERROR"],
+      rows: [
+        ["cluster", "-", "T up", "ok", "Ns", "-", "-", "-"],
+        ["service.default.hello", "default/hello", "T up", "ok", "Ns", ingress, "-", "-"],
+      ],
+    },
+  );
 }
 
 describe("npx dccm demo (the README's first command)", function () {
@@ -289,11 +345,12 @@ describe("npx dccm demo (the README's first command)", function () {
     for (const demo of started) for (const pid of markedProcessesOf(demo.marker)) process.kill(pid, "SIGKILL");
   });
 
-  it("prints what to try; a Service gets the emulator's address; SIGTERM to the shell's command stops everything", async () => {
+  it("prints what to try; three Nodes initialized with a route each and a group per zone; a Service gets the emulator's address; status, preview and drift run as printed; SIGTERM to the shell's command stops everything", async () => {
     const demo = startDemo();
     started.push(demo);
     const shown = await printed(demo);
-    await createServiceAndSeeItsIp(shown);
+    await seeTheWholeCcm(shown);
+    await printedCommandsAnswer(shown, await createServiceAndSeeItsIp(shown));
     const running = new Set(demoProcesses(demo.marker).values());
     for (const name of ["etcd", "kube-apiserver", "node"])
       assert.ok(running.has(name), `${name} among ${[...running].join(", ")}`);
