@@ -349,6 +349,13 @@ describe("npx dccm demo (the README's first command)", function () {
     const demo = startDemo();
     started.push(demo);
     const shown = await printed(demo);
+    // Only what it starts was asked for: no helm, no stock CCM.
+    assert.deepEqual(
+      demo.stderr.filter((line) => line.startsWith("testenv: ready")).map((line) => line.replace(/ v[^ ,]+/g, " vX")),
+      [
+        "testenv: ready in .testenv/bin: kube-apiserver vX, etcd vX, pulumi vX, pulumi-language-nodejs vX, fake-gcs-server vX",
+      ],
+    );
     await seeTheWholeCcm(shown);
     await printedCommandsAnswer(shown, await createServiceAndSeeItsIp(shown));
     const running = new Set(demoProcesses(demo.marker).values());
@@ -366,7 +373,7 @@ describe("npx dccm demo (the README's first command)", function () {
       [],
     );
     assert.deepEqual(demo.stderr.slice(-2), [
-      "dccm demo: stopping kube-apiserver, etcd and the GCE emulator",
+      "dccm demo: stopping kube-apiserver, etcd, the GCE emulator and fake-gcs-server",
       "dccm demo: stopped; nothing it started is left running",
     ]);
   });
