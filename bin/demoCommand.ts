@@ -143,7 +143,7 @@ export async function runDemo(argv: string[]): Promise<number> {
   const say = (line: string): void => void process.stderr.write(`dccm demo: ${line}\n`);
 
   say(
-    `building the binaries it starts (bash scripts/testenv ${DEMO_BINARIES.join(" ")}: warm, seconds; cold, ~16 min of Go builds on 2 cores)`,
+    `building the binaries it starts (bash scripts/testenv ${DEMO_BINARIES.join(" ")}: warm, seconds; cold, ~11 min of Go builds on 2 cores)`,
   );
   const built = await untilStopped(
     spawnGroup("bash", [provisioner, ...DEMO_BINARIES], root, ["ignore", "ignore", "inherit"]),
