@@ -6,7 +6,7 @@ import { desiredState, parseConfig } from "../model";
 import { renderProgram } from "../program/render";
 import { stackProgram } from "../program/stackProgram";
 import { StackRecords } from "../controllers/stackRuns";
-import { DesiredCache, stackHashes } from "../watcher/desiredCache";
+import { DesiredCache, stackHashes } from "../model/desiredCache";
 import { BENCH_CONFIG_RAW, generateCluster, toKubectlList } from "./generate";
 import { elapsedMs, median, round } from "./stats";
 

@@ -6,7 +6,7 @@ import * as k8s from "@kubernetes/client-node";
 import { parseConfig } from "../model";
 import { startKube } from "../test/support/e2e/kube";
 import { eventually } from "../test/support/wait";
-import { DesiredCache } from "../watcher/desiredCache";
+import { DesiredCache } from "../model/desiredCache";
 import { ClusterWatcher } from "../watcher/informers";
 import { elapsedMs, round } from "./stats";
 

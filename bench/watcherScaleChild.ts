@@ -5,7 +5,7 @@
  * Usage: node --expose-gc watcherScaleChild.js <kubeconfig> <watcher/informers.js of the build to measure>
  */
 import { parseConfig } from "../model";
-import { DesiredCache } from "../watcher/desiredCache";
+import { DesiredCache } from "../model/desiredCache";
 import type { ClusterWatcher, WatcherOptions } from "../watcher/informers";
 import { loadKubeConfig } from "../watcher/list";
 import { elapsedMs } from "./stats";

@@ -6,7 +6,7 @@
  * stack names (ServiceStackKeys), which every Service the cache is filled from passes through.
  */
 import { isServiceStack, parseServiceKey, type ClusterSnapshot, type ObservedCloud } from "../model";
-import type { DesiredCache } from "../watcher/desiredCache";
+import type { DesiredCache } from "../model/desiredCache";
 import type { EnqueueFlags } from "../runtime/queue";
 import { ServiceStackKeys } from "../stacks/stackKeys";
 import { withReferences, type ClusterReferences } from "./stackRuns";

@@ -6,7 +6,7 @@
  */
 import type { Logger } from "pino";
 import { CLUSTER_STACK, parseServiceStack, type ServiceDesired } from "../model";
-import type { DesiredCache } from "../watcher/desiredCache";
+import type { DesiredCache } from "../model/desiredCache";
 import type { ClusterWatcher } from "../watcher/informers";
 import type { EventRecorder } from "../runtime/events";
 import type { EnqueueFlags, ReconcileResult, WorkItem } from "../runtime/queue";

@@ -6,7 +6,7 @@
 import type { Logger } from "pino";
 
 import { isServiceStack, observedReferences, type ObservedCloud, type Scope, stackKind } from "../model";
-import type { DesiredCache } from "../watcher/desiredCache";
+import type { DesiredCache } from "../model/desiredCache";
 import type { EnqueueFlags } from "../runtime/queue";
 import { jitteredDelay } from "../runtime/periodic";
 import type { StackMetrics } from "../stacks/metrics";

@@ -8,7 +8,7 @@ import { describeError } from "../runtime/errors";
 import { isRecord } from "../runtime/guards";
 import type { ReconcileResult } from "../runtime/queue";
 import { CLUSTER_STACK } from "../model";
-import { parseServiceStack } from "../watcher/desiredCache";
+import { parseServiceStack } from "../model/desiredCache";
 
 export type StackOperation = "up" | "refresh" | "destroy";
 

@@ -5,7 +5,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as k8s from "@kubernetes/client-node";
-import { DesiredCache } from "../watcher/desiredCache";
+import { DesiredCache } from "../model/desiredCache";
 import type { ClusterWatcher } from "../watcher/informers";
 import { EventRecorder } from "../runtime/events";
 import { KeepAliveAgents } from "../runtime/kube";

@@ -342,7 +342,7 @@ export function clusterDesired(
 }
 
 /**
- * The reference: every piece computed from scratch. watcher/desiredCache.ts keeps the same pieces
+ * The reference: every piece computed from scratch. model/desiredCache.ts keeps the same pieces
  * and recomputes only those a change reaches; a property test holds the two equal.
  */
 export function desiredState(

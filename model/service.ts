@@ -359,7 +359,7 @@ export function serviceDesired(
  * The Service's backends: the zones of a backend service, the instances of a target pool. Apart
  * from serviceShape because they are the cluster's, not the Service's: a Node change that moves
  * them re-places every Service of that backend kind without reading any Service again
- * (watcher/desiredCache.ts). The keys keep their place in the object, so its JSON (the stack's
+ * (model/desiredCache.ts). The keys keep their place in the object, so its JSON (the stack's
  * hash) is what one pass would give.
  */
 export function withBackends(desired: ServiceDesired, backends: Backends): ServiceDesired {

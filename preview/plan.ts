@@ -1,7 +1,7 @@
 /**
  * `dccm preview`, the pure part: which of the daemon's stacks a desired state would change, decided
  * as the daemon's start-up decides that a stack needs no `up` (the desired-state hash each stack
- * records as `dccmDesiredHash`, watcher/desiredCache.ts), and the plan made of the engine's preview
+ * records as `dccmDesiredHash`, model/desiredCache.ts), and the plan made of the engine's preview
  * events, as text and as JSON, with the exit code (`terraform plan -detailed-exitcode`'s).
  */
 import type { StepEventMetadata } from "../stacks/events";
@@ -19,7 +19,7 @@ import {
   type ServiceInfo,
   LB_FINALIZER,
 } from "../model";
-import { DesiredCache } from "../watcher/desiredCache";
+import { DesiredCache } from "../model/desiredCache";
 
 import { planRemoval } from "../model/removal";
 

@@ -17,7 +17,7 @@ import {
   type Stack,
   type StepEventMetadata,
 } from "@pulumi/pulumi/automation";
-import { hashOf } from "../watcher/desiredCache";
+import { hashOf } from "../model/desiredCache";
 import { stepListener } from "./events";
 import { StackReader } from "./reader";
 import { localBackendUrl } from "./backend";

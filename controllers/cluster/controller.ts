@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import { backendGroupKeys, CLUSTER_STACK, FIREWALL_PRIORITY_DEFAULT, type ServiceDesired } from "../../model";
-import type { DesiredCache } from "../../watcher/desiredCache";
+import type { DesiredCache } from "../../model/desiredCache";
 import { isRecord } from "../../runtime/guards";
 import { describeError } from "../../runtime/errors";
 import type { EventRecorder, EventTarget } from "../../runtime/events";

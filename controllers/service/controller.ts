@@ -15,7 +15,7 @@ import {
   type Scope,
   LB_FINALIZER,
 } from "../../model";
-import type { DesiredCache } from "../../watcher/desiredCache";
+import type { DesiredCache } from "../../model/desiredCache";
 import type { ClusterWatcher, ServiceMeta } from "../../watcher/informers";
 import { isRecord } from "../../runtime/guards";
 import { describeError } from "../../runtime/errors";

@@ -15,7 +15,7 @@ import type { Adoption } from "../../components/adoption";
 import { gceResourceId } from "../../gce/ids";
 
 import { type ServiceDesired, type Scope, nameFromUrn } from "../../model";
-import type { DesiredCache } from "../../watcher/desiredCache";
+import type { DesiredCache } from "../../model/desiredCache";
 import type { EventRecorder, EventTarget } from "../../runtime/events";
 import type { ControllerMetrics } from "../metrics";
 import type { StackRuns } from "../stackRuns";

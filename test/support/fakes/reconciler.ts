@@ -9,7 +9,7 @@ import type { NodeInfo, ServiceInfo } from "../../../model/types";
 import { EventRecorder, type EventRecorderOptions } from "../../../runtime/events";
 import { ControllerMetrics } from "../../../controllers/metrics";
 import { StackMetrics } from "../../../stacks/metrics";
-import { DesiredCache } from "../../../watcher/desiredCache";
+import { DesiredCache } from "../../../model/desiredCache";
 import type { ServiceMeta } from "../../../watcher/informers";
 import { CONFIG, gceNode } from "../builders";
 import { MemoryEventSink } from "./events";

@@ -2,7 +2,7 @@
 import * as assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import { parseConfig, serviceStackName, type ClusterSnapshot } from "../../../model";
-import { DesiredCache } from "../../../watcher/desiredCache";
+import { DesiredCache } from "../../../model/desiredCache";
 import type { EnqueueFlags } from "../../../runtime/queue";
 import { DesiredDriver } from "../../../controllers/desiredDriver";
 import { gceNode, lbService } from "../../support/builders";

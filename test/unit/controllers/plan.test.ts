@@ -29,7 +29,7 @@ import {
 } from "../../../controllers/stackRuns";
 import { NOTHING_OBSERVED, type ObservedCloud, type ServiceDesired, LB_FINALIZER } from "../../../model";
 import type { ServiceMeta } from "../../../watcher/informers";
-import { DesiredCache } from "../../../watcher/desiredCache";
+import { DesiredCache } from "../../../model/desiredCache";
 import { CONFIG, denyFirewall, externalServiceDesired, gceNode, lbService } from "../../support/builders";
 import { ingressOf } from "../../../components/outputs";
 

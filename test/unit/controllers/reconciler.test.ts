@@ -24,7 +24,7 @@ import { withReferences, type ClusterReferences } from "../../../controllers/sta
 import type { NodeInfo, ServiceInfo } from "../../../model/types";
 import { planGoneInstances, type CheckedNode } from "../../../controllers/cluster/instances";
 import type { ServiceMeta } from "../../../watcher/informers";
-import { DesiredCache } from "../../../watcher/desiredCache";
+import { DesiredCache } from "../../../model/desiredCache";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
 import { MemoryEventSink } from "../../support/fakes/events";
 import { newReconciler } from "../../support/fakes/reconciler";

@@ -11,7 +11,7 @@ import { clearStaleLocks, removeTruncatedAttrs } from "../../../stacks/locks";
 import { describeError } from "../../../runtime/errors";
 import { ClusterRouteStatus } from "../../../controllers/cluster/routes";
 import { parseConfig, type ServiceInfo } from "../../../model";
-import { DesiredCache, parseServiceStack } from "../../../watcher/desiredCache";
+import { DesiredCache, parseServiceStack } from "../../../model/desiredCache";
 import { lbService } from "../../support/builders";
 import { MemoryEventSink } from "../../support/fakes/events";
 

@@ -30,7 +30,7 @@ import {
 } from "../../../preview/plan";
 import type { ClusterSnapshot, ServiceInfo } from "../../../model/types";
 import { stackOfResource } from "../../../model/stacks";
-import { DesiredCache, hashOf } from "../../../watcher/desiredCache";
+import { DesiredCache, hashOf } from "../../../model/desiredCache";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
 
 const CLASSES = ["dccm.io/gce"];

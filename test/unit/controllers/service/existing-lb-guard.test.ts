@@ -20,7 +20,7 @@ import { Reconciler } from "../../../../controllers/reconciler";
 
 import { LB_FINALIZER } from "../../../../model";
 import type { ServiceMeta } from "../../../../watcher/informers";
-import { DesiredCache } from "../../../../watcher/desiredCache";
+import { DesiredCache } from "../../../../model/desiredCache";
 import { gceNode, lbService } from "../../../support/builders";
 import { MemoryEventSink } from "../../../support/fakes/events";
 import { newReconciler } from "../../../support/fakes/reconciler";

@@ -11,7 +11,7 @@ import type { ControllerMetrics } from "../../../../controllers/metrics";
 import { Reconciler } from "../../../../controllers/reconciler";
 import { ADDRESS_TYPE, FORWARDING_RULE_TYPE, IpChangeHeldError } from "../../../../controllers/service/repairs";
 
-import { DesiredCache } from "../../../../watcher/desiredCache";
+import { DesiredCache } from "../../../../model/desiredCache";
 import { gceNode, lbService } from "../../../support/builders";
 import { counter } from "../../../support/metrics";
 import { MemoryEventSink } from "../../../support/fakes/events";

@@ -11,11 +11,9 @@
  * test holds the two equal after every event.
  */
 import * as crypto from "node:crypto";
+import { CLUSTER_STACK, serviceKey, serviceStackName } from "./names";
 import {
-  CLUSTER_STACK,
   NOTHING_OBSERVED,
-  serviceKey,
-  serviceStackName,
   type ClusterDesired,
   type ClusterSnapshot,
   type Config,
@@ -25,7 +23,7 @@ import {
   type Rejection,
   type ServiceDesired,
   type ServiceInfo,
-} from "../model";
+} from "./types";
 import {
   clusterDesired,
   compareRejections,
@@ -38,7 +36,7 @@ import {
   type LocatedNode,
   type NodePart,
   type ServicePlan,
-} from "../model/desired";
+} from "./desired";
 
 export interface StackChange {
   stack: string;

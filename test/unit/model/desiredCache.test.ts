@@ -15,7 +15,7 @@ import {
   type ObservedCloud,
   type ServiceInfo,
 } from "../../../model/types";
-import { DesiredCache, rejectionStack, stackHashes, type StackChange } from "../../../watcher/desiredCache";
+import { DesiredCache, rejectionStack, stackHashes, type StackChange } from "../../../model/desiredCache";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
 import { nodeArb, serviceArb } from "../../support/modelArbitraries";
 
@@ -138,7 +138,7 @@ class World {
   }
 }
 
-describe("watcher/desiredCache DesiredCache: incremental, equal to the full recompute", () => {
+describe("model/desiredCache DesiredCache: incremental, equal to the full recompute", () => {
   it("after every event of a random sequence (Nodes and Services added, changed, deleted; observations; the same snapshot again): the same state, hashes, changes and rejections as desiredState from scratch", () => {
     fc.assert(
       fc.property(
@@ -197,7 +197,7 @@ describe("watcher/desiredCache DesiredCache: incremental, equal to the full reco
   });
 });
 
-describe("watcher/desiredCache DesiredCache: what each change recomputes", () => {
+describe("model/desiredCache DesiredCache: what each change recomputes", () => {
   const A = "us-central1-a";
   const nodes = [
     gceNode("n1", "11111111-1111-4111-8111-111111111111", A, []),
