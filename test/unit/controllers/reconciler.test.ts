@@ -38,7 +38,7 @@ function observed(over: Partial<ObservedService> = {}): ObservedService {
   return { type: "LoadBalancer", finalizers: [LB_FINALIZER], ingress: ["34.1.2.3"], deleting: false, ...over };
 }
 
-describe("daemon/ownership: classOwnership", () => {
+describe("model/removal: classOwnership", () => {
   const table: [string, Pick<ObservedService, "type" | "loadBalancerClass">, ReturnType<typeof classOwnership>][] = [
     ["no class, LoadBalancer", { type: "LoadBalancer" }, "ours"],
     ["our class", { type: "LoadBalancer", loadBalancerClass: "dccm.io/gce" }, "ours"],
@@ -49,7 +49,7 @@ describe("daemon/ownership: classOwnership", () => {
     it(title, () => assert.equal(classOwnership(service, CLASSES), expected));
 });
 
-describe("daemon/ownership: planRemoval", () => {
+describe("model/removal: planRemoval", () => {
   const nothing = { destroy: false, clearIngress: false, removeFinalizer: false, announce: false };
   const table: [string, ObservedService | undefined, boolean, ReturnType<typeof planRemoval>][] = [
     ["Service absent, our stack: destroy only", undefined, true, { ...nothing, destroy: true }],
@@ -104,7 +104,7 @@ describe("daemon/ownership: planRemoval", () => {
     it(title, () => assert.deepEqual(planRemoval(service, stackExists, LB_FINALIZER, CLASSES), expected));
 });
 
-describe("daemon/ownership: holdOrphanDestroys", () => {
+describe("model/removal: holdOrphanDestroys", () => {
   const table: [number, number, number, number, boolean][] = [
     // orphans, service stacks, limit, confirmed, held
     [0, 0, 5, 0, false],
@@ -241,7 +241,7 @@ function harness(
 const reasons = (h: Harness): string[] =>
   h.events.created.map((event) => `${event.involvedObject.name} ${event.reason}`);
 
-describe("daemon/reconciler: stacks --adopt did not adopt", () => {
+describe("controllers/reconciler: stacks --adopt did not adopt", () => {
   it("are held: no engine run, no write, no event, giveUp with the reason; the others run", async () => {
     const held = new Map([
       ["service.default.web", "would replace default/web:target-pool (pass --allow-replace to accept)"],
@@ -263,7 +263,7 @@ describe("daemon/reconciler: stacks --adopt did not adopt", () => {
   });
 });
 
-describe("daemon/reconciler: removal and ownership", () => {
+describe("controllers/reconciler: removal and ownership", () => {
   it("never touches a Service of another class that carries the standard finalizer, even being deleted", async () => {
     const h = harness({ metas: [meta("theirs", { loadBalancerClass: "metallb.io/metallb", deleting: true })] });
     assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.theirs", refresh: false }), { kind: "ok" });
@@ -473,7 +473,7 @@ describe("daemon/reconciler: removal and ownership", () => {
   });
 });
 
-describe("daemon/reconciler: the cluster stack keeps what applied Service stacks point at (issue 19.5)", () => {
+describe("controllers/reconciler: the cluster stack keeps what applied Service stacks point at", () => {
   const web = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
   const twoZones = [gceNode("n1", "u1", "us-central1-a", []), gceNode("n2", "u2", "us-central1-b", [])];
   /** The daemon's wiring: a change of what Service stacks point at recomputes the desired state. */
@@ -550,7 +550,7 @@ describe("daemon/reconciler: the cluster stack keeps what applied Service stacks
   });
 });
 
-describe("daemon/instances: planGoneInstances", () => {
+describe("controllers/cluster/instances: planGoneInstances", () => {
   const located = (name: string, zone = "us-central1-a"): CheckedNode["located"] => ({
     node: gceNode(name, `uid-${name}`, zone, []),
     instance: { zone, name },
@@ -639,7 +639,7 @@ describe("daemon/instances: planGoneInstances", () => {
   }
 });
 
-describe("daemon/reconciler: spec.loadBalancerIP checked before the up (issue 19.4)", () => {
+describe("controllers/reconciler: spec.loadBalancerIP checked before the up", () => {
   const withIp = lbService("default", "web", "11111111-2222-4333-8444-555555555555", {
     loadBalancerIP: "203.0.113.77",
   });
@@ -716,7 +716,7 @@ describe("daemon/reconciler: spec.loadBalancerIP checked before the up (issue 19
   });
 });
 
-describe("daemon/reconciler: one info line per operation (issue 19.7)", () => {
+describe("controllers/reconciler: one info line per operation", () => {
   function capture(): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
     const lines: Array<Record<string, unknown>> = [];
     const stream = { write: (line: string): void => void lines.push(JSON.parse(line) as Record<string, unknown>) };
@@ -781,7 +781,7 @@ describe("daemon/reconciler: one info line per operation (issue 19.7)", () => {
   });
 });
 
-describe("daemon/reconciler: a zone beyond the instance-group limit (issue 12.4)", () => {
+describe("controllers/reconciler: a zone beyond the instance-group limit", () => {
   const LIMIT: Config = { ...CONFIG, instanceGroupLimit: 2 };
   const web = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
   const zoneA = (...names: string[]): NodeInfo[] =>
@@ -873,7 +873,7 @@ describe("daemon/reconciler: a zone beyond the instance-group limit (issue 12.4)
   });
 });
 
-describe("daemon/reconciler: enableL4DenyFirewall turned off across a restart: each deny rule deleted before any allow rule moves back to 1000", () => {
+describe("controllers/reconciler: enableL4DenyFirewall turned off across a restart: each deny rule deleted before any allow rule moves back to 1000", () => {
   const UID = "11111111-2222-4333-8444-555555555555";
   const web = lbService("default", "web", UID);
   const LB = loadBalancerName(UID);
@@ -970,7 +970,7 @@ describe("daemon/reconciler: enableL4DenyFirewall turned off across a restart: e
   });
 });
 
-describe("daemon/reconciler: a GCE quota refusal (issue 30)", () => {
+describe("controllers/reconciler: a GCE quota refusal", () => {
   const web = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
   const quotaError = new Error("pulumi up of service.default.web failed", {
     cause: new Error(

@@ -38,7 +38,7 @@ function row(stack: string, fields: Partial<StatusRow> = {}): StatusRow {
   };
 }
 
-describe("daemon/status: StatusBook", () => {
+describe("controllers/status: StatusBook", () => {
   it("tracks stacks in cluster-first order, one empty row each, and ignores facts of untracked stacks", () => {
     const book = new StatusBook(clock());
     for (const stack of ["service.web.b", "service.default.z", "cluster", "service.default.a"]) book.track(stack);
@@ -225,7 +225,7 @@ describe("daemon/status: StatusBook", () => {
   });
 });
 
-describe("daemon/status: compareStacks and parseStatusDocument", () => {
+describe("controllers/status: compareStacks and parseStatusDocument", () => {
   it("orders the cluster stack first, then Services by namespace and name, then other names", () => {
     const stacks = ["service.b.x", "odd", "service.a-b.y", "service.a.z", "cluster", "service.a.y"];
     assert.deepEqual([...stacks].sort(compareStacks), [

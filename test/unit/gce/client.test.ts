@@ -1,6 +1,7 @@
 // The Compute client against a small scripted HTTP server on 127.0.0.1: URL shapes, parsing,
 // pagination, the typed 404, retries with backoff for 429/5xx/timeouts, and error messages that
-// name the call and the instance.
+// name the call and the instance; then the collection calls (list, get, delete with its Operation)
+// with a scripted fetch.
 
 import { describeError } from "../../../runtime/errors";
 import * as assert from "node:assert/strict";
@@ -490,5 +491,146 @@ describe("gce/ ComputeClient", () => {
         `compute instances.get projects/p/zones/z/instances/n: no response: ${wrapped}`,
       ],
     );
+  });
+});
+
+const ENDPOINT = "http://127.0.0.1:1/compute/v1/";
+const FR = "projects/p/regions/us-central1/forwardingRules/a1";
+
+interface Scripted {
+  status: number;
+  body: unknown;
+}
+
+function scripted(replies: Scripted[]): { client: ComputeClient; requests: string[] } {
+  const requests: string[] = [];
+  const fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const url = new URL(String(input));
+    const requestId = url.searchParams.get("requestId");
+    url.searchParams.delete("requestId");
+    requests.push(
+      `${init?.method ?? "GET"} ${url.pathname}${url.search}${requestId !== null ? ` requestId=${/^[0-9a-f-]{36}$/.test(requestId) ? requestId : "MALFORMED"}` : ""}`,
+    );
+    const reply = replies.shift();
+    if (reply === undefined) throw new Error(`unscripted ${url.pathname}`);
+    return new Response(JSON.stringify(reply.body), {
+      status: reply.status,
+      headers: { "content-type": "application/json" },
+    });
+  };
+  return {
+    client: new ComputeClient({ endpoint: ENDPOINT, fetch, sleep: async () => undefined, random: () => 0 }),
+    requests,
+  };
+}
+
+const op = (status: string, extra: Record<string, unknown> = {}): Scripted => ({
+  status: 200,
+  body: {
+    kind: "compute#operation",
+    name: "operation-1",
+    status,
+    selfLink: "https://compute.googleapis.com/compute/v1/projects/p/regions/us-central1/operations/operation-1",
+    ...extra,
+  },
+});
+const inUse =
+  "The forwarding_rule resource 'projects/p/regions/us-central1/forwardingRules/a1' is already being used by 'projects/p/regions/us-central1/routes/r1'";
+
+describe("gce/client ComputeClient: collection calls", () => {
+  it("list: every page's items", async () => {
+    const { client, requests } = scripted([
+      { status: 200, body: { items: [{ name: "a" }], nextPageToken: "t1" } },
+      { status: 200, body: { items: [{ name: "b" }] } },
+    ]);
+    assert.deepEqual(
+      await client.listCollection("forwardingRules.list", "projects/p/regions/us-central1/forwardingRules"),
+      [{ name: "a" }, { name: "b" }],
+    );
+    assert.deepEqual(requests, [
+      "GET /compute/v1/projects/p/regions/us-central1/forwardingRules?maxResults=500",
+      "GET /compute/v1/projects/p/regions/us-central1/forwardingRules?maxResults=500&pageToken=t1",
+    ]);
+  });
+
+  it("get: a 404 naming the resource is undefined; one naming something else is an error", async () => {
+    const { client } = scripted([
+      {
+        status: 404,
+        body: { error: { code: 404, message: `The resource '${FR}' was not found`, errors: [{ reason: "notFound" }] } },
+      },
+      {
+        status: 404,
+        body: {
+          error: {
+            code: 404,
+            message: "The resource 'projects/p/regions/us-central1' was not found",
+            errors: [{ reason: "notFound" }],
+          },
+        },
+      },
+    ]);
+    assert.equal(await client.getResource("forwardingRules.get", FR), undefined);
+    await assert.rejects(client.getResource("forwardingRules.get", FR), {
+      name: "ComputeError",
+      message: `compute forwardingRules.get ${FR}: HTTP 404: The resource 'projects/p/regions/us-central1' was not found`,
+    });
+  });
+
+  it("delete: one request ID for every retry, then waits until the operation is DONE", async () => {
+    const { client, requests } = scripted([
+      { status: 503, body: { error: { code: 503, message: "backend error" } } },
+      op("PENDING"),
+      op("RUNNING"),
+      op("DONE"),
+    ]);
+    assert.equal(await client.deleteResource("forwardingRules.delete", FR), "deleted");
+    assert.equal(requests.length, 4);
+    const ids = requests.slice(0, 2).map((request) => request.split(" requestId=")[1]);
+    assert.equal(ids[0], ids[1]);
+    assert.notEqual(ids[0], "MALFORMED");
+    assert.deepEqual(
+      requests.map((request) => request.split(" requestId=")[0]),
+      [
+        `DELETE /compute/v1/${FR}`,
+        `DELETE /compute/v1/${FR}`,
+        "POST /compute/v1/projects/p/regions/us-central1/operations/operation-1/wait",
+        "POST /compute/v1/projects/p/regions/us-central1/operations/operation-1/wait",
+      ],
+    );
+  });
+
+  it("delete of what is gone: absent", async () => {
+    const { client } = scripted([
+      {
+        status: 404,
+        body: { error: { code: 404, message: `The resource '${FR}' was not found`, errors: [{ reason: "notFound" }] } },
+      },
+    ]);
+    assert.equal(await client.deleteResource("forwardingRules.delete", FR), "absent");
+  });
+
+  it("GCE's in-use refusal, synchronous or in the operation: a ComputeError that says so, not retried", async () => {
+    const { client, requests } = scripted([
+      {
+        status: 400,
+        body: {
+          error: { code: 400, message: inUse, errors: [{ reason: "resourceInUseByAnotherResource", message: inUse }] },
+        },
+      },
+      op("DONE", {
+        httpErrorStatusCode: 400,
+        error: { errors: [{ code: "RESOURCE_IN_USE_BY_ANOTHER_RESOURCE", message: inUse }] },
+      }),
+    ]);
+    for (let i = 0; i < 2; i++) {
+      await assert.rejects(client.deleteResource("forwardingRules.delete", FR), (error: unknown) => {
+        assert.ok(error instanceof ComputeError);
+        assert.equal(error.isInUse, true);
+        assert.equal(error.message, `compute forwardingRules.delete ${FR}: HTTP 400: ${inUse}`);
+        return true;
+      });
+    }
+    assert.equal(requests.length, 2);
   });
 });

@@ -433,7 +433,7 @@ describe("leaks/ledger: one clusterId per set of Services", () => {
   });
 });
 
-describe("controllers/reconciler: the ledger is written before the first up and dropped only after a destroy", () => {
+describe("controllers/service/controller: the ledger is written before the first up and dropped only after a destroy", () => {
   function reconciler(options: {
     meta: ServiceMeta;
     known?: string[];

@@ -38,7 +38,7 @@ const COMPONENT = putBack("dccm:gcp:ClusterNetwork", "cluster", "update");
 const N1_UID = "6f1c2a9e-0000-4000-8000-000000000001";
 const ROUTE_N1 = `prod-${N1_UID}`;
 
-describe("daemon/clusterEvents: clusterDriftEvents", () => {
+describe("controllers/cluster/events: clusterDriftEvents", () => {
   const base: ClusterDriftInput = {
     changed: [],
     routes: { n1: ROUTE_N1 },
@@ -125,7 +125,7 @@ describe("daemon/clusterEvents: clusterDriftEvents", () => {
     it(title, () => assert.deepEqual(clusterDriftEvents({ ...base, ...input }), expected));
 });
 
-describe("daemon/clusterEvents: put-back counts", () => {
+describe("controllers/cluster/events: put-back counts", () => {
   const labels: Array<[string, string]> = [
     [ROUTE, "route"],
     ["gcp:compute/instanceGroup:InstanceGroup", "instanceGroup"],
@@ -161,7 +161,7 @@ describe("daemon/clusterEvents: put-back counts", () => {
   for (const [title, changed, expected] of cases) it(title, () => assert.deepEqual(putBackCounts(changed), expected));
 });
 
-describe("daemon/clusterEvents: clusterFailureEvent and leaseTarget", () => {
+describe("controllers/cluster/events: clusterFailureEvent and leaseTarget", () => {
   it("a failed run: SyncClusterFailed on the Lease", () => {
     assert.deepEqual(clusterFailureEvent("googleapi: Error 429: Rate Limit Exceeded"), {
       object: { kind: "Lease" },
@@ -205,7 +205,7 @@ describe("daemon/clusterEvents: clusterFailureEvent and leaseTarget", () => {
   });
 });
 
-describe("daemon/clusterController: the cluster stack's events", () => {
+describe("controllers/cluster/controller: the cluster stack's events", () => {
   interface Harness {
     reconciler: Reconciler;
     sink: MemoryEventSink;

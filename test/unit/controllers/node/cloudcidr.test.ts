@@ -64,7 +64,7 @@ const ALIAS = {
   aliasIpRanges: [{ ipCidrRange: "10.4.1.0/24", subnetworkRangeName: "pods" }, { ipCidrRange: "10.4.9.0/24" }],
 };
 
-describe("nodes/cloud pod CIDRs and the shutdown taint", () => {
+describe("controllers/node/decide and plan: pod CIDRs and the shutdown taint", () => {
   describe("podCIDRsFromInstance: the stock CCM's CloudAllocator reading", () => {
     const cases: {
       name: string;

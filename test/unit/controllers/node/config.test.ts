@@ -4,7 +4,7 @@ import * as assert from "node:assert/strict";
 
 import { parseNodeConfig } from "../../../../controllers/node/config";
 
-describe("nodes/config parseNodeConfig", () => {
+describe("controllers/node/config parseNodeConfig", () => {
   it("defaults", () => {
     const problems: string[] = [];
     assert.deepEqual(parseNodeConfig({}, problems), {

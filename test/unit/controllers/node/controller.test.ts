@@ -59,7 +59,7 @@ class Routes implements RouteStatusSource {
   }
 }
 
-describe("nodes/controller NodeController", () => {
+describe("controllers/node/controller NodeController", () => {
   let api: MemoryNodeApi;
   let compute: MemoryCompute;
   let registry: Registry;

@@ -72,7 +72,7 @@ function instance(over: Partial<Instance> = {}): Instance {
   };
 }
 
-describe("nodes/decide", () => {
+describe("controllers/node/decide", () => {
   describe("parseProviderID", () => {
     const cases: [string | undefined, ReturnType<typeof parseProviderID>][] = [
       ["gce://p/us-central1-a/n1", { project: "p", zone: "us-central1-a", name: "n1" }],

@@ -6,7 +6,7 @@ import * as assert from "node:assert/strict";
 import { MemoryCompute as FakeCompute } from "../../../support/fakes/nodes";
 import { InstanceLocator } from "../../../../controllers/node/locate";
 
-describe("nodes/locate InstanceLocator", () => {
+describe("controllers/node/locate InstanceLocator", () => {
   let compute: FakeCompute;
   let clock: number;
   let locator: InstanceLocator;

@@ -56,7 +56,7 @@ function instance(over: Partial<Instance> = {}): Instance {
 const byPid: LookupTarget = { by: "providerID", pid: { project: "p", zone: "us-central1-a", name: "n1" } };
 const byName: LookupTarget = { by: "name", name: "n1" };
 
-describe("nodes/plan", () => {
+describe("controllers/node/plan", () => {
   describe("lookupTarget", () => {
     const cases: { name: string; node: WatchedNode; want: LookupTarget }[] = [
       { name: "gce:// providerID → by providerID", node: node({ providerID: PID }), want: byPid },

@@ -39,7 +39,7 @@ const BACKEND = named("backendServices", "us-central1", LB);
 const FIREWALL = named("firewalls", "global", `k8s-fw-${LB}`);
 const ADDRESS = named("addresses", "us-central1", LB);
 
-describe("daemon/existingLoadBalancer: the names looked up", () => {
+describe("controllers/service/existingLoadBalancer: the names looked up", () => {
   it("are the load balancer's whole family, each located in the region or globally, as Compute API paths", () => {
     const resources = loadBalancerResources("dccm-test", "us-central1", LB);
     assert.deepEqual(
@@ -71,7 +71,7 @@ describe("daemon/existingLoadBalancer: the names looked up", () => {
   });
 });
 
-describe("daemon/existingLoadBalancer: decideFirstUp", () => {
+describe("controllers/service/existingLoadBalancer: decideFirstUp", () => {
   const table: [string, NamedResource[], string[], FirstUpDecision][] = [
     ["nothing under the names, the stack holds nothing: proceed", [], [], { kind: "proceed" }],
     [
@@ -236,7 +236,7 @@ function assertHeld(result: ReconcileResult): void {
   );
 }
 
-describe("daemon/serviceController: the guard before a Service stack's first up", () => {
+describe("controllers/service/controller: the guard before a Service stack's first up", () => {
   it("GCE has the stock CCM's resources and no stack holds them: nothing written (no stack, finalizer, ledger entry, up), a Warning, retry, counted", async () => {
     const h = harness();
     await clusterApplied(h);

@@ -117,7 +117,7 @@ const PINS: Adoption = {
   addressIps: new Map([[`projects/dccm-test/regions/us-central1/addresses/${LB}`, IP]]),
 };
 
-describe("daemon/reconciler: a Service repair keeps the IP (controllers/service/repairs.ts)", () => {
+describe("controllers/service/controller: a Service repair keeps the IP (controllers/service/repairs.ts)", () => {
   it("a refresh whose plan changes nothing: the preview only, no up", async () => {
     const h = await applied([
       step("same", ADDRESS_TYPE, "default/web:address", IP, IP),

@@ -20,7 +20,7 @@ const NOT_RESERVED =
   `Service default/web: spec.loadBalancerIP: ${IP} is neither a static address reserved in project dccm-test region us-central1 nor the current IP of the load balancer; ` +
   `reserve it first (gcloud compute addresses create NAME --region us-central1 --addresses ${IP})`;
 
-describe("daemon/requestedIp: checkRequestedIp", () => {
+describe("controllers/service/requestedIp: checkRequestedIp", () => {
   const table: Array<[string, Service, ObservedAddress[], string[], RequestedIpCheck | undefined]> = [
     ["no loadBalancerIP: nothing to check", external({ userIP: undefined }), [], [], undefined],
     ["internal: GCE takes any free subnetwork IP, not checked", external({ scheme: "INTERNAL" }), [], [], undefined],

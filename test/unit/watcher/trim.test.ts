@@ -6,7 +6,7 @@ import * as assert from "node:assert/strict";
 
 import type { V1Node } from "@kubernetes/client-node";
 
-import { trimNode, trimWatchedNode, type NodeLike, type WatchedNode } from "../../../../watcher/trim";
+import { trimNode, trimWatchedNode, type NodeLike, type WatchedNode } from "../../../watcher/trim";
 
 const FULL: V1Node = {
   metadata: {

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 
 import * as k8s from "@kubernetes/client-node";
 
-import { ClusterWatcher, type NodeEvent } from "../../../../watcher/informers";
+import { ClusterWatcher, type NodeEvent } from "../../../watcher/informers";
 
 function node(
   name: string,
