@@ -1,6 +1,6 @@
 /** Route status for the node controller, from the cluster stack's last run. */
 import type { RouteStatus, RouteStatusSource } from "../node";
-import type { ClusterOutputs } from "./controller";
+import type { ClusterOutputs } from "./plan";
 
 export class ClusterRouteStatus implements RouteStatusSource {
   private routes: Record<string, string> = {};

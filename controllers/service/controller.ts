@@ -1,23 +1,13 @@
 /**
- * The Service stacks' controller, in cloud-provider's shape: a pure plan per sync
- * (planServiceSync: what the record, the desired state and the observed Service call for) and a
- * thin executor doing the I/O — the stack, the finalizer, the status and the events.
+ * The Service stacks' controller, in cloud-provider's shape: a pure plan per sync (plan.ts
+ * planServiceSync) and this thin executor doing the I/O — the stack, the finalizer, the status and
+ * the events.
  */
 import type { Logger } from "pino";
 
-import {
-  ANNOTATION_REFRESH_HANDLED,
-  backendGroupKeys,
-  isDenyFirewallName,
-  serviceStackName,
-  type Rejection,
-  type ServiceDesired,
-  type Scope,
-  LB_FINALIZER,
-} from "../../model";
+import { ANNOTATION_REFRESH_HANDLED, serviceStackName, type ServiceDesired, type Scope } from "../../model";
 import type { DesiredCache } from "../../model/desiredCache";
 import type { ClusterWatcher, ServiceMeta } from "../../watcher/informers";
-import { isRecord } from "../../runtime/guards";
 import { describeError } from "../../runtime/errors";
 import type { EventRecorder, EventTarget } from "../../runtime/events";
 import type { ReconcileResult, WorkItem } from "../../runtime/queue";
@@ -32,7 +22,7 @@ import {
   type FirstUpDecision,
 } from "./existingLoadBalancer";
 import type { ControllerMetrics } from "../metrics";
-import { planRemoval, type RemovalPlan } from "../../model/removal";
+import type { RemovalPlan } from "../../model/removal";
 import type { ServiceWriter } from "./services";
 import {
   describePutBack,
@@ -49,15 +39,16 @@ import type { RepairGuard } from "./repairs";
 import { classifyFailure, QUOTA_EXCEEDED, QUOTA_RETRY_MS, quotaExceededMessage } from "../failures";
 import { ingressOf } from "../../components/outputs";
 import { pendingRefresh, refreshAnswer, type RefreshFinding } from "./refreshRequest";
-
-function referencesOf(service: ServiceDesired): ClusterReferences {
-  const denies = service.denyFirewall !== undefined || service.ipv6?.denyFirewall !== undefined;
-  return {
-    zones: backendGroupKeys(service),
-    legacyHealthCheck: service.backend === "target-pool" && service.healthCheck.kind === "shared",
-    ...(denies ? { denyRules: [service.key] } : {}),
-  };
-}
+import {
+  planServiceSync,
+  recordedReferences,
+  referencesOf,
+  refreshActionOf,
+  sameList,
+  sameReferences,
+  type Failure,
+  type ServiceSyncAction,
+} from "./plan";
 
 /**
  * A Service waiting for the cluster stack is enqueued again by the cluster controller as soon as the
@@ -66,105 +57,6 @@ function referencesOf(service: ServiceDesired): ClusterReferences {
  * which counted dozens of `retryAfter` results on a healthy cluster's start.
  */
 export const CLUSTER_WAIT_BACKSTOP_MS = 60_000;
-
-/**
- * What a Service stack's recorded outputs tell before its first run since a start: whether it holds
- * a deny rule (`resources.firewalls` names `k8s-fw-<lb>-deny` or `-deny-ipv6`). Its groups and check
- * are told once it runs or is found unchanged, as before.
- */
-export function recordedReferences(
-  outputs: Record<string, unknown>,
-  namespace: string,
-  name: string,
-): ClusterReferences {
-  const loadBalancers = outputs.loadBalancers;
-  const key = `${namespace}/${name}`;
-  const entry = isRecord(loadBalancers) ? loadBalancers[key] : undefined;
-  const resources = isRecord(entry) ? entry.resources : undefined;
-  const firewalls = isRecord(resources) && Array.isArray(resources.firewalls) ? resources.firewalls : [];
-  const denies = firewalls.some((firewall) => typeof firewall === "string" && isDenyFirewallName(firewall));
-  return { zones: [], legacyHealthCheck: false, ...(denies ? { denyRules: [key] } : {}) };
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((value, index) => value === b[index]);
-}
-
-/** How a step that fails is told: the prefix of its Warning, and whether the Service is told at all. */
-interface Failure {
-  prefix: "Error syncing load balancer" | "Error deleting load balancer";
-  tell: boolean;
-}
-
-export type ServiceSyncAction =
-  /** Nothing to do (the Service's object is not in the cache yet, or nothing of ours is left). */
-  | { kind: "none" }
-  /** Everything known of the stack is dropped: nothing of ours exists. */
-  | { kind: "forget" }
-  /** Invalid: nothing runs and nothing is deleted; `tell`: this object and spec were not told yet. */
-  | { kind: "reject"; message: string; tell: boolean; token: string }
-  /** The cluster stack does not hold what this load balancer points at yet. */
-  | { kind: "waitForCluster" }
-  /** Read what the stack recorded (once after a start), then plan again. */
-  | { kind: "inspect"; failure: Failure }
-  /** The stack declares the desired state: write the status back if someone changed it. */
-  | { kind: "publish"; ingress: string[]; restored: boolean }
-  /** `firstUp`: no up of the stack ever succeeded (no applied hash): GCE is asked first what exists under its names (set only then). */
-  | { kind: "apply"; hash: string; changed: boolean; verifyIp: boolean; addFinalizer: boolean; firstUp?: true }
-  | { kind: "remove"; removal: RemovalPlan; failure: Failure };
-
-export interface ServiceSyncInput {
-  namespace: string;
-  name: string;
-  service: ServiceDesired | undefined;
-  hash: string | undefined;
-  rejections: readonly Rejection[];
-  /** The Service object as the cache has it; undefined when gone. */
-  meta: ServiceMeta | undefined;
-  refresh: boolean;
-  clusterReady: boolean;
-  loadBalancerClasses: readonly string[];
-}
-
-export function planServiceSync(record: StackRecord, input: ServiceSyncInput): ServiceSyncAction {
-  const { service, hash, meta } = input;
-  if (service !== undefined && hash !== undefined) {
-    if (meta === undefined) return { kind: "none" };
-    if (!input.clusterReady) return { kind: "waitForCluster" };
-    if (record.applied === hash && !input.refresh && record.published !== undefined)
-      return { kind: "publish", ingress: record.published, restored: false };
-    if (record.recorded === undefined)
-      return { kind: "inspect", failure: { prefix: "Error syncing load balancer", tell: true } };
-    const changed = record.applied !== hash;
-    // Unchanged since the last run before a restart: only the status may need writing.
-    if (!changed && !input.refresh)
-      return { kind: "publish", ingress: ingressOf(record.recorded, input.namespace, input.name), restored: true };
-    return {
-      kind: "apply",
-      hash,
-      changed,
-      verifyIp: changed && service.userIP !== undefined,
-      addFinalizer: !meta.finalizers.includes(LB_FINALIZER),
-      ...(record.applied === undefined ? { firstUp: true as const } : {}),
-    };
-  }
-  if (input.rejections.length > 0 && hash !== undefined) {
-    // Per object and spec: a Service deleted and created again unchanged is a new object, told again.
-    const token = `${meta?.uid ?? ""} ${hash}`;
-    return {
-      kind: "reject",
-      message: input.rejections.map((rejection) => rejection.message).join("; "),
-      tell: meta !== undefined && record.toldRejection !== token,
-      token,
-    };
-  }
-  const removal = planRemoval(meta, record.known, LB_FINALIZER, input.loadBalancerClasses);
-  if (!removal.destroy && !removal.removeFinalizer) return { kind: "forget" };
-  const failure: Failure = { prefix: "Error deleting load balancer", tell: removal.announce && meta !== undefined };
-  // Proof before deletion: a stack recording another cluster's identity is refused by the read.
-  if (removal.destroy && record.recorded === undefined) return { kind: "inspect", failure };
-  return { kind: "remove", removal, failure };
-}
 
 export interface ServiceControllerDeps {
   cache: Pick<DesiredCache, "view">;
@@ -290,9 +182,8 @@ export class ServiceController {
     result: ReconcileResult,
   ): Promise<void> {
     if (this.deps.signal.aborted) return;
-    const kind = action === "apply" || action === "inspect" ? "apply" : action === "reject" ? "reject" : "other";
     const answer = refreshAnswer(value, {
-      action: kind,
+      action: refreshActionOf(action),
       result,
       finding: sync.finding,
       ...(result.kind === "retry" ? { error: describeError(result.error) } : {}),
@@ -579,14 +470,7 @@ export class ServiceController {
   private tellReferences(): void {
     const union = this.deps.records.references();
     const told = this.toldReferences;
-    if (
-      union.legacyHealthCheck === told.legacyHealthCheck &&
-      sameList(union.zones, told.zones) &&
-      sameList(union.denyRules ?? [], told.denyRules ?? []) &&
-      union.unread === told.unread
-    ) {
-      return;
-    }
+    if (sameReferences(union, told)) return;
     this.toldReferences = union;
     this.deps.onReferencesChanged?.(union);
   }
