@@ -8,19 +8,27 @@ import { instanceGroupName, stackKind } from "../model";
 import { ClusterWatcher } from "../watcher/informers";
 import type { EventRecorder } from "../runtime/events";
 import { kubeError, kubeStatusCode, type KeepAliveAgents } from "../runtime/kube";
-import { KeyedQueue } from "../runtime/queue";
+import { KeyedQueue, type EnqueueFlags } from "../runtime/queue";
 import type { DaemonMetrics } from "./metrics";
 import { describeError } from "../runtime/errors";
 import { resultObserver } from "../runtime/results";
 import { computeClientFromConfig, NodeController, type ComputeClient } from "../controllers/node";
-import { Reconciler, type ReconcilerDeps } from "../controllers/reconciler";
+import { Reconciler } from "../controllers/reconciler";
 import { leaseTarget } from "../controllers/cluster/events";
-import type { ClusterEventDeps } from "../controllers/cluster/controller";
+import { ClusterController, type ClusterEventDeps } from "../controllers/cluster/controller";
+import {
+  DesiredClusterObserver,
+  type ClusterObserver,
+  type DesiredClusterObserverDeps,
+} from "../controllers/cluster/observer";
+import { ServiceController, type ServiceControllerDeps } from "../controllers/service/controller";
+import { RepairGuard } from "../controllers/service/repairs";
+import { FullRefreshTimers, StackRecords, StackRuns } from "../controllers/stackRuns";
 import type { ClusterRouteStatus } from "../controllers/cluster/routes";
 import type { StatusBook } from "../controllers/status";
 import { ServiceWriter } from "../controllers/service/services";
 import { existingResources } from "../controllers/service/existingLoadBalancer";
-import { InstancePresence, sameInstances } from "../controllers/cluster/instances";
+import { InstancePresence } from "../controllers/cluster/instances";
 import { computeAddressReader, requestedIpVerifier } from "../controllers/service/requestedIp";
 import { InstanceLocator } from "../controllers/node/locate";
 import type { DesiredDriver } from "../controllers/desiredDriver";
@@ -79,9 +87,6 @@ export interface Running {
   leakMonitor?: LeakMonitor;
   driftScanner?: DriftScanner;
 }
-
-/** The reconciler's checks through Compute; none without Compute access. */
-type ComputeChecks = Pick<ReconcilerDeps, "observeInstances" | "verifyRequestedIp">;
 
 /** One Compute client per endpoint: the node controller, the daemon's own checks and the leak check share its connections and its dccm_compute_calls_total. */
 export class ComputeClients {
@@ -181,22 +186,30 @@ export function newWatcher(w: Wiring): ClusterWatcher {
   });
 }
 
-/** With Compute access (the node controller on): what the reconciler asks GCE before runs. */
-export function computeChecks(w: Wiring, parts: StartParts, desired: DesiredDriver): ComputeChecks {
-  const { options, metrics } = w;
+/** With Compute access (the node controller on): a changed spec.loadBalancerIP checked against GCE before its up. */
+function requestedIpCheck(w: Wiring): Pick<ServiceControllerDeps, "verifyRequestedIp"> {
+  const { options } = w;
   if (options.nodes === undefined) return {};
   const logger = options.logger;
+  return {
+    verifyRequestedIp: requestedIpVerifier(
+      computeAddressReader(w.compute.for(options.nodes.computeEndpoint)),
+      { project: options.config.project, region: options.config.region },
+      (service, error) =>
+        logger.warn(
+          { service, err: describeError(error) },
+          "could not check spec.loadBalancerIP against Compute; the run goes on",
+        ),
+      w.signal,
+    ),
+  };
+}
+
+/** With Compute access (the node controller on): which Nodes' instances are gone, asked before a cluster run. */
+function instanceChecks(w: Wiring, parts: StartParts): Pick<DesiredClusterObserverDeps, "instances"> {
+  const { options, metrics } = w;
+  if (options.nodes === undefined) return {};
   const compute = w.compute.for(options.nodes.computeEndpoint);
-  const verifyRequestedIp = requestedIpVerifier(
-    computeAddressReader(compute),
-    { project: options.config.project, region: options.config.region },
-    (service, error) =>
-      logger.warn(
-        { service, err: describeError(error) },
-        "could not check spec.loadBalancerIP against Compute; the run goes on",
-      ),
-    w.signal,
-  );
   const presence = new InstancePresence({
     project: options.config.project,
     locator: new InstanceLocator(compute, {
@@ -206,23 +219,14 @@ export function computeChecks(w: Wiring, parts: StartParts, desired: DesiredDriv
       ...(options.nodes.zones !== undefined ? { zones: options.nodes.zones } : {}),
     }),
     events: parts.events,
-    logger,
+    logger: options.logger,
     instanceGroupName: instanceGroupName(options.config.clusterId),
   });
-  const cache = desired.cache;
-  return {
-    verifyRequestedIp,
-    observeInstances: async () => {
-      const previous = cache.lastObserved().goneInstances;
-      const gone = await presence.check(cache.locatedNodes(), previous);
-      metrics.controllers.nodesWithoutInstance.set(gone.length);
-      if (!sameInstances(gone, previous)) desired.amend({ goneInstances: gone });
-    },
-  };
+  return { instances: { presence, gone: metrics.controllers.nodesWithoutInstance } };
 }
 
 /** The guard before a Service stack's first up: GETs of its load balancer's names, and a read of its stack when one exists. */
-function firstUpGuard(w: Wiring, parts: StartParts): Pick<ReconcilerDeps, "firstUpGuard"> {
+function firstUpGuard(w: Wiring, parts: StartParts): Pick<ServiceControllerDeps, "firstUpGuard"> {
   const { options } = w;
   if (options.firstUpGuard === undefined) return {};
   const compute = w.compute.for(options.firstUpGuard.computeEndpoint);
@@ -263,7 +267,7 @@ export function newNodeController(
   });
 }
 
-/** What the reconciler is built from besides the options and the start-up parts. */
+/** What the reconciler and its controllers are built from besides the options and the start-up parts. */
 export interface ReconcilerWiring {
   parts: StartParts;
   running: Running;
@@ -273,48 +277,122 @@ export interface ReconcilerWiring {
   fullRefreshMs: number;
 }
 
+/** What both stack controllers share: one record per stack, the pulumi runs, the full refresh timers. */
+interface SharedStacks {
+  records: StackRecords;
+  runs: StackRuns;
+  drift: FullRefreshTimers;
+  observer: ClusterObserver;
+  enqueue: (stack: string, flags?: EnqueueFlags) => void;
+}
+
+/** The cluster and Service controllers, each from what it uses, and the reconciler that dispatches to them. */
 export function newReconciler(w: Wiring, r: ReconcilerWiring): Reconciler {
   const { options, metrics } = w;
-  const { parts, running, desired, routeStatus } = r;
+  const { parts, desired } = r;
   // As the Service controller's records start: the stacks known now are unread until each is read.
   desired.startReferences(parts.knownStacks);
+  const enqueue = (stack: string, flags?: EnqueueFlags): void => r.running.queue?.enqueue(stack, flags);
+  const shared: SharedStacks = {
+    records: new StackRecords(parts.knownStacks, r.status),
+    runs: newStackRuns(w, r),
+    drift: new FullRefreshTimers({
+      periodMs: r.fullRefreshMs,
+      jitter: options.driftJitter,
+      signal: w.signal,
+      enqueue,
+      // At most half the workers run full refreshes at once: changes keep the rest.
+      maxInFlight: Math.max(1, Math.floor(options.parallelism / 2)),
+      inFlightMs: options.operationTimeoutMs,
+    }),
+    observer: new DesiredClusterObserver({
+      desired,
+      routeStatus: r.routeStatus,
+      routesChanged: () => r.running.nodeController?.onRoutesChanged(),
+      ...instanceChecks(w, parts),
+    }),
+    enqueue,
+  };
+  const cluster = newClusterController(w, r, shared);
   return new Reconciler({
-    cache: desired.cache,
+    cluster,
+    services: newServiceController(w, r, shared, cluster),
+    drift: shared.drift,
+    metrics: metrics.controllers,
+    logger: options.logger,
+    adoptionHeld: parts.adoptionHeld,
+    serviceOf: (stack) => desired.stackKeys.serviceOf(stack),
+  });
+}
+
+/** The pulumi runs of both controllers, under the operation deadline. */
+function newStackRuns(w: Wiring, r: ReconcilerWiring): StackRuns {
+  const { options, metrics } = w;
+  return new StackRuns({
+    cache: r.desired.cache,
+    runner: r.parts.runner,
+    stackMetrics: metrics.stacks,
+    logger: options.logger,
+    signal: w.signal,
+    operationTimeoutMs: options.operationTimeoutMs,
+    clusterUid: r.parts.clusterUid,
+    ...(options.onRunStart !== undefined ? { onRunStart: options.onRunStart } : {}),
+    status: r.status,
+  });
+}
+
+function newClusterController(w: Wiring, r: ReconcilerWiring, shared: SharedStacks): ClusterController {
+  const { options, metrics } = w;
+  return new ClusterController({
+    cache: r.desired.cache,
+    records: shared.records,
+    runs: shared.runs,
+    drift: shared.drift,
+    metrics: metrics.controllers,
+    logger: options.logger,
+    enqueue: shared.enqueue,
+    observer: shared.observer,
+    clusterEvents: clusterEvents(w, r.running.agents, r.parts),
+    signal: w.signal,
+    status: r.status,
+  });
+}
+
+function newServiceController(
+  w: Wiring,
+  r: ReconcilerWiring,
+  shared: SharedStacks,
+  cluster: ClusterController,
+): ServiceController {
+  const { options, metrics } = w;
+  const { parts } = r;
+  const repairs = new RepairGuard({
+    runs: shared.runs,
+    cache: r.desired.cache,
+    events: parts.events,
+    metrics: metrics.controllers,
+    logger: options.logger,
+  });
+  return new ServiceController({
+    cache: r.desired.cache,
     watcher: parts.watcher,
     runner: parts.runner,
     writer: new ServiceWriter(parts.core),
     ledger: parts.ledger,
     events: parts.events,
     metrics: metrics.controllers,
-    stackMetrics: metrics.stacks,
     logger: options.logger,
-    enqueue: (stack, flags) => running.queue?.enqueue(stack, flags),
     signal: w.signal,
-    fullRefreshMs: r.fullRefreshMs,
-    driftJitter: options.driftJitter,
-    parallelism: options.parallelism,
-    knownStacks: parts.knownStacks,
+    records: shared.records,
+    runs: shared.runs,
+    drift: shared.drift,
+    cluster,
     loadBalancerClasses: options.config.loadBalancerClasses,
-    clusterUid: parts.clusterUid,
-    operationTimeoutMs: options.operationTimeoutMs,
+    observer: shared.observer,
     status: r.status,
-    adoptionHeld: parts.adoptionHeld,
-    serviceOf: (stack) => desired.stackKeys.serviceOf(stack),
-    ...computeChecks(w, parts, desired),
+    repairs,
+    ...requestedIpCheck(w),
     ...firstUpGuard(w, parts),
-    onReferencesChanged: (references) => desired.referencesChanged(references),
-    onGroupMembers: (members) => desired.amend({ groupMembers: members }),
-    onRecordedFirewall: (aboveDeny) => desired.recordedFirewall(aboveDeny),
-    onClusterApplied: (outputs) => {
-      routeStatus.applied(outputs);
-      running.nodeController?.onRoutesChanged();
-    },
-    ...(options.onRunStart !== undefined ? { onRunStart: options.onRunStart } : {}),
-    clusterEvents: clusterEvents(w, running.agents, parts),
-    onClusterFailed: (error) => {
-      routeStatus.failed(describeError(error));
-      running.nodeController?.onRoutesChanged();
-    },
   });
 }
 

@@ -28,6 +28,7 @@ import {
   type ClusterOutputs,
 } from "./plan";
 import type { StatusBook } from "../status";
+import type { ClusterObserver } from "./observer";
 import { classifyFailure, QUOTA_EXCEEDED, QUOTA_RETRY_MS, quotaExceededMessage } from "../failures";
 
 /** Where the cluster stack's Events go (controllers/cluster/events.ts). */
@@ -42,23 +43,14 @@ export interface ClusterEventDeps {
 
 export interface ClusterControllerDeps {
   cache: Pick<DesiredCache, "view">;
-  records: StackRecords;
-  runs: StackRuns;
-  drift: FullRefreshTimers;
-  metrics: ControllerMetrics;
+  records: Pick<StackRecords, "get">;
+  runs: Pick<StackRuns, "inspectOnce" | "up">;
+  drift: Pick<FullRefreshTimers, "arm">;
+  metrics: Pick<ControllerMetrics, "driftCorrections" | "clusterPutBack" | "quotaExceeded">;
   logger: Logger;
   enqueue: (stack: string, flags?: EnqueueFlags) => void;
-  /** Asks GCE which Nodes' instances are gone; absent without Compute access (node controller off). */
-  observeInstances?: () => Promise<void>;
-  onClusterApplied?: (outputs: ClusterOutputs) => void;
-  /**
-   * The groups' membership the stack recorded: after each run, and once after a start before the
-   * first run, so that a Node keeps its group across a restart (model/groups.ts).
-   */
-  onGroupMembers?: (members: Record<string, string[]>) => void;
-  /** Whether the node health-check firewall the stack recorded sits above deny rules (999): told with the membership, before the first run since a start. */
-  onRecordedFirewall?: (aboveDeny: boolean) => void;
-  onClusterFailed?: (error: unknown) => void;
+  /** Asked about instances before a run; told what each run applied, recorded or failed on. */
+  observer: Pick<ClusterObserver, "observeInstances" | "applied" | "failed" | "groupMembers" | "recordedFirewall">;
   /** Events about the cluster stack; none recorded when absent. */
   clusterEvents?: ClusterEventDeps;
   /** The daemon's: a run cancelled by a shutdown is not reported as a failure. */
@@ -89,7 +81,7 @@ export class ClusterController {
 
   async sync(item: WorkItem): Promise<ReconcileResult> {
     const record = this.deps.records.get(CLUSTER_STACK);
-    let instancesObserved = this.deps.observeInstances === undefined;
+    let instancesObserved = this.deps.observer.observeInstances === undefined;
     try {
       for (;;) {
         const action = planClusterSync(record, {
@@ -102,7 +94,7 @@ export class ClusterController {
           case "none":
             return { kind: "ok" };
           case "observeInstances":
-            await this.deps.observeInstances?.();
+            await this.deps.observer.observeInstances?.();
             instancesObserved = true;
             continue;
           case "inspect":
@@ -116,7 +108,7 @@ export class ClusterController {
             if (!this.membersTold && record.recorded !== undefined) {
               const recorded = clusterOutputs(record.recorded);
               // Its node health-check firewall above deny rules that unread Service stacks may still hold (ObservedCloud.denyRulesUnread).
-              this.deps.onRecordedFirewall?.(appliedClusterOf(recorded).nodeHealthCheckFirewallAboveDeny);
+              this.deps.observer.recordedFirewall(appliedClusterOf(recorded).nodeHealthCheckFirewallAboveDeny);
               this.tellMembers(recorded);
               continue;
             }
@@ -177,13 +169,13 @@ export class ClusterController {
 
   private tellMembers(outputs: ClusterOutputs): void {
     this.membersTold = true;
-    this.deps.onGroupMembers?.(outputs.instanceGroupMembers);
+    this.deps.observer.groupMembers(outputs.instanceGroupMembers);
   }
 
   private published(outputs: ClusterOutputs): void {
     this.applied = appliedClusterOf(outputs);
     this.tellMembers(outputs);
-    this.deps.onClusterApplied?.(outputs);
+    this.deps.observer.applied(outputs);
     this.deps.drift.arm(CLUSTER_STACK);
     // Flagged as a change: a deferred Service must not sit out its retryAfter once it can run.
     for (const stack of this.waiting) this.deps.enqueue(stack, { changed: true });
@@ -196,7 +188,7 @@ export class ClusterController {
     if (verdict.kind === "foreign") throw verdict.error;
     const description = describeError(error);
     this.deps.logger.error({ stack: CLUSTER_STACK, err: description }, "cluster stack update failed");
-    this.deps.onClusterFailed?.(error);
+    this.deps.observer.failed(error);
     // As for a Service: a shutdown, or a lock another run of ours still holds, is no failure to tell.
     const events = this.deps.clusterEvents;
     if (verdict.kind === "quota") {

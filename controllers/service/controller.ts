@@ -13,6 +13,7 @@ import type { EventRecorder, EventTarget } from "../../runtime/events";
 import type { ReconcileResult, WorkItem } from "../../runtime/queue";
 import type { LedgerWriter } from "../../leaks/ledger";
 import type { ClusterController } from "../cluster/controller";
+import type { ClusterObserver } from "../cluster/observer";
 import {
   decideFirstUp,
   LOAD_BALANCER_EXISTS,
@@ -65,20 +66,23 @@ export interface ServiceControllerDeps {
   writer: Pick<ServiceWriter, "setFinalizer" | "setIngress" | "setAnnotation">;
   /** The load balancer ledger (leaks/ledger.ts): which leaked load balancer names are this cluster's. */
   ledger?: LedgerWriter;
-  events: EventRecorder;
-  metrics: ControllerMetrics;
+  events: Pick<EventRecorder, "record">;
+  metrics: Pick<
+    ControllerMetrics,
+    "driftCorrections" | "quotaExceeded" | "refreshRequests" | "servicesHeldForAdoption"
+  >;
   logger: Logger;
   signal: AbortSignal;
-  records: StackRecords;
-  runs: StackRuns;
-  drift: FullRefreshTimers;
+  records: Pick<StackRecords, "get" | "forget" | "references" | "setReferences">;
+  runs: Pick<StackRuns, "inspectOnce" | "up" | "destroy" | "forget">;
+  drift: Pick<FullRefreshTimers, "arm" | "disarm">;
   cluster: Pick<ClusterController, "readyFor" | "wait">;
   /** The loadBalancerClass values handled besides "no class": Services of other classes are never touched. */
   loadBalancerClasses: readonly string[];
   /** Checks a changed Service's spec.loadBalancerIP against GCE: a message when it must be refused. */
   verifyRequestedIp?: (service: ServiceDesired) => Promise<string | undefined>;
-  /** What the applied Service stacks point at in the cluster stack changed (see ObservedCloud). */
-  onReferencesChanged?: (references: ClusterReferences) => void;
+  /** Told when what the applied Service stacks point at in the cluster stack changes (see ObservedCloud). */
+  observer: Pick<ClusterObserver, "referencesChanged">;
   status?: Pick<StatusBook, "ingress" | "driftCorrected">;
   /** Plans a run that is not a change of the Service and holds it when it would change the IP (controllers/service/repairs.ts). */
   repairs?: Pick<RepairGuard, "decide">;
@@ -472,7 +476,7 @@ export class ServiceController {
     const told = this.toldReferences;
     if (sameReferences(union, told)) return;
     this.toldReferences = union;
-    this.deps.onReferencesChanged?.(union);
+    this.deps.observer.referencesChanged(union);
   }
 
   /** Drops everything known of a stack that no longer exists. */

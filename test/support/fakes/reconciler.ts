@@ -1,12 +1,20 @@
 /**
  * A Reconciler over in-memory fakes, as cloud-provider's `newController()` builds a controller over
- * a fake cloud: every ReconcilerDeps field has a default, a test names only what it is about.
+ * a fake cloud: the cluster and Service controllers, their stack records and runs built as the
+ * daemon's wiring builds them (daemon/wiring.ts newReconciler), every dependency with a default; a
+ * test names only what it is about.
  */
-import pino from "pino";
-import { Reconciler, type ReconcilerDeps } from "../../../controllers/reconciler";
+import pino, { type Logger } from "pino";
+import { Reconciler } from "../../../controllers/reconciler";
+import { ClusterController, type ClusterEventDeps } from "../../../controllers/cluster/controller";
+import type { ClusterObserver } from "../../../controllers/cluster/observer";
+import { ServiceController, type ServiceControllerDeps } from "../../../controllers/service/controller";
+import { RepairGuard } from "../../../controllers/service/repairs";
+import { FullRefreshTimers, StackRecords, StackRuns } from "../../../controllers/stackRuns";
 import type { Config } from "../../../model";
 import type { NodeInfo, ServiceInfo } from "../../../model/types";
 import { EventRecorder, type EventRecorderOptions } from "../../../runtime/events";
+import type { EnqueueFlags } from "../../../runtime/queue";
 import { ControllerMetrics } from "../../../controllers/metrics";
 import { StackMetrics } from "../../../stacks/metrics";
 import { DesiredCache } from "../../../model/desiredCache";
@@ -17,6 +25,26 @@ import { memoryStackRunner, type MemoryStackRunnerOptions } from "./stack-runner
 
 /** The cluster identity of the harness's reconciler (the kube-system Namespace's UID). */
 export const CLUSTER_UID = "c1a55e00-0000-4000-8000-000000000001";
+
+/** What a test may set of the controllers' dependencies: each has a default. */
+export interface FakeControllerDeps {
+  /** Stacks found in the backend at start-up. */
+  knownStacks: string[];
+  loadBalancerClasses: readonly string[];
+  clusterUid: string;
+  fullRefreshMs: number;
+  enqueue: (stack: string, flags?: EnqueueFlags) => void;
+  logger: Logger;
+  watcher: ServiceControllerDeps["watcher"];
+  writer: ServiceControllerDeps["writer"];
+  ledger?: ServiceControllerDeps["ledger"];
+  verifyRequestedIp?: ServiceControllerDeps["verifyRequestedIp"];
+  firstUpGuard?: ServiceControllerDeps["firstUpGuard"];
+  clusterEvents?: ClusterEventDeps;
+  adoptionHeld?: ReadonlyMap<string, string>;
+  /** The cluster callbacks a test listens to; the others do nothing, and instances are never asked about unless set. */
+  observer?: Partial<ClusterObserver>;
+}
 
 export interface ReconcilerHarnessOptions {
   config?: Config;
@@ -31,7 +59,7 @@ export interface ReconcilerHarnessOptions {
   sink?: MemoryEventSink;
   recorder?: EventRecorderOptions;
   /** Any other field, given the cache, the call record and the recorder; applied last. */
-  deps?: (harness: { cache: DesiredCache; calls: string[]; recorder: EventRecorder }) => Partial<ReconcilerDeps>;
+  deps?: (harness: { cache: DesiredCache; calls: string[]; recorder: EventRecorder }) => Partial<FakeControllerDeps>;
 }
 
 export interface ReconcilerHarness {
@@ -63,10 +91,14 @@ export function newReconciler(options: ReconcilerHarnessOptions = {}): Reconcile
   const recorder = new EventRecorder(sink, logger, "dccm-service-controller", options.recorder);
   const metrics = new ControllerMetrics();
   const abort = new AbortController();
-  const reconciler = new Reconciler({
-    cache,
+  const deps: FakeControllerDeps = {
+    knownStacks: [],
+    loadBalancerClasses: ["dccm.io/gce"],
+    clusterUid: CLUSTER_UID,
+    fullRefreshMs: 3_600_000,
+    enqueue: (stack, flags) => enqueued.push(flags?.changed === true ? `${stack} changed` : stack),
+    logger,
     watcher: { meta: (namespace, name) => metas.get(`${namespace}/${name}`) },
-    runner: memoryStackRunner({ ...options.runner, calls }),
     writer: {
       async setFinalizer(namespace, name, present) {
         calls.push(`setFinalizer ${namespace}/${name} ${present}`);
@@ -81,20 +113,97 @@ export function newReconciler(options: ReconcilerHarnessOptions = {}): Reconcile
         return true;
       },
     },
-    events: recorder,
-    metrics,
-    stackMetrics: new StackMetrics(metrics.registry),
-    logger,
-    enqueue: (stack, flags) => enqueued.push(flags?.changed === true ? `${stack} changed` : stack),
-    signal: abort.signal,
-    fullRefreshMs: 3_600_000,
-    parallelism: 4,
-    driftJitter: 0,
-    knownStacks: [],
-    loadBalancerClasses: ["dccm.io/gce"],
-    clusterUid: CLUSTER_UID,
-    operationTimeoutMs: 600_000,
     ...options.deps?.({ cache, calls, recorder }),
+  };
+  const reconciler = fakeReconciler(deps, {
+    cache,
+    runner: memoryStackRunner({ ...options.runner, calls }),
+    recorder,
+    metrics,
+    signal: abort.signal,
   });
   return { reconciler, calls, sink, recorder, metrics, metas, cache, enqueued, abort };
+}
+
+const IGNORED: ClusterObserver = {
+  applied: () => undefined,
+  failed: () => undefined,
+  groupMembers: () => undefined,
+  recordedFirewall: () => undefined,
+  referencesChanged: () => undefined,
+};
+
+/** The controllers over the fakes, wired as daemon/wiring.ts wires them. */
+function fakeReconciler(
+  deps: FakeControllerDeps,
+  fakes: {
+    cache: DesiredCache;
+    runner: ReturnType<typeof memoryStackRunner>;
+    recorder: EventRecorder;
+    metrics: ControllerMetrics;
+    signal: AbortSignal;
+  },
+): Reconciler {
+  const { cache, runner, recorder, metrics, signal } = fakes;
+  const { logger, enqueue } = deps;
+  const observer: ClusterObserver = { ...IGNORED, ...deps.observer };
+  const records = new StackRecords(deps.knownStacks);
+  const runs = new StackRuns({
+    cache,
+    runner,
+    stackMetrics: new StackMetrics(metrics.registry),
+    logger,
+    signal,
+    operationTimeoutMs: 600_000,
+    clusterUid: deps.clusterUid,
+  });
+  const drift = new FullRefreshTimers({
+    periodMs: deps.fullRefreshMs,
+    jitter: 0,
+    signal,
+    enqueue,
+    maxInFlight: 2,
+    inFlightMs: 600_000,
+  });
+  const cluster = new ClusterController({
+    cache,
+    records,
+    runs,
+    drift,
+    metrics,
+    logger,
+    enqueue,
+    observer,
+    ...(deps.clusterEvents !== undefined ? { clusterEvents: deps.clusterEvents } : {}),
+    signal,
+  });
+  const services = new ServiceController({
+    cache,
+    watcher: deps.watcher,
+    runner,
+    writer: deps.writer,
+    ...(deps.ledger !== undefined ? { ledger: deps.ledger } : {}),
+    events: recorder,
+    metrics,
+    logger,
+    signal,
+    records,
+    runs,
+    drift,
+    cluster,
+    loadBalancerClasses: deps.loadBalancerClasses,
+    observer,
+    // Runs are planned first only with a runner that can preview (controllers/service/repairs.ts).
+    ...(runs.plans ? { repairs: new RepairGuard({ runs, cache, events: recorder, metrics, logger }) } : {}),
+    ...(deps.verifyRequestedIp !== undefined ? { verifyRequestedIp: deps.verifyRequestedIp } : {}),
+    ...(deps.firstUpGuard !== undefined ? { firstUpGuard: deps.firstUpGuard } : {}),
+  });
+  return new Reconciler({
+    cluster,
+    services,
+    drift,
+    metrics,
+    logger,
+    ...(deps.adoptionHeld !== undefined ? { adoptionHeld: deps.adoptionHeld } : {}),
+  });
 }

@@ -1,9 +1,10 @@
-/** The one in-memory StackRunner of the unit tests: what the Reconciler asks of stacks/runner.ts, recorded. */
-import type { ReconcilerDeps } from "../../../controllers/reconciler";
+/** The one in-memory StackRunner of the unit tests: what the stack controllers ask of stacks/runner.ts, recorded. */
+import type { ServiceControllerDeps } from "../../../controllers/service/controller";
+import type { StackRunsDeps } from "../../../controllers/stackRuns";
 import { instanceGroupKey, type DesiredState, type Scope } from "../../../model";
 import type { Inspection, UpOutcome } from "../../../stacks/runner";
 
-type Runner = ReconcilerDeps["runner"];
+type Runner = StackRunsDeps["runner"] & ServiceControllerDeps["runner"];
 type UpOptions = Parameters<Runner["up"]>[3];
 type PreviewOptions = Parameters<NonNullable<Runner["preview"]>>[3];
 

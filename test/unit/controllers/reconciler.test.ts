@@ -8,7 +8,7 @@ import pino from "pino";
 import type { ControllerMetrics } from "../../../controllers/metrics";
 import { classOwnership, holdOrphanDestroys, planRemoval, type ObservedService } from "../../../model/removal";
 import { describeError } from "../../../runtime/errors";
-import { Reconciler, type ReconcilerDeps } from "../../../controllers/reconciler";
+import { Reconciler } from "../../../controllers/reconciler";
 
 import type { UpOutcome } from "../../../stacks/runner";
 
@@ -27,7 +27,8 @@ import type { ServiceMeta } from "../../../watcher/informers";
 import { DesiredCache } from "../../../model/desiredCache";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
 import { MemoryEventSink } from "../../support/fakes/events";
-import { newReconciler } from "../../support/fakes/reconciler";
+import { newReconciler, type FakeControllerDeps } from "../../support/fakes/reconciler";
+import type { ClusterObserver } from "../../../controllers/cluster/observer";
 import { clusterNetworkOutcome } from "../../support/fakes/stack-runner";
 import { counter } from "../../support/metrics";
 
@@ -191,7 +192,7 @@ function harness(
     /** What each `up` reports it changed. */
     changed?: UpOutcome["changed"];
     hashes?: (cache: DesiredCache) => Record<string, string>;
-    deps?: (cache: DesiredCache) => Partial<ReconcilerDeps>;
+    deps?: (cache: DesiredCache) => Partial<FakeControllerDeps>;
     config?: Config;
     /** Told of each `up`, with the desired state it declares. */
     onUp?: (stack: string, desired: DesiredState) => void;
@@ -434,7 +435,7 @@ describe("controllers/reconciler: removal and ownership", () => {
       }),
       deps: () => ({
         fullRefreshMs: 1,
-        onReferencesChanged: (references) => told.push(references),
+        observer: { referencesChanged: (references) => told.push(references) },
         enqueue: (stack, flags) => {
           if (flags?.refresh === true && stack !== "cluster") drifted(stack);
         },
@@ -477,13 +478,15 @@ describe("controllers/reconciler: the cluster stack keeps what applied Service s
   const web = lbService("default", "web", "11111111-2222-4333-8444-555555555555");
   const twoZones = [gceNode("n1", "u1", "us-central1-a", []), gceNode("n2", "u2", "us-central1-b", [])];
   /** The daemon's wiring: a change of what Service stacks point at recomputes the desired state. */
-  const observeReferences = (cache: DesiredCache): Partial<ReconcilerDeps> => ({
-    onReferencesChanged: (references) => {
-      cache.observe({
-        ...cache.lastObserved(),
-        referencedZones: references.zones,
-        legacyHealthCheckReferenced: references.legacyHealthCheck,
-      });
+  const observeReferences = (cache: DesiredCache): Partial<FakeControllerDeps> => ({
+    observer: {
+      referencesChanged: (references) => {
+        cache.observe({
+          ...cache.lastObserved(),
+          referencedZones: references.zones,
+          legacyHealthCheckReferenced: references.legacyHealthCheck,
+        });
+      },
     },
   });
 
@@ -531,14 +534,16 @@ describe("controllers/reconciler: the cluster stack keeps what applied Service s
     const h = harness({
       nodes: twoZones,
       deps: (cache) => ({
-        observeInstances: async () => {
-          seen.push(
-            cache
-              .locatedNodes()
-              .map((located) => located.node.name)
-              .join(","),
-          );
-          cache.observe({ ...cache.lastObserved(), goneInstances: [{ zone: "us-central1-b", name: "n2" }] });
+        observer: {
+          observeInstances: async () => {
+            seen.push(
+              cache
+                .locatedNodes()
+                .map((located) => located.node.name)
+                .join(","),
+            );
+            cache.observe({ ...cache.lastObserved(), goneInstances: [{ zone: "us-central1-b", name: "n2" }] });
+          },
         },
       }),
     });
@@ -788,14 +793,14 @@ describe("controllers/reconciler: a zone beyond the instance-group limit", () =>
     names.map((name) => gceNode(name, `uid-${name}`, "us-central1-a", []));
   const IG2 = "us-central1-a/k8s-ig2--c0ffee1234";
   /** The daemon's wiring (daemon/daemon.ts): references and the applied membership recompute the desired state. */
-  const wiring = (cache: DesiredCache): Partial<ReconcilerDeps> => ({
-    onReferencesChanged: (references) =>
+  const wiring = (cache: DesiredCache): Pick<ClusterObserver, "referencesChanged" | "groupMembers"> => ({
+    referencesChanged: (references) =>
       cache.observe({
         ...cache.lastObserved(),
         ...observedReferences(references.zones),
         legacyHealthCheckReferenced: references.legacyHealthCheck,
       }),
-    onGroupMembers: (members) => cache.observe({ ...cache.lastObserved(), groupMembers: members }),
+    groupMembers: (members) => cache.observe({ ...cache.lastObserved(), groupMembers: members }),
   });
   const cluster = { key: "cluster", refresh: false };
   const service = { key: "service.default.web", refresh: false };
@@ -805,7 +810,7 @@ describe("controllers/reconciler: a zone beyond the instance-group limit", () =>
       services: [web],
       nodes: zoneA("n1", "n2", "n3"),
       metas: [meta("web")],
-      deps: wiring,
+      deps: (cache) => ({ observer: wiring(cache) }),
       config: LIMIT,
     });
     assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
@@ -831,7 +836,7 @@ describe("controllers/reconciler: a zone beyond the instance-group limit", () =>
       services: [web],
       nodes: zoneA("n1", "n2", "n3"),
       metas: [meta("web")],
-      deps: wiring,
+      deps: (cache) => ({ observer: wiring(cache) }),
       config: LIMIT,
     });
     assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
@@ -860,7 +865,9 @@ describe("controllers/reconciler: a zone beyond the instance-group limit", () =>
           routes: {},
         },
       },
-      deps: (cache) => ({ onGroupMembers: (members) => (told.push(members), wiring(cache).onGroupMembers?.(members)) }),
+      deps: (cache) => ({
+        observer: { groupMembers: (members) => (told.push(members), wiring(cache).groupMembers(members)) },
+      }),
       config: LIMIT,
     });
     assert.deepEqual(await h.reconciler.reconcile(cluster), { kind: "ok" });
@@ -914,7 +921,7 @@ describe("controllers/reconciler: enableL4DenyFirewall turned off across a resta
             : `${stack}: k8s-fw ${service.firewall.priority}, deny ${service.denyFirewall?.name ?? "none"}`,
         );
       },
-      // The daemon's wiring (daemon/daemon.ts newReconciler).
+      // The daemon's wiring (daemon/wiring.ts newReconciler, controllers/cluster/observer.ts).
       deps: (cache) => {
         let references: ClusterReferences = { zones: [], legacyHealthCheck: false, unread: true };
         let aboveDeny = false;
@@ -923,15 +930,17 @@ describe("controllers/reconciler: enableL4DenyFirewall turned off across a resta
             changes.push(change.stack);
         };
         return {
-          onReferencesChanged: (told) => {
-            references = told;
-            observe();
+          observer: {
+            referencesChanged: (told) => {
+              references = told;
+              observe();
+            },
+            recordedFirewall: (told) => {
+              aboveDeny = told;
+              observe();
+            },
+            groupMembers: (members) => cache.observe({ ...cache.lastObserved(), groupMembers: members }),
           },
-          onRecordedFirewall: (told) => {
-            aboveDeny = told;
-            observe();
-          },
-          onGroupMembers: (members) => cache.observe({ ...cache.lastObserved(), groupMembers: members }),
         };
       },
     });
