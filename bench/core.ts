@@ -5,7 +5,7 @@ import * as path from "node:path";
 import { desiredState, parseConfig } from "../model";
 import { renderProgram } from "../program/render";
 import { stackProgram } from "../program/stackProgram";
-import { StackRecords } from "../controllers/stackRuns";
+import { StackRecords } from "../controllers/stackRecords";
 import { DesiredCache, stackHashes } from "../model/desiredCache";
 import { BENCH_CONFIG_RAW, generateCluster, toKubectlList } from "./generate";
 import { elapsedMs, median, round } from "./stats";

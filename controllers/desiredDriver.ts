@@ -9,7 +9,7 @@ import { isServiceStack, parseServiceKey, type ClusterSnapshot, type ObservedClo
 import type { DesiredCache } from "../model/desiredCache";
 import type { EnqueueFlags } from "../runtime/queue";
 import { ServiceStackKeys } from "../stacks/stackKeys";
-import { withReferences, type ClusterReferences } from "./stackRuns";
+import { withReferences, type ClusterReferences } from "./references";
 
 /** The watcher as the driver sees it (watcher/informers.ts ClusterWatcher). */
 export interface DesiredSource {

@@ -11,7 +11,7 @@ import type { ReconcileResult, WorkItem } from "../runtime/queue";
 import type { ClusterController } from "./cluster/controller";
 import type { ControllerMetrics } from "./metrics";
 import type { ServiceController } from "./service/controller";
-import type { FullRefreshTimers } from "./stackRuns";
+import type { FullRefreshTimers } from "./fullRefresh";
 import { ForeignStackError } from "../stacks/errors";
 
 export interface ReconcilerDeps {

@@ -83,7 +83,7 @@ export function emptyRow(stack: string, service?: { namespace: string; name: str
 }
 
 /**
- * One row per stack the daemon keeps a record of (controllers/stackRuns.ts StackRecords: tracked when
+ * One row per stack the daemon keeps a record of (controllers/stackRecords.ts StackRecords: tracked when
  * the record is made, dropped with it). Facts about a stack without a row are ignored: a reconcile
  * result arrives after a removal forgot the stack, and must not bring its row back.
  */

@@ -23,7 +23,9 @@ import {
 } from "../controllers/cluster/observer";
 import { ServiceController, type ServiceControllerDeps } from "../controllers/service/controller";
 import { RepairGuard } from "../controllers/service/repairs";
-import { FullRefreshTimers, StackRecords, StackRuns } from "../controllers/stackRuns";
+import { FullRefreshTimers } from "../controllers/fullRefresh";
+import { StackRecords } from "../controllers/stackRecords";
+import { StackRuns } from "../controllers/stackRuns";
 import type { ClusterRouteStatus } from "../controllers/cluster/routes";
 import type { StatusBook } from "../controllers/status";
 import { ServiceWriter } from "../controllers/service/services";

@@ -5,7 +5,7 @@
  * that differ to `up --refresh`. A pass costs O(collections × pages) Compute calls and no engine
  * run; the engine still repairs what it finds. What a listing cannot see (a field dccm does not
  * declare, a resource the provider reads differently) is caught by the full refresh of every stack
- * on its own, much longer cadence (controllers/stackRuns.ts FullRefreshTimers).
+ * on its own, much longer cadence (controllers/fullRefresh.ts FullRefreshTimers).
  */
 import type { Logger } from "pino";
 import { Periodic, type PeriodicOptions } from "../runtime/periodic";

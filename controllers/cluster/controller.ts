@@ -11,13 +11,9 @@ import type { EventRecorder, EventTarget } from "../../runtime/events";
 import type { EnqueueFlags, ReconcileResult, WorkItem } from "../../runtime/queue";
 import type { ControllerMetrics } from "../metrics";
 import { clusterDriftEvents, clusterFailureEvent, putBackCounts, type ClusterEvent, type NodeRef } from "./events";
-import {
-  describePutBack,
-  type FullRefreshTimers,
-  type StackRecord,
-  type StackRecords,
-  type StackRuns,
-} from "../stackRuns";
+import { describePutBack, type StackRuns } from "../stackRuns";
+import type { FullRefreshTimers } from "../fullRefresh";
+import type { StackRecord, StackRecords } from "../stackRecords";
 import type { PutBack } from "../../stacks/events";
 import {
   appliedClusterOf,

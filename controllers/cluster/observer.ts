@@ -7,7 +7,7 @@ import type { InstanceRef } from "../../model";
 import type { LocatedNode } from "../../model/desired";
 import { describeError } from "../../runtime/errors";
 import type { DesiredDriver } from "../desiredDriver";
-import type { ClusterReferences } from "../stackRuns";
+import type { ClusterReferences } from "../references";
 import type { ClusterOutputs } from "./plan";
 import { sameInstances } from "./instances";
 import type { ClusterRouteStatus } from "./routes";

@@ -5,7 +5,7 @@
  */
 import { backendGroupKeys, FIREWALL_PRIORITY_DEFAULT, type ServiceDesired } from "../../model";
 import { isRecord } from "../../runtime/guards";
-import type { StackRecord } from "../stackRuns";
+import type { StackRecord } from "../stackRecords";
 
 export interface ClusterOutputs {
   /** instanceGroupKey (the zone for its first group, `<zone>/<name>` for the others) → self link. */

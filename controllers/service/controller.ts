@@ -25,14 +25,10 @@ import {
 import type { ControllerMetrics } from "../metrics";
 import type { RemovalPlan } from "../../model/removal";
 import type { ServiceWriter } from "./services";
-import {
-  describePutBack,
-  type ClusterReferences,
-  type FullRefreshTimers,
-  type StackRecord,
-  type StackRecords,
-  type StackRuns,
-} from "../stackRuns";
+import { describePutBack, type StackRuns } from "../stackRuns";
+import type { ClusterReferences } from "../references";
+import type { FullRefreshTimers } from "../fullRefresh";
+import type { StackRecord, StackRecords } from "../stackRecords";
 import type { StackRunner } from "../../stacks/runner";
 import type { StatusBook } from "../status";
 import type { Adoption } from "../../components/adoption";

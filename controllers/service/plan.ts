@@ -9,7 +9,8 @@ import { planRemoval, type RemovalPlan } from "../../model/removal";
 import { isRecord } from "../../runtime/guards";
 import type { ServiceMeta } from "../../watcher/informers";
 import { ingressOf } from "../../components/outputs";
-import type { ClusterReferences, StackRecord } from "../stackRuns";
+import type { ClusterReferences } from "../references";
+import type { StackRecord } from "../stackRecords";
 
 /** What a Service stack, as applied, points at in the cluster stack (its groups, the legacy check, its deny rules). */
 export function referencesOf(service: ServiceDesired): ClusterReferences {

@@ -23,7 +23,7 @@ import {
 } from "../../model";
 import { Daemon } from "../../daemon/daemon";
 import { recordedReferences } from "../../controllers/service/plan";
-import { withReferences } from "../../controllers/stackRuns";
+import { withReferences } from "../../controllers/references";
 import { StackRunner, type UpOutcome } from "../../stacks/runner";
 import { PROJECT_NAME } from "../../stacks/project";
 
@@ -264,7 +264,7 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
 
   /**
    * The runs a dccm started with the deny rules off makes, with its observations as the daemon
-   * builds them (controllers/service/plan.ts recordedReferences, controllers/stackRuns.ts withReferences):
+   * builds them (controllers/service/plan.ts recordedReferences, controllers/references.ts withReferences):
    * the Service stack read after the start, the cluster stack's firewall recorded at 999.
    */
   async function offRuns(off: ReturnType<typeof parseConfig>): Promise<void> {

@@ -10,7 +10,9 @@ import { ClusterController, type ClusterEventDeps } from "../../../controllers/c
 import type { ClusterObserver } from "../../../controllers/cluster/observer";
 import { ServiceController, type ServiceControllerDeps } from "../../../controllers/service/controller";
 import { RepairGuard } from "../../../controllers/service/repairs";
-import { FullRefreshTimers, StackRecords, StackRuns } from "../../../controllers/stackRuns";
+import { FullRefreshTimers } from "../../../controllers/fullRefresh";
+import { StackRecords } from "../../../controllers/stackRecords";
+import { StackRuns } from "../../../controllers/stackRuns";
 import type { Config } from "../../../model";
 import type { NodeInfo, ServiceInfo } from "../../../model/types";
 import { EventRecorder, type EventRecorderOptions } from "../../../runtime/events";

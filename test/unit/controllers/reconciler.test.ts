@@ -20,7 +20,7 @@ import {
   type DesiredState,
   LB_FINALIZER,
 } from "../../../model";
-import { withReferences, type ClusterReferences } from "../../../controllers/stackRuns";
+import { withReferences, type ClusterReferences } from "../../../controllers/references";
 import type { NodeInfo, ServiceInfo } from "../../../model/types";
 import { planGoneInstances, type CheckedNode } from "../../../controllers/cluster/instances";
 import type { ServiceMeta } from "../../../watcher/informers";

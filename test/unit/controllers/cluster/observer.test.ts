@@ -6,7 +6,7 @@
 import * as assert from "node:assert/strict";
 import { DesiredClusterObserver, type DesiredClusterObserverDeps } from "../../../../controllers/cluster/observer";
 import type { ClusterOutputs } from "../../../../controllers/cluster/plan";
-import type { ClusterReferences } from "../../../../controllers/stackRuns";
+import type { ClusterReferences } from "../../../../controllers/references";
 import type { InstanceRef, ObservedCloud } from "../../../../model";
 import type { LocatedNode } from "../../../../model/desired";
 import { DesiredCache } from "../../../../model/desiredCache";

@@ -12,7 +12,7 @@ import {
   type ClusterSyncAction,
   type ClusterSyncInput,
 } from "../../../../controllers/cluster/plan";
-import type { StackRecord } from "../../../../controllers/stackRuns";
+import type { StackRecord } from "../../../../controllers/stackRecords";
 import type { ServiceDesired } from "../../../../model";
 import { denyFirewall, externalServiceDesired } from "../../../support/builders";
 

@@ -12,7 +12,8 @@ import {
   type ServiceSyncAction,
   type ServiceSyncInput,
 } from "../../../../controllers/service/plan";
-import type { ClusterReferences, StackRecord } from "../../../../controllers/stackRuns";
+import type { ClusterReferences } from "../../../../controllers/references";
+import type { StackRecord } from "../../../../controllers/stackRecords";
 import { type Rejection, type ServiceDesired, LB_FINALIZER } from "../../../../model";
 import type { ServiceMeta } from "../../../../watcher/informers";
 import { DesiredCache } from "../../../../model/desiredCache";

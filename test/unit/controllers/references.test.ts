@@ -1,12 +1,10 @@
-/**
- * controllers/stackRuns.ts: the union of what Service stacks point at, and what the cluster stack is told of it.
- */
+/** controllers/references.ts: the union of what Service stacks point at, and what the cluster stack is told of it. */
 import * as assert from "node:assert/strict";
 import fc from "fast-check";
-import { ReferenceUnion, StackRecords, withReferences, type ClusterReferences } from "../../../controllers/stackRuns";
+import { ReferenceUnion, withReferences, type ClusterReferences } from "../../../controllers/references";
 import { NOTHING_OBSERVED, type ObservedCloud } from "../../../model";
 
-describe("controllers/stackRuns: ReferenceUnion", () => {
+describe("controllers/references: ReferenceUnion", () => {
   it("unions zones (sorted, once each) and the legacy health check; a replaced or dropped stack takes its part away", () => {
     const union = new ReferenceUnion();
     const b = { zones: ["us-central1-b"], legacyHealthCheck: false };
@@ -44,7 +42,7 @@ describe("controllers/stackRuns: ReferenceUnion", () => {
   });
 });
 
-describe("controllers/stackRuns: enableL4DenyFirewall off: what the cluster stack is told (ObservedCloud.denyRulesHeld, denyRulesUnread)", () => {
+describe("controllers/references: withReferences, enableL4DenyFirewall off: what the cluster stack is told (ObservedCloud.denyRulesHeld, denyRulesUnread)", () => {
   const held: ClusterReferences = {
     zones: ["us-central1-a"],
     legacyHealthCheck: false,
@@ -88,24 +86,4 @@ describe("controllers/stackRuns: enableL4DenyFirewall off: what the cluster stac
   for (const [title, before, references, aboveDeny, expected] of observed)
     it(`withReferences: ${title}`, () =>
       assert.deepStrictEqual(withReferences(before, references, aboveDeny), expected));
-
-  it("StackRecords: the Service stacks known at the start are unread until each is referenced or forgotten; the cluster stack is none of them", () => {
-    const records = new StackRecords(["cluster", "service.default.a", "service.default.b"]);
-    assert.deepEqual(records.references(), { zones: [], legacyHealthCheck: false, unread: true });
-    records.setReferences(records.get("service.default.a"), {
-      zones: [],
-      legacyHealthCheck: false,
-      denyRules: ["default/a"],
-    });
-    assert.deepEqual(records.references(), {
-      zones: [],
-      legacyHealthCheck: false,
-      denyRules: ["default/a"],
-      unread: true,
-    });
-    assert.equal(records.forget("service.default.b"), true, "the last unread: the union changed");
-    assert.deepEqual(records.references(), { zones: [], legacyHealthCheck: false, denyRules: ["default/a"] });
-    records.setReferences(records.get("service.default.a"), { zones: [], legacyHealthCheck: false });
-    assert.deepEqual(records.references(), { zones: [], legacyHealthCheck: false });
-  });
 });
