@@ -2,7 +2,8 @@
  * What exists in GCE for adoption: one listing of the collections dccm uses (gce/listing.ts, the
  * same calls as the leak check), keyed by Pulumi resource ID.
  */
-import { resourcePath, listCollections, type LeakCompute } from "../gce/listing";
+import { listCollections, type LeakCompute } from "../gce/listing";
+import { resourcePath } from "../gce/resources";
 import type { CallOptions } from "../gce";
 import type { GceItem, Inventory } from "./plan";
 

@@ -3,44 +3,23 @@
  * region's regional ones, its zones' instance groups, the global ones), and gets or deletes one
  * resource. Names and descriptions are all the classification reads.
  */
-import type { CallOptions, CollectionCall, ComputeApi, ComputeResourceApi } from ".";
+import type { CallOptions, ComputeApi, ComputeResourceApi } from ".";
 
-import { RESOURCE_KINDS, type ResourceKind, type ObservedResource } from "./resources";
-
-const COLLECTIONS: Record<ResourceKind, { call: CollectionCall; scope: "region" | "zone" | "global" }> = {
-  forwardingRules: { call: "forwardingRules", scope: "region" },
-  targetPools: { call: "targetPools", scope: "region" },
-  backendServices: { call: "regionBackendServices", scope: "region" },
-  healthChecks: { call: "regionHealthChecks", scope: "region" },
-  httpHealthChecks: { call: "httpHealthChecks", scope: "global" },
-  addresses: { call: "addresses", scope: "region" },
-  instanceGroups: { call: "instanceGroups", scope: "zone" },
-  firewalls: { call: "firewalls", scope: "global" },
-  routes: { call: "routes", scope: "global" },
-};
+import {
+  kindRow,
+  resourcePath,
+  RESOURCE_KINDS,
+  scopePath,
+  type ResourceKind,
+  type ObservedResource,
+} from "./resources";
 
 export type LeakCompute = Pick<ComputeApi, "getRegion"> & ComputeResourceApi;
 
-function scopePath(kind: ResourceKind, scope: string): string {
-  switch (COLLECTIONS[kind].scope) {
-    case "region":
-      return `regions/${scope}`;
-    case "zone":
-      return `zones/${scope}`;
-    case "global":
-      return "global";
-  }
-}
-
 /** Where a resource of `kind` lives: the region, or `global`; undefined for a zonal kind (its zone is the resource's own). */
 export function regionalOrGlobalScope(kind: ResourceKind, region: string): string | undefined {
-  const scope = COLLECTIONS[kind].scope;
+  const scope = kindRow(kind).scope;
   return scope === "region" ? region : scope === "global" ? "global" : undefined;
-}
-
-/** `projects/p/regions/r/forwardingRules/n`: the API path of a resource. */
-export function resourcePath(project: string, resource: Pick<ObservedResource, "kind" | "scope" | "name">): string {
-  return `projects/${project}/${scopePath(resource.kind, resource.scope)}/${resource.kind}/${resource.name}`;
 }
 
 function observed(kind: ResourceKind, scope: string, item: Record<string, unknown>): ObservedResource | undefined {
@@ -65,11 +44,11 @@ export async function listCollections(
 ): Promise<ListedItem[]> {
   const zones = (await compute.getRegion(project, region, opts)).zones;
   const lists = RESOURCE_KINDS.flatMap((kind) => {
-    const scopes =
-      COLLECTIONS[kind].scope === "region" ? [region] : COLLECTIONS[kind].scope === "zone" ? zones : ["global"];
+    const where = kindRow(kind).scope;
+    const scopes = where === "region" ? [region] : where === "zone" ? zones : ["global"];
     return scopes.map(async (scope) => {
       const collection = `projects/${project}/${scopePath(kind, scope)}/${kind}`;
-      const items = await compute.listCollection(`${COLLECTIONS[kind].call}.list`, collection, opts);
+      const items = await compute.listCollection(`${kindRow(kind).call}.list`, collection, opts);
       return items
         .filter(
           (item): item is Record<string, unknown> => typeof item === "object" && item !== null && !Array.isArray(item),
@@ -100,7 +79,7 @@ export async function exists(
   opts?: CallOptions,
 ): Promise<boolean> {
   return (
-    (await compute.getResource(`${COLLECTIONS[resource.kind].call}.get`, resourcePath(project, resource), opts)) !==
+    (await compute.getResource(`${kindRow(resource.kind).call}.get`, resourcePath(project, resource), opts)) !==
     undefined
   );
 }
@@ -111,5 +90,5 @@ export async function deleteObserved(
   resource: ObservedResource,
   opts?: CallOptions,
 ): Promise<"deleted" | "absent"> {
-  return compute.deleteResource(`${COLLECTIONS[resource.kind].call}.delete`, resourcePath(project, resource), opts);
+  return compute.deleteResource(`${kindRow(resource.kind).call}.delete`, resourcePath(project, resource), opts);
 }

@@ -9,7 +9,8 @@
  * makes one GET per name of this Service's load balancer, and only before its first up.
  */
 import { loadBalancerFamily } from "../../leaks/classify";
-import { exists, regionalOrGlobalScope, resourcePath, type LeakCompute } from "../../gce/listing";
+import { exists, regionalOrGlobalScope, type LeakCompute } from "../../gce/listing";
+import { resourcePath } from "../../gce/resources";
 import type { CallOptions } from "../../gce";
 import { resourceId, type ResourceKind } from "../../gce/resources";
 
