@@ -148,7 +148,7 @@ export function runManifests(argv: string[]): number {
 
 /**
  * The install files kept in the repository, each rendered from its one source: `npm run
- * render:install` writes them, test/unit/bin/install-files.test.ts fails when one is stale.
+ * render:install` writes them, test/unit/bin/manifestsCommand.test.ts fails when one is stale.
  */
 export const CHECKED_IN_MANIFESTS_ARGV = [
   "--config",

@@ -1,13 +1,10 @@
 /**
- * The Service/stack reconciler's ownership and removal rules (issues 16 and 17), with in-memory
- * stand-ins for the pulumi runner and the apiserver writes: which calls are made, in which order.
+ * The Service/stack reconciler's ownership and removal rules, with in-memory stand-ins for the pulumi
+ * runner and the apiserver writes: which calls are made, in which order.
  */
 import * as assert from "node:assert/strict";
-import { ApiException } from "@kubernetes/client-node";
 import pino from "pino";
 import type { ControllerMetrics } from "../../../controllers/metrics";
-import { classOwnership, holdOrphanDestroys, planRemoval, type ObservedService } from "../../../model/removal";
-import { describeError } from "../../../runtime/errors";
 import { Reconciler } from "../../../controllers/reconciler";
 
 import type { UpOutcome } from "../../../stacks/runner";
@@ -22,7 +19,6 @@ import {
 } from "../../../model";
 import { withReferences, type ClusterReferences } from "../../../controllers/references";
 import type { NodeInfo, ServiceInfo } from "../../../model/types";
-import { planGoneInstances, type CheckedNode } from "../../../controllers/cluster/instances";
 import type { ServiceMeta } from "../../../watcher/informers";
 import { DesiredCache } from "../../../model/desiredCache";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
@@ -34,122 +30,6 @@ import { counter } from "../../support/metrics";
 
 const CLASSES = ["dccm.io/gce"];
 const OUR_UID = "c1a55e00-0000-4000-8000-000000000001";
-
-function observed(over: Partial<ObservedService> = {}): ObservedService {
-  return { type: "LoadBalancer", finalizers: [LB_FINALIZER], ingress: ["34.1.2.3"], deleting: false, ...over };
-}
-
-describe("model/removal: classOwnership", () => {
-  const table: [string, Pick<ObservedService, "type" | "loadBalancerClass">, ReturnType<typeof classOwnership>][] = [
-    ["no class, LoadBalancer", { type: "LoadBalancer" }, "ours"],
-    ["our class", { type: "LoadBalancer", loadBalancerClass: "dccm.io/gce" }, "ours"],
-    ["another class", { type: "LoadBalancer", loadBalancerClass: "metallb.io/metallb" }, "foreign"],
-    ["no class, ClusterIP (type changed)", { type: "ClusterIP" }, "unknown"],
-  ];
-  for (const [title, service, expected] of table)
-    it(title, () => assert.equal(classOwnership(service, CLASSES), expected));
-});
-
-describe("model/removal: planRemoval", () => {
-  const nothing = { destroy: false, clearIngress: false, removeFinalizer: false, announce: false };
-  const table: [string, ObservedService | undefined, boolean, ReturnType<typeof planRemoval>][] = [
-    ["Service absent, our stack: destroy only", undefined, true, { ...nothing, destroy: true }],
-    ["Service absent, no stack: nothing", undefined, false, nothing],
-    [
-      "another class with the standard finalizer, no stack: never touched",
-      observed({ loadBalancerClass: "other.io/lb", deleting: true }),
-      false,
-      nothing,
-    ],
-    [
-      "another class, our stale stack under the name: the stack goes, the Service is not touched",
-      observed({ loadBalancerClass: "other.io/lb" }),
-      true,
-      { ...nothing, destroy: true },
-    ],
-    [
-      "ours, deleting, stack: destroy, announce, remove finalizer",
-      observed({ deleting: true }),
-      true,
-      { destroy: true, clearIngress: false, removeFinalizer: true, announce: true },
-    ],
-    [
-      "ours, deleting, no stack (deleted before its first up): finalizer removed",
-      observed({ deleting: true }),
-      false,
-      { destroy: false, clearIngress: false, removeFinalizer: true, announce: true },
-    ],
-    ["ours, deleting, no finalizer, no stack: nothing", observed({ deleting: true, finalizers: [] }), false, nothing],
-    ["ours by class and not deleting (the model wants it): nothing here", observed(), true, nothing],
-    [
-      "type changed, our stack: destroy, clear ingress, remove finalizer",
-      observed({ type: "ClusterIP" }),
-      true,
-      { destroy: true, clearIngress: true, removeFinalizer: true, announce: true },
-    ],
-    [
-      "type changed, no ingress: nothing to clear",
-      observed({ type: "ClusterIP", ingress: [] }),
-      true,
-      { destroy: true, clearIngress: false, removeFinalizer: true, announce: true },
-    ],
-    ["type changed, no stack of ours: not provably ours, nothing", observed({ type: "ClusterIP" }), false, nothing],
-    [
-      "type changed and deleting, stack: no status write",
-      observed({ type: "ClusterIP", deleting: true }),
-      true,
-      { destroy: true, clearIngress: false, removeFinalizer: true, announce: true },
-    ],
-  ];
-  for (const [title, service, stackExists, expected] of table)
-    it(title, () => assert.deepEqual(planRemoval(service, stackExists, LB_FINALIZER, CLASSES), expected));
-});
-
-describe("model/removal: holdOrphanDestroys", () => {
-  const table: [number, number, number, number, boolean][] = [
-    // orphans, service stacks, limit, confirmed, held
-    [0, 0, 5, 0, false],
-    [1, 1, 5, 0, false],
-    [1, 10, 5, 0, false],
-    [2, 4, 5, 0, false],
-    [3, 4, 5, 0, true],
-    [2, 2, 5, 0, true],
-    [5, 100, 5, 0, false],
-    [6, 100, 5, 0, true],
-    [16, 16, 5, 0, true],
-    [16, 16, 5, 16, false],
-    [16, 16, 5, 15, true],
-  ];
-  for (const [orphans, stacks, limit, confirmed, held] of table) {
-    it(`${orphans} of ${stacks} stacks, limit ${limit}, ${confirmed} confirmed → ${held ? "held" : "proceed"}`, () =>
-      assert.equal(holdOrphanDestroys(orphans, stacks, limit, confirmed), held));
-  }
-});
-
-describe("daemon: describeError", () => {
-  it("gives an apiserver error's status and message, never its raw body", () => {
-    const body = JSON.stringify({
-      kind: "Status",
-      apiVersion: "v1",
-      status: "Failure",
-      message:
-        "Service \"web\" is invalid: status.loadBalancer: Forbidden: may only be used when `spec.type` is 'LoadBalancer'",
-      code: 422,
-    });
-    const error = new Error("writing status.loadBalancer of Service default/web", {
-      cause: new ApiException(
-        422,
-        `HTTP-Code: 422\nMessage: Unknown API Status Code!\nBody: ${body}\nHeaders: {}`,
-        body,
-        {},
-      ),
-    });
-    assert.equal(
-      describeError(error),
-      "writing status.loadBalancer of Service default/web: HTTP 422: Service \"web\" is invalid: status.loadBalancer: Forbidden: may only be used when `spec.type` is 'LoadBalancer'",
-    );
-  });
-});
 
 // ---- The reconciler with in-memory stand-ins ----------------------------------------------------------
 
@@ -553,95 +433,6 @@ describe("controllers/reconciler: the cluster stack keeps what applied Service s
     assert.deepEqual(seen, ["n1,n2"]);
     assert.deepEqual(h.clusterRuns, [["us-central1-a: n1"]]);
   });
-});
-
-describe("controllers/cluster/instances: planGoneInstances", () => {
-  const located = (name: string, zone = "us-central1-a"): CheckedNode["located"] => ({
-    node: gceNode(name, `uid-${name}`, zone, []),
-    instance: { zone, name },
-  });
-  const notFound = (name: string, zone = "us-central1-a"): CheckedNode["lookup"] => ({
-    kind: "notFound",
-    scope: "instance",
-    project: "dccm-test",
-    zone,
-    name,
-  });
-  const found: CheckedNode["lookup"] = {
-    kind: "found",
-    instance: { name: "x", zone: "us-central1-a", project: "dccm-test", networkInterfaces: [] } as never,
-  };
-  const error: CheckedNode["lookup"] = { kind: "error", error: new Error("googleapi: Error 503") };
-  const table: Array<[string, Array<{ zone: string; name: string }>, CheckedNode[], string[], string[]]> = [
-    ["found: present", [], [{ located: located("a"), lookup: found }], [], []],
-    [
-      "a 404 naming the instance: gone, and newly so",
-      [],
-      [{ located: located("a"), lookup: notFound("a") }],
-      ["us-central1-a/a"],
-      ["a"],
-    ],
-    [
-      "a 404 for another zone of that name proves nothing",
-      [],
-      [{ located: located("a"), lookup: notFound("a", "us-central1-b") }],
-      [],
-      [],
-    ],
-    [
-      "a name search that found nothing proves nothing",
-      [],
-      [{ located: located("a"), lookup: { kind: "notFound", scope: "region", name: "a", zones: ["us-central1-a"] } }],
-      [],
-      [],
-    ],
-    ["an error keeps a present instance present", [], [{ located: located("a"), lookup: error }], [], []],
-    [
-      "an error keeps a gone instance gone, without a second event",
-      [{ zone: "us-central1-a", name: "a" }],
-      [{ located: located("a"), lookup: error }],
-      ["us-central1-a/a"],
-      [],
-    ],
-    [
-      "still 404: gone, no second event",
-      [{ zone: "us-central1-a", name: "a" }],
-      [{ located: located("a"), lookup: notFound("a") }],
-      ["us-central1-a/a"],
-      [],
-    ],
-    [
-      "found again: back in",
-      [{ zone: "us-central1-a", name: "a" }],
-      [{ located: located("a"), lookup: found }],
-      [],
-      [],
-    ],
-    [
-      "sorted by zone then name",
-      [],
-      [
-        { located: located("b", "us-central1-b"), lookup: notFound("b", "us-central1-b") },
-        { located: located("z"), lookup: notFound("z") },
-        { located: located("c"), lookup: notFound("c") },
-      ],
-      ["us-central1-a/c", "us-central1-a/z", "us-central1-b/b"],
-      ["b", "z", "c"],
-    ],
-  ];
-  for (const [title, previous, checked, gone, newlyGone] of table) {
-    it(title, () => {
-      const plan = planGoneInstances(previous, checked);
-      assert.deepEqual(
-        plan.gone.map((i) => `${i.zone}/${i.name}`),
-        gone,
-      );
-      assert.deepEqual(
-        plan.newlyGone.map((l) => l.node.name),
-        newlyGone,
-      );
-    });
-  }
 });
 
 describe("controllers/reconciler: spec.loadBalancerIP checked before the up", () => {

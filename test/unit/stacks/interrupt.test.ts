@@ -17,7 +17,7 @@ function cliOn(signal: AbortSignal): { interrupts: number } {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe("daemon: TwoStepInterrupt", () => {
+describe("stacks/interrupt: TwoStepInterrupt", () => {
   it("the caller's abort interrupts the CLI once; a run still going terminateAfterMs later is interrupted again, and told", async () => {
     const caller = new AbortController();
     const terminated: string[] = [];

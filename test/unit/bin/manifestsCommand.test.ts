@@ -9,7 +9,7 @@ import * as YAML from "yaml";
 import { installFiles } from "../../../bin/manifestsCommand";
 import { repoRoot } from "../../support/tooling/testenv-paths";
 
-describe("bin: the checked-in install files", () => {
+describe("bin/manifestsCommand: the checked-in install files", () => {
   const files = installFiles(repoRoot());
 
   it("are exactly deploy/manifests/dccm.yaml and the chart's copy of the monitoring objects", () => {

@@ -20,7 +20,7 @@ import {
 } from "../../../stacks/sharedProvider";
 import { eventually } from "../../support/wait";
 
-describe("sharedProvider: parseAnnouncedPort", () => {
+describe("stacks/sharedProvider: parseAnnouncedPort", () => {
   const cases: Array<[string, string, PortLine]> = [
     ["nothing yet", "", undefined],
     ["a port without its newline yet", "38835", undefined],
@@ -49,7 +49,7 @@ describe("sharedProvider: parseAnnouncedPort", () => {
     it(title, () => assert.deepEqual(parseAnnouncedPort(stdout), expected));
 });
 
-describe("sharedProvider: pluginCandidates (the engine's order: PATH, then the plugin cache)", () => {
+describe("stacks/sharedProvider: pluginCandidates (the engine's order: PATH, then the plugin cache)", () => {
   const base: PluginLookup = {
     pathEnv: "/a/bin:/usr/bin",
     pulumiHome: undefined,
@@ -86,7 +86,7 @@ describe("sharedProvider: pluginCandidates (the engine's order: PATH, then the p
   for (const [title, lookup, expected] of cases) it(title, () => assert.deepEqual(pluginCandidates(lookup), expected));
 });
 
-describe("sharedProvider: restartPlan", () => {
+describe("stacks/sharedProvider: restartPlan", () => {
   const policy: RestartPolicy = { backoffBaseMs: 1000, backoffMaxMs: 60_000, healthyAfterMs: 60_000 };
   const cases: Array<[string, number, number, { failures: number; delayMs: number }]> = [
     ["the first exit, soon after the start", 0, 500, { failures: 1, delayMs: 1000 }],
