@@ -9,6 +9,13 @@ const FLOORS = [
   ["daemon"],
   ["bin", "deploy", "program"],
 ];
+// Folders of one floor import one another one way only, so that no two folders form a cycle
+// (dependency-cruiser's circular sees files, not folders): each imports only the folders after it here.
+const SAME_FLOOR_ORDER = [
+  ["gce", "model", "runtime"],
+  ["adopt", "preview", "drift", "leaks"],
+  ["bin", "deploy", "program"],
+];
 const PRODUCTION = FLOORS.flat();
 const folder = (name) => `^${name}/`;
 const above = (index) => FLOORS.slice(index + 1).flat();
@@ -31,6 +38,15 @@ module.exports = {
         comment: `${name}/ is on floor ${index + 1}: it imports only from its floor or below (docs/explanation/architecture.md).`,
         from: { path: folder(name) },
         to: { path: `^(${[...above(index), "index\\.ts$", "test", "bench", "emulator", "scripts"].join("|")})(/|$)` },
+      })),
+    ),
+    ...SAME_FLOOR_ORDER.flatMap((names) =>
+      names.slice(1).map((name, index) => ({
+        name: `no-folder-cycle-${name}`,
+        severity: "error",
+        comment: `${name}/ imports no folder of its floor listed before it in SAME_FLOOR_ORDER (${names.slice(0, index + 1).join(", ")}): folders form no cycle.`,
+        from: { path: folder(name) },
+        to: { path: `^(${names.slice(0, index + 1).join("|")})/` },
       })),
     ),
     {

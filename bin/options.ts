@@ -10,7 +10,6 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
-import * as YAML from "yaml";
 import {
   backendSettings,
   CLUSTER_ID_NOT_FOUND,
@@ -27,33 +26,10 @@ import { CONFIG_KEYS, ConfigError, type Config, type RawConfig } from "../model"
 import { DEFAULT_COMPUTE_ENDPOINT } from "../gce";
 import { parseNodeConfig } from "../controllers/node/config";
 import { describeError } from "../runtime/errors";
+import { readConfigFile, UsageError } from "../daemon/configFile";
 import { loadKubeConfig, readClusterId } from "../watcher/list";
 
-export class UsageError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "UsageError";
-  }
-}
-
-export function readConfigFile(path: string): RawConfig {
-  let text: string;
-  try {
-    text = fs.readFileSync(path, "utf8");
-  } catch (error) {
-    throw new UsageError(`--config ${path}: ${(error as Error).message}`, { cause: error });
-  }
-  let parsed: unknown;
-  try {
-    parsed = YAML.parse(text);
-  } catch (error) {
-    throw new UsageError(`--config ${path}: not JSON or YAML: ${(error as Error).message}`, { cause: error });
-  }
-  if (parsed === null || parsed === undefined) return {};
-  if (typeof parsed !== "object" || Array.isArray(parsed))
-    throw new UsageError(`--config ${path}: expected a mapping of config keys`);
-  return parsed;
-}
+export { readConfigFile, UsageError } from "../daemon/configFile";
 
 export function configFromFlags(
   values: Record<string, string | boolean | undefined>,

@@ -1,7 +1,7 @@
 /** The deploy/ program: dccm installed from `dccm-deploy:*` stack config (docs/guides/install.md). */
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { readConfigFile } from "../bin/options";
+import { readConfigFile } from "../daemon/configFile";
 import { DccmDeployment } from "./dccmDeployment";
 import { deployArgsFromStackConfig } from "./stackConfig";
 
