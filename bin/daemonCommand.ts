@@ -1,16 +1,12 @@
 /** `dccm daemon --kubeconfig FILE --config FILE`: flags → settings (daemon/config.ts) → Daemon → signals. */
 import * as k8s from "@kubernetes/client-node";
 import pino, { type Logger } from "pino";
-import { formatDuration } from "../runtime/durations";
 import { Daemon, defaultIdentity } from "../daemon/daemon";
 import { DaemonMetrics } from "../daemon/metrics";
+import { configKeyOfFlag, DAEMON_FLAG_ROWS, NODE_FLAG_ROWS } from "../daemon/settings";
 import {
-  configKeyOfFlag,
-  DAEMON_DEFAULTS,
   daemonOptions,
-  DEFAULT_MAX_ORPHAN_DESTROYS,
   encryptionProblem,
-  LOG_LEVELS,
   readCommandLine,
   resolveDaemonSettings,
   type DaemonFlagName,
@@ -19,11 +15,8 @@ import {
   type NodeFlagName,
 } from "../daemon/config";
 import { CONFIG_KEYS, DEFAULT_LOAD_BALANCER_CLASS, INSTANCE_GROUP_MAX_INSTANCES, type ConfigKey } from "../model";
-import { NODE_CONFIG_DEFAULTS } from "../controllers/node/config";
 import {
-  BACKEND_URL_DEFAULT,
   clusterIdFromCluster,
-  COMPUTE_ENDPOINT_DEFAULT,
   helpLine,
   HELP_FLAG_LINE,
   parseCommand,
@@ -33,113 +26,22 @@ import {
   kubeConfigOf,
 } from "./options";
 
-/** A flag of the daemon; its config key, if any, is configKeyOfFlag's (daemon/config.ts). */
+/** A flag of the daemon; its config key, if any, is configKeyOfFlag's (daemon/settings.ts). */
 type DaemonFlag<Name extends string> = Flag<Name> & { readonly key?: never };
 
-/** Flags of the daemon itself. parseArgs and the help text are both made from these lists, so they cannot differ. */
-export const DAEMON_FLAGS: readonly DaemonFlag<DaemonFlagName>[] = [
-  {
-    name: "kubeconfig",
-    value: "FILE",
-    help: "the cluster (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster service account)",
-  },
-  { name: "config", value: "FILE", help: "YAML or JSON file of the keys below (one file serves every dccm command)" },
-  {
-    name: "state-dir",
-    value: "DIR",
-    help: `stack workspaces and the default backend, mode 0700 (default ${DAEMON_DEFAULTS.stateDir})`,
-  },
-  {
-    name: "listen",
-    value: "HOST:PORT",
-    help: `/healthz, /readyz, /metrics and /status, GET and HEAD only (default ${DAEMON_DEFAULTS.listen})`,
-  },
-  {
-    name: "parallelism",
-    value: "N",
-    help: "stacks run at once (default: one per core, at most one per 512 MiB of memory beyond 256 MiB)",
-  },
-  {
-    name: "drift-interval",
-    value: "DURATION",
-    help: `list GCE this often and up --refresh the stacks that drifted, ±10 % (default ${formatDuration(DAEMON_DEFAULTS.driftMs)})`,
-  },
-  {
-    name: "full-refresh-interval",
-    value: "DURATION",
-    help: `up --refresh of every stack, spread over this period, at most half the workers at once (default ${formatDuration(DAEMON_DEFAULTS.fullRefreshMs)})`,
-  },
-  { name: "backend-url", value: "URL", help: `Pulumi backend ${BACKEND_URL_DEFAULT}` },
-  {
-    name: "secrets-provider",
-    value: "URL",
-    help: "stack encryption, e.g. gcpkms://… (default: the passphrase in $PULUMI_CONFIG_PASSPHRASE or $PULUMI_CONFIG_PASSPHRASE_FILE)",
-  },
-  {
-    name: "compute-endpoint",
-    value: "URL",
-    help: `Compute API of the node controller and the leak check ${COMPUTE_ENDPOINT_DEFAULT}`,
-  },
-  {
-    name: "operation-timeout",
-    value: "DURATION",
-    help: `a pulumi run (up, refresh, destroy) still going after this is cancelled and retried (default ${formatDuration(DAEMON_DEFAULTS.operationTimeoutMs)})`,
-  },
-  {
-    name: "shutdown-timeout",
-    value: "DURATION",
-    help: `on SIGTERM, exit 1 if stopping takes longer than this (default ${formatDuration(DAEMON_DEFAULTS.shutdownTimeoutMs)})`,
-  },
-  {
-    name: "confirm-orphan-destroys",
-    value: "N",
-    help: `allow up to N held destroys of stacks whose Service is absent (held when more than ${DEFAULT_MAX_ORPHAN_DESTROYS}, or more than half, at once; default ${DAEMON_DEFAULTS.confirmOrphanDestroys})`,
-  },
-  {
-    name: "adopt",
-    help: "at start-up, adopt the stock GCE CCM's load balancers and routes into dccm's stacks, keeping every IP (dccm adopt --help)",
-  },
-  { name: "allow-replace", help: "with --adopt: adopt stacks even where the first up would replace a resource" },
-  { name: "no-leader-election", help: "no Lease kube-system/dccm: run a single replica only" },
-  {
-    name: "no-node-controller",
-    help: "run the service controller only (Node initialization, addresses and lifecycle are left to another controller)",
-  },
-  {
-    name: "shared-provider",
-    help: "start the gcp provider plugin once and attach every pulumi run to it, restarted when it exits (default: one plugin per run; see the README before using it with Google's plugin)",
-  },
-  { name: "identity", value: "NAME", help: "holder identity in the Lease (default <hostname>_<pid>)" },
-  {
-    name: "log-level",
-    value: "LEVEL",
-    help: `${LOG_LEVELS.slice(0, -1).join(", ")} or ${LOG_LEVELS[LOG_LEVELS.length - 1]} (default ${DAEMON_DEFAULTS.logLevel})`,
-  },
-];
+function flagOf<Name extends string>(row: { readonly flag: Name; readonly help: string }): DaemonFlag<Name> {
+  return {
+    name: row.flag,
+    ...("value" in row && typeof row.value === "string" ? { value: row.value } : {}),
+    help: row.help,
+  };
+}
+
+/** Flags of the daemon itself (daemon/settings.ts DAEMON_SETTINGS): parseArgs and the help text are both made from them. */
+export const DAEMON_FLAGS: readonly DaemonFlag<DaemonFlagName>[] = DAEMON_FLAG_ROWS.map(flagOf);
 
 /** The node controller's keys other than computeEndpoint (a daemon flag above), as flags of the same names. */
-export const NODE_FLAGS: readonly DaemonFlag<NodeFlagName>[] = [
-  {
-    name: "nodeAddressRefreshPeriod",
-    value: "DURATION",
-    help: `Node addresses are refreshed this often (default ${formatDuration(NODE_CONFIG_DEFAULTS.addressRefreshMs)})`,
-  },
-  {
-    name: "nodeLifecyclePeriod",
-    value: "DURATION",
-    help: `NotReady Nodes are checked this often (default ${formatDuration(NODE_CONFIG_DEFAULTS.lifecycleCheckMs)})`,
-  },
-  {
-    name: "nodeWorkers",
-    value: "N",
-    help: `Nodes reconciled at once, 1 to 100 (default ${NODE_CONFIG_DEFAULTS.workers})`,
-  },
-  {
-    name: "nodeZones",
-    value: "ZONE,…",
-    help: "zones searched for Nodes without spec.providerID (default: the region's zones)",
-  },
-];
+export const NODE_FLAGS: readonly DaemonFlag<NodeFlagName>[] = NODE_FLAG_ROWS.map(flagOf);
 
 const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name">> = {
   project: { value: "ID", help: "GCP project of every resource (required)" },

@@ -27,6 +27,7 @@ import { DEFAULT_COMPUTE_ENDPOINT } from "../gce";
 import { parseNodeConfig } from "../controllers/node/config";
 import { describeError } from "../runtime/errors";
 import { readConfigFile, UsageError } from "../daemon/configFile";
+import { BACKEND_URL_DEFAULT, COMPUTE_ENDPOINT_DEFAULT } from "../daemon/settings";
 import { loadKubeConfig, readClusterId } from "../watcher/list";
 
 export { readConfigFile, UsageError } from "../daemon/configFile";
@@ -219,9 +220,7 @@ export function stringFlag(values: FlagValues, name: string): string | undefined
 // ---- The flags of the commands that read the daemon's stacks and cluster (preview, status, gc, adopt).
 
 /** `--backend-url`'s default, the daemon's help and these commands' alike. */
-export const BACKEND_URL_DEFAULT = "(default $PULUMI_BACKEND_URL, else file://<state-dir>/backend)";
-/** `--compute-endpoint`'s default, the daemon's help and these commands' alike. */
-export const COMPUTE_ENDPOINT_DEFAULT = `(default ${DEFAULT_COMPUTE_ENDPOINT}, credentials from ADC)`;
+export { BACKEND_URL_DEFAULT, COMPUTE_ENDPOINT_DEFAULT };
 
 /** Each shared flag as the commands reading the daemon's stacks describe it; a command may say more of one (`{ ...flag, help }`). */
 export const READER_FLAGS = {

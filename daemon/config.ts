@@ -15,10 +15,22 @@ import type { Logger } from "pino";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { optionalDuration } from "../runtime/durations";
 import { CONFIG_KEYS, ConfigError, parseConfig, type Config, type ConfigKey, type RawConfig } from "../model";
-import { NODE_CONFIG_KEYS, parseNodeConfig, type NodeConfig, type NodeConfigKey } from "../controllers/node/config";
+import { NODE_CONFIG_KEYS, parseNodeConfig, type NodeConfig } from "../controllers/node/config";
 import type { DaemonOptions } from "./options";
 import { Machine, defaultParallelism, thisMachine } from "../runtime/parallelism";
 import { resolveBackendUrl } from "../stacks/backend";
+import {
+  DAEMON_DEFAULTS,
+  DAEMON_KEY_FLAGS,
+  DAEMON_KEYS,
+  DEFAULT_MAX_ORPHAN_DESTROYS,
+  LOG_LEVELS,
+  NODE_FLAG_NAMES,
+  type DaemonFlagName,
+  type DaemonKey,
+  type LogLevel,
+  type NodeFlagName,
+} from "./settings";
 
 // Tunables: fixed for every deployment, named here so tests, benchmarks and the docs can cite them.
 
@@ -32,8 +44,6 @@ export const DRIFT_JITTER = 0.1;
 export const RESYNC_MS = 10 * 60_000;
 /** Watch events within 50 ms (a rollout touching many Nodes) cost one recompute of the desired state. */
 export const DEBOUNCE_MS = 50;
-/** Above this many stacks with an absent Service at once, destroys wait for an operator (--confirm-orphan-destroys). */
-export const DEFAULT_MAX_ORPHAN_DESTROYS = 5;
 /** The shared provider (--shared-provider) is started again 1 s after it exited: the runs in flight failed, the next ones wait for it. */
 export const SHARED_PROVIDER_BACKOFF_BASE_MS = 1000;
 /** A plugin that keeps failing to start is tried once a minute at most. */
@@ -43,84 +53,20 @@ export const SHARED_PROVIDER_HEALTHY_AFTER_MS = 60_000;
 // The watch restart backoff is the watcher's (one definition, shared with the node controller).
 export { WATCH_RESTART_BACKOFF_BASE_MS, WATCH_RESTART_BACKOFF_MAX_MS } from "../watcher/informers";
 
-/** pino's levels. */
-export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-export const DAEMON_DEFAULTS = {
-  stateDir: "/var/lib/dccm",
-  listen: "0.0.0.0:10258",
-  driftMs: 10 * 60_000,
-  fullRefreshMs: 24 * 3_600_000,
-  operationTimeoutMs: 20 * 60_000,
-  shutdownTimeoutMs: 30_000,
-  confirmOrphanDestroys: 0,
-  logLevel: "info",
-} as const satisfies Record<string, string | number>;
-
-/** Keys of the config file that configure the daemon rather than the GCP picture. */
-export const DAEMON_KEYS = [
-  "stateDir",
-  "listen",
-  "parallelism",
-  "driftInterval",
-  "fullRefreshInterval",
-  "backendUrl",
-  "secretsProvider",
-  "leaderElection",
-  "operationTimeout",
-] as const;
-export type DaemonKey = (typeof DAEMON_KEYS)[number];
-
-/** The daemon's own flags (bin/daemonCommand.ts DAEMON_FLAGS has their help, in this order). */
-export const DAEMON_FLAG_NAMES = [
-  "kubeconfig",
-  "config",
-  "state-dir",
-  "listen",
-  "parallelism",
-  "drift-interval",
-  "full-refresh-interval",
-  "backend-url",
-  "secrets-provider",
-  "compute-endpoint",
-  "operation-timeout",
-  "shutdown-timeout",
-  "confirm-orphan-destroys",
-  "adopt",
-  "allow-replace",
-  "no-leader-election",
-  "no-node-controller",
-  "shared-provider",
-  "identity",
-  "log-level",
-] as const;
-export type DaemonFlagName = (typeof DAEMON_FLAG_NAMES)[number];
-
-/** The node controller's keys that are flags of the same name (computeEndpoint is --compute-endpoint). */
-export type NodeFlagName = Exclude<NodeConfigKey, "computeEndpoint">;
-export const NODE_FLAG_NAMES: readonly NodeFlagName[] = NODE_CONFIG_KEYS.filter(
-  (key): key is NodeFlagName => key !== "computeEndpoint",
-);
-
-/** The flag of each daemon key; the flag wins. `--no-leader-election` is `leaderElection: false`. */
-export const DAEMON_KEY_FLAGS = {
-  stateDir: "state-dir",
-  listen: "listen",
-  parallelism: "parallelism",
-  driftInterval: "drift-interval",
-  fullRefreshInterval: "full-refresh-interval",
-  backendUrl: "backend-url",
-  secretsProvider: "secrets-provider",
-  leaderElection: "no-leader-election",
-  operationTimeout: "operation-timeout",
-} as const satisfies Record<DaemonKey, DaemonFlagName>;
-
-/** The config key a daemon flag overrides, if any (for the help text). */
-export function configKeyOfFlag(flag: DaemonFlagName): DaemonKey | NodeConfigKey | undefined {
-  if (flag === "compute-endpoint") return "computeEndpoint";
-  return DAEMON_KEYS.find((key) => DAEMON_KEY_FLAGS[key] === flag);
-}
+export {
+  configKeyOfFlag,
+  DAEMON_DEFAULTS,
+  DAEMON_FLAG_NAMES,
+  DAEMON_KEY_FLAGS,
+  DAEMON_KEYS,
+  DEFAULT_MAX_ORPHAN_DESTROYS,
+  LOG_LEVELS,
+  NODE_FLAG_NAMES,
+  type DaemonFlagName,
+  type DaemonKey,
+  type LogLevel,
+  type NodeFlagName,
+} from "./settings";
 
 /** Every flag `dccm daemon` takes, as node:util parseArgs returns them (a switch is a boolean). */
 export type DaemonFlagValues = { readonly [name in DaemonFlagName | NodeFlagName | ConfigKey]?: string | boolean };

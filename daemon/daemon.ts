@@ -26,6 +26,7 @@ import { readClusterUid } from "../watcher/identity";
 import { AppliedBook } from "../drift/applied";
 import type { DriftPass } from "../drift/scanner";
 import { DaemonOptions } from "./options";
+import { DAEMON_DEFAULTS } from "./settings";
 import {
   ComputeClients,
   newDriftScanner,
@@ -39,9 +40,6 @@ import {
   type StartParts,
   type Wiring,
 } from "./wiring";
-
-/** The full refresh of every stack once a day, when drift passes by listing run every drift interval. */
-export const DEFAULT_FULL_REFRESH_MS = 24 * 3_600_000;
 
 export class Daemon {
   readonly metrics: DaemonMetrics;
@@ -197,7 +195,9 @@ export class Daemon {
   /** Without a drift pass by listing, every drift interval is a full refresh, as it was before there was one. */
   private fullRefreshMs(): number {
     const { options } = this;
-    return options.driftListing === undefined ? options.driftMs : (options.fullRefreshMs ?? DEFAULT_FULL_REFRESH_MS);
+    return options.driftListing === undefined
+      ? options.driftMs
+      : (options.fullRefreshMs ?? DAEMON_DEFAULTS.fullRefreshMs);
   }
 
   /**

@@ -40,7 +40,7 @@ export interface DaemonOptions {
   metrics?: DaemonMetrics;
   pulumiCommand?: PulumiCommand;
   onRunStart?: (stack: string, operation: "up" | "refresh" | "preview" | "destroy") => void;
-  /** Node initialization and lifecycle (issue 5); off when undefined. */
+  /** Node initialization and lifecycle; off when undefined. */
   nodes?: NodeConfig;
   /** Deadline of one pulumi operation (up, refresh, destroy); past it the run is cancelled and retried. */
   operationTimeoutMs: number;

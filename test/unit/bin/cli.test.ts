@@ -406,7 +406,7 @@ describe("bin/dccm (child process)", function () {
         run.stderr,
         "dccm: invalid configuration:\n" +
           "  zone: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
-          "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+          "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
           "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n" +
           "  project: required\n" +
           '  backendMode: "pool" is not backend-service or target-pool\n',
@@ -594,7 +594,7 @@ describe("bin/dccm (child process)", function () {
           run.stderr,
           "dccm: invalid configuration:\n" +
             "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
-            "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+            "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
             "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
         );
       });
@@ -612,7 +612,7 @@ describe("bin/dccm (child process)", function () {
           run.stderr,
           "dccm: invalid configuration:\n" +
             "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
-            "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, leaderElection, operationTimeout; " +
+            "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
             "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
         );
       });
