@@ -43,7 +43,7 @@ export const DAEMON_FLAGS: readonly DaemonFlag<DaemonFlagName>[] = DAEMON_FLAG_R
 /** The node controller's keys other than computeEndpoint (a daemon flag above), as flags of the same names. */
 export const NODE_FLAGS: readonly DaemonFlag<NodeFlagName>[] = NODE_FLAG_ROWS.map(flagOf);
 
-const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name">> = {
+export const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name">> = {
   project: { value: "ID", help: "GCP project of every resource (required)" },
   region: { value: "REGION", help: "region of the load balancers (required)" },
   network: { value: "NAME", help: "VPC network of the nodes (required)" },
@@ -80,6 +80,63 @@ const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name">> = {
   instanceGroupZones: {
     value: "ZONE,…",
     help: "zones whose instance group is declared even with no Node, listed by every backend-service load balancer: a zone's first and last Node then change the cluster stack only",
+  },
+};
+
+/** What each GCP key does, for docs/reference/configuration.md: whether it is required (and its default), and what it means. */
+export const GCP_KEY_REFERENCE: Record<ConfigKey, { readonly required: string; readonly meaning: string }> = {
+  project: { required: "yes", meaning: "where the resources live" },
+  region: { required: "yes", meaning: "where the resources live" },
+  network: { required: "yes", meaning: "VPC network of the nodes (firewalls, routes, internal LBs)" },
+  subnetwork: {
+    required: "for internal LBs without the subnet annotation",
+    meaning:
+      "default subnet of internal load balancers, and of the IPv6 addresses of external ones without `dccm.io/ipv6-subnet`: for IPv6 it must be dual-stack ([IPv6](annotations.md#ipv6-and-dual-stack-services))",
+  },
+  nodeTags: {
+    required: "yes",
+    meaning: "network tags of the nodes: the target of every firewall (list or comma-separated)",
+  },
+  clusterName: { required: "yes", meaning: "route names are `<clusterName cut to 26>-<node UID>`" },
+  clusterId: {
+    required: "yes, unless ConfigMap `kube-system/ingress-uid` has `provider-uid`/`uid`",
+    meaning:
+      "instance groups `k8s-ig--<clusterId>` (then `k8s-ig2--<clusterId>`, … beyond `instanceGroupLimit`), node health check `k8s-<clusterId>-node`",
+  },
+  clusterCIDR: { required: "no", meaning: "pod range; a node podCIDR outside it gets no route" },
+  backendMode: {
+    required: "no (`backend-service`)",
+    meaning: "`target-pool` to adopt the stock CCM's external LBs; per Service: annotation `dccm.io/backend`",
+  },
+  configureRoutes: {
+    required: "no (`true`; `false` with `podCIDRSource: cloud`, where `true` is refused)",
+    meaning: "one route per node podCIDR",
+  },
+  podCIDRSource: {
+    required: "no (`none`)",
+    meaning:
+      "where Nodes' `spec.podCIDRs` come from: `none` (today's route-based clusters: kube-controller-manager allocates them, dccm routes them), or `cloud` (VPC-native: the node controller copies each VM's alias IP range, as the stock CCM's `--cidr-allocator-type=CloudAllocator`; no routes). See [controllers/node/README.md](../../controllers/node/README.md#pod-cidrs-from-alias-ip-ranges)",
+  },
+  podCIDRStack: {
+    required: "no (`IPv4`; only with `podCIDRSource: cloud`)",
+    meaning:
+      "`IPv4`, `IPv4_IPv6`, `IPv6_IPv4` or `IPv6`: the IP families of `spec.podCIDRs`, in that order (the stock CCM derives it from its service CIDRs)",
+  },
+  loadBalancerClasses: { required: "no (`dccm.io/gce`)", meaning: 'classes handled besides "no class"' },
+  instanceGroupLimit: {
+    required: "no (`1000`, GCE's limit)",
+    meaning:
+      "instances per instance group, a whole number from 1 to 1000; a zone with more backend Nodes gets more groups. Lower it only to try that at small scale",
+  },
+  instanceGroupZones: {
+    required: "no (unset)",
+    meaning:
+      "zones (of `region`, e.g. `us-central1-a,us-central1-b,us-central1-c`) whose instance group `k8s-ig--<clusterId>` is declared even with no Node there, and which every backend-service load balancer lists. Without it, the first Node of a zone and the last one leaving change every backend-service Service's backend list: one Service-stack run each (≈1 CPU-s apiece, queued before real changes at thousands of Services). With it, they change the cluster stack only (measured in test/e2e/instance-group-zones.e2e.ts: 1 cluster-stack run, 0 Service-stack runs). Setting it runs each backend-service Service that lacked one of the zones once. A zone outside the list still joins as without the key. GCE accepts an empty unmanaged group as a backend: dccm already keeps one while a Service names it (see the daemon)",
+  },
+  enableL4DenyFirewall: {
+    required: "no (`false`, as the stock CCM's `--enable-l4-deny-firewall`)",
+    meaning:
+      "per external load balancer a deny rule `k8s-fw-<lb>-deny` (and `k8s-fw-<lb>-deny-ipv6`): every protocol from anywhere towards the load balancer's IP, priority 1000, so that no broader allow rule elsewhere in the VPC opens the IP's other ports; the Service's allow rules and the cluster's node health-check firewall move to 999, above it. Turning it on, each deny rule is created after its Service's allow rules moved (the engine's `dependsOn`), so no traffic is denied on the way. Turning it off (a restart of the daemon), each Service stack still holding a deny rule first runs with its allow rules kept at 999 and no deny rule, which deletes the deny rule alone; its next run moves the allow rules back to 1000; the node health-check firewall stays at 999 until no Service stack holds one (and, after the start, until every Service stack was read). So a deny rule never ties an allow rule at 1000, as the stock CCM's `--enable-l4-deny-firewall-rollback-cleanup` deletes first. The daemon only: see the known limits (docs/operations/)",
   },
 };
 

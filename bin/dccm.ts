@@ -7,45 +7,28 @@ import { CONFIG_KEYS, ConfigError, desiredState, type Config, type RawConfig } f
 import { renderProgram } from "../program/render";
 import { RejectedServicesError, stackProgram } from "../program/stackProgram";
 import { snapshotFromKubectlJson, SnapshotError, type DumpContents } from "../watcher/kubectlDump";
-import { DAEMON_HELP, runDaemon } from "./daemonCommand";
-import { DEMO_HELP, runDemo } from "./demoCommand";
-import { ADOPT_HELP, runAdopt } from "./adoptCommand";
-import { GC_HELP, runGc } from "./gcCommand";
-import { MANIFESTS_HELP, runManifests } from "./manifestsCommand";
-import { PREVIEW_HELP, runPreview } from "./previewCommand";
-import { runStatus, STATUS_HELP } from "./statusCommand";
-import { REFRESH_HELP, runRefresh } from "./refreshCommand";
-import { DRIFT_HELP, runDrift } from "./driftCommand";
+import { runDaemon } from "./daemonCommand";
+import { runDemo } from "./demoCommand";
+import { runAdopt } from "./adoptCommand";
+import { runGc } from "./gcCommand";
+import { runManifests } from "./manifestsCommand";
+import { runPreview } from "./previewCommand";
+import { runStatus } from "./statusCommand";
+import { runRefresh } from "./refreshCommand";
+import { runDrift } from "./driftCommand";
 import { DeployArgsError } from "../deploy/manifests";
 import { splitConfig } from "../daemon/config";
+import { SUBCOMMAND_HELP, USAGE } from "./commands";
+import { DESIRED_HELP, RENDER_HELP } from "./options";
 import {
   CONFIG_FLAG_OPTIONS,
   configFromFlags,
-  DESIRED_HELP,
   dropWarnings,
   parseFlags,
   parseModelConfig,
-  RENDER_HELP,
   toPulumiConfig,
   UsageError,
 } from "./options";
-
-const USAGE = `usage:
-  dccm demo    [--listen HOST:PORT]                                  the main job with no cluster and no GCP account: apiserver, GCE emulator, daemon (dccm demo --help)
-  dccm desired --snapshot FILE [--config FILE] [--<key> VALUE ...]   print the DesiredState JSON
-  dccm render  --snapshot FILE [--config FILE] [--<key> VALUE ...]   print every resource the stack program declares
-  dccm daemon  [--kubeconfig FILE] [--config FILE] [FLAG ...]        run the controller (its flags: dccm daemon --help)
-  dccm gc      --dry-run | --yes | RESOURCE ... [FLAG ...]           list leaked GCE resources, delete proven ones (dccm gc --help)
-  dccm adopt   [--dry-run] [--allow-replace] [FLAG ...]              adopt the stock GCE CCM's load balancers and routes (dccm adopt --help)
-  dccm manifests --config FILE --image IMAGE [FLAG ...]            print the in-cluster install as YAML (dccm manifests --help)
-  dccm preview [--snapshot FILE] [--json] [FLAG ...]                 what the daemon would change: exit 0 none, 2 some, 1 error (dccm preview --help)
-  dccm status  [--url URL] [--config FILE] [--json]                  one row per stack, from the daemon or its backend (dccm status --help)
-  dccm drift   [--json] [FLAG ...]                                   what differs in GCE from the stacks, changing nothing: exit 0 none, 2 some, 1 error (dccm drift --help)
-  dccm refresh NAMESPACE/NAME [--timeout DURATION]                   refresh one Service's stack now, print the daemon's answer (dccm refresh --help)
-  dccm help                                                          print this text
-  dccm version                                                       print the version (also --version)
-one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys
-config keys (file or flags): ${CONFIG_KEYS.join(" ")}`;
 
 interface Input {
   snapshotPath: string;
@@ -154,21 +137,6 @@ function help(text = USAGE): number {
   process.stdout.write(`${text}\n`);
   return 0;
 }
-
-/** Each subcommand's own usage: printed with its --help and after a usage error of it. */
-const SUBCOMMAND_HELP: Readonly<Record<string, string>> = {
-  desired: DESIRED_HELP,
-  render: RENDER_HELP,
-  daemon: DAEMON_HELP,
-  demo: DEMO_HELP,
-  gc: GC_HELP,
-  adopt: ADOPT_HELP,
-  manifests: MANIFESTS_HELP,
-  preview: PREVIEW_HELP,
-  status: STATUS_HELP,
-  refresh: REFRESH_HELP,
-  drift: DRIFT_HELP,
-};
 
 dropWarnings("MetadataLookupWarning");
 const argv = process.argv.slice(2);

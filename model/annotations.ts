@@ -23,3 +23,84 @@ export const LABEL_ZONE = "topology.kubernetes.io/zone";
 export const LABEL_ZONE_LEGACY = "failure-domain.beta.kubernetes.io/zone";
 
 export const DEFAULT_LOAD_BALANCER_CLASS = "dccm.io/gce";
+
+/** One annotation (or label, taint) as the reference describes it. */
+export interface AnnotationRow {
+  readonly key: string;
+  /** An older key read the same way, when the newer is absent. */
+  readonly legacy?: string;
+  readonly values: string;
+  readonly meaning: string;
+}
+
+/**
+ * The Service annotations the model reads, for docs/reference/annotations.md: an unknown value
+ * rejects the Service (`SyncLoadBalancerFailed` naming the annotation), never a silent default.
+ */
+export const SERVICE_ANNOTATIONS: readonly AnnotationRow[] = [
+  {
+    key: ANNOTATION_LB_TYPE,
+    legacy: ANNOTATION_LB_TYPE_LEGACY,
+    values: "`Internal`, `External` (any case)",
+    meaning: "internal or external load balancer",
+  },
+  {
+    key: ANNOTATION_ILB_SUBNET,
+    values: "a subnetwork name",
+    meaning:
+      "internal: the subnetwork of the address and forwarding rules, IPv4 and IPv6 (default config `subnetwork`)",
+  },
+  { key: ANNOTATION_ILB_GLOBAL_ACCESS, values: "`true`, `false`", meaning: "internal: global access" },
+  {
+    key: ANNOTATION_NETWORK_TIER,
+    values: "`Premium`, `Standard`",
+    meaning: "external: network tier (IPv6 is Premium only)",
+  },
+  {
+    key: ANNOTATION_SOURCE_RANGES,
+    values: "CIDRs, comma-separated",
+    meaning: "when `spec.loadBalancerSourceRanges` is empty",
+  },
+  {
+    key: ANNOTATION_BACKEND,
+    values: "`backend-service`, `target-pool`",
+    meaning: "external: backend kind (default config `backendMode`)",
+  },
+  {
+    key: ANNOTATION_IPV6_SUBNET,
+    values: "a subnetwork name",
+    meaning:
+      "external, IPv6 or dual-stack: the dual-stack subnetwork the IPv6 address comes from (default config `subnetwork`); refused on an internal Service, which uses its own subnetwork",
+  },
+  {
+    key: ANNOTATION_REFRESH_REQUESTED,
+    values: "any new value (`dccm refresh` writes a timestamp)",
+    meaning:
+      "refresh the Service's stack now, once per value (answered by a `Refreshed` or `RefreshFailed` Event); not a change of the load balancer",
+  },
+  {
+    key: ANNOTATION_REFRESH_HANDLED,
+    values: "written by the daemon",
+    meaning: "the last `refresh-requested` value answered (so a restart does not refresh it again)",
+  },
+];
+
+/** The Node labels and taints the model reads: what takes a Node out of every load balancer, and its zone. */
+export const NODE_LABELS_AND_TAINTS: readonly AnnotationRow[] = [
+  {
+    key: LABEL_EXCLUDE_FROM_LB,
+    values: "any value but a false one (`0`, `f`, `F`, `false`, `FALSE`, `False`: Kubernetes' rule since 1.34)",
+    meaning: "label: the Node is left out of every load balancer",
+  },
+  {
+    key: TAINT_TO_BE_DELETED,
+    values: "any (the cluster autoscaler's taint)",
+    meaning: "taint: the Node is left out of every load balancer while the autoscaler deletes it",
+  },
+  {
+    key: LABEL_ZONE,
+    legacy: LABEL_ZONE_LEGACY,
+    values: "a zone of `region`",
+    meaning: "label: the Node's zone, read when it has no `spec.providerID` yet",
+  },
+];

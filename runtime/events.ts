@@ -15,7 +15,8 @@ import {
 import type { Logger } from "pino";
 import { kubeError, kubeStatusCode } from "./kube";
 
-export type EventType = "Normal" | "Warning";
+import type { EventReason, EventType } from "./eventReasons";
+export type { EventReason, EventType };
 
 /** Cluster-scoped objects (Nodes) have their events here, as kubelet's are. */
 export const EVENT_NAMESPACE = "default";
@@ -115,7 +116,7 @@ export class EventRecorder {
   }
 
   /** Never throws: an event is not worth failing (or retrying) a reconcile for. */
-  async record(target: EventTarget, type: EventType, reason: string, message: string): Promise<void> {
+  async record(target: EventTarget, type: EventType, reason: EventReason, message: string): Promise<void> {
     const namespace = target.namespace ?? EVENT_NAMESPACE;
     const key = `${target.kind}\u0000${namespace}\u0000${target.name}\u0000${type}\u0000${reason}\u0000${message}`;
     const now = this.now();

@@ -12,7 +12,7 @@
  * them. The Namespace kube-system (OrphanDestroysHeld, LeakedResources) would mix them with every
  * other component's events there.
  */
-import type { EventTarget, EventType } from "../../runtime/events";
+import type { EventReason, EventTarget, EventType } from "../../runtime/events";
 import { CLUSTER_STACK, routeName } from "../../model";
 import type { PutBack } from "../../stacks/events";
 import { describePutBack } from "../stackRuns";
@@ -37,7 +37,7 @@ export type ClusterEventObject = { kind: "Node"; name: string } | { kind: "Lease
 export interface ClusterEvent {
   object: ClusterEventObject;
   type: EventType;
-  reason: string;
+  reason: EventReason;
   message: string;
 }
 

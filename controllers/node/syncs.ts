@@ -5,7 +5,7 @@
 import type { V1NodeCondition } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 
-import type { EventRecorder, EventTarget } from "../../runtime/events";
+import type { EventReason, EventRecorder, EventTarget } from "../../runtime/events";
 import { OK, type ReconcileResult } from "../../runtime/queue";
 import type { PodCIDRStack } from "../../model";
 import { retryOnConflict } from "../../runtime/retry";
@@ -342,7 +342,7 @@ async function warnOnce(
   ctx: SyncContext,
   name: string,
   state: NodeSyncState,
-  reason: string,
+  reason: EventReason,
   message: string,
   result: "unavailable" | "mismatch",
 ): Promise<void> {

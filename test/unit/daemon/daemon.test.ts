@@ -224,7 +224,7 @@ describe("daemon: Service events (controller/events EventRecorder)", () => {
     assert.equal(sink.created.length, 4, "the Event expired");
     assert.notEqual(sink.createdIn[3].event.metadata.name, sink.createdIn[2].event.metadata.name);
     sink.failCreate = true;
-    await recorder.record(target, "Normal", "Other", "x");
+    await recorder.record(target, "Normal", "Refreshed", "x");
   });
 });
 

@@ -21,6 +21,7 @@ import { MemoryEventSink } from "../../../support/fakes/events";
 import { newReconciler } from "../../../support/fakes/reconciler";
 import { CONFIG, gceNode } from "../../../support/builders";
 import { StackBusyError } from "../../../../stacks/errors";
+import type { EventReason } from "../../../../runtime/events";
 
 const PARENT = "urn:pulumi:cluster::dccm-c0ffee1234::dccm:gcp:ClusterNetwork";
 
@@ -45,7 +46,7 @@ describe("controllers/cluster/events: clusterDriftEvents", () => {
     clusterName: "prod",
     nodes: [{ name: "n1", uid: N1_UID }],
   };
-  const onLease = (reason: string, message: string): ClusterEvent => ({
+  const onLease = (reason: EventReason, message: string): ClusterEvent => ({
     object: { kind: "Lease" },
     type: "Normal",
     reason,
