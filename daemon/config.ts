@@ -1,6 +1,6 @@
 /**
- * The daemon's settings: every flag and config-file key of `dccm daemon`, its default and its
- * validation, and the tunables it passes on. Pure: (flags, config file, environment, machine) → settings,
+ * The daemon's settings read and checked: its flags and config-file keys (the table of them, with
+ * their defaults and help, is daemon/settings.ts), and the tunables it passes on. Pure: (flags, config file, environment, machine) → settings,
  * or one list of problems in the shape of the model's (`ConfigError`), GCP keys, daemon keys and
  * node controller keys alike, each naming the flag or key as the user wrote it.
  *
