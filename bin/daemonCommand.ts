@@ -91,7 +91,7 @@ export const GCP_KEY_REFERENCE: Record<ConfigKey, { readonly required: string; r
   subnetwork: {
     required: "for internal LBs without the subnet annotation",
     meaning:
-      "default subnet of internal load balancers, and of the IPv6 addresses of external ones without `dccm.io/ipv6-subnet`: for IPv6 it must be dual-stack ([IPv6](annotations.md#ipv6-and-dual-stack-services))",
+      "default subnet of internal load balancers, and of the IPv6 addresses of external ones without `dccm.io/ipv6-subnet`: for IPv6 it must be dual-stack ([IPv6](../guides/ipv6.md))",
   },
   nodeTags: {
     required: "yes",
@@ -136,7 +136,7 @@ export const GCP_KEY_REFERENCE: Record<ConfigKey, { readonly required: string; r
   enableL4DenyFirewall: {
     required: "no (`false`, as the stock CCM's `--enable-l4-deny-firewall`)",
     meaning:
-      "per external load balancer a deny rule `k8s-fw-<lb>-deny` (and `k8s-fw-<lb>-deny-ipv6`): every protocol from anywhere towards the load balancer's IP, priority 1000, so that no broader allow rule elsewhere in the VPC opens the IP's other ports; the Service's allow rules and the cluster's node health-check firewall move to 999, above it. Turning it on, each deny rule is created after its Service's allow rules moved (the engine's `dependsOn`), so no traffic is denied on the way. Turning it off (a restart of the daemon), each Service stack still holding a deny rule first runs with its allow rules kept at 999 and no deny rule, which deletes the deny rule alone; its next run moves the allow rules back to 1000; the node health-check firewall stays at 999 until no Service stack holds one (and, after the start, until every Service stack was read). So a deny rule never ties an allow rule at 1000, as the stock CCM's `--enable-l4-deny-firewall-rollback-cleanup` deletes first. The daemon only: see the known limits (docs/operations/)",
+      "per external load balancer a deny rule `k8s-fw-<lb>-deny` (and `k8s-fw-<lb>-deny-ipv6`): every protocol from anywhere towards the load balancer's IP, priority 1000, so that no broader allow rule elsewhere in the VPC opens the IP's other ports; the Service's allow rules and the cluster's node health-check firewall move to 999, above it. Turning it on, each deny rule is created after its Service's allow rules moved (the engine's `dependsOn`), so no traffic is denied on the way. Turning it off (a restart of the daemon), each Service stack still holding a deny rule first runs with its allow rules kept at 999 and no deny rule, which deletes the deny rule alone; its next run moves the allow rules back to 1000; the node health-check firewall stays at 999 until no Service stack holds one (and, after the start, until every Service stack was read). So a deny rule never ties an allow rule at 1000, as the stock CCM's `--enable-l4-deny-firewall-rollback-cleanup` deletes first. The daemon only: see [Known limits](../operations/known-limits.md)",
   },
 };
 
