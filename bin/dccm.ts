@@ -3,7 +3,7 @@
 import * as fs from "node:fs";
 import { parseArgs } from "node:util";
 import * as path from "node:path";
-import { CONFIG_KEYS, ConfigError, desiredState, type Config, type RawConfig } from "../model";
+import { ConfigError, desiredState, type Config, type RawConfig } from "../model";
 import { renderProgram } from "../program/render";
 import { RejectedServicesError, stackProgram } from "../program/stackProgram";
 import { snapshotFromKubectlJson, SnapshotError, type DumpContents } from "../watcher/kubectlDump";

@@ -23,7 +23,6 @@ import {
   type SharedConfig,
 } from "../daemon/config";
 import { CONFIG_KEYS, ConfigError, type Config, type RawConfig } from "../model";
-import { DEFAULT_COMPUTE_ENDPOINT } from "../gce";
 import { parseNodeConfig } from "../controllers/node/config";
 import { describeError } from "../runtime/errors";
 import { readConfigFile, UsageError } from "../daemon/configFile";

@@ -25,7 +25,7 @@ describe("daemon/configFile readConfigFile", () => {
     ["a comment only: no keys", "# nothing yet\n", {}],
   ];
   for (const [title, text, expected] of mappings)
-    it(`${title}`, () => assert.deepEqual(readConfigFile(written(`${title.replace(/\W/g, "")}.yaml`, text)), expected));
+    it(title, () => assert.deepEqual(readConfigFile(written(`${title.replace(/\W/g, "")}.yaml`, text)), expected));
 
   const refused: [string, string, (file: string) => string][] = [
     ["a list", "- a\n- b\n", (file) => `--config ${file}: expected a mapping of config keys`],
