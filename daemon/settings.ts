@@ -2,7 +2,7 @@
  * Every setting of `dccm daemon` in one table: its flag, the config-file key the flag overrides, how
  * its value is read, its default, its help line and which part of the daemon it configures. The flag
  * list and `--help` (bin/daemonCommand.ts), the key checks and defaults (daemon/config.ts) and
- * docs/reference/configuration.md (bin/docsCommand.ts) are all made from it, so a setting added here
+ * docs/reference/configuration.md (bin/referenceDocs.ts) are all made from it, so a setting added here
  * is added everywhere. The GCP picture's keys are the model's (model/config.ts CONFIG_KEYS, their help
  * in bin/daemonCommand.ts GCP_FLAG_HELP).
  */
