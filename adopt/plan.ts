@@ -2,7 +2,7 @@
  * Adoption of the stock GCE CCM's load balancers and routes (docs/explanation/architecture.md "Adoption"), the
  * pure part: from what Compute lists and what each stack already holds, which resources each
  * stack's first `up` imports, which ephemeral IP is promoted to the static address dccm declares
- * first, which external Service stays on its target pool, and what the stock CCM made under names
+ * first (only for a Service that reserves `<lb>` for life: the others keep the ephemeral IP), which external Service stays on its target pool, and what the stock CCM made under names
  * dccm does not use. The stock names are dccm's own (docs/explanation/architecture.md "Names"), so a resource
  * found under the name a stack declares is the one that stack adopts.
  */
@@ -114,7 +114,9 @@ function promotionFor(
   service: ServiceDesired,
   inventory: Inventory,
 ): AddressPromotion | undefined {
-  if (service.userIP !== undefined || inventory.has(regional(desired, "addresses", service.lbName))) return undefined;
+  // A Service that reserves no address at rest keeps the stock rule's ephemeral IP, as the stock CCM did.
+  if (service.reserveAddress !== true || inventory.has(regional(desired, "addresses", service.lbName)))
+    return undefined;
   const rule = inventory.get(regional(desired, "forwardingRules", service.lbName));
   const ip = text(rule?.properties.IPAddress);
   if (ip === undefined) return undefined;

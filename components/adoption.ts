@@ -8,6 +8,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { gceResourceId } from "../gce/ids";
+import type { AddressPin } from "./serviceLoadBalancer";
 
 export interface Adoption {
   /** Pulumi resource IDs (`projects/p/regions/r/forwardingRules/n`, gce/ids.ts) to import. */
@@ -25,6 +26,12 @@ export interface Adoption {
    * (Optional and Computed) shows no diff. See docs/explanation/architecture.md "Drift passes".
    */
   readonly addressIps?: ReadonlyMap<string, string>;
+  /**
+   * Service key → the hold this run has on the IPv4 address of a Service that reserves none at rest
+   * (components/serviceLoadBalancer.ts AddressPin; controllers/service/addressPins.ts): not an
+   * adoption of something that exists, but carried with the run's other options the same way.
+   */
+  readonly addressPins?: ReadonlyMap<string, AddressPin>;
 }
 
 const FORWARDING_RULE = "gcp:compute/forwardingRule:ForwardingRule";

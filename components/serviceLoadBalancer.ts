@@ -2,6 +2,7 @@ import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
 import {
   backendGroupKeys,
+  forwardingRuleShape,
   ipv6Name,
   ownedDescription,
   type DenyFirewallSpec,
@@ -26,6 +27,18 @@ export interface ClusterRefs {
   instanceGroups: Record<string, pulumi.Input<string>>;
 }
 
+/**
+ * A run's hold on a transient Service's IPv4 address (controllers/service/addressPins.ts): its
+ * forwarding rules are declared on `ip`, so a rule the run replaces is created again on it.
+ * `reserve`: the address `<lb>` is declared holding `ip` (reserved before the run, imported by it);
+ * otherwise `<lb>` is not declared, and a run of a stack holding it deletes it last, after every
+ * replacement: GCE then leaves the IP on the rules as ephemeral.
+ */
+export interface AddressPin {
+  ip: string;
+  reserve: boolean;
+}
+
 export interface ServiceLoadBalancerArgs {
   service: ServiceDesired;
   project: string;
@@ -34,6 +47,8 @@ export interface ServiceLoadBalancerArgs {
   cluster: ClusterRefs;
   /** Written into the description of every resource created (model/names.ts OwnerMarker); none without it. */
   owner?: OwnerMarker;
+  /** A transient Service's IPv4 address held for this run; none: its rules keep whatever IP they have. */
+  pin?: AddressPin;
 }
 
 export interface LoadBalancerResources {
@@ -55,6 +70,8 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
   /** The IPs to publish in status.loadBalancer.ingress. */
   readonly ingressIPs: pulumi.Output<string[]>;
   readonly resources: LoadBalancerResources;
+  /** model/ruleShape.ts: recorded, so that the next run knows whether it may replace a forwarding rule. */
+  readonly forwardingRuleShape: string;
 
   constructor(name: string, args: ServiceLoadBalancerArgs, opts?: pulumi.ComponentResourceOptions) {
     super("dccm:gcp:ServiceLoadBalancer", name, {}, opts);
@@ -64,14 +81,17 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
     // A SingleStack IPv6 Service declares no IPv4 address, forwarding rule or firewall.
     const ipv4 = service.ipv6Only !== true;
     const address = ipv4 ? declareAddress(children) : undefined;
-    const ipAddress: pulumi.Input<string> = address !== undefined ? address.address : (service.userIP ?? "");
+    // Undefined: an ephemeral IP, GCE's (or the one the rule already has: the field is Optional and Computed).
+    const ipAddress: pulumi.Input<string> | undefined = address?.address ?? service.userIP ?? args.pin?.ip;
     const healthCheck = declareHealthCheck(children);
     const targetPool = service.backend === "target-pool" ? declareTargetPool(children, healthCheck) : undefined;
     const protocols = service.frontends.map((frontend) => frontend.protocol);
     const frontends = service.frontends.map((frontend) =>
-      declareFrontend(children, frontend, protocols, ipv4 ? ipAddress : undefined, healthCheck, targetPool),
+      declareFrontend(children, frontend, protocols, ipv4 ? { ipAddress } : undefined, healthCheck, targetPool),
     );
-    const firewalls = ipv4 ? declareFirewalls(children, address?.address) : [];
+    // The firewalls open towards the load balancer's IP: its address's, or its first rule's.
+    const ownIp = ipAddress ?? frontends[0]?.rule?.ipAddress;
+    const firewalls = ipv4 ? declareFirewalls(children, ownIp) : [];
     const ipv6 = service.ipv6 !== undefined ? declareIpv6(children, service.ipv6, frontends, protocols) : undefined;
 
     const rules = [
@@ -79,6 +99,7 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
       ...(ipv6?.rules ?? []),
     ];
     this.ingressIPs = pulumi.all(rules.map((rule) => rule.ipAddress)).apply(ingressOrder);
+    this.forwardingRuleShape = forwardingRuleShape(service);
     this.resources = {
       ...(address !== undefined ? { address: service.lbName } : {}),
       forwardingRules: [
@@ -91,7 +112,11 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
       firewalls: [...firewalls, ...(ipv6?.firewalls ?? [])],
       ...(ipv6?.address !== undefined ? { ipv6Address: ipv6.address } : {}),
     };
-    this.registerOutputs({ ingressIPs: this.ingressIPs, resources: this.resources });
+    this.registerOutputs({
+      ingressIPs: this.ingressIPs,
+      resources: this.resources,
+      forwardingRuleShape: this.forwardingRuleShape,
+    });
   }
 }
 
@@ -130,10 +155,16 @@ interface Children {
   opts: pulumi.CustomResourceOptions;
 }
 
-/** A user-owned loadBalancerIP is used as is; it is never reserved, so never released. */
+/**
+ * `<lb>`, when the Service reserves it for life or a run holds it (`pin.reserve`: on the IP its
+ * rules have, which the run imports). A user-owned loadBalancerIP is used as is; it is never
+ * reserved, so never released.
+ */
 function declareAddress({ name, args, opts }: Children): gcp.compute.Address | undefined {
-  const { service, project, region } = args;
+  const { service, project, region, pin } = args;
   if (service.userIP !== undefined) return undefined;
+  const held = pin?.reserve === true ? pin.ip : undefined;
+  if (service.reserveAddress !== true && held === undefined) return undefined;
   return new gcp.compute.Address(
     `${name}:address`,
     {
@@ -141,6 +172,7 @@ function declareAddress({ name, args, opts }: Children): gcp.compute.Address | u
       region,
       name: service.lbName,
       description: service.description,
+      ...(held !== undefined ? { address: held } : {}),
       addressType: service.scheme,
       // Every internal address is reserved as SHARED_LOADBALANCER_VIP, even for one protocol:
       // GCE lets several INTERNAL forwarding rules share an IP only through such an address,
@@ -219,12 +251,15 @@ function inheritedProtocols(
   return frontend.name === service.lbName ? otherProtocols(protocols).map((other) => other.toLowerCase()) : [];
 }
 
-/** One frontend: its IPv4 forwarding rule (unless `ipAddress` is undefined), and its backend service unless the load balancer uses a target pool. */
+/**
+ * One frontend: its IPv4 forwarding rule (none when `ipv4` is undefined: an IPv6-only Service) on
+ * `ipv4.ipAddress` (undefined: ephemeral), and its backend service unless the load balancer uses a target pool.
+ */
 function declareFrontend(
   children: Children,
   frontend: FrontendSpec,
   protocols: readonly string[],
-  ipAddress: pulumi.Input<string> | undefined,
+  ipv4: { ipAddress: pulumi.Input<string> | undefined } | undefined,
   healthCheck: pulumi.Input<string>,
   targetPool: gcp.compute.TargetPool | undefined,
 ): DeclaredFrontend {
@@ -244,8 +279,8 @@ function declareFrontend(
     // the engine would delete the pool while the rule still points at it: resourceInUseByAnotherResource
     // on every retry. So the rule is replaced with the pool: deleted first, created after. Re-pointing
     // the rule instead would need a second pool under another name, which the stock CCM's naming
-    // (and adoption of its load balancers) does not allow. The IP stays: it is the reserved address
-    // `<lb>` (or the user's loadBalancerIP), which outlives the rule.
+    // (and adoption of its load balancers) does not allow. The IP stays: it is reserved while the
+    // rule is replaced (`<lb>`, for life or pinned for the run; or the user's loadBalancerIP).
     replaceWith = [targetPool];
   } else {
     backend = declareBackendService(children, frontend, healthCheck, inherited);
@@ -253,7 +288,7 @@ function declareFrontend(
     replaceWith = [backend];
   }
   const declared = { name: frontend.name, protocol: frontend.protocol, ...(backend !== undefined ? { backend } : {}) };
-  if (ipAddress === undefined) return declared;
+  if (ipv4 === undefined) return declared;
   const rule = new gcp.compute.ForwardingRule(
     `${name}:forwarding-rule-${suffix}`,
     {
@@ -261,7 +296,7 @@ function declareFrontend(
       region,
       name: frontend.name,
       description: service.description,
-      ipAddress,
+      ...(ipv4.ipAddress !== undefined ? { ipAddress: ipv4.ipAddress } : {}),
       ipProtocol: frontend.protocol,
       loadBalancingScheme: service.scheme,
       ...portFields(frontend),

@@ -16,11 +16,18 @@ import {
 import { adoptionTransformations, type Adoption } from "./adoption";
 import { ClusterNetwork } from "./clusterNetwork";
 import { globalLink, regionalLink, zonalLink } from "./links";
-import { ServiceLoadBalancer, type ClusterRefs, type LoadBalancerResources } from "./serviceLoadBalancer";
+import {
+  ServiceLoadBalancer,
+  type AddressPin,
+  type ClusterRefs,
+  type LoadBalancerResources,
+} from "./serviceLoadBalancer";
 
 export interface LoadBalancerOutput {
   ingress: string[];
   resources: LoadBalancerResources;
+  /** model/ruleShape.ts forwardingRuleShape of the Service as declared. */
+  forwardingRuleShape: string;
 }
 
 export interface StackOutputs {
@@ -59,6 +66,7 @@ function declareService(
   refs: ClusterRefs,
   opts: pulumi.ComponentResourceOptions,
   owner: OwnerMarker | undefined,
+  pin: AddressPin | undefined,
 ): pulumi.Output<LoadBalancerOutput> {
   const { cluster } = desired;
   const lb = new ServiceLoadBalancer(
@@ -70,10 +78,15 @@ function declareService(
       network: cluster.network,
       cluster: refs,
       ...(owner !== undefined ? { owner } : {}),
+      ...(pin !== undefined ? { pin } : {}),
     },
     opts,
   );
-  return lb.ingressIPs.apply((ingress) => ({ ingress, resources: lb.resources }));
+  return lb.ingressIPs.apply((ingress) => ({
+    ingress,
+    resources: lb.resources,
+    forwardingRuleShape: lb.forwardingRuleShape,
+  }));
 }
 
 export interface DeclaredStack {
@@ -124,7 +137,15 @@ export function declareStack(
   if (scope.kind === "service" && rejected.length > 0)
     throw new Error(rejected.map((rejection) => rejection.message).join("\n"));
   for (const service of desired.services) {
-    if (inScope(service.key)) outputs.loadBalancers[service.key] = declareService(service, desired, refs, opts, owner);
+    if (inScope(service.key))
+      outputs.loadBalancers[service.key] = declareService(
+        service,
+        desired,
+        refs,
+        opts,
+        owner,
+        adoption?.addressPins?.get(service.key),
+      );
   }
   return { outputs, rejected };
 }

@@ -32,6 +32,7 @@ import { ServiceWriter } from "../controllers/service/services";
 import { existingResources } from "../controllers/service/existingLoadBalancer";
 import { InstancePresence } from "../controllers/cluster/instances";
 import { computeAddressReader, requestedIpVerifier } from "../controllers/service/requestedIp";
+import { AddressPinner, addressId } from "../controllers/service/addressPins";
 import { InstanceLocator } from "../controllers/node/locate";
 import type { DesiredDriver } from "../controllers/desiredDriver";
 import { StackRunner } from "../stacks/runner";
@@ -240,6 +241,21 @@ function firstUpGuard(w: Wiring, parts: StartParts): Pick<ServiceControllerDeps,
   };
 }
 
+/** Reserving a Service's ephemeral IP before a run that may replace its forwarding rule, through the same Compute access as the first-up guard. */
+function addressPins(w: Wiring, parts: StartParts): Pick<ServiceControllerDeps, "addressPins"> {
+  const { options } = w;
+  if (options.firstUpGuard === undefined) return {};
+  const where = { project: options.config.project, region: options.config.region };
+  const pinner = new AddressPinner(w.compute.for(options.firstUpGuard.computeEndpoint), where, w.signal);
+  return {
+    addressPins: {
+      pin: (service, ip) => pinner.pin(service, ip),
+      addressId: (service) => addressId(where.project, where.region, service),
+      held: (stack, scope) => parts.runner.heldResourceIds(stack, scope),
+    },
+  };
+}
+
 /** Node initialization, lifecycle and route conditions, on the daemon's Node watch; undefined when off. */
 export function newNodeController(
   w: Wiring,
@@ -395,6 +411,7 @@ function newServiceController(
     repairs,
     ...requestedIpCheck(w),
     ...firstUpGuard(w, parts),
+    ...addressPins(w, parts),
   });
 }
 

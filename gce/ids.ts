@@ -60,7 +60,7 @@ export function declaredResourceIds(desired: DesiredState, scope: Scope): string
   for (const service of desired.services) {
     if (scope.kind === "service" && service.key !== `${scope.namespace}/${scope.name}`) continue;
     const targetPool = service.backend === "target-pool";
-    if (service.userIP === undefined && service.ipv6Only !== true) ids.push(regional("addresses", service.lbName));
+    if (service.reserveAddress === true) ids.push(regional("addresses", service.lbName));
     if (service.healthCheck.kind === "dedicated")
       ids.push(
         targetPool

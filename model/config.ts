@@ -3,7 +3,7 @@ import { DEFAULT_LOAD_BALANCER_CLASS } from "./annotations";
 import { INSTANCE_GROUP_MAX_INSTANCES } from "./limits";
 import { instanceGroupName, isValidGceName, nodeHealthCheckFirewallName, routeName } from "./names";
 import { parseCidr4 } from "./net";
-import { type BackendMode, type Config, POD_CIDR_SOURCES, POD_CIDR_STACKS } from "./types";
+import { ADDRESS_RESERVATIONS, type BackendMode, type Config, POD_CIDR_SOURCES, POD_CIDR_STACKS } from "./types";
 
 export const CONFIG_KEYS = [
   "project",
@@ -22,6 +22,7 @@ export const CONFIG_KEYS = [
   "instanceGroupLimit",
   "enableL4DenyFirewall",
   "instanceGroupZones",
+  "addressReservation",
 ] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
@@ -173,6 +174,7 @@ export function parseConfig(raw: RawConfig): Config {
   const instanceGroupLimit = groupLimit(raw, problems);
   const enableL4DenyFirewall = bool(raw, "enableL4DenyFirewall", false, problems);
   const instanceGroupZones = instanceGroupZonesOf(raw, region, problems);
+  const addressReservation = oneOf(raw, "addressReservation", ADDRESS_RESERVATIONS, problems);
   // Checked after trimming, so "  " or " , " counts as missing.
   const present: Record<(typeof REQUIRED)[number], boolean> = {
     project: project !== "",
@@ -217,5 +219,6 @@ export function parseConfig(raw: RawConfig): Config {
     ...(instanceGroupLimit !== undefined ? { instanceGroupLimit } : {}),
     ...(enableL4DenyFirewall ? { enableL4DenyFirewall } : {}),
     ...(instanceGroupZones !== undefined ? { instanceGroupZones } : {}),
+    ...(addressReservation === "always" ? { addressReservation } : {}),
   };
 }

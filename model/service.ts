@@ -407,6 +407,7 @@ export function serviceShape(service: ServiceInfo, config: Config, denyRuleHeld:
     ...(subnetwork !== undefined ? { subnetwork } : {}),
     allowGlobalAccess,
     ...(userIP !== undefined ? { userIP } : {}),
+    ...(reservesAddress(config, userIP, served.ipv4, frontends) ? { reserveAddress: true as const } : {}),
     frontends,
     sessionAffinity: affinity === "ClientIP" ? "CLIENT_IP" : "NONE",
     healthCheck,
@@ -429,6 +430,23 @@ export function serviceShape(service: ServiceInfo, config: Config, denyRuleHeld:
     ...(served.fallback !== undefined ? { ipv6Fallback: served.fallback } : {}),
   };
   return { ok: true, desired };
+}
+
+/**
+ * Whether `<lb>` is reserved for the Service's life: with `addressReservation: always`, or when its
+ * IPv4 forwarding rules (one per protocol) share one IP, which GCE allows only through a reserved
+ * address (internal: purpose SHARED_LOADBALANCER_VIP, load-balancing/docs/internal/multiple-forwarding-rules-same-ip;
+ * external: a rule naming an IP must name a reserved one, load-balancing/docs/forwarding-rule-concepts,
+ * "IP address specifications"). Never for a user-owned IP, nor without IPv4.
+ */
+function reservesAddress(
+  config: Pick<Config, "addressReservation">,
+  userIP: string | undefined,
+  ipv4: boolean,
+  frontends: readonly FrontendSpec[],
+): boolean {
+  if (userIP !== undefined || !ipv4) return false;
+  return config.addressReservation === "always" || frontends.length > 1;
 }
 
 /** What a Service's firewalls are derived from. */

@@ -61,6 +61,15 @@ export interface ClusterSnapshot {
 
 export type BackendMode = "backend-service" | "target-pool";
 
+/**
+ * How long a Service's IPv4 address is reserved. `transient` (the default, as the stock CCM): the
+ * forwarding rule keeps an ephemeral IP, reserved as `<lb>` only while a run replaces the rule.
+ * `always`: `<lb>` is reserved for the Service's life, so its IP survives even a forwarding rule
+ * deleted out of band.
+ */
+export const ADDRESS_RESERVATIONS = ["transient", "always"] as const;
+export type AddressReservation = (typeof ADDRESS_RESERVATIONS)[number];
+
 export const POD_CIDR_SOURCES = ["none", "cloud"] as const;
 export type PodCIDRSource = (typeof POD_CIDR_SOURCES)[number];
 /** The stock CCM's cluster stack types (cloud_cidr_allocator.go clusterStackType). */
@@ -82,6 +91,8 @@ export interface Config {
   clusterCIDR?: string;
   /** Default backend kind for external load balancers. */
   backendMode: BackendMode;
+  /** Absent: `transient`. */
+  addressReservation?: AddressReservation;
   /** Declare one route per node podCIDR (always false with podCIDRSource `cloud`). */
   configureRoutes: boolean;
   /**
@@ -129,8 +140,8 @@ export interface FirewallAllow {
 /**
  * Where a Service's firewall opens: towards the load balancer's IP of the rule's family only
  * (`destinationRanges`, as the stock CCM's `firewallObject`), never every IP of the tagged nodes.
- * `address`: the address dccm reserves (`<lb>`, `<lb>-ipv6`), known once it exists; `ip`: a
- * user-owned `spec.loadBalancerIP`.
+ * `address`: the load balancer's own IP — of the address dccm reserves (`<lb>`, `<lb>-ipv6`), or
+ * the forwarding rule's ephemeral one — known once it exists; `ip`: a user-owned `spec.loadBalancerIP`.
  */
 export type FirewallDestination = { kind: "address" } | { kind: "ip"; ip: string };
 
@@ -255,6 +266,13 @@ export interface ServiceDesired {
   allowGlobalAccess: boolean;
   /** When set, a user-owned static IP: used, never reserved nor released by us. */
   userIP?: string;
+  /**
+   * Set when the address `<lb>` is reserved for the Service's life: config addressReservation
+   * `always`, or several IPv4 forwarding rules share the IP (GCE lets rules share an IP only through
+   * a reserved address). Unset (no userIP): the rule's IP is ephemeral, reserved only while a run
+   * replaces the rule (controllers/service/addressPins.ts).
+   */
+  reserveAddress?: true;
   frontends: FrontendSpec[];
   sessionAffinity: "CLIENT_IP" | "NONE";
   healthCheck: HealthCheckRef;

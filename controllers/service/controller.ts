@@ -25,14 +25,15 @@ import {
 import type { ControllerMetrics } from "../metrics";
 import type { RemovalPlan } from "../../model/removal";
 import type { ServiceWriter } from "./services";
-import { describePutBack, type StackRuns } from "../stackRuns";
+import { describePutBack, type StackRuns, type UpResult } from "../stackRuns";
 import type { ClusterReferences } from "../references";
 import type { FullRefreshTimers } from "../fullRefresh";
 import type { StackRecord, StackRecords } from "../stackRecords";
 import type { StackRunner } from "../../stacks/runner";
 import type { StatusBook } from "../status";
 import type { Adoption } from "../../components/adoption";
-import type { RepairGuard } from "./repairs";
+import { ADDRESS_TYPE, type RepairGuard } from "./repairs";
+import { AddressPinError, addressStep, recordedAddress, reservesTransiently, type AddressStep } from "./addressPins";
 import { classifyFailure, QUOTA_EXCEEDED, QUOTA_RETRY_MS, quotaExceededMessage } from "../failures";
 import { ingressOf } from "../../components/outputs";
 import { pendingRefresh, refreshAnswer, type RefreshFinding } from "./refreshRequest";
@@ -84,6 +85,15 @@ export interface ServiceControllerDeps {
   repairs?: Pick<RepairGuard, "decide">;
   /** Before a Service stack's first up (controllers/service/existingLoadBalancer.ts); absent without Compute access: the first up runs unchecked. */
   firstUpGuard?: FirstUpGuard;
+  /** Reserves a Service's IP before a run that may replace its forwarding rule (addressPins.ts); absent without Compute access: such a run fails instead. */
+  addressPins?: AddressPinning;
+}
+
+/** What a pin needs: the reservation, the address's ID, and what the stack holds (to import `<lb>` only once). */
+export interface AddressPinning {
+  pin(service: ServiceDesired, ip: string): Promise<void>;
+  addressId(service: ServiceDesired): string;
+  held(stack: string, scope: Scope): Promise<ReadonlySet<string>>;
 }
 
 /** What the guard before a Service stack's first up reads: GCE under the load balancer's names, and what the stack holds. */
@@ -154,6 +164,10 @@ export class ServiceController {
         refresh: sync.refresh,
         clusterReady: view.service !== undefined && this.deps.cluster.readyFor(view.service),
         loadBalancerClasses: this.deps.loadBalancerClasses,
+        addressToRelease:
+          view.service !== undefined &&
+          reservesTransiently(view.service) &&
+          recordedAddress(sync.record.recorded ?? {}, namespace, name).holdsAddress,
       });
       if (action.kind !== "inspect")
         return { action: action.kind, result: await this.execute(action, sync, view.service, meta) };
@@ -278,10 +292,17 @@ export class ServiceController {
       await this.deps.events.record(target, "Warning", "IPv6Unavailable", service.ipv6Fallback);
     // Ledger before anything is created under the name: without an entry a leak is never provably ours.
     await this.deps.ledger?.record(service.lbName, { key: `${meta.namespace}/${meta.name}`, uid: meta.uid });
+    const published = record.published ?? ingressOf(record.recorded ?? {}, meta.namespace, meta.name);
+    let step = addressStep({
+      service,
+      recorded: recordedAddress(record.recorded ?? {}, meta.namespace, meta.name),
+      published,
+      change: action.changed,
+    });
     let adoption: Adoption | undefined;
-    if (sync.refresh && !action.changed && this.deps.repairs !== undefined) {
+    // A release holds the IP on `<lb>` all through its run: it needs no plan first.
+    if (sync.refresh && !action.changed && this.deps.repairs !== undefined && step.kind !== "release") {
       // A repair, not a change of the Service: planned first, never applied if it would change the IP.
-      const published = record.published ?? ingressOf(record.recorded ?? {}, meta.namespace, meta.name);
       const decision = await this.deps.repairs.decide({
         stack: item.key,
         scope: sync.scope,
@@ -298,9 +319,10 @@ export class ServiceController {
         sync.finding = { kind: "clean" };
         return this.unchanged(sync, service, meta, published);
       }
-      adoption = decision.adoption;
+      if (decision.kind === "pin") step = { kind: "pin", ip: decision.ip };
+      else adoption = decision.adoption;
     }
-    const outcome = await this.deps.runs.up(item.key, sync.scope, record, sync.refresh, action.hash, adoption);
+    const outcome = await this.upHolding(step, sync, service, action.hash, adoption);
     if (sync.refresh) {
       const putBack = describePutBack(outcome.changed);
       sync.finding = action.changed
@@ -326,6 +348,62 @@ export class ServiceController {
     if (action.changed) await this.deps.events.record(target, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
     this.deps.drift.arm(item.key);
     return { kind: "ok" };
+  }
+
+  /**
+   * The up, holding the IPv4 address as `step` says (addressPins.ts): a pin is reserved, run on
+   * and released by a second run; what both put back is reported, but for the pin's own address.
+   */
+  private async upHolding(
+    step: AddressStep,
+    sync: Sync,
+    service: ServiceDesired,
+    hash: string,
+    adoption: Adoption | undefined,
+  ): Promise<UpResult> {
+    const { item, record, scope } = sync;
+    const holding = (ip: string | undefined, reserve: boolean, imports: ReadonlySet<string>): Adoption => ({
+      imports,
+      ...(ip !== undefined ? { addressPins: new Map([[service.key, { ip, reserve }]]) } : {}),
+    });
+    switch (step.kind) {
+      case "none":
+        return this.deps.runs.up(item.key, scope, record, sync.refresh, hash, adoption);
+      case "release":
+        return this.deps.runs.up(item.key, scope, record, sync.refresh, hash, holding(step.ip, false, new Set()));
+      case "pin": {
+        const pins = this.deps.addressPins;
+        if (pins === undefined)
+          throw new AddressPinError(
+            service.key,
+            "a run that may replace its forwarding rule needs its IP reserved first, and this daemon has no Compute access to reserve it",
+          );
+        await pins.pin(service, step.ip);
+        const id = pins.addressId(service);
+        const imports = (await pins.held(item.key, scope)).has(id) ? new Set<string>() : new Set([id]);
+        const pinned = await this.deps.runs.up(
+          item.key,
+          scope,
+          record,
+          sync.refresh,
+          hash,
+          holding(step.ip, true, imports),
+        );
+        const released = await this.deps.runs.up(
+          item.key,
+          scope,
+          record,
+          false,
+          hash,
+          holding(step.ip, false, new Set()),
+        );
+        const own = `${service.key}:address`;
+        const changed = [...pinned.changed, ...released.changed].filter(
+          (change) => !(change.type === ADDRESS_TYPE && change.name === own),
+        );
+        return { outputs: released.outputs, changed };
+      }
+    }
   }
 
   /** A refresh whose plan changes nothing: no up; the status as published, the full refresh armed again. */

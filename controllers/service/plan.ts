@@ -79,6 +79,12 @@ export interface ServiceSyncInput {
   refresh: boolean;
   clusterReady: boolean;
   loadBalancerClasses: readonly string[];
+  /**
+   * The stack, as recorded, holds `<lb>` while the Service reserves none at rest (an earlier run's
+   * pin, or a reservation made for life by an earlier release or `addressReservation: always`):
+   * a run releases it (controllers/service/addressPins.ts).
+   */
+  addressToRelease?: boolean;
 }
 
 export function planServiceSync(record: StackRecord, input: ServiceSyncInput): ServiceSyncAction {
@@ -86,13 +92,14 @@ export function planServiceSync(record: StackRecord, input: ServiceSyncInput): S
   if (service !== undefined && hash !== undefined) {
     if (meta === undefined) return { kind: "none" };
     if (!input.clusterReady) return { kind: "waitForCluster" };
-    if (record.applied === hash && !input.refresh && record.published !== undefined)
+    const release = input.addressToRelease === true;
+    if (record.applied === hash && !input.refresh && record.published !== undefined && !release)
       return { kind: "publish", ingress: record.published, restored: false };
     if (record.recorded === undefined)
       return { kind: "inspect", failure: { prefix: "Error syncing load balancer", tell: true } };
     const changed = record.applied !== hash;
     // Unchanged since the last run before a restart: only the status may need writing.
-    if (!changed && !input.refresh)
+    if (!changed && !input.refresh && !release)
       return { kind: "publish", ingress: ingressOf(record.recorded, input.namespace, input.name), restored: true };
     return {
       kind: "apply",

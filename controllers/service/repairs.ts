@@ -19,6 +19,7 @@ import type { DesiredCache } from "../../model/desiredCache";
 import type { EventRecorder, EventTarget } from "../../runtime/events";
 import type { ControllerMetrics } from "../metrics";
 import type { StackRuns } from "../stackRuns";
+import { publishedIpv4, reservesTransiently } from "./addressPins";
 
 export const FORWARDING_RULE_TYPE = "gcp:compute/forwardingRule:ForwardingRule";
 export const ADDRESS_TYPE = "gcp:compute/address:Address";
@@ -190,8 +191,8 @@ export function judgeRepair(
 }
 
 /**
- * Pure: the addresses a repair pins, by GCE ID → IP: the Service's IPv4 address `<lb>` (none when
- * it uses its own loadBalancerIP, or serves IPv6 only) to the one IPv4 address it published. The
+ * Pure: the addresses a repair pins, by GCE ID → IP: the Service's IPv4 address `<lb>`, when it
+ * reserves one for life (controllers/service/addressPins.ts has the others), to the one IPv4 address it published. The
  * IPv6 address is not pinned: a missing one is held, not repaired (docs/operations/known-limits.md).
  */
 export function repairPins(
@@ -201,7 +202,7 @@ export function repairPins(
   published: readonly string[],
 ): Map<string, string> {
   const pins = new Map<string, string>();
-  if (service.userIP !== undefined || service.ipv6Only === true) return pins;
+  if (service.reserveAddress !== true) return pins;
   const ipv4 = published.filter((ip) => isIP(ip) === 4);
   const id = gceResourceId(ADDRESS_TYPE, { project, region, name: service.lbName });
   if (ipv4.length === 1 && id !== undefined) pins.set(id, ipv4[0]);
@@ -247,7 +248,28 @@ export interface RepairGuardDeps {
 }
 
 export type RepairDecision =
-  { kind: "apply"; adoption: Adoption } | { kind: "nothing" } | { kind: "held"; error: IpChangeHeldError };
+  | { kind: "apply"; adoption: Adoption }
+  /** A Service without a reservation whose repair replaces a rule on the IP it has: pinned first (addressPins.ts). */
+  | { kind: "pin"; ip: string }
+  | { kind: "nothing" }
+  | { kind: "held"; error: IpChangeHeldError };
+
+/**
+ * Pure: whether a held plan of a Service that reserves no address at rest only replaces forwarding
+ * rules that exist on the published IPv4 address: then pinning that IP first keeps it, and the
+ * repair can run. A rule that is gone (created by the plan) took its ephemeral IP with it.
+ */
+export function pinnableRepair(
+  held: readonly HeldResource[],
+  resources: readonly PlannedResource[],
+  ip: string | undefined,
+): boolean {
+  if (ip === undefined) return false;
+  return held.every((resource) => {
+    if (resource.type !== FORWARDING_RULE_TYPE || resource.op !== "replace") return false;
+    return resources.some((planned) => planned.name === resource.name && planned.before === ip);
+  });
+}
 
 export interface RepairRun {
   stack: string;
@@ -270,9 +292,13 @@ export class RepairGuard {
       addressIps: repairPins(run.service, cluster.project, cluster.region, run.published),
     };
     const steps = await this.deps.runs.preview(run.stack, run.scope, run.hash, adoption);
-    const verdict = judgeRepair(plannedResources(steps), run.published, planChanges(steps));
+    const resources = plannedResources(steps);
+    const verdict = judgeRepair(resources, run.published, planChanges(steps));
     if (verdict.kind === "nothing") return verdict;
     if (verdict.kind === "apply") return { kind: "apply", adoption };
+    const ip = publishedIpv4(run.published);
+    if (reservesTransiently(run.service) && ip !== undefined && pinnableRepair(verdict.held, resources, ip))
+      return { kind: "pin", ip };
     const message = heldMessage(verdict.held, run.published, run.service, cluster.region);
     this.deps.metrics.ipChangesHeld.inc();
     this.deps.logger.warn(
