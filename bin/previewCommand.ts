@@ -53,7 +53,7 @@ import {
   kubeConfigOf,
 } from "./options";
 import { thisMachine } from "../runtime/parallelism";
-import { HASH_OUTPUT, stackProgramOutputs } from "../components/outputs";
+import { HASH_OUTPUT, recordedAddress, stackProgramOutputs } from "../components/outputs";
 
 /** preview's own flags and the shared ones, in help order. */
 const PREVIEW_FLAGS: readonly HelpEntry[] = [
@@ -223,12 +223,25 @@ async function readRecorded(where: Where): Promise<Map<string, RecordedStack>> {
       stack === CLUSTER_STACK || parseServiceStack(stack) !== undefined
         ? undefined
         : recordedService(stack, deployment);
+    const key = service !== undefined ? `${service.namespace}/${service.name}` : recordedServiceKey(stack);
     recorded.set(stack, {
       hash: typeof hash === "string" && !pending ? hash : undefined,
       ...(service !== undefined ? { service: `${service.namespace}/${service.name}` } : {}),
+      ...(key !== undefined && holdsAddress(outputs, key) ? { holdsAddress: true as const } : {}),
     });
   }
   return recorded;
+}
+
+/** `<namespace>/<name>` of a Service stack whose name says it; undefined for the cluster stack. */
+function recordedServiceKey(stack: string): string | undefined {
+  const ref = parseServiceStack(stack);
+  return ref === undefined ? undefined : `${ref.namespace}/${ref.name}`;
+}
+
+function holdsAddress(outputs: Record<string, unknown>, key: string): boolean {
+  const slash = key.indexOf("/");
+  return recordedAddress(outputs, key.slice(0, slash), key.slice(slash + 1)).holdsAddress;
 }
 
 /** The stack's deployment: its checkpoint file on a file:// backend when certain, else `pulumi stack export`. */

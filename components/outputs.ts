@@ -85,3 +85,24 @@ export function ingressOf(outputs: Record<string, unknown>, namespace: string, n
   const raw = isRecord(entry) ? entry.ingress : undefined;
   return Array.isArray(raw) ? raw.filter((ip): ip is string => typeof ip === "string") : [];
 }
+
+/** What a Service stack's outputs say about its IPv4 address, as last applied. */
+export interface RecordedAddress {
+  /** The stack holds `<lb>` (outputs `resources.address`). */
+  holdsAddress: boolean;
+  /** model/ruleShape.ts of the Service as last applied; undefined for a stack applied by a dccm that did not record it. */
+  forwardingRuleShape?: string;
+}
+
+/** Pure: the RecordedAddress of a Service stack's outputs. */
+export function recordedAddress(outputs: Record<string, unknown>, namespace: string, name: string): RecordedAddress {
+  const loadBalancers = outputs.loadBalancers;
+  const entry = isRecord(loadBalancers) ? loadBalancers[`${namespace}/${name}`] : undefined;
+  if (!isRecord(entry)) return { holdsAddress: false };
+  const resources = entry.resources;
+  const shape = entry.forwardingRuleShape;
+  return {
+    holdsAddress: isRecord(resources) && typeof resources.address === "string",
+    ...(typeof shape === "string" ? { forwardingRuleShape: shape } : {}),
+  };
+}

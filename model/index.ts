@@ -9,4 +9,4 @@ export { HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
 export { INSTANCE_GROUP_MAX_INSTANCES, BACKEND_SERVICE_MAX_BACKENDS } from "./limits";
 export { assignGroups, backendGroupKeys, observedReferences, type ZoneGroups } from "./groups";
 export * from "./stacks";
-export { forwardingRuleShape } from "./ruleShape";
+export { forwardingRuleShape, reservesTransiently } from "./ruleShape";

@@ -25,3 +25,8 @@ export function forwardingRuleShape(service: ServiceDesired): string {
     ipv6: service.ipv6 !== undefined ? [service.ipv6.subnetwork, service.ipv6Only === true] : null,
   });
 }
+
+/** Pure: whether `<lb>` is the Service's only while a run holds it (no user IP, no life-long reservation, IPv4 served). */
+export function reservesTransiently(service: ServiceDesired): boolean {
+  return service.userIP === undefined && service.reserveAddress !== true && service.ipv6Only !== true;
+}

@@ -10,6 +10,7 @@ import {
   CLUSTER_STACK,
   observedReferences,
   parseServiceStack,
+  reservesTransiently,
   stackOfResource,
   type ClusterSnapshot,
   type Config,
@@ -80,6 +81,8 @@ export interface RecordedStack {
   hash: string | undefined;
   /** The Service (`<namespace>/<name>`) a stack with a shortened name records (stacks/runner.ts recordedService). */
   service?: string;
+  /** Its outputs name the address `<lb>` (components/outputs.ts recordedAddress). */
+  holdsAddress?: true;
 }
 
 export type StackDecision =
@@ -120,7 +123,7 @@ function byStack(a: { stack: string }, b: { stack: string }): number {
  * its Service is absent, of another class, or no longer a LoadBalancer.
  */
 export function decideStacks(
-  wanted: Pick<DesiredStacks, "hashes" | "rejected" | "services">,
+  wanted: Pick<DesiredStacks, "hashes" | "rejected" | "services"> & Partial<Pick<DesiredStacks, "desired">>,
   recorded: ReadonlyMap<string, RecordedStack>,
   services: readonly ServiceInfo[],
   classes: readonly string[],
@@ -131,9 +134,14 @@ export function decideStacks(
     const key = serviceKey(stack);
     return key === undefined ? {} : { service: key };
   };
+  const transient = new Set(
+    (wanted.desired?.services ?? []).filter((service) => reservesTransiently(service)).map((service) => service.stack),
+  );
   for (const [stack, hash] of wanted.hashes) {
     const record = recorded.get(stack);
-    const kind = record === undefined ? "create" : record.hash === hash ? "unchanged" : "preview";
+    // A stack holding `<lb>` its Service no longer reserves runs once to release it (controllers/service/addressPins.ts).
+    const release = record?.holdsAddress === true && transient.has(stack);
+    const kind = record === undefined ? "create" : record.hash === hash && !release ? "unchanged" : "preview";
     decisions.push({ stack, ...service(stack), kind });
   }
   for (const [stack, messages] of wanted.rejected) {

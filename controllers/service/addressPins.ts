@@ -12,35 +12,16 @@
  *
  * Every step is recorded where a restart finds it: the reservation in GCE (a second insert finds it
  * and checks its IP), the pinned run in the stack (whose outputs then name `<lb>`: planServiceSync
- * asks for the release). The decisions are pure (addressStep); AddressPinner is the executor's I/O.
+ * asks for the release: components/outputs.ts recordedAddress). The decisions are pure (addressStep);
+ * AddressPinner is the executor's I/O.
  */
 import { isIP } from "node:net";
 
-import { forwardingRuleShape, type ServiceDesired } from "../../model";
+import { forwardingRuleShape, reservesTransiently, type ServiceDesired } from "../../model";
+import type { RecordedAddress } from "../../components/outputs";
 import { isRecord } from "../../runtime/guards";
 import { regionalResourceId } from "../../gce/ids";
 import type { ComputeClient } from "../../gce";
-
-/** What a Service stack's outputs say about its IPv4 address, as last applied. */
-export interface RecordedAddress {
-  /** The stack holds `<lb>` (outputs `resources.address`). */
-  holdsAddress: boolean;
-  /** model/ruleShape.ts of the Service as last applied; undefined for a stack applied by a dccm that did not record it. */
-  forwardingRuleShape?: string;
-}
-
-/** Pure: the RecordedAddress of a Service stack's outputs. */
-export function recordedAddress(outputs: Record<string, unknown>, namespace: string, name: string): RecordedAddress {
-  const loadBalancers = outputs.loadBalancers;
-  const entry = isRecord(loadBalancers) ? loadBalancers[`${namespace}/${name}`] : undefined;
-  if (!isRecord(entry)) return { holdsAddress: false };
-  const resources = entry.resources;
-  const shape = entry.forwardingRuleShape;
-  return {
-    holdsAddress: isRecord(resources) && typeof resources.address === "string",
-    ...(typeof shape === "string" ? { forwardingRuleShape: shape } : {}),
-  };
-}
 
 export type AddressStep =
   /** Nothing to hold: the rules keep the IP they have (or get an ephemeral one, the first time). */
@@ -60,11 +41,6 @@ export interface AddressStepInput {
   published: readonly string[];
   /** The run is a change of the Service (its hash differs from the one applied). */
   change: boolean;
-}
-
-/** Pure: whether `<lb>` is the Service's only while a run holds it (no user IP, no life-long reservation, IPv4 served). */
-export function reservesTransiently(service: ServiceDesired): boolean {
-  return service.userIP === undefined && service.reserveAddress !== true && service.ipv6Only !== true;
 }
 
 /** Pure: the one IPv4 address of the status, if there is exactly one. */

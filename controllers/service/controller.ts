@@ -5,7 +5,13 @@
  */
 import type { Logger } from "pino";
 
-import { ANNOTATION_REFRESH_HANDLED, serviceStackName, type ServiceDesired, type Scope } from "../../model";
+import {
+  ANNOTATION_REFRESH_HANDLED,
+  reservesTransiently,
+  serviceStackName,
+  type ServiceDesired,
+  type Scope,
+} from "../../model";
 import type { DesiredCache } from "../../model/desiredCache";
 import type { ClusterWatcher, ServiceMeta } from "../../watcher/informers";
 import { describeError } from "../../runtime/errors";
@@ -33,9 +39,9 @@ import type { StackRunner } from "../../stacks/runner";
 import type { StatusBook } from "../status";
 import type { Adoption } from "../../components/adoption";
 import { ADDRESS_TYPE, type RepairGuard } from "./repairs";
-import { AddressPinError, addressStep, recordedAddress, reservesTransiently, type AddressStep } from "./addressPins";
+import { AddressPinError, addressStep, type AddressStep } from "./addressPins";
 import { classifyFailure, QUOTA_EXCEEDED, QUOTA_RETRY_MS, quotaExceededMessage } from "../failures";
-import { ingressOf } from "../../components/outputs";
+import { ingressOf, recordedAddress } from "../../components/outputs";
 import { pendingRefresh, refreshAnswer, type RefreshFinding } from "./refreshRequest";
 import {
   planServiceSync,

@@ -14,12 +14,12 @@ import type { Logger } from "pino";
 import type { Adoption } from "../../components/adoption";
 import { gceResourceId } from "../../gce/ids";
 
-import { type ServiceDesired, type Scope, nameFromUrn } from "../../model";
+import { type ServiceDesired, type Scope, nameFromUrn, reservesTransiently } from "../../model";
 import type { DesiredCache } from "../../model/desiredCache";
 import type { EventRecorder, EventTarget } from "../../runtime/events";
 import type { ControllerMetrics } from "../metrics";
 import type { StackRuns } from "../stackRuns";
-import { publishedIpv4, reservesTransiently } from "./addressPins";
+import { publishedIpv4 } from "./addressPins";
 
 export const FORWARDING_RULE_TYPE = "gcp:compute/forwardingRule:ForwardingRule";
 export const ADDRESS_TYPE = "gcp:compute/address:Address";
