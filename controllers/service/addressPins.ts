@@ -26,8 +26,12 @@ import type { ComputeClient } from "../../gce";
 export type AddressStep =
   /** Nothing to hold: the rules keep the IP they have (or get an ephemeral one, the first time). */
   | { kind: "none" }
-  /** Reserve `<lb>` on `ip` before the run, run holding it, then release it. */
-  | { kind: "pin"; ip: string }
+  /**
+   * Reserve `<lb>` on `ip` before the run and run holding it; then, `release`, a second run releases
+   * it. Without `release`, the Service now reserves `<lb>` for life (a second protocol shares the IP,
+   * or `addressReservation: always`): the rule's ephemeral IP is promoted, never replaced by a new one.
+   */
+  | { kind: "pin"; ip: string; release: boolean }
   /**
    * The stack holds `<lb>` (a pinned run's, or one reserved for life by an earlier release or mode):
    * a run with the rules on `ip` that no longer declares it, so the engine deletes it last.
@@ -56,12 +60,14 @@ export function publishedIpv4(published: readonly string[]): string | undefined 
  */
 export function addressStep(input: AddressStepInput): AddressStep {
   const { service, recorded } = input;
-  if (!reservesTransiently(service)) return { kind: "none" };
   const ip = publishedIpv4(input.published);
+  if (service.reserveAddress === true && service.userIP === undefined && service.ipv6Only !== true)
+    return !recorded.holdsAddress && ip !== undefined ? { kind: "pin", ip, release: false } : { kind: "none" };
+  if (!reservesTransiently(service)) return { kind: "none" };
   if (recorded.holdsAddress) return ip !== undefined ? { kind: "release", ip } : { kind: "release" };
   if (!input.change || ip === undefined) return { kind: "none" };
   if (recorded.forwardingRuleShape === forwardingRuleShape(service)) return { kind: "none" };
-  return { kind: "pin", ip };
+  return { kind: "pin", ip, release: true };
 }
 
 /** The GCE resource ID of `<lb>` (gce/ids.ts), as the adoption's imports name it. */
@@ -106,10 +112,14 @@ export class AddressPinner {
           address: ip,
           addressType: service.scheme,
           description: service.description,
+          // As components/serviceLoadBalancer.ts declares every internal address: TCP and UDP rules can share it.
           ...(service.scheme === "INTERNAL"
-            ? service.subnetwork !== undefined
-              ? { subnetwork: `projects/${project}/regions/${region}/subnetworks/${service.subnetwork}` }
-              : {}
+            ? {
+                purpose: "SHARED_LOADBALANCER_VIP",
+                ...(service.subnetwork !== undefined
+                  ? { subnetwork: `projects/${project}/regions/${region}/subnetworks/${service.subnetwork}` }
+                  : {}),
+              }
             : { networkTier: service.networkTier }),
         },
         opts,

@@ -325,7 +325,7 @@ export class ServiceController {
         sync.finding = { kind: "clean" };
         return this.unchanged(sync, service, meta, published);
       }
-      if (decision.kind === "pin") step = { kind: "pin", ip: decision.ip };
+      if (decision.kind === "pin") step = { kind: "pin", ip: decision.ip, release: true };
       else adoption = decision.adoption;
     }
     const outcome = await this.upHolding(step, sync, service, action.hash, adoption);
@@ -395,6 +395,7 @@ export class ServiceController {
           hash,
           holding(step.ip, true, imports),
         );
+        if (!step.release) return pinned;
         const released = await this.deps.runs.up(
           item.key,
           scope,

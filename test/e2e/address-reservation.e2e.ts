@@ -7,7 +7,7 @@ import * as assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 
-import { loadBalancerName, parseConfig } from "../../model";
+import { loadBalancerName, parseConfig, protocolSuffixedName } from "../../model";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { createNode, E2E_CONFIG, eventReasons, lbService } from "../support/e2e/cluster";
 import { eventually } from "../support/wait";
@@ -91,6 +91,37 @@ describe("addressReservation transient: ephemeral IPs, pinned only while a chang
       .map((entry) => `${entry.op} ${entry.name}`);
     assert.deepEqual(addressSteps, [`create ${lb}`, `delete ${lb}`]);
     assert.deepEqual(kindsNamed(lb), [`backendServices ${lb}`, `firewalls k8s-fw-${lb}`, `forwardingRules ${lb}`]);
+  });
+
+  it("a UDP port added shares the IP through <lb>, promoted from the rule's ephemeral IP; removed, <lb> is released; the IP never changes", async () => {
+    const service = await core.readNamespacedService({ name: "quota-4", namespace: "default" });
+    const lb = loadBalancerName(service.metadata?.uid ?? "");
+    const ip = await ingressOf("quota-4");
+    const udp = protocolSuffixedName(lb, "UDP");
+    await core.patchNamespacedService(
+      {
+        name: "quota-4",
+        namespace: "default",
+        body: [{ op: "add", path: "/spec/ports/-", value: { name: "dns", protocol: "UDP", port: 53, targetPort: 53 } }],
+      },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch),
+    );
+    await eventually("the UDP rule", () => (ruleOf(udp) !== undefined ? true : undefined));
+    const address = env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === lb);
+    assert.equal(address?.properties.address, ip);
+    assert.equal(ruleOf(lb)?.properties.ipAddress, ip);
+    assert.equal(ruleOf(udp)?.properties.ipAddress, ip);
+    await core.patchNamespacedService(
+      { name: "quota-4", namespace: "default", body: [{ op: "remove", path: "/spec/ports/1" }] },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch),
+    );
+    await eventually("the UDP rule gone and <lb> released", () =>
+      ruleOf(udp) === undefined && !env.gce.listResources().some((resource) => resource.kind === "addresses")
+        ? true
+        : undefined,
+    );
+    assert.equal(ruleOf(lb)?.properties.ipAddress, ip);
+    assert.equal(await ingressOf("quota-4"), ip);
   });
 
   it("a drift repair of a forwarding rule changed out of band replaces it on the same IP, pinned and released", async () => {
