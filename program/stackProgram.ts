@@ -39,6 +39,17 @@ async function readInput(config: pulumi.Config): Promise<DumpContents> {
   return listCluster(loadKubeConfig(config.get("kubeconfig")));
 }
 
+/**
+ * The program's own default where it differs from the daemon's: `addressReservation: always`. A
+ * `pulumi up` from CI is one run with no Compute client, so it cannot reserve a forwarding rule's
+ * ephemeral IP before replacing the rule, as the daemon does (controllers/service/addressPins.ts):
+ * without a reservation for life, a change replacing a rule would take a new IP. An explicit
+ * `transient` is honoured.
+ */
+export function withProgramDefaults(raw: RawConfig): RawConfig {
+  return raw.addressReservation === undefined ? { ...raw, addressReservation: "always" } : raw;
+}
+
 function rawConfig(config: pulumi.Config, clusterIdFromCluster: string | undefined): RawConfig {
   const raw: RawConfig = {};
   for (const key of CONFIG_KEYS) {
@@ -48,7 +59,7 @@ function rawConfig(config: pulumi.Config, clusterIdFromCluster: string | undefin
     raw[key] = value.startsWith("[") ? (JSON.parse(value) as unknown) : value;
   }
   if (raw.clusterId === undefined && clusterIdFromCluster !== undefined) raw.clusterId = clusterIdFromCluster;
-  return raw;
+  return withProgramDefaults(raw);
 }
 
 function errorMessage(error: unknown): string {
