@@ -138,7 +138,8 @@ export const GCP_KEY_REFERENCE: Record<ConfigKey, { readonly required: string; r
       "zones (of `region`, e.g. `us-central1-a,us-central1-b,us-central1-c`) whose instance group `k8s-ig--<clusterId>` is declared even with no Node there, and which every backend-service load balancer lists. Without it, the first Node of a zone and the last one leaving change every backend-service Service's backend list: one Service-stack run each (≈1 CPU-s apiece, queued before real changes at thousands of Services). With it, they change the cluster stack only (measured in test/e2e/instance-group-zones.e2e.ts: 1 cluster-stack run, 0 Service-stack runs). Setting it runs each backend-service Service that lacked one of the zones once. A zone outside the list still joins as without the key. GCE accepts an empty unmanaged group as a backend: dccm already keeps one while a Service names it (see the daemon)",
   },
   addressReservation: {
-    required: "no (`transient`, as the stock CCM; `always` in the CI stack program, which cannot reserve an IP before a run)",
+    required:
+      "no (`transient`, as the stock CCM; `always` in the CI stack program, which cannot reserve an IP before a run)",
     meaning:
       "`transient`: a Service without `spec.loadBalancerIP` keeps the ephemeral IP of its forwarding rule and holds no static address at rest; a run that replaces the rule first reserves its current IP as `<lb>` and releases it after, so the IP stays (one `STATIC_ADDRESSES` unit per Service only while its rule is replaced). `always`: `<lb>` is reserved for the Service's life, so its IP survives even a forwarding rule deleted out of band. A Service whose TCP and UDP rules share one IP, and every IPv6 address `<lb>-ipv6`, is reserved in both modes. See [Services](../guides/services.md#ip-addresses-and-gce-quotas)",
   },
