@@ -385,6 +385,10 @@ export class ServiceController {
             "a run that may replace its forwarding rule needs its IP reserved first, and this daemon has no Compute access to reserve it",
           );
         await pins.pin(service, step.ip);
+        this.deps.logger.info(
+          { stack: item.key, ip: step.ip, release: step.release },
+          "reserved the load balancer's IP before a run that may replace its forwarding rule",
+        );
         const id = pins.addressId(service);
         const imports = (await pins.held(item.key, scope)).has(id) ? new Set<string>() : new Set([id]);
         const pinned = await this.deps.runs.up(
