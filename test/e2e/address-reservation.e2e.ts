@@ -39,7 +39,8 @@ describe("addressReservation transient: ephemeral IPs, pinned only while a chang
     env.gce.putInstance("node-a1", { zone: "us-central1-a" });
     await createNode(core, "node-a1", "us-central1-a");
     daemon = new Daemon(
-      daemonOptions(env, parseConfig(E2E_CONFIG), {
+      // The e2e VPC is custom mode: internal Services need a subnetwork.
+      daemonOptions(env, parseConfig({ ...E2E_CONFIG, subnetwork: "k8s-subnet" }), {
         driftMs: 4000,
         driftListing: { computeEndpoint: env.gce.computeEndpoint },
         firstUpGuard: { computeEndpoint: env.gce.computeEndpoint },
@@ -91,6 +92,39 @@ describe("addressReservation transient: ephemeral IPs, pinned only while a chang
       .map((entry) => `${entry.op} ${entry.name}`);
     assert.deepEqual(addressSteps, [`create ${lb}`, `delete ${lb}`]);
     assert.deepEqual(kindsNamed(lb), [`backendServices ${lb}`, `firewalls k8s-fw-${lb}`, `forwardingRules ${lb}`]);
+  });
+
+  it("an internal Service likewise: no address at rest, TCP → UDP on the same IP through a pin", async () => {
+    const created = await core.createNamespacedService({
+      namespace: "default",
+      body: lbService("ilb", {}, { "networking.gke.io/load-balancer-type": "Internal" }),
+    });
+    const lb = loadBalancerName(created.metadata?.uid ?? "");
+    const ip = await ingressOf("ilb");
+    assert.equal(ruleOf(lb)?.properties.loadBalancingScheme, "INTERNAL");
+    assert.equal(
+      env.gce.listResources().some((resource) => resource.kind === "addresses"),
+      false,
+    );
+    env.gce.clearHistory();
+    await core.patchNamespacedService(
+      { name: "ilb", namespace: "default", body: [{ op: "replace", path: "/spec/ports/0/protocol", value: "UDP" }] },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch),
+    );
+    await eventually("a UDP internal rule, and no address", () =>
+      ruleOf(lb)?.properties.ipProtocol === "UDP" &&
+      !env.gce.listResources().some((resource) => resource.kind === "addresses")
+        ? true
+        : undefined,
+    );
+    assert.equal(ruleOf(lb)?.properties.ipAddress, ip);
+    assert.deepEqual(
+      env.gce
+        .history()
+        .filter((entry) => entry.kind === "addresses")
+        .map((entry) => `${entry.op} ${entry.name}`),
+      [`create ${lb}`, `delete ${lb}`],
+    );
   });
 
   it("a UDP port added shares the IP through <lb>, promoted from the rule's ephemeral IP; removed, <lb> is released; the IP never changes", async () => {
