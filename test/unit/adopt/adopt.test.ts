@@ -14,7 +14,14 @@ import { formatAdoption, summarizeAdoption } from "../../../adopt/report";
 import type { AdoptionReport } from "../../../adopt/adopter";
 import { declaredResourceIds, gceResourceId } from "../../../gce/ids";
 import { declareStack } from "../../../components/stack";
-import { desiredState, loadBalancerName, type ClusterSnapshot, type DesiredState, type Scope } from "../../../model";
+import {
+  desiredState,
+  loadBalancerName,
+  type ClusterSnapshot,
+  type Config,
+  type DesiredState,
+  type Scope,
+} from "../../../model";
 import { capture } from "../../support/fakes/pulumiMocks";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
 
@@ -104,9 +111,79 @@ const STOCK = inventory([
 
 const NOTHING_HELD = (): ReadonlySet<string> => new Set();
 
-function pinnedDesired(): DesiredState {
-  const pins = servicesToPinOnTargetPool(desiredState(SNAPSHOT, CONFIG), SNAPSHOT.services, STOCK);
-  return desiredState({ ...SNAPSHOT, services: withTargetPoolPins(SNAPSHOT.services, pins) }, CONFIG);
+/** Every IPv4 address reserved for the Service's life: the stock CCM's ephemeral IPs are promoted. */
+const ALWAYS: Config = { ...CONFIG, addressReservation: "always" };
+
+function pinnedDesired(config: Config = CONFIG): DesiredState {
+  const pins = servicesToPinOnTargetPool(desiredState(SNAPSHOT, config), SNAPSHOT.services, STOCK);
+  return desiredState({ ...SNAPSHOT, services: withTargetPoolPins(SNAPSHOT.services, pins) }, config);
+}
+
+/** What planAdoption gives for the four Services in either mode; `always` adds the promotions. */
+function expectedPlans(promote: boolean): StackAdoption[] {
+  const promotion = (
+    service: "ilb" | "local" | "web",
+    ip: string,
+    kind: { addressType: "INTERNAL"; subnetwork: string } | { addressType: "EXTERNAL"; networkTier: "PREMIUM" },
+  ): Pick<StackAdoption, "promotion"> =>
+    promote
+      ? {
+          promotion: {
+            name: LB[service],
+            region: "us-central1",
+            ip,
+            ...kind,
+            description: `{"kubernetes.io/service-name":"default/${service}"}`,
+          },
+        }
+      : {};
+  return [
+    {
+      stack: "cluster",
+      imports: [
+        `${G}/firewalls/k8s-c0ffee1234-node-http-hc`,
+        `${G}/httpHealthChecks/k8s-c0ffee1234-node`,
+        `${G}/routes/prod-aaaaaaaa-0000-4000-8000-000000000001`,
+        `${G}/routes/prod-bbbbbbbb-0000-4000-8000-000000000002`,
+        `${Z("us-central1-a")}/instanceGroups/k8s-ig--c0ffee1234`,
+        `${Z("us-central1-b")}/instanceGroups/k8s-ig--c0ffee1234`,
+      ],
+      leftovers: [],
+    },
+    {
+      stack: "service.default.fixed",
+      service: "default/fixed",
+      imports: [`${R}/forwardingRules/${LB.fixed}`],
+      leftovers: [],
+    },
+    {
+      stack: "service.default.ilb",
+      service: "default/ilb",
+      imports: [`${G}/firewalls/k8s-fw-${LB.ilb}`, `${R}/backendServices/${LB.ilb}`, `${R}/forwardingRules/${LB.ilb}`],
+      ...promotion("ilb", "10.0.0.5", { addressType: "INTERNAL", subnetwork: "k8s-subnet" }),
+      leftovers: [`${G}/firewalls/k8s-c0ffee1234-node-hc`],
+    },
+    {
+      stack: "service.default.local",
+      service: "default/local",
+      imports: [
+        `${G}/firewalls/k8s-${LB.local}-http-hc`,
+        `${G}/firewalls/k8s-fw-${LB.local}`,
+        `${G}/httpHealthChecks/${LB.local}`,
+        `${R}/forwardingRules/${LB.local}`,
+        `${R}/targetPools/${LB.local}`,
+      ],
+      ...promotion("local", "34.0.0.2", { addressType: "EXTERNAL", networkTier: "PREMIUM" }),
+      leftovers: [],
+    },
+    {
+      stack: "service.default.web",
+      service: "default/web",
+      imports: [`${G}/firewalls/k8s-fw-${LB.web}`, `${R}/forwardingRules/${LB.web}`, `${R}/targetPools/${LB.web}`],
+      ...promotion("web", "34.0.0.1", { addressType: "EXTERNAL", networkTier: "PREMIUM" }),
+      leftovers: [],
+    },
+  ];
 }
 
 describe("adopt/plan", () => {
@@ -122,80 +199,12 @@ describe("adopt/plan", () => {
     assert.equal(pinned[3], SNAPSHOT.services[3], "unpinned Services are the very same objects");
   });
 
-  it("plans every stack: what exists under its names is imported, the ephemeral IP promoted first, the stock-only names left", () => {
-    const expected: StackAdoption[] = [
-      {
-        stack: "cluster",
-        imports: [
-          `${G}/firewalls/k8s-c0ffee1234-node-http-hc`,
-          `${G}/httpHealthChecks/k8s-c0ffee1234-node`,
-          `${G}/routes/prod-aaaaaaaa-0000-4000-8000-000000000001`,
-          `${G}/routes/prod-bbbbbbbb-0000-4000-8000-000000000002`,
-          `${Z("us-central1-a")}/instanceGroups/k8s-ig--c0ffee1234`,
-          `${Z("us-central1-b")}/instanceGroups/k8s-ig--c0ffee1234`,
-        ],
-        leftovers: [],
-      },
-      {
-        stack: "service.default.fixed",
-        service: "default/fixed",
-        imports: [`${R}/forwardingRules/${LB.fixed}`],
-        leftovers: [],
-      },
-      {
-        stack: "service.default.ilb",
-        service: "default/ilb",
-        imports: [
-          `${G}/firewalls/k8s-fw-${LB.ilb}`,
-          `${R}/backendServices/${LB.ilb}`,
-          `${R}/forwardingRules/${LB.ilb}`,
-        ],
-        promotion: {
-          name: LB.ilb,
-          region: "us-central1",
-          ip: "10.0.0.5",
-          addressType: "INTERNAL",
-          subnetwork: "k8s-subnet",
-          description: '{"kubernetes.io/service-name":"default/ilb"}',
-        },
-        leftovers: [`${G}/firewalls/k8s-c0ffee1234-node-hc`],
-      },
-      {
-        stack: "service.default.local",
-        service: "default/local",
-        imports: [
-          `${G}/firewalls/k8s-${LB.local}-http-hc`,
-          `${G}/firewalls/k8s-fw-${LB.local}`,
-          `${G}/httpHealthChecks/${LB.local}`,
-          `${R}/forwardingRules/${LB.local}`,
-          `${R}/targetPools/${LB.local}`,
-        ],
-        promotion: {
-          name: LB.local,
-          region: "us-central1",
-          ip: "34.0.0.2",
-          addressType: "EXTERNAL",
-          networkTier: "PREMIUM",
-          description: '{"kubernetes.io/service-name":"default/local"}',
-        },
-        leftovers: [],
-      },
-      {
-        stack: "service.default.web",
-        service: "default/web",
-        imports: [`${G}/firewalls/k8s-fw-${LB.web}`, `${R}/forwardingRules/${LB.web}`, `${R}/targetPools/${LB.web}`],
-        promotion: {
-          name: LB.web,
-          region: "us-central1",
-          ip: "34.0.0.1",
-          addressType: "EXTERNAL",
-          networkTier: "PREMIUM",
-          description: '{"kubernetes.io/service-name":"default/web"}',
-        },
-        leftovers: [],
-      },
-    ];
-    assert.deepEqual(planAdoption(pinnedDesired(), STOCK, NOTHING_HELD), expected);
+  it("plans every stack (transient, the default): what exists under its names is imported, no IP promoted (each keeps its ephemeral one), the stock-only names left", () => {
+    assert.deepEqual(planAdoption(pinnedDesired(), STOCK, NOTHING_HELD), expectedPlans(false));
+  });
+
+  it("plans every stack (addressReservation always): what exists under its names is imported, the ephemeral IP promoted first, the stock-only names left", () => {
+    assert.deepEqual(planAdoption(pinnedDesired(ALWAYS), STOCK, NOTHING_HELD), expectedPlans(true));
   });
 
   it("never imports what a stack holds, and promotes no IP for a stack that holds anything", () => {
@@ -216,13 +225,29 @@ describe("adopt/plan", () => {
     });
   });
 
-  it("plans nothing where GCE has nothing of the cluster, and imports an existing static address instead of promoting", () => {
+  const withAddress = inventory([
+    [`${R}/forwardingRules/${LB.web}`, { name: LB.web, IPAddress: "34.0.0.1" }],
+    [`${R}/addresses/${LB.web}`, { name: LB.web, address: "34.0.0.1" }],
+  ]);
+
+  it("plans nothing where GCE has nothing of the cluster (either mode)", () => {
     assert.deepEqual(planAdoption(pinnedDesired(), new Map(), NOTHING_HELD), []);
-    const withAddress = inventory([
-      [`${R}/forwardingRules/${LB.web}`, { name: LB.web, IPAddress: "34.0.0.1" }],
-      [`${R}/addresses/${LB.web}`, { name: LB.web, address: "34.0.0.1" }],
-    ]);
+    assert.deepEqual(planAdoption(pinnedDesired(ALWAYS), new Map(), NOTHING_HELD), []);
+  });
+
+  it("transient: an existing static address <lb> is neither imported nor promoted (the stack declares none at rest)", () => {
     assert.deepEqual(planAdoption(pinnedDesired(), withAddress, NOTHING_HELD), [
+      {
+        stack: "service.default.web",
+        service: "default/web",
+        imports: [`${R}/forwardingRules/${LB.web}`],
+        leftovers: [],
+      },
+    ]);
+  });
+
+  it("addressReservation always: imports an existing static address instead of promoting", () => {
+    assert.deepEqual(planAdoption(pinnedDesired(ALWAYS), withAddress, NOTHING_HELD), [
       {
         stack: "service.default.web",
         service: "default/web",
@@ -232,8 +257,16 @@ describe("adopt/plan", () => {
     ]);
   });
 
-  it("previews a promoted Service's forwarding rules on the IP they keep; the promoted address's ID", () => {
+  it("transient: no promotion, so nothing previewed on a promoted IP", () => {
     const desired = pinnedDesired();
+    const web = planAdoption(desired, STOCK, NOTHING_HELD).find((plan) => plan.stack === "service.default.web");
+    assert.ok(web !== undefined);
+    assert.equal(web.promotion, undefined);
+    assert.deepEqual([...previewIps(desired, web).entries()], []);
+  });
+
+  it("addressReservation always: previews a promoted Service's forwarding rules on the IP they keep; the promoted address's ID", () => {
+    const desired = pinnedDesired(ALWAYS);
     const web = planAdoption(desired, STOCK, NOTHING_HELD).find((plan) => plan.stack === "service.default.web");
     assert.ok(web?.promotion !== undefined);
     // Its firewall too: it opens towards the address (destinationRanges), whose IP a preview cannot know.
@@ -299,6 +332,26 @@ describe("components: declaredResourceIds and the adoption transformation (Pulum
       const { ids, imported } = await registeredIds(desired, scope, new Set());
       assert.deepEqual([...declaredResourceIds(desired, scope)].sort(), ids);
       assert.deepEqual(imported, []);
+    });
+  }
+  const always = pinnedDesired(ALWAYS);
+  // Every IPv4 Service's <lb>, but the one on its user-owned loadBalancerIP.
+  const ADDRESSES_ALWAYS = new Map([
+    ["all", 3],
+    ["web", 1],
+    ["local", 1],
+    ["ilb", 1],
+    ["fixed", 0],
+  ]);
+  for (const scope of scopes.filter((candidate) => candidate.kind !== "cluster")) {
+    it(`declaredResourceIds is exactly what the program registers with addressReservation always, scope ${scope.kind === "service" ? scope.name : scope.kind}`, async () => {
+      const { ids } = await registeredIds(always, scope, new Set());
+      const declared = [...declaredResourceIds(always, scope)].sort();
+      assert.deepEqual(declared, ids);
+      assert.equal(
+        declared.filter((id) => id.includes("/addresses/")).length,
+        ADDRESSES_ALWAYS.get(scope.kind === "service" ? scope.name : "all"),
+      );
     });
   }
 

@@ -46,7 +46,7 @@ const USAGE = [
   "  dccm help                                                          print this text",
   "  dccm version                                                       print the version (also --version)",
   "one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys",
-  "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes podCIDRSource podCIDRStack loadBalancerClasses instanceGroupLimit enableL4DenyFirewall instanceGroupZones",
+  "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes podCIDRSource podCIDRStack loadBalancerClasses instanceGroupLimit enableL4DenyFirewall instanceGroupZones addressReservation",
   "",
 ].join("\n");
 
@@ -98,6 +98,7 @@ const DAEMON_HELP = [
   "  --instanceGroupLimit N               instances per instance group, 1 to 1000; more nodes in a zone open more groups (default 1000)",
   "  --enableL4DenyFirewall BOOL          a deny rule k8s-fw-<lb>-deny per external load balancer, its allow rules above it at 999 (default false)",
   "  --instanceGroupZones ZONE,…          zones whose instance group is declared even with no Node, listed by every backend-service load balancer: a zone's first and last Node then change the cluster stack only",
+  "  --addressReservation MODE            transient (an ephemeral IP, reserved only while a change replaces the forwarding rule, as the stock CCM) or always (<lb> reserved for the Service's life) (default transient)",
   "",
 ].join("\n");
 
@@ -199,21 +200,17 @@ describe("bin/dccm (child process)", function () {
           "cluster gcp:compute/route:Route cluster:route-node-b1",
           "cluster gcp:compute/route:Route cluster:route-node-b2",
           "cluster gcp:compute/route:Route cluster:route-node-c1",
-          "service.db.internal gcp:compute/address:Address db/internal:address",
           "service.db.internal gcp:compute/firewall:Firewall db/internal:firewall",
           "service.db.internal gcp:compute/forwardingRule:ForwardingRule db/internal:forwarding-rule-tcp",
           "service.db.internal gcp:compute/regionBackendService:RegionBackendService db/internal:backend-tcp",
-          "service.default.local gcp:compute/address:Address default/local:address",
           "service.default.local gcp:compute/firewall:Firewall default/local:firewall",
           "service.default.local gcp:compute/firewall:Firewall default/local:hc-firewall",
           "service.default.local gcp:compute/forwardingRule:ForwardingRule default/local:forwarding-rule-tcp",
           "service.default.local gcp:compute/regionBackendService:RegionBackendService default/local:backend-tcp",
           "service.default.local gcp:compute/regionHealthCheck:RegionHealthCheck default/local:hc",
-          "service.default.restricted gcp:compute/address:Address default/restricted:address",
           "service.default.restricted gcp:compute/firewall:Firewall default/restricted:firewall",
           "service.default.restricted gcp:compute/forwardingRule:ForwardingRule default/restricted:forwarding-rule-tcp",
           "service.default.restricted gcp:compute/regionBackendService:RegionBackendService default/restricted:backend-tcp",
-          "service.default.web gcp:compute/address:Address default/web:address",
           "service.default.web gcp:compute/firewall:Firewall default/web:firewall",
           "service.default.web gcp:compute/forwardingRule:ForwardingRule default/web:forwarding-rule-tcp",
           "service.default.web gcp:compute/regionBackendService:RegionBackendService default/web:backend-tcp",
@@ -406,7 +403,7 @@ describe("bin/dccm (child process)", function () {
         run.stderr,
         "dccm: invalid configuration:\n" +
           "  zone: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
-          "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
+          "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
           "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n" +
           "  project: required\n" +
           '  backendMode: "pool" is not backend-service or target-pool\n',
@@ -594,7 +591,7 @@ describe("bin/dccm (child process)", function () {
           run.stderr,
           "dccm: invalid configuration:\n" +
             "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
-            "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
+            "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
             "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
         );
       });
@@ -612,7 +609,7 @@ describe("bin/dccm (child process)", function () {
           run.stderr,
           "dccm: invalid configuration:\n" +
             "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
-            "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
+            "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
             "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
         );
       });
@@ -709,7 +706,7 @@ describe("bin/dccm (child process)", function () {
         if (match === null || match[1] === "--help") continue;
         args.push(match[1], ...(match[2] !== undefined ? [match[1] === "--log-level" ? "debug" : "x"] : []));
       }
-      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 40);
+      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 41);
       const run = dccm("daemon", ...args, "--help");
       assert.deepStrictEqual([run.status, run.stderr, run.stdout], [0, "", DAEMON_HELP]);
     });

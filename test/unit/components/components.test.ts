@@ -6,7 +6,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { capture as captureUnderMocks, type Captured, type Registered } from "../../support/fakes/pulumiMocks";
 
 import { ClusterNetwork } from "../../../components/clusterNetwork";
-import { ServiceLoadBalancer, type ClusterRefs } from "../../../components/serviceLoadBalancer";
+import { ServiceLoadBalancer, type AddressPin, type ClusterRefs } from "../../../components/serviceLoadBalancer";
 
 import type { ClusterDesired, FirewallSpec, HttpHealthCheckSpec, ServiceDesired } from "../../../model/types";
 import {
@@ -38,7 +38,7 @@ import {
   routeInputs,
   serviceFirewall,
 } from "../../support/builders";
-import { parseScope } from "../../../model";
+import { forwardingRuleShape, parseScope } from "../../../model";
 
 // ---- Mock harness (test/support/fakes/pulumiMocks.ts) -------------------------------------------------
 
@@ -48,14 +48,23 @@ const INTERNAL_IP = "10.10.0.5";
 const EXTERNAL_IPV6 = "2600:1900:4000:7f3::";
 const INTERNAL_IPV6 = "fd20:0:0:1::";
 
-/** Deterministic provider: ids and self links from the type and GCE name; reserved addresses get a fixed IP. */
+/** The ephemeral IPs GCE gives a forwarding rule declared without one. */
+const EPHEMERAL_EXTERNAL_IP = "198.51.100.77";
+const EPHEMERAL_INTERNAL_IP = "10.10.0.77";
+
+/**
+ * Deterministic provider: ids and self links from the type and GCE name; reserved addresses get a
+ * fixed IP unless they name one (as GCE: a pin's literal), a forwarding rule without an IP an ephemeral one.
+ */
 function mockState(type: string, inputs: Record<string, unknown>): { id: string; state: Record<string, unknown> } {
   const name = typeof inputs.name === "string" ? inputs.name : "";
   const state: Record<string, unknown> = { ...inputs, selfLink: `${MOCK_LINK}/${type}/${name}` };
   if (type === "gcp:compute/address:Address" && inputs.ipVersion === "IPV6")
     state.address = inputs.addressType === "INTERNAL" ? INTERNAL_IPV6 : EXTERNAL_IPV6;
   else if (type === "gcp:compute/address:Address")
-    state.address = inputs.addressType === "INTERNAL" ? INTERNAL_IP : EXTERNAL_IP;
+    state.address = inputs.address ?? (inputs.addressType === "INTERNAL" ? INTERNAL_IP : EXTERNAL_IP);
+  else if (type === "gcp:compute/forwardingRule:ForwardingRule" && inputs.ipAddress === undefined)
+    state.ipAddress = inputs.loadBalancingScheme === "INTERNAL" ? EPHEMERAL_INTERNAL_IP : EPHEMERAL_EXTERNAL_IP;
   return { id: `${type}/${name}`, state };
 }
 
@@ -345,7 +354,7 @@ describe("components (Pulumi mocks)", () => {
     });
   });
 
-  describe("ServiceLoadBalancer", () => {
+  describe("ServiceLoadBalancer (<lb> reserved for life unless a test says transient)", () => {
     const UID = "1b4e28ba-2fa1-41d2-883f-0016d3cca427";
     const LB = "a1b4e28ba2fa141d2883f0016d3cca42";
     const KEY = "default/web";
@@ -360,16 +369,29 @@ describe("components (Pulumi mocks)", () => {
     const DEDICATED_HC: HttpHealthCheckSpec = httpHealthCheck(LB, 32000, DESCRIPTION);
     const HC_FIREWALL: FirewallSpec = healthCheckFirewall(`k8s-${LB}-http-hc`, 32000, DESCRIPTION, TO_ADDRESS);
 
+    /** The Service with `<lb>` reserved for life (addressReservation always, or an IP shared by TCP and UDP). */
     function service(over: Partial<ServiceDesired> = {}): ServiceDesired {
+      return externalServiceDesired("default", "web", UID, LB, [80, 443], { reserveAddress: true, ...over });
+    }
+
+    /** The Service as the default `transient` mode makes it (no userIP, one protocol): no `<lb>` at rest. */
+    function transient(over: Partial<ServiceDesired> = {}): ServiceDesired {
       return externalServiceDesired("default", "web", UID, LB, [80, 443], over);
     }
 
-    function build(desired: ServiceDesired): Promise<Captured<ServiceLoadBalancer>> {
+    function build(desired: ServiceDesired, pin?: AddressPin): Promise<Captured<ServiceLoadBalancer>> {
       return capture(
         (opts) =>
           new ServiceLoadBalancer(
             KEY,
-            { service: desired, project: PROJECT, region: REGION, network: NETWORK, cluster: REFS },
+            {
+              service: desired,
+              project: PROJECT,
+              region: REGION,
+              network: NETWORK,
+              cluster: REFS,
+              ...(pin !== undefined ? { pin } : {}),
+            },
             opts,
           ),
       );
@@ -1021,6 +1043,157 @@ describe("components (Pulumi mocks)", () => {
       });
     });
 
+    describe("addressReservation transient (the default): no <lb> at rest; a run's pin holds the IP", () => {
+      const PINNED_IP = "198.51.100.40";
+      /** A rule declared without an IP: GCE gives it an ephemeral one, or it keeps the one it has. */
+      const ephemeral = (rule: Record<string, unknown>): Record<string, unknown> => {
+        const { ipAddress: _ip, ...rest } = rule;
+        return rest;
+      };
+      const RESOURCES = {
+        forwardingRules: [LB],
+        backendServices: [LB],
+        healthCheck: "k8s-c0ffee1234-node",
+        firewalls: [`k8s-fw-${LB}`],
+      };
+
+      it("external, no pin: no address, the rule without ipAddress, the firewall towards the rule's ephemeral IP; the rule shape recorded", async () => {
+        const desired = transient();
+        const captured = await build(desired);
+        assertResources(captured, {
+          "default/web:backend-tcp": [T.backendService, backendService()],
+          "default/web:forwarding-rule-tcp": [T.forwardingRule, ephemeral(forwardingRule())],
+          "default/web:firewall": [T.firewall, firewallInputs(FIREWALL, EPHEMERAL_EXTERNAL_IP)],
+        });
+        assert.deepStrictEqual(await value(captured.component.ingressIPs), [EPHEMERAL_EXTERNAL_IP]);
+        assert.deepStrictEqual(captured.component.resources, RESOURCES);
+        assert.equal(captured.component.forwardingRuleShape, forwardingRuleShape(desired));
+      });
+
+      it("ETP Local, no pin: the health-check firewall opens towards the rule's ephemeral IP too", async () => {
+        const captured = await build(
+          transient({ healthCheck: { kind: "dedicated", spec: DEDICATED_HC }, healthCheckFirewall: HC_FIREWALL }),
+        );
+        assertResources(captured, {
+          "default/web:hc": [T.regionHealthCheck, dedicatedHealthCheckInputs],
+          "default/web:backend-tcp": [
+            T.backendService,
+            backendService({ healthChecks: selfLink(T.regionHealthCheck, LB) }),
+          ],
+          "default/web:forwarding-rule-tcp": [T.forwardingRule, ephemeral(forwardingRule())],
+          "default/web:firewall": [T.firewall, firewallInputs(FIREWALL, EPHEMERAL_EXTERNAL_IP)],
+          "default/web:hc-firewall": [T.firewall, firewallInputs(HC_FIREWALL, EPHEMERAL_EXTERNAL_IP)],
+        });
+      });
+
+      it("internal, no pin: no address, the rule in the subnet without ipAddress, the firewall towards its internal IP", async () => {
+        const captured = await build(transient({ scheme: "INTERNAL", subnetwork: "ilb-subnet" }));
+        const { networkTier: _tier, ...internalRule } = ephemeral(
+          forwardingRule({
+            loadBalancingScheme: "INTERNAL",
+            network: NETWORK,
+            subnetwork: "ilb-subnet",
+            allowGlobalAccess: false,
+          }),
+        );
+        assertResources(captured, {
+          "default/web:backend-tcp": [
+            T.backendService,
+            backendService({ loadBalancingScheme: "INTERNAL", network: NETWORK }),
+          ],
+          "default/web:forwarding-rule-tcp": [T.forwardingRule, internalRule],
+          "default/web:firewall": [T.firewall, firewallInputs(FIREWALL, EPHEMERAL_INTERNAL_IP)],
+        });
+        assert.deepStrictEqual(await value(captured.component.ingressIPs), [EPHEMERAL_INTERNAL_IP]);
+      });
+
+      it("target pool, no pin: the rule targets the pool without ipAddress", async () => {
+        const captured = await build(
+          transient({
+            backend: "target-pool",
+            frontends: [
+              { name: LB, protocol: "TCP", ports: [80, 443], portSelection: { kind: "range", portRange: "80-443" } },
+            ],
+            backendZones: [],
+            backendInstances: [{ zone: "us-central1-a", name: "node-a1" }],
+          }),
+        );
+        const { ports: _ports, backendService: _bs, ...rule } = ephemeral(forwardingRule());
+        assert.deepStrictEqual(byName(captured.registered).get("default/web:forwarding-rule-tcp")?.inputs, {
+          ...rule,
+          portRange: "80-443",
+          target: selfLink(T.targetPool, LB),
+        });
+        assert.equal(byName(captured.registered).has("default/web:address"), false);
+        assert.deepStrictEqual(
+          byName(captured.registered).get("default/web:firewall")?.inputs,
+          firewallInputs(FIREWALL, EPHEMERAL_EXTERNAL_IP),
+        );
+      });
+
+      it("pinned with reserve: <lb> declared holding the pinned IP, the rule on the address, the firewall towards it", async () => {
+        const captured = await build(transient(), { ip: PINNED_IP, reserve: true });
+        assertResources(captured, {
+          "default/web:address": [T.address, externalAddress({ address: PINNED_IP })],
+          "default/web:backend-tcp": [T.backendService, backendService()],
+          "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule({ ipAddress: PINNED_IP })],
+          "default/web:firewall": [T.firewall, firewallInputs(FIREWALL, PINNED_IP)],
+        });
+        assert.deepStrictEqual(await value(captured.component.ingressIPs), [PINNED_IP]);
+        assert.deepStrictEqual(captured.component.resources, { address: LB, ...RESOURCES });
+      });
+
+      it("pinned with reserve, internal: <lb> a SHARED_LOADBALANCER_VIP in the subnet holding the pinned IP", async () => {
+        const captured = await build(transient({ scheme: "INTERNAL", subnetwork: "ilb-subnet" }), {
+          ip: "10.10.0.40",
+          reserve: true,
+        });
+        const registered = byName(captured.registered);
+        assert.deepStrictEqual(registered.get("default/web:address")?.inputs, {
+          project: PROJECT,
+          region: REGION,
+          name: LB,
+          description: DESCRIPTION,
+          address: "10.10.0.40",
+          addressType: "INTERNAL",
+          subnetwork: "ilb-subnet",
+          purpose: "SHARED_LOADBALANCER_VIP",
+        });
+        assert.equal(registered.get("default/web:forwarding-rule-tcp")?.inputs.ipAddress, "10.10.0.40");
+        assert.deepStrictEqual(registered.get("default/web:firewall")?.inputs.destinationRanges, ["10.10.0.40"]);
+      });
+
+      it("pinned without reserve (the release): no address, the rule on the literal IP, the firewall towards it", async () => {
+        const captured = await build(transient(), { ip: PINNED_IP, reserve: false });
+        assertResources(captured, {
+          "default/web:backend-tcp": [T.backendService, backendService()],
+          "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule({ ipAddress: PINNED_IP })],
+          "default/web:firewall": [T.firewall, firewallInputs(FIREWALL, PINNED_IP)],
+        });
+        assert.deepStrictEqual(await value(captured.component.ingressIPs), [PINNED_IP]);
+        assert.deepStrictEqual(captured.component.resources, RESOURCES);
+      });
+
+      it("a Service that reserves <lb> for life ignores a pin's IP: the address is its own, as without a pin", async () => {
+        const captured = await build(service(), { ip: PINNED_IP, reserve: false });
+        assert.deepStrictEqual(byName(captured.registered).get("default/web:address")?.inputs, externalAddress());
+        assert.equal(byName(captured.registered).get("default/web:forwarding-rule-tcp")?.inputs.ipAddress, EXTERNAL_IP);
+      });
+
+      it("a user-owned loadBalancerIP wins over a pin: no address, the rule on the user's IP", async () => {
+        const userFirewall: FirewallSpec = { ...FIREWALL, destination: { kind: "ip", ip: "203.0.113.50" } };
+        const captured = await build(transient({ userIP: "203.0.113.50", firewall: userFirewall }), {
+          ip: PINNED_IP,
+          reserve: true,
+        });
+        assert.equal(byName(captured.registered).has("default/web:address"), false);
+        assert.equal(
+          byName(captured.registered).get("default/web:forwarding-rule-tcp")?.inputs.ipAddress,
+          "203.0.113.50",
+        );
+      });
+    });
+
     it("a backend zone missing from the cluster references is an error, not a silent gap", async () => {
       await assert.rejects(
         capture(
@@ -1058,8 +1231,9 @@ describe("components (Pulumi mocks)", () => {
         "https://www.googleapis.com/compute/v1/projects/dccm-test/global/httpHealthChecks/k8s-c0ffee1234-node",
       instanceGroups: { "us-central1-a": IG_A, "us-central1-b": IG_B },
     };
-    // Every resource a Service can have: dedicated health check, its firewall, both families.
+    // Every resource a Service can have: its address reserved, dedicated health check, its firewall, both families.
     const desired = externalServiceDesired("default", "web", "b4e28ba2-fa14-41d2-883f-0016d3cca427", LB, [80, 443], {
+      reserveAddress: true,
       healthCheck: { kind: "dedicated", spec: httpHealthCheck(LB, 32000, DESCRIPTION) },
       healthCheckFirewall: healthCheckFirewall(`k8s-${LB}-http-hc`, 32000, DESCRIPTION),
       ipv6: ipv6Half(KEY, LB, "v6-subnet", ["::/0"], [{ protocol: "tcp", ports: ["80", "443"] }], 32000),

@@ -10,6 +10,7 @@ import { Reconciler } from "../../../controllers/reconciler";
 import type { UpOutcome } from "../../../stacks/runner";
 
 import {
+  forwardingRuleShape,
   instanceGroupKey,
   loadBalancerName,
   observedReferences,
@@ -695,7 +696,12 @@ describe("controllers/reconciler: enableL4DenyFirewall turned off across a resta
         },
         "service.default.web": {
           loadBalancers: {
-            "default/web": { ingress: ["34.1.2.3"], resources: { firewalls: [`k8s-fw-${LB}`, `k8s-fw-${LB}-deny`] } },
+            "default/web": {
+              ingress: ["34.1.2.3"],
+              resources: { firewalls: [`k8s-fw-${LB}`, `k8s-fw-${LB}-deny`] },
+              // The deny rule's removal replaces no forwarding rule: no pin of its IP.
+              forwardingRuleShape: forwardingRuleShape(on.desired().services[0]),
+            },
           },
         },
       },

@@ -26,7 +26,7 @@ const DEFAULTS: Config = {
 };
 
 const KNOWN =
-  "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones";
+  "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation";
 
 /** parseConfig must throw a ConfigError listing exactly these problems, in this order. */
 function problems(raw: RawConfig | Record<string, unknown>, want: string[]): void {
@@ -223,6 +223,16 @@ describe("model: parseConfig", () => {
         ['enableL4DenyFirewall: expected true or false, got "yes"'],
       ],
       [
+        "addressReservation unknown",
+        { addressReservation: "static" },
+        ['addressReservation: "static" is not one of transient, always'],
+      ],
+      [
+        "addressReservation in capitals",
+        { addressReservation: "Always" },
+        ['addressReservation: "Always" is not one of transient, always'],
+      ],
+      [
         "loadBalancerClasses an object",
         { loadBalancerClasses: { a: 1 } },
         ['loadBalancerClasses: expected a list of strings or a comma-separated string, got {"a":1}'],
@@ -329,6 +339,8 @@ describe("model: parseConfig", () => {
         { podCIDRSource: "cloud", podCIDRStack: "IPv6_IPv4" },
         { podCIDRSource: "cloud", podCIDRStack: "IPv6_IPv4", configureRoutes: false },
       ],
+      ["addressReservation transient (the default) is left out", { addressReservation: "transient" }, {}],
+      ["addressReservation always", { addressReservation: "always" }, { addressReservation: "always" }],
       ["backendMode target-pool", { backendMode: "target-pool" }, { backendMode: "target-pool" }],
       ["backendMode empty → default", { backendMode: "" }, {}],
       ["clusterCIDR kept as written", { clusterCIDR: "10.64.0.0/14" }, { clusterCIDR: "10.64.0.0/14" }],

@@ -182,6 +182,7 @@ const EXPECTED_FIXTURE: DesiredState = {
       backend: "backend-service",
       networkTier: "PREMIUM",
       allowGlobalAccess: false,
+      reserveAddress: true,
       frontends: [
         { name: DNS_LB, protocol: "TCP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
         { name: `${DNS_LB}-udp`, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },

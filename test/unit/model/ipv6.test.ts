@@ -126,6 +126,18 @@ describe("model: IP families (docs/guides/services.md#service-semantics, IP fami
       ],
       ["SingleStack IPv6 external", V6_ONLY, {}, expected({ ipv6: half(), ipv6Only: true })],
       [
+        "RequireDualStack, addressReservation always: the IPv4 address <lb> reserved for life",
+        DUAL,
+        { addressReservation: "always" },
+        expected({ ipv6: half(), reserveAddress: true }),
+      ],
+      [
+        "SingleStack IPv6, addressReservation always: no IPv4 address to reserve",
+        V6_ONLY,
+        { addressReservation: "always" },
+        expected({ ipv6: half(), ipv6Only: true }),
+      ],
+      [
         "external: dccm.io/ipv6-subnet wins over config",
         { ...DUAL, annotations: { [A_IPV6_SUBNET]: " v6-subnet " } },
         {},

@@ -354,6 +354,61 @@ describe("model: Service semantics (docs/guides/services.md#service-semantics)",
     });
   });
 
+  describe("the IPv4 address <lb>: reserved for life only with addressReservation always or an IP shared by TCP and UDP", () => {
+    const internal = { [A_LB_TYPE]: "Internal" };
+    const dns = [
+      { name: "dns-tcp", protocol: "TCP", port: 53 },
+      { name: "dns-udp", protocol: "UDP", port: 53 },
+    ];
+    const cases: [string, Partial<ServiceInfo>, Partial<Config>, boolean][] = [
+      ["external, one protocol, default (transient): ephemeral", {}, {}, false],
+      ["external, one protocol, transient written out: ephemeral", {}, { addressReservation: "transient" }, false],
+      ["external, one protocol, always: reserved", {}, { addressReservation: "always" }, true],
+      ["internal, one protocol, transient: ephemeral", { annotations: internal }, {}, false],
+      ["internal, one protocol, always: reserved", { annotations: internal }, { addressReservation: "always" }, true],
+      ["external TCP and UDP, transient: reserved (two rules share the IP)", { ports: dns }, {}, true],
+      [
+        "internal TCP and UDP, transient: reserved (two rules share the IP)",
+        { ports: dns, annotations: internal },
+        {},
+        true,
+      ],
+      [
+        "two TCP ports: one rule, ephemeral",
+        {
+          ports: [
+            { protocol: "TCP", port: 80 },
+            { protocol: "TCP", port: 443 },
+          ],
+        },
+        {},
+        false,
+      ],
+      [
+        "a loadBalancerIP, always: the user's, never reserved",
+        { loadBalancerIP: "203.0.113.50" },
+        { addressReservation: "always" },
+        false,
+      ],
+      [
+        "a loadBalancerIP, TCP and UDP: the user's, never reserved",
+        { loadBalancerIP: "203.0.113.50", ports: dns },
+        {},
+        false,
+      ],
+    ];
+    for (const [what, over, config, reserved] of cases) {
+      it(`${what} → reserveAddress ${reserved ? "true" : "absent"}`, () => {
+        const state = run([svc(over)], config);
+        assert.deepStrictEqual(state.rejected, []);
+        assert.deepStrictEqual(
+          state.services.map((service) => service.reserveAddress),
+          [reserved ? true : undefined],
+        );
+      });
+    }
+  });
+
   describe("spec.loadBalancerIP: a user-owned address", () => {
     it("used as is, never reserved", () => {
       accepted(
@@ -399,6 +454,7 @@ describe("model: Service semantics (docs/guides/services.md#service-semantics)",
           ],
         }),
         expected({
+          reserveAddress: true,
           frontends: [
             { name: LB, protocol: "TCP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
             { name: `${LB}-udp`, protocol: "UDP", ports: [53], portSelection: { kind: "ports", ports: ["53"] } },
@@ -422,6 +478,7 @@ describe("model: Service semantics (docs/guides/services.md#service-semantics)",
           ],
         }),
         expected({
+          reserveAddress: true,
           frontends: [
             { name: LB, protocol: "UDP", ports: [53, 54], portSelection: { kind: "ports", ports: ["53", "54"] } },
             { name: `${LB}-tcp`, protocol: "TCP", ports: [80], portSelection: { kind: "ports", ports: ["80"] } },

@@ -56,7 +56,8 @@ const HC = "gcp:compute/regionHealthCheck:RegionHealthCheck";
 const IG = "gcp:compute/instanceGroup:InstanceGroup";
 const RT = "gcp:compute/route:Route";
 
-const EXPECTED_LIST: [string, string, string][] = [
+/** Scope all with addressReservation always: every IPv4 Service reserves its address `<lb>`. */
+const EXPECTED_LIST_ALWAYS: [string, string, string][] = [
   ["cluster", FW, "cluster:node-hc-fw"],
   ["cluster", IG, "cluster:ig-us-central1-a"],
   ["cluster", IG, "cluster:ig-us-central1-b"],
@@ -92,6 +93,9 @@ const EXPECTED_LIST: [string, string, string][] = [
   ["service.kube-system.dns", BS, "kube-system/dns:backend-udp"],
 ];
 
+/** Scope all by default (transient): only kube-system/dns, whose TCP and UDP rules share its IP, reserves `<lb>`. */
+const EXPECTED_LIST = EXPECTED_LIST_ALWAYS.filter(([stack, type]) => type !== A || stack === "service.kube-system.dns");
+
 const BROKEN_MESSAGES = [
   'Service default/broken: spec.loadBalancerSourceRanges: "10.0.0.0/33" is not a CIDR (expected a.b.c.d/n)',
   "Service default/broken: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)",
@@ -99,8 +103,8 @@ const BROKEN_MESSAGES = [
 
 const backendServiceUrl = (name: string) => `${V1}/regions/us-central1/backendServices/${name}`;
 
-/** Exact inputs: the cluster resources and the web, dns and internal Services. */
-const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
+/** Exact inputs with addressReservation always: the cluster resources and the web, dns and internal Services. */
+const EXPECTED_INPUTS_ALWAYS: Record<string, Record<string, unknown>> = {
   "cluster:ig-us-central1-a": instanceGroupInputs("us-central1-a", ["node-a1", "node-a2"]),
   "cluster:ig-us-central1-b": instanceGroupInputs("us-central1-b", ["node-b1"]),
   "cluster:node-hc": regionHealthCheckInputs("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION),
@@ -216,6 +220,24 @@ const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
   ),
 };
 
+/** A forwarding rule declared without an IP: an ephemeral one (render's placeholder, as `<lb>`'s would be). */
+function ephemeral(inputs: Record<string, unknown>): Record<string, unknown> {
+  const { ipAddress: _ip, ...rest } = inputs;
+  return rest;
+}
+
+/** Exact inputs by default (transient): web and internal without `<lb>`, their rules without an IP; dns as always. */
+const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = Object.fromEntries(
+  Object.entries(EXPECTED_INPUTS_ALWAYS)
+    .filter(([name]) => name !== "default/web:address" && name !== "db/internal:address")
+    .map(([name, inputs]) => [
+      name,
+      name === "default/web:forwarding-rule-tcp" || name === "db/internal:forwarding-rule-tcp"
+        ? ephemeral(inputs)
+        : inputs,
+    ]),
+);
+
 function list(resources: RenderedResource[]): [string, string, string][] {
   return resources.map((r): [string, string, string] => [r.stack, r.type, r.name]);
 }
@@ -249,13 +271,20 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
         assert.deepStrictEqual(inputsOf(result.resources, name), inputs, name);
     });
 
-    it("the forwarding rules use the IP of their Service's Address", () => {
-      for (const key of ["default/web", "kube-system/dns", "db/internal"]) {
-        const address = inputsOf(result.resources, `${key}:address`) ?? {};
-        const ip = computedState(A, address).state.address;
-        for (const rule of result.resources.filter((r) => r.type === FR && r.name.startsWith(`${key}:`)))
-          assert.equal(rule.inputs.ipAddress, ip, rule.name);
-      }
+    it("the forwarding rules of the Service that reserves an address use its IP; the others name none", () => {
+      const address = inputsOf(result.resources, "kube-system/dns:address") ?? {};
+      const ip = computedState(A, address).state.address;
+      assert.deepStrictEqual(
+        result.resources.filter((r) => r.type === FR).map((r) => [r.name, r.inputs.ipAddress]),
+        [
+          ["db/internal:forwarding-rule-tcp", undefined],
+          ["default/local:forwarding-rule-tcp", undefined],
+          ["default/restricted:forwarding-rule-tcp", undefined],
+          ["default/web:forwarding-rule-tcp", undefined],
+          ["kube-system/dns:forwarding-rule-tcp", ip],
+          ["kube-system/dns:forwarding-rule-udp", ip],
+        ],
+      );
     });
 
     it("fails with RejectedServicesError naming the broken Service (so `up` deletes nothing), after declaring every valid one", () => {
@@ -267,6 +296,31 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
         result.resources.some((r) => r.name.startsWith("default/broken")),
         false,
       );
+    });
+  });
+
+  describe("scope all, addressReservation always", () => {
+    let result: RenderResult;
+    before(async () => {
+      result = await renderProgram(stackProgram, { ...CONFIG, addressReservation: "always" });
+    });
+
+    it("declares exactly these resources: an address per IPv4 Service", () => {
+      assert.deepStrictEqual(list(result.resources), EXPECTED_LIST_ALWAYS);
+    });
+
+    it("exact inputs of the cluster resources and of the web, dns and internal Services", () => {
+      for (const [name, inputs] of Object.entries(EXPECTED_INPUTS_ALWAYS))
+        assert.deepStrictEqual(inputsOf(result.resources, name), inputs, name);
+    });
+
+    it("the forwarding rules use the IP of their Service's Address", () => {
+      for (const key of ["default/web", "kube-system/dns", "db/internal"]) {
+        const address = inputsOf(result.resources, `${key}:address`) ?? {};
+        const ip = computedState(A, address).state.address;
+        for (const rule of result.resources.filter((r) => r.type === FR && r.name.startsWith(`${key}:`)))
+          assert.equal(rule.inputs.ipAddress, ip, rule.name);
+      }
     });
   });
 
@@ -306,12 +360,20 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
     assert.deepStrictEqual(await value(outputs.loadBalancers["default/web"]), {
       ingress: [WEB_IP],
       resources: {
-        address: WEB_LB,
         forwardingRules: [WEB_LB],
         backendServices: [WEB_LB],
         healthCheck: "k8s-c0ffee1234-node",
         firewalls: [`k8s-fw-${WEB_LB}`],
       },
+      forwardingRuleShape: JSON.stringify({
+        scheme: "EXTERNAL",
+        networkTier: "PREMIUM",
+        subnetwork: null,
+        backend: "backend-service",
+        frontends: [[WEB_LB, "TCP", { kind: "ports", ports: ["80", "443", "8080"] }]],
+        targetPool: null,
+        ipv6: null,
+      }),
     });
   });
 
