@@ -122,6 +122,36 @@ describe("controllers/service/plan: planServiceSync", () => {
       { kind: "apply", hash: "h2", changed: false, verifyIp: false, addFinalizer: false },
     ],
     [
+      "applied and published, but the stack holds <lb> it should not (a pin, an earlier release): apply, no change, to release it",
+      { known: true, recorded: {}, applied: "h2", published: ["34.1.2.3"] },
+      { addressToRelease: true },
+      { kind: "apply", hash: "h2", changed: false, verifyIp: false, addFinalizer: false },
+    ],
+    [
+      "read after a restart, unchanged, holding <lb> it should not: apply, no change, to release it",
+      { known: true, recorded, applied: "h2" },
+      { addressToRelease: true },
+      { kind: "apply", hash: "h2", changed: false, verifyIp: false, addFinalizer: false },
+    ],
+    [
+      "a change while holding <lb>: the change applies (and releases it)",
+      { known: true, recorded, applied: "h1", published: ["34.1.2.3"] },
+      { addressToRelease: true },
+      { kind: "apply", hash: "h2", changed: true, verifyIp: false, addFinalizer: false },
+    ],
+    [
+      "holding <lb>, not read since the start: read it first",
+      { known: true, applied: "h2" },
+      { addressToRelease: true },
+      { kind: "inspect", failure: syncing },
+    ],
+    [
+      "applied and published, addressToRelease false: publish as before",
+      { known: true, recorded: {}, applied: "h2", published: ["34.1.2.3"] },
+      { addressToRelease: false },
+      { kind: "publish", ingress: ["34.1.2.3"], restored: false },
+    ],
+    [
       "invalid, not told yet",
       { known: false },
       {
@@ -271,10 +301,21 @@ describe("controllers/service/plan: properties", () => {
       refresh: fc.boolean(),
       clusterReady: fc.boolean(),
       loadBalancerClasses: fc.constant<string[]>(["dccm.io/gce"]),
+      addressToRelease: fc.boolean(),
     });
 
   it("nothing is deleted because of bad input: an invalid Service is only ever rejected", () => {
     fc.assert(fc.property(record, input(false, true), (r, i) => assert.equal(planServiceSync(r, i).kind, "reject")));
+  });
+
+  it("an address to release is never left for a publish: a ready, read, wanted Service runs", () => {
+    fc.assert(
+      fc.property(record, input(true, false), (r, i) => {
+        const action = planServiceSync(r, i);
+        if (i.addressToRelease === true && i.meta !== undefined && i.clusterReady && r.recorded !== undefined)
+          assert.equal(action.kind, "apply");
+      }),
+    );
   });
 
   it("a wanted load balancer is never removed, and runs only once the cluster stack holds what it points at", () => {
