@@ -8,7 +8,12 @@ import pino, { type Logger } from "pino";
 import { Reconciler } from "../../../controllers/reconciler";
 import { ClusterController, type ClusterEventDeps } from "../../../controllers/cluster/controller";
 import type { ClusterObserver } from "../../../controllers/cluster/observer";
-import { ServiceController, type ServiceControllerDeps } from "../../../controllers/service/controller";
+import {
+  ServiceController,
+  type AddressPinning,
+  type ServiceControllerDeps,
+} from "../../../controllers/service/controller";
+import { addressId } from "../../../controllers/service/addressPins";
 import { RepairGuard } from "../../../controllers/service/repairs";
 import { FullRefreshTimers } from "../../../controllers/fullRefresh";
 import { StackRecords } from "../../../controllers/stackRecords";
@@ -21,7 +26,7 @@ import { ControllerMetrics } from "../../../controllers/metrics";
 import { StackMetrics } from "../../../stacks/metrics";
 import { DesiredCache } from "../../../model/desiredCache";
 import type { ServiceMeta } from "../../../watcher/informers";
-import { CONFIG, gceNode } from "../builders";
+import { CONFIG, gceNode, PROJECT, REGION } from "../builders";
 import { MemoryEventSink } from "./events";
 import { memoryStackRunner, type MemoryStackRunnerOptions } from "./stack-runner";
 
@@ -42,6 +47,8 @@ export interface FakeControllerDeps {
   ledger?: ServiceControllerDeps["ledger"];
   verifyRequestedIp?: ServiceControllerDeps["verifyRequestedIp"];
   firstUpGuard?: ServiceControllerDeps["firstUpGuard"];
+  /** The reservation of a Service's IP before a run that may replace its forwarding rule; none unless set (such a run then fails). */
+  addressPins?: ServiceControllerDeps["addressPins"];
   clusterEvents?: ClusterEventDeps;
   adoptionHeld?: ReadonlyMap<string, string>;
   /** The cluster callbacks a test listens to; the others do nothing, and instances are never asked about unless set. */
@@ -127,6 +134,27 @@ export function newReconciler(options: ReconcilerHarnessOptions = {}): Reconcile
   return { reconciler, calls, sink, recorder, metrics, metas, cache, enqueued, abort };
 }
 
+/**
+ * The reservation of a Service's IP before a run that may replace its forwarding rule, in memory:
+ * each pin recorded in `calls` as `pin <key> <ip>` (then `fail`, when given, is thrown), `<lb>`'s
+ * ID as daemon/wiring.ts derives it, and `held` as what every stack already holds.
+ */
+export function memoryAddressPins(
+  calls: string[],
+  options: { held?: ReadonlySet<string>; fail?: Error } = {},
+): AddressPinning {
+  return {
+    async pin(service, ip) {
+      calls.push(`pin ${service.key} ${ip}`);
+      if (options.fail !== undefined) throw options.fail;
+    },
+    addressId: (service) => addressId(PROJECT, REGION, service),
+    async held() {
+      return options.held ?? new Set();
+    },
+  };
+}
+
 const IGNORED: ClusterObserver = {
   applied: () => undefined,
   failed: () => undefined,
@@ -199,6 +227,7 @@ function fakeReconciler(
     ...(runs.plans ? { repairs: new RepairGuard({ runs, cache, events: recorder, metrics, logger }) } : {}),
     ...(deps.verifyRequestedIp !== undefined ? { verifyRequestedIp: deps.verifyRequestedIp } : {}),
     ...(deps.firstUpGuard !== undefined ? { firstUpGuard: deps.firstUpGuard } : {}),
+    ...(deps.addressPins !== undefined ? { addressPins: deps.addressPins } : {}),
   });
   return new Reconciler({
     cluster,
