@@ -358,7 +358,8 @@ export class ServiceController {
 
   /**
    * The up, holding the IPv4 address as `step` says (addressPins.ts): a pin is reserved, run on
-   * and released by a second run; what both put back is reported, but for the pin's own address.
+   * and released by a second run; what the runs put back is reported, but for `<lb>` reserved or
+   * released by them: dccm's own reservation, no drift.
    */
   private async upHolding(
     step: AddressStep,
@@ -372,11 +373,23 @@ export class ServiceController {
       imports,
       ...(ip !== undefined ? { addressPins: new Map([[service.key, { ip, reserve }]]) } : {}),
     });
+    const own = `${service.key}:address`;
+    const notOwnAddress = (change: UpResult["changed"][number]): boolean =>
+      !(change.type === ADDRESS_TYPE && change.name === own);
     switch (step.kind) {
       case "none":
         return this.deps.runs.up(item.key, scope, record, sync.refresh, hash, adoption);
-      case "release":
-        return this.deps.runs.up(item.key, scope, record, sync.refresh, hash, holding(step.ip, false, new Set()));
+      case "release": {
+        const released = await this.deps.runs.up(
+          item.key,
+          scope,
+          record,
+          sync.refresh,
+          hash,
+          holding(step.ip, false, new Set()),
+        );
+        return { outputs: released.outputs, changed: released.changed.filter(notOwnAddress) };
+      }
       case "pin": {
         const pins = this.deps.addressPins;
         if (pins === undefined)
@@ -408,11 +421,7 @@ export class ServiceController {
           hash,
           holding(step.ip, false, new Set()),
         );
-        const own = `${service.key}:address`;
-        const changed = [...pinned.changed, ...released.changed].filter(
-          (change) => !(change.type === ADDRESS_TYPE && change.name === own),
-        );
-        return { outputs: released.outputs, changed };
+        return { outputs: released.outputs, changed: [...pinned.changed, ...released.changed].filter(notOwnAddress) };
       }
     }
   }

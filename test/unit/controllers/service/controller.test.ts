@@ -421,6 +421,24 @@ describe("controllers/service/controller: a transient Service's IP pinned around
     assert.equal(await counter(h.metrics.registry, "dccm_drift_corrections_total", { kind: "service" }), 1);
   });
 
+  it("after a restart, a drift pass on a stack holding <lb>: released with --refresh; dccm's own reservation going is no drift put back", async () => {
+    const h = pinHarness({
+      addressPins: memoryAddressPins,
+      recorded: {
+        loadBalancers: {
+          "default/web": { ingress: [IP], resources: { address: LB, forwardingRules: [LB] } },
+        },
+      },
+    });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
+    h.calls.length = 0;
+    assert.deepEqual(await h.reconciler.reconcile({ key: STACK, refresh: true }), { kind: "ok" });
+    assert.deepEqual(h.calls, [`up ${STACK} --refresh`]);
+    assert.deepEqual(h.adoptions, [holding(IP, false, [])]);
+    assert.deepEqual(h.events.created, []);
+    assert.equal(await counter(h.metrics.registry, "dccm_drift_corrections_total", { kind: "service" }), 0);
+  });
+
   it("addressReservation always: a change of shape runs once, no pin (<lb> holds the IP for life)", async () => {
     const h = await appliedTransient(pinHarness({ config: ALWAYS, addressPins: memoryAddressPins }));
     toStandardTier(h);
