@@ -14,6 +14,7 @@ import { formatAdoption, summarizeAdoption } from "../../../adopt/report";
 import type { AdoptionReport } from "../../../adopt/adopter";
 import { declaredResourceIds, gceResourceId } from "../../../gce/ids";
 import { declareStack } from "../../../components/stack";
+import type { AddressPin } from "../../../components/serviceLoadBalancer";
 import {
   desiredState,
   loadBalancerName,
@@ -289,16 +290,18 @@ async function registeredIds(
   scope: Scope,
   imports: ReadonlySet<string>,
   ips: ReadonlyMap<string, string> = new Map(),
+  addressPins?: ReadonlyMap<string, AddressPin>,
 ): Promise<{ ids: string[]; imported: string[]; ruleIps: string[]; firewallDestinations: string[] }> {
   const mockState = (
     type: string,
     inputs: Record<string, unknown>,
   ): { id: string; state: Record<string, unknown> } => ({
     id: `${type}/${String(inputs.name)}`,
-    state: { ...inputs, address: "198.51.100.5" },
+    // An address reserved on a literal (a pin) holds it, as in GCE; any other gets one.
+    state: { ...inputs, address: inputs.address ?? "198.51.100.5" },
   });
   const captured = await capture(mockState, (opts) => {
-    declareStack(desired, scope, { imports, previewIps: ips });
+    declareStack(desired, scope, { imports, previewIps: ips, ...(addressPins !== undefined ? { addressPins } : {}) });
     return new pulumi.ComponentResource("test:index:Root", "root", {}, opts);
   });
   const custom = captured.registered.filter((resource) => resource.custom);
@@ -432,6 +435,44 @@ describe("components: declaredResourceIds and the adoption transformation (Pulum
     assert.deepEqual(imported, [`${G}/firewalls/k8s-fw-${LB.web}`, `${R}/targetPools/${LB.web}`]);
     assert.deepEqual(ruleIps, [`${LB.web} 34.0.0.1`]);
     assert.deepEqual(firewallDestinations, [`k8s-fw-${LB.web} ["34.0.0.1"]`]);
+  });
+});
+
+describe("components: a run's address pins (components/stack.ts, Adoption.addressPins)", () => {
+  const desired = pinnedDesired();
+  const address = `${R}/addresses/${LB.web}`;
+  const all: Scope = { kind: "all" };
+
+  it("a pin with reserve: that Service's <lb> declared and imported, its rule and firewall on the IP; the others as without it", async () => {
+    const pins = new Map([["default/web", { ip: "34.0.0.1", reserve: true }]]);
+    const pinned = await registeredIds(desired, all, new Set([address]), new Map(), pins);
+    const plain = await registeredIds(desired, all, new Set());
+    assert.deepEqual(pinned.ids, [...plain.ids, address].sort());
+    assert.deepEqual(pinned.imported, [address]);
+    assert.deepEqual(
+      pinned.ruleIps.filter((rule) => rule.startsWith(LB.web)),
+      [`${LB.web} 34.0.0.1`],
+    );
+    assert.deepEqual(
+      pinned.ruleIps.filter((rule) => !rule.startsWith(LB.web)),
+      plain.ruleIps.filter((rule) => !rule.startsWith(LB.web)),
+    );
+    assert.ok(pinned.firewallDestinations.includes(`k8s-fw-${LB.web} ["34.0.0.1"]`));
+  });
+
+  it("a pin without reserve (the release): no <lb>, the rule on the literal IP", async () => {
+    const pins = new Map([["default/web", { ip: "34.0.0.1", reserve: false }]]);
+    const released = await registeredIds(desired, all, new Set(), new Map(), pins);
+    const plain = await registeredIds(desired, all, new Set());
+    assert.deepEqual(released.ids, plain.ids);
+    assert.deepEqual(
+      released.ruleIps.filter((rule) => rule.startsWith(LB.web)),
+      [`${LB.web} 34.0.0.1`],
+    );
+    assert.deepEqual(
+      plain.ruleIps.filter((rule) => rule.startsWith(LB.web)),
+      [`${LB.web} undefined`],
+    );
   });
 });
 
