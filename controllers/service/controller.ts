@@ -299,12 +299,7 @@ export class ServiceController {
     // Ledger before anything is created under the name: without an entry a leak is never provably ours.
     await this.deps.ledger?.record(service.lbName, { key: `${meta.namespace}/${meta.name}`, uid: meta.uid });
     const published = record.published ?? ingressOf(record.recorded ?? {}, meta.namespace, meta.name);
-    let step = addressStep({
-      service,
-      recorded: recordedAddress(record.recorded ?? {}, meta.namespace, meta.name),
-      published,
-      change: action.changed,
-    });
+    let step = runAddressStep(service, record, meta, published, action.changed);
     let adoption: Adoption | undefined;
     // A release holds the IP on `<lb>` all through its run: it needs no plan first.
     if (sync.refresh && !action.changed && this.deps.repairs !== undefined && step.kind !== "release") {
@@ -579,4 +574,16 @@ export class ServiceController {
     this.answeredRefresh.delete(stack);
     if (this.deps.records.forget(stack)) this.tellReferences();
   }
+}
+
+/** What the run does with the Service's IPv4 address, from what its stack recorded (addressPins.ts). */
+function runAddressStep(
+  service: ServiceDesired,
+  record: StackRecord,
+  meta: ServiceMeta,
+  published: readonly string[],
+  change: boolean,
+): AddressStep {
+  const recorded = recordedAddress(record.recorded ?? {}, meta.namespace, meta.name);
+  return addressStep({ service, recorded, published, change });
 }
