@@ -12,15 +12,13 @@ import {
   addressId,
   addressStep,
   publishedIpv4,
-  recordedAddress,
-  reservesTransiently,
   type AddressStep,
   type AddressStepInput,
   type PinCompute,
-  type RecordedAddress,
 } from "../../../../controllers/service/addressPins";
+import { recordedAddress, type RecordedAddress } from "../../../../components/outputs";
 import type { AddressInsert } from "../../../../gce";
-import { forwardingRuleShape, type ServiceDesired } from "../../../../model";
+import { forwardingRuleShape, reservesTransiently, type ServiceDesired } from "../../../../model";
 import { externalServiceDesired } from "../../../support/builders";
 
 const IP = "203.0.113.8";
@@ -61,7 +59,7 @@ describe("controllers/service/addressPins: reservesTransiently and publishedIpv4
     it(`publishedIpv4(${JSON.stringify(published)}) → ${String(ip)}`, () => assert.equal(publishedIpv4(published), ip));
 });
 
-describe("controllers/service/addressPins: recordedAddress (a Service stack's outputs)", () => {
+describe("components/outputs: recordedAddress (a Service stack's outputs)", () => {
   const rows: [string, Record<string, unknown>, RecordedAddress][] = [
     ["nothing recorded (a stack never applied)", {}, { holdsAddress: false }],
     ["loadBalancers not an object", { loadBalancers: "x" }, { holdsAddress: false }],
@@ -110,8 +108,23 @@ describe("controllers/service/addressPins: addressStep (what a run does with the
       { kind: "none" },
     ],
     [
-      "reserveAddress (always, or a shared IP), a change of shape: none",
+      "reserveAddress (always, or a shared IP), the stack holding <lb>, a change of shape: none",
       { service: { ...WEB, reserveAddress: true }, recorded: { holdsAddress: true }, published: [IP], change: true },
+      { kind: "none" },
+    ],
+    [
+      "reserveAddress newly (a second protocol, or always), the stack without <lb>: pin the rule's IP for good (no release)",
+      { service: { ...WEB, reserveAddress: true }, recorded: AT_REST, published: [IP], change: true },
+      { kind: "pin", ip: IP, release: false },
+    ],
+    [
+      "reserveAddress newly, nothing published (the first run): none (GCE gives <lb> a new IP)",
+      { service: { ...WEB, reserveAddress: true }, recorded: { holdsAddress: false }, published: [], change: true },
+      { kind: "none" },
+    ],
+    [
+      "a user-owned loadBalancerIP, the stack without <lb>: none",
+      { service: { ...WEB, userIP: IP }, recorded: AT_REST, published: [IP], change: true },
       { kind: "none" },
     ],
     [
@@ -147,12 +160,12 @@ describe("controllers/service/addressPins: addressStep (what a run does with the
         published: [IP],
         change: true,
       },
-      { kind: "pin", ip: IP },
+      { kind: "pin", ip: IP, release: true },
     ],
     [
       "a change with no shape recorded, one IPv4 published (dual-stack): pin it",
       { service: WEB, recorded: { holdsAddress: false }, published: [IP, IPV6], change: true },
-      { kind: "pin", ip: IP },
+      { kind: "pin", ip: IP, release: true },
     ],
     [
       "a change with another shape, nothing published (the first run): none",
@@ -192,10 +205,9 @@ describe("controllers/service/addressPins: addressStep (what a run does with the
     ...(recordedShape !== undefined ? { forwardingRuleShape: recordedShape } : {}),
   }));
 
-  it("property: a Service with a user IP or a life-long reservation never pins nor releases", () => {
+  it("property: a Service with a user IP never pins nor releases", () => {
     const owned = fc.constantFrom<ServiceDesired>(
       { ...WEB, userIP: IP },
-      { ...WEB, reserveAddress: true },
       {
         ...WEB,
         userIP: IP,
@@ -209,12 +221,27 @@ describe("controllers/service/addressPins: addressStep (what a run does with the
     );
   });
 
+  it("property: a life-long reservation never releases; it pins (for good) only a stack without <lb>, on its one IPv4", () => {
+    const reserved: ServiceDesired = { ...WEB, reserveAddress: true };
+    fc.assert(
+      fc.property(recorded, published, fc.boolean(), (rec, ips, change) => {
+        const step = addressStep({ service: reserved, recorded: rec, published: ips, change });
+        const ip = publishedIpv4(ips);
+        assert.deepStrictEqual(
+          step,
+          !rec.holdsAddress && ip !== undefined ? { kind: "pin", ip, release: false } : { kind: "none" },
+        );
+      }),
+    );
+  });
+
   it("property: never a pin when the shape applied is the Service's; a pin is always on the one published IPv4", () => {
     fc.assert(
       fc.property(recorded, published, fc.boolean(), (rec, ips, change) => {
         const step = addressStep({ service: WEB, recorded: rec, published: ips, change });
         if (rec.forwardingRuleShape === SHAPE) assert.notEqual(step.kind, "pin");
         if (step.kind === "pin") {
+          assert.equal(step.release, true);
           assert.equal(change, true);
           assert.equal(rec.holdsAddress, false);
           assert.deepStrictEqual(
@@ -285,7 +312,7 @@ describe("controllers/service/addressPins: AddressPinner.pin (addresses.insert o
     ]);
   });
 
-  it("internal in a subnetwork: the subnetwork's link, no tier", async () => {
+  it("internal in a subnetwork: purpose SHARED_LOADBALANCER_VIP (as the program declares it), the subnetwork's link, no tier", async () => {
     const { compute, calls } = fakeCompute(async () => "created");
     await new AddressPinner(compute, WHERE).pin({ ...WEB, scheme: "INTERNAL", subnetwork: "ilb-subnet" }, "10.0.0.5");
     assert.deepStrictEqual(calls, [
@@ -298,6 +325,7 @@ describe("controllers/service/addressPins: AddressPinner.pin (addresses.insert o
           address: "10.0.0.5",
           addressType: "INTERNAL",
           description: DESCRIPTION,
+          purpose: "SHARED_LOADBALANCER_VIP",
           subnetwork: "projects/dccm-test/regions/us-central1/subnetworks/ilb-subnet",
         },
         {},
@@ -305,7 +333,7 @@ describe("controllers/service/addressPins: AddressPinner.pin (addresses.insert o
     ]);
   });
 
-  it("internal without a subnetwork: neither subnetwork nor tier", async () => {
+  it("internal without a subnetwork: the purpose, neither subnetwork nor tier", async () => {
     const { compute, calls } = fakeCompute(async () => "created");
     await new AddressPinner(compute, WHERE).pin({ ...WEB, scheme: "INTERNAL" }, "10.0.0.5");
     assert.deepStrictEqual(calls[0]?.[3], {
@@ -313,6 +341,7 @@ describe("controllers/service/addressPins: AddressPinner.pin (addresses.insert o
       address: "10.0.0.5",
       addressType: "INTERNAL",
       description: DESCRIPTION,
+      purpose: "SHARED_LOADBALANCER_VIP",
     });
   });
 

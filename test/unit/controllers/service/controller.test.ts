@@ -65,7 +65,12 @@ const ALWAYS: Config = { ...CONFIG, addressReservation: "always" };
 
 function harness(plan: StepEventMetadata[]): Harness {
   const adoptions: Array<Adoption | undefined> = [];
-  const outputs = { loadBalancers: { "default/web": { ingress: [IP] } }, instanceGroups: {}, routes: {} };
+  // As a stack of a Service reserving <lb> for life records it.
+  const outputs = {
+    loadBalancers: { "default/web": { ingress: [IP], resources: { address: LB, forwardingRules: [LB] } } },
+    instanceGroups: {},
+    routes: {},
+  };
   const h = newReconciler({
     config: ALWAYS,
     services: [lbService("default", "web", UID)],
@@ -239,7 +244,10 @@ function pinHarness(
             loadBalancers: {
               [service.key]: {
                 ingress: [IP],
-                resources: { ...(pin?.reserve === true ? { address: LB } : {}), forwardingRules: [LB] },
+                resources: {
+                  ...(pin?.reserve === true || service.reserveAddress === true ? { address: LB } : {}),
+                  forwardingRules: [LB],
+                },
                 forwardingRuleShape: forwardingRuleShape(service),
               },
             },
@@ -437,6 +445,24 @@ describe("controllers/service/controller: a transient Service's IP pinned around
     assert.deepEqual(h.adoptions, [holding(IP, false, [])]);
     assert.deepEqual(h.events.created, []);
     assert.equal(await counter(h.metrics.registry, "dccm_drift_corrections_total", { kind: "service" }), 0);
+  });
+
+  it("a UDP port added (the IP now shared, reserved for life): the published IP pinned for good, one run importing <lb>, no release", async () => {
+    const h = await appliedTransient(pinHarness({ addressPins: memoryAddressPins }));
+    h.cache.update({
+      nodes: [gceNode("n1", "u1", "us-central1-a", [])],
+      services: [
+        lbService("default", "web", UID, {
+          ports: [
+            { name: "http", protocol: "TCP", port: 80 },
+            { name: "dns", protocol: "UDP", port: 53 },
+          ],
+        }),
+      ],
+    });
+    assert.deepEqual(await h.reconciler.reconcile({ key: STACK, refresh: false }), { kind: "ok" });
+    assert.deepEqual(h.calls, [`pin default/web ${IP}`, `up ${STACK}`]);
+    assert.deepEqual(h.adoptions, [holding(IP, true, [ADDRESS_ID])]);
   });
 
   it("addressReservation always: a change of shape runs once, no pin (<lb> holds the IP for life)", async () => {
