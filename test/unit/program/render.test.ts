@@ -56,8 +56,8 @@ const HC = "gcp:compute/regionHealthCheck:RegionHealthCheck";
 const IG = "gcp:compute/instanceGroup:InstanceGroup";
 const RT = "gcp:compute/route:Route";
 
-/** Scope all with addressReservation always: every IPv4 Service reserves its address `<lb>`. */
-const EXPECTED_LIST_ALWAYS: [string, string, string][] = [
+/** Scope all as the program declares it by default (addressReservation always): every IPv4 Service reserves `<lb>`. */
+const EXPECTED_LIST: [string, string, string][] = [
   ["cluster", FW, "cluster:node-hc-fw"],
   ["cluster", IG, "cluster:ig-us-central1-a"],
   ["cluster", IG, "cluster:ig-us-central1-b"],
@@ -93,8 +93,10 @@ const EXPECTED_LIST_ALWAYS: [string, string, string][] = [
   ["service.kube-system.dns", BS, "kube-system/dns:backend-udp"],
 ];
 
-/** Scope all by default (transient): only kube-system/dns, whose TCP and UDP rules share its IP, reserves `<lb>`. */
-const EXPECTED_LIST = EXPECTED_LIST_ALWAYS.filter(([stack, type]) => type !== A || stack === "service.kube-system.dns");
+/** Scope all with addressReservation transient: only kube-system/dns, whose TCP and UDP rules share its IP, reserves `<lb>`. */
+const EXPECTED_LIST_TRANSIENT = EXPECTED_LIST.filter(
+  ([stack, type]) => type !== A || stack === "service.kube-system.dns",
+);
 
 const BROKEN_MESSAGES = [
   'Service default/broken: spec.loadBalancerSourceRanges: "10.0.0.0/33" is not a CIDR (expected a.b.c.d/n)',
@@ -103,8 +105,8 @@ const BROKEN_MESSAGES = [
 
 const backendServiceUrl = (name: string) => `${V1}/regions/us-central1/backendServices/${name}`;
 
-/** Exact inputs with addressReservation always: the cluster resources and the web, dns and internal Services. */
-const EXPECTED_INPUTS_ALWAYS: Record<string, Record<string, unknown>> = {
+/** Exact inputs (the program's default, addressReservation always): the cluster resources and the web, dns and internal Services. */
+const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = {
   "cluster:ig-us-central1-a": instanceGroupInputs("us-central1-a", ["node-a1", "node-a2"]),
   "cluster:ig-us-central1-b": instanceGroupInputs("us-central1-b", ["node-b1"]),
   "cluster:node-hc": regionHealthCheckInputs("k8s-c0ffee1234-node", 10256, CLUSTER_DESCRIPTION),
@@ -226,9 +228,9 @@ function ephemeral(inputs: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
-/** Exact inputs by default (transient): web and internal without `<lb>`, their rules without an IP; dns as always. */
-const EXPECTED_INPUTS: Record<string, Record<string, unknown>> = Object.fromEntries(
-  Object.entries(EXPECTED_INPUTS_ALWAYS)
+/** Exact inputs with addressReservation transient: web and internal without `<lb>`, their rules without an IP; dns as always. */
+const EXPECTED_INPUTS_TRANSIENT: Record<string, Record<string, unknown>> = Object.fromEntries(
+  Object.entries(EXPECTED_INPUTS)
     .filter(([name]) => name !== "default/web:address" && name !== "db/internal:address")
     .map(([name, inputs]) => [
       name,
@@ -256,7 +258,7 @@ function value<T>(output: pulumi.Output<T>): Promise<T> {
 }
 
 describe("program: renderProgram(stackProgram) on the fixture", () => {
-  describe("scope all", () => {
+  describe("scope all (the program's default: addressReservation always)", () => {
     let result: RenderResult;
     before(async () => {
       result = await renderProgram(stackProgram, CONFIG);
@@ -268,6 +270,42 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
 
     it("exact inputs of the cluster resources and of the web, dns and internal Services", () => {
       for (const [name, inputs] of Object.entries(EXPECTED_INPUTS))
+        assert.deepStrictEqual(inputsOf(result.resources, name), inputs, name);
+    });
+
+    it("the forwarding rules use the IP of their Service's Address", () => {
+      for (const key of ["default/web", "kube-system/dns", "db/internal"]) {
+        const address = inputsOf(result.resources, `${key}:address`) ?? {};
+        const ip = computedState(A, address).state.address;
+        for (const rule of result.resources.filter((r) => r.type === FR && r.name.startsWith(`${key}:`)))
+          assert.equal(rule.inputs.ipAddress, ip, rule.name);
+      }
+    });
+
+    it("fails with RejectedServicesError naming the broken Service (so `up` deletes nothing), after declaring every valid one", () => {
+      const error = errorOf(result);
+      assert.ok(error instanceof RejectedServicesError);
+      assert.deepStrictEqual(error.messages, BROKEN_MESSAGES);
+      assert.equal(error.message, BROKEN_MESSAGES.join("\n"));
+      assert.equal(
+        result.resources.some((r) => r.name.startsWith("default/broken")),
+        false,
+      );
+    });
+  });
+
+  describe("scope all, addressReservation transient (the daemon's default)", () => {
+    let result: RenderResult;
+    before(async () => {
+      result = await renderProgram(stackProgram, { ...CONFIG, addressReservation: "transient" });
+    });
+
+    it("declares exactly these resources: an address only for the Service whose TCP and UDP rules share its IP", () => {
+      assert.deepStrictEqual(list(result.resources), EXPECTED_LIST_TRANSIENT);
+    });
+
+    it("exact inputs of the cluster resources and of the web, dns and internal Services", () => {
+      for (const [name, inputs] of Object.entries(EXPECTED_INPUTS_TRANSIENT))
         assert.deepStrictEqual(inputsOf(result.resources, name), inputs, name);
     });
 
@@ -285,42 +323,6 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
           ["kube-system/dns:forwarding-rule-udp", ip],
         ],
       );
-    });
-
-    it("fails with RejectedServicesError naming the broken Service (so `up` deletes nothing), after declaring every valid one", () => {
-      const error = errorOf(result);
-      assert.ok(error instanceof RejectedServicesError);
-      assert.deepStrictEqual(error.messages, BROKEN_MESSAGES);
-      assert.equal(error.message, BROKEN_MESSAGES.join("\n"));
-      assert.equal(
-        result.resources.some((r) => r.name.startsWith("default/broken")),
-        false,
-      );
-    });
-  });
-
-  describe("scope all, addressReservation always", () => {
-    let result: RenderResult;
-    before(async () => {
-      result = await renderProgram(stackProgram, { ...CONFIG, addressReservation: "always" });
-    });
-
-    it("declares exactly these resources: an address per IPv4 Service", () => {
-      assert.deepStrictEqual(list(result.resources), EXPECTED_LIST_ALWAYS);
-    });
-
-    it("exact inputs of the cluster resources and of the web, dns and internal Services", () => {
-      for (const [name, inputs] of Object.entries(EXPECTED_INPUTS_ALWAYS))
-        assert.deepStrictEqual(inputsOf(result.resources, name), inputs, name);
-    });
-
-    it("the forwarding rules use the IP of their Service's Address", () => {
-      for (const key of ["default/web", "kube-system/dns", "db/internal"]) {
-        const address = inputsOf(result.resources, `${key}:address`) ?? {};
-        const ip = computedState(A, address).state.address;
-        for (const rule of result.resources.filter((r) => r.type === FR && r.name.startsWith(`${key}:`)))
-          assert.equal(rule.inputs.ipAddress, ip, rule.name);
-      }
     });
   });
 
@@ -360,6 +362,7 @@ describe("program: renderProgram(stackProgram) on the fixture", () => {
     assert.deepStrictEqual(await value(outputs.loadBalancers["default/web"]), {
       ingress: [WEB_IP],
       resources: {
+        address: WEB_LB,
         forwardingRules: [WEB_LB],
         backendServices: [WEB_LB],
         healthCheck: "k8s-c0ffee1234-node",
