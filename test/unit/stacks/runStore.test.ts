@@ -11,7 +11,7 @@ import { currentRunStore, letGoOfRunStore, releaseRunStore } from "../../../stac
 import { closeRunClients } from "../../../stacks/grpcChannels";
 
 /** The SDK's per-run store (runtime/state.js withLocalStorage, as automation/server.js runs each inline program). */
-const withLocalStorage = (sdkState as unknown as { withLocalStorage<T>(run: () => T): T }).withLocalStorage;
+const { withLocalStorage } = sdkState as unknown as { withLocalStorage: <T>(run: () => T) => T };
 
 /** Nothing listens there: the clients are made lazily and never connect in these tests. */
 const ENGINE = "127.0.0.1:1";
