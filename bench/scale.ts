@@ -140,11 +140,11 @@ async function countingCli(env: TestEnv): Promise<{ command: PulumiCommand; comm
 const runStarts = new Map<string, bigint>();
 
 /** The emulator's process, and what talks to it. */
-interface EmulatorProcess extends EmulatorEndpoints {
+export interface EmulatorProcess extends EmulatorEndpoints {
   readonly child: ChildProcess;
 }
 
-async function startEmulatorProcess(): Promise<EmulatorProcess> {
+export async function startEmulatorProcess(): Promise<EmulatorProcess> {
   const child = spawn(process.execPath, [path.join(__dirname, "emulatorChild.js")], {
     stdio: ["ignore", "pipe", "inherit", "ipc"],
   });
@@ -170,7 +170,7 @@ async function emulatorBusyMs(gce: EmulatorProcess): Promise<number> {
   return answer;
 }
 
-async function stopEmulatorProcess(gce: EmulatorProcess): Promise<void> {
+export async function stopEmulatorProcess(gce: EmulatorProcess): Promise<void> {
   if (gce.child.exitCode !== null || gce.child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => gce.child.once("exit", () => resolve()));
   gce.child.kill("SIGTERM");

@@ -1,5 +1,6 @@
 /**
- * Every inline run's engine clients connect through subchannels of their own.
+ * Every inline run's engine clients connect through subchannels of their own, and are closed once
+ * the run has succeeded.
  *
  * The SDK makes a ResourceMonitorClient and an EngineClient per inline run, in the run's store
  * (@pulumi/pulumi runtime/settings.js getMonitor, getEngine), and closes neither: its
@@ -32,4 +33,26 @@ export function ownSubchannelsForRuns(settingsModule: unknown = sdkSettings): vo
       "@pulumi/pulumi's runtime/settings exports no grpcClientOptions: inline runs would share gRPC subchannels across engines (stacks/grpcChannels.ts)",
     );
   options[OWN_SUBCHANNEL_POOL] = 1;
+}
+
+/** The clients the SDK keeps in a run's settings (runtime/settings.js getMonitor, getEngine). */
+export const RUN_CLIENTS = ["monitor", "engine"] as const;
+
+/**
+ * Closes the engine clients of one run, kept in its store's settings, and lets go of them. Open,
+ * each client's channel keeps its resolver and timers, which Node keeps with the run's async
+ * context, the store: the store, the clients and their channels then live for ever (stacks/runStore.ts).
+ * Only for a run the SDK has disconnected (its program has returned): a call on a closed client
+ * throws. Returns how many it closed.
+ */
+export function closeRunClients(settings: Record<string, unknown>): number {
+  let closed = 0;
+  for (const key of RUN_CLIENTS) {
+    const client = settings[key];
+    settings[key] = undefined;
+    if (!isRecord(client) || typeof client.close !== "function") continue;
+    (client.close as () => void).call(client);
+    closed++;
+  }
+  return closed;
 }

@@ -37,7 +37,7 @@ function exposed(): Map<string, Set<string>> {
 
 /** Every `dccm_…` selector of a PromQL expression with the label names it matches on. */
 function selectors(expr: string): { metric: string; labels: string[] }[] {
-  return [...expr.matchAll(/(dccm_[a-z_]+)(?:\{([^}]*)\})?/g)].map((match) => ({
+  return [...expr.matchAll(/(dccm_[a-z0-9_]+)(?:\{([^}]*)\})?/g)].map((match) => ({
     metric: match[1],
     labels: (match[2] ?? "")
       .split(",")
@@ -87,6 +87,7 @@ describe("deploy/monitoring: alerts and dashboard", () => {
       "DccmComputeErrors",
       "DccmOperationTimeouts",
       "DccmServicesHeldForAdoption",
+      "DccmHeapGrowing",
     ]);
   });
 
@@ -112,6 +113,6 @@ describe("deploy/monitoring: alerts and dashboard", () => {
       }
     }
     assert.deepEqual(missing, []);
-    assert.equal(expressions().length, 22);
+    assert.equal(expressions().length, 23);
   });
 });

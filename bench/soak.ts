@@ -1,0 +1,188 @@
+/**
+ * `npm run bench:soak`: an operator's months compressed, on the offline environment of
+ * bench/scale.ts (real kube-apiserver, real engine, the GCE emulator in a process of its own). One
+ * daemon and 50 LoadBalancer Services; then DCCM_SOAK_RUNS (default 500) changes of one Service's
+ * `spec.loadBalancerSourceRanges`, each waited for in the emulator (every change an `up`), and
+ * DCCM_SOAK_ROTATION_RUNS (as many) rotating over the 50 Services. Every 50 runs, after a forced GC, this process's heap and
+ * RSS. Reported per phase: their least-squares growth per 1,000 runs from run 100 on (what a run
+ * keeps for good; the first runs warm up code and caches), and the change latency's median over the
+ * first and the last 25 changes. Run with --expose-gc (the npm script does).
+ */
+import * as k8s from "@kubernetes/client-node";
+import { Daemon } from "../daemon/daemon";
+import { heapGrowthPer1000Runs, type HeapSample } from "../daemon/metrics";
+import { loadBalancerName, parseConfig, type Config } from "../model";
+import { createNode } from "../test/support/e2e/cluster";
+import { daemonOptions, startTestEnv, type TestEnv } from "../test/support/e2e/env";
+import { eventually } from "../test/support/wait";
+import { startEmulatorProcess, stopEmulatorProcess, type EmulatorProcess } from "./scale";
+import { elapsedMs, median, round, runAlone } from "./stats";
+
+const CONFIG: Config = parseConfig({
+  project: "dccm-test",
+  region: "us-central1",
+  network: "k8s-net",
+  nodeTags: ["k8s-node"],
+  clusterName: "soak",
+  clusterId: "50a4",
+});
+const SERVICES = 50;
+const SAMPLE_EVERY = 50;
+/** Runs before the slope counts: code tiers up and caches fill over the first ones. */
+const WARM_UP_RUNS = 100;
+const LATENCY_WINDOW = 25;
+const MB = 1024 * 1024;
+
+export interface SoakPhase {
+  runs: number;
+  heapMbPer1000Runs: number;
+  rssMbPer1000Runs: number;
+  heapMbAtStart: number;
+  heapMbAtEnd: number;
+  changeLatencyStartMs: number;
+  changeLatencyEndMs: number;
+  /** changeLatencyEndMs / changeLatencyStartMs. */
+  changeLatencyRatio: number;
+}
+
+function measure(runs: number): { heap: HeapSample; rss: HeapSample } {
+  global.gc?.();
+  global.gc?.();
+  const memory = process.memoryUsage();
+  return { heap: { runs, heapBytes: memory.heapUsed }, rss: { runs, heapBytes: memory.rss } };
+}
+
+async function sourceRanges(gce: EmulatorProcess, firewall: string): Promise<string> {
+  const response = await fetch(`${gce.computeEndpoint}projects/${CONFIG.project}/global/firewalls/${firewall}`);
+  if (!response.ok) return "";
+  return JSON.stringify(((await response.json()) as { sourceRanges?: unknown }).sourceRanges);
+}
+
+/** `runs` changes, the i-th to Service `pick(i)`, each waited for in the emulator. */
+async function phase(
+  gce: EmulatorProcess,
+  core: k8s.CoreV1Api,
+  daemon: Daemon,
+  firewalls: readonly string[],
+  runs: number,
+  pick: (i: number) => number,
+  offset: number,
+): Promise<SoakPhase> {
+  const heap: HeapSample[] = [];
+  const rss: HeapSample[] = [];
+  const latencies: number[] = [];
+  for (let i = 1; i <= runs; i++) {
+    const service = pick(i);
+    const n = offset + i;
+    const range = `10.${(n >> 8) & 255}.${n & 255}.0/24`;
+    const start = process.hrtime.bigint();
+    await core.patchNamespacedService(
+      { name: `svc-${service}`, namespace: "default", body: { spec: { loadBalancerSourceRanges: [range] } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+    await eventually(
+      `svc-${service}'s change ${i} applied`,
+      async () => ((await sourceRanges(gce, firewalls[service])) === JSON.stringify([range]) ? true : undefined),
+      300_000,
+      10,
+    );
+    latencies.push(elapsedMs(start));
+    await daemon.idle();
+    if (i % SAMPLE_EVERY === 0) {
+      const sample = measure(i);
+      process.stderr.write(
+        `soak: run ${i}: heap ${round(sample.heap.heapBytes / MB, 2)} MB, RSS ${round(sample.rss.heapBytes / MB, 1)} MB, change ${Math.round(latencies[latencies.length - 1])} ms\n`,
+      );
+      if (i >= WARM_UP_RUNS) {
+        heap.push(sample.heap);
+        rss.push(sample.rss);
+      }
+    }
+  }
+  const start = median(latencies.slice(0, LATENCY_WINDOW));
+  const end = median(latencies.slice(-LATENCY_WINDOW));
+  return {
+    runs,
+    heapMbPer1000Runs: round((heapGrowthPer1000Runs(heap, 0) ?? 0) / MB, 2),
+    rssMbPer1000Runs: round((heapGrowthPer1000Runs(rss, 0) ?? 0) / MB, 2),
+    heapMbAtStart: round((heap[0]?.heapBytes ?? 0) / MB, 1),
+    heapMbAtEnd: round((heap[heap.length - 1]?.heapBytes ?? 0) / MB, 1),
+    changeLatencyStartMs: round(start, 0),
+    changeLatencyEndMs: round(end, 0),
+    changeLatencyRatio: round(end / start, 2),
+  };
+}
+
+async function createServices(core: k8s.CoreV1Api): Promise<string[]> {
+  const firewalls: string[] = [];
+  for (let i = 0; i < SERVICES; i++) {
+    const created = await core.createNamespacedService({
+      namespace: "default",
+      body: { metadata: { name: `svc-${i}` }, spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] } },
+    });
+    firewalls.push(`k8s-fw-${loadBalancerName(created.metadata?.uid ?? "")}`);
+  }
+  return firewalls;
+}
+
+async function everyIngress(core: k8s.CoreV1Api): Promise<true | undefined> {
+  const listed = await core.listNamespacedService({ namespace: "default" });
+  return listed.items.every(
+    (item) => item.spec?.type !== "LoadBalancer" || (item.status?.loadBalancer?.ingress ?? []).length > 0,
+  )
+    ? true
+    : undefined;
+}
+
+export async function benchSoak(
+  runs: number = Number(process.env.DCCM_SOAK_RUNS ?? "500"),
+  rotationRuns: number = Number(process.env.DCCM_SOAK_ROTATION_RUNS ?? String(runs)),
+): Promise<Record<string, number>> {
+  const gce = await startEmulatorProcess();
+  const env: TestEnv = await startTestEnv({}).catch(async (error: unknown) => {
+    await stopEmulatorProcess(gce);
+    throw error;
+  });
+  const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const daemon = new Daemon(
+    daemonOptions(env, CONFIG, {
+      pulumiEnv: { ...env.pulumiEnv, DCCM_GCE_EMULATOR_URL: gce.emulatorUrl },
+      logLevel: "error",
+      leaderElection: false,
+      identity: "soak",
+      resyncMs: 3_600_000,
+      driftMs: 3_600_000,
+    }),
+  );
+  try {
+    const response = await fetch(`${gce.endpoint}/emulator/instances/${CONFIG.project}/us-central1-a/node-1`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    if (!response.ok) throw new Error(`bench: the emulator refused node-1: ${response.status}`);
+    await createNode(core, "node-1", "us-central1-a");
+    const firewalls = await createServices(core);
+    await daemon.start(() => undefined);
+    await eventually("every Service's ingress", () => everyIngress(core), 1_800_000, 500);
+    await daemon.idle();
+    const one = await phase(gce, core, daemon, firewalls, runs, () => 0, 0);
+    process.stderr.write(`soak: one Service: ${JSON.stringify(one)}\n`);
+    const rotation = await phase(gce, core, daemon, firewalls, rotationRuns, (i) => i % SERVICES, runs);
+    process.stderr.write(`soak: ${SERVICES} Services: ${JSON.stringify(rotation)}\n`);
+    const figures: Record<string, number> = {};
+    const phases: [string, SoakPhase][] = [
+      ["soakOne", one],
+      [`soak${SERVICES}`, rotation],
+    ];
+    for (const [prefix, result] of phases)
+      for (const [key, value] of Object.entries(result) as [string, number][]) figures[`${prefix}_${key}`] = value;
+    return figures;
+  } finally {
+    await daemon.stop();
+    await env.stop();
+    await stopEmulatorProcess(gce);
+  }
+}
+
+if (require.main === module) runAlone(() => benchSoak());
