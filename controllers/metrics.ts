@@ -21,6 +21,8 @@ export class ControllerMetrics {
   readonly servicesHeldForAdoption: prom.Gauge;
   readonly nodesWithoutInstance: prom.Gauge;
   readonly quotaExceeded: prom.Counter<"kind" | "quota">;
+  readonly quotaHeadroom: prom.Gauge<"quota" | "scope">;
+  readonly servicesHeldForQuota: prom.Gauge;
 
   constructor(registry: prom.Registry = new prom.Registry()) {
     this.registry = registry;
@@ -91,6 +93,17 @@ export class ControllerMetrics {
       name: "dccm_gce_quota_exceeded_total",
       help: "Stack runs GCE refused over a project quota (403 quotaExceeded), by stack kind and quota (STATIC_ADDRESSES, ROUTES, …); each waits 5 minutes before its next try (Warning QuotaExceeded).",
       labelNames: ["kind", "quota"],
+      registers: [registry],
+    });
+    this.quotaHeadroom = new prom.Gauge({
+      name: "dccm_gce_quota_headroom",
+      help: "A GCE quota's limit less its usage as last read (regions.get, projects.get; at most every 30 s, before Service stacks' first ups), by quota (STATIC_ADDRESSES, FORWARDING_RULES, …) and scope (region, global).",
+      labelNames: ["quota", "scope"],
+      registers: [registry],
+    });
+    this.servicesHeldForQuota = new prom.Gauge({
+      name: "dccm_services_held_for_quota",
+      help: "Services whose first up is held because a GCE quota has no room for what it creates (Warning QuotaExceeded): tried again when a load balancer is deleted, or after 5 minutes.",
       registers: [registry],
     });
     this.nodesWithoutInstance = new prom.Gauge({

@@ -255,6 +255,8 @@ export interface ServiceDesired {
   allowGlobalAccess: boolean;
   /** When set, a user-owned static IP: used, never reserved nor released by us. */
   userIP?: string;
+  /** Set when the address `<lb>` is held for the Service's life. */
+  reserveAddress?: true;
   frontends: FrontendSpec[];
   sessionAffinity: "CLIENT_IP" | "NONE";
   healthCheck: HealthCheckRef;
