@@ -128,9 +128,10 @@ export function quotaShortfalls(
 
 /** The Warning QuotaExceeded of a held Service: each quota short, its usage and limit, what the load balancer needs. Pure. */
 export function quotaHeldMessage(shortfalls: readonly Shortfall[]): string {
+  // Usage and claims as one figure: the same whether GCE counted a claimed create yet or not.
   const parts = shortfalls.map(
     (s) =>
-      `GCE quota ${s.metric} (${s.where}) has ${s.usage} of ${s.limit} in use${s.claimed > 0 ? ` and ${s.claimed} being created` : ""}, and this load balancer needs ${s.need}`,
+      `GCE quota ${s.metric} (${s.where}) has ${s.usage + s.claimed} of ${s.limit} in use or being created, and this load balancer needs ${s.need}`,
   );
   return `Load balancer not created: ${parts.join("; ")}. Held until a load balancer is deleted or ${QUOTA_RETRY_MS / 60_000} minutes pass; release unused resources or raise the quota`;
 }

@@ -156,7 +156,7 @@ describe("controllers/service/quotaHold", () => {
       ]);
       assert.equal(
         quotaHeldMessage(shortfalls),
-        "Load balancer not created: GCE quota STATIC_ADDRESSES (region us-central1) has 8 of 8 in use, and this load balancer needs 1; GCE quota FORWARDING_RULES (global) has 12 of 15 in use and 2 being created, and this load balancer needs 2. Held until a load balancer is deleted or 5 minutes pass; release unused resources or raise the quota",
+        "Load balancer not created: GCE quota STATIC_ADDRESSES (region us-central1) has 8 of 8 in use or being created, and this load balancer needs 1; GCE quota FORWARDING_RULES (global) has 14 of 15 in use or being created, and this load balancer needs 2. Held until a load balancer is deleted or 5 minutes pass; release unused resources or raise the quota",
       );
     });
   });
