@@ -42,6 +42,7 @@ export interface FakeControllerDeps {
   ledger?: ServiceControllerDeps["ledger"];
   verifyRequestedIp?: ServiceControllerDeps["verifyRequestedIp"];
   firstUpGuard?: ServiceControllerDeps["firstUpGuard"];
+  quotaGate?: ServiceControllerDeps["quotaGate"];
   clusterEvents?: ClusterEventDeps;
   adoptionHeld?: ReadonlyMap<string, string>;
   /** The cluster callbacks a test listens to; the others do nothing, and instances are never asked about unless set. */
@@ -199,6 +200,7 @@ function fakeReconciler(
     ...(runs.plans ? { repairs: new RepairGuard({ runs, cache, events: recorder, metrics, logger }) } : {}),
     ...(deps.verifyRequestedIp !== undefined ? { verifyRequestedIp: deps.verifyRequestedIp } : {}),
     ...(deps.firstUpGuard !== undefined ? { firstUpGuard: deps.firstUpGuard } : {}),
+    ...(deps.quotaGate !== undefined ? { quotaGate: deps.quotaGate } : {}),
   });
   return new Reconciler({
     cluster,

@@ -5,7 +5,12 @@ import { QuotaGate } from "../../../../controllers/service/quotaGate";
 import { ControllerMetrics } from "../../../../controllers/metrics";
 import type { ProjectQuotas } from "../../../../gce/quotas";
 import type { EventTarget } from "../../../../runtime/events";
-import { externalServiceDesired } from "../../../support/builders";
+import { LB_FINALIZER } from "../../../../model";
+import type { ReconcileResult } from "../../../../runtime/queue";
+import type { ServiceMeta } from "../../../../watcher/informers";
+import { externalServiceDesired, gceNode, lbService } from "../../../support/builders";
+import { MemoryEventSink } from "../../../support/fakes/events";
+import { newReconciler } from "../../../support/fakes/reconciler";
 
 const service = (name: string): ReturnType<typeof externalServiceDesired> =>
   externalServiceDesired("default", name, `uid-${name}`, `a${name}`, [80]);
@@ -149,5 +154,116 @@ describe("controllers/service/quotaGate", () => {
       ],
     );
     assert.deepEqual(t.gate.status(), { readAt: null, quotas: [], held: [] });
+  });
+});
+
+describe("controllers/service/controller: the quota gate's hooks", () => {
+  const UID = "11111111-2222-4333-8444-555555555555";
+  const LB = "a1111111122224333844455555555555";
+  const STACK = "service.default.web";
+  const ITEM = { key: STACK, refresh: false };
+  const HELD: ReconcileResult = { kind: "retryAfter", ms: 300_000, reason: "held for GCE quota FORWARDING_RULES" };
+
+  function meta(over: Partial<ServiceMeta> = {}): ServiceMeta {
+    return {
+      namespace: "default",
+      name: "web",
+      uid: UID,
+      type: "LoadBalancer",
+      finalizers: [],
+      ingress: [],
+      deleting: false,
+      ...over,
+    };
+  }
+
+  function harness(options: { held?: boolean; applied?: string; meta?: ServiceMeta } = {}): ReturnType<
+    typeof newReconciler
+  > & {
+    gate: { held: boolean };
+  } {
+    const gate = { held: options.held ?? false };
+    const h = newReconciler({
+      services: [lbService("default", "web", UID)],
+      metas: [options.meta ?? meta()],
+      sink: new MemoryEventSink(),
+      runner: {
+        inspect: (stack) => ({ hash: stack === STACK ? options.applied : undefined }),
+        up: (stack, desired) => ({
+          outputs:
+            stack === "cluster"
+              ? {
+                  instanceGroups: Object.fromEntries(
+                    desired.cluster.instanceGroups.map((g) => [g.zone, `ig-${g.zone}`]),
+                  ),
+                  routes: {},
+                }
+              : { loadBalancers: { "default/web": { ingress: ["10.255.0.1"] } } },
+          changed: [],
+        }),
+      },
+      deps: ({ calls }) => ({
+        knownStacks: options.applied !== undefined ? ["cluster", STACK] : [],
+        quotaGate: {
+          async check(stack) {
+            calls.push(`quota check ${stack}`);
+            return gate.held ? HELD : undefined;
+          },
+          released(stack, destroyed) {
+            calls.push(`quota released ${stack} ${destroyed}`);
+          },
+        },
+      }),
+    });
+    return { ...h, gate };
+  }
+
+  async function clusterApplied(h: ReturnType<typeof harness>): Promise<void> {
+    assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
+    h.calls.length = 0;
+  }
+
+  it("a first up the gate holds: its result, nothing written (no stack, finalizer, ledger entry, up)", async () => {
+    const h = harness({ held: true });
+    await clusterApplied(h);
+    assert.deepEqual(await h.reconciler.reconcile(ITEM), HELD);
+    assert.deepEqual(h.calls, [`quota check ${STACK}`]);
+  });
+
+  it("a first up with room runs as before; a later change is not checked", async () => {
+    const h = harness();
+    await clusterApplied(h);
+    assert.deepEqual(await h.reconciler.reconcile(ITEM), { kind: "ok" });
+    assert.deepEqual(h.calls, [
+      `quota check ${STACK}`,
+      `ensureStack ${STACK}`,
+      "setFinalizer default/web true",
+      `up ${STACK}`,
+      "setIngress default/web [10.255.0.1]",
+    ]);
+    const later = harness({ applied: "an older hash", meta: meta({ finalizers: [LB_FINALIZER] }) });
+    await clusterApplied(later);
+    assert.deepEqual(await later.reconciler.reconcile(ITEM), { kind: "ok" });
+    assert.ok(!later.calls.some((call) => call.startsWith("quota ")), later.calls.join("; "));
+  });
+
+  it("a Service stack destroyed tells the gate (destroyed); a held Service deleted before anything was written tells it too", async () => {
+    const h = harness();
+    await clusterApplied(h);
+    await h.reconciler.reconcile(ITEM);
+    h.metas.set("default/web", meta({ finalizers: [LB_FINALIZER], deleting: true }));
+    h.cache.update({ nodes: [gceNode("n1", "u1", "us-central1-a", [])], services: [] });
+    h.calls.length = 0;
+    assert.deepEqual(await h.reconciler.reconcile(ITEM), { kind: "ok" });
+    assert.deepEqual(h.calls.slice(-2), [`removeStack ${STACK}`, `quota released ${STACK} true`]);
+
+    const held = harness({ held: true });
+    await clusterApplied(held);
+    await held.reconciler.reconcile(ITEM);
+    held.metas.delete("default/web");
+    held.cache.update({ nodes: [gceNode("n1", "u1", "us-central1-a", [])], services: [] });
+    held.calls.length = 0;
+    assert.deepEqual(await held.reconciler.reconcile(ITEM), { kind: "ok" });
+    assert.deepEqual(held.calls, [`quota released ${STACK} false`]);
   });
 });
