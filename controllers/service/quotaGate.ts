@@ -22,7 +22,7 @@ import {
   quotaShortfalls,
   type QuotaHeadroom,
   type QuotaNeed,
-} from "./quotaHold";
+} from "../../gce/quotaHold";
 
 /** How long one read of the quotas serves every Service's first up. */
 export const QUOTA_READ_TTL_MS = 30_000;
@@ -77,7 +77,7 @@ export class QuotaGate {
       return undefined;
     }
     this.hold(stack, true);
-    const message = quotaHeldMessage(shortfalls);
+    const message = quotaHeldMessage(shortfalls, QUOTA_RETRY_MS);
     await this.deps.events.record(target, "Warning", QUOTA_EXCEEDED, message);
     return {
       kind: "retryAfter",

@@ -2,11 +2,17 @@
  * Quota headroom before a Service stack's first up, pure: what the up creates, counted per GCE
  * quota (quotaNeeds), whether the quotas as last read leave room for it (quotaShortfalls), the
  * Warning that holds it (quotaHeldMessage) and the headroom the gauge, `dccm status` and
- * `dccm preview` show (quotaHeadroom). The adapter that reads, caches and holds is quotaGate.ts.
+ * `dccm preview` show (quotaHeadroom). The daemon's adapter that reads, caches and holds is
+ * controllers/service/quotaGate.ts.
  */
-import type { ServiceDesired } from "../../model";
-import type { ProjectQuotas, QuotaReading } from "../../gce/quotas";
-import { QUOTA_RETRY_MS } from "../failures";
+import type { ServiceDesired } from "../model";
+import type { ProjectQuotas, QuotaReading } from "./quotas";
+
+/**
+ * How long a Service held for quota (or refused by GCE over one) waits before its next try, unless
+ * sooner released or changed: the stack queue's backoff cap (controllers/failures.ts QUOTA_RETRY_MS).
+ */
+export const QUOTA_WAIT_MS = 300_000;
 
 /** The quotas a Service's load balancer consumes (GCE's metric names). */
 export type QuotaMetric =
@@ -126,14 +132,20 @@ export function quotaShortfalls(
   return out;
 }
 
-/** The Warning QuotaExceeded of a held Service: each quota short, its usage and limit, what the load balancer needs. Pure. */
-export function quotaHeldMessage(shortfalls: readonly Shortfall[]): string {
+/** Each quota short, its usage (claims included) and limit, and what the load balancer needs. Pure. */
+export function describeShortfalls(shortfalls: readonly Shortfall[]): string {
   // Usage and claims as one figure: the same whether GCE counted a claimed create yet or not.
-  const parts = shortfalls.map(
-    (s) =>
-      `GCE quota ${s.metric} (${s.where}) has ${s.usage + s.claimed} of ${s.limit} in use or being created, and this load balancer needs ${s.need}`,
-  );
-  return `Load balancer not created: ${parts.join("; ")}. Held until a load balancer is deleted or ${QUOTA_RETRY_MS / 60_000} minutes pass; release unused resources or raise the quota`;
+  return shortfalls
+    .map(
+      (s) =>
+        `GCE quota ${s.metric} (${s.where}) has ${s.usage + s.claimed} of ${s.limit} in use or being created, and this load balancer needs ${s.need}`,
+    )
+    .join("; ");
+}
+
+/** The Warning QuotaExceeded of a held Service; `retryMs`: the backstop. Pure. */
+export function quotaHeldMessage(shortfalls: readonly Shortfall[], retryMs: number): string {
+  return `Load balancer not created: ${describeShortfalls(shortfalls)}. Held until a load balancer is deleted or ${retryMs / 60_000} minutes pass; release unused resources or raise the quota`;
 }
 
 /** One quota's headroom as last read: what the gauge, `dccm status` and `dccm preview` show. */

@@ -8,9 +8,9 @@ import {
   quotaNeeds,
   quotaShortfalls,
   type QuotaNeed,
-} from "../../../../controllers/service/quotaHold";
-import type { ProjectQuotas } from "../../../../gce/quotas";
-import type { ServiceDesired } from "../../../../model";
+} from "../../../gce/quotaHold";
+import type { ProjectQuotas } from "../../../gce/quotas";
+import type { ServiceDesired } from "../../../model";
 import {
   denyFirewall,
   externalServiceDesired,
@@ -18,7 +18,7 @@ import {
   httpHealthCheck,
   ipv6Half,
   describedBy,
-} from "../../../support/builders";
+} from "../../support/builders";
 
 const KEY = "default/web";
 const LB = "a1234567890";
@@ -39,7 +39,7 @@ function quotas(regional: Record<string, [number, number]>, global: Record<strin
   return { region: "us-central1", regional: list(regional), global: list(global) };
 }
 
-describe("controllers/service/quotaHold", () => {
+describe("gce/quotaHold", () => {
   describe("quotaNeeds: what a first up creates, per quota", () => {
     const rows: [string, ServiceDesired, QuotaNeed[]][] = [
       [
@@ -155,7 +155,7 @@ describe("controllers/service/quotaHold", () => {
         { metric: "FORWARDING_RULES", where: "global", usage: 12, limit: 15, claimed: 2, need: 2 },
       ]);
       assert.equal(
-        quotaHeldMessage(shortfalls),
+        quotaHeldMessage(shortfalls, 300_000),
         "Load balancer not created: GCE quota STATIC_ADDRESSES (region us-central1) has 8 of 8 in use or being created, and this load balancer needs 1; GCE quota FORWARDING_RULES (global) has 14 of 15 in use or being created, and this load balancer needs 2. Held until a load balancer is deleted or 5 minutes pass; release unused resources or raise the quota",
       );
     });
