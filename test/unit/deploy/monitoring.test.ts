@@ -87,6 +87,7 @@ describe("deploy/monitoring: alerts and dashboard", () => {
       "DccmComputeErrors",
       "DccmOperationTimeouts",
       "DccmServicesHeldForAdoption",
+      "DccmServicesHeldForQuota",
     ]);
   });
 
@@ -112,6 +113,6 @@ describe("deploy/monitoring: alerts and dashboard", () => {
       }
     }
     assert.deepEqual(missing, []);
-    assert.equal(expressions().length, 22);
+    assert.equal(expressions().length, 23);
   });
 });
