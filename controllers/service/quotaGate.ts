@@ -15,14 +15,7 @@ import type { EnqueueFlags, ReconcileResult } from "../../runtime/queue";
 import type { ControllerMetrics } from "../metrics";
 import { QUOTA_EXCEEDED, QUOTA_RETRY_MS } from "../failures";
 import type { QuotaStatus } from "../status";
-import {
-  quotaHeadroom,
-  quotaHeldMessage,
-  quotaNeeds,
-  quotaShortfalls,
-  type QuotaHeadroom,
-  type QuotaNeed,
-} from "../../gce/quotaHold";
+import { quotaHeadroom, quotaHeldMessage, quotaNeeds, quotaShortfalls, type QuotaNeed } from "../../gce/quotaHold";
 
 /** How long one read of the quotas serves every Service's first up. */
 export const QUOTA_READ_TTL_MS = 30_000;

@@ -159,7 +159,6 @@ describe("controllers/service/quotaGate", () => {
 
 describe("controllers/service/controller: the quota gate's hooks", () => {
   const UID = "11111111-2222-4333-8444-555555555555";
-  const LB = "a1111111122224333844455555555555";
   const STACK = "service.default.web";
   const ITEM = { key: STACK, refresh: false };
   const HELD: ReconcileResult = { kind: "retryAfter", ms: 300_000, reason: "held for GCE quota FORWARDING_RULES" };
