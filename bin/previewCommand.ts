@@ -20,6 +20,7 @@ import {
   mapLimit,
   planDocument,
   previewParallelism,
+  previewQuotas,
   resourceChange,
   stackPlan,
   type DesiredStacks,
@@ -27,8 +28,11 @@ import {
   type RecordedStack,
   type RejectedService,
   type ResourceChange,
+  type PreviewQuotas,
+  type StackDecision,
   type StackPlan,
 } from "../preview/plan";
+import { ComputeClient, readProjectQuotas } from "../gce";
 
 import { clusterProjectName } from "../stacks/project";
 import { hasPendingCreates, recordedService, stackOutputs } from "../stacks/deployment";
@@ -39,6 +43,7 @@ import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDu
 import { listCluster } from "../watcher/list";
 import {
   clusterConfig,
+  computeEndpointOf,
   clusterIdFromCluster,
   commandHelp,
   configFlag,
@@ -58,7 +63,7 @@ import { HASH_OUTPUT, recordedAddress, stackProgramOutputs } from "../components
 /** preview's own flags and the shared ones, in help order. */
 const PREVIEW_FLAGS: readonly HelpEntry[] = [
   { ...READER_FLAGS.kubeconfig, help: `${READER_FLAGS.kubeconfig.help}; always read for its identity` },
-  configFlag(["GCP keys", "stateDir", "backendUrl", "secretsProvider"]),
+  configFlag(["GCP keys", "stateDir", "backendUrl", "secretsProvider", "computeEndpoint"]),
   {
     name: "snapshot",
     value: "FILE",
@@ -68,6 +73,11 @@ const PREVIEW_FLAGS: readonly HelpEntry[] = [
   READER_FLAGS.stateDir,
   READER_FLAGS.backendUrl,
   READER_FLAGS.secretsProvider,
+  {
+    name: "quotas",
+    help: "also read the project's GCE quotas (regions.get, projects.get): their headroom, and the new Services the daemon would hold for quota",
+  },
+  READER_FLAGS.computeEndpoint,
   {
     name: "parallelism",
     value: "N",
@@ -126,9 +136,11 @@ export async function runPreview(argv: string[]): Promise<number> {
   // Our workspaces hold stack settings (salts): the owner's only, as the daemon's.
   process.umask(0o077);
   try {
-    const { plans, rejected } = await preview(flags);
+    const { plans, rejected, quotas } = await preview(flags);
     process.stdout.write(
-      flags.json === true ? `${JSON.stringify(planDocument(plans, rejected), null, 2)}\n` : formatPlan(plans, rejected),
+      flags.json === true
+        ? `${JSON.stringify(planDocument(plans, rejected, quotas), null, 2)}\n`
+        : formatPlan(plans, rejected, quotas),
     );
     return exitCode(plans);
   } catch (error) {
@@ -150,7 +162,9 @@ function readDump(snapshotPath: string | undefined, kubeConfig: k8s.KubeConfig):
   return Promise.resolve(snapshotFromKubectlJson(text, snapshotPath));
 }
 
-async function preview(flags: FlagValues): Promise<{ plans: StackPlan[]; rejected: RejectedService[] }> {
+async function preview(
+  flags: FlagValues,
+): Promise<{ plans: StackPlan[]; rejected: RejectedService[]; quotas?: PreviewQuotas }> {
   const { kubeconfig, shared, backend } = readReaderFlags(flags, process.env);
   const { backendUrl, secretsProvider } = backend;
   const noEncryption = encryptionProblem({ secretsProvider }, process.env);
@@ -168,9 +182,28 @@ async function preview(flags: FlagValues): Promise<{ plans: StackPlan[]; rejecte
       engine: await PreviewEngine.open({ backendUrl, projectName: clusterProjectName(config.clusterId), workDir }),
       parallelism,
     };
-    return await planStacks(where, config, desiredStacks(dump.snapshot, config), dump);
+    const wanted = desiredStacks(dump.snapshot, config);
+    const planned = await planStacks(where, config, wanted, dump);
+    if (flags.quotas !== true) return planned;
+    const computeEndpoint = computeEndpointOf(flags, shared);
+    return { ...planned, quotas: await quotasOf(config, computeEndpoint, planned.decisions, wanted) };
   } finally {
     fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+/** The quotas as the daemon would read them before each new Service's first up; a failed read is said, never fatal. */
+async function quotasOf(
+  config: Config,
+  computeEndpoint: string | undefined,
+  decisions: readonly StackDecision[],
+  wanted: DesiredStacks,
+): Promise<PreviewQuotas> {
+  const compute = new ComputeClient(computeEndpoint !== undefined ? { endpoint: computeEndpoint } : {});
+  try {
+    return previewQuotas(decisions, wanted.desired, await readProjectQuotas(compute, config.project, config.region));
+  } catch (error) {
+    return { read: false, error: describeFailure(error) };
   }
 }
 
@@ -182,7 +215,7 @@ async function planStacks(
   config: Config,
   wanted: DesiredStacks,
   dump: DumpContents,
-): Promise<{ plans: StackPlan[]; rejected: RejectedService[] }> {
+): Promise<{ plans: StackPlan[]; rejected: RejectedService[]; decisions: StackDecision[] }> {
   const recorded = await readRecorded(where);
   const decisions = decideStacks(wanted, recorded, dump.snapshot.services, config.loadBalancerClasses);
   const changes = new Map<string, ResourceChange[]>();
@@ -202,7 +235,7 @@ async function planStacks(
       });
     else plans.push(stackPlan(decision, changes.get(decision.stack) ?? []));
   }
-  return { plans, rejected };
+  return { plans, rejected, decisions };
 }
 
 /** The recorded hash of every stack of the project; a stack of another cluster stops the preview. */

@@ -9,6 +9,7 @@ import {
   compareStacks,
   emptyRow,
   parseStatusDocument,
+  type QuotaStatus,
   type StatusDocument,
   type StatusRow,
 } from "../controllers/status";
@@ -143,6 +144,35 @@ export function formatStatusTable(rows: readonly StatusRow[]): string[] {
   );
 }
 
+const QUOTA_COLUMNS = ["QUOTA", "SCOPE", "USAGE", "LIMIT", "HEADROOM"] as const;
+
+/**
+ * Pure: the GCE quotas a load balancer consumes, as the daemon last read them (a blank line, a
+ * title, the table), and the Services held for them; nothing without a read.
+ */
+export function formatQuotaTable(quotas: QuotaStatus | undefined): string[] {
+  if (quotas === undefined || quotas.readAt === null) return [];
+  const cells = [
+    [...QUOTA_COLUMNS],
+    ...quotas.quotas.map((row) => [
+      row.quota,
+      row.region !== undefined ? `region ${row.region}` : row.scope,
+      String(row.usage),
+      String(row.limit),
+      String(row.headroom),
+    ]),
+  ];
+  const widths = QUOTA_COLUMNS.map((_, column) => Math.max(...cells.map((line) => line[column].length)));
+  const table = cells.map((line) =>
+    line
+      .map((cell, column) => (column === line.length - 1 ? cell : cell.padEnd(widths[column])))
+      .join("  ")
+      .trimEnd(),
+  );
+  const held = quotas.held.length === 0 ? "none" : quotas.held.join(", ");
+  return ["", `GCE quotas read at ${seconds(quotas.readAt)}; held for quota: ${held}`, ...table];
+}
+
 /** Pure: the line above the table. */
 export function statusTitle(report: StatusReport): string {
   if (report.source === "backend")
@@ -229,7 +259,13 @@ async function readBackend(backendUrl: string, project: string): Promise<StatusR
 }
 
 function print(report: StatusReport, json: boolean): void {
-  const lines = json ? [JSON.stringify(report, null, 2)] : [statusTitle(report), ...formatStatusTable(report.stacks)];
+  const lines = json
+    ? [JSON.stringify(report, null, 2)]
+    : [
+        statusTitle(report),
+        ...formatStatusTable(report.stacks),
+        ...(report.source === "daemon" ? formatQuotaTable(report.quotas) : []),
+      ];
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 

@@ -4,6 +4,7 @@
  * The controllers map the verdict to their result; the queue does the backoff.
  */
 import { describeQuota, parseQuotaExceeded, type QuotaExceeded } from "../gce/parse";
+import { QUOTA_WAIT_MS } from "../gce/quotaHold";
 import { ForeignStackError, StackBusyError } from "../stacks/errors";
 
 export type FailureVerdict =
@@ -37,7 +38,7 @@ export function classifyFailure(error: unknown, aborted: boolean): FailureVerdic
  * desired state changes (the queue runs a changed key at once): the queue's backoff cap, so a
  * quota costs one run per 5 minutes per Service, not a doubling series of runs.
  */
-export const QUOTA_RETRY_MS = 300_000;
+export const QUOTA_RETRY_MS = QUOTA_WAIT_MS;
 
 /** Every message of an error and its causes (the engine's output is in one of them). */
 function errorChainText(error: unknown): string {

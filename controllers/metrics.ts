@@ -21,6 +21,8 @@ export class ControllerMetrics {
   readonly servicesHeldForAdoption: prom.Gauge;
   readonly nodesWithoutInstance: prom.Gauge;
   readonly quotaExceeded: prom.Counter<"kind" | "quota">;
+  readonly quotaHeadroom: prom.Gauge<"quota" | "scope">;
+  readonly servicesHeldForQuota: prom.Gauge;
 
   constructor(registry: prom.Registry = new prom.Registry()) {
     this.registry = registry;
@@ -93,10 +95,28 @@ export class ControllerMetrics {
       labelNames: ["kind", "quota"],
       registers: [registry],
     });
+    ({ headroom: this.quotaHeadroom, held: this.servicesHeldForQuota } = quotaGauges(registry));
     this.nodesWithoutInstance = new prom.Gauge({
       name: "dccm_nodes_without_instance",
       help: "Nodes whose GCE instance Compute reports gone (404), left out of instance groups and routes.",
       registers: [registry],
     });
   }
+}
+
+/** The quota gate's gauges (controllers/service/quotaGate.ts). */
+function quotaGauges(registry: prom.Registry): { headroom: prom.Gauge<"quota" | "scope">; held: prom.Gauge } {
+  return {
+    headroom: new prom.Gauge({
+      name: "dccm_gce_quota_headroom",
+      help: "A GCE quota's limit less its usage as last read (regions.get, projects.get; at most every 30 s, before Service stacks' first ups), by quota (STATIC_ADDRESSES, FORWARDING_RULES, …) and scope (region, global).",
+      labelNames: ["quota", "scope"],
+      registers: [registry],
+    }),
+    held: new prom.Gauge({
+      name: "dccm_services_held_for_quota",
+      help: "Services whose first up is held because a GCE quota has no room for what it creates (Warning QuotaExceeded): tried again when a load balancer is deleted, or after 5 minutes.",
+      registers: [registry],
+    }),
+  };
 }

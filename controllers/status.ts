@@ -33,6 +33,27 @@ export interface StatusRow {
   lastError: { at: string; message: string } | null;
 }
 
+/** One GCE quota a load balancer consumes, as last read (controllers/service/quotaGate.ts). */
+export interface QuotaRow {
+  quota: string;
+  /** `region` (the region's quota) or `global` (the project's). */
+  scope: string;
+  region?: string;
+  limit: number;
+  usage: number;
+  /** limit − usage. */
+  headroom: number;
+}
+
+/** What the daemon knows of the GCE quotas: their headroom as last read, when, and the Services held for them. */
+export interface QuotaStatus {
+  /** ISO 8601; null before the first read. */
+  readAt: string | null;
+  quotas: QuotaRow[];
+  /** The stacks held before their first up for a quota, sorted. */
+  held: string[];
+}
+
 /** The `/status` document. */
 export interface StatusDocument {
   leader: boolean;
@@ -40,6 +61,8 @@ export interface StatusDocument {
   synced: boolean;
   /** The cluster stack first, then the Service stacks by namespace and name. */
   stacks: StatusRow[];
+  /** Absent without Compute access (no quota is read). */
+  quotas?: QuotaStatus;
 }
 
 /**
@@ -94,6 +117,7 @@ export class StatusBook {
    * reconcile's result (until then the row keeps the previous one, whole).
    */
   private readonly ended = new Map<string, Omit<LastUp, "result">>();
+  private quotaSource: (() => QuotaStatus) | undefined;
 
   constructor(
     private readonly now: () => Date = () => new Date(),
@@ -136,6 +160,16 @@ export class StatusBook {
     const message =
       result.kind === "retry" ? describeError(result.error) : result.kind === "giveUp" ? result.reason : undefined;
     if (message !== undefined) row.lastError = { at: this.now().toISOString(), message: cut(message) };
+  }
+
+  /** Where the quota rows come from (the Service controller's quota gate, with Compute access). */
+  quotasFrom(source: () => QuotaStatus): void {
+    this.quotaSource = source;
+  }
+
+  /** The quota rows, or undefined without a source. */
+  quotas(): QuotaStatus | undefined {
+    return this.quotaSource?.();
   }
 
   /** Copies, in compareStacks order. */
@@ -203,6 +237,27 @@ function parseRow(value: unknown): StatusRow | undefined {
   };
 }
 
+function parseQuotaRow(value: unknown): QuotaRow | undefined {
+  if (!isRecord(value)) return undefined;
+  const { quota, scope, region, limit, usage, headroom } = value;
+  if (typeof quota !== "string" || typeof scope !== "string") return undefined;
+  if (typeof limit !== "number" || typeof usage !== "number" || typeof headroom !== "number") return undefined;
+  if (region !== undefined && typeof region !== "string") return undefined;
+  return { quota, scope, ...(region !== undefined ? { region } : {}), limit, usage, headroom };
+}
+
+function parseQuotaStatus(value: unknown): QuotaStatus | undefined {
+  if (!isRecord(value) || !(value.readAt === null || typeof value.readAt === "string")) return undefined;
+  if (!Array.isArray(value.quotas) || !isStringList(value.held)) return undefined;
+  const quotas: QuotaRow[] = [];
+  for (const raw of value.quotas) {
+    const row = parseQuotaRow(raw);
+    if (row === undefined) return undefined;
+    quotas.push(row);
+  }
+  return { readAt: value.readAt, quotas, held: value.held };
+}
+
 /** A `/status` answer checked (dccm status reads it from another process): the document, or what is wrong with it. */
 export function parseStatusDocument(value: unknown): StatusDocument | string {
   if (
@@ -219,5 +274,8 @@ export function parseStatusDocument(value: unknown): StatusDocument | string {
     if (row === undefined) return `stacks[${index}] is not a stack's row`;
     stacks.push(row);
   }
-  return { leader: value.leader, synced: value.synced, stacks };
+  if (value.quotas === undefined) return { leader: value.leader, synced: value.synced, stacks };
+  const quotas = parseQuotaStatus(value.quotas);
+  if (quotas === undefined) return "quotas is not the quotas' status";
+  return { leader: value.leader, synced: value.synced, stacks, quotas };
 }

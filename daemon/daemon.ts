@@ -232,7 +232,13 @@ export class Daemon {
   }
 
   statusDocument(): StatusDocument {
-    return { leader: this.leading, synced: this.synced, stacks: this.status.list() };
+    const quotas = this.status.quotas();
+    return {
+      leader: this.leading,
+      synced: this.synced,
+      stacks: this.status.list(),
+      ...(quotas !== undefined ? { quotas } : {}),
+    };
   }
 
   /** The backend's URL; a file:// backend is created, and metadata files a kill truncated are removed. */

@@ -30,6 +30,8 @@ import type { ClusterRouteStatus } from "../controllers/cluster/routes";
 import type { StatusBook } from "../controllers/status";
 import { ServiceWriter } from "../controllers/service/services";
 import { existingResources } from "../controllers/service/existingLoadBalancer";
+import { QuotaGate } from "../controllers/service/quotaGate";
+import { readProjectQuotas } from "../gce/quotas";
 import { InstancePresence } from "../controllers/cluster/instances";
 import { computeAddressReader, requestedIpVerifier } from "../controllers/service/requestedIp";
 import { AddressPinner, addressId } from "../controllers/service/addressPins";
@@ -412,7 +414,26 @@ function newServiceController(
     ...requestedIpCheck(w),
     ...firstUpGuard(w, parts),
     ...addressPins(w, parts),
+    ...quotaGate(w, r, shared),
   });
+}
+
+/** With Compute access: quota headroom before a Service stack's first up, read at most every 30 s for all Services. */
+function quotaGate(w: Wiring, r: ReconcilerWiring, shared: SharedStacks): Pick<ServiceControllerDeps, "quotaGate"> {
+  const { options, metrics } = w;
+  if (options.firstUpGuard === undefined) return {};
+  const compute = w.compute.for(options.firstUpGuard.computeEndpoint);
+  const { project, region } = options.config;
+  const gate = new QuotaGate({
+    read: (signal) => readProjectQuotas(compute, project, region, { signal }),
+    enqueue: shared.enqueue,
+    events: r.parts.events,
+    metrics: metrics.controllers,
+    logger: options.logger,
+    signal: w.signal,
+  });
+  r.status.quotasFrom(() => gate.status());
+  return { quotaGate: gate };
 }
 
 /** The cluster stack's Events: routes on their Node, the rest on the Lease (controllers/cluster/events.ts). */

@@ -21,6 +21,7 @@ import {
   parseInstanceList,
   parseRegion,
 } from "./parse";
+import { parseQuotas, type QuotaApi, type QuotaReading } from "./quotas";
 import { bodyOf, ComputeTransport, type Request, type TransportOptions } from "./transport";
 import {
   type AddressInsert,
@@ -48,7 +49,7 @@ const MAX_PAGES = 1000;
 // resources dccm manages take seconds, so this many waits means something is stuck.
 const MAX_OPERATION_WAITS = 15;
 
-export class ComputeClient implements ComputeApi, ComputeResourceApi {
+export class ComputeClient implements ComputeApi, ComputeResourceApi, QuotaApi {
   private readonly transport: ComputeTransport;
 
   constructor(opts: ComputeClientOptions = {}) {
@@ -90,6 +91,24 @@ export class ComputeClient implements ComputeApi, ComputeResourceApi {
       opts,
     );
     return parseRegion(bodyOf(res), region);
+  }
+
+  /** regions.get's `quotas`: the region's quotas with their limit and usage (gce/quotas.ts). */
+  async getRegionQuotas(project: string, region: string, opts?: CallOptions): Promise<QuotaReading[]> {
+    const res = await this.transport.send(
+      { call: "regions.get", method: "GET", resource: `projects/${project}/regions/${region}` },
+      opts,
+    );
+    return parseQuotas(bodyOf(res));
+  }
+
+  /** projects.get's `quotas`: the project-wide quotas with their limit and usage (gce/quotas.ts). */
+  async getProjectQuotas(project: string, opts?: CallOptions): Promise<QuotaReading[]> {
+    const res = await this.transport.send(
+      { call: "projects.get", method: "GET", resource: `projects/${project}` },
+      opts,
+    );
+    return parseQuotas(bodyOf(res));
   }
 
   async listCollection(call: `${CollectionCall}.list`, collectionPath: string, opts?: CallOptions): Promise<unknown[]> {

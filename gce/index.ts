@@ -10,3 +10,4 @@ export {
   type AuthHeaders,
   type RetryPolicy,
 } from "./transport";
+export { parseQuotas, readProjectQuotas, type ProjectQuotas, type QuotaApi, type QuotaReading } from "./quotas";

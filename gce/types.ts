@@ -28,6 +28,7 @@ export type ComputeCall =
   | "instances.list"
   | "instances.aggregatedList"
   | "regions.get"
+  | "projects.get"
   | `${CollectionCall}.${"list" | "get" | "delete"}`
   | "addresses.insert"
   | "instanceGroups.listInstances"

@@ -25,6 +25,8 @@ import { DesiredCache } from "../model/desiredCache";
 import { planRemoval } from "../model/removal";
 
 import { defaultParallelism, type Machine } from "../runtime/parallelism";
+import { describeShortfalls, heldInOrder, quotaHeadroom, quotaNeeds, type QuotaHeadroom } from "../gce/quotaHold";
+import type { ProjectQuotas } from "../gce/quotas";
 
 export interface DesiredStacks {
   desired: DesiredState;
@@ -457,7 +459,11 @@ export function summaryLine(summary: PlanSummary): string {
 }
 
 /** The plan for people: each stack that would change with its resources, then the rejected Services, the unchanged stacks and the summary. */
-export function formatPlan(plans: readonly StackPlan[], rejected: readonly RejectedService[]): string {
+export function formatPlan(
+  plans: readonly StackPlan[],
+  rejected: readonly RejectedService[],
+  quotas?: PreviewQuotas,
+): string {
   const lines: string[] = [];
   for (const plan of plans) {
     if (plan.action === "unchanged") continue;
@@ -470,6 +476,7 @@ export function formatPlan(plans: readonly StackPlan[], rejected: readonly Rejec
   }
   const unchanged = plans.filter((plan) => plan.action === "unchanged").map((plan) => plan.stack);
   if (unchanged.length > 0) lines.push(`Unchanged stacks: ${unchanged.join(", ")}`);
+  if (quotas !== undefined) lines.push(...quotaLines(quotas));
   lines.push(`Plan: ${summaryLine(summarize(plans))}`);
   return `${lines.join("\n")}\n`;
 }
@@ -480,9 +487,67 @@ export interface PlanDocument {
   summary: PlanSummary;
   stacks: StackPlan[];
   rejected: RejectedService[];
+  /** With --quotas: the headroom, and the new Services the daemon would hold (or why the quotas were not read). */
+  quotas?: PreviewQuotas;
 }
 
 /** The plan for machines (`--json`). */
-export function planDocument(plans: readonly StackPlan[], rejected: readonly RejectedService[]): PlanDocument {
-  return { changes: exitCode(plans) === 2, summary: summarize(plans), stacks: [...plans], rejected: [...rejected] };
+export function planDocument(
+  plans: readonly StackPlan[],
+  rejected: readonly RejectedService[],
+  quotas?: PreviewQuotas,
+): PlanDocument {
+  return {
+    changes: exitCode(plans) === 2,
+    summary: summarize(plans),
+    stacks: [...plans],
+    rejected: [...rejected],
+    ...(quotas !== undefined ? { quotas } : {}),
+  };
+}
+
+/** What `dccm preview --quotas` adds: the quotas' headroom and the new Services held for them, or why the quotas were not read. */
+export type PreviewQuotas =
+  | { read: true; quotas: QuotaHeadroom[]; held: { service: string; stack: string; shortfalls: string }[] }
+  | { read: false; error: string };
+
+/**
+ * The new Service stacks (no stack in the backend: their next up is their first) the daemon would
+ * hold for quota, weighed in stack order as its queue would let them through one by one. Pure.
+ */
+export function previewQuotas(
+  decisions: readonly StackDecision[],
+  desired: Pick<DesiredState, "services">,
+  quotas: ProjectQuotas,
+): PreviewQuotas {
+  const byStack = new Map(desired.services.map((service) => [service.stack, service]));
+  const ups = decisions.flatMap((decision) => {
+    const service = decision.kind === "create" ? byStack.get(decision.stack) : undefined;
+    return service === undefined ? [] : [{ key: decision.stack, service: service.key, needs: quotaNeeds(service) }];
+  });
+  const services = new Map(ups.map((up) => [up.key, up.service]));
+  return {
+    read: true,
+    quotas: quotaHeadroom(quotas),
+    held: heldInOrder(ups, quotas).map(({ key, shortfalls }) => ({
+      service: services.get(key) ?? key,
+      stack: key,
+      shortfalls: describeShortfalls(shortfalls),
+    })),
+  };
+}
+
+/** The text plan's quota lines. Pure. */
+export function quotaLines(quotas: PreviewQuotas): string[] {
+  if (!quotas.read) return [`GCE quotas not read: ${quotas.error}`];
+  const headroom = quotas.quotas.map(
+    (row) =>
+      `${row.quota} (${row.region !== undefined ? `region ${row.region}` : row.scope}) ${row.usage} of ${row.limit}, headroom ${row.headroom}`,
+  );
+  return [
+    `GCE quotas: ${headroom.length > 0 ? headroom.join("; ") : "none reported"}`,
+    ...quotas.held.map(
+      (held) => `Service ${held.service}: would be held for quota (stack ${held.stack}): ${held.shortfalls}`,
+    ),
+  ];
 }

@@ -48,7 +48,7 @@ export const EVENT_REASONS = {
   QuotaExceeded: {
     type: "Warning",
     object: "Service",
-    when: "GCE refused a run for a quota (the quota, its limit and region in the message); one try per quota wait. The cluster stack's goes to the Lease",
+    when: "GCE refused a run for a quota (the quota, its limit and region in the message), or, before a Service's first up, the quotas as last read have no room for what it creates: held with no run (each quota short, its usage and limit, what the load balancer needs) until a load balancer is deleted. One try per quota wait. The cluster stack's goes to the Lease",
   },
   IPChangeHeld: {
     type: "Warning",

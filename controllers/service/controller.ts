@@ -40,6 +40,7 @@ import type { StatusBook } from "../status";
 import type { Adoption } from "../../components/adoption";
 import { ADDRESS_TYPE, type RepairGuard } from "./repairs";
 import { AddressPinError, addressStep, type AddressStep } from "./addressPins";
+import type { QuotaGate } from "./quotaGate";
 import { classifyFailure, QUOTA_EXCEEDED, QUOTA_RETRY_MS, quotaExceededMessage } from "../failures";
 import { ingressOf, recordedAddress } from "../../components/outputs";
 import { pendingRefresh, refreshAnswer, type RefreshFinding } from "./refreshRequest";
@@ -91,6 +92,8 @@ export interface ServiceControllerDeps {
   repairs?: Pick<RepairGuard, "decide">;
   /** Before a Service stack's first up (controllers/service/existingLoadBalancer.ts); absent without Compute access: the first up runs unchecked. */
   firstUpGuard?: FirstUpGuard;
+  /** Quota headroom before a Service stack's first up (controllers/service/quotaGate.ts); absent without Compute access. */
+  quotaGate?: Pick<QuotaGate, "check" | "released">;
   /** Reserves a Service's IP before a run that may replace its forwarding rule (addressPins.ts); absent without Compute access: such a run fails instead. */
   addressPins?: AddressPinning;
 }
@@ -236,6 +239,8 @@ export class ServiceController {
         return { kind: "ok" };
       case "forget":
         this.forget(sync.item.key);
+        // A Service held for quota and deleted before anything of it was created.
+        this.deps.quotaGate?.released(sync.item.key, false);
         return { kind: "ok" };
       case "reject":
         // The load balancer (if any) is left as it is: nothing is deleted because of bad input.
@@ -276,6 +281,10 @@ export class ServiceController {
       // Before anything is written (stack, finalizer, ledger entry, address): a Service held here leaves no trace.
       const holding = await this.guardFirstUp(this.deps.firstUpGuard, sync, service);
       if (holding !== undefined) return holding;
+    }
+    if (action.firstUp === true) {
+      const heldForQuota = await this.deps.quotaGate?.check(item.key, target, service);
+      if (heldForQuota !== undefined) return heldForQuota;
     }
     this.heldForAdoption(item.key, false);
     if (action.verifyIp) {
@@ -453,6 +462,7 @@ export class ServiceController {
     // Last: until here, the stack is what proves a retry (or the next start) may finish the job.
     if (removal.destroy) await this.deps.runner.removeStack(item.key);
     this.forget(item.key);
+    this.deps.quotaGate?.released(item.key, removal.destroy);
     return { kind: "ok" };
   }
 

@@ -215,12 +215,14 @@ export function defineComputeRoutes(face: ComputeFace): void {
     return ok(body);
   });
 
+  // Region resource: `quotas[]` are the region's quotas with their limit and usage (limits.ts quotaReport).
   const regionBody = (project: string, region: string): JsonObject => ({
     kind: "compute#region",
     name: region,
     description: region,
     status: "UP",
     zones: st.zones.filter((z) => regionOfZone(z) === region).map((z) => st.scopeLink(project, "zone", z)),
+    quotas: face.limits.quotaReport(project, region, st.list({ project })),
     selfLink: st.scopeLink(project, "region", region),
   });
   const zoneBody = (project: string, zone: string): JsonObject => ({
@@ -248,6 +250,17 @@ export function defineComputeRoutes(face: ComputeFace): void {
       id: `projects/${project}/regions`,
       items: applyFilter(regions(), ctx.query, (r) => regionBody(project, r)).map((r) => regionBody(project, r)),
       selfLink: `${st.endpoint}/compute/v1/projects/${project}/regions`,
+    });
+  });
+  // projects.get (GET /compute/v1/projects/{project}): the Project resource, whose `quotas[]` are
+  // the project-wide quotas ("globally" in GCE's refusal) with their limit and usage.
+  face.router.route("GET", base, true, (ctx) => {
+    const project = param(ctx, "project");
+    return ok({
+      kind: "compute#project",
+      name: project,
+      quotas: face.limits.quotaReport(project, undefined, st.list({ project })),
+      selfLink: `${st.endpoint}/compute/v1/projects/${project}`,
     });
   });
   face.router.route("GET", `${base}/zones/{zone}`, true, (ctx) => {

@@ -37,17 +37,26 @@ interface QuotaSpec {
 const external = (p: JsonObject): boolean => (p.addressType ?? "EXTERNAL") === "EXTERNAL";
 
 /**
- * What each quota counts. Static external regional addresses (STATIC_ADDRESSES) and static
- * internal ones (INTERNAL_ADDRESSES) per region: cloud.google.com/compute/resource-usage,
- * "External IP addresses" / "Internal IP addresses" (regions.get shows both per region); the
- * regional load-balancing resources per region; firewall rules and routes per project.
+ * What each quota counts, and where. Static external regional addresses (STATIC_ADDRESSES) and
+ * static internal ones (INTERNAL_ADDRESSES) per region: cloud.google.com/compute/resource-usage,
+ * "External IP addresses" / "Internal IP addresses"; `gcloud compute regions describe` (regions.get)
+ * lists them among a region's quotas. The others are project quotas: `gcloud compute project-info
+ * describe` (projects.get) lists FIREWALLS, ROUTES, FORWARDING_RULES, TARGET_POOLS, HEALTH_CHECKS
+ * and BACKEND_SERVICES, and cloud.google.com/vpc/docs/quota's "Per project" table names firewall
+ * rules, routes and forwarding rules ("This quota includes both internal and external forwarding
+ * rules") as quotas of the project ("globally" in GCE's refusal).
+ *
+ * IN_USE_ADDRESSES (regions.get lists it too) is not counted: resource-usage describes it as the
+ * external IPs in use by VM instances, and no page we could cite says an ephemeral IP on a
+ * forwarding rule counts against it, so modelling it for load balancers would charge both peers of
+ * a comparison for something GCE may not charge.
  */
 const QUOTAS: readonly QuotaSpec[] = [
   { name: "STATIC_ADDRESSES", regional: true, counts: (k, p) => k === "addresses" && external(p) },
   { name: "INTERNAL_ADDRESSES", regional: true, counts: (k, p) => k === "addresses" && !external(p) },
-  { name: "FORWARDING_RULES", regional: true, counts: (k) => k === "forwardingRules" },
-  { name: "TARGET_POOLS", regional: true, counts: (k) => k === "targetPools" },
-  { name: "BACKEND_SERVICES", regional: true, counts: (k) => k === "backendServices" },
+  { name: "FORWARDING_RULES", regional: false, counts: (k) => k === "forwardingRules" },
+  { name: "TARGET_POOLS", regional: false, counts: (k) => k === "targetPools" },
+  { name: "BACKEND_SERVICES", regional: false, counts: (k) => k === "backendServices" },
   {
     name: "HEALTH_CHECKS",
     regional: false,
@@ -133,6 +142,13 @@ export interface LimitCounts {
   readonly rateLimited: Partial<Record<RateGroup, number>>;
   readonly quotaExceeded: Partial<Record<QuotaName, number>>;
 }
+
+/**
+ * The limit regions.get / projects.get answer for a quota the emulator does not enforce: the
+ * emulator's own choice (GCE answers each quota's limit in force), large enough that no test or
+ * benchmark reaches it.
+ */
+export const UNENFORCED_QUOTA_LIMIT = 1_000_000;
 
 /** The project number GCE names a consumer by; the emulator's is fixed. */
 export const PROJECT_NUMBER = "123456789012";
@@ -244,6 +260,24 @@ export class GceLimits {
   }
 
   /**
+   * The `quotas` of regions.get (`regional`) or projects.get: one `{ metric, limit, usage }` per
+   * quota counted here (Compute API reference, Region and Project resources: "quotas[]: [Output
+   * Only] Quotas assigned to this region / project", each a Quota with metric, limit and usage),
+   * usage as `checkQuota` counts it. A quota the options leave unlimited is not enforced, so it is
+   * answered with UNENFORCED_QUOTA_LIMIT rather than GCE's default: a caller that trusts the
+   * answer (dccm holds a Service over it) must see the limit that is in force.
+   */
+  quotaReport(project: string, region: string | undefined, existing: readonly StoredResource[]): JsonObject[] {
+    return QUOTAS.filter((q) => q.regional === (region !== undefined)).map((q) => ({
+      metric: q.name,
+      limit: this.quotas[q.name] ?? UNENFORCED_QUOTA_LIMIT,
+      usage: existing.filter(
+        (r) => r.project === project && (region === undefined || r.scope === region) && q.counts(r.kind, r.properties),
+      ).length,
+    }));
+  }
+
+  /**
    * Records a new operation (by its selfLink) and sets its status as GCE first answers it: DONE
    * when the kind has no latency, else PENDING with progress 0 and no endTime.
    */
@@ -318,7 +352,9 @@ export function restRateGroup(method: string, pattern: string): RateGroup | unde
     return "Operation read requests";
   }
   if (method === "GET") {
-    return /\{name\}$|\/regions\/\{region\}$|\/zones\/\{zone\}$/.test(pattern) ? "Read requests" : "List requests";
+    return /\{name\}$|\/regions\/\{region\}$|\/zones\/\{zone\}$|^\/compute\/v1\/projects\/\{project\}$/.test(pattern)
+      ? "Read requests"
+      : "List requests";
   }
   if (method === "POST" && pattern.endsWith("/listInstances")) {
     return "List requests";

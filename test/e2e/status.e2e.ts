@@ -104,12 +104,37 @@ describe("dccm status", function () {
     const fromDaemon = await dccmStatus(env.pulumiEnv, "--url", url);
     assert.equal(fromDaemon.code, 0, fromDaemon.stderr);
     assert.equal(fromDaemon.stderr, "");
+    // The quotas as the daemon read them before the first ups (when, within 30 s of web's, sets the usage).
+    const document = parseStatusDocument(await (await fetch(`${url}/status`)).json());
+    if (typeof document === "string") throw new Error(document);
+    const quotas = document.quotas;
+    assert.ok(quotas !== undefined && quotas.readAt !== null, "the daemon read the quotas");
+    assert.deepEqual(
+      quotas.quotas.map((row) => [row.quota, row.region ?? row.scope, row.limit, row.usage + row.headroom]),
+      [
+        ["STATIC_ADDRESSES", "us-central1", 1_000_000, 1_000_000],
+        ["INTERNAL_ADDRESSES", "us-central1", 1_000_000, 1_000_000],
+        ["FORWARDING_RULES", "global", 1_000_000, 1_000_000],
+        ["BACKEND_SERVICES", "global", 1_000_000, 1_000_000],
+        ["TARGET_POOLS", "global", 1_000_000, 1_000_000],
+        ["HEALTH_CHECKS", "global", 1_000_000, 1_000_000],
+        ["FIREWALLS", "global", 1_000_000, 1_000_000],
+        ["ROUTES", "global", 1_000_000, 1_000_000],
+      ],
+    );
     assert.deepEqual(normalised(fromDaemon.stdout), [
       `daemon ${url}: leader, initial lists synced`,
       "STACK | SERVICE | LAST UP | RESULT | DURATION | INGRESS | DRIFT CORRECTED | LAST ERROR",
       "cluster | - | <time> up | ok | <s> | - | - | -",
       `service.default.bad | default/bad | <time> up | retry | <s> | - | - | <time> pulumi up of stack service.default.bad failed: Error creating ForwardingRule: googleapi: Error 400: ${FAULT}, invalid`,
       `service.default.web | default/web | <time> up | ok | <s> | ${ip} | - | -`,
+      "",
+      "GCE quotas read at <time>; held for quota: none",
+      "QUOTA | SCOPE | USAGE | LIMIT | HEADROOM",
+      ...quotas.quotas.map(
+        (row) =>
+          `${row.quota} | ${row.region !== undefined ? `region ${row.region}` : row.scope} | ${row.usage} | ${row.limit} | ${row.headroom}`,
+      ),
     ]);
 
     assert.equal(await daemons.stop(daemon), 0);

@@ -181,6 +181,10 @@ describe("GCE emulator", function () {
           description: REGION,
           status: "UP",
           zones: [link("zones/us-central1-a"), link("zones/us-central1-b"), link("zones/us-central1-c")],
+          quotas: [
+            { metric: "STATIC_ADDRESSES", limit: 1_000_000, usage: 0 },
+            { metric: "INTERNAL_ADDRESSES", limit: 1_000_000, usage: 0 },
+          ],
           selfLink: link(`regions/${REGION}`),
         },
       });

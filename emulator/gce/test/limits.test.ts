@@ -205,6 +205,63 @@ describe("GCE emulator rules: timing and limits (limits.ts, one row per rule)", 
     }
   });
 
+  it("regions.get and projects.get answer quotas[] { metric, limit, usage }: the region's addresses, the project's load-balancing quotas; an unenforced quota's limit is 1,000,000; projects.get is a Read request", async () => {
+    const gce = await startGceEmulator({
+      networks: NETWORKS,
+      limits: {
+        quotas: { STATIC_ADDRESSES: 8, FORWARDING_RULES: 3, FIREWALLS: 100 },
+        ratePerInterval: { "Read requests": 2 },
+      },
+    });
+    try {
+      gce.state.create(T.address, { ...regional, name: "a1" });
+      gce.state.create(T.address, { project: PROJECT, region: "europe-west1", name: "eu" });
+      gce.state.create(T.address, { ...regional, name: "i1", addressType: "INTERNAL", subnetwork: "k8s-subnet" });
+      gce.state.create(T.forwardingRule, { ...regional, name: "fr", portRange: "80" });
+      gce.state.create(T.forwardingRule, { project: PROJECT, region: "europe-west1", name: "fr-eu", portRange: "80" });
+      const region = (await (
+        await fetch(`${gce.computeEndpoint}projects/${PROJECT}/regions/${REGION}`)
+      ).json()) as JsonObject;
+      assert.deepEqual(region.quotas, [
+        { metric: "STATIC_ADDRESSES", limit: 8, usage: 1 },
+        { metric: "INTERNAL_ADDRESSES", limit: 1_000_000, usage: 1 },
+      ]);
+      const project = await fetch(`${gce.computeEndpoint}projects/${PROJECT}`);
+      assert.deepEqual(
+        [project.status, await project.json()],
+        [
+          200,
+          {
+            kind: "compute#project",
+            name: PROJECT,
+            quotas: [
+              { metric: "FORWARDING_RULES", limit: 3, usage: 2 },
+              { metric: "TARGET_POOLS", limit: 1_000_000, usage: 0 },
+              { metric: "BACKEND_SERVICES", limit: 1_000_000, usage: 0 },
+              { metric: "HEALTH_CHECKS", limit: 1_000_000, usage: 0 },
+              { metric: "FIREWALLS", limit: 100, usage: 0 },
+              { metric: "ROUTES", limit: 1_000_000, usage: 0 },
+            ],
+            selfLink: `${gce.endpoint}/compute/v1/projects/${PROJECT}`,
+          },
+        ],
+      );
+      assert.equal((await fetch(`${gce.computeEndpoint}projects/${PROJECT}`)).status, 403);
+    } finally {
+      await gce.stop();
+    }
+  });
+
+  it("FORWARDING_RULES is a project quota: rules of every region count; one more is 'globally'", () => {
+    const state = limited({ quotas: { FORWARDING_RULES: 1 } });
+    state.create(T.forwardingRule, { project: PROJECT, region: "europe-west1", name: "fr-eu", portRange: "80" });
+    const e = gceError(() => state.create(T.forwardingRule, { ...regional, name: "fr", portRange: "80" }));
+    assert.deepEqual(
+      [e.status, e.reason, e.message],
+      [403, "quotaExceeded", "Quota 'FORWARDING_RULES' exceeded. Limit: 1.0 globally."],
+    );
+  });
+
   it("a rate-limited REST call is 403 rateLimitExceeded with Google's error body", async () => {
     const gce = await startGceEmulator({ networks: NETWORKS, limits: { ratePerInterval: { "List requests": 1 } } });
     try {

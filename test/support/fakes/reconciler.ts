@@ -49,6 +49,7 @@ export interface FakeControllerDeps {
   firstUpGuard?: ServiceControllerDeps["firstUpGuard"];
   /** The reservation of a Service's IP before a run that may replace its forwarding rule; none unless set (such a run then fails). */
   addressPins?: ServiceControllerDeps["addressPins"];
+  quotaGate?: ServiceControllerDeps["quotaGate"];
   clusterEvents?: ClusterEventDeps;
   adoptionHeld?: ReadonlyMap<string, string>;
   /** The cluster callbacks a test listens to; the others do nothing, and instances are never asked about unless set. */
@@ -228,6 +229,7 @@ function fakeReconciler(
     ...(deps.verifyRequestedIp !== undefined ? { verifyRequestedIp: deps.verifyRequestedIp } : {}),
     ...(deps.firstUpGuard !== undefined ? { firstUpGuard: deps.firstUpGuard } : {}),
     ...(deps.addressPins !== undefined ? { addressPins: deps.addressPins } : {}),
+    ...(deps.quotaGate !== undefined ? { quotaGate: deps.quotaGate } : {}),
   });
   return new Reconciler({
     cluster,

@@ -5,7 +5,14 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { formatStatusTable, printableUrl, STATUS_HELP, statusTitle, tableError } from "../../../bin/statusCommand";
+import {
+  formatQuotaTable,
+  formatStatusTable,
+  printableUrl,
+  STATUS_HELP,
+  statusTitle,
+  tableError,
+} from "../../../bin/statusCommand";
 import {
   compareStacks,
   MAX_INGRESS,
@@ -249,6 +256,11 @@ describe("controllers/status: compareStacks and parseStatusDocument", () => {
       }),
     ],
   };
+  const QUOTAS = {
+    readAt: "2026-11-23T18:00:00.000Z",
+    quotas: [{ quota: "STATIC_ADDRESSES", scope: "region", region: "us-central1", limit: 8, usage: 3, headroom: 5 }],
+    held: ["service.default.b"],
+  };
   const cases: [string, unknown, unknown][] = [
     ["a document as /status writes it", JSON.parse(JSON.stringify(good)), good],
     ["not an object", [], "expected an object with leader, synced and stacks"],
@@ -276,6 +288,12 @@ describe("controllers/status: compareStacks and parseStatusDocument", () => {
       "an error without its message",
       { leader: false, synced: false, stacks: [{ ...row("service.a.b"), lastError: { at: "x" } }] },
       "stacks[0] is not a stack's row",
+    ],
+    ["with the quota rows (a daemon with Compute access)", { ...good, quotas: QUOTAS }, { ...good, quotas: QUOTAS }],
+    [
+      "quota rows with a limit that is not a number",
+      { ...good, quotas: { ...QUOTAS, quotas: [{ ...QUOTAS.quotas[0], limit: "8" }] } },
+      "quotas is not the quotas' status",
     ],
   ];
   for (const [name, input, expected] of cases) {
@@ -312,6 +330,28 @@ describe("dccm status: the table", () => {
       "service.default.web      default/web      2026-11-23T18:10:00Z refresh  ok      0.9s      203.0.113.7,2001:db8::7  2026-11-23T18:10:03Z ForwardingRule default/web:forwarding-rule-tcp (create)  -",
       "service.kube-system.dns  kube-system/dns  -                             -       -         -                        -                                                                             -",
     ]);
+  });
+
+  it("the quota rows the daemon last read, under the stacks; nothing before a read or without Compute access", () => {
+    assert.deepEqual(
+      formatQuotaTable({
+        readAt: "2026-11-23T18:00:00.123Z",
+        quotas: [
+          { quota: "STATIC_ADDRESSES", scope: "region", region: "us-central1", limit: 8, usage: 3, headroom: 5 },
+          { quota: "FORWARDING_RULES", scope: "global", limit: 15, usage: 15, headroom: 0 },
+        ],
+        held: ["service.default.b", "service.default.c"],
+      }),
+      [
+        "",
+        "GCE quotas read at 2026-11-23T18:00:00Z; held for quota: service.default.b, service.default.c",
+        "QUOTA             SCOPE               USAGE  LIMIT  HEADROOM",
+        "STATIC_ADDRESSES  region us-central1  3      8      5",
+        "FORWARDING_RULES  global              15     15     0",
+      ],
+    );
+    assert.deepEqual(formatQuotaTable({ readAt: null, quotas: [], held: [] }), []);
+    assert.deepEqual(formatQuotaTable(undefined), []);
   });
 
   it("an error older than the last run that succeeded is marked as before it, not shown as if current", () => {

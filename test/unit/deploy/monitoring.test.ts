@@ -88,6 +88,7 @@ describe("deploy/monitoring: alerts and dashboard", () => {
       "DccmOperationTimeouts",
       "DccmServicesHeldForAdoption",
       "DccmHeapGrowing",
+      "DccmServicesHeldForQuota",
     ]);
   });
 

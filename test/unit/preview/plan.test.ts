@@ -8,6 +8,8 @@ import {
   changesByStack,
   decideStacks,
   desiredStacks,
+  previewQuotas,
+  quotaLines,
   engineRuns,
   exitCode,
   formatPlan,
@@ -699,4 +701,56 @@ describe("preview/plan: engine runs", () => {
   ];
   for (const [flag, fromFile, message] of refused)
     it(message, () => assert.throws(() => previewParallelism(flag, fromFile, machine), { message }));
+});
+
+describe("preview/plan: quotas (dccm preview --quotas)", () => {
+  const services = ["a", "b", "c"].map((name, i) =>
+    lbService("default", name, `${i + 1}e1f0000-0000-4000-8000-000000000010`),
+  );
+  const { desired } = desiredStacks({ nodes: SNAPSHOT.nodes, services }, CONFIG);
+  const read = {
+    region: "us-central1",
+    regional: [{ metric: "STATIC_ADDRESSES", limit: 8, usage: 8 }],
+    global: [
+      { metric: "FORWARDING_RULES", limit: 15, usage: 13 },
+      { metric: "FIREWALLS", limit: 100, usage: 40 },
+    ],
+  };
+
+  it("new Service stacks weighed in stack order: those past the headroom would be held; stacks with a record are not first ups", () => {
+    const quotas = previewQuotas(
+      [
+        { stack: "cluster", kind: "unchanged" },
+        { stack: "service.default.a", service: "default/a", kind: "create" },
+        { stack: "service.default.b", service: "default/b", kind: "preview" },
+        { stack: "service.default.c", service: "default/c", kind: "create" },
+      ],
+      desired,
+      read,
+    );
+    assert.deepEqual(quotas, {
+      read: true,
+      quotas: [
+        { quota: "STATIC_ADDRESSES", scope: "region", region: "us-central1", limit: 8, usage: 8, headroom: 0 },
+        { quota: "FORWARDING_RULES", scope: "global", limit: 15, usage: 13, headroom: 2 },
+        { quota: "FIREWALLS", scope: "global", limit: 100, usage: 40, headroom: 60 },
+      ],
+      held: [],
+    });
+    const tight = previewQuotas(
+      [
+        { stack: "service.default.a", service: "default/a", kind: "create" },
+        { stack: "service.default.c", service: "default/c", kind: "create" },
+      ],
+      desired,
+      { ...read, global: [{ metric: "FORWARDING_RULES", limit: 15, usage: 14 }] },
+    );
+    assert.deepEqual(quotaLines(tight), [
+      "GCE quotas: STATIC_ADDRESSES (region us-central1) 8 of 8, headroom 0; FORWARDING_RULES (global) 14 of 15, headroom 1",
+      "Service default/c: would be held for quota (stack service.default.c): GCE quota FORWARDING_RULES (global) has 15 of 15 in use or being created, and this load balancer needs 1",
+    ]);
+    assert.deepEqual(quotaLines({ read: false, error: "compute regions.get: HTTP 403: forbidden" }), [
+      "GCE quotas not read: compute regions.get: HTTP 403: forbidden",
+    ]);
+  });
 });
