@@ -211,9 +211,9 @@ describe("adopt: migration from the stock CCM", function () {
     };
     const ext = lb.ext ?? "";
     const ip = seed.ips["default/ext"];
+    // Nothing promoted: under addressReservation transient (the default) the rule keeps its ephemeral IP.
     assert.deepEqual(section("Service default/ext"), [
       "Service default/ext (stack service.default.ext): would be adopted",
-      `  promote ${ip} (ephemeral, in use by forwarding rule ${ext}) to static Address ${ext}`,
       "  import default/ext:firewall",
       "  import default/ext:forwarding-rule-tcp",
       "  import default/ext:target-pool",
@@ -258,7 +258,7 @@ describe("adopt: migration from the stock CCM", function () {
     // what it creates) and the firewalls their destinationRanges.
     assert.equal(
       lines.at(-2),
-      "Adoption: 5 addresses to promote, 25 to import, 2 to update in place, 2 to replace, 1 to create, 1 stacks refused",
+      "Adoption: 0 addresses to promote, 25 to import, 2 to update in place, 2 to replace, 1 to create, 1 stacks refused",
     );
     for (const name of SERVICES)
       assert.equal(
@@ -275,6 +275,8 @@ describe("adopt: migration from the stock CCM", function () {
         leaderElection: false,
         driftMs: 15_000,
         driftListing: { computeEndpoint: env.gce.computeEndpoint },
+        // Compute access, as the daemon has in a cluster: --to backend-service pins the rule's IP first.
+        firstUpGuard: { computeEndpoint: env.gce.computeEndpoint },
         adopt: { allowReplace: false, computeEndpoint: env.gce.computeEndpoint },
       }),
     );
@@ -316,11 +318,8 @@ describe("adopt: migration from the stock CCM", function () {
         .filter((entry) => entry.op === "create")
         .map((entry) => `${entry.kind}/${entry.scope}/${entry.name}`)
         .sort(),
-      [
-        ...(["ext", "local", "ilb", "dns"] as const).map((name) => `addresses/us-central1/${lb[name] ?? ""}`),
-        "healthChecks/us-central1/k8s-e2e0cafe-node",
-      ].sort(),
-      "created: the promoted addresses and dccm's regional node health check only",
+      ["healthChecks/us-central1/k8s-e2e0cafe-node"],
+      "created: dccm's regional node health check only (no address: each rule keeps its ephemeral IP)",
     );
     // The Node out of load balancers: its route adopted untouched, and in no target pool or group.
     const excluded = NODES.find((node) => node.name === "node-x1");
@@ -649,11 +648,10 @@ describe("adopt: a dry run after a partial adoption", function () {
     const expected = (verdict: string): string =>
       [
         `Service default/sticky (stack service.default.sticky): ${verdict}`,
-        `  promote ${ip} (ephemeral, in use by forwarding rule ${lb}) to static Address ${lb}`,
         "  import default/sticky:firewall",
         "  import default/sticky:forwarding-rule-tcp",
         "  import default/sticky:target-pool",
-        "Adoption: 1 addresses to promote, 3 to import, 0 to update in place, 0 to replace, 0 to create, 0 stacks refused",
+        "Adoption: 0 addresses to promote, 3 to import, 0 to update in place, 0 to replace, 0 to create, 0 stacks refused",
         "",
       ].join("\n");
     const withoutChanges = (stdout: string): string =>

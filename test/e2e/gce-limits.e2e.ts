@@ -61,7 +61,18 @@ describe("dccm under GCE's quotas and rate limits", function () {
   });
 
   it("a Service over the STATIC_ADDRESSES quota gets one Warning QuotaExceeded naming it, counted by quota", async () => {
-    const created = await core.createNamespacedService({ namespace: "default", body: lbService("capped") });
+    // TCP and UDP on one IP: its two forwarding rules share it through the address <lb>, reserved
+    // for the Service's life even under addressReservation transient (the default), in which a
+    // single-protocol Service holds no static address at rest and so never meets this quota.
+    const created = await core.createNamespacedService({
+      namespace: "default",
+      body: lbService("capped", {
+        ports: [
+          { name: "dns-tcp", protocol: "TCP", port: 53, targetPort: 53 },
+          { name: "dns-udp", protocol: "UDP", port: 53, targetPort: 53 },
+        ],
+      }),
+    });
     cappedLb = loadBalancerName(created.metadata?.uid ?? "");
     const warning = await eventually("capped's QuotaExceeded", async () =>
       (await eventReasons(core, "capped")).find((event) => event.reason === "QuotaExceeded"),
