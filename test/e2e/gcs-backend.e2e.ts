@@ -338,9 +338,14 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
       assert.notEqual(proxy.refused(), 0);
       proxy.refuseUploads(undefined);
       const outcome = await running.up(serviceStack, scopes[1].scope, desired, { refresh: true });
+      // The rule's IP was ephemeral (addressReservation transient, the default): the rule comes back
+      // on a new one and the firewall follows it.
       assert.deepEqual(
         outcome.changed.map((change) => `${change.type} ${change.name} ${change.op}`),
-        ["gcp:compute/forwardingRule:ForwardingRule default/web:forwarding-rule-tcp create"],
+        [
+          "gcp:compute/forwardingRule:ForwardingRule default/web:forwarding-rule-tcp create",
+          "gcp:compute/firewall:Firewall default/web:firewall update",
+        ],
       );
       assert.deepEqual(gceViolations(env.gce.listResources(), await declaredResourcesOf(env)), []);
     } finally {
