@@ -209,8 +209,6 @@ describe("adopt: migration from the stock CCM", function () {
       const end = lines.findIndex((line, index) => index > start && !line.startsWith("  "));
       return lines.slice(start, end);
     };
-    const ext = lb.ext ?? "";
-    const ip = seed.ips["default/ext"];
     // Nothing promoted: under addressReservation transient (the default) the rule keeps its ephemeral IP.
     assert.deepEqual(section("Service default/ext"), [
       "Service default/ext (stack service.default.ext): would be adopted",
@@ -259,6 +257,7 @@ describe("adopt: migration from the stock CCM", function () {
     assert.equal(
       lines.at(-2),
       "Adoption: 0 addresses to promote, 25 to import, 2 to update in place, 2 to replace, 1 to create, 1 stacks refused",
+      run.stdout,
     );
     for (const name of SERVICES)
       assert.equal(
@@ -515,13 +514,17 @@ describe("adopt: dccm adopt from the command line", function () {
     ]);
     const lines = first.stdout.split("\n");
     const web = lines.indexOf("Service default/web (stack service.default.web): adopted");
-    assert.deepEqual(lines.slice(web, web + 5), [
+    // Nothing promoted (addressReservation transient, the default): the rule keeps its ephemeral IP.
+    assert.deepEqual(lines.slice(web, web + 4), [
       "Service default/web (stack service.default.web): adopted",
-      `  promote ${ip} (ephemeral, in use by forwarding rule ${lb}) to static Address ${lb}`,
       "  import default/web:firewall",
       "  import default/web:forwarding-rule-tcp",
       "  import default/web:target-pool",
     ]);
+    assert.equal(
+      env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === lb)?.properties.ipAddress,
+      ip,
+    );
     const service = await core.readNamespacedService({ name: "web", namespace: "default" });
     assert.deepEqual(
       service.status?.loadBalancer?.ingress?.map((ingress) => ingress.ip),
@@ -643,8 +646,6 @@ describe("adopt: a dry run after a partial adoption", function () {
       "GCE unchanged",
     );
     assert.deepEqual(env.gce.history(), [], "no write to GCE");
-    const lb = loadBalancerName(stock[1].uid);
-    const ip = seed.ips["default/sticky"];
     const expected = (verdict: string): string =>
       [
         `Service default/sticky (stack service.default.sticky): ${verdict}`,
@@ -668,6 +669,15 @@ describe("adopt: a dry run after a partial adoption", function () {
       dry.stdout.replace(": would be adopted", ": adopted"),
       real.stdout,
       "the dry run's report is the real run's, change for change",
+    );
+    // Nothing promoted (addressReservation transient, the default): the rule keeps its IP, and no address holds it.
+    const lb = loadBalancerName(stock[1].uid);
+    assert.deepEqual(
+      [
+        env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === lb)?.properties.ipAddress,
+        env.gce.listResources().some((r) => r.kind === "addresses" && r.name === lb),
+      ],
+      [seed.ips["default/sticky"], false],
     );
   });
 });
