@@ -85,8 +85,12 @@ describe("index.ts through the pulumi CLI and language host", function () {
       .map((resource) => `${resource.kind} ${resource.name}`);
   }
 
-  // Sorted by kind then name, as the emulator lists them (web's UID sorts before api's).
+  // Sorted by kind then name, as the emulator lists them (web's UID sorts before api's). The
+  // program's default is addressReservation always (program/stackProgram.ts withProgramDefaults):
+  // each Service holds its address <lb>.
   const everything = [
+    `addresses ${WEB_LB}`,
+    `addresses ${API_LB}`,
     `backendServices ${WEB_LB}`,
     `backendServices ${API_LB}`,
     "firewalls k8s-c1c1-node-http-hc",
@@ -104,11 +108,10 @@ describe("index.ts through the pulumi CLI and language host", function () {
     assert.deepEqual(names(), everything);
     const loadBalancers = result.outputs.loadBalancers.value as Record<string, { ingress: string[] }>;
     assert.deepEqual(Object.keys(loadBalancers), ["default/api", "default/web"]);
-    // No address is reserved at rest (addressReservation transient, the default): the rule's IP is ephemeral.
-    const webRule = env.gce
+    const webAddress = env.gce
       .listResources()
-      .find((resource) => resource.kind === "forwardingRules" && resource.name === WEB_LB);
-    assert.deepEqual(loadBalancers["default/web"].ingress, [webRule?.properties.ipAddress]);
+      .find((resource) => resource.kind === "addresses" && resource.name === WEB_LB);
+    assert.deepEqual(loadBalancers["default/web"].ingress, [webAddress?.properties.address]);
   });
 
   it("a Service turned invalid fails the run with its message and keeps its load balancer", async () => {
