@@ -207,9 +207,11 @@ function emptyBackendRunner(workDir: string, projectName: string, clusterUid: st
 
 /**
  * The move of one Service from its target pool to a backend service: its forwarding rule must be
- * recreated (a rule's target pool cannot become a backend service in place), so its IP must be a
- * static address first (the one adoption promoted, or the user's loadBalancerIP). The annotation
- * is what the daemon then applies, this Service alone.
+ * recreated (a rule's target pool cannot become a backend service in place). A Service that
+ * reserves `<lb>` for life (addressReservation `always`, or TCP and UDP sharing its IP) must hold its
+ * IP as that static address first (the one adoption promoted), or as the user's loadBalancerIP;
+ * under `transient` the daemon reserves the rule's IP for the run that recreates it
+ * (controllers/service/addressPins.ts). The annotation is what the daemon then applies, this Service alone.
  */
 async function moveToBackendService(
   core: k8s.CoreV1Api,
@@ -229,7 +231,13 @@ async function moveToBackendService(
   const field = (resource: unknown, name: string): unknown => (isRecord(resource) ? resource[name] : undefined);
   const ip = field(await compute.getResource("forwardingRules.get", regional("forwardingRules")), "IPAddress");
   const address = await compute.getResource("addresses.get", regional("addresses"));
-  if (service.spec?.loadBalancerIP === undefined && (address === undefined || field(address, "address") !== ip)) {
+  const protocols = new Set((service.spec?.ports ?? []).map((port) => port.protocol ?? "TCP"));
+  const reservesForLife = config.addressReservation === "always" || protocols.size > 1;
+  if (
+    reservesForLife &&
+    service.spec?.loadBalancerIP === undefined &&
+    (address === undefined || field(address, "address") !== ip)
+  ) {
     process.stderr.write(
       `dccm adopt: Service ${key}: its IP ${String(ip)} is not a static address ${lb} yet; run dccm adopt first, or the move would change the IP\n`,
     );

@@ -209,11 +209,9 @@ describe("adopt: migration from the stock CCM", function () {
       const end = lines.findIndex((line, index) => index > start && !line.startsWith("  "));
       return lines.slice(start, end);
     };
-    const ext = lb.ext ?? "";
-    const ip = seed.ips["default/ext"];
+    // Nothing promoted: under addressReservation transient (the default) the rule keeps its ephemeral IP.
     assert.deepEqual(section("Service default/ext"), [
       "Service default/ext (stack service.default.ext): would be adopted",
-      `  promote ${ip} (ephemeral, in use by forwarding rule ${ext}) to static Address ${ext}`,
       "  import default/ext:firewall",
       "  import default/ext:forwarding-rule-tcp",
       "  import default/ext:target-pool",
@@ -255,10 +253,13 @@ describe("adopt: migration from the stock CCM", function () {
     // 25 imports: the cluster stack's 8 (4 routes, the excluded Node's included; 2 groups; the legacy
     // node health check and its firewall) and the Services' 17; the 2 replaces are sticky's only
     // (refused); adopted resources keep their descriptions (dccm's owner marker is written only on
-    // what it creates) and the firewalls their destinationRanges.
+    // what it creates) and the firewalls their destinationRanges. The third update is sticky's
+    // firewall (refused): it opens towards its rule's IP, which the replace it would make leaves
+    // unknown until the run under addressReservation transient (no address <lb> holds it).
     assert.equal(
       lines.at(-2),
-      "Adoption: 5 addresses to promote, 25 to import, 2 to update in place, 2 to replace, 1 to create, 1 stacks refused",
+      "Adoption: 0 addresses to promote, 25 to import, 3 to update in place, 2 to replace, 1 to create, 1 stacks refused",
+      run.stdout,
     );
     for (const name of SERVICES)
       assert.equal(
@@ -275,6 +276,8 @@ describe("adopt: migration from the stock CCM", function () {
         leaderElection: false,
         driftMs: 15_000,
         driftListing: { computeEndpoint: env.gce.computeEndpoint },
+        // Compute access, as the daemon has in a cluster: --to backend-service pins the rule's IP first.
+        firstUpGuard: { computeEndpoint: env.gce.computeEndpoint },
         adopt: { allowReplace: false, computeEndpoint: env.gce.computeEndpoint },
       }),
     );
@@ -316,11 +319,8 @@ describe("adopt: migration from the stock CCM", function () {
         .filter((entry) => entry.op === "create")
         .map((entry) => `${entry.kind}/${entry.scope}/${entry.name}`)
         .sort(),
-      [
-        ...(["ext", "local", "ilb", "dns"] as const).map((name) => `addresses/us-central1/${lb[name] ?? ""}`),
-        "healthChecks/us-central1/k8s-e2e0cafe-node",
-      ].sort(),
-      "created: the promoted addresses and dccm's regional node health check only",
+      ["healthChecks/us-central1/k8s-e2e0cafe-node"],
+      "created: dccm's regional node health check only (no address: each rule keeps its ephemeral IP)",
     );
     // The Node out of load balancers: its route adopted untouched, and in no target pool or group.
     const excluded = NODES.find((node) => node.name === "node-x1");
@@ -516,13 +516,17 @@ describe("adopt: dccm adopt from the command line", function () {
     ]);
     const lines = first.stdout.split("\n");
     const web = lines.indexOf("Service default/web (stack service.default.web): adopted");
-    assert.deepEqual(lines.slice(web, web + 5), [
+    // Nothing promoted (addressReservation transient, the default): the rule keeps its ephemeral IP.
+    assert.deepEqual(lines.slice(web, web + 4), [
       "Service default/web (stack service.default.web): adopted",
-      `  promote ${ip} (ephemeral, in use by forwarding rule ${lb}) to static Address ${lb}`,
       "  import default/web:firewall",
       "  import default/web:forwarding-rule-tcp",
       "  import default/web:target-pool",
     ]);
+    assert.equal(
+      env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === lb)?.properties.ipAddress,
+      ip,
+    );
     const service = await core.readNamespacedService({ name: "web", namespace: "default" });
     assert.deepEqual(
       service.status?.loadBalancer?.ingress?.map((ingress) => ingress.ip),
@@ -644,16 +648,13 @@ describe("adopt: a dry run after a partial adoption", function () {
       "GCE unchanged",
     );
     assert.deepEqual(env.gce.history(), [], "no write to GCE");
-    const lb = loadBalancerName(stock[1].uid);
-    const ip = seed.ips["default/sticky"];
     const expected = (verdict: string): string =>
       [
         `Service default/sticky (stack service.default.sticky): ${verdict}`,
-        `  promote ${ip} (ephemeral, in use by forwarding rule ${lb}) to static Address ${lb}`,
         "  import default/sticky:firewall",
         "  import default/sticky:forwarding-rule-tcp",
         "  import default/sticky:target-pool",
-        "Adoption: 1 addresses to promote, 3 to import, 0 to update in place, 0 to replace, 0 to create, 0 stacks refused",
+        "Adoption: 0 addresses to promote, 3 to import, 0 to update in place, 0 to replace, 0 to create, 0 stacks refused",
         "",
       ].join("\n");
     const withoutChanges = (stdout: string): string =>
@@ -670,6 +671,15 @@ describe("adopt: a dry run after a partial adoption", function () {
       dry.stdout.replace(": would be adopted", ": adopted"),
       real.stdout,
       "the dry run's report is the real run's, change for change",
+    );
+    // Nothing promoted (addressReservation transient, the default): the rule keeps its IP, and no address holds it.
+    const lb = loadBalancerName(stock[1].uid);
+    assert.deepEqual(
+      [
+        env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === lb)?.properties.ipAddress,
+        env.gce.listResources().some((r) => r.kind === "addresses" && r.name === lb),
+      ],
+      [seed.ips["default/sticky"], false],
     );
   });
 });

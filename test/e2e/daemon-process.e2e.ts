@@ -232,9 +232,9 @@ describe("dccm daemon process", function () {
     const ours = env.gce.listResources().filter((resource) => resource.name.includes(lb));
     assert.deepEqual(
       ours.map((resource) => `${resource.kind} ${resource.name}`),
-      [`addresses ${lb}`, `backendServices ${lb}`, `firewalls k8s-fw-${lb}`, `forwardingRules ${lb}`],
+      [`backendServices ${lb}`, `firewalls k8s-fw-${lb}`, `forwardingRules ${lb}`],
     );
-    assert.equal(ours.find((resource) => resource.kind === "addresses")?.properties.address, ip);
+    assert.equal(ours.find((resource) => resource.kind === "forwardingRules")?.properties.ipAddress, ip);
     // The Service stopped by SIGTERM in the previous test converges too.
     await eventually(
       "term's ingress",

@@ -43,8 +43,12 @@ describe("dccm daemon", function () {
     errorListeners = process.listenerCount("uncaughtException") + process.listenerCount("unhandledRejection");
     // One for the process, installed by its first StackRunner: an earlier test file's, or the daemon's.
     lateListenerBefore = process.listeners("unhandledRejection").includes(lateRunErrorListener);
+    // addressReservation `always`: the address <lb> reserved for the Service's life is what lets a
+    // forwarding rule deleted out of band come back on the same IP, and what the STATIC_ADDRESSES
+    // fault below refuses. Under `transient` (the default) that repair is held with IPChangeHeld
+    // instead (test/e2e/address-reservation.e2e.ts).
     daemon = new Daemon(
-      daemonOptions(env, parseConfig(E2E_CONFIG), {
+      daemonOptions(env, parseConfig({ ...E2E_CONFIG, addressReservation: "always" }), {
         driftMs: 6000,
         driftListing: { computeEndpoint: env.gce.computeEndpoint },
         nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint, nodeLifecyclePeriod: "2s" }, []),

@@ -253,7 +253,7 @@ async function seeTheWholeCcm(shown: Printed): Promise<void> {
   ]);
 }
 
-/** hello's ingress IP, the emulator's address of its load balancer. */
+/** hello's ingress IP, the emulator's IP of its forwarding rule (ephemeral: addressReservation transient, the default). */
 async function createServiceAndSeeItsIp(shown: Printed): Promise<string> {
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(shown.kubeconfig);
@@ -271,14 +271,14 @@ async function createServiceAndSeeItsIp(shown: Printed): Promise<string> {
       (await core.readNamespacedService({ name: "hello", namespace: "default" })).status?.loadBalancer?.ingress?.[0]
         ?.ip,
   );
-  const address = (await (
+  const rule = (await (
     await fetch(
-      `${shown.computeEndpoint}projects/${DEMO_PROJECT}/regions/us-central1/addresses/${loadBalancerName(created.metadata?.uid ?? "")}`,
+      `${shown.computeEndpoint}projects/${DEMO_PROJECT}/regions/us-central1/forwardingRules/${loadBalancerName(created.metadata?.uid ?? "")}`,
     )
   ).json()) as {
-    address?: string;
+    IPAddress?: string;
   };
-  assert.equal(ip, address.address);
+  assert.equal(ip, rule.IPAddress);
   return ip;
 }
 

@@ -27,7 +27,10 @@ import {
 import { eventually } from "../support/wait";
 import type { DaemonOptions } from "../../daemon/options";
 
-const RAW_CONFIG = { ...E2E_CONFIG, subnetwork: "k8s-subnet" };
+// addressReservation `always`: adoption then promotes the rule's ephemeral IP to <lb>, and a fault
+// on that promotion is what refuses the Service below. Under `transient`, the default, adoption
+// promotes nothing (test/e2e/adopt.e2e.ts, test/e2e/stock-ccm.e2e.ts).
+const RAW_CONFIG = { ...E2E_CONFIG, subnetwork: "k8s-subnet", addressReservation: "always" };
 const STOCK_CLUSTER: StockCluster = {
   project: "dccm-test",
   region: "us-central1",

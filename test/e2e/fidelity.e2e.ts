@@ -26,7 +26,10 @@ import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { eventually } from "../support/wait";
 
 // The e2e VPC (test/support/e2e/env.ts) is custom mode: internal Services need a subnetwork.
-const config = parseConfig({ ...E2E_CONFIG, subnetwork: "k8s-subnet" });
+// addressReservation `always`: these runs are the stack program's alone, so the IP a replaced rule
+// keeps is that of <lb>, reserved for the Service's life. Under `transient`, the default, the
+// daemon pins the IP around such a run (test/e2e/address-reservation.e2e.ts).
+const config = parseConfig({ ...E2E_CONFIG, subnetwork: "k8s-subnet", addressReservation: "always" });
 const INTERNAL = { "networking.gke.io/load-balancer-type": "Internal" };
 
 function service(name: string, uid: string, extra: Partial<ServiceInfo> = {}): ServiceInfo {

@@ -111,9 +111,10 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
       ?.properties;
   }
 
-  function ipOfAddress(): string {
-    const ip = env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === LB)
-      ?.properties.address;
+  /** The forwarding rule's IP: ephemeral, no address reserved at rest (addressReservation transient, the default). */
+  function ipOfLoadBalancer(): string {
+    const ip = env.gce.listResources().find((resource) => resource.kind === "forwardingRules" && resource.name === LB)
+      ?.properties.ipAddress;
     assert.equal(typeof ip, "string");
     return String(ip);
   }
@@ -169,7 +170,7 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
     const service = await runner.up(SERVICE_STACK, SERVICE_SCOPE, desired, { refresh: false });
     assert.deepEqual(ops(cluster), []);
     assert.deepEqual(ops(service), ["default/web:firewall update", "default/web:hc-firewall update"]);
-    const ip = ipOfAddress();
+    const ip = ipOfLoadBalancer();
     assert.deepEqual(firewall(`k8s-fw-${LB}`)?.destinationRanges, [ip]);
     assert.deepEqual(
       firewall(`k8s-${LB}-http-hc`)?.destinationRanges,
@@ -211,7 +212,7 @@ describe("firewalls towards the load balancer's IP, and the deny rule, on the re
       "default/web:firewall update",
       "default/web:hc-firewall update",
     ]);
-    const ip = ipOfAddress();
+    const ip = ipOfLoadBalancer();
     const deny = firewall(`k8s-fw-${LB}-deny`);
     assert.deepEqual(
       [deny?.priority, deny?.denies, deny?.sourceRanges, deny?.destinationRanges, deny?.targetTags],

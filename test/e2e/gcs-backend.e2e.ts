@@ -338,9 +338,14 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
       assert.notEqual(proxy.refused(), 0);
       proxy.refuseUploads(undefined);
       const outcome = await running.up(serviceStack, scopes[1].scope, desired, { refresh: true });
+      // The rule's IP was ephemeral (addressReservation transient, the default): the rule comes back
+      // on a new one and the firewall follows it.
       assert.deepEqual(
         outcome.changed.map((change) => `${change.type} ${change.name} ${change.op}`),
-        ["gcp:compute/forwardingRule:ForwardingRule default/web:forwarding-rule-tcp create"],
+        [
+          "gcp:compute/forwardingRule:ForwardingRule default/web:forwarding-rule-tcp create",
+          "gcp:compute/firewall:Firewall default/web:firewall update",
+        ],
       );
       assert.deepEqual(gceViolations(env.gce.listResources(), await declaredResourcesOf(env)), []);
     } finally {
@@ -348,8 +353,10 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
     }
   });
 
+  // The address is made first only where `<lb>` is reserved for the Service's life (addressReservation
+  // `always`); under `transient`, the default, the forwarding rule is made first and holds the IP.
   for (const kind of ["addresses", "forwardingRules"] as const) {
-    it(`a checkpoint write refused after GCE made the new Service's ${kind === "addresses" ? "address" : "forwarding rule"}: the next run keeps it, creates no second one and keeps the IP`, async () => {
+    it(`a checkpoint write refused after GCE made the new Service's ${kind === "addresses" ? "address (addressReservation always)" : "forwarding rule"}: the next run keeps it, creates no second one and keeps the IP`, async () => {
       const name = kind === "addresses" ? "api" : "mail";
       const uid =
         kind === "addresses" ? "0b0e2e00-2222-4222-8333-444455556666" : "0b0e2e00-3333-4222-8333-444455556666";
@@ -358,7 +365,16 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
         ...snapshot,
         services: [...snapshot.services, { ...snapshot.services[0], name, uid }],
       };
-      const desiredNew = desiredState(withNew, config);
+      const desiredNew = desiredState(
+        withNew,
+        kind === "addresses" ? parseConfig({ ...E2E_CONFIG, addressReservation: "always" }) : config,
+      );
+      const ipOf = (): unknown =>
+        kind === "addresses"
+          ? env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === lb)
+              ?.properties.address
+          : env.gce.listResources().find((resource) => resource.kind === "forwardingRules" && resource.name === lb)
+              ?.properties.ipAddress;
       const stack = serviceStackName("default", name);
       const scope = { kind: "service" as const, namespace: "default", name };
       const made = (): boolean =>
@@ -374,8 +390,7 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
         proxy.refuseUploads(undefined);
         assert.notEqual(proxy.refused(), 0, "a checkpoint write was refused");
         assert.equal(made(), true, `GCE made ${kind}/${lb} before the refused write`);
-        const ip = env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === lb)
-          ?.properties.address;
+        const ip = ipOf();
         assert.equal(typeof ip, "string");
         // What the bucket recorded: the create begun, its end refused.
         const read = await GcsBackend.fromUrl(env.backendUrl, env.pulumiEnv)?.readCheckpoint(PROJECT_NAME, stack);
@@ -405,20 +420,15 @@ describe("gs:// backend on fake-gcs-server: the CLI writes, dccm reads the bucke
         assert.deepEqual(
           ingressOf(outcome.outputs, "default", name),
           [ip],
-          "the Service's ingress is the address GCE made first",
+          "the Service's ingress is the IP GCE gave first",
         );
-        assert.equal(
-          env.gce.listResources().find((resource) => resource.kind === "addresses" && resource.name === lb)?.properties
-            .address,
-          ip,
-          "the IP unchanged",
-        );
+        assert.equal(ipOf(), ip, "the IP unchanged");
         const forLb = env.gce
           .history()
           .filter((entry) => entry.name === lb && (entry.kind === "addresses" || entry.kind === "forwardingRules"));
         assert.deepEqual(
           forLb.map((entry) => `${entry.op} ${entry.kind}`),
-          ["create addresses", "create forwardingRules"],
+          kind === "addresses" ? ["create addresses", "create forwardingRules"] : ["create forwardingRules"],
           "each made once, never deleted",
         );
         assert.deepEqual(gceViolations(env.gce.listResources(), await declaredResourcesOf(env)), []);

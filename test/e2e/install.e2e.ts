@@ -298,7 +298,7 @@ describe("dccm installed in the cluster with its own RBAC", function () {
     const ours = env.gce.listResources().filter((resource) => resource.name.includes(webLb));
     assert.deepEqual(
       ours.map((resource) => `${resource.kind} ${resource.name}`),
-      [`addresses ${webLb}`, `backendServices ${webLb}`, `firewalls k8s-fw-${webLb}`, `forwardingRules ${webLb}`],
+      [`backendServices ${webLb}`, `firewalls k8s-fw-${webLb}`, `forwardingRules ${webLb}`],
     );
     assert.equal(ours.find((resource) => resource.kind === "forwardingRules")?.properties.ipAddress, ingress);
     const read = await core.readNamespacedService({ name: "web", namespace: "default" });

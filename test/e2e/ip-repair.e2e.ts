@@ -40,8 +40,11 @@ describe("dccm daemon: a drift repair keeps the Service's IP", function () {
       const created = await core.createNamespacedService({ namespace: "default", body: lbService(name) });
       lbs.set(name, loadBalancerName(created.metadata?.uid ?? ""));
     }
+    // addressReservation `always`: these are the repairs of a Service that holds its address <lb> for
+    // life. Under `transient`, the default, a Service holds none at rest, and a forwarding rule deleted
+    // out of band is held with IPChangeHeld (test/e2e/address-reservation.e2e.ts).
     daemon = new Daemon(
-      daemonOptions(env, parseConfig(E2E_CONFIG), {
+      daemonOptions(env, parseConfig({ ...E2E_CONFIG, addressReservation: "always" }), {
         // Passes are driven by the test; a held repair's retry waits longer than the test runs.
         driftMs: 3_600_000,
         backoffBaseMs: 600_000,

@@ -60,6 +60,12 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
       ?.properties.address;
   }
 
+  /** The IPv4 forwarding rule's IP: ephemeral, no address reserved at rest (addressReservation transient, the default). */
+  function ruleIpOf(name: string): unknown {
+    return env.gce.listResources().find((resource) => resource.kind === "forwardingRules" && resource.name === name)
+      ?.properties.ipAddress;
+  }
+
   async function ingress(): Promise<string[]> {
     const service = await core.readNamespacedService({ name: "dual", namespace: "default" });
     return (service.status?.loadBalancer?.ingress ?? []).map((entry) => entry.ip ?? "");
@@ -70,7 +76,10 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
     core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
     env.gce.putInstance("node-a1", { zone: "us-central1-a" });
     await createNode(core, "node-a1", "us-central1-a");
-    daemon = new Daemon(daemonOptions(env, parseConfig(E2E_CONFIG), {}));
+    // Compute access, as the daemon has in a cluster: a change that may replace the IPv4 rule pins its IP first.
+    daemon = new Daemon(
+      daemonOptions(env, parseConfig(E2E_CONFIG), { firstUpGuard: { computeEndpoint: env.gce.computeEndpoint } }),
+    );
     await daemon.start(() => assert.fail("leadership lost"));
   });
 
@@ -93,11 +102,10 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
       const listed = await ingress();
       return listed.length === 2 ? listed : undefined;
     });
-    ipv4 = String(addressOf(lb));
+    ipv4 = String(ruleIpOf(lb));
     assert.deepEqual(ips, [ipv4, addressOf(`${lb}-ipv6`)]);
     assert.equal(ips[1], "2600:1900:4000:7f3:0:1::");
     assert.deepEqual(resourcesOf(lb), [
-      `addresses ${lb}`,
       `addresses ${lb}-ipv6`,
       `backendServices ${lb}`,
       `firewalls k8s-${lb}-http-hc-ipv6`,
@@ -149,7 +157,9 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
       return listed[1]?.startsWith("2600:1900:4000:7f4:") === true ? listed : undefined;
     });
     assert.deepEqual(ips, [ipv4, "2600:1900:4000:7f4:0:1::"]);
-    assert.equal(addressOf(lb), ipv4);
+    await daemon.idle();
+    // Pinned for the run, released after: the IPv4 rule keeps its IP as ephemeral.
+    assert.deepEqual([ruleIpOf(lb), addressOf(lb)], [ipv4, undefined]);
     const rule = env.gce
       .listResources()
       .find((resource) => resource.kind === "forwardingRules" && resource.name === `${lb}-ipv6`);
@@ -168,9 +178,8 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
       const listed = (service.status?.loadBalancer?.ingress ?? []).map((entry) => entry.ip ?? "");
       return listed.length > 0 ? listed : undefined;
     });
-    assert.deepEqual(ips, [addressOf(preferLb)]);
+    assert.deepEqual(ips, [ruleIpOf(preferLb)]);
     assert.deepEqual(resourcesOf(preferLb), [
-      `addresses ${preferLb}`,
       `backendServices ${preferLb}`,
       `firewalls k8s-fw-${preferLb}`,
       `forwardingRules ${preferLb}`,
@@ -222,7 +231,7 @@ describe("IPv6 and dual-stack LoadBalancer Services", function () {
       after.filter((entry) => !before.includes(entry)),
       [],
     );
-    assert.equal(addressOf(lb), ipv4);
+    assert.deepEqual([ruleIpOf(lb), addressOf(lb)], [ipv4, undefined]);
     assert.deepEqual(
       (await eventReasons(core, "dual"))
         .map((event) => event.reason)

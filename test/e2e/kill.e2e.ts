@@ -81,9 +81,9 @@ describe("dccm daemon killed with SIGKILL during an up", function () {
     const ours = env.gce.listResources().filter((resource) => resource.name.includes(lb));
     assert.deepEqual(
       ours.map((resource) => `${resource.kind} ${resource.name}`),
-      [`addresses ${lb}`, `backendServices ${lb}`, `firewalls k8s-fw-${lb}`, `forwardingRules ${lb}`],
+      [`backendServices ${lb}`, `firewalls k8s-fw-${lb}`, `forwardingRules ${lb}`],
     );
-    assert.equal(ours.find((resource) => resource.kind === "addresses")?.properties.address, ip);
+    assert.equal(ours.find((resource) => resource.kind === "forwardingRules")?.properties.ipAddress, ip);
     assert.equal(await daemons.stop(second), 0);
     assert.deepEqual(await backendLocks(env), []);
   });

@@ -43,8 +43,11 @@ describe("leaks: the detector and dccm gc", function () {
   let webLb: string;
   let goneLb: string;
 
+  // addressReservation `always`: the leaked load balancer then includes its address <lb>, which gc
+  // must prove and delete like the rest (under `transient` an address is held while a run pins it,
+  // or for life by a Service whose TCP and UDP rules share its IP).
   const options = (): ReturnType<typeof daemonOptions> =>
-    daemonOptions(env, parseConfig(E2E_CONFIG), {
+    daemonOptions(env, parseConfig({ ...E2E_CONFIG, addressReservation: "always" }), {
       leaderElection: false,
       leakCheck: { computeEndpoint: env.gce.computeEndpoint },
     });

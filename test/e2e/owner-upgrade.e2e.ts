@@ -22,7 +22,9 @@ import { E2E_CONFIG } from "../support/e2e/cluster";
 import { startTestEnv, type TestEnv } from "../support/e2e/env";
 
 const CLUSTER_UID = "c1a55e00-0000-4000-8000-000000000001";
-const config = parseConfig({ ...E2E_CONFIG, subnetwork: "k8s-subnet" });
+// addressReservation `always`: the older dccm reserved <lb> for every Service, and an address's
+// description, like a rule's, must not force its replacement on upgrade.
+const config = parseConfig({ ...E2E_CONFIG, subnetwork: "k8s-subnet", addressReservation: "always" });
 
 function service(name: string, uid: string, annotations: Record<string, string> = {}): ServiceInfo {
   return {

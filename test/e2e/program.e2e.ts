@@ -85,7 +85,9 @@ describe("index.ts through the pulumi CLI and language host", function () {
       .map((resource) => `${resource.kind} ${resource.name}`);
   }
 
-  // Sorted by kind then name, as the emulator lists them (web's UID sorts before api's).
+  // Sorted by kind then name, as the emulator lists them (web's UID sorts before api's). The
+  // program's default is addressReservation always (program/stackProgram.ts withProgramDefaults):
+  // each Service holds its address <lb>.
   const everything = [
     `addresses ${WEB_LB}`,
     `addresses ${API_LB}`,

@@ -117,7 +117,6 @@ describe("Service stack names beyond Pulumi's 100 characters", function () {
       undefined,
     );
     assert.deepEqual(resourcesOf(NAME_A), [
-      `addresses ${lb[NAME_A]}`,
       `backendServices ${lb[NAME_A]}`,
       `firewalls k8s-fw-${lb[NAME_A]}`,
       `forwardingRules ${lb[NAME_A]}`,

@@ -160,7 +160,7 @@ describe("dccm daemon: Nodes and zones coming and going", function () {
     );
     const lateLb = loadBalancerName(late.metadata?.uid ?? "");
     assert.equal(
-      env.gce.listResources().find((r) => r.kind === "addresses" && r.name === lateLb)?.properties.address,
+      env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === lateLb)?.properties.ipAddress,
       ip,
     );
     assert.equal((await clusterRetries()) >= 1, true);
