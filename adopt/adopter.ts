@@ -236,11 +236,19 @@ async function adoptStack(
     }
     if (opts.dryRun) return { ...base, imported: [...preview.imported].sort(), changes };
     const imports = new Set(plan.imports);
-    if (plan.promotion !== undefined) {
-      await promote(deps, desired, plan.promotion);
-      imports.add(promotedAddressId(desired, plan.promotion));
+    // A replaced stock rule would lose its ephemeral IP: it is reserved first, and the daemon releases it after.
+    const pin = replaces.length > 0 ? plan.replacementPin : undefined;
+    const promotion = plan.promotion ?? pin;
+    if (promotion !== undefined) {
+      await promote(deps, desired, promotion);
+      imports.add(promotedAddressId(desired, promotion));
     }
-    const adoption: Adoption = { imports };
+    const adoption: Adoption = {
+      imports,
+      ...(pin !== undefined && plan.service !== undefined
+        ? { addressPins: new Map([[plan.service, { ip: pin.ip, reserve: true }]]) }
+        : {}),
+    };
     deps.log(`adopting ${what}: importing ${imports.size} resources`);
     const info =
       plan.service === undefined

@@ -45,6 +45,12 @@ export interface StackAdoption {
   /** Pulumi resource IDs the stack's next up imports, sorted (the promoted address not among them: it does not exist yet). */
   imports: string[];
   promotion?: AddressPromotion;
+  /**
+   * A Service that reserves no address at rest: the reservation its stock forwarding rule's
+   * ephemeral IP needs if the adoption replaces the rule (`--allow-replace`). The stack then holds
+   * `<lb>` until the daemon's next run of it releases it (controllers/service/addressPins.ts).
+   */
+  replacementPin?: AddressPromotion;
   /** Stock resources of this Service or cluster under names dccm does not use: left in place, reported. */
   leftovers: string[];
 }
@@ -115,8 +121,17 @@ function promotionFor(
   inventory: Inventory,
 ): AddressPromotion | undefined {
   // A Service that reserves no address at rest keeps the stock rule's ephemeral IP, as the stock CCM did.
-  if (service.reserveAddress !== true || inventory.has(regional(desired, "addresses", service.lbName)))
-    return undefined;
+  if (service.reserveAddress !== true) return undefined;
+  return ephemeralPromotion(desired, service, inventory);
+}
+
+/** The promotion of the stock rule's ephemeral IP to `<lb>`: none with a user IP, an existing `<lb>`, or no rule. */
+function ephemeralPromotion(
+  desired: DesiredState,
+  service: ServiceDesired,
+  inventory: Inventory,
+): AddressPromotion | undefined {
+  if (service.userIP !== undefined || inventory.has(regional(desired, "addresses", service.lbName))) return undefined;
   const rule = inventory.get(regional(desired, "forwardingRules", service.lbName));
   const ip = text(rule?.properties.IPAddress);
   if (ip === undefined) return undefined;
@@ -167,6 +182,10 @@ export function planAdoption(
   for (const { stack, scope, service } of scopes) {
     const held = inState(stack);
     const promotion = service === undefined || held.size > 0 ? undefined : promotionFor(desired, service, inventory);
+    const replacementPin =
+      service === undefined || held.size > 0 || promotion !== undefined || service.ipv6Only === true
+        ? undefined
+        : ephemeralPromotion(desired, service, inventory);
     // A promoted address is imported once it exists (the executor adds it after addresses.insert).
     const imports = declaredResourceIds(desired, scope).filter((id) => !held.has(id) && inventory.has(id));
     const leftovers = service === undefined ? [] : stockOnlyIds(desired, service).filter((id) => inventory.has(id));
@@ -176,6 +195,7 @@ export function planAdoption(
       ...(service !== undefined ? { service: service.key } : {}),
       imports: [...new Set(imports)].sort(),
       ...(promotion !== undefined ? { promotion } : {}),
+      ...(replacementPin !== undefined ? { replacementPin } : {}),
       leftovers: leftovers.sort(),
     });
   }

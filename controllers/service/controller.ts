@@ -277,14 +277,13 @@ export class ServiceController {
     meta: ServiceMeta,
   ): Promise<ReconcileResult> {
     const { item, record, target } = sync;
-    if (action.firstUp === true && this.deps.firstUpGuard !== undefined) {
-      // Before anything is written (stack, finalizer, ledger entry, address): a Service held here leaves no trace.
-      const holding = await this.guardFirstUp(this.deps.firstUpGuard, sync, service);
-      if (holding !== undefined) return holding;
-    }
     if (action.firstUp === true) {
-      const heldForQuota = await this.deps.quotaGate?.check(item.key, target, service);
-      if (heldForQuota !== undefined) return heldForQuota;
+      // Before anything is written (stack, finalizer, ledger entry, address): a Service held here leaves no trace.
+      const holding =
+        (this.deps.firstUpGuard !== undefined
+          ? await this.guardFirstUp(this.deps.firstUpGuard, sync, service)
+          : undefined) ?? (await this.deps.quotaGate?.check(item.key, target, service));
+      if (holding !== undefined) return holding;
     }
     this.heldForAdoption(item.key, false);
     if (action.verifyIp) {

@@ -126,18 +126,17 @@ function expectedPlans(promote: boolean): StackAdoption[] {
     service: "ilb" | "local" | "web",
     ip: string,
     kind: { addressType: "INTERNAL"; subnetwork: string } | { addressType: "EXTERNAL"; networkTier: "PREMIUM" },
-  ): Pick<StackAdoption, "promotion"> =>
-    promote
-      ? {
-          promotion: {
-            name: LB[service],
-            region: "us-central1",
-            ip,
-            ...kind,
-            description: `{"kubernetes.io/service-name":"default/${service}"}`,
-          },
-        }
-      : {};
+  ): Pick<StackAdoption, "promotion" | "replacementPin"> => {
+    const reservation = {
+      name: LB[service],
+      region: "us-central1",
+      ip,
+      ...kind,
+      description: `{"kubernetes.io/service-name":"default/${service}"}`,
+    };
+    // Transient: the same reservation, made only if the adoption replaces the stock rule.
+    return promote ? { promotion: reservation } : { replacementPin: reservation };
+  };
   return [
     {
       stack: "cluster",
@@ -200,7 +199,7 @@ describe("adopt/plan", () => {
     assert.equal(pinned[3], SNAPSHOT.services[3], "unpinned Services are the very same objects");
   });
 
-  it("plans every stack (transient, the default): what exists under its names is imported, no IP promoted (each keeps its ephemeral one), the stock-only names left", () => {
+  it("plans every stack (transient, the default): what exists under its names is imported, no IP promoted (each keeps its ephemeral one, reserved only if --allow-replace replaces its rule), the stock-only names left", () => {
     assert.deepEqual(planAdoption(pinnedDesired(), STOCK, NOTHING_HELD), expectedPlans(false));
   });
 
