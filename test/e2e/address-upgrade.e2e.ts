@@ -18,7 +18,7 @@ import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { loadBalancerName } from "../../model";
 import { createNode, E2E_CONFIG, lbService } from "../support/e2e/cluster";
-import { DaemonProcesses } from "../support/e2e/daemon-process";
+import { DaemonProcesses, type RunningDaemon } from "../support/e2e/daemon-process";
 import { declaredResourcesOf } from "../support/e2e/invariants";
 import { startTestEnv, type TestEnv } from "../support/e2e/env";
 import { repoRoot } from "../support/tooling/testenv-paths";
@@ -76,6 +76,21 @@ describe("upgrade from the previous release's stacks: every <lb> released, no IP
     for (const name of NAMES) assert.equal(await ingressOf(name), ipOf(name), `${name}'s ingress`);
   }
 
+  /**
+   * Every Service reconciled by `running` (its runs finished, not merely begun: a stop in the
+   * middle of a run is another test's subject, address-pin-kill.e2e.ts).
+   */
+  async function untilServicesReconciled(daemons: DaemonProcesses, running: RunningDaemon): Promise<void> {
+    await eventually(
+      "every Service reconciled",
+      async () =>
+        (await daemons.metric(running, 'dccm_reconciles_total{kind="service",result="ok"}')) >= NAMES.length
+          ? true
+          : undefined,
+      240_000,
+    );
+  }
+
   async function untilNoAddress(): Promise<void> {
     await eventually(
       "no address in GCE nor in a stack",
@@ -130,6 +145,7 @@ describe("upgrade from the previous release's stacks: every <lb> released, no IP
     env.gce.clearHistory();
     const current = transient.start();
     await transient.waitReady(current);
+    await untilServicesReconciled(transient, current);
     await untilNoAddress();
     assert.deepEqual(operations(), NAMES.map((name) => `delete addresses ${lbOf(name)}`).sort());
     await assertIpsUnchanged();
@@ -140,6 +156,7 @@ describe("upgrade from the previous release's stacks: every <lb> released, no IP
     env.gce.clearHistory();
     const reserving = always.start();
     await always.waitReady(reserving);
+    await untilServicesReconciled(always, reserving);
     await eventually(
       "the three <lb> reserved and held by their stacks",
       async () => ((await declaredAddresses()).length === NAMES.length ? true : undefined),
@@ -153,6 +170,7 @@ describe("upgrade from the previous release's stacks: every <lb> released, no IP
     env.gce.clearHistory();
     const releasing = transient.start();
     await transient.waitReady(releasing);
+    await untilServicesReconciled(transient, releasing);
     await untilNoAddress();
     assert.deepEqual(operations(), NAMES.map((name) => `delete addresses ${lbOf(name)}`).sort());
     await assertIpsUnchanged();
