@@ -41,8 +41,6 @@ describe("addressReservation transient: a kill at each step of pin, replace, rel
   /** Which requests the proxy holds now. */
   let holdWhen: (method: string, path: string) => boolean = () => false;
   const ips = new Map<Step, string>();
-  /** The protocol of each Service's forwarding rule as the first daemon made it. */
-  const tcpProtocols = new Map<Step, unknown>();
   const lbs = new Map<Step, string>();
 
   const ingressOf = async (name: string): Promise<string | undefined> =>
@@ -83,10 +81,21 @@ describe("addressReservation transient: a kill at each step of pin, replace, rel
    * in its stack (each step's own: a step that fails leaves the others' checks their own).
    */
   async function assertConvergesAfterRestart(step: Step): Promise<void> {
+    const restarted = daemons.start();
+    try {
+      await daemons.waitReady(restarted);
+      await assertConverged(step);
+    } catch (error) {
+      // The next step's daemon must become the leader: this one goes, converged or not.
+      await daemons.stop(restarted);
+      throw error;
+    }
+    assert.equal(await daemons.stop(restarted), 0);
+  }
+
+  async function assertConverged(step: Step): Promise<void> {
     const ip = ipOf(step);
     const lb = lbOf(step);
-    const restarted = daemons.start();
-    await daemons.waitReady(restarted);
     await eventually(
       `${step} converged: a UDP rule, no address in GCE nor in its stack`,
       async () =>
@@ -101,7 +110,6 @@ describe("addressReservation transient: a kill at each step of pin, replace, rel
     assert.equal(await ingressOf(step), ip);
     assert.deepEqual(addressesOf(lb), []);
     assert.deepEqual(await declaredAddressesOf(lb), []);
-    assert.equal(await daemons.stop(restarted), 0);
   }
 
   before(async () => {
@@ -116,7 +124,6 @@ describe("addressReservation transient: a kill at each step of pin, replace, rel
     }
     for (const step of STEPS) ips.set(step, await eventually(`${step}'s ingress`, () => ingressOf(step), 240_000));
     assert.equal(new Set(ips.values()).size, STEPS.length);
-    for (const step of STEPS) tcpProtocols.set(step, ruleOf(lbOf(step))?.properties.ipProtocol);
     assert.deepEqual(addresses(), []);
     assert.equal(await daemons.stop(first), 0);
   });
@@ -129,6 +136,8 @@ describe("addressReservation transient: a kill at each step of pin, replace, rel
 
   afterEach(() => {
     holdWhen = () => false;
+    // A step that failed before its kill leaves its daemon the leader: the next step needs the lease.
+    daemons.killAll();
   });
 
   it("(a) killed after addresses.insert, before the pinned run holds <lb>: the restart finds the reservation and finishes", async () => {
@@ -141,11 +150,11 @@ describe("addressReservation transient: a kill at each step of pin, replace, rel
     await failedWith("pin-a", message);
     await daemons.kill(running);
     await clearFaults();
-    // The crash state: GCE reserves the rule's IP as <lb>; no stack holds it; the rule is untouched.
+    // The crash state: GCE reserves the rule's IP as <lb>; no stack holds it. The rule may be
+    // deleted already: the engine replaces it in parallel with the failed import (its IP is the
+    // pin's literal, not the address's output), and the reservation keeps the IP all the same.
     assert.deepEqual(addressesOf(lb), [`${lb} ${ipOf("pin-a")}`]);
     assert.deepEqual(await declaredAddressesOf(lb), []);
-    assert.equal(ruleOf(lb)?.properties.ipProtocol, tcpProtocols.get("pin-a"));
-    assert.equal(ruleOf(lb)?.properties.ipAddress, ipOf("pin-a"));
     await assertConvergesAfterRestart("pin-a");
   });
 
