@@ -175,9 +175,16 @@ export class DaemonProcesses {
   /**
    * `identity`: the Lease holder name (default a new one per start, i.e. another replica taking over).
    * `kubeconfig`: instead of the admin one (e.g. a ServiceAccount token's, for RBAC tests).
+   * `dccm`: another build's bin/dccm.js (e.g. the previous release's: scripts/testenv dccm-previous).
    */
   start(
-    options: { identity?: string; logLevel?: string; env?: Record<string, string>; kubeconfig?: string } = {},
+    options: {
+      identity?: string;
+      logLevel?: string;
+      env?: Record<string, string>;
+      kubeconfig?: string;
+      dccm?: string;
+    } = {},
   ): RunningDaemon {
     this.run++;
     const logPath = path.join(this.env.dir, `daemon-${this.run}.log`);
@@ -185,7 +192,7 @@ export class DaemonProcesses {
     const child = spawn(
       process.execPath,
       [
-        path.join(repoRoot(), "dist", "bin", "dccm.js"),
+        options.dccm ?? path.join(repoRoot(), "dist", "bin", "dccm.js"),
         "daemon",
         "--kubeconfig",
         options.kubeconfig ?? this.env.kube.kubeconfigPath,
