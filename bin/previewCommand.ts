@@ -35,7 +35,7 @@ import {
 import { ComputeClient, readProjectQuotas } from "../gce";
 
 import { clusterProjectName } from "../stacks/project";
-import { hasPendingCreates, recordedService, stackOutputs } from "../stacks/deployment";
+import { hasPendingCreates, outputsWithHeldAddresses, recordedService } from "../stacks/deployment";
 import { checkStackIdentity, recordedClusterUid } from "../stacks/identity";
 import { PreviewEngine } from "../stacks/previewRuns";
 import { CLUSTER_STACK, isServiceStack, parseServiceStack, type Config, stackScope } from "../model";
@@ -246,7 +246,7 @@ async function readRecorded(where: Where): Promise<Map<string, RecordedStack>> {
   for (const stack of await reader.listStacks()) {
     if (stack !== CLUSTER_STACK && !isServiceStack(stack)) continue;
     const deployment = await readDeployment(where, stack);
-    const outputs = deployment === undefined ? {} : stackOutputs(deployment);
+    const outputs = deployment === undefined ? {} : outputsWithHeldAddresses(deployment);
     checkStackIdentity(stack, deployment === undefined ? undefined : recordedClusterUid(deployment), where.clusterUid);
     const hash = outputs[HASH_OUTPUT];
     // Pending creates of a killed run: the daemon recovers them and runs `up --refresh`, whatever the hash.

@@ -18,6 +18,37 @@ export function stackOutputs(deployment: Record<string, unknown>): Record<string
   return isRecord(root) && isRecord(root.outputs) ? root.outputs : {};
 }
 
+const ADDRESS_TYPE = "gcp:compute/address:Address";
+
+/**
+ * Pure: the stack outputs, with `loadBalancers[<key>].resources.address` naming each Service's
+ * address `<lb>` the deployment still holds. The engine records the program's outputs even when the
+ * run fails later, on a delete: a release of `<lb>` that GCE refused leaves outputs without it and
+ * the address in the state. What the stack holds decides whether a release is still due
+ * (controllers/service/addressPins.ts), so it is read from the resources themselves.
+ */
+export function outputsWithHeldAddresses(deployment: Record<string, unknown>): Record<string, unknown> {
+  const outputs = stackOutputs(deployment);
+  const loadBalancers = outputs.loadBalancers;
+  if (!isRecord(loadBalancers)) return outputs;
+  const resources: unknown[] = Array.isArray(deployment.resources) ? deployment.resources : [];
+  let amended: Record<string, unknown> | undefined;
+  for (const resource of resources) {
+    if (!isRecord(resource) || resource.type !== ADDRESS_TYPE || typeof resource.urn !== "string") continue;
+    const name = nameFromUrn(resource.urn);
+    if (!name.endsWith(":address")) continue;
+    const key = name.slice(0, -":address".length);
+    const entry = loadBalancers[key];
+    const held = isRecord(resource.outputs) ? resource.outputs.name : undefined;
+    if (!isRecord(entry) || typeof held !== "string") continue;
+    const recorded = isRecord(entry.resources) ? entry.resources : {};
+    if (recorded.address === held) continue;
+    amended ??= { ...loadBalancers };
+    amended[key] = { ...entry, resources: { ...recorded, address: held } };
+  }
+  return amended === undefined ? outputs : { ...outputs, loadBalancers: amended };
+}
+
 /**
  * Pure: the Service a Service stack was made for, from what it records: the output
  * `dccmServiceKey` (a stack with a shortened name, since its first up), else the name of its

@@ -34,7 +34,13 @@ import {
 } from "../components/outputs";
 import { StackBusyError } from "./errors";
 import { PROJECT_NAME } from "./project";
-import { recordedService, recoverPendingCreates, stackOutputs, holdsSecret } from "./deployment";
+import {
+  holdsSecret,
+  outputsWithHeldAddresses,
+  recordedService,
+  recoverPendingCreates,
+  stackOutputs,
+} from "./deployment";
 import { isForeignStack, recordedClusterUid } from "./identity";
 import { currentRunStore, releaseRunStore } from "./runStore";
 import { PROCESS_GUARD } from "./processGuard";
@@ -361,7 +367,7 @@ export class StackRunner {
     if (deployment === undefined) return { hash: undefined, outputs: {}, recovered: [], clusterUid: undefined };
     // Recovered resources carry their inputs as outputs until a refresh reads them.
     if (recovered.length > 0) (await this.entry(stackName, scope)).needsRefresh = true;
-    const outputs = stackOutputs(deployment);
+    const outputs = outputsWithHeldAddresses(deployment);
     const hash = outputs[HASH_OUTPUT];
     return {
       hash: recovered.length === 0 && typeof hash === "string" ? hash : undefined,

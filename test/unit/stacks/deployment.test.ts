@@ -1,6 +1,11 @@
 /** The pure readers of an exported deployment (stacks/deployment.ts): the root outputs, the Service a stack records, the recovery of a killed run's pending creates. */
 import * as assert from "node:assert/strict";
-import { recordedService, recoverPendingCreates, stackOutputs } from "../../../stacks/deployment";
+import {
+  outputsWithHeldAddresses,
+  recordedService,
+  recoverPendingCreates,
+  stackOutputs,
+} from "../../../stacks/deployment";
 import { serviceStackName } from "../../../model/names";
 import { HASH_OUTPUT } from "../../../components/outputs";
 
@@ -103,4 +108,39 @@ describe("Service stacks back to their Service", () => {
   for (const [title, deployment, expected] of table) {
     it(`recordedService: ${title}`, () => assert.deepEqual(recordedService(stack, deployment), expected));
   }
+});
+
+describe("stacks/deployment: outputsWithHeldAddresses", () => {
+  const URN =
+    "urn:pulumi:service.default.web::dccm-c0ffee::dccm:gcp:ServiceLoadBalancer$gcp:compute/address:Address::default/web:address";
+  const entry = { ingress: ["203.0.113.2"], resources: { forwardingRules: ["a1"], firewalls: ["k8s-fw-a1"] } };
+  const root = (loadBalancers: Record<string, unknown>): Record<string, unknown> => ({
+    type: "pulumi:pulumi:Stack",
+    urn: "urn:pulumi:service.default.web::dccm-c0ffee::pulumi:pulumi:Stack::dccm-c0ffee-service.default.web",
+    outputs: { loadBalancers, dccmDesiredHash: "h2" },
+  });
+  const address = { type: "gcp:compute/address:Address", urn: URN, custom: true, id: "x", outputs: { name: "a1" } };
+
+  it("a failed release run's outputs lose <lb> while the state holds it: the address is named again", () => {
+    assert.deepEqual(outputsWithHeldAddresses({ resources: [root({ "default/web": entry }), address] }), {
+      loadBalancers: { "default/web": { ...entry, resources: { ...entry.resources, address: "a1" } } },
+      dccmDesiredHash: "h2",
+    });
+  });
+
+  it("outputs that already name it, a state without it, or no such load balancer: the outputs as recorded", () => {
+    const naming = { ...entry, resources: { ...entry.resources, address: "a1" } };
+    assert.deepEqual(outputsWithHeldAddresses({ resources: [root({ "default/web": naming }), address] }), {
+      loadBalancers: { "default/web": naming },
+      dccmDesiredHash: "h2",
+    });
+    assert.deepEqual(outputsWithHeldAddresses({ resources: [root({ "default/web": entry })] }), {
+      loadBalancers: { "default/web": entry },
+      dccmDesiredHash: "h2",
+    });
+    assert.deepEqual(outputsWithHeldAddresses({ resources: [root({}), address] }), {
+      loadBalancers: {},
+      dccmDesiredHash: "h2",
+    });
+  });
 });
