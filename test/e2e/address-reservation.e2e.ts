@@ -1,6 +1,7 @@
 /**
  * addressReservation `transient` (the default) end to end: a real kube-apiserver, the real Pulumi
- * engine, the GCE emulator with GCE's default STATIC_ADDRESSES quota of 8. A Service holds no static
+ * engine, the GCE emulator in GCE's realistic profile (a new project's quotas, STATIC_ADDRESSES 8 per
+ * region among them, rate quotas, operation latencies scaled by REALISTIC_SCALE). A Service holds no static
  * address at rest; a change that replaces its forwarding rule pins the rule's IP, runs, releases it.
  */
 import * as assert from "node:assert/strict";
@@ -8,7 +9,8 @@ import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../../daemon/daemon";
 
 import { loadBalancerName, parseConfig, protocolSuffixedName } from "../../model";
-import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
+import { realisticLimits } from "../../emulator/gce";
+import { daemonOptions, REALISTIC_SCALE, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { createNode, E2E_CONFIG, eventReasons, lbService } from "../support/e2e/cluster";
 import { eventually } from "../support/wait";
 
@@ -34,7 +36,7 @@ describe("addressReservation transient: ephemeral IPs, pinned only while a chang
     env.gce.listResources().find((resource) => resource.kind === "forwardingRules" && resource.name === lb);
 
   before(async () => {
-    env = await startTestEnv({ gce: { limits: { quotas: { STATIC_ADDRESSES: 8 } } } });
+    env = await startTestEnv({ gce: { limits: realisticLimits(REALISTIC_SCALE) } });
     core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
     env.gce.putInstance("node-a1", { zone: "us-central1-a" });
     await createNode(core, "node-a1", "us-central1-a");
