@@ -114,6 +114,6 @@ describe("deploy/monitoring: alerts and dashboard", () => {
       }
     }
     assert.deepEqual(missing, []);
-    assert.equal(expressions().length, 23);
+    assert.equal(expressions().length, 24);
   });
 });
