@@ -310,7 +310,37 @@ async function printedCommandsAnswer(shown: Printed, ingress: string): Promise<v
     },
   );
   const status = await runPrinted(shown, "npx dccm status");
-  const [title, header, ...rows] = status.stdout.trimEnd().split("\n");
+  // The stacks, then (after a blank line) the GCE quotas the daemon read before hello's first up.
+  const [stacks = "", quotas = ""] = status.stdout.trimEnd().split("\n\n");
+  const [title, header, ...rows] = stacks.split("\n");
+  const [quotaTitle, quotaHeader, ...quotaRows] = quotas.split("\n");
+  const quotaCells = quotaRows.map((row) => row.split(/ {2,}/));
+  assert.deepEqual(
+    {
+      title: quotaTitle?.replace(/ at .*;/, " at T;"),
+      header: quotaHeader?.split(/ {2,}/),
+      quotas: quotaCells.map(([quota, scope, , limit]) => [quota, scope, limit]),
+      // usage + headroom = limit: usage itself depends on when, within the 30 s read, the read was.
+      consistent: quotaCells.every(
+        ([, , usage, limit, headroom]) => Number(usage) + Number(headroom) === Number(limit),
+      ),
+    },
+    {
+      title: "GCE quotas read at T; held for quota: none",
+      header: ["QUOTA", "SCOPE", "USAGE", "LIMIT", "HEADROOM"],
+      quotas: [
+        ["STATIC_ADDRESSES", "region us-central1", "1000000"],
+        ["INTERNAL_ADDRESSES", "region us-central1", "1000000"],
+        ["FORWARDING_RULES", "global", "1000000"],
+        ["BACKEND_SERVICES", "global", "1000000"],
+        ["TARGET_POOLS", "global", "1000000"],
+        ["HEALTH_CHECKS", "global", "1000000"],
+        ["FIREWALLS", "global", "1000000"],
+        ["ROUTES", "global", "1000000"],
+      ],
+      consistent: true,
+    },
+  );
   assert.deepEqual(
     {
       code: status.code,
