@@ -38,7 +38,14 @@ import { clusterProjectName } from "../stacks/project";
 import { hasPendingCreates, outputsWithHeldAddresses, recordedService } from "../stacks/deployment";
 import { checkStackIdentity, recordedClusterUid } from "../stacks/identity";
 import { PreviewEngine } from "../stacks/previewRuns";
-import { CLUSTER_STACK, isServiceStack, parseServiceStack, type Config, stackScope } from "../model";
+import {
+  CLUSTER_STACK,
+  isServiceStack,
+  parseServiceStack,
+  reservesTransiently,
+  type Config,
+  stackScope,
+} from "../model";
 import { snapshotFromKubectlJson, type DumpContents } from "../watcher/kubectlDump";
 import { listCluster } from "../watcher/list";
 import {
@@ -58,7 +65,9 @@ import {
   kubeConfigOf,
 } from "./options";
 import { thisMachine } from "../runtime/parallelism";
-import { HASH_OUTPUT, recordedAddress, stackProgramOutputs } from "../components/outputs";
+import { HASH_OUTPUT, ingressOf, recordedAddress, stackProgramOutputs } from "../components/outputs";
+import type { Adoption } from "../components/adoption";
+import { publishedIpv4 } from "../controllers/service/addressPins";
 
 /** preview's own flags and the shared ones, in help order. */
 const PREVIEW_FLAGS: readonly HelpEntry[] = [
@@ -220,7 +229,7 @@ async function planStacks(
   const decisions = decideStacks(wanted, recorded, dump.snapshot.services, config.loadBalancerClasses);
   const changes = new Map<string, ResourceChange[]>();
   const outcomes = await mapLimit(engineRuns(decisions, CREATES_PER_RUN), where.parallelism, (run) =>
-    runEngine(where, run, wanted),
+    runEngine(where, run, wanted, heldIps(recorded)),
   );
   for (const outcome of outcomes) for (const [stack, list] of outcome) changes.set(stack, list);
   const plans: StackPlan[] = [];
@@ -261,15 +270,29 @@ async function readRecorded(where: Where): Promise<Map<string, RecordedStack>> {
       hash: typeof hash === "string" && !pending ? hash : undefined,
       ...(service !== undefined ? { service: `${service.namespace}/${service.name}` } : {}),
       ...(key !== undefined && holdsAddress(outputs, key) ? { holdsAddress: true as const } : {}),
+      ...(key !== undefined ? ipv4Of(outputs, key) : {}),
     });
   }
   return recorded;
+}
+
+/** The pin the daemon's run of a transient Service's stack holds its IP with; none for others. */
+function pinned(wanted: DesiredStacks, stack: string, ip: string | undefined): Adoption | undefined {
+  const service = wanted.desired.services.find((candidate) => candidate.stack === stack);
+  if (ip === undefined || service === undefined || !reservesTransiently(service)) return undefined;
+  return { imports: new Set(), addressPins: new Map([[service.key, { ip, reserve: false }]]) };
 }
 
 /** `<namespace>/<name>` of a Service stack whose name says it; undefined for the cluster stack. */
 function recordedServiceKey(stack: string): string | undefined {
   const ref = parseServiceStack(stack);
   return ref === undefined ? undefined : `${ref.namespace}/${ref.name}`;
+}
+
+function ipv4Of(outputs: Record<string, unknown>, key: string): { ipv4?: string } {
+  const slash = key.indexOf("/");
+  const ip = publishedIpv4(ingressOf(outputs, key.slice(0, slash), key.slice(slash + 1)));
+  return ip !== undefined ? { ipv4: ip } : {};
 }
 
 function holdsAddress(outputs: Record<string, unknown>, key: string): boolean {
@@ -287,7 +310,23 @@ async function readDeployment(where: Where, stack: string): Promise<Record<strin
 }
 
 /** The program of `stacks` (the daemon's, stacks/runner.ts, each with the hash and identity its next up would record), run as one. */
-function program(where: Where, stacks: readonly string[], wanted: DesiredStacks): () => Record<string, unknown> {
+/**
+ * The IPv4 address each Service stack published (its recorded ingress), by stack: a change that
+ * replaces a transient Service's forwarding rule runs holding it in the daemon
+ * (controllers/service/addressPins.ts), so the preview declares its rules on it too.
+ */
+function heldIps(recorded: ReadonlyMap<string, RecordedStack>): Map<string, string> {
+  const ips = new Map<string, string>();
+  for (const [stack, record] of recorded) if (record.ipv4 !== undefined) ips.set(stack, record.ipv4);
+  return ips;
+}
+
+function program(
+  where: Where,
+  stacks: readonly string[],
+  wanted: DesiredStacks,
+  ips: ReadonlyMap<string, string>,
+): () => Record<string, unknown> {
   return () => {
     const outputs = stacks.map((stack) =>
       stackProgramOutputs(
@@ -295,6 +334,7 @@ function program(where: Where, stacks: readonly string[], wanted: DesiredStacks)
         stackScope(stack, wanted.services.get(stack)),
         wanted.hashes.get(stack),
         where.clusterUid,
+        pinned(wanted, stack, ips.get(stack)),
       ),
     );
     // One stack's outputs as its up records them; a run of new stacks together records nothing anyone reads.
@@ -306,14 +346,19 @@ function program(where: Where, stacks: readonly string[], wanted: DesiredStacks)
  * One engine run (stacks/previewRuns.ts): `pulumi preview` of the daemon's program, `pulumi destroy
  * --preview-only`, or a preview of new stacks together; their changes by stack.
  */
-async function runEngine(where: Where, run: EngineRun, wanted: DesiredStacks): Promise<Map<string, ResourceChange[]>> {
+async function runEngine(
+  where: Where,
+  run: EngineRun,
+  wanted: DesiredStacks,
+  ips: ReadonlyMap<string, string>,
+): Promise<Map<string, ResourceChange[]>> {
   const changes: ResourceChange[] = [];
   const stacks = run.kind === "creates" ? run.stacks : [run.decision.stack];
   const engineRun =
     run.kind === "creates"
       ? { kind: "creates" as const, stacks }
       : { kind: run.decision.kind === "destroy" ? ("destroy" as const) : ("update" as const), stack: stacks[0] };
-  await where.engine.run(engineRun, program(where, stacks, wanted), (metadata) => {
+  await where.engine.run(engineRun, program(where, stacks, wanted, ips), (metadata) => {
     const change = resourceChange(metadata);
     if (change !== undefined) changes.push(change);
   });

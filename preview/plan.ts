@@ -85,6 +85,8 @@ export interface RecordedStack {
   service?: string;
   /** Its outputs name the address `<lb>` (components/outputs.ts recordedAddress). */
   holdsAddress?: true;
+  /** The one IPv4 address of its recorded ingress: what a transient Service's next run holds its rules on. */
+  ipv4?: string;
 }
 
 export type StackDecision =

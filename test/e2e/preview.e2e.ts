@@ -1,6 +1,7 @@
 /**
  * `dccm preview` (tier 3) against the offline environment, the real engine and the daemon's own
- * stacks: three LoadBalancer Services applied by `dccm daemon`, then snapshots in the format of
+ * stacks: three LoadBalancer Services applied by `dccm daemon` (addressReservation transient, the
+ * default: no address at rest), then snapshots in the format of
  * `kubectl get nodes,services -A -o json`. Equal to the cluster: exit 0, no engine run. One Service
  * gains a port and one is deleted: exactly one update and one delete, exit 2, text and JSON asserted
  * in full, the backend byte-identical afterwards. 30 new Services: each stack once, with its own creates,
@@ -50,7 +51,6 @@ async function kubectlDump(
 
 const CHANGED_TEXT = [
   "Service default/gone: delete (stack service.default.gone)",
-  "  delete Address default/gone:address",
   "  delete RegionBackendService default/gone:backend-tcp",
   "  delete Firewall default/gone:firewall",
   "  delete ForwardingRule default/gone:forwarding-rule-tcp",
@@ -60,7 +60,7 @@ const CHANGED_TEXT = [
   "  replace ForwardingRule default/grow:forwarding-rule-tcp because ports",
   '      ports: ["80"] → ["80","443"]',
   "Unchanged stacks: cluster, service.default.keep",
-  "Plan: 0 to create, 1 to update, 1 to replace, 4 to delete, 2 unchanged stacks",
+  "Plan: 0 to create, 1 to update, 1 to replace, 3 to delete, 2 unchanged stacks",
   "",
 ].join("\n");
 
@@ -88,7 +88,7 @@ const FORWARDING_RULE = "gcp:compute/forwardingRule:ForwardingRule";
 
 const CHANGED_JSON = {
   changes: true,
-  summary: { create: 0, update: 1, replace: 1, delete: 4, unchangedStacks: 2 },
+  summary: { create: 0, update: 1, replace: 1, delete: 3, unchangedStacks: 2 },
   stacks: [
     { stack: "cluster", action: "unchanged", changes: [] },
     {
@@ -96,7 +96,6 @@ const CHANGED_JSON = {
       service: "default/gone",
       action: "delete",
       changes: [
-        change("delete", "gone", "gcp:compute/address:Address", "address"),
         change("delete", "gone", "gcp:compute/regionBackendService:RegionBackendService", "backend-tcp"),
         change("delete", "gone", FIREWALL, "firewall"),
         change("delete", "gone", FORWARDING_RULE, "forwarding-rule-tcp"),
@@ -273,14 +272,13 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
       code: 2,
       stdout: [
         "Service default/fresh: create (stack service.default.fresh)",
-        "  create Address default/fresh:address",
         "  create RegionBackendService default/fresh:backend-tcp",
         "  create Firewall default/fresh:firewall",
         "  create ForwardingRule default/fresh:forwarding-rule-tcp",
         "Service default/sctp: rejected, no load balancer is created",
         "  Service default/sctp: spec.ports[0].protocol: SCTP is not supported by GCE load balancers (TCP or UDP)",
         "Unchanged stacks: cluster, service.default.gone, service.default.grow, service.default.keep",
-        "Plan: 4 to create, 0 to update, 0 to replace, 0 to delete, 4 unchanged stacks",
+        "Plan: 3 to create, 0 to update, 0 to replace, 0 to delete, 4 unchanged stacks",
         "",
       ].join("\n"),
       stderr: "",
@@ -288,7 +286,7 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
     assert.deepEqual(await backendContents(env), before);
   });
 
-  it("30 new Services, previewed 25 to an engine run: every stack exactly once, each with its own 4 creates under its own URN, whatever the parallelism", async () => {
+  it("30 new Services, previewed 25 to an engine run: every stack exactly once, each with its own 3 creates under its own URN, whatever the parallelism", async () => {
     const live = JSON.parse(fs.readFileSync(equalSnapshot, "utf8")) as { items: Record<string, unknown>[] };
     const names = Array.from({ length: 30 }, (_, i) => `n${String(i).padStart(2, "0")}`);
     const added = names.map((name, i) => ({
@@ -312,7 +310,7 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
       summary: unknown;
       stacks: { stack: string; action: string; changes: { op: string; type: string; name: string; urn: string }[] }[];
     };
-    assert.deepEqual(plan.summary, { create: 120, update: 0, replace: 0, delete: 0, unchangedStacks: 4 });
+    assert.deepEqual(plan.summary, { create: 90, update: 0, replace: 0, delete: 0, unchangedStacks: 4 });
     const newStacks = names.map((name) => `service.default.${name}`);
     assert.deepEqual(
       plan.stacks.map((stack) => [stack.stack, stack.action]),
@@ -328,11 +326,6 @@ describe("dccm preview (tier 3): the daemon's stacks, read-only", function () {
       assert.deepEqual(
         stack.changes.map((change) => [change.op, change.name, change.urn]),
         [
-          [
-            "create",
-            `${key}:address`,
-            `urn:pulumi:${stack.stack}::dccm-e2e0cafe::dccm:gcp:ServiceLoadBalancer$gcp:compute/address:Address::${key}:address`,
-          ],
           [
             "create",
             `${key}:backend-tcp`,
