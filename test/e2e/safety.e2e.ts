@@ -64,6 +64,8 @@ describe("safety: what dccm never touches", function () {
       daemonOptions(env, parseConfig(configA), {
         stateDir: path.join(env.dir, "state-a"),
         leaderElection: false,
+        // Compute access, as in a cluster: a change that replaces a forwarding rule pins its IP first.
+        firstUpGuard: { computeEndpoint: env.gce.computeEndpoint },
         ...recordRuns("team-a"),
       }),
     );
@@ -75,6 +77,7 @@ describe("safety: what dccm never touches", function () {
           stateDir: path.join(env.dir, "state-b"),
           backendUrl: `file://${backendB}`,
           leaderElection: false,
+          firstUpGuard: { computeEndpoint: env.gce.computeEndpoint },
           ...recordRuns("team-b"),
         },
       ),
