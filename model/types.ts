@@ -18,6 +18,11 @@ export interface NodeInfo {
   /** metadata.deletionTimestamp is set. */
   deleting: boolean;
   podCIDRs: string[];
+  /**
+   * The first InternalIP of status.addresses: the address of the Node's GCE_VM_IP network endpoint
+   * (backend `neg`). Absent: the Node is no NEG endpoint (told in DesiredState.warnings).
+   */
+  internalIP?: string;
 }
 
 export type PortProtocol = "TCP" | "UDP" | "SCTP";
@@ -50,6 +55,8 @@ export interface ServiceInfo {
    */
   ipFamilies?: string[];
   ipFamilyPolicy?: string;
+  /** spec.trafficDistribution, when set (`PreferSameZone`, the deprecated `PreferClose`, …). */
+  trafficDistribution?: string;
   /** metadata.deletionTimestamp is set. */
   deleting: boolean;
 }
@@ -59,7 +66,13 @@ export interface ClusterSnapshot {
   services: ServiceInfo[];
 }
 
-export type BackendMode = "backend-service" | "target-pool";
+/**
+ * What backs a load balancer. `backend-service`: a backend service over the cluster's instance
+ * groups; `target-pool`: a target pool (external only); `neg`: a backend service over the Service's
+ * own zonal GCE_VM_IP network endpoint groups, each holding a stable subset of the eligible nodes
+ * (model/subsets.ts), as GKE's L4 controllers (kubernetes/ingress-gce pkg/neg/syncers/subsets.go).
+ */
+export type BackendMode = "backend-service" | "target-pool" | "neg";
 
 /**
  * How long a Service's IPv4 address is reserved. `transient` (the default, as the stock CCM): the
@@ -205,6 +218,43 @@ export interface RouteSpec {
   description: string;
 }
 
+/** A GCE_VM_IP endpoint: a VM and its primary internal IPv4 address (no port). */
+export interface NegEndpoint {
+  /** GCE instance name, in the NEG's zone. */
+  instance: string;
+  ipAddress: string;
+}
+
+/**
+ * One zonal GCE_VM_IP network endpoint group of a `neg` Service: the nodes of its subset in one
+ * (zone, subnetwork). Declared in the cluster stack with its endpoints, so a node's entry or exit
+ * is one cluster-stack run for every Service it concerns.
+ */
+export interface NegSpec {
+  name: string;
+  zone: string;
+  /** Subnetwork name: every endpoint's VM has its NIC there (one subnetwork per NEG). */
+  subnetwork: string;
+  /** The owning Service's key, `<namespace>/<name>`. */
+  service: string;
+  description: string;
+  /** Sorted by instance. */
+  endpoints: NegEndpoint[];
+}
+
+/** One NEG a `neg` Service's backend service lists. */
+export interface NegRef {
+  zone: string;
+  name: string;
+  subnetwork: string;
+}
+
+/** A Warning a Service's plan carries, told as an Event on each change of its stack. */
+export interface ServiceNotice {
+  reason: "BackendLimit" | "SubsetTruncated" | "UnsupportedConfiguration";
+  message: string;
+}
+
 export interface ClusterDesired {
   stack: string;
   project: string;
@@ -217,6 +267,8 @@ export interface ClusterDesired {
   /** A legacy HTTP health check of the same name, needed only while a target-pool Service exists. */
   legacyNodeHealthCheck: boolean;
   routes: RouteSpec[];
+  /** The NEGs of every `neg` Service, by service, zone, name. Absent when none (stack hashes unchanged). */
+  networkEndpointGroups?: NegSpec[];
 }
 
 export interface FrontendSpec {
@@ -290,6 +342,20 @@ export interface ServiceDesired {
   backendGroups?: GroupRef[];
   /** Backend instances (target-pool mode), sorted by zone then name. */
   backendInstances: InstanceRef[];
+  /** Backend `neg` only: the Service's NEGs (ClusterDesired.networkEndpointGroups), by zone then subnetwork. */
+  backendNegs?: NegRef[];
+  /**
+   * Internal, spec.trafficDistribution PreferSameZone or PreferClose: the backend service's zonal
+   * affinity (networkPassThroughLbTrafficPolicy), as ingress-gce pkg/l4/backends.
+   */
+  zonalAffinity?: true;
+  /**
+   * External `neg` with ETP=Local and `networking.gke.io/weighted-load-balancing: pods-per-node`:
+   * localityLbPolicy WEIGHTED_MAGLEV.
+   */
+  weightedLoadBalancing?: true;
+  /** Warnings of the plan (a backend limit, a truncated subset, an unsupported combination). */
+  notices?: ServiceNotice[];
   /** Set when the load balancer serves IPv6: its IPv6 address, forwarding rules and firewalls. */
   ipv6?: Ipv6Desired;
   /**
@@ -346,6 +412,16 @@ export interface ObservedCloud {
    * not read yet: any may still hold a deny rule, so the firewall stays at 999. Unset when false.
    */
   denyRulesUnread?: boolean;
+  /**
+   * The subnetwork (name) of each instance's first network interface, `<zone>/<instance>` → name,
+   * as Compute answered: nodes are grouped by (zone, subnetwork). Absent for an instance: the
+   * config's subnetwork (else the network's default).
+   */
+  instanceSubnets?: Readonly<Record<string, string>>;
+  /** The NEGs the cluster stack last applied, `<zone>/<name>` → instance names: subsets stay stable. */
+  negMembers?: Readonly<Record<string, readonly string[]>>;
+  /** NEGs (`<zone>/<name>`) an applied Service stack's backend service still lists: kept until released. */
+  referencedNegs?: readonly string[];
 }
 
 export const NOTHING_OBSERVED: ObservedCloud = {
