@@ -315,6 +315,25 @@ async function measure(peer: Peer, count: number): Promise<PeerFigures> {
 }
 
 /**
+ * The stock CCM, then dccm, measured with `count` Services; each figure and the measure's wall time
+ * (environment start and stop included) stored under `keyOf(peer, figure)`.
+ */
+async function measureEachPeer<F extends { [K in keyof F]: number | null }>(
+  label: string,
+  count: number,
+  measureOne: (peer: Peer, count: number) => Promise<F>,
+  keyOf: (peer: Peer, figure: string) => string,
+  figures: Record<string, number | null>,
+): Promise<void> {
+  for (const peer of ["stock", "dccm"] as const) {
+    const startedAt = Date.now();
+    const measured = { ...(await measureOne(peer, count)), wallSeconds: round((Date.now() - startedAt) / 1000, 0) };
+    process.stderr.write(`${label} ${peer} N=${count}: ${JSON.stringify(measured)}\n`);
+    for (const [key, value] of Object.entries(measured)) figures[keyOf(peer, key)] = value;
+  }
+}
+
+/**
  * `peer_<peer>_n<N>_<figure>` for each size, `peer_ratio_n<N>_<figure>` (dccm / stock) and
  * `peer_<peer>_n<N>_wallSeconds` (the whole measure, environment start and stop included). A
  * `repairMs` of null is a rule not put back within `repairBoundMs`.
@@ -323,12 +342,7 @@ export async function benchPeer(): Promise<Record<string, number | null>> {
   const sizes = (process.env.DCCM_BENCH_PEER_SIZES ?? "1,20").split(",").map(Number);
   const figures: Record<string, number | null> = {};
   for (const count of sizes) {
-    for (const peer of ["stock", "dccm"] as const) {
-      const startedAt = Date.now();
-      const measured = { ...(await measure(peer, count)), wallSeconds: round((Date.now() - startedAt) / 1000, 0) };
-      process.stderr.write(`peer ${peer} N=${count}: ${JSON.stringify(measured)}\n`);
-      for (const [key, value] of Object.entries(measured)) figures[`peer_${peer}_n${count}_${key}`] = value;
-    }
+    await measureEachPeer(`peer`, count, measure, (peer, key) => `peer_${peer}_n${count}_${key}`, figures);
     for (const key of [
       "ingressMedianMs",
       "computeCallsPerService",
@@ -438,15 +452,13 @@ export async function benchPeerRealistic(): Promise<Record<string, number | null
   const sizes = (process.env.DCCM_BENCH_PEER_REALISTIC_SIZES ?? "1,20").split(",").map(Number);
   const figures: Record<string, number | null> = {};
   for (const count of sizes) {
-    for (const peer of ["stock", "dccm"] as const) {
-      const startedAt = Date.now();
-      const measured = {
-        ...(await measureRealistic(peer, count)),
-        wallSeconds: round((Date.now() - startedAt) / 1000, 0),
-      };
-      process.stderr.write(`peer realistic ${peer} N=${count}: ${JSON.stringify(measured)}\n`);
-      for (const [key, value] of Object.entries(measured)) figures[`peerRealistic${count}_${peer}_${key}`] = value;
-    }
+    await measureEachPeer(
+      `peer realistic`,
+      count,
+      measureRealistic,
+      (peer, key) => `peerRealistic${count}_${peer}_${key}`,
+      figures,
+    );
     for (const key of ["servedServices", "ingressMedianMs", "ingressP95Ms", "computeCallsPerService"] as const) {
       const dccm = figures[`peerRealistic${count}_dccm_${key}`];
       const stock = figures[`peerRealistic${count}_stock_${key}`];

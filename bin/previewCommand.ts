@@ -43,6 +43,7 @@ import {
   isServiceStack,
   parseServiceStack,
   reservesTransiently,
+  serviceKey,
   type Config,
   stackScope,
 } from "../model";
@@ -265,12 +266,14 @@ async function readRecorded(where: Where): Promise<Map<string, RecordedStack>> {
       stack === CLUSTER_STACK || parseServiceStack(stack) !== undefined
         ? undefined
         : recordedService(stack, deployment);
-    const key = service !== undefined ? `${service.namespace}/${service.name}` : recordedServiceKey(stack);
+    const ref = service ?? parseServiceStack(stack);
     recorded.set(stack, {
       hash: typeof hash === "string" && !pending ? hash : undefined,
-      ...(service !== undefined ? { service: `${service.namespace}/${service.name}` } : {}),
-      ...(key !== undefined && holdsAddress(outputs, key) ? { holdsAddress: true as const } : {}),
-      ...(key !== undefined ? ipv4Of(outputs, key) : {}),
+      ...(service !== undefined ? { service: serviceKey(service.namespace, service.name) } : {}),
+      ...(ref !== undefined && recordedAddress(outputs, ref.namespace, ref.name).holdsAddress
+        ? { holdsAddress: true as const }
+        : {}),
+      ...(ref !== undefined ? ipv4Of(outputs, ref) : {}),
     });
   }
   return recorded;
@@ -283,21 +286,9 @@ function pinned(wanted: DesiredStacks, stack: string, ip: string | undefined): A
   return { imports: new Set(), addressPins: new Map([[service.key, { ip, reserve: false }]]) };
 }
 
-/** `<namespace>/<name>` of a Service stack whose name says it; undefined for the cluster stack. */
-function recordedServiceKey(stack: string): string | undefined {
-  const ref = parseServiceStack(stack);
-  return ref === undefined ? undefined : `${ref.namespace}/${ref.name}`;
-}
-
-function ipv4Of(outputs: Record<string, unknown>, key: string): { ipv4?: string } {
-  const slash = key.indexOf("/");
-  const ip = publishedIpv4(ingressOf(outputs, key.slice(0, slash), key.slice(slash + 1)));
+function ipv4Of(outputs: Record<string, unknown>, ref: { namespace: string; name: string }): { ipv4?: string } {
+  const ip = publishedIpv4(ingressOf(outputs, ref.namespace, ref.name));
   return ip !== undefined ? { ipv4: ip } : {};
-}
-
-function holdsAddress(outputs: Record<string, unknown>, key: string): boolean {
-  const slash = key.indexOf("/");
-  return recordedAddress(outputs, key.slice(0, slash), key.slice(slash + 1)).holdsAddress;
 }
 
 /** The stack's deployment: its checkpoint file on a file:// backend when certain, else `pulumi stack export`. */

@@ -140,16 +140,38 @@ describe("addressReservation transient: a kill at each step of pin, replace, rel
     daemons.killAll();
   });
 
-  it("(a) killed after addresses.insert, before the pinned run holds <lb>: the restart finds the reservation and finishes", async () => {
-    const lb = lbOf("pin-a");
-    const message = "import of the pinned address refused (test fault)";
-    env.gce.injectFault({ kind: "addresses", name: lb, operation: "read", status: 400, message, count: 1000 });
+  /** Starts a daemon whose run of `step` fails on `message` (GCE refusing `operation` on <lb>), kills it, lifts the fault. */
+  async function killAfterRefusal(step: Step, operation: "read" | "delete", message: string): Promise<void> {
+    env.gce.injectFault({ kind: "addresses", name: lbOf(step), operation, status: 400, message, count: 1000 });
     const running = daemons.start();
     await daemons.waitReady(running);
-    await toUdp("pin-a");
-    await failedWith("pin-a", message);
+    await toUdp(step);
+    await failedWith(step, message);
     await daemons.kill(running);
     await clearFaults();
+  }
+
+  /**
+   * Starts a daemon through the proxy, which holds the first provider delete `when` says, SIGKILLs it
+   * there (after `whileHeld`'s checks) and lets GCE finish the held operation.
+   */
+  async function killWhileHeld(step: Step, when: () => boolean, whileHeld: () => void): Promise<void> {
+    holdWhen = (method, path) => method === "POST" && path.startsWith("/emulator/provider/delete") && when();
+    const running = daemons.start({ env: { DCCM_GCE_EMULATOR_URL: proxy.url } });
+    await daemons.waitReady(running);
+    const held = proxy.held();
+    await toUdp(step);
+    await held;
+    whileHeld();
+    await daemons.kill(running);
+    holdWhen = () => false;
+    // GCE completes the operation the dead engine started; nothing records it.
+    proxy.release();
+  }
+
+  it("(a) killed after addresses.insert, before the pinned run holds <lb>: the restart finds the reservation and finishes", async () => {
+    const lb = lbOf("pin-a");
+    await killAfterRefusal("pin-a", "read", "import of the pinned address refused (test fault)");
     // The crash state: GCE reserves the rule's IP as <lb>; no stack holds it. The rule may be
     // deleted already: the engine replaces it in parallel with the failed import (its IP is the
     // pin's literal, not the address's output), and the reservation keeps the IP all the same.
@@ -161,18 +183,11 @@ describe("addressReservation transient: a kill at each step of pin, replace, rel
   it("(b) SIGKILLed during the pinned run, while GCE holds its delete: the restart replaces the rule on the reserved IP and releases it", async () => {
     const lb = lbOf("pin-b");
     // The pinned run's first delete: <lb> is reserved by then.
-    holdWhen = (method, path) =>
-      method === "POST" && path.startsWith("/emulator/provider/delete") && addressesOf(lb).length === 1;
-    const running = daemons.start({ env: { DCCM_GCE_EMULATOR_URL: proxy.url } });
-    await daemons.waitReady(running);
-    const held = proxy.held();
-    await toUdp("pin-b");
-    await held;
-    assert.deepEqual(addressesOf(lb), [`${lb} ${ipOf("pin-b")}`]);
-    await daemons.kill(running);
-    holdWhen = () => false;
-    // GCE completes the operation the dead engine started; nothing records it.
-    proxy.release();
+    await killWhileHeld(
+      "pin-b",
+      () => addressesOf(lb).length === 1,
+      () => assert.deepEqual(addressesOf(lb), [`${lb} ${ipOf("pin-b")}`]),
+    );
     await eventually("the held delete done", () => (ruleOf(lb) === undefined ? true : undefined));
     assert.deepEqual(addressesOf(lb), [`${lb} ${ipOf("pin-b")}`]);
     await assertConvergesAfterRestart("pin-b");
@@ -180,14 +195,7 @@ describe("addressReservation transient: a kill at each step of pin, replace, rel
 
   it("(c) killed after the pinned run, before the release took effect: the restart releases <lb>", async () => {
     const lb = lbOf("pin-c");
-    const message = "release of the pinned address refused (test fault)";
-    env.gce.injectFault({ kind: "addresses", name: lb, operation: "delete", status: 400, message, count: 1000 });
-    const running = daemons.start();
-    await daemons.waitReady(running);
-    await toUdp("pin-c");
-    await failedWith("pin-c", message);
-    await daemons.kill(running);
-    await clearFaults();
+    await killAfterRefusal("pin-c", "delete", "release of the pinned address refused (test fault)");
     // The crash state: the new rule on the pinned IP, <lb> reserved and held by the stack.
     assert.equal(ruleOf(lb)?.properties.ipProtocol, "UDP");
     assert.equal(ruleOf(lb)?.properties.ipAddress, ipOf("pin-c"));
@@ -199,18 +207,14 @@ describe("addressReservation transient: a kill at each step of pin, replace, rel
   it("(d) SIGKILLed during the release run, while GCE holds the delete of <lb>: the restart forgets the address GCE deleted", async () => {
     const lb = lbOf("pin-d");
     // The release's delete: the only delete once the replacement rule is UDP.
-    holdWhen = (method, path) =>
-      method === "POST" && path.startsWith("/emulator/provider/delete") && ruleOf(lb)?.properties.ipProtocol === "UDP";
-    const running = daemons.start({ env: { DCCM_GCE_EMULATOR_URL: proxy.url } });
-    await daemons.waitReady(running);
-    const held = proxy.held();
-    await toUdp("pin-d");
-    await held;
-    assert.equal(ruleOf(lb)?.properties.ipAddress, ipOf("pin-d"));
-    assert.deepEqual(addressesOf(lb), [`${lb} ${ipOf("pin-d")}`]);
-    await daemons.kill(running);
-    holdWhen = () => false;
-    proxy.release();
+    await killWhileHeld(
+      "pin-d",
+      () => ruleOf(lb)?.properties.ipProtocol === "UDP",
+      () => {
+        assert.equal(ruleOf(lb)?.properties.ipAddress, ipOf("pin-d"));
+        assert.deepEqual(addressesOf(lb), [`${lb} ${ipOf("pin-d")}`]);
+      },
+    );
     await eventually("the held delete of the address done", () => (addressesOf(lb).length === 0 ? true : undefined));
     // The crash state: GCE released the IP to the rule (ephemeral); the stack still declares <lb>.
     assert.deepEqual(await declaredAddressesOf(lb), [`addresses ${lb}`]);

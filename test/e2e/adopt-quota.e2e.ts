@@ -15,7 +15,13 @@ import { LB_FINALIZER, loadBalancerName, parseConfig } from "../../model";
 import { E2E_CONFIG } from "../support/e2e/cluster";
 import { declaredResourcesOf } from "../support/e2e/invariants";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
-import { seedStockCcm, STOCK_LB_CLEANUP_FINALIZER, type StockSeed, type StockService } from "../support/e2e/stockCcm";
+import {
+  seedStockCcm,
+  STOCK_LB_CLEANUP_FINALIZER,
+  type StockSeed,
+  type StockService,
+  E2E_STOCK_CLUSTER,
+} from "../support/e2e/stockCcm";
 import { runDccmAsync } from "../support/cli";
 
 const RAW_CONFIG = { ...E2E_CONFIG, subnetwork: "k8s-subnet" };
@@ -94,20 +100,7 @@ describe("dccm adopt of 12 stock Services under a STATIC_ADDRESSES limit of 8", 
         externalTrafficPolicy: "Cluster",
       });
     }
-    seed = seedStockCcm(
-      env.gce,
-      {
-        project: "dccm-test",
-        region: "us-central1",
-        network: "k8s-net",
-        subnetwork: "k8s-subnet",
-        clusterId: "e2e0cafe",
-        clusterName: "e2e",
-        nodeTags: ["k8s-node"],
-      },
-      stock,
-      [NODE],
-    );
+    seed = seedStockCcm(env.gce, E2E_STOCK_CLUSTER, stock, [NODE]);
     for (const name of SERVICES) {
       await core.replaceNamespacedServiceStatus({
         name,

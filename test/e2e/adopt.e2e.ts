@@ -24,6 +24,7 @@ import {
   STOCK_LB_CLEANUP_FINALIZER,
   type StockSeed,
   type StockService,
+  E2E_STOCK_CLUSTER,
 } from "../support/e2e/stockCcm";
 import { runDccmAsync } from "../support/cli";
 import { eventually } from "../support/wait";
@@ -165,20 +166,7 @@ describe("adopt: migration from the stock CCM", function () {
         ...(name === "sticky" ? { sessionAffinity: "ClientIP" as const } : {}),
       });
     }
-    seed = seedStockCcm(
-      env.gce,
-      {
-        project: "dccm-test",
-        region: "us-central1",
-        network: "k8s-net",
-        subnetwork: "k8s-subnet",
-        clusterId: "e2e0cafe",
-        clusterName: "e2e",
-        nodeTags: ["k8s-node"],
-      },
-      stock,
-      NODES,
-    );
+    seed = seedStockCcm(env.gce, E2E_STOCK_CLUSTER, stock, NODES);
     // What the stock CCM wrote into each Service's status.
     for (const name of SERVICES) {
       await core.replaceNamespacedServiceStatus({
@@ -479,15 +467,7 @@ describe("adopt: dccm adopt from the command line", function () {
     const uid = created.metadata?.uid ?? "";
     const seed = seedStockCcm(
       env.gce,
-      {
-        project: "dccm-test",
-        region: "us-central1",
-        network: "k8s-net",
-        subnetwork: "k8s-subnet",
-        clusterId: "e2e0cafe",
-        clusterName: "e2e",
-        nodeTags: ["k8s-node"],
-      },
+      E2E_STOCK_CLUSTER,
       [
         {
           namespace: "default",
@@ -608,20 +588,9 @@ describe("adopt: a dry run after a partial adoption", function () {
         ...(name === "sticky" ? { sessionAffinity: "ClientIP" as const } : {}),
       });
     }
-    const seed = seedStockCcm(
-      env.gce,
-      {
-        project: "dccm-test",
-        region: "us-central1",
-        network: "k8s-net",
-        subnetwork: "k8s-subnet",
-        clusterId: "e2e0cafe",
-        clusterName: "e2e",
-        nodeTags: ["k8s-node"],
-      },
-      stock,
-      [{ name: "node-a1", zone: "us-central1-a", uid: node.metadata?.uid ?? "", podCIDR: "10.64.1.0/24" }],
-    );
+    const seed = seedStockCcm(env.gce, E2E_STOCK_CLUSTER, stock, [
+      { name: "node-a1", zone: "us-central1-a", uid: node.metadata?.uid ?? "", podCIDR: "10.64.1.0/24" },
+    ]);
     const partial = await adopt(env, configPath, []);
     assert.equal(partial.code, 1, "sticky refused: the cluster stack and web adopted");
     // Its owner sets it back to what the stock CCM made: now it can be adopted without a replace.

@@ -21,8 +21,8 @@ import {
   seedStockCcm,
   STOCK_ILB_FINALIZER,
   STOCK_LB_CLEANUP_FINALIZER,
-  type StockCluster,
   type StockSeed,
+  E2E_STOCK_CLUSTER,
 } from "../support/e2e/stockCcm";
 import { eventually } from "../support/wait";
 import type { DaemonOptions } from "../../daemon/options";
@@ -31,15 +31,6 @@ import type { DaemonOptions } from "../../daemon/options";
 // on that promotion is what refuses the Service below. Under `transient`, the default, adoption
 // promotes nothing (test/e2e/adopt.e2e.ts, test/e2e/stock-ccm.e2e.ts).
 const RAW_CONFIG = { ...E2E_CONFIG, subnetwork: "k8s-subnet", addressReservation: "always" };
-const STOCK_CLUSTER: StockCluster = {
-  project: "dccm-test",
-  region: "us-central1",
-  network: "k8s-net",
-  subnetwork: "k8s-subnet",
-  clusterId: "e2e0cafe",
-  clusterName: "e2e",
-  nodeTags: ["k8s-node"],
-};
 const EXCLUDE = "node.kubernetes.io/exclude-from-external-load-balancers";
 const NODES = [
   { name: "node-a1", zone: "us-central1-a", uid: "", podCIDR: "10.64.1.0/24", excluded: false },
@@ -152,13 +143,13 @@ describe("existing load balancer: no first up next to the stock CCM's", function
     const backends = NODES.filter((node) => !node.excluded);
     seed = seedStockCcm(
       env.gce,
-      STOCK_CLUSTER,
+      E2E_STOCK_CLUSTER,
       [{ namespace: "default", name: "ilb", uid, scheme: "Internal", ports, externalTrafficPolicy: "Cluster" }],
       backends,
     );
     seedStockCcm(
       env.gce,
-      STOCK_CLUSTER,
+      E2E_STOCK_CLUSTER,
       [],
       NODES.filter((node) => node.excluded),
     );

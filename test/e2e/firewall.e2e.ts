@@ -27,7 +27,7 @@ import { withReferences } from "../../controllers/references";
 import { StackRunner, type UpOutcome } from "../../stacks/runner";
 import { PROJECT_NAME } from "../../stacks/project";
 
-import { createNode, E2E_CONFIG, lbService as e2eLbService } from "../support/e2e/cluster";
+import { createNode, E2E_CONFIG, E2E_NODE, lbService as e2eLbService } from "../support/e2e/cluster";
 import { daemonOptions, startTestEnv, type TestEnv } from "../support/e2e/env";
 import { eventually } from "../support/wait";
 import { stackProgramOutputs } from "../../components/outputs";
@@ -48,17 +48,7 @@ const FIREWALL_INPUTS_BEFORE = [
 ];
 
 const snapshot: ClusterSnapshot = {
-  nodes: [
-    {
-      name: "node-1",
-      uid: "n0000000-0000-4000-8000-000000000001",
-      providerID: "gce://dccm-test/us-central1-a/node-1",
-      labels: {},
-      taints: [],
-      deleting: false,
-      podCIDRs: [],
-    },
-  ],
+  nodes: [E2E_NODE],
   services: [
     {
       namespace: "default",

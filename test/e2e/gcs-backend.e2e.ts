@@ -23,24 +23,14 @@ import { GcsBackend, GcsClient } from "../../stacks/gcs";
 import { readEveryStack } from "../../stacks/reader";
 import { StackRunner, type StackRunnerOptions } from "../../stacks/runner";
 import { PROJECT_NAME } from "../../stacks/project";
-import { E2E_CONFIG } from "../support/e2e/cluster";
+import { E2E_CONFIG, E2E_NODE } from "../support/e2e/cluster";
 import { declaredResourcesOf, gceViolations } from "../support/e2e/invariants";
 import { startTestEnv, type TestEnv } from "../support/e2e/env";
 
 const config = parseConfig(E2E_CONFIG);
 
 const snapshot: ClusterSnapshot = {
-  nodes: [
-    {
-      name: "node-1",
-      uid: "n0000000-0000-4000-8000-000000000001",
-      providerID: "gce://dccm-test/us-central1-a/node-1",
-      labels: {},
-      taints: [],
-      deleting: false,
-      podCIDRs: [],
-    },
-  ],
+  nodes: [E2E_NODE],
   services: [
     {
       namespace: "default",

@@ -18,7 +18,7 @@ import {
   type ClusterSnapshot,
   type ServiceInfo,
 } from "../../model";
-import { E2E_CONFIG } from "../support/e2e/cluster";
+import { E2E_CONFIG, E2E_NODE } from "../support/e2e/cluster";
 import { startTestEnv, type TestEnv } from "../support/e2e/env";
 
 const CLUSTER_UID = "c1a55e00-0000-4000-8000-000000000001";
@@ -45,20 +45,11 @@ const SERVICES = [
   service("pool", "2b0e2e00-1111-4222-8333-444455556666", { "dccm.io/backend": "target-pool" }),
   service("ilb", "3b0e2e00-1111-4222-8333-444455556666", { "networking.gke.io/load-balancer-type": "Internal" }),
 ];
-const NODE = {
-  name: "node-1",
-  uid: "n0000000-0000-4000-8000-000000000001",
-  providerID: "gce://dccm-test/us-central1-a/node-1",
-  labels: {},
-  taints: [],
-  deleting: false,
-  podCIDRs: [],
-};
 
 describe("the owner marker on upgrade: existing stacks plan no change", function () {
   this.timeout(600_000);
   let env: TestEnv;
-  const snapshot: ClusterSnapshot = { nodes: [NODE], services: SERVICES };
+  const snapshot: ClusterSnapshot = { nodes: [E2E_NODE], services: SERVICES };
   const desired = desiredState(snapshot, config);
   const stacks = [
     { stack: CLUSTER_STACK, scope: { kind: "cluster" as const } },
@@ -126,7 +117,7 @@ describe("the owner marker on upgrade: existing stacks plan no change", function
 
   it("what the marking runner creates afterwards carries the marker", async () => {
     const fresh = service("fresh", "4b0e2e00-1111-4222-8333-444455556666");
-    const withFresh = desiredState({ nodes: [NODE], services: [...SERVICES, fresh] }, config);
+    const withFresh = desiredState({ nodes: [E2E_NODE], services: [...SERVICES, fresh] }, config);
     const lb = loadBalancerName(fresh.uid);
     await runner(CLUSTER_UID, "workspaces-marking").up(
       serviceStackName("default", "fresh"),

@@ -18,7 +18,7 @@ import {
   type ClusterSnapshot,
   type ServiceInfo,
 } from "../../model";
-import { E2E_CONFIG } from "../support/e2e/cluster";
+import { E2E_CONFIG, E2E_NODE } from "../support/e2e/cluster";
 import { startTestEnv, type TestEnv } from "../support/e2e/env";
 
 const config = parseConfig({ ...E2E_CONFIG, subnetwork: "k8s-subnet" });
@@ -43,16 +43,6 @@ const BASES = {
   ilb: service("ilb", "3b0e2e00-1111-4222-8333-444455556666", INTERNAL),
 };
 type Base = keyof typeof BASES;
-
-const NODE = {
-  name: "node-1",
-  uid: "n0000000-0000-4000-8000-000000000001",
-  providerID: "gce://dccm-test/us-central1-a/node-1",
-  labels: {},
-  taints: [],
-  deleting: false,
-  podCIDRs: [],
-};
 
 const LOCAL = { externalTrafficPolicy: "Local", healthCheckNodePort: 30999 };
 
@@ -134,7 +124,7 @@ describe("forwardingRuleShape against the engine's plans", function () {
   this.timeout(900_000);
   let env: TestEnv;
   let runner: StackRunner;
-  const snapshot: ClusterSnapshot = { nodes: [NODE], services: Object.values(BASES) };
+  const snapshot: ClusterSnapshot = { nodes: [E2E_NODE], services: Object.values(BASES) };
   const desired = desiredState(snapshot, config);
 
   before(async () => {
@@ -167,7 +157,7 @@ describe("forwardingRuleShape against the engine's plans", function () {
     it(`${row.base}: ${row.change} — ${row.replaced ? "a rule replaced" : "no rule replaced"}, the shape ${(row.shape ?? row.replaced) ? "changes" : "stays"}`, async () => {
       const base = BASES[row.base];
       const changed = desiredState(
-        { nodes: [NODE], services: Object.values(BASES).map((info) => (info === base ? row.edit(info) : info)) },
+        { nodes: [E2E_NODE], services: Object.values(BASES).map((info) => (info === base ? row.edit(info) : info)) },
         config,
       );
       assert.deepEqual(changed.rejected, []);

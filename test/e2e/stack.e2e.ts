@@ -22,7 +22,7 @@ import { appliedFromDeployment, appliedOf } from "../../drift/applied";
 import type { AppliedResource } from "../../drift/declared";
 import { StackRunner, type StackRunnerOptions } from "../../stacks/runner";
 import { PROJECT_NAME } from "../../stacks/project";
-import { E2E_CONFIG } from "../support/e2e/cluster";
+import { E2E_CONFIG, E2E_NODE } from "../support/e2e/cluster";
 import { startTestEnv, type TestEnv } from "../support/e2e/env";
 
 const config = parseConfig(E2E_CONFIG);
@@ -31,17 +31,7 @@ const SERVICE_UID = "0b0e2e00-1111-4222-8333-444455556666";
 const LB = "a0b0e2e0011114222833344445555666";
 
 const snapshot: ClusterSnapshot = {
-  nodes: [
-    {
-      name: "node-1",
-      uid: "n0000000-0000-4000-8000-000000000001",
-      providerID: "gce://dccm-test/us-central1-a/node-1",
-      labels: {},
-      taints: [],
-      deleting: false,
-      podCIDRs: [],
-    },
-  ],
+  nodes: [E2E_NODE],
   services: [
     {
       namespace: "default",

@@ -1,7 +1,7 @@
 /** Helpers for end-to-end tests of the daemon: cluster objects, events and metrics. */
 import * as k8s from "@kubernetes/client-node";
 import { eventually } from "../wait";
-import type { RawConfig } from "../../../model";
+import type { NodeInfo, RawConfig } from "../../../model";
 
 export const E2E_CONFIG: RawConfig = {
   project: "dccm-test",
@@ -10,6 +10,17 @@ export const E2E_CONFIG: RawConfig = {
   nodeTags: ["k8s-node"],
   clusterName: "e2e",
   clusterId: "e2e0cafe",
+};
+
+/** The one Node of the suites that run a stack program without a daemon: a VM the emulator need not hold. */
+export const E2E_NODE: NodeInfo = {
+  name: "node-1",
+  uid: "n0000000-0000-4000-8000-000000000001",
+  providerID: "gce://dccm-test/us-central1-a/node-1",
+  labels: {},
+  taints: [],
+  deleting: false,
+  podCIDRs: [],
 };
 
 export async function createNode(core: k8s.CoreV1Api, name: string, zone: string): Promise<void> {

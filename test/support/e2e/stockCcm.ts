@@ -39,6 +39,17 @@ export interface StockCluster {
   readonly nodeTags: readonly string[];
 }
 
+/** The stock CCM of the e2e cluster (E2E_CONFIG's project, network and cluster id, on subnetwork `k8s-subnet`). */
+export const E2E_STOCK_CLUSTER: StockCluster = {
+  project: "dccm-test",
+  region: "us-central1",
+  network: "k8s-net",
+  subnetwork: "k8s-subnet",
+  clusterId: "e2e0cafe",
+  clusterName: "e2e",
+  nodeTags: ["k8s-node"],
+};
+
 export interface StockService {
   readonly namespace: string;
   readonly name: string;
