@@ -10,7 +10,8 @@ import type { Operations } from "./operations";
 import { applyFilter, fromRest, page, toRest } from "./rest";
 import { badRequest, ok, param, type Reply, type RouteContext, type Router } from "./router";
 import type { GceState } from "./state";
-import type { ResourceKey } from "./store";
+import type { EndpointRequest } from "./rules";
+import type { ResourceKey, StoredResource } from "./store";
 
 /** What the Compute routes act on. */
 export interface ComputeFace {
@@ -145,6 +146,111 @@ function insertAddress(face: ComputeFace, ctx: RouteContext): JsonObject {
     }
     throw e;
   }
+}
+
+/** The `networkEndpoints` of an attach or detach body: `[{ instance?, ipAddress?, port? }]`. */
+function endpointRequests(body: JsonObject | undefined): EndpointRequest[] {
+  const list = body?.networkEndpoints;
+  if (!Array.isArray(list)) {
+    throw badRequest("Invalid value for field 'networkEndpoints': the request needs a list of network endpoints.");
+  }
+  return list.map((entry, i) => {
+    if (
+      !isJsonObject(entry) ||
+      (entry.instance !== undefined && typeof entry.instance !== "string") ||
+      (entry.ipAddress !== undefined && typeof entry.ipAddress !== "string")
+    ) {
+      throw badRequest(
+        `Invalid value for field 'networkEndpoints[${i}]': a network endpoint is { instance?: string, ipAddress?: string, port?: number }.`,
+      );
+    }
+    return {
+      ...(typeof entry.instance === "string" ? { instance: entry.instance } : {}),
+      ...(typeof entry.ipAddress === "string" ? { ipAddress: entry.ipAddress } : {}),
+      ...(entry.port === undefined ? {} : { port: entry.port }),
+    };
+  });
+}
+
+/**
+ * networkEndpointGroups.attachNetworkEndpoints, .detachNetworkEndpoints (POST
+ * …/zones/{zone}/networkEndpointGroups/{name}/{attach,detach}NetworkEndpoints, body
+ * `{ networkEndpoints: [{ instance, ipAddress }] }`) and .listNetworkEndpoints (POST …/listNetworkEndpoints:
+ * paginated items `{ networkEndpoint: { instance, ipAddress } }`, the instance by its name as GCE
+ * returns it: kubernetes/ingress-gce pkg/neg/syncers/utils.go retrieveExistingZoneNetworkEndpointMap
+ * takes `NetworkEndpoint.Instance` for the node's name).
+ */
+function defineEndpointRoutes(face: ComputeFace, base: string): void {
+  const st = face.state;
+  const keyOf = (ctx: RouteContext): ResourceKey => keyOfRoute("networkEndpointGroups", ctx);
+  for (const attach of [true, false]) {
+    const action = `${attach ? "attach" : "detach"}NetworkEndpoints`;
+    face.router.aliased(
+      "POST",
+      `${base}/zones/{scope}/networkEndpointGroups/{name}/${action}`,
+      `${base}/zones/{zone}/networkEndpointGroups/{name}/${action}`,
+      (ctx) =>
+        face.operations.once(ctx, () => {
+          const key = keyOf(ctx);
+          const requests = endpointRequests(isJsonObject(ctx.body) ? ctx.body : undefined);
+          const changed = st.changeEndpoints(key, requests, attach);
+          return face.operations.operation(key, changed.properties.id, action);
+        }),
+    );
+  }
+  face.router.aliased(
+    "POST",
+    `${base}/zones/{scope}/networkEndpointGroups/{name}/listNetworkEndpoints`,
+    `${base}/zones/{zone}/networkEndpointGroups/{name}/listNetworkEndpoints`,
+    (ctx) => {
+      const key = keyOf(ctx);
+      st.checkFault("networkEndpointGroups", key.name, "get");
+      const p = page(st.endpointsOf(key), ctx.query);
+      const body: JsonObject = { kind: "compute#networkEndpointGroupsListNetworkEndpoints" };
+      if (p.items.length > 0) {
+        body.items = p.items.map((e) => ({
+          networkEndpoint: { instance: e.instance.slice(e.instance.lastIndexOf("/") + 1), ipAddress: e.ipAddress },
+        }));
+      }
+      if (p.nextPageToken !== undefined) {
+        body.nextPageToken = p.nextPageToken;
+      }
+      return ok(body);
+    },
+  );
+  // networkEndpointGroups.aggregatedList: every zone of the project, as instances.aggregatedList.
+  face.router.route("GET", `${base}/aggregated/networkEndpointGroups`, true, (ctx) => {
+    const project = param(ctx, "project");
+    st.checkFault("networkEndpointGroups", undefined, "get");
+    const view = (r: StoredResource): JsonObject => toRest(st, r);
+    const all = applyFilter(st.list({ kind: "networkEndpointGroups", project }), ctx.query, view);
+    const p = page(all, ctx.query);
+    const items: JsonObject = {};
+    for (const zone of [...new Set([...st.zones, ...all.map((r) => r.scope)])].sort()) {
+      const scope = `zones/${zone}`;
+      const inZone = p.items.filter((r) => r.scope === zone);
+      items[scope] =
+        inZone.length > 0
+          ? { networkEndpointGroups: inZone.map(view) }
+          : {
+              warning: {
+                code: "NO_RESULTS_ON_PAGE",
+                message: `There are no results for scope '${scope}' on this page.`,
+                data: [{ key: "scope", value: scope }],
+              },
+            };
+    }
+    const body: JsonObject = {
+      kind: "compute#networkEndpointGroupAggregatedList",
+      id: `projects/${project}/aggregated/networkEndpointGroups`,
+      items,
+      selfLink: `${st.endpoint}/compute/v1/projects/${project}/aggregated/networkEndpointGroups`,
+    };
+    if (p.nextPageToken !== undefined) {
+      body.nextPageToken = p.nextPageToken;
+    }
+    return ok(body);
+  });
 }
 
 export function defineComputeRoutes(face: ComputeFace): void {
@@ -290,6 +396,7 @@ export function defineComputeRoutes(face: ComputeFace): void {
     ["healthChecks", "regions/{scope}", "healthChecks"],
     ["globalHealthChecks", "global", "healthChecks"],
     ["instanceGroups", "zones/{scope}", "instanceGroups"],
+    ["networkEndpointGroups", "zones/{scope}", "networkEndpointGroups"],
     ["httpHealthChecks", "global", "httpHealthChecks"],
     ["firewalls", "global", "firewalls"],
     ["routes", "global", "routes"],
@@ -419,6 +526,7 @@ export function defineComputeRoutes(face: ComputeFace): void {
       find,
     );
   }
+  defineEndpointRoutes(face, base);
   face.router.aliased(
     "POST",
     `${base}/zones/{scope}/instanceGroups/{name}/listInstances`,

@@ -201,10 +201,11 @@ function parseInstanceSpec(b: JsonObject): InstanceSpec {
         networkIP?: string;
         ipv6Address?: string;
         network?: string;
+        subnetwork?: string;
         accessConfigs?: Array<{ natIP?: string }>;
         aliasIpRanges?: Array<{ ipCidrRange: string; subnetworkRangeName?: string }>;
       } = {};
-      for (const k of ["networkIP", "ipv6Address", "network"] as const) {
+      for (const k of ["networkIP", "ipv6Address", "network", "subnetwork"] as const) {
         const v = n[k];
         if (typeof v === "string") {
           nic[k] = v;

@@ -15,6 +15,11 @@ export interface NetworkInterfaceSpec {
   readonly networkIP?: string;
   readonly ipv6Address?: string;
   readonly network?: string;
+  /**
+   * The interface's subnetwork (a name in the instance's region, or a link), which must belong to
+   * its network. Default: the network's subnetwork in the region (the one an auto-mode network has).
+   */
+  readonly subnetwork?: string;
   /** One entry per external IP; an entry without natIP gets an ephemeral one. */
   readonly accessConfigs?: ReadonlyArray<{ readonly natIP?: string }>;
   /**
@@ -58,9 +63,6 @@ export interface InstanceEnv extends RuleEnv {
   readonly now: () => Date;
   /** The network of seeded instances whose interfaces name none. */
   readonly instanceNetwork: string;
-  refContext(key: ResourceKey): RefContext;
-  selfLink(key: ResourceKey): string;
-  scopeLink(project: string, scopeType: "region" | "zone", scope: string): string;
 }
 
 /**
@@ -189,12 +191,23 @@ export function putInstance(
   const inUse = env.ipsInUse(prev === undefined ? undefined : key);
   const nics: Json[] = (spec.networkInterfaces ?? [{}]).map((nic, i) => {
     const network = normalizeRef(nic.network ?? env.instanceNetwork, { collection: "networks", scope: "global" }, ctx);
-    const subnet = env.networks.subnetIn(network, regionOfZone(zone));
+    const subnet =
+      nic.subnetwork === undefined
+        ? env.networks.subnetIn(network, regionOfZone(zone))
+        : env.networks.requireSubnetwork(
+            normalizeRef(nic.subnetwork, { collection: "subnetworks", scope: "region" }, ctx),
+            network,
+          );
     const networkIP = nic.networkIP ?? (subnet?.pool ?? env.ipam.internal).allocate(inUse);
     inUse.add(networkIP);
+    // instances resource reference, networkInterfaces[].subnetwork: "The URL of the Subnetwork
+    // resource for this instance": GCE returns it on every interface of a VPC network.
     const out: JsonObject = {
       name: `nic${i}`,
       network,
+      ...(subnet === undefined
+        ? {}
+        : { subnetwork: `${env.scopeLink(subnet.project, "region", subnet.region)}/subnetworks/${subnet.name}` }),
       networkIP,
     };
 

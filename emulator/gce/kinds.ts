@@ -13,6 +13,7 @@ export type GceKind =
   | "globalHealthChecks"
   | "httpHealthChecks"
   | "instanceGroups"
+  | "networkEndpointGroups"
   | "firewalls"
   | "routes"
   | "instances";
@@ -382,6 +383,28 @@ const ALL_SPECS: readonly KindSpec[] = [
     labels: false,
   },
   {
+    // Zonal network endpoint groups (networkEndpointGroups resource reference). Their endpoints are
+    // not an input of the NEG: they are attached and detached by networkEndpointGroups.attach/
+    // detachNetworkEndpoints (the REST face, and the provider face's NetworkEndpointList,
+    // provider-api.ts), and kept apart from the NEG's properties (rules/networkEndpointGroups.ts).
+    kind: "networkEndpointGroups",
+    collection: "networkEndpointGroups",
+    token: "gcp:compute/networkEndpointGroup:NetworkEndpointGroup",
+    typeName: "NetworkEndpointGroup",
+    resourceWord: "network_endpoint_group",
+    restKind: "compute#networkEndpointGroup",
+    scope: "zone",
+    inputs: ["defaultPort", "deletionPolicy", "description", "network", "networkEndpointType", "subnetwork"],
+    // resource_compute_network_endpoint_group.go schema: every field but deletion_policy is ForceNew
+    // (the resource has no update; @pulumi/gcp compute/networkEndpointGroup.d.ts).
+    immutable: ["defaultPort", "description", "network", "networkEndpointType", "subnetwork"],
+    // resource_compute_network_endpoint_group.go schema: deletion_policy is Optional + Computed.
+    optionalComputed: ["deletionPolicy"],
+    refs: { network: NETWORK, subnetwork: SUBNETWORK },
+    setFields: [],
+    labels: false,
+  },
+  {
     kind: "firewalls",
     collection: "firewalls",
     token: "gcp:compute/firewall:Firewall",
@@ -737,6 +760,10 @@ export function defaultFor(kind: GceKind, field: string): Json | undefined {
       return lookup(FIREWALL_DEFAULTS, field);
     case "routes":
       return field === "priority" ? 1000 : undefined;
+    // networkEndpointGroups resource reference, networkEndpointType: "Type of network endpoints in
+    // this network endpoint group. ... Default value is GCE_VM_IP_PORT" (the provider's default too).
+    case "networkEndpointGroups":
+      return field === "networkEndpointType" ? "GCE_VM_IP_PORT" : undefined;
     case "instanceGroups":
     case "instances":
       return undefined;

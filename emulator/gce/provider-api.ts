@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { GceError } from "./errors";
 import { containsUnknown, isJsonObject, type Json, type JsonObject, toJsonObject } from "./json";
 import { defaultFor, type GceKind, isAllocated, type KindSpec, scopeProperty, specOfToken } from "./kinds";
-import { expandShorthands } from "./rules";
+import { expandShorthands, NEG_ENDPOINTS } from "./rules";
 import type { GceState } from "./state";
 import type { ResourceKey, StoredResource } from "./store";
 import { type CheckFailure, validateInputs } from "./validation";
@@ -115,7 +115,7 @@ function propertyOrder(spec: KindSpec): string[] {
 
 /** Pulumi outputs of a stored resource: its properties without GCE's numeric `id`. */
 export function outputsOf(r: StoredResource): JsonObject {
-  const { id: _gceId, ...rest } = r.properties;
+  const { id: _gceId, [NEG_ENDPOINTS]: _endpoints, ...rest } = r.properties;
   return rest;
 }
 

@@ -6,6 +6,7 @@ import { GceError } from "./errors";
 import { isJsonObject, type Json, type JsonObject } from "./json";
 import { type GceKind, specOf } from "./kinds";
 import { badRequest } from "./router";
+import { NEG_ENDPOINTS } from "./rules";
 import type { GceState } from "./state";
 import type { StoredResource } from "./store";
 
@@ -139,6 +140,9 @@ export function toRest(state: GceState, r: StoredResource): JsonObject {
       break;
     case "instanceGroups":
       delete out.instances;
+      break;
+    case "networkEndpointGroups":
+      delete out[NEG_ENDPOINTS];
       break;
     default:
       break;

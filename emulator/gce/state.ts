@@ -28,7 +28,16 @@ import {
   specOf,
 } from "./kinds";
 import { type NetworkSpec, Networks } from "./networks";
-import { expandShorthands, INSTANCE_GROUP_MAX_INSTANCES, rulesOf } from "./rules";
+import {
+  changedEndpoints,
+  type EndpointRequest,
+  expandShorthands,
+  INSTANCE_GROUP_MAX_INSTANCES,
+  NEG_ENDPOINTS,
+  rulesOf,
+  type StoredEndpoint,
+  storedEndpoints,
+} from "./rules";
 import {
   compareKeys,
   fingerprintOf,
@@ -341,6 +350,33 @@ export class GceState {
       }
     }
     return this.update(key, { ...inputs, instances: next });
+  }
+
+  /**
+   * networkEndpointGroups.attachNetworkEndpoints / detachNetworkEndpoints ("Attach a list of network
+   * endpoints to the specified network endpoint group", "Detach a list of network endpoints from
+   * the specified network endpoint group"): the NEG's rules (rules/networkEndpointGroups.ts
+   * changedEndpoints) on the request's endpoints. Recorded as an update of the NEG when its
+   * endpoints change, like any change of the resource.
+   */
+  changeEndpoints(key: ResourceKey, requests: readonly EndpointRequest[], attach: boolean): StoredResource {
+    const prev = this.get(key);
+    this.checkFault(key.kind, key.name, "update");
+    const asJson = (list: readonly StoredEndpoint[]): Json[] =>
+      list.map((e) => ({ instance: e.instance, ipAddress: e.ipAddress }));
+    const next = asJson(changedEndpoints(this.env, key, prev, requests, attach));
+    if (canonical(next) === canonical(asJson(storedEndpoints(prev)))) {
+      return prev;
+    }
+    const properties: JsonObject = { ...prev.properties, [NEG_ENDPOINTS]: next, size: next.length };
+    properties.fingerprint = resourceFingerprint(properties);
+    this.store.put(key, properties, "update");
+    return this.get(key);
+  }
+
+  /** The endpoints of a NEG (networkEndpointGroups.listNetworkEndpoints), in the order attached. */
+  endpointsOf(key: ResourceKey): StoredEndpoint[] {
+    return storedEndpoints(this.get(key));
   }
 
   /**

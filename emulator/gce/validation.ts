@@ -28,6 +28,16 @@ const BS_AFFINITIES = [
   "STRONG_COOKIE_AFFINITY",
 ];
 const TP_AFFINITIES = ["NONE", "CLIENT_IP", "CLIENT_IP_PROTO"];
+const NEG_TYPES = [
+  "GCE_VM_IP",
+  "GCE_VM_IP_PORT",
+  "NON_GCP_PRIVATE_IP_PORT",
+  "INTERNET_IP_PORT",
+  "INTERNET_FQDN_PORT",
+  "SERVERLESS",
+  "PRIVATE_SERVICE_CONNECT",
+  "GCE_VM_IP_DEDICATED_BACKEND",
+];
 const PASSTHROUGH_PROTOCOLS = ["TCP", "UDP", "UNSPECIFIED"];
 const INTERNAL_AFFINITIES = [
   "NONE",
@@ -409,6 +419,26 @@ export function validateInputs(kind: GceKind, props: JsonObject): CheckFailure[]
             fail(`namedPorts[${i}]`, `namedPorts[${i}] needs a name and a port`);
           }
         });
+      }
+      break;
+    }
+    case "networkEndpointGroups": {
+      // networkEndpointGroups resource reference, networkEndpointType: the values of @pulumi/gcp
+      // compute/networkEndpointGroup.d.ts (resource_compute_network_endpoint_group.go validation).
+      oneOf("networkEndpointType", NEG_TYPES);
+      if (!present("network")) {
+        fail("network", `Missing required argument: "network"`);
+      }
+      int("defaultPort", 1, 65535);
+      // A GCE_VM_IP endpoint has no port ("port is required unless the Network Endpoint Group is
+      // created with the type of GCE_VM_IP", @pulumi/gcp NetworkEndpointListNetworkEndpoint.port;
+      // zonal-neg-concepts: GCE_VM_IP endpoints are "represented using the primary internal IPv4
+      // address of a Compute Engine VM's network interface"), so neither has its group a default one.
+      if ((known("networkEndpointType") ?? "GCE_VM_IP_PORT") === "GCE_VM_IP" && present("defaultPort")) {
+        fail(
+          "defaultPort",
+          "Invalid value for field 'resource.defaultPort': a network endpoint group of type GCE_VM_IP has no port.",
+        );
       }
       break;
     }

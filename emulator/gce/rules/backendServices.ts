@@ -4,7 +4,7 @@
 import { GceError } from "../errors";
 import { isJsonObject, type JsonObject } from "../json";
 import { normalizeRef, parseResourcePath, type RefTarget } from "../kinds";
-import type { KindRules } from "./rules";
+import type { KindRules, RuleEnv } from "./rules";
 import { requireUrl } from "./urls";
 
 /**
@@ -30,6 +30,64 @@ function requireRegionalCheck(props: JsonObject): void {
 }
 
 const INSTANCE_GROUP: RefTarget = { collection: "instanceGroups", scope: "zone" };
+const NETWORK_ENDPOINT_GROUP: RefTarget = { collection: "networkEndpointGroups", scope: "zone" };
+
+/** A backend's group reference: a NEG when its path names one, else an instance group (a bare name too). */
+function groupTarget(group: string): RefTarget {
+  return /(^|\/)networkEndpointGroups\//.test(group) ? NETWORK_ENDPOINT_GROUP : INSTANCE_GROUP;
+}
+
+/**
+ * The kinds of a backend service's backends:
+ * - "For a given backend service, all backends must either be instance groups or network endpoint
+ *   groups. ... you cannot associate instance groups and network endpoint groups with the same
+ *   backend service" (cloud.google.com/load-balancing/docs/backend-service, Backends);
+ * - a passthrough backend service (INTERNAL, EXTERNAL) takes zonal NEGs of type GCE_VM_IP only
+ *   ("Internal passthrough Network Load Balancers only support zonal NEGs with GCE_VM_IP
+ *   endpoints", load-balancing/docs/internal/setting-up-internal-zonal-neg; "Passthrough Network
+ *   Load Balancers support zonal NEGs with GCE_VM_IP endpoints", load-balancing/docs/negs/zonal-neg-concepts),
+ *   and GCE_VM_IP NEGs serve passthrough load balancers only (zonal-neg-concepts lists them as the
+ *   only load balancers of GCE_VM_IP zonal NEGs).
+ * Messages are the emulator's: GCE's exact texts are not documented.
+ */
+function requireBackendKinds(env: RuleEnv, props: JsonObject): void {
+  if (!Array.isArray(props.backends)) {
+    return;
+  }
+  const groups = props.backends.map((b) => (isJsonObject(b) && typeof b.group === "string" ? b.group : ""));
+  const negs = groups.map((g) => parseResourcePath(g)?.collection === "networkEndpointGroups");
+  const firstNeg = negs.indexOf(true);
+  const firstGroup = negs.findIndex((n, i) => !n && groups[i] !== "");
+  if (firstNeg >= 0 && firstGroup >= 0) {
+    const at = Math.max(firstNeg, firstGroup);
+    throw new GceError(
+      400,
+      `Invalid value for field 'resource.backends[${at}].group': '${groups[at] ?? ""}'. A backend service's backends must all be instance groups or all be network endpoint groups.`,
+      "invalid",
+    );
+  }
+  const passthrough = ["INTERNAL", "EXTERNAL"].includes(String(props.loadBalancingScheme ?? "INTERNAL"));
+  groups.forEach((group, i) => {
+    if (!negs[i]) {
+      return;
+    }
+    const key = env.keyOfPath(group);
+    const type = key === undefined ? undefined : env.store.peek(key)?.properties.networkEndpointType;
+    if (type === undefined || (type === "GCE_VM_IP") === passthrough) {
+      return;
+    }
+    const scheme = String(props.loadBalancingScheme ?? "INTERNAL");
+    throw new GceError(
+      400,
+      `Invalid value for field 'resource.backends[${i}].group': '${group}'. ${
+        passthrough
+          ? `A backend service with loadBalancingScheme ${scheme} takes network endpoint groups of type GCE_VM_IP only, not ${String(type)}.`
+          : `A network endpoint group of type GCE_VM_IP is a backend of a passthrough (INTERNAL or EXTERNAL) backend service only, not of one with loadBalancingScheme ${scheme}.`
+      }`,
+      "invalid",
+    );
+  });
+}
 
 export const BACKEND_SERVICE_RULES: KindRules = {
   requireUrls(props) {
@@ -43,7 +101,9 @@ export const BACKEND_SERVICE_RULES: KindRules = {
       return undefined;
     }
     return value.map((b) =>
-      isJsonObject(b) && typeof b.group === "string" ? { ...b, group: normalizeRef(b.group, INSTANCE_GROUP, ctx) } : b,
+      isJsonObject(b) && typeof b.group === "string"
+        ? { ...b, group: normalizeRef(b.group, groupTarget(b.group), ctx) }
+        : b,
     );
   },
   materialize(env, _key, props) {
@@ -62,6 +122,7 @@ export const BACKEND_SERVICE_RULES: KindRules = {
         }
       }
     }
+    requireBackendKinds(env, props);
   },
   usedBy: (link, user) => user.kind === "forwardingRules" && user.properties.backendService === link,
 };

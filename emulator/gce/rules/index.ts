@@ -9,12 +9,20 @@ import { FORWARDING_RULE_RULES } from "./forwardingRules";
 import { HEALTH_CHECK_RULES, HTTP_HEALTH_CHECK_RULES } from "./healthChecks";
 import { INSTANCE_GROUP_RULES } from "./instanceGroups";
 import { INSTANCE_RULES } from "./instances";
+import { NETWORK_ENDPOINT_GROUP_RULES } from "./networkEndpointGroups";
 import { ROUTE_RULES } from "./routes";
 import type { KindRules } from "./rules";
 import { TARGET_POOL_RULES } from "./targetPools";
 
 export type { KindRules, RuleEnv } from "./rules";
 export { INSTANCE_GROUP_MAX_INSTANCES } from "./instanceGroups";
+export {
+  changedEndpoints,
+  type EndpointRequest,
+  NEG_ENDPOINTS,
+  type StoredEndpoint,
+  storedEndpoints,
+} from "./networkEndpointGroups";
 
 const RULES: { readonly [K in GceKind]: KindRules } = {
   addresses: ADDRESS_RULES,
@@ -25,6 +33,7 @@ const RULES: { readonly [K in GceKind]: KindRules } = {
   globalHealthChecks: HEALTH_CHECK_RULES,
   httpHealthChecks: HTTP_HEALTH_CHECK_RULES,
   instanceGroups: INSTANCE_GROUP_RULES,
+  networkEndpointGroups: NETWORK_ENDPOINT_GROUP_RULES,
   firewalls: FIREWALL_RULES,
   routes: ROUTE_RULES,
   instances: INSTANCE_RULES,

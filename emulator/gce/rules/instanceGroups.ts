@@ -67,6 +67,50 @@ function requireGroupMember(
   }
 }
 
+/** The subnetwork link of an instance's first interface, if it has one. */
+function subnetworkOf(env: RuleEnv, link: Json): string | undefined {
+  const key = typeof link === "string" ? env.keyOfPath(link) : undefined;
+  const nics = key === undefined ? undefined : env.store.peek(key)?.properties.networkInterfaces;
+  const nic = Array.isArray(nics) ? nics[0] : undefined;
+  return isJsonObject(nic) && typeof nic.subnetwork === "string" ? nic.subnetwork : undefined;
+}
+
+/** `projects/…/regions/…/subnetworks/…` of a subnetwork link, as GCE's message names it. */
+function relativeLink(link: string): string {
+  const at = link.indexOf("projects/");
+  return at < 0 ? link : link.slice(at);
+}
+
+/**
+ * "An unmanaged instance group is a collection of virtual machines (VMs) that reside in a single
+ * zone, VPC network, and subnet" (cloud.google.com/compute/docs/instance-groups/creating-groups-of-unmanaged-instances):
+ * every member's interface is in the subnetwork of the group's first member. GCE's refusal, as
+ * kubernetes/ingress-gce#282 quotes it: "Error 400: Resource 'projects/…/zones/us-central1-b/instances/…'
+ * is expected to be in the subnetwork 'projects/…/regions/us-central1/subnetworks/…' but is in the
+ * subnetwork 'projects/…/regions/us-central1/subnetworks/…'., wrongSubnetwork".
+ */
+function requireOneSubnetwork(env: RuleEnv, instances: Json | undefined): void {
+  if (!Array.isArray(instances)) {
+    return;
+  }
+  let expected: string | undefined;
+  for (const link of instances) {
+    const subnetwork = subnetworkOf(env, link);
+    if (subnetwork === undefined || typeof link !== "string") {
+      continue;
+    }
+    if (expected === undefined) {
+      expected = subnetwork;
+    } else if (subnetwork !== expected) {
+      throw new GceError(
+        400,
+        `Resource '${relativeLink(link)}' is expected to be in the subnetwork '${relativeLink(expected)}' but is in the subnetwork '${relativeLink(subnetwork)}'.`,
+        "wrongSubnetwork",
+      );
+    }
+  }
+}
+
 export const INSTANCE_GROUP_RULES: KindRules = {
   requireUrls(props) {
     requireUrl("network", props.network);
@@ -77,6 +121,7 @@ export const INSTANCE_GROUP_RULES: KindRules = {
     if (Array.isArray(props.instances)) {
       props.instances.forEach((i, index) => requireGroupMember(env, key, props.network, i, index));
     }
+    requireOneSubnetwork(env, props.instances);
     props.size = Array.isArray(props.instances) ? props.instances.length : 0;
   },
   usedBy: (link, user) =>

@@ -25,6 +25,12 @@ export interface RuleEnv {
   resolveAddress(link: string): string | undefined;
   /** A reference to a resource of a modelled kind must name one that exists (404 otherwise). */
   requireExists(link: Json | undefined): void;
+  /** How a bare name or partial path is resolved for a resource at `key` (its project, region, zone). */
+  refContext(key: ResourceKey): RefContext;
+  /** The resource's self link. */
+  selfLink(key: ResourceKey): string;
+  /** Self link of a zone or region of a project. */
+  scopeLink(project: string, scopeType: "region" | "zone", scope: string): string;
 }
 
 /** One kind's rules; a kind without a rule of some sort leaves the hook out. */
