@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { GceError } from "./errors";
 import { containsUnknown, isJsonObject, type Json, type JsonObject, toJsonObject } from "./json";
 import { defaultFor, type GceKind, isAllocated, type KindSpec, scopeProperty, specOfToken } from "./kinds";
+import { NETWORK_ENDPOINT_LIST_TOKEN, NetworkEndpointLists } from "./networkEndpointLists";
 import { expandShorthands, NEG_ENDPOINTS } from "./rules";
 import type { GceState } from "./state";
 import type { ResourceKey, StoredResource } from "./store";
@@ -124,9 +125,17 @@ function isBlank(v: Json | undefined): v is undefined | null {
 }
 
 export class ProviderApi {
-  constructor(private readonly state: GceState) {}
+  /** NetworkEndpointList: no GCE kind of its own, the endpoints of its NEG (networkEndpointLists.ts). */
+  private readonly endpointLists: NetworkEndpointLists;
+
+  constructor(private readonly state: GceState) {
+    this.endpointLists = new NetworkEndpointLists(state);
+  }
 
   check(req: CheckRequest): CheckResponse {
+    if (req.type === NETWORK_ENDPOINT_LIST_TOKEN) {
+      return this.endpointLists.check(req.news, req.config ?? {});
+    }
     const spec = specFor(req.type);
     const inputs: JsonObject = { ...req.news };
     const failures: CheckFailure[] = [];
@@ -158,6 +167,10 @@ export class ProviderApi {
   }
 
   diff(req: DiffRequest): DiffResponse {
+    if (req.type === NETWORK_ENDPOINT_LIST_TOKEN) {
+      const d = this.endpointLists.diff(req.olds, req.news);
+      return { ...d, deleteBeforeReplace: d.replaces.length > 0 };
+    }
     const spec = specFor(req.type);
     const kind: GceKind = spec.kind;
     const news = expandShorthands(kind, req.news);
@@ -200,15 +213,24 @@ export class ProviderApi {
   }
 
   create(req: CreateRequest): CreateResponse {
-    const spec = specFor(req.type);
     if (req.preview === true) {
+      if (req.type !== NETWORK_ENDPOINT_LIST_TOKEN) {
+        specFor(req.type);
+      }
       return { id: "", outputs: req.inputs };
     }
+    if (req.type === NETWORK_ENDPOINT_LIST_TOKEN) {
+      return this.endpointLists.create(req.inputs);
+    }
+    const spec = specFor(req.type);
     const stored = this.state.create(spec.kind, req.inputs);
     return { id: this.state.path(stored), outputs: outputsOf(stored) };
   }
 
   read(req: ReadRequest): ReadResponse {
+    if (req.type === NETWORK_ENDPOINT_LIST_TOKEN) {
+      return this.endpointLists.read(req.id, req.state ?? req.inputs ?? {});
+    }
     const spec = specFor(req.type);
     const key = this.keyForId(spec, req.id, req.state ?? req.inputs ?? {});
     this.state.checkFault(spec.kind, key.name, "read");
@@ -247,6 +269,11 @@ export class ProviderApi {
   }
 
   update(req: UpdateRequest): UpdateResponse {
+    if (req.type === NETWORK_ENDPOINT_LIST_TOKEN) {
+      return req.preview === true
+        ? { outputs: { ...req.olds, ...req.news } }
+        : this.endpointLists.update(req.id, req.olds, req.news);
+    }
     const spec = specFor(req.type);
     const key = this.keyForId(spec, req.id, req.olds);
     const stored = this.state.get(key).properties;
@@ -264,6 +291,10 @@ export class ProviderApi {
   }
 
   delete(req: DeleteRequest): void {
+    if (req.type === NETWORK_ENDPOINT_LIST_TOKEN) {
+      this.endpointLists.delete(req.id, req.outputs ?? {});
+      return;
+    }
     const spec = specFor(req.type);
     const key = this.keyForId(spec, req.id, req.outputs ?? {});
     try {

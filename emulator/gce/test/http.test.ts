@@ -29,7 +29,15 @@ describe("GCE emulator", function () {
         zone: link(`zones/${zone}`),
         machineType: link(`zones/${zone}/machineTypes/e2-standard-2`),
         status: "RUNNING",
-        networkInterfaces: [{ name: "nic0", network: link("global/networks/default"), networkIP, accessConfigs: [] }],
+        networkInterfaces: [
+          {
+            name: "nic0",
+            network: link("global/networks/default"),
+            subnetwork: link("regions/us-central1/subnetworks/default"),
+            networkIP,
+            accessConfigs: [],
+          },
+        ],
         tags: { fingerprint: "T1PNoYwrqgw=" },
         selfLink: link(`zones/${zone}/instances/${name}`),
       };
@@ -60,6 +68,7 @@ describe("GCE emulator", function () {
             {
               name: "nic0",
               network: link("global/networks/default"),
+              subnetwork: link("regions/us-central1/subnetworks/default"),
               networkIP: "10.128.0.21",
               ipv6Address: "fd20::21",
               accessConfigs: [
