@@ -57,6 +57,12 @@ export const KINDS = [
     call: "instanceGroups",
     pulumiType: "gcp:compute/instanceGroup:InstanceGroup",
   },
+  {
+    kind: "networkEndpointGroups",
+    scope: "zone",
+    call: "networkEndpointGroups",
+    pulumiType: "gcp:compute/networkEndpointGroup:NetworkEndpointGroup",
+  },
   { kind: "firewalls", scope: "global", call: "firewalls", pulumiType: "gcp:compute/firewall:Firewall" },
   { kind: "routes", scope: "global", call: "routes", pulumiType: "gcp:compute/route:Route" },
 ] as const satisfies readonly KindRow[];

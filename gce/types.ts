@@ -20,6 +20,7 @@ export type CollectionCall =
   | "healthChecks"
   | "httpHealthChecks"
   | "instanceGroups"
+  | "networkEndpointGroups"
   | "firewalls"
   | "routes";
 

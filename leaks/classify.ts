@@ -79,13 +79,19 @@ const LB_NAME_SHAPES: Partial<Record<ResourceKind, RegExp[]>> = {
   healthChecks: [new RegExp(`^(${LB_SHAPE})$`)],
   httpHealthChecks: [new RegExp(`^(${LB_SHAPE})$`)],
   addresses: [new RegExp(`^(${LB_SHAPE})(?:-ipv6)?$`)],
+  // A Service's NEG in the zone's default subnetwork is named as its load balancer, one in another
+  // subnetwork `<lb>-<8 hex of the subnetwork's hash>` (model/names.ts).
+  networkEndpointGroups: [new RegExp(`^(${LB_SHAPE})(?:-[0-9a-f]{8})?$`)],
   firewalls: [
     new RegExp(`^k8s-fw-(${LB_SHAPE})(?:-deny)?(?:-ipv6)?$`),
     new RegExp(`^k8s-(${LB_SHAPE})-http-hc(?:-ipv6)?$`),
   ],
 };
 
-/** Every `kind/name` the resources of one load balancer can have (model/names.ts), IPv6 twins included. */
+/**
+ * Every `kind/name` the resources of one load balancer can have (model/names.ts), IPv6 twins
+ * included; of its NEGs, the default subnetwork's (another subnetwork's is known by its shape only).
+ */
 export function loadBalancerFamily(lb: string): Array<[ResourceKind, string]> {
   const protocols = [lb, protocolSuffixedName(lb, "TCP"), protocolSuffixedName(lb, "UDP")];
   return [
@@ -95,6 +101,7 @@ export function loadBalancerFamily(lb: string): Array<[ResourceKind, string]> {
     ...protocols.map((name): [ResourceKind, string] => ["forwardingRules", ipv6Name(name)]),
     ...protocols.map((name): [ResourceKind, string] => ["backendServices", name]),
     ["targetPools", lb],
+    ["networkEndpointGroups", lb],
     ["healthChecks", lb],
     ["httpHealthChecks", lb],
     ["firewalls", trafficFirewallName(lb)],
@@ -197,7 +204,9 @@ class LeakClassifier {
     if (isClusterNamed(resource, this.config.clusterId)) return this.clusterResource(resource);
     const proven = this.markedLoadBalancer(resource);
     if (proven !== undefined) return proven;
-    const familyKey = `${resource.kind}/${resource.name}`;
+    // A NEG in another subnetwork is named `<lb>-<hash>`: its family entry is its load balancer's NEG.
+    const familyName = resource.kind === "networkEndpointGroups" ? (lbNameByShape(resource) ?? resource.name) : resource.name;
+    const familyKey = `${resource.kind}/${familyName}`;
     const lb = this.ledgerIndex.get(familyKey);
     if (lb !== undefined) return this.ledgerRecorded(resource, lb);
     if (this.othersIndex.has(familyKey)) return undefined;

@@ -27,6 +27,7 @@ describe("gce/resources KINDS", () => {
       "httpHealthChecks",
       "addresses",
       "instanceGroups",
+      "networkEndpointGroups",
       "firewalls",
       "routes",
     ]);
@@ -82,6 +83,13 @@ describe("gce/resources KINDS", () => {
       "instanceGroups.list",
       undefined,
     ],
+    [
+      "gcp:compute/networkEndpointGroup:NetworkEndpointGroup",
+      "networkEndpointGroups",
+      "projects/p/zones/us-central1-b/networkEndpointGroups/n",
+      "networkEndpointGroups.list",
+      undefined,
+    ],
     ["gcp:compute/firewall:Firewall", "firewalls", "projects/p/global/firewalls/n", "firewalls.list", "global"],
     ["gcp:compute/route:Route", "routes", "projects/p/global/routes/n", "routes.list", "global"],
   ];
@@ -90,7 +98,7 @@ describe("gce/resources KINDS", () => {
       assert.equal(isDeclaredGceType(type), true);
       assert.equal(kindOfPulumiType(type)?.kind, kind);
       assert.equal(gceResourceId(type, INPUTS), path);
-      const resourceScope = kind === "instanceGroups" ? "us-central1-b" : (scope ?? "");
+      const resourceScope = scope ?? "us-central1-b";
       assert.equal(resourcePath("p", { kind, scope: resourceScope, name: "n" }), path);
       assert.equal(resourceIdOfPath(path), `${kind}/${resourceScope}/n`);
       assert.equal(`${KINDS.find((row) => row.kind === kind)?.call}.list`, list);
@@ -100,6 +108,8 @@ describe("gce/resources KINDS", () => {
 
   it("a type, a collection or a path of something dccm does not create", () => {
     assert.equal(isDeclaredGceType("gcp:compute/network:Network"), false);
+    // A NetworkEndpointList is its NEG's endpoints, no GCE resource of its own (its ID is no API path).
+    assert.equal(isDeclaredGceType("gcp:compute/networkEndpointList:NetworkEndpointList"), false);
     assert.equal(gceResourceId("gcp:compute/network:Network", INPUTS), undefined);
     assert.equal(isResourceKind("networks"), false);
     assert.equal(resourceIdOfPath("projects/p/global/networks/default"), undefined);

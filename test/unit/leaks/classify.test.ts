@@ -374,6 +374,35 @@ describe("leaks/classify: the IPv6 twins (-ipv6) of a load balancer", () => {
   });
 });
 
+describe("leaks/classify: a Service's zonal NEGs (<lb>, <lb>-<8 hex> in another subnetwork)", () => {
+  for (const name of [GONE_LB, `${GONE_LB}-0a1b2c3d`]) {
+    it(`networkEndpointGroups/us-central1-a/${name}: proven by our owner marker, unproven without it`, () => {
+      assert.deepEqual(
+        classifyLeaks(
+          [res("networkEndpointGroups", "us-central1-a", name, owned(GONE))],
+          new Set(),
+          LEDGER,
+          CLUSTER,
+          CONFIG,
+        ).map((leak) => [leak.proof, leak.why]),
+        [["proven", PROVEN_LB("default/gone")]],
+      );
+      assert.deepEqual(
+        classifyLeaks([res("networkEndpointGroups", "us-central1-a", name, GONE)], new Set(), LEDGER, CLUSTER, CONFIG).map(
+          (leak) => leak.proof,
+        ),
+        ["unproven"],
+      );
+    });
+  }
+  it("the default subnetwork's NEG is in the family; another subnetwork's is known by its shape only", () => {
+    assert.deepEqual(
+      loadBalancerFamily(GONE_LB).filter(([kind]) => kind === "networkEndpointGroups"),
+      [["networkEndpointGroups", GONE_LB]],
+    );
+  });
+});
+
 describe("leaks/classify: the deny rules of enableL4DenyFirewall (k8s-fw-<lb>-deny, -deny-ipv6)", () => {
   for (const name of [`k8s-fw-${GONE_LB}-deny`, `k8s-fw-${GONE_LB}-deny-ipv6`]) {
     it(`firewalls/${name}: in the family, proven by our owner marker, unproven without it`, () => {

@@ -769,7 +769,7 @@ describe("leaks/monitor: one check", () => {
       "forwardingRules proven 1",
       "forwardingRules unproven 1",
     ]);
-    assert.equal((await metrics.leakedResources.get()).values.length, 18);
+    assert.equal((await metrics.leakedResources.get()).values.length, 20);
     assert.deepEqual(
       sink.created.map((event) => [
         event.type,
@@ -809,7 +809,7 @@ describe("leaks/monitor: one check", () => {
     fail = true;
     assert.equal(await m.check(), undefined);
     assert.deepEqual(await gauge(metrics), []);
-    assert.equal((await metrics.leakedResources.get()).values.length, 18);
+    assert.equal((await metrics.leakedResources.get()).values.length, 20);
     assert.deepEqual(
       (await metrics.leakChecks.get()).values.map((value) => `${String(value.labels.result)} ${value.value}`).sort(),
       ["failed 1", "ok 1"],
