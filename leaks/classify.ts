@@ -205,7 +205,8 @@ class LeakClassifier {
     const proven = this.markedLoadBalancer(resource);
     if (proven !== undefined) return proven;
     // A NEG in another subnetwork is named `<lb>-<hash>`: its family entry is its load balancer's NEG.
-    const familyName = resource.kind === "networkEndpointGroups" ? (lbNameByShape(resource) ?? resource.name) : resource.name;
+    const familyName =
+      resource.kind === "networkEndpointGroups" ? (lbNameByShape(resource) ?? resource.name) : resource.name;
     const familyKey = `${resource.kind}/${familyName}`;
     const lb = this.ledgerIndex.get(familyKey);
     if (lb !== undefined) return this.ledgerRecorded(resource, lb);

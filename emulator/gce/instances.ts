@@ -6,7 +6,7 @@ import * as net from "node:net";
 import { GceError } from "./errors";
 import { cidrsOverlap, inRange, isCidr4 } from "./ipam";
 import { isJsonObject, type Json, type JsonObject } from "./json";
-import { invalidNameMessage, NAME_RE, normalizeRef, type RefContext, regionOfZone } from "./kinds";
+import { invalidNameMessage, NAME_RE, normalizeRef, regionOfZone } from "./kinds";
 import type { StoredSubnetwork } from "./networks";
 import type { RuleEnv } from "./rules/rules";
 import { fingerprintOf, keyString, type ResourceKey, type StoredResource } from "./store";

@@ -65,7 +65,10 @@ function chunks<T>(list: readonly T[]): T[][] {
 export class NetworkEndpointLists {
   constructor(private readonly state: GceState) {}
 
-  check(news: JsonObject, config: { project?: string; zone?: string }): { inputs: JsonObject; failures: CheckFailure[] } {
+  check(
+    news: JsonObject,
+    config: { project?: string; zone?: string },
+  ): { inputs: JsonObject; failures: CheckFailure[] } {
     const inputs: JsonObject = { ...news };
     const failures: CheckFailure[] = [];
     inputs.project ??= config.project ?? this.state.project;
@@ -175,13 +178,21 @@ export class NetworkEndpointLists {
 
   private attach(key: ResourceKey, list: readonly Endpoint[]): void {
     for (const batch of chunks(list)) {
-      this.state.changeEndpoints(key, batch.map((e): EndpointRequest => ({ ...e })), true);
+      this.state.changeEndpoints(
+        key,
+        batch.map((e): EndpointRequest => ({ ...e })),
+        true,
+      );
     }
   }
 
   private detach(key: ResourceKey, list: readonly Endpoint[]): void {
     for (const batch of chunks(list)) {
-      this.state.changeEndpoints(key, batch.map((e): EndpointRequest => ({ ...e })), false);
+      this.state.changeEndpoints(
+        key,
+        batch.map((e): EndpointRequest => ({ ...e })),
+        false,
+      );
     }
   }
 
@@ -202,7 +213,11 @@ export class NetworkEndpointLists {
   private negKey(props: JsonObject): ResourceKey {
     const neg = props.networkEndpointGroup;
     if (typeof neg !== "string" || neg === "" || containsUnknown(neg)) {
-      throw new GceError(400, "Invalid value for field 'networkEndpointGroup': a network endpoint group is required.", "invalid");
+      throw new GceError(
+        400,
+        "Invalid value for field 'networkEndpointGroup': a network endpoint group is required.",
+        "invalid",
+      );
     }
     const fromPath = this.state.keyOfPath(neg);
     if (fromPath !== undefined && fromPath.kind === "networkEndpointGroups") {

@@ -75,7 +75,11 @@ function nicHolds(nic: JsonObject, ip: string): boolean {
 }
 
 /** The VM's interface in the NEG's subnetwork, if it has one. */
-function nicInSubnet(instance: StoredResource, subnetLink: string | undefined, network: Json | undefined): JsonObject | undefined {
+function nicInSubnet(
+  instance: StoredResource,
+  subnetLink: string | undefined,
+  network: Json | undefined,
+): JsonObject | undefined {
   const nics = Array.isArray(instance.properties.networkInterfaces) ? instance.properties.networkInterfaces : [];
   return nics.find(
     (n): n is JsonObject =>
@@ -111,14 +115,21 @@ function resolveEndpoint(
   }
   const subnet = negSubnet(env, negKey, neg.properties);
   const subnetLink =
-    subnet === undefined ? undefined : `${env.scopeLink(subnet.project, "region", subnet.region)}/subnetworks/${subnet.name}`;
+    subnet === undefined
+      ? undefined
+      : `${env.scopeLink(subnet.project, "region", subnet.region)}/subnetworks/${subnet.name}`;
   const ctx = env.refContext(negKey);
   let instance: StoredResource | undefined;
   if (req.instance !== undefined) {
     const link = normalizeRef(req.instance, { collection: "instances", scope: "zone" }, ctx);
     const key = env.keyOfPath(link);
     if (key !== undefined && key.scope !== negKey.scope) {
-      throw invalid(index, "instance", req.instance, `Instance must be in zone '${negKey.scope}' of the network endpoint group.`);
+      throw invalid(
+        index,
+        "instance",
+        req.instance,
+        `Instance must be in zone '${negKey.scope}' of the network endpoint group.`,
+      );
     }
     env.requireExists(link);
     instance = key === undefined ? undefined : env.store.peek(key);
@@ -126,10 +137,21 @@ function resolveEndpoint(
     const ip = req.ipAddress;
     instance = env.store
       .ofKind("instances")
-      .find((r) => r.project === negKey.project && r.scope === negKey.scope && nicInSubnet(r, subnetLink, neg.properties.network) !== undefined && nicHolds(nicInSubnet(r, subnetLink, neg.properties.network) ?? {}, ip));
+      .find(
+        (r) =>
+          r.project === negKey.project &&
+          r.scope === negKey.scope &&
+          nicInSubnet(r, subnetLink, neg.properties.network) !== undefined &&
+          nicHolds(nicInSubnet(r, subnetLink, neg.properties.network) ?? {}, ip),
+      );
   }
   if (instance === undefined) {
-    throw invalid(index, "ipAddress", req.ipAddress ?? "", "The IP address must belong to a VM in the zone of the network endpoint group.");
+    throw invalid(
+      index,
+      "ipAddress",
+      req.ipAddress ?? "",
+      "The IP address must belong to a VM in the zone of the network endpoint group.",
+    );
   }
   const nic = nicInSubnet(instance, subnetLink, neg.properties.network);
   const where = subnetLink ?? String(neg.properties.network);

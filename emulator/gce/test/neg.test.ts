@@ -27,7 +27,11 @@ const NETWORKS: NetworkSpec[] = [
     name: "multi-net",
     autoCreateSubnetworks: false,
     subnetworks: [
-      { name: "sub-a", ipCidrRange: "10.170.0.0/20", secondaryIpRanges: [{ rangeName: "pods", ipCidrRange: "10.4.0.0/14" }] },
+      {
+        name: "sub-a",
+        ipCidrRange: "10.170.0.0/20",
+        secondaryIpRanges: [{ rangeName: "pods", ipCidrRange: "10.4.0.0/14" }],
+      },
       { name: "sub-b", ipCidrRange: "10.180.0.0/20" },
     ],
   },
@@ -46,7 +50,13 @@ const NEG_A = `${V1}/zones/${ZONE_A}/networkEndpointGroups/neg-a`;
 
 /** vm-a1, vm-a2 (sub-a), vm-b1 (sub-b) in zone a; vm-c1 (sub-a) in zone b; a regional health check. */
 function negWorld(): GceState {
-  const state = new GceState({ endpoint: ENDPOINT, project: PROJECT, region: REGION, zones: [ZONE_A, ZONE_B], networks: NETWORKS });
+  const state = new GceState({
+    endpoint: ENDPOINT,
+    project: PROJECT,
+    region: REGION,
+    zones: [ZONE_A, ZONE_B],
+    networks: NETWORKS,
+  });
   const nic = (subnetwork: string, networkIP: string, alias?: string): JsonObject => ({
     network: "multi-net",
     subnetwork,
@@ -77,7 +87,9 @@ describe("GCE emulator rules: instances seeded with a subnetwork per interface",
 
   it("a subnetwork of another network is refused", () => {
     const e = gceError(() =>
-      negWorld().putInstance(PROJECT, ZONE_A, "x", { networkInterfaces: [{ network: "default", subnetwork: "sub-a" }] }),
+      negWorld().putInstance(PROJECT, ZONE_A, "x", {
+        networkInterfaces: [{ network: "default", subnetwork: "sub-a" }],
+      }),
     );
     assert.deepEqual(
       [e.status, e.message],
@@ -127,7 +139,10 @@ describe("GCE emulator rules: zonal network endpoint groups", () => {
     {
       rule: "a GCE_VM_IP NEG has no default port",
       inputs: negInputs({ defaultPort: 80 }),
-      expect: [400, "Invalid value for field 'resource.defaultPort': a network endpoint group of type GCE_VM_IP has no port."],
+      expect: [
+        400,
+        "Invalid value for field 'resource.defaultPort': a network endpoint group of type GCE_VM_IP has no port.",
+      ],
     },
     {
       rule: "the network is required",
@@ -180,11 +195,10 @@ describe("GCE emulator rules: zonal network endpoint groups", () => {
       olds: created.properties,
       news: negInputs({ description: "e", subnetwork: "sub-b" }),
     });
-    assert.deepEqual([diff.diffs, diff.replaces, diff.deleteBeforeReplace], [
-      ["description", "subnetwork"],
-      ["description", "subnetwork"],
-      true,
-    ]);
+    assert.deepEqual(
+      [diff.diffs, diff.replaces, diff.deleteBeforeReplace],
+      [["description", "subnetwork"], ["description", "subnetwork"], true],
+    );
   });
 });
 
@@ -268,13 +282,20 @@ describe("GCE emulator rules: GCE_VM_IP endpoints (attach, detach)", () => {
 
   it("a VM that does not exist: 404", () => {
     const e = gceError(() => attach(withNeg(), [{ instance: "gone", ipAddress: "10.170.0.30" }]));
-    assert.deepEqual([e.status, e.message], [404, `The resource 'projects/${PROJECT}/zones/${ZONE_A}/instances/gone' was not found`]);
+    assert.deepEqual(
+      [e.status, e.message],
+      [404, `The resource 'projects/${PROJECT}/zones/${ZONE_A}/instances/gone' was not found`],
+    );
   });
 
   it("detach: the endpoints named leave (by instance and IP, or by IP); one not attached changes nothing", () => {
     const state = withNeg();
     attach(state, [{ instance: "vm-a1" }, { instance: "vm-a2" }]);
-    state.changeEndpoints(negKey, [{ ipAddress: "10.170.0.12" }, { instance: "vm-b1", ipAddress: "10.180.0.11" }], false);
+    state.changeEndpoints(
+      negKey,
+      [{ ipAddress: "10.170.0.12" }, { instance: "vm-b1", ipAddress: "10.180.0.11" }],
+      false,
+    );
     assert.deepEqual(endpoints(state), ["vm-a1=10.170.0.11"]);
   });
 
@@ -326,7 +347,10 @@ describe("GCE emulator rules: NEG backends of regional backend services", () => 
     const group = neg(state, "neg-a");
     state.create(T.instanceGroup, { project: PROJECT, zone: ZONE_A, name: "ig", network: MULTI_NET });
     const e = gceError(() =>
-      state.create(T.backendService, passthrough({ backends: [{ group: `zones/${ZONE_A}/instanceGroups/ig` }, { group }] })),
+      state.create(
+        T.backendService,
+        passthrough({ backends: [{ group: `zones/${ZONE_A}/instanceGroups/ig` }, { group }] }),
+      ),
     );
     assert.deepEqual(
       [e.status, e.message],
@@ -471,7 +495,11 @@ describe("GCE emulator provider face: NetworkEndpointList", () => {
 
   it("501 endpoints are attached in two calls (500 per call)", () => {
     const state = negWorld();
-    state.putNetwork({ name: "wide-net", autoCreateSubnetworks: false, subnetworks: [{ name: "wide", ipCidrRange: "10.96.0.0/16" }] });
+    state.putNetwork({
+      name: "wide-net",
+      autoCreateSubnetworks: false,
+      subnetworks: [{ name: "wide", ipCidrRange: "10.96.0.0/16" }],
+    });
     state.create(NEG, negInputs({ network: `projects/${PROJECT}/global/networks/wide-net`, subnetwork: "wide" }));
     const eps: JsonObject[] = [];
     for (let i = 0; i < 501; i++) {
@@ -514,7 +542,11 @@ describe("GCE emulator provider face: NetworkEndpointList", () => {
 describe("GCE emulator REST face: networkEndpointGroups", function () {
   let gce: GceEmulator;
   const Z = `projects/${PROJECT}/zones/${ZONE_A}`;
-  const call = async (method: string, rel: string, body?: JsonObject): Promise<{ status: number; body: JsonObject }> => {
+  const call = async (
+    method: string,
+    rel: string,
+    body?: JsonObject,
+  ): Promise<{ status: number; body: JsonObject }> => {
     const res = await fetch(`${gce.computeEndpoint}${rel}`, {
       method,
       ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }),

@@ -388,9 +388,13 @@ describe("leaks/classify: a Service's zonal NEGs (<lb>, <lb>-<8 hex> in another 
         [["proven", PROVEN_LB("default/gone")]],
       );
       assert.deepEqual(
-        classifyLeaks([res("networkEndpointGroups", "us-central1-a", name, GONE)], new Set(), LEDGER, CLUSTER, CONFIG).map(
-          (leak) => leak.proof,
-        ),
+        classifyLeaks(
+          [res("networkEndpointGroups", "us-central1-a", name, GONE)],
+          new Set(),
+          LEDGER,
+          CLUSTER,
+          CONFIG,
+        ).map((leak) => leak.proof),
         ["unproven"],
       );
     });
