@@ -539,6 +539,42 @@ describe("GCE emulator provider face: NetworkEndpointList", () => {
   });
 });
 
+describe("GCE emulator provider face: NetworkEndpointGroup and NEG backends", () => {
+  it("create answers the NEG's path as ID; delete while a backend service uses it is refused", () => {
+    const state = negWorld();
+    const api = new ProviderApi(state);
+    const created = api.create({ type: NEG, inputs: negInputs() });
+    assert.deepEqual(
+      [created.id, created.outputs.size, created.outputs.networkEndpointType],
+      [`projects/${PROJECT}/zones/${ZONE_A}/networkEndpointGroups/neg-a`, 0, "GCE_VM_IP"],
+    );
+    api.create({ type: T.backendService, inputs: passthrough({ backends: [{ group: created.id }] }) });
+    const e = gceError(() => api.delete({ type: NEG, id: created.id }));
+    assert.equal(e.reason, "resourceInUseByAnotherResource");
+  });
+
+  it("a backend service switches from instance-group backends to NEG backends in one update; the group is then free", () => {
+    const state = negWorld();
+    const api = new ProviderApi(state);
+    const ig = api.create({
+      type: T.instanceGroup,
+      inputs: { project: PROJECT, zone: ZONE_A, name: "ig", network: MULTI_NET, instances: [`${ZONE_A}/vm-a1`] },
+    }).id;
+    const neg = api.create({ type: NEG, inputs: negInputs() }).id;
+    const before = api.create({ type: T.backendService, inputs: passthrough({ backends: [{ group: ig }] }) });
+    const news = passthrough({
+      backends: [{ group: neg, balancingMode: "CONNECTION" }],
+      connectionDrainingTimeoutSec: 30,
+    });
+    const diff = api.diff({ type: T.backendService, id: before.id, olds: before.outputs, news });
+    assert.deepEqual([diff.diffs, diff.replaces], [["backends", "connectionDrainingTimeoutSec"], []]);
+    const after = api.update({ type: T.backendService, id: before.id, olds: before.outputs, news });
+    assert.deepEqual(after.outputs.backends, [{ group: NEG_A, balancingMode: "CONNECTION" }]);
+    api.delete({ type: T.instanceGroup, id: ig });
+    assert.equal(state.find({ kind: "instanceGroups", project: PROJECT, scope: ZONE_A, name: "ig" }), undefined);
+  });
+});
+
 describe("GCE emulator REST face: networkEndpointGroups", function () {
   let gce: GceEmulator;
   const Z = `projects/${PROJECT}/zones/${ZONE_A}`;
