@@ -1,7 +1,7 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
 import { instanceGroupKey, ownedDescription, type ClusterDesired, type OwnerMarker } from "../model";
-import { instanceLink, networkUrl } from "./links";
+import { instanceLink, negKey, networkUrl, subnetworkUrl } from "./links";
 import { ignoredChanges } from "./ignored";
 import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 
@@ -13,7 +13,8 @@ export interface ClusterNetworkArgs {
 
 /**
  * The cluster stack: per-zone instance groups of the backend nodes, the shared node health check
- * and its firewall, and one route per node podCIDR.
+ * and its firewall, one route per node podCIDR, and the `neg` Services' GCE_VM_IP NEGs with their
+ * endpoints (here, not in the Service stacks: a node's entry or exit is one run of this stack).
  */
 export class ClusterNetwork extends pulumi.ComponentResource {
   /** instanceGroupKey (the zone for its first group, `<zone>/<name>` for the others) → self link. */
@@ -24,6 +25,10 @@ export class ClusterNetwork extends pulumi.ComponentResource {
   readonly legacyNodeHealthCheck: pulumi.Output<string> | undefined;
   /** node name → route name, for the routes this stack declares. */
   readonly routes: Record<string, pulumi.Output<string>>;
+  /** `<zone>/<name>` → self link of every NEG of a `neg` Service. */
+  readonly networkEndpointGroups: Record<string, pulumi.Output<string>>;
+  /** `<zone>/<name>` → instance names of every NEG: read back as ObservedCloud.negMembers (subsets stay stable). */
+  readonly networkEndpointGroupMembers: Record<string, string[]>;
 
   constructor(name: string, args: ClusterNetworkArgs, opts?: pulumi.ComponentResourceOptions) {
     super("dccm:gcp:ClusterNetwork", name, {}, opts);
@@ -93,9 +98,55 @@ export class ClusterNetwork extends pulumi.ComponentResource {
       this.routes[route.node] = resource.name;
     }
 
+    this.networkEndpointGroups = {};
+    this.networkEndpointGroupMembers = {};
+    for (const neg of cluster.networkEndpointGroups ?? []) {
+      const key = negKey(neg);
+      const group = new gcp.compute.NetworkEndpointGroup(
+        `${name}:neg-${neg.zone}-${neg.name}`,
+        {
+          project: cluster.project,
+          zone: neg.zone,
+          name: neg.name,
+          description: neg.description,
+          networkEndpointType: "GCE_VM_IP",
+          network: networkUrl(cluster.project, cluster.network),
+          subnetwork: subnetworkUrl(cluster.project, cluster.region, neg.subnetwork),
+        },
+        // A NEG has no update method: every input forces a replacement, which GCE refuses while a
+        // backend service lists it; the owner marker is written at creation only.
+        { ...childOpts, ignoreChanges: ignoredChanges("gcp:compute/networkEndpointGroup:NetworkEndpointGroup") },
+      );
+      // One list per NEG: a node's entry or exit is an attach or detach of that endpoint alone
+      // (terraform-provider-google resource_compute_network_endpoints.go diffs the set), never a
+      // replacement of the group a backend service lists.
+      new gcp.compute.NetworkEndpointList(
+        `${name}:neg-${neg.zone}-${neg.name}-endpoints`,
+        {
+          project: cluster.project,
+          zone: neg.zone,
+          networkEndpointGroup: group.name,
+          networkEndpoints: neg.endpoints.map((endpoint) => ({
+            instance: endpoint.instance,
+            ipAddress: endpoint.ipAddress,
+          })),
+        },
+        { parent: group, deleteBeforeReplace: true },
+      );
+      this.networkEndpointGroups[key] = group.selfLink;
+      this.networkEndpointGroupMembers[key] = neg.endpoints.map((endpoint) => endpoint.instance);
+    }
+
     this.registerOutputs({
       instanceGroups: this.instanceGroups,
       instanceGroupMembers: this.instanceGroupMembers,
+      // Only with NEGs: a cluster without `neg` Services records what it did before.
+      ...(cluster.networkEndpointGroups !== undefined
+        ? {
+            networkEndpointGroups: this.networkEndpointGroups,
+            networkEndpointGroupMembers: this.networkEndpointGroupMembers,
+          }
+        : {}),
       nodeHealthCheck: this.nodeHealthCheck,
       legacyNodeHealthCheck: this.legacyNodeHealthCheck,
       routes: this.routes,
@@ -104,7 +155,7 @@ export class ClusterNetwork extends pulumi.ComponentResource {
 }
 
 /**
- * The cluster with the owner marker in the descriptions of its groups, health check and firewall
+ * The cluster with the owner marker in the descriptions of its groups, NEGs, health check and firewall
  * (not its routes: their description is the stock CCM's). Here, not in the model, so the stack's
  * hash stays; resources that exist keep their description (ignoreChanges).
  */
@@ -119,5 +170,8 @@ function ownedCluster(cluster: ClusterDesired, owner: OwnerMarker | undefined): 
     instanceGroups: cluster.instanceGroups.map(owned),
     nodeHealthCheck: owned(cluster.nodeHealthCheck),
     nodeHealthCheckFirewall: owned(cluster.nodeHealthCheckFirewall),
+    ...(cluster.networkEndpointGroups !== undefined
+      ? { networkEndpointGroups: cluster.networkEndpointGroups.map(owned) }
+      : {}),
   };
 }

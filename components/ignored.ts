@@ -19,6 +19,7 @@ export const IGNORED_CHANGES = {
   "gcp:compute/regionHealthCheck:RegionHealthCheck": ["description"],
   "gcp:compute/httpHealthCheck:HttpHealthCheck": ["description"],
   "gcp:compute/firewall:Firewall": ["description"],
+  "gcp:compute/networkEndpointGroup:NetworkEndpointGroup": ["description"],
 } as const satisfies Readonly<Record<string, readonly string[]>>;
 
 /** The ignoreChanges option of a type, as a fresh list (Pulumi's option type is mutable). */

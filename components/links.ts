@@ -30,3 +30,16 @@ export function instanceLink(project: string, zone: string, name: string): strin
 export function networkUrl(project: string, network: string): string {
   return network.includes("/") ? network : `projects/${project}/global/networks/${network}`;
 }
+
+/**
+ * A subnetwork of the cluster's region as a relative URL, as `networkUrl` (a NEG's subnetwork is
+ * a name in the desired state; a value already holding `/` is a link and kept).
+ */
+export function subnetworkUrl(project: string, region: string, subnetwork: string): string {
+  return subnetwork.includes("/") ? subnetwork : `projects/${project}/regions/${region}/subnetworks/${subnetwork}`;
+}
+
+/** A NEG's key in outputs and observations: `<zone>/<name>` (ObservedCloud.negMembers, referencedNegs). */
+export function negKey(neg: { zone: string; name: string }): string {
+  return `${neg.zone}/${neg.name}`;
+}

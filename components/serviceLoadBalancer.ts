@@ -13,7 +13,7 @@ import {
   type OwnerMarker,
   type ServiceDesired,
 } from "../model";
-import { instanceLink } from "./links";
+import { instanceLink, negKey, zonalLink } from "./links";
 import { ignoredChanges } from "./ignored";
 import { denyFirewall, firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 
@@ -25,6 +25,11 @@ export interface ClusterRefs {
   legacyNodeHealthCheck: pulumi.Input<string>;
   /** instanceGroupKey (the zone for its first group, `<zone>/<name>` for the others) → self link. */
   instanceGroups: Record<string, pulumi.Input<string>>;
+  /**
+   * `<zone>/<name>` → self link of the NEGs the cluster stack declares in this program (one stack
+   * for everything); a NEG not listed is referenced by its link from project, zone and name.
+   */
+  networkEndpointGroups?: Record<string, pulumi.Input<string>>;
 }
 
 /**
@@ -60,6 +65,11 @@ export interface LoadBalancerResources {
   firewalls: string[];
   /** IPv6 Services only: the address `<lb>-ipv6` (unless a user-owned IPv6 loadBalancerIP). */
   ipv6Address?: string;
+  /**
+   * Backend `neg` only: the NEGs (`<zone>/<name>`) its backend services list, read back as
+   * ObservedCloud.referencedNegs (the cluster stack keeps them while this stack lists them).
+   */
+  networkEndpointGroups?: string[];
 }
 
 /**
@@ -111,6 +121,7 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
       healthCheck: service.healthCheck.spec.name,
       firewalls: [...firewalls, ...(ipv6?.firewalls ?? [])],
       ...(ipv6?.address !== undefined ? { ipv6Address: ipv6.address } : {}),
+      ...(service.backend === "neg" ? { networkEndpointGroups: (service.backendNegs ?? []).map(negKey) } : {}),
     };
     this.registerOutputs({
       ingressIPs: this.ingressIPs,
@@ -315,7 +326,7 @@ function declareFrontend(
   return { ...declared, rule };
 }
 
-/** A frontend's backend service: the Service's backend instance groups behind the health check. */
+/** A frontend's backend service: the Service's backend instance groups (or NEGs) behind the health check. */
 function declareBackendService(
   { name, args, opts }: Children,
   frontend: FrontendSpec,
@@ -335,10 +346,14 @@ function declareBackendService(
       sessionAffinity: service.sessionAffinity,
       healthChecks: healthCheck,
       ...(service.scheme === "INTERNAL" ? { network } : {}),
-      backends: backendGroupKeys(service).map((key) => ({
-        group: instanceGroupLink(args.cluster, key),
-        balancingMode: "CONNECTION",
-      })),
+      ...(service.backend === "neg"
+        ? negBackendFields(args, frontend)
+        : {
+            backends: backendGroupKeys(service).map((key) => ({
+              group: instanceGroupLink(args.cluster, key),
+              balancingMode: "CONNECTION",
+            })),
+          }),
     },
     // A new protocol replaces the backend service (delete first: the name is fixed) rather than
     // updating it under a forwarding rule of the old protocol; its forwarding rule, whose
@@ -542,6 +557,34 @@ function declareIpv6Rule(
 /** TCP/UDP minus the protocols still declared: the Pulumi names a first frontend may inherit. */
 function otherProtocols(declared: readonly string[]): string[] {
   return ["TCP", "UDP"].filter((protocol) => !declared.includes(protocol));
+}
+
+/**
+ * A `neg` backend service's own fields: its NEGs as CONNECTION backends, the connection draining
+ * GKE's L4 controllers set (kubernetes/ingress-gce pkg/l4/backends/backends.go: 30 s for TCP, 0
+ * for UDP), zonal affinity (internal, spec.trafficDistribution) and WEIGHTED_MAGLEV (external,
+ * pods-per-node). Only here: instance-group backend services keep what they had.
+ */
+function negBackendFields(
+  args: ServiceLoadBalancerArgs,
+  frontend: FrontendSpec,
+): Pick<
+  gcp.compute.RegionBackendServiceArgs,
+  "backends" | "connectionDrainingTimeoutSec" | "networkPassThroughLbTrafficPolicy" | "localityLbPolicy"
+> {
+  const { service, project, cluster } = args;
+  return {
+    backends: (service.backendNegs ?? []).map((neg) => ({
+      group:
+        cluster.networkEndpointGroups?.[negKey(neg)] ?? zonalLink(project, neg.zone, "networkEndpointGroups", neg.name),
+      balancingMode: "CONNECTION",
+    })),
+    connectionDrainingTimeoutSec: frontend.protocol === "UDP" ? 0 : 30,
+    ...(service.zonalAffinity === true
+      ? { networkPassThroughLbTrafficPolicy: { zonalAffinity: { spillover: "ZONAL_AFFINITY_SPILL_CROSS_ZONE" } } }
+      : {}),
+    ...(service.weightedLoadBalancing === true ? { localityLbPolicy: "WEIGHTED_MAGLEV" } : {}),
+  };
 }
 
 function instanceGroupLink(cluster: ClusterRefs, key: string): pulumi.Input<string> {
