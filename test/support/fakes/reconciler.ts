@@ -160,6 +160,7 @@ const IGNORED: ClusterObserver = {
   applied: () => undefined,
   failed: () => undefined,
   groupMembers: () => undefined,
+  negMembers: () => undefined,
   recordedFirewall: () => undefined,
   referencesChanged: () => undefined,
 };

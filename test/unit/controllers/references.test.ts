@@ -87,3 +87,39 @@ describe("controllers/references: withReferences, enableL4DenyFirewall off: what
     it(`withReferences: ${title}`, () =>
       assert.deepStrictEqual(withReferences(before, references, aboveDeny), expected));
 });
+
+describe("controllers/references: NEGs (backend neg) → ObservedCloud.referencedNegs", () => {
+  it("the union counts NEGs as zones: a NEG two stacks list stays until both let go; none → unset", () => {
+    const union = new ReferenceUnion();
+    const one: ClusterReferences = { zones: [], negs: ["us-central1-a/lb1", "us-central1-b/lb1"], legacyHealthCheck: false };
+    const two: ClusterReferences = { zones: [], negs: ["us-central1-a/lb1"], legacyHealthCheck: false };
+    union.replace(undefined, one);
+    union.replace(undefined, two);
+    assert.deepEqual(union.union(), {
+      zones: [],
+      negs: ["us-central1-a/lb1", "us-central1-b/lb1"],
+      legacyHealthCheck: false,
+    });
+    union.replace(one, undefined);
+    assert.deepEqual(union.union(), { zones: [], negs: ["us-central1-a/lb1"], legacyHealthCheck: false });
+    union.replace(two, undefined);
+    assert.deepEqual(union.union(), { zones: [], legacyHealthCheck: false });
+  });
+
+  it("withReferences sets referencedNegs when some stack lists a NEG, and removes it when none does", () => {
+    const listed = withReferences(
+      NOTHING_OBSERVED,
+      { zones: [], negs: ["us-central1-a/lb1"], legacyHealthCheck: false },
+      false,
+    );
+    assert.deepEqual(listed, {
+      ...NOTHING_OBSERVED,
+      referencedZones: [],
+      referencedGroups: [],
+      legacyHealthCheckReferenced: false,
+      referencedNegs: ["us-central1-a/lb1"],
+    });
+    const released = withReferences(listed, { zones: [], legacyHealthCheck: false }, false);
+    assert.equal("referencedNegs" in released, false);
+  });
+});

@@ -7,6 +7,7 @@ import fc from "fast-check";
 import {
   planServiceSync,
   recordedReferences,
+  referencesOf,
   refreshActionOf,
   sameReferences,
   type ServiceSyncAction,
@@ -17,7 +18,7 @@ import type { StackRecord } from "../../../../controllers/stackRecords";
 import { type Rejection, type ServiceDesired, LB_FINALIZER } from "../../../../model";
 import type { ServiceMeta } from "../../../../watcher/informers";
 import { DesiredCache } from "../../../../model/desiredCache";
-import { CONFIG, gceNode, lbService } from "../../../support/builders";
+import { CONFIG, externalServiceDesired, gceNode, lbService } from "../../../support/builders";
 
 describe("controllers/service/plan: planServiceSync", () => {
   const cache = new DesiredCache(CONFIG);
@@ -254,6 +255,17 @@ describe("controllers/service/plan: recordedReferences: which Service stacks sti
     ],
     ["not of the recorded shape", recorded("k8s-fw-x-deny"), { zones: [], legacyHealthCheck: false }],
     ["nothing recorded", {}, { zones: [], legacyHealthCheck: false }],
+    [
+      "the NEGs its backend services list (backend neg), sorted, values of another type left out",
+      {
+        loadBalancers: {
+          "default/web": {
+            resources: { firewalls: [], networkEndpointGroups: [`us-central1-b/${LB}`, 7, `us-central1-a/${LB}`] },
+          },
+        },
+      },
+      { zones: [], negs: [`us-central1-a/${LB}`, `us-central1-b/${LB}`], legacyHealthCheck: false },
+    ],
   ];
   for (const [title, outputs, expected] of cases)
     it(title, () => assert.deepEqual(recordedReferences(outputs, "default", "web"), expected));
@@ -353,4 +365,24 @@ describe("controllers/service/plan: sameReferences and refreshActionOf", () => {
   ];
   for (const [action, answered] of actions)
     it(`refreshActionOf: ${action} → ${answered}`, () => assert.equal(refreshActionOf(action), answered));
+});
+
+describe("controllers/service/plan: referencesOf a neg Service names its NEGs", () => {
+  it("negs sorted by <zone>/<name>; an instance-group Service has none (its references as before)", () => {
+    const LB = "a0123456789abcdef0123456789abcde";
+    const base = externalServiceDesired("default", "web", "1b4e28ba-2fa1-41d2-883f-0016d3cca427", LB, [80]);
+    assert.deepEqual(
+      referencesOf({
+        ...base,
+        backend: "neg",
+        backendZones: [],
+        backendNegs: [
+          { zone: "us-central1-b", name: LB, subnetwork: "k8s-subnet" },
+          { zone: "us-central1-a", name: `${LB}-0badcafe`, subnetwork: "k8s-subnet-2" },
+        ],
+      }),
+      { zones: [], negs: [`us-central1-a/${LB}-0badcafe`, `us-central1-b/${LB}`], legacyHealthCheck: false },
+    );
+    assert.equal("negs" in referencesOf(base), false);
+  });
 });
