@@ -223,7 +223,14 @@ function parseNic(raw: Record<string, unknown>): NetworkInterface {
       nic[key] = v;
     }
   }
-  return { ...nic, accessConfigs, ipv6AccessConfigs, ...(aliasIpRanges.length > 0 ? { aliasIpRanges } : {}) };
+  const subnetwork = raw["subnetwork"];
+  return {
+    ...nic,
+    ...(typeof subnetwork === "string" && subnetwork !== "" ? { subnetwork: lastSegment(subnetwork) } : {}),
+    accessConfigs,
+    ipv6AccessConfigs,
+    ...(aliasIpRanges.length > 0 ? { aliasIpRanges } : {}),
+  };
 }
 
 export function lastSegment(url: string): string {

@@ -54,6 +54,8 @@ export interface NetworkInterface {
   /** Interface name (`nic0` is the default interface; older bodies may lack it). */
   readonly name?: string;
   readonly networkIP?: string;
+  /** The subnetwork's name (the API returns a URL; we keep its last segment). */
+  readonly subnetwork?: string;
   readonly ipv6Address?: string;
   readonly stackType?: string;
   readonly accessConfigs: readonly { readonly natIP?: string }[];

@@ -53,6 +53,40 @@ export function planGoneInstances(previous: readonly InstanceRef[], checked: rea
   return { gone, newlyGone };
 }
 
+/**
+ * Pure: the subnetwork of each located Node's instance (its first network interface), `<zone>/<name>`
+ * → name (ObservedCloud.instanceSubnets), from the same answers that find gone instances: no call of
+ * its own. An instance Compute did not describe this time keeps what was known of it, so an outage
+ * moves no Node between (zone, subnetwork) groups.
+ */
+export function instanceSubnetsOf(
+  checked: readonly CheckedNode[],
+  previous: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const subnets: Record<string, string> = {};
+  for (const { located, lookup } of checked) {
+    const id = idOf(located.instance);
+    const subnetwork = lookup.kind === "found" ? lookup.instance.networkInterfaces[0]?.subnetwork : undefined;
+    const known = subnetwork ?? previous[id];
+    if (known !== undefined) subnets[id] = known;
+  }
+  return Object.fromEntries(Object.entries(subnets).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** Whether two instanceSubnets say the same. */
+export function sameSubnets(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
+}
+
+/** What one look at the Nodes' instances found. */
+export interface InstanceReport {
+  /** Instances to leave out, sorted by zone then name. */
+  gone: InstanceRef[];
+  /** ObservedCloud.instanceSubnets. */
+  subnets: Record<string, string>;
+}
+
 export function sameInstances(a: readonly InstanceRef[], b: readonly InstanceRef[]): boolean {
   return a.length === b.length && a.every((instance, index) => idOf(instance) === idOf(b[index]));
 }
@@ -69,8 +103,12 @@ export interface InstancePresenceOptions {
 export class InstancePresence {
   constructor(private readonly options: InstancePresenceOptions) {}
 
-  /** Asks Compute about every located Node's instance; returns what to leave out now. */
-  async check(located: readonly LocatedNode[], previous: readonly InstanceRef[]): Promise<InstanceRef[]> {
+  /** Asks Compute about every located Node's instance; returns what to leave out now and where each is. */
+  async check(
+    located: readonly LocatedNode[],
+    previous: readonly InstanceRef[],
+    previousSubnets: Readonly<Record<string, string>> = {},
+  ): Promise<InstanceReport> {
     const { project, locator } = this.options;
     // One fresh list per cluster run: a list from before a VM was deleted would still show it.
     locator.invalidate();
@@ -103,6 +141,6 @@ export class InstancePresence {
         { errors },
         "Compute did not answer for some Nodes' instances; their group membership is left as it was",
       );
-    return plan.gone;
+    return { gone: plan.gone, subnets: instanceSubnetsOf(checked, previousSubnets) };
   }
 }

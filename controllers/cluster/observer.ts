@@ -3,13 +3,14 @@
  * cluster run asks first: one interface, so the daemon answers it in one place
  * (DesiredClusterObserver) and a test in one fake.
  */
-import type { InstanceRef } from "../../model";
+import type { InstanceRef, ObservedCloud } from "../../model";
+import type { InstanceReport } from "./instances";
 import type { LocatedNode } from "../../model/desired";
 import { describeError } from "../../runtime/errors";
 import type { DesiredDriver } from "../desiredDriver";
 import type { ClusterReferences } from "../references";
 import type { ClusterOutputs } from "./plan";
-import { sameInstances } from "./instances";
+import { sameInstances, sameSubnets } from "./instances";
 import type { ClusterRouteStatus } from "./routes";
 
 export interface ClusterObserver {
@@ -35,9 +36,13 @@ export interface ClusterObserver {
   referencesChanged(references: ClusterReferences): void;
 }
 
-/** Which Nodes' instances Compute proves gone (controllers/cluster/instances.ts InstancePresence). */
+/** Which Nodes' instances Compute proves gone, and their subnetworks (controllers/cluster/instances.ts InstancePresence). */
 export interface InstanceCheck {
-  check(located: readonly LocatedNode[], previous: readonly InstanceRef[]): Promise<InstanceRef[]>;
+  check(
+    located: readonly LocatedNode[],
+    previous: readonly InstanceRef[],
+    previousSubnets: Readonly<Record<string, string>>,
+  ): Promise<InstanceReport>;
 }
 
 export interface DesiredClusterObserverDeps {
@@ -65,10 +70,16 @@ export class DesiredClusterObserver implements ClusterObserver {
         ? undefined
         : async (): Promise<void> => {
             const cache = deps.desired.cache;
-            const previous = cache.lastObserved().goneInstances;
-            const gone = await instances.presence.check(cache.locatedNodes(), previous);
+            const observed = cache.lastObserved();
+            const previous = observed.goneInstances;
+            const previousSubnets = observed.instanceSubnets ?? {};
+            const { gone, subnets } = await instances.presence.check(cache.locatedNodes(), previous, previousSubnets);
             instances.gone.set(gone.length);
-            if (!sameInstances(gone, previous)) deps.desired.amend({ goneInstances: gone });
+            const patch: Partial<ObservedCloud> = {};
+            if (!sameInstances(gone, previous)) patch.goneInstances = gone;
+            // Unset while nothing is known: an observation without it is what it was before.
+            if (!sameSubnets(subnets, previousSubnets)) patch.instanceSubnets = subnets;
+            if (Object.keys(patch).length > 0) deps.desired.amend(patch);
           };
   }
 

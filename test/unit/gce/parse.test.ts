@@ -48,6 +48,7 @@ describe("gce//parse", () => {
               networkIP: "10.0.0.2",
               ipv6Address: "fd20::2",
               stackType: "IPV4_IPV6",
+              subnetwork: `${BASE}/projects/other/regions/us-central1/subnetworks/k8s-subnet-2`,
               accessConfigs: [{ type: "ONE_TO_ONE_NAT", natIP: "35.0.0.2" }, { type: "ONE_TO_ONE_NAT" }],
               ipv6AccessConfigs: [{ externalIpv6: "2600::2" }],
               aliasIpRanges: [
@@ -72,6 +73,7 @@ describe("gce//parse", () => {
               networkIP: "10.0.0.2",
               ipv6Address: "fd20::2",
               stackType: "IPV4_IPV6",
+              subnetwork: "k8s-subnet-2",
               accessConfigs: [{ natIP: "35.0.0.2" }, {}],
               ipv6AccessConfigs: [{ externalIpv6: "2600::2" }],
               aliasIpRanges: [

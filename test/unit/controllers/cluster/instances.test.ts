@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { planGoneInstances, type CheckedNode } from "../../../../controllers/cluster/instances";
+import { instanceSubnetsOf, planGoneInstances, type CheckedNode } from "../../../../controllers/cluster/instances";
 import { gceNode } from "../../../support/builders";
 
 describe("controllers/cluster/instances: planGoneInstances", () => {
@@ -89,4 +89,56 @@ describe("controllers/cluster/instances: planGoneInstances", () => {
       );
     });
   }
+});
+
+describe("controllers/cluster/instances: instanceSubnetsOf (ObservedCloud.instanceSubnets, from the same answers)", () => {
+  const located = (name: string, zone = "us-central1-a"): CheckedNode["located"] => ({
+    node: gceNode(name, `uid-${name}`, zone, []),
+    instance: { zone, name },
+  });
+  const foundIn = (subnetwork: string | undefined, name: string, zone = "us-central1-a"): CheckedNode["lookup"] => ({
+    kind: "found",
+    instance: {
+      name,
+      zone,
+      project: "dccm-test",
+      machineType: "e2-standard-4",
+      networkInterfaces: [
+        { name: "nic0", accessConfigs: [], ipv6AccessConfigs: [], ...(subnetwork !== undefined ? { subnetwork } : {}) },
+        { name: "nic1", subnetwork: "other-nic", accessConfigs: [], ipv6AccessConfigs: [] },
+      ],
+    },
+  });
+  const error: CheckedNode["lookup"] = { kind: "error", error: new Error("googleapi: Error 503") };
+  const table: Array<[string, CheckedNode[], Record<string, string>, Record<string, string>]> = [
+    [
+      "each found instance's first interface, sorted by <zone>/<name>",
+      [
+        { located: located("b", "us-central1-b"), lookup: foundIn("k8s-subnet-2", "b", "us-central1-b") },
+        { located: located("a"), lookup: foundIn("k8s-subnet", "a") },
+      ],
+      {},
+      { "us-central1-a/a": "k8s-subnet", "us-central1-b/b": "k8s-subnet-2" },
+    ],
+    [
+      "not described this time (an error): what was known stays",
+      [{ located: located("a"), lookup: error }],
+      { "us-central1-a/a": "k8s-subnet" },
+      { "us-central1-a/a": "k8s-subnet" },
+    ],
+    [
+      "a Node no longer located is dropped; an interface without a subnetwork says nothing",
+      [{ located: located("c"), lookup: foundIn(undefined, "c") }],
+      { "us-central1-a/a": "k8s-subnet" },
+      {},
+    ],
+    [
+      "the instance moved: the new subnetwork",
+      [{ located: located("a"), lookup: foundIn("k8s-subnet-2", "a") }],
+      { "us-central1-a/a": "k8s-subnet" },
+      { "us-central1-a/a": "k8s-subnet-2" },
+    ],
+  ];
+  for (const [title, checked, previous, want] of table)
+    it(title, () => assert.deepEqual(instanceSubnetsOf(checked, previous), want));
 });

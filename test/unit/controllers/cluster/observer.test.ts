@@ -18,7 +18,7 @@ interface Fake {
   cache: DesiredCache;
 }
 
-function fake(instances?: { gone: InstanceRef[] }): Fake {
+function fake(instances?: { gone: InstanceRef[]; subnets?: Record<string, string> }): Fake {
   const told: string[] = [];
   const cache = new DesiredCache(CONFIG);
   cache.update({
@@ -45,11 +45,15 @@ function fake(instances?: { gone: InstanceRef[] }): Fake {
       : {
           instances: {
             presence: {
-              check: async (located: readonly LocatedNode[], previous: readonly InstanceRef[]) => {
+              check: async (
+                located: readonly LocatedNode[],
+                previous: readonly InstanceRef[],
+                previousSubnets: Readonly<Record<string, string>>,
+              ) => {
                 told.push(
-                  `check ${located.map((node) => node.node.name).join(",")} previous ${previous.map((i) => i.name).join(",")}`,
+                  `check ${located.map((node) => node.node.name).join(",")} previous ${previous.map((i) => i.name).join(",")} subnets ${JSON.stringify(previousSubnets)}`,
                 );
-                return instances.gone;
+                return { gone: instances.gone, subnets: instances.subnets ?? {} };
               },
             },
             gone: { set: (value: number) => told.push(`gone ${value}`) },
@@ -94,12 +98,37 @@ describe("controllers/cluster/observer DesiredClusterObserver", () => {
     await observer.observeInstances();
     await observer.observeInstances();
     assert.deepEqual(told, [
-      "check n1,n2 previous ",
+      "check n1,n2 previous  subnets {}",
       "gone 1",
       'amend {"goneInstances":[{"zone":"us-central1-b","name":"n2"}]}',
-      "check n1,n2 previous n2",
+      "check n1,n2 previous n2 subnets {}",
       "gone 1",
     ]);
     assert.deepEqual(cache.lastObserved().goneInstances, [{ zone: "us-central1-b", name: "n2" }]);
+    assert.equal(cache.lastObserved().instanceSubnets, undefined, "nothing known: the observation as before");
+  });
+
+  it("the instances' subnetworks amend instanceSubnets when they change, in the same patch as gone instances", async () => {
+    const subnets = { "us-central1-a/n1": "k8s-subnet", "us-central1-b/n2": "k8s-subnet-2" };
+    const { observer, told, cache } = fake({ gone: [], subnets });
+    assert.ok(observer.observeInstances !== undefined);
+    await observer.observeInstances();
+    await observer.observeInstances();
+    assert.deepEqual(told, [
+      "check n1,n2 previous  subnets {}",
+      "gone 0",
+      `amend {"instanceSubnets":${JSON.stringify(subnets)}}`,
+      `check n1,n2 previous  subnets ${JSON.stringify(subnets)}`,
+      "gone 0",
+    ]);
+    assert.deepEqual(cache.lastObserved().instanceSubnets, subnets);
+  });
+
+  it("negMembers: amended when some NEG is recorded, and when the last one goes; never for a cluster without NEGs", () => {
+    const { observer, told } = fake();
+    observer.negMembers({});
+    observer.negMembers({ "us-central1-a/lb1": ["n1"] });
+    observer.negMembers({});
+    assert.deepEqual(told, ['amend {"negMembers":{"us-central1-a/lb1":["n1"]}}', 'amend {"negMembers":{}}']);
   });
 });
