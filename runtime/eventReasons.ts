@@ -35,6 +35,21 @@ export const EVENT_REASONS = {
     object: "Service",
     when: "a PreferDualStack Service is served IPv4 only, and why (target pool, Standard tier, no subnetwork); on each change",
   },
+  BackendLimit: {
+    type: "Warning",
+    object: "Service",
+    when: "an internal Service's instance-group backends hold more than 250 VMs, the most an internal passthrough load balancer distributes to with instance groups: `backendMode: neg` lifts it; on each change",
+  },
+  SubsetTruncated: {
+    type: "Warning",
+    object: "Service",
+    when: "a `neg` Service with externalTrafficPolicy Local has more eligible nodes than its subset holds: pods on nodes outside the subset get no traffic; on each change",
+  },
+  UnsupportedConfiguration: {
+    type: "Warning",
+    object: "Service",
+    when: "a Service asks for a combination dccm does not serve (e.g. `networking.gke.io/weighted-load-balancing` without externalTrafficPolicy Local): the rest is served, that part ignored; on each change",
+  },
   DriftCorrected: {
     type: "Normal",
     object: "Service",

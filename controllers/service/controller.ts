@@ -304,6 +304,10 @@ export class ServiceController {
     // The Service asked for dual-stack and gets IPv4 only: said on each change, as GCE cannot do it here.
     if (action.changed && service.ipv6Fallback !== undefined)
       await this.deps.events.record(target, "Warning", "IPv6Unavailable", service.ipv6Fallback);
+    // The plan's warnings (a backend limit, a truncated subset, an unsupported combination): said on each change.
+    if (action.changed)
+      for (const notice of service.notices ?? [])
+        await this.deps.events.record(target, "Warning", notice.reason, notice.message);
     // Ledger before anything is created under the name: without an entry a leak is never provably ours.
     await this.deps.ledger?.record(service.lbName, { key: `${meta.namespace}/${meta.name}`, uid: meta.uid });
     const published = record.published ?? ingressOf(record.recorded ?? {}, meta.namespace, meta.name);

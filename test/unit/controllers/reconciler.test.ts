@@ -19,7 +19,7 @@ import {
   LB_FINALIZER,
 } from "../../../model";
 import { withReferences, type ClusterReferences } from "../../../controllers/references";
-import type { NodeInfo, ServiceInfo } from "../../../model/types";
+import type { NodeInfo, ServiceInfo, ServiceNotice } from "../../../model/types";
 import type { ServiceMeta } from "../../../watcher/informers";
 import { DesiredCache } from "../../../model/desiredCache";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
@@ -486,6 +486,40 @@ describe("controllers/reconciler: spec.loadBalancerIP checked before the up", ()
           "spec.ipFamilyPolicy PreferDualStack: the load balancer serves IPv4 only: metadata.annotations[cloud.google.com/network-tier]: IPv6 load balancers are Premium tier only",
         ],
         ["EnsuredLoadBalancer", "Ensured load balancer"],
+      ],
+    );
+  });
+  it("a Service's plan notices are Warnings with their reason, after EnsuringLoadBalancer, once per change", async () => {
+    const notices: ServiceNotice[] = [
+      {
+        reason: "BackendLimit",
+        message: "internal passthrough load balancers distribute to at most 250 VMs with instance-group backends",
+      },
+      { reason: "SubsetTruncated", message: "300 eligible nodes, subset of 250" },
+    ];
+    const h = harness({
+      services: [lbService("default", "web", "11111111-2222-4333-8444-555555555555")],
+      metas: [meta("web", { finalizers: [], ingress: [] })],
+      deps: (cache) => {
+        // The model's notices (model/ owns them) stood in for: the view the controller reads, with notices.
+        const view = cache.view.bind(cache);
+        cache.view = (stack) => {
+          const seen = view(stack);
+          return seen.service === undefined ? seen : { ...seen, service: { ...seen.service, notices } };
+        };
+        return {};
+      },
+    });
+    await h.reconciler.reconcile({ key: "cluster", refresh: false });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "service.default.web", refresh: false }), { kind: "ok" });
+    await h.reconciler.reconcile({ key: "service.default.web", refresh: true });
+    assert.deepEqual(
+      h.events.created.map((event) => [event.type, event.reason, event.message]),
+      [
+        ["Normal", "EnsuringLoadBalancer", "Ensuring load balancer"],
+        ["Warning", "BackendLimit", notices[0].message],
+        ["Warning", "SubsetTruncated", notices[1].message],
+        ["Normal", "EnsuredLoadBalancer", "Ensured load balancer"],
       ],
     );
   });
