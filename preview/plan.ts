@@ -18,6 +18,7 @@ import {
   type ObservedCloud,
   type ServiceDesired,
   type ServiceInfo,
+  type ServiceNotice,
   LB_FINALIZER,
 } from "../model";
 import { DesiredCache } from "../model/desiredCache";
@@ -44,10 +45,14 @@ export interface DesiredStacks {
  */
 export function observedAfterApply(services: readonly ServiceDesired[]): ObservedCloud {
   const { referencedZones, referencedGroups } = observedReferences(services.flatMap(backendGroupKeys));
+  const referencedNegs = [
+    ...new Set(services.flatMap((service) => (service.backendNegs ?? []).map((neg) => `${neg.zone}/${neg.name}`))),
+  ].sort();
   return {
     goneInstances: [],
     referencedZones,
     ...(referencedGroups.length > 0 ? { referencedGroups } : {}),
+    ...(referencedNegs.length > 0 ? { referencedNegs } : {}),
     legacyHealthCheckReferenced: services.some(
       (service) => service.backend === "target-pool" && service.healthCheck.kind === "shared",
     ),
@@ -90,12 +95,12 @@ export interface RecordedStack {
 }
 
 export type StackDecision =
-  /** Recorded hash equals the desired one: no engine run. */
-  | { stack: string; service?: string; kind: "unchanged" }
+  /** Recorded hash equals the desired one: no engine run. `notices`: its Service's plan warnings (ServiceDesired.notices), when any. */
+  | { stack: string; service?: string; kind: "unchanged"; notices?: readonly ServiceNotice[] }
   /** In the backend with another hash: `pulumi preview` of the daemon's program. */
-  | { stack: string; service?: string; kind: "preview" }
+  | { stack: string; service?: string; kind: "preview"; notices?: readonly ServiceNotice[] }
   /** Not in the backend yet: previewed against an empty backend (everything is a create). */
-  | { stack: string; service?: string; kind: "create" }
+  | { stack: string; service?: string; kind: "create"; notices?: readonly ServiceNotice[] }
   /** In the backend, and the daemon would destroy it: `pulumi destroy --preview-only`. */
   | { stack: string; service: string; kind: "destroy" }
   /** The model rejects the Service: the daemon leaves its load balancer (if any) as it is. */
@@ -141,12 +146,18 @@ export function decideStacks(
   const transient = new Set(
     (wanted.desired?.services ?? []).filter((service) => reservesTransiently(service)).map((service) => service.stack),
   );
+  const notices = new Map(
+    (wanted.desired?.services ?? []).flatMap((service) =>
+      service.notices !== undefined && service.notices.length > 0 ? [[service.stack, service.notices] as const] : [],
+    ),
+  );
   for (const [stack, hash] of wanted.hashes) {
     const record = recorded.get(stack);
     // A stack holding `<lb>` its Service no longer reserves runs once to release it (controllers/service/addressPins.ts).
     const release = record?.holdsAddress === true && transient.has(stack);
     const kind = record === undefined ? "create" : record.hash === hash && !release ? "unchanged" : "preview";
-    decisions.push({ stack, ...service(stack), kind });
+    const told = notices.get(stack);
+    decisions.push({ stack, ...service(stack), kind, ...(told !== undefined ? { notices: told } : {}) });
   }
   for (const [stack, messages] of wanted.rejected) {
     const key = serviceKey(stack);
@@ -364,6 +375,8 @@ export interface StackPlan {
   action: StackAction;
   /** Sorted by name, then type. */
   changes: ResourceChange[];
+  /** Its Service's plan warnings, as the daemon tells them in Warning Events; absent when none. */
+  notices?: ServiceNotice[];
 }
 
 export interface RejectedService {
@@ -404,6 +417,7 @@ export function stackPlan(
     ...(decision.service !== undefined ? { service: decision.service } : {}),
     action,
     changes: unique,
+    ...(decision.kind !== "destroy" && decision.notices !== undefined ? { notices: [...decision.notices] } : {}),
   };
 }
 
@@ -460,7 +474,7 @@ export function summaryLine(summary: PlanSummary): string {
   return `${summary.create} to create, ${summary.update} to update, ${summary.replace} to replace, ${summary.delete} to delete, ${summary.unchangedStacks} unchanged stacks`;
 }
 
-/** The plan for people: each stack that would change with its resources, then the rejected Services, the unchanged stacks and the summary. */
+/** The plan for people: each stack that would change with its resources, then the rejected Services, the Services' warnings, the unchanged stacks and the summary. */
 export function formatPlan(
   plans: readonly StackPlan[],
   rejected: readonly RejectedService[],
@@ -476,6 +490,9 @@ export function formatPlan(
     const kept = service.hasStack ? "its load balancer is left as it is" : "no load balancer is created";
     lines.push(`Service ${service.service}: rejected, ${kept}`, ...service.messages.map((message) => `  ${message}`));
   }
+  for (const plan of plans)
+    for (const notice of plan.notices ?? [])
+      lines.push(`Service ${plan.service ?? plan.stack}: Warning ${notice.reason}: ${notice.message}`);
   const unchanged = plans.filter((plan) => plan.action === "unchanged").map((plan) => plan.stack);
   if (unchanged.length > 0) lines.push(`Unchanged stacks: ${unchanged.join(", ")}`);
   if (quotas !== undefined) lines.push(...quotaLines(quotas));

@@ -754,3 +754,71 @@ describe("preview/plan: quotas (dccm preview --quotas)", () => {
     ]);
   });
 });
+
+describe("preview/plan: a Service's notices (BackendLimit, SubsetTruncated, UnsupportedConfiguration) and its NEGs", () => {
+  const limit = {
+    reason: "BackendLimit" as const,
+    message: "internal passthrough load balancers distribute to at most 250 VMs with instance-group backends",
+  };
+  const desired = desiredStacks(SNAPSHOT, CONFIG).desired;
+  const web = desired.services.find((service) => service.key === "default/web");
+  assert.ok(web !== undefined);
+  const wanted = {
+    desired: { ...desired, services: [{ ...web, notices: [limit] }] },
+    hashes: new Map([["service.default.web", "h-web"]]),
+    rejected: new Map<string, string[]>(),
+    services: new Map([["service.default.web", "default/web"]]),
+  };
+
+  it("decideStacks carries a Service's notices on its decision, changed or not", () => {
+    for (const [recorded, kind] of [
+      [new Map<string, RecordedStack>([["service.default.web", { hash: "h-web" }]]), "unchanged"],
+      [new Map<string, RecordedStack>(), "create"],
+    ] as const)
+      assert.deepEqual(decideStacks(wanted, recorded, SNAPSHOT.services, CLASSES), [
+        { stack: "service.default.web", service: "default/web", kind, notices: [limit] },
+      ]);
+  });
+
+  it("the plan shows each notice as a Warning row of its Service (text), and in its stack (JSON)", () => {
+    const plans = [
+      stackPlan({ stack: "service.default.web", service: "default/web", kind: "unchanged", notices: [limit] }, []),
+    ];
+    assert.equal(
+      formatPlan(plans, []),
+      [
+        `Service default/web: Warning BackendLimit: ${limit.message}`,
+        "Unchanged stacks: service.default.web",
+        "Plan: 0 to create, 0 to update, 0 to replace, 0 to delete, 1 unchanged stacks",
+        "",
+      ].join("\n"),
+    );
+    assert.deepEqual(planDocument(plans, []).stacks, [
+      { stack: "service.default.web", service: "default/web", action: "unchanged", changes: [], notices: [limit] },
+    ]);
+  });
+
+  it("a plan without notices has no notices field (the JSON as before)", () => {
+    assert.equal(
+      "notices" in stackPlan({ stack: "service.default.web", service: "default/web", kind: "unchanged" }, []),
+      false,
+    );
+  });
+
+  it("observedAfterApply: the NEGs neg Services list are referenced (kept by the cluster stack); none → unset", () => {
+    const neg = {
+      ...web,
+      backend: "neg" as const,
+      backendZones: [],
+      backendNegs: [
+        { zone: "us-central1-b", name: web.lbName, subnetwork: "k8s-subnet" },
+        { zone: "us-central1-a", name: web.lbName, subnetwork: "k8s-subnet" },
+      ],
+    };
+    assert.deepEqual(observedAfterApply([neg]).referencedNegs, [
+      `us-central1-a/${web.lbName}`,
+      `us-central1-b/${web.lbName}`,
+    ]);
+    assert.equal("referencedNegs" in observedAfterApply([web]), false);
+  });
+});
