@@ -55,6 +55,8 @@ export function declaredResourceIds(desired: DesiredState, scope: Scope): string
     if (cluster.legacyNodeHealthCheck) ids.push(global("httpHealthChecks", cluster.nodeHealthCheck.name));
     ids.push(global("firewalls", cluster.nodeHealthCheckFirewall.name));
     for (const route of cluster.routes) ids.push(global("routes", route.name));
+    for (const neg of cluster.networkEndpointGroups ?? [])
+      ids.push(resourceId(project, `zones/${neg.zone}`, "networkEndpointGroups", neg.name));
   }
   if (scope.kind === "cluster") return ids;
   for (const service of desired.services) {

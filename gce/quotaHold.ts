@@ -53,11 +53,12 @@ export interface QuotaNeed {
 
 /**
  * What a Service stack's first up creates, per quota (components/serviceLoadBalancer.ts): a
- * forwarding rule per frontend and family; a backend service per frontend (backend-service mode)
- * or one target pool; a dedicated health check; the firewalls of each family; the addresses it
+ * forwarding rule per frontend and family; a backend service per frontend (over instance groups or
+ * NEGs) or one target pool; a dedicated health check; the firewalls of each family; the addresses it
  * reserves (`<lb>` only when held for the Service's life, `<lb>-ipv6` unless the user owns the IPv6
  * address), external ones against STATIC_ADDRESSES and internal ones against INTERNAL_ADDRESSES.
- * Quotas it needs none of are left out. Pure.
+ * Quotas it needs none of are left out. A `neg` Service's NEGs (GCE's NETWORK_ENDPOINT_GROUPS
+ * quota) are created by the cluster stack, which this hold does not weigh: not counted. Pure.
  */
 export function quotaNeeds(service: ServiceDesired): QuotaNeed[] {
   const ipv4 = service.ipv6Only !== true;
@@ -73,7 +74,7 @@ export function quotaNeeds(service: ServiceDesired): QuotaNeed[] {
     STATIC_ADDRESSES: service.scheme === "EXTERNAL" ? addresses : 0,
     INTERNAL_ADDRESSES: service.scheme === "INTERNAL" ? addresses : 0,
     FORWARDING_RULES: (ipv4 ? frontends : 0) + (ipv6 !== undefined ? frontends : 0),
-    BACKEND_SERVICES: service.backend === "backend-service" ? frontends : 0,
+    BACKEND_SERVICES: service.backend !== "target-pool" ? frontends : 0,
     TARGET_POOLS: service.backend === "target-pool" ? 1 : 0,
     HEALTH_CHECKS: service.healthCheck.kind === "dedicated" ? 1 : 0,
     FIREWALLS: firewalls,

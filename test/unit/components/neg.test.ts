@@ -9,6 +9,7 @@ import { capture as captureUnderMocks, nameOf, type Captured } from "../../suppo
 import { ClusterNetwork } from "../../../components/clusterNetwork";
 import { ServiceLoadBalancer, type ClusterRefs } from "../../../components/serviceLoadBalancer";
 import { declareStack } from "../../../components/stack";
+import { declaredResourceIds, gceResourceId } from "../../../gce/ids";
 import { stackSlice } from "../../../components/outputs";
 import type { ClusterDesired, DesiredState, NegSpec, ServiceDesired } from "../../../model/types";
 import {
@@ -215,6 +216,32 @@ describe("components: GCE_VM_IP NEG backends (Pulumi mocks)", () => {
         ["test:Root", "root"],
       ]);
       assert.deepStrictEqual(keys, ["instanceGroupMembers", "instanceGroups", "loadBalancers", "routes"]);
+    });
+
+    it("gce/ids: declaredResourceIds of a cluster with NEGs is exactly what the program registers with a GCE name (an endpoint list has none)", async () => {
+      const withNegs = desired({ ...fixtureCluster([]), networkEndpointGroups: NEGS });
+      const captured = await capture((opts) => {
+        declareStack(withNegs, { kind: "cluster" }, undefined, undefined);
+        return new pulumi.ComponentResource("test:Root", "root", {}, opts);
+      });
+      const custom = captured.registered.filter((r) => r.custom);
+      assert.deepEqual(
+        custom.filter((r) => gceResourceId(r.type, r.inputs) === undefined).map((r) => r.type),
+        [T.endpoints, T.endpoints, T.endpoints],
+      );
+      const ids = custom.flatMap((r) => {
+        const id = gceResourceId(r.type, r.inputs);
+        return id === undefined ? [] : [id];
+      });
+      assert.deepEqual([...declaredResourceIds(withNegs, { kind: "cluster" })].sort(), ids.sort());
+      assert.deepEqual(
+        ids.filter((id) => id.includes("/networkEndpointGroups/")),
+        [
+          `projects/${PROJECT}/zones/us-central1-a/networkEndpointGroups/${LB}`,
+          `projects/${PROJECT}/zones/us-central1-a/networkEndpointGroups/${LB}-0badcafe`,
+          `projects/${PROJECT}/zones/us-central1-b/networkEndpointGroups/${LB}`,
+        ],
+      );
     });
 
     it("with NEGs the cluster stack also records networkEndpointGroupMembers", async () => {

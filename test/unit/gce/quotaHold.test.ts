@@ -88,6 +88,20 @@ describe("gce/quotaHold", () => {
         ],
       ],
       [
+        "neg mode: a backend service per frontend as with instance groups (its NEGs are the cluster stack's, not counted here)",
+        {
+          ...base,
+          backend: "neg",
+          backendZones: [],
+          backendNegs: [{ zone: "us-central1-a", name: LB, subnetwork: "k8s-subnet" }],
+        },
+        [
+          { metric: "FORWARDING_RULES", amount: 1 },
+          { metric: "BACKEND_SERVICES", amount: 1 },
+          { metric: "FIREWALLS", amount: 1 },
+        ],
+      ],
+      [
         "target-pool mode: one pool, no backend service",
         { ...base, backend: "target-pool", healthCheck: dedicated },
         [
