@@ -98,44 +98,9 @@ export class ClusterNetwork extends pulumi.ComponentResource {
       this.routes[route.node] = resource.name;
     }
 
-    this.networkEndpointGroups = {};
-    this.networkEndpointGroupMembers = {};
-    for (const neg of cluster.networkEndpointGroups ?? []) {
-      const key = negKey(neg);
-      const group = new gcp.compute.NetworkEndpointGroup(
-        `${name}:neg-${neg.zone}-${neg.name}`,
-        {
-          project: cluster.project,
-          zone: neg.zone,
-          name: neg.name,
-          description: neg.description,
-          networkEndpointType: "GCE_VM_IP",
-          network: networkUrl(cluster.project, cluster.network),
-          subnetwork: subnetworkUrl(cluster.project, cluster.region, neg.subnetwork),
-        },
-        // A NEG has no update method: every input forces a replacement, which GCE refuses while a
-        // backend service lists it; the owner marker is written at creation only.
-        { ...childOpts, ignoreChanges: ignoredChanges("gcp:compute/networkEndpointGroup:NetworkEndpointGroup") },
-      );
-      // One list per NEG: a node's entry or exit is an attach or detach of that endpoint alone
-      // (terraform-provider-google resource_compute_network_endpoints.go diffs the set), never a
-      // replacement of the group a backend service lists.
-      new gcp.compute.NetworkEndpointList(
-        `${name}:neg-${neg.zone}-${neg.name}-endpoints`,
-        {
-          project: cluster.project,
-          zone: neg.zone,
-          networkEndpointGroup: group.name,
-          networkEndpoints: neg.endpoints.map((endpoint) => ({
-            instance: endpoint.instance,
-            ipAddress: endpoint.ipAddress,
-          })),
-        },
-        { parent: group, deleteBeforeReplace: true },
-      );
-      this.networkEndpointGroups[key] = group.selfLink;
-      this.networkEndpointGroupMembers[key] = neg.endpoints.map((endpoint) => endpoint.instance);
-    }
+    const negs = declareNegs(name, cluster, childOpts);
+    this.networkEndpointGroups = negs.links;
+    this.networkEndpointGroupMembers = negs.members;
 
     this.registerOutputs({
       instanceGroups: this.instanceGroups,
@@ -152,6 +117,56 @@ export class ClusterNetwork extends pulumi.ComponentResource {
       routes: this.routes,
     });
   }
+}
+
+/**
+ * Per NEG of a `neg` Service: the GCE_VM_IP NetworkEndpointGroup and its NetworkEndpointList.
+ * Returns their self links and members by `<zone>/<name>`.
+ */
+function declareNegs(
+  name: string,
+  cluster: ClusterDesired,
+  childOpts: pulumi.CustomResourceOptions,
+): { links: Record<string, pulumi.Output<string>>; members: Record<string, string[]> } {
+  const links: Record<string, pulumi.Output<string>> = {};
+  const members: Record<string, string[]> = {};
+  for (const neg of cluster.networkEndpointGroups ?? []) {
+    const key = negKey(neg);
+    const group = new gcp.compute.NetworkEndpointGroup(
+      `${name}:neg-${neg.zone}-${neg.name}`,
+      {
+        project: cluster.project,
+        zone: neg.zone,
+        name: neg.name,
+        description: neg.description,
+        networkEndpointType: "GCE_VM_IP",
+        network: networkUrl(cluster.project, cluster.network),
+        subnetwork: subnetworkUrl(cluster.project, cluster.region, neg.subnetwork),
+      },
+      // A NEG has no update method: every input forces a replacement, which GCE refuses while a
+      // backend service lists it; the owner marker is written at creation only.
+      { ...childOpts, ignoreChanges: ignoredChanges("gcp:compute/networkEndpointGroup:NetworkEndpointGroup") },
+    );
+    // One list per NEG, updated in place (google_compute_network_endpoints detaches the endpoints
+    // that left and attaches those that came): a node's entry or exit never replaces the group a
+    // backend service lists.
+    new gcp.compute.NetworkEndpointList(
+      `${name}:neg-${neg.zone}-${neg.name}-endpoints`,
+      {
+        project: cluster.project,
+        zone: neg.zone,
+        networkEndpointGroup: group.name,
+        networkEndpoints: neg.endpoints.map((endpoint) => ({
+          instance: endpoint.instance,
+          ipAddress: endpoint.ipAddress,
+        })),
+      },
+      { parent: group, deleteBeforeReplace: true },
+    );
+    links[key] = group.selfLink;
+    members[key] = neg.endpoints.map((endpoint) => endpoint.instance);
+  }
+  return { links, members };
 }
 
 /**

@@ -270,6 +270,17 @@ export class ServiceController {
     }
   }
 
+  /** A change is about to run: EnsuringLoadBalancer, then the Service's warnings, each on every change. */
+  private async ensuring(target: EventTarget, service: ServiceDesired): Promise<void> {
+    await this.deps.events.record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
+    // The Service asked for dual-stack and gets IPv4 only: GCE cannot do it here.
+    if (service.ipv6Fallback !== undefined)
+      await this.deps.events.record(target, "Warning", "IPv6Unavailable", service.ipv6Fallback);
+    // The plan's notices (a backend limit, a truncated subset, an unsupported combination).
+    for (const notice of service.notices ?? [])
+      await this.deps.events.record(target, "Warning", notice.reason, notice.message);
+  }
+
   private async apply(
     action: Extract<ServiceSyncAction, { kind: "apply" }>,
     sync: Sync,
@@ -299,15 +310,7 @@ export class ServiceController {
       record.known = true;
       if (!(await this.deps.writer.setFinalizer(meta.namespace, meta.name, true))) return { kind: "ok" };
     }
-    if (action.changed)
-      await this.deps.events.record(target, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
-    // The Service asked for dual-stack and gets IPv4 only: said on each change, as GCE cannot do it here.
-    if (action.changed && service.ipv6Fallback !== undefined)
-      await this.deps.events.record(target, "Warning", "IPv6Unavailable", service.ipv6Fallback);
-    // The plan's warnings (a backend limit, a truncated subset, an unsupported combination): said on each change.
-    if (action.changed)
-      for (const notice of service.notices ?? [])
-        await this.deps.events.record(target, "Warning", notice.reason, notice.message);
+    if (action.changed) await this.ensuring(target, service);
     // Ledger before anything is created under the name: without an entry a leak is never provably ours.
     await this.deps.ledger?.record(service.lbName, { key: `${meta.namespace}/${meta.name}`, uid: meta.uid });
     const published = record.published ?? ingressOf(record.recorded ?? {}, meta.namespace, meta.name);

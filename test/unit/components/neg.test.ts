@@ -169,10 +169,7 @@ describe("components: GCE_VM_IP NEG backends (Pulumi mocks)", () => {
         [`us-central1-a/${LB}-0badcafe`]: ["node-a3"],
         [`us-central1-b/${LB}`]: [],
       });
-      assert.equal(
-        await value(network.networkEndpointGroups[`us-central1-b/${LB}`]),
-        `${MOCK_LINK}/${T.neg}/${LB}`,
-      );
+      assert.equal(await value(network.networkEndpointGroups[`us-central1-b/${LB}`]), `${MOCK_LINK}/${T.neg}/${LB}`);
     });
 
     it("the owner marker goes into a NEG's description", async () => {
@@ -266,7 +263,8 @@ describe("components: GCE_VM_IP NEG backends (Pulumi mocks)", () => {
     it("a Service stack's slice carries no NEG of the cluster (its own are in backendNegs); without NEGs the slice is as before", () => {
       const scope = { kind: "service" as const, namespace: "default", name: "web" };
       assert.deepStrictEqual(
-        stackSlice(desired({ ...fixtureCluster([]), networkEndpointGroups: NEGS }), scope).cluster.networkEndpointGroups,
+        stackSlice(desired({ ...fixtureCluster([]), networkEndpointGroups: NEGS }), scope).cluster
+          .networkEndpointGroups,
         [],
       );
       assert.equal("networkEndpointGroups" in stackSlice(desired(fixtureCluster([])), scope).cluster, false);

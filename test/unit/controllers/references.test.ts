@@ -91,7 +91,11 @@ describe("controllers/references: withReferences, enableL4DenyFirewall off: what
 describe("controllers/references: NEGs (backend neg) → ObservedCloud.referencedNegs", () => {
   it("the union counts NEGs as zones: a NEG two stacks list stays until both let go; none → unset", () => {
     const union = new ReferenceUnion();
-    const one: ClusterReferences = { zones: [], negs: ["us-central1-a/lb1", "us-central1-b/lb1"], legacyHealthCheck: false };
+    const one: ClusterReferences = {
+      zones: [],
+      negs: ["us-central1-a/lb1", "us-central1-b/lb1"],
+      legacyHealthCheck: false,
+    };
     const two: ClusterReferences = { zones: [], negs: ["us-central1-a/lb1"], legacyHealthCheck: false };
     union.replace(undefined, one);
     union.replace(undefined, two);

@@ -204,21 +204,22 @@ describe("controllers/cluster/plan: NEGs (backend neg): recorded members, and a 
     appliedClusterOf(clusterOutputs({ instanceGroups: {}, networkEndpointGroupMembers: members }));
 
   it("clusterOutputs reads networkEndpointGroupMembers when recorded, leaving out values of another type", () =>
-    assert.deepEqual(
-      clusterOutputs({ networkEndpointGroupMembers: { [`us-central1-a/${LB}`]: ["n1", 2], b: "n3" } }),
-      {
-        instanceGroups: {},
-        instanceGroupMembers: {},
-        networkEndpointGroupMembers: { [`us-central1-a/${LB}`]: ["n1"] },
-        routes: {},
-      },
-    ));
+    assert.deepEqual(clusterOutputs({ networkEndpointGroupMembers: { [`us-central1-a/${LB}`]: ["n1", 2], b: "n3" } }), {
+      instanceGroups: {},
+      instanceGroupMembers: {},
+      networkEndpointGroupMembers: { [`us-central1-a/${LB}`]: ["n1"] },
+      routes: {},
+    }));
 
   const cases: Array<[string, ReturnType<typeof appliedClusterOf> | undefined, boolean]> = [
     ["nothing applied yet", undefined, false],
     ["a cluster stack applied before NEGs (no members recorded)", appliedClusterOf(clusterOutputs({})), false],
     ["one of its NEGs not declared yet", withNegs({ [`us-central1-a/${LB}`]: ["n1"] }), false],
-    ["every NEG it names declared, one of them empty", withNegs({ [`us-central1-a/${LB}`]: ["n1"], [`us-central1-b/${LB}`]: [] }), true],
+    [
+      "every NEG it names declared, one of them empty",
+      withNegs({ [`us-central1-a/${LB}`]: ["n1"], [`us-central1-b/${LB}`]: [] }),
+      true,
+    ],
   ];
   for (const [title, cluster, ready] of cases)
     it(`clusterReadyFor: ${title} → ${ready}`, () => assert.equal(clusterReadyFor(cluster, negService), ready));
