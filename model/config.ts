@@ -205,7 +205,7 @@ export function parseConfig(raw: RawConfig): Config {
   checkClusterNames(clusterName, clusterId, problems);
   checkClusterCidr(clusterCIDR, problems);
   if (!(BACKEND_MODES as readonly string[]).includes(backendText))
-    problems.push(`backendMode: "${backendText}" is not ${BACKEND_MODES.join(", ")}`);
+    problems.push(`backendMode: "${backendText}" is not backend-service, target-pool or neg`);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     project,

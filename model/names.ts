@@ -64,8 +64,8 @@ export function instanceGroupName(clusterId: string, index = 1): string {
  * How the cluster stack's outputs and the Service stacks' references key a group: the zone for its
  * default subnetwork's first group (as before there were several), `<zone>/<name>` for any other.
  */
-export function instanceGroupKey(group: { zone: string; name: string; index?: number; subnetwork?: string }): string {
-  return group.index === undefined && group.subnetwork === undefined ? group.zone : `${group.zone}/${group.name}`;
+export function instanceGroupKey(group: { zone: string; name: string; index?: number; subnetworkHash?: string }): string {
+  return group.index === undefined && group.subnetworkHash === undefined ? group.zone : `${group.zone}/${group.name}`;
 }
 
 /** The index of one of the cluster's default-subnetwork group names (1 for `k8s-ig--<id>`), undefined for any other name. */
@@ -90,7 +90,8 @@ export function subnetInstanceGroupName(clusterId: string, subnetwork: string, i
   return subnetGroupName(clusterId, subnetworkHash(subnetwork), index);
 }
 
-function subnetGroupName(clusterId: string, hash: string, index: number): string {
+/** subnetInstanceGroupName from the subnetwork's hash. */
+export function subnetGroupName(clusterId: string, hash: string, index: number): string {
   const head = index === 1 ? "k8s-ig--" : `k8s-ig${index}--`;
   const room = GCE_NAME_MAX - head.length - 1 - hash.length;
   return `${head}${clusterId.slice(0, room)}-${hash}`;
