@@ -147,8 +147,10 @@ export class DesiredCache {
     const dirty = new Set<string>();
     const lbNames = new Set<string>();
     const nodesChanged = this.nodesChanged(snapshot.nodes) || first;
+    const servicesBefore = this.entries.size;
     const replan = this.syncServices(snapshot.services, dirty, lbNames);
-    return this.apply({ nodesChanged, replan, dirty, lbNames });
+    const servicesLeft = this.entries.size - replan.size < servicesBefore;
+    return this.apply({ nodesChanged, replan, dirty, lbNames, servicesLeft });
   }
 
   /** Recomputes with a new observation of GCE and of the applied stacks (before the first snapshot: kept for it). */
@@ -162,7 +164,7 @@ export class DesiredCache {
       if (!this.denyRulesHeld.has(key)) for (const entry of this.byKey.get(key) ?? []) replan.add(entry);
     for (const key of this.denyRulesHeld)
       if (!before.has(key)) for (const entry of this.byKey.get(key) ?? []) replan.add(entry);
-    return this.apply({ nodesChanged: true, replan, dirty: new Set(), lbNames: new Set() });
+    return this.apply({ nodesChanged: true, replan, dirty: new Set(), lbNames: new Set(), servicesLeft: false });
   }
 
   lastObserved(): ObservedCloud {
@@ -276,6 +278,8 @@ export class DesiredCache {
     replan: ReadonlySet<Entry>;
     dirty: Set<string>;
     lbNames: Set<string>;
+    /** A Service object left the snapshot (ignored ones too: they may name a NEG left for a stack). */
+    servicesLeft: boolean;
   }): StackChange[] {
     const { dirty, lbNames } = change;
     const previous = this.nodes;
@@ -329,7 +333,8 @@ export class DesiredCache {
     }
     const legacyUsed = this.legacyUsers.size > 0;
     // A NEG left for an applied Service stack names its Service, which any Service's arrival or exit may change.
-    const leftoversMoved = (this.observed.referencedNegs ?? []).length > 0 && (change.replan.size > 0 || dirty.size > 0);
+    const leftoversMoved =
+      (this.observed.referencedNegs ?? []).length > 0 && (change.replan.size > 0 || change.servicesLeft);
     if (
       change.nodesChanged ||
       this.negsChanged ||
@@ -339,6 +344,7 @@ export class DesiredCache {
       this.cluster.legacyNodeHealthCheck !== (this.observed.legacyHealthCheckReferenced || legacyUsed)
     ) {
       this.negsChanged = false;
+      this.assembled = undefined;
       this.cluster = clusterDesired(this.config, nodes, this.observed, legacyUsed, this.clusterNegs());
       const hash = hashOf(this.cluster);
       if (hash !== this.hashes.get(CLUSTER_STACK)) {
