@@ -6,6 +6,15 @@ import * as assert from "node:assert/strict";
 import { desiredState } from "../../../model/desired";
 import { DesiredCache, stackHashes } from "../../../model/desiredCache";
 import {
+  instanceGroupIndex,
+  instanceGroupKey,
+  isNegOf,
+  negName,
+  parseInstanceGroupName,
+  subnetInstanceGroupName,
+  subnetworkHash,
+} from "../../../model/names";
+import {
   NOTHING_OBSERVED,
   type Config,
   type DesiredState,
@@ -479,6 +488,49 @@ describe("model: a node's entry in neg mode changes the cluster stack only", () 
     assert.deepStrictEqual(
       cache.update({ nodes: NODES, services }).map((c) => c.stack),
       ["cluster"],
+    );
+  });
+});
+
+describe("model/names: NEG and subnetwork group names", () => {
+  it("negName: the load balancer's name in the default subnetwork, <lb>-<8 hex> in another; isNegOf knows both", () => {
+    assert.equal(negName(LB, "k8s-subnet", "k8s-subnet"), LB);
+    assert.equal(negName(LB, "other-subnet", "k8s-subnet"), `${LB}-${OTHER_HASH}`);
+    assert.equal(subnetworkHash("other-subnet"), OTHER_HASH);
+    assert.deepStrictEqual(
+      [LB, `${LB}-${OTHER_HASH}`, `${LB}-udp`, `${LB}x`, "a0f1e2d3c4b5a49788695a4b3c2d1e0e"].map((n) => isNegOf(LB, n)),
+      [true, true, false, false, false],
+    );
+  });
+
+  it("subnetInstanceGroupName: k8s-ig--<id>-<8 hex>, numbered k8s-ig<n>--<id>-<8 hex>, the cluster ID cut to fit 63; parseInstanceGroupName reads them all back", () => {
+    const id46 = "c".repeat(46);
+    const rows: [string, number, string][] = [
+      ["c0ffee1234", 1, `k8s-ig--c0ffee1234-${OTHER_HASH}`],
+      ["c0ffee1234", 2, `k8s-ig2--c0ffee1234-${OTHER_HASH}`],
+      [id46, 1, `k8s-ig--${id46}-${OTHER_HASH}`],
+      [id46, 12, `k8s-ig12--${"c".repeat(44)}-${OTHER_HASH}`],
+    ];
+    for (const [id, index, name] of rows) {
+      assert.equal(subnetInstanceGroupName(id, "other-subnet", index), name);
+      assert.ok(name.length <= 63);
+      assert.deepStrictEqual(parseInstanceGroupName(id, name), { index, subnetHash: OTHER_HASH });
+    }
+    assert.deepStrictEqual(parseInstanceGroupName("c0ffee1234", "k8s-ig--c0ffee1234"), { index: 1, subnetHash: "" });
+    assert.deepStrictEqual(parseInstanceGroupName("c0ffee1234", "k8s-ig3--c0ffee1234"), { index: 3, subnetHash: "" });
+    assert.equal(parseInstanceGroupName("c0ffee1234", "k8s-ig--c0ffee12345"), undefined);
+    assert.equal(parseInstanceGroupName("c0ffee1234", "k8s-ig1--c0ffee1234"), undefined);
+    assert.equal(instanceGroupIndex("c0ffee1234", `k8s-ig--c0ffee1234-${OTHER_HASH}`), undefined);
+  });
+
+  it("instanceGroupKey: the zone for the default subnetwork's first group only", () => {
+    assert.deepStrictEqual(
+      [
+        { zone: A, name: "k8s-ig--c0ffee1234" },
+        { zone: A, name: "k8s-ig2--c0ffee1234", index: 2 },
+        { zone: A, name: `k8s-ig--c0ffee1234-${OTHER_HASH}`, subnetworkHash: OTHER_HASH },
+      ].map(instanceGroupKey),
+      [A, `${A}/k8s-ig2--c0ffee1234`, `${A}/k8s-ig--c0ffee1234-${OTHER_HASH}`],
     );
   });
 });
