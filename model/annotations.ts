@@ -83,7 +83,8 @@ export const SERVICE_ANNOTATIONS: readonly AnnotationRow[] = [
   },
   {
     key: ANNOTATION_NODE_SELECTOR,
-    values: "a label selector: `key=value`, `key!=value`, `key in (a,b)`, `key notin (a,b)`, `key`, `!key`, comma-separated",
+    values:
+      "a label selector: `key=value`, `key!=value`, `key in (a,b)`, `key notin (a,b)`, `key`, `!key`, comma-separated",
     meaning: "backend `neg` only: the nodes the Service's network endpoint groups may hold (among the eligible ones)",
   },
   {

@@ -277,7 +277,10 @@ export function nodePart(nodes: readonly NodeInfo[], config: Config, observed: O
   const zones = [
     ...new Set([...instances.map((instance) => instance.zone), ...(config.instanceGroupZones ?? [])]),
   ].sort(compareText);
-  const placed = backendNodes.map(({ instance }) => ({ instance, subnetwork: subnetworkOf(instance, config, observed) }));
+  const placed = backendNodes.map(({ instance }) => ({
+    instance,
+    subnetwork: subnetworkOf(instance, config, observed),
+  }));
   const groups = instanceGroups(placed, config, observed);
   const zoneSet = new Set(zones);
   const backendGroupRefs = groups
@@ -393,7 +396,9 @@ export function placeService(planned: ServiceDesired, nodes: NodePart, neg: NegP
   if (refs.length > BACKEND_SERVICE_MAX_BACKENDS)
     return { ok: false, rejection: tooManyBackends(service, refs.length, "instance groups") };
   const grouped =
-    refs.length > service.backendZones.length ? { ...service, backendGroups: refs.map((ref) => ({ ...ref })) } : service;
+    refs.length > service.backendZones.length
+      ? { ...service, backendGroups: refs.map((ref) => ({ ...ref })) }
+      : service;
   return { ok: true, desired: withNotices(grouped, backendLimitNotices(grouped, nodes)), negs: [] };
 }
 
@@ -532,9 +537,10 @@ export function clusterNegs(
     if (slash < 0) continue;
     const zone = key.slice(0, slash);
     const name = key.slice(slash + 1);
-    const subnetwork = /-[0-9a-f]{8}$/.test(name) && name.length > 32
-      ? known.find((candidate) => negName(name.slice(0, name.length - 9), candidate, home) === name)
-      : home;
+    const subnetwork =
+      /-[0-9a-f]{8}$/.test(name) && name.length > 32
+        ? known.find((candidate) => negName(name.slice(0, name.length - 9), candidate, home) === name)
+        : home;
     if (subnetwork === undefined) continue;
     const lbName = subnetwork === home ? name : name.slice(0, name.length - 9);
     const service = ownerOf(lbName) ?? "";

@@ -377,7 +377,11 @@ export class DesiredCache {
       else {
         // Nodes come and go: the memo is dropped when it holds many more than there are.
         if (entry.nodeHashes.size > 2 * nodes.negNodes.length + 64) entry.nodeHashes.clear();
-        const placed = placeService(plan.desired, nodes, negInput(this.config, this.observed, plan, this.hasher(entry)));
+        const placed = placeService(
+          plan.desired,
+          nodes,
+          negInput(this.config, this.observed, plan, this.hasher(entry)),
+        );
         if (placed.ok) {
           entry.desired = placed.desired;
           entry.negs = placed.negs;

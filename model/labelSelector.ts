@@ -5,8 +5,7 @@
  */
 
 export type LabelRequirement =
-  | { key: string; operator: "in" | "notin"; values: string[] }
-  | { key: string; operator: "exists" | "!exists" };
+  { key: string; operator: "in" | "notin"; values: string[] } | { key: string; operator: "exists" | "!exists" };
 
 export type SelectorParse = { ok: true; requirements: LabelRequirement[] } | { ok: false; reason: string };
 
@@ -93,7 +92,10 @@ export function parseLabelSelector(text: string): SelectorParse {
 }
 
 /** Whether labels satisfy every requirement: `notin` (and `!=`) hold for a missing key, as Kubernetes has it. */
-export function selectorMatches(requirements: readonly LabelRequirement[], labels: Readonly<Record<string, string>>): boolean {
+export function selectorMatches(
+  requirements: readonly LabelRequirement[],
+  labels: Readonly<Record<string, string>>,
+): boolean {
   return requirements.every((requirement) => {
     const has = Object.prototype.hasOwnProperty.call(labels, requirement.key);
     switch (requirement.operator) {

@@ -64,7 +64,12 @@ export function instanceGroupName(clusterId: string, index = 1): string {
  * How the cluster stack's outputs and the Service stacks' references key a group: the zone for its
  * default subnetwork's first group (as before there were several), `<zone>/<name>` for any other.
  */
-export function instanceGroupKey(group: { zone: string; name: string; index?: number; subnetworkHash?: string }): string {
+export function instanceGroupKey(group: {
+  zone: string;
+  name: string;
+  index?: number;
+  subnetworkHash?: string;
+}): string {
   return group.index === undefined && group.subnetworkHash === undefined ? group.zone : `${group.zone}/${group.name}`;
 }
 
@@ -112,7 +117,9 @@ export function parseInstanceGroupName(
   if (!Number.isSafeInteger(index) || (match[1] !== undefined && index < 2)) return undefined;
   if (name === instanceGroupName(clusterId, index)) return { index, subnetHash: "" };
   const hash = /-([0-9a-f]{8})$/.exec(name)?.[1];
-  return hash !== undefined && name === subnetGroupName(clusterId, hash, index) ? { index, subnetHash: hash } : undefined;
+  return hash !== undefined && name === subnetGroupName(clusterId, hash, index)
+    ? { index, subnetHash: hash }
+    : undefined;
 }
 
 /**

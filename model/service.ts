@@ -65,8 +65,7 @@ export interface Backends {
  * meet to be in the Service's NEGs (placed by model/desired.ts).
  */
 export type ServiceOutcome =
-  | { ok: true; desired: ServiceDesired; nodeSelector?: LabelRequirement[] }
-  | { ok: false; rejections: Rejection[] };
+  { ok: true; desired: ServiceDesired; nodeSelector?: LabelRequirement[] } | { ok: false; rejections: Rejection[] };
 
 class Problems {
   readonly list: Rejection[] = [];
@@ -138,7 +137,10 @@ function readBackendMode(
   if (gkeClassScheme(service) !== undefined) {
     // GKE's classes are served by NEGs, as GKE serves them.
     if (value !== undefined && value !== "neg")
-      problems.add(field, `"${value}" does not go with spec.loadBalancerClass ${service.loadBalancerClass}, which is neg`);
+      problems.add(
+        field,
+        `"${value}" does not go with spec.loadBalancerClass ${service.loadBalancerClass}, which is neg`,
+      );
     return "neg";
   }
   // Internal load balancers have no target pools: the configured target-pool means instance groups for them.
@@ -196,17 +198,21 @@ function trafficPolicies(
 ): Pick<ServiceDesired, "zonalAffinity" | "weightedLoadBalancing" | "notices"> {
   const distribution = service.trafficDistribution;
   const zonalAffinity =
-    backend === "neg" &&
-    scheme === "INTERNAL" &&
-    (distribution === "PreferSameZone" || distribution === "PreferClose");
+    backend === "neg" && scheme === "INTERNAL" && (distribution === "PreferSameZone" || distribution === "PreferClose");
   const notices: ServiceNotice[] = [];
   let weightedLoadBalancing = false;
   if (weighted) {
     const field = `metadata.annotations[${ANNOTATION_WEIGHTED_LB}]`;
     if (scheme === "INTERNAL")
-      notices.push({ reason: "UnsupportedConfiguration", message: `${field}: weighted load balancing is for external load balancers only; not applied` });
+      notices.push({
+        reason: "UnsupportedConfiguration",
+        message: `${field}: weighted load balancing is for external load balancers only; not applied`,
+      });
     else if (backend !== "neg")
-      notices.push({ reason: "UnsupportedConfiguration", message: `${field}: weighted load balancing needs backend neg; not applied` });
+      notices.push({
+        reason: "UnsupportedConfiguration",
+        message: `${field}: weighted load balancing needs backend neg; not applied`,
+      });
     else if (service.externalTrafficPolicy !== "Local")
       notices.push({
         reason: "UnsupportedConfiguration",

@@ -135,7 +135,12 @@ export function trimNode(node: NodeLike): NodeInfo {
 function internalIP(status: unknown): Pick<NodeInfo, "internalIP"> {
   if (!isRecord(status) || !Array.isArray(status.addresses)) return {};
   for (const address of status.addresses) {
-    if (isRecord(address) && address.type === "InternalIP" && typeof address.address === "string" && address.address !== "")
+    if (
+      isRecord(address) &&
+      address.type === "InternalIP" &&
+      typeof address.address === "string" &&
+      address.address !== ""
+    )
       return { internalIP: address.address };
   }
   return {};

@@ -196,7 +196,11 @@ describe("model: parseConfig", () => {
         { clusterCIDR: "fd00::/48" },
         ['clusterCIDR: "fd00::/48" is an IPv6 range; only IPv4 ranges are supported'],
       ],
-      ["backendMode unknown", { backendMode: "pool" }, ['backendMode: "pool" is not backend-service, target-pool or neg']],
+      [
+        "backendMode unknown",
+        { backendMode: "pool" },
+        ['backendMode: "pool" is not backend-service, target-pool or neg'],
+      ],
       ["configureRoutes yes", { configureRoutes: "yes" }, ['configureRoutes: expected true or false, got "yes"']],
       ["configureRoutes 1", { configureRoutes: 1 }, ["configureRoutes: expected true or false, got 1"]],
       ["podCIDRSource unknown", { podCIDRSource: "alias" }, ['podCIDRSource: "alias" is not one of none, cloud']],

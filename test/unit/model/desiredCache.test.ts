@@ -103,25 +103,31 @@ const observedArb: fc.Arbitrary<ObservedCloud> = fc
     denyRulesHeld: fc.option(fc.subarray(SERVICE_KEYS), { nil: undefined }),
     denyRulesUnread: fc.boolean(),
     instanceSubnets: fc.option(
-      fc.subarray(NODE_NAMES.flatMap((name) => ZONES.map((zone) => `${zone}/${name}`))).chain((keys) =>
-        fc.tuple(...keys.map(() => fc.constantFrom("other-subnet", "k8s-subnet"))).map((subnets) =>
-          Object.fromEntries(keys.map((key, i) => [key, subnets[i]])),
+      fc
+        .subarray(NODE_NAMES.flatMap((name) => ZONES.map((zone) => `${zone}/${name}`)))
+        .chain((keys) =>
+          fc
+            .tuple(...keys.map(() => fc.constantFrom("other-subnet", "k8s-subnet")))
+            .map((subnets) => Object.fromEntries(keys.map((key, i) => [key, subnets[i]]))),
         ),
-      ),
       { nil: undefined },
     ),
-    negMembers: fc.option(
-      fc.tuple(fc.constantFrom(...ZONES), fc.constantFrom(...NEG_NAMES), fc.subarray(NODE_NAMES)),
-      { nil: undefined },
-    ),
+    negMembers: fc.option(fc.tuple(fc.constantFrom(...ZONES), fc.constantFrom(...NEG_NAMES), fc.subarray(NODE_NAMES)), {
+      nil: undefined,
+    }),
     referencedNegs: fc.option(
-      fc.subarray(ZONES.flatMap((zone) => NEG_NAMES.map((name) => `${zone}/${name}`)), { maxLength: 3 }),
+      fc.subarray(
+        ZONES.flatMap((zone) => NEG_NAMES.map((name) => `${zone}/${name}`)),
+        { maxLength: 3 },
+      ),
       { nil: undefined },
     ),
   })
   .map((o): ObservedCloud => ({
     ...(o.instanceSubnets !== undefined ? { instanceSubnets: o.instanceSubnets } : {}),
-    ...(o.negMembers !== undefined ? { negMembers: { [`${o.negMembers[0]}/${o.negMembers[1]}`]: o.negMembers[2] } } : {}),
+    ...(o.negMembers !== undefined
+      ? { negMembers: { [`${o.negMembers[0]}/${o.negMembers[1]}`]: o.negMembers[2] } }
+      : {}),
     ...(o.referencedNegs !== undefined ? { referencedNegs: o.referencedNegs } : {}),
     goneInstances: o.gone,
     referencedZones: o.referencedZones,

@@ -35,11 +35,23 @@ describe("model/labelSelector parseLabelSelector", () => {
     ["a=b,", "an empty requirement (two commas in a row, or one at an end)"],
     ["pool in (a", '"pool in (a": unbalanced parentheses'],
     ["pool in ()", '"pool in ()": in needs at least one value'],
-    ["pool=bad value", '"pool=bad value" is not key, !key, key=value, key!=value, key in (values) or key notin (values)'],
-    ["pool=-edge", '"-edge" is not a label value (at most 63 letters, digits, "-", "_" or ".", alphanumeric at both ends)'],
-    ["-pool=edge", '"-pool" is not a label key (at most 63 letters, digits, "-", "_" or ".", alphanumeric at both ends, after an optional prefix and "/")'],
+    [
+      "pool=bad value",
+      '"pool=bad value" is not key, !key, key=value, key!=value, key in (values) or key notin (values)',
+    ],
+    [
+      "pool=-edge",
+      '"-edge" is not a label value (at most 63 letters, digits, "-", "_" or ".", alphanumeric at both ends)',
+    ],
+    [
+      "-pool=edge",
+      '"-pool" is not a label key (at most 63 letters, digits, "-", "_" or ".", alphanumeric at both ends, after an optional prefix and "/")',
+    ],
     ["Example.com/pool=edge", '"Example.com/pool": the prefix before "/" must be a DNS subdomain'],
-    ["pool<3", '"pool<3" is not a label key (at most 63 letters, digits, "-", "_" or ".", alphanumeric at both ends, after an optional prefix and "/")'],
+    [
+      "pool<3",
+      '"pool<3" is not a label key (at most 63 letters, digits, "-", "_" or ".", alphanumeric at both ends, after an optional prefix and "/")',
+    ],
   ];
   for (const [text, reason] of refused) {
     it(`refuses ${JSON.stringify(text)}`, () => {

@@ -358,7 +358,11 @@ describe("model: backend neg, the NEGs and the backend service", () => {
       const d = run([s], config).services[0];
       return [d.zonalAffinity, d.weightedLoadBalancing, d.notices];
     };
-    assert.deepStrictEqual(pick(neg(internal, { trafficDistribution: "PreferSameZone" })), [true, undefined, undefined]);
+    assert.deepStrictEqual(pick(neg(internal, { trafficDistribution: "PreferSameZone" })), [
+      true,
+      undefined,
+      undefined,
+    ]);
     assert.deepStrictEqual(pick(neg(internal, { trafficDistribution: "PreferClose" })), [true, undefined, undefined]);
     assert.deepStrictEqual(pick(neg({}, { trafficDistribution: "PreferClose" })), [undefined, undefined, undefined]);
     assert.deepStrictEqual(pick(svc({ annotations: internal, trafficDistribution: "PreferClose" })), [
@@ -367,10 +371,11 @@ describe("model: backend neg, the NEGs and the backend service", () => {
       undefined,
     ]);
     const weighted = { "networking.gke.io/weighted-load-balancing": "pods-per-node" };
-    assert.deepStrictEqual(
-      pick(neg(weighted, { externalTrafficPolicy: "Local", healthCheckNodePort: 31000 })),
-      [undefined, true, undefined],
-    );
+    assert.deepStrictEqual(pick(neg(weighted, { externalTrafficPolicy: "Local", healthCheckNodePort: 31000 })), [
+      undefined,
+      true,
+      undefined,
+    ]);
     assert.deepStrictEqual(pick(neg(weighted)), [
       undefined,
       undefined,
@@ -382,17 +387,20 @@ describe("model: backend neg, the NEGs and the backend service", () => {
         },
       ],
     ]);
-    assert.deepStrictEqual(pick(svc({ annotations: weighted, externalTrafficPolicy: "Local", healthCheckNodePort: 31000 })), [
-      undefined,
-      undefined,
+    assert.deepStrictEqual(
+      pick(svc({ annotations: weighted, externalTrafficPolicy: "Local", healthCheckNodePort: 31000 })),
       [
-        {
-          reason: "UnsupportedConfiguration",
-          message:
-            "metadata.annotations[networking.gke.io/weighted-load-balancing]: weighted load balancing needs backend neg; not applied",
-        },
+        undefined,
+        undefined,
+        [
+          {
+            reason: "UnsupportedConfiguration",
+            message:
+              "metadata.annotations[networking.gke.io/weighted-load-balancing]: weighted load balancing needs backend neg; not applied",
+          },
+        ],
       ],
-    ]);
+    );
   });
 
   it("a NEG an applied Service stack still lists stays declared, emptied, once its Service uses instance groups", () => {
@@ -410,7 +418,12 @@ describe("model: nodes grouped by (zone, subnetwork), instance-group mode", () =
     const observed: ObservedCloud = { ...NOTHING_OBSERVED, instanceSubnets: { [`${A}/n2`]: "other-subnet" } };
     const state = run([svc()], {}, observed);
     assert.deepStrictEqual(state.cluster.instanceGroups, [
-      { name: "k8s-ig--c0ffee1234", zone: A, description: '{"kubernetes.io/cluster-id":"c0ffee1234"}', instances: ["n1"] },
+      {
+        name: "k8s-ig--c0ffee1234",
+        zone: A,
+        description: '{"kubernetes.io/cluster-id":"c0ffee1234"}',
+        instances: ["n1"],
+      },
       {
         name: `k8s-ig--c0ffee1234-${OTHER_HASH}`,
         zone: A,
@@ -434,7 +447,14 @@ describe("model: nodes grouped by (zone, subnetwork), instance-group mode", () =
 
   it("a single-subnet cluster: the desired state is byte-identical whether Compute reported the subnetworks or not, and with or without internal IPs", () => {
     const plain = NODES.map(({ internalIP: _ip, ...rest }) => rest);
-    const services = [svc(), svc({ name: "int", uid: "1f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9", annotations: { "networking.gke.io/load-balancer-type": "Internal" } })];
+    const services = [
+      svc(),
+      svc({
+        name: "int",
+        uid: "1f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+        annotations: { "networking.gke.io/load-balancer-type": "Internal" },
+      }),
+    ];
     const before = JSON.stringify(desiredState({ nodes: plain, services }, CONFIG));
     const reported: ObservedCloud = {
       ...NOTHING_OBSERVED,
@@ -462,11 +482,19 @@ describe("model: nodes grouped by (zone, subnetwork), instance-group mode", () =
 describe("model: a node's entry in neg mode changes the cluster stack only", () => {
   const services = [
     neg(),
-    neg({ "networking.gke.io/load-balancer-type": "Internal", "dccm.io/node-selector": "pool=edge" }, {
-      name: "int",
-      uid: "1f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+    neg(
+      { "networking.gke.io/load-balancer-type": "Internal", "dccm.io/node-selector": "pool=edge" },
+      {
+        name: "int",
+        uid: "1f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+      },
+    ),
+    svc({
+      name: "local",
+      uid: "2f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+      externalTrafficPolicy: "Local",
+      healthCheckNodePort: 31000,
     }),
-    svc({ name: "local", uid: "2f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9", externalTrafficPolicy: "Local", healthCheckNodePort: 31000 }),
   ];
   const joiner = node("n5", B, "10.0.1.5", { labels: { [ZONE]: B, pool: "edge" } });
 

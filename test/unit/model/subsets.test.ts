@@ -97,7 +97,12 @@ describe("model/subsets: ingress-gce's examples and sizes", () => {
       Array.from({ length: count }, (_, i) => `${name}-n${String(i).padStart(3, "0")}`),
     ];
     const picked = subsetPerZone(
-      new Map([zone("us-central1-d", 200), zone("us-central1-a", 10), zone("us-central1-b", 40), zone("us-central1-c", 100)]),
+      new Map([
+        zone("us-central1-d", 200),
+        zone("us-central1-a", 10),
+        zone("us-central1-b", 40),
+        zone("us-central1-c", 100),
+      ]),
       250,
       SALT,
       new Map(),
@@ -159,7 +164,10 @@ describe("model/subsets: properties", () => {
         (scheme, local, zoneSizes, salt) => {
           const cluster = new Map<string, string[]>();
           zoneSizes.forEach(([zone, count]) =>
-            cluster.set(ZONES[zone], Array.from({ length: count }, (_, i) => `${ZONES[zone]}-${i}`)),
+            cluster.set(
+              ZONES[zone],
+              Array.from({ length: count }, (_, i) => `${ZONES[zone]}-${i}`),
+            ),
           );
           const limit = subsetSize(scheme, local);
           const picked = [...subsetPerZone(cluster, limit, salt, new Map()).values()].flat();
@@ -224,10 +232,7 @@ describe("model/subsets: properties", () => {
             sortedLists(subsetPerZone(perZone(cluster), limit, salt, current)),
             sortedLists(subsetPerZone(perZone(shuffled), limit, salt, current)),
           );
-          assert.deepStrictEqual(
-            sortedLists(subsetPerZone(perZone(cluster), limit, salt, new Map())),
-            current,
-          );
+          assert.deepStrictEqual(sortedLists(subsetPerZone(perZone(cluster), limit, salt, new Map())), current);
         },
       ),
       { numRuns: 200 },

@@ -158,7 +158,12 @@ describe("watcher/trim trimNode and trimService: what backend neg reads", () => 
   });
 
   it("no InternalIP (none, junk addresses): no internalIP key, so the Node's trimmed copy is what it was", () => {
-    for (const status of [undefined, {}, { addresses: {} }, { addresses: [null, { type: "InternalIP", address: 7 }] }]) {
+    for (const status of [
+      undefined,
+      {},
+      { addresses: {} },
+      { addresses: [null, { type: "InternalIP", address: 7 }] },
+    ]) {
       const trimmed = trimNode({ ...bare, ...(status === undefined ? {} : { status }) } as NodeLike);
       assert.equal("internalIP" in trimmed, false, JSON.stringify(status));
     }
@@ -166,8 +171,14 @@ describe("watcher/trim trimNode and trimService: what backend neg reads", () => 
 
   it("spec.trafficDistribution is kept when set, absent otherwise (a Service without it trims as before)", () => {
     const service = { metadata: { name: "s", namespace: "default", uid: "u" }, spec: { type: "LoadBalancer" } };
-    assert.equal(trimService({ ...service, spec: { ...service.spec, trafficDistribution: "PreferSameZone" } }).trafficDistribution, "PreferSameZone");
+    assert.equal(
+      trimService({ ...service, spec: { ...service.spec, trafficDistribution: "PreferSameZone" } }).trafficDistribution,
+      "PreferSameZone",
+    );
     assert.equal("trafficDistribution" in trimService(service), false);
-    assert.equal("trafficDistribution" in trimService({ ...service, spec: { ...service.spec, trafficDistribution: "" } }), false);
+    assert.equal(
+      "trafficDistribution" in trimService({ ...service, spec: { ...service.spec, trafficDistribution: "" } }),
+      false,
+    );
   });
 });
