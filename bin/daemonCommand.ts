@@ -57,7 +57,7 @@ export const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name"
   clusterCIDR: { value: "CIDR", help: "pod range: a node podCIDR outside it gets no route" },
   backendMode: {
     value: "MODE",
-    help: "backend-service or target-pool, for external load balancers (default backend-service)",
+    help: "backend-service, target-pool (external only) or neg (default backend-service)",
   },
   configureRoutes: { value: "BOOL", help: "one route per node podCIDR (default true; false with podCIDRSource cloud)" },
   podCIDRSource: {
@@ -110,7 +110,8 @@ export const GCP_KEY_REFERENCE: Record<ConfigKey, { readonly required: string; r
   clusterCIDR: { required: "no", meaning: "pod range; a node podCIDR outside it gets no route" },
   backendMode: {
     required: "no (`backend-service`)",
-    meaning: "`target-pool` to adopt the stock CCM's external LBs; per Service: annotation `dccm.io/backend`",
+    meaning:
+      "`target-pool` to adopt the stock CCM's external LBs; `neg`: GCE_VM_IP network endpoint groups holding a subset of the nodes per Service, internal and external; per Service: annotation `dccm.io/backend`",
   },
   configureRoutes: {
     required: "no (`true`; `false` with `podCIDRSource: cloud`, where `true` is refused)",

@@ -6,6 +6,20 @@ export const ANNOTATION_ILB_GLOBAL_ACCESS = "networking.gke.io/internal-load-bal
 export const ANNOTATION_NETWORK_TIER = "cloud.google.com/network-tier";
 export const ANNOTATION_SOURCE_RANGES = "service.beta.kubernetes.io/load-balancer-source-ranges";
 export const ANNOTATION_BACKEND = "dccm.io/backend";
+/**
+ * Backend `neg` only: a Kubernetes label selector (`a=b,c!=d,e in (f,g),h notin (i),j,!k`) narrowing
+ * the nodes the Service's NEGs may hold, as hcloud's `load-balancer.hetzner.cloud/node-selector`.
+ */
+export const ANNOTATION_NODE_SELECTOR = "dccm.io/node-selector";
+/** GKE's weighted load balancing (external `neg`, ETP=Local): `pods-per-node` → localityLbPolicy WEIGHTED_MAGLEV. */
+export const ANNOTATION_WEIGHTED_LB = "networking.gke.io/weighted-load-balancing";
+export const WEIGHTED_LB_PODS_PER_NODE = "pods-per-node";
+/**
+ * GKE's L4 classes (ingress-gce pkg/l4): listed in config `loadBalancerClasses`, a Service of one is
+ * served by dccm as GKE would, with backend `neg` and the class's scheme.
+ */
+export const CLASS_GKE_L4_INTERNAL = "networking.gke.io/l4-regional-internal";
+export const CLASS_GKE_L4_EXTERNAL = "networking.gke.io/l4-regional-external";
 /** External load balancers only: the dual-stack subnetwork their IPv6 address comes from. */
 export const ANNOTATION_IPV6_SUBNET = "dccm.io/ipv6-subnet";
 /**
@@ -63,8 +77,21 @@ export const SERVICE_ANNOTATIONS: readonly AnnotationRow[] = [
   },
   {
     key: ANNOTATION_BACKEND,
-    values: "`backend-service`, `target-pool`",
-    meaning: "external: backend kind (default config `backendMode`)",
+    values: "`backend-service`, `target-pool`, `neg`",
+    meaning:
+      "backend kind (default config `backendMode`); internal: `backend-service` or `neg` (a Service of class `networking.gke.io/l4-regional-internal` or `-external` listed in `loadBalancerClasses` is `neg`)",
+  },
+  {
+    key: ANNOTATION_NODE_SELECTOR,
+    values:
+      "a label selector: `key=value`, `key!=value`, `key in (a,b)`, `key notin (a,b)`, `key`, `!key`, comma-separated",
+    meaning: "backend `neg` only: the nodes the Service's network endpoint groups may hold (among the eligible ones)",
+  },
+  {
+    key: ANNOTATION_WEIGHTED_LB,
+    values: "`pods-per-node`",
+    meaning:
+      "external, backend `neg`, `externalTrafficPolicy: Local`: weighted load balancing (localityLbPolicy WEIGHTED_MAGLEV); otherwise an `UnsupportedConfiguration` Warning",
   },
   {
     key: ANNOTATION_IPV6_SUBNET,

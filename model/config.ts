@@ -5,6 +5,9 @@ import { instanceGroupName, isValidGceName, nodeHealthCheckFirewallName, routeNa
 import { parseCidr4 } from "./net";
 import { ADDRESS_RESERVATIONS, type BackendMode, type Config, POD_CIDR_SOURCES, POD_CIDR_STACKS } from "./types";
 
+/** config `backendMode`'s values, in the order its error lists them. */
+export const BACKEND_MODES: readonly BackendMode[] = ["backend-service", "target-pool", "neg"];
+
 export const CONFIG_KEYS = [
   "project",
   "region",
@@ -201,8 +204,8 @@ export function parseConfig(raw: RawConfig): Config {
   for (const tag of nodeTags) if (!isValidGceName(tag)) problems.push(`nodeTags: "${tag}" is not a valid network tag`);
   checkClusterNames(clusterName, clusterId, problems);
   checkClusterCidr(clusterCIDR, problems);
-  if (backendText !== "backend-service" && backendText !== "target-pool")
-    problems.push(`backendMode: "${backendText}" is not backend-service or target-pool`);
+  if (!(BACKEND_MODES as readonly string[]).includes(backendText))
+    problems.push(`backendMode: "${backendText}" is not backend-service, target-pool or neg`);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     project,

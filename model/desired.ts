@@ -4,22 +4,30 @@
  */
 import { HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
 import { assignGroups } from "./groups";
+import { selectorMatches, type LabelRequirement } from "./labelSelector";
 import { BACKEND_SERVICE_MAX_BACKENDS, INSTANCE_GROUP_MAX_INSTANCES } from "./limits";
 import {
   CLUSTER_STACK,
   clusterDescription,
-  instanceGroupIndex,
   instanceGroupName,
+  isNegOf,
+  loadBalancerName,
+  negName,
   nodeHealthCheckFirewallName,
   isValidGceName,
+  parseInstanceGroupName,
   ROUTE_DESCRIPTION,
   routeName,
+  serviceDescription,
   serviceKey,
+  subnetGroupName,
+  subnetworkHash,
 } from "./names";
 import { cidrContains, parseCidr4, type Cidr4 } from "./net";
 import { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
 import { allowPriority, serviceShape, sharedNodeHealthCheck, withBackends, type Backends } from "./service";
 import { malformedNode, malformedService } from "./shape";
+import { INTERNAL_BACKEND_VM_LIMIT, subsetPerZone, subsetSize } from "./subsets";
 import {
   FIREWALL_PRIORITY_ALLOW_ABOVE_DENY,
   NOTHING_OBSERVED,
@@ -30,12 +38,15 @@ import {
   type GroupRef,
   type InstanceGroupSpec,
   type InstanceRef,
+  type NegRef,
+  type NegSpec,
   type NodeInfo,
   type ObservedCloud,
   type Rejection,
   type RouteSpec,
   type ServiceDesired,
   type ServiceInfo,
+  type ServiceNotice,
 } from "./types";
 
 function compareText(a: string, b: string): number {
@@ -82,52 +93,81 @@ export function locateNodes(nodes: readonly NodeInfo[], config: Config, warnings
   });
 }
 
-/** `<zone>/<name>` keys of the cluster's own groups → zone → group number → value. */
-function byZoneIndex<T>(entries: Iterable<[string, T]>, clusterId: string): Map<string, Map<number, T>> {
+/** The subnetwork of nodes Compute said nothing about: config `subnetwork`, else the network's (auto mode) one. */
+export function defaultSubnetwork(config: Pick<Config, "network" | "subnetwork">): string {
+  return config.subnetwork ?? config.network;
+}
+
+/** Where an instance's first NIC is (ObservedCloud.instanceSubnets), else the default subnetwork. */
+function subnetworkOf(instance: InstanceRef, config: Config, observed: ObservedCloud): string {
+  return observed.instanceSubnets?.[instanceId(instance)] ?? defaultSubnetwork(config);
+}
+
+/** A zone's groups of one subnetwork: `hash` "" for the default subnetwork's, else its subnetworkHash. */
+function familyKey(zone: string, hash: string): string {
+  return `${zone}/${hash}`;
+}
+
+/** `<zone>/<name>` keys of the cluster's own groups → `familyKey` → group number → value. */
+function byFamilyIndex<T>(entries: Iterable<[string, T]>, clusterId: string): Map<string, Map<number, T>> {
   const out = new Map<string, Map<number, T>>();
   for (const [key, value] of entries) {
     const slash = key.indexOf("/");
-    const index = slash < 0 ? undefined : instanceGroupIndex(clusterId, key.slice(slash + 1));
-    if (index === undefined) continue;
-    const zone = key.slice(0, slash);
-    const zoneMap = out.get(zone) ?? new Map<number, T>();
-    zoneMap.set(index, value);
-    out.set(zone, zoneMap);
+    const parsed = slash < 0 ? undefined : parseInstanceGroupName(clusterId, key.slice(slash + 1));
+    if (parsed === undefined) continue;
+    const family = familyKey(key.slice(0, slash), parsed.subnetHash);
+    const indexMap = out.get(family) ?? new Map<number, T>();
+    indexMap.set(parsed.index, value);
+    out.set(family, indexMap);
   }
   return out;
 }
 
+/** A backend instance and the subnetwork its group must be of. */
+interface PlacedInstance {
+  instance: InstanceRef;
+  subnetwork: string;
+}
+
 function instanceGroups(
-  backends: readonly InstanceRef[],
+  backends: readonly PlacedInstance[],
   config: Config,
   observed: ObservedCloud,
 ): InstanceGroupSpec[] {
+  const home = defaultSubnetwork(config);
   // A configured zone's first group stands like one an applied Service stack names: declared, empty or not.
   const standingZones = new Set([...observed.referencedZones, ...(config.instanceGroupZones ?? [])]);
-  const byZone = new Map<string, string[]>();
-  for (const zone of standingZones) byZone.set(zone, []);
-  for (const instance of backends) byZone.set(instance.zone, [...(byZone.get(instance.zone) ?? []), instance.name]);
-  const previous = byZoneIndex(Object.entries(observed.groupMembers ?? {}), config.clusterId);
-  const referenced = byZoneIndex(
+  const byFamily = new Map<string, string[]>();
+  for (const zone of standingZones) byFamily.set(familyKey(zone, ""), []);
+  for (const { instance, subnetwork } of backends) {
+    const family = familyKey(instance.zone, subnetwork === home ? "" : subnetworkHash(subnetwork));
+    byFamily.set(family, [...(byFamily.get(family) ?? []), instance.name]);
+  }
+  const previous = byFamilyIndex(Object.entries(observed.groupMembers ?? {}), config.clusterId);
+  const referenced = byFamilyIndex(
     (observed.referencedGroups ?? []).map((key): [string, true] => [key, true]),
     config.clusterId,
   );
-  for (const zone of referenced.keys()) if (!byZone.has(zone)) byZone.set(zone, []);
+  for (const family of referenced.keys()) if (!byFamily.has(family)) byFamily.set(family, []);
   const specs: InstanceGroupSpec[] = [];
-  for (const zone of [...byZone.keys()].sort(compareText)) {
-    const zoneReferenced = new Set(referenced.get(zone)?.keys());
-    if (standingZones.has(zone)) zoneReferenced.add(1);
+  for (const family of [...byFamily.keys()].sort(compareText)) {
+    const slash = family.indexOf("/");
+    const zone = family.slice(0, slash);
+    const hash = family.slice(slash + 1);
+    const familyReferenced = new Set(referenced.get(family)?.keys());
+    if (hash === "" && standingZones.has(zone)) familyReferenced.add(1);
     const { groups } = assignGroups({
-      instances: byZone.get(zone) ?? [],
-      previous: previous.get(zone) ?? new Map(),
+      instances: byFamily.get(family) ?? [],
+      previous: previous.get(family) ?? new Map(),
       limit: config.instanceGroupLimit ?? INSTANCE_GROUP_MAX_INSTANCES,
-      referenced: zoneReferenced,
+      referenced: familyReferenced,
     });
     for (const [index, instances] of groups) {
       specs.push({
-        name: instanceGroupName(config.clusterId, index),
+        name: hash === "" ? instanceGroupName(config.clusterId, index) : subnetGroupName(config.clusterId, hash, index),
         zone,
         ...(index === 1 ? {} : { index }),
+        ...(hash === "" ? {} : { subnetworkHash: hash }),
         description: clusterDescription(config.clusterId),
         instances: [...instances],
       });
@@ -198,6 +238,15 @@ function presentNodes(
   });
 }
 
+/** A node a `neg` Service's NEGs may hold: a backend node with its instance, subnetwork and internal IP. */
+export interface NegNode {
+  node: string;
+  instance: InstanceRef;
+  subnetwork: string;
+  ipAddress: string;
+  labels: Readonly<Record<string, string>>;
+}
+
 /**
  * What the Nodes (and the observation of GCE) give every Service and the cluster stack: the
  * backends, the instance groups, the routes and the warnings about Nodes. Recomputed whole on a
@@ -214,49 +263,90 @@ export interface NodePart {
   routes: RouteSpec[];
   /** Sorted. */
   warnings: string[];
+  /** The backend nodes with an internal IP, by node name: what `neg` Services pick their subsets from. */
+  negNodes: NegNode[];
+  /** Backend nodes without an internal IP, told (sorted) only while a `neg` Service is served. */
+  noEndpointWarnings: string[];
 }
 
 export function nodePart(nodes: readonly NodeInfo[], config: Config, observed: ObservedCloud): NodePart {
   const warnings: string[] = [];
   const located = presentNodes(nodes, config, observed, warnings);
-  const instances = located
-    .filter(({ node }) => isBackendNode(node))
-    .map(({ instance }) => instance)
-    .sort(compareInstances);
+  const backendNodes = located.filter(({ node }) => isBackendNode(node));
+  const instances = backendNodes.map(({ instance }) => instance).sort(compareInstances);
   const zones = [
     ...new Set([...instances.map((instance) => instance.zone), ...(config.instanceGroupZones ?? [])]),
   ].sort(compareText);
-  const groups = instanceGroups(instances, config, observed);
+  const placed = backendNodes.map(({ instance }) => ({
+    instance,
+    subnetwork: subnetworkOf(instance, config, observed),
+  }));
+  const groups = instanceGroups(placed, config, observed);
   const zoneSet = new Set(zones);
   const backendGroupRefs = groups
-    .filter((group) => zoneSet.has(group.zone) && (group.index === undefined || group.instances.length > 0))
+    .filter(
+      (group) =>
+        zoneSet.has(group.zone) &&
+        ((group.index === undefined && group.subnetworkHash === undefined) || group.instances.length > 0),
+    )
     .map((group) => ({
       zone: group.zone,
       name: group.name,
       ...(group.index === undefined ? {} : { index: group.index }),
+      ...(group.subnetworkHash === undefined ? {} : { subnetworkHash: group.subnetworkHash }),
     }));
   const routeSpecs = routes(located, config, warnings);
+  const negNodes: NegNode[] = [];
+  const noEndpointWarnings: string[] = [];
+  for (const { node, instance } of backendNodes) {
+    if (typeof node.internalIP === "string" && node.internalIP !== "")
+      negNodes.push({
+        node: node.name,
+        instance,
+        subnetwork: subnetworkOf(instance, config, observed),
+        ipAddress: node.internalIP,
+        labels: node.labels,
+      });
+    else
+      noEndpointWarnings.push(
+        `node ${node.name}: no InternalIP in status.addresses; left out of network endpoint groups`,
+      );
+  }
   return {
     backends: { zones, instances },
     groups,
     backendGroupRefs,
     routes: routeSpecs,
     warnings: warnings.sort(compareText),
+    negNodes,
+    noEndpointWarnings: noEndpointWarnings.sort(compareText),
   };
+}
+
+/** The warnings of a desired state: the Nodes', and those about NEG endpoints while a `neg` Service is served. */
+export function stateWarnings(nodes: NodePart, negServed: boolean): string[] {
+  return negServed && nodes.noEndpointWarnings.length > 0
+    ? [...nodes.warnings, ...nodes.noEndpointWarnings].sort(compareText)
+    : nodes.warnings;
 }
 
 /** One Service read on its own: not ours, rejected, or its desired state before uniqueness and backends. */
 export type ServicePlan =
-  { kind: "ignored" } | { kind: "rejected"; rejections: Rejection[] } | { kind: "planned"; desired: ServiceDesired };
+  | { kind: "ignored" }
+  | { kind: "rejected"; rejections: Rejection[] }
+  | { kind: "planned"; desired: ServiceDesired; nodeSelector?: LabelRequirement[] };
 
 export function planService(service: ServiceInfo, config: Config, denyRulesHeld: ReadonlySet<string>): ServicePlan {
   const malformed = malformedService(service, config);
   if (malformed !== undefined) return { kind: "rejected", rejections: [malformed] };
   if (!wantsLoadBalancer(service, config)) return { kind: "ignored" };
   const outcome = serviceShape(service, config, denyRulesHeld.has(serviceKey(service.namespace, service.name)));
-  return outcome.ok
-    ? { kind: "planned", desired: outcome.desired }
-    : { kind: "rejected", rejections: outcome.rejections };
+  if (!outcome.ok) return { kind: "rejected", rejections: outcome.rejections };
+  return {
+    kind: "planned",
+    desired: outcome.desired,
+    ...(outcome.nodeSelector !== undefined ? { nodeSelector: outcome.nodeSelector } : {}),
+  };
 }
 
 /** UIDs that agree in their first 31 hex digits give one GCE name: the first Service by key (`owner`) keeps it. */
@@ -268,37 +358,213 @@ export function lbNameTaken(service: ServiceDesired, owner: string): Rejection {
   };
 }
 
+function compareNotices(a: ServiceNotice, b: ServiceNotice): number {
+  return compareText(a.reason, b.reason) || compareText(a.message, b.message);
+}
+
+/** The Service with `more` notices added to its own, sorted; unchanged when none. */
+function withNotices(service: ServiceDesired, more: readonly ServiceNotice[]): ServiceDesired {
+  if (more.length === 0) return service;
+  return { ...service, notices: [...(service.notices ?? []), ...more].sort(compareNotices) };
+}
+
+/** A placed Service, and for backend `neg` its NEGs (the cluster stack's), sorted by zone then name. */
+export type Placement = { ok: true; desired: ServiceDesired; negs: NegSpec[] } | { ok: false; rejection: Rejection };
+
+function tooManyBackends(service: ServiceDesired, count: number, what: string): Rejection {
+  return {
+    service: service.key,
+    field: "backends",
+    message:
+      `Service ${service.key}: its nodes need ${count} ${what}, ` +
+      `more than the ${BACKEND_SERVICE_MAX_BACKENDS} backends GCE allows in one backend service`,
+  };
+}
+
 /**
  * A planned Service (the owner of its load balancer name) on the cluster's backends. A backend
  * service lists its groups (backendGroups) only when a zone has more than one; more than GCE allows
- * in one backend service rejects the Service.
+ * in one backend service rejects the Service. An internal one whose groups hold more VMs than an
+ * internal passthrough load balancer distributes to carries a BackendLimit notice. Backend `neg`:
+ * placeNegService.
  */
-export function placeService(
-  planned: ServiceDesired,
-  nodes: NodePart,
-): { ok: true; desired: ServiceDesired } | { ok: false; rejection: Rejection } {
+export function placeService(planned: ServiceDesired, nodes: NodePart, neg: NegPlacementInput): Placement {
   const service = withBackends(planned, nodes.backends);
-  if (service.backend !== "backend-service") return { ok: true, desired: service };
+  if (service.backend === "neg") return placeNegService(service, nodes, neg);
+  if (service.backend !== "backend-service") return { ok: true, desired: service, negs: [] };
   const refs = nodes.backendGroupRefs;
-  if (refs.length > BACKEND_SERVICE_MAX_BACKENDS) {
-    return {
-      ok: false,
-      rejection: {
-        service: service.key,
-        field: "backends",
-        message:
-          `Service ${service.key}: its nodes need ${refs.length} instance groups, ` +
-          `more than the ${BACKEND_SERVICE_MAX_BACKENDS} backends GCE allows in one backend service`,
-      },
-    };
+  if (refs.length > BACKEND_SERVICE_MAX_BACKENDS)
+    return { ok: false, rejection: tooManyBackends(service, refs.length, "instance groups") };
+  const grouped =
+    refs.length > service.backendZones.length
+      ? { ...service, backendGroups: refs.map((ref) => ({ ...ref })) }
+      : service;
+  return { ok: true, desired: withNotices(grouped, backendLimitNotices(grouped, nodes)), negs: [] };
+}
+
+/** Whether the cluster's instance groups hold more VMs than an internal load balancer distributes to. */
+export function overInternalVmLimit(nodes: NodePart): boolean {
+  return nodes.backends.instances.length > INTERNAL_BACKEND_VM_LIMIT;
+}
+
+function backendLimitNotices(service: ServiceDesired, nodes: NodePart): ServiceNotice[] {
+  if (service.scheme !== "INTERNAL" || !overInternalVmLimit(nodes)) return [];
+  return [
+    {
+      reason: "BackendLimit",
+      message:
+        `internal passthrough load balancers distribute to at most ${INTERNAL_BACKEND_VM_LIMIT} VMs with instance-group backends, ` +
+        `and this Service's instance groups hold more: some nodes get no traffic; set backendMode: neg ` +
+        `(config, or annotation dccm.io/backend: neg) to serve it from a subset of at most ${INTERNAL_BACKEND_VM_LIMIT} nodes`,
+    },
+  ];
+}
+
+/** What a `neg` placement reads besides the Service and the Nodes. */
+export interface NegPlacementInput {
+  config: Pick<Config, "network" | "subnetwork">;
+  observed: ObservedCloud;
+  /** `dccm.io/node-selector`'s requirements. */
+  nodeSelector?: readonly LabelRequirement[];
+  /** hashedName(node, uid) memoized for the Service (model/subsets.ts). */
+  hash?: (node: string) => string;
+}
+
+/** The nodes a Service's NEGs hold now (ObservedCloud.negMembers), zone → node names, sorted. */
+function currentSubset(lbName: string, candidates: readonly NegNode[], observed: ObservedCloud): Map<string, string[]> {
+  const nodeOf = new Map(candidates.map((c) => [instanceId(c.instance), c.node]));
+  const current = new Map<string, Set<string>>();
+  for (const [key, members] of Object.entries(observed.negMembers ?? {})) {
+    const slash = key.indexOf("/");
+    if (slash < 0 || !isNegOf(lbName, key.slice(slash + 1))) continue;
+    const zone = key.slice(0, slash);
+    const set = current.get(zone) ?? new Set<string>();
+    for (const instance of members) {
+      const node = nodeOf.get(`${zone}/${instance}`);
+      if (node !== undefined) set.add(node);
+    }
+    current.set(zone, set);
   }
+  return new Map([...current].map(([zone, set]) => [zone, [...set].sort(compareText)]));
+}
+
+/**
+ * A `neg` Service: its subset of the eligible nodes (model/subsets.ts, salted with its UID) in one
+ * NEG per (zone, subnetwork) that has eligible nodes, the default subnetwork's in every such zone
+ * even when empty (as ingress-gce keeps one per zone). Which NEGs the backend service lists moves
+ * only when a zone or subnetwork gains its first eligible node or loses its last, so a node's entry
+ * or exit is the cluster stack's alone. ETP=Local with more eligible nodes than the subset:
+ * SubsetTruncated (dccm reads no EndpointSlices, so a pod's node may be outside the subset).
+ */
+export function placeNegService(service: ServiceDesired, nodes: NodePart, input: NegPlacementInput): Placement {
+  const selector = input.nodeSelector;
+  const candidates =
+    selector === undefined ? nodes.negNodes : nodes.negNodes.filter((c) => selectorMatches(selector, c.labels));
+  const home = defaultSubnetwork(input.config);
+  const byZone = new Map<string, NegNode[]>();
+  for (const candidate of candidates)
+    byZone.set(candidate.instance.zone, [...(byZone.get(candidate.instance.zone) ?? []), candidate]);
+  const local = service.healthCheck.kind === "dedicated";
+  const size = subsetSize(service.scheme, local);
+  const picked = subsetPerZone(
+    new Map([...byZone].map(([zone, list]) => [zone, list.map((c) => c.node)])),
+    size,
+    service.uid,
+    currentSubset(service.lbName, candidates, input.observed),
+    input.hash,
+  );
+  const negs: NegSpec[] = [];
+  for (const zone of [...byZone.keys()].sort(compareText)) {
+    const inZone = byZone.get(zone) ?? [];
+    const chosen = new Set(picked.get(zone));
+    const subnetworks = new Set([home, ...inZone.map((c) => c.subnetwork)]);
+    for (const subnetwork of [...subnetworks].sort(compareText)) {
+      negs.push({
+        name: negName(service.lbName, subnetwork, home),
+        zone,
+        subnetwork,
+        service: service.key,
+        description: service.description,
+        endpoints: inZone
+          .filter((c) => c.subnetwork === subnetwork && chosen.has(c.node))
+          .map((c) => ({ instance: c.instance.name, ipAddress: c.ipAddress }))
+          .sort((a, b) => compareText(a.instance, b.instance)),
+      });
+    }
+  }
+  if (negs.length > BACKEND_SERVICE_MAX_BACKENDS)
+    return { ok: false, rejection: tooManyBackends(service, negs.length, "network endpoint groups") };
+  const backendNegs: NegRef[] = negs.map(({ zone, name, subnetwork }) => ({ zone, name, subnetwork }));
+  const notices: ServiceNotice[] =
+    local && candidates.length > size
+      ? [
+          {
+            reason: "SubsetTruncated",
+            message:
+              `externalTrafficPolicy Local: the load balancer reaches a subset of ${size} of the eligible nodes ` +
+              `(GCE_VM_IP subsetting); pods on nodes outside it get no traffic from it (dccm does not read EndpointSlices)`,
+          },
+        ]
+      : [];
   return {
     ok: true,
-    desired:
-      refs.length > service.backendZones.length
-        ? { ...service, backendGroups: refs.map((ref) => ({ ...ref })) }
-        : service,
+    desired: withNotices({ ...service, backendNegs }, notices),
+    negs: negs.sort((a, b) => compareText(a.zone, b.zone) || compareText(a.name, b.name)),
   };
+}
+
+/**
+ * The cluster stack's NEGs: every placed `neg` Service's, and each NEG an applied Service stack still
+ * lists (ObservedCloud.referencedNegs) but no Service declares, emptied, since GCE refuses to delete
+ * a NEG a backend service uses. Such a NEG's subnetwork is known from its name (the default one's,
+ * or one of the known subnetworks whose hash it ends with); one of an unknown subnetwork cannot be
+ * declared again and is left out. `ownerOf`: the Service key of a load balancer name, when a Service
+ * of the snapshot has it. Undefined when none, so a cluster without NEGs hashes as before.
+ */
+export function clusterNegs(
+  declared: readonly NegSpec[],
+  config: Config,
+  observed: ObservedCloud,
+  ownerOf: (lbName: string) => string | undefined,
+): NegSpec[] | undefined {
+  const all = [...declared];
+  const have = new Set(declared.map((neg) => `${neg.zone}/${neg.name}`));
+  const home = defaultSubnetwork(config);
+  const known = [...new Set([home, config.network, ...Object.values(observed.instanceSubnets ?? {})])];
+  for (const key of observed.referencedNegs ?? []) {
+    if (have.has(key)) continue;
+    const slash = key.indexOf("/");
+    if (slash < 0) continue;
+    const zone = key.slice(0, slash);
+    const name = key.slice(slash + 1);
+    const subnetwork =
+      /-[0-9a-f]{8}$/.test(name) && name.length > 32
+        ? known.find((candidate) => negName(name.slice(0, name.length - 9), candidate, home) === name)
+        : home;
+    if (subnetwork === undefined) continue;
+    const lbName = subnetwork === home ? name : name.slice(0, name.length - 9);
+    const service = ownerOf(lbName) ?? "";
+    have.add(key);
+    all.push({ name, zone, subnetwork, service, description: serviceDescription(service), endpoints: [] });
+  }
+  if (all.length === 0) return undefined;
+  return all.sort(
+    (a, b) => compareText(a.service, b.service) || compareText(a.zone, b.zone) || compareText(a.name, b.name),
+  );
+}
+
+/** Load balancer name → the first key (by key) of the snapshot's Services that have it. */
+export function lbOwners(services: readonly ServiceInfo[]): Map<string, string> {
+  const owners = new Map<string, string>();
+  for (const service of services) {
+    if (typeof service.uid !== "string" || typeof service.namespace !== "string" || typeof service.name !== "string")
+      continue;
+    const lbName = loadBalancerName(service.uid);
+    const key = serviceKey(service.namespace, service.name);
+    const owner = owners.get(lbName);
+    if (owner === undefined || compareText(key, owner) < 0) owners.set(lbName, key);
+  }
+  return owners;
 }
 
 /** A Service that needs the legacy node health check (a target pool on the shared check). */
@@ -312,6 +578,7 @@ export function clusterDesired(
   nodes: NodePart,
   observed: ObservedCloud,
   legacyHealthCheckUsed: boolean,
+  networkEndpointGroups?: NegSpec[],
 ): ClusterDesired {
   return {
     stack: CLUSTER_STACK,
@@ -338,6 +605,7 @@ export function clusterDesired(
     },
     legacyNodeHealthCheck: observed.legacyHealthCheckReferenced || legacyHealthCheckUsed,
     routes: nodes.routes,
+    ...(networkEndpointGroups !== undefined ? { networkEndpointGroups } : {}),
   };
 }
 
@@ -352,32 +620,61 @@ export function desiredState(
 ): DesiredState {
   const nodes = nodePart(snapshot.nodes, config, observed);
   const denyRulesHeld = new Set(observed.denyRulesHeld);
-  const planned: ServiceDesired[] = [];
+  const planned: Extract<ServicePlan, { kind: "planned" }>[] = [];
   const rejected: Rejection[] = [];
   for (const service of snapshot.services) {
     const plan = planService(service, config, denyRulesHeld);
-    if (plan.kind === "planned") planned.push(plan.desired);
+    if (plan.kind === "planned") planned.push(plan);
     else if (plan.kind === "rejected") rejected.push(...plan.rejections);
   }
-  planned.sort((a, b) => compareText(a.key, b.key));
+  planned.sort((a, b) => compareText(a.desired.key, b.desired.key));
   const owners = new Map<string, string>();
   const services: ServiceDesired[] = [];
-  for (const service of planned) {
+  const negs: NegSpec[] = [];
+  for (const plan of planned) {
+    const service = plan.desired;
     const owner = owners.get(service.lbName);
     if (owner !== undefined) {
       rejected.push(lbNameTaken(service, owner));
       continue;
     }
     owners.set(service.lbName, service.key);
-    const placed = placeService(service, nodes);
-    if (placed.ok) services.push(placed.desired);
-    else rejected.push(placed.rejection);
+    const placed = placeService(service, nodes, negInput(config, observed, plan));
+    if (placed.ok) {
+      services.push(placed.desired);
+      negs.push(...placed.negs);
+    } else rejected.push(placed.rejection);
   }
   rejected.sort(compareRejections);
+  const snapshotOwners = lbOwners(snapshot.services);
   return {
-    cluster: clusterDesired(config, nodes, observed, services.some(usesLegacyHealthCheck)),
+    cluster: clusterDesired(
+      config,
+      nodes,
+      observed,
+      services.some(usesLegacyHealthCheck),
+      clusterNegs(negs, config, observed, (lbName) => snapshotOwners.get(lbName)),
+    ),
     services,
     rejected,
-    warnings: nodes.warnings,
+    warnings: stateWarnings(
+      nodes,
+      services.some((service) => service.backend === "neg"),
+    ),
+  };
+}
+
+/** A plan's input to placeNegService. */
+export function negInput(
+  config: Config,
+  observed: ObservedCloud,
+  plan: Extract<ServicePlan, { kind: "planned" }>,
+  hash?: (node: string) => string,
+): NegPlacementInput {
+  return {
+    config,
+    observed,
+    ...(plan.nodeSelector !== undefined ? { nodeSelector: plan.nodeSelector } : {}),
+    ...(hash !== undefined ? { hash } : {}),
   };
 }

@@ -18,20 +18,27 @@ import {
   type ClusterSnapshot,
   type Config,
   type DesiredState,
+  type NegSpec,
   type NodeInfo,
   type ObservedCloud,
   type Rejection,
   type ServiceDesired,
   type ServiceInfo,
 } from "./types";
+import { hashedName } from "./subsets";
 import {
   clusterDesired,
+  clusterNegs,
   compareRejections,
   lbNameTaken,
+  lbOwners,
   locateNodes,
+  negInput,
   nodePart,
+  overInternalVmLimit,
   placeService,
   planService,
+  stateWarnings,
   usesLegacyHealthCheck,
   type LocatedNode,
   type NodePart,
@@ -96,6 +103,10 @@ interface Entry {
   rejections: Rejection[];
   /** The stack its desired state or rejections land on; undefined when ignored. */
   stack: string | undefined;
+  /** Backend `neg`, placed: its NEGs (the cluster stack's). */
+  negs: NegSpec[];
+  /** hashedName(node, uid) of the nodes seen, for its subsets: computed once per node and UID. */
+  nodeHashes: Map<string, string>;
 }
 
 function compareText(a: string, b: string): number {
@@ -120,6 +131,10 @@ export class DesiredCache {
   private byStack = new Map<string, Set<Entry>>();
   /** Entries whose desired state usesLegacyHealthCheck. */
   private legacyUsers = new Set<Entry>();
+  /** Placed entries of backend `neg`. */
+  private negUsers = new Set<Entry>();
+  /** Some entry's NEGs changed since the cluster stack was last computed. */
+  private negsChanged = false;
   private hashes = new Map<string, string>();
   private assembled: DesiredState | undefined;
 
@@ -132,8 +147,10 @@ export class DesiredCache {
     const dirty = new Set<string>();
     const lbNames = new Set<string>();
     const nodesChanged = this.nodesChanged(snapshot.nodes) || first;
+    const servicesBefore = this.entries.size;
     const replan = this.syncServices(snapshot.services, dirty, lbNames);
-    return this.apply({ nodesChanged, replan, dirty, lbNames });
+    const servicesLeft = this.entries.size - replan.size < servicesBefore;
+    return this.apply({ nodesChanged, replan, dirty, lbNames, servicesLeft });
   }
 
   /** Recomputes with a new observation of GCE and of the applied stacks (before the first snapshot: kept for it). */
@@ -147,7 +164,7 @@ export class DesiredCache {
       if (!this.denyRulesHeld.has(key)) for (const entry of this.byKey.get(key) ?? []) replan.add(entry);
     for (const key of this.denyRulesHeld)
       if (!before.has(key)) for (const entry of this.byKey.get(key) ?? []) replan.add(entry);
-    return this.apply({ nodesChanged: true, replan, dirty: new Set(), lbNames: new Set() });
+    return this.apply({ nodesChanged: true, replan, dirty: new Set(), lbNames: new Set(), servicesLeft: false });
   }
 
   lastObserved(): ObservedCloud {
@@ -171,7 +188,12 @@ export class DesiredCache {
       }
       services.sort((a, b) => compareText(a.key, b.key));
       rejected.sort(compareRejections);
-      this.assembled = { cluster: this.cluster, services, rejected, warnings: this.nodes.warnings };
+      this.assembled = {
+        cluster: this.cluster,
+        services,
+        rejected,
+        warnings: stateWarnings(this.nodes, this.negUsers.size > 0),
+      };
     }
     return this.assembled;
   }
@@ -212,6 +234,8 @@ export class DesiredCache {
         desired: undefined,
         rejections: [],
         stack: undefined,
+        negs: [],
+        nodeHashes: new Map(),
       };
       this.entries.set(info, entry);
       addTo(this.byKey, key, entry);
@@ -232,10 +256,17 @@ export class DesiredCache {
       dirty.add(entry.stack);
     }
     this.legacyUsers.delete(entry);
+    this.dropNegs(entry);
     entry.plan = { kind: "ignored" };
     entry.desired = undefined;
     entry.rejections = [];
     entry.stack = undefined;
+  }
+
+  private dropNegs(entry: Entry): void {
+    this.negUsers.delete(entry);
+    if (entry.negs.length > 0) this.negsChanged = true;
+    entry.negs = [];
   }
 
   /**
@@ -247,6 +278,8 @@ export class DesiredCache {
     replan: ReadonlySet<Entry>;
     dirty: Set<string>;
     lbNames: Set<string>;
+    /** A Service object left the snapshot (ignored ones too: they may name a NEG left for a stack). */
+    servicesLeft: boolean;
   }): StackChange[] {
     const { dirty, lbNames } = change;
     const previous = this.nodes;
@@ -260,6 +293,7 @@ export class DesiredCache {
     const instancesMoved =
       previous === undefined ||
       JSON.stringify(previous.backends.instances) !== JSON.stringify(nodes.backends.instances);
+    const vmLimitCrossed = previous === undefined || overInternalVmLimit(previous) !== overInternalVmLimit(nodes);
 
     const place = new Set<Entry>();
     for (const entry of change.replan) {
@@ -273,10 +307,16 @@ export class DesiredCache {
       place.add(entry);
     }
     for (const lbName of lbNames) for (const entry of this.byLbName.get(lbName) ?? []) place.add(entry);
-    if (zonesMoved || instancesMoved) {
+    if (zonesMoved || instancesMoved || vmLimitCrossed || change.nodesChanged) {
       for (const entry of this.entries.values()) {
-        const backend = plannedOf(entry)?.backend;
-        if ((backend === "backend-service" && zonesMoved) || (backend === "target-pool" && instancesMoved))
+        const planned = plannedOf(entry);
+        const backend = planned?.backend;
+        if (
+          (backend === "backend-service" && (zonesMoved || (vmLimitCrossed && planned?.scheme === "INTERNAL"))) ||
+          (backend === "target-pool" && instancesMoved) ||
+          // A NEG holds the Service's subset of the nodes: the Nodes' part, or its observation, moved it.
+          (backend === "neg" && change.nodesChanged)
+        )
           place.add(entry);
       }
     }
@@ -292,13 +332,20 @@ export class DesiredCache {
       changes.push({ stack, hash });
     }
     const legacyUsed = this.legacyUsers.size > 0;
+    // A NEG left for an applied Service stack names its Service, which any Service's arrival or exit may change.
+    const leftoversMoved =
+      (this.observed.referencedNegs ?? []).length > 0 && (change.replan.size > 0 || change.servicesLeft);
     if (
       change.nodesChanged ||
+      this.negsChanged ||
+      leftoversMoved ||
       previous === undefined ||
       this.cluster === undefined ||
       this.cluster.legacyNodeHealthCheck !== (this.observed.legacyHealthCheckReferenced || legacyUsed)
     ) {
-      this.cluster = clusterDesired(this.config, nodes, this.observed, legacyUsed);
+      this.negsChanged = false;
+      this.assembled = undefined;
+      this.cluster = clusterDesired(this.config, nodes, this.observed, legacyUsed, this.clusterNegs());
       const hash = hashOf(this.cluster);
       if (hash !== this.hashes.get(CLUSTER_STACK)) {
         this.hashes.set(CLUSTER_STACK, hash);
@@ -317,6 +364,9 @@ export class DesiredCache {
       dirty.add(entry.stack);
     }
     this.legacyUsers.delete(entry);
+    const negsBefore = entry.negs;
+    this.negUsers.delete(entry);
+    entry.negs = [];
     entry.desired = undefined;
     entry.rejections = [];
     const plan = entry.plan;
@@ -325,17 +375,50 @@ export class DesiredCache {
       const owner = this.ownerOf(plan.desired.lbName);
       if (owner !== entry) entry.rejections = [lbNameTaken(plan.desired, owner?.key ?? "")];
       else {
-        const placed = placeService(plan.desired, nodes);
-        if (placed.ok) entry.desired = placed.desired;
-        else entry.rejections = [placed.rejection];
+        // Nodes come and go: the memo is dropped when it holds many more than there are.
+        if (entry.nodeHashes.size > 2 * nodes.negNodes.length + 64) entry.nodeHashes.clear();
+        const placed = placeService(
+          plan.desired,
+          nodes,
+          negInput(this.config, this.observed, plan, this.hasher(entry)),
+        );
+        if (placed.ok) {
+          entry.desired = placed.desired;
+          entry.negs = placed.negs;
+          if (placed.desired.backend === "neg") this.negUsers.add(entry);
+        } else entry.rejections = [placed.rejection];
       }
     }
+    if (JSON.stringify(negsBefore) !== JSON.stringify(entry.negs)) this.negsChanged = true;
     if (entry.desired !== undefined && usesLegacyHealthCheck(entry.desired)) this.legacyUsers.add(entry);
     entry.stack = entry.rejections.length > 0 ? rejectionStack(entry.rejections[0]) : entry.desired?.stack;
     if (entry.stack !== undefined) {
       addTo(this.byStack, entry.stack, entry);
       dirty.add(entry.stack);
     }
+  }
+
+  /** hashedName(node, uid) for an entry's subsets, memoized on the entry (its UID is fixed: a new UID is a new object). */
+  private hasher(entry: Entry): (node: string) => string {
+    return (node) => {
+      let hash = entry.nodeHashes.get(node);
+      if (hash === undefined) {
+        hash = hashedName(node, entry.info.uid);
+        entry.nodeHashes.set(node, hash);
+      }
+      return hash;
+    };
+  }
+
+  /** Every placed entry's NEGs, and those an applied Service stack still lists. */
+  private clusterNegs(): NegSpec[] | undefined {
+    const declared: NegSpec[] = [];
+    for (const entry of this.negUsers) declared.push(...entry.negs);
+    let owners: Map<string, string> | undefined;
+    return clusterNegs(declared, this.config, this.observed, (lbName) => {
+      owners ??= lbOwners(this.snapshot?.services ?? []);
+      return owners.get(lbName);
+    });
   }
 
   /** The planned entry that keeps a load balancer name: the first by key. */

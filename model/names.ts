@@ -62,19 +62,82 @@ export function instanceGroupName(clusterId: string, index = 1): string {
 
 /**
  * How the cluster stack's outputs and the Service stacks' references key a group: the zone for its
- * first group (as before there were several), `<zone>/<name>` for a numbered one.
+ * default subnetwork's first group (as before there were several), `<zone>/<name>` for any other.
  */
-export function instanceGroupKey(group: { zone: string; name: string; index?: number }): string {
-  return group.index === undefined ? group.zone : `${group.zone}/${group.name}`;
+export function instanceGroupKey(group: {
+  zone: string;
+  name: string;
+  index?: number;
+  subnetworkHash?: string;
+}): string {
+  return group.index === undefined && group.subnetworkHash === undefined ? group.zone : `${group.zone}/${group.name}`;
 }
 
-/** The index of one of the cluster's group names (1 for `k8s-ig--<id>`), undefined for any other name. */
+/** The index of one of the cluster's default-subnetwork group names (1 for `k8s-ig--<id>`), undefined for any other name. */
 export function instanceGroupIndex(clusterId: string, name: string): number | undefined {
-  if (name === instanceGroupName(clusterId)) return 1;
-  const match = /^k8s-ig([1-9][0-9]*)--(.*)$/.exec(name);
-  if (match === null || match[2] !== clusterId) return undefined;
-  const index = Number(match[1]);
-  return index >= 2 && Number.isSafeInteger(index) ? index : undefined;
+  const parsed = parseInstanceGroupName(clusterId, name);
+  return parsed === undefined || parsed.subnetHash !== "" ? undefined : parsed.index;
+}
+
+/** The first 8 hex digits of SHA-256 over a subnetwork name: the suffix of its groups and NEGs. */
+export function subnetworkHash(subnetwork: string): string {
+  return crypto.createHash("sha256").update(subnetwork).digest("hex").slice(0, 8);
+}
+
+const GCE_NAME_MAX = 63;
+
+/**
+ * A group of the zone's instances in a subnetwork other than the cluster's default one (an
+ * unmanaged group holds VMs of one subnetwork): the default's name with `-<subnetworkHash>`, its
+ * cluster ID cut when that would pass 63 characters.
+ */
+export function subnetInstanceGroupName(clusterId: string, subnetwork: string, index = 1): string {
+  return subnetGroupName(clusterId, subnetworkHash(subnetwork), index);
+}
+
+/** subnetInstanceGroupName from the subnetwork's hash. */
+export function subnetGroupName(clusterId: string, hash: string, index: number): string {
+  const head = index === 1 ? "k8s-ig--" : `k8s-ig${index}--`;
+  const room = GCE_NAME_MAX - head.length - 1 - hash.length;
+  return `${head}${clusterId.slice(0, room)}-${hash}`;
+}
+
+/**
+ * One of the cluster's group names → its number and its subnetwork's hash (`""`: the default
+ * subnetwork); undefined for any other name. A name is the cluster's when it is exactly what
+ * instanceGroupName or subnetInstanceGroupName gives.
+ */
+export function parseInstanceGroupName(
+  clusterId: string,
+  name: string,
+): { index: number; subnetHash: string } | undefined {
+  const match = /^k8s-ig([1-9][0-9]*)?--(.*)$/.exec(name);
+  if (match === null) return undefined;
+  const index = match[1] === undefined ? 1 : Number(match[1]);
+  if (!Number.isSafeInteger(index) || (match[1] !== undefined && index < 2)) return undefined;
+  if (name === instanceGroupName(clusterId, index)) return { index, subnetHash: "" };
+  const hash = /-([0-9a-f]{8})$/.exec(name)?.[1];
+  return hash !== undefined && name === subnetGroupName(clusterId, hash, index)
+    ? { index, subnetHash: hash }
+    : undefined;
+}
+
+/**
+ * A `neg` Service's GCE_VM_IP network endpoint group in one zone: in the default subnetwork, the
+ * load balancer's own name (ingress-gce names an L4 NEG as its backend service: pkg/neg/types
+ * namer, L4 NEGs); in another, `<lb>-<subnetworkHash>`, cut to 63 characters.
+ */
+export function negName(lbName: string, subnetwork: string, defaultSubnetwork: string): string {
+  if (subnetwork === defaultSubnetwork) return lbName;
+  const hash = subnetworkHash(subnetwork);
+  return `${lbName.slice(0, GCE_NAME_MAX - 1 - hash.length)}-${hash}`;
+}
+
+/** Whether a NEG name is one of this load balancer's (any subnetwork). */
+export function isNegOf(lbName: string, name: string): boolean {
+  if (name === lbName) return true;
+  const head = `${lbName.slice(0, GCE_NAME_MAX - 9)}-`;
+  return name.startsWith(head) && /^[0-9a-f]{8}$/.test(name.slice(head.length));
 }
 
 export function routeName(clusterName: string, nodeUid: string): string {

@@ -7,8 +7,14 @@ import {
   ANNOTATION_LB_TYPE,
   ANNOTATION_LB_TYPE_LEGACY,
   ANNOTATION_NETWORK_TIER,
+  ANNOTATION_NODE_SELECTOR,
   ANNOTATION_SOURCE_RANGES,
+  ANNOTATION_WEIGHTED_LB,
+  CLASS_GKE_L4_EXTERNAL,
+  CLASS_GKE_L4_INTERNAL,
+  WEIGHTED_LB_PODS_PER_NODE,
 } from "./annotations";
+import { parseLabelSelector, type LabelRequirement } from "./labelSelector";
 import { healthCheckSpec, HEALTH_CHECK_SOURCE_RANGES, HEALTH_CHECK_SOURCE_RANGES_IPV6 } from "./healthcheck";
 import { readDualSourceRanges, readFamilies, readUserIPs, servedFamilies, type Families, type Served } from "./ipv6";
 import {
@@ -46,6 +52,7 @@ import {
   type Rejection,
   type ServiceDesired,
   type ServiceInfo,
+  type ServiceNotice,
 } from "./types";
 
 export interface Backends {
@@ -53,7 +60,12 @@ export interface Backends {
   instances: InstanceRef[];
 }
 
-export type ServiceOutcome = { ok: true; desired: ServiceDesired } | { ok: false; rejections: Rejection[] };
+/**
+ * `nodeSelector`: backend `neg` with `dccm.io/node-selector`, the requirements a node's labels must
+ * meet to be in the Service's NEGs (placed by model/desired.ts).
+ */
+export type ServiceOutcome =
+  { ok: true; desired: ServiceDesired; nodeSelector?: LabelRequirement[] } | { ok: false; rejections: Rejection[] };
 
 class Problems {
   readonly list: Rejection[] = [];
@@ -69,17 +81,38 @@ function annotation(service: ServiceInfo, key: string): string | undefined {
   return typeof value === "string" ? value.trim() : undefined;
 }
 
+/** The scheme a GKE L4 class stands for (the class is handled only when listed in loadBalancerClasses). */
+function gkeClassScheme(service: ServiceInfo): LbScheme | undefined {
+  if (service.loadBalancerClass === CLASS_GKE_L4_INTERNAL) return "INTERNAL";
+  if (service.loadBalancerClass === CLASS_GKE_L4_EXTERNAL) return "EXTERNAL";
+  return undefined;
+}
+
 function readScheme(service: ServiceInfo, problems: Problems): LbScheme {
+  const classScheme = gkeClassScheme(service);
+  if (classScheme !== undefined) {
+    const written = readAnnotatedScheme(service, problems);
+    if (written !== undefined && written.scheme !== classScheme)
+      problems.add(
+        `metadata.annotations[${written.key}]`,
+        `says ${written.scheme === "INTERNAL" ? "Internal" : "External"}, but spec.loadBalancerClass ${service.loadBalancerClass} is ${classScheme === "INTERNAL" ? "internal" : "external"}`,
+      );
+    return classScheme;
+  }
+  return readAnnotatedScheme(service, problems)?.scheme ?? "EXTERNAL";
+}
+
+function readAnnotatedScheme(service: ServiceInfo, problems: Problems): { key: string; scheme: LbScheme } | undefined {
   for (const key of [ANNOTATION_LB_TYPE, ANNOTATION_LB_TYPE_LEGACY]) {
     const value = annotation(service, key);
     if (value === undefined) continue;
-    if (value.toLowerCase() === "internal") return "INTERNAL";
-    if (value.toLowerCase() === "external" || value === "") return "EXTERNAL";
+    if (value.toLowerCase() === "internal") return { key, scheme: "INTERNAL" };
+    if (value.toLowerCase() === "external" || value === "") return { key, scheme: "EXTERNAL" };
     // An unknown type must not silently become a public load balancer.
     problems.add(`metadata.annotations[${key}]`, `"${value}" is not Internal or External`);
-    return "EXTERNAL";
+    return undefined;
   }
-  return "EXTERNAL";
+  return undefined;
 }
 
 function readTier(service: ServiceInfo, problems: Problems): NetworkTier {
@@ -93,13 +126,105 @@ function readTier(service: ServiceInfo, problems: Problems): NetworkTier {
   return "PREMIUM";
 }
 
-function readBackendMode(service: ServiceInfo, config: Config, scheme: LbScheme, problems: Problems): BackendMode {
+function readBackendMode(
+  service: ServiceInfo,
+  config: Pick<Config, "backendMode">,
+  scheme: LbScheme,
+  problems: Problems,
+): BackendMode {
   const value = annotation(service, ANNOTATION_BACKEND);
-  // The configured default is for external load balancers: internal ones have no target pools.
-  if (value === undefined) return scheme === "INTERNAL" ? "backend-service" : config.backendMode;
-  if (value === "target-pool" || value === "backend-service") return value;
-  problems.add(`metadata.annotations[${ANNOTATION_BACKEND}]`, `"${value}" is not target-pool or backend-service`);
+  const field = `metadata.annotations[${ANNOTATION_BACKEND}]`;
+  if (gkeClassScheme(service) !== undefined) {
+    // GKE's classes are served by NEGs, as GKE serves them.
+    if (value !== undefined && value !== "neg")
+      problems.add(
+        field,
+        `"${value}" does not go with spec.loadBalancerClass ${service.loadBalancerClass}, which is neg`,
+      );
+    return "neg";
+  }
+  // Internal load balancers have no target pools: the configured target-pool means instance groups for them.
+  if (value === undefined)
+    return scheme === "INTERNAL" && config.backendMode === "target-pool" ? "backend-service" : config.backendMode;
+  if (value === "target-pool" || value === "backend-service" || value === "neg") return value;
+  problems.add(field, `"${value}" is not backend-service, target-pool or neg`);
   return config.backendMode;
+}
+
+/** `dccm.io/node-selector`: parsed for backend `neg`, refused with any other. */
+function readNodeSelector(
+  service: ServiceInfo,
+  backend: BackendMode,
+  problems: Problems,
+): LabelRequirement[] | undefined {
+  const value = annotation(service, ANNOTATION_NODE_SELECTOR);
+  if (value === undefined) return undefined;
+  const field = `metadata.annotations[${ANNOTATION_NODE_SELECTOR}]`;
+  if (backend !== "neg") {
+    problems.add(
+      field,
+      `choosing nodes per Service needs backend neg (metadata.annotations[${ANNOTATION_BACKEND}]: neg or config backendMode: neg); this Service's backend is ${backend}`,
+    );
+    return undefined;
+  }
+  const parsed = parseLabelSelector(value);
+  if (!parsed.ok) {
+    problems.add(field, parsed.reason);
+    return undefined;
+  }
+  return parsed.requirements;
+}
+
+/** `networking.gke.io/weighted-load-balancing`: whether `pods-per-node` is asked; any other value is refused. */
+function readWeighted(service: ServiceInfo, problems: Problems): boolean {
+  const value = annotation(service, ANNOTATION_WEIGHTED_LB);
+  if (value === undefined) return false;
+  if (value === WEIGHTED_LB_PODS_PER_NODE) return true;
+  problems.add(`metadata.annotations[${ANNOTATION_WEIGHTED_LB}]`, `"${value}" is not ${WEIGHTED_LB_PODS_PER_NODE}`);
+  return false;
+}
+
+/**
+ * The traffic policies GKE reads (ingress-gce pkg/l4): zonal affinity for an internal `neg`
+ * Service with spec.trafficDistribution PreferSameZone (or the deprecated PreferClose); weighted
+ * load balancing for an external `neg` one with ETP=Local, else an UnsupportedConfiguration
+ * notice and no weighting, as ingress-gce. Instance-group Services read neither, as before.
+ */
+function trafficPolicies(
+  service: ServiceInfo,
+  scheme: LbScheme,
+  backend: BackendMode,
+  weighted: boolean,
+): Pick<ServiceDesired, "zonalAffinity" | "weightedLoadBalancing" | "notices"> {
+  const distribution = service.trafficDistribution;
+  const zonalAffinity =
+    backend === "neg" && scheme === "INTERNAL" && (distribution === "PreferSameZone" || distribution === "PreferClose");
+  const notices: ServiceNotice[] = [];
+  let weightedLoadBalancing = false;
+  if (weighted) {
+    const field = `metadata.annotations[${ANNOTATION_WEIGHTED_LB}]`;
+    if (scheme === "INTERNAL")
+      notices.push({
+        reason: "UnsupportedConfiguration",
+        message: `${field}: weighted load balancing is for external load balancers only; not applied`,
+      });
+    else if (backend !== "neg")
+      notices.push({
+        reason: "UnsupportedConfiguration",
+        message: `${field}: weighted load balancing needs backend neg; not applied`,
+      });
+    else if (service.externalTrafficPolicy !== "Local")
+      notices.push({
+        reason: "UnsupportedConfiguration",
+        message: `${field}: weighted load balancing needs spec.externalTrafficPolicy Local; not applied`,
+      });
+    else weightedLoadBalancing = true;
+  }
+  return {
+    ...(zonalAffinity ? { zonalAffinity: true as const } : {}),
+    ...(weightedLoadBalancing ? { weightedLoadBalancing: true as const } : {}),
+    ...(notices.length > 0 ? { notices } : {}),
+  };
 }
 
 function readGlobalAccess(service: ServiceInfo, problems: Problems): boolean {
@@ -294,6 +419,8 @@ function readServiceFields(service: ServiceInfo, config: Config, lbName: string,
   if (scheme === "INTERNAL" && backend === "target-pool") {
     problems.add(`metadata.annotations[${ANNOTATION_BACKEND}]`, "internal load balancers cannot use target pools");
   }
+  const nodeSelector = readNodeSelector(service, backend, problems);
+  const weighted = readWeighted(service, problems);
   const subnetwork =
     scheme === "INTERNAL" ? (annotation(service, ANNOTATION_ILB_SUBNET) ?? config.subnetwork) : undefined;
   if (subnetwork !== undefined && !isValidGceName(subnetwork)) {
@@ -314,6 +441,8 @@ function readServiceFields(service: ServiceInfo, config: Config, lbName: string,
     scheme,
     networkTier,
     backend,
+    nodeSelector,
+    weighted,
     subnetwork,
     ipv6Subnet,
     allowGlobalAccess,
@@ -381,6 +510,8 @@ export function serviceShape(service: ServiceInfo, config: Config, denyRuleHeld:
     scheme,
     networkTier,
     backend,
+    nodeSelector,
+    weighted,
     subnetwork,
     ipv6Subnet,
     allowGlobalAccess,
@@ -417,6 +548,8 @@ export function serviceShape(service: ServiceInfo, config: Config, denyRuleHeld:
     ),
     backendZones: [],
     backendInstances: [],
+    ...(backend === "neg" ? { backendNegs: [] } : {}),
+    ...trafficPolicies(service, scheme, backend, weighted),
     ...(served.ipv6 && ipv6Subnet !== undefined
       ? {
           ipv6: ipv6Desired(
@@ -429,7 +562,7 @@ export function serviceShape(service: ServiceInfo, config: Config, denyRuleHeld:
     ...(served.ipv6 && !served.ipv4 ? { ipv6Only: true } : {}),
     ...(served.fallback !== undefined ? { ipv6Fallback: served.fallback } : {}),
   };
-  return { ok: true, desired };
+  return { ok: true, desired, ...(nodeSelector !== undefined ? { nodeSelector } : {}) };
 }
 
 /**

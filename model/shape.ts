@@ -107,6 +107,7 @@ function checkFields(service: ServiceInfo, checker: Checker): void {
   if (service.ipFamilies !== undefined)
     checker.array("spec.ipFamilies", service.ipFamilies, (field, family) => checker.check(field, family, "a string"));
   checker.check("spec.ipFamilyPolicy", service.ipFamilyPolicy, "a string", true);
+  checker.check("spec.trafficDistribution", service.trafficDistribution, "a string", true);
 }
 
 /** The one rejection of a malformed Service, or undefined when every field serviceDesired reads has its type. */
@@ -151,6 +152,7 @@ export function malformedNode(node: NodeInfo): string | undefined {
     checker.check(`${field}.effect`, fields.effect, "a string");
   });
   checker.array("spec.podCIDRs", node.podCIDRs, (field, cidr) => checker.check(field, cidr, "a string"));
+  checker.check("status.addresses[InternalIP]", node.internalIP, "a string", true);
   const problem = checker.problem;
   if (problem === undefined) return undefined;
   // Left out of instance groups and routes: the model cannot tell where it runs or whether it may serve.

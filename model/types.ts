@@ -195,6 +195,11 @@ export interface InstanceGroupSpec {
   zone: string;
   /** Only on the zone's second and later groups (model/groups.ts): its number, from 2. */
   index?: number;
+  /**
+   * Only on a group of a subnetwork other than the cluster's default (config `subnetwork`, else the
+   * network's name): names.ts subnetworkHash of it. An unmanaged group holds VMs of one subnetwork.
+   */
+  subnetworkHash?: string;
   description: string;
   /** Instance names of this group, sorted. */
   instances: string[];
@@ -206,6 +211,8 @@ export interface GroupRef {
   name: string;
   /** As on InstanceGroupSpec: only on numbered groups. */
   index?: number;
+  /** As on InstanceGroupSpec: only on groups outside the default subnetwork. */
+  subnetworkHash?: string;
 }
 
 export interface RouteSpec {

@@ -49,6 +49,7 @@ export interface ServiceLike {
     sessionAffinity?: string;
     ipFamilies?: string[];
     ipFamilyPolicy?: string;
+    trafficDistribution?: string;
   };
 }
 
@@ -122,7 +123,27 @@ export function trimNode(node: NodeLike): NodeInfo {
     ),
     deleting: isSet(meta.deletionTimestamp),
     podCIDRs: mapList(podCIDRs, (cidr) => asWritten<string>(cidr)),
+    ...internalIP(node.status),
   };
+}
+
+/**
+ * The first InternalIP of status.addresses (the address of the Node's GCE_VM_IP endpoint, as
+ * ingress-gce utils.GetNodeInternalIPs reads it), only when there is one: a Node without stays the
+ * object it was before dccm read addresses.
+ */
+function internalIP(status: unknown): Pick<NodeInfo, "internalIP"> {
+  if (!isRecord(status) || !Array.isArray(status.addresses)) return {};
+  for (const address of status.addresses) {
+    if (
+      isRecord(address) &&
+      address.type === "InternalIP" &&
+      typeof address.address === "string" &&
+      address.address !== ""
+    )
+      return { internalIP: address.address };
+  }
+  return {};
 }
 
 export function trimService(service: ServiceLike): ServiceInfo {
@@ -155,6 +176,7 @@ export function trimService(service: ServiceLike): ServiceInfo {
     loadBalancerSourceRanges: mapList(spec.loadBalancerSourceRanges, (range) => asWritten<string>(range)),
     ...(isSet(spec.sessionAffinity) ? { sessionAffinity: asWritten<string>(spec.sessionAffinity) } : {}),
     ...ipFamilyFields(spec),
+    ...(isSet(spec.trafficDistribution) ? { trafficDistribution: asWritten<string>(spec.trafficDistribution) } : {}),
     deleting: isSet(meta.deletionTimestamp),
   };
 }

@@ -90,7 +90,7 @@ const DAEMON_HELP = [
   "  --clusterName NAME                   routes are named <clusterName cut to 26>-<node UID> (required)",
   "  --clusterId ID                       names the instance groups and the node health check (required unless ConfigMap kube-system/ingress-uid has it)",
   "  --clusterCIDR CIDR                   pod range: a node podCIDR outside it gets no route",
-  "  --backendMode MODE                   backend-service or target-pool, for external load balancers (default backend-service)",
+  "  --backendMode MODE                   backend-service, target-pool (external only) or neg (default backend-service)",
   "  --configureRoutes BOOL               one route per node podCIDR (default true; false with podCIDRSource cloud)",
   "  --podCIDRSource SOURCE               none (kube-controller-manager allocates) or cloud (each VM's alias IP range; no routes) (default none)",
   "  --podCIDRStack STACK                 with podCIDRSource cloud: IPv4, IPv4_IPv6, IPv6_IPv4 or IPv6 (default IPv4)",
@@ -410,7 +410,7 @@ describe("bin/dccm (child process)", function () {
           "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
           "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n" +
           "  project: required\n" +
-          '  backendMode: "pool" is not backend-service or target-pool\n',
+          '  backendMode: "pool" is not backend-service, target-pool or neg\n',
       );
     });
     it("unreadable snapshot → exit 2, the file and the cause named, then the usage", () => {

@@ -397,7 +397,7 @@ describe("daemon/config daemonSettings", () => {
           "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
           "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)",
         'region: "Europe" is not a GCP region (like us-central1)',
-        'backendMode: "pool" is not backend-service or target-pool',
+        'backendMode: "pool" is not backend-service, target-pool or neg',
         "parallelism: expected a whole number ≥ 1, got 0",
         '--drift-interval: expected a duration such as 30s, 10m or 1h30m, got "10"',
         "nodeWorkers: expected an integer from 1 to 100, got 0",

@@ -196,7 +196,11 @@ describe("model: parseConfig", () => {
         { clusterCIDR: "fd00::/48" },
         ['clusterCIDR: "fd00::/48" is an IPv6 range; only IPv4 ranges are supported'],
       ],
-      ["backendMode unknown", { backendMode: "pool" }, ['backendMode: "pool" is not backend-service or target-pool']],
+      [
+        "backendMode unknown",
+        { backendMode: "pool" },
+        ['backendMode: "pool" is not backend-service, target-pool or neg'],
+      ],
       ["configureRoutes yes", { configureRoutes: "yes" }, ['configureRoutes: expected true or false, got "yes"']],
       ["configureRoutes 1", { configureRoutes: 1 }, ["configureRoutes: expected true or false, got 1"]],
       ["podCIDRSource unknown", { podCIDRSource: "alias" }, ['podCIDRSource: "alias" is not one of none, cloud']],
@@ -284,7 +288,7 @@ describe("model: parseConfig", () => {
           `extra: unknown key (known: ${KNOWN})`,
           'project: "Bad" is not a GCP project ID',
           'region: "nowhere" is not a GCP region (like us-central1)',
-          'backendMode: "x" is not backend-service or target-pool',
+          'backendMode: "x" is not backend-service, target-pool or neg',
         ],
       ],
       // BUG (minor): the second alternative of the project regex in model/config.ts accepts any

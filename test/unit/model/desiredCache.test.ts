@@ -51,6 +51,11 @@ const serviceOf = (key: string): fc.Arbitrary<ServiceInfo> => {
         {},
         { "dccm.io/backend": "target-pool" },
         { "networking.gke.io/load-balancer-type": "Internal" },
+        { "dccm.io/backend": "neg" },
+        { "dccm.io/backend": "neg", "dccm.io/node-selector": "pool in (edge),!gpu" },
+        { "dccm.io/backend": "neg", "networking.gke.io/load-balancer-type": "Internal" },
+        { "dccm.io/backend": "neg", "dccm.io/node-selector": "pool=core" },
+        { "dccm.io/node-selector": "pool" },
       ),
       local: fc.boolean(),
       port: fc.constantFrom(80, 443),
@@ -68,6 +73,26 @@ const serviceOf = (key: string): fc.Arbitrary<ServiceInfo> => {
   return fc.oneof(valid, any);
 };
 
+/** Nodes as nodeArb makes them, some with an internal IP and a `pool` label (NEG endpoints, node selectors). */
+const negNodeArb = (name: string): fc.Arbitrary<NodeInfo> =>
+  fc
+    .tuple(
+      nodeArb(name),
+      fc.option(fc.constantFrom("10.0.0.1", "10.0.0.2", "10.0.0.3"), { nil: undefined, freq: 4 }),
+      fc.option(fc.constantFrom("edge", "core"), { nil: undefined }),
+    )
+    .map(([node, ip, pool]) => ({
+      ...node,
+      labels: pool === undefined ? node.labels : { ...node.labels, pool },
+      ...(ip !== undefined ? { internalIP: ip } : {}),
+    }));
+
+const NEG_UIDS = [...SHARED_UIDS, "5ec00003-7a1b-4c2d-8e3f-a0b1c2d3e4f5"];
+const NEG_NAMES = NEG_UIDS.flatMap((uid) => {
+  const lb = ("a" + uid.replace(/-/g, "")).slice(0, 32);
+  return [lb, `${lb}-eb0aa583`];
+});
+
 const observedArb: fc.Arbitrary<ObservedCloud> = fc
   .record({
     gone: fc.subarray(NODE_NAMES.map((name, i) => ({ zone: ZONES[i % ZONES.length], name }))),
@@ -77,8 +102,33 @@ const observedArb: fc.Arbitrary<ObservedCloud> = fc
     members: fc.option(fc.subarray(NODE_NAMES), { nil: undefined }),
     denyRulesHeld: fc.option(fc.subarray(SERVICE_KEYS), { nil: undefined }),
     denyRulesUnread: fc.boolean(),
+    instanceSubnets: fc.option(
+      fc
+        .subarray(NODE_NAMES.flatMap((name) => ZONES.map((zone) => `${zone}/${name}`)))
+        .chain((keys) =>
+          fc
+            .tuple(...keys.map(() => fc.constantFrom("other-subnet", "k8s-subnet")))
+            .map((subnets) => Object.fromEntries(keys.map((key, i) => [key, subnets[i]]))),
+        ),
+      { nil: undefined },
+    ),
+    negMembers: fc.option(fc.tuple(fc.constantFrom(...ZONES), fc.constantFrom(...NEG_NAMES), fc.subarray(NODE_NAMES)), {
+      nil: undefined,
+    }),
+    referencedNegs: fc.option(
+      fc.subarray(
+        ZONES.flatMap((zone) => NEG_NAMES.map((name) => `${zone}/${name}`)),
+        { maxLength: 3 },
+      ),
+      { nil: undefined },
+    ),
   })
   .map((o): ObservedCloud => ({
+    ...(o.instanceSubnets !== undefined ? { instanceSubnets: o.instanceSubnets } : {}),
+    ...(o.negMembers !== undefined
+      ? { negMembers: { [`${o.negMembers[0]}/${o.negMembers[1]}`]: o.negMembers[2] } }
+      : {}),
+    ...(o.referencedNegs !== undefined ? { referencedNegs: o.referencedNegs } : {}),
     goneInstances: o.gone,
     referencedZones: o.referencedZones,
     legacyHealthCheckReferenced: o.legacyHealthCheckReferenced,
@@ -95,7 +145,7 @@ const eventArb: fc.Arbitrary<Event> = fc.oneof(
     weight: 4,
     arbitrary: fc
       .constantFrom(...NODE_NAMES)
-      .chain((name) => nodeArb(name).map((node): Event => ({ kind: "putNode", node }))),
+      .chain((name) => negNodeArb(name).map((node): Event => ({ kind: "putNode", node }))),
   },
   { weight: 1, arbitrary: fc.constantFrom(...NODE_NAMES).map((name): Event => ({ kind: "deleteNode", name })) },
   {
@@ -115,6 +165,8 @@ const CONFIGS: Config[] = [
   { ...CONFIG, backendMode: "target-pool", enableL4DenyFirewall: true },
   { ...CONFIG, instanceGroupLimit: 1, instanceGroupZones: ["us-central1-a", "us-central1-f"] },
   { ...noCidr, configureRoutes: false, loadBalancerClasses: ["example.com/other"], instanceGroupLimit: 2 },
+  { ...CONFIG, backendMode: "neg" },
+  { ...noCidr, backendMode: "neg", instanceGroupLimit: 1 },
 ];
 
 function changesBetween(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): StackChange[] {
@@ -139,7 +191,7 @@ class World {
 }
 
 describe("model/desiredCache DesiredCache: incremental, equal to the full recompute", () => {
-  it("after every event of a random sequence (Nodes and Services added, changed, deleted; observations; the same snapshot again): the same state, hashes, changes and rejections as desiredState from scratch", () => {
+  it("after every event of a random sequence (Nodes and Services added, changed, deleted, neg Services with node selectors; observations with subnetworks and NEG members; the same snapshot again): the same state, hashes, changes and rejections as desiredState from scratch", () => {
     fc.assert(
       fc.property(
         fc.constantFrom(...CONFIGS),

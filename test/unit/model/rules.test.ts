@@ -6,6 +6,8 @@ import {
   clusterDescription,
   GCE_NAME_PATTERN,
   instanceGroupName,
+  negName,
+  subnetInstanceGroupName,
   isValidGceName,
   loadBalancerName,
   nodeHealthCheckFirewallName,
@@ -93,6 +95,18 @@ describe("model/names", () => {
       ["shared node health check firewall", nodeHealthCheckFirewallName("c0ffee1234"), "k8s-c0ffee1234-node-http-hc"],
       ["instance group", instanceGroupName("c0ffee1234"), "k8s-ig--c0ffee1234"],
       ["instance group, the zone's second", instanceGroupName("c0ffee1234", 2), "k8s-ig2--c0ffee1234"],
+      [
+        "instance group of another subnetwork",
+        subnetInstanceGroupName("c0ffee1234", "other-subnet"),
+        "k8s-ig--c0ffee1234-eb0aa583",
+      ],
+      [
+        "instance group of another subnetwork, the zone's second",
+        subnetInstanceGroupName("c0ffee1234", "other-subnet", 2),
+        "k8s-ig2--c0ffee1234-eb0aa583",
+      ],
+      ["NEG in the default subnetwork", negName(lb, "k8s-subnet", "k8s-subnet"), lb],
+      ["NEG in another subnetwork", negName(lb, "other-subnet", "k8s-subnet"), `${lb}-eb0aa583`],
       ["route", routeName("prod", uid), "prod-11111111-1111-4111-8111-111111111111"],
       [
         "route, cluster name cut to 26",

@@ -798,7 +798,7 @@ describe("model: Service semantics (docs/guides/services.md#service-semantics)",
         [
           [
             `metadata.annotations[${A_BACKEND}]`,
-            `Service default/svc: metadata.annotations[${A_BACKEND}]: "pool" is not target-pool or backend-service`,
+            `Service default/svc: metadata.annotations[${A_BACKEND}]: "pool" is not backend-service, target-pool or neg`,
           ],
         ],
       ],

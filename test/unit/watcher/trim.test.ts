@@ -6,7 +6,7 @@ import * as assert from "node:assert/strict";
 
 import type { V1Node } from "@kubernetes/client-node";
 
-import { trimNode, trimWatchedNode, type NodeLike, type WatchedNode } from "../../../watcher/trim";
+import { trimNode, trimService, trimWatchedNode, type NodeLike, type WatchedNode } from "../../../watcher/trim";
 
 const FULL: V1Node = {
   metadata: {
@@ -123,5 +123,62 @@ describe("watcher/trim trimWatchedNode", () => {
     const view = trimWatchedNode(FULL, info);
     assert.equal(view.labels, info.labels);
     assert.notEqual(trimWatchedNode(FULL).labels, FULL.metadata?.labels, "without one, a copy");
+  });
+});
+
+describe("watcher/trim trimNode and trimService: what backend neg reads", () => {
+  const bare = { metadata: { name: "n3", uid: "u3" } };
+
+  it("a Node's first InternalIP becomes internalIP (the address of its GCE_VM_IP endpoint)", () => {
+    assert.deepStrictEqual(trimNode(FULL), {
+      name: "n1",
+      uid: "u1",
+      providerID: "gce://p/us-central1-a/n1",
+      labels: { "kubernetes.io/hostname": "n1" },
+      taints: [
+        { key: "node.cloudprovider.kubernetes.io/uninitialized", value: "true", effect: "NoSchedule" },
+        { key: "node.kubernetes.io/unreachable", effect: "NoExecute" },
+      ],
+      deleting: false,
+      podCIDRs: ["10.4.0.0/24"],
+      internalIP: "10.0.0.2",
+    });
+    const twice: NodeLike = {
+      ...bare,
+      status: {
+        addresses: [
+          { type: "ExternalIP", address: "34.1.2.3" },
+          { type: "InternalIP", address: "" },
+          { type: "InternalIP", address: "10.0.0.7" },
+          { type: "InternalIP", address: "10.0.0.8" },
+        ],
+      },
+    };
+    assert.equal(trimNode(twice).internalIP, "10.0.0.7");
+  });
+
+  it("no InternalIP (none, junk addresses): no internalIP key, so the Node's trimmed copy is what it was", () => {
+    for (const status of [
+      undefined,
+      {},
+      { addresses: {} },
+      { addresses: [null, { type: "InternalIP", address: 7 }] },
+    ]) {
+      const trimmed = trimNode({ ...bare, ...(status === undefined ? {} : { status }) } as NodeLike);
+      assert.equal("internalIP" in trimmed, false, JSON.stringify(status));
+    }
+  });
+
+  it("spec.trafficDistribution is kept when set, absent otherwise (a Service without it trims as before)", () => {
+    const service = { metadata: { name: "s", namespace: "default", uid: "u" }, spec: { type: "LoadBalancer" } };
+    assert.equal(
+      trimService({ ...service, spec: { ...service.spec, trafficDistribution: "PreferSameZone" } }).trafficDistribution,
+      "PreferSameZone",
+    );
+    assert.equal("trafficDistribution" in trimService(service), false);
+    assert.equal(
+      "trafficDistribution" in trimService({ ...service, spec: { ...service.spec, trafficDistribution: "" } }),
+      false,
+    );
   });
 });
