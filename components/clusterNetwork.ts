@@ -39,9 +39,11 @@ export class ClusterNetwork extends pulumi.ComponentResource {
     this.instanceGroups = {};
     this.instanceGroupMembers = {};
     for (const group of cluster.instanceGroups) {
-      // The first group keeps the Pulumi name it had when a zone had one group.
+      // The first group keeps the Pulumi name it had when a zone had one group; another
+      // subnetwork's groups carry its hash, as their GCE names do.
+      const subnetworkPart = group.subnetworkHash === undefined ? "" : `-${group.subnetworkHash}`;
       const resource = new gcp.compute.InstanceGroup(
-        `${name}:ig-${group.zone}${group.index === undefined ? "" : `-${group.index}`}`,
+        `${name}:ig-${group.zone}${subnetworkPart}${group.index === undefined ? "" : `-${group.index}`}`,
         {
           project: cluster.project,
           zone: group.zone,

@@ -294,6 +294,32 @@ describe("components (Pulumi mocks)", () => {
       assertParented(captured, "dccm:gcp:ClusterNetwork");
     });
 
+    it("a zone's groups of another subnetwork: Pulumi names with the subnetwork's hash, apart from the default's", async () => {
+      const subnetCluster: ClusterDesired = {
+        ...fixtureCluster([]),
+        instanceGroups: [
+          group("us-central1-a", "k8s-ig--c0ffee1234", ["node-a1"]),
+          { ...group("us-central1-a", "k8s-ig--c0ffee1234-1a2b3c4d", ["node-a2"]), subnetworkHash: "1a2b3c4d" },
+          {
+            ...group("us-central1-a", "k8s-ig2--c0ffee1234-1a2b3c4d", ["node-a3"], 2),
+            subnetworkHash: "1a2b3c4d",
+          },
+        ],
+      };
+      const subnetCaptured = await capture((opts) => new ClusterNetwork("cluster", { cluster: subnetCluster }, opts));
+      const groups = subnetCaptured.registered.filter((r) => r.type === T.instanceGroup);
+      assert.deepStrictEqual(groups.map((r) => [r.name, r.inputs.name]).sort(), [
+        ["cluster:ig-us-central1-a", "k8s-ig--c0ffee1234"],
+        ["cluster:ig-us-central1-a-1a2b3c4d", "k8s-ig--c0ffee1234-1a2b3c4d"],
+        ["cluster:ig-us-central1-a-1a2b3c4d-2", "k8s-ig2--c0ffee1234-1a2b3c4d"],
+      ]);
+      assert.deepStrictEqual(Object.keys(subnetCaptured.component.instanceGroups).sort(), [
+        "us-central1-a",
+        "us-central1-a/k8s-ig--c0ffee1234-1a2b3c4d",
+        "us-central1-a/k8s-ig2--c0ffee1234-1a2b3c4d",
+      ]);
+    });
+
     it("outputs: links keyed by zone (first group) and <zone>/<name>, and every group's members", async () => {
       const network = captured.component;
       assert.deepStrictEqual(Object.keys(network.instanceGroups).sort(), [
