@@ -9,7 +9,14 @@ import {
   ANNOTATION_NETWORK_TIER,
   ANNOTATION_SOURCE_RANGES,
 } from "./annotations";
-import { healthCheckSpec, HEALTH_CHECK_SOURCE_RANGES, HEALTH_CHECK_SOURCE_RANGES_IPV6 } from "./healthcheck";
+import {
+  healthCheckSourceRanges,
+  healthCheckSourceRangesIPv6,
+  healthCheckSpec,
+  nodeProbe,
+  readHealthCheckTuning,
+  tunedHealthCheck,
+} from "./healthcheck";
 import { readDualSourceRanges, readFamilies, readUserIPs, servedFamilies, type Families, type Served } from "./ipv6";
 import {
   isValidGceName,
@@ -265,6 +272,7 @@ function readFrontends(
 
 function readHealthCheck(service: ServiceInfo, config: Config, lbName: string, problems: Problems): HealthCheckRef {
   const policy = service.externalTrafficPolicy ?? "Cluster";
+  const tuning = readHealthCheckTuning((key) => annotation(service, key), policy === "Local", problems);
   if (policy === "Local") {
     if (!isPort(service.healthCheckNodePort)) {
       problems.add(
@@ -273,14 +281,47 @@ function readHealthCheck(service: ServiceInfo, config: Config, lbName: string, p
       );
     }
     const description = serviceDescription(serviceKey(service.namespace, service.name));
-    return { kind: "dedicated", spec: healthCheckSpec(lbName, service.healthCheckNodePort ?? 0, description) };
+    // kube-proxy's healthCheckNodePort server: `/healthz` whatever the node probe's path.
+    return { kind: "dedicated", spec: tunedHealthCheck(lbName, service.healthCheckNodePort ?? 0, description, tuning) };
   }
   if (policy !== "Cluster") problems.add("spec.externalTrafficPolicy", `"${policy}" is not Cluster or Local`);
-  return { kind: "shared", spec: sharedNodeHealthCheck(config) };
+  return serviceNodeHealthCheck(service, config, lbName, tuning);
 }
 
-export function sharedNodeHealthCheck(config: Pick<Config, "clusterId">): ReturnType<typeof healthCheckSpec> {
-  return healthCheckSpec(nodeHealthCheckName(config.clusterId), 10256, clusterDescription(config.clusterId));
+/**
+ * An ETP=Cluster Service probes the node probe: through the cluster's shared check, or its own
+ * check when its annotations ask something of it (timings, port or path), since the shared one
+ * serves every Service of the cluster.
+ */
+function serviceNodeHealthCheck(
+  service: ServiceInfo,
+  config: Config,
+  lbName: string,
+  tuning: ReturnType<typeof readHealthCheckTuning>,
+): HealthCheckRef {
+  if (Object.keys(tuning.timings).length === 0 && tuning.port === undefined && tuning.path === undefined)
+    return { kind: "shared", spec: sharedNodeHealthCheck(config) };
+  const probe = nodeProbe(config);
+  const description = serviceDescription(serviceKey(service.namespace, service.name));
+  return {
+    kind: "dedicated",
+    spec: tunedHealthCheck(lbName, tuning.port ?? probe.port, description, {
+      ...tuning,
+      path: tuning.path ?? probe.path,
+    }),
+  };
+}
+
+export function sharedNodeHealthCheck(
+  config: Pick<Config, "clusterId" | "nodeHealthCheckPort" | "nodeHealthCheckPath">,
+): ReturnType<typeof healthCheckSpec> {
+  const probe = nodeProbe(config);
+  return healthCheckSpec(
+    nodeHealthCheckName(config.clusterId),
+    probe.port,
+    clusterDescription(config.clusterId),
+    probe.path,
+  );
 }
 
 /** What a Service's spec and annotations say, each field read (and checked) once; problems are collected. */
@@ -458,6 +499,9 @@ interface FirewallBasis {
   /** The dedicated check's port for the IPv4 health-check firewall; unset on the shared check (the cluster stack's firewall). */
   dedicatedPort?: number;
   healthCheckPort: number;
+  /** The health checkers' ranges (config, else Google's). */
+  checkerRanges: string[];
+  checkerRanges6: string[];
   external: boolean;
   priority: number;
   deny: boolean;
@@ -482,6 +526,8 @@ function firewallBasis(
     })),
     ...(healthCheck.kind === "dedicated" ? { dedicatedPort: healthCheck.spec.port } : {}),
     healthCheckPort: healthCheck.spec.port,
+    checkerRanges: healthCheckSourceRanges(config),
+    checkerRanges6: healthCheckSourceRangesIPv6(config),
     external: scheme === "EXTERNAL",
     // A deny rule still held keeps the allow rules above it until a run has deleted it (the stock
     // CCM too deletes the deny rule before it moves the allow rules back: --enable-l4-deny-firewall-rollback-cleanup).
@@ -543,7 +589,7 @@ function ipv4Firewalls(
           healthCheckFirewall: {
             name: serviceHealthCheckFirewallName(lbName),
             description,
-            sourceRanges: [...HEALTH_CHECK_SOURCE_RANGES],
+            sourceRanges: [...basis.checkerRanges],
             targetTags: [...targetTags],
             allows: [{ protocol: "tcp", ports: [String(basis.dedicatedPort)] }],
             ...(basis.external ? { destination } : {}),
@@ -603,7 +649,7 @@ function ipv6Desired(basis: FirewallBasis, subnetwork: string, addressing: Addre
     healthCheckFirewall: {
       name: ipv6Name(serviceHealthCheckFirewallName(lbName)),
       description,
-      sourceRanges: [...HEALTH_CHECK_SOURCE_RANGES_IPV6],
+      sourceRanges: [...basis.checkerRanges6],
       targetTags: [...targetTags],
       allows: [{ protocol: "tcp", ports: [String(basis.healthCheckPort)] }],
       ...(basis.external ? { destination } : {}),
