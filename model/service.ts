@@ -4,11 +4,13 @@ import {
   ANNOTATION_ILB_GLOBAL_ACCESS,
   ANNOTATION_ILB_SUBNET,
   ANNOTATION_IPV6_SUBNET,
+  ANNOTATION_LB_SUBNET,
   ANNOTATION_LB_TYPE,
   ANNOTATION_LB_TYPE_LEGACY,
   ANNOTATION_NETWORK_TIER,
   ANNOTATION_SOURCE_RANGES,
 } from "./annotations";
+import { readExternalIpv6Subnet, readInternalSubnet, withRbs } from "./gkeAnnotations";
 import {
   healthCheckSourceRanges,
   healthCheckSourceRangesIPv6,
@@ -163,18 +165,15 @@ function readIpv6Subnet(
   subnetwork: string | undefined,
   problems: Problems,
 ): string | undefined {
-  const value = annotation(service, ANNOTATION_IPV6_SUBNET);
-  const field = `metadata.annotations[${ANNOTATION_IPV6_SUBNET}]`;
   if (scheme === "INTERNAL") {
-    if (value !== undefined)
+    if (annotation(service, ANNOTATION_IPV6_SUBNET) !== undefined)
       problems.add(
-        field,
-        `internal load balancers take their subnetwork from metadata.annotations[${ANNOTATION_ILB_SUBNET}]`,
+        `metadata.annotations[${ANNOTATION_IPV6_SUBNET}]`,
+        `internal load balancers take their subnetwork from metadata.annotations[${ANNOTATION_LB_SUBNET}] or metadata.annotations[${ANNOTATION_ILB_SUBNET}]`,
       );
     return subnetwork;
   }
-  if (value !== undefined && !isValidGceName(value)) problems.add(field, `"${value}" is not a valid subnetwork name`);
-  return value ?? config.subnetwork;
+  return readExternalIpv6Subnet((key) => annotation(service, key), config, problems);
 }
 
 interface Addressing {
@@ -331,15 +330,16 @@ function readServiceFields(service: ServiceInfo, config: Config, lbName: string,
   }
   const scheme = readScheme(service, problems);
   const networkTier = readTier(service, problems);
-  const backend = readBackendMode(service, config, scheme, problems);
+  const backend = withRbs(
+    (key) => annotation(service, key),
+    readBackendMode(service, config, scheme, problems),
+    problems,
+  );
   if (scheme === "INTERNAL" && backend === "target-pool") {
     problems.add(`metadata.annotations[${ANNOTATION_BACKEND}]`, "internal load balancers cannot use target pools");
   }
   const subnetwork =
-    scheme === "INTERNAL" ? (annotation(service, ANNOTATION_ILB_SUBNET) ?? config.subnetwork) : undefined;
-  if (subnetwork !== undefined && !isValidGceName(subnetwork)) {
-    problems.add(`metadata.annotations[${ANNOTATION_ILB_SUBNET}]`, `"${subnetwork}" is not a valid subnetwork name`);
-  }
+    scheme === "INTERNAL" ? readInternalSubnet((key) => annotation(service, key), config, problems) : undefined;
   const allowGlobalAccess = scheme === "INTERNAL" ? readGlobalAccess(service, problems) : false;
   const families = readFamilies(service.ipFamilies, service.ipFamilyPolicy, problems);
   const ipv6Subnet = readIpv6Subnet(service, config, scheme, subnetwork, problems);
