@@ -1,5 +1,4 @@
 /** The health-check keys of the config: the checkers' source ranges and the node probe. */
-import type { ConfigKey, RawConfig } from "./config";
 import {
   HEALTH_CHECK_SOURCE_RANGES,
   HEALTH_CHECK_SOURCE_RANGES_IPV6,
@@ -16,12 +15,15 @@ type HealthCheckKeys = Pick<
 >;
 
 /** CIDRs of one family, canonical, sorted, without repeats; undefined when unset or the default list. */
-type ListReader = (raw: RawConfig, key: ConfigKey, problems: string[]) => string[] | undefined;
+type Key = "healthCheckSourceRanges" | "healthCheckSourceRangesIPv6" | "nodeHealthCheckPort" | "nodeHealthCheckPath";
+/** model/config.ts's raw record, seen through the keys read here (it passes its own list reader: no cycle). */
+type RawConfig = Partial<Record<Key, unknown>>;
+type ListReader = (raw: RawConfig, key: Key, problems: string[]) => string[] | undefined;
 
 function ranges(
   list: ListReader,
   raw: RawConfig,
-  key: ConfigKey,
+  key: Key,
   family: IpFamily,
   fallback: readonly string[],
   problems: string[],

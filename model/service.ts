@@ -21,7 +21,6 @@ import {
 } from "./healthcheck";
 import { readDualSourceRanges, readFamilies, readUserIPs, servedFamilies, type Families, type Served } from "./ipv6";
 import {
-  isValidGceName,
   loadBalancerName,
   clusterDescription,
   ipv6Name,
