@@ -86,11 +86,11 @@ export const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name"
     help: "zones whose instance group is declared even with no Node, listed by every backend-service load balancer: a zone's first and last Node then change the cluster stack only",
   },
   healthCheckSourceRanges: {
-    value: "CIDR,…",
+    value: "CIDRS",
     help: "IPv4 ranges Google's health checkers probe from, opened by the health-check firewalls (default Google's: 130.211.0.0/22, 35.191.0.0/16, 209.85.152.0/22, 209.85.204.0/22)",
   },
   healthCheckSourceRangesIPv6: {
-    value: "CIDR,…",
+    value: "CIDRS",
     help: "IPv6 ranges of the health checkers (default 2600:1901:8001::/48, 2600:2d00:1:b029::/64)",
   },
   nodeHealthCheckPort: {
