@@ -85,6 +85,19 @@ export const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name"
     value: "ZONE,…",
     help: "zones whose instance group is declared even with no Node, listed by every backend-service load balancer: a zone's first and last Node then change the cluster stack only",
   },
+  healthCheckSourceRanges: {
+    value: "CIDRS",
+    help: "IPv4 ranges Google's health checkers probe from, opened by the health-check firewalls (default Google's: 130.211.0.0/22, 35.191.0.0/16, 209.85.152.0/22, 209.85.204.0/22)",
+  },
+  healthCheckSourceRangesIPv6: {
+    value: "CIDRS",
+    help: "IPv6 ranges of the health checkers (default 2600:1901:8001::/48, 2600:2d00:1:b029::/64)",
+  },
+  nodeHealthCheckPort: {
+    value: "PORT",
+    help: "port of the node probe every externalTrafficPolicy Cluster load balancer checks (default 10256, kube-proxy's)",
+  },
+  nodeHealthCheckPath: { value: "PATH", help: "path of the node probe (default /healthz)" },
 };
 
 /** What each GCP key does, for docs/reference/configuration.md: whether it is required (and its default), and what it means. */
@@ -143,6 +156,24 @@ export const GCP_KEY_REFERENCE: Record<ConfigKey, { readonly required: string; r
       "no (`transient`, as the stock CCM; `always` in the CI stack program, which cannot reserve an IP before a run)",
     meaning:
       "`transient`: a Service without `spec.loadBalancerIP` keeps the ephemeral IP of its forwarding rule and holds no static address at rest; a run that replaces the rule first reserves its current IP as `<lb>` and releases it after, so the IP stays (one `STATIC_ADDRESSES` unit per Service only while its rule is replaced). `always`: `<lb>` is reserved for the Service's life, so its IP survives even a forwarding rule deleted out of band. A Service whose TCP and UDP rules share one IP, and every IPv6 address `<lb>-ipv6`, is reserved in both modes. See [Services](../guides/services.md#ip-addresses-and-gce-quotas)",
+  },
+  healthCheckSourceRanges: {
+    required: "no (Google's: `130.211.0.0/22`, `35.191.0.0/16`, `209.85.152.0/22`, `209.85.204.0/22`)",
+    meaning:
+      "IPv4 CIDRs the health checkers probe from, as the stock CCM's `--cloud-provider-gce-lb-src-cidrs`: the source ranges of the node health-check firewall `k8s-<clusterId>-node-http-hc` and of each Service's own health-check firewall. Change it only if Google publishes other ranges, or to narrow them on a private test bed. See [Services](../guides/services.md#health-checks)",
+  },
+  healthCheckSourceRangesIPv6: {
+    required: "no (Google's: `2600:1901:8001::/48`, `2600:2d00:1:b029::/64`)",
+    meaning: "IPv6 CIDRs the health checkers probe from: the source ranges of each IPv6 health-check firewall",
+  },
+  nodeHealthCheckPort: {
+    required: "no (`10256`, kube-proxy's health server)",
+    meaning:
+      "the node port the cluster's shared health check `k8s-<clusterId>-node` probes for every externalTrafficPolicy Cluster Service, and that the node health-check firewall opens. Set it when a kube-proxy replacement serves its health elsewhere (Cilium, Calico eBPF). Changing it updates the check and the firewall in place",
+  },
+  nodeHealthCheckPath: {
+    required: "no (`/healthz`)",
+    meaning: "the path the shared node health check asks; an absolute path of printable ASCII, at most 1024 characters",
   },
   enableL4DenyFirewall: {
     required: "no (`false`, as the stock CCM's `--enable-l4-deny-firewall`)",

@@ -60,6 +60,7 @@ function page(title: string, source: string, body: readonly string[]): string {
 function annotationRows(rows: readonly AnnotationRow[]): string[][] {
   return rows.map((row) => [
     `\`${row.key}\`${row.legacy === undefined ? "" : ` (legacy \`${row.legacy}\`)`}`,
+    row.origin ?? "",
     row.values,
     row.meaning,
   ]);
@@ -71,16 +72,17 @@ function annotationsPage(): string {
     "model/annotations.ts SERVICE_ANNOTATIONS and NODE_LABELS_AND_TAINTS",
     [
       "Read by the model, per Service. An unknown value rejects the Service (the Warning `SyncLoadBalancerFailed`",
-      "naming the annotation), never a silent default.",
+      "naming the annotation), never a silent default. Origin: who defined the key (GKE's L4 controllers,",
+      "kubernetes/ingress-gce `pkg/l4/annotations`; the stock CCM, cloud-provider-gcp; Kubernetes; dccm).",
       "",
-      ...table(["annotation", "values", "meaning"], annotationRows(SERVICE_ANNOTATIONS)),
+      ...table(["annotation", "origin", "values", "meaning"], annotationRows(SERVICE_ANNOTATIONS)),
       "",
       "## Node labels and taints",
       "",
       "A Node is left out of every load balancer (its route stays) while it carries the exclusion label or the",
       "autoscaler's taint, or while it is being deleted.",
       "",
-      ...table(["label or taint", "values", "meaning"], annotationRows(NODE_LABELS_AND_TAINTS)),
+      ...table(["label or taint", "origin", "values", "meaning"], annotationRows(NODE_LABELS_AND_TAINTS)),
       "",
       "## IPv6 and dual-stack Services",
       "",

@@ -7,6 +7,20 @@ import * as pulumi from "@pulumi/pulumi";
 import type { DenyFirewallSpec, FirewallSpec, HttpHealthCheckSpec } from "../model";
 import { ignoredChanges } from "./ignored";
 
+const TIMINGS = ["checkIntervalSec", "timeoutSec", "healthyThreshold", "unhealthyThreshold"];
+
+/**
+ * Timings no annotation names are written at creation only: a repair keeps what an operator set by
+ * hand (the stock CCM keeps longer hand-set timings, gce_loadbalancer_external.go
+ * mergeHTTPHealthChecks); annotated ones are declared on every run (docs/guides/services.md#health-checks).
+ */
+export function healthCheckIgnoredChanges(
+  type: "gcp:compute/regionHealthCheck:RegionHealthCheck" | "gcp:compute/httpHealthCheck:HttpHealthCheck",
+  spec: Pick<HttpHealthCheckSpec, "timingsDeclared">,
+): string[] {
+  return [...ignoredChanges(type), ...(spec.timingsDeclared === true ? [] : TIMINGS)];
+}
+
 export function regionHealthCheck(
   name: string,
   project: string,
@@ -27,7 +41,7 @@ export function regionHealthCheck(
       unhealthyThreshold: spec.unhealthyThreshold,
       httpHealthCheck: { port: spec.port, requestPath: spec.requestPath },
     },
-    { ...opts, ignoreChanges: ignoredChanges("gcp:compute/regionHealthCheck:RegionHealthCheck") },
+    { ...opts, ignoreChanges: healthCheckIgnoredChanges("gcp:compute/regionHealthCheck:RegionHealthCheck", spec) },
   );
 }
 
@@ -51,7 +65,7 @@ export function legacyHealthCheck(
       healthyThreshold: spec.healthyThreshold,
       unhealthyThreshold: spec.unhealthyThreshold,
     },
-    { ...opts, ignoreChanges: ignoredChanges("gcp:compute/httpHealthCheck:HttpHealthCheck") },
+    { ...opts, ignoreChanges: healthCheckIgnoredChanges("gcp:compute/httpHealthCheck:HttpHealthCheck", spec) },
   );
 }
 

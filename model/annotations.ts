@@ -22,6 +22,17 @@ export const CLASS_GKE_L4_INTERNAL = "networking.gke.io/l4-regional-internal";
 export const CLASS_GKE_L4_EXTERNAL = "networking.gke.io/l4-regional-external";
 /** External load balancers only: the dual-stack subnetwork their IPv6 address comes from. */
 export const ANNOTATION_IPV6_SUBNET = "dccm.io/ipv6-subnet";
+/** GKE's (kubernetes/ingress-gce pkg/l4/annotations/service.go CustomSubnetAnnotationKey). */
+export const ANNOTATION_LB_SUBNET = "networking.gke.io/load-balancer-subnet";
+/** GKE's: `enabled` asks a backend-service NetLB (service.go RBSAnnotationKey). */
+export const ANNOTATION_L4_RBS = "cloud.google.com/l4-rbs";
+/** dccm's: the health check of the Service's own (docs/guides/services.md#health-checks). */
+export const ANNOTATION_HC_INTERVAL = "dccm.io/health-check-interval";
+export const ANNOTATION_HC_TIMEOUT = "dccm.io/health-check-timeout";
+export const ANNOTATION_HC_HEALTHY_THRESHOLD = "dccm.io/health-check-healthy-threshold";
+export const ANNOTATION_HC_UNHEALTHY_THRESHOLD = "dccm.io/health-check-unhealthy-threshold";
+export const ANNOTATION_HC_PORT = "dccm.io/health-check-port";
+export const ANNOTATION_HC_PATH = "dccm.io/health-check-path";
 /**
  * Refresh now: a new value (any string; `dccm refresh` writes a timestamp) asks the daemon to
  * refresh the Service's stack once, as a drift pass would; the daemon answers each value with one
@@ -45,7 +56,11 @@ export interface AnnotationRow {
   readonly legacy?: string;
   readonly values: string;
   readonly meaning: string;
+  /** Who defined the key: users copy manifests from GKE and from the stock CCM's clusters. */
+  readonly origin: AnnotationOrigin;
 }
+
+export type AnnotationOrigin = "GKE" | "stock CCM" | "GKE and stock CCM" | "Kubernetes" | "cluster autoscaler" | "dccm";
 
 /**
  * The Service annotations the model reads, for docs/reference/annotations.md: an unknown value
@@ -54,59 +69,127 @@ export interface AnnotationRow {
 export const SERVICE_ANNOTATIONS: readonly AnnotationRow[] = [
   {
     key: ANNOTATION_LB_TYPE,
+    origin: "GKE and stock CCM",
     legacy: ANNOTATION_LB_TYPE_LEGACY,
     values: "`Internal`, `External` (any case)",
     meaning: "internal or external load balancer",
   },
   {
     key: ANNOTATION_ILB_SUBNET,
+    origin: "GKE and stock CCM",
     values: "a subnetwork name",
     meaning:
-      "internal: the subnetwork of the address and forwarding rules, IPv4 and IPv6 (default config `subnetwork`)",
+      "internal: the subnetwork of the address and forwarding rules, IPv4 and IPv6, when `networking.gke.io/load-balancer-subnet` is absent (default config `subnetwork`)",
   },
-  { key: ANNOTATION_ILB_GLOBAL_ACCESS, values: "`true`, `false`", meaning: "internal: global access" },
+  {
+    key: ANNOTATION_ILB_GLOBAL_ACCESS,
+    origin: "GKE and stock CCM",
+    values: "`true`, `false`",
+    meaning: "internal: global access",
+  },
   {
     key: ANNOTATION_NETWORK_TIER,
+    origin: "GKE and stock CCM",
     values: "`Premium`, `Standard`",
     meaning: "external: network tier (IPv6 is Premium only)",
   },
   {
     key: ANNOTATION_SOURCE_RANGES,
+    origin: "Kubernetes",
     values: "CIDRs, comma-separated",
     meaning: "when `spec.loadBalancerSourceRanges` is empty",
   },
   {
     key: ANNOTATION_BACKEND,
+    origin: "dccm",
     values: "`backend-service`, `target-pool`, `neg`",
     meaning:
       "backend kind (default config `backendMode`); internal: `backend-service` or `neg` (a Service of class `networking.gke.io/l4-regional-internal` or `-external` listed in `loadBalancerClasses` is `neg`)",
   },
   {
     key: ANNOTATION_NODE_SELECTOR,
+    origin: "dccm",
     values:
       "a label selector: `key=value`, `key!=value`, `key in (a,b)`, `key notin (a,b)`, `key`, `!key`, comma-separated",
     meaning: "backend `neg` only: the nodes the Service's network endpoint groups may hold (among the eligible ones)",
   },
   {
     key: ANNOTATION_WEIGHTED_LB,
+    origin: "GKE",
     values: "`pods-per-node`",
     meaning:
       "external, backend `neg`, `externalTrafficPolicy: Local`: weighted load balancing (localityLbPolicy WEIGHTED_MAGLEV); otherwise an `UnsupportedConfiguration` Warning",
   },
   {
     key: ANNOTATION_IPV6_SUBNET,
+    origin: "dccm",
     values: "a subnetwork name",
     meaning:
-      "external, IPv6 or dual-stack: the dual-stack subnetwork the IPv6 address comes from (default config `subnetwork`); refused on an internal Service, which uses its own subnetwork",
+      "alias of `networking.gke.io/load-balancer-subnet` for an external Service's IPv6 address (both set: they must agree); refused on an internal Service, which uses its own subnetwork",
+  },
+  {
+    key: ANNOTATION_LB_SUBNET,
+    origin: "GKE",
+    values: "a subnetwork name",
+    meaning:
+      "internal: the subnetwork of the address and forwarding rules (wins over `networking.gke.io/internal-load-balancer-subnet`); external, IPv6 or dual-stack: the dual-stack subnetwork the IPv6 address comes from (default config `subnetwork`)",
+  },
+  {
+    key: ANNOTATION_L4_RBS,
+    origin: "GKE",
+    values: "`enabled`",
+    meaning:
+      "external: a backend-service load balancer, as `dccm.io/backend: backend-service` (with `dccm.io/backend: target-pool`: refused)",
+  },
+  {
+    key: ANNOTATION_HC_INTERVAL,
+    origin: "dccm",
+    values: "seconds, 1 to 300",
+    meaning:
+      "the Service's own health check: seconds between probes (default 8); any health-check annotation gives an externalTrafficPolicy Cluster Service a check of its own",
+  },
+  {
+    key: ANNOTATION_HC_TIMEOUT,
+    origin: "dccm",
+    values: "seconds, 1 to 300, at most the interval",
+    meaning: "the Service's own health check: seconds a probe may take (default 1)",
+  },
+  {
+    key: ANNOTATION_HC_HEALTHY_THRESHOLD,
+    origin: "dccm",
+    values: "1 to 10",
+    meaning: "the Service's own health check: successes that make a node healthy (default 1)",
+  },
+  {
+    key: ANNOTATION_HC_UNHEALTHY_THRESHOLD,
+    origin: "dccm",
+    values: "1 to 10",
+    meaning: "the Service's own health check: failures that make a node unhealthy (default 3)",
+  },
+  {
+    key: ANNOTATION_HC_PORT,
+    origin: "dccm",
+    values: "a port, 1 to 65535",
+    meaning:
+      "externalTrafficPolicy Cluster only: the node port the Service's own check probes (default config `nodeHealthCheckPort`)",
+  },
+  {
+    key: ANNOTATION_HC_PATH,
+    origin: "dccm",
+    values: "an absolute path",
+    meaning:
+      "externalTrafficPolicy Cluster only: the path the Service's own check asks (default config `nodeHealthCheckPath`)",
   },
   {
     key: ANNOTATION_REFRESH_REQUESTED,
+    origin: "dccm",
     values: "any new value (`dccm refresh` writes a timestamp)",
     meaning:
       "refresh the Service's stack now, once per value (answered by a `Refreshed` or `RefreshFailed` Event); not a change of the load balancer",
   },
   {
     key: ANNOTATION_REFRESH_HANDLED,
+    origin: "dccm",
     values: "written by the daemon",
     meaning: "the last `refresh-requested` value answered (so a restart does not refresh it again)",
   },
@@ -116,16 +199,19 @@ export const SERVICE_ANNOTATIONS: readonly AnnotationRow[] = [
 export const NODE_LABELS_AND_TAINTS: readonly AnnotationRow[] = [
   {
     key: LABEL_EXCLUDE_FROM_LB,
+    origin: "Kubernetes",
     values: "any value but a false one (`0`, `f`, `F`, `false`, `FALSE`, `False`: Kubernetes' rule since 1.34)",
     meaning: "label: the Node is left out of every load balancer",
   },
   {
     key: TAINT_TO_BE_DELETED,
+    origin: "cluster autoscaler",
     values: "any (the cluster autoscaler's taint)",
     meaning: "taint: the Node is left out of every load balancer while the autoscaler deletes it",
   },
   {
     key: LABEL_ZONE,
+    origin: "Kubernetes",
     legacy: LABEL_ZONE_LEGACY,
     values: "a zone of `region`",
     meaning: "label: the Node's zone, read when it has no `spec.providerID` yet",

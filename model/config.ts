@@ -1,5 +1,6 @@
 /** Config validation: a plain record (file, flags or Pulumi config) → Config, or errors naming each key. */
 import { DEFAULT_LOAD_BALANCER_CLASS } from "./annotations";
+import { healthCheckKeys } from "./healthCheckConfig";
 import { INSTANCE_GROUP_MAX_INSTANCES } from "./limits";
 import { instanceGroupName, isValidGceName, nodeHealthCheckFirewallName, routeName } from "./names";
 import { parseCidr4 } from "./net";
@@ -26,6 +27,10 @@ export const CONFIG_KEYS = [
   "enableL4DenyFirewall",
   "instanceGroupZones",
   "addressReservation",
+  "healthCheckSourceRanges",
+  "healthCheckSourceRangesIPv6",
+  "nodeHealthCheckPort",
+  "nodeHealthCheckPath",
 ] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
@@ -178,6 +183,7 @@ export function parseConfig(raw: RawConfig): Config {
   const enableL4DenyFirewall = bool(raw, "enableL4DenyFirewall", false, problems);
   const instanceGroupZones = instanceGroupZonesOf(raw, region, problems);
   const addressReservation = oneOf(raw, "addressReservation", ADDRESS_RESERVATIONS, problems);
+  const healthChecks = healthCheckKeys(raw, problems, list);
   // Checked after trimming, so "  " or " , " counts as missing.
   const present: Record<(typeof REQUIRED)[number], boolean> = {
     project: project !== "",
@@ -223,5 +229,6 @@ export function parseConfig(raw: RawConfig): Config {
     ...(enableL4DenyFirewall ? { enableL4DenyFirewall } : {}),
     ...(instanceGroupZones !== undefined ? { instanceGroupZones } : {}),
     ...(addressReservation === "always" ? { addressReservation } : {}),
+    ...healthChecks,
   };
 }

@@ -2,7 +2,7 @@
  * desiredState(snapshot, config, observed): the whole GCP picture of a cluster. Pure and
  * deterministic: the same nodes and services in any order give byte-identical JSON.
  */
-import { HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
+import { healthCheckSourceRanges, nodeProbe } from "./healthcheck";
 import { assignGroups } from "./groups";
 import { selectorMatches, type LabelRequirement } from "./labelSelector";
 import { BACKEND_SERVICE_MAX_BACKENDS, INSTANCE_GROUP_MAX_INSTANCES } from "./limits";
@@ -591,9 +591,9 @@ export function clusterDesired(
     nodeHealthCheckFirewall: {
       name: nodeHealthCheckFirewallName(config.clusterId),
       description: clusterDescription(config.clusterId),
-      sourceRanges: [...HEALTH_CHECK_SOURCE_RANGES],
+      sourceRanges: healthCheckSourceRanges(config),
       targetTags: [...config.nodeTags],
-      allows: [{ protocol: "tcp", ports: ["10256"] }],
+      allows: [{ protocol: "tcp", ports: [String(nodeProbe(config).port)] }],
       // No destination: it serves every load balancer of the cluster. With the deny rules on, it
       // moves above them as the stock CCM's does (ensureHTTPHealthCheckFirewall, allowPriority):
       // the checkers' probes go to each load balancer's IP, which a deny rule at 1000 would win.

@@ -4,6 +4,7 @@ import {
   ANNOTATION_ILB_GLOBAL_ACCESS,
   ANNOTATION_ILB_SUBNET,
   ANNOTATION_IPV6_SUBNET,
+  ANNOTATION_LB_SUBNET,
   ANNOTATION_LB_TYPE,
   ANNOTATION_LB_TYPE_LEGACY,
   ANNOTATION_NETWORK_TIER,
@@ -15,10 +16,17 @@ import {
   WEIGHTED_LB_PODS_PER_NODE,
 } from "./annotations";
 import { parseLabelSelector, type LabelRequirement } from "./labelSelector";
-import { healthCheckSpec, HEALTH_CHECK_SOURCE_RANGES, HEALTH_CHECK_SOURCE_RANGES_IPV6 } from "./healthcheck";
+import { readExternalIpv6Subnet, readInternalSubnet, withRbs } from "./gkeAnnotations";
+import {
+  healthCheckSourceRanges,
+  healthCheckSourceRangesIPv6,
+  healthCheckSpec,
+  nodeProbe,
+  readHealthCheckTuning,
+  tunedHealthCheck,
+} from "./healthcheck";
 import { readDualSourceRanges, readFamilies, readUserIPs, servedFamilies, type Families, type Served } from "./ipv6";
 import {
-  isValidGceName,
   loadBalancerName,
   clusterDescription,
   ipv6Name,
@@ -281,18 +289,15 @@ function readIpv6Subnet(
   subnetwork: string | undefined,
   problems: Problems,
 ): string | undefined {
-  const value = annotation(service, ANNOTATION_IPV6_SUBNET);
-  const field = `metadata.annotations[${ANNOTATION_IPV6_SUBNET}]`;
   if (scheme === "INTERNAL") {
-    if (value !== undefined)
+    if (annotation(service, ANNOTATION_IPV6_SUBNET) !== undefined)
       problems.add(
-        field,
-        `internal load balancers take their subnetwork from metadata.annotations[${ANNOTATION_ILB_SUBNET}]`,
+        `metadata.annotations[${ANNOTATION_IPV6_SUBNET}]`,
+        `internal load balancers take their subnetwork from metadata.annotations[${ANNOTATION_LB_SUBNET}] or metadata.annotations[${ANNOTATION_ILB_SUBNET}]`,
       );
     return subnetwork;
   }
-  if (value !== undefined && !isValidGceName(value)) problems.add(field, `"${value}" is not a valid subnetwork name`);
-  return value ?? config.subnetwork;
+  return readExternalIpv6Subnet((key) => annotation(service, key), config, problems);
 }
 
 interface Addressing {
@@ -390,6 +395,7 @@ function readFrontends(
 
 function readHealthCheck(service: ServiceInfo, config: Config, lbName: string, problems: Problems): HealthCheckRef {
   const policy = service.externalTrafficPolicy ?? "Cluster";
+  const tuning = readHealthCheckTuning((key) => annotation(service, key), policy === "Local", problems);
   if (policy === "Local") {
     if (!isPort(service.healthCheckNodePort)) {
       problems.add(
@@ -398,14 +404,47 @@ function readHealthCheck(service: ServiceInfo, config: Config, lbName: string, p
       );
     }
     const description = serviceDescription(serviceKey(service.namespace, service.name));
-    return { kind: "dedicated", spec: healthCheckSpec(lbName, service.healthCheckNodePort ?? 0, description) };
+    // kube-proxy's healthCheckNodePort server: `/healthz` whatever the node probe's path.
+    return { kind: "dedicated", spec: tunedHealthCheck(lbName, service.healthCheckNodePort ?? 0, description, tuning) };
   }
   if (policy !== "Cluster") problems.add("spec.externalTrafficPolicy", `"${policy}" is not Cluster or Local`);
-  return { kind: "shared", spec: sharedNodeHealthCheck(config) };
+  return serviceNodeHealthCheck(service, config, lbName, tuning);
 }
 
-export function sharedNodeHealthCheck(config: Pick<Config, "clusterId">): ReturnType<typeof healthCheckSpec> {
-  return healthCheckSpec(nodeHealthCheckName(config.clusterId), 10256, clusterDescription(config.clusterId));
+/**
+ * An ETP=Cluster Service probes the node probe: through the cluster's shared check, or its own
+ * check when its annotations ask something of it (timings, port or path), since the shared one
+ * serves every Service of the cluster.
+ */
+function serviceNodeHealthCheck(
+  service: ServiceInfo,
+  config: Config,
+  lbName: string,
+  tuning: ReturnType<typeof readHealthCheckTuning>,
+): HealthCheckRef {
+  if (Object.keys(tuning.timings).length === 0 && tuning.port === undefined && tuning.path === undefined)
+    return { kind: "shared", spec: sharedNodeHealthCheck(config) };
+  const probe = nodeProbe(config);
+  const description = serviceDescription(serviceKey(service.namespace, service.name));
+  return {
+    kind: "dedicated",
+    spec: tunedHealthCheck(lbName, tuning.port ?? probe.port, description, {
+      ...tuning,
+      path: tuning.path ?? probe.path,
+    }),
+  };
+}
+
+export function sharedNodeHealthCheck(
+  config: Pick<Config, "clusterId" | "nodeHealthCheckPort" | "nodeHealthCheckPath">,
+): ReturnType<typeof healthCheckSpec> {
+  const probe = nodeProbe(config);
+  return healthCheckSpec(
+    nodeHealthCheckName(config.clusterId),
+    probe.port,
+    clusterDescription(config.clusterId),
+    probe.path,
+  );
 }
 
 /** What a Service's spec and annotations say, each field read (and checked) once; problems are collected. */
@@ -415,17 +454,18 @@ function readServiceFields(service: ServiceInfo, config: Config, lbName: string,
   }
   const scheme = readScheme(service, problems);
   const networkTier = readTier(service, problems);
-  const backend = readBackendMode(service, config, scheme, problems);
+  const backend = withRbs(
+    (key) => annotation(service, key),
+    readBackendMode(service, config, scheme, problems),
+    problems,
+  );
   if (scheme === "INTERNAL" && backend === "target-pool") {
     problems.add(`metadata.annotations[${ANNOTATION_BACKEND}]`, "internal load balancers cannot use target pools");
   }
   const nodeSelector = readNodeSelector(service, backend, problems);
   const weighted = readWeighted(service, problems);
   const subnetwork =
-    scheme === "INTERNAL" ? (annotation(service, ANNOTATION_ILB_SUBNET) ?? config.subnetwork) : undefined;
-  if (subnetwork !== undefined && !isValidGceName(subnetwork)) {
-    problems.add(`metadata.annotations[${ANNOTATION_ILB_SUBNET}]`, `"${subnetwork}" is not a valid subnetwork name`);
-  }
+    scheme === "INTERNAL" ? readInternalSubnet((key) => annotation(service, key), config, problems) : undefined;
   const allowGlobalAccess = scheme === "INTERNAL" ? readGlobalAccess(service, problems) : false;
   const families = readFamilies(service.ipFamilies, service.ipFamilyPolicy, problems);
   const ipv6Subnet = readIpv6Subnet(service, config, scheme, subnetwork, problems);
@@ -591,6 +631,9 @@ interface FirewallBasis {
   /** The dedicated check's port for the IPv4 health-check firewall; unset on the shared check (the cluster stack's firewall). */
   dedicatedPort?: number;
   healthCheckPort: number;
+  /** The health checkers' ranges (config, else Google's). */
+  checkerRanges: string[];
+  checkerRanges6: string[];
   external: boolean;
   priority: number;
   deny: boolean;
@@ -615,6 +658,8 @@ function firewallBasis(
     })),
     ...(healthCheck.kind === "dedicated" ? { dedicatedPort: healthCheck.spec.port } : {}),
     healthCheckPort: healthCheck.spec.port,
+    checkerRanges: healthCheckSourceRanges(config),
+    checkerRanges6: healthCheckSourceRangesIPv6(config),
     external: scheme === "EXTERNAL",
     // A deny rule still held keeps the allow rules above it until a run has deleted it (the stock
     // CCM too deletes the deny rule before it moves the allow rules back: --enable-l4-deny-firewall-rollback-cleanup).
@@ -676,7 +721,7 @@ function ipv4Firewalls(
           healthCheckFirewall: {
             name: serviceHealthCheckFirewallName(lbName),
             description,
-            sourceRanges: [...HEALTH_CHECK_SOURCE_RANGES],
+            sourceRanges: [...basis.checkerRanges],
             targetTags: [...targetTags],
             allows: [{ protocol: "tcp", ports: [String(basis.dedicatedPort)] }],
             ...(basis.external ? { destination } : {}),
@@ -736,7 +781,7 @@ function ipv6Desired(basis: FirewallBasis, subnetwork: string, addressing: Addre
     healthCheckFirewall: {
       name: ipv6Name(serviceHealthCheckFirewallName(lbName)),
       description,
-      sourceRanges: [...HEALTH_CHECK_SOURCE_RANGES_IPV6],
+      sourceRanges: [...basis.checkerRanges6],
       targetTags: [...targetTags],
       allows: [{ protocol: "tcp", ports: [String(basis.healthCheckPort)] }],
       ...(basis.external ? { destination } : {}),

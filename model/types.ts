@@ -128,6 +128,14 @@ export interface Config {
    * only (docs/guides/services.md#service-semantics, "Instance groups"). Sorted, without repeats.
    */
   instanceGroupZones?: string[];
+  /** The health checkers' IPv4 ranges (the stock CCM's `--cloud-provider-gce-lb-src-cidrs`); absent: Google's (model/healthcheck.ts). */
+  healthCheckSourceRanges?: string[];
+  /** The health checkers' IPv6 ranges; absent: Google's. */
+  healthCheckSourceRangesIPv6?: string[];
+  /** The node probe of ETP=Cluster load balancers; absent: kube-proxy's 10256. */
+  nodeHealthCheckPort?: number;
+  /** Its request path; absent: `/healthz`. */
+  nodeHealthCheckPath?: string;
 }
 
 export type NetworkTier = "PREMIUM" | "STANDARD";
@@ -143,6 +151,12 @@ export interface HttpHealthCheckSpec {
   healthyThreshold: number;
   unhealthyThreshold: number;
   description: string;
+  /**
+   * Set when the Service's annotations name its timings: they are then declared on every run. Unset,
+   * the timings are written at creation and a repair leaves them as they are, so an operator's hand
+   * tuning stays (docs/guides/services.md#health-checks).
+   */
+  timingsDeclared?: true;
 }
 
 export interface FirewallAllow {

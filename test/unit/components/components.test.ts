@@ -200,7 +200,10 @@ describe("components (Pulumi mocks)", () => {
         [
           ["cluster:ig-us-central1-a", ["description", "network"]],
           ["cluster:ig-us-central1-b", ["description", "network"]],
-          ["cluster:node-hc", ["description"]],
+          [
+            "cluster:node-hc",
+            ["description", "checkIntervalSec", "timeoutSec", "healthyThreshold", "unhealthyThreshold"],
+          ],
           ["cluster:node-hc-fw", ["description"]],
           ["cluster:route-node-a1", ["nextHopInstanceZone"]],
           ["cluster:route-node-b2", ["nextHopInstanceZone"]],
@@ -1337,8 +1340,14 @@ describe("components (Pulumi mocks)", () => {
         [
           ["cluster:ig-us-central1-a", ["description", "network"]],
           ["cluster:ig-us-central1-b", ["description", "network"]],
-          ["cluster:node-hc", ["description"]],
-          ["cluster:node-legacy-hc", ["description"]],
+          [
+            "cluster:node-hc",
+            ["description", "checkIntervalSec", "timeoutSec", "healthyThreshold", "unhealthyThreshold"],
+          ],
+          [
+            "cluster:node-legacy-hc",
+            ["description", "checkIntervalSec", "timeoutSec", "healthyThreshold", "unhealthyThreshold"],
+          ],
           ["cluster:node-hc-fw", ["description"]],
           ["cluster:route-node-a1", ["nextHopInstanceZone"]],
         ],

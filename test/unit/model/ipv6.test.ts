@@ -303,7 +303,7 @@ describe("model: IP families (docs/guides/services.md#service-semantics, IP fami
         [
           [
             `metadata.annotations[${A_IPV6_SUBNET}]`,
-            `internal load balancers take their subnetwork from metadata.annotations[${A_SUBNET}]`,
+            `internal load balancers take their subnetwork from metadata.annotations[networking.gke.io/load-balancer-subnet] or metadata.annotations[${A_SUBNET}]`,
           ],
         ],
       ],
