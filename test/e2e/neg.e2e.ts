@@ -141,7 +141,7 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
   const serviceUps = (): Promise<number[]> => Promise.all(SERVICES.map((name) => ups(`service.default.${name}`)));
   const ruleOf = (service: string): { name: string; ip: unknown } | undefined => {
     const rule = env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === lb(service));
-    return rule === undefined ? undefined : { name: rule.name, ip: rule.properties.IPAddress };
+    return rule === undefined ? undefined : { name: rule.name, ip: rule.properties.ipAddress };
   };
   const createService = async (service: k8s.V1Service): Promise<void> => {
     const created = await core.createNamespacedService({ namespace: "default", body: service });
