@@ -81,12 +81,11 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
       body: {
         metadata: { name: node.name, labels: { "topology.kubernetes.io/zone": node.zone, ...node.labels } },
         spec: { providerID: `gce://${PROJECT}/${node.zone}/${node.name}` },
+        // The apiserver keeps a Node's status on create (as kubelet registers it): one event with
+        // its address, so a node's entry is one change and not an entry then an address.
+        status: { addresses: [{ type: "InternalIP", address: node.ip }] },
       },
     });
-    await core.patchNodeStatus(
-      { name: node.name, body: { status: { addresses: [{ type: "InternalIP", address: node.ip }] } } },
-      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-    );
   };
 
   /** Every NEG: `<zone>/<name>` → its subnetwork and endpoints (`instance@ip`, sorted). */
