@@ -94,13 +94,23 @@ export function locateNodes(nodes: readonly NodeInfo[], config: Config, warnings
 }
 
 /** The subnetwork of nodes Compute said nothing about: config `subnetwork`, else the network's (auto mode) one. */
-export function defaultSubnetwork(config: Pick<Config, "network" | "subnetwork">): string {
-  return config.subnetwork ?? config.network;
+/**
+ * The subnetwork whose groups and NEGs keep the plain names: config `subnetwork`; without it, the
+ * one subnetwork Compute reports the nodes in (a cluster upgraded from before dccm read subnetworks
+ * keeps its names whatever its subnetwork is called), else among several the network's namesake
+ * (an auto-mode network's), else the first by name. Set `subnetwork` when nodes span several, so
+ * the choice cannot move as they come and go.
+ */
+export function defaultSubnetwork(config: Pick<Config, "network" | "subnetwork">, observed?: ObservedCloud): string {
+  if (config.subnetwork !== undefined) return config.subnetwork;
+  const reported = [...new Set(Object.values(observed?.instanceSubnets ?? {}))].sort();
+  if (reported.length === 0 || reported.includes(config.network)) return config.network;
+  return reported[0];
 }
 
 /** Where an instance's first NIC is (ObservedCloud.instanceSubnets), else the default subnetwork. */
 function subnetworkOf(instance: InstanceRef, config: Config, observed: ObservedCloud): string {
-  return observed.instanceSubnets?.[instanceId(instance)] ?? defaultSubnetwork(config);
+  return observed.instanceSubnets?.[instanceId(instance)] ?? defaultSubnetwork(config, observed);
 }
 
 /** A zone's groups of one subnetwork: `hash` "" for the default subnetwork's, else its subnetworkHash. */
@@ -134,7 +144,7 @@ function instanceGroups(
   config: Config,
   observed: ObservedCloud,
 ): InstanceGroupSpec[] {
-  const home = defaultSubnetwork(config);
+  const home = defaultSubnetwork(config, observed);
   // A configured zone's first group stands like one an applied Service stack names: declared, empty or not.
   const standingZones = new Set([...observed.referencedZones, ...(config.instanceGroupZones ?? [])]);
   const byFamily = new Map<string, string[]>();
@@ -460,7 +470,7 @@ export function placeNegService(service: ServiceDesired, nodes: NodePart, input:
   const selector = input.nodeSelector;
   const candidates =
     selector === undefined ? nodes.negNodes : nodes.negNodes.filter((c) => selectorMatches(selector, c.labels));
-  const home = defaultSubnetwork(input.config);
+  const home = defaultSubnetwork(input.config, input.observed);
   const byZone = new Map<string, NegNode[]>();
   for (const candidate of candidates)
     byZone.set(candidate.instance.zone, [...(byZone.get(candidate.instance.zone) ?? []), candidate]);
@@ -529,7 +539,7 @@ export function clusterNegs(
 ): NegSpec[] | undefined {
   const all = [...declared];
   const have = new Set(declared.map((neg) => `${neg.zone}/${neg.name}`));
-  const home = defaultSubnetwork(config);
+  const home = defaultSubnetwork(config, observed);
   const known = [...new Set([home, config.network, ...Object.values(observed.instanceSubnets ?? {})])];
   for (const key of observed.referencedNegs ?? []) {
     if (have.has(key)) continue;

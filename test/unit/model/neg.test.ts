@@ -463,6 +463,32 @@ describe("model: nodes grouped by (zone, subnetwork), instance-group mode", () =
     assert.equal(JSON.stringify(desiredState({ nodes: NODES, services }, CONFIG, reported)), before);
   });
 
+  it("no subnetwork in the config and every node in one subnetwork not named as the network: the same groups as before Compute reported it (an upgrade renames nothing)", () => {
+    const { subnetwork: _subnetwork, ...withoutSubnetwork } = CONFIG;
+    const services = [svc()];
+    const before = JSON.stringify(desiredState({ nodes: NODES, services }, withoutSubnetwork));
+    const reported: ObservedCloud = {
+      ...NOTHING_OBSERVED,
+      instanceSubnets: { [`${A}/n1`]: "k8s-subnet", [`${A}/n2`]: "k8s-subnet", [`${B}/n3`]: "k8s-subnet" },
+    };
+    assert.equal(JSON.stringify(desiredState({ nodes: NODES, services }, withoutSubnetwork, reported)), before);
+  });
+
+  it("no subnetwork in the config and nodes in two: the network's namesake, else the first by name, keeps the plain group names", () => {
+    const { subnetwork: _subnetwork, ...withoutSubnetwork } = CONFIG;
+    const observed: ObservedCloud = {
+      ...NOTHING_OBSERVED,
+      instanceSubnets: { [`${A}/n1`]: "b-subnet", [`${A}/n2`]: "other-subnet", [`${B}/n3`]: "b-subnet" },
+    };
+    const state = desiredState({ nodes: NODES, services: [svc()] }, withoutSubnetwork, observed);
+    const names = state.cluster.instanceGroups.map((g) => `${g.zone} ${g.name}`);
+    assert.deepStrictEqual(names, [
+      `${A} k8s-ig--c0ffee1234`,
+      `${A} k8s-ig--c0ffee1234-${OTHER_HASH}`,
+      `${B} k8s-ig--c0ffee1234`,
+    ]);
+  });
+
   it("an internal Service over 250 VMs of instance groups: a BackendLimit notice; at 250, none", () => {
     const fleet = (count: number): NodeInfo[] =>
       Array.from({ length: count }, (_, i) => node(`v${String(i).padStart(3, "0")}`, i % 2 === 0 ? A : B, undefined));
