@@ -3,8 +3,9 @@
  * bench/scale.ts (real kube-apiserver, real engine, the GCE emulator in a process of its own). One
  * daemon and 50 LoadBalancer Services; then DCCM_SOAK_RUNS (default 500) changes of one Service's
  * `spec.loadBalancerSourceRanges`, each waited for in the emulator (every change an `up`), and
- * DCCM_SOAK_ROTATION_RUNS (as many) rotating over the 50 Services. Every 50 runs, after a forced GC, this process's heap and
- * RSS. Reported per phase: their least-squares growth per 1,000 runs from run 100 on (what a run
+ * DCCM_SOAK_ROTATION_RUNS (as many; 0: none) rotating over the 50 Services. Every 50 runs, after a
+ * forced GC, this process's heap, RSS and what RSS is made of (MEMORY_SERIES). Reported per phase:
+ * their least-squares growth per 1,000 runs from run 100 on (what a run
  * keeps for good; the first runs warm up code and caches), and the change latency's median over the
  * first and the last 25 changes. Run with --expose-gc (the npm script does).
  */
