@@ -3,7 +3,8 @@
  * bench/scale.ts (real kube-apiserver, real engine, the GCE emulator in a process of its own). One
  * daemon and 50 LoadBalancer Services; then DCCM_SOAK_RUNS (default 500) changes of one Service's
  * `spec.loadBalancerSourceRanges`, each waited for in the emulator (every change an `up`), and
- * DCCM_SOAK_ROTATION_RUNS (as many; 0: none) rotating over the 50 Services. Every 50 runs, after a
+ * DCCM_SOAK_ROTATION_RUNS (as many) rotating over the 50 Services (either 0: that phase is not
+ * run). Every 50 runs, after a
  * forced GC, this process's heap, RSS and what RSS is made of (MEMORY_SERIES). Reported per phase:
  * their least-squares growth per 1,000 runs from run 100 on (what a run
  * keeps for good; the first runs warm up code and caches), and the change latency's median over the
@@ -215,10 +216,13 @@ export async function benchSoak(
     await daemon.start(() => undefined);
     await eventually("every Service's ingress", () => everyIngress(core), 1_800_000, 500);
     await daemon.idle();
-    const one = await phase(gce, core, daemon, firewalls, runs, () => 0, 0);
-    process.stderr.write(`soak: one Service: ${JSON.stringify(one)}\n`);
-    const phases: [string, SoakPhase][] = [["soakOne", one]];
-    // DCCM_SOAK_ROTATION_RUNS=0: one Service only (an A/B of a process setting needs no second phase).
+    const phases: [string, SoakPhase][] = [];
+    // DCCM_SOAK_RUNS=0 or DCCM_SOAK_ROTATION_RUNS=0: one phase only (an A/B of a process setting needs one).
+    if (runs > 0) {
+      const one = await phase(gce, core, daemon, firewalls, runs, () => 0, 0);
+      process.stderr.write(`soak: one Service: ${JSON.stringify(one)}\n`);
+      phases.push(["soakOne", one]);
+    }
     if (rotationRuns > 0) {
       const rotation = await phase(gce, core, daemon, firewalls, rotationRuns, (i) => i % SERVICES, runs);
       process.stderr.write(`soak: ${SERVICES} Services: ${JSON.stringify(rotation)}\n`);
