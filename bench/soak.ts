@@ -3,11 +3,15 @@
  * bench/scale.ts (real kube-apiserver, real engine, the GCE emulator in a process of its own). One
  * daemon and 50 LoadBalancer Services; then DCCM_SOAK_RUNS (default 500) changes of one Service's
  * `spec.loadBalancerSourceRanges`, each waited for in the emulator (every change an `up`), and
- * DCCM_SOAK_ROTATION_RUNS (as many) rotating over the 50 Services. Every 50 runs, after a forced GC, this process's heap and
- * RSS. Reported per phase: their least-squares growth per 1,000 runs from run 100 on (what a run
+ * DCCM_SOAK_ROTATION_RUNS (as many) rotating over the 50 Services (either 0: that phase is not
+ * run). Every 50 runs, after a
+ * forced GC, this process's heap, RSS and what RSS is made of (MEMORY_SERIES). Reported per phase:
+ * their least-squares growth per 1,000 runs from run 100 on (what a run
  * keeps for good; the first runs warm up code and caches), and the change latency's median over the
  * first and the last 25 changes. Run with --expose-gc (the npm script does).
  */
+import * as fs from "node:fs";
+import * as v8 from "node:v8";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../daemon/daemon";
 import { heapGrowthPer1000Runs, type HeapSample } from "../daemon/metrics";
@@ -39,17 +43,56 @@ export interface SoakPhase {
   rssMbPer1000Runs: number;
   heapMbAtStart: number;
   heapMbAtEnd: number;
+  rssMbAtStart: number;
+  rssMbAtEnd: number;
   changeLatencyStartMs: number;
   changeLatencyEndMs: number;
   /** changeLatencyEndMs / changeLatencyStartMs. */
   changeLatencyRatio: number;
+  /** Each memory series' growth per 1,000 runs (MEMORY_SERIES), in MB: what the RSS's growth is made of. */
+  mbPer1000Runs: Record<MemorySeries, number>;
 }
 
-function measure(runs: number): { heap: HeapSample; rss: HeapSample } {
+/**
+ * Where the process's memory is, to tell what RSS grows with: V8's heap (used, and the pages it
+ * holds), memory outside it (Buffers, native handles), the code space, and the kernel's count of
+ * anonymous pages (malloc's arenas among them) against file-backed ones (/proc/self/smaps_rollup).
+ */
+export const MEMORY_SERIES = [
+  "heapUsed",
+  "heapTotal",
+  "external",
+  "arrayBuffers",
+  "codeSpace",
+  "rss",
+  "anonymous",
+  "fileBacked",
+] as const;
+export type MemorySeries = (typeof MEMORY_SERIES)[number];
+
+/** Pure: a field of /proc/self/smaps_rollup, in bytes (the kernel writes kB); undefined when absent. */
+export function smapsField(rollup: string, field: string): number | undefined {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(rollup);
+  return match === null ? undefined : Number(match[1]) * 1024;
+}
+
+function measure(): Record<MemorySeries, number> {
   global.gc?.();
   global.gc?.();
   const memory = process.memoryUsage();
-  return { heap: { runs, heapBytes: memory.heapUsed }, rss: { runs, heapBytes: memory.rss } };
+  const rollup = fs.existsSync("/proc/self/smaps_rollup") ? fs.readFileSync("/proc/self/smaps_rollup", "utf8") : "";
+  const anonymous = smapsField(rollup, "Anonymous") ?? 0;
+  const code = v8.getHeapSpaceStatistics().find((space) => space.space_name === "code_space");
+  return {
+    heapUsed: memory.heapUsed,
+    heapTotal: memory.heapTotal,
+    external: memory.external,
+    arrayBuffers: memory.arrayBuffers,
+    codeSpace: code?.space_size ?? 0,
+    rss: memory.rss,
+    anonymous,
+    fileBacked: (smapsField(rollup, "Rss") ?? 0) - anonymous,
+  };
 }
 
 async function sourceRanges(gce: EmulatorProcess, firewall: string): Promise<string> {
@@ -68,8 +111,7 @@ async function phase(
   pick: (i: number) => number,
   offset: number,
 ): Promise<SoakPhase> {
-  const heap: HeapSample[] = [];
-  const rss: HeapSample[] = [];
+  const samples = new Map<MemorySeries, HeapSample[]>(MEMORY_SERIES.map((series) => [series, []]));
   const latencies: number[] = [];
   for (let i = 1; i <= runs; i++) {
     const service = pick(i);
@@ -89,27 +131,35 @@ async function phase(
     latencies.push(elapsedMs(start));
     await daemon.idle();
     if (i % SAMPLE_EVERY === 0) {
-      const sample = measure(i);
+      const sample = measure();
       process.stderr.write(
-        `soak: run ${i}: heap ${round(sample.heap.heapBytes / MB, 2)} MB, RSS ${round(sample.rss.heapBytes / MB, 1)} MB, change ${Math.round(latencies[latencies.length - 1])} ms\n`,
+        `soak: run ${i}: ${MEMORY_SERIES.map((series) => `${series} ${round(sample[series] / MB, 2)}`).join(", ")} MB, change ${Math.round(latencies[latencies.length - 1])} ms\n`,
       );
-      if (i >= WARM_UP_RUNS) {
-        heap.push(sample.heap);
-        rss.push(sample.rss);
-      }
+      if (i >= WARM_UP_RUNS)
+        for (const series of MEMORY_SERIES) samples.get(series)?.push({ runs: i, heapBytes: sample[series] });
     }
   }
   const start = median(latencies.slice(0, LATENCY_WINDOW));
   const end = median(latencies.slice(-LATENCY_WINDOW));
+  const slope = (series: MemorySeries): number =>
+    round((heapGrowthPer1000Runs(samples.get(series) ?? [], 0) ?? 0) / MB, 2);
+  const first = (series: MemorySeries): number => round((samples.get(series)?.[0]?.heapBytes ?? 0) / MB, 1);
+  const last = (series: MemorySeries): number => round((samples.get(series)?.at(-1)?.heapBytes ?? 0) / MB, 1);
   return {
     runs,
-    heapMbPer1000Runs: round((heapGrowthPer1000Runs(heap, 0) ?? 0) / MB, 2),
-    rssMbPer1000Runs: round((heapGrowthPer1000Runs(rss, 0) ?? 0) / MB, 2),
-    heapMbAtStart: round((heap[0]?.heapBytes ?? 0) / MB, 1),
-    heapMbAtEnd: round((heap[heap.length - 1]?.heapBytes ?? 0) / MB, 1),
+    heapMbPer1000Runs: slope("heapUsed"),
+    rssMbPer1000Runs: slope("rss"),
+    heapMbAtStart: first("heapUsed"),
+    heapMbAtEnd: last("heapUsed"),
+    rssMbAtStart: first("rss"),
+    rssMbAtEnd: last("rss"),
     changeLatencyStartMs: round(start, 0),
     changeLatencyEndMs: round(end, 0),
     changeLatencyRatio: round(end / start, 2),
+    mbPer1000Runs: Object.fromEntries(MEMORY_SERIES.map((series) => [series, slope(series)])) as Record<
+      MemorySeries,
+      number
+    >,
   };
 }
 
@@ -166,17 +216,24 @@ export async function benchSoak(
     await daemon.start(() => undefined);
     await eventually("every Service's ingress", () => everyIngress(core), 1_800_000, 500);
     await daemon.idle();
-    const one = await phase(gce, core, daemon, firewalls, runs, () => 0, 0);
-    process.stderr.write(`soak: one Service: ${JSON.stringify(one)}\n`);
-    const rotation = await phase(gce, core, daemon, firewalls, rotationRuns, (i) => i % SERVICES, runs);
-    process.stderr.write(`soak: ${SERVICES} Services: ${JSON.stringify(rotation)}\n`);
+    const phases: [string, SoakPhase][] = [];
+    // DCCM_SOAK_RUNS=0 or DCCM_SOAK_ROTATION_RUNS=0: one phase only (an A/B of a process setting needs one).
+    if (runs > 0) {
+      const one = await phase(gce, core, daemon, firewalls, runs, () => 0, 0);
+      process.stderr.write(`soak: one Service: ${JSON.stringify(one)}\n`);
+      phases.push(["soakOne", one]);
+    }
+    if (rotationRuns > 0) {
+      const rotation = await phase(gce, core, daemon, firewalls, rotationRuns, (i) => i % SERVICES, runs);
+      process.stderr.write(`soak: ${SERVICES} Services: ${JSON.stringify(rotation)}\n`);
+      phases.push([`soak${SERVICES}`, rotation]);
+    }
     const figures: Record<string, number> = {};
-    const phases: [string, SoakPhase][] = [
-      ["soakOne", one],
-      [`soak${SERVICES}`, rotation],
-    ];
-    for (const [prefix, result] of phases)
-      for (const [key, value] of Object.entries(result) as [string, number][]) figures[`${prefix}_${key}`] = value;
+    for (const [prefix, result] of phases) {
+      const { mbPer1000Runs, ...plain } = result;
+      for (const [key, value] of Object.entries(plain)) figures[`${prefix}_${key}`] = value;
+      for (const series of MEMORY_SERIES) figures[`${prefix}_${series}MbPer1000Runs`] = mbPer1000Runs[series];
+    }
     return figures;
   } finally {
     await daemon.stop();

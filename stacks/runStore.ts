@@ -4,6 +4,7 @@
  * long-running daemon grows with each run.
  */
 import type { AsyncLocalStorage } from "node:async_hooks";
+import * as sdkSettings from "@pulumi/pulumi/runtime/settings";
 import { isRecord } from "../runtime/guards";
 import { closeRunClients } from "./grpcChannels";
 
@@ -31,6 +32,39 @@ export function currentRunStore(): Record<string, unknown> | undefined {
  * (closeRunClients). A late call of the SDK after that (a log line) finds no client and makes a
  * new one (runtime/settings.js getEngine), instead of failing on a closed one.
  */
+/** Marks the SDK's disconnect once wrapped (closeClientsOnDisconnect), so it is wrapped once per process. */
+export const CLOSES_RUN_CLIENTS = Symbol.for("dccm.closesRunClients");
+
+/**
+ * Closes every run's engine and monitor clients once the SDK has disconnected that run, whether it
+ * succeeded or failed. The SDK's inline-program server disconnects each run when its program has
+ * returned or thrown (@pulumi/pulumi automation/server.js LanguageServer.run: `settings.disconnect`
+ * in both branches), but its disconnect closes only the process-wide pair (runtime/settings.js
+ * disconnectSync), not the run's. A failed run never reaches releaseRunStore: measured, each left
+ * its two channels reconnecting to its exited engine, open for ever (test/unit/stacks/failedRunClients.test.ts).
+ * Wraps the module's export, which the server reads at each call; throws when the SDK no longer
+ * has it, so an upgrade that moves it fails its tests instead of bringing the leak back.
+ */
+export function closeClientsOnDisconnect(settingsModule: unknown = sdkSettings): void {
+  const disconnect = isRecord(settingsModule) ? settingsModule.disconnect : undefined;
+  if (!isRecord(settingsModule) || typeof disconnect !== "function")
+    throw new Error(
+      "@pulumi/pulumi's runtime/settings exports no disconnect: a failed run's engine clients would stay open (stacks/runStore.ts)",
+    );
+  if (CLOSES_RUN_CLIENTS in disconnect) return;
+  const original = disconnect as (signalShutdown?: boolean) => Promise<void>;
+  const wrapped = async (signalShutdown?: boolean): Promise<void> => {
+    try {
+      await original(signalShutdown);
+    } finally {
+      // The run's own async context: its store, as the SDK's getStore reads it.
+      const settings = currentRunStore()?.settings;
+      if (isRecord(settings)) closeRunClients(settings);
+    }
+  };
+  settingsModule.disconnect = Object.assign(wrapped, { [CLOSES_RUN_CLIENTS]: true });
+}
+
 export function letGoOfRunStore(store: Record<string, unknown> | undefined): void {
   if (store === undefined) return;
   store.stackResource = undefined;

@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import { PulumiCommand, type LocalWorkspaceOptions } from "@pulumi/pulumi/automation";
 import { ownSubchannelsForRuns } from "./grpcChannels";
+import { closeClientsOnDisconnect } from "./runStore";
 
 /** The CLI a runner is given (daemon/options.ts), named here: stacks/ alone imports the Automation API. */
 export type { PulumiCommand };
@@ -42,10 +43,12 @@ export interface WorkspaceSettings {
 /**
  * The options of a workspace in `workDir` (created, the owner's only: it holds stack settings with
  * salts). Every workspace's inline runs go through here, so this is where their gRPC clients are
- * given subchannels of their own (stacks/grpcChannels.ts).
+ * given subchannels of their own (stacks/grpcChannels.ts), and closed when their run ends,
+ * failed or not (stacks/runStore.ts).
  */
 export function workspaceOptions(workDir: string, settings: WorkspaceSettings): LocalWorkspaceOptions {
   ownSubchannelsForRuns();
+  closeClientsOnDisconnect();
   fs.mkdirSync(workDir, { recursive: true, mode: 0o700 });
   return {
     workDir,
