@@ -588,3 +588,59 @@ describe("model/names: NEG and subnetwork group names", () => {
     );
   });
 });
+
+describe("model: a 600-node cluster in neg mode (what `dccm render` declares)", () => {
+  const ZONES = ["us-central1-a", "us-central1-b", "us-central1-c"];
+  const fleet: NodeInfo[] = Array.from({ length: 600 }, (_, i) =>
+    node(`v${String(i).padStart(3, "0")}`, ZONES[i % 3], `10.1.${Math.floor(i / 200)}.${i % 200}`),
+  );
+  const INTERNAL = { "networking.gke.io/load-balancer-type": "Internal" };
+  const LOCAL = { externalTrafficPolicy: "Local", healthCheckNodePort: 31000 };
+  const services = [
+    lbService("default", "int-cluster", "11000000-0000-4000-8000-000000000000", { annotations: INTERNAL }),
+    lbService("default", "int-local", "12000000-0000-4000-8000-000000000000", { annotations: INTERNAL, ...LOCAL }),
+    lbService("default", "ext-cluster", "13000000-0000-4000-8000-000000000000"),
+    lbService("default", "ext-local", "14000000-0000-4000-8000-000000000000", LOCAL),
+  ];
+  const state = desiredState({ nodes: fleet, services }, { ...CONFIG, backendMode: "neg" });
+  const endpointsPerZone = (key: string): number[] =>
+    ZONES.map((zone) =>
+      (state.cluster.networkEndpointGroups ?? [])
+        .filter((group) => group.service === key && group.zone === zone)
+        .reduce((sum, group) => sum + group.endpoints.length, 0),
+    );
+
+  it("each Service's NEGs hold ingress-gce's subset size, spread evenly over the three zones; no internal one over 250", () => {
+    assert.deepStrictEqual(
+      Object.fromEntries(
+        services.map((s) => [`${s.namespace}/${s.name}`, endpointsPerZone(`${s.namespace}/${s.name}`)]),
+      ),
+      {
+        "default/int-cluster": [8, 8, 9],
+        "default/int-local": [83, 83, 84],
+        "default/ext-cluster": [83, 83, 84],
+        "default/ext-local": [200, 200, 200],
+      },
+    );
+    for (const service of state.services) {
+      assert.equal(service.backend, "neg", service.key);
+      assert.deepStrictEqual(
+        service.backendNegs?.map((ref) => ref.zone),
+        ZONES,
+        `${service.key}: one NEG per zone, in the config's subnetwork`,
+      );
+    }
+  });
+
+  it("only the internal ETP=Local Service, whose 600 eligible nodes exceed its subset, carries SubsetTruncated", () => {
+    assert.deepStrictEqual(
+      state.services.map((s) => [s.key, (s.notices ?? []).map((n) => n.reason)]),
+      [
+        ["default/ext-cluster", []],
+        ["default/ext-local", []],
+        ["default/int-cluster", []],
+        ["default/int-local", ["SubsetTruncated"]],
+      ],
+    );
+  });
+});
