@@ -93,7 +93,6 @@ export function locateNodes(nodes: readonly NodeInfo[], config: Config, warnings
   });
 }
 
-/** The subnetwork of nodes Compute said nothing about: config `subnetwork`, else the network's (auto mode) one. */
 /**
  * The subnetwork whose groups and NEGs keep the plain names: config `subnetwork`; without it, the
  * one subnetwork Compute reports the nodes in (a cluster upgraded from before dccm read subnetworks
@@ -102,10 +101,25 @@ export function locateNodes(nodes: readonly NodeInfo[], config: Config, warnings
  * the choice cannot move as they come and go.
  */
 export function defaultSubnetwork(config: Pick<Config, "network" | "subnetwork">, observed?: ObservedCloud): string {
-  if (config.subnetwork !== undefined) return config.subnetwork;
-  const reported = [...new Set(Object.values(observed?.instanceSubnets ?? {}))].sort();
+  if (config.subnetwork !== undefined || observed?.instanceSubnets === undefined)
+    return config.subnetwork ?? config.network;
+  const reported = reportedSubnetworks(observed.instanceSubnets);
   if (reported.length === 0 || reported.includes(config.network)) return config.network;
   return reported[0];
+}
+
+/**
+ * The distinct subnetworks of one observation, sorted: computed once per observation (the record is
+ * replaced, never edited, when a subnetwork changes), not once per Service placed.
+ */
+const subnetworksByObservation = new WeakMap<Readonly<Record<string, string>>, readonly string[]>();
+function reportedSubnetworks(instanceSubnets: Readonly<Record<string, string>>): readonly string[] {
+  let reported = subnetworksByObservation.get(instanceSubnets);
+  if (reported === undefined) {
+    reported = [...new Set(Object.values(instanceSubnets))].sort();
+    subnetworksByObservation.set(instanceSubnets, reported);
+  }
+  return reported;
 }
 
 /** Where an instance's first NIC is (ObservedCloud.instanceSubnets), else the default subnetwork. */
