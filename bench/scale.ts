@@ -178,7 +178,7 @@ export async function stopEmulatorProcess(gce: EmulatorProcess): Promise<void> {
 }
 
 /** One call of the emulator's test face (/emulator/...), failing on an error status. */
-async function emulatorAdmin(
+export async function emulatorAdmin(
   gce: EmulatorEndpoints,
   method: "PUT" | "PATCH",
   route: string,
@@ -265,7 +265,7 @@ interface ChangeLatency {
  * listResources() instead would copy and sort every resource every 10 ms in the daemon's own
  * process, a cost that grows with N and would be measured as the daemon's.
  */
-async function emulatorCall(
+export async function emulatorCall(
   gce: EmulatorEndpoints,
   method: "GET" | "POST",
   resource: string,

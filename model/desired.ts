@@ -122,6 +122,28 @@ function reportedSubnetworks(instanceSubnets: Readonly<Record<string, string>>):
   return reported;
 }
 
+/**
+ * Whether the default subnetwork is known rather than guessed: configured, or read from Compute for
+ * at least one node. A NEG names its subnetwork, and the network's own name is one only on an
+ * auto-mode network: a guess would fail every NEG of a custom-mode network.
+ */
+function homeSubnetworkKnown(config: Pick<Config, "subnetwork">, observed: ObservedCloud | undefined): boolean {
+  return (
+    config.subnetwork !== undefined ||
+    (observed?.instanceSubnets !== undefined && reportedSubnetworks(observed.instanceSubnets).length > 0)
+  );
+}
+
+function subnetworkUnknown(service: ServiceDesired): Rejection {
+  return {
+    service: service.key,
+    field: "backends",
+    message:
+      `Service ${service.key}: backend neg: the nodes' subnetwork is not known yet: set config subnetwork, ` +
+      `or give dccm Compute access (the node controller reads each VM's subnetwork)`,
+  };
+}
+
 /** Where an instance's first NIC is (ObservedCloud.instanceSubnets), else the default subnetwork. */
 function subnetworkOf(instance: InstanceRef, config: Config, observed: ObservedCloud): string {
   return observed.instanceSubnets?.[instanceId(instance)] ?? defaultSubnetwork(config, observed);
@@ -481,6 +503,7 @@ function currentSubset(lbName: string, candidates: readonly NegNode[], observed:
  * SubsetTruncated (dccm reads no EndpointSlices, so a pod's node may be outside the subset).
  */
 export function placeNegService(service: ServiceDesired, nodes: NodePart, input: NegPlacementInput): Placement {
+  if (!homeSubnetworkKnown(input.config, input.observed)) return { ok: false, rejection: subnetworkUnknown(service) };
   const selector = input.nodeSelector;
   const candidates =
     selector === undefined ? nodes.negNodes : nodes.negNodes.filter((c) => selectorMatches(selector, c.labels));

@@ -250,6 +250,30 @@ describe("model: backend neg, how a Service asks for it", () => {
       assert.deepStrictEqual(rejections(service, config), want);
     });
   }
+
+  it("refused, until known: no config subnetwork and no subnetwork read from Compute (a NEG names its subnetwork; the network's name is one only on an auto-mode network)", () => {
+    const unknown = { subnetwork: undefined };
+    const message =
+      "Service default/svc: backend neg: the nodes' subnetwork is not known yet: set config subnetwork, or give dccm " +
+      "Compute access (the node controller reads each VM's subnetwork)";
+    assert.deepStrictEqual(rejections(neg(), unknown), [["backends", message]]);
+    // Compute asked, and no instance described: still unknown.
+    const none: ObservedCloud = { ...NOTHING_OBSERVED, instanceSubnets: {} };
+    assert.deepStrictEqual(
+      run([neg()], unknown, none).rejected.map((r) => r.message),
+      [message],
+    );
+    // One node's read is enough: the others are taken to share it until Compute says otherwise.
+    const one: ObservedCloud = { ...NOTHING_OBSERVED, instanceSubnets: { [`${A}/n1`]: "k8s-subnet" } };
+    const state = run([neg()], unknown, one);
+    assert.deepStrictEqual(
+      [
+        state.rejected,
+        state.services.map((s) => s.backendNegs?.map((ref) => `${ref.zone}/${ref.name} ${ref.subnetwork}`)),
+      ],
+      [[], [[`${A}/${LB} k8s-subnet`, `${B}/${LB} k8s-subnet`]]],
+    );
+  });
 });
 
 describe("model: backend neg, the NEGs and the backend service", () => {
@@ -310,9 +334,10 @@ describe("model: backend neg, the NEGs and the backend service", () => {
     ]);
   });
 
-  it("no config subnetwork: the default subnetwork is the network's (auto mode)", () => {
+  it("no config subnetwork: the default subnetwork is the one Compute reports (an auto-mode network's namesake)", () => {
     const { subnetwork: _dropped, ...noSubnet } = CONFIG;
-    const state = desiredState({ nodes: [N1], services: [neg()] }, noSubnet);
+    const observed: ObservedCloud = { ...NOTHING_OBSERVED, instanceSubnets: { [`${A}/n1`]: "k8s-net" } };
+    const state = desiredState({ nodes: [N1], services: [neg()] }, noSubnet, observed);
     assert.deepStrictEqual(state.services[0].backendNegs, [{ zone: A, name: LB, subnetwork: "k8s-net" }]);
   });
 
