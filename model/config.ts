@@ -212,6 +212,8 @@ export function parseConfig(raw: RawConfig): Config {
   checkClusterCidr(clusterCIDR, problems);
   if (!(BACKEND_MODES as readonly string[]).includes(backendText))
     problems.push(`backendMode: "${backendText}" is not backend-service, target-pool or neg`);
+  else if (backendText === "neg" && subnetwork === undefined)
+    problems.push("subnetwork: required with backendMode neg (the subnetwork of the nodes' network endpoint groups)");
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     project,

@@ -123,24 +123,17 @@ function reportedSubnetworks(instanceSubnets: Readonly<Record<string, string>>):
 }
 
 /**
- * Whether the default subnetwork is known rather than guessed: configured, or read from Compute for
- * at least one node. A NEG names its subnetwork, and the network's own name is one only on an
- * auto-mode network: a guess would fail every NEG of a custom-mode network.
+ * A NEG names its subnetwork, and a guess would move: the network's own name is a subnetwork only on
+ * an auto-mode network, and what Compute reports is unknown after a restart until it answers (NEGs
+ * recreated or emptied on the way). So backend `neg` takes the default subnetwork from config alone.
  */
-function homeSubnetworkKnown(config: Pick<Config, "subnetwork">, observed: ObservedCloud | undefined): boolean {
-  return (
-    config.subnetwork !== undefined ||
-    (observed?.instanceSubnets !== undefined && reportedSubnetworks(observed.instanceSubnets).length > 0)
-  );
-}
-
-function subnetworkUnknown(service: ServiceDesired): Rejection {
+function subnetworkUnconfigured(service: ServiceDesired): Rejection {
   return {
     service: service.key,
     field: "backends",
     message:
-      `Service ${service.key}: backend neg: the nodes' subnetwork is not known yet: set config subnetwork, ` +
-      `or give dccm Compute access (the node controller reads each VM's subnetwork)`,
+      `Service ${service.key}: backend neg needs config subnetwork: the subnetwork of the nodes' ` +
+      `network endpoint groups (dccm does not guess it)`,
   };
 }
 
@@ -503,7 +496,7 @@ function currentSubset(lbName: string, candidates: readonly NegNode[], observed:
  * SubsetTruncated (dccm reads no EndpointSlices, so a pod's node may be outside the subset).
  */
 export function placeNegService(service: ServiceDesired, nodes: NodePart, input: NegPlacementInput): Placement {
-  if (!homeSubnetworkKnown(input.config, input.observed)) return { ok: false, rejection: subnetworkUnknown(service) };
+  if (input.config.subnetwork === undefined) return { ok: false, rejection: subnetworkUnconfigured(service) };
   const selector = input.nodeSelector;
   const candidates =
     selector === undefined ? nodes.negNodes : nodes.negNodes.filter((c) => selectorMatches(selector, c.labels));

@@ -294,6 +294,11 @@ describe("model: parseConfig", () => {
       // BUG (minor): the second alternative of the project regex in model/config.ts accepts any
       // length, so the 6–30 character rule of the first alternative is never enforced.
       ["project too short", { project: "ab" }, ['project: "ab" is not a GCP project ID']],
+      [
+        "backendMode neg without subnetwork",
+        { backendMode: "neg", subnetwork: "" },
+        ["subnetwork: required with backendMode neg (the subnetwork of the nodes' network endpoint groups)"],
+      ],
     ];
     for (const [what, over, want] of cases) {
       it(what, () => problems({ ...BASE, ...over }, want));

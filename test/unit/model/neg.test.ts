@@ -251,27 +251,16 @@ describe("model: backend neg, how a Service asks for it", () => {
     });
   }
 
-  it("refused, until known: no config subnetwork and no subnetwork read from Compute (a NEG names its subnetwork; the network's name is one only on an auto-mode network)", () => {
-    const unknown = { subnetwork: undefined };
+  it("refused: no config subnetwork (a NEG names its subnetwork; the network's name is one only on an auto-mode network, and what Compute reports is unknown after a restart until it answers)", () => {
     const message =
-      "Service default/svc: backend neg: the nodes' subnetwork is not known yet: set config subnetwork, or give dccm " +
-      "Compute access (the node controller reads each VM's subnetwork)";
-    assert.deepStrictEqual(rejections(neg(), unknown), [["backends", message]]);
-    // Compute asked, and no instance described: still unknown.
-    const none: ObservedCloud = { ...NOTHING_OBSERVED, instanceSubnets: {} };
+      "Service default/svc: backend neg needs config subnetwork: the subnetwork of the nodes' network endpoint " +
+      "groups (dccm does not guess it)";
+    const reported: ObservedCloud = { ...NOTHING_OBSERVED, instanceSubnets: { [`${A}/n1`]: "k8s-subnet" } };
     assert.deepStrictEqual(
-      run([neg()], unknown, none).rejected.map((r) => r.message),
-      [message],
-    );
-    // One node's read is enough: the others are taken to share it until Compute says otherwise.
-    const one: ObservedCloud = { ...NOTHING_OBSERVED, instanceSubnets: { [`${A}/n1`]: "k8s-subnet" } };
-    const state = run([neg()], unknown, one);
-    assert.deepStrictEqual(
-      [
-        state.rejected,
-        state.services.map((s) => s.backendNegs?.map((ref) => `${ref.zone}/${ref.name} ${ref.subnetwork}`)),
-      ],
-      [[], [[`${A}/${LB} k8s-subnet`, `${B}/${LB} k8s-subnet`]]],
+      [NOTHING_OBSERVED, reported].map((observed) =>
+        run([neg()], { subnetwork: undefined }, observed).rejected.map((r) => [r.field, r.message]),
+      ),
+      [[["backends", message]], [["backends", message]]],
     );
   });
 });
@@ -332,13 +321,6 @@ describe("model: backend neg, the NEGs and the backend service", () => {
       negSpec(A, `${LB}-${OTHER_HASH}`, "other-subnet", [["n2", "10.0.0.2"]]),
       negSpec(B, LB, "k8s-subnet", [["n3", "10.0.1.3"]]),
     ]);
-  });
-
-  it("no config subnetwork: the default subnetwork is the one Compute reports (an auto-mode network's namesake)", () => {
-    const { subnetwork: _dropped, ...noSubnet } = CONFIG;
-    const observed: ObservedCloud = { ...NOTHING_OBSERVED, instanceSubnets: { [`${A}/n1`]: "k8s-net" } };
-    const state = desiredState({ nodes: [N1], services: [neg()] }, noSubnet, observed);
-    assert.deepStrictEqual(state.services[0].backendNegs, [{ zone: A, name: LB, subnetwork: "k8s-net" }]);
   });
 
   it("an internal Service (ETP Cluster) holds 25 nodes; those its NEGs held stay (ObservedCloud.negMembers) whatever the hash order", () => {
