@@ -105,7 +105,11 @@ async function createLocalServices(core: k8s.CoreV1Api, count: number): Promise<
 
 async function allIngress(core: k8s.CoreV1Api): Promise<true | undefined> {
   const listed = await core.listNamespacedService({ namespace: "default" });
-  return listed.items.every((item) => (item.status?.loadBalancer?.ingress ?? []).length > 0) ? true : undefined;
+  return listed.items.every(
+    (item) => item.spec?.type !== "LoadBalancer" || (item.status?.loadBalancer?.ingress ?? []).length > 0,
+  )
+    ? true
+    : undefined;
 }
 
 /** Whether NEG `name` of `zone` lists `instance` (its endpoints fit one page: a zone holds ~200 nodes). */
@@ -135,7 +139,7 @@ function newDaemon(env: TestEnv, gce: EmulatorEndpoints, runs: string[]): Daemon
   return new Daemon(
     daemonOptions(env, CONFIG, {
       pulumiEnv: { ...env.pulumiEnv, DCCM_GCE_EMULATOR_URL: gce.emulatorUrl },
-      logLevel: "error",
+      logLevel: process.env.DCCM_BENCH_LOG_LEVEL ?? "error",
       leaderElection: false,
       identity: "bench",
       resyncMs: 3_600_000,
