@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: prints figures as it goes; the last line is one JSON object of all figures.
  * `node --expose-gc dist/bench/run.js engineRuns` runs only the named part (core, watcher, daemon,
- * engineRuns, realisticIngress, peerRealistic, nodes); `node dist/bench/peer.js` only dccm beside the
+ * engineRuns, realisticIngress, peerRealistic, neg, nodes); `node dist/bench/peer.js` only dccm beside the
  * real stock CCM, `node dist/bench/peer.js realistic` the same in GCE's realistic profile.
  */
 import { benchCore } from "./core";
 import { benchDaemon, benchRealisticIngress } from "./daemon";
 import { benchEngineRuns } from "./engineRuns";
+import { benchNegChurn } from "./negScale";
 import { benchNodeInit } from "./nodes";
 import { benchPeer, benchPeerRealistic } from "./peer";
 import { benchScale } from "./scale";
@@ -25,6 +26,11 @@ async function main(): Promise<void> {
   }
   if (only === "peerRealistic") {
     Object.assign(figures, await benchPeerRealistic());
+    process.stdout.write(`${JSON.stringify(figures)}\n`);
+    return;
+  }
+  if (only === "neg") {
+    Object.assign(figures, await benchNegChurn());
     process.stdout.write(`${JSON.stringify(figures)}\n`);
     return;
   }
@@ -56,6 +62,7 @@ async function main(): Promise<void> {
   for (const [key, value] of Object.entries(nodes)) if (typeof value === "number") figures[key] = value;
   Object.assign(figures, await benchWatcherScale());
   Object.assign(figures, await benchScale());
+  Object.assign(figures, await benchNegChurn());
   // A repairMs of null (not put back within the bound) stays in `node dist/bench/peer.js`'s output.
   for (const [key, value] of Object.entries(await benchPeer())) if (typeof value === "number") figures[key] = value;
   // An ingress figure of null (no Service served within the bound) stays in `node dist/bench/peer.js realistic`'s output.

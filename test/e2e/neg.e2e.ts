@@ -62,6 +62,7 @@ const OTHER_HASH = subnetworkHash(OTHER);
 const GROUP = "k8s-ig--e2e0cafe";
 const OTHER_GROUP = `${GROUP}-${OTHER_HASH}`;
 
+const repeat = (step: string, times: number): string[] => Array.from({ length: times }, () => step);
 const last = (link: unknown): string => (typeof link === "string" ? (link.split("/").pop() ?? "") : "");
 
 describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
@@ -313,5 +314,49 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
       .filter(({ entry }) => entry.kind === "networkEndpointGroups" && entry.op === "create");
     assert.equal(negCreates.length, 5);
     for (const { index } of negCreates) assert.ok(index < updateAt, "a NEG created after the backend service names it");
+  });
+
+  it("a target pool → NEGs: the IP stays; the NEGs and the backend service exist before the rule moves onto it, whose one replacement is the only gap", async () => {
+    await createService(lbService("pool", {}, { "dccm.io/backend": "target-pool" }));
+    const ip = await served("pool");
+    await daemon.idle();
+    env.gce.clearHistory();
+    await core.patchNamespacedService(
+      { name: "pool", namespace: "default", body: { metadata: { annotations: { "dccm.io/backend": "neg" } } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+    const onBackendService = (): true | undefined => {
+      const rule = env.gce.listResources().find((r) => r.kind === "forwardingRules" && r.name === lb("pool"));
+      return typeof rule?.properties.backendService === "string" ? true : undefined;
+    };
+    await eventually("pool's forwarding rule on its backend service", async () => onBackendService());
+    await daemon.idle();
+    assert.equal(await ingress("pool"), ip);
+    assert.equal(ruleOf("pool")?.ip, ip);
+    const wanted = everyNode("pool");
+    wanted[`${A}/${lb("pool")}`] = { subnetwork: HOME, endpoints: ["node-a1@10.128.0.11", "node-a3@10.128.0.14"] };
+    assert.deepEqual(negsOf("pool"), wanted);
+    assert.deepEqual(backends("pool"), negBackends("pool"));
+    const steps = env.gce
+      .history()
+      .filter((entry) => entry.name === lb("pool") || entry.name === `${lb("pool")}-${OTHER_HASH}`)
+      .map((entry) => `${entry.op} ${entry.kind}`);
+    const negSteps = steps.filter((step) => step.endsWith(" networkEndpointGroups"));
+    // Each NEG created and its endpoints attached (an update), in the cluster stack's own order,
+    // before anything of the Service's moves.
+    assert.deepEqual([...negSteps].sort(), [
+      ...repeat("create networkEndpointGroups", 5),
+      ...repeat("update networkEndpointGroups", 5),
+    ]);
+    // A rule's target (pool or backend service) is fixed at creation: its IP is held as a static
+    // address over the one replacement, after the NEGs and the backend service are ready for it.
+    assert.deepEqual(steps.slice(negSteps.length), [
+      "create addresses",
+      "create backendServices",
+      "delete forwardingRules",
+      "create forwardingRules",
+      "delete targetPools",
+      "delete addresses",
+    ]);
   });
 });
