@@ -15,7 +15,7 @@ import { CLUSTER_STACK, isServiceStack, loadBalancerName, parseConfig, type Conf
 import { daemonOptions, startTestEnv, type TestEnv } from "../test/support/e2e/env";
 import { eventually } from "../test/support/wait";
 import type { EmulatorEndpoints } from "./emulatorChild";
-import { startEmulatorProcess, stopEmulatorProcess } from "./scale";
+import { allIngress, startEmulatorProcess, stopEmulatorProcess } from "./scale";
 import { elapsedMs, round, runAlone } from "./stats";
 
 const CONFIG: Config = parseConfig({
@@ -101,15 +101,6 @@ async function createLocalServices(core: k8s.CoreV1Api, count: number): Promise<
     },
   );
   return lbNames;
-}
-
-async function allIngress(core: k8s.CoreV1Api): Promise<true | undefined> {
-  const listed = await core.listNamespacedService({ namespace: "default" });
-  return listed.items.every(
-    (item) => item.spec?.type !== "LoadBalancer" || (item.status?.loadBalancer?.ingress ?? []).length > 0,
-  )
-    ? true
-    : undefined;
 }
 
 /** Whether NEG `name` of `zone` lists `instance` (its endpoints fit one page: a zone holds ~200 nodes). */

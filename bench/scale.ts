@@ -105,7 +105,7 @@ async function createServices(core: k8s.CoreV1Api, count: number): Promise<Map<s
   return uids;
 }
 
-async function allIngress(core: k8s.CoreV1Api): Promise<true | undefined> {
+export async function allIngress(core: k8s.CoreV1Api): Promise<true | undefined> {
   const listed = await core.listNamespacedService({ namespace: "default" });
   return listed.items.every(
     (item) => item.spec?.type !== "LoadBalancer" || (item.status?.loadBalancer?.ingress ?? []).length > 0,
