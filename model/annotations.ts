@@ -43,6 +43,13 @@ export const ANNOTATION_REFRESH_REQUESTED = "dccm.io/refresh-requested";
 export const ANNOTATION_REFRESH_HANDLED = "dccm.io/refresh-handled";
 
 export const LABEL_EXCLUDE_FROM_LB = "node.kubernetes.io/exclude-from-external-load-balancers";
+/**
+ * A Node that is not a GCE VM of the cluster (a hybrid or on-premises machine): with the value
+ * `true` exactly, dccm never initializes, deletes, routes or load-balances it, as the stock CCM's
+ * lister filter (kubernetes/cloud-provider-gcp pkg/controller/nodelifecycle/node_lifecycle_controller.go,
+ * GCEFilteringNodeLister.List: `val == GKEUnmanagedNodeLabelValue`).
+ */
+export const LABEL_UNMANAGED_NODE = "cloud.google.com/gke-unmanaged-node";
 export const TAINT_TO_BE_DELETED = "ToBeDeletedByClusterAutoscaler";
 export const LABEL_ZONE = "topology.kubernetes.io/zone";
 export const LABEL_ZONE_LEGACY = "failure-domain.beta.kubernetes.io/zone";
@@ -202,6 +209,13 @@ export const NODE_LABELS_AND_TAINTS: readonly AnnotationRow[] = [
     origin: "Kubernetes",
     values: "any value but a false one (`0`, `f`, `F`, `false`, `FALSE`, `False`: Kubernetes' rule since 1.34)",
     meaning: "label: the Node is left out of every load balancer",
+  },
+  {
+    key: LABEL_UNMANAGED_NODE,
+    origin: "stock CCM",
+    values: "`true` (exactly; any other value is ignored)",
+    meaning:
+      "label: the Node is not a GCE VM dccm manages: never initialized, deleted, routed nor put behind a load balancer",
   },
   {
     key: TAINT_TO_BE_DELETED,

@@ -24,7 +24,7 @@ import {
   subnetworkHash,
 } from "./names";
 import { cidrContains, parseCidr4, type Cidr4 } from "./net";
-import { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
+import { isBackendNode, isUnmanagedNode, nodeInstance, wantsLoadBalancer } from "./rules";
 import { allowPriority, serviceShape, sharedNodeHealthCheck, withBackends, type Backends } from "./service";
 import { malformedNode, malformedService } from "./shape";
 import { INTERNAL_BACKEND_VM_LIMIT, subsetPerZone, subsetSize } from "./subsets";
@@ -66,7 +66,10 @@ export interface LocatedNode {
   instance: InstanceRef;
 }
 
-/** The Nodes whose GCE instance is known (valid, in our project, one Node per instance), sorted by Node name. */
+/**
+ * The Nodes whose GCE instance is known (valid, in our project, one Node per instance), sorted by
+ * Node name. An unmanaged Node is left out without a warning: its owner said it is no VM of ours.
+ */
 export function locateNodes(nodes: readonly NodeInfo[], config: Config, warnings: string[] = []): LocatedNode[] {
   const located: LocatedNode[] = [];
   for (const node of nodes) {
@@ -75,6 +78,7 @@ export function locateNodes(nodes: readonly NodeInfo[], config: Config, warnings
       warnings.push(malformed);
       continue;
     }
+    if (isUnmanagedNode(node)) continue;
     const lookup = nodeInstance(node, config.project);
     if (lookup.ok) located.push({ node, instance: lookup.instance });
     else warnings.push(lookup.reason);

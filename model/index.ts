@@ -3,7 +3,7 @@ export * from "./names";
 export * from "./annotations";
 export { desiredState } from "./desired";
 export { parseConfig, ConfigError, CONFIG_KEYS, type RawConfig, type ConfigKey } from "./config";
-export { isBackendNode, nodeInstance, wantsLoadBalancer } from "./rules";
+export { isBackendNode, isUnmanagedNode, nodeInstance, wantsLoadBalancer } from "./rules";
 export { collapsePortRanges } from "./ports";
 export { HEALTH_CHECK_SOURCE_RANGES } from "./healthcheck";
 export { INSTANCE_GROUP_MAX_INSTANCES, BACKEND_SERVICE_MAX_BACKENDS } from "./limits";

@@ -1,5 +1,11 @@
 /** Decision predicates of docs/guides/services.md#service-semantics: pure, table-tested. */
-import { LABEL_EXCLUDE_FROM_LB, LABEL_ZONE, LABEL_ZONE_LEGACY, TAINT_TO_BE_DELETED } from "./annotations";
+import {
+  LABEL_EXCLUDE_FROM_LB,
+  LABEL_UNMANAGED_NODE,
+  LABEL_ZONE,
+  LABEL_ZONE_LEGACY,
+  TAINT_TO_BE_DELETED,
+} from "./annotations";
 import type { Config, InstanceRef, NodeInfo, ServiceInfo } from "./types";
 import { parseProviderID } from "./providerId";
 
@@ -16,6 +22,15 @@ export function wantsLoadBalancer(service: ServiceInfo, config: Pick<Config, "lo
   if (service.type !== "LoadBalancer") return false;
   if (service.deleting) return false;
   return service.loadBalancerClass === undefined || config.loadBalancerClasses.includes(service.loadBalancerClass);
+}
+
+/**
+ * A Node labelled as no VM of ours: left out of everything dccm does with Nodes (instance lookups,
+ * groups, NEGs, routes, initialization, deletion). Only the exact value `true` counts, as the stock
+ * CCM compares it (see LABEL_UNMANAGED_NODE).
+ */
+export function isUnmanagedNode(node: Pick<NodeInfo, "labels">): boolean {
+  return node.labels[LABEL_UNMANAGED_NODE] === "true";
 }
 
 /** Readiness is deliberately not a criterion: the health check decides, as in the stock CCM. */

@@ -24,7 +24,7 @@ import {
 import type { ComputeApi } from "../../gce";
 import type { PodCIDRStack } from "../../model";
 import { NODE_CONFIG_DEFAULTS } from "./config";
-import type { RouteStatus } from "./decide";
+import { type RouteStatus, unmanagedReason } from "./decide";
 import { KubeNodeApi, type NodeApi } from "./kube";
 import { InstanceLocator } from "./locate";
 import { type NodeMetrics, nodeMetrics } from "./metrics";
@@ -279,6 +279,12 @@ export class NodeController {
       return OK;
     }
     if (node.deleting) {
+      return OK;
+    }
+    const unmanaged = unmanagedReason(node);
+    if (unmanaged !== undefined) {
+      this.states.delete(name);
+      this.log.debug({ node: name }, `leaving node alone: ${unmanaged}`);
       return OK;
     }
     const state = this.stateOf(name);

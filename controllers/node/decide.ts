@@ -5,7 +5,8 @@
 
 import type { V1Node, V1NodeCondition } from "@kubernetes/client-node";
 
-import { LABEL_ZONE, LABEL_ZONE_LEGACY } from "../../model/annotations";
+import { LABEL_UNMANAGED_NODE, LABEL_ZONE, LABEL_ZONE_LEGACY } from "../../model/annotations";
+import { isUnmanagedNode } from "../../model/rules";
 import { formatProviderID, parseProviderID, type ProviderID } from "../../model/providerId";
 import type { NodeAddress, NodeTaint, WatchedNode } from "../../watcher/trim";
 import type { Instance } from "../../gce";
@@ -29,6 +30,15 @@ export { formatProviderID, parseProviderID, type ProviderID };
 export function regionOfZone(zone: string): string {
   const i = zone.lastIndexOf("-");
   return i <= 0 ? zone : zone.slice(0, i);
+}
+
+/**
+ * Why the controller leaves `node` alone (neither initialized, addressed, tainted, conditioned nor
+ * deleted), or undefined when it manages it: a Node labelled as no VM of ours, as the stock CCM's
+ * node lifecycle controller filters it out of its lister.
+ */
+export function unmanagedReason(node: WatchedNode): string | undefined {
+  return isUnmanagedNode(node) ? `label ${LABEL_UNMANAGED_NODE}=true: not a VM dccm manages` : undefined;
 }
 
 export function hasUninitializedTaint(node: WatchedNode): boolean {

@@ -6,7 +6,7 @@ import * as path from "node:path";
 import * as fc from "fast-check";
 
 import { parseConfig } from "../../../model/config";
-import { desiredState } from "../../../model/desired";
+import { desiredState, locateNodes } from "../../../model/desired";
 import { isValidGceName } from "../../../model/names";
 import { nodeInstance } from "../../../model/rules";
 import { describeValue } from "../../../model/shape";
@@ -424,6 +424,39 @@ describe("model: desiredState", () => {
       ]);
       assert.deepStrictEqual(state.warnings, []);
     });
+    it("cloud.google.com/gke-unmanaged-node=true: no group, route or NEG node, no instance lookup, no warning (whatever its providerID)", () => {
+      const UNMANAGED = "cloud.google.com/gke-unmanaged-node";
+      const nodes = [
+        node("vm", U1, "us-central1-a", ["10.64.1.0/24"]),
+        node("onprem", U2, "us-central1-a", ["10.64.2.0/24"], {
+          providerID: "baremetal://rack-3/onprem",
+          labels: { [UNMANAGED]: "true" },
+          internalIP: "192.168.0.9",
+        }),
+        node("hybrid-vm", U3, "us-central1-b", ["10.64.3.0/24"], {
+          labels: { [ZONE]: "us-central1-b", [UNMANAGED]: "true" },
+          internalIP: "10.0.0.9",
+        }),
+        node("managed-anyway", "44444444-4444-4444-8444-444444444444", "us-central1-b", [], {
+          labels: { [ZONE]: "us-central1-b", [UNMANAGED]: "True" },
+        }),
+      ];
+      const state = desiredState({ nodes, services: [] }, CONFIG);
+      const description = CLUSTER_DESCRIPTION;
+      assert.deepStrictEqual(state.cluster.instanceGroups, [
+        { name: "k8s-ig--c0ffee1234", zone: "us-central1-a", description, instances: ["vm"] },
+        { name: "k8s-ig--c0ffee1234", zone: "us-central1-b", description, instances: ["managed-anyway"] },
+      ]);
+      assert.deepStrictEqual(
+        state.cluster.routes.map((r) => r.node),
+        ["vm"],
+      );
+      assert.deepStrictEqual(state.warnings, []);
+      assert.deepStrictEqual(
+        locateNodes(nodes, CONFIG).map(({ node: n }) => n.name),
+        ["managed-anyway", "vm"],
+      );
+    });
     it("two Nodes claiming one instance: the first by name keeps it, the other is warned about", () => {
       const nodes = [
         node("n2", U2, "us-central1-a", [], { providerID: "gce://dccm-test/us-central1-a/vm" }),
@@ -678,6 +711,24 @@ describe("model: desiredState", () => {
         "several zones",
         "warning",
       ]);
+    });
+
+    it("an unmanaged Node added to any snapshot changes nothing dccm wants", () => {
+      const unmanagedArb = nodesArb.map((nodes) =>
+        nodes.map((n) => ({
+          ...n,
+          name: `unmanaged-${n.name}`,
+          uid: `u-${n.uid}`,
+          labels: { ...n.labels, "cloud.google.com/gke-unmanaged-node": "true" },
+        })),
+      );
+      fc.assert(
+        fc.property(snapshotArb, unmanagedArb, configArb, (snapshot, unmanaged, config) => {
+          const withUnmanaged = { ...snapshot, nodes: [...snapshot.nodes, ...unmanaged] };
+          assert.deepStrictEqual(desiredState(withUnmanaged, config), desiredState(snapshot, config));
+        }),
+        { numRuns: 200 },
+      );
     });
 
     it("never throws on random Nodes and Services", () => {

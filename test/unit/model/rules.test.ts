@@ -24,7 +24,13 @@ import {
 } from "../../../model/names";
 import { cidrContains, formatIPv4, parseCidr4, parseIPv4, type CidrParse } from "../../../model/net";
 import { collapsePortRanges, MAX_FORWARDING_RULE_PORTS } from "../../../model/ports";
-import { isBackendNode, nodeInstance, wantsLoadBalancer, type InstanceLookup } from "../../../model/rules";
+import {
+  isBackendNode,
+  isUnmanagedNode,
+  nodeInstance,
+  wantsLoadBalancer,
+  type InstanceLookup,
+} from "../../../model/rules";
 import type { NodeInfo, ServiceInfo } from "../../../model/types";
 import { EXCLUDE, lbService, ZONE } from "../../support/builders";
 
@@ -195,6 +201,26 @@ describe("model/rules", () => {
     for (const [what, over, config, expected] of cases) {
       it(`${what} → ${expected}`, () => {
         assert.equal(wantsLoadBalancer(service(over), config), expected);
+      });
+    }
+  });
+
+  describe("isUnmanagedNode: cloud.google.com/gke-unmanaged-node, the value true exactly (the stock CCM's comparison)", () => {
+    const UNMANAGED = "cloud.google.com/gke-unmanaged-node";
+    const cases: [string, Record<string, string>, boolean][] = [
+      ["no label", {}, false],
+      ['"true"', { [UNMANAGED]: "true" }, true],
+      ['"True" (not the exact value)', { [UNMANAGED]: "True" }, false],
+      ['"TRUE" (not the exact value)', { [UNMANAGED]: "TRUE" }, false],
+      ['"1" (not the exact value)', { [UNMANAGED]: "1" }, false],
+      ['"" (present but empty)', { [UNMANAGED]: "" }, false],
+      ['"false"', { [UNMANAGED]: "false" }, false],
+      ['" true" (not trimmed)', { [UNMANAGED]: " true" }, false],
+      ["GKE's components.gke.io spelling is not read", { "components.gke.io/gke-unmanaged-node": "true" }, false],
+    ];
+    for (const [what, labels, expected] of cases) {
+      it(`${what} → ${expected}`, () => {
+        assert.equal(isUnmanagedNode(node({ labels })), expected);
       });
     }
   });

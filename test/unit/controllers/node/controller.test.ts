@@ -186,6 +186,29 @@ describe("controllers/node/controller NodeController", () => {
     assert.equal(await metricValue(registry, "dccm_node_deletions_total"), 1);
   });
 
+  it("cloud.google.com/gke-unmanaged-node=true: neither initialized nor deleted, no Compute lookup, no write, no event", async () => {
+    const unmanaged = { "cloud.google.com/gke-unmanaged-node": "true" };
+    const onprem = tainted("onprem", { ready: "True" });
+    const gone = plain("gone", "gce://p/us-central1-a/gone", "False");
+    api.put({ ...onprem, metadata: { ...onprem.metadata, labels: unmanaged } });
+    api.put({ ...gone, metadata: { ...gone.metadata, labels: unmanaged } });
+    await start();
+    await ctrl?.idle();
+    assert.deepEqual(
+      api
+        .list()
+        .map((n) => [n.metadata?.name, n.spec?.taints?.map((t) => t.key)])
+        .sort(),
+      [
+        ["gone", undefined],
+        ["onprem", [TAINT.key]],
+      ],
+    );
+    assert.deepEqual([...api.calls.keys()].sort(), []);
+    assert.deepEqual(compute.calls, []);
+    assert.deepEqual(api.events, []);
+  });
+
   it("keeps a NotReady Node whose instance lives in a zone outside the region's list", async () => {
     compute.add("p", "us-east1-b", "n1");
     api.put(plain("n1", "gce://p/us-east1-b/n1", "False"));

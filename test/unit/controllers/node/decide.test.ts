@@ -19,6 +19,7 @@ import {
   type RouteStatus,
   shouldDeleteNode,
   UNINITIALIZED_TAINT,
+  unmanagedReason,
 } from "../../../../controllers/node/decide";
 import { trimWatchedNode, type WatchedNode } from "../../../../watcher/trim";
 
@@ -73,6 +74,27 @@ function instance(over: Partial<Instance> = {}): Instance {
 }
 
 describe("controllers/node/decide", () => {
+  describe("unmanagedReason: cloud.google.com/gke-unmanaged-node=true leaves the Node alone", () => {
+    const UNMANAGED = "cloud.google.com/gke-unmanaged-node";
+    const REASON = "label cloud.google.com/gke-unmanaged-node=true: not a VM dccm manages";
+    const cases: [string, V1Node, string | undefined][] = [
+      ["a plain Node", node(), undefined],
+      ["labelled true", node({ labels: { [UNMANAGED]: "true" } }), REASON],
+      [
+        "labelled true, tainted uninitialized, NotReady, with a providerID",
+        node({ labels: { [UNMANAGED]: "true" }, taints: [TAINT], ready: "False", providerID: "gce://p/z/n1" }),
+        REASON,
+      ],
+      ['labelled "True" (not the exact value)', node({ labels: { [UNMANAGED]: "True" } }), undefined],
+      ['labelled "false"', node({ labels: { [UNMANAGED]: "false" } }), undefined],
+    ];
+    for (const [what, n, expected] of cases) {
+      it(`${what} → ${expected ?? "managed"}`, () => {
+        assert.equal(unmanagedReason(view(n)), expected);
+      });
+    }
+  });
+
   describe("parseProviderID", () => {
     const cases: [string | undefined, ReturnType<typeof parseProviderID>][] = [
       ["gce://p/us-central1-a/n1", { project: "p", zone: "us-central1-a", name: "n1" }],
