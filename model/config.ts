@@ -255,3 +255,8 @@ export function parseConfig(raw: RawConfig): Config {
     ...(multiProject ? { multiProject } : {}),
   };
 }
+
+/** Where firewalls and routes live, and the project network and subnetwork references name: the Shared VPC host, else `project`. */
+export function networkProjectOf(config: Pick<Config, "project" | "networkProject">): string {
+  return config.networkProject ?? config.project;
+}

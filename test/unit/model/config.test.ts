@@ -1,7 +1,7 @@
 // parseConfig: required keys, unknown keys, bad values, list forms, defaults.
 import * as assert from "node:assert/strict";
 
-import { CONFIG_KEYS, ConfigError, parseConfig, type RawConfig } from "../../../model/config";
+import { CONFIG_KEYS, ConfigError, networkProjectOf, parseConfig, type RawConfig } from "../../../model/config";
 import type { Config } from "../../../model/types";
 
 const BASE: RawConfig = {
@@ -384,5 +384,17 @@ describe("model: parseConfig", () => {
         assert.deepStrictEqual(parseConfig({ ...BASE, ...over }), { ...DEFAULTS, ...want });
       });
     }
+  });
+});
+
+describe("model: networkProjectOf", () => {
+  it("the host project when set, else the project", () => {
+    assert.deepStrictEqual(
+      [
+        networkProjectOf({ project: "svc-proj-1" }),
+        networkProjectOf({ project: "svc-proj-1", networkProject: "host-vpc-1" }),
+      ],
+      ["svc-proj-1", "host-vpc-1"],
+    );
   });
 });
