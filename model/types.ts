@@ -302,6 +302,11 @@ export interface ClusterDesired {
   routes: RouteSpec[];
   /** The NEGs of every `neg` Service, by service, zone, name. Absent when none (stack hashes unchanged). */
   networkEndpointGroups?: NegSpec[];
+  /**
+   * config `networkProject`, the Shared VPC host: its routes and firewall live there, and its groups' and
+   * NEGs' network and subnetwork name it. Absent without one (stack hashes unchanged).
+   */
+  networkProject?: string;
 }
 
 export interface FrontendSpec {
@@ -398,6 +403,12 @@ export interface ServiceDesired {
   ipv6Only?: boolean;
   /** Why a PreferDualStack Service serves IPv4 only: told as a Warning event on each change. */
   ipv6Fallback?: string;
+  /**
+   * config `networkProject`, the Shared VPC host: the Service's firewalls live there, and its
+   * forwarding rules', backend services' and addresses' network and subnetwork name it. Absent
+   * without one (stack hashes unchanged).
+   */
+  networkProject?: string;
 }
 
 export interface Rejection {
