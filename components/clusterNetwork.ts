@@ -75,7 +75,13 @@ export class ClusterNetwork extends pulumi.ComponentResource {
       : undefined;
     // Firewalls and routes live in the network's project (cloud-provider-gcp v0.28.2 support.go:
     // the Firewalls and Routes calls go to NetworkProjectID, everything else to ProjectID).
-    firewall(`${name}:node-hc-fw`, networkProjectOf(cluster), cluster.network, cluster.nodeHealthCheckFirewall, childOpts);
+    firewall(
+      `${name}:node-hc-fw`,
+      networkProjectOf(cluster),
+      cluster.network,
+      cluster.nodeHealthCheckFirewall,
+      childOpts,
+    );
 
     this.routes = {};
     for (const route of cluster.routes) {

@@ -549,7 +549,9 @@ function declareIpv6Rule(
       loadBalancingScheme: service.scheme,
       subnetwork: subnetworkOf(args, ipv6.subnetwork),
       ...portFields(spec),
-      ...(internal ? { network: sharedNetwork(service.networkProject, network), allowGlobalAccess: service.allowGlobalAccess } : { networkTier: "PREMIUM" }),
+      ...(internal
+        ? { network: sharedNetwork(service.networkProject, network), allowGlobalAccess: service.allowGlobalAccess }
+        : { networkTier: "PREMIUM" }),
       backendService: frontend.backend.selfLink,
     },
     {
