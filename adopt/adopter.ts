@@ -110,7 +110,7 @@ export async function adoptStock(
   opts: { dryRun: boolean; allowReplace: boolean; signal?: AbortSignal },
 ): Promise<AdoptionReport> {
   const { config, runner } = deps;
-  const inventory = await listInventory(deps.compute, config.project, config.region);
+  const inventory = await listInventory(deps.compute, config, config.region);
   const pinned = servicesToPinOnTargetPool(desiredState(snapshot, config), snapshot.services, inventory);
   const wanted = desiredStacks({ ...snapshot, services: withTargetPoolPins(snapshot.services, pinned) }, config);
   const held = new Map<string, ReadonlySet<string>>();

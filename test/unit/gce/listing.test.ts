@@ -49,7 +49,7 @@ describe("gce/listing against the emulator", function () {
     });
     // Not a region of ours: not listed.
     gce.state.create("gcp:compute/address:Address", { project: "dccm-test", region: "europe-west1", name: "far" });
-    const observed = await listObserved(client, "dccm-test", "us-central1");
+    const observed = await listObserved(client, { project: "dccm-test" }, "us-central1");
     assert.deepEqual(
       observed.map((r) => `${r.kind}/${r.scope}/${r.name} ${JSON.stringify(r.description)}`),
       [
@@ -67,24 +67,32 @@ describe("gce/listing against the emulator", function () {
     gce.state.create("gcp:compute/targetPool:TargetPool", { ...regional, name: "tp", healthChecks: "legacy" });
     const check = { kind: "httpHealthChecks" as const, scope: "global", name: "legacy", description: "" };
     const pool = { kind: "targetPools" as const, scope: "us-central1", name: "tp", description: "" };
-    await assert.rejects(deleteObserved(client, "dccm-test", check), {
+    await assert.rejects(deleteObserved(client, { project: "dccm-test" }, check), {
       message:
         "compute httpHealthChecks.delete projects/dccm-test/global/httpHealthChecks/legacy: HTTP 400: " +
         "The http_health_check resource 'projects/dccm-test/global/httpHealthChecks/legacy' is already being used by 'projects/dccm-test/regions/us-central1/targetPools/tp'",
     });
-    assert.equal(await deleteObserved(client, "dccm-test", pool), "deleted");
-    assert.equal(await deleteObserved(client, "dccm-test", check), "deleted");
-    assert.equal(await deleteObserved(client, "dccm-test", check), "absent");
-    assert.equal(await exists(client, "dccm-test", check), false);
+    assert.equal(await deleteObserved(client, { project: "dccm-test" }, pool), "deleted");
+    assert.equal(await deleteObserved(client, { project: "dccm-test" }, check), "deleted");
+    assert.equal(await deleteObserved(client, { project: "dccm-test" }, check), "absent");
+    assert.equal(await exists(client, { project: "dccm-test" }, check), false);
     // An address its forwarding rule uses is released, as on GCE: the rule keeps the IP, now ephemeral.
     const address = { kind: "addresses" as const, scope: "us-central1", name: "a1", description: "" };
-    assert.equal(await deleteObserved(client, "dccm-test", address), "deleted");
+    assert.equal(await deleteObserved(client, { project: "dccm-test" }, address), "deleted");
     assert.equal(
-      await exists(client, "dccm-test", { kind: "forwardingRules", scope: "us-central1", name: "a1", description: "" }),
+      await exists(
+        client,
+        { project: "dccm-test" },
+        { kind: "forwardingRules", scope: "us-central1", name: "a1", description: "" },
+      ),
       true,
     );
     assert.equal(
-      await exists(client, "dccm-test", { kind: "firewalls", scope: "global", name: "k8s-fw-a1", description: "" }),
+      await exists(
+        client,
+        { project: "dccm-test" },
+        { kind: "firewalls", scope: "global", name: "k8s-fw-a1", description: "" },
+      ),
       true,
     );
     assert.deepEqual(
