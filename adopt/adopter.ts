@@ -22,6 +22,7 @@ import type { LeakCompute } from "../gce/listing";
 import {
   CLUSTER_STACK,
   desiredState,
+  networkProjectOf,
   serviceStackName,
   type ClusterSnapshot,
   type Config,
@@ -276,9 +277,10 @@ async function adoptStack(
 async function promote(deps: AdoptionDeps, desired: DesiredState, promotion: AddressPromotion): Promise<void> {
   const { project } = desired.cluster;
   deps.log(`promoting ${promotion.ip} of forwarding rule ${promotion.name} to static address ${promotion.name}`);
+  // A Shared VPC's subnetworks are the host's (components/links.ts sharedSubnetwork).
   const subnetwork =
     promotion.subnetwork !== undefined
-      ? `projects/${project}/regions/${promotion.region}/subnetworks/${promotion.subnetwork}`
+      ? `projects/${networkProjectOf(desired.cluster)}/regions/${promotion.region}/subnetworks/${promotion.subnetwork}`
       : undefined;
   const result = await deps.compute.insertAddress(project, promotion.region, {
     name: promotion.name,

@@ -104,4 +104,42 @@ describe("gce/listing against the emulator", function () {
       ],
     );
   });
+
+  it("Shared VPC: firewalls and routes are listed, looked up and deleted in the host project, the rest in project", async () => {
+    gce.state.reset();
+    gce.putNetwork({ name: "default", project: "vpc-host", autoCreateSubnetworks: true });
+    gce.state.create("gcp:compute/firewall:Firewall", {
+      project: "vpc-host",
+      name: "k8s-fw-host",
+      network: "default",
+      allows: [{ protocol: "tcp" }],
+      sourceRanges: ["0.0.0.0/0"],
+    });
+    gce.state.create("gcp:compute/firewall:Firewall", {
+      project: "dccm-test",
+      name: "k8s-fw-service",
+      network: "default",
+      allows: [{ protocol: "tcp" }],
+      sourceRanges: ["0.0.0.0/0"],
+    });
+    gce.state.create("gcp:compute/address:Address", { ...regional, name: "a-service" });
+    gce.state.create("gcp:compute/address:Address", { project: "vpc-host", region: "us-central1", name: "a-host" });
+    const projects = { project: "dccm-test", networkProject: "vpc-host" };
+    const observed = await listObserved(client, projects, "us-central1");
+    assert.deepEqual(
+      observed.map((r) => `${r.kind}/${r.scope}/${r.name}`),
+      ["addresses/us-central1/a-service", "firewalls/global/k8s-fw-host"],
+    );
+    const hostFirewall = { kind: "firewalls" as const, scope: "global", name: "k8s-fw-host", description: "" };
+    assert.equal(await exists(client, projects, hostFirewall), true);
+    assert.equal(await exists(client, { project: "dccm-test" }, hostFirewall), false);
+    assert.equal(await deleteObserved(client, projects, hostFirewall), "deleted");
+    assert.deepEqual(
+      gce
+        .listResources()
+        .filter((r) => r.kind === "firewalls")
+        .map((r) => `${r.project}/${r.name}`),
+      ["dccm-test/k8s-fw-service"],
+    );
+  });
 });
