@@ -22,6 +22,7 @@ import type { LeakCompute } from "../gce/listing";
 import {
   CLUSTER_STACK,
   desiredState,
+  networkProjectOf,
   serviceStackName,
   type ClusterSnapshot,
   type Config,
@@ -110,7 +111,7 @@ export async function adoptStock(
   opts: { dryRun: boolean; allowReplace: boolean; signal?: AbortSignal },
 ): Promise<AdoptionReport> {
   const { config, runner } = deps;
-  const inventory = await listInventory(deps.compute, config.project, config.region);
+  const inventory = await listInventory(deps.compute, config, config.region);
   const pinned = servicesToPinOnTargetPool(desiredState(snapshot, config), snapshot.services, inventory);
   const wanted = desiredStacks({ ...snapshot, services: withTargetPoolPins(snapshot.services, pinned) }, config);
   const held = new Map<string, ReadonlySet<string>>();
@@ -276,9 +277,10 @@ async function adoptStack(
 async function promote(deps: AdoptionDeps, desired: DesiredState, promotion: AddressPromotion): Promise<void> {
   const { project } = desired.cluster;
   deps.log(`promoting ${promotion.ip} of forwarding rule ${promotion.name} to static address ${promotion.name}`);
+  // A Shared VPC's subnetworks are the host's (components/links.ts sharedSubnetwork).
   const subnetwork =
     promotion.subnetwork !== undefined
-      ? `projects/${project}/regions/${promotion.region}/subnetworks/${promotion.subnetwork}`
+      ? `projects/${networkProjectOf(desired.cluster)}/regions/${promotion.region}/subnetworks/${promotion.subnetwork}`
       : undefined;
   const result = await deps.compute.insertAddress(project, promotion.region, {
     name: promotion.name,

@@ -11,6 +11,7 @@ import { declaredResourceIds, globalResourceId, regionalResourceId } from "../gc
 import {
   ANNOTATION_BACKEND,
   CLUSTER_STACK,
+  networkProjectOf,
   type DesiredState,
   type NetworkTier,
   type ServiceDesired,
@@ -75,6 +76,15 @@ function regional(desired: DesiredState, collection: string, name: string): stri
 
 function global(desired: DesiredState, collection: string, name: string): string {
   return globalResourceId(desired.cluster.project, collection, name);
+}
+
+/**
+ * A firewall's ID: in the Shared VPC host when there is one, where a stock CCM run with gce.conf
+ * `network-project-id` made it too (cloud-provider-gcp v0.28.2 support.go: Firewalls calls go to
+ * NetworkProjectID).
+ */
+function firewallId(desired: DesiredState, name: string): string {
+  return globalResourceId(networkProjectOf(desired.cluster), "firewalls", name);
 }
 
 /**
@@ -157,7 +167,7 @@ function stockOnlyIds(desired: DesiredState, service: ServiceDesired): string[] 
   const dedicated = service.healthCheck.kind === "dedicated";
   const name = dedicated ? service.lbName : `k8s-${clusterId}-node`;
   // Internal: health-check firewall `<lb>-hc` / `k8s-<clusterId>-node-hc` (makeHealthCheckFirewallName) and a global HealthCheck.
-  return [global(desired, "firewalls", `${name}-hc`), global(desired, "healthChecks", name)];
+  return [firewallId(desired, `${name}-hc`), global(desired, "healthChecks", name)];
 }
 
 /**
@@ -222,6 +232,6 @@ export function previewIps(desired: DesiredState, adoption: StackAdoption): Map<
     (spec) => spec !== undefined && spec.destination?.kind === "address",
   );
   for (const spec of towardsAddress)
-    if (spec !== undefined) ips.set(global(desired, "firewalls", spec.name), adoption.promotion.ip);
+    if (spec !== undefined) ips.set(firewallId(desired, spec.name), adoption.promotion.ip);
   return ips;
 }

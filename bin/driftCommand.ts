@@ -83,7 +83,13 @@ export async function runDrift(argv: string[]): Promise<number> {
       resources === undefined ? [] : [{ stack, resources, generation: 0 }],
     );
     const listed = await listDeclared(
-      { compute, project: config.project, region: config.region, logger: pino({ level: "silent" }) },
+      {
+        compute,
+        project: config.project,
+        networkProject: config.networkProject,
+        region: config.region,
+        logger: pino({ level: "silent" }),
+      },
       applied,
       {},
     );

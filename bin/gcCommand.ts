@@ -15,6 +15,7 @@ import { COMPUTE_SCOPE, ComputeClient } from "../gce";
 import { clusterFacts, detectLeaks } from "../leaks/detector";
 import type { Leak } from "../leaks/classify";
 import { deleteObserved } from "../gce/listing";
+import type { Projects } from "../gce/resources";
 import { formatLeaks, formatOutcomes, gcHeader, planGc, type DeleteOutcome, type GcRequest } from "../leaks/gc";
 import { ClusterIdRefusedError, ConfigMapLedger, listServiceClasses, type ServiceClasses } from "../leaks/ledger";
 import { listCluster, readClusterId } from "../watcher/list";
@@ -78,11 +79,15 @@ export async function runGc(argv: string[]): Promise<number> {
 }
 
 /** Deletes each leak in turn; one that fails does not stop the others. */
-async function deleteLeaks(compute: ComputeClient, project: string, leaks: readonly Leak[]): Promise<DeleteOutcome[]> {
+async function deleteLeaks(
+  compute: ComputeClient,
+  projects: Projects,
+  leaks: readonly Leak[],
+): Promise<DeleteOutcome[]> {
   const outcomes: DeleteOutcome[] = [];
   for (const leak of leaks) {
     try {
-      outcomes.push({ leak, result: await deleteObserved(compute, project, leak.resource) });
+      outcomes.push({ leak, result: await deleteObserved(compute, projects, leak.resource) });
     } catch (error) {
       // GCE refuses what another resource still uses (resourceInUseByAnotherResource): the rest go on.
       outcomes.push({ leak, result: "failed", error: describeError(error) });
@@ -137,6 +142,7 @@ async function checkAndDelete(
     const detection = await detectLeaks({
       compute,
       project: config.project,
+      networkProject: config.networkProject,
       region: config.region,
       config: {
         clusterId: config.clusterId,
@@ -180,7 +186,7 @@ async function checkAndDelete(
       process.stderr.write(`dccm gc: nothing deleted:\n${plan.problems.map((problem) => `  ${problem}`).join("\n")}\n`);
       return 1;
     }
-    const outcomes = await deleteLeaks(compute, config.project, plan.leaks);
+    const outcomes = await deleteLeaks(compute, config, plan.leaks);
     out(formatOutcomes(outcomes, detection.leaks.filter((leak) => leak.proof === "unproven").length));
     return outcomes.some((outcome) => outcome.result === "failed") ? 1 : 0;
   } finally {

@@ -1,6 +1,6 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
-import { instanceGroupKey, ownedDescription, type ClusterDesired, type OwnerMarker } from "../model";
+import { instanceGroupKey, networkProjectOf, ownedDescription, type ClusterDesired, type OwnerMarker } from "../model";
 import { instanceLink, negKey, networkUrl, subnetworkUrl } from "./links";
 import { ignoredChanges } from "./ignored";
 import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
@@ -49,7 +49,7 @@ export class ClusterNetwork extends pulumi.ComponentResource {
           zone: group.zone,
           name: group.name,
           description: group.description,
-          network: networkUrl(cluster.project, cluster.network),
+          network: networkUrl(networkProjectOf(cluster), cluster.network),
           instances: group.instances.map((instance) => instanceLink(cluster.project, group.zone, instance)),
         },
         // Both force a replacement (terraform-provider-google resource_compute_instance_group.go:
@@ -73,14 +73,22 @@ export class ClusterNetwork extends pulumi.ComponentResource {
     this.legacyNodeHealthCheck = cluster.legacyNodeHealthCheck
       ? legacyHealthCheck(`${name}:node-legacy-hc`, cluster.project, cluster.nodeHealthCheck, childOpts).selfLink
       : undefined;
-    firewall(`${name}:node-hc-fw`, cluster.project, cluster.network, cluster.nodeHealthCheckFirewall, childOpts);
+    // Firewalls and routes live in the network's project (cloud-provider-gcp v0.28.2 support.go:
+    // the Firewalls and Routes calls go to NetworkProjectID, everything else to ProjectID).
+    firewall(
+      `${name}:node-hc-fw`,
+      networkProjectOf(cluster),
+      cluster.network,
+      cluster.nodeHealthCheckFirewall,
+      childOpts,
+    );
 
     this.routes = {};
     for (const route of cluster.routes) {
       const resource = new gcp.compute.Route(
         `${name}:route-${route.node}`,
         {
-          project: cluster.project,
+          project: networkProjectOf(cluster),
           name: route.name,
           network: cluster.network,
           destRange: route.destRange,
@@ -142,8 +150,8 @@ function declareNegs(
         name: neg.name,
         description: neg.description,
         networkEndpointType: "GCE_VM_IP",
-        network: networkUrl(cluster.project, cluster.network),
-        subnetwork: subnetworkUrl(cluster.project, cluster.region, neg.subnetwork),
+        network: networkUrl(networkProjectOf(cluster), cluster.network),
+        subnetwork: subnetworkUrl(networkProjectOf(cluster), cluster.region, neg.subnetwork),
       },
       // A NEG has no update method: every input forces a replacement, which GCE refuses while a
       // backend service lists it; the owner marker is written at creation only.

@@ -39,6 +39,21 @@ export function subnetworkUrl(project: string, region: string, subnetwork: strin
   return subnetwork.includes("/") ? subnetwork : `projects/${project}/regions/${region}/subnetworks/${subnetwork}`;
 }
 
+/**
+ * A network reference from a resource of the service project. Under a Shared VPC it names the host
+ * project (`projects/<host>/global/networks/<net>`): a bare name would be expanded in the resource's
+ * own project (ParseNetworkFieldValue), where the network is not. Without one, the value as declared
+ * today, so existing stacks see no diff.
+ */
+export function sharedNetwork(networkProject: string | undefined, network: string): string {
+  return networkProject === undefined ? network : networkUrl(networkProject, network);
+}
+
+/** A subnetwork reference from a resource of the service project, as `sharedNetwork`. */
+export function sharedSubnetwork(networkProject: string | undefined, region: string, subnetwork: string): string {
+  return networkProject === undefined ? subnetwork : subnetworkUrl(networkProject, region, subnetwork);
+}
+
 /** A NEG's key in outputs and observations: `<zone>/<name>` (ObservedCloud.negMembers, referencedNegs). */
 export function negKey(neg: { zone: string; name: string }): string {
   return `${neg.zone}/${neg.name}`;

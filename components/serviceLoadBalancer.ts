@@ -13,7 +13,7 @@ import {
   type OwnerMarker,
   type ServiceDesired,
 } from "../model";
-import { instanceLink, negKey, zonalLink } from "./links";
+import { instanceLink, negKey, sharedNetwork, sharedSubnetwork, zonalLink } from "./links";
 import { ignoredChanges } from "./ignored";
 import { denyFirewall, firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 
@@ -190,7 +190,7 @@ function declareAddress({ name, args, opts }: Children): gcp.compute.Address | u
       // and `purpose` forces a replacement (a new IP) once set, so a Service that gains a
       // second protocol must already hold one.
       ...(service.scheme === "INTERNAL"
-        ? { subnetwork: service.subnetwork, purpose: "SHARED_LOADBALANCER_VIP" }
+        ? { subnetwork: subnetworkOf(args, service.subnetwork), purpose: "SHARED_LOADBALANCER_VIP" }
         : { networkTier: service.networkTier }),
     },
     // Stacks of earlier dccm versions hold single-protocol internal addresses with purpose
@@ -312,7 +312,11 @@ function declareFrontend(
       loadBalancingScheme: service.scheme,
       ...portFields(frontend),
       ...(internal
-        ? { network, subnetwork: service.subnetwork, allowGlobalAccess: service.allowGlobalAccess }
+        ? {
+            network: sharedNetwork(service.networkProject, network),
+            subnetwork: subnetworkOf(args, service.subnetwork),
+            allowGlobalAccess: service.allowGlobalAccess,
+          }
         : { networkTier: service.networkTier }),
       ...target,
     },
@@ -345,7 +349,7 @@ function declareBackendService(
       loadBalancingScheme: service.scheme,
       sessionAffinity: service.sessionAffinity,
       healthChecks: healthCheck,
-      ...(service.scheme === "INTERNAL" ? { network } : {}),
+      ...(service.scheme === "INTERNAL" ? { network: sharedNetwork(service.networkProject, network) } : {}),
       ...(service.backend === "neg"
         ? negBackendFields(args, frontend)
         : {
@@ -403,7 +407,10 @@ function declareFamilyFirewalls(
   specs: { firewall: FirewallSpec; healthCheckFirewall?: FirewallSpec; denyFirewall?: DenyFirewallSpec },
   address: pulumi.Input<string> | undefined,
 ): string[] {
-  const { project, network } = args;
+  const { network } = args;
+  // Firewalls live in the network's project (cloud-provider-gcp v0.28.2 support.go: the Firewalls
+  // calls go to NetworkProjectID); their bare network name is then expanded there.
+  const project = args.service.networkProject ?? args.project;
   const allows = [
     firewall(
       `${name}:firewall${suffix}`,
@@ -507,7 +514,7 @@ function declareIpv6Address({ name, args, opts }: Children, ipv6: Ipv6Desired): 
       description: service.description,
       addressType: service.scheme,
       ipVersion: "IPV6",
-      subnetwork: ipv6.subnetwork,
+      subnetwork: subnetworkOf(args, ipv6.subnetwork),
       ...(internal ? { purpose: "SHARED_LOADBALANCER_VIP" } : { ipv6EndpointType: "NETLB", networkTier: "PREMIUM" }),
     },
     { ...opts, ignoreChanges: ignoredChanges("gcp:compute/address:Address") },
@@ -540,9 +547,11 @@ function declareIpv6Rule(
       ipProtocol: frontend.protocol,
       ipVersion: "IPV6",
       loadBalancingScheme: service.scheme,
-      subnetwork: ipv6.subnetwork,
+      subnetwork: subnetworkOf(args, ipv6.subnetwork),
       ...portFields(spec),
-      ...(internal ? { network, allowGlobalAccess: service.allowGlobalAccess } : { networkTier: "PREMIUM" }),
+      ...(internal
+        ? { network: sharedNetwork(service.networkProject, network), allowGlobalAccess: service.allowGlobalAccess }
+        : { networkTier: "PREMIUM" }),
       backendService: frontend.backend.selfLink,
     },
     {
@@ -552,6 +561,11 @@ function declareIpv6Rule(
       ignoreChanges: ignoredChanges("gcp:compute/forwardingRule:ForwardingRule"),
     },
   );
+}
+
+/** A subnetwork the Service's address or forwarding rule names: the host project's under a Shared VPC. */
+function subnetworkOf(args: ServiceLoadBalancerArgs, subnetwork: string | undefined): string | undefined {
+  return subnetwork === undefined ? undefined : sharedSubnetwork(args.service.networkProject, args.region, subnetwork);
 }
 
 /** TCP/UDP minus the protocols still declared: the Pulumi names a first frontend may inherit. */

@@ -237,7 +237,7 @@ function firstUpGuard(w: Wiring, parts: StartParts): Pick<ServiceControllerDeps,
   const compute = w.compute.for(options.firstUpGuard.computeEndpoint);
   return {
     firstUpGuard: {
-      existing: existingResources(compute, options.config.project, options.config.region),
+      existing: existingResources(compute, options.config, options.config.region),
       held: (stack, scope) => parts.runner.heldResourceIds(stack, scope),
     },
   };
@@ -521,6 +521,7 @@ export function newDriftScanner(
   return new DriftScanner({
     compute: w.compute.for(p.computeEndpoint),
     project: options.config.project,
+    networkProject: options.config.networkProject,
     region: options.config.region,
     book: applied,
     refresh,

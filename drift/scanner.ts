@@ -25,6 +25,8 @@ export type DriftCompute = LeakCompute & Pick<ComputeResourceApi, "listGroupInst
 export interface DriftScannerOptions extends Omit<PeriodicOptions, "name"> {
   compute: DriftCompute;
   project: string;
+  /** The Shared VPC host, where the firewalls and routes are listed; absent: `project`. */
+  networkProject?: string;
   region: string;
   book: Pick<AppliedBook, "snapshot" | "generation">;
   /** Sends the stack to `up --refresh`. */
@@ -49,13 +51,13 @@ export interface DriftPass {
  * Reads only (list and get calls): `dccm drift` lists with it too.
  */
 export async function listDeclared(
-  options: Pick<DriftScannerOptions, "compute" | "project" | "region" | "logger">,
+  options: Pick<DriftScannerOptions, "compute" | "project" | "networkProject" | "region" | "logger">,
   applied: readonly AppliedSnapshot[],
   opts: CallOptions,
 ): Promise<Map<string, Record<string, unknown>>> {
   const { compute, project, region } = options;
   const listed = new Map<string, Record<string, unknown>>();
-  for (const { kind, scope, item } of await listCollections(compute, project, region, opts)) {
+  for (const { kind, scope, item } of await listCollections(compute, options, region, opts)) {
     if (typeof item.name === "string") listed.set(resourceId({ kind, scope, name: item.name }), item);
   }
   await Promise.all(

@@ -1,4 +1,4 @@
-import { ipv6Name, type DesiredState, type ServiceDesired, type Scope } from "../model";
+import { ipv6Name, networkProjectOf, type DesiredState, type ServiceDesired, type Scope } from "../model";
 import { kindOfPulumiType, resourcePath } from "./resources";
 
 /** Whether a Pulumi type is one of the GCE resources dccm declares. */
@@ -47,14 +47,17 @@ export function declaredResourceIds(desired: DesiredState, scope: Scope): string
   const { project, region } = cluster;
   const regional = (collection: string, name: string): string => regionalResourceId(project, region, collection, name);
   const global = (collection: string, name: string): string => globalResourceId(project, collection, name);
+  // Firewalls and routes live in the Shared VPC host (gce/resources.ts KINDS, inNetworkProject).
+  const network = (collection: string, name: string): string =>
+    globalResourceId(networkProjectOf(cluster), collection, name);
   const ids: string[] = [];
   if (scope.kind !== "service") {
     for (const group of cluster.instanceGroups)
       ids.push(resourceId(project, `zones/${group.zone}`, "instanceGroups", group.name));
     ids.push(regional("healthChecks", cluster.nodeHealthCheck.name));
     if (cluster.legacyNodeHealthCheck) ids.push(global("httpHealthChecks", cluster.nodeHealthCheck.name));
-    ids.push(global("firewalls", cluster.nodeHealthCheckFirewall.name));
-    for (const route of cluster.routes) ids.push(global("routes", route.name));
+    ids.push(network("firewalls", cluster.nodeHealthCheckFirewall.name));
+    for (const route of cluster.routes) ids.push(network("routes", route.name));
     for (const neg of cluster.networkEndpointGroups ?? [])
       ids.push(resourceId(project, `zones/${neg.zone}`, "networkEndpointGroups", neg.name));
   }
@@ -74,10 +77,10 @@ export function declaredResourceIds(desired: DesiredState, scope: Scope): string
       if (!targetPool) ids.push(regional("backendServices", frontend.name));
       if (service.ipv6Only !== true) ids.push(regional("forwardingRules", frontend.name));
     }
-    if (service.ipv6Only !== true) ids.push(global("firewalls", service.firewall.name));
+    if (service.ipv6Only !== true) ids.push(network("firewalls", service.firewall.name));
     if (service.ipv6Only !== true && service.healthCheckFirewall !== undefined)
-      ids.push(global("firewalls", service.healthCheckFirewall.name));
-    if (service.ipv6 !== undefined) ids.push(...ipv6Ids(service, regional, global));
+      ids.push(network("firewalls", service.healthCheckFirewall.name));
+    if (service.ipv6 !== undefined) ids.push(...ipv6Ids(service, regional, network));
   }
   return ids;
 }
@@ -86,14 +89,14 @@ export function declaredResourceIds(desired: DesiredState, scope: Scope): string
 function ipv6Ids(
   service: ServiceDesired,
   regional: (collection: string, name: string) => string,
-  global: (collection: string, name: string) => string,
+  network: (collection: string, name: string) => string,
 ): string[] {
   const ipv6 = service.ipv6;
   if (ipv6 === undefined) return [];
   return [
     ...(ipv6.userIP === undefined ? [regional("addresses", ipv6Name(service.lbName))] : []),
     ...service.frontends.map((frontend) => regional("forwardingRules", ipv6Name(frontend.name))),
-    global("firewalls", ipv6.firewall.name),
-    global("firewalls", ipv6.healthCheckFirewall.name),
+    network("firewalls", ipv6.firewall.name),
+    network("firewalls", ipv6.healthCheckFirewall.name),
   ];
 }

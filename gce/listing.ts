@@ -7,7 +7,9 @@ import type { CallOptions, ComputeApi, ComputeResourceApi } from ".";
 
 import {
   kindRow,
+  projectOfKind,
   resourcePath,
+  type Projects,
   RESOURCE_KINDS,
   scopePath,
   type ResourceKind,
@@ -35,19 +37,22 @@ export interface ListedItem {
   item: Record<string, unknown>;
 }
 
-/** Every resource of the collections dccm uses, in the region, its zones and globally, as Compute lists them. */
+/**
+ * Every resource of the collections dccm uses, in the region, its zones and globally, as Compute
+ * lists them: each kind in its own project (a Shared VPC's firewalls and routes in the host's).
+ */
 export async function listCollections(
   compute: LeakCompute,
-  project: string,
+  projects: Projects,
   region: string,
   opts?: CallOptions,
 ): Promise<ListedItem[]> {
-  const zones = (await compute.getRegion(project, region, opts)).zones;
+  const zones = (await compute.getRegion(projects.project, region, opts)).zones;
   const lists = RESOURCE_KINDS.flatMap((kind) => {
     const where = kindRow(kind).scope;
     const scopes = where === "region" ? [region] : where === "zone" ? zones : ["global"];
     return scopes.map(async (scope) => {
-      const collection = `projects/${project}/${scopePath(kind, scope)}/${kind}`;
+      const collection = `projects/${projectOfKind(kind, projects)}/${scopePath(kind, scope)}/${kind}`;
       const items = await compute.listCollection(`${kindRow(kind).call}.list`, collection, opts);
       return items
         .filter(
@@ -62,11 +67,11 @@ export async function listCollections(
 /** Every resource of the collections dccm uses, in the region, its zones and globally. */
 export async function listObserved(
   compute: LeakCompute,
-  project: string,
+  projects: Projects,
   region: string,
   opts?: CallOptions,
 ): Promise<ObservedResource[]> {
-  return (await listCollections(compute, project, region, opts))
+  return (await listCollections(compute, projects, region, opts))
     .map(({ kind, scope, item }) => observed(kind, scope, item))
     .filter((resource): resource is ObservedResource => resource !== undefined);
 }
@@ -74,21 +79,20 @@ export async function listObserved(
 /** Whether the resource still exists (a run may have deleted it since the listing). */
 export async function exists(
   compute: Pick<LeakCompute, "getResource">,
-  project: string,
+  projects: Projects,
   resource: ObservedResource,
   opts?: CallOptions,
 ): Promise<boolean> {
-  return (
-    (await compute.getResource(`${kindRow(resource.kind).call}.get`, resourcePath(project, resource), opts)) !==
-    undefined
-  );
+  const path = resourcePath(projectOfKind(resource.kind, projects), resource);
+  return (await compute.getResource(`${kindRow(resource.kind).call}.get`, path, opts)) !== undefined;
 }
 
 export async function deleteObserved(
   compute: LeakCompute,
-  project: string,
+  projects: Projects,
   resource: ObservedResource,
   opts?: CallOptions,
 ): Promise<"deleted" | "absent"> {
-  return compute.deleteResource(`${kindRow(resource.kind).call}.delete`, resourcePath(project, resource), opts);
+  const path = resourcePath(projectOfKind(resource.kind, projects), resource);
+  return compute.deleteResource(`${kindRow(resource.kind).call}.delete`, path, opts);
 }

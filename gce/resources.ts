@@ -17,6 +17,19 @@ export interface KindRow {
   readonly call: CollectionCall;
   /** The @pulumi/gcp type that declares it. */
   readonly pulumiType: string;
+  /**
+   * Set for the kinds a Shared VPC keeps in its host project: cloud-provider-gcp v0.28.2
+   * providers/gce/support.go sends the Firewalls and Routes calls to NetworkProjectID and every
+   * other call to ProjectID (gce.go: `onXPN` when the two differ).
+   */
+  readonly inNetworkProject?: true;
+}
+
+/** The projects dccm's resources live in: `project`, and a Shared VPC host's (config `networkProject`). */
+export interface Projects {
+  readonly project: string;
+  /** Absent: `project` (no Shared VPC). */
+  readonly networkProject?: string;
 }
 
 /**
@@ -63,8 +76,14 @@ export const KINDS = [
     call: "networkEndpointGroups",
     pulumiType: "gcp:compute/networkEndpointGroup:NetworkEndpointGroup",
   },
-  { kind: "firewalls", scope: "global", call: "firewalls", pulumiType: "gcp:compute/firewall:Firewall" },
-  { kind: "routes", scope: "global", call: "routes", pulumiType: "gcp:compute/route:Route" },
+  {
+    kind: "firewalls",
+    scope: "global",
+    call: "firewalls",
+    pulumiType: "gcp:compute/firewall:Firewall",
+    inNetworkProject: true,
+  },
+  { kind: "routes", scope: "global", call: "routes", pulumiType: "gcp:compute/route:Route", inNetworkProject: true },
 ] as const satisfies readonly KindRow[];
 
 export type ResourceKind = (typeof KINDS)[number]["kind"];
@@ -89,6 +108,12 @@ export function kindRow(kind: ResourceKind): KindRow {
 /** The row of the kind a @pulumi/gcp type declares; undefined for a type dccm does not declare. */
 export function kindOfPulumiType(type: string): (KindRow & { kind: ResourceKind }) | undefined {
   return BY_PULUMI_TYPE.get(type);
+}
+
+/** The project a resource of `kind` lives in: the Shared VPC host for firewalls and routes, else `project`. */
+export function projectOfKind(kind: ResourceKind, projects: Projects): string {
+  const row: KindRow = kindRow(kind);
+  return row.inNetworkProject === true ? (projects.networkProject ?? projects.project) : projects.project;
 }
 
 /** `regions/<r>`, `zones/<z>` or `global`: where a resource of `kind` in `scope` sits in the API path. */

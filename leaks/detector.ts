@@ -15,6 +15,8 @@ import type { StackReader } from "../stacks/reader";
 export interface DetectorDeps {
   compute: LeakCompute;
   project: string;
+  /** The Shared VPC host, where the firewalls and routes are listed; absent: `project`. */
+  networkProject?: string;
   region: string;
   config: LeakConfig;
   /** UID of this cluster's kube-system Namespace: a stack recording another one stops the check. */
@@ -48,12 +50,12 @@ export function clusterFacts(snapshot: ClusterSnapshot, loadBalancerClasses: rea
 
 export async function detectLeaks(deps: DetectorDeps): Promise<Detection> {
   const opts: CallOptions = deps.signal !== undefined ? { signal: deps.signal } : {};
-  const observed = await listObserved(deps.compute, deps.project, deps.region, opts);
+  const observed = await listObserved(deps.compute, deps, deps.region, opts);
   const ledger = await deps.ledger.read();
   const ownership = await readOwnership(deps.reader(), deps.clusterUid, deps.signal);
   const facts = await deps.cluster();
   const candidates = classifyLeaks(observed, ownership.owned, ledger, facts, deps.config);
   const leaks: Leak[] = [];
-  for (const leak of candidates) if (await exists(deps.compute, deps.project, leak.resource, opts)) leaks.push(leak);
+  for (const leak of candidates) if (await exists(deps.compute, deps, leak.resource, opts)) leaks.push(leak);
   return { leaks, ownership, ledgerEntries: ledger.size };
 }

@@ -111,6 +111,7 @@ export function daemonLeakMonitor(args: {
       detectLeaks({
         compute,
         project: config.project,
+        networkProject: config.networkProject,
         region: config.region,
         config: {
           clusterId: config.clusterId,

@@ -4,7 +4,14 @@ import { healthCheckKeys } from "./healthCheckConfig";
 import { INSTANCE_GROUP_MAX_INSTANCES } from "./limits";
 import { instanceGroupName, isValidGceName, nodeHealthCheckFirewallName, routeName } from "./names";
 import { parseCidr4 } from "./net";
-import { ADDRESS_RESERVATIONS, type BackendMode, type Config, POD_CIDR_SOURCES, POD_CIDR_STACKS } from "./types";
+import {
+  ADDRESS_RESERVATIONS,
+  type BackendMode,
+  type Config,
+  FIREWALL_MANAGEMENTS,
+  POD_CIDR_SOURCES,
+  POD_CIDR_STACKS,
+} from "./types";
 
 /** config `backendMode`'s values, in the order its error lists them. */
 export const BACKEND_MODES: readonly BackendMode[] = ["backend-service", "target-pool", "neg"];
@@ -31,6 +38,9 @@ export const CONFIG_KEYS = [
   "healthCheckSourceRangesIPv6",
   "nodeHealthCheckPort",
   "nodeHealthCheckPath",
+  "networkProject",
+  "firewallManagement",
+  "multiProject",
 ] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
@@ -184,6 +194,9 @@ export function parseConfig(raw: RawConfig): Config {
   const instanceGroupZones = instanceGroupZonesOf(raw, region, problems);
   const addressReservation = oneOf(raw, "addressReservation", ADDRESS_RESERVATIONS, problems);
   const healthChecks = healthCheckKeys(raw, problems, list);
+  const networkProject = text(raw, "networkProject", problems);
+  const firewallManagement = oneOf(raw, "firewallManagement", FIREWALL_MANAGEMENTS, problems);
+  const multiProject = bool(raw, "multiProject", false, problems);
   // Checked after trimming, so "  " or " , " counts as missing.
   const present: Record<(typeof REQUIRED)[number], boolean> = {
     project: project !== "",
@@ -196,8 +209,12 @@ export function parseConfig(raw: RawConfig): Config {
   for (const key of REQUIRED)
     if (!present[key] && !problems.some((problem) => problem.startsWith(`${key}:`))) problems.push(`${key}: required`);
 
-  if (project !== "" && !/^(?:[a-z][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]$/.test(project))
-    problems.push(`project: "${project}" is not a GCP project ID`);
+  for (const [key, value] of [
+    ["project", project],
+    ["networkProject", networkProject ?? ""],
+  ] as const)
+    if (value !== "" && !/^(?:[a-z][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]$/.test(value))
+      problems.push(`${key}: "${value}" is not a GCP project ID`);
   if (region !== "" && !/^[a-z]+-[a-z]+[0-9]+$/.test(region))
     problems.push(`region: "${region}" is not a GCP region (like us-central1)`);
   for (const [key, value] of [
@@ -232,5 +249,14 @@ export function parseConfig(raw: RawConfig): Config {
     ...(instanceGroupZones !== undefined ? { instanceGroupZones } : {}),
     ...(addressReservation === "always" ? { addressReservation } : {}),
     ...healthChecks,
+    // The service project named again is no Shared VPC: one spelling of "no host project".
+    ...(networkProject !== undefined && networkProject !== project ? { networkProject } : {}),
+    ...(firewallManagement !== undefined && firewallManagement !== "managed" ? { firewallManagement } : {}),
+    ...(multiProject ? { multiProject } : {}),
   };
+}
+
+/** Where firewalls and routes live, and the project network and subnetwork references name: the Shared VPC host, else `project`. */
+export function networkProjectOf(config: Pick<Config, "project" | "networkProject">): string {
+  return config.networkProject ?? config.project;
 }

@@ -650,6 +650,7 @@ export function clusterDesired(
     legacyNodeHealthCheck: observed.legacyHealthCheckReferenced || legacyHealthCheckUsed,
     routes: nodes.routes,
     ...(networkEndpointGroups !== undefined ? { networkEndpointGroups } : {}),
+    ...(config.networkProject !== undefined ? { networkProject: config.networkProject } : {}),
   };
 }
 

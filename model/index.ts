@@ -10,7 +10,7 @@ export { INSTANCE_GROUP_MAX_INSTANCES, BACKEND_SERVICE_MAX_BACKENDS } from "./li
 export { assignGroups, backendGroupKeys, observedReferences, type ZoneGroups } from "./groups";
 export * from "./stacks";
 export { forwardingRuleShape, reservesTransiently } from "./ruleShape";
-export { BACKEND_MODES } from "./config";
+export { BACKEND_MODES, networkProjectOf } from "./config";
 export {
   INTERNAL_BACKEND_VM_LIMIT,
   SUBSET_SIZE_EXTERNAL_CLUSTER,

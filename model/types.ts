@@ -81,6 +81,9 @@ export type BackendMode = "backend-service" | "target-pool" | "neg";
  * deleted out of band.
  */
 export const ADDRESS_RESERVATIONS = ["transient", "always"] as const;
+/** config `firewallManagement`'s values, in the order its error lists them (docs/guides/shared-vpc.md). */
+export const FIREWALL_MANAGEMENTS = ["managed", "manual", "auto"] as const;
+export type FirewallManagement = (typeof FIREWALL_MANAGEMENTS)[number];
 export type AddressReservation = (typeof ADDRESS_RESERVATIONS)[number];
 
 export const POD_CIDR_SOURCES = ["none", "cloud"] as const;
@@ -136,6 +139,15 @@ export interface Config {
   nodeHealthCheckPort?: number;
   /** Its request path; absent: `/healthz`. */
   nodeHealthCheckPath?: string;
+  /**
+   * The Shared VPC host project (the stock CCM's gce.conf `network-project-id`): firewalls and routes
+   * live there, and network and subnetwork references name it. Absent: `project`.
+   */
+  networkProject?: string;
+  /** Who writes the firewalls. Absent: `managed` (dccm). `manual`: a network team, from dccm's commands; `auto`: dccm until refused. */
+  firewallManagement?: FirewallManagement;
+  /** Nodes whose providerID names another project are served from that project (the stock CCM's `--enable-multi-project`). */
+  multiProject?: boolean;
 }
 
 export type NetworkTier = "PREMIUM" | "STANDARD";
@@ -290,6 +302,11 @@ export interface ClusterDesired {
   routes: RouteSpec[];
   /** The NEGs of every `neg` Service, by service, zone, name. Absent when none (stack hashes unchanged). */
   networkEndpointGroups?: NegSpec[];
+  /**
+   * config `networkProject`, the Shared VPC host: its routes and firewall live there, and its groups' and
+   * NEGs' network and subnetwork name it. Absent without one (stack hashes unchanged).
+   */
+  networkProject?: string;
 }
 
 export interface FrontendSpec {
@@ -386,6 +403,12 @@ export interface ServiceDesired {
   ipv6Only?: boolean;
   /** Why a PreferDualStack Service serves IPv4 only: told as a Warning event on each change. */
   ipv6Fallback?: string;
+  /**
+   * config `networkProject`, the Shared VPC host: the Service's firewalls live there, and its
+   * forwarding rules', backend services' and addresses' network and subnetwork name it. Absent
+   * without one (stack hashes unchanged).
+   */
+  networkProject?: string;
 }
 
 export interface Rejection {

@@ -117,7 +117,10 @@ export class AddressPinner {
             ? {
                 purpose: "SHARED_LOADBALANCER_VIP",
                 ...(service.subnetwork !== undefined
-                  ? { subnetwork: `projects/${project}/regions/${region}/subnetworks/${service.subnetwork}` }
+                  ? {
+                      // A Shared VPC's subnetworks are the host's (components/links.ts sharedSubnetwork).
+                      subnetwork: `projects/${service.networkProject ?? project}/regions/${region}/subnetworks/${service.subnetwork}`,
+                    }
                   : {}),
               }
             : { networkTier: service.networkTier }),

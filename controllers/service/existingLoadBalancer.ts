@@ -10,7 +10,7 @@
  */
 import { loadBalancerFamily } from "../../leaks/classify";
 import { exists, regionalOrGlobalScope, type LeakCompute } from "../../gce/listing";
-import { resourcePath } from "../../gce/resources";
+import { projectOfKind, resourcePath, type Projects } from "../../gce/resources";
 import type { CallOptions } from "../../gce";
 import { resourceId, type ResourceKind } from "../../gce/resources";
 
@@ -28,10 +28,11 @@ export interface NamedResource {
 }
 
 /** Pure: every resource the load balancer `lbName` can have (leaks/classify.ts loadBalancerFamily), located. */
-export function loadBalancerResources(project: string, region: string, lbName: string): NamedResource[] {
+export function loadBalancerResources(projects: Projects, region: string, lbName: string): NamedResource[] {
   return loadBalancerFamily(lbName).flatMap(([kind, name]) => {
     const scope = regionalOrGlobalScope(kind, region);
-    return scope === undefined ? [] : [{ kind, scope, name, id: resourcePath(project, { kind, scope, name }) }];
+    if (scope === undefined) return [];
+    return [{ kind, scope, name, id: resourcePath(projectOfKind(kind, projects), { kind, scope, name }) }];
   });
 }
 
@@ -79,14 +80,14 @@ export interface ExistingResources {
 
 export function existingResources(
   compute: Pick<LeakCompute, "getResource">,
-  project: string,
+  projects: Projects,
   region: string,
 ): ExistingResources {
   return {
     async occupied(lbName, opts) {
-      const candidates = loadBalancerResources(project, region, lbName);
+      const candidates = loadBalancerResources(projects, region, lbName);
       const found = await Promise.all(
-        candidates.map((resource) => exists(compute, project, { ...resource, description: "" }, opts)),
+        candidates.map((resource) => exists(compute, projects, { ...resource, description: "" }, opts)),
       );
       return candidates.filter((_, index) => found[index]);
     },

@@ -94,6 +94,16 @@ export function defineEmulatorRoutes(face: EmulatorFace): void {
     });
     return ok({});
   });
+  // Shared VPC set-up, as a Shared VPC Admin's `gcloud compute shared-vpc enable <host>` and
+  // `gcloud compute shared-vpc associated-projects add <service> --host-project <host>` (networks.ts).
+  face.router.route("POST", "/emulator/xpn/{host}", false, (ctx) => {
+    st.enableXpnHost(param(ctx, "host"));
+    return ok({});
+  });
+  face.router.route("POST", "/emulator/xpn/{host}/services/{service}", false, (ctx) => {
+    st.enableXpnResource(param(ctx, "host"), param(ctx, "service"));
+    return ok({});
+  });
   face.router.route("POST", "/emulator/faults", false, (ctx) => {
     const b = objectBody(ctx, "POST /emulator/faults");
     const { kind, name, operation, status, message, reason, count } = b;

@@ -99,6 +99,8 @@ export interface GceEmulator {
   ): StoredResource;
   /** Creates or replaces a VPC network and its subnetworks. */
   putNetwork(spec: NetworkSpec): void;
+  /** Makes `host` a Shared VPC host project and attaches each of `services` to it (networks.ts). */
+  shareVpc(host: string, services: readonly string[]): void;
   /** Everything the emulator holds (instances included), sorted by kind, project, scope, name. */
   listResources(): ResourceListing[];
   /**
@@ -225,6 +227,10 @@ export async function startGceEmulator(opts: GceEmulatorOptions = {}): Promise<G
     setInstanceStatus: (name, status, where = {}) =>
       state.setInstanceStatus(where.project ?? project, where.zone ?? zones[0] ?? `${region}-a`, name, status),
     putNetwork: (spec) => state.putNetwork(spec),
+    shareVpc: (host, services) => {
+      state.enableXpnHost(host);
+      for (const service of services) state.enableXpnResource(host, service);
+    },
     listResources: () => state.list().map(toListing),
     deleteOutOfBand: (kind, name, where) => state.deleteOutOfBand(locate(kind, name, where)),
     patchOutOfBand: (kind, name, patch, where) => state.patchOutOfBand(locate(kind, name, where), patch),

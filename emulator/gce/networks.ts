@@ -90,9 +90,25 @@ function checkSecondaryRanges(sub: SubnetworkSpec): void {
   });
 }
 
+/**
+ * The kinds a Shared VPC keeps in the network's own project: firewall rules and routes are
+ * resources of the VPC network (cloud.google.com/vpc/docs/shared-vpc, "Shared VPC allows
+ * organization administrators to delegate administrative responsibilities, such as creating and
+ * managing instances, to Service Project Admins while maintaining centralized control over network
+ * resources like subnets, routes, and firewalls."), so a service project cannot name the host's
+ * network in one: hashicorp/terraform-provider-google's users see a firewall in a service project
+ * on a host network refused ("Cross project referencing is not allowed for this resource",
+ * terraform-google-modules/terraform-google-bastion-host#110).
+ */
+const NETWORK_OWN_KINDS: ReadonlySet<string> = new Set(["firewalls", "routes"]);
+
 export class Networks {
   private readonly networks = new Map<string, StoredNetwork>();
   private readonly subnetworks = new Map<string, StoredSubnetwork>();
+  /** Shared VPC host projects (`projects.enableXpnHost`). */
+  private readonly xpnHosts = new Set<string>();
+  /** Service project → the host it is attached to (`projects.enableXpnResource`). */
+  private readonly xpnServices = new Map<string, string>();
 
   constructor(
     private readonly endpoint: string,
@@ -261,10 +277,85 @@ export class Networks {
     return sub;
   }
 
-  /** Back to the networks the emulator started with. */
+  /**
+   * `projects.enableXpnHost`: the project becomes a Shared VPC host (cloud.google.com/vpc/docs/
+   * provisioning-shared-vpc: "Shared VPC is also referred to as "XPN" in the API"). Refused for a
+   * service project: "A project cannot be both a host and a service project simultaneously"
+   * (cloud.google.com/vpc/docs/shared-vpc, "Host and service projects"; the message is ours).
+   */
+  enableXpnHost(project: string): void {
+    const host = this.xpnServices.get(project);
+    if (host !== undefined) {
+      throw new GceError(
+        400,
+        `Project '${project}' is a service project of Shared VPC host '${host}': a project cannot be both a host and a service project.`,
+        "invalid",
+      );
+    }
+    this.xpnHosts.add(project);
+  }
+
+  /**
+   * `projects.enableXpnResource` on the host: attaches a service project. "A service project is any
+   * project that has been attached to a host project by a Shared VPC Admin"; "each service project
+   * can only be attached to a single host project" (cloud.google.com/vpc/docs/shared-vpc, "Host
+   * and service projects"). The messages are ours.
+   */
+  enableXpnResource(host: string, service: string): void {
+    if (!this.xpnHosts.has(host)) {
+      throw new GceError(400, `Project '${host}' is not a Shared VPC host project (enableXpnHost first).`, "invalid");
+    }
+    const attached = this.xpnServices.get(service);
+    if (this.xpnHosts.has(service) || service === host || (attached !== undefined && attached !== host)) {
+      throw new GceError(
+        400,
+        `Project '${service}' cannot be attached to Shared VPC host '${host}': it is ${attached !== undefined ? `attached to '${attached}'` : "a host project"}.`,
+        "invalid",
+      );
+    }
+    this.xpnServices.set(service, host);
+  }
+
+  /** `projects.getXpnHost`: the host a service project is attached to, if any. */
+  xpnHostOf(service: string): string | undefined {
+    return this.xpnServices.get(service);
+  }
+
+  /**
+   * A resource of `key`'s project naming a network or subnetwork of another project: accepted only
+   * from a service project attached to that project as its Shared VPC host ("Instances in the
+   * service projects can have network connections in the shared subnets of the host project",
+   * cloud.google.com/vpc/docs/provisioning-shared-vpc; load balancers of a service project use the
+   * host's network and subnets, cloud.google.com/load-balancing/docs/internal#shared_vpc), and
+   * never from a firewall or route, which are the network's own. Else GCE's 400, verbatim as
+   * tranquilitybase-io/tb-gcp#507 quotes it for a service project not yet attached: "Invalid
+   * value for field '...subnetwork': '<link>'. Cross-project references for this resource are not
+   * allowed."
+   */
+  requireSameProjectOrShared(key: ResourceKey, field: string, link: Json | undefined): void {
+    if (typeof link !== "string") {
+      return;
+    }
+    const referenced = parseResourcePath(link)?.project;
+    if (referenced === undefined || referenced === key.project) {
+      return;
+    }
+    if (!NETWORK_OWN_KINDS.has(key.kind) && this.xpnServices.get(key.project) === referenced) {
+      return;
+    }
+    throw new GceError(
+      400,
+      `Invalid value for field 'resource.${field}': '${link}'. Cross-project references for this resource are not allowed.`,
+      "invalid",
+    );
+  }
+
+  /** Back to the networks the emulator started with, and no Shared VPC. */
   reset(): void {
     this.networks.clear();
     this.subnetworks.clear();
+    this.xpnHosts.clear();
+    this.xpnServices.clear();
     this.initial.forEach((n) => this.put(n));
   }
 }

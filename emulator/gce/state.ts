@@ -146,6 +146,21 @@ export class GceState {
     this.networks.put(spec);
   }
 
+  /** `projects.enableXpnHost` (networks.ts). */
+  enableXpnHost(project: string): void {
+    this.networks.enableXpnHost(project);
+  }
+
+  /** `projects.enableXpnResource` on `host` for the service project `service` (networks.ts). */
+  enableXpnResource(host: string, service: string): void {
+    this.networks.enableXpnResource(host, service);
+  }
+
+  /** `projects.getXpnHost`: the host `service` is attached to. */
+  xpnHostOf(service: string): string | undefined {
+    return this.networks.xpnHostOf(service);
+  }
+
   // ---- addressing --------------------------------------------------------------------------
 
   /** `projects/P/regions/R/forwardingRules/N` */
@@ -616,6 +631,7 @@ export class GceState {
         }
       }
     }
+    for (const field of ["network", "subnetwork"]) this.networks.requireSameProjectOrShared(key, field, props[field]);
     rulesOf(key.kind).materialize?.(this.env, key, props, prev);
 
     const out: JsonObject = {

@@ -49,7 +49,7 @@ describe("gce/listing against the emulator", function () {
     });
     // Not a region of ours: not listed.
     gce.state.create("gcp:compute/address:Address", { project: "dccm-test", region: "europe-west1", name: "far" });
-    const observed = await listObserved(client, "dccm-test", "us-central1");
+    const observed = await listObserved(client, { project: "dccm-test" }, "us-central1");
     assert.deepEqual(
       observed.map((r) => `${r.kind}/${r.scope}/${r.name} ${JSON.stringify(r.description)}`),
       [
@@ -67,24 +67,32 @@ describe("gce/listing against the emulator", function () {
     gce.state.create("gcp:compute/targetPool:TargetPool", { ...regional, name: "tp", healthChecks: "legacy" });
     const check = { kind: "httpHealthChecks" as const, scope: "global", name: "legacy", description: "" };
     const pool = { kind: "targetPools" as const, scope: "us-central1", name: "tp", description: "" };
-    await assert.rejects(deleteObserved(client, "dccm-test", check), {
+    await assert.rejects(deleteObserved(client, { project: "dccm-test" }, check), {
       message:
         "compute httpHealthChecks.delete projects/dccm-test/global/httpHealthChecks/legacy: HTTP 400: " +
         "The http_health_check resource 'projects/dccm-test/global/httpHealthChecks/legacy' is already being used by 'projects/dccm-test/regions/us-central1/targetPools/tp'",
     });
-    assert.equal(await deleteObserved(client, "dccm-test", pool), "deleted");
-    assert.equal(await deleteObserved(client, "dccm-test", check), "deleted");
-    assert.equal(await deleteObserved(client, "dccm-test", check), "absent");
-    assert.equal(await exists(client, "dccm-test", check), false);
+    assert.equal(await deleteObserved(client, { project: "dccm-test" }, pool), "deleted");
+    assert.equal(await deleteObserved(client, { project: "dccm-test" }, check), "deleted");
+    assert.equal(await deleteObserved(client, { project: "dccm-test" }, check), "absent");
+    assert.equal(await exists(client, { project: "dccm-test" }, check), false);
     // An address its forwarding rule uses is released, as on GCE: the rule keeps the IP, now ephemeral.
     const address = { kind: "addresses" as const, scope: "us-central1", name: "a1", description: "" };
-    assert.equal(await deleteObserved(client, "dccm-test", address), "deleted");
+    assert.equal(await deleteObserved(client, { project: "dccm-test" }, address), "deleted");
     assert.equal(
-      await exists(client, "dccm-test", { kind: "forwardingRules", scope: "us-central1", name: "a1", description: "" }),
+      await exists(
+        client,
+        { project: "dccm-test" },
+        { kind: "forwardingRules", scope: "us-central1", name: "a1", description: "" },
+      ),
       true,
     );
     assert.equal(
-      await exists(client, "dccm-test", { kind: "firewalls", scope: "global", name: "k8s-fw-a1", description: "" }),
+      await exists(
+        client,
+        { project: "dccm-test" },
+        { kind: "firewalls", scope: "global", name: "k8s-fw-a1", description: "" },
+      ),
       true,
     );
     assert.deepEqual(
@@ -94,6 +102,44 @@ describe("gce/listing against the emulator", function () {
         ["DELETE /compute/v1/projects/{project}/regions/{region}/addresses/{name}", 1],
         ["DELETE /compute/v1/projects/{project}/regions/{region}/targetPools/{name}", 1],
       ],
+    );
+  });
+
+  it("Shared VPC: firewalls and routes are listed, looked up and deleted in the host project, the rest in project", async () => {
+    gce.state.reset();
+    gce.putNetwork({ name: "default", project: "vpc-host", autoCreateSubnetworks: true });
+    gce.state.create("gcp:compute/firewall:Firewall", {
+      project: "vpc-host",
+      name: "k8s-fw-host",
+      network: "default",
+      allows: [{ protocol: "tcp" }],
+      sourceRanges: ["0.0.0.0/0"],
+    });
+    gce.state.create("gcp:compute/firewall:Firewall", {
+      project: "dccm-test",
+      name: "k8s-fw-service",
+      network: "default",
+      allows: [{ protocol: "tcp" }],
+      sourceRanges: ["0.0.0.0/0"],
+    });
+    gce.state.create("gcp:compute/address:Address", { ...regional, name: "a-service" });
+    gce.state.create("gcp:compute/address:Address", { project: "vpc-host", region: "us-central1", name: "a-host" });
+    const projects = { project: "dccm-test", networkProject: "vpc-host" };
+    const observed = await listObserved(client, projects, "us-central1");
+    assert.deepEqual(
+      observed.map((r) => `${r.kind}/${r.scope}/${r.name}`),
+      ["addresses/us-central1/a-service", "firewalls/global/k8s-fw-host"],
+    );
+    const hostFirewall = { kind: "firewalls" as const, scope: "global", name: "k8s-fw-host", description: "" };
+    assert.equal(await exists(client, projects, hostFirewall), true);
+    assert.equal(await exists(client, { project: "dccm-test" }, hostFirewall), false);
+    assert.equal(await deleteObserved(client, projects, hostFirewall), "deleted");
+    assert.deepEqual(
+      gce
+        .listResources()
+        .filter((r) => r.kind === "firewalls")
+        .map((r) => `${r.project}/${r.name}`),
+      ["dccm-test/k8s-fw-service"],
     );
   });
 });

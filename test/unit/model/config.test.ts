@@ -1,7 +1,7 @@
 // parseConfig: required keys, unknown keys, bad values, list forms, defaults.
 import * as assert from "node:assert/strict";
 
-import { CONFIG_KEYS, ConfigError, parseConfig, type RawConfig } from "../../../model/config";
+import { CONFIG_KEYS, ConfigError, networkProjectOf, parseConfig, type RawConfig } from "../../../model/config";
 import type { Config } from "../../../model/types";
 
 const BASE: RawConfig = {
@@ -26,7 +26,7 @@ const DEFAULTS: Config = {
 };
 
 const KNOWN =
-  "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath";
+  "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject, firewallManagement, multiProject";
 
 /** parseConfig must throw a ConfigError listing exactly these problems, in this order. */
 function problems(raw: RawConfig | Record<string, unknown>, want: string[]): void {
@@ -299,6 +299,17 @@ describe("model: parseConfig", () => {
         { backendMode: "neg", subnetwork: "" },
         ["subnetwork: required with backendMode neg (the subnetwork of the nodes' network endpoint groups)"],
       ],
+      [
+        "networkProject not a project ID",
+        { networkProject: "Host_VPC" },
+        ['networkProject: "Host_VPC" is not a GCP project ID'],
+      ],
+      [
+        "firewallManagement another word",
+        { firewallManagement: "Manual" },
+        ['firewallManagement: "Manual" is not one of managed, manual, auto'],
+      ],
+      ["multiProject not a boolean", { multiProject: "yes" }, ['multiProject: expected true or false, got "yes"']],
     ];
     for (const [what, over, want] of cases) {
       it(what, () => problems({ ...BASE, ...over }, want));
@@ -360,11 +371,30 @@ describe("model: parseConfig", () => {
         { clusterName: "a-very-long-cluster-name-that-goes-on" },
       ],
       ["subnetwork empty → absent", { subnetwork: "" }, {}],
+      ["networkProject: a host project", { networkProject: "host-vpc-1" }, { networkProject: "host-vpc-1" }],
+      ["networkProject: the service project itself is no Shared VPC", { networkProject: "dccm-test" }, {}],
+      ["firewallManagement managed (the default) is left out", { firewallManagement: "managed" }, {}],
+      ["firewallManagement manual", { firewallManagement: "manual" }, { firewallManagement: "manual" }],
+      ["firewallManagement auto", { firewallManagement: "auto" }, { firewallManagement: "auto" }],
+      ["multiProject true from a flag's text", { multiProject: "true" }, { multiProject: true }],
+      ["multiProject false is left out", { multiProject: false }, {}],
     ];
     for (const [what, over, want] of cases) {
       it(what, () => {
         assert.deepStrictEqual(parseConfig({ ...BASE, ...over }), { ...DEFAULTS, ...want });
       });
     }
+  });
+});
+
+describe("model: networkProjectOf", () => {
+  it("the host project when set, else the project", () => {
+    assert.deepStrictEqual(
+      [
+        networkProjectOf({ project: "svc-proj-1" }),
+        networkProjectOf({ project: "svc-proj-1", networkProject: "host-vpc-1" }),
+      ],
+      ["svc-proj-1", "host-vpc-1"],
+    );
   });
 });

@@ -333,6 +333,30 @@ describe("controllers/service/addressPins: AddressPinner.pin (addresses.insert o
     ]);
   });
 
+  it("internal under a Shared VPC: reserved in project, in the host project's subnetwork", async () => {
+    const { compute, calls } = fakeCompute(async () => "created");
+    await new AddressPinner(compute, WHERE).pin(
+      { ...WEB, scheme: "INTERNAL", subnetwork: "ilb-subnet", networkProject: "vpc-host" },
+      "10.0.0.5",
+    );
+    assert.deepStrictEqual(calls, [
+      [
+        "insertAddress",
+        "dccm-test",
+        "us-central1",
+        {
+          name: LB,
+          address: "10.0.0.5",
+          addressType: "INTERNAL",
+          description: DESCRIPTION,
+          purpose: "SHARED_LOADBALANCER_VIP",
+          subnetwork: "projects/vpc-host/regions/us-central1/subnetworks/ilb-subnet",
+        },
+        {},
+      ],
+    ]);
+  });
+
   it("internal without a subnetwork: the purpose, neither subnetwork nor tier", async () => {
     const { compute, calls } = fakeCompute(async () => "created");
     await new AddressPinner(compute, WHERE).pin({ ...WEB, scheme: "INTERNAL" }, "10.0.0.5");

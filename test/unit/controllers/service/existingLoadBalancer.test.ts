@@ -41,7 +41,7 @@ const ADDRESS = named("addresses", "us-central1", LB);
 
 describe("controllers/service/existingLoadBalancer: the names looked up", () => {
   it("are the load balancer's whole family, each located in the region or globally, as Compute API paths", () => {
-    const resources = loadBalancerResources("dccm-test", "us-central1", LB);
+    const resources = loadBalancerResources({ project: "dccm-test" }, "us-central1", LB);
     assert.deepEqual(
       resources.map((resource) => resource.id),
       [
