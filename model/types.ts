@@ -81,9 +81,6 @@ export type BackendMode = "backend-service" | "target-pool" | "neg";
  * deleted out of band.
  */
 export const ADDRESS_RESERVATIONS = ["transient", "always"] as const;
-/** config `firewallManagement`'s values, in the order its error lists them (docs/guides/shared-vpc.md). */
-export const FIREWALL_MANAGEMENTS = ["managed", "manual", "auto"] as const;
-export type FirewallManagement = (typeof FIREWALL_MANAGEMENTS)[number];
 export type AddressReservation = (typeof ADDRESS_RESERVATIONS)[number];
 
 export const POD_CIDR_SOURCES = ["none", "cloud"] as const;
@@ -144,10 +141,6 @@ export interface Config {
    * live there, and network and subnetwork references name it. Absent: `project`.
    */
   networkProject?: string;
-  /** Who writes the firewalls. Absent: `managed` (dccm). `manual`: a network team, from dccm's commands; `auto`: dccm until refused. */
-  firewallManagement?: FirewallManagement;
-  /** Nodes whose providerID names another project are served from that project (the stock CCM's `--enable-multi-project`). */
-  multiProject?: boolean;
 }
 
 export type NetworkTier = "PREMIUM" | "STANDARD";
