@@ -54,7 +54,7 @@ export function sharedSubnetwork(networkProject: string | undefined, region: str
   return networkProject === undefined ? subnetwork : subnetworkUrl(networkProject, region, subnetwork);
 }
 
-/** A NEG's key in outputs and observations: `<zone>/<name>` (ObservedCloud.negMembers, referencedNegs). */
+/** A NEG's key in outputs and observations: `<zone>/<name>` (ObservedCloud.negMembers). */
 export function negKey(neg: { zone: string; name: string }): string {
   return `${neg.zone}/${neg.name}`;
 }

@@ -58,8 +58,6 @@ export function stackSlice(desired: DesiredState, scope: Scope): DesiredState {
       ...desired.cluster,
       routes: [],
       instanceGroups: desired.cluster.instanceGroups.map((group) => ({ ...group, instances: [] })),
-      // A Service stack names its NEGs from its own backendNegs.
-      ...(desired.cluster.networkEndpointGroups !== undefined ? { networkEndpointGroups: [] } : {}),
     },
     services: desired.services.filter((service) => service.key === key),
     rejected: desired.rejected.filter((rejection) => rejection.service === key),

@@ -13,7 +13,7 @@ import {
   type OwnerMarker,
   type ServiceDesired,
 } from "../model";
-import { instanceLink, negKey, sharedNetwork, sharedSubnetwork, zonalLink } from "./links";
+import { instanceLink, negKey, networkUrl, sharedNetwork, sharedSubnetwork, subnetworkUrl } from "./links";
 import { ignoredChanges } from "./ignored";
 import { denyFirewall, firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 
@@ -25,11 +25,6 @@ export interface ClusterRefs {
   legacyNodeHealthCheck: pulumi.Input<string>;
   /** instanceGroupKey (the zone for its first group, `<zone>/<name>` for the others) → self link. */
   instanceGroups: Record<string, pulumi.Input<string>>;
-  /**
-   * `<zone>/<name>` → self link of the NEGs the cluster stack declares in this program (one stack
-   * for everything); a NEG not listed is referenced by its link from project, zone and name.
-   */
-  networkEndpointGroups?: Record<string, pulumi.Input<string>>;
 }
 
 /**
@@ -65,16 +60,14 @@ export interface LoadBalancerResources {
   firewalls: string[];
   /** IPv6 Services only: the address `<lb>-ipv6` (unless a user-owned IPv6 loadBalancerIP). */
   ipv6Address?: string;
-  /**
-   * Backend `neg` only: the NEGs (`<zone>/<name>`) its backend services list, read back as
-   * ObservedCloud.referencedNegs (the cluster stack keeps them while this stack lists them).
-   */
+  /** Backend `neg` only: its NEGs (`<zone>/<name>`), which its backend services list and the NEG controller fills. */
   networkEndpointGroups?: string[];
 }
 
 /**
  * One LoadBalancer Service: address, health check (ETP=Local only), backend service per protocol
- * (or target pool), forwarding rule per protocol, firewalls.
+ * (or target pool), forwarding rule per protocol, firewalls; backend `neg`: its zonal GCE_VM_IP
+ * NEGs, without endpoints (the NEG controller's, controllers/neg/).
  */
 export class ServiceLoadBalancer extends pulumi.ComponentResource {
   /** The IPs to publish in status.loadBalancer.ingress. */
@@ -87,7 +80,9 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
     super("dccm:gcp:ServiceLoadBalancer", name, {}, opts);
     const service = ownedService(args.service, args.owner);
     // GCE names are fixed, so a replacement must delete the old resource before creating the new one.
-    const children: Children = { name, args: { ...args, service }, opts: { parent: this, deleteBeforeReplace: true } };
+    const childOpts: pulumi.CustomResourceOptions = { parent: this, deleteBeforeReplace: true };
+    const negs = service.backend === "neg" ? declareNegs(name, { ...args, service }, childOpts) : {};
+    const children: Children = { name, args: { ...args, service }, opts: childOpts, negs };
     // A SingleStack IPv6 Service declares no IPv4 address, forwarding rule or firewall.
     const ipv4 = service.ipv6Only !== true;
     const address = ipv4 ? declareAddress(children) : undefined;
@@ -164,6 +159,41 @@ interface Children {
   name: string;
   args: ServiceLoadBalancerArgs;
   opts: pulumi.CustomResourceOptions;
+  /** Backend `neg`: `<zone>/<name>` → self link of each NEG this component declares. */
+  negs: Record<string, pulumi.Output<string>>;
+}
+
+/**
+ * Per NEG of a `neg` Service (ServiceDesired.backendNegs): a zonal GCE_VM_IP NetworkEndpointGroup in
+ * its subnetwork, as ingress-gce's NEG controller creates one per zone (pkg/neg/syncers); here,
+ * beside the backend services that list it, so it is created before them and deleted after them.
+ */
+function declareNegs(
+  name: string,
+  args: ServiceLoadBalancerArgs,
+  opts: pulumi.CustomResourceOptions,
+): Record<string, pulumi.Output<string>> {
+  const { service, project, region, network } = args;
+  const host = service.networkProject ?? project;
+  const links: Record<string, pulumi.Output<string>> = {};
+  for (const neg of service.backendNegs ?? []) {
+    links[negKey(neg)] = new gcp.compute.NetworkEndpointGroup(
+      `${name}:neg-${neg.zone}-${neg.name}`,
+      {
+        project,
+        zone: neg.zone,
+        name: neg.name,
+        description: service.description,
+        networkEndpointType: "GCE_VM_IP",
+        network: networkUrl(host, network),
+        subnetwork: subnetworkUrl(host, region, neg.subnetwork),
+      },
+      // A NEG has no update method: every input forces a replacement, which GCE refuses while a
+      // backend service lists it; the owner marker is written at creation only.
+      { ...opts, ignoreChanges: ignoredChanges("gcp:compute/networkEndpointGroup:NetworkEndpointGroup") },
+    ).selfLink;
+  }
+  return links;
 }
 
 /**
@@ -332,7 +362,7 @@ function declareFrontend(
 
 /** A frontend's backend service: the Service's backend instance groups (or NEGs) behind the health check. */
 function declareBackendService(
-  { name, args, opts }: Children,
+  { name, args, opts, negs }: Children,
   frontend: FrontendSpec,
   healthCheck: pulumi.Input<string>,
   inherited: string[],
@@ -351,7 +381,7 @@ function declareBackendService(
       healthChecks: healthCheck,
       ...(service.scheme === "INTERNAL" ? { network: sharedNetwork(service.networkProject, network) } : {}),
       ...(service.backend === "neg"
-        ? negBackendFields(args, frontend)
+        ? negBackendFields(service, frontend, negs)
         : {
             backends: backendGroupKeys(service).map((key) => ({
               group: instanceGroupLink(args.cluster, key),
@@ -580,17 +610,16 @@ function otherProtocols(declared: readonly string[]): string[] {
  * pods-per-node). Only here: instance-group backend services keep what they had.
  */
 function negBackendFields(
-  args: ServiceLoadBalancerArgs,
+  service: ServiceDesired,
   frontend: FrontendSpec,
+  negs: Record<string, pulumi.Output<string>>,
 ): Pick<
   gcp.compute.RegionBackendServiceArgs,
   "backends" | "connectionDrainingTimeoutSec" | "networkPassThroughLbTrafficPolicy" | "localityLbPolicy"
 > {
-  const { service, project, cluster } = args;
   return {
     backends: (service.backendNegs ?? []).map((neg) => ({
-      group:
-        cluster.networkEndpointGroups?.[negKey(neg)] ?? zonalLink(project, neg.zone, "networkEndpointGroups", neg.name),
+      group: negLink(negs, negKey(neg)),
       balancingMode: "CONNECTION",
     })),
     connectionDrainingTimeoutSec: frontend.protocol === "UDP" ? 0 : 30,
@@ -599,6 +628,12 @@ function negBackendFields(
       : {}),
     ...(service.weightedLoadBalancing === true ? { localityLbPolicy: "WEIGHTED_MAGLEV" } : {}),
   };
+}
+
+function negLink(negs: Record<string, pulumi.Output<string>>, key: string): pulumi.Output<string> {
+  const link = negs[key];
+  if (link === undefined) throw new Error(`no NEG ${key} declared for the backend service`);
+  return link;
 }
 
 function instanceGroupLink(cluster: ClusterRefs, key: string): pulumi.Input<string> {

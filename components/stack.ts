@@ -36,11 +36,6 @@ export interface StackOutputs {
   instanceGroups: Record<string, pulumi.Output<string>>;
   /** Cluster scopes only: `<zone>/<name>` → instance names of every group, read back as ObservedCloud.groupMembers. */
   instanceGroupMembers?: Record<string, string[]>;
-  /**
-   * Cluster scopes with `neg` Services only: `<zone>/<name>` → instance names of every NEG, read
-   * back as ObservedCloud.negMembers.
-   */
-  networkEndpointGroupMembers?: Record<string, string[]>;
   routes: Record<string, pulumi.Output<string>>;
   /** Self link of the legacy HTTP health check target pools use, while one is declared. */
   legacyNodeHealthCheck?: pulumi.Output<string>;
@@ -125,8 +120,6 @@ export function declareStack(
     );
     outputs.instanceGroups = network.instanceGroups;
     outputs.instanceGroupMembers = network.instanceGroupMembers;
-    if (desired.cluster.networkEndpointGroups !== undefined)
-      outputs.networkEndpointGroupMembers = network.networkEndpointGroupMembers;
     outputs.routes = network.routes;
     if (network.legacyNodeHealthCheck !== undefined) outputs.legacyNodeHealthCheck = network.legacyNodeHealthCheck;
     const priority = desired.cluster.nodeHealthCheckFirewall.priority;
@@ -135,7 +128,6 @@ export function declareStack(
       nodeHealthCheck: network.nodeHealthCheck,
       legacyNodeHealthCheck: network.legacyNodeHealthCheck ?? refs.legacyNodeHealthCheck,
       instanceGroups: network.instanceGroups,
-      networkEndpointGroups: network.networkEndpointGroups,
     };
   }
   if (scope.kind === "cluster") return { outputs, rejected: [] };

@@ -31,6 +31,8 @@ import {
   ComputeClients,
   newDriftScanner,
   newLeakMonitor,
+  newNegCheck,
+  newNegController,
   newNodeController,
   newQueue,
   newReconciler,
@@ -75,6 +77,7 @@ export class Daemon {
       cache: new DesiredCache(options.config),
       debounceMs: options.debounceMs,
       enqueue: (stack, flags) => this.running.queue?.enqueue(stack, flags),
+      enqueueNegs: (serviceKey) => this.running.negController?.enqueue(serviceKey),
     });
     this.status = new StatusBook(undefined, (stack) => this.desired.stackKeys.serviceOf(stack));
   }
@@ -103,6 +106,7 @@ export class Daemon {
       () => new Set(desired.cache.desired().cluster.routes.map((route) => route.node)),
     );
     running.nodeController = newNodeController(this.wiring, parts, routeStatus);
+    running.negController = newNegController(this.wiring, desired);
     const reconciler = newReconciler(this.wiring, {
       parts,
       running,
@@ -171,6 +175,10 @@ export class Daemon {
   private startPeriodic(parts: StartParts): void {
     const { options, running } = this;
     const settled = (): Promise<void> => this.idle();
+    if (running.negController !== undefined) {
+      running.negCheck = newNegCheck(this.wiring, this.desired, running.negController, settled);
+      running.negCheck.start();
+    }
     if (options.leakCheck !== undefined) {
       running.leakMonitor = newLeakMonitor(this.wiring, parts, {
         computeEndpoint: options.leakCheck.computeEndpoint,
@@ -332,6 +340,11 @@ export class Daemon {
       .catch((error: unknown) =>
         this.options.logger.error({ err: error }, "draining the queue after losing leadership failed"),
       );
+    running.negController?.queue
+      .drain()
+      .catch((error: unknown) =>
+        this.options.logger.error({ err: error }, "draining the NEG queue after losing leadership failed"),
+      );
     // Node initialization writes to Nodes: also only the leader's job.
     running.nodeController
       ?.stop()
@@ -346,8 +359,13 @@ export class Daemon {
     return this.running.driftScanner?.pass();
   }
 
-  /** For tests and benchmarks: resolves when no stack is queued or running. */
+  /**
+   * For tests and benchmarks: resolves when no stack and no NEG sync is queued or running (a
+   * stack's apply enqueues its NEGs' sync; a sync's tell may change a stack).
+   */
   async idle(): Promise<void> {
+    await this.running.queue?.idle();
+    await this.running.negController?.queue.idle();
     await this.running.queue?.idle();
   }
 
@@ -364,6 +382,8 @@ export class Daemon {
       running.reconciler?.stop();
       await Promise.all([
         running.queue?.drain(),
+        running.negController?.queue.drain(),
+        running.negCheck?.stop(),
         running.nodeController?.stop(),
         running.watcher?.stop(),
         running.leakMonitor?.stop(),

@@ -37,6 +37,8 @@ import { computeAddressReader, requestedIpVerifier } from "../controllers/servic
 import { AddressPinner, addressId } from "../controllers/service/addressPins";
 import { InstanceLocator } from "../controllers/node/locate";
 import type { DesiredDriver } from "../controllers/desiredDriver";
+import { NegController } from "../controllers/neg/controller";
+import { Periodic } from "../runtime/periodic";
 import { StackRunner } from "../stacks/runner";
 import { clusterProjectName } from "../stacks/project";
 import { newProcessMarker, PROCESS_OWNER_VARIABLE, Reaper } from "../stacks/reaper";
@@ -89,6 +91,9 @@ export interface Running {
   queue?: KeyedQueue;
   reconciler?: Reconciler;
   nodeController?: NodeController;
+  negController?: NegController;
+  /** Every `neg` Service's NEGs looked at again each drift interval (their endpoints are in no stack to refresh). */
+  negCheck?: Periodic;
   leakMonitor?: LeakMonitor;
   driftScanner?: DriftScanner;
 }
@@ -415,6 +420,7 @@ function newServiceController(
     ...firstUpGuard(w, parts),
     ...addressPins(w, parts),
     ...quotaGate(w, r, shared),
+    negsApplied: (serviceKey) => r.running.negController?.enqueue(serviceKey),
   });
 }
 
@@ -484,6 +490,56 @@ export function newQueue(w: Wiring, reconciler: Reconciler, status: StatusBook):
       record: (stack, result) => status.reconciled(stack, result),
     }),
   });
+}
+
+/** The NEG controller, when on: its own queue, the desired state's NEGs, what they hold told back to it. */
+export function newNegController(w: Wiring, desired: DesiredDriver): NegController | undefined {
+  const { options, metrics } = w;
+  if (options.negEndpoints === undefined) return undefined;
+  return new NegController({
+    project: options.config.project,
+    compute: w.compute.for(options.negEndpoints.computeEndpoint),
+    negsOf: (serviceKey) => desired.cache.negsOf(serviceKey),
+    tellMembers: (members) => desired.negMembers(members),
+    signal: w.signal,
+    logger: options.logger,
+    parallelism: options.parallelism,
+    backoffBaseMs: options.backoffBaseMs,
+    backoffMaxMs: options.backoffMaxMs,
+    onResult: resultObserver({
+      logger: options.logger,
+      keyField: "service",
+      kindOf: () => "neg",
+      giveUpLevel: "error",
+      reconciles: metrics.controllers.reconciles,
+      retries: metrics.controllers.retries,
+    }),
+  });
+}
+
+/** Every drift interval, each `neg` Service's NEGs listed and put back to their endpoints. */
+export function newNegCheck(
+  w: Wiring,
+  desired: DesiredDriver,
+  negs: NegController,
+  settled: () => Promise<void>,
+): Periodic {
+  const { options } = w;
+  return new Periodic(
+    {
+      name: "NEG endpoint check",
+      periodMs: options.driftMs,
+      jitter: options.driftJitter,
+      signal: w.signal,
+      settled,
+      logger: options.logger,
+    },
+    () => {
+      const services = new Set((desired.cache.desired().networkEndpointGroups ?? []).map((neg) => neg.service));
+      for (const service of services) negs.enqueue(service);
+      return Promise.resolve();
+    },
+  );
 }
 
 /** What the periodic checks share: their cadence, and a wait until the queue is idle before their first. */

@@ -48,7 +48,7 @@ export interface ClusterControllerDeps {
   /** Asked about instances before a run; told what each run applied, recorded or failed on. */
   observer: Pick<
     ClusterObserver,
-    "observeInstances" | "applied" | "failed" | "groupMembers" | "negMembers" | "recordedFirewall"
+    "observeInstances" | "applied" | "failed" | "groupMembers" | "recordedFirewall"
   >;
   /** Events about the cluster stack; none recorded when absent. */
   clusterEvents?: ClusterEventDeps;
@@ -169,7 +169,6 @@ export class ClusterController {
   private tellMembers(outputs: ClusterOutputs): void {
     this.membersTold = true;
     this.deps.observer.groupMembers(outputs.instanceGroupMembers);
-    this.deps.observer.negMembers(outputs.networkEndpointGroupMembers ?? {});
   }
 
   private published(outputs: ClusterOutputs): void {

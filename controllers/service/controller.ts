@@ -96,6 +96,8 @@ export interface ServiceControllerDeps {
   quotaGate?: Pick<QuotaGate, "check" | "released">;
   /** Reserves a Service's IP before a run that may replace its forwarding rule (addressPins.ts); absent without Compute access: such a run fails instead. */
   addressPins?: AddressPinning;
+  /** Told that a `neg` Service's stack is applied: its NEGs exist, and the NEG controller fills them (controllers/neg/). */
+  negsApplied?: (serviceKey: string) => void;
 }
 
 /** What a pin needs: the reservation, the address's ID, and what the stack holds (to import `<lb>` only once). */
@@ -255,7 +257,7 @@ export class ServiceController {
       case "publish":
         if (meta === undefined || service === undefined) return { kind: "ok" };
         return this.guarded(sync, { prefix: "Error syncing load balancer", tell: true }, async () => {
-          if (action.restored) this.referenced(sync.record, referencesOf(service));
+          if (action.restored) this.appliedAs(sync.record, service);
           await this.publish(sync.record, meta, action.ingress);
           if (action.restored) this.deps.drift.arm(sync.item.key);
           return { kind: "ok" };
@@ -357,7 +359,7 @@ export class ServiceController {
         `Put back: ${describePutBack(outcome.changed)}`,
       );
     }
-    this.referenced(record, referencesOf(service));
+    this.appliedAs(record, service);
     await this.publish(record, meta, ingressOf(outcome.outputs, meta.namespace, meta.name));
     record.applied = action.hash;
     record.toldRejection = undefined;
@@ -443,7 +445,7 @@ export class ServiceController {
     meta: ServiceMeta,
     published: string[],
   ): Promise<ReconcileResult> {
-    this.referenced(sync.record, referencesOf(service));
+    this.appliedAs(sync.record, service);
     await this.publish(sync.record, meta, published);
     this.deps.drift.arm(sync.item.key);
     return { kind: "ok" };
@@ -568,6 +570,12 @@ export class ServiceController {
     this.deps.status?.ingress(serviceStackName(meta.namespace, meta.name), ingress);
     const live = this.deps.watcher.meta(meta.namespace, meta.name)?.ingress ?? meta.ingress;
     if (!sameList(live, ingress)) await this.deps.writer.setIngress(meta.namespace, meta.name, ingress, meta.uid);
+  }
+
+  /** The stack is applied as `service` declares it: what it points at is recorded, and its NEGs exist to be filled. */
+  private appliedAs(record: StackRecord, service: ServiceDesired): void {
+    this.referenced(record, referencesOf(service));
+    if (service.backend === "neg") this.deps.negsApplied?.(service.key);
   }
 
   /** Records what a Service stack now points at; the cluster stack is told when the union changes. */

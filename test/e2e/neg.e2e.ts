@@ -156,6 +156,7 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
       daemonOptions(env, parseConfig({ ...E2E_CONFIG, subnetwork: HOME, backendMode: "neg" }), {
         nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint, nodeLifecyclePeriod: "1h" }, []),
         firstUpGuard: { computeEndpoint: env.gce.computeEndpoint },
+        negEndpoints: { computeEndpoint: env.gce.computeEndpoint },
       }),
     );
     await daemon.start(() => assert.fail("leadership lost"));
@@ -307,13 +308,16 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
       history.filter((entry) => entry.kind === "forwardingRules").map((entry) => `${entry.op} ${entry.name}`),
       [],
     );
-    // The NEGs the update names exist (with their endpoints) before it.
+    // The Service's stack creates the NEGs the update names before it; the NEG controller attaches
+    // their endpoints once the run is done (docs/operations/known-limits.md: the switch's gap).
     const updateAt = history.findIndex((entry) => entry.kind === "backendServices" && entry.name === lb("ig"));
-    const negCreates = history
+    const negSteps = history
       .map((entry, index) => ({ entry, index }))
-      .filter(({ entry }) => entry.kind === "networkEndpointGroups" && entry.op === "create");
-    assert.equal(negCreates.length, 5);
-    for (const { index } of negCreates) assert.ok(index < updateAt, "a NEG created after the backend service names it");
+      .filter(({ entry }) => entry.kind === "networkEndpointGroups");
+    assert.deepEqual(
+      negSteps.map(({ entry, index }) => `${entry.op} ${index < updateAt ? "before" : "after"}`),
+      [...repeat("create before", 5), ...repeat("update after", 5)],
+    );
   });
 
   it("a target pool → NEGs: the IP stays; the NEGs and the backend service exist before the rule moves onto it, whose one replacement is the only gap", async () => {
@@ -341,22 +345,28 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
       .history()
       .filter((entry) => entry.name === lb("pool") || entry.name === `${lb("pool")}-${OTHER_HASH}`)
       .map((entry) => `${entry.op} ${entry.kind}`);
-    const negSteps = steps.filter((step) => step.endsWith(" networkEndpointGroups"));
-    // Each NEG created and its endpoints attached (an update), in the cluster stack's own order,
-    // before anything of the Service's moves.
-    assert.deepEqual([...negSteps].sort(), [
-      ...repeat("create networkEndpointGroups", 5),
-      ...repeat("update networkEndpointGroups", 5),
-    ]);
     // A rule's target (pool or backend service) is fixed at creation: its IP is held as a static
-    // address over the one replacement, after the NEGs and the backend service are ready for it.
-    assert.deepEqual(steps.slice(negSteps.length), [
-      "create addresses",
-      "create backendServices",
-      "delete forwardingRules",
-      "create forwardingRules",
-      "delete targetPools",
-      "delete addresses",
-    ]);
+    // address over the one replacement, after the NEGs and the backend service exist; the NEG
+    // controller attaches the endpoints (an update of each NEG) once the run is done.
+    const backendAt = steps.indexOf("create backendServices");
+    assert.deepEqual(
+      steps.slice(0, backendAt).filter((step) => step.endsWith(" networkEndpointGroups")),
+      repeat("create networkEndpointGroups", 5),
+    );
+    assert.deepEqual(
+      steps.filter((step) => !step.endsWith(" networkEndpointGroups")),
+      [
+        "create addresses",
+        "create backendServices",
+        "delete forwardingRules",
+        "create forwardingRules",
+        "delete targetPools",
+        "delete addresses",
+      ],
+    );
+    assert.deepEqual(
+      steps.slice(steps.indexOf("delete addresses") + 1),
+      repeat("update networkEndpointGroups", 5),
+    );
   });
 });

@@ -160,7 +160,6 @@ const IGNORED: ClusterObserver = {
   applied: () => undefined,
   failed: () => undefined,
   groupMembers: () => undefined,
-  negMembers: () => undefined,
   recordedFirewall: () => undefined,
   referencesChanged: () => undefined,
 };

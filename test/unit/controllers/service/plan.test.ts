@@ -256,15 +256,15 @@ describe("controllers/service/plan: recordedReferences: which Service stacks sti
     ["not of the recorded shape", recorded("k8s-fw-x-deny"), { zones: [], legacyHealthCheck: false }],
     ["nothing recorded", {}, { zones: [], legacyHealthCheck: false }],
     [
-      "the NEGs its backend services list (backend neg), sorted, values of another type left out",
+      "the NEGs a neg Service's stack declares are its own: nothing the cluster stack keeps",
       {
         loadBalancers: {
           "default/web": {
-            resources: { firewalls: [], networkEndpointGroups: [`us-central1-b/${LB}`, 7, `us-central1-a/${LB}`] },
+            resources: { firewalls: [], networkEndpointGroups: [`us-central1-b/${LB}`, `us-central1-a/${LB}`] },
           },
         },
       },
-      { zones: [], negs: [`us-central1-a/${LB}`, `us-central1-b/${LB}`], legacyHealthCheck: false },
+      { zones: [], legacyHealthCheck: false },
     ],
   ];
   for (const [title, outputs, expected] of cases)
@@ -367,8 +367,8 @@ describe("controllers/service/plan: sameReferences and refreshActionOf", () => {
     it(`refreshActionOf: ${action} → ${answered}`, () => assert.equal(refreshActionOf(action), answered));
 });
 
-describe("controllers/service/plan: referencesOf a neg Service names its NEGs", () => {
-  it("negs sorted by <zone>/<name>; an instance-group Service has none (its references as before)", () => {
+describe("controllers/service/plan: referencesOf a neg Service", () => {
+  it("names nothing of the cluster stack: its NEGs are its own stack's", () => {
     const LB = "a0123456789abcdef0123456789abcde";
     const base = externalServiceDesired("default", "web", "1b4e28ba-2fa1-41d2-883f-0016d3cca427", LB, [80]);
     assert.deepEqual(
@@ -381,8 +381,7 @@ describe("controllers/service/plan: referencesOf a neg Service names its NEGs", 
           { zone: "us-central1-a", name: `${LB}-0badcafe`, subnetwork: "k8s-subnet-2" },
         ],
       }),
-      { zones: [], negs: [`us-central1-a/${LB}-0badcafe`, `us-central1-b/${LB}`], legacyHealthCheck: false },
+      { zones: [], legacyHealthCheck: false },
     );
-    assert.equal("negs" in referencesOf(base), false);
   });
 });

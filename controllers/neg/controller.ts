@@ -1,0 +1,114 @@
+/**
+ * The NEG controller: keeps each `neg` Service's network endpoint groups holding the endpoints the
+ * desired state gives them (DesiredState.networkEndpointGroups), through Compute's attach and
+ * detach calls, as ingress-gce's NEG syncers do (kubernetes/ingress-gce pkg/neg/syncers). The NEGs
+ * themselves are declared in the Service's stack; their endpoints are in no stack, so a node's entry
+ * or exit costs one call per NEG it enters or leaves and no engine run, whatever the number of
+ * Services.
+ *
+ * One key per Service (`<namespace>/<name>`), on a queue of its own. A sync lists what each NEG
+ * holds and tells it (ObservedCloud.negMembers) before it reads the desired endpoints, so a subset
+ * moves from what GCE holds, after a restart too; it tells again what it left.
+ */
+import type { Logger } from "pino";
+import { negKey } from "../../components/links";
+import type { NegEndpoint, NegSpec } from "../../model";
+import { KeyedQueue, OK, type ReconcileResult, type WorkItem } from "../../runtime/queue";
+import { planEndpointSteps } from "./plan";
+
+/** What the controller calls of Compute (gce/client.ts ComputeClient). */
+export interface NegEndpointApi {
+  listNetworkEndpoints(
+    project: string,
+    zone: string,
+    group: string,
+    opts?: { signal?: AbortSignal },
+  ): Promise<NegEndpoint[] | undefined>;
+  changeNetworkEndpoints(
+    change: "attach" | "detach",
+    project: string,
+    zone: string,
+    group: string,
+    endpoints: readonly NegEndpoint[],
+    opts?: { signal?: AbortSignal },
+  ): Promise<void>;
+}
+
+/** A NEG its Service's stack has not created yet is looked at again after this long, in case its apply is missed. */
+export const NEG_MISSING_RETRY_MS = 30_000;
+
+export interface NegControllerDeps {
+  project: string;
+  compute: NegEndpointApi;
+  /** The desired NEGs of a Service, with their endpoints (model/desiredCache.ts negsOf): read again after each tell. */
+  negsOf: (serviceKey: string) => readonly NegSpec[];
+  /** What NEGs hold, `<zone>/<name>` → instance names (ObservedCloud.negMembers). */
+  tellMembers: (members: Record<string, string[]>) => void;
+  signal: AbortSignal;
+  logger: Logger;
+  /** Services synced at once. */
+  parallelism: number;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** Every result (the daemon's result observer: logs and dccm_reconciles_total). */
+  onResult?: (item: WorkItem, result: ReconcileResult, failures: number) => void;
+  paused?: boolean;
+}
+
+export class NegController {
+  readonly queue: KeyedQueue;
+
+  constructor(private readonly deps: NegControllerDeps) {
+    this.queue = new KeyedQueue((item) => this.sync(item.key), {
+      parallelism: deps.parallelism,
+      ...(deps.backoffBaseMs !== undefined ? { backoffBaseMs: deps.backoffBaseMs } : {}),
+      ...(deps.backoffMaxMs !== undefined ? { backoffMaxMs: deps.backoffMaxMs } : {}),
+      ...(deps.onResult !== undefined ? { onResult: deps.onResult } : {}),
+      ...(deps.paused === true ? { paused: true } : {}),
+    });
+  }
+
+  /** A Service's NEGs or endpoints changed, its stack was applied, or a drift pass asks. */
+  enqueue(serviceKey: string): void {
+    this.queue.enqueue(serviceKey, { changed: true });
+  }
+
+  async sync(serviceKey: string): Promise<ReconcileResult> {
+    const { compute, project, signal } = this.deps;
+    const listed = new Map<string, NegEndpoint[]>();
+    let missing = 0;
+    for (const neg of this.deps.negsOf(serviceKey)) {
+      const endpoints = await compute.listNetworkEndpoints(project, neg.zone, neg.name, { signal });
+      if (endpoints === undefined) missing++;
+      else listed.set(negKey(neg), endpoints);
+    }
+    if (listed.size > 0) this.deps.tellMembers(membersOf(listed));
+    const left = new Map<string, NegEndpoint[]>();
+    for (const neg of this.deps.negsOf(serviceKey)) {
+      const now = listed.get(negKey(neg));
+      if (now === undefined) continue;
+      for (const step of planEndpointSteps(neg.endpoints, now)) {
+        await compute.changeNetworkEndpoints(step.change, project, neg.zone, neg.name, step.endpoints, { signal });
+        this.deps.logger.info(
+          { service: serviceKey, neg: negKey(neg), endpoints: step.endpoints.map((endpoint) => endpoint.instance) },
+          step.change === "attach" ? "attached NEG endpoints" : "detached NEG endpoints",
+        );
+      }
+      left.set(negKey(neg), neg.endpoints);
+    }
+    if (left.size > 0) this.deps.tellMembers(membersOf(left));
+    if (missing > 0)
+      return {
+        kind: "retryAfter",
+        ms: NEG_MISSING_RETRY_MS,
+        reason: `${missing} of its NEGs do not exist yet: its stack has not created them`,
+      };
+    return OK;
+  }
+}
+
+function membersOf(endpoints: ReadonlyMap<string, readonly NegEndpoint[]>): Record<string, string[]> {
+  const members: Record<string, string[]> = {};
+  for (const [key, list] of endpoints) members[key] = list.map((endpoint) => endpoint.instance).sort();
+  return members;
+}
