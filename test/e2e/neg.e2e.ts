@@ -364,9 +364,6 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
         "delete addresses",
       ],
     );
-    assert.deepEqual(
-      steps.slice(steps.indexOf("delete addresses") + 1),
-      repeat("update networkEndpointGroups", 5),
-    );
+    assert.deepEqual(steps.slice(steps.indexOf("delete addresses") + 1), repeat("update networkEndpointGroups", 5));
   });
 });

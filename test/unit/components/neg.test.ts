@@ -40,10 +40,6 @@ function capture<T extends pulumi.Resource>(build: (opts: pulumi.ComponentResour
   return captureUnderMocks(mockState, build);
 }
 
-function value<T>(output: pulumi.Output<T>): Promise<T> {
-  return new Promise((resolve) => output.apply(resolve));
-}
-
 const T = {
   neg: "gcp:compute/networkEndpointGroup:NetworkEndpointGroup",
   backendService: "gcp:compute/regionBackendService:RegionBackendService",

@@ -13,12 +13,19 @@ import { NEG_MISSING_RETRY_MS, NegController } from "../../../../controllers/neg
 import { DesiredCache } from "../../../../model/desiredCache";
 import type { ClusterSnapshot, NodeInfo, ServiceInfo } from "../../../../model";
 import { CONFIG, gceNode, lbService } from "../../../support/builders";
-import { E2E_NETWORKS } from "../../../support/e2e/env";
+import type { NetworkSpec } from "../../../../emulator/gce/networks";
 
 const ZONE = "us-central1-a";
 const UID = "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9";
 const LB = "a0f1e2d3c4b5a49788695a4b3c2d1e0f";
 const KEY = "default/svc";
+const NETWORKS: NetworkSpec[] = [
+  {
+    name: "k8s-net",
+    autoCreateSubnetworks: false,
+    subnetworks: [{ name: "k8s-subnet", ipCidrRange: "10.128.0.0/20" }],
+  },
+];
 const NEG_PATH = `projects/${CONFIG.project}/zones/${ZONE}/networkEndpointGroups/${LB}`;
 
 function vm(i: number): { name: string; ip: string } {
@@ -46,7 +53,7 @@ describe("controllers/neg NegController over the GCE emulator", function () {
   let enqueued: string[];
 
   beforeEach(async () => {
-    gce = await startGceEmulator({ networks: [...E2E_NETWORKS] });
+    gce = await startGceEmulator({ networks: NETWORKS });
     for (let i = 0; i < 30; i++)
       gce.putInstance(vm(i).name, {
         zone: ZONE,
