@@ -534,6 +534,7 @@ describe("daemon/config daemonOptions", () => {
       leakCheck: { computeEndpoint: "http://127.0.0.1:1/compute/v1/" },
       driftListing: { computeEndpoint: "http://127.0.0.1:1/compute/v1/" },
       firstUpGuard: { computeEndpoint: "http://127.0.0.1:1/compute/v1/" },
+      negEndpoints: { computeEndpoint: "http://127.0.0.1:1/compute/v1/" },
     });
   });
   it("--no-node-controller: no node controller, the leak check keeps the endpoint", () => {
