@@ -2,8 +2,7 @@
  * Node churn with backend `neg` (docs/guides/services.md#network-endpoint-groups): on a 600-node
  * cluster over three zones, N external Services with externalTrafficPolicy Local — the subset of
  * 3,000 holds every node, so a new node enters each Service's NEG of its zone: the most NEGs one
- * node can touch. For each N of DCCM_BENCH_NEG (default 1,20; `npm run bench:neg` runs 1,20,100,500;
- * at 500 the cluster stack's first `up` outlasts the operation timeout: docs/development/benchmarks.md):
+ * node can touch. For each N of DCCM_BENCH_NEG (default 1,20; `npm run bench:neg` runs 1,20,100,500):
  * the cold start until every Service has its ingress, then one node added in us-central1-a and
  * measured until every Service's NEG there lists it: the engine runs it cost (cluster stack, Service
  * stacks), the calls the emulator answered for it (the engine's provider calls that write, and the
@@ -49,8 +48,10 @@ export interface NegChurnFigures {
   nodeAddProviderWrites: number;
   /** Every provider call of the engine for it (reads and diffs included). */
   nodeAddProviderCalls: number;
-  /** Compute REST calls of the daemon itself (instance reads), the bench's own polls left out. */
+  /** Compute REST calls of the daemon itself (the NEG controller's lists and attaches, instance reads), the bench's own polls left out. */
   nodeAddDaemonComputeCalls: number;
+  /** Of them, networkEndpointGroups.attachNetworkEndpoints: one per NEG the node enters. */
+  nodeAddNegAttaches: number;
 }
 
 async function pool<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
@@ -137,6 +138,7 @@ function newDaemon(env: TestEnv, gce: EmulatorEndpoints, runs: string[]): Daemon
       resyncMs: 3_600_000,
       driftMs: 3_600_000,
       driftListing: { computeEndpoint: gce.computeEndpoint },
+      negEndpoints: { computeEndpoint: gce.computeEndpoint },
       operationTimeoutMs: 3_600_000,
       onRunStart: (stack, operation) => runs.push(`${operation} ${stack}`),
     }),
@@ -202,6 +204,7 @@ async function negChurnAt(services: number): Promise<NegChurnFigures> {
       nodeAddProviderWrites: count((route) => /\/emulator\/provider\/(create|update|delete)$/.test(route)),
       nodeAddProviderCalls: count((route) => route.includes("/emulator/provider/")),
       nodeAddDaemonComputeCalls: count((route) => route.includes("/compute/")) - polls,
+      nodeAddNegAttaches: count((route) => route.endsWith("/attachNetworkEndpoints")),
     };
   } finally {
     await daemon.stop();

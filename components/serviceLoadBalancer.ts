@@ -60,7 +60,7 @@ export interface LoadBalancerResources {
   firewalls: string[];
   /** IPv6 Services only: the address `<lb>-ipv6` (unless a user-owned IPv6 loadBalancerIP). */
   ipv6Address?: string;
-  /** Backend `neg` only: its NEGs (`<zone>/<name>`), which its backend services list and the NEG controller fills. */
+  /** Backend `neg` only, once its backend services list its NEGs (`<zone>/<name>`, filled by the NEG controller). */
   networkEndpointGroups?: string[];
 }
 
@@ -116,7 +116,9 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
       healthCheck: service.healthCheck.spec.name,
       firewalls: [...firewalls, ...(ipv6?.firewalls ?? [])],
       ...(ipv6?.address !== undefined ? { ipv6Address: ipv6.address } : {}),
-      ...(service.backend === "neg" ? { networkEndpointGroups: (service.backendNegs ?? []).map(negKey) } : {}),
+      ...(service.backend === "neg" && service.negsPending !== true
+        ? { networkEndpointGroups: (service.backendNegs ?? []).map(negKey) }
+        : {}),
     };
     this.registerOutputs({
       ingressIPs: this.ingressIPs,
@@ -380,7 +382,8 @@ function declareBackendService(
       sessionAffinity: service.sessionAffinity,
       healthChecks: healthCheck,
       ...(service.scheme === "INTERNAL" ? { network: sharedNetwork(service.networkProject, network) } : {}),
-      ...(service.backend === "neg"
+      // Until its NEGs are filled, a `neg` Service's backend service is an instance-group one (negsPending).
+      ...(service.backend === "neg" && service.negsPending !== true
         ? negBackendFields(service, frontend, negs)
         : {
             backends: backendGroupKeys(service).map((key) => ({

@@ -31,6 +31,7 @@ import {
   ComputeClients,
   newDriftScanner,
   newLeakMonitor,
+  enqueueEveryNegService,
   newNegCheck,
   newNegController,
   newNodeController,
@@ -106,7 +107,7 @@ export class Daemon {
       () => new Set(desired.cache.desired().cluster.routes.map((route) => route.node)),
     );
     running.nodeController = newNodeController(this.wiring, parts, routeStatus);
-    running.negController = newNegController(this.wiring, desired);
+    running.negController = newNegController(this.wiring, desired, (stack) => running.queue?.enqueue(stack));
     const reconciler = newReconciler(this.wiring, {
       parts,
       running,
@@ -352,6 +353,11 @@ export class Daemon {
         this.options.logger.error({ err: error }, "stopping the node controller after losing leadership failed"),
       );
     this.metrics.leader.set(0);
+  }
+
+  /** For tests and benchmarks: the NEG controller's pass of the drift interval, now (await idle() for it). */
+  checkNegs(): void {
+    if (this.running.negController !== undefined) enqueueEveryNegService(this.desired, this.running.negController);
   }
 
   /** For tests and benchmarks: one drift pass by listing now (undefined without one, or when it failed). */

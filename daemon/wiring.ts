@@ -4,7 +4,7 @@
  */
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { instanceGroupName, stackKind } from "../model";
+import { instanceGroupName, parseServiceKey, stackKind, type ServiceDesired } from "../model";
 import { ClusterWatcher } from "../watcher/informers";
 import type { EventRecorder } from "../runtime/events";
 import { kubeError, kubeStatusCode, type KeepAliveAgents } from "../runtime/kube";
@@ -421,6 +421,14 @@ function newServiceController(
     ...addressPins(w, parts),
     ...quotaGate(w, r, shared),
     negsApplied: (serviceKey) => r.running.negController?.enqueue(serviceKey),
+    ...(w.options.negEndpoints !== undefined
+      ? {
+          negsListed: (service: ServiceDesired) => {
+            const members = r.desired.cache.lastObserved().negMembers ?? {};
+            return (service.backendNegs ?? []).every((neg) => members[`${neg.zone}/${neg.name}`] !== undefined);
+          },
+        }
+      : {}),
   });
 }
 
@@ -493,7 +501,11 @@ export function newQueue(w: Wiring, reconciler: Reconciler, status: StatusBook):
 }
 
 /** The NEG controller, when on: its own queue, the desired state's NEGs, what they hold told back to it. */
-export function newNegController(w: Wiring, desired: DesiredDriver): NegController | undefined {
+export function newNegController(
+  w: Wiring,
+  desired: DesiredDriver,
+  enqueueStack: (stack: string) => void,
+): NegController | undefined {
   const { options, metrics } = w;
   if (options.negEndpoints === undefined) return undefined;
   return new NegController({
@@ -501,6 +513,10 @@ export function newNegController(w: Wiring, desired: DesiredDriver): NegControll
     compute: w.compute.for(options.negEndpoints.computeEndpoint),
     negsOf: (serviceKey) => desired.cache.negsOf(serviceKey),
     tellMembers: (members) => desired.negMembers(members),
+    onListed: (serviceKey) => {
+      const ref = parseServiceKey(serviceKey);
+      if (ref !== undefined) enqueueStack(desired.stackKeys.stackOf(ref.namespace, ref.name));
+    },
     signal: w.signal,
     logger: options.logger,
     parallelism: options.parallelism,
@@ -515,6 +531,12 @@ export function newNegController(w: Wiring, desired: DesiredDriver): NegControll
       retries: metrics.controllers.retries,
     }),
   });
+}
+
+/** Each `neg` Service's NEGs to be listed and put back to their endpoints. */
+export function enqueueEveryNegService(desired: DesiredDriver, negs: NegController): void {
+  const services = new Set((desired.cache.desired().networkEndpointGroups ?? []).map((neg) => neg.service));
+  for (const service of services) negs.enqueue(service);
 }
 
 /** Every drift interval, each `neg` Service's NEGs listed and put back to their endpoints. */
@@ -535,8 +557,7 @@ export function newNegCheck(
       logger: options.logger,
     },
     () => {
-      const services = new Set((desired.cache.desired().networkEndpointGroups ?? []).map((neg) => neg.service));
-      for (const service of services) negs.enqueue(service);
+      enqueueEveryNegService(desired, negs);
       return Promise.resolve();
     },
   );

@@ -537,6 +537,8 @@ export function placeNegService(service: ServiceDesired, nodes: NodePart, input:
   if (negs.length > BACKEND_SERVICE_MAX_BACKENDS)
     return { ok: false, rejection: tooManyBackends(service, negs.length, "network endpoint groups") };
   const backendNegs: NegRef[] = negs.map(({ zone, name, subnetwork }) => ({ zone, name, subnetwork }));
+  const members = input.observed.negMembers ?? {};
+  const unfilled = negs.some((neg) => neg.endpoints.length > 0 && members[`${neg.zone}/${neg.name}`]?.length === 0);
   const notices: ServiceNotice[] =
     local && candidates.length > size
       ? [
@@ -550,8 +552,30 @@ export function placeNegService(service: ServiceDesired, nodes: NodePart, input:
       : [];
   return {
     ok: true,
-    desired: withNotices({ ...service, backendNegs }, notices),
+    desired: withNotices(
+      unfilled ? onGroupsUntilFilled(service, nodes, backendNegs) : { ...service, backendNegs },
+      notices,
+    ),
     negs: negs.sort((a, b) => compareText(a.zone, b.zone) || compareText(a.name, b.name)),
+  };
+}
+
+/**
+ * A `neg` Service whose NEGs are not filled yet: its backend service lists the cluster's instance
+ * groups, as a backend-service Service's would (none when they would be refused), while its stack
+ * creates the NEGs and the NEG controller fills them; once filled, one update moves it onto them.
+ */
+function onGroupsUntilFilled(service: ServiceDesired, nodes: NodePart, backendNegs: NegRef[]): ServiceDesired {
+  const groups = withBackends({ ...service, backend: "backend-service" }, nodes.backends);
+  const refs = nodes.backendGroupRefs;
+  return {
+    ...service,
+    backendZones: refs.length > BACKEND_SERVICE_MAX_BACKENDS ? [] : groups.backendZones,
+    ...(refs.length > groups.backendZones.length && refs.length <= BACKEND_SERVICE_MAX_BACKENDS
+      ? { backendGroups: refs.map((ref) => ({ ...ref })) }
+      : {}),
+    backendNegs,
+    negsPending: true,
   };
 }
 

@@ -493,5 +493,6 @@ function negMembersMovedOnly(before: ObservedCloud, after: ObservedCloud): strin
   const was = before.negMembers ?? {};
   const now = after.negMembers ?? {};
   const keys = new Set([...Object.keys(was), ...Object.keys(now)]);
-  return [...keys].filter((key) => JSON.stringify(was[key] ?? []) !== JSON.stringify(now[key] ?? []));
+  // A NEG listed empty is not one never listed (placeNegService: negsPending).
+  return [...keys].filter((key) => JSON.stringify(was[key]) !== JSON.stringify(now[key]));
 }

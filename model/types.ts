@@ -376,6 +376,12 @@ export interface ServiceDesired {
   /** Backend `neg` only: the Service's NEGs, declared in its stack beside its backend services, by zone then subnetwork. */
   backendNegs?: NegRef[];
   /**
+   * Backend `neg`: some NEG the NEG controller listed holds none of the endpoints it must (just
+   * created, or emptied): the backend service stays on the instance groups (backendZones,
+   * backendGroups) until it is filled, so it never lists an empty NEG in place of serving nodes.
+   */
+  negsPending?: true;
+  /**
    * Internal, spec.trafficDistribution PreferSameZone or PreferClose: the backend service's zonal
    * affinity (networkPassThroughLbTrafficPolicy), as ingress-gce pkg/l4/backends.
    */

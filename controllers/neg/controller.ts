@@ -42,8 +42,10 @@ export interface NegControllerDeps {
   compute: NegEndpointApi;
   /** The desired NEGs of a Service, with their endpoints (model/desiredCache.ts negsOf): read again after each tell. */
   negsOf: (serviceKey: string) => readonly NegSpec[];
-  /** What NEGs hold, `<zone>/<name>` → instance names (ObservedCloud.negMembers). */
+  /** What NEGs hold, `<zone>/<name>` → instance names (ObservedCloud.negMembers); a NEG that does not exist holds none. */
   tellMembers: (members: Record<string, string[]>) => void;
+  /** Every NEG of the Service was listed (its stack may now run: controllers/service/plan.ts negsListed). */
+  onListed?: (serviceKey: string) => void;
   signal: AbortSignal;
   logger: Logger;
   /** Services synced at once. */
@@ -77,12 +79,19 @@ export class NegController {
     const { compute, project, signal } = this.deps;
     const listed = new Map<string, NegEndpoint[]>();
     let missing = 0;
+    const seen = new Map<string, NegEndpoint[]>();
     for (const neg of this.deps.negsOf(serviceKey)) {
       const endpoints = await compute.listNetworkEndpoints(project, neg.zone, neg.name, { signal });
       if (endpoints === undefined) missing++;
       else listed.set(negKey(neg), endpoints);
+      seen.set(negKey(neg), endpoints ?? []);
     }
-    if (listed.size > 0) this.deps.tellMembers(membersOf(listed));
+    // Told before the desired endpoints are read: the subset moves from what GCE holds, and a NEG
+    // that is missing or empty keeps its Service's backend service off it (negsPending).
+    if (seen.size > 0) {
+      this.deps.tellMembers(membersOf(seen));
+      this.deps.onListed?.(serviceKey);
+    }
     const left = new Map<string, NegEndpoint[]>();
     for (const neg of this.deps.negsOf(serviceKey)) {
       const now = listed.get(negKey(neg));

@@ -98,6 +98,8 @@ export interface ServiceControllerDeps {
   addressPins?: AddressPinning;
   /** Told that a `neg` Service's stack is applied: its NEGs exist, and the NEG controller fills them (controllers/neg/). */
   negsApplied?: (serviceKey: string) => void;
+  /** Whether the NEG controller listed each NEG of a `neg` Service since the start; absent without one: always. */
+  negsListed?: (service: ServiceDesired) => boolean;
 }
 
 /** What a pin needs: the reservation, the address's ID, and what the stack holds (to import `<lb>` only once). */
@@ -174,6 +176,7 @@ export class ServiceController {
         meta,
         refresh: sync.refresh,
         clusterReady: view.service !== undefined && this.deps.cluster.readyFor(view.service),
+        negsListed: view.service === undefined || (this.deps.negsListed?.(view.service) ?? true),
         loadBalancerClasses: this.deps.loadBalancerClasses,
         addressToRelease:
           view.service !== undefined &&
@@ -235,7 +238,8 @@ export class ServiceController {
     meta: ServiceMeta | undefined,
   ): Promise<ReconcileResult> {
     // Only an apply can be held (and a Service waiting for the cluster stack has not been let through yet).
-    if (action.kind !== "apply" && action.kind !== "waitForCluster") this.heldForAdoption(sync.item.key, false);
+    if (action.kind !== "apply" && action.kind !== "waitForCluster" && action.kind !== "waitForNegs")
+      this.heldForAdoption(sync.item.key, false);
     switch (action.kind) {
       case "none":
         return { kind: "ok" };
@@ -254,6 +258,13 @@ export class ServiceController {
       case "waitForCluster":
         this.deps.cluster.wait(sync.item.key);
         return { kind: "retryAfter", ms: CLUSTER_WAIT_BACKSTOP_MS, reason: "waiting for the cluster stack" };
+      case "waitForNegs":
+        // The NEG controller enqueues the stack once it has listed them (NegController onListed).
+        return {
+          kind: "retryAfter",
+          ms: CLUSTER_WAIT_BACKSTOP_MS,
+          reason: "waiting for the NEG controller to list its NEGs",
+        };
       case "publish":
         if (meta === undefined || service === undefined) return { kind: "ok" };
         return this.guarded(sync, { prefix: "Error syncing load balancer", tell: true }, async () => {

@@ -64,6 +64,8 @@ export type ServiceSyncAction =
   | { kind: "reject"; message: string; tell: boolean; token: string }
   /** The cluster stack does not hold what this load balancer points at yet. */
   | { kind: "waitForCluster" }
+  /** Its NEGs were not listed since the start: whether they hold their endpoints is not known yet. */
+  | { kind: "waitForNegs" }
   /** Read what the stack recorded (once after a start), then plan again. */
   | { kind: "inspect"; failure: Failure }
   /** The stack declares the desired state: write the status back if someone changed it. */
@@ -82,6 +84,12 @@ export interface ServiceSyncInput {
   meta: ServiceMeta | undefined;
   refresh: boolean;
   clusterReady: boolean;
+  /**
+   * Backend `neg`: the NEG controller has listed each of its NEGs since the start (ObservedCloud.negMembers
+   * names them), so the desired state knows whether they hold their endpoints (model/desired.ts
+   * placeNegService, negsPending). Always true for other Services.
+   */
+  negsListed: boolean;
   loadBalancerClasses: readonly string[];
   /**
    * The stack, as recorded, holds `<lb>` while the Service reserves none at rest (an earlier run's
@@ -105,6 +113,7 @@ export function planServiceSync(record: StackRecord, input: ServiceSyncInput): S
     // Unchanged since the last run before a restart: only the status may need writing.
     if (!changed && !input.refresh && !release)
       return { kind: "publish", ingress: ingressOf(record.recorded, input.namespace, input.name), restored: true };
+    if (!input.negsListed) return { kind: "waitForNegs" };
     return {
       kind: "apply",
       hash,

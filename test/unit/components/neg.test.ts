@@ -276,6 +276,18 @@ describe("components: GCE_VM_IP NEG backends (Pulumi mocks)", () => {
       );
     });
 
+    it("negsPending: the NEGs are declared, the backend service lists the instance groups as an instance-group Service's, and the resources name no NEG", async () => {
+      const captured = await build(negService({ backendZones: ["us-central1-a", "us-central1-b"], negsPending: true }));
+      assert.deepStrictEqual(
+        captured.registered.filter((r) => r.type === T.neg).map((r) => r.name),
+        NEGS.map((neg) => `default/web:neg-${neg.zone}-${neg.name}`),
+      );
+      assert.deepStrictEqual(backendsOf(captured), [
+        ["default/web:backend-tcp", backendServiceInputs(LB, NEG_DESCRIPTION, NODE_HC)],
+      ]);
+      assert.equal("networkEndpointGroups" in captured.component.resources, false);
+    });
+
     it("mixed TCP/UDP: draining 30 s on TCP, 0 on UDP", async () => {
       const captured = await build(
         negService({

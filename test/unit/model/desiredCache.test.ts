@@ -273,6 +273,35 @@ describe("model/desiredCache DesiredCache: what each change recomputes", () => {
     return cache;
   }
 
+  it("the NEG controller tells a NEG listed empty (never listed before): that Service alone is placed again, on the groups until it is filled, as from scratch", () => {
+    const negNodes = [
+      gceNode("n1", "11111111-1111-4111-8111-111111111111", A, [], { internalIP: "10.0.0.1" }),
+      gceNode("n2", "22222222-2222-4222-8222-222222222222", A, [], { internalIP: "10.0.0.2" }),
+    ];
+    const negWeb = { ...web, annotations: { "dccm.io/backend": "neg" } };
+    const cache = new DesiredCache(CONFIG);
+    cache.update({ nodes: negNodes, services: [negWeb, api] });
+    const api0 = cache.view("service.default.api").service;
+    const neg = `${A}/${cache.negsOf("default/web")[0]?.name ?? ""}`;
+    const observed = { ...cache.lastObserved(), negMembers: { [neg]: [] } };
+    assert.deepStrictEqual(
+      cache.observe(observed).map((change) => change.stack),
+      ["service.default.web"],
+    );
+    assert.equal(cache.view("service.default.web").service?.negsPending, true);
+    assert.equal(cache.view("service.default.api").service, api0);
+    assert.deepStrictEqual(
+      cache.desired(),
+      desiredState({ nodes: negNodes, services: [negWeb, api] }, CONFIG, observed),
+    );
+    const full = { ...observed, negMembers: { [neg]: ["n1", "n2"] } };
+    assert.deepStrictEqual(
+      cache.observe(full).map((change) => change.stack),
+      ["service.default.web"],
+    );
+    assert.equal(cache.view("service.default.web").service?.negsPending, undefined);
+  });
+
   it("a Service changed: only its stack changes, and every other Service's desired state is the object it was (not computed again)", () => {
     const cache = filled();
     const before = cache.desired();

@@ -298,6 +298,41 @@ describe("model: backend neg, the NEGs and the backend service", () => {
     assert.deepStrictEqual(state.warnings, []);
   });
 
+  it("a NEG the NEG controller listed empty while it must hold nodes: the backend service stays on the instance groups (negsPending) until it is filled", () => {
+    const pending = run(
+      [neg()],
+      {},
+      { ...NOTHING_OBSERVED, negMembers: { [`${B}/${LB}`]: [], [`${A}/${LB}`]: ["n1"] } },
+    );
+    assert.deepStrictEqual(pending.services, [
+      externalServiceDesired("default", "svc", UID, LB, [80], {
+        backend: "neg",
+        backendZones: [A, B],
+        backendNegs: [
+          { zone: A, name: LB, subnetwork: "k8s-subnet" },
+          { zone: B, name: LB, subnetwork: "k8s-subnet" },
+        ],
+        negsPending: true,
+      }),
+    ]);
+    // The endpoints to fill it with are the same.
+    assert.deepStrictEqual(pending.networkEndpointGroups, run([neg()]).networkEndpointGroups);
+    const filled = run(
+      [neg()],
+      {},
+      { ...NOTHING_OBSERVED, negMembers: { [`${B}/${LB}`]: ["n3"], [`${A}/${LB}`]: ["n1", "n2"] } },
+    );
+    assert.equal(filled.services[0].negsPending, undefined);
+    assert.deepStrictEqual(filled.services[0].backendZones, []);
+  });
+
+  it("not pending: a NEG not listed yet (after a start), or listed empty when it must stay empty", () => {
+    assert.equal(run([neg()]).services[0].negsPending, undefined);
+    const picky = neg({ "dccm.io/node-selector": "pool in (edge), !gpu" });
+    const observed = { ...NOTHING_OBSERVED, negMembers: { [`${A}/${LB}`]: ["n2"], [`${B}/${LB}`]: ["n3"] } };
+    assert.equal(run([picky], {}, observed).services[0].negsPending, undefined);
+  });
+
   it("dccm.io/node-selector narrows the nodes; a zone without a selected node has no NEG", () => {
     const state = run([neg({ "dccm.io/node-selector": "pool in (edge), !gpu" })]);
     assert.deepStrictEqual(state.networkEndpointGroups, [

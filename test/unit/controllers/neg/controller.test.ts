@@ -51,6 +51,7 @@ describe("controllers/neg NegController over the GCE emulator", function () {
   let gce: GceEmulator;
   let snapshot: ClusterSnapshot;
   let enqueued: string[];
+  let listedServices: string[];
 
   beforeEach(async () => {
     gce = await startGceEmulator({ networks: NETWORKS });
@@ -60,6 +61,7 @@ describe("controllers/neg NegController over the GCE emulator", function () {
         networkInterfaces: [{ network: "k8s-net", subnetwork: "k8s-subnet", networkIP: vm(i).ip }],
       });
     enqueued = [];
+    listedServices = [];
   });
   afterEach(async () => gce?.stop());
 
@@ -78,6 +80,7 @@ describe("controllers/neg NegController over the GCE emulator", function () {
       compute: new ComputeClient({ endpoint: gce.computeEndpoint, sleep: async () => undefined }),
       negsOf: (key) => driver.cache.negsOf(key),
       tellMembers: (members) => driver.negMembers(members),
+      onListed: (key) => listedServices.push(key),
       signal: new AbortController().signal,
       logger: pino({ level: "silent" }),
       parallelism: 1,
@@ -121,15 +124,20 @@ describe("controllers/neg NegController over the GCE emulator", function () {
 
   const NEG_CALLS = "POST /compute/v1/projects/{project}/zones/{zone}/networkEndpointGroups/{name}/";
 
-  it("its stack has not created the NEG: one list, no write, a retry after 30 s saying so", async () => {
-    const { negs } = start(3, false);
+  it("its stack has not created the NEG: one list, no write, told as holding none (the backend service stays on the groups), a retry after 30 s saying so", async () => {
+    const { driver, negs } = start(3, false);
     assert.deepStrictEqual(enqueued, [KEY]);
+    assert.equal(driver.cache.negsOf(KEY).length, 1);
+    assert.equal(driver.cache.view("service.default.svc").service?.negsPending, undefined);
     assert.deepStrictEqual(await negs.sync(KEY), {
       kind: "retryAfter",
       ms: NEG_MISSING_RETRY_MS,
       reason: "1 of its NEGs do not exist yet: its stack has not created them",
     });
     assert.deepStrictEqual(gce.calls(), { [`${NEG_CALLS}listNetworkEndpoints`]: 1 });
+    assert.deepStrictEqual(listedServices, [KEY]);
+    assert.deepStrictEqual(driver.cache.lastObserved().negMembers, { [`${ZONE}/${LB}`]: [] });
+    assert.equal(driver.cache.view("service.default.svc").service?.negsPending, true);
   });
 
   it("fills the NEG in one attach, tells what it holds, detaches a node that left, and puts back what was detached out of band", async () => {

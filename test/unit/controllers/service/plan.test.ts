@@ -50,6 +50,7 @@ describe("controllers/service/plan: planServiceSync", () => {
     meta: meta(),
     refresh: false,
     clusterReady: true,
+    negsListed: true,
     loadBalancerClasses: ["dccm.io/gce"],
   };
   const recorded = { loadBalancers: { "default/web": { ingress: ["34.1.2.3"] } } };
@@ -66,6 +67,18 @@ describe("controllers/service/plan: planServiceSync", () => {
       { known: false },
       { clusterReady: false },
       { kind: "waitForCluster" },
+    ],
+    [
+      "a neg Service whose NEGs were not listed since the start, changed: wait for the NEG controller",
+      { known: true, recorded, applied: "h1" },
+      { negsListed: false },
+      { kind: "waitForNegs" },
+    ],
+    [
+      "a neg Service whose NEGs were not listed since the start, unchanged: its status is published all the same",
+      { known: true, recorded, applied: "h2" },
+      { negsListed: false },
+      { kind: "publish", ingress: ["34.1.2.3"], restored: true },
     ],
     [
       "applied: the published status is written back if changed",
@@ -312,6 +325,7 @@ describe("controllers/service/plan: properties", () => {
       meta,
       refresh: fc.boolean(),
       clusterReady: fc.boolean(),
+      negsListed: fc.boolean(),
       loadBalancerClasses: fc.constant<string[]>(["dccm.io/gce"]),
       addressToRelease: fc.boolean(),
     });
@@ -324,18 +338,24 @@ describe("controllers/service/plan: properties", () => {
     fc.assert(
       fc.property(record, input(true, false), (r, i) => {
         const action = planServiceSync(r, i);
-        if (i.addressToRelease === true && i.meta !== undefined && i.clusterReady && r.recorded !== undefined)
+        if (
+          i.addressToRelease === true &&
+          i.meta !== undefined &&
+          i.clusterReady &&
+          i.negsListed &&
+          r.recorded !== undefined
+        )
           assert.equal(action.kind, "apply");
       }),
     );
   });
 
-  it("a wanted load balancer is never removed, and runs only once the cluster stack holds what it points at", () => {
+  it("a wanted load balancer is never removed, and runs only once the cluster stack holds what it points at and its NEGs were listed", () => {
     fc.assert(
       fc.property(record, input(true, false), (r, i) => {
         const action = planServiceSync(r, i);
         assert.ok(!["remove", "forget", "reject"].includes(action.kind), action.kind);
-        if (action.kind === "apply") assert.equal(i.clusterReady, true);
+        if (action.kind === "apply") assert.deepEqual([i.clusterReady, i.negsListed], [true, true]);
       }),
     );
   });
