@@ -500,6 +500,9 @@ export function newQueue(w: Wiring, reconciler: Reconciler, status: StatusBook):
   });
 }
 
+/** Services whose NEG endpoints are synced at once. */
+export const NEG_SYNC_PARALLELISM = 16;
+
 /** The NEG controller, when on: its own queue, the desired state's NEGs, what they hold told back to it. */
 export function newNegController(
   w: Wiring,
@@ -519,7 +522,9 @@ export function newNegController(
     },
     signal: w.signal,
     logger: options.logger,
-    parallelism: options.parallelism,
+    // A sync is a few Compute calls and no engine run: waiting on GCE, not on the cores. GCE's
+    // rate quotas bound them (a 429 or 403 rateLimitExceeded is retried with backoff, gce/transport.ts).
+    parallelism: NEG_SYNC_PARALLELISM,
     backoffBaseMs: options.backoffBaseMs,
     backoffMaxMs: options.backoffMaxMs,
     onResult: resultObserver({
@@ -536,7 +541,7 @@ export function newNegController(
 /** Each `neg` Service's NEGs to be listed and put back to their endpoints. */
 export function enqueueEveryNegService(desired: DesiredDriver, negs: NegController): void {
   const services = new Set((desired.cache.desired().networkEndpointGroups ?? []).map((neg) => neg.service));
-  for (const service of services) negs.enqueue(service);
+  for (const service of services) negs.enqueue(service, true);
 }
 
 /** Every drift interval, each `neg` Service's NEGs listed and put back to their endpoints. */

@@ -8,8 +8,12 @@
  *
  * One key per Service (`<namespace>/<name>`), on a queue of its own. A sync lists what each NEG
  * holds and tells it (ObservedCloud.negMembers) before it reads the desired endpoints, so a subset
- * moves from what GCE holds, after a restart too; it tells again what it left.
+ * moves from what GCE holds, after a restart too; it tells again what it left. A NEG whose desired
+ * endpoints are those this process last left in it is not listed again, except by a refresh (the
+ * drift interval's pass): a node's entry costs one attach per NEG it enters, and no list of the
+ * Service's other NEGs.
  */
+import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { negKey } from "../../components/links";
 import type { NegEndpoint, NegSpec } from "../../model";
@@ -59,9 +63,11 @@ export interface NegControllerDeps {
 
 export class NegController {
   readonly queue: KeyedQueue;
+  /** Service → NEG key → a hash of the endpoints this process last left in it. */
+  private readonly left = new Map<string, Map<string, string>>();
 
   constructor(private readonly deps: NegControllerDeps) {
-    this.queue = new KeyedQueue((item) => this.sync(item.key), {
+    this.queue = new KeyedQueue((item) => this.sync(item.key, item.refresh), {
       parallelism: deps.parallelism,
       ...(deps.backoffBaseMs !== undefined ? { backoffBaseMs: deps.backoffBaseMs } : {}),
       ...(deps.backoffMaxMs !== undefined ? { backoffMaxMs: deps.backoffMaxMs } : {}),
@@ -70,17 +76,24 @@ export class NegController {
     });
   }
 
-  /** A Service's NEGs or endpoints changed, its stack was applied, or a drift pass asks. */
-  enqueue(serviceKey: string): void {
-    this.queue.enqueue(serviceKey, { changed: true });
+  /**
+   * A Service's NEGs or endpoints changed, or its stack was applied; `refresh`: list every NEG of
+   * it, even those holding what this process left there (the drift interval's pass).
+   */
+  enqueue(serviceKey: string, refresh = false): void {
+    this.queue.enqueue(serviceKey, { changed: true, ...(refresh ? { refresh: true } : {}) });
   }
 
-  async sync(serviceKey: string): Promise<ReconcileResult> {
+  async sync(serviceKey: string, refresh = false): Promise<ReconcileResult> {
     const { compute, project, signal } = this.deps;
     const listed = new Map<string, NegEndpoint[]>();
     let missing = 0;
     const seen = new Map<string, NegEndpoint[]>();
-    for (const neg of this.deps.negsOf(serviceKey)) {
+    const desired = this.deps.negsOf(serviceKey);
+    if (desired.length === 0) this.left.delete(serviceKey);
+    const left = this.left.get(serviceKey) ?? new Map<string, string>();
+    for (const neg of desired) {
+      if (!refresh && left.get(negKey(neg)) === endpointsHash(neg.endpoints)) continue;
       const endpoints = await compute.listNetworkEndpoints(project, neg.zone, neg.name, { signal });
       if (endpoints === undefined) missing++;
       else listed.set(negKey(neg), endpoints);
@@ -92,7 +105,7 @@ export class NegController {
       this.deps.tellMembers(membersOf(seen));
       this.deps.onListed?.(serviceKey);
     }
-    const left = new Map<string, NegEndpoint[]>();
+    const told = new Map<string, NegEndpoint[]>();
     for (const neg of this.deps.negsOf(serviceKey)) {
       const now = listed.get(negKey(neg));
       if (now === undefined) continue;
@@ -103,9 +116,11 @@ export class NegController {
           step.change === "attach" ? "attached NEG endpoints" : "detached NEG endpoints",
         );
       }
-      left.set(negKey(neg), neg.endpoints);
+      told.set(negKey(neg), neg.endpoints);
+      left.set(negKey(neg), endpointsHash(neg.endpoints));
     }
-    if (left.size > 0) this.deps.tellMembers(membersOf(left));
+    if (told.size > 0) this.deps.tellMembers(membersOf(told));
+    if (left.size > 0) this.left.set(serviceKey, left);
     if (missing > 0)
       return {
         kind: "retryAfter",
@@ -114,6 +129,10 @@ export class NegController {
       };
     return OK;
   }
+}
+
+function endpointsHash(endpoints: readonly NegEndpoint[]): string {
+  return createHash("sha256").update(JSON.stringify(endpoints)).digest("hex");
 }
 
 function membersOf(endpoints: ReadonlyMap<string, readonly NegEndpoint[]>): Record<string, string[]> {
