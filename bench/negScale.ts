@@ -137,7 +137,6 @@ function newDaemon(env: TestEnv, gce: EmulatorEndpoints, runs: string[]): Daemon
       identity: "bench",
       resyncMs: 3_600_000,
       driftMs: 3_600_000,
-      driftListing: { computeEndpoint: gce.computeEndpoint },
       negEndpoints: { computeEndpoint: gce.computeEndpoint },
       operationTimeoutMs: 3_600_000,
       onRunStart: (stack, operation) => runs.push(`${operation} ${stack}`),

@@ -53,6 +53,8 @@ export function serviceKeyOutput(scope: Scope): Record<string, string> {
 export function stackSlice(desired: DesiredState, scope: Scope): DesiredState {
   if (scope.kind !== "service") return desired;
   const key = `${scope.namespace}/${scope.name}`;
+  // Its own NEGs' endpoints, which only a stack keeping them (the stack program from CI) declares.
+  const own = (desired.networkEndpointGroups ?? []).filter((neg) => neg.service === key);
   return {
     cluster: {
       ...desired.cluster,
@@ -62,6 +64,7 @@ export function stackSlice(desired: DesiredState, scope: Scope): DesiredState {
     services: desired.services.filter((service) => service.key === key),
     rejected: desired.rejected.filter((rejection) => rejection.service === key),
     warnings: [],
+    ...(own.length > 0 ? { networkEndpointGroups: own } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import {
   type FirewallSpec,
   type FrontendSpec,
   type Ipv6Desired,
+  type NegSpec,
   type OwnerMarker,
   type ServiceDesired,
 } from "../model";
@@ -49,6 +50,12 @@ export interface ServiceLoadBalancerArgs {
   owner?: OwnerMarker;
   /** A transient Service's IPv4 address held for this run; none: its rules keep whatever IP they have. */
   pin?: AddressPin;
+  /**
+   * Backend `neg`, from the stack program run by CI (no daemon, so no NEG controller): its NEGs'
+   * endpoints, declared as a NetworkEndpointList per NEG. Absent in the daemon, whose NEG controller
+   * keeps them in no stack.
+   */
+  negEndpoints?: readonly NegSpec[];
 }
 
 export interface LoadBalancerResources {
@@ -81,8 +88,15 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
     const service = ownedService(args.service, args.owner);
     // GCE names are fixed, so a replacement must delete the old resource before creating the new one.
     const childOpts: pulumi.CustomResourceOptions = { parent: this, deleteBeforeReplace: true };
-    const negs = service.backend === "neg" ? declareNegs(name, { ...args, service }, childOpts) : {};
-    const children: Children = { name, args: { ...args, service }, opts: childOpts, negs };
+    const negs =
+      service.backend === "neg" ? declareNegs(name, { ...args, service }, childOpts) : { links: {}, lists: [] };
+    const children: Children = {
+      name,
+      args: { ...args, service },
+      opts: childOpts,
+      negs: negs.links,
+      negLists: negs.lists,
+    };
     // A SingleStack IPv6 Service declares no IPv4 address, forwarding rule or firewall.
     const ipv4 = service.ipv6Only !== true;
     const address = ipv4 ? declareAddress(children) : undefined;
@@ -163,6 +177,8 @@ interface Children {
   opts: pulumi.CustomResourceOptions;
   /** Backend `neg`: `<zone>/<name>` → self link of each NEG this component declares. */
   negs: Record<string, pulumi.Output<string>>;
+  /** Their endpoint lists, when declared here (ServiceLoadBalancerArgs.negEndpoints): the backend services wait for them. */
+  negLists: pulumi.Resource[];
 }
 
 /**
@@ -174,12 +190,14 @@ function declareNegs(
   name: string,
   args: ServiceLoadBalancerArgs,
   opts: pulumi.CustomResourceOptions,
-): Record<string, pulumi.Output<string>> {
+): { links: Record<string, pulumi.Output<string>>; lists: pulumi.Resource[] } {
   const { service, project, region, network } = args;
   const host = service.networkProject ?? project;
   const links: Record<string, pulumi.Output<string>> = {};
+  const lists: pulumi.Resource[] = [];
+  const endpointsOf = new Map((args.negEndpoints ?? []).map((spec) => [negKey(spec), spec.endpoints]));
   for (const neg of service.backendNegs ?? []) {
-    links[negKey(neg)] = new gcp.compute.NetworkEndpointGroup(
+    const group = new gcp.compute.NetworkEndpointGroup(
       `${name}:neg-${neg.zone}-${neg.name}`,
       {
         project,
@@ -193,9 +211,26 @@ function declareNegs(
       // A NEG has no update method: every input forces a replacement, which GCE refuses while a
       // backend service lists it; the owner marker is written at creation only.
       { ...opts, ignoreChanges: ignoredChanges("gcp:compute/networkEndpointGroup:NetworkEndpointGroup") },
-    ).selfLink;
+    );
+    links[negKey(neg)] = group.selfLink;
+    const endpoints = endpointsOf.get(negKey(neg));
+    if (args.negEndpoints === undefined) continue;
+    // Updated in place (google_compute_network_endpoints detaches the endpoints that left and
+    // attaches those that came): a node's entry or exit never replaces the group.
+    lists.push(
+      new gcp.compute.NetworkEndpointList(
+        `${name}:neg-${neg.zone}-${neg.name}-endpoints`,
+        {
+          project,
+          zone: neg.zone,
+          networkEndpointGroup: group.name,
+          networkEndpoints: (endpoints ?? []).map(({ instance, ipAddress }) => ({ instance, ipAddress })),
+        },
+        { parent: group, deleteBeforeReplace: true },
+      ),
+    );
   }
-  return links;
+  return { links, lists };
 }
 
 /**
@@ -364,7 +399,7 @@ function declareFrontend(
 
 /** A frontend's backend service: the Service's backend instance groups (or NEGs) behind the health check. */
 function declareBackendService(
-  { name, args, opts, negs }: Children,
+  { name, args, opts, negs, negLists }: Children,
   frontend: FrontendSpec,
   healthCheck: pulumi.Input<string>,
   inherited: string[],
@@ -401,6 +436,8 @@ function declareBackendService(
     // ensureInternalBackendService): replacing one would take its forwarding rule down.
     {
       ...opts,
+      // Declared endpoints (CI) are attached before a backend service lists their NEGs.
+      ...(negLists.length > 0 && service.backend === "neg" ? { dependsOn: negLists } : {}),
       aliases: inherited.map((other) => ({ name: `${name}:backend-${other}` })),
       replaceOnChanges: ["protocol"],
       ignoreChanges: ignoredChanges("gcp:compute/regionBackendService:RegionBackendService"),

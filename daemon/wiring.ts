@@ -560,6 +560,8 @@ export function newNegCheck(
       signal: w.signal,
       settled,
       logger: options.logger,
+      // The start-up's syncs listed every NEG.
+      skipFirst: true,
     },
     () => {
       enqueueEveryNegService(desired, negs);

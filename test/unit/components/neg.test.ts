@@ -5,10 +5,10 @@ import * as assert from "node:assert/strict";
 
 import * as pulumi from "@pulumi/pulumi";
 
-import { capture as captureUnderMocks, type Captured } from "../../support/fakes/pulumiMocks";
+import { capture as captureUnderMocks, nameOf, type Captured } from "../../support/fakes/pulumiMocks";
 
 import { ServiceLoadBalancer, type ClusterRefs } from "../../../components/serviceLoadBalancer";
-import { declareStack } from "../../../components/stack";
+import { clusterRefsByName, declareStack } from "../../../components/stack";
 import { declaredResourceIds, gceResourceId } from "../../../gce/ids";
 import { stackSlice } from "../../../components/outputs";
 import type { ClusterDesired, DesiredState, NegSpec, ServiceDesired } from "../../../model/types";
@@ -150,11 +150,69 @@ describe("components: GCE_VM_IP NEG backends (Pulumi mocks)", () => {
       ]);
     });
 
-    it("a Service stack's slice carries no Service's endpoints: a node's entry or exit changes no Service stack", () => {
+    it("a Service stack's slice carries its own NEGs' endpoints only (which only the stack program from CI declares)", () => {
       const scope = { kind: "service" as const, namespace: "default", name: "web" };
-      const slice = stackSlice(desired(fixtureCluster([]), [WEB]), scope);
-      assert.equal("networkEndpointGroups" in slice, false);
+      const other: NegSpec = { ...NEGS[0], name: "a0ther", service: "default/other" };
+      const state = { ...desired(fixtureCluster([]), [WEB]), networkEndpointGroups: [...NEGS, other] };
+      const slice = stackSlice(state, scope);
+      assert.deepStrictEqual(slice.networkEndpointGroups, NEGS);
       assert.deepStrictEqual(slice.services, [WEB]);
+      assert.equal("networkEndpointGroups" in stackSlice(desired(fixtureCluster([])), scope), false);
+    });
+
+    it("the stack program from CI (negEndpoints: stack) declares each NEG's endpoints as a NetworkEndpointList under it; the daemon's (controller) none", async () => {
+      const scope = { kind: "service" as const, namespace: "default", name: "web" };
+      const state = desired(fixtureCluster([]), [WEB]);
+      const fromCi = await capture((opts) => {
+        declareStack(stackSlice(state, scope), scope, undefined, undefined, "stack");
+        return new pulumi.ComponentResource("test:Root", "root", {}, opts);
+      });
+      const lists = fromCi.registered.filter((r) => r.type === "gcp:compute/networkEndpointList:NetworkEndpointList");
+      const byName = (a: [string, unknown], b: [string, unknown]): number => (a[0] < b[0] ? -1 : 1);
+      assert.deepStrictEqual(
+        lists.map((r): [string, unknown] => [r.name, r.inputs]).sort(byName),
+        NEGS.map((neg): [string, unknown] => [
+          `default/web:neg-${neg.zone}-${neg.name}-endpoints`,
+          {
+            project: PROJECT,
+            zone: neg.zone,
+            networkEndpointGroup: neg.name,
+            networkEndpoints: neg.endpoints.map(({ instance, ipAddress }) => ({ instance, ipAddress })),
+          },
+        ]).sort(byName),
+      );
+      const direct = await capture(
+        (opts) =>
+          new ServiceLoadBalancer(
+            "default/web",
+            {
+              service: WEB,
+              project: PROJECT,
+              region: REGION,
+              network: NETWORK,
+              cluster: clusterRefsByName(state),
+              negEndpoints: NEGS,
+            },
+            opts,
+          ),
+      );
+      const parents = direct.constructions
+        .filter((c) => c.type === "gcp:compute/networkEndpointList:NetworkEndpointList")
+        .map((c) => (c.parent === undefined ? undefined : nameOf(c.parent)));
+      assert.deepStrictEqual(parents.sort(), NEGS.map((neg) => `default/web:neg-${neg.zone}-${neg.name}`).sort());
+      const backend = direct.constructions.find((c) => c.type === T.backendService);
+      assert.deepStrictEqual(
+        [...(backend?.dependsOn ?? [])].sort(),
+        NEGS.map((neg) => `default/web:neg-${neg.zone}-${neg.name}-endpoints`).sort(),
+      );
+      const fromDaemon = await capture((opts) => {
+        declareStack(stackSlice(state, scope), scope);
+        return new pulumi.ComponentResource("test:Root", "root", {}, opts);
+      });
+      assert.equal(
+        fromDaemon.registered.filter((r) => r.type === "gcp:compute/networkEndpointList:NetworkEndpointList").length,
+        0,
+      );
     });
   });
 
