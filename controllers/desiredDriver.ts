@@ -103,9 +103,14 @@ export class DesiredDriver {
     this.tellNegs();
   }
 
-  /** What the NEGs hold now (the NEG controller's lists and calls), over what was known of the others. */
-  negMembers(members: Record<string, string[]>): void {
-    this.amend({ negMembers: { ...this.deps.cache.lastObserved().negMembers, ...members } });
+  /** What the NEGs hold now (the NEG controller's lists and calls), over what was known of the others; undefined: forgotten. */
+  negMembers(members: Record<string, string[] | undefined>): void {
+    const next: Record<string, readonly string[]> = { ...this.deps.cache.lastObserved().negMembers };
+    for (const [key, list] of Object.entries(members)) {
+      if (list === undefined) delete next[key];
+      else next[key] = list;
+    }
+    this.amend({ negMembers: next });
   }
 
   /** The last observation with `patch` over it. */

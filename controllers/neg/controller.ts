@@ -46,8 +46,11 @@ export interface NegControllerDeps {
   compute: NegEndpointApi;
   /** The desired NEGs of a Service, with their endpoints (model/desiredCache.ts negsOf): read again after each tell. */
   negsOf: (serviceKey: string) => readonly NegSpec[];
-  /** What NEGs hold, `<zone>/<name>` → instance names (ObservedCloud.negMembers); a NEG that does not exist holds none. */
-  tellMembers: (members: Record<string, string[]>) => void;
+  /**
+   * What NEGs hold, `<zone>/<name>` → instance names (ObservedCloud.negMembers); a NEG that does not
+   * exist holds none; undefined: a NEG of a Service that has none any more, forgotten.
+   */
+  tellMembers: (members: Record<string, string[] | undefined>) => void;
   /** Every NEG of the Service was listed (its stack may now run: controllers/service/plan.ts negsListed). */
   onListed?: (serviceKey: string) => void;
   signal: AbortSignal;
@@ -90,7 +93,14 @@ export class NegController {
     let missing = 0;
     const seen = new Map<string, NegEndpoint[]>();
     const desired = this.deps.negsOf(serviceKey);
-    if (desired.length === 0) this.left.delete(serviceKey);
+    if (desired.length === 0) {
+      // Deleted, or no longer `neg`: its stack deletes its NEGs; what was known of them goes.
+      const gone = this.left.get(serviceKey);
+      this.left.delete(serviceKey);
+      if (gone !== undefined)
+        this.deps.tellMembers(Object.fromEntries([...gone.keys()].map((key) => [key, undefined])));
+      return OK;
+    }
     const left = this.left.get(serviceKey) ?? new Map<string, string>();
     for (const neg of desired) {
       if (!refresh && left.get(negKey(neg)) === endpointsHash(neg.endpoints)) continue;

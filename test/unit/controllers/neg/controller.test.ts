@@ -140,7 +140,7 @@ describe("controllers/neg NegController over the GCE emulator", function () {
     assert.equal(driver.cache.view("service.default.svc").service?.negsPending, true);
   });
 
-  it("fills the NEG in one attach, tells what it holds, detaches a node that left, and puts back on a refresh what was detached out of band", async () => {
+  it("fills the NEG in one attach, tells what it holds, detaches a node that left, puts back on a refresh what was detached out of band, and forgets the NEGs of a Service that went", async () => {
     const { driver, negs } = start(3, false);
     await createNeg();
     gce.resetCalls();
@@ -171,6 +171,14 @@ describe("controllers/neg NegController over the GCE emulator", function () {
       [`${NEG_CALLS}listNetworkEndpoints`]: 2,
       [`${NEG_CALLS}attachNetworkEndpoints`]: 1,
     });
+
+    // The Service goes: no call (its stack deletes its NEGs), and what was known of them is forgotten.
+    snapshot = { ...snapshot, services: [] };
+    driver.fill();
+    gce.resetCalls();
+    assert.deepStrictEqual(await negs.sync(KEY), { kind: "ok" });
+    assert.deepStrictEqual(gce.calls(), {});
+    assert.deepStrictEqual(driver.cache.lastObserved().negMembers, {});
   });
 
   it("after a restart, an internal Service's subset of 25 out of 30 is what GCE holds, not a new pick: no attach, no detach", async () => {
