@@ -3,7 +3,7 @@
  * objects of the second that the first did not have (V8 keeps an object's id across snapshots of
  * one isolate), grouped by node type and constructor or function name, with their count and
  * self size; and, for each group named in `--path`, the shortest path from the GC root to a few of
- * them, weak edges left out: who keeps them.
+ * them (the largest), weak edges left out: who keeps them.
  * Usage: node dist/bench/heapDiff.js A.heapsnapshot B.heapsnapshot [--top 40] [--path Name,...]
  */
 import * as fs from "node:fs";
@@ -186,6 +186,17 @@ function main(argv: readonly string[]): void {
   const total = growth.reduce((sum, group) => sum + group.newBytes, 0);
   const delta = growth.reduce((sum, group) => sum + group.bytesDelta, 0);
   process.stdout.write(`new objects: ${total} bytes; self size, second − first: ${delta} bytes\n`);
+  const byType = new Map<string, number>();
+  for (const group of growth) {
+    const type = group.group.split(":")[0];
+    byType.set(type, (byType.get(type) ?? 0) + group.bytesDelta);
+  }
+  process.stdout.write(
+    `self size, second − first, by node type: ${[...byType]
+      .sort((a, b) => b[1] - a[1])
+      .map(([type, bytes]) => `${type} ${bytes}`)
+      .join(", ")}\n`,
+  );
   process.stdout.write("new bytes\tnew count\tΔ bytes\tΔ count\tgroup\n");
   for (const group of growth.slice(0, top))
     process.stdout.write(
@@ -202,11 +213,14 @@ function main(argv: readonly string[]): void {
   const parent = parentEdges(after);
   const sources = edgeSourcesOf(after);
   for (const name of wanted) {
+    // The largest three: a list that grows with every run is larger than its peers.
     const fresh: number[] = [];
-    for (let node = 0; node < after.ids.length && fresh.length < 3; node++)
+    for (let node = 0; node < after.ids.length; node++)
       if (after.groups[node] === name && !known.has(after.ids[node])) fresh.push(node);
+    fresh.sort((a, b) => after.selfSizes[b] - after.selfSizes[a]).splice(3);
     process.stdout.write(`\n${name}: ${fresh.length === 0 ? "no new object" : ""}\n`);
-    for (const node of fresh) process.stdout.write(`  root\n    → ${pathTo(after, parent, sources, node)}\n`);
+    for (const node of fresh)
+      process.stdout.write(`  ${after.selfSizes[node]} bytes: root\n    → ${pathTo(after, parent, sources, node)}\n`);
   }
 }
 
