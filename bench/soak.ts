@@ -11,6 +11,7 @@
  * first and the last 25 changes. Run with --expose-gc (the npm script does).
  */
 import * as fs from "node:fs";
+import * as path from "node:path";
 import * as v8 from "node:v8";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../daemon/daemon";
@@ -36,6 +37,16 @@ const SAMPLE_EVERY = 50;
 const WARM_UP_RUNS = 100;
 const LATENCY_WINDOW = 25;
 const MB = 1024 * 1024;
+/**
+ * Heap snapshots after these runs (counted over both phases; DCCM_SOAK_SNAPSHOTS, e.g. `150,400`)
+ * into DCCM_SOAK_SNAPSHOT_DIR, for bench/heapDiff.ts. Only for a diagnosis: writing one takes
+ * seconds and leaves RSS some 250 MB higher, so that run's RSS figures say nothing.
+ */
+const SNAPSHOTS_AT = (process.env.DCCM_SOAK_SNAPSHOTS ?? "")
+  .split(",")
+  .filter((entry) => entry !== "")
+  .map(Number);
+const SNAPSHOT_DIR = process.env.DCCM_SOAK_SNAPSHOT_DIR ?? process.cwd();
 
 export interface SoakPhase {
   runs: number;
@@ -141,6 +152,10 @@ async function phase(
       );
       if (i >= WARM_UP_RUNS)
         for (const series of MEMORY_SERIES) samples.get(series)?.push({ runs: i, heapBytes: sample[series] });
+    }
+    if (SNAPSHOTS_AT.includes(offset + i)) {
+      const file = v8.writeHeapSnapshot(path.join(SNAPSHOT_DIR, `soak-${offset + i}.heapsnapshot`));
+      process.stderr.write(`soak: heap snapshot ${file}\n`);
     }
   }
   const start = median(latencies.slice(0, LATENCY_WINDOW));
