@@ -23,7 +23,7 @@ import {
 } from "../model";
 import { StackRunner } from "../stacks/runner";
 import { startTestEnv } from "../test/support/e2e/env";
-import { startEmulatorProcess, stopEmulatorProcess } from "./scale";
+import { BENCH_NODE, putBenchNode, startEmulatorProcess, stopEmulatorProcess } from "./scale";
 import { round, runAlone } from "./stats";
 
 const MB = 1024 * 1024;
@@ -40,17 +40,7 @@ const CONFIG = parseConfig({
 
 function snapshot(range: string): ClusterSnapshot {
   return {
-    nodes: [
-      {
-        name: "node-1",
-        uid: "0b7a3c1e-0000-4000-8000-000000000001",
-        providerID: "gce://dccm-test/us-central1-a/node-1",
-        labels: { "topology.kubernetes.io/zone": "us-central1-a" },
-        taints: [],
-        deleting: false,
-        podCIDRs: [],
-      },
-    ],
+    nodes: [BENCH_NODE],
     services: [
       {
         namespace: "default",
@@ -108,12 +98,7 @@ export async function benchRunHeap(
     throw error;
   });
   try {
-    const response = await fetch(`${gce.endpoint}/emulator/instances/${CONFIG.project}/us-central1-a/node-1`, {
-      method: "PUT",
-      headers: { "content-type": "application/json" },
-      body: "{}",
-    });
-    if (!response.ok) throw new Error(`bench: the emulator refused node-1: ${response.status}`);
+    await putBenchNode(gce, CONFIG.project);
     const runner = new StackRunner({
       backendUrl: env.backendUrl,
       env: { ...env.pulumiEnv, DCCM_GCE_EMULATOR_URL: gce.emulatorUrl },

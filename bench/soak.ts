@@ -20,7 +20,7 @@ import { loadBalancerName, parseConfig, type Config } from "../model";
 import { createNode } from "../test/support/e2e/cluster";
 import { daemonOptions, startTestEnv, type TestEnv } from "../test/support/e2e/env";
 import { eventually } from "../test/support/wait";
-import { startEmulatorProcess, stopEmulatorProcess, type EmulatorProcess } from "./scale";
+import { putBenchNode, startEmulatorProcess, stopEmulatorProcess, type EmulatorProcess } from "./scale";
 import { elapsedMs, median, round, runAlone } from "./stats";
 
 const CONFIG: Config = parseConfig({
@@ -224,12 +224,7 @@ export async function benchSoak(
     }),
   );
   try {
-    const response = await fetch(`${gce.endpoint}/emulator/instances/${CONFIG.project}/us-central1-a/node-1`, {
-      method: "PUT",
-      headers: { "content-type": "application/json" },
-      body: "{}",
-    });
-    if (!response.ok) throw new Error(`bench: the emulator refused node-1: ${response.status}`);
+    await putBenchNode(gce, CONFIG.project);
     await createNode(core, "node-1", "us-central1-a");
     const firewalls = await createServices(core);
     await daemon.start(() => undefined);
