@@ -493,6 +493,7 @@ function negMembersMovedOnly(before: ObservedCloud, after: ObservedCloud): strin
   const was = before.negMembers ?? {};
   const now = after.negMembers ?? {};
   const keys = new Set([...Object.keys(was), ...Object.keys(now)]);
-  // A NEG listed empty is not one never listed (placeNegService: negsPending).
-  return [...keys].filter((key) => JSON.stringify(was[key]) !== JSON.stringify(now[key]));
+  // A tell carries the lists it did not change over by reference: only its own are compared. A NEG
+  // listed empty is not one never listed (placeNegService: negsPending).
+  return [...keys].filter((key) => was[key] !== now[key] && JSON.stringify(was[key]) !== JSON.stringify(now[key]));
 }
