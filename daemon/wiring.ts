@@ -38,6 +38,7 @@ import { AddressPinner, addressId } from "../controllers/service/addressPins";
 import { InstanceLocator } from "../controllers/node/locate";
 import type { DesiredDriver } from "../controllers/desiredDriver";
 import { NegController } from "../controllers/neg/controller";
+import { negKey } from "../components/links";
 import { Periodic } from "../runtime/periodic";
 import { StackRunner } from "../stacks/runner";
 import { clusterProjectName } from "../stacks/project";
@@ -425,7 +426,7 @@ function newServiceController(
       ? {
           negsListed: (service: ServiceDesired) => {
             const members = r.desired.cache.lastObserved().negMembers ?? {};
-            return (service.backendNegs ?? []).every((neg) => members[`${neg.zone}/${neg.name}`] !== undefined);
+            return (service.backendNegs ?? []).every((neg) => members[negKey(neg)] !== undefined);
           },
         }
       : {}),
