@@ -94,6 +94,10 @@ async function createLocalServices(core: k8s.CoreV1Api, count: number): Promise<
           spec: {
             type: "LoadBalancer",
             externalTrafficPolicy: "Local",
+            // 2,000 Services with a node port each and a health check node port each would need
+            // 4,000 of the 2,768 ports of the default range: a passthrough load balancer uses no
+            // node port, only the health check's.
+            allocateLoadBalancerNodePorts: false,
             selector: { app: name },
             ports: [{ port: 80, protocol: "TCP" }],
           },

@@ -107,7 +107,11 @@ export class Daemon {
       () => new Set(desired.cache.desired().cluster.routes.map((route) => route.node)),
     );
     running.nodeController = newNodeController(this.wiring, parts, routeStatus);
-    running.negController = newNegController(this.wiring, desired, (stack) => running.queue?.enqueue(stack));
+    // Stacks whose plan waits for their NEGs' first listing: the listing wakes them (waitForNegs).
+    const negWaits = new Set<string>();
+    running.negController = newNegController(this.wiring, desired, negWaits, (stack, flags) =>
+      running.queue?.enqueue(stack, flags),
+    );
     const reconciler = newReconciler(this.wiring, {
       parts,
       running,
@@ -115,6 +119,7 @@ export class Daemon {
       status: this.status,
       routeStatus,
       fullRefreshMs: this.fullRefreshMs(),
+      negWaits,
     });
     running.reconciler = reconciler;
     // Before anything runs: a cluster stack recording another cluster's identity stops the start.
@@ -363,6 +368,11 @@ export class Daemon {
   /** For tests and benchmarks: one drift pass by listing now (undefined without one, or when it failed). */
   async driftPass(): Promise<DriftPass | undefined> {
     return this.running.driftScanner?.pass();
+  }
+
+  /** For tests and benchmarks: the stacks waiting out a backoff or a retryAfter, which idle() does not wait for. */
+  waitingStacks(): string[] {
+    return this.running.queue?.waiting() ?? [];
   }
 
   /**

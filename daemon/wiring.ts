@@ -301,6 +301,8 @@ export interface ReconcilerWiring {
   status: StatusBook;
   routeStatus: ClusterRouteStatus;
   fullRefreshMs: number;
+  /** Stacks waiting for their NEGs' first listing (newNegController wakes them). */
+  negWaits: Set<string>;
 }
 
 /** What both stack controllers share: one record per stack, the pulumi runs, the full refresh timers. */
@@ -428,6 +430,7 @@ function newServiceController(
             const members = r.desired.cache.lastObserved().negMembers ?? {};
             return (service.backendNegs ?? []).every((neg) => members[negKey(neg)] !== undefined);
           },
+          waitForNegs: (stack: string) => r.negWaits.add(stack),
         }
       : {}),
   });
@@ -508,7 +511,8 @@ export const NEG_SYNC_PARALLELISM = 16;
 export function newNegController(
   w: Wiring,
   desired: DesiredDriver,
-  enqueueStack: (stack: string) => void,
+  waits: Set<string>,
+  enqueueStack: (stack: string, flags: EnqueueFlags) => void,
 ): NegController | undefined {
   const { options, metrics } = w;
   if (options.negEndpoints === undefined) return undefined;
@@ -519,7 +523,11 @@ export function newNegController(
     tellMembers: (members) => desired.negMembers(members),
     onListed: (serviceKey) => {
       const ref = parseServiceKey(serviceKey);
-      if (ref !== undefined) enqueueStack(desired.stackKeys.stackOf(ref.namespace, ref.name));
+      if (ref === undefined) return;
+      const stack = desired.stackKeys.stackOf(ref.namespace, ref.name);
+      // A stack waiting for this listing (waitForNegs) runs now, news or not, as ClusterController
+      // wakes the stacks waiting for the cluster; any other is only enqueued (a backoff stands).
+      enqueueStack(stack, waits.delete(stack) ? { changed: true } : {});
     },
     signal: w.signal,
     logger: options.logger,

@@ -100,6 +100,8 @@ export interface ServiceControllerDeps {
   negsApplied?: (serviceKey: string) => void;
   /** Whether the NEG controller listed each NEG of a `neg` Service since the start; absent without one: always. */
   negsListed?: (service: ServiceDesired) => boolean;
+  /** Told that a stack waits for its NEGs' first listing, which then wakes it. */
+  waitForNegs?: (stack: string) => void;
 }
 
 /** What a pin needs: the reservation, the address's ID, and what the stack holds (to import `<lb>` only once). */
@@ -259,7 +261,7 @@ export class ServiceController {
         this.deps.cluster.wait(sync.item.key);
         return { kind: "retryAfter", ms: CLUSTER_WAIT_BACKSTOP_MS, reason: "waiting for the cluster stack" };
       case "waitForNegs":
-        // The NEG controller enqueues the stack once it has listed them (NegController onListed).
+        this.deps.waitForNegs?.(sync.item.key);
         return {
           kind: "retryAfter",
           ms: CLUSTER_WAIT_BACKSTOP_MS,

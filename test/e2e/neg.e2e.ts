@@ -182,6 +182,11 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
     [`${C}/${lb(service)}`]: { subnetwork: HOME, endpoints: ["node-c1@10.128.0.13"] },
     [`${C}/${lb(service)}-${OTHER_HASH}`]: { subnetwork: OTHER, endpoints: ["node-c2@10.130.0.22"] },
   });
+  /** everyNode after the newcomer's entry (case "a node's entry" on). */
+  const everyNodeWithNewcomer = (service: string): Record<string, { subnetwork: string; endpoints: string[] }> => ({
+    ...everyNode(service),
+    [`${A}/${lb(service)}`]: { subnetwork: HOME, endpoints: ["node-a1@10.128.0.11", "node-a3@10.128.0.14"] },
+  });
   const negBackends = (service: string): string[] =>
     [
       `${A}/networkEndpointGroups/${lb(service)} CONNECTION`,
@@ -273,9 +278,7 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
     assert.deepEqual(await serviceUps(), servicesBefore);
     const zoneA = ["node-a1@10.128.0.11", "node-a3@10.128.0.14"];
     for (const service of ["ext", "int"]) {
-      const wanted = everyNode(service);
-      wanted[`${A}/${lb(service)}`] = { subnetwork: HOME, endpoints: zoneA };
-      assert.deepEqual(negsOf(service), wanted, service);
+      assert.deepEqual(negsOf(service), everyNodeWithNewcomer(service), service);
       assert.deepEqual(backends(service), negBackends(service), service);
     }
     assert.deepEqual(negsOf("picky")[`${A}/${lb("picky")}`], { subnetwork: HOME, endpoints: zoneA });
@@ -295,9 +298,7 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
       backends("ig").every((backend) => backend.includes("/networkEndpointGroups/")) ? true : undefined,
     );
     await daemon.idle();
-    const wanted = everyNode("ig");
-    wanted[`${A}/${lb("ig")}`] = { subnetwork: HOME, endpoints: ["node-a1@10.128.0.11", "node-a3@10.128.0.14"] };
-    assert.deepEqual(negsOf("ig"), wanted);
+    assert.deepEqual(negsOf("ig"), everyNodeWithNewcomer("ig"));
     assert.deepEqual(backends("ig"), negBackends("ig"));
     assert.equal(await ingress("ig"), ip);
     assert.deepEqual(ruleOf("ig"), rule);
@@ -341,9 +342,7 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
     await daemon.idle();
     assert.equal(await ingress("pool"), ip);
     assert.equal(ruleOf("pool")?.ip, ip);
-    const wanted = everyNode("pool");
-    wanted[`${A}/${lb("pool")}`] = { subnetwork: HOME, endpoints: ["node-a1@10.128.0.11", "node-a3@10.128.0.14"] };
-    assert.deepEqual(negsOf("pool"), wanted);
+    assert.deepEqual(negsOf("pool"), everyNodeWithNewcomer("pool"));
     assert.deepEqual(backends("pool"), negBackends("pool"));
     const steps = env.gce
       .history()
@@ -381,6 +380,8 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
     daemon = newDaemon();
     await daemon.start(() => assert.fail("leadership lost"));
     await daemon.idle();
+    // Each stack waited for its NEGs' first listing, and the listing woke it: none is left to a timer.
+    assert.deepEqual(daemon.waitingStacks(), []);
     assert.deepEqual(await ups("cluster"), 0);
     assert.deepEqual([...(await serviceUps()), await ups("service.default.pool")], [0, 0, 0, 0, 0]);
     assert.deepEqual(negs(), before);
@@ -391,5 +392,23 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
     daemon.checkNegs();
     await daemon.idle();
     assert.deepEqual(negs(), before);
+  });
+
+  it("a new Service's stack runs as soon as the NEG controller has listed its NEGs, not when its wait's backstop expires", async () => {
+    const synced = (): Promise<number> =>
+      counter(daemon.metrics.registry, "dccm_reconciles_total", { kind: "neg", result: "ok" });
+    const syncsBefore = await synced();
+    await createService(lbService("late"));
+    await eventually("late's NEGs listed", async () => ((await synced()) > syncsBefore ? true : undefined));
+    // The stack found its NEGs not yet listed and waits; the listing must wake it, so it is not
+    // left to a timer that idle() does not wait for.
+    await daemon.idle();
+    assert.equal(typeof (await ingress("late")), "string");
+    await eventually("late's backend service on its NEGs", () =>
+      backends("late").every((backend) => backend.includes("/networkEndpointGroups/")) ? true : undefined,
+    );
+    await daemon.idle();
+    assert.deepEqual(negsOf("late"), everyNodeWithNewcomer("late"));
+    assert.deepEqual(backends("late"), negBackends("late"));
   });
 });
