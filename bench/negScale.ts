@@ -171,7 +171,7 @@ async function negChurnAt(services: number): Promise<NegChurnFigures> {
     // would run during the node add and be counted as its cost.
     await eventually(
       "no stack waiting out a timer",
-      async () => (daemon.waitingStacks().length === 0 ? true : undefined),
+      () => (daemon.waitingStacks().length === 0 ? true : undefined),
       3_600_000,
       1000,
     );

@@ -1,7 +1,8 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
 import { instanceGroupKey, networkProjectOf, ownedDescription, type ClusterDesired, type OwnerMarker } from "../model";
-import { instanceLink, networkUrl } from "./links";
+import { networkUrl } from "../model";
+import { instanceLink } from "./links";
 import { ignoredChanges } from "./ignored";
 import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 

@@ -14,7 +14,8 @@ import {
   type OwnerMarker,
   type ServiceDesired,
 } from "../model";
-import { instanceLink, negKey, networkUrl, sharedNetwork, sharedSubnetwork, subnetworkUrl } from "./links";
+import { networkUrl, subnetworkUrl } from "../model";
+import { instanceLink, negKey, sharedNetwork, sharedSubnetwork } from "./links";
 import { ignoredChanges } from "./ignored";
 import { denyFirewall, firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 

@@ -481,12 +481,22 @@ describe("controllers/service/controller: a neg Service whose NEGs were not list
       config: { ...CONFIG, subnetwork: "k8s-subnet" },
       services: [lbService("default", "web", UID, { annotations: { "dccm.io/backend": "neg" } })],
       metas: [
-        { namespace: "default", name: "web", uid: UID, type: "LoadBalancer", finalizers: [], ingress: [], deleting: false },
+        {
+          namespace: "default",
+          name: "web",
+          uid: UID,
+          type: "LoadBalancer",
+          finalizers: [],
+          ingress: [],
+          deleting: false,
+        },
       ],
       runner: {
         up: (stack) => ({
           outputs:
-            stack === "cluster" ? { instanceGroups: { "us-central1-a": "ig" }, instanceGroupMembers: {}, routes: {} } : {},
+            stack === "cluster"
+              ? { instanceGroups: { "us-central1-a": "ig" }, instanceGroupMembers: {}, routes: {} }
+              : {},
           changed: [],
         }),
       },
