@@ -105,12 +105,8 @@ export class DesiredDriver {
 
   /** What the NEGs hold now (the NEG controller's lists and calls), over what was known of the others; undefined: forgotten. */
   negMembers(members: Record<string, string[] | undefined>): void {
-    const next: Record<string, readonly string[]> = { ...this.deps.cache.lastObserved().negMembers };
-    for (const [key, list] of Object.entries(members)) {
-      if (list === undefined) delete next[key];
-      else next[key] = list;
-    }
-    this.amend({ negMembers: next });
+    for (const change of this.deps.cache.tellNegMembers(members)) this.deps.enqueue(change.stack, { changed: true });
+    this.tellNegs();
   }
 
   /** The last observation with `patch` over it. */

@@ -120,6 +120,8 @@ function plannedOf(entry: Entry): ServiceDesired | undefined {
 export class DesiredCache {
   private snapshot: ClusterSnapshot | undefined;
   private observed: ObservedCloud = NOTHING_OBSERVED;
+  /** observed.negMembers once tellNegMembers owns it (changed in place: a tell must not copy every NEG's list). */
+  private ownedNegMembers: Record<string, readonly string[]> | undefined;
   private denyRulesHeld: ReadonlySet<string> = new Set();
   private nodes: NodePart | undefined;
   private nodeObjects = new Set<NodeInfo>();
@@ -176,6 +178,44 @@ export class DesiredCache {
     for (const key of this.denyRulesHeld)
       if (!before.has(key)) for (const entry of this.byKey.get(key) ?? []) replan.add(entry);
     return this.apply({ nodesChanged: true, replan, dirty: new Set(), lbNames: new Set() });
+  }
+
+  /**
+   * The NEG controller's tell: what each NEG it listed or changed holds (`<zone>/<name>` → instance
+   * names; undefined: forgotten). Only the users of NEGs whose members moved are placed again, and
+   * a tell costs its own size, not the number of NEGs: a cold start tells once or twice per Service,
+   * so copying or comparing every NEG's list on each would cost O(Services²).
+   */
+  tellNegMembers(changes: Readonly<Record<string, readonly string[] | undefined>>): StackChange[] {
+    const members = this.ownNegMembers();
+    const moved: string[] = [];
+    for (const [key, list] of Object.entries(changes)) {
+      const was = members[key];
+      if (list === undefined) {
+        if (was === undefined) continue;
+        delete members[key];
+      } else {
+        if (was !== undefined && sameMembers(was, list)) continue;
+        members[key] = list;
+      }
+      moved.push(key);
+    }
+    if (moved.length === 0 || this.snapshot === undefined) return [];
+    const placeAgain = new Set<Entry>();
+    for (const key of moved) for (const entry of this.negUsersOf(key)) placeAgain.add(entry);
+    return this.apply({ nodesChanged: false, replan: new Set(), placeAgain, dirty: new Set(), lbNames: new Set() });
+  }
+
+  /**
+   * The observation's NEG members as a record this cache may change in place: copied once when an
+   * observation from elsewhere brought its own (observe()), kept across amended observations.
+   */
+  private ownNegMembers(): Record<string, readonly string[]> {
+    if (this.ownedNegMembers === undefined || this.observed.negMembers !== this.ownedNegMembers) {
+      this.ownedNegMembers = { ...this.observed.negMembers };
+      this.observed = { ...this.observed, negMembers: this.ownedNegMembers };
+    }
+    return this.ownedNegMembers;
   }
 
   /** A Service's NEGs with their endpoints (none unless it is a placed `neg` Service). */
@@ -492,8 +532,13 @@ function negMembersMovedOnly(before: ObservedCloud, after: ObservedCloud): strin
   for (const field of fields) if (before[field] !== after[field]) return undefined;
   const was = before.negMembers ?? {};
   const now = after.negMembers ?? {};
+  if (was === now) return [];
   const keys = new Set([...Object.keys(was), ...Object.keys(now)]);
   // A tell carries the lists it did not change over by reference: only its own are compared. A NEG
   // listed empty is not one never listed (placeNegService: negsPending).
   return [...keys].filter((key) => was[key] !== now[key] && JSON.stringify(was[key]) !== JSON.stringify(now[key]));
+}
+
+function sameMembers(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((member, i) => member === b[i]);
 }

@@ -245,7 +245,7 @@ describe("model/desiredCache DesiredCache: incremental, equal to the full recomp
                 ...world.observed,
                 negMembers: { ...world.observed.negMembers, [event.key]: event.members },
               };
-              step(cache.observe(world.observed));
+              step(cache.tellNegMembers({ [event.key]: event.members }));
             } else step(cache.update(world.snapshot()));
           }
         },
@@ -300,6 +300,35 @@ describe("model/desiredCache DesiredCache: what each change recomputes", () => {
       ["service.default.web"],
     );
     assert.equal(cache.view("service.default.web").service?.negsPending, undefined);
+  });
+
+  it("tellNegMembers: a NEG listed empty places its Service again; the same list again, or forgetting a NEG never told, places nothing; forgetting it places it again", () => {
+    const negNodes = [
+      gceNode("n1", "11111111-1111-4111-8111-111111111111", A, [], { internalIP: "10.0.0.1" }),
+      gceNode("n2", "22222222-2222-4222-8222-222222222222", A, [], { internalIP: "10.0.0.2" }),
+    ];
+    const negWeb = { ...web, annotations: { "dccm.io/backend": "neg" } };
+    const cache = new DesiredCache(CONFIG);
+    cache.update({ nodes: negNodes, services: [negWeb, api] });
+    const neg = `${A}/${cache.negsOf("default/web")[0]?.name ?? ""}`;
+    const stacks = (changes: { stack: string }[]): string[] => changes.map((change) => change.stack);
+    assert.deepStrictEqual(stacks(cache.tellNegMembers({ [neg]: [] })), ["service.default.web"]);
+    assert.equal(cache.view("service.default.web").service?.negsPending, true);
+    assert.deepStrictEqual(stacks(cache.tellNegMembers({ [neg]: [] })), []);
+    assert.deepStrictEqual(stacks(cache.tellNegMembers({ [`${A}/k8s-unknown`]: undefined })), []);
+    assert.deepStrictEqual(stacks(cache.tellNegMembers({ [neg]: ["n1", "n2"] })), ["service.default.web"]);
+    assert.deepStrictEqual(cache.lastObserved().negMembers, { [neg]: ["n1", "n2"] });
+    assert.equal(cache.view("service.default.web").service?.negsPending, undefined);
+    assert.deepStrictEqual(
+      cache.desired(),
+      desiredState({ nodes: negNodes, services: [negWeb, api] }, CONFIG, cache.lastObserved()),
+    );
+    // An observation from elsewhere brings its own record: the cache copies it before a tell changes it.
+    const theirs = { [neg]: ["n1"] };
+    cache.observe({ ...cache.lastObserved(), negMembers: theirs });
+    cache.tellNegMembers({ [neg]: undefined });
+    assert.deepStrictEqual(theirs, { [neg]: ["n1"] });
+    assert.deepStrictEqual(cache.lastObserved().negMembers, {});
   });
 
   it("a Service changed: only its stack changes, and every other Service's desired state is the object it was (not computed again)", () => {
