@@ -15,26 +15,57 @@ export interface Deadline {
   done(): void;
 }
 
+/**
+ * The calls in flight under each caller's signal. One listener per signal fans its abort out to
+ * them: a listener per call would pass Node's limit of 10 on a signal that many calls share
+ * (MaxListenersExceededWarning), and a call that is over leaves nothing behind.
+ */
+const inFlight = new WeakMap<AbortSignal, Set<() => void>>();
+
+function follow(outer: AbortSignal, onAbort: () => void): () => void {
+  let calls = inFlight.get(outer);
+  if (calls === undefined) {
+    const created = new Set<() => void>();
+    calls = created;
+    inFlight.set(outer, created);
+    outer.addEventListener(
+      "abort",
+      () => {
+        for (const call of [...created]) call();
+        created.clear();
+      },
+      { once: true },
+    );
+  }
+  const registered = calls;
+  registered.add(onAbort);
+  return () => registered.delete(onAbort);
+}
+
 export function deadline(outer: AbortSignal | undefined, ms: number): Deadline {
   const controller = new AbortController();
   let expired = false;
-  const onOuterAbort = (): void => {
-    clearTimeout(timer);
-    controller.abort(outer?.reason);
-  };
-  const release = (): void => {
-    clearTimeout(timer);
-    outer?.removeEventListener("abort", onOuterAbort);
-  };
+  let unfollow = (): void => undefined;
   const timer = setTimeout(() => {
     expired = true;
-    outer?.removeEventListener("abort", onOuterAbort);
+    unfollow();
     // The reason AbortSignal.timeout gives, so callers see the same error as before.
     controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
   }, ms);
   // A deadline never keeps the process alive by itself (as AbortSignal.timeout's timer).
   timer.unref();
+  const onOuterAbort = (): void => {
+    clearTimeout(timer);
+    controller.abort(outer?.reason);
+  };
   if (outer?.aborted === true) onOuterAbort();
-  else outer?.addEventListener("abort", onOuterAbort, { once: true });
-  return { signal: controller.signal, timedOut: () => expired, done: release };
+  else if (outer !== undefined) unfollow = follow(outer, onOuterAbort);
+  return {
+    signal: controller.signal,
+    timedOut: () => expired,
+    done: () => {
+      clearTimeout(timer);
+      unfollow();
+    },
+  };
 }
