@@ -24,6 +24,11 @@ export const CLASS_GKE_L4_EXTERNAL = "networking.gke.io/l4-regional-external";
 export const ANNOTATION_IPV6_SUBNET = "dccm.io/ipv6-subnet";
 /** GKE's (kubernetes/ingress-gce pkg/l4/annotations/service.go CustomSubnetAnnotationKey). */
 export const ANNOTATION_LB_SUBNET = "networking.gke.io/load-balancer-subnet";
+/**
+ * GKE's: names of regional addresses the user reserved, at most one IPv4 and one IPv6; wins over
+ * `spec.loadBalancerIP` (ingress-gce pkg/l4/annotations/l4_static_address.go StaticL4AddressesAnnotationKey).
+ */
+export const ANNOTATION_LB_IP_ADDRESSES = "networking.gke.io/load-balancer-ip-addresses";
 /** GKE's: `enabled` asks a backend-service NetLB (service.go RBSAnnotationKey). */
 export const ANNOTATION_L4_RBS = "cloud.google.com/l4-rbs";
 /** dccm's: the health check of the Service's own (docs/guides/services.md#health-checks). */
