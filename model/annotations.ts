@@ -147,6 +147,13 @@ export const SERVICE_ANNOTATIONS: readonly AnnotationRow[] = [
       "internal: the subnetwork of the address and forwarding rules (wins over `networking.gke.io/internal-load-balancer-subnet`); external, IPv6 or dual-stack: the dual-stack subnetwork the IPv6 address comes from (default config `subnetwork`)",
   },
   {
+    key: ANNOTATION_LB_IP_ADDRESSES,
+    origin: "GKE",
+    values: "names of regional addresses, comma-separated: at most one IPv4, one IPv6",
+    meaning:
+      "the Service's IP of each family it serves is the named address's (reserved by you in the cluster's project and region: EXTERNAL for an external Service, INTERNAL for an internal one); wins over `spec.loadBalancerIP` (both set: a Normal `MixedStaticIP` Event); a name GCE does not have, or of the wrong type or family, is refused. The addresses stay yours: dccm never releases or deletes them",
+  },
+  {
     key: ANNOTATION_L4_RBS,
     origin: "GKE",
     values: "`enabled`",
