@@ -35,6 +35,7 @@ import { readProjectQuotas } from "../gce/quotas";
 import { InstancePresence } from "../controllers/cluster/instances";
 import { computeAddressReader, requestedIpVerifier } from "../controllers/service/requestedIp";
 import { AddressPinner, addressId } from "../controllers/service/addressPins";
+import { AddressNameReader } from "../controllers/service/addressNames";
 import { InstanceLocator } from "../controllers/node/locate";
 import type { DesiredDriver } from "../controllers/desiredDriver";
 import { NegController } from "../controllers/neg/controller";
@@ -213,6 +214,24 @@ function requestedIpCheck(w: Wiring): Pick<ServiceControllerDeps, "verifyRequest
         ),
       w.signal,
     ),
+  };
+}
+
+/** With Compute access: the addresses Services name in networking.gke.io/load-balancer-ip-addresses, read into the observation. */
+function addressNameReads(w: Wiring, r: ReconcilerWiring): Pick<ServiceControllerDeps, "addressNames"> {
+  const { options } = w;
+  const endpoint = options.firstUpGuard?.computeEndpoint ?? options.nodes?.computeEndpoint;
+  if (endpoint === undefined) return {};
+  const { project, region } = options.config;
+  return {
+    addressNames: new AddressNameReader({
+      compute: w.compute.for(endpoint),
+      where: { project, region },
+      annotations: (namespace, name) =>
+        r.parts.watcher.snapshot().services.find((s) => s.namespace === namespace && s.name === name)?.annotations,
+      observed: () => r.desired.cache.lastObserved().addressNames,
+      amend: (addressNames) => r.desired.amend({ addressNames }),
+    }),
   };
 }
 
@@ -420,6 +439,7 @@ function newServiceController(
     status: r.status,
     repairs,
     ...requestedIpCheck(w),
+    ...addressNameReads(w, r),
     ...firstUpGuard(w, parts),
     ...addressPins(w, parts),
     ...quotaGate(w, r, shared),

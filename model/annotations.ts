@@ -24,6 +24,11 @@ export const CLASS_GKE_L4_EXTERNAL = "networking.gke.io/l4-regional-external";
 export const ANNOTATION_IPV6_SUBNET = "dccm.io/ipv6-subnet";
 /** GKE's (kubernetes/ingress-gce pkg/l4/annotations/service.go CustomSubnetAnnotationKey). */
 export const ANNOTATION_LB_SUBNET = "networking.gke.io/load-balancer-subnet";
+/**
+ * GKE's: names of regional addresses the user reserved, at most one IPv4 and one IPv6; wins over
+ * `spec.loadBalancerIP` (ingress-gce pkg/l4/annotations/l4_static_address.go StaticL4AddressesAnnotationKey).
+ */
+export const ANNOTATION_LB_IP_ADDRESSES = "networking.gke.io/load-balancer-ip-addresses";
 /** GKE's: `enabled` asks a backend-service NetLB (service.go RBSAnnotationKey). */
 export const ANNOTATION_L4_RBS = "cloud.google.com/l4-rbs";
 /** dccm's: the health check of the Service's own (docs/guides/services.md#health-checks). */
@@ -140,6 +145,13 @@ export const SERVICE_ANNOTATIONS: readonly AnnotationRow[] = [
     values: "a subnetwork name",
     meaning:
       "internal: the subnetwork of the address and forwarding rules (wins over `networking.gke.io/internal-load-balancer-subnet`); external, IPv6 or dual-stack: the dual-stack subnetwork the IPv6 address comes from (default config `subnetwork`)",
+  },
+  {
+    key: ANNOTATION_LB_IP_ADDRESSES,
+    origin: "GKE",
+    values: "names of regional addresses, comma-separated: at most one IPv4, one IPv6",
+    meaning:
+      "the Service's IP of each family it serves is the named address's (reserved by you in the cluster's project and region: EXTERNAL for an external Service, INTERNAL for an internal one); wins over `spec.loadBalancerIP` (both set: a Normal `MixedStaticIP` Event); a name GCE does not have, or of the wrong type or family, is refused. The addresses stay yours: dccm never releases or deletes them",
   },
   {
     key: ANNOTATION_L4_RBS,

@@ -377,11 +377,22 @@ export type ServicePlan =
   | { kind: "rejected"; rejections: Rejection[] }
   | { kind: "planned"; desired: ServiceDesired; nodeSelector?: LabelRequirement[] };
 
-export function planService(service: ServiceInfo, config: Config, denyRulesHeld: ReadonlySet<string>): ServicePlan {
+/** `addressNames`: ObservedCloud.addressNames, the addresses Services name (model/addressNames.ts). */
+export function planService(
+  service: ServiceInfo,
+  config: Config,
+  denyRulesHeld: ReadonlySet<string>,
+  addressNames?: ObservedCloud["addressNames"],
+): ServicePlan {
   const malformed = malformedService(service, config);
   if (malformed !== undefined) return { kind: "rejected", rejections: [malformed] };
   if (!wantsLoadBalancer(service, config)) return { kind: "ignored" };
-  const outcome = serviceShape(service, config, denyRulesHeld.has(serviceKey(service.namespace, service.name)));
+  const outcome = serviceShape(
+    service,
+    config,
+    denyRulesHeld.has(serviceKey(service.namespace, service.name)),
+    addressNames,
+  );
   if (!outcome.ok) return { kind: "rejected", rejections: outcome.rejections };
   return {
     kind: "planned",
@@ -641,7 +652,7 @@ export function desiredState(
   const planned: Extract<ServicePlan, { kind: "planned" }>[] = [];
   const rejected: Rejection[] = [];
   for (const service of snapshot.services) {
-    const plan = planService(service, config, denyRulesHeld);
+    const plan = planService(service, config, denyRulesHeld, observed.addressNames);
     if (plan.kind === "planned") planned.push(plan);
     else if (plan.kind === "rejected") rejected.push(...plan.rejections);
   }

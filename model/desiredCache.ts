@@ -27,6 +27,7 @@ import {
   type ServiceInfo,
 } from "./types";
 import { hashedName } from "./subsets";
+import { ANNOTATION_LB_IP_ADDRESSES } from "./annotations";
 import {
   clusterDesired,
   compareRejections,
@@ -177,6 +178,10 @@ export class DesiredCache {
       if (!this.denyRulesHeld.has(key)) for (const entry of this.byKey.get(key) ?? []) replan.add(entry);
     for (const key of this.denyRulesHeld)
       if (!before.has(key)) for (const entry of this.byKey.get(key) ?? []) replan.add(entry);
+    // Addresses read by name change only the Services that name addresses.
+    if (previous.addressNames !== observed.addressNames)
+      for (const entry of this.entries.values())
+        if (entry.info.annotations[ANNOTATION_LB_IP_ADDRESSES] !== undefined) replan.add(entry);
     return this.apply({ nodesChanged: true, replan, dirty: new Set(), lbNames: new Set() });
   }
 
@@ -375,7 +380,7 @@ export class DesiredCache {
     const place = new Set<Entry>();
     for (const entry of change.replan) {
       this.unplace(entry, dirty, lbNames);
-      entry.plan = planService(entry.info, this.config, this.denyRulesHeld);
+      entry.plan = planService(entry.info, this.config, this.denyRulesHeld, this.observed.addressNames);
       const planned = plannedOf(entry);
       if (planned !== undefined) {
         addTo(this.byLbName, planned.lbName, entry);

@@ -7,6 +7,7 @@ import {
   ANNOTATION_ILB_SUBNET,
   ANNOTATION_IPV6_SUBNET,
   ANNOTATION_L4_RBS,
+  ANNOTATION_LB_IP_ADDRESSES,
   ANNOTATION_LB_SUBNET,
 } from "./annotations";
 import type { ProblemSink } from "./ipv6";
@@ -87,4 +88,44 @@ export function withRbs(annotation: Read, backend: BackendMode, problems: Proble
   }
   // The config's default target pool gives way; `neg` is a backend service already.
   return backend === "target-pool" ? "backend-service" : backend;
+}
+
+/** GCE's address name (RFC 1035 label), as ingress-gce l4_static_address.go addressNameRegex. */
+const ADDRESS_NAME = /^[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * `networking.gke.io/load-balancer-ip-addresses`: comma-separated address names, trimmed, empty
+ * items skipped (ingress-gce l4_static_address.go ipAddressFromAnnotation). Where ingress-gce reads
+ * only the first two, a third is refused: one IPv4 and one IPv6 is all a Service can use. Which
+ * family each is, only GCE knows (controllers/service/addressNames.ts).
+ */
+export function readAddressNames(read: Read, problems: ProblemSink): string[] {
+  const raw = read(ANNOTATION_LB_IP_ADDRESSES);
+  if (raw === undefined) return [];
+  const names: string[] = [];
+  for (const item of raw.split(",")) {
+    const name = item.trim();
+    if (name === "") continue;
+    if (!ADDRESS_NAME.test(name)) {
+      problems.add(
+        field(ANNOTATION_LB_IP_ADDRESSES),
+        `"${name}" is not an address name (1-63 characters: a lowercase letter, then lowercase letters, digits or hyphens, not ending with a hyphen)`,
+      );
+      return [];
+    }
+    if (names.includes(name)) {
+      problems.add(field(ANNOTATION_LB_IP_ADDRESSES), `"${name}" is named twice`);
+      return [];
+    }
+    names.push(name);
+  }
+  if (names.length > 2) {
+    problems.add(
+      field(ANNOTATION_LB_IP_ADDRESSES),
+      `${names.length} addresses named; at most two (one IPv4, one IPv6)`,
+    );
+    return [];
+  }
+  if (names.length === 0) problems.add(field(ANNOTATION_LB_IP_ADDRESSES), "names no address");
+  return names;
 }

@@ -4,6 +4,7 @@ import {
   ANNOTATION_ILB_GLOBAL_ACCESS,
   ANNOTATION_ILB_SUBNET,
   ANNOTATION_IPV6_SUBNET,
+  ANNOTATION_LB_IP_ADDRESSES,
   ANNOTATION_LB_SUBNET,
   ANNOTATION_LB_TYPE,
   ANNOTATION_LB_TYPE_LEGACY,
@@ -16,7 +17,8 @@ import {
   WEIGHTED_LB_PODS_PER_NODE,
 } from "./annotations";
 import { parseLabelSelector, type LabelRequirement } from "./labelSelector";
-import { readExternalIpv6Subnet, readInternalSubnet, withRbs } from "./gkeAnnotations";
+import { readAddressNames, readExternalIpv6Subnet, readInternalSubnet, withRbs } from "./gkeAnnotations";
+import { resolveAddressNames, type NamedAddress } from "./addressNames";
 import {
   healthCheckSourceRanges,
   healthCheckSourceRangesIPv6,
@@ -39,7 +41,7 @@ import {
   serviceStackName,
   trafficFirewallName,
 } from "./names";
-import { looksLikeIPv6, parseCidr4, parseIPv4 } from "./net";
+import { formatIPv6, looksLikeIPv6, parseCidr4, parseIPv4, parseIPv6 } from "./net";
 import { collapsePortRanges, MAX_FORWARDING_RULE_PORTS } from "./ports";
 import { malformedServiceFields } from "./shape";
 import {
@@ -306,31 +308,101 @@ interface Addressing {
   sourceRanges6: string[];
   userIP?: string;
   userIP6?: string;
+  /** The IPv4 named by the annotation won over a spec.loadBalancerIP also set (MixedStaticIP). */
+  mixedStaticIP?: true;
 }
 
-/** Source ranges and loadBalancerIP: read as before for an IPv4 Service, by family once it asks for IPv6. */
-function readAddressing(service: ServiceInfo, families: Families, served: Served, problems: Problems): Addressing {
+/** The IPs the user's addresses named in `networking.gke.io/load-balancer-ip-addresses` hold, by family. */
+interface NamedIPs {
+  ipv4?: string;
+  ipv6?: string;
+}
+
+const ADDRESS_NAMES_FIELD = `metadata.annotations[${ANNOTATION_LB_IP_ADDRESSES}]`;
+
+/**
+ * The annotation's names resolved against what GCE answered (ObservedCloud.addressNames): each
+ * address stays the user's, its IP taken as a user-owned IP (userIP, userIP6), as spec.loadBalancerIP.
+ * A name not read yet is refused here; the daemon reads it first (controllers/service/plan.ts
+ * waitForAddressNames), the stack program and `dccm render` do not read GCE and refuse the Service.
+ */
+function readNamedIPs(
+  service: ServiceInfo,
+  config: Pick<Config, "project" | "region">,
+  scheme: LbScheme,
+  observed: Readonly<Record<string, NamedAddress | null>> | undefined,
+  problems: Problems,
+): NamedIPs | undefined {
+  const names = readAddressNames((key) => annotation(service, key), problems);
+  if (names.length === 0) return undefined;
+  const unread = names.filter((name) => observed?.[name] === undefined);
+  if (unread.length > 0) {
+    problems.add(
+      ADDRESS_NAMES_FIELD,
+      `address ${unread.join(", ")} not read from GCE yet: the daemon reads each named address before it applies the Service (the stack program, dccm render and dccm preview do not read GCE)`,
+    );
+    return undefined;
+  }
+  const found = new Map(names.map((name) => [name, observed?.[name] ?? undefined]));
+  const resolution = resolveAddressNames(scheme, config, names, found);
+  if (!resolution.ok) {
+    problems.add(ADDRESS_NAMES_FIELD, resolution.problem);
+    return undefined;
+  }
+  // GCE may write an IPv6 address with its range; the rule takes the address alone, in RFC 5952 form
+  // (ingress-gce to_use.go IPv6ToUse, ipv6AddressWithoutRange).
+  const groups = resolution.ipv6 !== undefined ? parseIPv6(resolution.ipv6.ip.split("/")[0] ?? "") : undefined;
+  return {
+    ...(resolution.ipv4 !== undefined ? { ipv4: resolution.ipv4.ip } : {}),
+    ...(groups !== undefined ? { ipv6: formatIPv6(groups) } : {}),
+  };
+}
+
+/**
+ * Source ranges and the user's IPs: read as before for an IPv4 Service, by family once it asks for
+ * IPv6. A named address wins over spec.loadBalancerIP, which is then not read (ingress-gce to_use.go
+ * IPv4ToUse: the annotation first, `.Spec.LoadBalancerIP` only without an IPv4 from it); a named
+ * family the Service does not serve is not used (ingress-gce asks IPv6ToUse only for dual-stack).
+ */
+function readAddressing(
+  service: ServiceInfo,
+  families: Families,
+  served: Served,
+  named: NamedIPs | undefined,
+  problems: Problems,
+): Addressing {
+  const mixed = named?.ipv4 !== undefined && served.ipv4 && (service.loadBalancerIP?.trim() ?? "") !== "";
   if (!families.ipv6) {
-    const userIP = readUserIP(service, problems);
+    const userIP = named?.ipv4 ?? readUserIP(service, problems);
     return {
       served,
       sourceRanges: readSourceRanges(service, problems),
       sourceRanges6: [],
       ...(userIP !== undefined ? { userIP } : {}),
+      ...(mixed ? { mixedStaticIP: true as const } : {}),
     };
   }
   const { field, raw } = rawSourceRanges(service);
   const ranges = readDualSourceRanges(field, raw, served, problems);
   const value = service.loadBalancerIP?.trim();
-  const ips = value === undefined || value === "" ? {} : readUserIPs(value, served, problems);
+  const fromSpec =
+    value === undefined || value === "" || (named?.ipv4 !== undefined && served.ipv4)
+      ? {}
+      : readUserIPs(value, served, problems);
+  const ipv4 = served.ipv4 ? (named?.ipv4 ?? fromSpec.ipv4) : undefined;
+  const ipv6 = served.ipv6 ? (named?.ipv6 ?? fromSpec.ipv6) : undefined;
   return {
     served,
     sourceRanges: ranges.ipv4,
     sourceRanges6: ranges.ipv6,
-    ...(ips.ipv4 !== undefined ? { userIP: ips.ipv4 } : {}),
-    ...(ips.ipv6 !== undefined ? { userIP6: ips.ipv6 } : {}),
+    ...(ipv4 !== undefined ? { userIP: ipv4 } : {}),
+    ...(ipv6 !== undefined ? { userIP6: ipv6 } : {}),
+    ...(mixed ? { mixedStaticIP: true as const } : {}),
   };
 }
+
+/** ingress-gce to_use.go IPv4ToUse's Normal Event when both are set, in its words. */
+export const MIXED_STATIC_IP_MESSAGE = `Found both .Spec.LoadBalancerIP and "${ANNOTATION_LB_IP_ADDRESSES}" annotation. Consider using annotation only.`;
 
 function isPort(value: number | undefined): value is number {
   return value !== undefined && Number.isInteger(value) && value >= 1 && value <= 65535;
@@ -448,7 +520,13 @@ export function sharedNodeHealthCheck(
 }
 
 /** What a Service's spec and annotations say, each field read (and checked) once; problems are collected. */
-function readServiceFields(service: ServiceInfo, config: Config, lbName: string, problems: Problems) {
+function readServiceFields(
+  service: ServiceInfo,
+  config: Config,
+  lbName: string,
+  addressNames: Readonly<Record<string, NamedAddress | null>> | undefined,
+  problems: Problems,
+) {
   if (!/^[0-9a-f]{8}(-?[0-9a-f]{4}){3}-?[0-9a-f]{12}$/.test(service.uid)) {
     problems.add("metadata.uid", `"${service.uid}" is not a UID, so no load balancer name can be derived`);
   }
@@ -470,7 +548,8 @@ function readServiceFields(service: ServiceInfo, config: Config, lbName: string,
   const families = readFamilies(service.ipFamilies, service.ipFamilyPolicy, problems);
   const ipv6Subnet = readIpv6Subnet(service, config, scheme, subnetwork, problems);
   const served = servedFamilies(families, { scheme, backend, networkTier, subnetwork: ipv6Subnet }, problems);
-  const addressing = readAddressing(service, families, served, problems);
+  const named = readNamedIPs(service, config, scheme, addressNames, problems);
+  const addressing = readAddressing(service, families, served, named, problems);
   const frontends = readFrontends(service, lbName, scheme, backend, problems);
   for (const userIP of [addressing.userIP, addressing.userIP6]) checkSharedUserIP(scheme, userIP, frontends, problems);
   const affinity = service.sessionAffinity ?? "None";
@@ -540,7 +619,12 @@ export function withBackends(desired: ServiceDesired, backends: Backends): Servi
 }
 
 /** Everything serviceDesired says that is the Service's own: its backends empty (withBackends fills them). */
-export function serviceShape(service: ServiceInfo, config: Config, denyRuleHeld: boolean): ServiceOutcome {
+export function serviceShape(
+  service: ServiceInfo,
+  config: Config,
+  denyRuleHeld: boolean,
+  addressNames?: Readonly<Record<string, NamedAddress | null>>,
+): ServiceOutcome {
   const malformed = malformedServiceFields(service);
   if (malformed !== undefined) return { ok: false, rejections: [malformed] };
   const key = serviceKey(service.namespace, service.name);
@@ -559,7 +643,7 @@ export function serviceShape(service: ServiceInfo, config: Config, denyRuleHeld:
     frontends,
     affinity,
     healthCheck,
-  } = readServiceFields(service, config, lbName, problems);
+  } = readServiceFields(service, config, lbName, addressNames, problems);
   if (problems.list.length > 0) return { ok: false, rejections: problems.list };
   const { served, userIP } = addressing;
 
@@ -589,7 +673,7 @@ export function serviceShape(service: ServiceInfo, config: Config, denyRuleHeld:
     backendZones: [],
     backendInstances: [],
     ...(backend === "neg" ? { backendNegs: [] } : {}),
-    ...trafficPolicies(service, scheme, backend, weighted),
+    ...withMixedStaticIP(trafficPolicies(service, scheme, backend, weighted), addressing),
     ...(served.ipv6 && ipv6Subnet !== undefined
       ? {
           ipv6: ipv6Desired(
@@ -604,6 +688,20 @@ export function serviceShape(service: ServiceInfo, config: Config, denyRuleHeld:
     ...(config.networkProject !== undefined ? { networkProject: config.networkProject } : {}),
   };
   return { ok: true, desired, ...(nodeSelector !== undefined ? { nodeSelector } : {}) };
+}
+
+/** The traffic policies' notices, with MixedStaticIP (Normal) when the named IPv4 won over spec.loadBalancerIP. */
+function withMixedStaticIP(
+  policies: ReturnType<typeof trafficPolicies>,
+  addressing: Addressing,
+): ReturnType<typeof trafficPolicies> {
+  if (addressing.mixedStaticIP !== true) return policies;
+  const notice: ServiceNotice = { reason: "MixedStaticIP", message: MIXED_STATIC_IP_MESSAGE };
+  const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  const notices = [...(policies.notices ?? []), notice].sort(
+    (a, b) => byText(a.reason, b.reason) || byText(a.message, b.message),
+  );
+  return { ...policies, notices };
 }
 
 /**

@@ -3,6 +3,8 @@
  * fields the model reads are kept, so snapshots stay small on big clusters and can be hashed.
  */
 
+import type { NamedAddress } from "./addressNames";
+
 export interface Taint {
   key: string;
   value?: string;
@@ -279,7 +281,7 @@ export interface NegRef {
 
 /** A Warning a Service's plan carries, told as an Event on each change of its stack. */
 export interface ServiceNotice {
-  reason: "BackendLimit" | "SubsetTruncated" | "UnsupportedConfiguration";
+  reason: "BackendLimit" | "SubsetTruncated" | "UnsupportedConfiguration" | "MixedStaticIP";
   message: string;
 }
 
@@ -463,6 +465,12 @@ export interface ObservedCloud {
   instanceSubnets?: Readonly<Record<string, string>>;
   /** The NEGs' endpoints as the NEG controller last listed or left them, `<zone>/<name>` → instance names: subsets stay stable. */
   negMembers?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * The regional addresses that Services name in `networking.gke.io/load-balancer-ip-addresses`, as
+   * `addresses.get` answered in the config's project and region: name → address, null when GCE has
+   * none of that name. A name not listed was not read yet: its Service waits (model/addressNames.ts).
+   */
+  addressNames?: Readonly<Record<string, NamedAddress | null>>;
 }
 
 export const NOTHING_OBSERVED: ObservedCloud = {

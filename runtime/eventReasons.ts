@@ -50,6 +50,11 @@ export const EVENT_REASONS = {
     object: "Service",
     when: "a Service asks for a combination dccm does not serve (e.g. `networking.gke.io/weighted-load-balancing` without externalTrafficPolicy Local): the rest is served, that part ignored; on each change",
   },
+  MixedStaticIP: {
+    type: "Normal",
+    object: "Service",
+    when: "a Service names an IPv4 address in `networking.gke.io/load-balancer-ip-addresses` and sets spec.loadBalancerIP too: the named address is used (ingress-gce's Event and wording); on each change",
+  },
   DriftCorrected: {
     type: "Normal",
     object: "Service",

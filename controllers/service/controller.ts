@@ -15,6 +15,7 @@ import {
 import type { DesiredCache } from "../../model/desiredCache";
 import type { ClusterWatcher, ServiceMeta } from "../../watcher/informers";
 import { describeError } from "../../runtime/errors";
+import { EVENT_REASONS } from "../../runtime/eventReasons";
 import type { EventRecorder, EventTarget } from "../../runtime/events";
 import type { ReconcileResult, WorkItem } from "../../runtime/queue";
 import type { LedgerWriter } from "../../leaks/ledger";
@@ -39,6 +40,7 @@ import type { StackRunner } from "../../stacks/runner";
 import type { StatusBook } from "../status";
 import type { Adoption } from "../../components/adoption";
 import { ADDRESS_TYPE, type RepairGuard } from "./repairs";
+import type { AddressNameReader } from "./addressNames";
 import { AddressPinError, addressStep, type AddressStep } from "./addressPins";
 import type { QuotaGate } from "./quotaGate";
 import { classifyFailure, QUOTA_EXCEEDED, QUOTA_RETRY_MS, quotaExceededMessage } from "../failures";
@@ -102,6 +104,8 @@ export interface ServiceControllerDeps {
   negsListed?: (service: ServiceDesired) => boolean;
   /** Told that a stack waits for its NEGs' first listing, which then wakes it. */
   waitForNegs?: (stack: string) => void;
+  /** Reads the addresses a Service names (controllers/service/addressNames.ts); absent without Compute access: names stay unread and the Service is refused. */
+  addressNames?: Pick<AddressNameReader, "pending" | "read">;
 }
 
 /** What a pin needs: the reservation, the address's ID, and what the stack holds (to import `<lb>` only once). */
@@ -167,6 +171,7 @@ export class ServiceController {
     meta: ServiceMeta | undefined,
   ): Promise<{ action: ServiceSyncAction["kind"]; result: ReconcileResult }> {
     const { item, namespace, name } = sync;
+    let addressNamesRead = false;
     for (;;) {
       const view = this.deps.cache.view(item.key);
       const action = planServiceSync(sync.record, {
@@ -184,7 +189,24 @@ export class ServiceController {
           view.service !== undefined &&
           reservesTransiently(view.service) &&
           recordedAddress(sync.record.recorded ?? {}, namespace, name).holdsAddress,
+        addressNamesPending:
+          view.service === undefined &&
+          !addressNamesRead &&
+          (this.deps.addressNames?.pending(namespace, name) ?? false),
       });
+      if (action.kind === "waitForAddressNames") {
+        try {
+          await this.deps.addressNames?.read(namespace, name, this.deps.signal);
+        } catch (error) {
+          return {
+            action: action.kind,
+            result: await this.failed(error, sync, { prefix: "Error syncing load balancer", tell: true }),
+          };
+        }
+        // Planned again with the answers: found, the Service runs; not found, it is refused.
+        addressNamesRead = true;
+        continue;
+      }
       if (action.kind !== "inspect")
         return { action: action.kind, result: await this.execute(action, sync, view.service, meta) };
       try {
@@ -234,7 +256,7 @@ export class ServiceController {
   }
 
   private async execute(
-    action: Exclude<ServiceSyncAction, { kind: "inspect" }>,
+    action: Exclude<ServiceSyncAction, { kind: "inspect" | "waitForAddressNames" }>,
     sync: Sync,
     service: ServiceDesired | undefined,
     meta: ServiceMeta | undefined,
@@ -293,7 +315,7 @@ export class ServiceController {
       await this.deps.events.record(target, "Warning", "IPv6Unavailable", service.ipv6Fallback);
     // The plan's notices (a backend limit, a truncated subset, an unsupported combination).
     for (const notice of service.notices ?? [])
-      await this.deps.events.record(target, "Warning", notice.reason, notice.message);
+      await this.deps.events.record(target, EVENT_REASONS[notice.reason].type, notice.reason, notice.message);
   }
 
   private async apply(

@@ -66,6 +66,8 @@ export type ServiceSyncAction =
   | { kind: "waitForCluster" }
   /** Its NEGs were not listed since the start: whether they hold their endpoints is not known yet. */
   | { kind: "waitForNegs" }
+  /** It names addresses not read from GCE yet (or not found when last read): read them, then plan again. */
+  | { kind: "waitForAddressNames" }
   /** Read what the stack recorded (once after a start), then plan again. */
   | { kind: "inspect"; failure: Failure }
   /** The stack declares the desired state: write the status back if someone changed it. */
@@ -97,6 +99,12 @@ export interface ServiceSyncInput {
    * a run releases it (controllers/service/addressPins.ts).
    */
   addressToRelease?: boolean;
+  /**
+   * The Service names addresses in `networking.gke.io/load-balancer-ip-addresses` that were not read
+   * yet, or that GCE had not when last read and were not read again in this sync: the desired state
+   * refuses it for that (model/service.ts readNamedIPs) and must not be told as final.
+   */
+  addressNamesPending?: boolean;
 }
 
 export function planServiceSync(record: StackRecord, input: ServiceSyncInput): ServiceSyncAction {
@@ -124,6 +132,9 @@ export function planServiceSync(record: StackRecord, input: ServiceSyncInput): S
     };
   }
   if (input.rejections.length > 0 && hash !== undefined) {
+    // As ingress-gce reads the addresses before it ensures anything (l4_static_address.go
+    // ipAddressFromAnnotation): no other IP meanwhile, and nothing of an existing load balancer changes.
+    if (input.addressNamesPending === true) return { kind: "waitForAddressNames" };
     // Per object and spec: a Service deleted and created again unchanged is a new object, told again.
     const token = `${meta?.uid ?? ""} ${hash}`;
     return {

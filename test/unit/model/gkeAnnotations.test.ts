@@ -4,6 +4,7 @@ import * as assert from "node:assert/strict";
 import * as fc from "fast-check";
 
 import { desiredState } from "../../../model/desired";
+import { readAddressNames } from "../../../model/gkeAnnotations";
 import type { Config, DesiredState, Rejection, ServiceDesired, ServiceInfo } from "../../../model/types";
 import { CONFIG, gceNode, lbService } from "../../support/builders";
 
@@ -182,5 +183,59 @@ describe("model: GKE annotations", () => {
       assert.deepStrictEqual(rejections(run({ [RBS]: "Enabled" })), [
         [`metadata.annotations[${RBS}]`, '"Enabled" is not enabled'],
       ]));
+  });
+});
+
+describe("readAddressNames (networking.gke.io/load-balancer-ip-addresses)", () => {
+  const KEY_FIELD = "metadata.annotations[networking.gke.io/load-balancer-ip-addresses]";
+  function read(value: string | undefined): { names: string[]; problems: [string, string][] } {
+    const problems: [string, string][] = [];
+    const names = readAddressNames(
+      (key) => (key === "networking.gke.io/load-balancer-ip-addresses" ? value : undefined),
+      { add: (where, message) => problems.push([where, message]) },
+    );
+    return { names, problems };
+  }
+  const cases: [string | undefined, string[], [string, string][]][] = [
+    [undefined, [], []],
+    ["web-v4", ["web-v4"], []],
+    [" web-v4 , web-v6 ", ["web-v4", "web-v6"], []],
+    ["web-v4,,", ["web-v4"], []],
+    ["", [], [[KEY_FIELD, "names no address"]]],
+    [" , ", [], [[KEY_FIELD, "names no address"]]],
+    [
+      "Web",
+      [],
+      [
+        [
+          KEY_FIELD,
+          `"Web" is not an address name (1-63 characters: a lowercase letter, then lowercase letters, digits or hyphens, not ending with a hyphen)`,
+        ],
+      ],
+    ],
+    [
+      "a-",
+      [],
+      [
+        [
+          KEY_FIELD,
+          `"a-" is not an address name (1-63 characters: a lowercase letter, then lowercase letters, digits or hyphens, not ending with a hyphen)`,
+        ],
+      ],
+    ],
+    ["a,a", [], [[KEY_FIELD, `"a" is named twice`]]],
+    ["a,b,c", [], [[KEY_FIELD, "3 addresses named; at most two (one IPv4, one IPv6)"]]],
+  ];
+  for (const [value, names, problems] of cases)
+    it(value === undefined ? "absent" : JSON.stringify(value), () => {
+      assert.deepStrictEqual(read(value), { names, problems });
+    });
+  it("takes every valid name of 63 characters and refuses 64", () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z][-a-z0-9]{0,61}[a-z0-9]$/), (name) => {
+        assert.deepStrictEqual(read(name), { names: [name], problems: [] });
+      }),
+    );
+    assert.equal(read(`a${"b".repeat(63)}`).problems.length, 1);
   });
 });

@@ -54,6 +54,9 @@ describe("controllers/service/plan: planServiceSync", () => {
     loadBalancerClasses: ["dccm.io/gce"],
   };
   const recorded = { loadBalancers: { "default/web": { ingress: ["34.1.2.3"] } } };
+  const ADDRESS_NAMES_FIELD = "metadata.annotations[networking.gke.io/load-balancer-ip-addresses]";
+  const UNREAD = "address web-ip not read from GCE yet";
+  const NOT_FOUND = "no address web-ip in project dccm-test region us-central1";
   const syncing = { prefix: "Error syncing load balancer", tell: true } as const;
   const cases: Array<[string, StackRecord, Partial<ServiceSyncInput>, ServiceSyncAction]> = [
     [
@@ -194,6 +197,26 @@ describe("controllers/service/plan: planServiceSync", () => {
       { kind: "reject", message: "SCTP is not supported", tell: true, token: "uid-2 h2" },
     ],
     [
+      "refused while its named addresses are not read: read them first, nothing told, nothing deleted",
+      { known: true, applied: "h1", recorded, published: ["34.1.2.3"] },
+      {
+        service: undefined,
+        rejections: [{ service: "default/web", field: ADDRESS_NAMES_FIELD, message: UNREAD }],
+        addressNamesPending: true,
+      },
+      { kind: "waitForAddressNames" },
+    ],
+    [
+      "refused once its named addresses are read (GCE has none of that name): told",
+      { known: true, applied: "h1", recorded, published: ["34.1.2.3"] },
+      {
+        service: undefined,
+        rejections: [{ service: "default/web", field: ADDRESS_NAMES_FIELD, message: NOT_FOUND }],
+        addressNamesPending: false,
+      },
+      { kind: "reject", message: NOT_FOUND, tell: true, token: "uid-1 h2" },
+    ],
+    [
       "gone, nothing of ours: forget",
       { known: false },
       { service: undefined, hash: undefined, meta: undefined },
@@ -328,10 +351,19 @@ describe("controllers/service/plan: properties", () => {
       negsListed: fc.boolean(),
       loadBalancerClasses: fc.constant<string[]>(["dccm.io/gce"]),
       addressToRelease: fc.boolean(),
+      addressNamesPending: fc.constant(false),
     });
 
   it("nothing is deleted because of bad input: an invalid Service is only ever rejected", () => {
     fc.assert(fc.property(record, input(false, true), (r, i) => assert.equal(planServiceSync(r, i).kind, "reject")));
+  });
+
+  it("a Service whose named addresses are not read only waits: no run, no removal, no rejection told", () => {
+    fc.assert(
+      fc.property(record, input(false, true), (r, i) =>
+        assert.equal(planServiceSync(r, { ...i, addressNamesPending: true }).kind, "waitForAddressNames"),
+      ),
+    );
   });
 
   it("an address to release is never left for a publish: a ready, read, wanted Service runs", () => {
