@@ -50,6 +50,11 @@ export const EVENT_REASONS = {
     object: "Service",
     when: "a Service asks for a combination dccm does not serve (e.g. `networking.gke.io/weighted-load-balancing` without externalTrafficPolicy Local): the rest is served, that part ignored; on each change",
   },
+  LoadBalancerManualChange: {
+    type: "Normal",
+    object: "Service",
+    when: "`firewallManagement: manual`, or `auto` after GCE refused a firewall write (403): one Event per firewall change dccm did not make, with the ready-to-run `gcloud compute firewall-rules create|update|delete … --project <networkProject>` command (the stock CCM's reason and wording); on each change",
+  },
   DriftCorrected: {
     type: "Normal",
     object: "Service",
