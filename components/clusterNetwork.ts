@@ -1,6 +1,13 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
-import { instanceGroupKey, networkProjectOf, ownedDescription, type ClusterDesired, type OwnerMarker } from "../model";
+import {
+  instanceGroupKey,
+  networkProjectOf,
+  ownedDescription,
+  type ClusterDesired,
+  type OwnerMarker,
+  type PublishedFirewall,
+} from "../model";
 import { instanceLink, negKey, networkUrl, subnetworkUrl } from "./links";
 import { ignoredChanges } from "./ignored";
 import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
@@ -9,6 +16,8 @@ export interface ClusterNetworkArgs {
   cluster: ClusterDesired;
   /** Written into the description of every group, health check and firewall created (model/names.ts OwnerMarker); none without it. */
   owner?: OwnerMarker;
+  /** model/firewallCommands.ts firewallsPublished: the node health-check firewall is not declared but published. */
+  firewallsPublished?: true;
 }
 
 /**
@@ -29,6 +38,8 @@ export class ClusterNetwork extends pulumi.ComponentResource {
   readonly networkEndpointGroups: Record<string, pulumi.Output<string>>;
   /** `<zone>/<name>` → instance names of every NEG: read back as ObservedCloud.negMembers (subsets stay stable). */
   readonly networkEndpointGroupMembers: Record<string, string[]>;
+  /** With `firewallsPublished`: the node health-check firewall, for someone else to write; otherwise none. */
+  readonly publishedFirewalls: PublishedFirewall[];
 
   constructor(name: string, args: ClusterNetworkArgs, opts?: pulumi.ComponentResourceOptions) {
     super("dccm:gcp:ClusterNetwork", name, {}, opts);
@@ -73,15 +84,20 @@ export class ClusterNetwork extends pulumi.ComponentResource {
     this.legacyNodeHealthCheck = cluster.legacyNodeHealthCheck
       ? legacyHealthCheck(`${name}:node-legacy-hc`, cluster.project, cluster.nodeHealthCheck, childOpts).selfLink
       : undefined;
-    // Firewalls and routes live in the network's project (cloud-provider-gcp v0.28.2 support.go:
-    // the Firewalls and Routes calls go to NetworkProjectID, everything else to ProjectID).
-    firewall(
-      `${name}:node-hc-fw`,
-      networkProjectOf(cluster),
-      cluster.network,
-      cluster.nodeHealthCheckFirewall,
-      childOpts,
-    );
+    if (args.firewallsPublished === true)
+      this.publishedFirewalls = [{ action: "allow", spec: cluster.nodeHealthCheckFirewall, destinationRanges: [] }];
+    else {
+      // Firewalls and routes live in the network's project (cloud-provider-gcp v0.28.2 support.go:
+      // the Firewalls and Routes calls go to NetworkProjectID, everything else to ProjectID).
+      firewall(
+        `${name}:node-hc-fw`,
+        networkProjectOf(cluster),
+        cluster.network,
+        cluster.nodeHealthCheckFirewall,
+        childOpts,
+      );
+      this.publishedFirewalls = [];
+    }
 
     this.routes = {};
     for (const route of cluster.routes) {
