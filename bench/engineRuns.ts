@@ -26,6 +26,7 @@ import {
 } from "../model";
 import { startTestEnv, type TestEnv } from "../test/support/e2e/env";
 import { testenvBinDir } from "../test/support/tooling/testenv-paths";
+import { BENCH_NODE } from "./scale";
 import { median, round } from "./stats";
 
 export interface EngineRunFigures {
@@ -184,17 +185,7 @@ async function runCpu<T>(run: () => Promise<T>): Promise<RunCpu> {
 
 function snapshot(services: number): ClusterSnapshot {
   return {
-    nodes: [
-      {
-        name: "node-1",
-        uid: "0b7a3c1e-0000-4000-8000-000000000001",
-        providerID: "gce://dccm-test/us-central1-a/node-1",
-        labels: { "topology.kubernetes.io/zone": "us-central1-a" },
-        taints: [],
-        deleting: false,
-        podCIDRs: [],
-      },
-    ],
+    nodes: [BENCH_NODE],
     services: Array.from({ length: services }, (_, i) => ({
       namespace: "default",
       name: `s${i}`,

@@ -25,7 +25,15 @@ import * as readline from "node:readline";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../daemon/daemon";
-import { CLUSTER_STACK, isServiceStack, loadBalancerName, parseConfig, serviceStackName, type Config } from "../model";
+import {
+  CLUSTER_STACK,
+  isServiceStack,
+  loadBalancerName,
+  parseConfig,
+  serviceStackName,
+  type Config,
+  type NodeInfo,
+} from "../model";
 import { createNode } from "../test/support/e2e/cluster";
 import { daemonOptions, startTestEnv, type E2eBackend, type TestEnv } from "../test/support/e2e/env";
 import { eventually } from "../test/support/wait";
@@ -168,6 +176,27 @@ async function emulatorBusyMs(gce: EmulatorProcess): Promise<number> {
   );
   gce.child.send(BUSY_QUESTION);
   return answer;
+}
+
+/** The one Node of the single-node benches (engineRuns, runHeap), located in us-central1-a. */
+export const BENCH_NODE: NodeInfo = {
+  name: "node-1",
+  uid: "0b7a3c1e-0000-4000-8000-000000000001",
+  providerID: "gce://dccm-test/us-central1-a/node-1",
+  labels: { "topology.kubernetes.io/zone": "us-central1-a" },
+  taints: [],
+  deleting: false,
+  podCIDRs: [],
+};
+
+/** BENCH_NODE's VM in the emulator of `project`. */
+export async function putBenchNode(gce: EmulatorEndpoints, project: string): Promise<void> {
+  const response = await fetch(`${gce.endpoint}/emulator/instances/${project}/us-central1-a/node-1`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: "{}",
+  });
+  if (!response.ok) throw new Error(`bench: the emulator refused node-1: ${response.status}`);
 }
 
 export async function stopEmulatorProcess(gce: EmulatorProcess): Promise<void> {

@@ -11,6 +11,7 @@
  * first and the last 25 changes. Run with --expose-gc (the npm script does).
  */
 import * as fs from "node:fs";
+import * as path from "node:path";
 import * as v8 from "node:v8";
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../daemon/daemon";
@@ -19,7 +20,7 @@ import { loadBalancerName, parseConfig, type Config } from "../model";
 import { createNode } from "../test/support/e2e/cluster";
 import { daemonOptions, startTestEnv, type TestEnv } from "../test/support/e2e/env";
 import { eventually } from "../test/support/wait";
-import { startEmulatorProcess, stopEmulatorProcess, type EmulatorProcess } from "./scale";
+import { putBenchNode, startEmulatorProcess, stopEmulatorProcess, type EmulatorProcess } from "./scale";
 import { elapsedMs, median, round, runAlone } from "./stats";
 
 const CONFIG: Config = parseConfig({
@@ -36,6 +37,16 @@ const SAMPLE_EVERY = 50;
 const WARM_UP_RUNS = 100;
 const LATENCY_WINDOW = 25;
 const MB = 1024 * 1024;
+/**
+ * Heap snapshots after these runs (counted over both phases; DCCM_SOAK_SNAPSHOTS, e.g. `150,400`)
+ * into DCCM_SOAK_SNAPSHOT_DIR, for bench/heapDiff.ts. Only for a diagnosis: writing one takes
+ * seconds and leaves RSS some 250 MB higher, so that run's RSS figures say nothing.
+ */
+const SNAPSHOTS_AT = (process.env.DCCM_SOAK_SNAPSHOTS ?? "")
+  .split(",")
+  .filter((entry) => entry !== "")
+  .map(Number);
+const SNAPSHOT_DIR = process.env.DCCM_SOAK_SNAPSHOT_DIR ?? process.cwd();
 
 export interface SoakPhase {
   runs: number;
@@ -57,6 +68,8 @@ export interface SoakPhase {
  * Where the process's memory is, to tell what RSS grows with: V8's heap (used, and the pages it
  * holds), memory outside it (Buffers, native handles), the code space, and the kernel's count of
  * anonymous pages (malloc's arenas among them) against file-backed ones (/proc/self/smaps_rollup).
+ * The code space both as the pages V8 holds (`codeSpace`, in 256 KB steps) and as what its code
+ * uses (`codeSpaceUsed`): functions optimised as they get hot grow the second by a few KB.
  */
 export const MEMORY_SERIES = [
   "heapUsed",
@@ -64,6 +77,7 @@ export const MEMORY_SERIES = [
   "external",
   "arrayBuffers",
   "codeSpace",
+  "codeSpaceUsed",
   "rss",
   "anonymous",
   "fileBacked",
@@ -89,6 +103,7 @@ function measure(): Record<MemorySeries, number> {
     external: memory.external,
     arrayBuffers: memory.arrayBuffers,
     codeSpace: code?.space_size ?? 0,
+    codeSpaceUsed: code?.space_used_size ?? 0,
     rss: memory.rss,
     anonymous,
     fileBacked: (smapsField(rollup, "Rss") ?? 0) - anonymous,
@@ -137,6 +152,10 @@ async function phase(
       );
       if (i >= WARM_UP_RUNS)
         for (const series of MEMORY_SERIES) samples.get(series)?.push({ runs: i, heapBytes: sample[series] });
+    }
+    if (SNAPSHOTS_AT.includes(offset + i)) {
+      const file = v8.writeHeapSnapshot(path.join(SNAPSHOT_DIR, `soak-${offset + i}.heapsnapshot`));
+      process.stderr.write(`soak: heap snapshot ${file}\n`);
     }
   }
   const start = median(latencies.slice(0, LATENCY_WINDOW));
@@ -205,12 +224,7 @@ export async function benchSoak(
     }),
   );
   try {
-    const response = await fetch(`${gce.endpoint}/emulator/instances/${CONFIG.project}/us-central1-a/node-1`, {
-      method: "PUT",
-      headers: { "content-type": "application/json" },
-      body: "{}",
-    });
-    if (!response.ok) throw new Error(`bench: the emulator refused node-1: ${response.status}`);
+    await putBenchNode(gce, CONFIG.project);
     await createNode(core, "node-1", "us-central1-a");
     const firewalls = await createServices(core);
     await daemon.start(() => undefined);

@@ -102,14 +102,6 @@ export const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name"
     value: "PROJECT",
     help: "Shared VPC host project: firewalls and routes live there (default: project)",
   },
-  firewallManagement: {
-    value: "MODE",
-    help: "managed (dccm writes the firewalls), manual (it publishes the gcloud commands instead) or auto (managed until the host project refuses) (default managed)",
-  },
-  multiProject: {
-    value: "BOOL",
-    help: "serve Nodes whose providerID names another project from that project (default false)",
-  },
 };
 
 /** What each GCP key does, for docs/reference/configuration.md: whether it is required (and its default), and what it means. */
@@ -191,16 +183,6 @@ export const GCP_KEY_REFERENCE: Record<ConfigKey, { readonly required: string; r
     required: "no (`project`)",
     meaning:
       "the Shared VPC host project, as the stock CCM's gce.conf `network-project-id`: firewalls and routes are created, read, repaired and collected there, and network and subnetwork references name it; everything else stays in `project`. See [Shared VPC](../guides/shared-vpc.md)",
-  },
-  firewallManagement: {
-    required: "no (`managed`)",
-    meaning:
-      "`managed`: dccm writes the firewalls; `manual`: it writes none, and publishes per Service the `gcloud` commands that would (Event `LoadBalancerManualChange`, `dccm preview`, `dccm firewalls`); `auto`: managed, until the project refuses a firewall write (403): that Service's firewalls then turn `manual`. See [Shared VPC](../guides/shared-vpc.md)",
-  },
-  multiProject: {
-    required: "no (`false`)",
-    meaning:
-      "as the stock CCM's `--enable-multi-project`: a Node whose `spec.providerID` names another project is looked up, grouped and routed in that project instead of skipped",
   },
   enableL4DenyFirewall: {
     required: "no (`false`, as the stock CCM's `--enable-l4-deny-firewall`)",

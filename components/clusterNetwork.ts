@@ -3,12 +3,13 @@ import * as pulumi from "@pulumi/pulumi";
 import {
   instanceGroupKey,
   networkProjectOf,
+  networkUrl,
   ownedDescription,
   type ClusterDesired,
   type OwnerMarker,
   type PublishedFirewall,
 } from "../model";
-import { instanceLink, negKey, networkUrl, subnetworkUrl } from "./links";
+import { instanceLink } from "./links";
 import { ignoredChanges } from "./ignored";
 import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 
@@ -22,8 +23,7 @@ export interface ClusterNetworkArgs {
 
 /**
  * The cluster stack: per-zone instance groups of the backend nodes, the shared node health check
- * and its firewall, one route per node podCIDR, and the `neg` Services' GCE_VM_IP NEGs with their
- * endpoints (here, not in the Service stacks: a node's entry or exit is one run of this stack).
+ * and its firewall, one route per node podCIDR.
  */
 export class ClusterNetwork extends pulumi.ComponentResource {
   /** instanceGroupKey (the zone for its first group, `<zone>/<name>` for the others) → self link. */
@@ -34,10 +34,6 @@ export class ClusterNetwork extends pulumi.ComponentResource {
   readonly legacyNodeHealthCheck: pulumi.Output<string> | undefined;
   /** node name → route name, for the routes this stack declares. */
   readonly routes: Record<string, pulumi.Output<string>>;
-  /** `<zone>/<name>` → self link of every NEG of a `neg` Service. */
-  readonly networkEndpointGroups: Record<string, pulumi.Output<string>>;
-  /** `<zone>/<name>` → instance names of every NEG: read back as ObservedCloud.negMembers (subsets stay stable). */
-  readonly networkEndpointGroupMembers: Record<string, string[]>;
   /** With `firewallsPublished`: the node health-check firewall, for someone else to write; otherwise none. */
   readonly publishedFirewalls: PublishedFirewall[];
 
@@ -124,20 +120,9 @@ export class ClusterNetwork extends pulumi.ComponentResource {
       this.routes[route.node] = resource.name;
     }
 
-    const negs = declareNegs(name, cluster, childOpts);
-    this.networkEndpointGroups = negs.links;
-    this.networkEndpointGroupMembers = negs.members;
-
     this.registerOutputs({
       instanceGroups: this.instanceGroups,
       instanceGroupMembers: this.instanceGroupMembers,
-      // Only with NEGs: a cluster without `neg` Services records what it did before.
-      ...(cluster.networkEndpointGroups !== undefined
-        ? {
-            networkEndpointGroups: this.networkEndpointGroups,
-            networkEndpointGroupMembers: this.networkEndpointGroupMembers,
-          }
-        : {}),
       nodeHealthCheck: this.nodeHealthCheck,
       legacyNodeHealthCheck: this.legacyNodeHealthCheck,
       routes: this.routes,
@@ -146,57 +131,7 @@ export class ClusterNetwork extends pulumi.ComponentResource {
 }
 
 /**
- * Per NEG of a `neg` Service: the GCE_VM_IP NetworkEndpointGroup and its NetworkEndpointList.
- * Returns their self links and members by `<zone>/<name>`.
- */
-function declareNegs(
-  name: string,
-  cluster: ClusterDesired,
-  childOpts: pulumi.CustomResourceOptions,
-): { links: Record<string, pulumi.Output<string>>; members: Record<string, string[]> } {
-  const links: Record<string, pulumi.Output<string>> = {};
-  const members: Record<string, string[]> = {};
-  for (const neg of cluster.networkEndpointGroups ?? []) {
-    const key = negKey(neg);
-    const group = new gcp.compute.NetworkEndpointGroup(
-      `${name}:neg-${neg.zone}-${neg.name}`,
-      {
-        project: cluster.project,
-        zone: neg.zone,
-        name: neg.name,
-        description: neg.description,
-        networkEndpointType: "GCE_VM_IP",
-        network: networkUrl(networkProjectOf(cluster), cluster.network),
-        subnetwork: subnetworkUrl(networkProjectOf(cluster), cluster.region, neg.subnetwork),
-      },
-      // A NEG has no update method: every input forces a replacement, which GCE refuses while a
-      // backend service lists it; the owner marker is written at creation only.
-      { ...childOpts, ignoreChanges: ignoredChanges("gcp:compute/networkEndpointGroup:NetworkEndpointGroup") },
-    );
-    // One list per NEG, updated in place (google_compute_network_endpoints detaches the endpoints
-    // that left and attaches those that came): a node's entry or exit never replaces the group a
-    // backend service lists.
-    new gcp.compute.NetworkEndpointList(
-      `${name}:neg-${neg.zone}-${neg.name}-endpoints`,
-      {
-        project: cluster.project,
-        zone: neg.zone,
-        networkEndpointGroup: group.name,
-        networkEndpoints: neg.endpoints.map((endpoint) => ({
-          instance: endpoint.instance,
-          ipAddress: endpoint.ipAddress,
-        })),
-      },
-      { parent: group, deleteBeforeReplace: true },
-    );
-    links[key] = group.selfLink;
-    members[key] = neg.endpoints.map((endpoint) => endpoint.instance);
-  }
-  return { links, members };
-}
-
-/**
- * The cluster with the owner marker in the descriptions of its groups, NEGs, health check and firewall
+ * The cluster with the owner marker in the descriptions of its groups, health check and firewall
  * (not its routes: their description is the stock CCM's). Here, not in the model, so the stack's
  * hash stays; resources that exist keep their description (ignoreChanges).
  */
@@ -211,8 +146,5 @@ function ownedCluster(cluster: ClusterDesired, owner: OwnerMarker | undefined): 
     instanceGroups: cluster.instanceGroups.map(owned),
     nodeHealthCheck: owned(cluster.nodeHealthCheck),
     nodeHealthCheckFirewall: owned(cluster.nodeHealthCheckFirewall),
-    ...(cluster.networkEndpointGroups !== undefined
-      ? { networkEndpointGroups: cluster.networkEndpointGroups.map(owned) }
-      : {}),
   };
 }

@@ -2,6 +2,8 @@
  * Self links for references that cross stacks (a Service stack points at the cluster stack's health
  * check and instance groups by name, since it cannot read another stack's resources).
  */
+import { networkUrl, subnetworkUrl } from "../model";
+
 const COMPUTE_V1 = "https://www.googleapis.com/compute/v1";
 
 export function regionalLink(project: string, region: string, collection: string, name: string): string {
@@ -21,25 +23,6 @@ export function instanceLink(project: string, zone: string, name: string): strin
 }
 
 /**
- * The network as a relative URL. InstanceGroup sends `network` to GCE verbatim
- * (terraform-provider-google-beta resource_compute_instance_group.go, resourceComputeInstanceGroupCreate:
- * `instanceGroup.Network = v.(string)`), and GCE refuses a bare name there. The other resources
- * dccm declares expand a bare name themselves (ParseNetworkFieldValue), so they keep it: a changed
- * input there would only be noise in existing stacks' diffs.
- */
-export function networkUrl(project: string, network: string): string {
-  return network.includes("/") ? network : `projects/${project}/global/networks/${network}`;
-}
-
-/**
- * A subnetwork of the cluster's region as a relative URL, as `networkUrl` (a NEG's subnetwork is
- * a name in the desired state; a value already holding `/` is a link and kept).
- */
-export function subnetworkUrl(project: string, region: string, subnetwork: string): string {
-  return subnetwork.includes("/") ? subnetwork : `projects/${project}/regions/${region}/subnetworks/${subnetwork}`;
-}
-
-/**
  * A network reference from a resource of the service project. Under a Shared VPC it names the host
  * project (`projects/<host>/global/networks/<net>`): a bare name would be expanded in the resource's
  * own project (ParseNetworkFieldValue), where the network is not. Without one, the value as declared
@@ -54,7 +37,7 @@ export function sharedSubnetwork(networkProject: string | undefined, region: str
   return networkProject === undefined ? subnetwork : subnetworkUrl(networkProject, region, subnetwork);
 }
 
-/** A NEG's key in outputs and observations: `<zone>/<name>` (ObservedCloud.negMembers, referencedNegs). */
+/** A NEG's key in outputs and observations: `<zone>/<name>` (ObservedCloud.negMembers). */
 export function negKey(neg: { zone: string; name: string }): string {
   return `${neg.zone}/${neg.name}`;
 }

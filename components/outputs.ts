@@ -53,17 +53,18 @@ export function serviceKeyOutput(scope: Scope): Record<string, string> {
 export function stackSlice(desired: DesiredState, scope: Scope): DesiredState {
   if (scope.kind !== "service") return desired;
   const key = `${scope.namespace}/${scope.name}`;
+  // Its own NEGs' endpoints, which only a stack keeping them (the stack program from CI) declares.
+  const own = (desired.networkEndpointGroups ?? []).filter((neg) => neg.service === key);
   return {
     cluster: {
       ...desired.cluster,
       routes: [],
       instanceGroups: desired.cluster.instanceGroups.map((group) => ({ ...group, instances: [] })),
-      // A Service stack names its NEGs from its own backendNegs.
-      ...(desired.cluster.networkEndpointGroups !== undefined ? { networkEndpointGroups: [] } : {}),
     },
     services: desired.services.filter((service) => service.key === key),
     rejected: desired.rejected.filter((rejection) => rejection.service === key),
     warnings: [],
+    ...(own.length > 0 ? { networkEndpointGroups: own } : {}),
   };
 }
 

@@ -11,10 +11,12 @@ import {
   type PublishedFirewall,
   type FrontendSpec,
   type Ipv6Desired,
+  type NegSpec,
   type OwnerMarker,
   type ServiceDesired,
 } from "../model";
-import { instanceLink, negKey, sharedNetwork, sharedSubnetwork, zonalLink } from "./links";
+import { networkUrl, subnetworkUrl } from "../model";
+import { instanceLink, negKey, sharedNetwork, sharedSubnetwork } from "./links";
 import { ignoredChanges } from "./ignored";
 import { denyFirewall, firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
 
@@ -26,11 +28,6 @@ export interface ClusterRefs {
   legacyNodeHealthCheck: pulumi.Input<string>;
   /** instanceGroupKey (the zone for its first group, `<zone>/<name>` for the others) → self link. */
   instanceGroups: Record<string, pulumi.Input<string>>;
-  /**
-   * `<zone>/<name>` → self link of the NEGs the cluster stack declares in this program (one stack
-   * for everything); a NEG not listed is referenced by its link from project, zone and name.
-   */
-  networkEndpointGroups?: Record<string, pulumi.Input<string>>;
 }
 
 /**
@@ -60,6 +57,12 @@ export interface ServiceLoadBalancerArgs {
   firewallsPublished?: true;
   /** A transient Service's IPv4 address held for this run; none: its rules keep whatever IP they have. */
   pin?: AddressPin;
+  /**
+   * Backend `neg`, from the stack program run by CI (no daemon, so no NEG controller): its NEGs'
+   * endpoints, declared as a NetworkEndpointList per NEG. Absent in the daemon, whose NEG controller
+   * keeps them in no stack.
+   */
+  negEndpoints?: readonly NegSpec[];
 }
 
 export interface LoadBalancerResources {
@@ -71,16 +74,14 @@ export interface LoadBalancerResources {
   firewalls: string[];
   /** IPv6 Services only: the address `<lb>-ipv6` (unless a user-owned IPv6 loadBalancerIP). */
   ipv6Address?: string;
-  /**
-   * Backend `neg` only: the NEGs (`<zone>/<name>`) its backend services list, read back as
-   * ObservedCloud.referencedNegs (the cluster stack keeps them while this stack lists them).
-   */
+  /** Backend `neg` only, once its backend services list its NEGs (`<zone>/<name>`, filled by the NEG controller). */
   networkEndpointGroups?: string[];
 }
 
 /**
  * One LoadBalancer Service: address, health check (ETP=Local only), backend service per protocol
- * (or target pool), forwarding rule per protocol, firewalls.
+ * (or target pool), forwarding rule per protocol, firewalls; backend `neg`: its zonal GCE_VM_IP
+ * NEGs, without endpoints (the NEG controller's, controllers/neg/).
  */
 export class ServiceLoadBalancer extends pulumi.ComponentResource {
   /** The IPs to publish in status.loadBalancer.ingress. */
@@ -95,10 +96,15 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
     super("dccm:gcp:ServiceLoadBalancer", name, {}, opts);
     const service = ownedService(args.service, args.owner);
     // GCE names are fixed, so a replacement must delete the old resource before creating the new one.
+    const childOpts: pulumi.CustomResourceOptions = { parent: this, deleteBeforeReplace: true };
+    const negs =
+      service.backend === "neg" ? declareNegs(name, { ...args, service }, childOpts) : { links: {}, lists: [] };
     const children: Children = {
       name,
       args: { ...args, service },
-      opts: { parent: this, deleteBeforeReplace: true },
+      opts: childOpts,
+      negs: negs.links,
+      negLists: negs.lists,
       published: [],
     };
     // A SingleStack IPv6 Service declares no IPv4 address, forwarding rule or firewall.
@@ -137,7 +143,9 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
       healthCheck: service.healthCheck.spec.name,
       firewalls: [...firewalls, ...(ipv6?.firewalls ?? [])],
       ...(ipv6?.address !== undefined ? { ipv6Address: ipv6.address } : {}),
-      ...(service.backend === "neg" ? { networkEndpointGroups: (service.backendNegs ?? []).map(negKey) } : {}),
+      ...(service.backend === "neg" && service.negsPending !== true
+        ? { networkEndpointGroups: (service.backendNegs ?? []).map(negKey) }
+        : {}),
     };
     this.registerOutputs({
       ingressIPs: this.ingressIPs,
@@ -180,8 +188,64 @@ interface Children {
   name: string;
   args: ServiceLoadBalancerArgs;
   opts: pulumi.CustomResourceOptions;
+  /** Backend `neg`: `<zone>/<name>` → self link of each NEG this component declares. */
+  negs: Record<string, pulumi.Output<string>>;
+  /** Their endpoint lists, when declared here (ServiceLoadBalancerArgs.negEndpoints): the backend services wait for them. */
+  negLists: pulumi.Resource[];
   /** With `firewallsPublished`: the rules not declared, their destination resolved. */
   published: pulumi.Output<PublishedFirewall>[];
+}
+
+/**
+ * Per NEG of a `neg` Service (ServiceDesired.backendNegs): a zonal GCE_VM_IP NetworkEndpointGroup in
+ * its subnetwork, as ingress-gce's NEG controller creates one per zone (pkg/neg/syncers); here,
+ * beside the backend services that list it, so it is created before them and deleted after them.
+ */
+function declareNegs(
+  name: string,
+  args: ServiceLoadBalancerArgs,
+  opts: pulumi.CustomResourceOptions,
+): { links: Record<string, pulumi.Output<string>>; lists: pulumi.Resource[] } {
+  const { service, project, region, network } = args;
+  const host = service.networkProject ?? project;
+  const links: Record<string, pulumi.Output<string>> = {};
+  const lists: pulumi.Resource[] = [];
+  const endpointsOf = new Map((args.negEndpoints ?? []).map((spec) => [negKey(spec), spec.endpoints]));
+  for (const neg of service.backendNegs ?? []) {
+    const group = new gcp.compute.NetworkEndpointGroup(
+      `${name}:neg-${neg.zone}-${neg.name}`,
+      {
+        project,
+        zone: neg.zone,
+        name: neg.name,
+        description: service.description,
+        networkEndpointType: "GCE_VM_IP",
+        network: networkUrl(host, network),
+        subnetwork: subnetworkUrl(host, region, neg.subnetwork),
+      },
+      // A NEG has no update method: every input forces a replacement, which GCE refuses while a
+      // backend service lists it; the owner marker is written at creation only.
+      { ...opts, ignoreChanges: ignoredChanges("gcp:compute/networkEndpointGroup:NetworkEndpointGroup") },
+    );
+    links[negKey(neg)] = group.selfLink;
+    const endpoints = endpointsOf.get(negKey(neg));
+    if (args.negEndpoints === undefined) continue;
+    // Updated in place (google_compute_network_endpoints detaches the endpoints that left and
+    // attaches those that came): a node's entry or exit never replaces the group.
+    lists.push(
+      new gcp.compute.NetworkEndpointList(
+        `${name}:neg-${neg.zone}-${neg.name}-endpoints`,
+        {
+          project,
+          zone: neg.zone,
+          networkEndpointGroup: group.name,
+          networkEndpoints: (endpoints ?? []).map(({ instance, ipAddress }) => ({ instance, ipAddress })),
+        },
+        { parent: group, deleteBeforeReplace: true },
+      ),
+    );
+  }
+  return { links, lists };
 }
 
 /**
@@ -350,7 +414,7 @@ function declareFrontend(
 
 /** A frontend's backend service: the Service's backend instance groups (or NEGs) behind the health check. */
 function declareBackendService(
-  { name, args, opts }: Children,
+  { name, args, opts, negs, negLists }: Children,
   frontend: FrontendSpec,
   healthCheck: pulumi.Input<string>,
   inherited: string[],
@@ -368,8 +432,9 @@ function declareBackendService(
       sessionAffinity: service.sessionAffinity,
       healthChecks: healthCheck,
       ...(service.scheme === "INTERNAL" ? { network: sharedNetwork(service.networkProject, network) } : {}),
-      ...(service.backend === "neg"
-        ? negBackendFields(args, frontend)
+      // Until its NEGs are filled, a `neg` Service's backend service is an instance-group one (negsPending).
+      ...(service.backend === "neg" && service.negsPending !== true
+        ? negBackendFields(service, frontend, negs)
         : {
             backends: backendGroupKeys(service).map((key) => ({
               group: instanceGroupLink(args.cluster, key),
@@ -386,6 +451,8 @@ function declareBackendService(
     // ensureInternalBackendService): replacing one would take its forwarding rule down.
     {
       ...opts,
+      // Declared endpoints (CI) are attached before a backend service lists their NEGs.
+      ...(negLists.length > 0 && service.backend === "neg" ? { dependsOn: negLists } : {}),
       aliases: inherited.map((other) => ({ name: `${name}:backend-${other}` })),
       replaceOnChanges: ["protocol"],
       ignoreChanges: ignoredChanges("gcp:compute/regionBackendService:RegionBackendService"),
@@ -625,17 +692,16 @@ function otherProtocols(declared: readonly string[]): string[] {
  * pods-per-node). Only here: instance-group backend services keep what they had.
  */
 function negBackendFields(
-  args: ServiceLoadBalancerArgs,
+  service: ServiceDesired,
   frontend: FrontendSpec,
+  negs: Record<string, pulumi.Output<string>>,
 ): Pick<
   gcp.compute.RegionBackendServiceArgs,
   "backends" | "connectionDrainingTimeoutSec" | "networkPassThroughLbTrafficPolicy" | "localityLbPolicy"
 > {
-  const { service, project, cluster } = args;
   return {
     backends: (service.backendNegs ?? []).map((neg) => ({
-      group:
-        cluster.networkEndpointGroups?.[negKey(neg)] ?? zonalLink(project, neg.zone, "networkEndpointGroups", neg.name),
+      group: negLink(negs, negKey(neg)),
       balancingMode: "CONNECTION",
     })),
     connectionDrainingTimeoutSec: frontend.protocol === "UDP" ? 0 : 30,
@@ -644,6 +710,12 @@ function negBackendFields(
       : {}),
     ...(service.weightedLoadBalancing === true ? { localityLbPolicy: "WEIGHTED_MAGLEV" } : {}),
   };
+}
+
+function negLink(negs: Record<string, pulumi.Output<string>>, key: string): pulumi.Output<string> {
+  const link = negs[key];
+  if (link === undefined) throw new Error(`no NEG ${key} declared for the backend service`);
+  return link;
 }
 
 function instanceGroupLink(cluster: ClusterRefs, key: string): pulumi.Input<string> {

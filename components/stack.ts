@@ -36,11 +36,6 @@ export interface StackOutputs {
   instanceGroups: Record<string, pulumi.Output<string>>;
   /** Cluster scopes only: `<zone>/<name>` → instance names of every group, read back as ObservedCloud.groupMembers. */
   instanceGroupMembers?: Record<string, string[]>;
-  /**
-   * Cluster scopes with `neg` Services only: `<zone>/<name>` → instance names of every NEG, read
-   * back as ObservedCloud.negMembers.
-   */
-  networkEndpointGroupMembers?: Record<string, string[]>;
   routes: Record<string, pulumi.Output<string>>;
   /** Self link of the legacy HTTP health check target pools use, while one is declared. */
   legacyNodeHealthCheck?: pulumi.Output<string>;
@@ -65,6 +60,12 @@ export function clusterRefsByName(desired: DesiredState): ClusterRefs {
   };
 }
 
+/**
+ * Who keeps a `neg` Service's NEG endpoints: the daemon's NEG controller (controllers/neg/), or the
+ * stack itself, as NetworkEndpointList resources, when the stack program runs from CI without one.
+ */
+export type NegEndpointsKeeper = "controller" | "stack";
+
 function declareService(
   service: ServiceDesired,
   desired: DesiredState,
@@ -72,8 +73,10 @@ function declareService(
   opts: pulumi.ComponentResourceOptions,
   owner: OwnerMarker | undefined,
   pin: AddressPin | undefined,
+  negEndpoints: NegEndpointsKeeper,
 ): pulumi.Output<LoadBalancerOutput> {
   const { cluster } = desired;
+  const ownEndpoints = (desired.networkEndpointGroups ?? []).filter((neg) => neg.service === service.key);
   const lb = new ServiceLoadBalancer(
     service.key,
     {
@@ -84,6 +87,7 @@ function declareService(
       cluster: refs,
       ...(owner !== undefined ? { owner } : {}),
       ...(pin !== undefined ? { pin } : {}),
+      ...(negEndpoints === "stack" && service.backend === "neg" ? { negEndpoints: ownEndpoints } : {}),
     },
     opts,
   );
@@ -105,13 +109,15 @@ export interface DeclaredStack {
  * before declaring anything: declaring nothing would make `up` delete its load balancer.
  * `adoption`: existing GCE resources the children import (components/adoption.ts). `owner`: the
  * marker every created resource's description carries (the daemon's clusterId and cluster UID);
- * none from CI, which has no cluster UID (its resources are never proven leaks).
+ * none from CI, which has no cluster UID (its resources are never proven leaks). `negEndpoints`: who
+ * keeps the NEGs' endpoints (the stack program from CI: `stack`).
  */
 export function declareStack(
   desired: DesiredState,
   scope: Scope,
   adoption?: Adoption,
   owner?: OwnerMarker,
+  negEndpoints: NegEndpointsKeeper = "controller",
 ): DeclaredStack {
   const opts: pulumi.ComponentResourceOptions = { transformations: adoptionTransformations(adoption) };
   for (const warning of desired.warnings) void pulumi.log.warn(warning);
@@ -125,8 +131,6 @@ export function declareStack(
     );
     outputs.instanceGroups = network.instanceGroups;
     outputs.instanceGroupMembers = network.instanceGroupMembers;
-    if (desired.cluster.networkEndpointGroups !== undefined)
-      outputs.networkEndpointGroupMembers = network.networkEndpointGroupMembers;
     outputs.routes = network.routes;
     if (network.legacyNodeHealthCheck !== undefined) outputs.legacyNodeHealthCheck = network.legacyNodeHealthCheck;
     const priority = desired.cluster.nodeHealthCheckFirewall.priority;
@@ -135,7 +139,6 @@ export function declareStack(
       nodeHealthCheck: network.nodeHealthCheck,
       legacyNodeHealthCheck: network.legacyNodeHealthCheck ?? refs.legacyNodeHealthCheck,
       instanceGroups: network.instanceGroups,
-      networkEndpointGroups: network.networkEndpointGroups,
     };
   }
   if (scope.kind === "cluster") return { outputs, rejected: [] };
@@ -153,6 +156,7 @@ export function declareStack(
         opts,
         owner,
         adoption?.addressPins?.get(service.key),
+        negEndpoints,
       );
   }
   return { outputs, rejected };

@@ -23,6 +23,8 @@ export interface DesiredDriverDeps {
   debounceMs: number;
   /** Into the stack queue (runtime/queue.ts KeyedQueue). */
   enqueue: (stack: string, flags?: EnqueueFlags) => void;
+  /** Into the NEG controller's queue: a Service whose NEGs or endpoints changed (controllers/neg/). */
+  enqueueNegs?: (serviceKey: string) => void;
 }
 
 export class DesiredDriver {
@@ -71,6 +73,7 @@ export class DesiredDriver {
     const changes = this.update(this.source);
     this.filled = true;
     for (const change of changes) this.deps.enqueue(change.stack, { changed: true });
+    this.tellNegs();
   }
 
   /** As the Service controller's records start: with Service stacks known now, their references are unread until each is read. */
@@ -97,6 +100,13 @@ export class DesiredDriver {
   /** A new observation of GCE or of the applied stacks: the stacks whose desired state it changes run. */
   observe(observed: ObservedCloud): void {
     for (const change of this.deps.cache.observe(observed)) this.deps.enqueue(change.stack, { changed: true });
+    this.tellNegs();
+  }
+
+  /** What the NEGs hold now (the NEG controller's lists and calls), over what was known of the others; undefined: forgotten. */
+  negMembers(members: Record<string, string[] | undefined>): void {
+    for (const change of this.deps.cache.tellNegMembers(members)) this.deps.enqueue(change.stack, { changed: true });
+    this.tellNegs();
   }
 
   /** The last observation with `patch` over it. */
@@ -129,5 +139,11 @@ export class DesiredDriver {
   private recompute(): void {
     if (!this.filled || this.source === undefined) return;
     for (const change of this.update(this.source)) this.deps.enqueue(change.stack, { changed: true });
+    this.tellNegs();
+  }
+
+  private tellNegs(): void {
+    const keys = this.deps.cache.takeNegChanges();
+    for (const key of keys) this.deps.enqueueNegs?.(key);
   }
 }

@@ -28,13 +28,13 @@ export class ControllerMetrics {
     this.registry = registry;
     this.reconciles = new prom.Counter({
       name: "dccm_reconciles_total",
-      help: "Reconciles by stack kind (cluster, service) and result (ok, retry, retryAfter, giveUp).",
+      help: "Reconciles by kind (cluster, service: a stack; neg: a Service's NEG endpoints) and result (ok, retry, retryAfter, giveUp).",
       labelNames: ["kind", "result"],
       registers: [registry],
     });
     this.retries = new prom.Counter({
       name: "dccm_reconcile_retries_total",
-      help: "Failed reconciles scheduled for a retry after an exponential backoff, by stack kind (cluster, service).",
+      help: "Failed reconciles scheduled for a retry after an exponential backoff, by kind (cluster, service, neg).",
       labelNames: ["kind"],
       registers: [registry],
     });

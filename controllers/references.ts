@@ -12,8 +12,6 @@ export interface ClusterReferences {
    * numbered one (daemon/daemon.ts splits them into referencedZones and referencedGroups).
    */
   zones: string[];
-  /** NEGs, `<zone>/<name>` (backend `neg`): kept declared, emptied, until no stack lists them. Unset when none. */
-  negs?: string[];
   legacyHealthCheck: boolean;
   /**
    * The Services (`namespace/name`) whose stack holds a deny rule (`enableL4DenyFirewall`); on one
@@ -45,8 +43,6 @@ export function withReferences(
   };
   delete next.denyRulesHeld;
   delete next.denyRulesUnread;
-  delete next.referencedNegs;
-  if (references.negs !== undefined && references.negs.length > 0) next.referencedNegs = references.negs;
   if (references.denyRules !== undefined && references.denyRules.length > 0) next.denyRulesHeld = references.denyRules;
   if (references.unread === true && clusterFirewallAboveDeny) next.denyRulesUnread = true;
   return next;
@@ -58,7 +54,6 @@ export function withReferences(
  */
 export class ReferenceUnion {
   private readonly zones = new Map<string, number>();
-  private readonly negs = new Map<string, number>();
   private readonly denyRules = new Map<string, number>();
   private legacyHealthCheck = 0;
 
@@ -70,10 +65,8 @@ export class ReferenceUnion {
   /** Zones and deny rules sorted. */
   union(): ClusterReferences {
     const denyRules = [...this.denyRules.keys()].sort();
-    const negs = [...this.negs.keys()].sort();
     return {
       zones: [...this.zones.keys()].sort(),
-      ...(negs.length > 0 ? { negs } : {}),
       legacyHealthCheck: this.legacyHealthCheck > 0,
       ...(denyRules.length > 0 ? { denyRules } : {}),
     };
@@ -81,7 +74,6 @@ export class ReferenceUnion {
 
   private count(references: ClusterReferences, delta: 1 | -1): void {
     countEach(this.zones, references.zones, delta);
-    countEach(this.negs, references.negs ?? [], delta);
     countEach(this.denyRules, references.denyRules ?? [], delta);
     if (references.legacyHealthCheck) this.legacyHealthCheck += delta;
   }

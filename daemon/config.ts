@@ -472,6 +472,8 @@ export function daemonOptions(
       settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
     firstUpGuard:
       settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
+    negEndpoints:
+      settings.nodes.computeEndpoint !== undefined ? { computeEndpoint: settings.nodes.computeEndpoint } : {},
     ...(settings.sharedProvider ? { sharedProvider: true } : {}),
     ...(settings.adopt
       ? {

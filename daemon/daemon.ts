@@ -31,6 +31,9 @@ import {
   ComputeClients,
   newDriftScanner,
   newLeakMonitor,
+  enqueueEveryNegService,
+  newNegCheck,
+  newNegController,
   newNodeController,
   newQueue,
   newReconciler,
@@ -75,6 +78,7 @@ export class Daemon {
       cache: new DesiredCache(options.config),
       debounceMs: options.debounceMs,
       enqueue: (stack, flags) => this.running.queue?.enqueue(stack, flags),
+      enqueueNegs: (serviceKey) => this.running.negController?.enqueue(serviceKey),
     });
     this.status = new StatusBook(undefined, (stack) => this.desired.stackKeys.serviceOf(stack));
   }
@@ -103,6 +107,11 @@ export class Daemon {
       () => new Set(desired.cache.desired().cluster.routes.map((route) => route.node)),
     );
     running.nodeController = newNodeController(this.wiring, parts, routeStatus);
+    // Stacks whose plan waits for their NEGs' first listing: the listing wakes them (waitForNegs).
+    const negWaits = new Set<string>();
+    running.negController = newNegController(this.wiring, desired, negWaits, (stack, flags) =>
+      running.queue?.enqueue(stack, flags),
+    );
     const reconciler = newReconciler(this.wiring, {
       parts,
       running,
@@ -110,6 +119,7 @@ export class Daemon {
       status: this.status,
       routeStatus,
       fullRefreshMs: this.fullRefreshMs(),
+      negWaits,
     });
     running.reconciler = reconciler;
     // Before anything runs: a cluster stack recording another cluster's identity stops the start.
@@ -171,6 +181,10 @@ export class Daemon {
   private startPeriodic(parts: StartParts): void {
     const { options, running } = this;
     const settled = (): Promise<void> => this.idle();
+    if (running.negController !== undefined) {
+      running.negCheck = newNegCheck(this.wiring, this.desired, running.negController, settled);
+      running.negCheck.start();
+    }
     if (options.leakCheck !== undefined) {
       running.leakMonitor = newLeakMonitor(this.wiring, parts, {
         computeEndpoint: options.leakCheck.computeEndpoint,
@@ -332,6 +346,11 @@ export class Daemon {
       .catch((error: unknown) =>
         this.options.logger.error({ err: error }, "draining the queue after losing leadership failed"),
       );
+    running.negController?.queue
+      .drain()
+      .catch((error: unknown) =>
+        this.options.logger.error({ err: error }, "draining the NEG queue after losing leadership failed"),
+      );
     // Node initialization writes to Nodes: also only the leader's job.
     running.nodeController
       ?.stop()
@@ -341,13 +360,28 @@ export class Daemon {
     this.metrics.leader.set(0);
   }
 
+  /** For tests and benchmarks: the NEG controller's pass of the drift interval, now (await idle() for it). */
+  checkNegs(): void {
+    if (this.running.negController !== undefined) enqueueEveryNegService(this.desired, this.running.negController);
+  }
+
   /** For tests and benchmarks: one drift pass by listing now (undefined without one, or when it failed). */
   async driftPass(): Promise<DriftPass | undefined> {
     return this.running.driftScanner?.pass();
   }
 
-  /** For tests and benchmarks: resolves when no stack is queued or running. */
+  /** For tests and benchmarks: the stacks waiting out a backoff or a retryAfter, which idle() does not wait for. */
+  waitingStacks(): string[] {
+    return this.running.queue?.waiting() ?? [];
+  }
+
+  /**
+   * For tests and benchmarks: resolves when no stack and no NEG sync is queued or running (a
+   * stack's apply enqueues its NEGs' sync; a sync's tell may change a stack).
+   */
   async idle(): Promise<void> {
+    await this.running.queue?.idle();
+    await this.running.negController?.queue.idle();
     await this.running.queue?.idle();
   }
 
@@ -364,6 +398,8 @@ export class Daemon {
       running.reconciler?.stop();
       await Promise.all([
         running.queue?.drain(),
+        running.negController?.queue.drain(),
+        running.negCheck?.stop(),
         running.nodeController?.stop(),
         running.watcher?.stop(),
         running.leakMonitor?.stop(),

@@ -59,4 +59,9 @@ export interface DaemonOptions {
    * (controllers/service/existingLoadBalancer.ts); off when undefined (the first up then runs unchecked).
    */
   firstUpGuard?: { computeEndpoint?: string };
+  /**
+   * The NEG controller (controllers/neg/): the endpoints of `neg` Services' NEGs, through Compute,
+   * on every change and every drift interval; off when undefined (their NEGs then stay empty).
+   */
+  negEndpoints?: { computeEndpoint?: string };
 }

@@ -4,7 +4,7 @@
  */
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { instanceGroupName, stackKind } from "../model";
+import { instanceGroupName, parseServiceKey, stackKind, type ServiceDesired } from "../model";
 import { ClusterWatcher } from "../watcher/informers";
 import type { EventRecorder } from "../runtime/events";
 import { kubeError, kubeStatusCode, type KeepAliveAgents } from "../runtime/kube";
@@ -37,6 +37,9 @@ import { computeAddressReader, requestedIpVerifier } from "../controllers/servic
 import { AddressPinner, addressId } from "../controllers/service/addressPins";
 import { InstanceLocator } from "../controllers/node/locate";
 import type { DesiredDriver } from "../controllers/desiredDriver";
+import { NegController } from "../controllers/neg/controller";
+import { negKey } from "../components/links";
+import { Periodic } from "../runtime/periodic";
 import { StackRunner } from "../stacks/runner";
 import { clusterProjectName } from "../stacks/project";
 import { newProcessMarker, PROCESS_OWNER_VARIABLE, Reaper } from "../stacks/reaper";
@@ -89,6 +92,9 @@ export interface Running {
   queue?: KeyedQueue;
   reconciler?: Reconciler;
   nodeController?: NodeController;
+  negController?: NegController;
+  /** Every `neg` Service's NEGs looked at again each drift interval (their endpoints are in no stack to refresh). */
+  negCheck?: Periodic;
   leakMonitor?: LeakMonitor;
   driftScanner?: DriftScanner;
 }
@@ -295,6 +301,8 @@ export interface ReconcilerWiring {
   status: StatusBook;
   routeStatus: ClusterRouteStatus;
   fullRefreshMs: number;
+  /** Stacks waiting for their NEGs' first listing (newNegController wakes them). */
+  negWaits: Set<string>;
 }
 
 /** What both stack controllers share: one record per stack, the pulumi runs, the full refresh timers. */
@@ -415,6 +423,16 @@ function newServiceController(
     ...firstUpGuard(w, parts),
     ...addressPins(w, parts),
     ...quotaGate(w, r, shared),
+    negsApplied: (serviceKey) => r.running.negController?.enqueue(serviceKey),
+    ...(w.options.negEndpoints !== undefined
+      ? {
+          negsListed: (service: ServiceDesired) => {
+            const members = r.desired.cache.lastObserved().negMembers ?? {};
+            return (service.backendNegs ?? []).every((neg) => members[negKey(neg)] !== undefined);
+          },
+          waitForNegs: (stack: string) => r.negWaits.add(stack),
+        }
+      : {}),
   });
 }
 
@@ -484,6 +502,81 @@ export function newQueue(w: Wiring, reconciler: Reconciler, status: StatusBook):
       record: (stack, result) => status.reconciled(stack, result),
     }),
   });
+}
+
+/** Services whose NEG endpoints are synced at once. */
+export const NEG_SYNC_PARALLELISM = 16;
+
+/** The NEG controller, when on: its own queue, the desired state's NEGs, what they hold told back to it. */
+export function newNegController(
+  w: Wiring,
+  desired: DesiredDriver,
+  waits: Set<string>,
+  enqueueStack: (stack: string, flags: EnqueueFlags) => void,
+): NegController | undefined {
+  const { options, metrics } = w;
+  if (options.negEndpoints === undefined) return undefined;
+  return new NegController({
+    project: options.config.project,
+    compute: w.compute.for(options.negEndpoints.computeEndpoint),
+    negsOf: (serviceKey) => desired.cache.negsOf(serviceKey),
+    tellMembers: (members) => desired.negMembers(members),
+    onListed: (serviceKey) => {
+      const ref = parseServiceKey(serviceKey);
+      if (ref === undefined) return;
+      const stack = desired.stackKeys.stackOf(ref.namespace, ref.name);
+      // A stack waiting for this listing (waitForNegs) runs now, news or not, as ClusterController
+      // wakes the stacks waiting for the cluster; any other is only enqueued (a backoff stands).
+      enqueueStack(stack, waits.delete(stack) ? { changed: true } : {});
+    },
+    signal: w.signal,
+    logger: options.logger,
+    // A sync is a few Compute calls and no engine run: waiting on GCE, not on the cores. GCE's
+    // rate quotas bound them (a 429 or 403 rateLimitExceeded is retried with backoff, gce/transport.ts).
+    parallelism: NEG_SYNC_PARALLELISM,
+    backoffBaseMs: options.backoffBaseMs,
+    backoffMaxMs: options.backoffMaxMs,
+    onResult: resultObserver({
+      logger: options.logger,
+      keyField: "service",
+      kindOf: () => "neg",
+      giveUpLevel: "error",
+      reconciles: metrics.controllers.reconciles,
+      retries: metrics.controllers.retries,
+    }),
+  });
+}
+
+/** Each `neg` Service's NEGs to be listed and put back to their endpoints. */
+export function enqueueEveryNegService(desired: DesiredDriver, negs: NegController): void {
+  const services = new Set((desired.cache.desired().networkEndpointGroups ?? []).map((neg) => neg.service));
+  for (const service of services) negs.enqueue(service, true);
+}
+
+/** Every drift interval, each `neg` Service's NEGs listed and put back to their endpoints. */
+export function newNegCheck(
+  w: Wiring,
+  desired: DesiredDriver,
+  negs: NegController,
+  settled: () => Promise<void>,
+): Periodic {
+  const { options } = w;
+  return new Periodic(
+    {
+      name: "NEG endpoint check",
+      periodMs: options.driftMs,
+      jitter: options.driftJitter,
+      signal: w.signal,
+      settled,
+      logger: options.logger,
+      // The start-up's syncs listed every NEG.
+      skipFirst: true,
+    },
+    () => {
+      enqueueEveryNegService(desired, negs);
+      return Promise.resolve();
+    },
+  );
 }
 
 /** What the periodic checks share: their cadence, and a wait until the queue is idle before their first. */

@@ -21,6 +21,7 @@ import {
   parseInstanceList,
   parseRegion,
 } from "./parse";
+import type { NegEndpoint } from "../model";
 import { parseQuotas, type QuotaApi, type QuotaReading } from "./quotas";
 import { bodyOf, ComputeTransport, type Request, type TransportOptions } from "./transport";
 import {
@@ -48,6 +49,10 @@ const MAX_PAGES = 1000;
 // operations.wait returns after about 2 minutes even when the operation still runs; deletes of the
 // resources dccm manages take seconds, so this many waits means something is stuck.
 const MAX_OPERATION_WAITS = 15;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
 
 export class ComputeClient implements ComputeApi, ComputeResourceApi, QuotaApi {
   private readonly transport: ComputeTransport;
@@ -135,6 +140,65 @@ export class ComputeClient implements ComputeApi, ComputeResourceApi, QuotaApi {
     };
     await this.paginate(origin, {}, opts, onPage, "POST");
     return out;
+  }
+
+  /**
+   * A zonal NEG's endpoints (networkEndpointGroups.listNetworkEndpoints: a POST, paginated, items
+   * `{ networkEndpoint: { instance, ipAddress } }` with the instance by its name); undefined when
+   * GCE answers that the NEG does not exist.
+   */
+  async listNetworkEndpoints(
+    project: string,
+    zone: string,
+    group: string,
+    opts?: CallOptions,
+  ): Promise<NegEndpoint[] | undefined> {
+    const out: NegEndpoint[] = [];
+    const origin = {
+      call: "networkEndpointGroups.listNetworkEndpoints",
+      resource: `projects/${project}/zones/${zone}/networkEndpointGroups/${group}/listNetworkEndpoints`,
+    } as const;
+    const onPage = (body: unknown): void => {
+      for (const item of listItems(body)) {
+        const endpoint = isObject(item) ? item.networkEndpoint : undefined;
+        if (!isObject(endpoint)) continue;
+        const { instance, ipAddress } = endpoint;
+        if (typeof instance === "string" && typeof ipAddress === "string")
+          out.push({ instance: instance.slice(instance.lastIndexOf("/") + 1), ipAddress });
+      }
+    };
+    try {
+      await this.paginate(origin, {}, opts, onPage, "POST");
+    } catch (error) {
+      if (error instanceof ComputeError && error.status === 404) return undefined;
+      throw error;
+    }
+    return out;
+  }
+
+  /** Attaches (or detaches) endpoints to a zonal NEG and waits for the operation: GCE takes at most 500 per call (MAX_ENDPOINTS_PER_CALL). */
+  async changeNetworkEndpoints(
+    change: "attach" | "detach",
+    project: string,
+    zone: string,
+    group: string,
+    endpoints: readonly NegEndpoint[],
+    opts?: CallOptions,
+  ): Promise<void> {
+    const call = `networkEndpointGroups.${change}NetworkEndpoints` as const;
+    const negPath = `projects/${project}/zones/${zone}/networkEndpointGroups/${group}`;
+    // One request ID for every retry: GCE answers a repeat with the first request's operation.
+    const res = await this.transport.send(
+      {
+        call,
+        method: "POST",
+        resource: `${negPath}/${change}NetworkEndpoints`,
+        query: { requestId: randomUUID() },
+        body: { networkEndpoints: endpoints.map(({ instance, ipAddress }) => ({ instance, ipAddress })) },
+      },
+      opts,
+    );
+    await this.waitOperation(call, negPath, bodyOf(res), opts);
   }
 
   async getResource(call: `${CollectionCall}.get`, resourcePath: string, opts?: CallOptions): Promise<unknown> {

@@ -58,8 +58,6 @@ export function declaredResourceIds(desired: DesiredState, scope: Scope): string
     if (cluster.legacyNodeHealthCheck) ids.push(global("httpHealthChecks", cluster.nodeHealthCheck.name));
     ids.push(network("firewalls", cluster.nodeHealthCheckFirewall.name));
     for (const route of cluster.routes) ids.push(network("routes", route.name));
-    for (const neg of cluster.networkEndpointGroups ?? [])
-      ids.push(resourceId(project, `zones/${neg.zone}`, "networkEndpointGroups", neg.name));
   }
   if (scope.kind === "cluster") return ids;
   for (const service of desired.services) {
@@ -73,6 +71,8 @@ export function declaredResourceIds(desired: DesiredState, scope: Scope): string
           : regional("healthChecks", service.healthCheck.spec.name),
       );
     if (targetPool) ids.push(regional("targetPools", service.lbName));
+    for (const neg of service.backendNegs ?? [])
+      ids.push(resourceId(project, `zones/${neg.zone}`, "networkEndpointGroups", neg.name));
     for (const frontend of service.frontends) {
       if (!targetPool) ids.push(regional("backendServices", frontend.name));
       if (service.ipv6Only !== true) ids.push(regional("forwardingRules", frontend.name));

@@ -3,6 +3,7 @@
  * (region, zone or "global") and name, and the `kind/scope/name` resource ID the drift pass, the
  * leak check, `dccm gc` and `dccm adopt` match on.
  */
+import { networkProjectOf } from "../model";
 import type { CollectionCall } from "./types";
 
 /** Where a kind's resources live: a region's collection, a zone's, or the project's global one. */
@@ -113,7 +114,7 @@ export function kindOfPulumiType(type: string): (KindRow & { kind: ResourceKind 
 /** The project a resource of `kind` lives in: the Shared VPC host for firewalls and routes, else `project`. */
 export function projectOfKind(kind: ResourceKind, projects: Projects): string {
   const row: KindRow = kindRow(kind);
-  return row.inNetworkProject === true ? (projects.networkProject ?? projects.project) : projects.project;
+  return row.inNetworkProject === true ? networkProjectOf(projects) : projects.project;
 }
 
 /** `regions/<r>`, `zones/<z>` or `global`: where a resource of `kind` in `scope` sits in the API path. */

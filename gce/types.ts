@@ -33,6 +33,9 @@ export type ComputeCall =
   | `${CollectionCall}.${"list" | "get" | "delete"}`
   | "addresses.insert"
   | "instanceGroups.listInstances"
+  | "networkEndpointGroups.listNetworkEndpoints"
+  | "networkEndpointGroups.attachNetworkEndpoints"
+  | "networkEndpointGroups.detachNetworkEndpoints"
   | "regionOperations.wait"
   | "zoneOperations.wait"
   | "globalOperations.wait";

@@ -4,14 +4,7 @@ import { healthCheckKeys } from "./healthCheckConfig";
 import { INSTANCE_GROUP_MAX_INSTANCES } from "./limits";
 import { instanceGroupName, isValidGceName, nodeHealthCheckFirewallName, routeName } from "./names";
 import { parseCidr4 } from "./net";
-import {
-  ADDRESS_RESERVATIONS,
-  type BackendMode,
-  type Config,
-  FIREWALL_MANAGEMENTS,
-  POD_CIDR_SOURCES,
-  POD_CIDR_STACKS,
-} from "./types";
+import { ADDRESS_RESERVATIONS, type BackendMode, type Config, POD_CIDR_SOURCES, POD_CIDR_STACKS } from "./types";
 
 /** config `backendMode`'s values, in the order its error lists them. */
 export const BACKEND_MODES: readonly BackendMode[] = ["backend-service", "target-pool", "neg"];
@@ -39,8 +32,6 @@ export const CONFIG_KEYS = [
   "nodeHealthCheckPort",
   "nodeHealthCheckPath",
   "networkProject",
-  "firewallManagement",
-  "multiProject",
 ] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
@@ -195,8 +186,6 @@ export function parseConfig(raw: RawConfig): Config {
   const addressReservation = oneOf(raw, "addressReservation", ADDRESS_RESERVATIONS, problems);
   const healthChecks = healthCheckKeys(raw, problems, list);
   const networkProject = text(raw, "networkProject", problems);
-  const firewallManagement = oneOf(raw, "firewallManagement", FIREWALL_MANAGEMENTS, problems);
-  const multiProject = bool(raw, "multiProject", false, problems);
   // Checked after trimming, so "  " or " , " counts as missing.
   const present: Record<(typeof REQUIRED)[number], boolean> = {
     project: project !== "",
@@ -251,8 +240,6 @@ export function parseConfig(raw: RawConfig): Config {
     ...healthChecks,
     // The service project named again is no Shared VPC: one spelling of "no host project".
     ...(networkProject !== undefined && networkProject !== project ? { networkProject } : {}),
-    ...(firewallManagement !== undefined && firewallManagement !== "managed" ? { firewallManagement } : {}),
-    ...(multiProject ? { multiProject } : {}),
   };
 }
 

@@ -11,14 +11,12 @@ import {
   clusterDescription,
   instanceGroupName,
   isNegOf,
-  loadBalancerName,
   negName,
   nodeHealthCheckFirewallName,
   isValidGceName,
   parseInstanceGroupName,
   ROUTE_DESCRIPTION,
   routeName,
-  serviceDescription,
   serviceKey,
   subnetGroupName,
   subnetworkHash,
@@ -496,7 +494,7 @@ function currentSubset(lbName: string, candidates: readonly NegNode[], observed:
  * NEG per (zone, subnetwork) that has eligible nodes, the default subnetwork's in every such zone
  * even when empty (as ingress-gce keeps one per zone). Which NEGs the backend service lists moves
  * only when a zone or subnetwork gains its first eligible node or loses its last, so a node's entry
- * or exit is the cluster stack's alone. ETP=Local with more eligible nodes than the subset:
+ * or exit runs no Service stack: it moves only the endpoints (DesiredState.networkEndpointGroups). ETP=Local with more eligible nodes than the subset:
  * SubsetTruncated (dccm reads no EndpointSlices, so a pod's node may be outside the subset).
  */
 export function placeNegService(service: ServiceDesired, nodes: NodePart, input: NegPlacementInput): Placement {
@@ -539,6 +537,8 @@ export function placeNegService(service: ServiceDesired, nodes: NodePart, input:
   if (negs.length > BACKEND_SERVICE_MAX_BACKENDS)
     return { ok: false, rejection: tooManyBackends(service, negs.length, "network endpoint groups") };
   const backendNegs: NegRef[] = negs.map(({ zone, name, subnetwork }) => ({ zone, name, subnetwork }));
+  const members = input.observed.negMembers ?? {};
+  const unfilled = negs.some((neg) => neg.endpoints.length > 0 && members[`${neg.zone}/${neg.name}`]?.length === 0);
   const notices: ServiceNotice[] =
     local && candidates.length > size
       ? [
@@ -552,63 +552,38 @@ export function placeNegService(service: ServiceDesired, nodes: NodePart, input:
       : [];
   return {
     ok: true,
-    desired: withNotices({ ...service, backendNegs }, notices),
+    desired: withNotices(
+      unfilled ? onGroupsUntilFilled(service, nodes, backendNegs) : { ...service, backendNegs },
+      notices,
+    ),
     negs: negs.sort((a, b) => compareText(a.zone, b.zone) || compareText(a.name, b.name)),
   };
 }
 
 /**
- * The cluster stack's NEGs: every placed `neg` Service's, and each NEG an applied Service stack still
- * lists (ObservedCloud.referencedNegs) but no Service declares, emptied, since GCE refuses to delete
- * a NEG a backend service uses. Such a NEG's subnetwork is known from its name (the default one's,
- * or one of the known subnetworks whose hash it ends with); one of an unknown subnetwork cannot be
- * declared again and is left out. `ownerOf`: the Service key of a load balancer name, when a Service
- * of the snapshot has it. Undefined when none, so a cluster without NEGs hashes as before.
+ * A `neg` Service whose NEGs are not filled yet: its backend service lists the cluster's instance
+ * groups, as a backend-service Service's would (none when they would be refused), while its stack
+ * creates the NEGs and the NEG controller fills them; once filled, one update moves it onto them.
  */
-export function clusterNegs(
-  declared: readonly NegSpec[],
-  config: Config,
-  observed: ObservedCloud,
-  ownerOf: (lbName: string) => string | undefined,
-): NegSpec[] | undefined {
-  const all = [...declared];
-  const have = new Set(declared.map((neg) => `${neg.zone}/${neg.name}`));
-  const home = defaultSubnetwork(config, observed);
-  const known = [...new Set([home, config.network, ...Object.values(observed.instanceSubnets ?? {})])];
-  for (const key of observed.referencedNegs ?? []) {
-    if (have.has(key)) continue;
-    const slash = key.indexOf("/");
-    if (slash < 0) continue;
-    const zone = key.slice(0, slash);
-    const name = key.slice(slash + 1);
-    const subnetwork =
-      /-[0-9a-f]{8}$/.test(name) && name.length > 32
-        ? known.find((candidate) => negName(name.slice(0, name.length - 9), candidate, home) === name)
-        : home;
-    if (subnetwork === undefined) continue;
-    const lbName = subnetwork === home ? name : name.slice(0, name.length - 9);
-    const service = ownerOf(lbName) ?? "";
-    have.add(key);
-    all.push({ name, zone, subnetwork, service, description: serviceDescription(service), endpoints: [] });
-  }
-  if (all.length === 0) return undefined;
-  return all.sort(
-    (a, b) => compareText(a.service, b.service) || compareText(a.zone, b.zone) || compareText(a.name, b.name),
-  );
+function onGroupsUntilFilled(service: ServiceDesired, nodes: NodePart, backendNegs: NegRef[]): ServiceDesired {
+  const groups = withBackends({ ...service, backend: "backend-service" }, nodes.backends);
+  const refs = nodes.backendGroupRefs;
+  return {
+    ...service,
+    backendZones: refs.length > BACKEND_SERVICE_MAX_BACKENDS ? [] : groups.backendZones,
+    ...(refs.length > groups.backendZones.length && refs.length <= BACKEND_SERVICE_MAX_BACKENDS
+      ? { backendGroups: refs.map((ref) => ({ ...ref })) }
+      : {}),
+    backendNegs,
+    negsPending: true,
+  };
 }
 
-/** Load balancer name → the first key (by key) of the snapshot's Services that have it. */
-export function lbOwners(services: readonly ServiceInfo[]): Map<string, string> {
-  const owners = new Map<string, string>();
-  for (const service of services) {
-    if (typeof service.uid !== "string" || typeof service.namespace !== "string" || typeof service.name !== "string")
-      continue;
-    const lbName = loadBalancerName(service.uid);
-    const key = serviceKey(service.namespace, service.name);
-    const owner = owners.get(lbName);
-    if (owner === undefined || compareText(key, owner) < 0) owners.set(lbName, key);
-  }
-  return owners;
+/** NEGs in DesiredState.networkEndpointGroups' order: by Service, zone, name. */
+export function sortNegs(negs: readonly NegSpec[]): NegSpec[] {
+  return [...negs].sort(
+    (a, b) => compareText(a.service, b.service) || compareText(a.zone, b.zone) || compareText(a.name, b.name),
+  );
 }
 
 /** A Service that needs the legacy node health check (a target pool on the shared check). */
@@ -622,7 +597,6 @@ export function clusterDesired(
   nodes: NodePart,
   observed: ObservedCloud,
   legacyHealthCheckUsed: boolean,
-  networkEndpointGroups?: NegSpec[],
 ): ClusterDesired {
   return {
     stack: CLUSTER_STACK,
@@ -649,7 +623,6 @@ export function clusterDesired(
     },
     legacyNodeHealthCheck: observed.legacyHealthCheckReferenced || legacyHealthCheckUsed,
     routes: nodes.routes,
-    ...(networkEndpointGroups !== undefined ? { networkEndpointGroups } : {}),
     ...(config.networkProject !== undefined ? { networkProject: config.networkProject } : {}),
   };
 }
@@ -691,21 +664,15 @@ export function desiredState(
     } else rejected.push(placed.rejection);
   }
   rejected.sort(compareRejections);
-  const snapshotOwners = lbOwners(snapshot.services);
   return {
-    cluster: clusterDesired(
-      config,
-      nodes,
-      observed,
-      services.some(usesLegacyHealthCheck),
-      clusterNegs(negs, config, observed, (lbName) => snapshotOwners.get(lbName)),
-    ),
+    cluster: clusterDesired(config, nodes, observed, services.some(usesLegacyHealthCheck)),
     services,
     rejected,
     warnings: stateWarnings(
       nodes,
       services.some((service) => service.backend === "neg"),
     ),
+    ...(negs.length > 0 ? { networkEndpointGroups: sortNegs(negs) } : {}),
   };
 }
 

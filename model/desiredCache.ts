@@ -7,7 +7,8 @@
  * Service change plans that Service and hashes its stack; a Node change recomputes the Nodes' part
  * (model/desired.ts nodePart) and places again only the Services whose backends it moved; an
  * observation recomputes the Nodes' part and plans again the Services whose held deny rule it
- * changed. The pieces are model/desired.ts's, which desiredState composes from scratch: a property
+ * changed, except one that moves only the NEGs' members (the NEG controller's, after each sync),
+ * which places again only the Services of those NEGs. The pieces are model/desired.ts's, which desiredState composes from scratch: a property
  * test holds the two equal after every event.
  */
 import * as crypto from "node:crypto";
@@ -28,16 +29,15 @@ import {
 import { hashedName } from "./subsets";
 import {
   clusterDesired,
-  clusterNegs,
   compareRejections,
   lbNameTaken,
-  lbOwners,
   locateNodes,
   negInput,
   nodePart,
   overInternalVmLimit,
   placeService,
   planService,
+  sortNegs,
   stateWarnings,
   usesLegacyHealthCheck,
   type LocatedNode,
@@ -103,7 +103,7 @@ interface Entry {
   rejections: Rejection[];
   /** The stack its desired state or rejections land on; undefined when ignored. */
   stack: string | undefined;
-  /** Backend `neg`, placed: its NEGs (the cluster stack's). */
+  /** Backend `neg`, placed: its NEGs with their endpoints (the NEG controller's). */
   negs: NegSpec[];
   /** hashedName(node, uid) of the nodes seen, for its subsets: computed once per node and UID. */
   nodeHashes: Map<string, string>;
@@ -120,6 +120,8 @@ function plannedOf(entry: Entry): ServiceDesired | undefined {
 export class DesiredCache {
   private snapshot: ClusterSnapshot | undefined;
   private observed: ObservedCloud = NOTHING_OBSERVED;
+  /** observed.negMembers once tellNegMembers owns it (changed in place: a tell must not copy every NEG's list). */
+  private ownedNegMembers: Record<string, readonly string[]> | undefined;
   private denyRulesHeld: ReadonlySet<string> = new Set();
   private nodes: NodePart | undefined;
   private nodeObjects = new Set<NodeInfo>();
@@ -133,8 +135,8 @@ export class DesiredCache {
   private legacyUsers = new Set<Entry>();
   /** Placed entries of backend `neg`. */
   private negUsers = new Set<Entry>();
-  /** Some entry's NEGs changed since the cluster stack was last computed. */
-  private negsChanged = false;
+  /** Service keys whose NEGs or endpoints changed since takeNegChanges. */
+  private negChanges = new Set<string>();
   private hashes = new Map<string, string>();
   private assembled: DesiredState | undefined;
 
@@ -147,24 +149,93 @@ export class DesiredCache {
     const dirty = new Set<string>();
     const lbNames = new Set<string>();
     const nodesChanged = this.nodesChanged(snapshot.nodes) || first;
-    const servicesBefore = this.entries.size;
     const replan = this.syncServices(snapshot.services, dirty, lbNames);
-    const servicesLeft = this.entries.size - replan.size < servicesBefore;
-    return this.apply({ nodesChanged, replan, dirty, lbNames, servicesLeft });
+    return this.apply({ nodesChanged, replan, dirty, lbNames });
   }
 
   /** Recomputes with a new observation of GCE and of the applied stacks (before the first snapshot: kept for it). */
   observe(observed: ObservedCloud): StackChange[] {
+    const previous = this.observed;
     const before = this.denyRulesHeld;
     this.observed = observed;
     this.denyRulesHeld = new Set(observed.denyRulesHeld);
     if (this.snapshot === undefined) return [];
+    const negMembersOnly = negMembersMovedOnly(previous, observed);
+    if (negMembersOnly !== undefined) {
+      const placeAgain = new Set<Entry>();
+      for (const key of negMembersOnly) for (const entry of this.negUsersOf(key)) placeAgain.add(entry);
+      return this.apply({
+        nodesChanged: false,
+        replan: new Set(),
+        placeAgain,
+        dirty: new Set(),
+        lbNames: new Set(),
+      });
+    }
     const replan = new Set<Entry>();
     for (const key of before)
       if (!this.denyRulesHeld.has(key)) for (const entry of this.byKey.get(key) ?? []) replan.add(entry);
     for (const key of this.denyRulesHeld)
       if (!before.has(key)) for (const entry of this.byKey.get(key) ?? []) replan.add(entry);
-    return this.apply({ nodesChanged: true, replan, dirty: new Set(), lbNames: new Set(), servicesLeft: false });
+    return this.apply({ nodesChanged: true, replan, dirty: new Set(), lbNames: new Set() });
+  }
+
+  /**
+   * The NEG controller's tell: what each NEG it listed or changed holds (`<zone>/<name>` → instance
+   * names; undefined: forgotten). Only the users of NEGs whose members moved are placed again, and
+   * a tell costs its own size, not the number of NEGs: a cold start tells once or twice per Service,
+   * so copying or comparing every NEG's list on each would cost O(Services²).
+   */
+  tellNegMembers(changes: Readonly<Record<string, readonly string[] | undefined>>): StackChange[] {
+    const members = this.ownNegMembers();
+    const moved: string[] = [];
+    for (const [key, list] of Object.entries(changes)) {
+      const was = members[key];
+      if (list === undefined) {
+        if (was === undefined) continue;
+        delete members[key];
+      } else {
+        if (was !== undefined && sameMembers(was, list)) continue;
+        members[key] = list;
+      }
+      moved.push(key);
+    }
+    if (moved.length === 0 || this.snapshot === undefined) return [];
+    const placeAgain = new Set<Entry>();
+    for (const key of moved) for (const entry of this.negUsersOf(key)) placeAgain.add(entry);
+    return this.apply({ nodesChanged: false, replan: new Set(), placeAgain, dirty: new Set(), lbNames: new Set() });
+  }
+
+  /**
+   * The observation's NEG members as a record this cache may change in place: copied once when an
+   * observation from elsewhere brought its own (observe()), kept across amended observations.
+   */
+  private ownNegMembers(): Record<string, readonly string[]> {
+    if (this.ownedNegMembers === undefined || this.observed.negMembers !== this.ownedNegMembers) {
+      this.ownedNegMembers = { ...this.observed.negMembers };
+      this.observed = { ...this.observed, negMembers: this.ownedNegMembers };
+    }
+    return this.ownedNegMembers;
+  }
+
+  /** A Service's NEGs with their endpoints (none unless it is a placed `neg` Service). */
+  negsOf(serviceKeyOf: string): readonly NegSpec[] {
+    for (const entry of this.byKey.get(serviceKeyOf) ?? []) if (this.negUsers.has(entry)) return entry.negs;
+    return [];
+  }
+
+  /** The Services whose NEGs or endpoints changed since the last call (placed, moved, or gone), sorted. */
+  takeNegChanges(): string[] {
+    const keys = [...this.negChanges].sort(compareText);
+    this.negChanges.clear();
+    return keys;
+  }
+
+  /** The `neg` Services whose NEG is `<zone>/<name>` (its name `<lb>` or `<lb>-<8 hex>`). */
+  private negUsersOf(negKey: string): Entry[] {
+    const name = negKey.slice(negKey.indexOf("/") + 1);
+    const owners = [...(this.byLbName.get(name) ?? []), ...(this.byLbName.get(name.slice(0, -9)) ?? [])];
+    return owners.filter((entry) => this.negUsers.has(entry));
   }
 
   lastObserved(): ObservedCloud {
@@ -188,11 +259,14 @@ export class DesiredCache {
       }
       services.sort((a, b) => compareText(a.key, b.key));
       rejected.sort(compareRejections);
+      const negs: NegSpec[] = [];
+      for (const entry of this.negUsers) negs.push(...entry.negs);
       this.assembled = {
         cluster: this.cluster,
         services,
         rejected,
         warnings: stateWarnings(this.nodes, this.negUsers.size > 0),
+        ...(negs.length > 0 ? { networkEndpointGroups: sortNegs(negs) } : {}),
       };
     }
     return this.assembled;
@@ -265,7 +339,10 @@ export class DesiredCache {
 
   private dropNegs(entry: Entry): void {
     this.negUsers.delete(entry);
-    if (entry.negs.length > 0) this.negsChanged = true;
+    if (entry.negs.length > 0) {
+      this.negChanges.add(entry.key);
+      this.assembled = undefined;
+    }
     entry.negs = [];
   }
 
@@ -276,10 +353,10 @@ export class DesiredCache {
   private apply(change: {
     nodesChanged: boolean;
     replan: ReadonlySet<Entry>;
+    /** Entries to place again with their plan as it is (their NEGs' members moved). */
+    placeAgain?: ReadonlySet<Entry>;
     dirty: Set<string>;
     lbNames: Set<string>;
-    /** A Service object left the snapshot (ignored ones too: they may name a NEG left for a stack). */
-    servicesLeft: boolean;
   }): StackChange[] {
     const { dirty, lbNames } = change;
     const previous = this.nodes;
@@ -307,6 +384,7 @@ export class DesiredCache {
       place.add(entry);
     }
     for (const lbName of lbNames) for (const entry of this.byLbName.get(lbName) ?? []) place.add(entry);
+    for (const entry of change.placeAgain ?? []) place.add(entry);
     if (zonesMoved || instancesMoved || vmLimitCrossed || change.nodesChanged) {
       for (const entry of this.entries.values()) {
         const planned = plannedOf(entry);
@@ -332,20 +410,14 @@ export class DesiredCache {
       changes.push({ stack, hash });
     }
     const legacyUsed = this.legacyUsers.size > 0;
-    // A NEG left for an applied Service stack names its Service, which any Service's arrival or exit may change.
-    const leftoversMoved =
-      (this.observed.referencedNegs ?? []).length > 0 && (change.replan.size > 0 || change.servicesLeft);
     if (
       change.nodesChanged ||
-      this.negsChanged ||
-      leftoversMoved ||
       previous === undefined ||
       this.cluster === undefined ||
       this.cluster.legacyNodeHealthCheck !== (this.observed.legacyHealthCheckReferenced || legacyUsed)
     ) {
-      this.negsChanged = false;
       this.assembled = undefined;
-      this.cluster = clusterDesired(this.config, nodes, this.observed, legacyUsed, this.clusterNegs());
+      this.cluster = clusterDesired(this.config, nodes, this.observed, legacyUsed);
       const hash = hashOf(this.cluster);
       if (hash !== this.hashes.get(CLUSTER_STACK)) {
         this.hashes.set(CLUSTER_STACK, hash);
@@ -389,7 +461,10 @@ export class DesiredCache {
         } else entry.rejections = [placed.rejection];
       }
     }
-    if (JSON.stringify(negsBefore) !== JSON.stringify(entry.negs)) this.negsChanged = true;
+    if (JSON.stringify(negsBefore) !== JSON.stringify(entry.negs)) {
+      this.negChanges.add(entry.key);
+      this.assembled = undefined;
+    }
     if (entry.desired !== undefined && usesLegacyHealthCheck(entry.desired)) this.legacyUsers.add(entry);
     entry.stack = entry.rejections.length > 0 ? rejectionStack(entry.rejections[0]) : entry.desired?.stack;
     if (entry.stack !== undefined) {
@@ -408,17 +483,6 @@ export class DesiredCache {
       }
       return hash;
     };
-  }
-
-  /** Every placed entry's NEGs, and those an applied Service stack still lists. */
-  private clusterNegs(): NegSpec[] | undefined {
-    const declared: NegSpec[] = [];
-    for (const entry of this.negUsers) declared.push(...entry.negs);
-    let owners: Map<string, string> | undefined;
-    return clusterNegs(declared, this.config, this.observed, (lbName) => {
-      owners ??= lbOwners(this.snapshot?.services ?? []);
-      return owners.get(lbName);
-    });
   }
 
   /** The planned entry that keeps a load balancer name: the first by key. */
@@ -457,3 +521,24 @@ function removeFrom<K, V>(index: Map<K, Set<V>>, key: K, value: V): void {
 
 /** Re-exported: the stack name rules live with the other names (model/names.ts). */
 export { parseServiceStack } from "../model";
+
+/**
+ * The NEG keys whose members moved when nothing else of the observation did (every other field the
+ * same object: the NEG controller amends the last observation), else undefined.
+ */
+function negMembersMovedOnly(before: ObservedCloud, after: ObservedCloud): string[] | undefined {
+  const fields = new Set([...Object.keys(before), ...Object.keys(after)] as (keyof ObservedCloud)[]);
+  fields.delete("negMembers");
+  for (const field of fields) if (before[field] !== after[field]) return undefined;
+  const was = before.negMembers ?? {};
+  const now = after.negMembers ?? {};
+  if (was === now) return [];
+  const keys = new Set([...Object.keys(was), ...Object.keys(now)]);
+  // A tell carries the lists it did not change over by reference: only its own are compared. A NEG
+  // listed empty is not one never listed (placeNegService: negsPending).
+  return [...keys].filter((key) => was[key] !== now[key] && JSON.stringify(was[key]) !== JSON.stringify(now[key]));
+}
+
+function sameMembers(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((member, i) => member === b[i]);
+}

@@ -261,3 +261,22 @@ export function describedObject(description: string): Record<string, unknown> | 
 }
 
 export const LB_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
+
+/**
+ * The network as a relative URL. InstanceGroup sends `network` to GCE verbatim
+ * (terraform-provider-google-beta resource_compute_instance_group.go, resourceComputeInstanceGroupCreate:
+ * `instanceGroup.Network = v.(string)`), and GCE refuses a bare name there. The other resources
+ * dccm declares expand a bare name themselves (ParseNetworkFieldValue), so they keep it: a changed
+ * input there would only be noise in existing stacks' diffs.
+ */
+export function networkUrl(project: string, network: string): string {
+  return network.includes("/") ? network : `projects/${project}/global/networks/${network}`;
+}
+
+/**
+ * A subnetwork of the cluster's region as a relative URL, as `networkUrl` (a NEG's subnetwork is
+ * a name in the desired state; a value already holding `/` is a link and kept).
+ */
+export function subnetworkUrl(project: string, region: string, subnetwork: string): string {
+  return subnetwork.includes("/") ? subnetwork : `projects/${project}/regions/${region}/subnetworks/${subnetwork}`;
+}

@@ -81,9 +81,6 @@ export type BackendMode = "backend-service" | "target-pool" | "neg";
  * deleted out of band.
  */
 export const ADDRESS_RESERVATIONS = ["transient", "always"] as const;
-/** config `firewallManagement`'s values, in the order its error lists them (docs/guides/shared-vpc.md). */
-export const FIREWALL_MANAGEMENTS = ["managed", "manual", "auto"] as const;
-export type FirewallManagement = (typeof FIREWALL_MANAGEMENTS)[number];
 export type AddressReservation = (typeof ADDRESS_RESERVATIONS)[number];
 
 export const POD_CIDR_SOURCES = ["none", "cloud"] as const;
@@ -144,10 +141,6 @@ export interface Config {
    * live there, and network and subnetwork references name it. Absent: `project`.
    */
   networkProject?: string;
-  /** Who writes the firewalls. Absent: `managed` (dccm). `manual`: a network team, from dccm's commands; `auto`: dccm until refused. */
-  firewallManagement?: FirewallManagement;
-  /** Nodes whose providerID names another project are served from that project (the stock CCM's `--enable-multi-project`). */
-  multiProject?: boolean;
 }
 
 export type NetworkTier = "PREMIUM" | "STANDARD";
@@ -260,8 +253,10 @@ export interface NegEndpoint {
 
 /**
  * One zonal GCE_VM_IP network endpoint group of a `neg` Service: the nodes of its subset in one
- * (zone, subnetwork). Declared in the cluster stack with its endpoints, so a node's entry or exit
- * is one cluster-stack run for every Service it concerns.
+ * (zone, subnetwork). The group is declared in the Service's stack (ServiceDesired.backendNegs);
+ * its endpoints are kept by the NEG controller (controllers/neg/), in no stack, so a node's entry or
+ * exit runs no stack for them: one attach or detach per NEG it enters or leaves, as ingress-gce's
+ * NEG syncers do.
  */
 export interface NegSpec {
   name: string;
@@ -300,8 +295,6 @@ export interface ClusterDesired {
   /** A legacy HTTP health check of the same name, needed only while a target-pool Service exists. */
   legacyNodeHealthCheck: boolean;
   routes: RouteSpec[];
-  /** The NEGs of every `neg` Service, by service, zone, name. Absent when none (stack hashes unchanged). */
-  networkEndpointGroups?: NegSpec[];
   /**
    * config `networkProject`, the Shared VPC host: its routes and firewall live there, and its groups' and
    * NEGs' network and subnetwork name it. Absent without one (stack hashes unchanged).
@@ -380,8 +373,14 @@ export interface ServiceDesired {
   backendGroups?: GroupRef[];
   /** Backend instances (target-pool mode), sorted by zone then name. */
   backendInstances: InstanceRef[];
-  /** Backend `neg` only: the Service's NEGs (ClusterDesired.networkEndpointGroups), by zone then subnetwork. */
+  /** Backend `neg` only: the Service's NEGs, declared in its stack beside its backend services, by zone then subnetwork. */
   backendNegs?: NegRef[];
+  /**
+   * Backend `neg`: some NEG the NEG controller listed holds none of the endpoints it must (just
+   * created, or emptied): the backend service stays on the instance groups (backendZones,
+   * backendGroups) until it is filled, so it never lists an empty NEG in place of serving nodes.
+   */
+  negsPending?: true;
   /**
    * Internal, spec.trafficDistribution PreferSameZone or PreferClose: the backend service's zonal
    * affinity (networkPassThroughLbTrafficPolicy), as ingress-gce pkg/l4/backends.
@@ -462,10 +461,8 @@ export interface ObservedCloud {
    * config's subnetwork (else the network's default).
    */
   instanceSubnets?: Readonly<Record<string, string>>;
-  /** The NEGs the cluster stack last applied, `<zone>/<name>` → instance names: subsets stay stable. */
+  /** The NEGs' endpoints as the NEG controller last listed or left them, `<zone>/<name>` → instance names: subsets stay stable. */
   negMembers?: Readonly<Record<string, readonly string[]>>;
-  /** NEGs (`<zone>/<name>`) an applied Service stack's backend service still lists: kept until released. */
-  referencedNegs?: readonly string[];
 }
 
 export const NOTHING_OBSERVED: ObservedCloud = {
@@ -482,4 +479,9 @@ export interface DesiredState {
   rejected: Rejection[];
   /** Things skipped that are not a Service's fault (a node with no known instance…), sorted. */
   warnings: string[];
+  /**
+   * Every `neg` Service's NEGs with the endpoints the NEG controller keeps in them, sorted by
+   * Service, zone and name; in no stack. Absent when no Service is `neg`.
+   */
+  networkEndpointGroups?: NegSpec[];
 }

@@ -45,14 +45,10 @@ export interface DesiredStacks {
  */
 export function observedAfterApply(services: readonly ServiceDesired[]): ObservedCloud {
   const { referencedZones, referencedGroups } = observedReferences(services.flatMap(backendGroupKeys));
-  const referencedNegs = [
-    ...new Set(services.flatMap((service) => (service.backendNegs ?? []).map((neg) => `${neg.zone}/${neg.name}`))),
-  ].sort();
   return {
     goneInstances: [],
     referencedZones,
     ...(referencedGroups.length > 0 ? { referencedGroups } : {}),
-    ...(referencedNegs.length > 0 ? { referencedNegs } : {}),
     legacyHealthCheckReferenced: services.some(
       (service) => service.backend === "target-pool" && service.healthCheck.kind === "shared",
     ),

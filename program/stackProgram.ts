@@ -102,13 +102,19 @@ export function declareChunk(desired: DesiredState, index: number, count: number
   for (const service of desired.services) {
     if (chunkOf(service.key, count) !== index) continue;
     const scope = { kind: "service", namespace: service.namespace, name: service.name } as const;
-    Object.assign(outputs.loadBalancers, declareStack(stackSlice(desired, scope), scope).outputs.loadBalancers);
+    Object.assign(
+      outputs.loadBalancers,
+      declareStack(stackSlice(desired, scope), scope, undefined, undefined, "stack").outputs.loadBalancers,
+    );
   }
   return { outputs, rejected: desired.rejected.filter((rejection) => chunkOf(rejection.service, count) === index) };
 }
 
 function declareScope(desired: DesiredState, scope: ProgramScope): DeclaredStack {
-  return scope.kind === "services" ? declareChunk(desired, scope.index, scope.count) : declareStack(desired, scope);
+  // No daemon, no NEG controller: the stacks keep the NEGs' endpoints.
+  return scope.kind === "services"
+    ? declareChunk(desired, scope.index, scope.count)
+    : declareStack(desired, scope, undefined, undefined, "stack");
 }
 
 export async function stackProgram(): Promise<Record<string, unknown>> {

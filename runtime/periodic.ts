@@ -16,6 +16,8 @@ export interface PeriodicOptions {
   signal: AbortSignal;
   /** Resolves once the start-up runs are done, so the first run does not race them. */
   settled: () => Promise<void>;
+  /** The first run one period after the start-up runs, not at once (their work already did it). */
+  skipFirst?: boolean;
   logger: Logger;
 }
 
@@ -38,7 +40,7 @@ export class Periodic {
     this.running = this.options
       .settled()
       .then(
-        () => this.once(),
+        () => (this.options.skipFirst === true ? undefined : this.once()),
         (error: unknown) =>
           this.options.logger.warn(
             { err: describeError(error) },

@@ -193,6 +193,14 @@ export class KeyedQueue {
     return state !== undefined && (state.running || state.queued || state.timer !== undefined);
   }
 
+  /** Keys waiting out a backoff or a retryAfter, sorted (for tests: what idle() does not wait for). */
+  waiting(): string[] {
+    return [...this.states]
+      .filter(([, state]) => state.timer !== undefined && !state.queued && !state.running)
+      .map(([key]) => key)
+      .sort();
+  }
+
   /** Takes no more work, cancels backoff timers and forgets failures, and waits for the runs in progress. */
   async drain(): Promise<void> {
     this.phase = "stopped";

@@ -46,10 +46,7 @@ export interface ClusterControllerDeps {
   logger: Logger;
   enqueue: (stack: string, flags?: EnqueueFlags) => void;
   /** Asked about instances before a run; told what each run applied, recorded or failed on. */
-  observer: Pick<
-    ClusterObserver,
-    "observeInstances" | "applied" | "failed" | "groupMembers" | "negMembers" | "recordedFirewall"
-  >;
+  observer: Pick<ClusterObserver, "observeInstances" | "applied" | "failed" | "groupMembers" | "recordedFirewall">;
   /** Events about the cluster stack; none recorded when absent. */
   clusterEvents?: ClusterEventDeps;
   /** The daemon's: a run cancelled by a shutdown is not reported as a failure. */
@@ -169,7 +166,6 @@ export class ClusterController {
   private tellMembers(outputs: ClusterOutputs): void {
     this.membersTold = true;
     this.deps.observer.groupMembers(outputs.instanceGroupMembers);
-    this.deps.observer.negMembers(outputs.networkEndpointGroupMembers ?? {});
   }
 
   private published(outputs: ClusterOutputs): void {

@@ -28,8 +28,6 @@ export interface ClusterObserver {
    * before the first run, so that a Node keeps its group across a restart (model/groups.ts).
    */
   groupMembers(members: Record<string, string[]>): void;
-  /** The NEGs' membership the stack recorded, told as groupMembers is: a Node keeps its place in a subset across a restart. */
-  negMembers(members: Record<string, string[]>): void;
   /** Whether the node health-check firewall the stack recorded sits above deny rules (999); told before the first run since a start. */
   recordedFirewall(aboveDeny: boolean): void;
   /** What the applied Service stacks point at in the cluster stack changed (see ObservedCloud). */
@@ -95,12 +93,6 @@ export class DesiredClusterObserver implements ClusterObserver {
 
   groupMembers(members: Record<string, string[]>): void {
     this.deps.desired.amend({ groupMembers: members });
-  }
-
-  negMembers(members: Record<string, string[]>): void {
-    // A cluster that never had a NEG keeps the observation it had.
-    if (Object.keys(members).length === 0 && this.deps.desired.cache.lastObserved().negMembers === undefined) return;
-    this.deps.desired.amend({ negMembers: members });
   }
 
   recordedFirewall(aboveDeny: boolean): void {

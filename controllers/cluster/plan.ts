@@ -12,8 +12,6 @@ export interface ClusterOutputs {
   instanceGroups: Record<string, string>;
   /** `<zone>/<name>` → instance names: the groups' membership as applied (ObservedCloud.groupMembers). */
   instanceGroupMembers: Record<string, string[]>;
-  /** `<zone>/<name>` → instance names of the `neg` Services' NEGs as applied (ObservedCloud.negMembers); recorded only with NEGs. */
-  networkEndpointGroupMembers?: Record<string, string[]>;
   routes: Record<string, string>;
   legacyNodeHealthCheck?: string;
   /** Recorded only when not GCE's default: 999 while the deny rules are on (components/stack.ts). */
@@ -40,9 +38,6 @@ export function clusterOutputs(outputs: Record<string, unknown>): ClusterOutputs
   return {
     instanceGroups: stringMap(outputs.instanceGroups),
     instanceGroupMembers: listMap(outputs.instanceGroupMembers),
-    ...(isRecord(outputs.networkEndpointGroupMembers)
-      ? { networkEndpointGroupMembers: listMap(outputs.networkEndpointGroupMembers) }
-      : {}),
     routes: stringMap(outputs.routes),
     ...(typeof outputs.legacyNodeHealthCheck === "string"
       ? { legacyNodeHealthCheck: outputs.legacyNodeHealthCheck }
@@ -89,8 +84,6 @@ export function planClusterSync(record: StackRecord, input: ClusterSyncInput): C
 export interface AppliedCluster {
   /** Its groups' instanceGroupKeys. */
   zones: Set<string>;
-  /** Its NEGs, `<zone>/<name>`. */
-  negs: Set<string>;
   legacyHealthCheck: boolean;
   /** Its node health-check firewall sits above the deny rules (999). */
   nodeHealthCheckFirewallAboveDeny: boolean;
@@ -99,7 +92,6 @@ export interface AppliedCluster {
 export function appliedClusterOf(outputs: ClusterOutputs): AppliedCluster {
   return {
     zones: new Set(Object.keys(outputs.instanceGroups)),
-    negs: new Set(Object.keys(outputs.networkEndpointGroupMembers ?? {})),
     legacyHealthCheck: outputs.legacyNodeHealthCheck !== undefined,
     nodeHealthCheckFirewallAboveDeny:
       outputs.nodeHealthCheckFirewallPriority !== undefined &&
@@ -108,8 +100,7 @@ export function appliedClusterOf(outputs: ClusterOutputs): AppliedCluster {
 }
 
 /**
- * Pure: whether a Service stack can run on what the cluster stack applied: its groups or NEGs (GCE
- * refuses a backend naming a NEG that does not exist; the cluster stack creates them), the legacy
+ * Pure: whether a Service stack can run on what the cluster stack applied: its groups, the legacy
  * check of a target pool on the shared check, and, before it creates a deny rule, the node
  * health-check firewall moved above it (the health checkers' probes to the load balancer's IP would
  * otherwise be denied: docs/guides/services.md#service-semantics, "Deny rule").
@@ -117,7 +108,6 @@ export function appliedClusterOf(outputs: ClusterOutputs): AppliedCluster {
 export function clusterReadyFor(applied: AppliedCluster | undefined, service: ServiceDesired): boolean {
   if (applied === undefined) return false;
   if (backendGroupKeys(service).some((key) => !applied.zones.has(key))) return false;
-  if ((service.backendNegs ?? []).some((neg) => !applied.negs.has(`${neg.zone}/${neg.name}`))) return false;
   if (
     service.denyFirewall !== undefined &&
     service.healthCheck.kind === "shared" &&

@@ -17,7 +17,7 @@
  */
 import { isIP } from "node:net";
 
-import { forwardingRuleShape, reservesTransiently, type ServiceDesired } from "../../model";
+import { forwardingRuleShape, reservesTransiently, subnetworkUrl, type ServiceDesired } from "../../model";
 import type { RecordedAddress } from "../../components/outputs";
 import { isRecord } from "../../runtime/guards";
 import { regionalResourceId } from "../../gce/ids";
@@ -119,7 +119,7 @@ export class AddressPinner {
                 ...(service.subnetwork !== undefined
                   ? {
                       // A Shared VPC's subnetworks are the host's (components/links.ts sharedSubnetwork).
-                      subnetwork: `projects/${service.networkProject ?? project}/regions/${region}/subnetworks/${service.subnetwork}`,
+                      subnetwork: subnetworkUrl(service.networkProject ?? project, region, service.subnetwork),
                     }
                   : {}),
               }

@@ -96,6 +96,12 @@ export interface ServiceControllerDeps {
   quotaGate?: Pick<QuotaGate, "check" | "released">;
   /** Reserves a Service's IP before a run that may replace its forwarding rule (addressPins.ts); absent without Compute access: such a run fails instead. */
   addressPins?: AddressPinning;
+  /** Told that a `neg` Service's stack is applied: its NEGs exist, and the NEG controller fills them (controllers/neg/). */
+  negsApplied?: (serviceKey: string) => void;
+  /** Whether the NEG controller listed each NEG of a `neg` Service since the start; absent without one: always. */
+  negsListed?: (service: ServiceDesired) => boolean;
+  /** Told that a stack waits for its NEGs' first listing, which then wakes it. */
+  waitForNegs?: (stack: string) => void;
 }
 
 /** What a pin needs: the reservation, the address's ID, and what the stack holds (to import `<lb>` only once). */
@@ -172,6 +178,7 @@ export class ServiceController {
         meta,
         refresh: sync.refresh,
         clusterReady: view.service !== undefined && this.deps.cluster.readyFor(view.service),
+        negsListed: view.service === undefined || (this.deps.negsListed?.(view.service) ?? true),
         loadBalancerClasses: this.deps.loadBalancerClasses,
         addressToRelease:
           view.service !== undefined &&
@@ -233,7 +240,8 @@ export class ServiceController {
     meta: ServiceMeta | undefined,
   ): Promise<ReconcileResult> {
     // Only an apply can be held (and a Service waiting for the cluster stack has not been let through yet).
-    if (action.kind !== "apply" && action.kind !== "waitForCluster") this.heldForAdoption(sync.item.key, false);
+    if (action.kind !== "apply" && action.kind !== "waitForCluster" && action.kind !== "waitForNegs")
+      this.heldForAdoption(sync.item.key, false);
     switch (action.kind) {
       case "none":
         return { kind: "ok" };
@@ -252,10 +260,17 @@ export class ServiceController {
       case "waitForCluster":
         this.deps.cluster.wait(sync.item.key);
         return { kind: "retryAfter", ms: CLUSTER_WAIT_BACKSTOP_MS, reason: "waiting for the cluster stack" };
+      case "waitForNegs":
+        this.deps.waitForNegs?.(sync.item.key);
+        return {
+          kind: "retryAfter",
+          ms: CLUSTER_WAIT_BACKSTOP_MS,
+          reason: "waiting for the NEG controller to list its NEGs",
+        };
       case "publish":
         if (meta === undefined || service === undefined) return { kind: "ok" };
         return this.guarded(sync, { prefix: "Error syncing load balancer", tell: true }, async () => {
-          if (action.restored) this.referenced(sync.record, referencesOf(service));
+          if (action.restored) this.appliedAs(sync.record, service);
           await this.publish(sync.record, meta, action.ingress);
           if (action.restored) this.deps.drift.arm(sync.item.key);
           return { kind: "ok" };
@@ -357,7 +372,7 @@ export class ServiceController {
         `Put back: ${describePutBack(outcome.changed)}`,
       );
     }
-    this.referenced(record, referencesOf(service));
+    this.appliedAs(record, service);
     await this.publish(record, meta, ingressOf(outcome.outputs, meta.namespace, meta.name));
     record.applied = action.hash;
     record.toldRejection = undefined;
@@ -443,7 +458,7 @@ export class ServiceController {
     meta: ServiceMeta,
     published: string[],
   ): Promise<ReconcileResult> {
-    this.referenced(sync.record, referencesOf(service));
+    this.appliedAs(sync.record, service);
     await this.publish(sync.record, meta, published);
     this.deps.drift.arm(sync.item.key);
     return { kind: "ok" };
@@ -568,6 +583,12 @@ export class ServiceController {
     this.deps.status?.ingress(serviceStackName(meta.namespace, meta.name), ingress);
     const live = this.deps.watcher.meta(meta.namespace, meta.name)?.ingress ?? meta.ingress;
     if (!sameList(live, ingress)) await this.deps.writer.setIngress(meta.namespace, meta.name, ingress, meta.uid);
+  }
+
+  /** The stack is applied as `service` declares it: what it points at is recorded, and its NEGs exist to be filled. */
+  private appliedAs(record: StackRecord, service: ServiceDesired): void {
+    this.referenced(record, referencesOf(service));
+    if (service.backend === "neg") this.deps.negsApplied?.(service.key);
   }
 
   /** Records what a Service stack now points at; the cluster stack is told when the union changes. */

@@ -15,10 +15,8 @@ import type { StackRecord } from "../stackRecords";
 /** What a Service stack, as applied, points at in the cluster stack (its groups, the legacy check, its deny rules). */
 export function referencesOf(service: ServiceDesired): ClusterReferences {
   const denies = service.denyFirewall !== undefined || service.ipv6?.denyFirewall !== undefined;
-  const negs = (service.backendNegs ?? []).map((neg) => `${neg.zone}/${neg.name}`).sort();
   return {
     zones: backendGroupKeys(service),
-    ...(negs.length > 0 ? { negs } : {}),
     legacyHealthCheck: service.backend === "target-pool" && service.healthCheck.kind === "shared",
     ...(denies ? { denyRules: [service.key] } : {}),
   };
@@ -26,10 +24,8 @@ export function referencesOf(service: ServiceDesired): ClusterReferences {
 
 /**
  * What a Service stack's recorded outputs tell before its first run since a start: whether it holds
- * a deny rule (`resources.firewalls` names `k8s-fw-<lb>-deny` or `-deny-ipv6`), and the NEGs its
- * backend services list (`resources.networkEndpointGroups`): a cluster run before this stack's must
- * not drop a NEG GCE would refuse to delete. Its groups and check are told once it runs or is found
- * unchanged, as before.
+ * a deny rule (`resources.firewalls` names `k8s-fw-<lb>-deny` or `-deny-ipv6`). Its groups and
+ * check are told once it runs or is found unchanged, as before.
  */
 export function recordedReferences(
   outputs: Record<string, unknown>,
@@ -42,12 +38,8 @@ export function recordedReferences(
   const resources = isRecord(entry) ? entry.resources : undefined;
   const firewalls = isRecord(resources) && Array.isArray(resources.firewalls) ? resources.firewalls : [];
   const denies = firewalls.some((firewall) => typeof firewall === "string" && isDenyFirewallName(firewall));
-  const listed =
-    isRecord(resources) && Array.isArray(resources.networkEndpointGroups) ? resources.networkEndpointGroups : [];
-  const negs = listed.filter((neg): neg is string => typeof neg === "string").sort();
   return {
     zones: [],
-    ...(negs.length > 0 ? { negs } : {}),
     legacyHealthCheck: false,
     ...(denies ? { denyRules: [key] } : {}),
   };
@@ -72,6 +64,8 @@ export type ServiceSyncAction =
   | { kind: "reject"; message: string; tell: boolean; token: string }
   /** The cluster stack does not hold what this load balancer points at yet. */
   | { kind: "waitForCluster" }
+  /** Its NEGs were not listed since the start: whether they hold their endpoints is not known yet. */
+  | { kind: "waitForNegs" }
   /** Read what the stack recorded (once after a start), then plan again. */
   | { kind: "inspect"; failure: Failure }
   /** The stack declares the desired state: write the status back if someone changed it. */
@@ -90,6 +84,12 @@ export interface ServiceSyncInput {
   meta: ServiceMeta | undefined;
   refresh: boolean;
   clusterReady: boolean;
+  /**
+   * Backend `neg`: the NEG controller has listed each of its NEGs since the start (ObservedCloud.negMembers
+   * names them), so the desired state knows whether they hold their endpoints (model/desired.ts
+   * placeNegService, negsPending). Always true for other Services.
+   */
+  negsListed: boolean;
   loadBalancerClasses: readonly string[];
   /**
    * The stack, as recorded, holds `<lb>` while the Service reserves none at rest (an earlier run's
@@ -113,6 +113,7 @@ export function planServiceSync(record: StackRecord, input: ServiceSyncInput): S
     // Unchanged since the last run before a restart: only the status may need writing.
     if (!changed && !input.refresh && !release)
       return { kind: "publish", ingress: ingressOf(record.recorded, input.namespace, input.name), restored: true };
+    if (!input.negsListed) return { kind: "waitForNegs" };
     return {
       kind: "apply",
       hash,
@@ -145,7 +146,6 @@ export function sameReferences(a: ClusterReferences, b: ClusterReferences): bool
   return (
     a.legacyHealthCheck === b.legacyHealthCheck &&
     sameList(a.zones, b.zones) &&
-    sameList(a.negs ?? [], b.negs ?? []) &&
     sameList(a.denyRules ?? [], b.denyRules ?? []) &&
     a.unread === b.unread
   );

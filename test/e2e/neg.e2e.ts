@@ -148,16 +148,20 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
     lbNames.set(created.metadata?.name ?? "", loadBalancerName(created.metadata?.uid ?? ""));
   };
 
+  const newDaemon = (): Daemon =>
+    new Daemon(
+      daemonOptions(env, parseConfig({ ...E2E_CONFIG, subnetwork: HOME, backendMode: "neg" }), {
+        nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint, nodeLifecyclePeriod: "1h" }, []),
+        firstUpGuard: { computeEndpoint: env.gce.computeEndpoint },
+        negEndpoints: { computeEndpoint: env.gce.computeEndpoint },
+      }),
+    );
+
   before(async () => {
     env = await startTestEnv({ gce: { networks: NETWORKS } });
     core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
     for (const node of NODES) await addNode(node);
-    daemon = new Daemon(
-      daemonOptions(env, parseConfig({ ...E2E_CONFIG, subnetwork: HOME, backendMode: "neg" }), {
-        nodes: parseNodeConfig({ computeEndpoint: env.gce.computeEndpoint, nodeLifecyclePeriod: "1h" }, []),
-        firstUpGuard: { computeEndpoint: env.gce.computeEndpoint },
-      }),
-    );
+    daemon = newDaemon();
     await daemon.start(() => assert.fail("leadership lost"));
     await createService(lbService("ext"));
     await createService(lbService("int", {}, INTERNAL));
@@ -177,6 +181,11 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
     [`${B}/${lb(service)}`]: { subnetwork: HOME, endpoints: ["node-b1@10.128.0.12"] },
     [`${C}/${lb(service)}`]: { subnetwork: HOME, endpoints: ["node-c1@10.128.0.13"] },
     [`${C}/${lb(service)}-${OTHER_HASH}`]: { subnetwork: OTHER, endpoints: ["node-c2@10.130.0.22"] },
+  });
+  /** everyNode after the newcomer's entry (case "a node's entry" on). */
+  const everyNodeWithNewcomer = (service: string): Record<string, { subnetwork: string; endpoints: string[] }> => ({
+    ...everyNode(service),
+    [`${A}/${lb(service)}`]: { subnetwork: HOME, endpoints: ["node-a1@10.128.0.11", "node-a3@10.128.0.14"] },
   });
   const negBackends = (service: string): string[] =>
     [
@@ -269,9 +278,7 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
     assert.deepEqual(await serviceUps(), servicesBefore);
     const zoneA = ["node-a1@10.128.0.11", "node-a3@10.128.0.14"];
     for (const service of ["ext", "int"]) {
-      const wanted = everyNode(service);
-      wanted[`${A}/${lb(service)}`] = { subnetwork: HOME, endpoints: zoneA };
-      assert.deepEqual(negsOf(service), wanted, service);
+      assert.deepEqual(negsOf(service), everyNodeWithNewcomer(service), service);
       assert.deepEqual(backends(service), negBackends(service), service);
     }
     assert.deepEqual(negsOf("picky")[`${A}/${lb("picky")}`], { subnetwork: HOME, endpoints: zoneA });
@@ -291,9 +298,7 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
       backends("ig").every((backend) => backend.includes("/networkEndpointGroups/")) ? true : undefined,
     );
     await daemon.idle();
-    const wanted = everyNode("ig");
-    wanted[`${A}/${lb("ig")}`] = { subnetwork: HOME, endpoints: ["node-a1@10.128.0.11", "node-a3@10.128.0.14"] };
-    assert.deepEqual(negsOf("ig"), wanted);
+    assert.deepEqual(negsOf("ig"), everyNodeWithNewcomer("ig"));
     assert.deepEqual(backends("ig"), negBackends("ig"));
     assert.equal(await ingress("ig"), ip);
     assert.deepEqual(ruleOf("ig"), rule);
@@ -307,13 +312,17 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
       history.filter((entry) => entry.kind === "forwardingRules").map((entry) => `${entry.op} ${entry.name}`),
       [],
     );
-    // The NEGs the update names exist (with their endpoints) before it.
+    // The NEGs the update names exist, with their endpoints, before it: the Service's first run
+    // creates them (its backend service still on the groups), the NEG controller fills them, and
+    // only then a second run moves the backend service.
     const updateAt = history.findIndex((entry) => entry.kind === "backendServices" && entry.name === lb("ig"));
-    const negCreates = history
+    const negSteps = history
       .map((entry, index) => ({ entry, index }))
-      .filter(({ entry }) => entry.kind === "networkEndpointGroups" && entry.op === "create");
-    assert.equal(negCreates.length, 5);
-    for (const { index } of negCreates) assert.ok(index < updateAt, "a NEG created after the backend service names it");
+      .filter(({ entry }) => entry.kind === "networkEndpointGroups");
+    assert.deepEqual(
+      negSteps.map(({ entry, index }) => `${entry.op} ${index < updateAt ? "before" : "after"}`),
+      [...repeat("create before", 5), ...repeat("update before", 5)],
+    );
   });
 
   it("a target pool → NEGs: the IP stays; the NEGs and the backend service exist before the rule moves onto it, whose one replacement is the only gap", async () => {
@@ -333,30 +342,73 @@ describe("dccm daemon: backend neg, NEGs per (zone, subnetwork)", function () {
     await daemon.idle();
     assert.equal(await ingress("pool"), ip);
     assert.equal(ruleOf("pool")?.ip, ip);
-    const wanted = everyNode("pool");
-    wanted[`${A}/${lb("pool")}`] = { subnetwork: HOME, endpoints: ["node-a1@10.128.0.11", "node-a3@10.128.0.14"] };
-    assert.deepEqual(negsOf("pool"), wanted);
+    assert.deepEqual(negsOf("pool"), everyNodeWithNewcomer("pool"));
     assert.deepEqual(backends("pool"), negBackends("pool"));
     const steps = env.gce
       .history()
       .filter((entry) => entry.name === lb("pool") || entry.name === `${lb("pool")}-${OTHER_HASH}`)
       .map((entry) => `${entry.op} ${entry.kind}`);
-    const negSteps = steps.filter((step) => step.endsWith(" networkEndpointGroups"));
-    // Each NEG created and its endpoints attached (an update), in the cluster stack's own order,
-    // before anything of the Service's moves.
-    assert.deepEqual([...negSteps].sort(), [
-      ...repeat("create networkEndpointGroups", 5),
-      ...repeat("update networkEndpointGroups", 5),
-    ]);
     // A rule's target (pool or backend service) is fixed at creation: its IP is held as a static
-    // address over the one replacement, after the NEGs and the backend service are ready for it.
-    assert.deepEqual(steps.slice(negSteps.length), [
-      "create addresses",
-      "create backendServices",
-      "delete forwardingRules",
-      "create forwardingRules",
-      "delete targetPools",
-      "delete addresses",
-    ]);
+    // address over the one replacement, onto a backend service on the instance groups while the
+    // NEGs are created and filled (an update of each); one update then moves it onto them.
+    assert.deepEqual(
+      steps.filter((step) => !step.endsWith(" networkEndpointGroups")),
+      [
+        "create addresses",
+        "create backendServices",
+        "delete forwardingRules",
+        "create forwardingRules",
+        "delete targetPools",
+        "delete addresses",
+        "update backendServices",
+      ],
+    );
+    assert.deepEqual(
+      steps.filter((step) => step.endsWith(" networkEndpointGroups")),
+      [...repeat("create networkEndpointGroups", 5), ...repeat("update networkEndpointGroups", 5)],
+    );
+    assert.ok(
+      steps.lastIndexOf("update networkEndpointGroups") < steps.indexOf("update backendServices"),
+      "the backend service moved onto NEGs not yet filled",
+    );
+  });
+
+  it("a restart: no engine run, no endpoint moved; an endpoint detached out of band is put back by the NEG controller", async () => {
+    const before = negs();
+    await daemon.stop();
+    env.gce.clearHistory();
+    daemon = newDaemon();
+    await daemon.start(() => assert.fail("leadership lost"));
+    await daemon.idle();
+    // Each stack waited for its NEGs' first listing, and the listing woke it: none is left to a timer.
+    assert.deepEqual(daemon.waitingStacks(), []);
+    assert.deepEqual(await ups("cluster"), 0);
+    assert.deepEqual([...(await serviceUps()), await ups("service.default.pool")], [0, 0, 0, 0, 0]);
+    assert.deepEqual(negs(), before);
+    assert.deepEqual(env.gce.history(), []);
+    const key = { kind: "networkEndpointGroups", project: PROJECT, scope: A, name: lb("ext") } as const;
+    env.gce.state.changeEndpoints(key, [{ instance: "node-a1", ipAddress: "10.128.0.11" }], false);
+    assert.deepEqual(negsOf("ext")[`${A}/${lb("ext")}`]?.endpoints, ["node-a3@10.128.0.14"]);
+    daemon.checkNegs();
+    await daemon.idle();
+    assert.deepEqual(negs(), before);
+  });
+
+  it("a new Service's stack runs as soon as the NEG controller has listed its NEGs, not when its wait's backstop expires", async () => {
+    const synced = (): Promise<number> =>
+      counter(daemon.metrics.registry, "dccm_reconciles_total", { kind: "neg", result: "ok" });
+    const syncsBefore = await synced();
+    await createService(lbService("late"));
+    await eventually("late's NEGs listed", async () => ((await synced()) > syncsBefore ? true : undefined));
+    // The stack found its NEGs not yet listed and waits; the listing must wake it, so it is not
+    // left to a timer that idle() does not wait for.
+    await daemon.idle();
+    assert.equal(typeof (await ingress("late")), "string");
+    await eventually("late's backend service on its NEGs", () =>
+      backends("late").every((backend) => backend.includes("/networkEndpointGroups/")) ? true : undefined,
+    );
+    await daemon.idle();
+    assert.deepEqual(negsOf("late"), everyNodeWithNewcomer("late"));
+    assert.deepEqual(backends("late"), negBackends("late"));
   });
 });

@@ -50,6 +50,8 @@ export interface FakeControllerDeps {
   /** The reservation of a Service's IP before a run that may replace its forwarding rule; none unless set (such a run then fails). */
   addressPins?: ServiceControllerDeps["addressPins"];
   quotaGate?: ServiceControllerDeps["quotaGate"];
+  negsListed?: ServiceControllerDeps["negsListed"];
+  waitForNegs?: ServiceControllerDeps["waitForNegs"];
   clusterEvents?: ClusterEventDeps;
   adoptionHeld?: ReadonlyMap<string, string>;
   /** The cluster callbacks a test listens to; the others do nothing, and instances are never asked about unless set. */
@@ -160,7 +162,6 @@ const IGNORED: ClusterObserver = {
   applied: () => undefined,
   failed: () => undefined,
   groupMembers: () => undefined,
-  negMembers: () => undefined,
   recordedFirewall: () => undefined,
   referencesChanged: () => undefined,
 };
@@ -231,6 +232,8 @@ function fakeReconciler(
     ...(deps.firstUpGuard !== undefined ? { firstUpGuard: deps.firstUpGuard } : {}),
     ...(deps.addressPins !== undefined ? { addressPins: deps.addressPins } : {}),
     ...(deps.quotaGate !== undefined ? { quotaGate: deps.quotaGate } : {}),
+    ...(deps.negsListed !== undefined ? { negsListed: deps.negsListed } : {}),
+    ...(deps.waitForNegs !== undefined ? { waitForNegs: deps.waitForNegs } : {}),
   });
   return new Reconciler({
     cluster,

@@ -1,14 +1,14 @@
-// Tier 2: GCE_VM_IP NEG backends (issue 41) under pulumi.runtime.setMocks: the cluster stack's NEGs
-// and endpoint lists, a `neg` Service's backend services, and what both record in their outputs.
+// Tier 2: GCE_VM_IP NEG backends (issue 41) under pulumi.runtime.setMocks: a `neg` Service's stack
+// declares its NEGs (no endpoints: the NEG controller's) and its backend services list them; the
+// cluster stack declares none.
 import * as assert from "node:assert/strict";
 
 import * as pulumi from "@pulumi/pulumi";
 
 import { capture as captureUnderMocks, nameOf, type Captured } from "../../support/fakes/pulumiMocks";
 
-import { ClusterNetwork } from "../../../components/clusterNetwork";
 import { ServiceLoadBalancer, type ClusterRefs } from "../../../components/serviceLoadBalancer";
-import { declareStack } from "../../../components/stack";
+import { clusterRefsByName, declareStack } from "../../../components/stack";
 import { declaredResourceIds, gceResourceId } from "../../../gce/ids";
 import { stackSlice } from "../../../components/outputs";
 import type { ClusterDesired, DesiredState, NegSpec, ServiceDesired } from "../../../model/types";
@@ -40,13 +40,8 @@ function capture<T extends pulumi.Resource>(build: (opts: pulumi.ComponentResour
   return captureUnderMocks(mockState, build);
 }
 
-function value<T>(output: pulumi.Output<T>): Promise<T> {
-  return new Promise((resolve) => output.apply(resolve));
-}
-
 const T = {
   neg: "gcp:compute/networkEndpointGroup:NetworkEndpointGroup",
-  endpoints: "gcp:compute/networkEndpointList:NetworkEndpointList",
   backendService: "gcp:compute/regionBackendService:RegionBackendService",
 } as const;
 
@@ -96,111 +91,30 @@ function negInputs(neg: NegSpec, description = NEG_DESCRIPTION): Record<string, 
   };
 }
 
-function endpointListInputs(neg: NegSpec): Record<string, unknown> {
-  return {
-    project: PROJECT,
-    zone: neg.zone,
-    networkEndpointGroup: neg.name,
-    networkEndpoints: neg.endpoints.map((endpoint) => ({ instance: endpoint.instance, ipAddress: endpoint.ipAddress })),
-  };
-}
-
-const NEG_LINK = (zone: string, name: string): string => `${V1}/zones/${zone}/networkEndpointGroups/${name}`;
+/** The mock's self link of a NEG the component declares. */
+const NEG_LINK = (name: string): string => `${MOCK_LINK}/${T.neg}/${name}`;
 
 describe("components: GCE_VM_IP NEG backends (Pulumi mocks)", () => {
-  describe("ClusterNetwork with networkEndpointGroups", () => {
-    const cluster: ClusterDesired = { ...fixtureCluster([]), networkEndpointGroups: NEGS };
-    let captured: Captured<ClusterNetwork>;
-    before(async () => {
-      captured = await capture((opts) => new ClusterNetwork("cluster", { cluster }, opts));
+  describe("stacks and IDs", () => {
+    const WEB = externalServiceDesired("default", "web", UID, LB, [80], {
+      backend: "neg",
+      backendZones: [],
+      backendNegs: NEGS.map(({ zone, name, subnetwork }) => ({ zone, name, subnetwork })),
     });
-
-    it("declares today's set plus, per NEG, a NetworkEndpointGroup and its NetworkEndpointList", () => {
-      assert.deepStrictEqual(
-        captured.registered.map((r) => [r.type, r.name]).sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0)),
-        [
-          ["dccm:gcp:ClusterNetwork", "cluster"],
-          ["gcp:compute/instanceGroup:InstanceGroup", "cluster:ig-us-central1-a"],
-          ["gcp:compute/instanceGroup:InstanceGroup", "cluster:ig-us-central1-b"],
-          [T.neg, `cluster:neg-us-central1-a-${LB}`],
-          [T.neg, `cluster:neg-us-central1-a-${LB}-0badcafe`],
-          [T.endpoints, `cluster:neg-us-central1-a-${LB}-0badcafe-endpoints`],
-          [T.endpoints, `cluster:neg-us-central1-a-${LB}-endpoints`],
-          [T.neg, `cluster:neg-us-central1-b-${LB}`],
-          [T.endpoints, `cluster:neg-us-central1-b-${LB}-endpoints`],
-          ["gcp:compute/regionHealthCheck:RegionHealthCheck", "cluster:node-hc"],
-          ["gcp:compute/firewall:Firewall", "cluster:node-hc-fw"],
-        ],
-      );
-    });
-
-    it("exact inputs: GCE_VM_IP in the NEG's zone, network and subnetwork as relative URLs; endpoints {instance, ipAddress}, no port", () => {
-      for (const neg of NEGS) {
-        const group = captured.registered.find((r) => r.name === `cluster:neg-${neg.zone}-${neg.name}`);
-        assert.deepStrictEqual(group?.inputs, negInputs(neg));
-        const list = captured.registered.find((r) => r.name === `cluster:neg-${neg.zone}-${neg.name}-endpoints`);
-        assert.deepStrictEqual(list?.inputs, endpointListInputs(neg));
-      }
-    });
-
-    it("options: a NEG is parented to the component and ignores its description; its list is parented to the NEG", () => {
-      const negs = captured.constructions.filter((c) => c.type === T.neg);
-      assert.equal(negs.length, 3);
-      for (const construction of negs) {
-        assert.equal(construction.parent, captured.component);
-        assert.equal(construction.deleteBeforeReplace, true);
-        assert.deepStrictEqual(construction.ignoreChanges, ["description"]);
-      }
-      const lists = captured.constructions.filter((c) => c.type === T.endpoints);
-      assert.deepStrictEqual(
-        lists.map((c) => [c.name, c.parent === undefined ? undefined : nameOf(c.parent)]),
-        [
-          [`cluster:neg-us-central1-a-${LB}-endpoints`, `cluster:neg-us-central1-a-${LB}`],
-          [`cluster:neg-us-central1-a-${LB}-0badcafe-endpoints`, `cluster:neg-us-central1-a-${LB}-0badcafe`],
-          [`cluster:neg-us-central1-b-${LB}-endpoints`, `cluster:neg-us-central1-b-${LB}`],
-        ],
-      );
-    });
-
-    it("outputs: every NEG's self link and members by <zone>/<name>", async () => {
-      const network = captured.component;
-      assert.deepStrictEqual(network.networkEndpointGroupMembers, {
-        [`us-central1-a/${LB}`]: ["node-a1", "node-a2"],
-        [`us-central1-a/${LB}-0badcafe`]: ["node-a3"],
-        [`us-central1-b/${LB}`]: [],
-      });
-      assert.equal(await value(network.networkEndpointGroups[`us-central1-b/${LB}`]), `${MOCK_LINK}/${T.neg}/${LB}`);
-    });
-
-    it("the owner marker goes into a NEG's description", async () => {
-      const owned = await capture(
-        (opts) =>
-          new ClusterNetwork(
-            "cluster",
-            { cluster, owner: { clusterId: "c0ffee1234", clusterUid: "5f0d6c1e-0000-4000-8000-000000000001" } },
-            opts,
-          ),
-      );
-      const group = owned.registered.find((r) => r.name === `cluster:neg-us-central1-b-${LB}`);
-      assert.deepStrictEqual(
-        group?.inputs,
-        negInputs(
-          NEGS[2],
-          '{"kubernetes.io/service-name":"default/web","dccm.io/cluster-id":"c0ffee1234","dccm.io/cluster-uid":"5f0d6c1e-0000-4000-8000-000000000001"}',
-        ),
-      );
-    });
-  });
-
-  describe("upgrade: a desired state without networkEndpointGroups", () => {
-    function desired(cluster: ClusterDesired): DesiredState {
-      return { cluster, services: [], rejected: [], warnings: [] };
+    function desired(cluster: ClusterDesired, services: ServiceDesired[] = []): DesiredState {
+      return {
+        cluster,
+        services,
+        rejected: [],
+        warnings: [],
+        ...(services.length > 0 ? { networkEndpointGroups: NEGS } : {}),
+      };
     }
 
-    it("the cluster stack registers exactly today's set and records today's outputs", async () => {
+    it("the cluster stack of a cluster with neg Services registers exactly the set and records the outputs it has without them", async () => {
       let keys: string[] = [];
       const captured = await capture((opts) => {
-        const declared = declareStack(desired(fixtureCluster([])), { kind: "cluster" }, undefined, undefined);
+        const declared = declareStack(desired(fixtureCluster([]), [WEB]), { kind: "cluster" }, undefined, undefined);
         keys = Object.keys(declared.outputs).sort();
         return new pulumi.ComponentResource("test:Root", "root", {}, opts);
       });
@@ -215,59 +129,90 @@ describe("components: GCE_VM_IP NEG backends (Pulumi mocks)", () => {
       assert.deepStrictEqual(keys, ["instanceGroupMembers", "instanceGroups", "loadBalancers", "routes"]);
     });
 
-    it("gce/ids: declaredResourceIds of a cluster with NEGs is exactly what the program registers with a GCE name (an endpoint list has none)", async () => {
-      const withNegs = desired({ ...fixtureCluster([]), networkEndpointGroups: NEGS });
-      const captured = await capture((opts) => {
-        declareStack(withNegs, { kind: "cluster" }, undefined, undefined);
-        return new pulumi.ComponentResource("test:Root", "root", {}, opts);
-      });
-      const custom = captured.registered.filter((r) => r.custom);
-      assert.deepEqual(
-        custom.filter((r) => gceResourceId(r.type, r.inputs) === undefined).map((r) => r.type),
-        [T.endpoints, T.endpoints, T.endpoints],
-      );
-      const ids = custom.flatMap((r) => {
-        const id = gceResourceId(r.type, r.inputs);
-        return id === undefined ? [] : [id];
-      });
-      assert.deepEqual([...declaredResourceIds(withNegs, { kind: "cluster" })].sort(), ids.sort());
-      assert.deepEqual(
-        ids.filter((id) => id.includes("/networkEndpointGroups/")),
-        [
-          `projects/${PROJECT}/zones/us-central1-a/networkEndpointGroups/${LB}`,
-          `projects/${PROJECT}/zones/us-central1-a/networkEndpointGroups/${LB}-0badcafe`,
-          `projects/${PROJECT}/zones/us-central1-b/networkEndpointGroups/${LB}`,
-        ],
-      );
-    });
-
-    it("with NEGs the cluster stack also records networkEndpointGroupMembers", async () => {
-      let members: unknown;
-      await capture((opts) => {
-        const declared = declareStack(
-          desired({ ...fixtureCluster([]), networkEndpointGroups: NEGS }),
-          { kind: "cluster" },
-          undefined,
-          undefined,
-        );
-        members = declared.outputs.networkEndpointGroupMembers;
-        return new pulumi.ComponentResource("test:Root", "root", {}, opts);
-      });
-      assert.deepStrictEqual(members, {
-        [`us-central1-a/${LB}`]: ["node-a1", "node-a2"],
-        [`us-central1-a/${LB}-0badcafe`]: ["node-a3"],
-        [`us-central1-b/${LB}`]: [],
-      });
-    });
-
-    it("a Service stack's slice carries no NEG of the cluster (its own are in backendNegs); without NEGs the slice is as before", () => {
+    it("gce/ids: declaredResourceIds of a neg Service's stack is exactly what its program registers, its NEGs included", async () => {
       const scope = { kind: "service" as const, namespace: "default", name: "web" };
+      const state = desired(fixtureCluster([]), [WEB]);
+      const captured = await capture((opts) => {
+        declareStack(stackSlice(state, scope), scope, undefined, undefined);
+        return new pulumi.ComponentResource("test:Root", "root", {}, opts);
+      });
+      const ids = captured.registered
+        .filter((r) => r.custom)
+        .flatMap((r) => {
+          const id = gceResourceId(r.type, r.inputs);
+          return id === undefined ? [] : [id];
+        });
+      assert.deepEqual([...declaredResourceIds(state, scope)].sort(), ids.sort());
+      assert.deepEqual(ids.filter((id) => id.includes("/networkEndpointGroups/")).sort(), [
+        `projects/${PROJECT}/zones/us-central1-a/networkEndpointGroups/${LB}`,
+        `projects/${PROJECT}/zones/us-central1-a/networkEndpointGroups/${LB}-0badcafe`,
+        `projects/${PROJECT}/zones/us-central1-b/networkEndpointGroups/${LB}`,
+      ]);
+    });
+
+    it("a Service stack's slice carries its own NEGs' endpoints only (which only the stack program from CI declares)", () => {
+      const scope = { kind: "service" as const, namespace: "default", name: "web" };
+      const other: NegSpec = { ...NEGS[0], name: "a0ther", service: "default/other" };
+      const state = { ...desired(fixtureCluster([]), [WEB]), networkEndpointGroups: [...NEGS, other] };
+      const slice = stackSlice(state, scope);
+      assert.deepStrictEqual(slice.networkEndpointGroups, NEGS);
+      assert.deepStrictEqual(slice.services, [WEB]);
+      assert.equal("networkEndpointGroups" in stackSlice(desired(fixtureCluster([])), scope), false);
+    });
+
+    it("the stack program from CI (negEndpoints: stack) declares each NEG's endpoints as a NetworkEndpointList under it; the daemon's (controller) none", async () => {
+      const scope = { kind: "service" as const, namespace: "default", name: "web" };
+      const state = desired(fixtureCluster([]), [WEB]);
+      const fromCi = await capture((opts) => {
+        declareStack(stackSlice(state, scope), scope, undefined, undefined, "stack");
+        return new pulumi.ComponentResource("test:Root", "root", {}, opts);
+      });
+      const lists = fromCi.registered.filter((r) => r.type === "gcp:compute/networkEndpointList:NetworkEndpointList");
+      const byName = (a: [string, unknown], b: [string, unknown]): number => (a[0] < b[0] ? -1 : 1);
       assert.deepStrictEqual(
-        stackSlice(desired({ ...fixtureCluster([]), networkEndpointGroups: NEGS }), scope).cluster
-          .networkEndpointGroups,
-        [],
+        lists.map((r): [string, unknown] => [r.name, r.inputs]).sort(byName),
+        NEGS.map((neg): [string, unknown] => [
+          `default/web:neg-${neg.zone}-${neg.name}-endpoints`,
+          {
+            project: PROJECT,
+            zone: neg.zone,
+            networkEndpointGroup: neg.name,
+            networkEndpoints: neg.endpoints.map(({ instance, ipAddress }) => ({ instance, ipAddress })),
+          },
+        ]).sort(byName),
       );
-      assert.equal("networkEndpointGroups" in stackSlice(desired(fixtureCluster([])), scope).cluster, false);
+      const direct = await capture(
+        (opts) =>
+          new ServiceLoadBalancer(
+            "default/web",
+            {
+              service: WEB,
+              project: PROJECT,
+              region: REGION,
+              network: NETWORK,
+              cluster: clusterRefsByName(state),
+              negEndpoints: NEGS,
+            },
+            opts,
+          ),
+      );
+      const parents = direct.constructions
+        .filter((c) => c.type === "gcp:compute/networkEndpointList:NetworkEndpointList")
+        .map((c) => (c.parent === undefined ? undefined : nameOf(c.parent)));
+      assert.deepStrictEqual(parents.sort(), NEGS.map((neg) => `default/web:neg-${neg.zone}-${neg.name}`).sort());
+      const backend = direct.constructions.find((c) => c.type === T.backendService);
+      assert.deepStrictEqual(
+        [...(backend?.dependsOn ?? [])].sort(),
+        NEGS.map((neg) => `default/web:neg-${neg.zone}-${neg.name}-endpoints`).sort(),
+      );
+      const fromDaemon = await capture((opts) => {
+        declareStack(stackSlice(state, scope), scope);
+        return new pulumi.ComponentResource("test:Root", "root", {}, opts);
+      });
+      assert.equal(
+        fromDaemon.registered.filter((r) => r.type === "gcp:compute/networkEndpointList:NetworkEndpointList").length,
+        0,
+      );
     });
   });
 
@@ -283,7 +228,7 @@ describe("components: GCE_VM_IP NEG backends (Pulumi mocks)", () => {
       { zone: "us-central1-b", name: LB, subnetwork: "k8s-subnet" },
     ];
     const NEG_BACKENDS = BACKEND_NEGS.map((neg) => ({
-      group: NEG_LINK(neg.zone, neg.name),
+      group: NEG_LINK(neg.name),
       balancingMode: "CONNECTION",
     }));
 
@@ -310,6 +255,55 @@ describe("components: GCE_VM_IP NEG backends (Pulumi mocks)", () => {
     const backendsOf = (captured: Captured<ServiceLoadBalancer>) =>
       captured.registered.filter((r) => r.type === T.backendService).map((r) => [r.name, r.inputs]);
 
+    it("declares, per NEG, a GCE_VM_IP NetworkEndpointGroup in its zone, network and subnetwork (relative URLs), without endpoints", async () => {
+      const captured = await build(negService());
+      assert.deepStrictEqual(
+        captured.registered.filter((r) => r.type === T.neg).map((r) => [r.name, r.inputs]),
+        NEGS.map((neg) => [`default/web:neg-${neg.zone}-${neg.name}`, negInputs(neg)]),
+      );
+      assert.deepStrictEqual(
+        captured.registered.filter((r) => r.type === "gcp:compute/networkEndpointList:NetworkEndpointList"),
+        [],
+      );
+    });
+
+    it("options: a NEG is parented to the component, deleted before it is replaced, and ignores its description", async () => {
+      const captured = await build(negService());
+      const negs = captured.constructions.filter((c) => c.type === T.neg);
+      assert.equal(negs.length, 3);
+      for (const construction of negs) {
+        assert.equal(construction.parent, captured.component);
+        assert.equal(construction.deleteBeforeReplace, true);
+        assert.deepStrictEqual(construction.ignoreChanges, ["description"]);
+      }
+    });
+
+    it("the owner marker goes into a NEG's description", async () => {
+      const owned = await capture(
+        (opts) =>
+          new ServiceLoadBalancer(
+            "default/web",
+            {
+              service: negService(),
+              project: PROJECT,
+              region: REGION,
+              network: NETWORK,
+              cluster: REFS,
+              owner: { clusterId: "c0ffee1234", clusterUid: "5f0d6c1e-0000-4000-8000-000000000001" },
+            },
+            opts,
+          ),
+      );
+      const group = owned.registered.find((r) => r.name === `default/web:neg-us-central1-b-${LB}`);
+      assert.deepStrictEqual(
+        group?.inputs,
+        negInputs(
+          NEGS[2],
+          '{"kubernetes.io/service-name":"default/web","dccm.io/cluster-id":"c0ffee1234","dccm.io/cluster-uid":"5f0d6c1e-0000-4000-8000-000000000001"}',
+        ),
+      );
+    });
+
     it("external TCP: the backend service lists the NEGs by link, CONNECTION, draining 30 s; no other field changes", async () => {
       const captured = await build(negService());
       assert.deepStrictEqual(backendsOf(captured), [
@@ -333,8 +327,23 @@ describe("components: GCE_VM_IP NEG backends (Pulumi mocks)", () => {
           "gcp:compute/firewall:Firewall",
           "gcp:compute/forwardingRule:ForwardingRule",
           T.backendService,
+          T.neg,
+          T.neg,
+          T.neg,
         ].sort(),
       );
+    });
+
+    it("negsPending: the NEGs are declared, the backend service lists the instance groups as an instance-group Service's, and the resources name no NEG", async () => {
+      const captured = await build(negService({ backendZones: ["us-central1-a", "us-central1-b"], negsPending: true }));
+      assert.deepStrictEqual(
+        captured.registered.filter((r) => r.type === T.neg).map((r) => r.name),
+        NEGS.map((neg) => `default/web:neg-${neg.zone}-${neg.name}`),
+      );
+      assert.deepStrictEqual(backendsOf(captured), [
+        ["default/web:backend-tcp", backendServiceInputs(LB, NEG_DESCRIPTION, NODE_HC)],
+      ]);
+      assert.equal("networkEndpointGroups" in captured.component.resources, false);
     });
 
     it("mixed TCP/UDP: draining 30 s on TCP, 0 on UDP", async () => {
@@ -384,22 +393,9 @@ describe("components: GCE_VM_IP NEG backends (Pulumi mocks)", () => {
       assert.equal(backend?.inputs.networkPassThroughLbTrafficPolicy, undefined);
     });
 
-    it("a NEG the same program declares is referenced by its resource's link", async () => {
-      const declared = `${MOCK_LINK}/${T.neg}/${LB}`;
-      const captured = await build(negService(), {
-        ...REFS,
-        networkEndpointGroups: { [`us-central1-b/${LB}`]: declared },
-      });
-      const backend = captured.registered.find((r) => r.type === T.backendService);
-      assert.deepStrictEqual(backend?.inputs.backends, [
-        NEG_BACKENDS[0],
-        NEG_BACKENDS[1],
-        { group: declared, balancingMode: "CONNECTION" },
-      ]);
-    });
-
-    it("an instance-group Service: no draining, no NEG field, no networkEndpointGroups in its resources (upgrade changes nothing)", async () => {
+    it("an instance-group Service: no NEG, no draining, no NEG field, no networkEndpointGroups in its resources (upgrade changes nothing)", async () => {
       const captured = await build(externalServiceDesired("default", "web", UID, LB, [80]));
+      assert.equal(captured.registered.filter((r) => r.type === T.neg).length, 0);
       const backend = captured.registered.find((r) => r.type === T.backendService);
       assert.deepStrictEqual(backend?.inputs, backendServiceInputs(LB, NEG_DESCRIPTION, NODE_HC));
       assert.equal("networkEndpointGroups" in captured.component.resources, false);

@@ -56,7 +56,6 @@ function inputsOf(captured: Captured<pulumi.Resource>, name: string): Record<str
 const T = {
   address: "gcp:compute/address:Address",
   backend: "gcp:compute/regionBackendService:RegionBackendService",
-  endpoints: "gcp:compute/networkEndpointList:NetworkEndpointList",
   firewall: "gcp:compute/firewall:Firewall",
   group: "gcp:compute/instanceGroup:InstanceGroup",
   hc: "gcp:compute/regionHealthCheck:RegionHealthCheck",
@@ -69,16 +68,6 @@ const NEG_LB = "a1b4e28ba2fa141d2883f0016d3cca42";
 
 const CLUSTER: ClusterDesired = {
   ...fixtureCluster([route("node-a1", "11111111-1111-4111-8111-111111111111", "10.64.1.0/24", "us-central1-a")]),
-  networkEndpointGroups: [
-    {
-      name: NEG_LB,
-      zone: "us-central1-a",
-      subnetwork: "k8s-subnet",
-      service: "default/web",
-      description: '{"kubernetes.io/service-name":"default/web"}',
-      endpoints: [{ instance: "node-a1", ipAddress: "10.0.0.11" }],
-    },
-  ],
   networkProject: HOST,
 };
 
@@ -126,15 +115,13 @@ describe("components: a Shared VPC (networkProject) under Pulumi mocks", () => {
     assert.deepStrictEqual(placed(captured), [
       [T.group, "cluster:ig-us-central1-a", PROJECT],
       [T.group, "cluster:ig-us-central1-b", PROJECT],
-      [T.neg, `cluster:neg-us-central1-a-${NEG_LB}`, PROJECT],
-      [T.endpoints, `cluster:neg-us-central1-a-${NEG_LB}-endpoints`, PROJECT],
       [T.hc, "cluster:node-hc", PROJECT],
       [T.firewall, "cluster:node-hc-fw", HOST],
       [T.route, "cluster:route-node-a1", HOST],
     ]);
   });
 
-  it("ClusterNetwork: exact inputs of the route, the firewall, a group and the NEG", async () => {
+  it("ClusterNetwork: exact inputs of the route, the firewall and a group", async () => {
     const captured = await capture((opts) => new ClusterNetwork("cluster", { cluster: CLUSTER }, opts));
     assert.deepStrictEqual(inputsOf(captured, "cluster:route-node-a1"), {
       project: HOST,
@@ -166,7 +153,18 @@ describe("components: a Shared VPC (networkProject) under Pulumi mocks", () => {
       network: HOST_NETWORK,
       instances: [`https://www.googleapis.com/compute/v1/projects/${PROJECT}/zones/us-central1-b/instances/node-b1`],
     });
-    assert.deepStrictEqual(inputsOf(captured, `cluster:neg-us-central1-a-${NEG_LB}`), {
+  });
+
+  it("a neg Service's NEG: in project, naming the host's network and subnetwork", async () => {
+    const captured = await lb(
+      externalServiceDesired("default", "web", "1b4e28ba", NEG_LB, [80], {
+        backend: "neg",
+        backendZones: [],
+        backendNegs: [{ zone: "us-central1-a", name: NEG_LB, subnetwork: "k8s-subnet" }],
+        networkProject: HOST,
+      }),
+    );
+    assert.deepStrictEqual(inputsOf(captured, `default/web:neg-us-central1-a-${NEG_LB}`), {
       project: PROJECT,
       zone: "us-central1-a",
       name: NEG_LB,

@@ -394,7 +394,7 @@ describe("daemon/config daemonSettings", () => {
       ),
       [
         "lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
-          "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject, firewallManagement, multiProject; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
+          "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
           "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)",
         'region: "Europe" is not a GCP region (like us-central1)',
         'backendMode: "pool" is not backend-service, target-pool or neg',
@@ -534,6 +534,7 @@ describe("daemon/config daemonOptions", () => {
       leakCheck: { computeEndpoint: "http://127.0.0.1:1/compute/v1/" },
       driftListing: { computeEndpoint: "http://127.0.0.1:1/compute/v1/" },
       firstUpGuard: { computeEndpoint: "http://127.0.0.1:1/compute/v1/" },
+      negEndpoints: { computeEndpoint: "http://127.0.0.1:1/compute/v1/" },
     });
   });
   it("--no-node-controller: no node controller, the leak check keeps the endpoint", () => {

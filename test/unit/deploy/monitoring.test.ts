@@ -81,6 +81,7 @@ describe("deploy/monitoring: alerts and dashboard", () => {
       "DccmNoLeader",
       "DccmLoadBalancerSyncFailing",
       "DccmClusterStackFailing",
+      "DccmNegEndpointsFailing",
       "DccmDriftCorrected",
       "DccmIPChangeHeld",
       "DccmQueueStuck",
@@ -114,6 +115,6 @@ describe("deploy/monitoring: alerts and dashboard", () => {
       }
     }
     assert.deepEqual(missing, []);
-    assert.equal(expressions().length, 24);
+    assert.equal(expressions().length, 25);
   });
 });

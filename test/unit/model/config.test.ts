@@ -26,7 +26,7 @@ const DEFAULTS: Config = {
 };
 
 const KNOWN =
-  "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject, firewallManagement, multiProject";
+  "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject";
 
 /** parseConfig must throw a ConfigError listing exactly these problems, in this order. */
 function problems(raw: RawConfig | Record<string, unknown>, want: string[]): void {
@@ -304,12 +304,6 @@ describe("model: parseConfig", () => {
         { networkProject: "Host_VPC" },
         ['networkProject: "Host_VPC" is not a GCP project ID'],
       ],
-      [
-        "firewallManagement another word",
-        { firewallManagement: "Manual" },
-        ['firewallManagement: "Manual" is not one of managed, manual, auto'],
-      ],
-      ["multiProject not a boolean", { multiProject: "yes" }, ['multiProject: expected true or false, got "yes"']],
     ];
     for (const [what, over, want] of cases) {
       it(what, () => problems({ ...BASE, ...over }, want));
@@ -373,11 +367,6 @@ describe("model: parseConfig", () => {
       ["subnetwork empty → absent", { subnetwork: "" }, {}],
       ["networkProject: a host project", { networkProject: "host-vpc-1" }, { networkProject: "host-vpc-1" }],
       ["networkProject: the service project itself is no Shared VPC", { networkProject: "dccm-test" }, {}],
-      ["firewallManagement managed (the default) is left out", { firewallManagement: "managed" }, {}],
-      ["firewallManagement manual", { firewallManagement: "manual" }, { firewallManagement: "manual" }],
-      ["firewallManagement auto", { firewallManagement: "auto" }, { firewallManagement: "auto" }],
-      ["multiProject true from a flag's text", { multiProject: "true" }, { multiProject: true }],
-      ["multiProject false is left out", { multiProject: false }, {}],
     ];
     for (const [what, over, want] of cases) {
       it(what, () => {

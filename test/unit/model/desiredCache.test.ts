@@ -35,7 +35,9 @@ type Event =
   | { kind: "putService"; service: ServiceInfo }
   | { kind: "deleteService"; key: string }
   | { kind: "observe"; observed: ObservedCloud }
-  | { kind: "resend"; reverse: boolean };
+  | { kind: "resend"; reverse: boolean }
+  /** The NEG controller's tell: the last observation with one NEG's members over it, every other field the same object. */
+  | { kind: "negMembers"; key: string; members: string[] };
 
 /** A valid Service of each kind (backend service, target pool, internal, ETP=Local), or anything serviceArb makes. */
 const serviceOf = (key: string): fc.Arbitrary<ServiceInfo> => {
@@ -115,20 +117,12 @@ const observedArb: fc.Arbitrary<ObservedCloud> = fc
     negMembers: fc.option(fc.tuple(fc.constantFrom(...ZONES), fc.constantFrom(...NEG_NAMES), fc.subarray(NODE_NAMES)), {
       nil: undefined,
     }),
-    referencedNegs: fc.option(
-      fc.subarray(
-        ZONES.flatMap((zone) => NEG_NAMES.map((name) => `${zone}/${name}`)),
-        { maxLength: 3 },
-      ),
-      { nil: undefined },
-    ),
   })
   .map((o): ObservedCloud => ({
     ...(o.instanceSubnets !== undefined ? { instanceSubnets: o.instanceSubnets } : {}),
     ...(o.negMembers !== undefined
       ? { negMembers: { [`${o.negMembers[0]}/${o.negMembers[1]}`]: o.negMembers[2] } }
       : {}),
-    ...(o.referencedNegs !== undefined ? { referencedNegs: o.referencedNegs } : {}),
     goneInstances: o.gone,
     referencedZones: o.referencedZones,
     legacyHealthCheckReferenced: o.legacyHealthCheckReferenced,
@@ -157,6 +151,12 @@ const eventArb: fc.Arbitrary<Event> = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom(...SERVICE_KEYS).map((key): Event => ({ kind: "deleteService", key })) },
   { weight: 2, arbitrary: observedArb.map((observed): Event => ({ kind: "observe", observed })) },
   { weight: 1, arbitrary: fc.boolean().map((reverse): Event => ({ kind: "resend", reverse })) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...ZONES), fc.constantFrom(...NEG_NAMES), fc.subarray(NODE_NAMES))
+      .map(([zone, name, members]): Event => ({ kind: "negMembers", key: `${zone}/${name}`, members })),
+  },
 );
 
 const { clusterCIDR: _dropped, ...noCidr } = CONFIG;
@@ -191,7 +191,7 @@ class World {
 }
 
 describe("model/desiredCache DesiredCache: incremental, equal to the full recompute", () => {
-  it("after every event of a random sequence (Nodes and Services added, changed, deleted, neg Services with node selectors; observations with subnetworks and NEG members; the same snapshot again): the same state, hashes, changes and rejections as desiredState from scratch", () => {
+  it("after every event of a random sequence (Nodes and Services added, changed, deleted, neg Services with node selectors; observations with subnetworks and NEG members; the NEG controller's tells of one NEG's members; the same snapshot again): the same state, hashes, changes and rejections as desiredState from scratch", () => {
     fc.assert(
       fc.property(
         fc.constantFrom(...CONFIGS),
@@ -240,6 +240,12 @@ describe("model/desiredCache DesiredCache: incremental, equal to the full recomp
             if (event.kind === "observe") {
               world.observed = event.observed;
               step(cache.observe(event.observed));
+            } else if (event.kind === "negMembers") {
+              world.observed = {
+                ...world.observed,
+                negMembers: { ...world.observed.negMembers, [event.key]: event.members },
+              };
+              step(cache.tellNegMembers({ [event.key]: event.members }));
             } else step(cache.update(world.snapshot()));
           }
         },
@@ -266,6 +272,64 @@ describe("model/desiredCache DesiredCache: what each change recomputes", () => {
     cache.update({ nodes, services: [web, api, pool] });
     return cache;
   }
+
+  it("the NEG controller tells a NEG listed empty (never listed before): that Service alone is placed again, on the groups until it is filled, as from scratch", () => {
+    const negNodes = [
+      gceNode("n1", "11111111-1111-4111-8111-111111111111", A, [], { internalIP: "10.0.0.1" }),
+      gceNode("n2", "22222222-2222-4222-8222-222222222222", A, [], { internalIP: "10.0.0.2" }),
+    ];
+    const negWeb = { ...web, annotations: { "dccm.io/backend": "neg" } };
+    const cache = new DesiredCache(CONFIG);
+    cache.update({ nodes: negNodes, services: [negWeb, api] });
+    const api0 = cache.view("service.default.api").service;
+    const neg = `${A}/${cache.negsOf("default/web")[0]?.name ?? ""}`;
+    const observed = { ...cache.lastObserved(), negMembers: { [neg]: [] } };
+    assert.deepStrictEqual(
+      cache.observe(observed).map((change) => change.stack),
+      ["service.default.web"],
+    );
+    assert.equal(cache.view("service.default.web").service?.negsPending, true);
+    assert.equal(cache.view("service.default.api").service, api0);
+    assert.deepStrictEqual(
+      cache.desired(),
+      desiredState({ nodes: negNodes, services: [negWeb, api] }, CONFIG, observed),
+    );
+    const full = { ...observed, negMembers: { [neg]: ["n1", "n2"] } };
+    assert.deepStrictEqual(
+      cache.observe(full).map((change) => change.stack),
+      ["service.default.web"],
+    );
+    assert.equal(cache.view("service.default.web").service?.negsPending, undefined);
+  });
+
+  it("tellNegMembers: a NEG listed empty places its Service again; the same list again, or forgetting a NEG never told, places nothing; forgetting it places it again", () => {
+    const negNodes = [
+      gceNode("n1", "11111111-1111-4111-8111-111111111111", A, [], { internalIP: "10.0.0.1" }),
+      gceNode("n2", "22222222-2222-4222-8222-222222222222", A, [], { internalIP: "10.0.0.2" }),
+    ];
+    const negWeb = { ...web, annotations: { "dccm.io/backend": "neg" } };
+    const cache = new DesiredCache(CONFIG);
+    cache.update({ nodes: negNodes, services: [negWeb, api] });
+    const neg = `${A}/${cache.negsOf("default/web")[0]?.name ?? ""}`;
+    const stacks = (changes: { stack: string }[]): string[] => changes.map((change) => change.stack);
+    assert.deepStrictEqual(stacks(cache.tellNegMembers({ [neg]: [] })), ["service.default.web"]);
+    assert.equal(cache.view("service.default.web").service?.negsPending, true);
+    assert.deepStrictEqual(stacks(cache.tellNegMembers({ [neg]: [] })), []);
+    assert.deepStrictEqual(stacks(cache.tellNegMembers({ [`${A}/k8s-unknown`]: undefined })), []);
+    assert.deepStrictEqual(stacks(cache.tellNegMembers({ [neg]: ["n1", "n2"] })), ["service.default.web"]);
+    assert.deepStrictEqual(cache.lastObserved().negMembers, { [neg]: ["n1", "n2"] });
+    assert.equal(cache.view("service.default.web").service?.negsPending, undefined);
+    assert.deepStrictEqual(
+      cache.desired(),
+      desiredState({ nodes: negNodes, services: [negWeb, api] }, CONFIG, cache.lastObserved()),
+    );
+    // An observation from elsewhere brings its own record: the cache copies it before a tell changes it.
+    const theirs = { [neg]: ["n1"] };
+    cache.observe({ ...cache.lastObserved(), negMembers: theirs });
+    cache.tellNegMembers({ [neg]: undefined });
+    assert.deepStrictEqual(theirs, { [neg]: ["n1"] });
+    assert.deepStrictEqual(cache.lastObserved().negMembers, {});
+  });
 
   it("a Service changed: only its stack changes, and every other Service's desired state is the object it was (not computed again)", () => {
     const cache = filled();

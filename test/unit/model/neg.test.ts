@@ -279,7 +279,7 @@ describe("model: backend neg, the NEGs and the backend service", () => {
         ],
       }),
     ]);
-    assert.deepStrictEqual(state.cluster.networkEndpointGroups, [
+    assert.deepStrictEqual(state.networkEndpointGroups, [
       negSpec(A, LB, "k8s-subnet", [
         ["n1", "10.0.0.1"],
         ["n2", "10.0.0.2"],
@@ -293,18 +293,54 @@ describe("model: backend neg, the NEGs and the backend service", () => {
 
   it("no neg Service: no networkEndpointGroups key and no warning about internal IPs (an existing cluster's state as before)", () => {
     const state = run([svc()]);
+    assert.equal("networkEndpointGroups" in state, false);
     assert.equal("networkEndpointGroups" in state.cluster, false);
     assert.deepStrictEqual(state.warnings, []);
   });
 
+  it("a NEG the NEG controller listed empty while it must hold nodes: the backend service stays on the instance groups (negsPending) until it is filled", () => {
+    const pending = run(
+      [neg()],
+      {},
+      { ...NOTHING_OBSERVED, negMembers: { [`${B}/${LB}`]: [], [`${A}/${LB}`]: ["n1"] } },
+    );
+    assert.deepStrictEqual(pending.services, [
+      externalServiceDesired("default", "svc", UID, LB, [80], {
+        backend: "neg",
+        backendZones: [A, B],
+        backendNegs: [
+          { zone: A, name: LB, subnetwork: "k8s-subnet" },
+          { zone: B, name: LB, subnetwork: "k8s-subnet" },
+        ],
+        negsPending: true,
+      }),
+    ]);
+    // The endpoints to fill it with are the same.
+    assert.deepStrictEqual(pending.networkEndpointGroups, run([neg()]).networkEndpointGroups);
+    const filled = run(
+      [neg()],
+      {},
+      { ...NOTHING_OBSERVED, negMembers: { [`${B}/${LB}`]: ["n3"], [`${A}/${LB}`]: ["n1", "n2"] } },
+    );
+    assert.equal(filled.services[0].negsPending, undefined);
+    assert.deepStrictEqual(filled.services[0].backendZones, []);
+  });
+
+  it("not pending: a NEG not listed yet (after a start), or listed empty when it must stay empty", () => {
+    assert.equal(run([neg()]).services[0].negsPending, undefined);
+    const picky = neg({ "dccm.io/node-selector": "pool in (edge), !gpu" });
+    const observed = { ...NOTHING_OBSERVED, negMembers: { [`${A}/${LB}`]: ["n2"], [`${B}/${LB}`]: ["n3"] } };
+    assert.equal(run([picky], {}, observed).services[0].negsPending, undefined);
+  });
+
   it("dccm.io/node-selector narrows the nodes; a zone without a selected node has no NEG", () => {
     const state = run([neg({ "dccm.io/node-selector": "pool in (edge), !gpu" })]);
-    assert.deepStrictEqual(state.cluster.networkEndpointGroups, [
+    assert.deepStrictEqual(state.networkEndpointGroups, [
       negSpec(A, LB, "k8s-subnet", [["n2", "10.0.0.2"]]),
       negSpec(B, LB, "k8s-subnet", [["n3", "10.0.1.3"]]),
     ]);
     const none = run([neg({ "dccm.io/node-selector": "pool=core" })]);
-    assert.equal(none.cluster.networkEndpointGroups, undefined);
+    assert.equal(none.networkEndpointGroups, undefined);
     assert.deepStrictEqual(none.services[0].backendNegs, []);
   });
 
@@ -316,7 +352,7 @@ describe("model: backend neg, the NEGs and the backend service", () => {
       { zone: A, name: `${LB}-${OTHER_HASH}`, subnetwork: "other-subnet" },
       { zone: B, name: LB, subnetwork: "k8s-subnet" },
     ]);
-    assert.deepStrictEqual(state.cluster.networkEndpointGroups, [
+    assert.deepStrictEqual(state.networkEndpointGroups, [
       negSpec(A, LB, "k8s-subnet", [["n1", "10.0.0.1"]]),
       negSpec(A, `${LB}-${OTHER_HASH}`, "other-subnet", [["n2", "10.0.0.2"]]),
       negSpec(B, LB, "k8s-subnet", [["n3", "10.0.1.3"]]),
@@ -327,14 +363,14 @@ describe("model: backend neg, the NEGs and the backend service", () => {
     const many = Array.from({ length: 30 }, (_, i) => node(`m${String(i).padStart(2, "0")}`, A, `10.1.0.${i}`));
     const internal = neg({ "networking.gke.io/load-balancer-type": "Internal" });
     const first = run([internal], {}, NOTHING_OBSERVED, many);
-    const members = (first.cluster.networkEndpointGroups ?? [])[0].endpoints.map((e) => e.instance);
+    const members = (first.networkEndpointGroups ?? [])[0].endpoints.map((e) => e.instance);
     assert.equal(members.length, 25);
     const left = many.map((n) => n.name).filter((name) => !members.includes(name));
     // Held before: the five left out, and twenty of the others.
     const held = [...left, ...members.slice(0, 20)].sort();
     const again = run([internal], {}, { ...NOTHING_OBSERVED, negMembers: { [`${A}/${LB}`]: held } }, many);
     assert.deepStrictEqual(
-      (again.cluster.networkEndpointGroups ?? [])[0].endpoints.map((e) => e.instance),
+      (again.networkEndpointGroups ?? [])[0].endpoints.map((e) => e.instance),
       held,
     );
     assert.deepStrictEqual(again.services[0].notices, undefined);
@@ -347,7 +383,7 @@ describe("model: backend neg, the NEGs and the backend service", () => {
       { externalTrafficPolicy: "Local", healthCheckNodePort: 31000 },
     );
     const state = run([local], {}, NOTHING_OBSERVED, many);
-    assert.equal((state.cluster.networkEndpointGroups ?? [])[0].endpoints.length, 250);
+    assert.equal((state.networkEndpointGroups ?? [])[0].endpoints.length, 250);
     assert.deepStrictEqual(state.services[0].notices, [
       {
         reason: "SubsetTruncated",
@@ -408,15 +444,6 @@ describe("model: backend neg, the NEGs and the backend service", () => {
         ],
       ],
     );
-  });
-
-  it("a NEG an applied Service stack still lists stays declared, emptied, once its Service uses instance groups", () => {
-    const observed: ObservedCloud = { ...NOTHING_OBSERVED, referencedNegs: [`${B}/${LB}`, `${A}/${LB}-${OTHER_HASH}`] };
-    const state = run([svc()], {}, { ...observed, instanceSubnets: { [`${A}/n9`]: "other-subnet" } });
-    assert.deepStrictEqual(state.cluster.networkEndpointGroups, [
-      negSpec(A, `${LB}-${OTHER_HASH}`, "other-subnet", []),
-      negSpec(B, LB, "k8s-subnet", []),
-    ]);
   });
 });
 
@@ -612,7 +639,7 @@ describe("model: a 600-node cluster in neg mode (what `dccm render` declares)", 
   const state = desiredState({ nodes: fleet, services }, { ...CONFIG, backendMode: "neg" });
   const endpointsPerZone = (key: string): number[] =>
     ZONES.map((zone) =>
-      (state.cluster.networkEndpointGroups ?? [])
+      (state.networkEndpointGroups ?? [])
         .filter((group) => group.service === key && group.zone === zone)
         .reduce((sum, group) => sum + group.endpoints.length, 0),
     );

@@ -804,21 +804,4 @@ describe("preview/plan: a Service's notices (BackendLimit, SubsetTruncated, Unsu
       false,
     );
   });
-
-  it("observedAfterApply: the NEGs neg Services list are referenced (kept by the cluster stack); none → unset", () => {
-    const neg = {
-      ...web,
-      backend: "neg" as const,
-      backendZones: [],
-      backendNegs: [
-        { zone: "us-central1-b", name: web.lbName, subnetwork: "k8s-subnet" },
-        { zone: "us-central1-a", name: web.lbName, subnetwork: "k8s-subnet" },
-      ],
-    };
-    assert.deepEqual(observedAfterApply([neg]).referencedNegs, [
-      `us-central1-a/${web.lbName}`,
-      `us-central1-b/${web.lbName}`,
-    ]);
-    assert.equal("referencedNegs" in observedAfterApply([web]), false);
-  });
 });

@@ -543,4 +543,32 @@ describe("runtime/queue KeyedQueue backoff survives re-enqueues", () => {
     await queue.drain();
     assert.deepEqual(reported, [1, 2, 1, 2, 1, 0]);
   });
+
+  it("waiting() lists the keys on a backoff or a retryAfter timer, sorted; a plain enqueue leaves one there, a changed one runs it", async () => {
+    const retries = new FakeRetries();
+    let waitFor = true;
+    const queue = new KeyedQueue(
+      async (item): Promise<ReconcileResult> =>
+        item.key === "later" && waitFor
+          ? { kind: "retryAfter", ms: 60_000, reason: "waiting for its NEGs" }
+          : item.key === "broken"
+            ? { kind: "retry", error: new Error("down") }
+            : OK,
+      { parallelism: 2, backoffBaseMs: 5000, backoffJitter: 0, scheduleRetry: retries.schedule },
+    );
+    queue.enqueue("later");
+    queue.enqueue("broken");
+    queue.enqueue("fine");
+    await queue.idle();
+    assert.deepEqual(queue.waiting(), ["broken", "later"]);
+    waitFor = false;
+    queue.enqueue("later");
+    await queue.idle();
+    assert.deepEqual(queue.waiting(), ["broken", "later"]);
+    queue.enqueue("later", { changed: true });
+    await queue.idle();
+    assert.deepEqual(queue.waiting(), ["broken"]);
+    await queue.drain();
+    assert.deepEqual(queue.waiting(), []);
+  });
 });

@@ -123,12 +123,4 @@ describe("controllers/cluster/observer DesiredClusterObserver", () => {
     ]);
     assert.deepEqual(cache.lastObserved().instanceSubnets, subnets);
   });
-
-  it("negMembers: amended when some NEG is recorded, and when the last one goes; never for a cluster without NEGs", () => {
-    const { observer, told } = fake();
-    observer.negMembers({});
-    observer.negMembers({ "us-central1-a/lb1": ["n1"] });
-    observer.negMembers({});
-    assert.deepEqual(told, ['amend {"negMembers":{"us-central1-a/lb1":["n1"]}}', 'amend {"negMembers":{}}']);
-  });
 });

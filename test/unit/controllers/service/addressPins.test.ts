@@ -357,6 +357,28 @@ describe("controllers/service/addressPins: AddressPinner.pin (addresses.insert o
     ]);
   });
 
+  it("internal in a subnetwork written as its path: the path as written (as the program declares it)", async () => {
+    const { compute, calls } = fakeCompute(async () => "created");
+    const path = "projects/vpc-host/regions/us-central1/subnetworks/ilb-subnet";
+    await new AddressPinner(compute, WHERE).pin({ ...WEB, scheme: "INTERNAL", subnetwork: path }, "10.0.0.5");
+    assert.deepStrictEqual(calls, [
+      [
+        "insertAddress",
+        "dccm-test",
+        "us-central1",
+        {
+          name: LB,
+          address: "10.0.0.5",
+          addressType: "INTERNAL",
+          description: DESCRIPTION,
+          purpose: "SHARED_LOADBALANCER_VIP",
+          subnetwork: path,
+        },
+        {},
+      ],
+    ]);
+  });
+
   it("internal without a subnetwork: the purpose, neither subnetwork nor tier", async () => {
     const { compute, calls } = fakeCompute(async () => "created");
     await new AddressPinner(compute, WHERE).pin({ ...WEB, scheme: "INTERNAL" }, "10.0.0.5");

@@ -473,3 +473,42 @@ describe("controllers/service/controller: a transient Service's IP pinned around
     assert.deepEqual(h.adoptions, [undefined]);
   });
 });
+
+describe("controllers/service/controller: a neg Service whose NEGs were not listed since the start", () => {
+  it("runs nothing, says its stack waits for the listing (which wakes it), and retries after the backstop", async () => {
+    const waiting: string[] = [];
+    const h = newReconciler({
+      config: { ...CONFIG, subnetwork: "k8s-subnet" },
+      services: [lbService("default", "web", UID, { annotations: { "dccm.io/backend": "neg" } })],
+      metas: [
+        {
+          namespace: "default",
+          name: "web",
+          uid: UID,
+          type: "LoadBalancer",
+          finalizers: [],
+          ingress: [],
+          deleting: false,
+        },
+      ],
+      runner: {
+        up: (stack) => ({
+          outputs:
+            stack === "cluster"
+              ? { instanceGroups: { "us-central1-a": "ig" }, instanceGroupMembers: {}, routes: {} }
+              : {},
+          changed: [],
+        }),
+      },
+      deps: () => ({ negsListed: () => false, waitForNegs: (stack) => waiting.push(stack) }),
+    });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
+    assert.deepEqual(await h.reconciler.reconcile({ key: STACK, refresh: false }), {
+      kind: "retryAfter",
+      ms: 60_000,
+      reason: "waiting for the NEG controller to list its NEGs",
+    });
+    assert.deepEqual(h.calls, ["up cluster"]);
+    assert.deepEqual(waiting, [STACK]);
+  });
+});

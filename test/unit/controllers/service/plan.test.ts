@@ -50,6 +50,7 @@ describe("controllers/service/plan: planServiceSync", () => {
     meta: meta(),
     refresh: false,
     clusterReady: true,
+    negsListed: true,
     loadBalancerClasses: ["dccm.io/gce"],
   };
   const recorded = { loadBalancers: { "default/web": { ingress: ["34.1.2.3"] } } };
@@ -66,6 +67,18 @@ describe("controllers/service/plan: planServiceSync", () => {
       { known: false },
       { clusterReady: false },
       { kind: "waitForCluster" },
+    ],
+    [
+      "a neg Service whose NEGs were not listed since the start, changed: wait for the NEG controller",
+      { known: true, recorded, applied: "h1" },
+      { negsListed: false },
+      { kind: "waitForNegs" },
+    ],
+    [
+      "a neg Service whose NEGs were not listed since the start, unchanged: its status is published all the same",
+      { known: true, recorded, applied: "h2" },
+      { negsListed: false },
+      { kind: "publish", ingress: ["34.1.2.3"], restored: true },
     ],
     [
       "applied: the published status is written back if changed",
@@ -256,15 +269,15 @@ describe("controllers/service/plan: recordedReferences: which Service stacks sti
     ["not of the recorded shape", recorded("k8s-fw-x-deny"), { zones: [], legacyHealthCheck: false }],
     ["nothing recorded", {}, { zones: [], legacyHealthCheck: false }],
     [
-      "the NEGs its backend services list (backend neg), sorted, values of another type left out",
+      "the NEGs a neg Service's stack declares are its own: nothing the cluster stack keeps",
       {
         loadBalancers: {
           "default/web": {
-            resources: { firewalls: [], networkEndpointGroups: [`us-central1-b/${LB}`, 7, `us-central1-a/${LB}`] },
+            resources: { firewalls: [], networkEndpointGroups: [`us-central1-b/${LB}`, `us-central1-a/${LB}`] },
           },
         },
       },
-      { zones: [], negs: [`us-central1-a/${LB}`, `us-central1-b/${LB}`], legacyHealthCheck: false },
+      { zones: [], legacyHealthCheck: false },
     ],
   ];
   for (const [title, outputs, expected] of cases)
@@ -312,6 +325,7 @@ describe("controllers/service/plan: properties", () => {
       meta,
       refresh: fc.boolean(),
       clusterReady: fc.boolean(),
+      negsListed: fc.boolean(),
       loadBalancerClasses: fc.constant<string[]>(["dccm.io/gce"]),
       addressToRelease: fc.boolean(),
     });
@@ -324,18 +338,24 @@ describe("controllers/service/plan: properties", () => {
     fc.assert(
       fc.property(record, input(true, false), (r, i) => {
         const action = planServiceSync(r, i);
-        if (i.addressToRelease === true && i.meta !== undefined && i.clusterReady && r.recorded !== undefined)
+        if (
+          i.addressToRelease === true &&
+          i.meta !== undefined &&
+          i.clusterReady &&
+          i.negsListed &&
+          r.recorded !== undefined
+        )
           assert.equal(action.kind, "apply");
       }),
     );
   });
 
-  it("a wanted load balancer is never removed, and runs only once the cluster stack holds what it points at", () => {
+  it("a wanted load balancer is never removed, and runs only once the cluster stack holds what it points at and its NEGs were listed", () => {
     fc.assert(
       fc.property(record, input(true, false), (r, i) => {
         const action = planServiceSync(r, i);
         assert.ok(!["remove", "forget", "reject"].includes(action.kind), action.kind);
-        if (action.kind === "apply") assert.equal(i.clusterReady, true);
+        if (action.kind === "apply") assert.deepEqual([i.clusterReady, i.negsListed], [true, true]);
       }),
     );
   });
@@ -367,8 +387,8 @@ describe("controllers/service/plan: sameReferences and refreshActionOf", () => {
     it(`refreshActionOf: ${action} → ${answered}`, () => assert.equal(refreshActionOf(action), answered));
 });
 
-describe("controllers/service/plan: referencesOf a neg Service names its NEGs", () => {
-  it("negs sorted by <zone>/<name>; an instance-group Service has none (its references as before)", () => {
+describe("controllers/service/plan: referencesOf a neg Service", () => {
+  it("names nothing of the cluster stack: its NEGs are its own stack's", () => {
     const LB = "a0123456789abcdef0123456789abcde";
     const base = externalServiceDesired("default", "web", "1b4e28ba-2fa1-41d2-883f-0016d3cca427", LB, [80]);
     assert.deepEqual(
@@ -381,8 +401,7 @@ describe("controllers/service/plan: referencesOf a neg Service names its NEGs", 
           { zone: "us-central1-a", name: `${LB}-0badcafe`, subnetwork: "k8s-subnet-2" },
         ],
       }),
-      { zones: [], negs: [`us-central1-a/${LB}-0badcafe`, `us-central1-b/${LB}`], legacyHealthCheck: false },
+      { zones: [], legacyHealthCheck: false },
     );
-    assert.equal("negs" in referencesOf(base), false);
   });
 });
