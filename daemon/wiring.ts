@@ -4,7 +4,7 @@
  */
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { instanceGroupName, parseServiceKey, stackKind, type ServiceDesired } from "../model";
+import { instanceGroupName, networkProjectOf, parseServiceKey, stackKind, type ServiceDesired } from "../model";
 import { ClusterWatcher } from "../watcher/informers";
 import type { EventRecorder } from "../runtime/events";
 import { kubeError, kubeStatusCode, type KeepAliveAgents } from "../runtime/kube";
@@ -31,6 +31,7 @@ import type { StatusBook } from "../controllers/status";
 import { ServiceWriter } from "../controllers/service/services";
 import { existingResources } from "../controllers/service/existingLoadBalancer";
 import { QuotaGate } from "../controllers/service/quotaGate";
+import { ManualFirewalls } from "../controllers/service/manualFirewalls";
 import { readProjectQuotas } from "../gce/quotas";
 import { InstancePresence } from "../controllers/cluster/instances";
 import { computeAddressReader, requestedIpVerifier } from "../controllers/service/requestedIp";
@@ -423,6 +424,7 @@ function newServiceController(
     ...firstUpGuard(w, parts),
     ...addressPins(w, parts),
     ...quotaGate(w, r, shared),
+    ...manualFirewalls(w, r),
     negsApplied: (serviceKey) => r.running.negController?.enqueue(serviceKey),
     ...(w.options.negEndpoints !== undefined
       ? {
@@ -434,6 +436,24 @@ function newServiceController(
         }
       : {}),
   });
+}
+
+/** config `firewallManagement: manual`: the rules Service stacks do not write, told as Events; read against the live ones with Compute access. */
+function manualFirewalls(w: Wiring, r: ReconcilerWiring): Pick<ServiceControllerDeps, "manualFirewalls"> {
+  const { options } = w;
+  if (options.config.firewallManagement !== "manual") return {};
+  const endpoint = options.firstUpGuard?.computeEndpoint;
+  return {
+    manualFirewalls: new ManualFirewalls({
+      ...(options.firstUpGuard !== undefined ? { compute: w.compute.for(endpoint) } : {}),
+      networkProject: networkProjectOf(options.config),
+      network: options.config.network,
+      nodeHealthCheckFirewall: () => r.desired.cache.desired().cluster.nodeHealthCheckFirewall,
+      events: r.parts.events,
+      logger: options.logger,
+      signal: w.signal,
+    }),
+  };
 }
 
 /** With Compute access: quota headroom before a Service stack's first up, read at most every 30 s for all Services. */

@@ -53,7 +53,7 @@ export const EVENT_REASONS = {
   LoadBalancerManualChange: {
     type: "Normal",
     object: "Service",
-    when: "`firewallManagement: manual`, or `auto` after GCE refused a firewall write (403): one Event per firewall change dccm did not make, with the ready-to-run `gcloud compute firewall-rules create|update|delete … --project <networkProject>` command (the stock CCM's reason and wording); on each change",
+    when: "`firewallManagement: manual`: after each up of the Service's stack, one Event per firewall rule it needs that is missing or differs in the network project, with the ready-to-run `gcloud compute firewall-rules create|update … --project <networkProject>` command (the stock CCM's reason and wording); none once the live rules match",
   },
   DriftCorrected: {
     type: "Normal",

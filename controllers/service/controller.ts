@@ -41,6 +41,7 @@ import type { Adoption } from "../../components/adoption";
 import { ADDRESS_TYPE, type RepairGuard } from "./repairs";
 import { AddressPinError, addressStep, type AddressStep } from "./addressPins";
 import type { QuotaGate } from "./quotaGate";
+import type { ManualFirewalls } from "./manualFirewalls";
 import { classifyFailure, QUOTA_EXCEEDED, QUOTA_RETRY_MS, quotaExceededMessage } from "../failures";
 import { ingressOf, recordedAddress } from "../../components/outputs";
 import { pendingRefresh, refreshAnswer, type RefreshFinding } from "./refreshRequest";
@@ -102,6 +103,8 @@ export interface ServiceControllerDeps {
   negsListed?: (service: ServiceDesired) => boolean;
   /** Told that a stack waits for its NEGs' first listing, which then wakes it. */
   waitForNegs?: (stack: string) => void;
+  /** config `firewallManagement: manual`: the rules a Service stack did not write, told after its up (manualFirewalls.ts). */
+  manualFirewalls?: Pick<ManualFirewalls, "tell">;
 }
 
 /** What a pin needs: the reservation, the address's ID, and what the stack holds (to import `<lb>` only once). */
@@ -377,6 +380,7 @@ export class ServiceController {
     record.applied = action.hash;
     record.toldRejection = undefined;
     if (action.changed) await this.deps.events.record(target, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
+    await this.deps.manualFirewalls?.tell(target, service, outcome.outputs);
     this.deps.drift.arm(item.key);
     return { kind: "ok" };
   }
