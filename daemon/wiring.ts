@@ -4,7 +4,14 @@
  */
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { instanceGroupName, networkProjectOf, parseServiceKey, stackKind, type ServiceDesired } from "../model";
+import {
+  CLUSTER_STACK,
+  instanceGroupName,
+  networkProjectOf,
+  parseServiceKey,
+  stackKind,
+  type ServiceDesired,
+} from "../model";
 import { ClusterWatcher } from "../watcher/informers";
 import type { EventRecorder } from "../runtime/events";
 import { kubeError, kubeStatusCode, type KeepAliveAgents } from "../runtime/kube";
@@ -424,7 +431,7 @@ function newServiceController(
     ...firstUpGuard(w, parts),
     ...addressPins(w, parts),
     ...quotaGate(w, r, shared),
-    ...manualFirewalls(w, r),
+    ...manualFirewalls(w, r, shared),
     negsApplied: (serviceKey) => r.running.negController?.enqueue(serviceKey),
     ...(w.options.negEndpoints !== undefined
       ? {
@@ -439,7 +446,11 @@ function newServiceController(
 }
 
 /** config `firewallManagement: manual`: the rules Service stacks do not write, told as Events; read against the live ones with Compute access. */
-function manualFirewalls(w: Wiring, r: ReconcilerWiring): Pick<ServiceControllerDeps, "manualFirewalls"> {
+function manualFirewalls(
+  w: Wiring,
+  r: ReconcilerWiring,
+  shared: SharedStacks,
+): Pick<ServiceControllerDeps, "manualFirewalls"> {
   const { options } = w;
   if (options.config.firewallManagement !== "manual") return {};
   const endpoint = options.firstUpGuard?.computeEndpoint;
@@ -448,7 +459,7 @@ function manualFirewalls(w: Wiring, r: ReconcilerWiring): Pick<ServiceController
       ...(options.firstUpGuard !== undefined ? { compute: w.compute.for(endpoint) } : {}),
       networkProject: networkProjectOf(options.config),
       network: options.config.network,
-      nodeHealthCheckFirewall: () => r.desired.cache.desired().cluster.nodeHealthCheckFirewall,
+      clusterOutputs: () => shared.records.get(CLUSTER_STACK).recorded ?? {},
       events: r.parts.events,
       logger: options.logger,
       signal: w.signal,

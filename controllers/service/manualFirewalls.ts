@@ -25,7 +25,6 @@ import {
   manualChangeMessage,
   type FirewallAllow,
   type FirewallDestination,
-  type FirewallSpec,
   type PublishedFirewall,
   type ServiceDesired,
 } from "../../model";
@@ -80,12 +79,21 @@ function recordedRule(value: unknown): PublishedFirewall | undefined {
   return { action: "allow", spec: { ...common, allows }, destinationRanges };
 }
 
-/** Pure: the rules a Service stack's outputs say it did not write (components/stack.ts LoadBalancerOutput.publishedFirewalls). */
-export function publishedOf(outputs: Record<string, unknown>, serviceKey: string): PublishedFirewall[] {
+function recordedRules(value: unknown): PublishedFirewall[] {
+  const published = Array.isArray(value) ? value : [];
+  return published.map(recordedRule).filter((rule): rule is PublishedFirewall => rule !== undefined);
+}
+
+/**
+ * Pure: the rules a stack's outputs say it did not write: a Service stack's
+ * (components/stack.ts LoadBalancerOutput.publishedFirewalls) with `serviceKey`, the cluster
+ * stack's (StackOutputs.publishedFirewalls: the node health-check rule, owner marker included) without.
+ */
+export function publishedOf(outputs: Record<string, unknown>, serviceKey?: string): PublishedFirewall[] {
+  if (serviceKey === undefined) return recordedRules(outputs.publishedFirewalls);
   const loadBalancers = outputs.loadBalancers;
   const entry = isRecord(loadBalancers) ? loadBalancers[serviceKey] : undefined;
-  const published = isRecord(entry) && Array.isArray(entry.publishedFirewalls) ? entry.publishedFirewalls : [];
-  return published.map(recordedRule).filter((rule): rule is PublishedFirewall => rule !== undefined);
+  return recordedRules(isRecord(entry) ? entry.publishedFirewalls : undefined);
 }
 
 /**
@@ -96,12 +104,9 @@ export function publishedOf(outputs: Record<string, unknown>, serviceKey: string
 export function wantedRules(
   service: Pick<ServiceDesired, "healthCheck">,
   own: readonly PublishedFirewall[],
-  nodeHealthCheckFirewall: FirewallSpec,
+  cluster: readonly PublishedFirewall[],
 ): PublishedFirewall[] {
-  const node: PublishedFirewall[] =
-    service.healthCheck.kind === "shared"
-      ? [{ action: "allow", spec: nodeHealthCheckFirewall, destinationRanges: [] }]
-      : [];
+  const node = service.healthCheck.kind === "shared" ? cluster : [];
   return [...own, ...node].sort((a, b) => a.spec.name.localeCompare(b.spec.name));
 }
 
@@ -157,8 +162,8 @@ export interface ManualFirewallsDeps {
   /** Where the rules live: config `networkProject`, else `project`. */
   networkProject: string;
   network: string;
-  /** The cluster's node health-check rule as desired now. */
-  nodeHealthCheckFirewall: () => FirewallSpec;
+  /** The cluster stack's outputs as last applied: its published node health-check rule. */
+  clusterOutputs: () => Record<string, unknown>;
   events: Pick<EventRecorder, "record">;
   logger: Logger;
   signal: AbortSignal;
@@ -169,7 +174,7 @@ export class ManualFirewalls {
 
   /** After a successful up of `service`'s stack: one Event per rule that differs from the live one. */
   async tell(target: EventTarget, service: ServiceDesired, outputs: Record<string, unknown>): Promise<void> {
-    const wanted = wantedRules(service, publishedOf(outputs, service.key), this.deps.nodeHealthCheckFirewall());
+    const wanted = wantedRules(service, publishedOf(outputs, service.key), publishedOf(this.deps.clusterOutputs()));
     const live = await this.live(wanted, { signal: this.deps.signal });
     for (const message of manualChangeMessages(wanted, live, this.deps.networkProject, this.deps.network))
       await this.deps.events.record(target, "Normal", LOAD_BALANCER_MANUAL_CHANGE, message);

@@ -152,10 +152,11 @@ describe("controllers/service/manualFirewalls", () => {
       healthCheck: { kind: "dedicated" as const, spec: shared.healthCheck.spec },
     };
     const nodeRule: PublishedFirewall = { action: "allow", spec: NODE_HC, destinationRanges: [] };
+    const cluster = [nodeRule];
     it("a Service the shared node health check probes: its rules and the node health-check rule, by name", () =>
-      assert.deepStrictEqual(wantedRules(shared, [WEB, DENY], NODE_HC), [nodeRule, WEB, DENY]));
+      assert.deepStrictEqual(wantedRules(shared, [WEB, DENY], cluster), [nodeRule, WEB, DENY]));
     it("a Service with its own health check: its rules only", () =>
-      assert.deepStrictEqual(wantedRules(dedicated, [WEB], NODE_HC), [WEB]));
+      assert.deepStrictEqual(wantedRules(dedicated, [WEB], cluster), [WEB]));
   });
 
   describe("publishedOf", () => {
@@ -175,6 +176,12 @@ describe("controllers/service/manualFirewalls", () => {
     ];
     for (const [what, given, want] of cases)
       it(what, () => assert.deepStrictEqual(publishedOf(given, "default/web"), want));
+    it("the cluster stack's: its node health-check rule", () =>
+      assert.deepStrictEqual(
+        publishedOf({ publishedFirewalls: [{ action: "allow", spec: NODE_HC, destinationRanges: [] }] }),
+        [{ action: "allow", spec: NODE_HC, destinationRanges: [] }],
+      ));
+    it("a managed cluster stack's: none", () => assert.deepStrictEqual(publishedOf({ routes: {} }), []));
   });
 
   describe("liveRule", () => {
@@ -227,7 +234,7 @@ describe("controllers/service/manualFirewalls", () => {
           : {}),
         networkProject: HOST,
         network: NETWORK,
-        nodeHealthCheckFirewall: () => NODE_HC,
+        clusterOutputs: () => ({ publishedFirewalls: [{ action: "allow", spec: NODE_HC, destinationRanges: [] }] }),
         events: {
           record: (t, type, reason, message) => {
             assert.deepStrictEqual(t, target);
