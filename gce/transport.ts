@@ -6,6 +6,7 @@ import { GoogleAuth } from "google-auth-library";
 import { Counter, type Registry } from "prom-client";
 
 import { fullJitterBackoffMs } from "../runtime/backoff";
+import { deadline, type Deadline } from "../runtime/deadline";
 import { namesResource, parseGoogleError, parseRetryAfter } from "./parse";
 import { COMPUTE_READONLY_SCOPE, ComputeError, type CallOptions, type ComputeCall } from "./types";
 
@@ -149,9 +150,22 @@ export class ComputeTransport {
   }
 
   private async attempt(req: Request, url: URL, attempt: number, outer: AbortSignal | undefined): Promise<Attempt> {
+    const limit = deadline(outer, this.timeoutMs);
+    try {
+      return await this.attemptWithin(limit, req, url, attempt, outer);
+    } finally {
+      limit.done();
+    }
+  }
+
+  private async attemptWithin(
+    limit: Deadline,
+    req: Request,
+    url: URL,
+    attempt: number,
+    outer: AbortSignal | undefined,
+  ): Promise<Attempt> {
     const { call, resource } = req;
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    const signal = outer === undefined ? timeout : AbortSignal.any([outer, timeout]);
     const headers: Record<string, string> = { accept: "application/json" };
     if (req.body !== undefined) {
       headers["content-type"] = "application/json";
@@ -178,7 +192,7 @@ export class ComputeTransport {
       res = await this.fetchFn(url, {
         method: req.method,
         headers,
-        signal,
+        signal: limit.signal,
         ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),
       });
       text = await res.text();
@@ -187,9 +201,9 @@ export class ComputeTransport {
         // Our caller is shutting down: not a Compute failure, do not retry or count it.
         throw cause;
       }
-      const code = timeout.aborted ? "timeout" : "network";
+      const code = limit.timedOut() ? "timeout" : "network";
       this.count(call, code);
-      const detail = timeout.aborted ? `timed out after ${this.timeoutMs} ms` : errorText(cause);
+      const detail = limit.timedOut() ? `timed out after ${this.timeoutMs} ms` : errorText(cause);
       const error = new ComputeError(
         { call, resource, status: undefined, reason: code, detail, attempts: attempt },
         { cause },

@@ -15,6 +15,7 @@ import {
   type ResponseContext,
   ServerConfiguration,
 } from "@kubernetes/client-node";
+import { deadline } from "./deadline";
 
 // Rebuilt now and then so rotated client certificates (exec plugins, kubelet-style cert files)
 // are picked up; token auth is a per-request header and unaffected.
@@ -78,9 +79,9 @@ export class KeepAliveAgents {
             // The same middleware sets the deadline: a second static middleware would be reordered
             // on every call (see makeApiClient). node-fetch honours the signal while it reads the
             // body too, so a response that stalls half-way is bounded as well.
-            const deadline = AbortSignal.timeout(this.requestTimeoutMs);
-            const callerSignal = ctx.getSignal();
-            ctx.setSignal(callerSignal === undefined ? deadline : AbortSignal.any([callerSignal, deadline]));
+            // No hook sees the call end, so the deadline lets go of the caller's signal when it
+            // passes: what a call holds is bounded by requestTimeoutMs, not kept (runtime/deadline.ts).
+            ctx.setSignal(deadline(ctx.getSignal(), this.requestTimeoutMs).signal);
             return ctx;
           }),
         ),
