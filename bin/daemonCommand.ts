@@ -102,6 +102,10 @@ export const GCP_FLAG_HELP: Record<ConfigKey, Omit<DaemonFlag<ConfigKey>, "name"
     value: "PROJECT",
     help: "Shared VPC host project: firewalls and routes live there (default: project)",
   },
+  firewallManagement: {
+    value: "MODE",
+    help: "managed (dccm writes the firewalls) or manual (it publishes the gcloud commands instead) (default managed)",
+  },
 };
 
 /** What each GCP key does, for docs/reference/configuration.md: whether it is required (and its default), and what it means. */
@@ -183,6 +187,11 @@ export const GCP_KEY_REFERENCE: Record<ConfigKey, { readonly required: string; r
     required: "no (`project`)",
     meaning:
       "the Shared VPC host project, as the stock CCM's gce.conf `network-project-id`: firewalls and routes are created, read, repaired and collected there, and network and subnetwork references name it; everything else stays in `project`. See [Shared VPC](../guides/shared-vpc.md)",
+  },
+  firewallManagement: {
+    required: "no (`managed`)",
+    meaning:
+      "`managed`: dccm writes the firewalls; `manual`: it declares none, and after each run of a Service records the Event `LoadBalancerManualChange` holding the `gcloud` commands that would make the rules that differ from the live ones in `networkProject` (the cluster's node health-check rule included). `auto` is not built yet and refused. See [Shared VPC](../guides/shared-vpc.md)",
   },
   enableL4DenyFirewall: {
     required: "no (`false`, as the stock CCM's `--enable-l4-deny-firewall`)",

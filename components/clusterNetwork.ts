@@ -1,7 +1,14 @@
 import * as gcp from "@pulumi/gcp";
 import * as pulumi from "@pulumi/pulumi";
-import { instanceGroupKey, networkProjectOf, ownedDescription, type ClusterDesired, type OwnerMarker } from "../model";
-import { networkUrl } from "../model";
+import {
+  instanceGroupKey,
+  networkProjectOf,
+  networkUrl,
+  ownedDescription,
+  type ClusterDesired,
+  type OwnerMarker,
+  type PublishedFirewall,
+} from "../model";
 import { instanceLink } from "./links";
 import { ignoredChanges } from "./ignored";
 import { firewall, legacyHealthCheck, regionHealthCheck } from "./primitives";
@@ -10,6 +17,8 @@ export interface ClusterNetworkArgs {
   cluster: ClusterDesired;
   /** Written into the description of every group, health check and firewall created (model/names.ts OwnerMarker); none without it. */
   owner?: OwnerMarker;
+  /** model/firewallCommands.ts firewallsPublished: the node health-check firewall is not declared but published. */
+  firewallsPublished?: true;
 }
 
 /**
@@ -25,6 +34,8 @@ export class ClusterNetwork extends pulumi.ComponentResource {
   readonly legacyNodeHealthCheck: pulumi.Output<string> | undefined;
   /** node name → route name, for the routes this stack declares. */
   readonly routes: Record<string, pulumi.Output<string>>;
+  /** With `firewallsPublished`: the node health-check firewall, for someone else to write; otherwise none. */
+  readonly publishedFirewalls: PublishedFirewall[];
 
   constructor(name: string, args: ClusterNetworkArgs, opts?: pulumi.ComponentResourceOptions) {
     super("dccm:gcp:ClusterNetwork", name, {}, opts);
@@ -69,15 +80,20 @@ export class ClusterNetwork extends pulumi.ComponentResource {
     this.legacyNodeHealthCheck = cluster.legacyNodeHealthCheck
       ? legacyHealthCheck(`${name}:node-legacy-hc`, cluster.project, cluster.nodeHealthCheck, childOpts).selfLink
       : undefined;
-    // Firewalls and routes live in the network's project (cloud-provider-gcp v0.28.2 support.go:
-    // the Firewalls and Routes calls go to NetworkProjectID, everything else to ProjectID).
-    firewall(
-      `${name}:node-hc-fw`,
-      networkProjectOf(cluster),
-      cluster.network,
-      cluster.nodeHealthCheckFirewall,
-      childOpts,
-    );
+    if (args.firewallsPublished === true)
+      this.publishedFirewalls = [{ action: "allow", spec: cluster.nodeHealthCheckFirewall, destinationRanges: [] }];
+    else {
+      // Firewalls and routes live in the network's project (cloud-provider-gcp v0.28.2 support.go:
+      // the Firewalls and Routes calls go to NetworkProjectID, everything else to ProjectID).
+      firewall(
+        `${name}:node-hc-fw`,
+        networkProjectOf(cluster),
+        cluster.network,
+        cluster.nodeHealthCheckFirewall,
+        childOpts,
+      );
+      this.publishedFirewalls = [];
+    }
 
     this.routes = {};
     for (const route of cluster.routes) {

@@ -8,6 +8,7 @@ import {
   type DenyFirewallSpec,
   type FirewallDestination,
   type FirewallSpec,
+  type PublishedFirewall,
   type FrontendSpec,
   type Ipv6Desired,
   type NegSpec,
@@ -49,6 +50,11 @@ export interface ServiceLoadBalancerArgs {
   cluster: ClusterRefs;
   /** Written into the description of every resource created (model/names.ts OwnerMarker); none without it. */
   owner?: OwnerMarker;
+  /**
+   * model/firewallCommands.ts firewallsPublished: no firewall is declared; the rules it would have
+   * declared are the component's `publishedFirewalls`, for someone else to write. Absent: declared.
+   */
+  firewallsPublished?: true;
   /** A transient Service's IPv4 address held for this run; none: its rules keep whatever IP they have. */
   pin?: AddressPin;
   /**
@@ -83,6 +89,8 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
   readonly resources: LoadBalancerResources;
   /** model/ruleShape.ts: recorded, so that the next run knows whether it may replace a forwarding rule. */
   readonly forwardingRuleShape: string;
+  /** With `firewallsPublished`: the rules dccm would have declared, sorted by name; otherwise none. */
+  readonly publishedFirewalls: pulumi.Output<PublishedFirewall[]>;
 
   constructor(name: string, args: ServiceLoadBalancerArgs, opts?: pulumi.ComponentResourceOptions) {
     super("dccm:gcp:ServiceLoadBalancer", name, {}, opts);
@@ -97,6 +105,7 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
       opts: childOpts,
       negs: negs.links,
       negLists: negs.lists,
+      published: [],
     };
     // A SingleStack IPv6 Service declares no IPv4 address, forwarding rule or firewall.
     const ipv4 = service.ipv6Only !== true;
@@ -120,6 +129,9 @@ export class ServiceLoadBalancer extends pulumi.ComponentResource {
     ];
     this.ingressIPs = pulumi.all(rules.map((rule) => rule.ipAddress)).apply(ingressOrder);
     this.forwardingRuleShape = forwardingRuleShape(service);
+    this.publishedFirewalls = pulumi
+      .all(children.published)
+      .apply((rules) => [...rules].sort((a, b) => a.spec.name.localeCompare(b.spec.name)));
     this.resources = {
       ...(address !== undefined ? { address: service.lbName } : {}),
       forwardingRules: [
@@ -180,6 +192,8 @@ interface Children {
   negs: Record<string, pulumi.Output<string>>;
   /** Their endpoint lists, when declared here (ServiceLoadBalancerArgs.negEndpoints): the backend services wait for them. */
   negLists: pulumi.Resource[];
+  /** With `firewallsPublished`: the rules not declared, their destination resolved. */
+  published: pulumi.Output<PublishedFirewall>[];
 }
 
 /**
@@ -473,12 +487,16 @@ function allowDestinationIP(
  * to 999 priority"). Returns their GCE names.
  */
 function declareFamilyFirewalls(
-  { name, args, opts }: Children,
+  { name, args, opts, published }: Children,
   suffix: string,
   specs: { firewall: FirewallSpec; healthCheckFirewall?: FirewallSpec; denyFirewall?: DenyFirewallSpec },
   address: pulumi.Input<string> | undefined,
 ): string[] {
   const { network } = args;
+  if (args.firewallsPublished === true) {
+    publishFamilyFirewalls(published, specs, address);
+    return [];
+  }
   // Firewalls live in the network's project (cloud-provider-gcp v0.28.2 support.go: the Firewalls
   // calls go to NetworkProjectID); their bare network name is then expanded there.
   const project = args.service.networkProject ?? args.project;
@@ -519,6 +537,29 @@ function declareFamilyFirewalls(
     destinationIP(deny.destination, address),
   );
   return [...names, deny.name];
+}
+
+/** The rules declareFamilyFirewalls would declare, as rules for someone else to write. */
+function publishFamilyFirewalls(
+  published: pulumi.Output<PublishedFirewall>[],
+  specs: { firewall: FirewallSpec; healthCheckFirewall?: FirewallSpec; denyFirewall?: DenyFirewallSpec },
+  address: pulumi.Input<string> | undefined,
+): void {
+  const allow = (spec: FirewallSpec): pulumi.Output<PublishedFirewall> =>
+    pulumi.output(allowDestinationIP(spec, address)).apply((ip) => ({
+      action: "allow" as const,
+      spec,
+      destinationRanges: ip === undefined ? [] : [ip],
+    }));
+  published.push(allow(specs.firewall));
+  if (specs.healthCheckFirewall !== undefined) published.push(allow(specs.healthCheckFirewall));
+  const deny = specs.denyFirewall;
+  if (deny !== undefined)
+    published.push(
+      pulumi
+        .output(destinationIP(deny.destination, address))
+        .apply((ip) => ({ action: "deny" as const, spec: deny, destinationRanges: [ip] })),
+    );
 }
 
 /** The IPv4 traffic firewall, the health-check firewall when the Service has its own, the deny rule. Returns their GCE names. */

@@ -9,6 +9,7 @@ import {
   instanceGroupKey,
   type DesiredState,
   type OwnerMarker,
+  type PublishedFirewall,
   type Rejection,
   type ServiceDesired,
   Scope,
@@ -28,6 +29,11 @@ export interface LoadBalancerOutput {
   resources: LoadBalancerResources;
   /** model/ruleShape.ts forwardingRuleShape of the Service as declared. */
   forwardingRuleShape: string;
+  /**
+   * config `firewallManagement: manual` only: the rules the Service's stack would have declared,
+   * sorted by name, for the Event `LoadBalancerManualChange`. Absent otherwise (outputs as before).
+   */
+  publishedFirewalls?: PublishedFirewall[];
 }
 
 export interface StackOutputs {
@@ -45,6 +51,8 @@ export interface StackOutputs {
    * (controllers/cluster/controller.ts clusterReadyFor).
    */
   nodeHealthCheckFirewallPriority?: number;
+  /** Cluster scopes with config `firewallManagement: manual` only: the node health-check firewall, not declared. */
+  publishedFirewalls?: PublishedFirewall[];
 }
 
 /** References to the cluster stack's resources by name, for a Service stack that cannot see them. */
@@ -88,13 +96,15 @@ function declareService(
       ...(owner !== undefined ? { owner } : {}),
       ...(pin !== undefined ? { pin } : {}),
       ...(negEndpoints === "stack" && service.backend === "neg" ? { negEndpoints: ownEndpoints } : {}),
+      ...(service.firewallManagement === "manual" ? { firewallsPublished: true as const } : {}),
     },
     opts,
   );
-  return lb.ingressIPs.apply((ingress) => ({
+  return pulumi.all([lb.ingressIPs, lb.publishedFirewalls]).apply(([ingress, published]) => ({
     ingress,
     resources: lb.resources,
     forwardingRuleShape: lb.forwardingRuleShape,
+    ...(service.firewallManagement === "manual" ? { publishedFirewalls: published } : {}),
   }));
 }
 
@@ -126,9 +136,14 @@ export function declareStack(
   if (scope.kind === "all" || scope.kind === "cluster") {
     const network = new ClusterNetwork(
       CLUSTER_STACK,
-      { cluster: desired.cluster, ...(owner !== undefined ? { owner } : {}) },
+      {
+        cluster: desired.cluster,
+        ...(owner !== undefined ? { owner } : {}),
+        ...(desired.cluster.firewallManagement === "manual" ? { firewallsPublished: true as const } : {}),
+      },
       opts,
     );
+    if (desired.cluster.firewallManagement === "manual") outputs.publishedFirewalls = network.publishedFirewalls;
     outputs.instanceGroups = network.instanceGroups;
     outputs.instanceGroupMembers = network.instanceGroupMembers;
     outputs.routes = network.routes;

@@ -4,7 +4,14 @@
  */
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { instanceGroupName, parseServiceKey, stackKind, type ServiceDesired } from "../model";
+import {
+  CLUSTER_STACK,
+  instanceGroupName,
+  networkProjectOf,
+  parseServiceKey,
+  stackKind,
+  type ServiceDesired,
+} from "../model";
 import { ClusterWatcher } from "../watcher/informers";
 import type { EventRecorder } from "../runtime/events";
 import { kubeError, kubeStatusCode, type KeepAliveAgents } from "../runtime/kube";
@@ -31,6 +38,7 @@ import type { StatusBook } from "../controllers/status";
 import { ServiceWriter } from "../controllers/service/services";
 import { existingResources } from "../controllers/service/existingLoadBalancer";
 import { QuotaGate } from "../controllers/service/quotaGate";
+import { ManualFirewalls } from "../controllers/service/manualFirewalls";
 import { readProjectQuotas } from "../gce/quotas";
 import { InstancePresence } from "../controllers/cluster/instances";
 import { computeAddressReader, requestedIpVerifier } from "../controllers/service/requestedIp";
@@ -443,6 +451,7 @@ function newServiceController(
     ...firstUpGuard(w, parts),
     ...addressPins(w, parts),
     ...quotaGate(w, r, shared),
+    ...manualFirewalls(w, r, shared),
     negsApplied: (serviceKey) => r.running.negController?.enqueue(serviceKey),
     ...(w.options.negEndpoints !== undefined
       ? {
@@ -454,6 +463,28 @@ function newServiceController(
         }
       : {}),
   });
+}
+
+/** config `firewallManagement: manual`: the rules Service stacks do not write, told as Events; read against the live ones with Compute access. */
+function manualFirewalls(
+  w: Wiring,
+  r: ReconcilerWiring,
+  shared: SharedStacks,
+): Pick<ServiceControllerDeps, "manualFirewalls"> {
+  const { options } = w;
+  if (options.config.firewallManagement !== "manual") return {};
+  const endpoint = options.firstUpGuard?.computeEndpoint;
+  return {
+    manualFirewalls: new ManualFirewalls({
+      ...(options.firstUpGuard !== undefined ? { compute: w.compute.for(endpoint) } : {}),
+      networkProject: networkProjectOf(options.config),
+      network: options.config.network,
+      clusterOutputs: () => shared.records.get(CLUSTER_STACK).recorded ?? {},
+      events: r.parts.events,
+      logger: options.logger,
+      signal: w.signal,
+    }),
+  };
 }
 
 /** With Compute access: quota headroom before a Service stack's first up, read at most every 30 s for all Services. */

@@ -4,7 +4,15 @@ import { healthCheckKeys } from "./healthCheckConfig";
 import { INSTANCE_GROUP_MAX_INSTANCES } from "./limits";
 import { instanceGroupName, isValidGceName, nodeHealthCheckFirewallName, routeName } from "./names";
 import { parseCidr4 } from "./net";
-import { ADDRESS_RESERVATIONS, type BackendMode, type Config, POD_CIDR_SOURCES, POD_CIDR_STACKS } from "./types";
+import {
+  ADDRESS_RESERVATIONS,
+  type BackendMode,
+  type Config,
+  FIREWALL_MANAGEMENTS,
+  type FirewallManagement,
+  POD_CIDR_SOURCES,
+  POD_CIDR_STACKS,
+} from "./types";
 
 /** config `backendMode`'s values, in the order its error lists them. */
 export const BACKEND_MODES: readonly BackendMode[] = ["backend-service", "target-pool", "neg"];
@@ -32,6 +40,7 @@ export const CONFIG_KEYS = [
   "nodeHealthCheckPort",
   "nodeHealthCheckPath",
   "networkProject",
+  "firewallManagement",
 ] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
@@ -186,6 +195,7 @@ export function parseConfig(raw: RawConfig): Config {
   const addressReservation = oneOf(raw, "addressReservation", ADDRESS_RESERVATIONS, problems);
   const healthChecks = healthCheckKeys(raw, problems, list);
   const networkProject = text(raw, "networkProject", problems);
+  const firewallManagement = firewallManagementOf(raw, problems);
   // Checked after trimming, so "  " or " , " counts as missing.
   const present: Record<(typeof REQUIRED)[number], boolean> = {
     project: project !== "",
@@ -240,7 +250,17 @@ export function parseConfig(raw: RawConfig): Config {
     ...healthChecks,
     // The service project named again is no Shared VPC: one spelling of "no host project".
     ...(networkProject !== undefined && networkProject !== project ? { networkProject } : {}),
+    ...(firewallManagement === "manual" ? { firewallManagement } : {}),
   };
+}
+
+/** `firewallManagement`: `auto` is named apart, so that its refusal says it is known but not built. */
+function firewallManagementOf(raw: RawConfig, problems: string[]): FirewallManagement | undefined {
+  if (text(raw, "firewallManagement", []) === "auto") {
+    problems.push("firewallManagement: auto is not built yet (managed or manual)");
+    return undefined;
+  }
+  return oneOf(raw, "firewallManagement", FIREWALL_MANAGEMENTS, problems);
 }
 
 /** Where firewalls and routes live, and the project network and subnetwork references name: the Shared VPC host, else `project`. */

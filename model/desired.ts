@@ -635,6 +635,7 @@ export function clusterDesired(
     legacyNodeHealthCheck: observed.legacyHealthCheckReferenced || legacyHealthCheckUsed,
     routes: nodes.routes,
     ...(config.networkProject !== undefined ? { networkProject: config.networkProject } : {}),
+    ...(config.firewallManagement !== undefined ? { firewallManagement: config.firewallManagement } : {}),
   };
 }
 

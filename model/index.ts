@@ -12,6 +12,15 @@ export * from "./stacks";
 export { forwardingRuleShape, reservesTransiently } from "./ruleShape";
 export { BACKEND_MODES, networkProjectOf } from "./config";
 export {
+  firewallChanges,
+  firewallsPublished,
+  gcloudCommand,
+  manualChangeMessage,
+  terraformSnippet,
+  type FirewallChange,
+  type PublishedFirewall,
+} from "./firewallCommands";
+export {
   INTERNAL_BACKEND_VM_LIMIT,
   SUBSET_SIZE_EXTERNAL_CLUSTER,
   SUBSET_SIZE_EXTERNAL_LOCAL,

@@ -686,6 +686,7 @@ export function serviceShape(
     ...(served.ipv6 && !served.ipv4 ? { ipv6Only: true } : {}),
     ...(served.fallback !== undefined ? { ipv6Fallback: served.fallback } : {}),
     ...(config.networkProject !== undefined ? { networkProject: config.networkProject } : {}),
+    ...(config.firewallManagement !== undefined ? { firewallManagement: config.firewallManagement } : {}),
   };
   return { ok: true, desired, ...(nodeSelector !== undefined ? { nodeSelector } : {}) };
 }

@@ -84,6 +84,12 @@ export type BackendMode = "backend-service" | "target-pool" | "neg";
  */
 export const ADDRESS_RESERVATIONS = ["transient", "always"] as const;
 export type AddressReservation = (typeof ADDRESS_RESERVATIONS)[number];
+/**
+ * config `firewallManagement`'s values, in the order its error lists them (docs/guides/shared-vpc.md).
+ * `auto` (managed until GCE refuses a firewall write) is refused until it is built (issue 42).
+ */
+export const FIREWALL_MANAGEMENTS = ["managed", "manual"] as const;
+export type FirewallManagement = (typeof FIREWALL_MANAGEMENTS)[number];
 
 export const POD_CIDR_SOURCES = ["none", "cloud"] as const;
 export type PodCIDRSource = (typeof POD_CIDR_SOURCES)[number];
@@ -143,6 +149,11 @@ export interface Config {
    * live there, and network and subnetwork references name it. Absent: `project`.
    */
   networkProject?: string;
+  /**
+   * Who writes the firewalls. Absent: `managed` (dccm). `manual`: a network team, from the gcloud
+   * commands dccm publishes (Event `LoadBalancerManualChange`); dccm declares none.
+   */
+  firewallManagement?: "manual";
 }
 
 export type NetworkTier = "PREMIUM" | "STANDARD";
@@ -302,6 +313,8 @@ export interface ClusterDesired {
    * NEGs' network and subnetwork name it. Absent without one (stack hashes unchanged).
    */
   networkProject?: string;
+  /** config `firewallManagement: manual`: the node health-check firewall is published, not declared. Absent: declared (stack hashes unchanged). */
+  firewallManagement?: "manual";
 }
 
 export interface FrontendSpec {
@@ -410,6 +423,8 @@ export interface ServiceDesired {
    * without one (stack hashes unchanged).
    */
   networkProject?: string;
+  /** config `firewallManagement: manual`: the Service's firewalls are published, not declared. Absent: declared (stack hashes unchanged). */
+  firewallManagement?: "manual";
 }
 
 export interface Rejection {

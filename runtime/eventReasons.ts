@@ -55,6 +55,11 @@ export const EVENT_REASONS = {
     object: "Service",
     when: "a Service names an IPv4 address in `networking.gke.io/load-balancer-ip-addresses` and sets spec.loadBalancerIP too: the named address is used (ingress-gce's Event and wording); on each change",
   },
+  LoadBalancerManualChange: {
+    type: "Normal",
+    object: "Service",
+    when: "`firewallManagement: manual`: after each up of the Service's stack, one Event per firewall rule it needs that is missing or differs in the network project, with the ready-to-run `gcloud compute firewall-rules create|update … --project <networkProject>` command (the stock CCM's reason and wording); none once the live rules match",
+  },
   DriftCorrected: {
     type: "Normal",
     object: "Service",

@@ -43,6 +43,7 @@ import { ADDRESS_TYPE, type RepairGuard } from "./repairs";
 import type { AddressNameReader } from "./addressNames";
 import { AddressPinError, addressStep, type AddressStep } from "./addressPins";
 import type { QuotaGate } from "./quotaGate";
+import type { ManualFirewalls } from "./manualFirewalls";
 import { classifyFailure, QUOTA_EXCEEDED, QUOTA_RETRY_MS, quotaExceededMessage } from "../failures";
 import { ingressOf, recordedAddress } from "../../components/outputs";
 import { pendingRefresh, refreshAnswer, type RefreshFinding } from "./refreshRequest";
@@ -106,6 +107,8 @@ export interface ServiceControllerDeps {
   waitForNegs?: (stack: string) => void;
   /** Reads the addresses a Service names (controllers/service/addressNames.ts); absent without Compute access: names stay unread and the Service is refused. */
   addressNames?: Pick<AddressNameReader, "pending" | "read">;
+  /** config `firewallManagement: manual`: the rules a Service stack did not write, told after its up (manualFirewalls.ts). */
+  manualFirewalls?: Pick<ManualFirewalls, "tell">;
 }
 
 /** What a pin needs: the reservation, the address's ID, and what the stack holds (to import `<lb>` only once). */
@@ -399,6 +402,7 @@ export class ServiceController {
     record.applied = action.hash;
     record.toldRejection = undefined;
     if (action.changed) await this.deps.events.record(target, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
+    await this.deps.manualFirewalls?.tell(target, service, outcome.outputs);
     this.deps.drift.arm(item.key);
     return { kind: "ok" };
   }

@@ -137,6 +137,15 @@ export function defineEmulatorRoutes(face: EmulatorFace): void {
     st.clearFaults();
     return ok({});
   });
+  // permissions.ts: {"project": P, "writable": false} refuses the daemon's writes to P with GCE's 403.
+  face.router.route("POST", "/emulator/permissions", false, (ctx) => {
+    const { project, writable } = objectBody(ctx, "POST /emulator/permissions");
+    if (typeof project !== "string" || project === "" || typeof writable !== "boolean")
+      throw badRequest("a permission needs project (a project ID) and writable (true or false)");
+    st.setProjectWritable(project, writable);
+    return ok({ readOnlyProjects: st.readOnlyProjects() });
+  });
+  face.router.route("GET", "/emulator/permissions", false, () => ok({ readOnlyProjects: st.readOnlyProjects() }));
   face.router.route("GET", "/emulator/calls", false, () => ok(face.router.calls()));
   face.router.route("DELETE", "/emulator/calls", false, () => {
     face.router.resetCalls();

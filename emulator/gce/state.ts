@@ -9,6 +9,7 @@ import * as net from "node:net";
 
 import { GceError, notFound } from "./errors";
 import { type FaultOperation, Faults, type FaultSpec } from "./faults";
+import { Permissions } from "./permissions";
 import { type InstanceEnv, type InstanceSpec, putInstance, setInstanceStatus } from "./instances";
 import { Ipam } from "./ipam";
 import { canonical, clone, containsUnknown, deepEqual, isJsonObject, type Json, type JsonObject } from "./json";
@@ -100,6 +101,7 @@ export class GceState {
   private readonly ipam = new Ipam();
   private readonly networks: Networks;
   private readonly faults = new Faults();
+  private readonly permissions = new Permissions();
   /** What the rules (rules/) and instance seeding (instances.ts) see of this state. */
   private readonly env: InstanceEnv;
   /** Asked before every create with what exists (limits.ts: project quotas); throws to refuse it. */
@@ -252,6 +254,17 @@ export class GceState {
     this.faults.clear();
   }
 
+  // ---- permissions (permissions.ts) -------------------------------------------------------
+
+  /** Whether the daemon's credential may write `project` (every project may, until a test says not). */
+  setProjectWritable(project: string, writable: boolean): void {
+    this.permissions.set(project, writable);
+  }
+
+  readOnlyProjects(): string[] {
+    return this.permissions.refused();
+  }
+
   // ---- writes ------------------------------------------------------------------------------
 
   /**
@@ -266,6 +279,7 @@ export class GceState {
     this.validate(key.kind, props);
     rulesOf(key.kind).requireUrls?.(props);
     if (opts.faults !== false) {
+      this.permissions.check(key.kind, key.project, "create", this.path(key));
       this.checkFault(key.kind, key.name, "create");
     }
     if (this.store.has(key)) {
@@ -320,6 +334,7 @@ export class GceState {
     const prev = this.get(key);
     this.validate(key.kind, props);
     rulesOf(key.kind).requireUrls?.(props);
+    this.permissions.check(key.kind, key.project, "update", this.path(key));
     this.checkFault(key.kind, key.name, "update");
     const newKey = this.keyOf(key.kind, { ...props, name: props.name ?? key.name });
     if (keyString(newKey) !== keyString(key)) {
@@ -376,6 +391,7 @@ export class GceState {
    */
   changeEndpoints(key: ResourceKey, requests: readonly EndpointRequest[], attach: boolean): StoredResource {
     const prev = this.get(key);
+    this.permissions.check(key.kind, key.project, "update", this.path(key));
     this.checkFault(key.kind, key.name, "update");
     const asJson = (list: readonly StoredEndpoint[]): Json[] =>
       list.map((e) => ({ instance: e.instance, ipAddress: e.ipAddress }));
@@ -409,6 +425,7 @@ export class GceState {
    */
   delete(key: ResourceKey): void {
     this.get(key);
+    this.permissions.check(key.kind, key.project, "delete", this.path(key));
     this.checkFault(key.kind, key.name, "delete");
     const user = key.kind === "addresses" ? undefined : this.usersOf(key)[0];
     if (user !== undefined) {
@@ -469,6 +486,7 @@ export class GceState {
   reset(): void {
     this.store.clear();
     this.faults.clear();
+    this.permissions.clear();
     this.ipam.reset();
     this.networks.reset();
   }

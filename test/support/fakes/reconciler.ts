@@ -52,6 +52,7 @@ export interface FakeControllerDeps {
   quotaGate?: ServiceControllerDeps["quotaGate"];
   negsListed?: ServiceControllerDeps["negsListed"];
   waitForNegs?: ServiceControllerDeps["waitForNegs"];
+  manualFirewalls?: ServiceControllerDeps["manualFirewalls"];
   clusterEvents?: ClusterEventDeps;
   adoptionHeld?: ReadonlyMap<string, string>;
   /** The cluster callbacks a test listens to; the others do nothing, and instances are never asked about unless set. */
@@ -234,6 +235,7 @@ function fakeReconciler(
     ...(deps.quotaGate !== undefined ? { quotaGate: deps.quotaGate } : {}),
     ...(deps.negsListed !== undefined ? { negsListed: deps.negsListed } : {}),
     ...(deps.waitForNegs !== undefined ? { waitForNegs: deps.waitForNegs } : {}),
+    ...(deps.manualFirewalls !== undefined ? { manualFirewalls: deps.manualFirewalls } : {}),
   });
   return new Reconciler({
     cluster,

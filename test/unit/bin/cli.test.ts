@@ -46,7 +46,7 @@ const USAGE = [
   "  dccm help                                                          print this text",
   "  dccm version                                                       print the version (also --version)",
   "one config file (YAML or JSON) serves every command: desired and render ignore the daemon's and node controller's keys",
-  "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes podCIDRSource podCIDRStack loadBalancerClasses instanceGroupLimit enableL4DenyFirewall instanceGroupZones addressReservation healthCheckSourceRanges healthCheckSourceRangesIPv6 nodeHealthCheckPort nodeHealthCheckPath networkProject",
+  "config keys (file or flags): project region network subnetwork nodeTags clusterName clusterId clusterCIDR backendMode configureRoutes podCIDRSource podCIDRStack loadBalancerClasses instanceGroupLimit enableL4DenyFirewall instanceGroupZones addressReservation healthCheckSourceRanges healthCheckSourceRangesIPv6 nodeHealthCheckPort nodeHealthCheckPath networkProject firewallManagement",
   "",
 ].join("\n");
 
@@ -104,6 +104,7 @@ const DAEMON_HELP = [
   "  --nodeHealthCheckPort PORT           port of the node probe every externalTrafficPolicy Cluster load balancer checks (default 10256, kube-proxy's)",
   "  --nodeHealthCheckPath PATH           path of the node probe (default /healthz)",
   "  --networkProject PROJECT             Shared VPC host project: firewalls and routes live there (default: project)",
+  "  --firewallManagement MODE            managed (dccm writes the firewalls) or manual (it publishes the gcloud commands instead) (default managed)",
   "",
 ].join("\n");
 
@@ -412,7 +413,7 @@ describe("bin/dccm (child process)", function () {
         run.stderr,
         "dccm: invalid configuration:\n" +
           "  zone: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
-          "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
+          "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject, firewallManagement; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
           "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n" +
           "  project: required\n" +
           '  backendMode: "pool" is not backend-service, target-pool or neg\n',
@@ -600,7 +601,7 @@ describe("bin/dccm (child process)", function () {
           run.stderr,
           "dccm: invalid configuration:\n" +
             "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
-            "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
+            "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject, firewallManagement; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
             "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
         );
       });
@@ -618,7 +619,7 @@ describe("bin/dccm (child process)", function () {
           run.stderr,
           "dccm: invalid configuration:\n" +
             "  lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
-            "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
+            "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject, firewallManagement; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
             "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)\n",
         );
       });
@@ -715,7 +716,7 @@ describe("bin/dccm (child process)", function () {
         if (match === null || match[1] === "--help") continue;
         args.push(match[1], ...(match[2] !== undefined ? [match[1] === "--log-level" ? "debug" : "x"] : []));
       }
-      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 46);
+      assert.equal(args.filter((arg) => arg.startsWith("--")).length, 47);
       const run = dccm("daemon", ...args, "--help");
       assert.deepStrictEqual([run.status, run.stderr, run.stdout], [0, "", DAEMON_HELP]);
     });

@@ -151,6 +151,24 @@ describe("components (Pulumi mocks)", () => {
       ]);
     });
 
+    it("firewallsPublished (firewallManagement manual): the node health-check firewall is published, not registered", async () => {
+      const published = await capture(
+        (opts) => new ClusterNetwork("cluster", { cluster, firewallsPublished: true }, opts),
+      );
+      assert.deepStrictEqual(typesAndNames(published.registered), [
+        ["dccm:gcp:ClusterNetwork", "cluster", false],
+        [T.instanceGroup, "cluster:ig-us-central1-a", true],
+        [T.instanceGroup, "cluster:ig-us-central1-b", true],
+        [T.regionHealthCheck, "cluster:node-hc", true],
+        [T.route, "cluster:route-node-a1", true],
+        [T.route, "cluster:route-node-b2", true],
+      ]);
+      assert.deepStrictEqual(published.component.publishedFirewalls, [
+        { action: "allow", spec: NODE_HC_FIREWALL, destinationRanges: [] },
+      ]);
+      assert.deepStrictEqual(captured.component.publishedFirewalls, []);
+    });
+
     it("every child is parented to the dccm:gcp:ClusterNetwork component (URNs and options)", () => {
       assertParented(captured, "dccm:gcp:ClusterNetwork");
       const chain = (type: string) => `dccm:gcp:ClusterNetwork$${type}`;
@@ -475,6 +493,39 @@ describe("components (Pulumi mocks)", () => {
         healthCheck: "k8s-c0ffee1234-node",
         firewalls: [`k8s-fw-${LB}`],
       });
+    });
+
+    it("firewallsPublished (firewallManagement manual): the same Service, no Firewall registered; the rule published towards its IP", async () => {
+      const captured = await capture(
+        (opts) =>
+          new ServiceLoadBalancer(
+            KEY,
+            {
+              service: service(),
+              project: PROJECT,
+              region: REGION,
+              network: NETWORK,
+              cluster: REFS,
+              firewallsPublished: true,
+            },
+            opts,
+          ),
+      );
+      assertResources(captured, {
+        "default/web:address": [T.address, externalAddress()],
+        "default/web:backend-tcp": [T.backendService, backendService()],
+        "default/web:forwarding-rule-tcp": [T.forwardingRule, forwardingRule()],
+      });
+      assert.deepStrictEqual(await value(captured.component.ingressIPs), [EXTERNAL_IP]);
+      assert.deepStrictEqual(captured.component.resources.firewalls, []);
+      assert.deepStrictEqual(await value(captured.component.publishedFirewalls), [
+        { action: "allow", spec: { ...FIREWALL, description: DESCRIPTION }, destinationRanges: [EXTERNAL_IP] },
+      ]);
+    });
+
+    it("without firewallsPublished nothing is published", async () => {
+      const captured = await build(service());
+      assert.deepStrictEqual(await value(captured.component.publishedFirewalls), []);
     });
 
     it("external, Standard tier, ClientIP, more than 5 ports: tier on address and rule, portRange, CLIENT_IP", async () => {

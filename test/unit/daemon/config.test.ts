@@ -394,7 +394,7 @@ describe("daemon/config daemonSettings", () => {
       ),
       [
         "lisen: unknown key (GCP keys: project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, " +
-          "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
+          "loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject, firewallManagement; daemon keys: stateDir, listen, parallelism, driftInterval, fullRefreshInterval, backendUrl, secretsProvider, operationTimeout, leaderElection; " +
           "node controller keys: computeEndpoint, nodeAddressRefreshPeriod, nodeLifecyclePeriod, nodeWorkers, nodeZones)",
         'region: "Europe" is not a GCP region (like us-central1)',
         'backendMode: "pool" is not backend-service, target-pool or neg',

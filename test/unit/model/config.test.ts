@@ -26,7 +26,7 @@ const DEFAULTS: Config = {
 };
 
 const KNOWN =
-  "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject";
+  "project, region, network, subnetwork, nodeTags, clusterName, clusterId, clusterCIDR, backendMode, configureRoutes, podCIDRSource, podCIDRStack, loadBalancerClasses, instanceGroupLimit, enableL4DenyFirewall, instanceGroupZones, addressReservation, healthCheckSourceRanges, healthCheckSourceRangesIPv6, nodeHealthCheckPort, nodeHealthCheckPath, networkProject, firewallManagement";
 
 /** parseConfig must throw a ConfigError listing exactly these problems, in this order. */
 function problems(raw: RawConfig | Record<string, unknown>, want: string[]): void {
@@ -304,6 +304,21 @@ describe("model: parseConfig", () => {
         { networkProject: "Host_VPC" },
         ['networkProject: "Host_VPC" is not a GCP project ID'],
       ],
+      [
+        "firewallManagement another word",
+        { firewallManagement: "Manual" },
+        ['firewallManagement: "Manual" is not one of managed, manual'],
+      ],
+      [
+        "firewallManagement auto (known, not built)",
+        { firewallManagement: "auto" },
+        ["firewallManagement: auto is not built yet (managed or manual)"],
+      ],
+      [
+        "firewallManagement not a string",
+        { firewallManagement: true },
+        ["firewallManagement: expected a string, got true"],
+      ],
     ];
     for (const [what, over, want] of cases) {
       it(what, () => problems({ ...BASE, ...over }, want));
@@ -367,6 +382,13 @@ describe("model: parseConfig", () => {
       ["subnetwork empty → absent", { subnetwork: "" }, {}],
       ["networkProject: a host project", { networkProject: "host-vpc-1" }, { networkProject: "host-vpc-1" }],
       ["networkProject: the service project itself is no Shared VPC", { networkProject: "dccm-test" }, {}],
+      ["firewallManagement managed (the default) is left out", { firewallManagement: "managed" }, {}],
+      ["firewallManagement manual", { firewallManagement: "manual" }, { firewallManagement: "manual" }],
+      [
+        "firewallManagement manual, spaces trimmed",
+        { firewallManagement: " manual " },
+        { firewallManagement: "manual" },
+      ],
     ];
     for (const [what, over, want] of cases) {
       it(what, () => {

@@ -153,4 +153,16 @@ describe("model: an upgrade keeps every stack hash (GKE annotations, health-chec
     });
     assert.deepStrictEqual(hashes(config), HASHES_BEFORE);
   });
+
+  it("firewallManagement managed written out: the same hashes", () =>
+    assert.deepStrictEqual(hashes(parseConfig({ ...CONFIG, firewallManagement: "managed" })), HASHES_BEFORE));
+
+  it("firewallManagement manual: every stack hashes anew (each declares its firewalls no more)", () => {
+    const manual = new Map(hashes(parseConfig({ ...CONFIG, firewallManagement: "manual" })));
+    assert.deepStrictEqual(
+      [...manual.keys()],
+      HASHES_BEFORE.map(([stack]) => stack),
+    );
+    for (const [stack, hash] of HASHES_BEFORE) assert.notEqual(manual.get(stack), hash, stack);
+  });
 });

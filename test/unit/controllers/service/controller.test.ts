@@ -512,3 +512,51 @@ describe("controllers/service/controller: a neg Service whose NEGs were not list
     assert.deepEqual(waiting, [STACK]);
   });
 });
+
+describe("controllers/service/controller: firewallManagement manual (manualFirewalls.ts)", () => {
+  it("after a Service stack's up, told the Service, its desired state and the up's outputs; not after a run with no up", async () => {
+    const told: [string, string, unknown][] = [];
+    const outputs = { loadBalancers: { "default/web": { ingress: [IP], publishedFirewalls: [] } } };
+    const h = newReconciler({
+      services: [lbService("default", "web", UID)],
+      metas: [
+        {
+          namespace: "default",
+          name: "web",
+          uid: UID,
+          type: "LoadBalancer",
+          finalizers: [],
+          ingress: [],
+          deleting: false,
+        },
+      ],
+      runner: {
+        up: (stack) => ({
+          outputs:
+            stack === "cluster"
+              ? { instanceGroups: { "us-central1-a": "ig" }, instanceGroupMembers: {}, routes: {} }
+              : outputs,
+          changed: [],
+        }),
+      },
+      deps: () => ({
+        manualFirewalls: {
+          tell: (target, service, upOutputs) => {
+            told.push([`${target.namespace ?? ""}/${target.name}`, service.key, upOutputs]);
+            return Promise.resolve();
+          },
+        },
+      }),
+    });
+    assert.deepEqual(await h.reconciler.reconcile({ key: "cluster", refresh: false }), { kind: "ok" });
+    assert.deepEqual(told, []);
+    assert.deepEqual(await h.reconciler.reconcile({ key: STACK, refresh: false }), { kind: "ok" });
+    assert.deepEqual(told, [["default/web", "default/web", outputs]]);
+    assert.deepEqual(await h.reconciler.reconcile({ key: STACK, refresh: false }), { kind: "ok" });
+    assert.deepEqual(
+      h.calls.filter((call) => call.startsWith("up ")),
+      ["up cluster", `up ${STACK}`],
+    );
+    assert.equal(told.length, 1);
+  });
+});
