@@ -235,8 +235,7 @@ function addressNameReads(w: Wiring, r: ReconcilerWiring): Pick<ServiceControlle
     addressNames: new AddressNameReader({
       compute: w.compute.for(endpoint),
       where: { project, region },
-      annotations: (namespace, name) =>
-        r.parts.watcher.snapshot().services.find((s) => s.namespace === namespace && s.name === name)?.annotations,
+      annotations: (namespace, name) => r.parts.watcher.service(namespace, name)?.annotations,
       observed: () => r.desired.cache.lastObserved().addressNames,
       amend: (addressNames) => r.desired.amend({ addressNames }),
     }),

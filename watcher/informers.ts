@@ -281,6 +281,11 @@ export class ClusterWatcher extends EventEmitter implements NodeSource {
     return { nodes: [...this.nodes.values()], services: [...this.services.values()] };
   }
 
+  /** One Service as the model reads it, by key (no snapshot copied). */
+  service(namespace: string, name: string): ServiceInfo | undefined {
+    return this.services.get(`${namespace}/${name}`);
+  }
+
   meta(namespace: string, name: string): ServiceMeta | undefined {
     return this.metas.get(`${namespace}/${name}`);
   }

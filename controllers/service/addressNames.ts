@@ -5,6 +5,7 @@
  * puts the answers into the observation (ObservedCloud.addressNames).
  */
 import type { ComputeClient } from "../../gce";
+import { resourcePath } from "../../gce/resources";
 import type { NamedAddress } from "../../model/addressNames";
 import { ANNOTATION_LB_IP_ADDRESSES } from "../../model/annotations";
 import { readAddressNames } from "../../model/gkeAnnotations";
@@ -23,7 +24,7 @@ export async function readRegionalAddress(
 ): Promise<NamedAddress | undefined> {
   const body = await compute.getResource(
     "addresses.get",
-    `projects/${where.project}/regions/${where.region}/addresses/${name}`,
+    resourcePath(where.project, { kind: "addresses", scope: where.region, name }),
     signal !== undefined ? { signal } : {},
   );
   if (typeof body !== "object" || body === null) return undefined;
