@@ -15,7 +15,7 @@ import { CLUSTER_STACK, isServiceStack, loadBalancerName, parseConfig, type Conf
 import { daemonOptions, startTestEnv, type TestEnv } from "../test/support/e2e/env";
 import { eventually } from "../test/support/wait";
 import type { EmulatorEndpoints } from "./emulatorChild";
-import { allIngress, startEmulatorProcess, stopEmulatorProcess } from "./scale";
+import { allIngress, QUIET_PERIOD_MS, startEmulatorProcess, stopEmulatorProcess } from "./scale";
 import { elapsedMs, round, runAlone } from "./stats";
 
 const CONFIG: Config = parseConfig({
@@ -44,6 +44,8 @@ export interface NegChurnFigures {
   nodeAddMs: number;
   nodeAddClusterRuns: number;
   nodeAddServiceRuns: number;
+  /** Of them, a periodic pass's (a refresh, or the preview that plans a repair), not the node's: none once no pass falls in the window. */
+  nodeAddServiceRefreshRuns: number;
   /** The engine's provider calls that create, update or delete (each one Compute write in production). */
   nodeAddProviderWrites: number;
   /** Every provider call of the engine for it (reads and diffs included). */
@@ -139,8 +141,8 @@ function newDaemon(env: TestEnv, gce: EmulatorEndpoints, runs: string[]): Daemon
       logLevel: process.env.DCCM_BENCH_LOG_LEVEL ?? "error",
       leaderElection: false,
       identity: "bench",
-      resyncMs: 3_600_000,
-      driftMs: 3_600_000,
+      resyncMs: QUIET_PERIOD_MS,
+      driftMs: QUIET_PERIOD_MS,
       negEndpoints: { computeEndpoint: gce.computeEndpoint },
       operationTimeoutMs: 3_600_000,
       onRunStart: (stack, operation) => runs.push(`${operation} ${stack}`),
@@ -213,6 +215,9 @@ async function negChurnAt(services: number): Promise<NegChurnFigures> {
       nodeAddMs: round(nodeAddMs, 0),
       nodeAddClusterRuns: stacks.filter((stack) => stack === CLUSTER_STACK).length,
       nodeAddServiceRuns: stacks.filter(isServiceStack).length,
+      nodeAddServiceRefreshRuns: runs.filter(
+        (run) => !run.startsWith("up ") && isServiceStack(run.slice(run.indexOf(" ") + 1)),
+      ).length,
       nodeAddProviderWrites: count((route) => /\/emulator\/provider\/(create|update|delete)$/.test(route)),
       nodeAddProviderCalls: count((route) => route.includes("/emulator/provider/")),
       nodeAddDaemonComputeCalls: count((route) => route.includes("/compute/")) - polls,

@@ -20,7 +20,13 @@ import { loadBalancerName, parseConfig, type Config } from "../model";
 import { createNode } from "../test/support/e2e/cluster";
 import { daemonOptions, startTestEnv, type TestEnv } from "../test/support/e2e/env";
 import { eventually } from "../test/support/wait";
-import { putBenchNode, startEmulatorProcess, stopEmulatorProcess, type EmulatorProcess } from "./scale";
+import {
+  putBenchNode,
+  QUIET_PERIOD_MS,
+  startEmulatorProcess,
+  stopEmulatorProcess,
+  type EmulatorProcess,
+} from "./scale";
 import { elapsedMs, median, round, runAlone } from "./stats";
 
 const CONFIG: Config = parseConfig({
@@ -219,8 +225,8 @@ export async function benchSoak(
       logLevel: "error",
       leaderElection: false,
       identity: "soak",
-      resyncMs: 3_600_000,
-      driftMs: 3_600_000,
+      resyncMs: QUIET_PERIOD_MS,
+      driftMs: QUIET_PERIOD_MS,
     }),
   );
   try {
