@@ -134,7 +134,13 @@ async function resetCalls(gce: EmulatorEndpoints): Promise<void> {
   if (!response.ok) throw new Error(`bench: DELETE /emulator/calls: ${response.status}`);
 }
 
-function newDaemon(env: TestEnv, gce: EmulatorEndpoints, runs: string[]): Daemon {
+/** An engine run as the daemon's onRunStart reports it. */
+interface EngineRun {
+  stack: string;
+  operation: "up" | "refresh" | "preview" | "destroy";
+}
+
+function newDaemon(env: TestEnv, gce: EmulatorEndpoints, runs: EngineRun[]): Daemon {
   return new Daemon(
     daemonOptions(env, CONFIG, {
       pulumiEnv: { ...env.pulumiEnv, DCCM_GCE_EMULATOR_URL: gce.emulatorUrl },
@@ -145,7 +151,7 @@ function newDaemon(env: TestEnv, gce: EmulatorEndpoints, runs: string[]): Daemon
       driftMs: QUIET_PERIOD_MS,
       negEndpoints: { computeEndpoint: gce.computeEndpoint },
       operationTimeoutMs: 3_600_000,
-      onRunStart: (stack, operation) => runs.push(`${operation} ${stack}`),
+      onRunStart: (stack, operation) => runs.push({ stack, operation }),
     }),
   );
 }
@@ -157,7 +163,7 @@ async function negChurnAt(services: number): Promise<NegChurnFigures> {
     throw error;
   });
   const core = env.kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
-  const runs: string[] = [];
+  const runs: EngineRun[] = [];
   const daemon = newDaemon(env, gce, runs);
   try {
     await pool(
@@ -207,7 +213,7 @@ async function negChurnAt(services: number): Promise<NegChurnFigures> {
       Object.entries(calls)
         .filter(([route]) => match(route))
         .reduce((sum, [, n]) => sum + n, 0);
-    const stacks = runs.map((run) => run.slice(run.indexOf(" ") + 1));
+    const stacks = runs.map((run) => run.stack);
     return {
       services,
       coldStartMs: round(coldStartMs, 0),
@@ -215,9 +221,7 @@ async function negChurnAt(services: number): Promise<NegChurnFigures> {
       nodeAddMs: round(nodeAddMs, 0),
       nodeAddClusterRuns: stacks.filter((stack) => stack === CLUSTER_STACK).length,
       nodeAddServiceRuns: stacks.filter(isServiceStack).length,
-      nodeAddServiceRefreshRuns: runs.filter(
-        (run) => !run.startsWith("up ") && isServiceStack(run.slice(run.indexOf(" ") + 1)),
-      ).length,
+      nodeAddServiceRefreshRuns: runs.filter((run) => run.operation !== "up" && isServiceStack(run.stack)).length,
       nodeAddProviderWrites: count((route) => /\/emulator\/provider\/(create|update|delete)$/.test(route)),
       nodeAddProviderCalls: count((route) => route.includes("/emulator/provider/")),
       nodeAddDaemonComputeCalls: count((route) => route.includes("/compute/")) - polls,
