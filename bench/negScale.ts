@@ -11,6 +11,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { Daemon } from "../daemon/daemon";
+import type { DaemonOptions } from "../daemon/options";
 import { CLUSTER_STACK, isServiceStack, loadBalancerName, parseConfig, type Config } from "../model";
 import { daemonOptions, startTestEnv, type TestEnv } from "../test/support/e2e/env";
 import { eventually } from "../test/support/wait";
@@ -137,7 +138,7 @@ async function resetCalls(gce: EmulatorEndpoints): Promise<void> {
 /** An engine run as the daemon's onRunStart reports it. */
 interface EngineRun {
   stack: string;
-  operation: "up" | "refresh" | "preview" | "destroy";
+  operation: Parameters<NonNullable<DaemonOptions["onRunStart"]>>[1];
 }
 
 function newDaemon(env: TestEnv, gce: EmulatorEndpoints, runs: EngineRun[]): Daemon {
